@@ -1,0 +1,73 @@
+import { NodeType, type JsonValue } from './workflow-types.js';
+
+/**
+ * Retry policy of a worker node (seed 002): `max_attempts` counts every execution,
+ * including the first; attempt n (1-based retry) waits `backoff_seconds * 2^(n-1)` seconds,
+ * capped at {@link MAX_RETRY_BACKOFF_MS}.
+ */
+export interface RetryPolicy {
+  max_attempts: number;
+  backoff_seconds?: number;
+}
+
+/** A node of the workflow DAG, exactly as written in the definition's YAML/JSON (seed 002). */
+export interface WorkflowNode {
+  node_id: string;
+  name?: string;
+  type: NodeType;
+  /** CODE only: `python`, `js` or `node`. */
+  runtime?: string;
+  /** Free-form, type-dependent; any string in it may hold `{{ }}` templates. */
+  spec?: JsonValue;
+  retry?: RetryPolicy;
+  /** Routes the node to a dedicated worker pool instead of its runtime's queue. */
+  queue?: string;
+}
+
+/** A directed edge; `condition` is a `{{ }}` CEL template, evaluated only on edges leaving a SWITCH. */
+export interface WorkflowEdge {
+  from: string;
+  to: string;
+  condition?: string;
+}
+
+/** The stored definition: what users publish, after YAML/JSON parsing. */
+export interface WorkflowDefinition {
+  nodes: WorkflowNode[];
+  edges: WorkflowEdge[];
+  /** Optional run output template (DESIGN §3); default: the outputs of the sink nodes keyed by node id. */
+  output?: JsonValue;
+}
+
+/** Cap on a retry's backoff: 10 minutes, in milliseconds (seed 002 `maxRetryBackoff`). */
+export const MAX_RETRY_BACKOFF_MS = 10 * 60 * 1000;
+
+/**
+ * The queue a worker node is dispatched on (seed 002 `Node.Queue`): the node's `queue`
+ * lower-cased; else CODE nodes go to their runtime (`py`→`python`, `javascript`/`node`→`js`,
+ * default `python`) and other nodes to their lower-cased type (`http`).
+ */
+export function nodeQueue(n: WorkflowNode): string {
+  if (n.queue) return n.queue.toLowerCase();
+  const key = (n.type === NodeType.Code ? n.runtime || 'python' : n.type).toLowerCase();
+  if (key === 'py') return 'python';
+  if (key === 'javascript' || key === 'node') return 'js';
+  return key;
+}
+
+/** How many times the node may execute, at least 1 (seed 002 `MaxAttempts`). */
+export function maxAttempts(n: WorkflowNode): number {
+  const m = n.retry?.max_attempts;
+  return m === undefined || !(m >= 1) ? 1 : Math.floor(m);
+}
+
+/**
+ * The backoff before the given retry (1-based), in milliseconds (seed 002 `RetryDelay`):
+ * `backoff_seconds * 2^(attempt-1)` seconds, capped at 10 minutes; 0 without a backoff.
+ */
+export function retryDelayMs(n: WorkflowNode, attempt: number): number {
+  const base = n.retry?.backoff_seconds;
+  if (base === undefined || !(base > 0) || attempt < 1) return 0;
+  const delay = base * 1000 * 2 ** (attempt - 1);
+  return !Number.isFinite(delay) || delay > MAX_RETRY_BACKOFF_MS ? MAX_RETRY_BACKOFF_MS : delay;
+}

@@ -1,0 +1,67 @@
+/**
+ * Run and task statuses and node types (seed 002, "Statuses and node types").
+ * Weft adds `CANCELLED` for user cancellation where seed 000 used FAILED (DESIGN §3).
+ */
+
+/** A JSON value as stored in PostgreSQL `jsonb` and exchanged over the API. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+export const RunStatus = {
+  Pending: 'PENDING',
+  Running: 'RUNNING',
+  Succeeded: 'SUCCEEDED',
+  Failed: 'FAILED',
+  Cancelled: 'CANCELLED',
+} as const;
+export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+
+/** True when no further node may be scheduled for a run in this status. */
+export function isRunTerminal(s: RunStatus): boolean {
+  return s === RunStatus.Succeeded || s === RunStatus.Failed || s === RunStatus.Cancelled;
+}
+
+export const TaskStatus = {
+  Pending: 'PENDING',
+  Queued: 'QUEUED',
+  Running: 'RUNNING',
+  Completed: 'COMPLETED',
+  Failed: 'FAILED',
+  /** A node on a branch that was not taken (an unselected SWITCH edge, or downstream of one). */
+  Skipped: 'SKIPPED',
+  /** A WAIT or WAIT_FOR_EVENT node parked until its timer fires or its signal arrives. */
+  Waiting: 'WAITING',
+  /** A task stopped by a user's cancel (seed 000 uses FAILED). */
+  Cancelled: 'CANCELLED',
+} as const;
+export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
+
+/** True when the task finished successfully. */
+export function isTaskCompleted(s: TaskStatus): boolean {
+  return s === TaskStatus.Completed;
+}
+
+export const NodeType = {
+  Code: 'CODE',
+  Http: 'HTTP',
+  Switch: 'SWITCH',
+  Fork: 'FORK',
+  Join: 'JOIN',
+  Wait: 'WAIT',
+  WaitForEvent: 'WAIT_FOR_EVENT',
+  Subworkflow: 'SUBWORKFLOW',
+} as const;
+export type NodeType = (typeof NodeType)[keyof typeof NodeType];
+
+export const NODE_TYPES: readonly NodeType[] = Object.values(NodeType);
+
+/** True for nodes the coordinator resolves inline instead of dispatching (SWITCH, FORK, JOIN). */
+export function isControlFlow(t: NodeType): boolean {
+  return t === NodeType.Switch || t === NodeType.Fork || t === NodeType.Join;
+}
+
+/** True for nodes that park in WAITING until a timer or signal resolves them. */
+export function isWait(t: NodeType): boolean {
+  return t === NodeType.Wait || t === NodeType.WaitForEvent;
+}

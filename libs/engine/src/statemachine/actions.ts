@@ -1,0 +1,133 @@
+import type { WorkflowNode } from '../model/workflow-definition.js';
+import type { JsonValue, RunStatus, TaskStatus } from '../model/workflow-types.js';
+
+/**
+ * Actions: state changes the machine decided on (seed 000, step 3). The coordinator persists
+ * them in order; `applyAction` (in machine.ts) evolves the in-memory snapshot the same way.
+ */
+export type Action =
+  | CreateTask
+  | DispatchTask
+  | CompleteTask
+  | FailTask
+  | RetryTask
+  | ResolveWait
+  | BufferSignal
+  | ConsumeSignal
+  | ReopenRun
+  | CancelTasks
+  | FinishRun;
+
+/**
+ * Records a reached node as a task: PENDING (followed by DispatchTask), WAITING, or already
+ * resolved (COMPLETED for control nodes, SKIPPED, FAILED when its input cannot be resolved).
+ */
+export interface CreateTask {
+  type: 'CreateTask';
+  taskId: string;
+  node: WorkflowNode;
+  status: TaskStatus;
+  input?: JsonValue;
+  output?: JsonValue;
+  error?: string;
+  /** SWITCH decision. */
+  branches?: string[];
+  /** WAITING: timer or timeout. */
+  wakeAt?: Date;
+  /** WAITING on WAIT_FOR_EVENT. */
+  awaitedSignal?: string;
+}
+
+/** Sends a PENDING task attempt to a worker, no earlier than `notBefore`. */
+export interface DispatchTask {
+  type: 'DispatchTask';
+  taskId: string;
+  node: WorkflowNode;
+  attempt: number;
+  input: JsonValue;
+  notBefore: Date;
+}
+
+/** An active task attempt finished successfully. */
+export interface CompleteTask {
+  type: 'CompleteTask';
+  taskId: string;
+  nodeId: string;
+  attempt: number;
+  output: JsonValue;
+}
+
+/** An active task attempt failed for good. */
+export interface FailTask {
+  type: 'FailTask';
+  taskId: string;
+  nodeId: string;
+  attempt: number;
+  reason: string;
+}
+
+/**
+ * A failed attempt is retried: the task returns to PENDING with `attempt + 1` and is
+ * re-dispatched with its stored input at `notBefore`.
+ */
+export interface RetryTask {
+  type: 'RetryTask';
+  taskId: string;
+  nodeId: string;
+  /** The attempt that failed. */
+  attempt: number;
+  reason: string;
+  notBefore: Date;
+}
+
+/** A WAITING node completed (timer fired, signal arrived) or failed (event timeout). */
+export interface ResolveWait {
+  type: 'ResolveWait';
+  taskId: string;
+  nodeId: string;
+  status: TaskStatus;
+  output?: JsonValue;
+  reason?: string;
+}
+
+/** Keeps a signal no node is waiting for yet. */
+export interface BufferSignal {
+  type: 'BufferSignal';
+  name: string;
+  payload: JsonValue;
+}
+
+/** Marks a buffered signal as used by the WAIT_FOR_EVENT task `taskId`. */
+export interface ConsumeSignal {
+  type: 'ConsumeSignal';
+  signalId: string;
+  taskId: string;
+}
+
+/**
+ * Puts a finished run back to RUNNING for a retry: the reset nodes' tasks are deleted and the
+ * run moves to `version` with the given input and config.
+ */
+export interface ReopenRun {
+  type: 'ReopenRun';
+  version: number;
+  input: JsonValue;
+  config: JsonValue;
+  resetNodes: string[];
+}
+
+/** Stops every task that is still active, with status CANCELLED. */
+export interface CancelTasks {
+  type: 'CancelTasks';
+  reason: string;
+}
+
+/** Moves the run to a terminal status; `output` is the run output on success. */
+export interface FinishRun {
+  type: 'FinishRun';
+  status: RunStatus;
+  reason?: string;
+  output?: JsonValue;
+}
+
+export type ActionType = Action['type'];

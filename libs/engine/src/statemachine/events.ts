@@ -1,0 +1,69 @@
+import type { JsonValue } from '../model/workflow-types.js';
+
+/**
+ * Events: things that happened to a run; `Machine.apply` consumes one at a time (seed 000, step 1).
+ * External events sent to WAIT_FOR_EVENT nodes are called signals.
+ */
+export type RunEvent =
+  | RunStarted
+  | NodeCompleted
+  | NodeFailed
+  | TimerFired
+  | SignalReceived
+  | RunRetried
+  | RunCancelled;
+
+/** A new run was created; `startNodeId` optionally overrides the definition's entry node. */
+export interface RunStarted {
+  type: 'RunStarted';
+  startNodeId?: string;
+}
+
+/** A worker finished a task attempt successfully. `attempt` is 0-based. */
+export interface NodeCompleted {
+  type: 'NodeCompleted';
+  taskId: string;
+  nodeId: string;
+  attempt: number;
+  output: JsonValue;
+}
+
+/** A worker finished a task attempt with an error (or gave up on it). */
+export interface NodeFailed {
+  type: 'NodeFailed';
+  taskId: string;
+  nodeId: string;
+  attempt: number;
+  error: string;
+}
+
+/** A waiting node's wake-up time passed: a WAIT's timer or a WAIT_FOR_EVENT's timeout. */
+export interface TimerFired {
+  type: 'TimerFired';
+  taskId: string;
+  nodeId: string;
+}
+
+/** An external signal was sent to the run. */
+export interface SignalReceived {
+  type: 'SignalReceived';
+  name: string;
+  payload?: JsonValue;
+}
+
+/** The run restarts from a node on `version`, optionally with new input or config. */
+export interface RunRetried {
+  type: 'RunRetried';
+  fromNodeId: string;
+  version: number;
+  input?: JsonValue;
+  config?: JsonValue;
+}
+
+/** A user cancelled the run. */
+export interface RunCancelled {
+  type: 'RunCancelled';
+  reason?: string;
+}
+
+export type RunEventType = RunEvent['type'];

@@ -1,0 +1,81 @@
+import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
+
+/**
+ * What templates read (seed 002 "run context"): the run's input and config, plus a cache of
+ * completed nodes' outputs filled on demand through the Store. Only input and config are
+ * persisted on the run row; outputs live on task rows.
+ */
+export interface RunContext {
+  input: JsonValue;
+  config: JsonValue;
+  tasks: Map<string, StepResult>;
+}
+
+/** A node's result as templates see it under `tasks.<id>`. */
+export interface StepResult {
+  status: TaskStatus;
+  output: JsonValue;
+  error?: string;
+}
+
+/** Per reached node, only what routing needs (seed 000 `NodeState`): no input, no output. */
+export interface NodeState {
+  taskId: string;
+  status: TaskStatus;
+  /** 0-based attempt of the current task. */
+  attempt: number;
+  /** Successors a completed SWITCH selected; `undefined` when never recorded. */
+  branches?: string[];
+  /** The signal a WAITING WAIT_FOR_EVENT node waits for. */
+  awaitedSignal?: string;
+}
+
+/** The snapshot of one run the machine decides on; actions evolve it as they are emitted. */
+export interface RunSnapshot {
+  id: string;
+  workflowId: string;
+  version: number;
+  status: RunStatus;
+  context: RunContext;
+  /** Every node that has been reached, i.e. that has a task, by node id. */
+  nodes: Map<string, NodeState>;
+}
+
+/** A signal buffered for a run before any node waited for it. */
+export interface BufferedSignal {
+  id: string;
+  payload: JsonValue;
+}
+
+/** Builds the snapshot of a run that has just been created (status RUNNING, no nodes). */
+export function newRunSnapshot(
+  id: string,
+  workflowId: string,
+  version: number,
+  input: JsonValue,
+  config: JsonValue,
+): RunSnapshot {
+  return {
+    id,
+    workflowId,
+    version,
+    status: RunStatus.Running,
+    context: { input, config, tasks: new Map() },
+    nodes: new Map(),
+  };
+}
+
+/** The node's task is with (or on its way to) a worker. */
+export function isTaskActive(n: NodeState): boolean {
+  return n.status === TaskStatus.Pending || n.status === TaskStatus.Queued || n.status === TaskStatus.Running;
+}
+
+/** The node still has to finish before the run can. */
+export function isNodeActive(n: NodeState): boolean {
+  return isTaskActive(n) || n.status === TaskStatus.Waiting;
+}
+
+/** Fencing: a report is for this node's current task attempt (seed 000 `matches`). */
+export function matchesAttempt(n: NodeState | undefined, taskId: string, attempt: number): n is NodeState {
+  return n !== undefined && n.taskId === taskId && n.attempt === attempt;
+}
