@@ -1,0 +1,46 @@
+import type { JsonValue, RunStatus } from '../model/workflow-types.js';
+
+/**
+ * What a worker receives for one task attempt: a Bull job whose id is `${taskId}:${attempt}`
+ * (DESIGN §4), on the queue `queue`. `input` is the node's resolved spec; the worker never sees a
+ * template.
+ */
+export interface TaskJob {
+  tenantId: string;
+  runId: string;
+  taskId: string;
+  nodeId: string;
+  nodeType: string;
+  /** CODE runtime (`python` | `js`), if any. */
+  runtime?: string;
+  attempt: number;
+  queue: string;
+  input: JsonValue;
+  /** Earliest start, epoch milliseconds (retry backoff). */
+  notBefore: number;
+}
+
+/** The job id of a task attempt: enqueuing the same attempt twice is a no-op. */
+export function jobId(taskId: string, attempt: number): string {
+  return `${taskId}:${attempt}`;
+}
+
+/** Puts task jobs on their queues after commit (implemented over Bull in @weft/platform). */
+export interface TaskDispatcher {
+  /** Enqueues each job (idempotent by {@link jobId}); rejects if Redis cannot be reached. */
+  enqueue(jobs: TaskJob[]): Promise<void>;
+}
+
+/** A change to a run, published after commit so subscribers re-read it. */
+export interface RunUpdate {
+  tenantId: string;
+  runId: string;
+  status: RunStatus;
+  /** The run's event sequence number after this change. */
+  seq: number;
+}
+
+/** Publishes run updates across processes (implemented over Redis pub/sub in @weft/platform). */
+export interface RunUpdatePublisher {
+  publish(update: RunUpdate): Promise<void>;
+}
