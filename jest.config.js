@@ -7,6 +7,7 @@ export default {
   moduleNameMapper: {
     '^@weft/engine$': '<rootDir>/libs/engine/src/index.ts',
     '^@weft/persistence$': '<rootDir>/libs/persistence/src/index.ts',
+    '^@weft/platform$': '<rootDir>/libs/platform/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

@@ -35,6 +35,8 @@ export interface NodeFailed {
   nodeId: string;
   attempt: number;
   error: string;
+  /** False when the failure can never succeed on retry (e.g. a bad spec): fail for good now. */
+  retryable?: boolean;
 }
 
 /** A waiting node's wake-up time passed: a WAIT's timer or a WAIT_FOR_EVENT's timeout. */
