@@ -1,0 +1,82 @@
+import pg from 'pg';
+import { Redis } from 'ioredis';
+
+/** A backing service could not be reached; `message` is one line saying which and how to start it. */
+export class ServiceUnavailableError extends Error {
+  override name = 'ServiceUnavailableError';
+}
+
+function describe(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || (u.protocol.startsWith('redis') ? 6379 : 5432)}`;
+  } catch {
+    return url;
+  }
+}
+
+function reason(err: unknown): string {
+  const e = err as { code?: string; message?: string };
+  return e.code ?? e.message ?? String(err);
+}
+
+/**
+ * Checks PostgreSQL answers at `url` and creates the database when it is missing (so the
+ * default `weft` database needs no set-up). Throws {@link ServiceUnavailableError} when the
+ * server cannot be reached or the URL is malformed.
+ */
+export async function ensureDatabase(url: string): Promise<void> {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw new ServiceUnavailableError(`DATABASE_URL is not a valid URL: ${url}`);
+  }
+  const dbName = decodeURIComponent(target.pathname.replace(/^\//, '')) || 'postgres';
+  const tryConnect = async (u: string) => {
+    const c = new pg.Client({ connectionString: u, connectionTimeoutMillis: 5000 });
+    await c.connect();
+    return c;
+  };
+  try {
+    const c = await tryConnect(url);
+    await c.end();
+    return;
+  } catch (err) {
+    if ((err as { code?: string }).code !== '3D000') {
+      throw new ServiceUnavailableError(
+        `Cannot reach PostgreSQL at ${describe(url)} (${reason(err)}). Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or set DATABASE_URL.`,
+      );
+    }
+  }
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const c = await tryConnect(admin.toString()).catch((err) => {
+    throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${describe(url)}: ${reason(err)}`);
+  });
+  try {
+    await c.query(`CREATE DATABASE "${dbName.replace(/"/g, '""')}"`);
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42P04') {
+      throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${describe(url)}: ${reason(err)}`);
+    }
+  } finally {
+    await c.end();
+  }
+}
+
+/** Checks Redis answers PING at `url` within 3 s; throws {@link ServiceUnavailableError} otherwise. */
+export async function ensureRedis(url: string): Promise<void> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    await r.ping();
+  } catch (err) {
+    throw new ServiceUnavailableError(
+      `Cannot reach Redis at ${describe(url)} (${reason(err)}). Start it (redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "") or set REDIS_URL.`,
+    );
+  } finally {
+    r.disconnect();
+  }
+}

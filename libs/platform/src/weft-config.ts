@@ -1,0 +1,130 @@
+import 'reflect-metadata';
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+
+/** The queues a worker serves when `WEFT_QUEUES` is unset or `all`: one per built-in runtime. */
+export const DEFAULT_QUEUES = ['http', 'python', 'js'] as const;
+
+const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+const toBool = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase());
+
+/**
+ * The process environment Weft reads, validated once at boot (STYLE: config validated once;
+ * `process.env` is read nowhere else). Every field has a default that works on a developer
+ * machine with local PostgreSQL and Redis.
+ */
+export class WeftEnv {
+  /** PostgreSQL URL; the database is created when missing. */
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must start with postgres:// or postgresql://' })
+  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/weft';
+
+  /** Redis URL (Bull transport and run-update pub/sub). */
+  @IsString()
+  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must start with redis:// or rediss://' })
+  REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /** HTTP port of the GraphQL API. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 4000;
+
+  /** Comma-separated queues a worker serves, or `all`. */
+  @IsString()
+  @Matches(/^[a-z0-9_,.\-]+$/i, { message: 'WEFT_QUEUES must be a comma-separated list of queue names, or "all"' })
+  WEFT_QUEUES = 'all';
+
+  /** Jobs a worker runs at once, per queue. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  WEFT_WORKER_CONCURRENCY = 8;
+
+  /** Allow HTTP nodes to reach loopback, private and link-local addresses. */
+  @Transform(toBool)
+  @IsBoolean()
+  WEFT_HTTP_ALLOW_PRIVATE = false;
+
+  /** Host names HTTP nodes may reach even when they resolve to private addresses. */
+  @IsString()
+  WEFT_HTTP_ALLOW_HOSTS = '';
+
+  /** How often the scheduler polls for due timers and unsent outbox rows, in milliseconds. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60000)
+  WEFT_SCHEDULER_INTERVAL_MS = 250;
+
+  /** Connections in each process's PostgreSQL pool. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  WEFT_DB_POOL_SIZE = 10;
+
+  /** Log level. */
+  @IsIn(['error', 'warn', 'log', 'debug'])
+  WEFT_LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' = 'log';
+}
+
+/** The validated configuration handed to every module. */
+export interface WeftConfig {
+  databaseUrl: string;
+  redisUrl: string;
+  port: number;
+  queues: string[];
+  workerConcurrency: number;
+  httpAllowPrivate: boolean;
+  httpAllowHosts: string[];
+  schedulerIntervalMs: number;
+  dbPoolSize: number;
+  logLevel: WeftEnv['WEFT_LOG_LEVEL'];
+}
+
+/** Thrown when the environment is invalid; `message` lists each bad variable on its own line. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Validates `env` (default `process.env`) and returns the configuration; `overrides` (e.g. CLI
+ * flags) win over the environment. Throws {@link ConfigError} naming every invalid variable.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<Record<keyof WeftEnv, string | number | boolean>> = {},
+): WeftConfig {
+  const known = Object.keys(new WeftEnv()) as (keyof WeftEnv)[];
+  const raw: Record<string, unknown> = {};
+  for (const k of known) {
+    const v = overrides[k] ?? env[k];
+    if (v !== undefined && v !== '') raw[k] = typeof v === 'string' ? v : String(v);
+  }
+  const dto = plainToInstance(WeftEnv, raw);
+  const errors = validateSync(dto);
+  if (errors.length > 0) {
+    const lines = errors.map((e) => `${e.property}=${JSON.stringify(e.value)}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const queues =
+    dto.WEFT_QUEUES.trim().toLowerCase() === 'all'
+      ? [...DEFAULT_QUEUES]
+      : [...new Set(dto.WEFT_QUEUES.split(',').map((q) => q.trim().toLowerCase()).filter(Boolean))];
+  return {
+    databaseUrl: dto.DATABASE_URL,
+    redisUrl: dto.REDIS_URL,
+    port: dto.PORT,
+    queues,
+    workerConcurrency: dto.WEFT_WORKER_CONCURRENCY,
+    httpAllowPrivate: dto.WEFT_HTTP_ALLOW_PRIVATE,
+    httpAllowHosts: dto.WEFT_HTTP_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
+    dbPoolSize: dto.WEFT_DB_POOL_SIZE,
+    logLevel: dto.WEFT_LOG_LEVEL,
+  };
+}
