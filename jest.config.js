@@ -8,6 +8,7 @@ export default {
     '^@weft/engine$': '<rootDir>/libs/engine/src/index.ts',
     '^@weft/persistence$': '<rootDir>/libs/persistence/src/index.ts',
     '^@weft/platform$': '<rootDir>/libs/platform/src/index.ts',
+    '^@weft/client$': '<rootDir>/libs/client/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

@@ -1,0 +1,66 @@
+import 'reflect-metadata';
+import { Logger, Module, type DynamicModule, type INestApplicationContext, type LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { runMigrations } from '@weft/persistence';
+import { CoreModule, ensureDatabase, ensureRedis, type WeftConfig } from '@weft/platform';
+import { ApiModule, listenApi } from '../../api/src/api.module.js';
+import { WorkerModule } from '../../worker/src/worker.module.js';
+import { TaskProcessor } from '../../worker/src/processors/task.processor.js';
+import { SchedulerModule } from '../../scheduler/src/scheduler.module.js';
+import { SchedulerPoller } from '../../scheduler/src/pollers/scheduler.poller.js';
+
+/** Which roles this process plays. */
+export interface Roles {
+  api?: boolean;
+  worker?: boolean;
+  scheduler?: boolean;
+}
+
+/** A running Weft process: the GraphQL URL when it serves the API, and how to stop it. */
+export interface RunningPlatform {
+  url?: string;
+  close(): Promise<void>;
+}
+
+const LEVELS: Record<WeftConfig['logLevel'], LogLevel[]> = {
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  log: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
+};
+
+/**
+ * The composition root: checks PostgreSQL and Redis answer (creating the database when
+ * missing), optionally migrates, then boots one Nest application with the requested roles.
+ * `weft dev` is all three roles plus migrations in one process. Throws ServiceUnavailableError
+ * with one clear line when a service cannot be reached.
+ */
+export async function startPlatform(config: WeftConfig, roles: Roles, opts: { migrate?: boolean } = {}): Promise<RunningPlatform> {
+  await ensureDatabase(config.databaseUrl);
+  await ensureRedis(config.redisUrl);
+  if (opts.migrate) await runMigrations(config.databaseUrl);
+
+  const imports: DynamicModule['imports'] = [CoreModule.forRoot(config)];
+  if (roles.api) imports.push(ApiModule);
+  if (roles.worker) imports.push(WorkerModule);
+  if (roles.scheduler) imports.push(SchedulerModule);
+
+  @Module({ imports })
+  class WeftProcessModule {}
+
+  const logger = LEVELS[config.logLevel];
+  let app: INestApplicationContext;
+  let url: string | undefined;
+  if (roles.api) {
+    const api = await NestFactory.create(WeftProcessModule, { logger });
+    url = await listenApi(api, config.port);
+    app = api;
+  } else {
+    app = await NestFactory.createApplicationContext(WeftProcessModule, { logger });
+  }
+  app.enableShutdownHooks();
+  if (roles.worker) app.get(TaskProcessor).start(config.queues);
+  if (roles.scheduler) app.get(SchedulerPoller).start();
+  if (url) new Logger('weft').log(`GraphQL API at ${url}`);
+  return { url, close: () => app.close() };
+}

@@ -1,0 +1,1 @@
+export * from './weft-client.js';

@@ -1,0 +1,103 @@
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+
+/** One GraphQL error as the API returns it. */
+export interface GraphQLErrorShape {
+  message: string;
+  path?: (string | number)[];
+  extensions?: { code?: string; problems?: { nodeId?: string; path?: string; message: string }[]; [k: string]: unknown };
+}
+
+/** The API answered with errors; `code` is the first error's `extensions.code`. */
+export class WeftApiError extends Error {
+  override name = 'WeftApiError';
+  constructor(readonly errors: GraphQLErrorShape[]) {
+    super(errors.map((e) => formatError(e)).join('\n'));
+  }
+  get code(): string | undefined {
+    return this.errors[0]?.extensions?.code;
+  }
+}
+
+function formatError(e: GraphQLErrorShape): string {
+  const code = e.extensions?.code ? `${e.extensions.code}: ` : '';
+  const problems = (e.extensions?.problems ?? []).map((p) => `\n  - ${[p.nodeId, p.path].filter(Boolean).join(' ')}${p.nodeId || p.path ? ': ' : ''}${p.message}`);
+  return `${code}${e.message}${problems.join('')}`;
+}
+
+/**
+ * A small client of Weft's GraphQL API, used by the CLI, the demo and the end-to-end tests:
+ * queries and mutations over HTTP POST, subscriptions over graphql-ws. `url` is the HTTP URL of
+ * the endpoint (e.g. `http://127.0.0.1:4000/graphql`); `apiKey` goes in `Authorization: Bearer`.
+ */
+export class WeftClient {
+  private ws?: Client;
+
+  constructor(
+    readonly url: string,
+    readonly apiKey?: string,
+  ) {}
+
+  /** Runs a query or mutation; resolves `data`, rejects with {@link WeftApiError} on GraphQL errors. */
+  async request<T = any>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    const res = await fetch(this.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}) },
+      body: JSON.stringify({ query, variables }),
+    });
+    const text = await res.text();
+    let body: { data?: T; errors?: GraphQLErrorShape[] };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error(`${this.url} answered ${res.status} with non-JSON: ${text.slice(0, 200)}`);
+    }
+    if (body.errors?.length) throw new WeftApiError(body.errors);
+    return body.data as T;
+  }
+
+  /**
+   * Subscribes; calls `onNext` with each `data`. Resolves when the server completes the
+   * subscription or `dispose()` is called; rejects on an error.
+   */
+  subscribe<T = any>(query: string, variables: Record<string, unknown>, onNext: (data: T) => void | boolean): { done: Promise<void>; dispose: () => void } {
+    const client = this.wsClient();
+    let dispose = () => {};
+    const done = new Promise<void>((resolve, reject) => {
+      dispose = client.subscribe<T>(
+        { query, variables },
+        {
+          next: (msg) => {
+            if (msg.errors?.length) return reject(new WeftApiError(msg.errors as GraphQLErrorShape[]));
+            if (onNext(msg.data as T) === false) {
+              dispose();
+              resolve();
+            }
+          },
+          error: (err) => reject(err instanceof Error ? err : new WeftApiError(Array.isArray(err) ? err : [{ message: String((err as { reason?: string })?.reason ?? err) }])),
+          complete: () => resolve(),
+        },
+      );
+    });
+    return { done, dispose: () => dispose() };
+  }
+
+  /** Closes the WebSocket, if one was opened. */
+  async close(): Promise<void> {
+    await this.ws?.dispose();
+    this.ws = undefined;
+  }
+
+  private wsClient(): Client {
+    if (!this.ws) {
+      this.ws = createClient({
+        url: this.url.replace(/^http/, 'ws'),
+        webSocketImpl: WebSocket,
+        connectionParams: this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {},
+        retryAttempts: 0,
+        lazy: true,
+      });
+    }
+    return this.ws;
+  }
+}

@@ -1,0 +1,68 @@
+import { Global, Injectable, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { RunCoordinator } from '@weft/engine';
+import { createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
+import { BullTaskQueues } from './bull-queue.adapter.js';
+import { RedisRunUpdatePublisher } from './redis-run-updates.js';
+import type { WeftConfig } from './weft-config.js';
+
+/** Injection token of the validated {@link WeftConfig}. */
+export const WEFT_CONFIG = Symbol('WEFT_CONFIG');
+
+@Injectable()
+class CoreLifecycle implements OnApplicationShutdown {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly queues: BullTaskQueues,
+    private readonly publisher: RedisRunUpdatePublisher,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queues.close();
+    await this.publisher.close();
+    if (this.ds.isInitialized) await this.ds.destroy();
+  }
+}
+
+/**
+ * What every Weft process shares, as one global Nest module: the config, the PostgreSQL
+ * DataSource, the Bull queues, the run-update publisher, the coordinator and the read
+ * repositories. Closes its connections on application shutdown.
+ */
+@Global()
+@Module({})
+export class CoreModule {
+  static forRoot(config: WeftConfig): DynamicModule {
+    const log = new Logger('coordinator');
+    return {
+      module: CoreModule,
+      providers: [
+        { provide: WEFT_CONFIG, useValue: config },
+        {
+          provide: DataSource,
+          useFactory: async () => {
+            const ds = createDataSource(config.databaseUrl, { poolSize: config.dbPoolSize });
+            await ds.initialize();
+            return ds;
+          },
+        },
+        { provide: BullTaskQueues, useFactory: () => new BullTaskQueues(config.redisUrl) },
+        {
+          provide: RedisRunUpdatePublisher,
+          useFactory: () => new RedisRunUpdatePublisher(config.redisUrl, (e) => log.warn(`run update not published: ${String(e)}`)),
+        },
+        {
+          provide: RunCoordinator,
+          inject: [DataSource, BullTaskQueues, RedisRunUpdatePublisher],
+          useFactory: (ds: DataSource, q: BullTaskQueues, p: RedisRunUpdatePublisher) =>
+            new RunCoordinator(ds, q, p, { logger: { warn: (m: string) => log.warn(m), error: (m: string) => log.error(m) } }),
+        },
+        { provide: RunRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunRepository(ds) },
+        { provide: WorkflowRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkflowRepository(ds) },
+        { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
+        CoreLifecycle,
+      ],
+      exports: [WEFT_CONFIG, DataSource, BullTaskQueues, RedisRunUpdatePublisher, RunCoordinator, RunRepository, WorkflowRepository, TenantRepository],
+    };
+  }
+}
