@@ -1,0 +1,144 @@
+import { readFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { WeftClient } from '@weft/client';
+
+const RUN_FIELDS = `id status workflowId version input output error createdAt finishedAt
+  tasks { nodeId status attempt output error }`;
+
+function json(label: string) {
+  return (v: string): unknown => {
+    try {
+      return JSON.parse(v);
+    } catch (e) {
+      throw new InvalidArgumentError(`${label} must be JSON (${(e as Error).message})`);
+    }
+  };
+}
+
+function client(): WeftClient {
+  const url = process.env.WEFT_URL ?? 'http://127.0.0.1:4000/graphql';
+  const key = process.env.WEFT_API_KEY;
+  if (!key) throw new Error('WEFT_API_KEY is not set: create a tenant with `weft admin create-tenant NAME` and export its apiKey');
+  return new WeftClient(url, key);
+}
+
+function print(v: unknown): void {
+  process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+}
+
+/** Prints one line per task status change of a run, until the run ends. */
+export async function watchRun(c: WeftClient, runId: string): Promise<any> {
+  const seen = new Map<string, string>();
+  let last: any;
+  await c.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { ${RUN_FIELDS} } }`, { id: runId }, (data: any) => {
+    last = data.runUpdated;
+    for (const t of last.tasks) {
+      const key = `${t.status}#${t.attempt}`;
+      if (seen.get(t.nodeId) !== key) {
+        seen.set(t.nodeId, key);
+        process.stdout.write(`${runId.slice(0, 8)} ${t.nodeId}: ${t.status}${t.attempt ? ` (attempt ${t.attempt})` : ''}\n`);
+      }
+    }
+    return !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(last.status);
+  }).done;
+  return last;
+}
+
+/** Registers the client-side commands, speaking to `WEFT_URL` with `WEFT_API_KEY` (DESIGN §7). */
+export function clientCommands(program: Command): void {
+  program
+    .command('apply')
+    .description('publish a workflow definition (YAML or JSON) as a new version')
+    .requiredOption('-f, --file <path>', 'definition file')
+    .option('--id <workflowId>', 'workflow id (default: the file name without extension)')
+    .option('--name <name>', 'display name')
+    .action(async (o: { file: string; id?: string; name?: string }) => {
+      const definition = await readFile(o.file, 'utf8');
+      const workflowId = o.id ?? basename(o.file, extname(o.file));
+      const c = client();
+      const r = await c.request(
+        `mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version createdAt } }`,
+        { i: { workflowId, name: o.name, definition } },
+      );
+      print(r.publishWorkflow);
+    });
+
+  program
+    .command('run <workflowId>')
+    .description('start a run')
+    .option('--input <json>', 'run input', json('--input'), {})
+    .option('--config <json>', 'run config', json('--config'))
+    .option('--version <n>', 'definition version (default latest)', (v) => Number(v))
+    .option('--idempotency-key <key>', 'return the existing run for a repeated key')
+    .option('--watch', 'stream task progress until the run ends')
+    .action(async (workflowId: string, o: { input: unknown; config?: unknown; version?: number; idempotencyKey?: string; watch?: boolean }) => {
+      const c = client();
+      try {
+        const r = await c.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id status } }`, {
+          i: { workflowId, input: o.input, config: o.config, version: o.version, idempotencyKey: o.idempotencyKey },
+        });
+        process.stdout.write(`run ${r.startRun.id} ${r.startRun.status}\n`);
+        if (o.watch) {
+          const final = await watchRun(c, r.startRun.id);
+          print({ status: final?.status, output: final?.output, error: final?.error });
+          if (final?.status !== 'SUCCEEDED') process.exitCode = 2;
+        }
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('runs')
+    .description('list recent runs, newest first')
+    .option('--status <s>', 'filter by status')
+    .option('--workflow <id>', 'filter by workflow')
+    .option('--first <n>', 'how many', (v) => Number(v), 20)
+    .action(async (o: { status?: string; workflow?: string; first: number }) => {
+      const r = await client().request(
+        `query($f: RunFilter, $n: Int) { runs(filter: $f, first: $n) { edges { node { id status workflowId version createdAt finishedAt } } } }`,
+        { f: { status: o.status, workflowId: o.workflow }, n: o.first },
+      );
+      for (const { node } of r.runs.edges) process.stdout.write(`${node.id}  ${node.status.padEnd(9)}  ${node.workflowId}@${node.version}  ${node.createdAt}\n`);
+    });
+
+  program
+    .command('run-status <runId>')
+    .description('show a run and its tasks')
+    .option('--mermaid', 'print the DAG with node statuses as a Mermaid flowchart')
+    .action(async (runId: string, o: { mermaid?: boolean }) => {
+      const r = await client().request(`query($id: ID!) { run(id: $id) { ${RUN_FIELDS} ${o.mermaid ? 'mermaid' : ''} } }`, { id: runId });
+      if (o.mermaid) process.stdout.write(`${r.run.mermaid}\n`);
+      else print(r.run);
+    });
+
+  program
+    .command('signal <runId> <name>')
+    .description('send a signal to a run')
+    .option('--payload <json>', 'signal payload', json('--payload'))
+    .action(async (runId: string, name: string, o: { payload?: unknown }) => {
+      const r = await client().request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId, name, payload: o.payload } });
+      process.stdout.write(r.sendSignal.delivered ? 'delivered\n' : 'buffered (no node is waiting for it yet)\n');
+    });
+
+  program
+    .command('cancel <runId>')
+    .description('cancel a run')
+    .option('--reason <text>', 'why')
+    .action(async (runId: string, o: { reason?: string }) => {
+      const r = await client().request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id status } }`, { i: { runId, reason: o.reason } });
+      process.stdout.write(`run ${r.cancelRun.id} ${r.cancelRun.status}\n`);
+    });
+
+  program
+    .command('retry <runId>')
+    .description('retry a run from a node (that node and its descendants are reset)')
+    .requiredOption('--from <nodeId>', 'node to restart from')
+    .option('--input <json>', 'new run input', json('--input'))
+    .action(async (runId: string, o: { from: string; input?: unknown }) => {
+      const r = await client().request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id status } }`, { i: { runId, fromNodeId: o.from, input: o.input } });
+      process.stdout.write(`run ${r.retryRun.id} ${r.retryRun.status}\n`);
+    });
+}

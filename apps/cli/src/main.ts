@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { serverCommands } from './server-commands.js';
+import { clientCommands } from './client-commands.js';
+
+/**
+ * `weft`: the server side (dev, api, worker, scheduler, migrate, admin) and the client side
+ * (apply, run, runs, run-status, signal, cancel, retry) of DESIGN §7. Errors print one line to
+ * stderr and exit 1.
+ */
+const program = new Command('weft')
+  .description('Weft: durable multi-tenant workflows')
+  .showHelpAfterError()
+  .configureOutput({ outputError: (str, write) => write(str) });
+
+serverCommands(program);
+clientCommands(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  process.stderr.write(`weft: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
