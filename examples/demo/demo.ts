@@ -1,0 +1,131 @@
+/**
+ * `npm run demo`: starts Weft (`weft dev` in a child process), creates a demo tenant, publishes
+ * examples/order-flow.yaml, runs a small order (ships at once) and a large order (waits for the
+ * signal `approve-<order_id>`, which the demo sends), streams both runs' progress from the
+ * `runUpdated` subscription, prints each task's final status and the outputs, and exits 0 only
+ * when both orders shipped.
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { WeftClient } from '@weft/client';
+import { startOrderService } from './order-service.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+const cli = join(root, 'dist/apps/cli/src/main.js');
+const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+
+const RUN = `id status output error tasks { nodeId status attempt output error awaitedSignal }`;
+
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+async function startWeft(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [cli, 'dev', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`weft dev did not start within 60 s:\n${log}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      log += chunk.toString();
+      const m = log.match(/Weft GraphQL API: (\S+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`weft dev exited with ${code}:\n${log}`));
+    });
+  });
+  child.stdout!.on('data', (c: Buffer) => process.env.DEMO_VERBOSE && process.stdout.write(c));
+  child.stderr!.on('data', (c: Buffer) => process.stderr.write(c));
+  return { child, url };
+}
+
+async function main(): Promise<number> {
+  const shop = await startOrderService();
+  say(`demo order service at ${shop.url}`);
+  const env = { ...process.env, WEFT_HTTP_ALLOW_PRIVATE: '1', WEFT_LOG_LEVEL: process.env.WEFT_LOG_LEVEL ?? 'warn' };
+  const { child, url } = await startWeft(env);
+  say(`Weft is up: ${url}`);
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'admin', 'create-tenant', `demo-${Date.now()}`], { env });
+    const { apiKey, tenantId } = JSON.parse(stdout.trim().split('\n').pop()!);
+    say(`tenant ${tenantId} created`);
+    const client = new WeftClient(url, apiKey);
+
+    const definition = await readFile(join(root, 'examples/order-flow.yaml'), 'utf8');
+    const published = await client.request(
+      `mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version } }`,
+      { i: { workflowId: 'order-flow', name: 'Order flow', definition } },
+    );
+    say(`published order-flow version ${published.publishWorkflow.version}`);
+
+    const orders = [
+      { label: 'small order', order_id: '1001' },
+      { label: 'large order', order_id: '2001' },
+    ];
+    const finals = await Promise.all(
+      orders.map(async (o) => {
+        const started = await client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id status } }`, {
+          i: { workflowId: 'order-flow', input: { order_id: o.order_id }, config: { shop_url: shop.url } },
+        });
+        const runId: string = started.startRun.id;
+        say(`[${o.label}] run ${runId} started`);
+        const seen = new Map<string, string>();
+        let signalled = false;
+        let last: any;
+        await client.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { ${RUN} } }`, { id: runId }, (data: any) => {
+          last = data.runUpdated;
+          for (const t of last.tasks) {
+            const key = `${t.status}#${t.attempt}`;
+            if (seen.get(t.nodeId) === key) continue;
+            seen.set(t.nodeId, key);
+            say(`[${o.label}] ${t.nodeId.padEnd(11)} ${t.status}${t.awaitedSignal ? ` (waiting for "${t.awaitedSignal}")` : ''}`);
+            if (t.status === 'WAITING' && t.awaitedSignal && !signalled) {
+              signalled = true;
+              say(`[${o.label}] manager approves: sending signal "${t.awaitedSignal}"`);
+              void client
+                .request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, {
+                  i: { runId, name: t.awaitedSignal, payload: { approved_by: 'demo-manager' } },
+                })
+                .then((r) => say(`[${o.label}] signal ${r.sendSignal.delivered ? 'delivered' : 'buffered'}`));
+            }
+          }
+          if (TERMINAL.includes(last.status)) say(`[${o.label}] run ${last.status}`);
+          return !TERMINAL.includes(last.status);
+        }).done;
+        const final = await client.request(`query($id: ID!) { run(id: $id) { ${RUN} } }`, { id: runId });
+        return { ...o, run: final.run };
+      }),
+    );
+    await client.close();
+
+    let ok = true;
+    for (const f of finals) {
+      say(`\n== ${f.label} (order ${f.order_id}): run ${f.run.status}`);
+      for (const t of f.run.tasks) say(`  ${t.nodeId.padEnd(11)} ${t.status.padEnd(9)} ${JSON.stringify(t.output ?? t.error ?? null)}`);
+      const shipped = f.run.tasks.find((t: any) => t.nodeId === 'ship')?.output?.shipped === true;
+      say(`  shipped: ${shipped}`);
+      ok &&= shipped && f.run.status === 'SUCCEEDED';
+    }
+    return ok ? 0 : 1;
+  } finally {
+    child.kill('SIGTERM');
+    shop.server.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);
