@@ -3,8 +3,20 @@ import type { Job } from 'bull';
 import { Redis, type RedisOptions } from 'ioredis';
 import { jobId, type TaskDispatcher, type TaskJob } from '@weft/engine';
 
-/** Bull key prefix for Weft's queues. */
-export const QUEUE_PREFIX = 'weft';
+/**
+ * Bull key prefix for the queues of the Weft installation whose database is at `databaseUrl`:
+ * `weft:<database name>`, so two installations (a test database and `weft dev`) sharing one
+ * Redis never take each other's jobs.
+ */
+export function queuePrefix(databaseUrl: string): string {
+  let db = 'weft';
+  try {
+    db = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, '')) || db;
+  } catch {
+    // keep the default
+  }
+  return `weft:${db}`;
+}
 
 /**
  * The one file that knows Bull (STACK: Bull is in maintenance mode; moving to BullMQ should be
@@ -21,13 +33,16 @@ export class BullTaskQueues implements TaskDispatcher {
   private client?: Redis;
   private subscriber?: Redis;
 
-  constructor(private readonly redisUrl: string) {}
+  constructor(
+    private readonly redisUrl: string,
+    private readonly prefix = 'weft',
+  ) {}
 
   /** The Bull queue for `name`, created on first use. */
   queue(name: string): Queue.Queue<TaskJob> {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue<TaskJob>(name, { prefix: QUEUE_PREFIX, createClient: (type) => this.connection(type) });
+      q = new Queue<TaskJob>(name, { prefix: this.prefix, createClient: (type) => this.connection(type) });
       this.queues.set(name, q);
     }
     return q;

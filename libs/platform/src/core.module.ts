@@ -2,7 +2,7 @@ import { Global, Injectable, Logger, Module, type DynamicModule, type OnApplicat
 import { DataSource } from 'typeorm';
 import { RunCoordinator } from '@weft/engine';
 import { createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
-import { BullTaskQueues } from './bull-queue.adapter.js';
+import { BullTaskQueues, queuePrefix } from './bull-queue.adapter.js';
 import { RedisRunUpdatePublisher } from './redis-run-updates.js';
 import type { WeftConfig } from './weft-config.js';
 
@@ -46,7 +46,7 @@ export class CoreModule {
             return ds;
           },
         },
-        { provide: BullTaskQueues, useFactory: () => new BullTaskQueues(config.redisUrl) },
+        { provide: BullTaskQueues, useFactory: () => new BullTaskQueues(config.redisUrl, queuePrefix(config.databaseUrl)) },
         {
           provide: RedisRunUpdatePublisher,
           useFactory: () => new RedisRunUpdatePublisher(config.redisUrl, (e) => log.warn(`run update not published: ${String(e)}`)),
