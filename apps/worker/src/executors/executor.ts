@@ -1,0 +1,43 @@
+/**
+ * What a worker hands an executor and what it gets back. An executor turns a task's
+ * resolved input (the node's `spec` after template resolution) into the task's output;
+ * it never touches the database (STYLE: executors have no DB access).
+ */
+
+/** The output of a successful execution: any JSON value. */
+export interface ExecutionResult {
+  output: unknown;
+}
+
+/**
+ * A failed execution. `retryable` (default true) fails only this attempt, so the node's
+ * retry policy applies; `retryable: false` is for a spec that can never work (a missing
+ * url, an unsupported runtime, code without a handler, a refused address) and fails the
+ * task for good.
+ */
+export class ExecutionError extends Error {
+  constructor(
+    message: string,
+    readonly retryable = true,
+  ) {
+    super(message);
+    this.name = 'ExecutionError';
+  }
+}
+
+/** Where an execution runs: the task and attempt (1-based), the node's runtime, and a cancel signal. */
+export interface ExecutionContext {
+  taskId: string;
+  nodeId: string;
+  attempt: number;
+  runtime?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Executes one task attempt. Resolves with the output (a JSON value); rejects with an
+ * `ExecutionError` (any other error is to be treated as retryable by the caller).
+ */
+export interface TaskExecutor {
+  execute(input: unknown, ctx: ExecutionContext): Promise<unknown>;
+}
