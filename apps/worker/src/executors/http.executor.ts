@@ -301,8 +301,8 @@ function describeRange(range: string, address: string): string | null {
 function refused(host: string, address: string, why: string): ExecutionError {
   const target = host === address ? address : `${host} (${address})`;
   return new ExecutionError(
-    `refused to connect to ${target}: ${why}; this worker does not allow private addresses ` +
-      `and the host is not allow-listed`,
+    `refused to connect to ${target}: ${why}; the worker allows only public addresses ` +
+      `(WEFT_HTTP_ALLOW_PRIVATE=1 or WEFT_HTTP_ALLOW_HOSTS lift this)`,
     false,
   );
 }
