@@ -1,0 +1,100 @@
+import { createDataSource, TenantRepository } from '@weft/persistence';
+import { loadConfig } from '@weft/platform';
+import { WeftClient } from '@weft/client';
+import { startPlatform, type RunningPlatform } from '../../apps/cli/src/platform.js';
+import { startOrderService } from '../../examples/demo/order-service.js';
+import { createTestDatabase } from './test-database.js';
+
+export const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+
+/** Fields the suites read from a run. */
+export const RUN_FIELDS = `id status workflowId version input config output error createdAt finishedAt
+  tasks { id nodeId status attempt input output error branches wakeAt awaitedSignal }`;
+
+/**
+ * A whole Weft in this process for an end-to-end suite: its own database cloned from the
+ * migrated template, the API on a free port, a worker for every queue, the scheduler polling
+ * every 50 ms, and the demo order service on loopback. `tenant()` creates a tenant and returns
+ * a client holding its admin key.
+ */
+export async function startE2E() {
+  const db = await createTestDatabase();
+  const shop = await startOrderService();
+  const config = loadConfig(
+    {},
+    {
+      DATABASE_URL: db.url,
+      PORT: 0,
+      WEFT_HTTP_ALLOW_PRIVATE: 'true',
+      WEFT_SCHEDULER_INTERVAL_MS: 50,
+      WEFT_LOG_LEVEL: 'error',
+      WEFT_WORKER_CONCURRENCY: 16,
+    },
+  );
+  const platform: RunningPlatform = await startPlatform(config, { api: true, worker: true, scheduler: true });
+  const url = platform.url!;
+  const clients: WeftClient[] = [];
+  const adminDs = createDataSource(db.url, { poolSize: 1 });
+  await adminDs.initialize();
+
+  return {
+    url,
+    shop,
+    /** Creates a tenant; returns its id and a client with its admin key. */
+    async tenant(name = 'e2e') {
+      const t = await new TenantRepository(adminDs).createTenant(name);
+      const client = new WeftClient(url, t.apiKey);
+      clients.push(client);
+      return { tenantId: t.tenantId, apiKey: t.apiKey, client };
+    },
+    async close() {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      await platform.close();
+      await adminDs.destroy();
+      shop.server.close();
+      await db.drop();
+    },
+  };
+}
+
+export type E2E = Awaited<ReturnType<typeof startE2E>>;
+
+/** Publishes a definition (object → JSON, string as is); returns the version. */
+export async function publish(client: WeftClient, workflowId: string, definition: unknown): Promise<number> {
+  const r = await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
+    i: { workflowId, definition: typeof definition === 'string' ? definition : JSON.stringify(definition) },
+  });
+  return r.publishWorkflow.version;
+}
+
+/** Starts a run; returns its id. */
+export async function start(client: WeftClient, workflowId: string, input: unknown = {}, extra: Record<string, unknown> = {}): Promise<string> {
+  const r = await client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, { i: { workflowId, input, ...extra } });
+  return r.startRun.id;
+}
+
+/** Reads a run. */
+export async function getRun(client: WeftClient, id: string): Promise<any> {
+  return (await client.request(`query($id: ID!) { run(id: $id) { ${RUN_FIELDS} } }`, { id })).run;
+}
+
+/** Polls until `pred(run)` holds (default: the run ended), up to `timeoutMs`; returns the run. */
+export async function waitRun(client: WeftClient, id: string, pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status), timeoutMs = 30_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = await getRun(client, id);
+    if (pred(run)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(run)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The task of `nodeId` in a run read with RUN_FIELDS. */
+export function task(run: any, nodeId: string): any {
+  return run.tasks.find((t: any) => t.nodeId === nodeId);
+}
+
+/** `{nodeId: status}` of a run's tasks. */
+export function statuses(run: any): Record<string, string> {
+  return Object.fromEntries(run.tasks.map((t: any) => [t.nodeId, t.status]));
+}
