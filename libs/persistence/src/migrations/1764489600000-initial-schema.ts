@@ -72,6 +72,7 @@ export class InitialSchema1764489600000 implements MigrationInterface {
       CREATE UNIQUE INDEX runs_idempotency_key ON runs (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
       CREATE INDEX runs_tenant_created ON runs (tenant_id, created_at DESC, id DESC);
       CREATE INDEX runs_tenant_status ON runs (tenant_id, status);
+      CREATE INDEX runs_tenant_workflow_created ON runs (tenant_id, workflow_id, created_at DESC, id DESC);
 
       CREATE TABLE tasks (
         tenant_id uuid NOT NULL,
@@ -80,6 +81,7 @@ export class InitialSchema1764489600000 implements MigrationInterface {
         node_id text NOT NULL,
         node_type text NOT NULL,
         queue text,
+        runtime text,
         status text NOT NULL,
         attempt int NOT NULL DEFAULT 0,
         input jsonb,
@@ -136,9 +138,11 @@ export class InitialSchema1764489600000 implements MigrationInterface {
         queue text NOT NULL,
         not_before timestamptz NOT NULL,
         created_at timestamptz NOT NULL DEFAULT now(),
+        claimed_at timestamptz,
         enqueued_at timestamptz
       );
-      CREATE INDEX outbox_unsent ON outbox (id) WHERE enqueued_at IS NULL;
+      CREATE UNIQUE INDEX outbox_task ON outbox (tenant_id, task_id);
+      CREATE INDEX outbox_unsent ON outbox (created_at, id) WHERE enqueued_at IS NULL;
     `);
   }
 

@@ -1,0 +1,87 @@
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { ApiKeyEntity } from './entities/api-key.entity.js';
+import { OutboxEntity } from './entities/outbox.entity.js';
+import { RunEventEntity } from './entities/run-event.entity.js';
+import { RunEntity } from './entities/run.entity.js';
+import { SignalEntity } from './entities/signal.entity.js';
+import { TaskEntity } from './entities/task.entity.js';
+import { TenantEntity } from './entities/tenant.entity.js';
+import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
+import { WorkflowEntity } from './entities/workflow.entity.js';
+import { InitialSchema1764489600000 } from './migrations/1764489600000-initial-schema.js';
+
+/** Every entity of the schema. */
+export const ENTITIES = [
+  TenantEntity,
+  ApiKeyEntity,
+  WorkflowEntity,
+  WorkflowVersionEntity,
+  RunEntity,
+  TaskEntity,
+  SignalEntity,
+  RunEventEntity,
+  OutboxEntity,
+];
+
+/** Every migration, oldest first. The schema is built by migrations only, never `synchronize`. */
+export const MIGRATIONS = [InitialSchema1764489600000];
+
+/** Options of {@link createDataSource}. */
+export interface DataSourceOptions {
+  /** Maximum pooled connections (pg default 10). */
+  poolSize?: number;
+  /** `application_name` shown in `pg_stat_activity` (default `weft`). */
+  applicationName?: string;
+  /** Log every query through TypeORM's console logger (debugging only). */
+  logging?: boolean;
+  /** Server-side `statement_timeout` in milliseconds for every connection (default none). */
+  statementTimeoutMs?: number;
+}
+
+/**
+ * A PostgreSQL DataSource for `url` (`postgres://user@host:port/db`) with every entity and
+ * migration registered, `synchronize` and `migrationsRun` off. Not initialized: call
+ * `initialize()` (and `destroy()` when done).
+ */
+export function createDataSource(url: string, opts: DataSourceOptions = {}): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: opts.logging ?? false,
+    poolSize: opts.poolSize,
+    applicationName: opts.applicationName ?? 'weft',
+    extra: opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : undefined,
+  });
+}
+
+/** Advisory lock key serializing concurrent `runMigrations` calls on one database. */
+const MIGRATION_LOCK = 7_310_517_203;
+
+/**
+ * Applies every pending migration to the database at `url`, each in its own transaction, and
+ * returns the names of the migrations it applied. Concurrent callers (several processes
+ * booting at once) are serialized by a PostgreSQL advisory lock, so each migration runs once.
+ */
+export async function runMigrations(url: string): Promise<string[]> {
+  const lock = new pg.Client({ connectionString: url, application_name: 'weft-migrate-lock' });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const ds = createDataSource(url, { poolSize: 1, applicationName: 'weft-migrate' });
+    await ds.initialize();
+    try {
+      const applied = await ds.runMigrations({ transaction: 'each' });
+      return applied.map((m) => m.name);
+    } finally {
+      await ds.destroy();
+    }
+  } finally {
+    await lock.end().catch(() => undefined);
+  }
+}

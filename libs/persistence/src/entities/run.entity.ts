@@ -1,0 +1,55 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { Json } from '../json.js';
+
+/**
+ * `runs`: one workflow run. `status` is a RunStatus (`RUNNING`, `SUCCEEDED`, `FAILED`,
+ * `CANCELLED`…); `event_seq` is the seq of the last `run_events` row (0 before the first).
+ * The coordinator locks this row (`FOR UPDATE`) for every event, which serializes a run's events.
+ */
+@Entity({ name: 'runs' })
+export class RunEntity {
+  @PrimaryColumn({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @PrimaryColumn({ name: 'id', type: 'uuid' })
+  id: string;
+
+  @Column({ name: 'workflow_id', type: 'text' })
+  workflowId: string;
+
+  @Column({ name: 'version', type: 'int' })
+  version: number;
+
+  @Column({ name: 'status', type: 'text' })
+  status: string;
+
+  @Column({ name: 'input', type: 'jsonb' })
+  input: Json;
+
+  @Column({ name: 'config', type: 'jsonb' })
+  config: Json;
+
+  @Column({ name: 'output', type: 'jsonb', nullable: true })
+  output: Json | null;
+
+  @Column({ name: 'error', type: 'text', nullable: true })
+  error: string | null;
+
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey: string | null;
+
+  @Column({ name: 'start_node_id', type: 'text', nullable: true })
+  startNodeId: string | null;
+
+  @Column({ name: 'event_seq', type: 'int' })
+  eventSeq: number;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+}

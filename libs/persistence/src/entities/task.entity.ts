@@ -1,0 +1,65 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { Json } from '../json.js';
+
+/**
+ * `tasks`: one per reached node of a run (unique `(tenant_id, run_id, node_id)`); a retry bumps
+ * `attempt` (0-based) on the same row. `input` is the node's resolved spec, stored once;
+ * `branches` a SWITCH's recorded decision; `wake_at` a WAITING node's timer or timeout;
+ * `queue`/`runtime` where a worker node is dispatched.
+ */
+@Entity({ name: 'tasks' })
+export class TaskEntity {
+  @PrimaryColumn({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @PrimaryColumn({ name: 'id', type: 'uuid' })
+  id: string;
+
+  @Column({ name: 'run_id', type: 'uuid' })
+  runId: string;
+
+  @Column({ name: 'node_id', type: 'text' })
+  nodeId: string;
+
+  @Column({ name: 'node_type', type: 'text' })
+  nodeType: string;
+
+  @Column({ name: 'queue', type: 'text', nullable: true })
+  queue: string | null;
+
+  @Column({ name: 'runtime', type: 'text', nullable: true })
+  runtime: string | null;
+
+  @Column({ name: 'status', type: 'text' })
+  status: string;
+
+  @Column({ name: 'attempt', type: 'int' })
+  attempt: number;
+
+  @Column({ name: 'input', type: 'jsonb', nullable: true })
+  input: Json | null;
+
+  @Column({ name: 'output', type: 'jsonb', nullable: true })
+  output: Json | null;
+
+  @Column({ name: 'error', type: 'text', nullable: true })
+  error: string | null;
+
+  @Column({ name: 'branches', type: 'text', array: true, nullable: true })
+  branches: string[] | null;
+
+  @Column({ name: 'wake_at', type: 'timestamptz', nullable: true })
+  wakeAt: Date | null;
+
+  @Column({ name: 'awaited_signal', type: 'text', nullable: true })
+  awaitedSignal: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+}

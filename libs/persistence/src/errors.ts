@@ -1,0 +1,93 @@
+import { QueryFailedError } from 'typeorm';
+
+/** Error codes of @weft/persistence (STYLE: one union per package). */
+export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR';
+
+/** Base class of every error @weft/persistence throws on purpose; `code` says which. */
+export class PersistenceError extends Error {
+  constructor(
+    readonly code: PersistenceErrorCode,
+    message: string,
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * A unique constraint or unique index rejected a write (SQLSTATE 23505). `constraint` is the
+ * index/constraint name (e.g. `runs_idempotency_key`), when the server reported it.
+ */
+export class UniqueViolation extends PersistenceError {
+  constructor(
+    readonly constraint: string | undefined,
+    message: string,
+    cause?: unknown,
+  ) {
+    super('UNIQUE_VIOLATION', message, cause);
+  }
+}
+
+/**
+ * A failure that retrying the whole transaction may cure: serialization failure (40001),
+ * deadlock (40P01), lock timeout (55P03), the server shutting down or the connection lost
+ * (57P0x, class 08, ECONNRESET, "Connection terminated", pool connect timeout).
+ */
+export class TransientDbError extends PersistenceError {
+  constructor(
+    readonly sqlState: string | undefined,
+    message: string,
+    cause?: unknown,
+  ) {
+    super('TRANSIENT', message, cause);
+  }
+}
+
+/** A pagination cursor that was not produced by this package (or was tampered with). */
+export class InvalidCursorError extends PersistenceError {
+  constructor(message = 'invalid cursor') {
+    super('INVALID_CURSOR', message);
+  }
+}
+
+const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03', '57P01', '57P02', '57P03', '53300', '53400']);
+const TRANSIENT_NODE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTCONN']);
+const TRANSIENT_MESSAGES = [
+  /connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /client has encountered a connection error/i,
+  /connection (?:is )?closed/i,
+  /Client was closed and is not queryable/i,
+];
+
+/**
+ * Maps a driver (pg) or TypeORM error to a typed {@link PersistenceError}, once, at the edge of
+ * persistence (STYLE "Errors"): unique violation → {@link UniqueViolation}; serialization
+ * failure, deadlock, connection loss → {@link TransientDbError}. Any other error (including
+ * errors already mapped, and domain errors thrown by callbacks) is returned unchanged; a
+ * non-Error value is wrapped in an Error.
+ */
+export function mapDriverError(err: unknown): Error {
+  if (err instanceof PersistenceError) return err;
+  const driver = (err instanceof QueryFailedError ? err.driverError : err) as
+    | { code?: unknown; constraint?: unknown; message?: unknown }
+    | undefined;
+  const code = typeof driver?.code === 'string' ? driver.code : undefined;
+  const message = typeof driver?.message === 'string' ? driver.message : String(err);
+  if (code === '23505') {
+    return new UniqueViolation(typeof driver?.constraint === 'string' ? driver.constraint : undefined, message, err);
+  }
+  if (
+    (code !== undefined && (TRANSIENT_SQLSTATES.has(code) || code.startsWith('08') || TRANSIENT_NODE_CODES.has(code))) ||
+    TRANSIENT_MESSAGES.some((re) => re.test(message))
+  ) {
+    return new TransientDbError(code, message, err);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/** True for a {@link TransientDbError}: the caller may retry the whole transaction. */
+export function isTransientDbError(err: unknown): err is TransientDbError {
+  return err instanceof TransientDbError;
+}

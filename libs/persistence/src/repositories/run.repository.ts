@@ -1,0 +1,130 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { RunEventEntity } from '../entities/run-event.entity.js';
+import { RunEntity } from '../entities/run.entity.js';
+import { TaskEntity } from '../entities/task.entity.js';
+import { InvalidCursorError } from '../errors.js';
+import { isUuid } from '../tenant-transaction.js';
+import { TenantScopedRepository } from './tenant-scoped.repository.js';
+
+/** Filter of {@link RunRepository.listRuns}; every field is optional and they combine with AND. */
+export interface RunFilter {
+  status?: string;
+  workflowId?: string;
+  /** Runs created at or after this instant. */
+  createdAfter?: Date;
+  /** Runs created strictly before this instant. */
+  createdBefore?: Date;
+}
+
+/** One page of runs, Relay style: each edge carries the cursor to resume after it. */
+export interface RunPage {
+  edges: { cursor: string; node: RunEntity }[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+/** Default and maximum page sizes of {@link RunRepository.listRuns}. */
+export const RUNS_PAGE_DEFAULT = 20;
+export const RUNS_PAGE_MAX = 200;
+
+/**
+ * Encodes a keyset cursor over `(created_at, id)`: base64url of `<microseconds since epoch>:<run id>`.
+ * Microseconds (not a JS Date) so rows created within one millisecond never collide.
+ */
+export function encodeRunCursor(createdAtMicros: string, runId: string): string {
+  return Buffer.from(`${createdAtMicros}:${runId}`, 'utf8').toString('base64url');
+}
+
+/** Decodes {@link encodeRunCursor}; throws {@link InvalidCursorError} on anything else. */
+export function decodeRunCursor(cursor: string): { createdAtMicros: string; runId: string } {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = /^(-?\d{1,19}):([0-9a-f-]{36})$/i.exec(text);
+  if (!m || !isUuid(m[2])) throw new InvalidCursorError();
+  return { createdAtMicros: m[1]!, runId: m[2]! };
+}
+
+/**
+ * The read side of runs for the API: runs, their tasks and their history. Writes go through
+ * the coordinator only (STYLE "Layering" 3). Ids that are not UUIDs read as "not found".
+ */
+export class RunRepository extends TenantScopedRepository {
+  constructor(db: DataSource | EntityManager) {
+    super(db);
+  }
+
+  /** The run, or null when the tenant has no such run. */
+  async findRun(tenantId: string, runId: string): Promise<RunEntity | null> {
+    if (!isUuid(runId)) return null;
+    return this.inTenant(tenantId, (m) =>
+      m.getRepository(RunEntity).createQueryBuilder('r').where('r.tenant_id = :tenantId AND r.id = :runId', { tenantId, runId }).getOne(),
+    );
+  }
+
+  /**
+   * A page of the tenant's runs, newest first (`created_at DESC, id DESC`), at most `first`
+   * (default 20, clamped to 1…200), after the cursor `after` from a previous page.
+   * Throws {@link InvalidCursorError} for a cursor this method did not produce.
+   */
+  async listRuns(tenantId: string, filter: RunFilter = {}, first: number = RUNS_PAGE_DEFAULT, after?: string | null): Promise<RunPage> {
+    const limit = Math.min(RUNS_PAGE_MAX, Math.max(1, Math.floor(Number.isFinite(first) ? first : RUNS_PAGE_DEFAULT)));
+    const cursor = after ? decodeRunCursor(after) : undefined;
+    return this.inTenant(tenantId, async (m) => {
+      const qb = m
+        .getRepository(RunEntity)
+        .createQueryBuilder('r')
+        .addSelect(`(extract(epoch from r.created_at) * 1000000)::bigint::text`, 'cursor_micros')
+        .where('r.tenant_id = :tenantId', { tenantId });
+      if (filter.status) qb.andWhere('r.status = :status', { status: filter.status });
+      if (filter.workflowId) qb.andWhere('r.workflow_id = :workflowId', { workflowId: filter.workflowId });
+      if (filter.createdAfter) qb.andWhere('r.created_at >= :createdAfter', { createdAfter: filter.createdAfter });
+      if (filter.createdBefore) qb.andWhere('r.created_at < :createdBefore', { createdBefore: filter.createdBefore });
+      if (cursor) {
+        qb.andWhere(
+          `(r.created_at, r.id) < (timestamptz 'epoch' + CAST(:micros AS bigint) * interval '1 microsecond', CAST(:afterId AS uuid))`,
+          { micros: cursor.createdAtMicros, afterId: cursor.runId },
+        );
+      }
+      qb.orderBy('r.created_at', 'DESC').addOrderBy('r.id', 'DESC').limit(limit + 1);
+      const { entities, raw } = await qb.getRawAndEntities<{ cursor_micros: string }>();
+      const edges = entities.slice(0, limit).map((node, i) => ({ cursor: encodeRunCursor(raw[i]!.cursor_micros, node.id), node }));
+      return {
+        edges,
+        pageInfo: { hasNextPage: entities.length > limit, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
+      };
+    });
+  }
+
+  /** The run's tasks in creation order (`created_at, id`); empty for an unknown run. */
+  async tasksOfRun(tenantId: string, runId: string): Promise<TaskEntity[]> {
+    if (!isUuid(runId)) return [];
+    return this.inTenant(tenantId, (m) =>
+      m.getRepository(TaskEntity).find({ where: { tenantId, runId }, order: { createdAt: 'ASC', id: 'ASC' } }),
+    );
+  }
+
+  /**
+   * The tasks of several runs in one query (for batching list views), by run id, each list in
+   * creation order. Runs without tasks (or unknown) map to an empty list.
+   */
+  async tasksOfRuns(tenantId: string, runIds: string[]): Promise<Map<string, TaskEntity[]>> {
+    const ids = [...new Set(runIds.filter(isUuid))];
+    const byRun = new Map<string, TaskEntity[]>(runIds.map((id) => [id, []]));
+    if (!ids.length) return byRun;
+    const tasks = await this.inTenant(tenantId, (m) =>
+      m
+        .getRepository(TaskEntity)
+        .createQueryBuilder('t')
+        .where('t.tenant_id = :tenantId AND t.run_id = ANY(:ids)', { tenantId, ids })
+        .orderBy('t.created_at', 'ASC')
+        .addOrderBy('t.id', 'ASC')
+        .getMany(),
+    );
+    for (const t of tasks) byRun.get(t.runId)!.push(t);
+    return byRun;
+  }
+
+  /** The run's history ordered by `seq`; empty for an unknown run. */
+  async eventsOfRun(tenantId: string, runId: string): Promise<RunEventEntity[]> {
+    if (!isUuid(runId)) return [];
+    return this.inTenant(tenantId, (m) => m.getRepository(RunEventEntity).find({ where: { tenantId, runId }, order: { seq: 'ASC' } }));
+  }
+}

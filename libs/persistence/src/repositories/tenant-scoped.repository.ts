@@ -1,0 +1,32 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { mapDriverError } from '../errors.js';
+import { assertTenant, withTenant } from '../tenant-transaction.js';
+
+/**
+ * Base of every tenant-owned repository: each public method takes the `tenantId` first and runs
+ * its queries through {@link TenantScopedRepository.inTenant}, so no query can run without a
+ * tenant (STYLE, after Novu's base repository).
+ *
+ * Constructed with a DataSource, each call opens its own `withTenant` transaction; constructed
+ * with an EntityManager from `withTenant` (to compose several calls in one transaction), each
+ * call checks the manager is bound to the same tenant and throws otherwise.
+ */
+export abstract class TenantScopedRepository {
+  constructor(protected readonly db: DataSource | EntityManager) {}
+
+  /** Runs `fn` inside a transaction bound to `tenantId`; driver errors are mapped. */
+  protected async inTenant<T>(tenantId: string, fn: (m: EntityManager) => Promise<T>): Promise<T> {
+    if (isDataSource(this.db)) return withTenant(this.db, tenantId, fn);
+    assertTenant(this.db, tenantId);
+    try {
+      return await fn(this.db);
+    } catch (err) {
+      throw mapDriverError(err);
+    }
+  }
+}
+
+/** Tells a DataSource from an EntityManager without `instanceof` (safe across module copies). */
+export function isDataSource(db: DataSource | EntityManager): db is DataSource {
+  return 'isInitialized' in db && typeof (db as DataSource).initialize === 'function';
+}
