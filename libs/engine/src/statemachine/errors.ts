@@ -17,7 +17,7 @@ export class MachineError extends Error {
 
 /** A failure of the Store (loading outputs or signals); transient, retry the event. */
 export class StoreError extends Error {
-  constructor(readonly cause: unknown) {
+  constructor(override readonly cause: unknown) {
     super(`statemachine store: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'StoreError';
   }

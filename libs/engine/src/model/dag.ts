@@ -1,0 +1,207 @@
+import type { StepResult } from '../statemachine/state.js';
+import { templatePattern } from '../template/template-syntax.js';
+import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from './workflow-definition.js';
+import { NodeType, isTaskCompleted, type JsonValue } from './workflow-types.js';
+
+const TASKS_IDENT = /\btasks\b/g;
+const TASK_REF = /\btasks\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
+
+/**
+ * Extracts `tasks.<id>` and `tasks["<id>"]` references from the `{{ }}` expressions in `texts`
+ * (seed 002 `templateTaskRefs`), in order, duplicates kept. Returns `undefined` when any
+ * expression uses `tasks` in another way (e.g. `tasks[input.key]`): the count of static
+ * references must equal the count of the word `tasks`, otherwise any output may be read.
+ * The word `tasks` outside `{{ }}` is ignored.
+ */
+export function templateTaskRefs(texts: readonly string[]): string[] | undefined {
+  const refs: string[] = [];
+  for (const text of texts) {
+    for (const expr of text.matchAll(templatePattern())) {
+      const body = expr[1];
+      const matches = [...body.matchAll(TASK_REF)];
+      if (matches.length !== (body.match(TASKS_IDENT) ?? []).length) return undefined;
+      for (const m of matches) refs.push(m[1] !== undefined ? m[1] : m[2]);
+    }
+  }
+  return refs;
+}
+
+/**
+ * Every string in a JSON value, object keys included, depth first (seed 002 `jsonStrings`), so
+ * templates nested deep in a body are found. A bare string yields itself; `undefined` nothing.
+ */
+export function jsonStrings(v: JsonValue | undefined): string[] {
+  const out: string[] = [];
+  const walk = (x: JsonValue | undefined): void => {
+    if (typeof x === 'string') out.push(x);
+    else if (Array.isArray(x)) x.forEach(walk);
+    else if (x !== null && typeof x === 'object') {
+      for (const [k, val] of Object.entries(x)) {
+        out.push(k);
+        walk(val);
+      }
+    }
+  };
+  walk(v);
+  return out;
+}
+
+const EMPTY_EDGES: readonly WorkflowEdge[] = Object.freeze([]);
+
+/**
+ * An indexed, read-only view of a {@link WorkflowDefinition} (seed 002 `WorkflowDAG`): adjacency
+ * maps make every graph query O(1) or O(degree). Build once per definition version with
+ * {@link buildDag} and share it (the coordinator caches it per workflow version). It does not
+ * validate: see `validateDefinition`.
+ */
+export class WorkflowDag {
+  private readonly byId = new Map<string, WorkflowNode>();
+  private readonly outgoing = new Map<string, WorkflowEdge[]>();
+  private readonly incoming = new Map<string, WorkflowEdge[]>();
+  private readonly entry: WorkflowNode | undefined;
+  private readonly refs = new Map<string, string[]>();
+  private readonly runOutputRefs: string[] | undefined;
+
+  /** Use {@link buildDag}. */
+  constructor(readonly definition: WorkflowDefinition) {
+    for (const n of definition.nodes) this.byId.set(n.node_id, n);
+    for (const e of definition.edges ?? []) {
+      push(this.outgoing, e.from, e);
+      push(this.incoming, e.to, e);
+    }
+    this.entry = definition.nodes.find((n) => !this.incoming.has(n.node_id));
+
+    for (const [id, n] of this.byId) {
+      const texts = jsonStrings(n.spec);
+      const implicit: string[] = [];
+      if (n.type === NodeType.Switch) {
+        // A SWITCH reads its conditions and passes a predecessor's output through.
+        for (const e of this.outgoingEdges(id)) texts.push(e.condition ?? '');
+        for (const e of this.incomingEdges(id)) implicit.push(e.from);
+      }
+      const refs = templateTaskRefs(texts);
+      if (refs) this.refs.set(id, [...refs, ...implicit]);
+    }
+
+    this.runOutputRefs =
+      definition.output === undefined
+        ? this.sinkNodes().map((n) => n.node_id)
+        : templateTaskRefs(jsonStrings(definition.output));
+  }
+
+  /** Every node, in spec order. */
+  get nodes(): readonly WorkflowNode[] {
+    return this.definition.nodes;
+  }
+
+  /** The node with that id, or `undefined`. */
+  getNode(id: string): WorkflowNode | undefined {
+    return this.byId.get(id);
+  }
+
+  /**
+   * The workflow entry node (seed 002 `StartNode`): the node `hint` if given, else the first node
+   * in spec order without incoming edges.
+   * @throws Error when `hint` names no node, or no node lacks incoming edges.
+   */
+  startNode(hint?: string): WorkflowNode {
+    if (hint) {
+      const n = this.byId.get(hint);
+      if (!n) throw new Error(`start node ${hint} not found in workflow definition`);
+      return n;
+    }
+    if (this.entry) return this.entry;
+    throw new Error('no start node found: ensure workflow has a node with no incoming edges');
+  }
+
+  /** The nodes directly reachable from `nodeId`, in edge order (edges to unknown nodes skipped). */
+  successors(nodeId: string): WorkflowNode[] {
+    const out: WorkflowNode[] = [];
+    for (const e of this.outgoingEdges(nodeId)) {
+      const n = this.byId.get(e.to);
+      if (n) out.push(n);
+    }
+    return out;
+  }
+
+  /** The edges leaving `nodeId`, in definition order. */
+  outgoingEdges(nodeId: string): readonly WorkflowEdge[] {
+    return this.outgoing.get(nodeId) ?? EMPTY_EDGES;
+  }
+
+  /** The edges entering `nodeId`, in definition order. */
+  incomingEdges(nodeId: string): readonly WorkflowEdge[] {
+    return this.incoming.get(nodeId) ?? EMPTY_EDGES;
+  }
+
+  /**
+   * Every node id reachable from `nodeId`, breadth first, `nodeId` itself excluded (seed 002
+   * `Descendants`; powers retry-from-node).
+   */
+  descendants(nodeId: string): string[] {
+    const visited = new Set([nodeId]);
+    const queue = [nodeId];
+    const result: string[] = [];
+    while (queue.length > 0) {
+      const cur = queue.shift() as string;
+      for (const e of this.outgoingEdges(cur)) {
+        if (!visited.has(e.to)) {
+          visited.add(e.to);
+          queue.push(e.to);
+          result.push(e.to);
+        }
+      }
+    }
+    return result;
+  }
+
+  /**
+   * The output of the first completed predecessor of `nodeId` (in incoming-edge order) that has
+   * one, from the loaded `tasks`; `undefined` if none (seed 002 `PredecessorOutput`, used by
+   * SWITCH to pass its input through).
+   */
+  predecessorOutput(nodeId: string, tasks: ReadonlyMap<string, StepResult>): JsonValue | undefined {
+    for (const e of this.incomingEdges(nodeId)) {
+      const r = tasks.get(e.from);
+      if (r && isTaskCompleted(r.status) && r.output !== undefined) return r.output;
+    }
+    return undefined;
+  }
+
+  /**
+   * The node ids whose outputs `nodeId`'s templates may read (seed 002 `TaskRefs`), duplicates
+   * kept; a SWITCH adds its conditions' refs and its predecessors. `undefined` when they cannot
+   * be determined statically: the caller must load every completed output.
+   */
+  taskRefs(nodeId: string): string[] | undefined {
+    return this.refs.get(nodeId);
+  }
+
+  /**
+   * The node ids the run output reads: the task refs of the definition's `output` template
+   * (`undefined` when dynamic: load every completed output), or, without one, the sink nodes.
+   */
+  outputRefs(): string[] | undefined {
+    return this.runOutputRefs;
+  }
+
+  /** The nodes without outgoing edges, in spec order: the default run output's sources. */
+  sinkNodes(): WorkflowNode[] {
+    return this.definition.nodes.filter((n) => !this.outgoing.has(n.node_id));
+  }
+}
+
+function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
+  const list = m.get(k);
+  if (list) list.push(v);
+  else m.set(k, [v]);
+}
+
+/**
+ * Builds the indexed DAG of a definition (seed 002 `BuildDAG`): adjacency, the entry node (first
+ * node in spec order without incoming edges) and the static task references of every node. A
+ * missing `edges` list counts as empty. Never throws; validate first.
+ */
+export function buildDag(def: WorkflowDefinition): WorkflowDag {
+  return new WorkflowDag(def);
+}

@@ -1,0 +1,356 @@
+/**
+ * The workflow state machine (seed 000): one event in, a transition (actions as data) out. No I/O
+ * of its own: the clock, ids, templates and on-demand reads come from {@link Deps}.
+ */
+import type { WorkflowDag } from '../model/dag.js';
+import { maxAttempts, retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
+import { RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
+import type { Action } from './actions.js';
+import type { Deps, Transition } from './deps.js';
+import { MachineError, assertNever } from './errors.js';
+import type {
+  NodeCompleted,
+  NodeFailed,
+  RunCancelled,
+  RunEvent,
+  RunRetried,
+  RunStarted,
+} from './events.js';
+import { advanceFrom, begin } from './routing.js';
+import { isNodeActive, isTaskActive, matchesAttempt, type NodeState, type RunSnapshot, type StepResult } from './state.js';
+import { Step, errorMessage, isStoreError } from './step.js';
+import { onSignalReceived, onTimerFired } from './waits.js';
+
+/**
+ * Evolves the in-memory snapshot the way persisting `action` evolves the stored run (seed 000's
+ * `Action.apply`). DispatchTask, BufferSignal and ConsumeSignal change nothing routing reads.
+ */
+export function applyAction(run: RunSnapshot, a: Action): void {
+  switch (a.type) {
+    case 'CreateTask':
+      run.nodes.set(a.node.node_id, {
+        taskId: a.taskId,
+        status: a.status,
+        attempt: 0,
+        branches: a.branches,
+        awaitedSignal: a.awaitedSignal,
+      });
+      return;
+    case 'DispatchTask':
+    case 'BufferSignal':
+    case 'ConsumeSignal':
+      return;
+    case 'CompleteTask':
+      setStatus(run, a.nodeId, TaskStatus.Completed);
+      return;
+    case 'FailTask':
+      setStatus(run, a.nodeId, TaskStatus.Failed);
+      return;
+    case 'RetryTask': {
+      const n = run.nodes.get(a.nodeId);
+      if (n) {
+        n.status = TaskStatus.Pending;
+        n.attempt = a.attempt + 1;
+      }
+      return;
+    }
+    case 'ResolveWait': {
+      const n = run.nodes.get(a.nodeId);
+      if (n) {
+        n.status = a.status;
+        n.awaitedSignal = undefined;
+      }
+      return;
+    }
+    case 'ReopenRun':
+      for (const id of a.resetNodes) {
+        run.nodes.delete(id);
+        run.context.tasks.delete(id);
+      }
+      run.context.input = a.input;
+      run.context.config = a.config;
+      run.version = a.version;
+      run.status = RunStatus.Running;
+      return;
+    case 'CancelTasks':
+      for (const n of run.nodes.values()) {
+        if (isNodeActive(n)) n.status = TaskStatus.Cancelled;
+      }
+      return;
+    case 'FinishRun':
+      run.status = a.status;
+      return;
+    default:
+      assertNever(a);
+  }
+}
+
+function setStatus(run: RunSnapshot, nodeId: string, status: TaskStatus): void {
+  const n = run.nodes.get(nodeId);
+  if (n) n.status = status;
+}
+
+/** Counts of reached nodes that still have to finish, failed for good, and were cancelled. */
+export function runCounts(run: RunSnapshot): { active: number; failed: number; cancelled: number } {
+  let active = 0;
+  let failed = 0;
+  let cancelled = 0;
+  for (const n of run.nodes.values()) {
+    if (isNodeActive(n)) active++;
+    else if (n.status === TaskStatus.Failed) failed++;
+    else if (n.status === TaskStatus.Cancelled) cancelled++;
+  }
+  return { active, failed, cancelled };
+}
+
+/** What a failed `apply` must undo in the caller's snapshot (node states by identity). */
+interface Saved {
+  status: RunSnapshot['status'];
+  version: number;
+  input: JsonValue;
+  config: JsonValue;
+  tasks: Array<[string, StepResult]>;
+  nodes: Array<[string, NodeState, NodeState]>;
+}
+
+function save(run: RunSnapshot): Saved {
+  return {
+    status: run.status,
+    version: run.version,
+    input: run.context.input,
+    config: run.context.config,
+    tasks: [...run.context.tasks],
+    nodes: [...run.nodes].map(([id, n]) => [id, n, { ...n }]),
+  };
+}
+
+/** Puts the snapshot back in place (same Map and NodeState objects the caller holds). */
+function restore(run: RunSnapshot, s: Saved): void {
+  run.status = s.status;
+  run.version = s.version;
+  run.context.input = s.input;
+  run.context.config = s.config;
+  run.context.tasks.clear();
+  for (const [id, r] of s.tasks) run.context.tasks.set(id, r);
+  run.nodes.clear();
+  for (const [id, obj, copy] of s.nodes) {
+    Object.assign(obj, copy);
+    run.nodes.set(id, obj);
+  }
+}
+
+/**
+ * Decides how one event moves one run forward (seed 000 `Machine`). Create one per event with the
+ * run's snapshot; it is not safe for concurrent use, and the caller serializes events per run
+ * (the coordinator holds the run's row lock).
+ *
+ * `run.context.tasks` is a cache of outputs; a snapshot loaded from the database starts with it
+ * empty and the machine loads what templates need through `deps.store`.
+ */
+export class Machine {
+  constructor(
+    private readonly dag: WorkflowDag,
+    private readonly run: RunSnapshot,
+    private readonly deps: Deps,
+  ) {}
+
+  /**
+   * Consumes one event and returns the resulting transition; the snapshot then reflects the
+   * state the persisted actions produce. On rejection the snapshot is restored and nothing must be
+   * persisted.
+   * @throws MachineError `INVALID_REQUEST` (unknown node, missing signal name, unresolvable
+   * start), `RUN_FINISHED` (signal or cancel on a finished run), `RUN_ACTIVE` (retry with tasks in
+   * flight) — permanent; StoreError — transient, retry the event.
+   */
+  async apply(ev: RunEvent): Promise<Transition> {
+    const saved = save(this.run);
+    const s = new Step(this.dag, this.run, this.deps);
+    try {
+      await this.dispatch(s, ev);
+      if (s.tr.ignored === undefined) await finishIfDone(s);
+    } catch (err) {
+      restore(this.run, saved);
+      throw err;
+    }
+    return s.tr;
+  }
+
+  private async dispatch(s: Step, ev: RunEvent): Promise<void> {
+    switch (ev.type) {
+      case 'RunStarted':
+        return onRunStarted(s, ev);
+      case 'NodeCompleted':
+        return onNodeCompleted(s, ev);
+      case 'NodeFailed':
+        return onNodeFailed(s, ev);
+      case 'TimerFired':
+        return onTimerFired(s, ev);
+      case 'SignalReceived':
+        return onSignalReceived(s, ev);
+      case 'RunRetried':
+        return onRunRetried(s, ev);
+      case 'RunCancelled':
+        return onRunCancelled(s, ev);
+      default: {
+        const unknown: never = ev;
+        throw new MachineError('INVALID_REQUEST', `unknown event ${JSON.stringify((unknown as { type?: unknown }).type)}`);
+      }
+    }
+  }
+}
+
+/**
+ * RunStarted: activates the start node (the event's `startNodeId` or the entry node). A second
+ * RunStarted for a run whose start node was already reached is ignored.
+ * @throws MachineError INVALID_REQUEST for an unknown start node or a routing error.
+ */
+async function onRunStarted(s: Step, ev: RunStarted): Promise<void> {
+  let start: WorkflowNode;
+  try {
+    start = s.dag.startNode(ev.startNodeId);
+  } catch (err) {
+    throw new MachineError('INVALID_REQUEST', errorMessage(err));
+  }
+  if (s.run.nodes.has(start.node_id)) {
+    s.ignore(`run already started at ${start.node_id}`);
+    return;
+  }
+  await begin(s, start);
+}
+
+/**
+ * NodeCompleted: fenced by (taskId, attempt) — a stale attempt, another task, or an already
+ * finished (or cancelled) task is ignored. Otherwise the task completes and routing continues,
+ * unless the run already finished (the output is kept, nothing is scheduled).
+ */
+async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
+  const n = s.run.nodes.get(ev.nodeId);
+  if (!matchesAttempt(n, ev.taskId, ev.attempt) || !isTaskActive(n)) {
+    s.ignore(`stale or duplicate completion of ${ev.nodeId} attempt ${ev.attempt}`);
+    return;
+  }
+  s.emit({ type: 'CompleteTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, output: ev.output });
+  if (s.terminal()) return;
+  await advanceFrom(s, ev.nodeId, ev.output);
+}
+
+/**
+ * NodeFailed: fenced like NodeCompleted. Attempts are 0-based: while `attempt + 1 <
+ * max_attempts` (and the run is not finished) the same task is retried with attempt + 1 at now +
+ * `retryDelayMs(node, attempt + 1)`; otherwise it fails for good, leaving its edges unresolved.
+ */
+async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
+  const n = s.run.nodes.get(ev.nodeId);
+  if (!matchesAttempt(n, ev.taskId, ev.attempt) || !isTaskActive(n)) {
+    s.ignore(`stale or duplicate failure of ${ev.nodeId} attempt ${ev.attempt}`);
+    return;
+  }
+  const node = s.dag.getNode(ev.nodeId);
+  if (node && !s.terminal() && ev.attempt + 1 < maxAttempts(node)) {
+    s.emit({
+      type: 'RetryTask',
+      taskId: ev.taskId,
+      nodeId: ev.nodeId,
+      attempt: ev.attempt,
+      reason: ev.error,
+      notBefore: new Date(s.now.getTime() + retryDelayMs(node, ev.attempt + 1)),
+    });
+    return;
+  }
+  s.emit({ type: 'FailTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, reason: ev.error });
+}
+
+/**
+ * RunRetried: restarts the run from a node. Resets that node and its descendants (their tasks are
+ * deleted), keeps every other result, optionally replaces input/config, and begins again at the
+ * node. Allowed on a finished run or a running run with nothing active.
+ * @throws MachineError RUN_ACTIVE while any task is active; INVALID_REQUEST for an unknown node.
+ */
+async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
+  const { active } = runCounts(s.run);
+  if (active > 0) {
+    throw new MachineError('RUN_ACTIVE', `${active} task(s) in flight; cancel the run before retrying`);
+  }
+  const restart = s.dag.getNode(ev.fromNodeId);
+  if (!restart) {
+    throw new MachineError('INVALID_REQUEST', `node ${ev.fromNodeId} not in workflow definition`);
+  }
+  s.emit({
+    type: 'ReopenRun',
+    version: ev.version,
+    input: ev.input !== undefined ? ev.input : s.run.context.input,
+    config: ev.config !== undefined ? ev.config : s.run.context.config,
+    resetNodes: [...s.dag.descendants(ev.fromNodeId), ev.fromNodeId],
+  });
+  await begin(s, restart);
+}
+
+/**
+ * RunCancelled: every active task (pending, queued, running, waiting) becomes CANCELLED and the
+ * run finishes CANCELLED with the reason (default `cancelled`). Later reports for those attempts
+ * are ignored by fencing.
+ * @throws MachineError RUN_FINISHED on a finished run.
+ */
+async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
+  if (s.terminal()) throw new MachineError('RUN_FINISHED', `run is ${s.run.status}`);
+  const reason = ev.reason || 'cancelled';
+  s.emit({ type: 'CancelTasks', reason });
+  s.emit({ type: 'FinishRun', status: RunStatus.Cancelled, reason });
+}
+
+/**
+ * Finishes the run once nothing is active: FAILED if any task failed (or was cancelled), else
+ * SUCCEEDED with the run output. A run output that cannot be resolved fails the run.
+ */
+async function finishIfDone(s: Step): Promise<void> {
+  if (s.terminal()) return;
+  const { active, failed, cancelled } = runCounts(s.run);
+  if (active > 0) return;
+  if (failed > 0 || cancelled > 0) {
+    const parts = [];
+    if (failed > 0) parts.push(`${failed} failed`);
+    if (cancelled > 0) parts.push(`${cancelled} cancelled`);
+    s.emit({ type: 'FinishRun', status: RunStatus.Failed, reason: `workflow has ${parts.join(' and ')} task(s)` });
+    return;
+  }
+  let output: JsonValue;
+  try {
+    output = await runOutput(s);
+  } catch (err) {
+    if (isStoreError(err)) throw err;
+    s.failRun(`cannot resolve the run output: ${errorMessage(err)}`);
+    return;
+  }
+  s.emit({ type: 'FinishRun', status: RunStatus.Succeeded, output });
+}
+
+/**
+ * The run output: the definition's `output` template resolved against the run context, or by
+ * default an object of the completed sink nodes' outputs keyed by node id. Loads only the outputs
+ * it reads.
+ */
+async function runOutput(s: Step): Promise<JsonValue> {
+  const template = s.dag.definition.output;
+  if (template !== undefined) {
+    await s.ensureLoaded(s.dag.outputRefs());
+    return s.deps.templates.resolve(template, s.run.context, s.now);
+  }
+  const sinks = s.dag
+    .sinkNodes()
+    .map((n) => n.node_id)
+    .filter((id) => {
+      const st = s.run.nodes.get(id);
+      return st !== undefined && isTaskCompleted(st.status);
+    });
+  await s.ensureLoaded(sinks);
+  const out: Record<string, JsonValue> = {};
+  for (const id of sinks) {
+    Object.defineProperty(out, id, {
+      value: s.run.context.tasks.get(id)?.output ?? null,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,215 @@
+/**
+ * Routing forward (seed 000, step 7): the one readiness rule, propagation, activation of control,
+ * wait and worker nodes, SWITCH decisions, and the two entry points `begin` and `advanceFrom`.
+ * Internal to the state machine.
+ */
+import type { WorkflowEdge, WorkflowNode } from '../model/workflow-definition.js';
+import { NodeType, TaskStatus, isControlFlow, isTaskCompleted, isWait, type JsonValue } from '../model/workflow-types.js';
+import { MachineError } from './errors.js';
+import type { NodeState } from './state.js';
+import { Step, errorMessage, isStoreError } from './step.js';
+import { park } from './waits.js';
+
+/** Readiness of a node: some incoming edge unresolved / all resolved and one active / none active. */
+type Readiness = 'waiting' | 'run' | 'skip';
+
+/**
+ * The one readiness rule: a node is ready once every incoming edge is resolved; it runs if at
+ * least one is active and is skipped otherwise.
+ */
+async function readiness(s: Step, n: WorkflowNode): Promise<Readiness> {
+  let anyActive = false;
+  for (const edge of s.dag.incomingEdges(n.node_id)) {
+    const { active, resolved } = await edgeState(s, edge);
+    if (!resolved) return 'waiting';
+    anyActive ||= active;
+  }
+  return anyActive ? 'run' : 'skip';
+}
+
+/**
+ * An edge is active when its source completed (and, for a SWITCH, selected its target); inactive
+ * when its source was skipped or the SWITCH chose otherwise; unresolved while its source is
+ * unreached, pending, running, waiting, failed or cancelled — so nothing below a failure runs.
+ */
+async function edgeState(s: Step, edge: WorkflowEdge): Promise<{ active: boolean; resolved: boolean }> {
+  const from = s.run.nodes.get(edge.from);
+  if (!from) return { active: false, resolved: false };
+  if (from.status === TaskStatus.Skipped) return { active: false, resolved: true };
+  if (!isTaskCompleted(from.status)) return { active: false, resolved: false };
+  const node = s.dag.getNode(edge.from);
+  if (!node || node.type !== NodeType.Switch) return { active: true, resolved: true };
+  return { active: (await switchBranches(s, edge.from, from)).includes(edge.to), resolved: true };
+}
+
+/**
+ * Walks forward, breadth first, from `candidates`, running or skipping each unreached node whose
+ * incoming edges are all resolved. Skips cascade; control nodes and satisfied waits resolve inline
+ * and keep walking; worker nodes and real waits stop the walk. Nodes still waiting on a
+ * predecessor are left for a later event.
+ */
+export async function propagate(s: Step, candidates: readonly WorkflowNode[]): Promise<void> {
+  const queue = [...candidates];
+  while (queue.length > 0) {
+    const n = queue.shift() as WorkflowNode;
+    if (s.run.nodes.has(n.node_id)) continue;
+    switch (await readiness(s, n)) {
+      case 'waiting':
+        continue;
+      case 'skip':
+        s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Skipped });
+        queue.push(...s.dag.successors(n.node_id));
+        break;
+      case 'run':
+        queue.push(...(await activate(s, n)));
+        break;
+    }
+  }
+}
+
+/**
+ * Starts a ready node and returns the nodes to consider next: SWITCH/FORK/JOIN and satisfied waits
+ * complete inline and pass routing to their successors; worker nodes and real waits return none.
+ */
+export async function activate(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
+  if (n.type === NodeType.Switch) return activateSwitch(s, n);
+  if (isControlFlow(n.type)) {
+    s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Completed, output: {} });
+    return s.dag.successors(n.node_id);
+  }
+  if (isWait(n.type)) return park(s, n);
+  await schedule(s, n);
+  return [];
+}
+
+/** A SWITCH passes its predecessor's output through and records which branches it selected. */
+async function activateSwitch(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
+  await s.ensureOutputs(n);
+  const output = s.dag.predecessorOutput(n.node_id, s.run.context.tasks) ?? {};
+  let branches: string[];
+  try {
+    branches = selectBranches(s, n);
+  } catch (err) {
+    throw new Error(`switch ${n.node_id}: ${errorMessage(err)}`);
+  }
+  s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Completed, output, branches });
+  s.setOutput(n.node_id, output);
+  return s.dag.successors(n.node_id);
+}
+
+/**
+ * Evaluates a SWITCH's edge conditions; unconditional edges are always selected. The result is
+ * never undefined, so an empty decision is still recorded. Outputs must already be loaded.
+ * @throws Error naming the edge when a condition cannot be evaluated.
+ */
+function selectBranches(s: Step, n: WorkflowNode): string[] {
+  const branches: string[] = [];
+  for (const edge of s.dag.outgoingEdges(n.node_id)) {
+    if (edge.condition) {
+      let ok: boolean;
+      try {
+        ok = evalCondition(s, edge.condition);
+      } catch (err) {
+        throw new Error(`condition eval for edge ${edge.from}→${edge.to}: ${errorMessage(err)}`);
+      }
+      if (!ok) continue;
+    }
+    branches.push(edge.to);
+  }
+  return branches;
+}
+
+/**
+ * The successors a completed SWITCH selected: its recorded decision, never re-evaluated. Only a
+ * task without a recorded decision falls back to evaluating the conditions now (a broken
+ * condition then selects nothing).
+ * @throws StoreError if loading outputs for the fallback fails (seed 000 swallowed it).
+ */
+async function switchBranches(s: Step, nodeId: string, state: NodeState): Promise<string[]> {
+  if (state.branches !== undefined) return state.branches;
+  const node = s.dag.getNode(nodeId);
+  if (!node) return [];
+  await s.ensureOutputs(node);
+  try {
+    return selectBranches(s, node);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Evaluates a condition template and coerces it forgivingly (seed 000 `evalCondition`): booleans
+ * as is, strings true when non-empty, numbers when non-zero, null false, anything else true.
+ * @throws Error when the template cannot be resolved.
+ */
+function evalCondition(s: Step, condition: string): boolean {
+  let val: JsonValue;
+  try {
+    val = s.deps.templates.resolve(condition, s.run.context, s.now);
+  } catch (err) {
+    throw new Error(`failed to evaluate condition: ${errorMessage(err)}`);
+  }
+  switch (typeof val) {
+    case 'boolean':
+      return val;
+    case 'string':
+      return val !== '';
+    case 'number':
+      return val !== 0;
+    default:
+      return val !== null;
+  }
+}
+
+/**
+ * Creates a worker node's task and dispatches attempt 0 now, with its input resolved once here
+ * (a retry reuses it). A node whose input cannot be resolved is recorded FAILED instead.
+ * @throws StoreError (transient).
+ */
+async function schedule(s: Step, n: WorkflowNode): Promise<void> {
+  let input: JsonValue;
+  try {
+    input = await s.resolveInput(n);
+  } catch (err) {
+    if (isStoreError(err)) throw err;
+    s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Failed, error: errorMessage(err) });
+    return;
+  }
+  const taskId = s.newId();
+  s.emit({ type: 'CreateTask', taskId, node: n, status: TaskStatus.Pending, input });
+  s.emit({ type: 'DispatchTask', taskId, node: n, attempt: 0, input, notBefore: s.now });
+}
+
+/**
+ * Activates `node` unconditionally — the start node, or a retry's restart node — and everything
+ * that becomes ready as a result.
+ * @throws MachineError INVALID_REQUEST for a routing error (nothing is persisted); StoreError.
+ */
+export async function begin(s: Step, node: WorkflowNode): Promise<void> {
+  try {
+    await propagate(s, await activate(s, node));
+  } catch (err) {
+    if (isStoreError(err)) throw err;
+    throw new MachineError('INVALID_REQUEST', errorMessage(err));
+  }
+}
+
+/**
+ * Routes past a node that completed with `output`. Routing errors are permanent (a broken SWITCH
+ * condition, a node missing from the definition), so they fail the run with a reason instead of
+ * being returned for endless redelivery.
+ * @throws StoreError (transient) only.
+ */
+export async function advanceFrom(s: Step, nodeId: string, output: JsonValue): Promise<void> {
+  s.setOutput(nodeId, output);
+  if (!s.dag.getNode(nodeId)) {
+    s.failRun(`node ${nodeId} not found in workflow definition`);
+    return;
+  }
+  try {
+    await propagate(s, s.dag.successors(nodeId));
+  } catch (err) {
+    if (isStoreError(err)) throw err;
+    s.failRun(`routing after node ${nodeId} failed: ${errorMessage(err)}`);
+  }
+}

@@ -1,0 +1,293 @@
+/**
+ * CEL templates (seed 002, step 8): `{{ expression }}` inside any string of a node spec, an edge
+ * condition or the definition's `output`. This is the ONLY file that imports the CEL library
+ * (`@marcbachmann/cel-js`, see STACK.md).
+ *
+ * Variables: `input`, `config`, `tasks.<node_id>.{output,status,error}`, `system.now` (RFC 3339).
+ *
+ * Number trap (STACK.md): JSON numbers reach CEL as `double`, integer literals are `int`, and CEL
+ * has no mixed arithmetic. Weft registers `double op int` and `int op double` for `+ - * /` (and
+ * `%` for doubles), so `{{input.count + 1}}` and `{{input.price * 1.1}}` work. Mixed comparisons
+ * (`input.n > 1`, `input.n == 5`) are native CEL.
+ */
+import { Environment, Optional, type ParseResult } from '@marcbachmann/cel-js';
+import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
+import type { JsonValue } from '../model/workflow-types.js';
+import type { TemplateResolver } from '../statemachine/deps.js';
+import type { RunContext } from '../statemachine/state.js';
+import { findTemplates, templatePattern } from './template-syntax.js';
+
+/**
+ * Structural limits on every expression (tenants write them): at most 2,000 AST nodes, nesting
+ * depth 64, 1,000 list elements / map entries in literals, 32 call arguments.
+ */
+export const CEL_LIMITS = {
+  maxAstNodes: 2000,
+  maxDepth: 64,
+  maxListElements: 1000,
+  maxMapEntries: 1000,
+  maxCallArguments: 32,
+} as const;
+
+/** Longest accepted expression, in characters (between `{{` and `}}`). */
+export const MAX_EXPRESSION_LENGTH = 4096;
+
+/** How many distinct compiled expressions are kept (least recently used are evicted). */
+export const PROGRAM_CACHE_SIZE = 10_000;
+
+/**
+ * A template that cannot be compiled or evaluated. The message names the expression and the CEL
+ * error (e.g. `cannot evaluate {{ input.missing }}: No such key: missing`); it never contains the
+ * run's input, config or outputs.
+ */
+export class TemplateError extends Error {
+  constructor(
+    /** The CEL expression, trimmed, without the braces. */
+    readonly expression: string,
+    /** The CEL error, one line. */
+    readonly reason: string,
+    /** `syntax`: the expression never compiles; `evaluation`: it failed on this context. */
+    readonly kind: 'syntax' | 'evaluation' = 'evaluation',
+  ) {
+    super(`${kind === 'syntax' ? 'invalid template' : 'cannot evaluate'} {{ ${expression} }}: ${reason}`);
+    this.name = 'TemplateError';
+  }
+}
+
+type Arith = (a: number, b: number) => number;
+
+function modulo(a: number, b: number): number {
+  if (b === 0) throw new Error('modulus by zero');
+  return a % b;
+}
+
+/** One environment for the process; building it is the expensive part (STACK.md). */
+function createEnvironment(): Environment {
+  const env = new Environment({
+    unlistedVariablesAreDyn: true,
+    homogeneousAggregateLiterals: false,
+    limits: CEL_LIMITS,
+  });
+  const ops: Record<string, Arith> = {
+    '+': (a, b) => a + b,
+    '-': (a, b) => a - b,
+    '*': (a, b) => a * b,
+    '/': (a, b) => a / b,
+    '%': modulo,
+  };
+  for (const [op, fn] of Object.entries(ops)) {
+    env.registerOperator(`double ${op} int: double`, (a: number, b: bigint) => fn(a, Number(b)));
+    env.registerOperator(`int ${op} double: double`, (a: bigint, b: number) => fn(Number(a), b));
+  }
+  // CEL defines % on int/uint only; JSON numbers are doubles, so `input.n % 2` needs this.
+  env.registerOperator('double % double: double', (a: number, b: number) => modulo(a, b));
+  return env;
+}
+
+const env = createEnvironment();
+
+type Compiled = { program: ParseResult } | { error: string };
+
+/** Bounded LRU of compiled expressions (syntax errors are cached too). */
+const programs = new Map<string, Compiled>();
+
+function firstLine(err: unknown): string {
+  if (err && typeof err === 'object' && 'summary' in err && typeof err.summary === 'string') {
+    return err.summary;
+  }
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.split('\n')[0];
+}
+
+function describeStaticError(expression: string, err: unknown): string {
+  const range = (err as { range?: { start: number } } | undefined)?.range;
+  const where = range && range.start >= 0 ? ` (column ${range.start + 1})` : '';
+  return `${firstLine(err)}${where}`;
+}
+
+function compileEntry(expression: string): Compiled {
+  const hit = programs.get(expression);
+  if (hit) {
+    programs.delete(expression);
+    programs.set(expression, hit);
+    return hit;
+  }
+  let entry: Compiled;
+  if (expression.length > MAX_EXPRESSION_LENGTH) {
+    entry = { error: `expression longer than ${MAX_EXPRESSION_LENGTH} characters` };
+  } else {
+    try {
+      const program = env.parse(expression);
+      const checked = program.check();
+      entry = checked.valid ? { program } : { error: describeStaticError(expression, checked.error) };
+    } catch (err) {
+      entry = { error: describeStaticError(expression, err) };
+    }
+  }
+  programs.set(expression, entry);
+  if (programs.size > PROGRAM_CACHE_SIZE) {
+    programs.delete(programs.keys().next().value as string);
+  }
+  return entry;
+}
+
+/**
+ * Compiles one CEL expression (no braces), once per distinct text (LRU cache of
+ * {@link PROGRAM_CACHE_SIZE}). Rejects what can never evaluate: syntax errors, exceeded
+ * {@link CEL_LIMITS}, and static type errors (unknown functions, `"a" + 1`).
+ * @throws TemplateError with kind `syntax`.
+ */
+export function compileExpression(expression: string): ParseResult {
+  const entry = compileEntry(expression);
+  if ('error' in entry) throw new TemplateError(expression, entry.error, 'syntax');
+  return entry.program;
+}
+
+/**
+ * Checks every `{{ }}` in `text` without evaluating it (definition validation). Returns one
+ * message per broken template, e.g. `invalid template {{ input.count + }}: Unexpected token: EOF
+ * (column 14)`; empty when all compile.
+ */
+export function checkTemplateSyntax(text: string): string[] {
+  const out: string[] = [];
+  for (const t of findTemplates(text)) {
+    const entry = compileEntry(t.expression);
+    if ('error' in entry) out.push(new TemplateError(t.expression, entry.error, 'syntax').message);
+  }
+  return out;
+}
+
+/** The variables of one resolution, built lazily (the `tasks` view costs O(loaded outputs)). */
+class Scope {
+  private vars?: Record<string, unknown>;
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly now: Date,
+  ) {}
+
+  get(): Record<string, unknown> {
+    if (!this.vars) {
+      // Null-prototype object: node ids such as `__proto__` stay plain keys.
+      const tasks: Record<string, unknown> = Object.create(null);
+      for (const [id, r] of this.ctx.tasks) {
+        tasks[id] = r.error === undefined ? { status: r.status, output: r.output } : { status: r.status, output: r.output, error: r.error };
+      }
+      this.vars = {
+        input: this.ctx.input ?? {},
+        config: this.ctx.config ?? {},
+        tasks,
+        system: { now: this.now.toISOString() },
+      };
+    }
+    return this.vars;
+  }
+}
+
+function base64(bytes: Uint8Array): string {
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin);
+}
+
+/**
+ * Converts a CEL value back to plain JSON: ints (BigInt) become numbers when safe (else decimal
+ * strings), doubles stay numbers (so `2.0` is `2`), uints as ints, timestamps RFC 3339, durations
+ * `"3600s"`, bytes base64, maps objects, types their name, optionals their value or null.
+ */
+function toJson(value: unknown, expression: string): JsonValue {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) {
+        throw new TemplateError(expression, `result ${value} is not representable in JSON`);
+      }
+      return value === 0 ? 0 : value; // no -0
+    case 'bigint':
+      return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+    case 'undefined':
+      return null;
+    case 'object':
+      break;
+    default:
+      throw new TemplateError(expression, `result of type ${typeof value} is not JSON`);
+  }
+  if (value === null) return null;
+  if (Array.isArray(value)) return value.map((v) => toJson(v, expression));
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof UnsignedInt) return toJson(value.value, expression);
+  if (value instanceof Duration) return value.toString();
+  if (value instanceof Uint8Array) return base64(value);
+  if (value instanceof Optional) return value.hasValue() ? toJson(value.value(), expression) : null;
+  if (value instanceof Map) {
+    return Object.fromEntries([...value].map(([k, v]) => [String(k), toJson(v, expression)]));
+  }
+  if (value instanceof Set) return [...value].map((v) => toJson(v, expression));
+  const named = value as { name?: unknown; [Symbol.toStringTag]?: unknown };
+  if (typeof named[Symbol.toStringTag] === 'string' && String(named[Symbol.toStringTag]).startsWith('Type<')) {
+    return String(named.name);
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toJson(v, expression)]));
+}
+
+/**
+ * The CEL template resolver (seed 002 `Resolver`), implementing the machine's
+ * {@link TemplateResolver}. Stateless apart from the process-wide compiled-program cache; safe
+ * to share.
+ */
+export class CelTemplateResolver implements TemplateResolver {
+  /**
+   * Resolves every string in `spec`, recursively through arrays and object values (keys are kept
+   * as written). A string that is exactly one template keeps the value's type (`"{{input.count}}"`
+   * → `42`); otherwise each template is interpolated: null → `""`, strings raw, anything else as
+   * JSON. `now` is `system.now`.
+   * @throws TemplateError naming the first expression that fails.
+   */
+  resolve(spec: JsonValue, ctx: RunContext, now: Date): JsonValue {
+    return this.walk(spec, new Scope(ctx, now));
+  }
+
+  /**
+   * Evaluates one bare CEL expression (no braces) against the run context and returns plain JSON.
+   * @throws TemplateError on a syntax or evaluation error.
+   */
+  evaluate(expression: string, ctx: RunContext, now: Date): JsonValue {
+    return this.eval(expression.trim(), new Scope(ctx, now));
+  }
+
+  private walk(v: JsonValue, scope: Scope): JsonValue {
+    if (typeof v === 'string') return this.resolveString(v, scope);
+    if (Array.isArray(v)) return v.map((x) => this.walk(x, scope));
+    if (v !== null && typeof v === 'object') {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, this.walk(x, scope)]));
+    }
+    return v;
+  }
+
+  private resolveString(s: string, scope: Scope): JsonValue {
+    const matches = findTemplates(s);
+    if (matches.length === 0) return s;
+    if (matches.length === 1 && s.trim() === matches[0].text.trim()) {
+      return this.eval(matches[0].expression, scope);
+    }
+    return s.replace(templatePattern(), (_whole, expr: string) => {
+      const val = this.eval(expr.trim(), scope);
+      if (val === null) return '';
+      if (typeof val === 'string') return val;
+      return JSON.stringify(val);
+    });
+  }
+
+  private eval(expression: string, scope: Scope): JsonValue {
+    const program = compileExpression(expression);
+    let out: unknown;
+    try {
+      out = program(scope.get());
+    } catch (err) {
+      throw new TemplateError(expression, firstLine(err));
+    }
+    if (out instanceof Promise) throw new TemplateError(expression, 'asynchronous result');
+    return toJson(out, expression);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The `{{ expression }}` template syntax (seed 002, step 8), shared by the resolver, the static
+ * task-reference analysis of the DAG and definition validation. No CEL here: this file only finds
+ * templates in text.
+ */
+
+/**
+ * Source of the template pattern, exactly seed 002's `{{\s*([^}]+)\s*}}`: group 1 is the
+ * expression (untrimmed). An expression cannot contain `}`, so CEL map literals are not usable
+ * inside a template.
+ */
+export const TEMPLATE_PATTERN_SOURCE = String.raw`{{\s*([^}]+)\s*}}`;
+
+/** A fresh global regex for {@link TEMPLATE_PATTERN_SOURCE} (global regexes are stateful). */
+export function templatePattern(): RegExp {
+  return new RegExp(TEMPLATE_PATTERN_SOURCE, 'g');
+}
+
+/** One `{{ }}` occurrence in a text: the whole match and its trimmed CEL expression. */
+export interface TemplateMatch {
+  /** The full `{{ … }}` text as written. */
+  text: string;
+  /** The CEL expression inside, trimmed. */
+  expression: string;
+  /** Offset of `text` in the searched string (UTF-16 code units). */
+  index: number;
+}
+
+/** Every `{{ }}` template in `text`, in order of appearance. */
+export function findTemplates(text: string): TemplateMatch[] {
+  const out: TemplateMatch[] = [];
+  for (const m of text.matchAll(templatePattern())) {
+    out.push({ text: m[0], expression: m[1].trim(), index: m.index });
+  }
+  return out;
+}
+
+/** True when `text` holds at least one `{{ }}` template. */
+export function hasTemplate(text: string): boolean {
+  return templatePattern().test(text);
+}
