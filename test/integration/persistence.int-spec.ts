@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import {
+  createDataSource,
+  ENTITIES,
+  InvalidCursorError,
+  mapDriverError,
+  RunRepository,
+  runMigrations,
+  sql,
+  TenantRepository,
+  TransientDbError,
+  UniqueViolation,
+  withTenant,
+  WorkflowRepository,
+  type Json,
+} from '@weft/persistence';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { createTenant, def, edge, http, publishWorkflow } from '../support/builders.js';
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** Inserts a run row directly (the coordinator owns real writes). */
+async function insertRun(tenantId: string, workflowId: string, createdAt: Date, extra: { status?: string; idempotencyKey?: string; id?: string } = {}) {
+  const id = extra.id ?? uuidv7();
+  await withTenant(db.ds, tenantId, (m) =>
+    sql(m, `INSERT INTO runs (tenant_id, id, workflow_id, version, status, idempotency_key, created_at) VALUES ($1,$2,$3,1,$4,$5,$6)`, [
+      tenantId,
+      id,
+      workflowId,
+      extra.status ?? 'RUNNING',
+      extra.idempotencyKey ?? null,
+      createdAt,
+    ]),
+  );
+  return id;
+}
+
+describe('migrations', () => {
+  it('built every table and are idempotent', async () => {
+    const tables = await db.ds.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
+    expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual(
+      ['api_keys', 'migrations', 'outbox', 'run_events', 'runs', 'signals', 'tasks', 'tenants', 'workflow_versions', 'workflows'],
+    );
+    expect(await runMigrations(db.url)).toEqual([]);
+  });
+
+  it('match every entity (each entity can select all its columns)', async () => {
+    for (const e of ENTITIES) {
+      await expect(db.ds.getRepository(e).createQueryBuilder('x').limit(1).getMany()).resolves.toEqual([]);
+    }
+  });
+});
+
+describe('withTenant', () => {
+  it('sets app.tenant_id for the transaction only', async () => {
+    const one = createDataSource(db.url, { poolSize: 1 });
+    await one.initialize();
+    try {
+      const tenantId = uuidv7();
+      const inside = await withTenant(one, tenantId, (m) => m.query(`SELECT current_setting('app.tenant_id', true) AS t`));
+      expect(inside[0].t).toBe(tenantId);
+      // Same (only) pooled connection, next transaction: the setting is gone.
+      const after = await one.query(`SELECT current_setting('app.tenant_id', true) AS t`);
+      expect(after[0].t === null || after[0].t === '').toBe(true);
+    } finally {
+      await one.destroy();
+    }
+  });
+
+  it('rolls back when the callback throws, and rejects a non-UUID tenant', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    await expect(
+      withTenant(db.ds, tenantId, async (m) => {
+        await sql(m, `UPDATE tenants SET name = 'changed' WHERE id = $1`, [tenantId]);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect((await new TenantRepository(db.ds).findTenant(tenantId))?.name).toBe('acme');
+    await expect(withTenant(db.ds, 'nope', async () => 1)).rejects.toThrow(TypeError);
+  });
+
+  it('maps a lost connection to TransientDbError', async () => {
+    const err = await withTenant(db.ds, uuidv7(), (m) => m.query('SELECT pg_terminate_backend(pg_backend_pid())')).catch((e) => e);
+    expect(err).toBeInstanceOf(TransientDbError);
+    // The pool recovers.
+    expect((await db.ds.query('SELECT 1 AS one'))[0].one).toBe(1);
+  });
+});
+
+describe('mapDriverError', () => {
+  it.each([
+    ['40001', TransientDbError],
+    ['40P01', TransientDbError],
+    ['57P01', TransientDbError],
+    ['08006', TransientDbError],
+    ['ECONNRESET', TransientDbError],
+    ['23505', UniqueViolation],
+  ])('maps %s', (code, type) => {
+    expect(mapDriverError(Object.assign(new Error('x'), { code }))).toBeInstanceOf(type);
+  });
+
+  it('maps "Connection terminated unexpectedly" and leaves other errors alone', () => {
+    expect(mapDriverError(new Error('Connection terminated unexpectedly'))).toBeInstanceOf(TransientDbError);
+    const other = Object.assign(new Error('syntax'), { code: '42601' });
+    expect(mapDriverError(other)).toBe(other);
+  });
+});
+
+describe('TenantRepository', () => {
+  it('creates a tenant with a high-entropy admin key stored hashed', async () => {
+    const repo = new TenantRepository(db.ds);
+    const t = await repo.createTenant('globex');
+    expect(t.apiKey).toMatch(/^weft_[A-Za-z0-9_-]{43}$/);
+    expect(await repo.findApiKey(t.apiKey)).toEqual({ tenantId: t.tenantId, keyId: t.keyId, role: 'admin' });
+    const stored = await withTenant(db.ds, t.tenantId, (m) => sql<{ key_hash: string; key_prefix: string }>(m, `SELECT key_hash, key_prefix FROM api_keys WHERE tenant_id = $1`, [t.tenantId]));
+    expect(stored.rows[0]!.key_hash).toBe(createHash('sha256').update(t.apiKey).digest('hex'));
+    expect(t.apiKey.startsWith(stored.rows[0]!.key_prefix)).toBe(true);
+    expect(JSON.stringify(await repo.listApiKeys(t.tenantId))).not.toContain(stored.rows[0]!.key_hash);
+  });
+
+  it('ignores unknown and revoked keys', async () => {
+    const repo = new TenantRepository(db.ds);
+    const t = await repo.createTenant('initech');
+    const viewer = await repo.createApiKey(t.tenantId, { name: 'ci', role: 'viewer' });
+    expect((await repo.findApiKey(viewer.apiKey))?.role).toBe('viewer');
+    expect(await repo.revokeApiKey(t.tenantId, viewer.keyId)).toBe(true);
+    expect(await repo.findApiKey(viewer.apiKey)).toBeNull();
+    expect(await repo.findApiKey('weft_' + 'A'.repeat(43))).toBeNull();
+    expect(await repo.findApiKey('not-a-key')).toBeNull();
+    // A key of another tenant cannot be revoked through this one.
+    const other = await repo.createTenant('other');
+    expect(await repo.revokeApiKey(other.tenantId, t.keyId)).toBe(false);
+    expect(await repo.findApiKey(t.apiKey)).not.toBeNull();
+  });
+});
+
+describe('WorkflowRepository', () => {
+  const definition = def([http('a'), http('b')], [edge('a', 'b')]);
+
+  it('numbers versions per workflow and returns the latest by default', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    const repo = new WorkflowRepository(db.ds);
+    const v1 = await repo.publishVersion(tenantId, { workflowId: 'orders', name: 'Orders', definition: definition as unknown as Json, source: 'v1', checksum: 'c1' });
+    const v2 = await repo.publishVersion(tenantId, { workflowId: 'orders', definition: definition as unknown as Json, source: 'v2', checksum: 'c2' });
+    expect([v1.version, v2.version]).toEqual([1, 2]);
+    expect((await repo.getVersion(tenantId, 'orders'))?.source).toBe('v2');
+    expect((await repo.getVersion(tenantId, 'orders', 1))?.source).toBe('v1');
+    expect((await repo.getVersion(tenantId, 'orders', 1))?.definition).toEqual(definition);
+    expect(await repo.getVersion(tenantId, 'orders', 3)).toBeNull();
+    expect(await repo.getVersion(tenantId, 'missing')).toBeNull();
+    const list = await repo.list(tenantId);
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ workflowId: 'orders', name: 'Orders', latestVersion: 2, latest: { version: 2, source: 'v2' } });
+    expect((await repo.listVersions(tenantId, 'orders')).map((v) => v.version)).toEqual([1, 2]);
+  });
+
+  it('gives concurrent publishes distinct consecutive versions', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    const repo = new WorkflowRepository(db.ds);
+    const versions = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => repo.publishVersion(tenantId, { workflowId: 'hot', definition: definition as unknown as Json, source: `s${i}`, checksum: `${i}` })),
+    );
+    expect(versions.map((v) => v.version).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('is filtered by tenant', async () => {
+    const a = await createTenant(db.ds, 'a');
+    const b = await createTenant(db.ds, 'b');
+    await publishWorkflow(db.ds, a.tenantId, definition, { workflowId: 'private' });
+    const repo = new WorkflowRepository(db.ds);
+    expect(await repo.getVersion(b.tenantId, 'private')).toBeNull();
+    expect(await repo.list(b.tenantId)).toEqual([]);
+  });
+});
+
+describe('RunRepository', () => {
+  it('pages runs newest first with a keyset cursor and filters', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    await publishWorkflow(db.ds, tenantId, def([http('a')]), { workflowId: 'w1' });
+    await publishWorkflow(db.ds, tenantId, def([http('a')]), { workflowId: 'w2' });
+    const base = Date.parse('2030-01-01T00:00:00Z');
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      // Two runs share each millisecond: the cursor must still be exact.
+      ids.push(await insertRun(tenantId, i % 2 ? 'w2' : 'w1', new Date(base + Math.floor(i / 2)), { status: i === 6 ? 'FAILED' : 'RUNNING' }));
+    }
+    const repo = new RunRepository(db.ds);
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let page = 0; page < 10; page++) {
+      const p: Awaited<ReturnType<RunRepository['listRuns']>> = await repo.listRuns(tenantId, {}, 3, after);
+      seen.push(...p.edges.map((e) => e.node.id));
+      if (!p.pageInfo.hasNextPage) break;
+      after = p.pageInfo.endCursor;
+    }
+    const expected = ids
+      .map((id, i) => ({ id, t: base + Math.floor(i / 2) }))
+      .sort((x, y) => y.t - x.t || (y.id < x.id ? -1 : 1))
+      .map((x) => x.id);
+    expect(seen).toEqual(expected);
+
+    expect((await repo.listRuns(tenantId, { workflowId: 'w2' }, 50)).edges).toHaveLength(3);
+    expect((await repo.listRuns(tenantId, { status: 'FAILED' }, 50)).edges.map((e) => e.node.id)).toEqual([ids[6]]);
+    const window = await repo.listRuns(tenantId, { createdAfter: new Date(base + 1), createdBefore: new Date(base + 3) }, 50);
+    expect(window.edges.map((e) => e.node.id).sort()).toEqual([ids[2], ids[3], ids[4], ids[5]].sort());
+    await expect(repo.listRuns(tenantId, {}, 3, 'garbage')).rejects.toBeInstanceOf(InvalidCursorError);
+  });
+
+  it('is filtered by tenant, and reads tasks and events in order', async () => {
+    const a = await createTenant(db.ds, 'a');
+    const b = await createTenant(db.ds, 'b');
+    await publishWorkflow(db.ds, a.tenantId, def([http('a')]), { workflowId: 'w' });
+    const runId = await insertRun(a.tenantId, 'w', new Date());
+    await withTenant(db.ds, a.tenantId, async (m) => {
+      const t0 = new Date('2030-01-01T00:00:00Z');
+      for (const [i, node] of ['x', 'y', 'z'].entries()) {
+        await sql(m, `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, status, created_at) VALUES ($1,$2,$3,$4,'HTTP','PENDING',$5)`, [
+          a.tenantId,
+          uuidv7(),
+          runId,
+          node,
+          new Date(t0.getTime() + (2 - i) * 1000),
+        ]);
+      }
+      for (const seq of [2, 1, 3]) {
+        await sql(m, `INSERT INTO run_events (tenant_id, run_id, seq, type) VALUES ($1,$2,$3,'RunStarted')`, [a.tenantId, runId, seq]);
+      }
+    });
+    const repo = new RunRepository(db.ds);
+    expect((await repo.findRun(a.tenantId, runId))?.status).toBe('RUNNING');
+    expect(await repo.findRun(b.tenantId, runId)).toBeNull();
+    expect(await repo.findRun(a.tenantId, 'not-a-uuid')).toBeNull();
+    expect((await repo.tasksOfRun(a.tenantId, runId)).map((t) => t.nodeId)).toEqual(['z', 'y', 'x']);
+    expect(await repo.tasksOfRun(b.tenantId, runId)).toEqual([]);
+    expect((await repo.tasksOfRuns(a.tenantId, [runId])).get(runId)?.map((t) => t.nodeId)).toEqual(['z', 'y', 'x']);
+    expect((await repo.eventsOfRun(a.tenantId, runId)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(await repo.eventsOfRun(b.tenantId, runId)).toEqual([]);
+    expect((await repo.listRuns(b.tenantId)).edges).toEqual([]);
+  });
+
+  it('enforces one run per idempotency key and tenant', async () => {
+    const a = await createTenant(db.ds, 'a');
+    const b = await createTenant(db.ds, 'b');
+    await publishWorkflow(db.ds, a.tenantId, def([http('a')]), { workflowId: 'w' });
+    await publishWorkflow(db.ds, b.tenantId, def([http('a')]), { workflowId: 'w' });
+    await insertRun(a.tenantId, 'w', new Date(), { idempotencyKey: 'k1' });
+    const err = await insertRun(a.tenantId, 'w', new Date(), { idempotencyKey: 'k1' }).catch((e) => e);
+    expect(err).toBeInstanceOf(UniqueViolation);
+    expect((err as UniqueViolation).constraint).toBe('runs_idempotency_key');
+    await expect(insertRun(b.tenantId, 'w', new Date(), { idempotencyKey: 'k1' })).resolves.toBeDefined();
+    await expect(insertRun(a.tenantId, 'w', new Date())).resolves.toBeDefined();
+    await expect(insertRun(a.tenantId, 'w', new Date())).resolves.toBeDefined();
+  });
+});

@@ -1,0 +1,123 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { createDataSource, runMigrations } from '@weft/persistence';
+
+/**
+ * One PostgreSQL database per test file, cloned from a migrated template (STYLE "Tests", after
+ * Trigger.dev): the template `weft_test_template_<hash of the migration files>` is created once
+ * (by Jest's globalSetup, or lazily by the first clone) and every suite gets a fresh
+ * `CREATE DATABASE … TEMPLATE …` copy in milliseconds instead of re-running migrations.
+ *
+ * `WEFT_TEST_PG_URL` points at the server's maintenance database (default
+ * `postgres://postgres@127.0.0.1:5432/postgres`, the local trust-auth superuser).
+ */
+export const ADMIN_URL = process.env.WEFT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../libs/persistence/src/migrations/', import.meta.url));
+/** Advisory lock key serializing template creation across Jest workers and parallel runs. */
+const TEMPLATE_LOCK = 7_310_517_204;
+
+/** A database of the local server with the same credentials as {@link ADMIN_URL}. */
+export function databaseUrl(name: string): string {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/**
+ * Name of the template database for the current migration files (changes when they change).
+ * global-setup.ts computes the same name with the same algorithm (it cannot import this file).
+ */
+export function templateName(): string {
+  const h = createHash('sha256');
+  for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.ts')).sort()) {
+    h.update(f).update('\0').update(readFileSync(join(MIGRATIONS_DIR, f))).update('\0');
+  }
+  return `weft_test_template_${h.digest('hex').slice(0, 16)}`;
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: ADMIN_URL, application_name: 'weft-test-admin' });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * Creates the migrated template database if it does not exist yet and returns its name. Safe
+ * to call concurrently: creation runs under an advisory lock and migrates a scratch database
+ * that is renamed into place only when complete, so a half-migrated template is never cloned.
+ */
+export async function ensureTemplate(): Promise<string> {
+  const name = templateName();
+  await admin(async (c) => {
+    const exists = async () => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+    if (await exists()) return;
+    await c.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK]);
+    try {
+      if (await exists()) return;
+      const scratch = `${name}_tmp_${process.pid}`;
+      await c.query(`DROP DATABASE IF EXISTS ${quote(scratch)}`);
+      await c.query(`CREATE DATABASE ${quote(scratch)}`);
+      await runMigrations(databaseUrl(scratch));
+      await c.query(`ALTER DATABASE ${quote(scratch)} RENAME TO ${quote(name)}`);
+    } finally {
+      await c.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK]);
+    }
+  });
+  return name;
+}
+
+/** A test's own database: its URL, an initialized DataSource on it, and `drop()` to remove both. */
+export interface TestDatabase {
+  name: string;
+  url: string;
+  ds: DataSource;
+  /** Closes `ds` and drops the database (terminating any connection still open on it). */
+  drop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Clones the migrated template into a uniquely named database (`weft_test_<pid>_<random>`)
+ * and returns it with an initialized DataSource (`poolSize` default 10). Retries the clone
+ * while the template is briefly accessed by another session (SQLSTATE 55006).
+ */
+export async function createTestDatabase(opts: { poolSize?: number } = {}): Promise<TestDatabase> {
+  // globalSetup created the template and named it; without it (another runner), create it here.
+  const template = process.env.WEFT_TEST_TEMPLATE ?? (await ensureTemplate());
+  const name = `weft_test_${process.pid}_${randomBytes(5).toString('hex')}`;
+  await admin(async (c) => {
+    for (let i = 0; ; i++) {
+      try {
+        await c.query(`CREATE DATABASE ${quote(name)} TEMPLATE ${quote(template)}`);
+        return;
+      } catch (err) {
+        if ((err as { code?: string }).code !== '55006' || i >= 50) throw err;
+        await sleep(50 + Math.random() * 100);
+      }
+    }
+  });
+  const url = databaseUrl(name);
+  const ds = createDataSource(url, { poolSize: opts.poolSize ?? 10, applicationName: 'weft-test' });
+  await ds.initialize();
+  return {
+    name,
+    url,
+    ds,
+    async drop() {
+      if (ds.isInitialized) await ds.destroy();
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${quote(name)} WITH (FORCE)`));
+    },
+  };
+}
