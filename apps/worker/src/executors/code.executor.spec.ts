@@ -1,0 +1,262 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CodeExecutor } from './code.executor.js';
+import { ExecutionError } from './executor.js';
+
+const py = { taskId: 't001', nodeId: 'score', attempt: 1, runtime: 'python' };
+const js = { taskId: 't002', nodeId: 'score', attempt: 1, runtime: 'js' };
+
+async function failure(promise: Promise<unknown>): Promise<ExecutionError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ExecutionError);
+    return err as ExecutionError;
+  }
+  throw new Error('expected the execution to fail');
+}
+
+/** Whether `pid` runs (a zombie waiting for a reaper counts as dead). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+describe('CodeExecutor', () => {
+  let tempDir: string;
+  let code: CodeExecutor;
+
+  beforeAll(async () => {
+    tempDir = await mkdtemp(join(tmpdir(), 'weft-code-spec-'));
+    code = new CodeExecutor({ tempDir });
+    process.env.WEFT_SECRET = 'hunter2';
+  });
+
+  afterAll(async () => {
+    delete process.env.WEFT_SECRET;
+    await rm(tempDir, { recursive: true, force: true });
+  });
+
+  describe('python', () => {
+    it('returns the object the handler returns, given the spec without code and limits', async () => {
+      const out = await code.execute(
+        {
+          code: 'def handler(input):\n    return {"total": input["price"] * input["qty"], "keys": sorted(input)}\n',
+          price: 2.5,
+          qty: 4,
+          timeout_seconds: 10,
+          memory_mb: 128,
+        },
+        py,
+      );
+      expect(out).toEqual({ total: 10, keys: ['price', 'qty'] });
+    });
+
+    it('accepts the py runtime alias and an async handler', async () => {
+      const out = await code.execute(
+        { code: 'import asyncio\nasync def handler(input):\n    await asyncio.sleep(0)\n    return [1, None, "x"]\n' },
+        { ...py, runtime: 'py' },
+      );
+      expect(out).toEqual([1, null, 'x']);
+    });
+
+    it('keeps print() output out of the result', async () => {
+      const out = await code.execute(
+        { code: 'import sys\ndef handler(input):\n    print("noise", {"a": 1})\n    print("err", file=sys.stderr)\n    return 42\n' },
+        py,
+      );
+      expect(out).toBe(42);
+    });
+
+    it("surfaces the exception's type, message and line", async () => {
+      const err = await failure(
+        code.execute({ code: 'def handler(input):\n    x = 1\n    raise ValueError("bad order " + str(x))\n' }, py),
+      );
+      expect(err.retryable).toBe(true);
+      expect(err.message).toBe(
+        'ValueError: bad order 1 (handler.py, line 3, in handler: raise ValueError("bad order " + str(x)))',
+      );
+    });
+
+    it('does not leak the worker environment', async () => {
+      // The real interpreter: a version-manager shim (pyenv) would add variables of its own.
+      const real = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+      const out = (await new CodeExecutor({ tempDir, python: real }).execute(
+        { code: 'import os\ndef handler(input):\n    return {"secret": os.environ.get("WEFT_SECRET"), "keys": sorted(os.environ)}\n' },
+        py,
+      )) as { secret: unknown; keys: string[] };
+      expect(out.secret).toBeNull();
+      expect(out.keys.filter((k) => !['PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONIOENCODING', 'LC_CTYPE'].includes(k))).toEqual([]);
+    });
+
+    it('runs in a fresh temp dir that is removed afterwards', async () => {
+      const cwd = (await code.execute({ code: 'import os\ndef handler(input):\n    return os.getcwd()\n' }, py)) as string;
+      expect(cwd.startsWith(join(tempDir, 'weft-code-'))).toBe(true);
+      expect(await readdir(tempDir)).toEqual([]);
+    });
+
+    it('kills the process on timeout', async () => {
+      const started = Date.now();
+      const err = await failure(
+        code.execute({ code: 'def handler(input):\n    while True:\n        pass\n', timeout_seconds: 1 }, py),
+      );
+      expect(err.retryable).toBe(true);
+      expect(err.message).toBe('timed out after 1s');
+      expect(Date.now() - started).toBeLessThan(5000);
+    });
+
+    it('kills processes the code leaves behind, on return and on timeout', async () => {
+      const spawner = (loop: boolean): string =>
+        'import subprocess\n' +
+        'def handler(input):\n' +
+        '    p = subprocess.Popen(["sleep", "30"])\n' +
+        '    with open(input["pidfile"], "w") as f:\n' +
+        '        f.write(str(p.pid))\n' +
+        (loop ? '    while True:\n        pass\n' : '    return "started"\n');
+      for (const loop of [false, true]) {
+        const pidfile = join(tempDir, `sleep-${loop}.pid`);
+        const started = Date.now();
+        const run = code.execute({ code: spawner(loop), pidfile, timeout_seconds: 1 }, py);
+        if (loop) expect((await failure(run)).message).toBe('timed out after 1s');
+        else expect(await run).toBe('started');
+        expect(Date.now() - started).toBeLessThan(5000);
+        const pid = Number(await readFile(pidfile, 'utf8'));
+        await rm(pidfile);
+        await new Promise((r) => setTimeout(r, 100));
+        expect(isAlive(pid)).toBe(false);
+      }
+    });
+
+    it('rejects a return value that is not JSON', async () => {
+      const err = await failure(code.execute({ code: 'def handler(input):\n    return {1, 2}\n' }, py));
+      expect(err.message).toBe('handler returned a value that is not JSON-serializable: Object of type set is not JSON serializable');
+    });
+
+    it('fails for good without a handler or with a syntax error', async () => {
+      const missing = await failure(code.execute({ code: 'def main(input):\n    return 1\n' }, py));
+      expect(missing.retryable).toBe(false);
+      expect(missing.message).toBe('code must define handler(input)');
+      const syntax = await failure(code.execute({ code: 'def handler(input)\n    return 1\n' }, py));
+      expect(syntax.retryable).toBe(false);
+      expect(syntax.message).toMatch(/^SyntaxError: .* \(handler\.py, line 1\)$/);
+    });
+
+    it('enforces the memory limit', async () => {
+      const err = await failure(
+        code.execute({ code: 'def handler(input):\n    return len(bytearray(400 * 1024 * 1024))\n', memory_mb: 100 }, py),
+      );
+      expect(err.message).toMatch(/^MemoryError.*\(memory limit 100 MB\)$/);
+    });
+  });
+
+  describe('javascript', () => {
+    it('returns the object a plain handler returns', async () => {
+      const out = await code.execute(
+        { code: 'function handler(input) {\n  return { total: input.price * input.qty, keys: Object.keys(input).sort() };\n}\n', price: 2.5, qty: 4, timeout_seconds: 5 },
+        js,
+      );
+      expect(out).toEqual({ total: 10, keys: ['price', 'qty'] });
+    });
+
+    it('awaits an async handler (node runtime alias, const arrow function)', async () => {
+      const out = await code.execute(
+        { code: 'const handler = async (input) => {\n  await new Promise((r) => setTimeout(r, 20));\n  return { doubled: input.n * 2 };\n};\n', n: 21 },
+        { ...js, runtime: 'node' },
+      );
+      expect(out).toEqual({ doubled: 42 });
+    });
+
+    it('loads an ES module exporting handler (javascript runtime alias)', async () => {
+      const out = await code.execute(
+        { code: "import { createHash } from 'node:crypto';\nexport async function handler(input) {\n  return createHash('sha256').update(input.s).digest('hex').slice(0, 8);\n}\n", s: 'abc' },
+        { ...js, runtime: 'javascript' },
+      );
+      expect(out).toBe('ba7816bf');
+    });
+
+    it('keeps console.log output out of the result', async () => {
+      const out = await code.execute(
+        { code: 'function handler() {\n  console.log("noise", { a: 1 });\n  console.error("err");\n  process.stdout.write("{\\"ok\\":false}\\n");\n  return "fine";\n}\n' },
+        js,
+      );
+      expect(out).toBe('fine');
+    });
+
+    it("surfaces the exception's type, message and location", async () => {
+      const err = await failure(
+        code.execute({ code: 'async function handler(input) {\n  throw new TypeError("no sku on line " + input.line);\n}\n', line: 3 }, js),
+      );
+      expect(err.retryable).toBe(true);
+      expect(err.message).toBe('TypeError: no sku on line 3 (handler.js:2:9)');
+    });
+
+    it('does not leak the worker environment', async () => {
+      const out = await code.execute(
+        { code: 'function handler() {\n  return { secret: process.env.WEFT_SECRET ?? null, keys: Object.keys(process.env) };\n}\n' },
+        js,
+      );
+      expect(out).toEqual({ secret: null, keys: ['PATH'] });
+    });
+
+    it('kills the process on timeout', async () => {
+      const started = Date.now();
+      const err = await failure(code.execute({ code: 'function handler() {\n  for (;;) {}\n}\n', timeout_seconds: 1 }, js));
+      expect(err.retryable).toBe(true);
+      expect(err.message).toBe('timed out after 1s');
+      expect(Date.now() - started).toBeLessThan(5000);
+    });
+
+    it('rejects a return value that is not JSON', async () => {
+      const err = await failure(code.execute({ code: 'function handler() {\n  return { n: 10n };\n}\n' }, js));
+      expect(err.message).toBe('handler returned a value that is not JSON-serializable: Do not know how to serialize a BigInt');
+      const fn = await failure(code.execute({ code: 'function handler() {\n  return () => 1;\n}\n' }, js));
+      expect(fn.message).toBe('handler returned a value that is not JSON-serializable: a function');
+    });
+
+    it('fails for good without a handler or with a syntax error', async () => {
+      const missing = await failure(code.execute({ code: 'function main() { return 1; }\n' }, js));
+      expect(missing.retryable).toBe(false);
+      expect(missing.message).toBe('code must define handler(input)');
+      const syntax = await failure(code.execute({ code: 'function handler() {\n  return 1 +;\n}\n' }, js));
+      expect(syntax.retryable).toBe(false);
+      expect(syntax.message).toBe("SyntaxError: Unexpected token ';' (handler.js, line 2)");
+      const moduleSyntax = await failure(code.execute({ code: 'export function handler() {\n  return 1 +;\n}\n' }, js));
+      expect(moduleSyntax.retryable).toBe(false);
+      expect(moduleSyntax.message).toMatch(/^SyntaxError: Unexpected token ';'/);
+    });
+
+    it('reports running out of the memory limit', async () => {
+      const err = await failure(
+        code.execute({ code: 'function handler() {\n  const a = [];\n  for (;;) a.push({ i: a.length, s: "x".repeat(64) + a.length });\n}\n', memory_mb: 64, timeout_seconds: 20 }, js),
+      );
+      expect(err.retryable).toBe(true);
+      expect(err.message).toMatch(/out of memory: limit 64 MB/);
+    });
+  });
+
+  it('rejects specs that can never work as non-retryable', async () => {
+    const cases: Array<[unknown, { runtime?: string }, RegExp]> = [
+      [{ code: 'def handler(i): return 1' }, { runtime: 'ruby' }, /^unsupported runtime "ruby"/],
+      [{ code: 'def handler(i): return 1' }, {}, /needs a runtime/],
+      [{}, { runtime: 'python' }, /^invalid CODE spec: spec.code is required/],
+      [{ code: 'x', timeout_seconds: -1 }, { runtime: 'python' }, /timeout_seconds must be a positive number/],
+    ];
+    for (const [input, extra, message] of cases) {
+      const err = await failure(code.execute(input, { taskId: 't', nodeId: 'n', attempt: 1, ...extra }));
+      expect(err.retryable).toBe(false);
+      expect(err.message).toMatch(message);
+    }
+  });
+});
