@@ -1,0 +1,79 @@
+import { Logger, Module, type INestApplication } from '@nestjs/common';
+import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
+import { GraphQLModule } from '@nestjs/graphql';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { RedisPubSub } from 'graphql-redis-subscriptions';
+import { Redis } from 'ioredis';
+import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
+import { REDIS_PUBSUB } from './api.tokens.js';
+import { AuthModule } from './auth/auth.module.js';
+import { AuthService } from './auth/auth.service.js';
+import { graphqlOptions } from './graphql.options.js';
+import { RunUpdatesService } from './runs/run-updates.service.js';
+import { RunsResolver } from './runs/runs.resolver.js';
+import { RunsService } from './runs/runs.service.js';
+import { WorkflowsResolver } from './workflows/workflows.resolver.js';
+import { WorkflowsService } from './workflows/workflows.service.js';
+
+/** Largest request body: definitions may be up to 1 MB of YAML, plus JSON escaping. */
+const BODY_LIMIT = '4mb';
+
+/**
+ * The GraphQL API (HTTP POST /graphql and graphql-ws on the same path). Needs the global
+ * CoreModule of @weft/platform beside it, which provides WEFT_CONFIG, RunCoordinator,
+ * RunRepository, WorkflowRepository and TenantRepository. REDIS_PUBSUB is built here from
+ * WEFT_CONFIG.redisUrl (override it to test without Redis).
+ */
+@Module({
+  imports: [
+    AuthModule,
+    GraphQLModule.forRootAsync<ApolloDriverConfig>({
+      driver: ApolloDriver,
+      imports: [AuthModule],
+      inject: [AuthService],
+      useFactory: (auth: AuthService) => graphqlOptions(auth),
+    }),
+  ],
+  providers: [
+    { provide: REDIS_PUBSUB, inject: [WEFT_CONFIG], useFactory: (config: WeftConfig) => createRedisPubSub(config.redisUrl) },
+    RunUpdatesService,
+    WorkflowsService,
+    RunsService,
+    WorkflowsResolver,
+    RunsResolver,
+  ],
+})
+export class ApiModule {}
+
+/**
+ * A RedisPubSub on two connections: the subscriber (auto-resubscribes after a reconnect) and a
+ * publisher that never connects unless something publishes through it (the coordinator
+ * publishes with its own client).
+ */
+export function createRedisPubSub(redisUrl: string): RedisPubSub {
+  const log = new Logger('RunUpdates');
+  let reported = false;
+  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  subscriber.on('error', (err: Error) => {
+    if (!reported) log.warn(`Redis subscriber: ${err.message}`);
+    reported = true;
+  });
+  subscriber.on('ready', () => (reported = false));
+  const publisher = new Redis(redisUrl, { lazyConnect: true });
+  publisher.on('error', () => undefined);
+  return new RedisPubSub({ subscriber, publisher });
+}
+
+/**
+ * Listens on `port` (0: any free port) on every interface, with a body limit large enough for
+ * definitions; returns the GraphQL URL on loopback, e.g. `http://127.0.0.1:4000/graphql`.
+ */
+export async function listenApi(app: INestApplication, port: number, host?: string): Promise<string> {
+  (app as NestExpressApplication).useBodyParser('json', { limit: BODY_LIMIT });
+  if (host) await app.listen(port, host);
+  else await app.listen(port);
+  const address = app.getHttpServer().address() as { port: number } | string | null;
+  const actual = typeof address === 'object' && address ? address.port : port;
+  const shown = !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${actual}/graphql`;
+}

@@ -1,0 +1,13 @@
+import type { Principal } from './principal.js';
+
+/** The GraphQL context of every operation, over HTTP and graphql-ws alike. */
+export interface GqlContext {
+  principal: Principal;
+}
+
+/** Reads the key from `Bearer <key>` (scheme case-insensitive); undefined when absent or malformed. */
+export function bearerKey(header: unknown): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const m = /^\s*Bearer\s+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}

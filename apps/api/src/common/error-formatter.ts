@@ -1,0 +1,78 @@
+import { Logger } from '@nestjs/common';
+import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
+import { WeftError, type Problem } from '@weft/engine';
+
+const log = new Logger('GraphQL');
+
+/** Codes whose message was written for the client (Apollo's request errors and ours). */
+const CLIENT_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'CONFLICT',
+]);
+
+const TRANSIENT_MESSAGE = 'The service is temporarily unavailable; retry the request';
+const INTERNAL_MESSAGE = 'Internal server error';
+
+/**
+ * The one error formatter of the API, for HTTP (Apollo `formatError`) and graphql-ws (`onNext`):
+ * - a WeftError anywhere in the cause chain: `extensions.code` = its code, plus
+ *   `extensions.problems` for BAD_USER_INPUT (never empty: the message when none were listed);
+ * - GraphQL's own request errors (parse, validation, variable coercion): kept as they are;
+ * - anything else: INTERNAL_SERVER_ERROR with a generic message, logged here and never sent.
+ * Extensions other than `code` and `problems` (stack traces, original errors) are dropped.
+ */
+export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const base = { message: formatted.message, locations: formatted.locations, path: formatted.path };
+  const weft = findWeftError(error);
+  if (weft) {
+    if (weft.code === 'TRANSIENT') return { ...base, message: TRANSIENT_MESSAGE, extensions: { code: 'TRANSIENT' } };
+    const extensions: Record<string, unknown> = { code: weft.code };
+    if (weft.code === 'BAD_USER_INPUT') extensions.problems = problemsOf(weft.problems, weft.message);
+    else if (weft.problems.length > 0) extensions.problems = weft.problems;
+    return { ...base, message: weft.message, extensions };
+  }
+  const code = formatted.extensions?.code;
+  const requestError = error instanceof GraphQLError && !error.path;
+  if (requestError && (code === undefined || (typeof code === 'string' && CLIENT_CODES.has(code)))) {
+    // Without a code only graphql-ws's execution of a bad request gets here (Apollo sets one).
+    const c = typeof code === 'string' ? code : 'BAD_USER_INPUT';
+    const extensions: Record<string, unknown> = { code: c };
+    if (c === 'BAD_USER_INPUT') extensions.problems = problemsOf([], formatted.message);
+    return { ...base, extensions };
+  }
+  log.error(`${formatted.path ? `${formatted.path.join('.')}: ` : ''}${describe(error)}`);
+  return { ...base, message: INTERNAL_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+}
+
+/** Formats the errors of a graphql-ws result with {@link formatError}. */
+export function formatExecutionResult(result: ExecutionResult): FormattedExecutionResult {
+  const { errors, ...rest } = result;
+  if (!errors?.length) return rest;
+  return { ...rest, errors: errors.map((e) => formatError(e.toJSON(), e)) };
+}
+
+function findWeftError(error: unknown): WeftError | undefined {
+  for (let e = error, depth = 0; e && depth < 5; depth++) {
+    if (e instanceof WeftError) return e;
+    e = e instanceof GraphQLError ? e.originalError : undefined;
+  }
+  return undefined;
+}
+
+function problemsOf(problems: readonly Problem[], message: string): Problem[] {
+  return problems.length > 0 ? problems.map((p) => ({ ...p })) : [{ message }];
+}
+
+function describe(error: unknown): string {
+  const e = error instanceof GraphQLError && error.originalError ? error.originalError : error;
+  return e instanceof Error ? (e.stack ?? e.message) : String(e);
+}

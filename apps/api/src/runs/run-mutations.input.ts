@@ -1,0 +1,95 @@
+import { Field, ID, InputType, Int } from '@nestjs/graphql';
+import { IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min } from 'class-validator';
+import type { JsonValue } from '@weft/engine';
+import { GraphQLJSON } from '../common/json.scalar.js';
+
+// Run ids are not validated here: an id that is not a UUID answers NOT_FOUND, like a foreign one.
+
+@InputType()
+export class StartRunInput {
+  @Field(() => String)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(128)
+  workflowId: string;
+
+  @Field(() => Int, { nullable: true, description: 'Default: the latest version.' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  version?: number | null;
+
+  @Field(() => GraphQLJSON, { nullable: true })
+  input?: JsonValue;
+
+  @Field(() => GraphQLJSON, { nullable: true })
+  config?: JsonValue;
+
+  @Field(() => String, { nullable: true, description: "Start here instead of the definition's entry node." })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  startNodeId?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'A repeated key returns the run it first started.' })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  idempotencyKey?: string | null;
+}
+
+@InputType()
+export class SendSignalInput {
+  @Field(() => ID)
+  @IsString()
+  runId: string;
+
+  @Field(() => String)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name: string;
+
+  @Field(() => GraphQLJSON, { nullable: true })
+  payload?: JsonValue;
+}
+
+@InputType()
+export class CancelRunInput {
+  @Field(() => ID)
+  @IsString()
+  runId: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  reason?: string | null;
+}
+
+@InputType()
+export class RetryRunInput {
+  @Field(() => ID)
+  @IsString()
+  runId: string;
+
+  @Field(() => String)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  fromNodeId: string;
+
+  @Field(() => Int, { nullable: true, description: "Default: the run's version." })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  version?: number | null;
+
+  @Field(() => GraphQLJSON, { nullable: true, description: "Default: the run's input." })
+  input?: JsonValue;
+
+  @Field(() => GraphQLJSON, { nullable: true, description: "Default: the run's config." })
+  config?: JsonValue;
+}

@@ -1,0 +1,181 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import type { PubSubEngine } from 'graphql-subscriptions';
+import { WeftError } from '@weft/engine';
+import { RUN_UPDATED_CHANNEL } from '@weft/platform';
+import { REDIS_PUBSUB } from '../api.tokens.js';
+import type { RunObject } from './run.object.js';
+
+/** What `runUpdated` yields: the payload's root field. */
+export interface RunUpdatedPayload {
+  runUpdated: RunObject;
+}
+
+type Listener = (seq: number | undefined) => void;
+
+/**
+ * Fans the one Redis channel of run updates (`{tenantId, runId, status, seq}` JSON, published
+ * by the coordinator after each commit) out to the subscribers of each (tenant, run). The
+ * channel is subscribed once, on the first watcher.
+ */
+@Injectable()
+export class RunUpdatesService implements OnModuleDestroy {
+  private readonly log = new Logger('RunUpdates');
+  private readonly listeners = new Map<string, Set<Listener>>();
+  private subscription?: Promise<number>;
+
+  constructor(@Inject(REDIS_PUBSUB) private readonly pubsub: PubSubEngine) {}
+
+  /**
+   * A stream of the run's state: first as it is now, then re-read after each update. Updates
+   * that arrive while the subscriber is still busy are coalesced (it always gets the latest
+   * state, never a stale one). The Redis subscription is in place before the first read, so no
+   * commit can fall between the two. `load` throws for an unknown run, before anything is
+   * returned.
+   */
+  async watch(tenantId: string, runId: string, load: () => Promise<RunObject>): Promise<AsyncIterableIterator<RunUpdatedPayload>> {
+    const key = `${tenantId}/${runId}`;
+    const stream = new RunStream(load, () => this.remove(key, listener));
+    const listener: Listener = (seq) => stream.notify(seq);
+    let set = this.listeners.get(key);
+    if (!set) this.listeners.set(key, (set = new Set()));
+    set.add(listener);
+    try {
+      await this.subscribe();
+      await stream.prime();
+    } catch (err) {
+      this.remove(key, listener);
+      throw err;
+    }
+    return stream;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.listeners.clear();
+    await closePubSub(this.pubsub);
+  }
+
+  private subscribe(): Promise<number> {
+    this.subscription ??= this.pubsub.subscribe(RUN_UPDATED_CHANNEL, (msg: unknown) => this.dispatch(msg), {}).catch((err: unknown) => {
+      this.subscription = undefined;
+      this.log.warn(`cannot subscribe to ${RUN_UPDATED_CHANNEL}: ${String(err)}`);
+      throw new WeftError('TRANSIENT', 'run updates are unavailable');
+    });
+    return this.subscription;
+  }
+
+  private dispatch(msg: unknown): void {
+    const m = (typeof msg === 'string' ? safeParse(msg) : msg) as { tenantId?: unknown; runId?: unknown; seq?: unknown } | undefined;
+    if (!m || typeof m.tenantId !== 'string' || typeof m.runId !== 'string') return;
+    const set = this.listeners.get(`${m.tenantId}/${m.runId}`);
+    if (!set) return;
+    const seq = typeof m.seq === 'number' ? m.seq : undefined;
+    for (const l of set) l(seq);
+  }
+
+  private remove(key: string, listener: Listener): void {
+    const set = this.listeners.get(key);
+    if (!set) return;
+    set.delete(listener);
+    if (set.size === 0) this.listeners.delete(key);
+  }
+}
+
+/** Closes a RedisPubSub's two connections without waiting for Redis (it may be gone). */
+async function closePubSub(pubsub: PubSubEngine): Promise<void> {
+  const redis = pubsub as PubSubEngine & { getSubscriber?: () => { disconnect(): void }; getPublisher?: () => { disconnect(): void } };
+  if (redis.getSubscriber && redis.getPublisher) {
+    redis.getSubscriber().disconnect();
+    redis.getPublisher().disconnect();
+    return;
+  }
+  const closable = pubsub as PubSubEngine & { close?: () => Promise<unknown> };
+  await closable.close?.()?.catch?.(() => undefined);
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A pull-based iterator over a run's state. `notify` marks it dirty (remembering the highest
+ * seq announced); `next` waits until dirty, then reads the run once. An announcement whose seq
+ * is not newer than the state already sent is skipped. `return` ends it at once, even while a
+ * `next` is waiting (an async generator could not).
+ */
+class RunStream implements AsyncIterableIterator<RunUpdatedPayload> {
+  private first?: RunObject;
+  private sentSeq = -1;
+  private pendingSeq: number | undefined | null = null; // null: nothing pending; undefined: pending, seq unknown
+  private wake?: () => void;
+  private done = false;
+
+  constructor(
+    private readonly load: () => Promise<RunObject>,
+    private readonly unregister: () => void,
+  ) {}
+
+  /** Reads the current state, to be sent first; throws (NOT_FOUND…) before the stream is handed out. */
+  async prime(): Promise<void> {
+    this.first = await this.load();
+  }
+
+  notify(seq: number | undefined): void {
+    if (this.done) return;
+    if (this.pendingSeq === null) this.pendingSeq = seq;
+    else if (this.pendingSeq !== undefined) this.pendingSeq = seq === undefined ? undefined : Math.max(this.pendingSeq, seq);
+    this.wake?.();
+  }
+
+  async next(): Promise<IteratorResult<RunUpdatedPayload>> {
+    if (this.first) {
+      const run = this.first;
+      this.first = undefined;
+      this.sentSeq = run.seq;
+      return { value: { runUpdated: run }, done: false };
+    }
+    while (!this.done) {
+      if (this.pendingSeq === null) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+        continue;
+      }
+      const announced = this.pendingSeq;
+      this.pendingSeq = null;
+      if (announced !== undefined && announced <= this.sentSeq) continue;
+      let run: RunObject;
+      try {
+        run = await this.load();
+      } catch (err) {
+        await this.return(); // graphql-ws drops a failed iterator without calling return()
+        throw err;
+      }
+      if (this.done) break;
+      if (run.seq < this.sentSeq) continue;
+      this.sentSeq = run.seq;
+      return { value: { runUpdated: run }, done: false };
+    }
+    return { value: undefined, done: true };
+  }
+
+  async return(): Promise<IteratorResult<RunUpdatedPayload>> {
+    if (!this.done) {
+      this.done = true;
+      this.unregister();
+      this.wake?.();
+    }
+    return { value: undefined, done: true };
+  }
+
+  async throw(err?: unknown): Promise<IteratorResult<RunUpdatedPayload>> {
+    await this.return();
+    throw err;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<RunUpdatedPayload> {
+    return this;
+  }
+}

@@ -1,0 +1,172 @@
+import { Field, GraphQLISODateTime, ID, Int, ObjectType } from '@nestjs/graphql';
+import type { JsonValue, RunStatus, TaskStatus } from '@weft/engine';
+import { GraphQLJSON } from '../common/json.scalar.js';
+import { RunStatusEnum, TaskStatusEnum } from '../common/statuses.js';
+
+@ObjectType('Run', { description: 'One run of a workflow version; tasks, history and mermaid are loaded when asked for.' })
+export class RunObject {
+  /** The owning tenant: field resolvers load tasks and history with it. Not exposed. */
+  tenantId: string;
+
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => RunStatusEnum)
+  status: RunStatus;
+
+  @Field(() => String)
+  workflowId: string;
+
+  @Field(() => Int)
+  version: number;
+
+  @Field(() => GraphQLJSON, { nullable: true })
+  input: JsonValue | null;
+
+  @Field(() => GraphQLJSON, { nullable: true })
+  config: JsonValue | null;
+
+  @Field(() => GraphQLJSON, { nullable: true, description: 'Set once the run succeeded.' })
+  output: JsonValue | null;
+
+  @Field(() => String, { nullable: true, description: 'Why the run failed or was cancelled.' })
+  error: string | null;
+
+  @Field(() => String, { nullable: true })
+  startNodeId: string | null;
+
+  @Field(() => String, { nullable: true })
+  idempotencyKey: string | null;
+
+  @Field(() => Int, { description: 'Sequence number of the last applied event (0 before the first).' })
+  seq: number;
+
+  @Field(() => GraphQLISODateTime)
+  createdAt: Date;
+
+  @Field(() => GraphQLISODateTime)
+  updatedAt: Date;
+
+  @Field(() => GraphQLISODateTime, { nullable: true })
+  finishedAt: Date | null;
+}
+
+@ObjectType('Task', { description: 'The task of one reached node; a retry bumps attempt on the same task.' })
+export class TaskObject {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => String)
+  nodeId: string;
+
+  @Field(() => String)
+  nodeType: string;
+
+  @Field(() => TaskStatusEnum)
+  status: TaskStatus;
+
+  @Field(() => Int, { description: '0-based attempt of the current execution.' })
+  attempt: number;
+
+  @Field(() => GraphQLJSON, { nullable: true, description: 'The resolved input; null for a sensitive node.' })
+  input: JsonValue | null;
+
+  @Field(() => GraphQLJSON, { nullable: true, description: 'The output; null for a sensitive node.' })
+  output: JsonValue | null;
+
+  @Field(() => String, { nullable: true })
+  error: string | null;
+
+  @Field(() => [String], { nullable: true, description: 'Successors a SWITCH (or conditional edges) selected.' })
+  branches: string[] | null;
+
+  @Field(() => GraphQLISODateTime, { nullable: true, description: 'When a WAITING node wakes up (timer or timeout).' })
+  wakeAt: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'The signal a WAITING WAIT_FOR_EVENT node waits for.' })
+  awaitedSignal: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'The element index of a for_each iteration.' })
+  iteration: number | null;
+
+  @Field(() => String, { nullable: true })
+  queue: string | null;
+
+  @Field(() => GraphQLISODateTime)
+  createdAt: Date;
+
+  @Field(() => GraphQLISODateTime)
+  updatedAt: Date;
+
+  @Field(() => GraphQLISODateTime, { nullable: true })
+  finishedAt: Date | null;
+}
+
+@ObjectType('RunEvent', { description: 'One event the coordinator applied to the run, with the actions it produced.' })
+export class RunEventObject {
+  @Field(() => Int)
+  seq: number;
+
+  @Field(() => String, { description: "The seed's event name, e.g. NodeCompleted." })
+  type: string;
+
+  @Field(() => GraphQLISODateTime)
+  at: Date;
+
+  @Field(() => String, { nullable: true })
+  nodeId: string | null;
+
+  @Field(() => Int, { nullable: true })
+  attempt: number | null;
+
+  @Field(() => GraphQLJSON, { nullable: true })
+  payload: JsonValue | null;
+
+  @Field(() => GraphQLJSON, { description: 'The actions the event produced.' })
+  actions: JsonValue;
+
+  @Field(() => String, { nullable: true, description: 'Why the event changed nothing (e.g. a stale attempt).' })
+  ignored: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Why the event was rejected.' })
+  error: string | null;
+}
+
+@ObjectType('RunEdge')
+export class RunEdge {
+  @Field(() => String)
+  cursor: string;
+
+  @Field(() => RunObject)
+  node: RunObject;
+}
+
+@ObjectType('PageInfo')
+export class PageInfo {
+  @Field(() => Boolean)
+  hasNextPage: boolean;
+
+  @Field(() => Boolean)
+  hasPreviousPage: boolean;
+
+  @Field(() => String, { nullable: true })
+  startCursor: string | null;
+
+  @Field(() => String, { nullable: true })
+  endCursor: string | null;
+}
+
+@ObjectType('RunConnection')
+export class RunConnection {
+  @Field(() => [RunEdge])
+  edges: RunEdge[];
+
+  @Field(() => PageInfo)
+  pageInfo: PageInfo;
+}
+
+@ObjectType('SignalResult')
+export class SignalResult {
+  @Field(() => Boolean, { description: 'True when a waiting node consumed the signal; false when it was buffered.' })
+  delivered: boolean;
+}

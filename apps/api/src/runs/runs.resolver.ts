@@ -1,0 +1,83 @@
+import { UseGuards } from '@nestjs/common';
+import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
+import type { Principal } from '../auth/principal.js';
+import { Requires, RolesGuard } from '../auth/roles.guard.js';
+import { createValidationPipe } from '../common/validation.pipe.js';
+import { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
+import { RunFilter } from './run-filter.input.js';
+import { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
+import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service.js';
+import { RunsService } from './runs.service.js';
+
+const validate = createValidationPipe();
+
+@Resolver(() => RunObject)
+@UseGuards(RolesGuard)
+export class RunsResolver {
+  constructor(
+    private readonly runService: RunsService,
+    private readonly updates: RunUpdatesService,
+  ) {}
+
+  @Query(() => RunObject, {
+    nullable: true,
+    description: "A run of the caller's tenant. An unknown id, an id that is not a UUID and another tenant's run are all a NOT_FOUND error (never null).",
+  })
+  run(@Args('id', { type: () => ID }) id: string, @Context('principal') principal: Principal): Promise<RunObject> {
+    return this.runService.get(principal, id);
+  }
+
+  @Query(() => RunConnection, { description: 'Runs newest first, Relay style; first defaults to 20 (at most 200).' })
+  runs(
+    @Args('filter', { type: () => RunFilter, nullable: true }, validate) filter: RunFilter | null | undefined,
+    @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
+    @Args('after', { type: () => String, nullable: true }) after: string | null | undefined,
+    @Context('principal') principal: Principal,
+  ): Promise<RunConnection> {
+    return this.runService.list(principal, filter, first, after);
+  }
+
+  @Mutation(() => RunObject, { description: 'Starts a run; a repeated idempotencyKey returns the run it first started.' })
+  @Requires('operate')
+  startRun(@Args('input', { type: () => StartRunInput }, validate) input: StartRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
+    return this.runService.start(principal, input);
+  }
+
+  @Mutation(() => SignalResult, { description: 'Sends a signal; delivered is false when it was buffered for a later waiter.' })
+  @Requires('operate')
+  sendSignal(@Args('input', { type: () => SendSignalInput }, validate) input: SendSignalInput, @Context('principal') principal: Principal): Promise<SignalResult> {
+    return this.runService.signal(principal, input);
+  }
+
+  @Mutation(() => RunObject)
+  @Requires('operate')
+  cancelRun(@Args('input', { type: () => CancelRunInput }, validate) input: CancelRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
+    return this.runService.cancel(principal, input);
+  }
+
+  @Mutation(() => RunObject, { description: 'Restarts a finished run from a node; that node and its descendants are reset.' })
+  @Requires('operate')
+  retryRun(@Args('input', { type: () => RetryRunInput }, validate) input: RetryRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
+    return this.runService.retry(principal, input);
+  }
+
+  @Subscription(() => RunObject, { description: 'The run as it is now, then again after every change.' })
+  runUpdated(@Args('runId', { type: () => ID }) runId: string, @Context('principal') principal: Principal): Promise<AsyncIterableIterator<RunUpdatedPayload>> {
+    return this.updates.watch(principal.tenantId, runId, () => this.runService.load(principal.tenantId, runId));
+  }
+
+  @ResolveField(() => [TaskObject])
+  tasks(@Parent() run: RunObject): Promise<TaskObject[]> {
+    return this.runService.tasks(run);
+  }
+
+  @ResolveField(() => [RunEventObject], { description: 'Every applied event, oldest first.' })
+  history(@Parent() run: RunObject): Promise<RunEventObject[]> {
+    return this.runService.history(run);
+  }
+
+  @ResolveField(() => String, { description: "The run's DAG as a Mermaid flowchart, each reached node with its status." })
+  mermaid(@Parent() run: RunObject): Promise<string> {
+    return this.runService.mermaid(run);
+  }
+}

@@ -1,0 +1,146 @@
+import { Injectable } from '@nestjs/common';
+import { RunCoordinator, WeftError } from '@weft/engine';
+import { RunRepository, type TaskEntity } from '@weft/persistence';
+import type { Principal } from '../auth/principal.js';
+import { toMermaid } from '../common/mermaid.js';
+import { WorkflowsService } from '../workflows/workflows.service.js';
+import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
+import type { RunFilter } from './run-filter.input.js';
+import { sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
+import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const RUNS_PAGE_MAX = 200;
+
+/** A run whose tasks were loaded with the rest of its page (one query for the page). */
+type PagedRun = RunObject & { pageTasks?: () => Promise<Map<string, TaskEntity[]>> };
+
+/**
+ * Runs: writes go to the coordinator, reads to the run repository. A run id that is not a UUID,
+ * unknown, or another tenant's answers WeftError NOT_FOUND, for reads and writes alike.
+ */
+@Injectable()
+export class RunsService {
+  constructor(
+    private readonly coordinator: RunCoordinator,
+    private readonly runs: RunRepository,
+    private readonly workflows: WorkflowsService,
+  ) {}
+
+  async get(p: Principal, runId: string): Promise<RunObject> {
+    return this.load(p.tenantId, runId);
+  }
+
+  /** The run of `tenantId`; WeftError NOT_FOUND when there is none. */
+  async load(tenantId: string, runId: string): Promise<RunObject> {
+    const run = UUID.test(runId) ? await this.runs.findRun(tenantId, runId) : null;
+    if (!run) throw runNotFound(runId);
+    return toRunObject(run);
+  }
+
+  async list(p: Principal, filter: RunFilter | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<RunConnection> {
+    if (first != null && (!Number.isInteger(first) || first < 1 || first > RUNS_PAGE_MAX)) {
+      throw new WeftError('BAD_USER_INPUT', `first must be between 1 and ${RUNS_PAGE_MAX}`, [
+        { path: 'first', message: `must be between 1 and ${RUNS_PAGE_MAX}` },
+      ]);
+    }
+    const page = await this.runs.listRuns(
+      p.tenantId,
+      {
+        status: filter?.status ?? undefined,
+        workflowId: filter?.workflowId ?? undefined,
+        createdAfter: filter?.createdAfter ?? undefined,
+        createdBefore: filter?.createdBefore ?? undefined,
+      },
+      first ?? undefined,
+      after ?? undefined,
+    );
+    let batch: Promise<Map<string, TaskEntity[]>> | undefined;
+    const ids = page.edges.map((e) => e.node.id);
+    const pageTasks = () => (batch ??= this.runs.tasksOfRuns(p.tenantId, ids));
+    return {
+      edges: page.edges.map((e) => ({ cursor: e.cursor, node: Object.assign(toRunObject(e.node), { pageTasks }) as PagedRun })),
+      pageInfo: {
+        hasNextPage: page.pageInfo.hasNextPage,
+        hasPreviousPage: false,
+        startCursor: page.edges[0]?.cursor ?? null,
+        endCursor: page.pageInfo.endCursor,
+      },
+    };
+  }
+
+  /** Starts a run (or returns the one an idempotency key already started). */
+  async start(p: Principal, input: StartRunInput): Promise<RunObject> {
+    const { runId } = await this.coordinator.startRun(p.tenantId, {
+      workflowId: input.workflowId,
+      version: input.version ?? undefined,
+      input: input.input ?? undefined,
+      config: input.config ?? undefined,
+      startNodeId: input.startNodeId ?? undefined,
+      idempotencyKey: input.idempotencyKey ?? undefined,
+    });
+    return this.load(p.tenantId, runId);
+  }
+
+  async signal(p: Principal, input: SendSignalInput): Promise<SignalResult> {
+    assertRunId(input.runId);
+    const { delivered } = await this.coordinator.sendSignal(p.tenantId, {
+      runId: input.runId,
+      name: input.name,
+      payload: input.payload ?? undefined,
+    });
+    return { delivered };
+  }
+
+  async cancel(p: Principal, input: CancelRunInput): Promise<RunObject> {
+    assertRunId(input.runId);
+    await this.coordinator.cancelRun(p.tenantId, { runId: input.runId, reason: input.reason ?? undefined });
+    return this.load(p.tenantId, input.runId);
+  }
+
+  async retry(p: Principal, input: RetryRunInput): Promise<RunObject> {
+    assertRunId(input.runId);
+    await this.coordinator.retryRun(p.tenantId, {
+      runId: input.runId,
+      fromNodeId: input.fromNodeId,
+      version: input.version ?? undefined,
+      input: input.input ?? undefined,
+      config: input.config ?? undefined,
+    });
+    return this.load(p.tenantId, input.runId);
+  }
+
+  /** The run's tasks in creation order, sensitive nodes redacted. */
+  async tasks(run: RunObject): Promise<TaskObject[]> {
+    const paged = (run as PagedRun).pageTasks;
+    const rows = paged ? ((await paged()).get(run.id) ?? []) : await this.runs.tasksOfRun(run.tenantId, run.id);
+    const hidden = await this.sensitive(run, rows);
+    return rows.map((t) => toTaskObject(t, hidden.has(t.nodeId)));
+  }
+
+  async history(run: RunObject): Promise<RunEventObject[]> {
+    return (await this.runs.eventsOfRun(run.tenantId, run.id)).map(toRunEventObject);
+  }
+
+  /** The run's DAG (its version's definition) with each reached node's status. */
+  async mermaid(run: RunObject): Promise<string> {
+    const [def, rows] = await Promise.all([
+      this.workflows.definition(run.tenantId, run.workflowId, run.version),
+      this.runs.tasksOfRun(run.tenantId, run.id),
+    ]);
+    return toMermaid(def, new Map(rows.map((t) => [t.nodeId, t.status])));
+  }
+
+  private async sensitive(run: RunObject, rows: TaskEntity[]): Promise<Set<string>> {
+    if (rows.length === 0) return new Set();
+    return sensitiveNodes(await this.workflows.definition(run.tenantId, run.workflowId, run.version));
+  }
+}
+
+function assertRunId(runId: string): void {
+  if (!UUID.test(runId)) throw runNotFound(runId);
+}
+
+function runNotFound(runId: string): WeftError {
+  return new WeftError('NOT_FOUND', UUID.test(runId) ? `Run ${runId} not found` : 'Run not found');
+}

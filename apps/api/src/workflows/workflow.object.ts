@@ -1,0 +1,42 @@
+import { Field, GraphQLISODateTime, Int, ObjectType } from '@nestjs/graphql';
+import type { JsonValue } from '@weft/engine';
+import { GraphQLJSON } from '../common/json.scalar.js';
+
+@ObjectType('Workflow')
+export class WorkflowObject {
+  @Field(() => String)
+  id: string;
+
+  @Field(() => String, { nullable: true })
+  name: string | null;
+
+  @Field(() => Int, { description: 'The newest published version (versions count from 1).' })
+  latestVersion: number;
+
+  @Field(() => GraphQLISODateTime)
+  createdAt: Date;
+
+  @Field(() => GraphQLISODateTime)
+  updatedAt: Date;
+}
+
+@ObjectType('WorkflowVersion')
+export class WorkflowVersionObject {
+  @Field(() => String)
+  workflowId: string;
+
+  @Field(() => Int)
+  version: number;
+
+  @Field(() => GraphQLJSON, { description: 'The parsed definition (nodes, edges, output).' })
+  definition: JsonValue;
+
+  @Field(() => String, { description: 'sha256 of the canonical JSON of the definition.' })
+  checksum: string;
+
+  @Field(() => GraphQLISODateTime)
+  createdAt: Date;
+
+  /** Not exposed: the source text as published. */
+  source?: string;
+}

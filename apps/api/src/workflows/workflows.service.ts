@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { loadDefinition, WeftError, type JsonValue, type WorkflowDefinition } from '@weft/engine';
+import { WorkflowRepository, type WorkflowVersionEntity } from '@weft/persistence';
+import type { Principal } from '../auth/principal.js';
+import { toMermaid } from '../common/mermaid.js';
+import { definitionChecksum } from './canonical-json.js';
+import type { PublishWorkflowInput } from './publish-workflow.input.js';
+import type { WorkflowObject, WorkflowVersionObject } from './workflow.object.js';
+
+const CACHE_LIMIT = 500;
+
+/** Publishing and reading workflow definitions; versions are immutable, so they are cached. */
+@Injectable()
+export class WorkflowsService {
+  /** `${tenantId}\0${workflowId}\0${version}` -> definition; insertion order makes it an LRU. */
+  private readonly definitions = new Map<string, WorkflowDefinition>();
+
+  constructor(private readonly workflows: WorkflowRepository) {}
+
+  /**
+   * Validates the YAML/JSON text (WeftError BAD_USER_INPUT listing every problem) and stores it
+   * as the next version, with the sha256 of its canonical JSON.
+   */
+  async publish(p: Principal, input: PublishWorkflowInput): Promise<WorkflowVersionObject> {
+    const definition = loadDefinition(input.definition);
+    const json = definition as unknown as JsonValue;
+    const checksum = definitionChecksum(json);
+    const { version, createdAt } = await this.workflows.publishVersion(p.tenantId, {
+      workflowId: input.workflowId,
+      name: input.name ?? undefined,
+      definition: json,
+      source: input.definition,
+      checksum,
+    });
+    this.remember(p.tenantId, input.workflowId, version, definition);
+    return { workflowId: input.workflowId, version, definition: json, checksum, createdAt, source: input.definition };
+  }
+
+  async list(p: Principal): Promise<WorkflowObject[]> {
+    const all = await this.workflows.list(p.tenantId);
+    return all.map((w) => ({
+      id: w.workflowId,
+      name: w.name,
+      latestVersion: w.latestVersion,
+      createdAt: w.createdAt,
+      updatedAt: w.updatedAt,
+    }));
+  }
+
+  /** One version (the latest when `version` is omitted); WeftError NOT_FOUND when there is none. */
+  async version(p: Principal, workflowId: string, version?: number | null): Promise<WorkflowVersionObject> {
+    const v = await this.workflows.getVersion(p.tenantId, workflowId, version ?? undefined);
+    if (!v) throw notFound(workflowId, version);
+    this.remember(p.tenantId, v.workflowId, v.version, v.definition as unknown as WorkflowDefinition);
+    return toVersionObject(v);
+  }
+
+  /** The definition of a version, from the cache or the database; NOT_FOUND when it is gone. */
+  async definition(tenantId: string, workflowId: string, version: number): Promise<WorkflowDefinition> {
+    const key = cacheKey(tenantId, workflowId, version);
+    const hit = this.definitions.get(key);
+    if (hit) {
+      this.definitions.delete(key);
+      this.definitions.set(key, hit);
+      return hit;
+    }
+    const v = await this.workflows.getVersion(tenantId, workflowId, version);
+    if (!v) throw notFound(workflowId, version);
+    const def = v.definition as unknown as WorkflowDefinition;
+    this.remember(tenantId, workflowId, version, def);
+    return def;
+  }
+
+  mermaid(v: WorkflowVersionObject): string {
+    return toMermaid(v.definition as unknown as WorkflowDefinition);
+  }
+
+  private remember(tenantId: string, workflowId: string, version: number, def: WorkflowDefinition): void {
+    const key = cacheKey(tenantId, workflowId, version);
+    this.definitions.delete(key);
+    this.definitions.set(key, def);
+    if (this.definitions.size > CACHE_LIMIT) this.definitions.delete(this.definitions.keys().next().value!);
+  }
+}
+
+function toVersionObject(v: WorkflowVersionEntity): WorkflowVersionObject {
+  return {
+    workflowId: v.workflowId,
+    version: v.version,
+    definition: v.definition as JsonValue,
+    checksum: v.checksum,
+    createdAt: v.createdAt,
+    source: v.source,
+  };
+}
+
+function cacheKey(tenantId: string, workflowId: string, version: number): string {
+  return `${tenantId}\0${workflowId}\0${version}`;
+}
+
+function notFound(workflowId: string, version?: number | null): WeftError {
+  return new WeftError('NOT_FOUND', version ? `Workflow ${workflowId} has no version ${version}` : `Workflow ${workflowId} not found`);
+}
