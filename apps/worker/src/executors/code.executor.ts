@@ -343,7 +343,8 @@ export class CodeExecutor implements TaskExecutor {
           throw new ExecutionError(envelope.message);
       }
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      // A leftover temp dir must not turn a finished execution into a failure.
+      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     }
   }
 

@@ -56,11 +56,12 @@ const EXCERPT_CHARS = 300;
  * POST, become a GET without body; credentials headers are dropped across origins.
  *
  * Address guard: unless `allowPrivate`, or the host is in `allowHosts`, every connection
- * (first request and each redirect hop) is refused when the address it would reach is not
- * public unicast — loopback, RFC 1918, unique local, link-local (incl. 169.254.169.254),
- * unspecified, CGNAT, multicast, broadcast, reserved, and IPv4 embedded in IPv6. The check
- * runs inside the agent's connector on the resolved addresses (so DNS rebinding between a
- * check and the connect is impossible) and again on the connected socket.
+ * (first request and each redirect hop) is refused when the IP literal, or any address the
+ * name resolves to, is not public unicast — loopback, RFC 1918, unique local, link-local
+ * (incl. 169.254.169.254), unspecified, CGNAT, multicast, broadcast, reserved, and IPv4
+ * embedded in IPv6 judged by the embedded address. The check runs inside the agent's
+ * connector on the very lookup the socket connects with (so DNS rebinding between a check
+ * and the connect is impossible), and again on the connected socket's remote address.
  *
  * Errors (`ExecutionError`): a malformed spec, an unsupported scheme, a refused address
  * are not retryable; a status not accepted (message: method, url, status, body excerpt),
