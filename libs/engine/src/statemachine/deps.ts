@@ -15,8 +15,12 @@ export interface TemplateResolver {
 export interface Store {
   /** The outputs of the given completed nodes, by node id. */
   outputs(nodeIds: string[]): Promise<Map<string, JsonValue>>;
-  /** The oldest buffered, unconsumed signal with that name, if any. */
-  pendingSignal(name: string): Promise<BufferedSignal | undefined>;
+  /**
+   * The oldest buffered, unconsumed signal with that name, if any, skipping the ids in `skip`
+   * (signals consumed earlier in the same transition, not yet persisted). An implementation that
+   * ignores `skip` is safe but may leave a second waiter parked until the next signal.
+   */
+  pendingSignal(name: string, skip?: readonly string[]): Promise<BufferedSignal | undefined>;
 }
 
 /** The machine's collaborators; time and ids are injected (STYLE: no ambient clock or randomness). */

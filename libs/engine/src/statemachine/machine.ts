@@ -237,7 +237,8 @@ async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
 /**
  * NodeFailed: fenced like NodeCompleted. Attempts are 0-based: while `attempt + 1 <
  * max_attempts` (and the run is not finished) the same task is retried with attempt + 1 at now +
- * `retryDelayMs(node, attempt + 1)`; otherwise it fails for good, leaving its edges unresolved.
+ * `retryDelayMs(node, attempt + 1)`; otherwise — or when the worker marked the failure
+ * `retryable: false` — it fails for good, leaving its edges unresolved.
  */
 async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
   const n = s.run.nodes.get(ev.nodeId);
@@ -246,7 +247,7 @@ async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
     return;
   }
   const node = s.dag.getNode(ev.nodeId);
-  if (node && !s.terminal() && ev.attempt + 1 < maxAttempts(node)) {
+  if (node && !s.terminal() && ev.retryable !== false && ev.attempt + 1 < maxAttempts(node)) {
     s.emit({
       type: 'RetryTask',
       taskId: ev.taskId,

@@ -30,6 +30,8 @@ export function errorMessage(err: unknown): string {
 export class Step {
   readonly tr: Transition = { actions: [] };
   readonly now: Date;
+  /** Ids of buffered signals consumed by this transition (not yet persisted). */
+  readonly consumedSignals: string[] = [];
 
   constructor(
     readonly dag: WorkflowDag,

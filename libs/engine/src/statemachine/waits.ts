@@ -67,7 +67,7 @@ export function wakeTime(spec: JsonObject, now: Date): Date {
 /**
  * Records a wait node as WAITING (with `wakeAt` for a timer or a timeout, `awaitedSignal` for an
  * event). A wait already satisfied — a wake time not after now, or a buffered signal, which is
- * consumed (oldest first) — completes now and returns the node's successors so routing continues.
+ * consumed (oldest first, never twice in one transition) — completes now and returns the node's successors so routing continues.
  * A wait whose spec cannot be resolved or is malformed is recorded FAILED.
  * @throws StoreError (transient).
  */
@@ -101,11 +101,13 @@ export async function park(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
     }
     let signal: BufferedSignal | undefined;
     try {
-      signal = await s.deps.store.pendingSignal(event);
+      signal = await s.deps.store.pendingSignal(event, [...s.consumedSignals]);
     } catch (err) {
       throw storeError(err);
     }
-    if (signal) {
+    // Never hand one signal to two nodes, even if the Store ignored `skip`.
+    if (signal && !s.consumedSignals.includes(signal.id)) {
+      s.consumedSignals.push(signal.id);
       s.emit({ type: 'ConsumeSignal', signalId: signal.id, taskId: task.taskId });
       return completeNow(s, task, signalOutput(signal.payload));
     }

@@ -1,0 +1,225 @@
+/**
+ * Test harness for the state machine (seed 000, step 10). It plays the coordinator's role: keeps
+ * the run snapshot between events, persists what actions write (outputs, buffered signals) in two
+ * maps, and builds a fresh Machine per event with an empty output cache, so outputs are only
+ * reachable through the Store — exactly as after a reload from the database. Fixed clock, task
+ * ids `t001`, `t002`, …. Not exported from the package; free of Jest so it type-checks anywhere.
+ */
+import { buildDag, type WorkflowDag } from '../../model/dag.js';
+import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../model/workflow-definition.js';
+import { NodeType, type JsonValue } from '../../model/workflow-types.js';
+import { CelTemplateResolver } from '../../template/resolver.js';
+import type { Action, CreateTask, FinishRun } from '../actions.js';
+import type { Store, Transition } from '../deps.js';
+import type { RunEvent } from '../events.js';
+import { Machine } from '../machine.js';
+import { newRunSnapshot, type BufferedSignal, type NodeState, type RunSnapshot } from '../state.js';
+
+/** A worker (HTTP) node, optionally with a spec and extra fields (retry, …). */
+export function task(id: string, spec?: JsonValue, extra: Partial<WorkflowNode> = {}): WorkflowNode {
+  return { node_id: id, type: NodeType.Http, ...(spec !== undefined ? { spec } : {}), ...extra };
+}
+/** A FORK node. */
+export function fork(id: string): WorkflowNode {
+  return { node_id: id, type: NodeType.Fork };
+}
+/** A JOIN node. */
+export function join(id: string): WorkflowNode {
+  return { node_id: id, type: NodeType.Join };
+}
+/** A SWITCH node. */
+export function sw(id: string): WorkflowNode {
+  return { node_id: id, type: NodeType.Switch };
+}
+/** A WAIT node with its spec (`duration_seconds` or `until`). */
+export function wait(id: string, spec: JsonValue): WorkflowNode {
+  return { node_id: id, type: NodeType.Wait, spec };
+}
+/** A WAIT_FOR_EVENT node with its spec (`event`, `timeout_seconds`). */
+export function waitFor(id: string, spec: JsonValue): WorkflowNode {
+  return { node_id: id, type: NodeType.WaitForEvent, spec };
+}
+/** An unconditional edge. */
+export function edge(from: string, to: string): WorkflowEdge {
+  return { from, to };
+}
+/** A conditional edge (used when leaving a SWITCH). */
+export function cond(from: string, to: string, condition: string): WorkflowEdge {
+  return { from, to, condition };
+}
+
+/** Node ids of the DispatchTask actions of a transition, in order. */
+export function dispatched(tr: Transition): string[] {
+  return tr.actions.flatMap((a) => (a.type === 'DispatchTask' ? [a.node.node_id] : []));
+}
+/** Node ids of the CreateTask actions with `status`, in order. */
+export function created(tr: Transition, status: string): string[] {
+  return tr.actions.flatMap((a) => (a.type === 'CreateTask' && a.status === status ? [a.node.node_id] : []));
+}
+/** The actions of one type, typed. */
+export function actionsOf<T extends Action['type']>(tr: Transition, type: T): Array<Extract<Action, { type: T }>> {
+  return tr.actions.filter((a): a is Extract<Action, { type: T }> => a.type === type);
+}
+/** The action types of a transition, in order. */
+export function types(tr: Transition): string[] {
+  return tr.actions.map((a) => a.type);
+}
+/** The FinishRun of a transition, if any. */
+export function finished(tr: Transition): FinishRun | undefined {
+  return actionsOf(tr, 'FinishRun')[0];
+}
+
+interface StoredSignal {
+  id: string;
+  name: string;
+  payload: JsonValue;
+  consumedBy?: string;
+}
+
+/** Construction options: run input/config and a definition-level `output` template. */
+export interface HarnessOptions {
+  input?: JsonValue;
+  config?: JsonValue;
+  output?: JsonValue;
+}
+
+/** See the file comment. */
+export class Harness implements Store {
+  readonly dag: WorkflowDag;
+  readonly run: RunSnapshot;
+  readonly templates = new CelTemplateResolver();
+  /** The fixed clock; tests move it explicitly. */
+  now = new Date('2030-01-01T00:00:00.000Z');
+  /** Persisted outputs by node id (store map 1). */
+  readonly saved = new Map<string, JsonValue>();
+  /** Buffered signals in arrival order (store map 2). */
+  readonly signals: StoredSignal[] = [];
+  /** Every `outputs` call, with the ids asked for. */
+  loads: string[][] = [];
+  /** Every CreateTask persisted, by node id (the latest one). */
+  readonly tasks = new Map<string, CreateTask>();
+  /** When true, every Store call rejects (a lost database connection). */
+  storeDown = false;
+  /** Ids handed out before the counter (to control id order). */
+  nextIds: string[] = [];
+  private ids = 0;
+
+  constructor(nodes: WorkflowNode[], edges: WorkflowEdge[], opts: HarnessOptions = {}) {
+    const def: WorkflowDefinition = { nodes, edges, ...(opts.output !== undefined ? { output: opts.output } : {}) };
+    this.dag = buildDag(def);
+    this.run = newRunSnapshot('run-1', 'wf', 1, opts.input ?? {}, opts.config ?? {});
+  }
+
+  // Store.
+  async outputs(nodeIds: string[]): Promise<Map<string, JsonValue>> {
+    if (this.storeDown) throw new Error('connection lost');
+    this.loads.push([...nodeIds]);
+    const out = new Map<string, JsonValue>();
+    for (const id of nodeIds) if (this.saved.has(id)) out.set(id, this.saved.get(id) as JsonValue);
+    return out;
+  }
+
+  async pendingSignal(name: string, skip: readonly string[] = []): Promise<BufferedSignal | undefined> {
+    if (this.storeDown) throw new Error('connection lost');
+    const s = this.signals.find((x) => x.name === name && x.consumedBy === undefined && !skip.includes(x.id));
+    return s && { id: s.id, payload: s.payload };
+  }
+
+  /** Applies one event on a fresh Machine; persists the transition on success. */
+  async try(ev: RunEvent): Promise<Transition> {
+    this.run.context.tasks = new Map(); // reloaded snapshot: no outputs cached
+    const m = new Machine(this.dag, this.run, {
+      templates: this.templates,
+      store: this,
+      now: () => this.now,
+      newId: () => this.nextIds.shift() ?? `t${String(++this.ids).padStart(3, '0')}`,
+    });
+    const tr = await m.apply(ev);
+    this.persist(tr);
+    return tr;
+  }
+
+  /** Alias of {@link try} for events expected to succeed. */
+  apply(ev: RunEvent): Promise<Transition> {
+    return this.try(ev);
+  }
+
+  private persist(tr: Transition): void {
+    for (const a of tr.actions) {
+      switch (a.type) {
+        case 'CreateTask':
+          this.tasks.set(a.node.node_id, a);
+          if (a.output !== undefined) this.saved.set(a.node.node_id, a.output);
+          break;
+        case 'CompleteTask':
+          this.saved.set(a.nodeId, a.output);
+          break;
+        case 'ResolveWait':
+          if (a.output !== undefined) this.saved.set(a.nodeId, a.output);
+          break;
+        case 'BufferSignal':
+          this.signals.push({ id: `s${this.signals.length + 1}`, name: a.name, payload: a.payload });
+          break;
+        case 'ConsumeSignal': {
+          const s = this.signals.find((x) => x.id === a.signalId);
+          if (s) s.consumedBy = a.taskId;
+          break;
+        }
+        case 'ReopenRun':
+          for (const id of a.resetNodes) {
+            this.saved.delete(id);
+            this.tasks.delete(id);
+          }
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  /** The state of a reached node; throws if it was never reached. */
+  node(nodeId: string): NodeState {
+    const n = this.run.nodes.get(nodeId);
+    if (!n) throw new Error(`node ${nodeId} not reached`);
+    return n;
+  }
+
+  start(startNodeId?: string): Promise<Transition> {
+    return this.try({ type: 'RunStarted', ...(startNodeId ? { startNodeId } : {}) });
+  }
+
+  /** Reports the node's current attempt as completed with `output`. */
+  complete(nodeId: string, output: JsonValue = {}): Promise<Transition> {
+    const n = this.node(nodeId);
+    return this.try({ type: 'NodeCompleted', taskId: n.taskId, nodeId, attempt: n.attempt, output });
+  }
+
+  /** Reports the node's current attempt as failed with `error`. */
+  fail(nodeId: string, error = 'boom'): Promise<Transition> {
+    const n = this.node(nodeId);
+    return this.try({ type: 'NodeFailed', taskId: n.taskId, nodeId, attempt: n.attempt, error });
+  }
+
+  /** Fires the timer of the node's current task. */
+  fireTimer(nodeId: string): Promise<Transition> {
+    return this.try({ type: 'TimerFired', taskId: this.node(nodeId).taskId, nodeId });
+  }
+
+  signal(name: string, payload?: JsonValue): Promise<Transition> {
+    return this.try({ type: 'SignalReceived', name, ...(payload !== undefined ? { payload } : {}) });
+  }
+
+  cancel(reason?: string): Promise<Transition> {
+    return this.try({ type: 'RunCancelled', ...(reason ? { reason } : {}) });
+  }
+
+  /** Retries the run from `nodeId` on the same version, optionally with new input/config. */
+  retry(nodeId: string, opts: { input?: JsonValue; config?: JsonValue; version?: number } = {}): Promise<Transition> {
+    return this.try({ type: 'RunRetried', fromNodeId: nodeId, version: opts.version ?? this.run.version, input: opts.input, config: opts.config });
+  }
+
+  /** Moves the clock forward. */
+  advance(seconds: number): void {
+    this.now = new Date(this.now.getTime() + seconds * 1000);
+  }
+}
