@@ -14,3 +14,4 @@ export * from './statemachine/errors.js';
 export * from './statemachine/deps.js';
 export * from './statemachine/machine.js';
 export * from './coordinator/ports.js';
+export * from './coordinator/index.js';

@@ -78,9 +78,12 @@ export function mapDriverError(err: unknown): Error {
   if (code === '23505') {
     return new UniqueViolation(typeof driver?.constraint === 'string' ? driver.constraint : undefined, message, err);
   }
+  // Messages are only trusted on driver-shaped errors (pg throws plain Errors for a dropped
+  // connection), never on our own or a caller's error subclasses.
+  const driverShaped = err instanceof QueryFailedError || code !== undefined || (err instanceof Error && err.constructor === Error);
   if (
     (code !== undefined && (TRANSIENT_SQLSTATES.has(code) || code.startsWith('08') || TRANSIENT_NODE_CODES.has(code))) ||
-    TRANSIENT_MESSAGES.some((re) => re.test(message))
+    (driverShaped && TRANSIENT_MESSAGES.some((re) => re.test(message)))
   ) {
     return new TransientDbError(code, message, err);
   }

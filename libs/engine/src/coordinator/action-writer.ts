@@ -1,0 +1,329 @@
+import type { EntityManager } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
+import { jsonb, sql } from '@weft/persistence';
+import type { WorkflowDag } from '../model/dag.js';
+import { nodeQueue, type WorkflowNode } from '../model/workflow-definition.js';
+import { TaskStatus, isControlFlow, isWait, type JsonValue, type RunStatus } from '../model/workflow-types.js';
+import type { Action, CreateTask } from '../statemachine/actions.js';
+import { assertNever } from '../statemachine/errors.js';
+import type { TaskJob } from './ports.js';
+
+/** The run row columns an event may change besides `event_seq` (set by FinishRun / ReopenRun). */
+export interface RunPatch {
+  status?: RunStatus;
+  version?: number;
+  input?: JsonValue;
+  config?: JsonValue;
+  /** `null` clears the column. */
+  output?: JsonValue | null;
+  error?: string | null;
+  finishedAt?: Date | null;
+}
+
+/** What persisting one transition produced. */
+export interface WriteResult {
+  /** Task jobs to enqueue after commit (one per DispatchTask and RetryTask), in action order. */
+  jobs: TaskJob[];
+  /** Changes to the run row, applied with the history record. */
+  run: RunPatch;
+}
+
+/** Task statuses a CreateTask can carry that are already final. */
+const FINAL = new Set<string>([TaskStatus.Completed, TaskStatus.Failed, TaskStatus.Skipped, TaskStatus.Cancelled]);
+/**
+ * Actions written without flushing the buffers first: the buffered ones, and signal rows, which
+ * no buffered task or outbox row depends on.
+ */
+const UNORDERED = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'ConsumeSignal', 'BufferSignal']);
+/** Task statuses CancelTasks stops. */
+const ACTIVE = [TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running, TaskStatus.Waiting];
+
+/** Nodes dispatched to a worker queue (everything but control flow and waits). */
+export function isWorkerNode(n: WorkflowNode): boolean {
+  return !isControlFlow(n.type) && !isWait(n.type);
+}
+
+/** The database no longer matches the snapshot the machine decided on: a bug, never retried. */
+export class CoordinatorInvariantError extends Error {
+  override name = 'CoordinatorInvariantError';
+}
+
+interface OutboxRow {
+  task_id: string;
+  attempt: number;
+  queue: string;
+  not_before: string;
+}
+
+/**
+ * Turns one transition's actions into rows, in order, inside the event's tenant transaction
+ * (STYLE "Layering" 3: the coordinator is the only code that writes run and task rows).
+ *
+ * Consecutive CreateTask and DispatchTask actions are buffered and written with one multi-row
+ * INSERT each (tasks, then the outbox upsert); any other action flushes the buffers first, so
+ * the effect is the same as writing each action in order. Updates are fenced by task id (and
+ * attempt where the action has one); an update that matches no row means the stored run drifted
+ * from the locked snapshot and throws {@link CoordinatorInvariantError}, rolling the event back.
+ */
+export class ActionWriter {
+  private creates: CreateTask[] = [];
+  private outbox = new Map<string, OutboxRow>();
+  private readonly jobs: TaskJob[] = [];
+  private readonly run: RunPatch = {};
+
+  /**
+   * `now` stamps every row this event writes (the machine's clock reading for the event);
+   * `dag` is the definition the machine decided with (for a retried task's runtime/queue).
+   */
+  constructor(
+    private readonly m: EntityManager,
+    private readonly tenantId: string,
+    private readonly runId: string,
+    private readonly now: Date,
+    private readonly dag: WorkflowDag,
+  ) {}
+
+  /** Persists `actions` in order; returns the jobs to enqueue after commit and the run patch. */
+  async write(actions: readonly Action[]): Promise<WriteResult> {
+    for (const a of actions) await this.one(a);
+    await this.flush();
+    return { jobs: this.jobs, run: this.run };
+  }
+
+  private async one(a: Action): Promise<void> {
+    // Everything but the buffered and row-independent actions sees the buffered rows written.
+    if (!UNORDERED.has(a.type)) await this.flush();
+    switch (a.type) {
+      case 'CreateTask':
+        this.creates.push(a);
+        return;
+      case 'DispatchTask': {
+        const queue = nodeQueue(a.node);
+        this.outbox.set(a.taskId, { task_id: a.taskId, attempt: a.attempt, queue, not_before: a.notBefore.toISOString() });
+        this.jobs.push({
+          tenantId: this.tenantId,
+          runId: this.runId,
+          taskId: a.taskId,
+          nodeId: a.node.node_id,
+          nodeType: a.node.type,
+          ...(a.node.runtime ? { runtime: a.node.runtime } : {}),
+          attempt: a.attempt,
+          queue,
+          input: a.input,
+          notBefore: a.notBefore.getTime(),
+        });
+        return;
+      }
+      case 'ConsumeSignal': {
+        const r = await sql(
+          this.m,
+          `UPDATE signals SET consumed_at = $3, consumed_by_task_id = $4
+            WHERE tenant_id = $1 AND id = $2 AND consumed_at IS NULL`,
+          [this.tenantId, a.signalId, this.now, a.taskId],
+        );
+        this.expectOne(r.rowCount, `signal ${a.signalId} to consume`);
+        return;
+      }
+      case 'BufferSignal':
+        await sql(this.m, `INSERT INTO signals (tenant_id, id, run_id, name, payload, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`, [
+          this.tenantId,
+          uuidv7(),
+          this.runId,
+          a.name,
+          jsonb(a.payload),
+          this.now,
+        ]);
+        return;
+      case 'CompleteTask': {
+        const r = await sql(
+          this.m,
+          `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb, error = NULL, updated_at = $5, finished_at = $5
+            WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+          [this.tenantId, a.taskId, a.attempt, jsonb(a.output), this.now],
+        );
+        this.expectOne(r.rowCount, `task ${a.taskId} attempt ${a.attempt} to complete`);
+        return;
+      }
+      case 'FailTask': {
+        const r = await sql(
+          this.m,
+          `UPDATE tasks SET status = 'FAILED', error = $4, updated_at = $5, finished_at = $5
+            WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+          [this.tenantId, a.taskId, a.attempt, a.reason, this.now],
+        );
+        this.expectOne(r.rowCount, `task ${a.taskId} attempt ${a.attempt} to fail`);
+        return;
+      }
+      case 'RetryTask': {
+        const r = await sql<{ node_id: string; node_type: string; queue: string | null; runtime: string | null; input: JsonValue | null }>(
+          this.m,
+          `UPDATE tasks SET status = 'PENDING', attempt = attempt + 1, error = $4, updated_at = $5
+            WHERE tenant_id = $1 AND id = $2 AND attempt = $3
+            RETURNING node_id, node_type, queue, runtime, input`,
+          [this.tenantId, a.taskId, a.attempt, a.reason, this.now],
+        );
+        this.expectOne(r.rowCount, `task ${a.taskId} attempt ${a.attempt} to retry`);
+        const row = r.rows[0]!;
+        const node = this.dag.getNode(row.node_id);
+        const queue = row.queue ?? (node ? nodeQueue(node) : row.node_type.toLowerCase());
+        const runtime = row.runtime ?? node?.runtime;
+        const attempt = a.attempt + 1;
+        this.outbox.set(a.taskId, { task_id: a.taskId, attempt, queue, not_before: a.notBefore.toISOString() });
+        this.jobs.push({
+          tenantId: this.tenantId,
+          runId: this.runId,
+          taskId: a.taskId,
+          nodeId: row.node_id,
+          nodeType: row.node_type,
+          ...(runtime ? { runtime } : {}),
+          attempt,
+          queue,
+          input: row.input ?? {},
+          notBefore: a.notBefore.getTime(),
+        });
+        return;
+      }
+      case 'ResolveWait': {
+        const r = await sql(
+          this.m,
+          `UPDATE tasks SET status = $3, output = $4::jsonb, error = $5, wake_at = NULL, awaited_signal = NULL,
+                  updated_at = $6, finished_at = $6
+            WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`,
+          [this.tenantId, a.taskId, a.status, jsonb(a.output), a.reason ?? null, this.now],
+        );
+        this.expectOne(r.rowCount, `waiting task ${a.taskId} to resolve`);
+        return;
+      }
+      case 'ReopenRun':
+        await sql(
+          this.m,
+          `WITH reset AS (
+             DELETE FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($3::text[]) RETURNING id
+           )
+           DELETE FROM outbox WHERE tenant_id = $1 AND task_id IN (SELECT id FROM reset)`,
+          [this.tenantId, this.runId, a.resetNodes],
+        );
+        Object.assign(this.run, {
+          status: 'RUNNING',
+          version: a.version,
+          input: a.input,
+          config: a.config,
+          output: null,
+          error: null,
+          finishedAt: null,
+        } satisfies RunPatch);
+        return;
+      case 'CancelTasks':
+        await sql(
+          this.m,
+          `UPDATE tasks SET status = 'CANCELLED', error = $3, wake_at = NULL, updated_at = $4, finished_at = $4
+            WHERE tenant_id = $1 AND run_id = $2 AND status = ANY($5::text[])`,
+          [this.tenantId, this.runId, a.reason, this.now, ACTIVE],
+        );
+        return;
+      case 'FinishRun':
+        Object.assign(this.run, {
+          status: a.status,
+          error: a.reason ?? null,
+          output: a.output === undefined ? null : a.output,
+          finishedAt: this.now,
+        } satisfies RunPatch);
+        return;
+      default:
+        assertNever(a);
+    }
+  }
+
+  /** Writes buffered CreateTasks (one INSERT) and outbox rows (one upsert). */
+  private async flush(): Promise<void> {
+    if (this.creates.length) {
+      const rows = this.creates.map((c) => ({
+        id: c.taskId,
+        node_id: c.node.node_id,
+        node_type: c.node.type,
+        queue: isWorkerNode(c.node) ? nodeQueue(c.node) : null,
+        runtime: c.node.runtime ?? null,
+        status: c.status,
+        input: c.input ?? null,
+        output: c.output ?? null,
+        error: c.error ?? null,
+        branches: c.branches ?? null,
+        wake_at: c.wakeAt ? c.wakeAt.toISOString() : null,
+        awaited_signal: c.awaitedSignal ?? null,
+        finished: FINAL.has(c.status),
+      }));
+      this.creates = [];
+      await sql(
+        this.m,
+        `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, input, output, error,
+                            branches, wake_at, awaited_signal, created_at, updated_at, finished_at)
+         SELECT $1, t.id, $2, t.node_id, t.node_type, t.queue, t.runtime, t.status, 0, t.input, t.output, t.error,
+                t.branches, t.wake_at, t.awaited_signal, $3, $3, CASE WHEN t.finished THEN $3::timestamptz END
+           FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, node_id text, node_type text, queue text, runtime text, status text,
+                input jsonb, output jsonb, error text, branches text[], wake_at timestamptz, awaited_signal text, finished boolean)`,
+        [this.tenantId, this.runId, this.now, JSON.stringify(rows)],
+      );
+    }
+    if (this.outbox.size) {
+      const rows = [...this.outbox.values()];
+      this.outbox = new Map();
+      await sql(
+        this.m,
+        `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at)
+         SELECT $1, $2, o.task_id, o.attempt, o.queue, o.not_before, $3
+           FROM jsonb_to_recordset($4::jsonb) AS o(task_id uuid, attempt int, queue text, not_before timestamptz)
+         ON CONFLICT (tenant_id, task_id) DO UPDATE
+           SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
+               created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL`,
+        [this.tenantId, this.runId, this.now, JSON.stringify(rows)],
+      );
+    }
+  }
+
+  private expectOne(rowCount: number, what: string): void {
+    if (rowCount !== 1) {
+      throw new CoordinatorInvariantError(`run ${this.runId}: expected exactly one ${what}, matched ${rowCount}`);
+    }
+  }
+}
+
+/** A compact, JSON-safe summary of an action for the run history (no inputs or outputs). */
+export function summarizeAction(a: Action): { [key: string]: JsonValue } {
+  const s = (o: { [key: string]: JsonValue | undefined }) =>
+    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [key: string]: JsonValue };
+  switch (a.type) {
+    case 'CreateTask':
+      return s({
+        type: a.type,
+        nodeId: a.node.node_id,
+        taskId: a.taskId,
+        status: a.status,
+        error: a.error,
+        branches: a.branches,
+        wakeAt: a.wakeAt?.toISOString(),
+        awaitedSignal: a.awaitedSignal,
+      });
+    case 'DispatchTask':
+      return s({ type: a.type, nodeId: a.node.node_id, taskId: a.taskId, attempt: a.attempt, queue: nodeQueue(a.node), notBefore: a.notBefore.toISOString() });
+    case 'CompleteTask':
+      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt });
+    case 'FailTask':
+      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, reason: a.reason });
+    case 'RetryTask':
+      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, reason: a.reason, notBefore: a.notBefore.toISOString() });
+    case 'ResolveWait':
+      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, status: a.status, reason: a.reason });
+    case 'BufferSignal':
+      return s({ type: a.type, name: a.name });
+    case 'ConsumeSignal':
+      return s({ type: a.type, signalId: a.signalId, taskId: a.taskId });
+    case 'ReopenRun':
+      return s({ type: a.type, version: a.version, resetNodes: a.resetNodes });
+    case 'CancelTasks':
+      return s({ type: a.type, reason: a.reason });
+    case 'FinishRun':
+      return s({ type: a.type, status: a.status, reason: a.reason });
+    default:
+      return assertNever(a);
+  }
+}

@@ -1,0 +1,3 @@
+export * from './run-coordinator.js';
+export * from './action-writer.js';
+export * from './dag-cache.js';

@@ -1,0 +1,752 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
+import {
+  TransientDbError,
+  UniqueViolation,
+  isUuid,
+  jsonb,
+  sql,
+  withTenant,
+  withoutTenant,
+} from '@weft/persistence';
+import { WeftError } from '../errors.js';
+import type { WorkflowDag } from '../model/dag.js';
+import type { WorkflowDefinition } from '../model/workflow-definition.js';
+import { RunStatus, type JsonValue, type TaskStatus } from '../model/workflow-types.js';
+import { CelTemplateResolver } from '../template/resolver.js';
+import type { Deps, Store, TemplateResolver, Transition } from '../statemachine/deps.js';
+import { MachineError, StoreError } from '../statemachine/errors.js';
+import type { RunEvent } from '../statemachine/events.js';
+import { Machine } from '../statemachine/machine.js';
+import type { BufferedSignal, NodeState, RunSnapshot } from '../statemachine/state.js';
+import { ActionWriter, summarizeAction, type RunPatch } from './action-writer.js';
+import { DagCache } from './dag-cache.js';
+import { jobId, type RunUpdatePublisher, type TaskDispatcher, type TaskJob } from './ports.js';
+
+/** Where the coordinator reports what it could not do after commit (enqueue, publish). */
+export interface CoordinatorLogger {
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** Options of {@link RunCoordinator}; every field has a default. */
+export interface RunCoordinatorOptions {
+  /** The clock for the machine and every timestamp the coordinator writes (default `new Date()`). */
+  now?: () => Date;
+  /** Id generator for runs, tasks and signals (default UUIDv7, time-ordered). */
+  newId?: () => string;
+  logger?: CoordinatorLogger;
+  /** Retries of an event after a transient failure before TRANSIENT is thrown (default 5). */
+  maxEventRetries?: number;
+  /** Template resolver for the machine (default a {@link CelTemplateResolver}). */
+  templates?: TemplateResolver;
+  /** DAG cache size in workflow versions (default 512). */
+  dagCacheSize?: number;
+  /** How long a claimed timer is hidden from other schedulers before it may fire again, ms (default 60 000). */
+  timerLeaseMs?: number;
+  /** Age an un-enqueued outbox row must reach before the relay takes it, ms (default 5 000). */
+  outboxGraceMs?: number;
+  /** How long a relay's claim on an outbox row lasts, ms (default 30 000). */
+  outboxLeaseMs?: number;
+}
+
+/** Input of {@link RunCoordinator.startRun}. */
+export interface StartRunInput {
+  workflowId: string;
+  /** Default: the latest published version. */
+  version?: number;
+  input?: JsonValue;
+  config?: JsonValue;
+  /** Overrides the definition's entry node. */
+  startNodeId?: string;
+  /** A second start with the same key (per tenant) returns the first run. */
+  idempotencyKey?: string;
+}
+
+/** A worker's successful report of one task attempt. */
+export interface ReportCompletedInput {
+  runId: string;
+  taskId: string;
+  nodeId: string;
+  attempt: number;
+  output: JsonValue;
+}
+
+/** A worker's failed report of one task attempt; `retryable: false` asks to fail for good. */
+export interface ReportFailedInput {
+  runId: string;
+  taskId: string;
+  nodeId: string;
+  attempt: number;
+  error: string;
+  retryable?: boolean;
+}
+
+/** A timer of a WAITING task that came due. */
+export interface FireTimerInput {
+  runId: string;
+  taskId: string;
+  nodeId: string;
+}
+
+/** Input of {@link RunCoordinator.sendSignal}. */
+export interface SendSignalInput {
+  runId: string;
+  name: string;
+  payload?: JsonValue;
+}
+
+/** Input of {@link RunCoordinator.cancelRun}. */
+export interface CancelRunInput {
+  runId: string;
+  reason?: string;
+}
+
+/** Input of {@link RunCoordinator.retryRun}; `version` defaults to the run's current version. */
+export interface RetryRunInput {
+  runId: string;
+  fromNodeId: string;
+  version?: number;
+  input?: JsonValue;
+  config?: JsonValue;
+}
+
+/** Outcome of a worker/scheduler report: `ignored` says why it changed nothing. */
+export interface ReportResult {
+  ignored?: string;
+}
+
+interface RunRow {
+  id: string;
+  workflow_id: string;
+  version: number;
+  status: RunStatus;
+  input: JsonValue;
+  config: JsonValue;
+  event_seq: number;
+}
+
+interface TaskStateRow {
+  node_id: string;
+  id: string;
+  status: TaskStatus;
+  attempt: number;
+  branches: string[] | null;
+  awaited_signal: string | null;
+}
+
+/** What one committed event leaves for after-commit work and for the caller. */
+interface Applied {
+  transition?: Transition;
+  rejected?: MachineError;
+  status: RunStatus;
+  seq: number;
+  jobs: TaskJob[];
+}
+
+const RUN_NOT_FOUND = 'run not found';
+
+/**
+ * The shell around the pure state machine (DESIGN §4): the only code that turns events into
+ * persisted state. Every event runs in one tenant transaction:
+ *
+ * BEGIN; `set_config('app.tenant_id', …, true)`; lock the run row (`FOR UPDATE`, which
+ * serializes a run's events across processes); load node states in one query (no inputs or
+ * outputs); get the DAG from the per-version cache; `Machine.apply`; persist the actions in
+ * order ({@link ActionWriter}); append one `run_events` row and bump `runs.event_seq`; COMMIT.
+ * After commit: enqueue the dispatched jobs (a failure is logged: the outbox relay retries) and
+ * publish a run update. Every public method returns after both.
+ *
+ * A transient failure (StoreError, {@link TransientDbError}) retries the whole event with a
+ * small jittered backoff, then throws WeftError `TRANSIENT`. Machine rejections map to
+ * WeftError: INVALID_REQUEST → `BAD_USER_INPUT`; RUN_FINISHED, RUN_ACTIVE → `CONFLICT`.
+ */
+export class RunCoordinator {
+  private readonly now: () => Date;
+  private readonly newId: () => string;
+  private readonly log: CoordinatorLogger;
+  private readonly maxRetries: number;
+  private readonly templates: TemplateResolver;
+  private readonly dags: DagCache;
+  private readonly timerLeaseMs: number;
+  private readonly outboxGraceMs: number;
+  private readonly outboxLeaseMs: number;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly dispatcher: TaskDispatcher,
+    private readonly publisher: RunUpdatePublisher,
+    opts: RunCoordinatorOptions = {},
+  ) {
+    this.now = opts.now ?? (() => new Date());
+    this.newId = opts.newId ?? (() => uuidv7());
+    this.log = opts.logger ?? { warn: (m) => console.warn(m), error: (m) => console.error(m) };
+    this.maxRetries = Math.max(0, opts.maxEventRetries ?? 5);
+    this.templates = opts.templates ?? new CelTemplateResolver();
+    this.dags = new DagCache(opts.dagCacheSize);
+    this.timerLeaseMs = opts.timerLeaseMs ?? 60_000;
+    this.outboxGraceMs = opts.outboxGraceMs ?? 5_000;
+    this.outboxLeaseMs = opts.outboxLeaseMs ?? 30_000;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Commands
+
+  /**
+   * Creates a run (UUIDv7 id, status RUNNING) of `workflowId` at `version` (default latest) and
+   * applies RunStarted in the same transaction. With an `idempotencyKey` already used by the
+   * tenant, returns that run with `created: false` — also when duplicates race (the unique index
+   * decides the winner).
+   * @throws WeftError NOT_FOUND for an unknown workflow or version; BAD_USER_INPUT when the
+   * machine rejects the start (unknown start node…); TRANSIENT.
+   */
+  async startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean }> {
+    const res = await this.retrying('startRun', () =>
+      withTenant(this.ds, tenantId, async (m) => {
+        if (input.idempotencyKey !== undefined) {
+          const existing = await this.findByIdempotencyKey(m, tenantId, input.idempotencyKey);
+          if (existing) return { runId: existing, created: false as const };
+        }
+        const version = input.version ?? (await this.latestVersion(m, tenantId, input.workflowId));
+        const dag = await this.dag(m, tenantId, input.workflowId, version);
+        const now = this.now();
+        const runId = this.newId();
+        const runInput = input.input ?? {};
+        const runConfig = input.config ?? {};
+        const ins = await sql<{ id: string }>(
+          m,
+          `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, idempotency_key, start_node_id,
+                             event_seq, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9)
+           ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+           RETURNING id`,
+          [tenantId, runId, input.workflowId, version, jsonb(runInput), jsonb(runConfig), input.idempotencyKey ?? null, input.startNodeId ?? null, now],
+        );
+        if (ins.rowCount === 0) {
+          // A concurrent start with the same key committed first: return the winner.
+          const winner = await this.findByIdempotencyKey(m, tenantId, input.idempotencyKey!);
+          if (!winner) throw new TransientDbError(undefined, 'idempotency key owner vanished; retrying');
+          return { runId: winner, created: false as const };
+        }
+        const run: RunRow = { id: runId, workflow_id: input.workflowId, version, status: RunStatus.Running, input: runInput, config: runConfig, event_seq: 0 };
+        const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
+        const applied = await this.applyLocked(m, tenantId, run, [], dag, ev, now, { rejectedRollsBack: true });
+        return { runId, created: true as const, applied };
+      }),
+    );
+    if ('applied' in res && res.applied) await this.afterCommit(tenantId, res.runId, res.applied);
+    return { runId: res.runId, created: res.created };
+  }
+
+  /**
+   * A worker's NodeCompleted. Stale or duplicate reports (another attempt, a finished task) and
+   * reports for unknown runs are not errors: they return `{ignored}` (and, for a known run, leave
+   * a history row).
+   * @throws WeftError TRANSIENT.
+   */
+  async reportCompleted(tenantId: string, r: ReportCompletedInput): Promise<ReportResult> {
+    return this.report(tenantId, r.runId, { type: 'NodeCompleted', taskId: r.taskId, nodeId: r.nodeId, attempt: r.attempt, output: r.output });
+  }
+
+  /** A worker's NodeFailed; see {@link RunCoordinator.reportCompleted} for ignored reports. */
+  async reportFailed(tenantId: string, r: ReportFailedInput): Promise<ReportResult> {
+    return this.report(tenantId, r.runId, {
+      type: 'NodeFailed',
+      taskId: r.taskId,
+      nodeId: r.nodeId,
+      attempt: r.attempt,
+      error: r.error,
+      ...(r.retryable === undefined ? {} : { retryable: r.retryable }),
+    });
+  }
+
+  /**
+   * TimerFired for a WAITING task. A timer the machine ignores (task no longer waiting, run
+   * finished) has its `wake_at` cleared so it is never claimed again.
+   */
+  async fireTimer(tenantId: string, t: FireTimerInput): Promise<ReportResult> {
+    return this.report(tenantId, t.runId, { type: 'TimerFired', taskId: t.taskId, nodeId: t.nodeId });
+  }
+
+  /**
+   * Delivers a signal to the oldest node waiting for `name`, or buffers it (`delivered: false`).
+   * @throws WeftError NOT_FOUND (unknown run), BAD_USER_INPUT (no name), CONFLICT (run finished), TRANSIENT.
+   */
+  async sendSignal(tenantId: string, s: SendSignalInput): Promise<{ delivered: boolean }> {
+    const applied = await this.command(tenantId, s.runId, () => ({
+      ev: s.payload === undefined ? { type: 'SignalReceived', name: s.name } : { type: 'SignalReceived', name: s.name, payload: s.payload },
+    }));
+    return { delivered: applied.transition?.signalDelivered === true };
+  }
+
+  /**
+   * Cancels the run: every active task becomes CANCELLED, the run CANCELLED.
+   * @throws WeftError NOT_FOUND, CONFLICT (run already finished), TRANSIENT.
+   */
+  async cancelRun(tenantId: string, c: CancelRunInput): Promise<void> {
+    await this.command(tenantId, c.runId, () => ({ ev: c.reason === undefined ? { type: 'RunCancelled' } : { type: 'RunCancelled', reason: c.reason } }));
+  }
+
+  /**
+   * Restarts the run from `fromNodeId` (that node and its descendants are reset) on `version`
+   * (default the run's), optionally with new input/config.
+   * @throws WeftError NOT_FOUND (run or version), BAD_USER_INPUT (unknown node), CONFLICT (tasks
+   * still active), TRANSIENT.
+   */
+  async retryRun(tenantId: string, r: RetryRunInput): Promise<void> {
+    await this.command(tenantId, r.runId, (run) => {
+      const version = r.version ?? run.version;
+      const ev: RunEvent = { type: 'RunRetried', fromNodeId: r.fromNodeId, version };
+      if (r.input !== undefined) ev.input = r.input;
+      if (r.config !== undefined) ev.config = r.config;
+      return { ev, version };
+    });
+  }
+
+  /**
+   * A worker picked up the job of (`taskId`, `attempt`): PENDING/QUEUED → RUNNING, in one fenced
+   * UPDATE (no event, no history). Returns true when that attempt is still current and active
+   * (also when already RUNNING: a redelivered job), false when the worker must drop the job
+   * (unknown task, another attempt, finished or cancelled).
+   */
+  async markRunning(tenantId: string, taskId: string, attempt: number): Promise<boolean> {
+    if (!isUuid(tenantId) || !isUuid(taskId)) return false;
+    return this.retrying('markRunning', () =>
+      withTenant(this.ds, tenantId, async (m) => {
+        const r = await sql(
+          m,
+          `UPDATE tasks SET status = 'RUNNING', updated_at = $4
+            WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status IN ('PENDING', 'QUEUED', 'RUNNING')`,
+          [tenantId, taskId, attempt, this.now()],
+        );
+        return r.rowCount === 1;
+      }),
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Scheduler entry points
+
+  /**
+   * Fires up to `limit` due timers across tenants and returns how many it fired. Claims them in
+   * one short transaction (`FOR UPDATE SKIP LOCKED`, moving `wake_at` a lease ahead so another
+   * scheduler replica skips them), then applies TimerFired per task in its tenant's transaction.
+   * A timer whose event fails transiently is logged and fires again when the lease ends; one
+   * fired twice (lease expired mid-way) is ignored by fencing.
+   */
+  async fireDueTimers(limit: number): Promise<number> {
+    const now = this.now();
+    const claimed = await withoutTenant(this.ds, (m) =>
+      sql<{ tenant_id: string; id: string; run_id: string; node_id: string }>(
+        m,
+        `WITH due AS (
+           SELECT tenant_id, id FROM tasks
+            WHERE status = 'WAITING' AND wake_at <= $1
+            ORDER BY wake_at
+            LIMIT $2
+            FOR UPDATE SKIP LOCKED
+         )
+         UPDATE tasks t SET wake_at = $3
+           FROM due WHERE t.tenant_id = due.tenant_id AND t.id = due.id
+         RETURNING t.tenant_id, t.id, t.run_id, t.node_id`,
+        [now, limit, new Date(now.getTime() + this.timerLeaseMs)],
+      ),
+    );
+    let fired = 0;
+    for (const t of claimed.rows) {
+      try {
+        await this.fireTimer(t.tenant_id, { runId: t.run_id, taskId: t.id, nodeId: t.node_id });
+        fired++;
+      } catch (err) {
+        this.log.error(`timer of task ${t.id} (run ${t.run_id}) not fired: ${message(err)}`);
+      }
+    }
+    return fired;
+  }
+
+  /**
+   * Enqueues up to `limit` outbox rows that were committed but never enqueued (a crash between
+   * commit and enqueue, Redis down) once they are older than the grace period; returns how many
+   * jobs it enqueued. Rows are claimed with `FOR UPDATE SKIP LOCKED` (and a lease), jobs built
+   * from the task rows; rows whose task moved on (another attempt, finished, cancelled, deleted)
+   * are marked done without a job. Idempotent: the job id is `taskId:attempt`.
+   */
+  async relayOutbox(limit: number): Promise<number> {
+    const now = this.now();
+    const claimed = await withoutTenant(this.ds, (m) =>
+      sql<{
+        id: string;
+        tenant_id: string;
+        run_id: string;
+        task_id: string;
+        attempt: number;
+        queue: string;
+        not_before: Date;
+        node_id: string | null;
+        node_type: string | null;
+        runtime: string | null;
+        status: TaskStatus | null;
+        task_attempt: number | null;
+        input: JsonValue | null;
+      }>(
+        m,
+        `WITH due AS (
+           SELECT id, tenant_id, task_id FROM outbox
+            WHERE enqueued_at IS NULL AND created_at <= $1 AND (claimed_at IS NULL OR claimed_at <= $2)
+            ORDER BY created_at, id
+            LIMIT $3
+            FOR UPDATE SKIP LOCKED
+         )
+         UPDATE outbox o SET claimed_at = $4
+           FROM due LEFT JOIN tasks t ON t.tenant_id = due.tenant_id AND t.id = due.task_id
+          WHERE o.id = due.id
+         RETURNING o.id, o.tenant_id, o.run_id, o.task_id, o.attempt, o.queue, o.not_before,
+                   t.node_id, t.node_type, t.runtime, t.status, t.attempt AS task_attempt, t.input`,
+        [new Date(now.getTime() - this.outboxGraceMs), new Date(now.getTime() - this.outboxLeaseMs), limit, now],
+      ),
+    );
+    if (claimed.rowCount === 0) return 0;
+    const jobs: TaskJob[] = [];
+    const live: { id: string; attempt: number }[] = [];
+    const stale: { id: string; attempt: number }[] = [];
+    for (const r of claimed.rows) {
+      const current = r.task_attempt === r.attempt && (r.status === 'PENDING' || r.status === 'QUEUED');
+      if (!current || r.node_id === null || r.node_type === null) {
+        stale.push({ id: r.id, attempt: r.attempt });
+        continue;
+      }
+      live.push({ id: r.id, attempt: r.attempt });
+      jobs.push({
+        tenantId: r.tenant_id,
+        runId: r.run_id,
+        taskId: r.task_id,
+        nodeId: r.node_id,
+        nodeType: r.node_type,
+        ...(r.runtime ? { runtime: r.runtime } : {}),
+        attempt: r.attempt,
+        queue: r.queue,
+        input: r.input ?? {},
+        notBefore: r.not_before.getTime(),
+      });
+    }
+    let done = stale;
+    if (jobs.length) {
+      try {
+        await this.dispatcher.enqueue(jobs);
+        done = [...stale, ...live];
+      } catch (err) {
+        this.log.warn(`outbox relay could not enqueue ${jobs.length} job(s), retrying after the lease: ${message(err)}`);
+        jobs.length = 0;
+      }
+    }
+    if (done.length) {
+      await withoutTenant(this.ds, (m) =>
+        sql(
+          m,
+          `UPDATE outbox o SET enqueued_at = $1
+             FROM jsonb_to_recordset($2::jsonb) AS d(id bigint, attempt int)
+            WHERE o.id = d.id AND o.attempt = d.attempt AND o.enqueued_at IS NULL`,
+          [this.now(), JSON.stringify(done)],
+        ),
+      ).catch((err) => this.log.warn(`outbox rows enqueued but not marked (will be relayed again, harmlessly): ${message(err)}`));
+    }
+    return jobs.length;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The event pipeline
+
+  /** Applies a worker/scheduler event; unknown runs and machine rejections are reported as ignored. */
+  private async report(tenantId: string, runId: string, ev: RunEvent): Promise<ReportResult> {
+    if (!isUuid(tenantId) || !isUuid(runId)) return { ignored: RUN_NOT_FOUND };
+    const applied = await this.applyToRun(tenantId, runId, () => ({ ev }));
+    if (!applied) return { ignored: RUN_NOT_FOUND };
+    await this.afterCommit(tenantId, runId, applied);
+    if (applied.rejected) return { ignored: applied.rejected.message };
+    return applied.transition?.ignored !== undefined ? { ignored: applied.transition.ignored } : {};
+  }
+
+  /** Applies a user command; unknown runs and rejections become WeftErrors (after commit). */
+  private async command(
+    tenantId: string,
+    runId: string,
+    build: (run: RunRow) => { ev: RunEvent; version?: number },
+  ): Promise<Applied> {
+    if (!isUuid(tenantId) || !isUuid(runId)) throw new WeftError('NOT_FOUND', `run ${runId} not found`);
+    const applied = await this.applyToRun(tenantId, runId, build);
+    if (!applied) throw new WeftError('NOT_FOUND', `run ${runId} not found`);
+    await this.afterCommit(tenantId, runId, applied);
+    if (applied.rejected) throw toWeftError(applied.rejected);
+    return applied;
+  }
+
+  /**
+   * One event on an existing run, in its own tenant transaction, retried when transient.
+   * Returns undefined when the tenant has no such run.
+   */
+  private async applyToRun(
+    tenantId: string,
+    runId: string,
+    build: (run: RunRow) => { ev: RunEvent; version?: number },
+  ): Promise<Applied | undefined> {
+    return this.retrying('event', () =>
+      withTenant(this.ds, tenantId, async (m) => {
+        const locked = await sql<RunRow>(
+          m,
+          `SELECT id, workflow_id, version, status, input, config, event_seq FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+          [tenantId, runId],
+        );
+        const run = locked.rows[0];
+        if (!run) return undefined;
+        const { ev, version } = build(run);
+        const nodes = await sql<TaskStateRow>(
+          m,
+          `SELECT node_id, id, status, attempt, branches, awaited_signal FROM tasks WHERE tenant_id = $1 AND run_id = $2`,
+          [tenantId, runId],
+        );
+        const dag = await this.dag(m, tenantId, run.workflow_id, version ?? run.version);
+        const applied = await this.applyLocked(m, tenantId, run, nodes.rows, dag, ev, this.now(), { rejectedRollsBack: false });
+        if (ev.type === 'TimerFired' && applied.transition?.ignored !== undefined) {
+          // A timer nobody will act on again must not be claimed again after its lease.
+          await sql(m, `UPDATE tasks SET wake_at = NULL WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`, [tenantId, ev.taskId]);
+        }
+        return applied;
+      }),
+    );
+  }
+
+  /**
+   * The heart of an event, on a run row this transaction locked (or just inserted): builds the
+   * snapshot, applies the machine, persists the actions and the history record.
+   * A machine rejection either rolls back (`rejectedRollsBack`, for startRun) or is recorded in
+   * the history (`error`) and returned as `rejected`.
+   */
+  private async applyLocked(
+    m: EntityManager,
+    tenantId: string,
+    run: RunRow,
+    taskRows: TaskStateRow[],
+    dag: WorkflowDag,
+    ev: RunEvent,
+    now: Date,
+    opts: { rejectedRollsBack: boolean },
+  ): Promise<Applied> {
+    const nodes = new Map<string, NodeState>();
+    for (const t of taskRows) {
+      const n: NodeState = { taskId: t.id, status: t.status, attempt: t.attempt };
+      if (t.branches !== null) n.branches = t.branches;
+      if (t.awaited_signal !== null) n.awaitedSignal = t.awaited_signal;
+      nodes.set(t.node_id, n);
+    }
+    const snapshot: RunSnapshot = {
+      id: run.id,
+      workflowId: run.workflow_id,
+      version: run.version,
+      status: run.status,
+      context: { input: run.input, config: run.config, tasks: new Map() },
+      nodes,
+    };
+    const deps: Deps = { templates: this.templates, store: new PgRunStore(m, tenantId, run.id), now: () => now, newId: this.newId };
+    const seq = run.event_seq + 1;
+
+    let transition: Transition;
+    try {
+      transition = await new Machine(dag, snapshot, deps).apply(ev);
+    } catch (err) {
+      if (!(err instanceof MachineError) || opts.rejectedRollsBack) throw err;
+      await this.appendHistory(m, tenantId, run.id, seq, ev, now, [], undefined, err.message, {});
+      return { rejected: err, status: run.status, seq, jobs: [] };
+    }
+
+    const written = await new ActionWriter(m, tenantId, run.id, now, dag).write(transition.actions);
+    await this.appendHistory(m, tenantId, run.id, seq, ev, now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
+    return { transition, status: snapshot.status, seq, jobs: written.jobs };
+  }
+
+  /** Inserts the `run_events` row and updates the run (event_seq + the event's patch) in one statement. */
+  private async appendHistory(
+    m: EntityManager,
+    tenantId: string,
+    runId: string,
+    seq: number,
+    ev: RunEvent,
+    now: Date,
+    actions: JsonValue[],
+    ignored: string | undefined,
+    error: string | undefined,
+    patch: RunPatch,
+  ): Promise<void> {
+    const { type, ...payload } = ev;
+    const e = ev as { nodeId?: string; attempt?: number };
+    const params: unknown[] = [
+      tenantId,
+      runId,
+      seq,
+      type,
+      now,
+      e.nodeId ?? null,
+      e.attempt ?? null,
+      jsonb(payload),
+      JSON.stringify(actions),
+      ignored ?? null,
+      error ?? null,
+    ];
+    const sets = ['event_seq = $3', 'updated_at = $5'];
+    const set = (column: string, value: unknown, cast = '') => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}${cast}`);
+    };
+    if (patch.status !== undefined) set('status', patch.status);
+    if (patch.version !== undefined) set('version', patch.version);
+    if (patch.input !== undefined) set('input', jsonb(patch.input), '::jsonb');
+    if (patch.config !== undefined) set('config', jsonb(patch.config), '::jsonb');
+    if (patch.output !== undefined) set('output', patch.output === null ? null : jsonb(patch.output), '::jsonb');
+    if (patch.error !== undefined) set('error', patch.error);
+    if (patch.finishedAt !== undefined) set('finished_at', patch.finishedAt, '::timestamptz');
+    await sql(
+      m,
+      `WITH ev AS (
+         INSERT INTO run_events (tenant_id, run_id, seq, type, at, node_id, attempt, payload, actions, ignored, error)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11)
+       )
+       UPDATE runs SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2`,
+      params,
+    );
+  }
+
+  /** After commit: enqueue the jobs (then mark their outbox rows), publish the run update. */
+  private async afterCommit(tenantId: string, runId: string, applied: Applied): Promise<void> {
+    if (applied.jobs.length) {
+      let enqueued = false;
+      try {
+        await this.dispatcher.enqueue(applied.jobs);
+        enqueued = true;
+      } catch (err) {
+        this.log.warn(`run ${runId}: enqueue of ${applied.jobs.map((j) => jobId(j.taskId, j.attempt)).join(', ')} failed, the outbox relay will retry: ${message(err)}`);
+      }
+      if (enqueued) {
+        const rows = applied.jobs.map((j) => ({ task_id: j.taskId, attempt: j.attempt }));
+        await withTenant(this.ds, tenantId, (m) =>
+          sql(
+            m,
+            `UPDATE outbox o SET enqueued_at = $2
+               FROM jsonb_to_recordset($3::jsonb) AS j(task_id uuid, attempt int)
+              WHERE o.tenant_id = $1 AND o.task_id = j.task_id AND o.attempt = j.attempt AND o.enqueued_at IS NULL`,
+            [tenantId, this.now(), JSON.stringify(rows)],
+          ),
+        ).catch((err) => this.log.warn(`run ${runId}: jobs enqueued but outbox not marked (the relay re-enqueues harmlessly): ${message(err)}`));
+      }
+    }
+    try {
+      await this.publisher.publish({ tenantId, runId, status: applied.status, seq: applied.seq });
+    } catch (err) {
+      this.log.warn(`run ${runId}: update not published: ${message(err)}`);
+    }
+  }
+
+  /** Runs `fn` again after transient failures (bounded, jittered), then throws WeftError TRANSIENT. */
+  private async retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (!isTransient(err)) throw err;
+        if (attempt >= this.maxRetries) {
+          throw new WeftError('TRANSIENT', `${what} failed after ${attempt + 1} attempt(s): ${message(err)}`);
+        }
+        const base = Math.min(200, 5 * 2 ** attempt);
+        await new Promise((r) => setTimeout(r, base + Math.random() * base));
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Lookups inside the tenant transaction
+
+  private async findByIdempotencyKey(m: EntityManager, tenantId: string, key: string): Promise<string | undefined> {
+    const r = await sql<{ id: string }>(m, `SELECT id FROM runs WHERE tenant_id = $1 AND idempotency_key = $2`, [tenantId, key]);
+    return r.rows[0]?.id;
+  }
+
+  private async latestVersion(m: EntityManager, tenantId: string, workflowId: string): Promise<number> {
+    const r = await sql<{ latest_version: number }>(m, `SELECT latest_version FROM workflows WHERE tenant_id = $1 AND id = $2`, [tenantId, workflowId]);
+    const v = r.rows[0]?.latest_version;
+    if (!v) throw new WeftError('NOT_FOUND', `workflow ${workflowId} not found`);
+    return v;
+  }
+
+  /** The DAG of a version, from the cache or loaded in this transaction. @throws WeftError NOT_FOUND. */
+  private async dag(m: EntityManager, tenantId: string, workflowId: string, version: number): Promise<WorkflowDag> {
+    const dag = await this.dags.get(tenantId, workflowId, version, async () => {
+      const r = await sql<{ definition: WorkflowDefinition }>(
+        m,
+        `SELECT definition FROM workflow_versions WHERE tenant_id = $1 AND workflow_id = $2 AND version = $3`,
+        [tenantId, workflowId, version],
+      );
+      return r.rows[0]?.definition;
+    });
+    if (!dag) throw new WeftError('NOT_FOUND', `workflow ${workflowId} version ${version} not found`);
+    return dag;
+  }
+}
+
+/**
+ * The machine's Store over the event's transaction: outputs of the requested nodes in one
+ * query; the oldest unconsumed signal by name (ids are UUIDv7, so ordering by id is by age). A
+ * signal handed out once in this event is not handed out again (its ConsumeSignal is only
+ * written after the machine returns).
+ */
+class PgRunStore implements Store {
+  private readonly handedOut: string[] = [];
+
+  constructor(
+    private readonly m: EntityManager,
+    private readonly tenantId: string,
+    private readonly runId: string,
+  ) {}
+
+  async outputs(nodeIds: string[]): Promise<Map<string, JsonValue>> {
+    const r = await sql<{ node_id: string; output: JsonValue | null }>(
+      this.m,
+      `SELECT node_id, output FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($3::text[])`,
+      [this.tenantId, this.runId, nodeIds],
+    );
+    return new Map(r.rows.map((row) => [row.node_id, row.output]));
+  }
+
+  async pendingSignal(name: string): Promise<BufferedSignal | undefined> {
+    const r = await sql<{ id: string; payload: JsonValue | null }>(
+      this.m,
+      `SELECT id, payload FROM signals
+        WHERE tenant_id = $1 AND run_id = $2 AND name = $3 AND consumed_at IS NULL AND NOT (id = ANY($4::uuid[]))
+        ORDER BY id LIMIT 1`,
+      [this.tenantId, this.runId, name, this.handedOut],
+    );
+    const row = r.rows[0];
+    if (!row) return undefined;
+    this.handedOut.push(row.id);
+    return { id: row.id, payload: row.payload };
+  }
+}
+
+function isTransient(err: unknown): boolean {
+  if (err instanceof StoreError || err instanceof TransientDbError) return true;
+  // Two starts with one idempotency key racing past ON CONFLICT (e.g. the winner rolled back and
+  // retried): the next attempt finds the winner.
+  return err instanceof UniqueViolation && err.constraint === 'runs_idempotency_key';
+}
+
+/** Maps a machine rejection to the API's coded error (DESIGN §7). */
+export function toWeftError(err: MachineError): WeftError {
+  switch (err.code) {
+    case 'INVALID_REQUEST':
+      return new WeftError('BAD_USER_INPUT', err.message);
+    case 'RUN_FINISHED':
+    case 'RUN_ACTIVE':
+      return new WeftError('CONFLICT', err.message);
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
