@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { RunStatus, TaskStatus } from '../model/workflow-types.js';
+import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { MachineError } from './errors.js';
 import { actionsOf, created, dispatched, edge, finished, fork, Harness, task, types, wait, waitFor } from './testing/harness.js';
 import { parseSecondsMs } from './waits.js';
@@ -38,7 +38,8 @@ describe('WAIT', () => {
   });
 
   it('completes inline when the duration is zero or the time has passed', async () => {
-    for (const spec of [{ duration_seconds: 0 }, { until: '2029-12-31T00:00:00Z' }]) {
+    const specs: JsonValue[] = [{ duration_seconds: 0 }, { until: '2029-12-31T00:00:00Z' }];
+    for (const spec of specs) {
       const h = new Harness([wait('w', spec), task('b')], [edge('w', 'b')]);
       const tr = await h.start();
       expect(created(tr, TaskStatus.Completed)).toEqual(['w']);
@@ -48,13 +49,13 @@ describe('WAIT', () => {
   });
 
   it('fails the node when its spec is malformed', async () => {
-    const cases: Array<[object, RegExp]> = [
+    const cases: Array<[JsonValue, RegExp]> = [
       [{}, /WAIT requires spec.duration_seconds or spec.until/],
       [{ until: 'tomorrow' }, /until must be an RFC 3339 time/],
       [{ duration_seconds: -5 }, /duration_seconds: must be a non-negative number, got -5/],
     ];
     for (const [spec, reason] of cases) {
-      const h = new Harness([wait('w', spec as never)], []);
+      const h = new Harness([wait('w', spec)], []);
       const tr = await h.start();
       expect(actionsOf(tr, 'CreateTask')[0].status).toBe(TaskStatus.Failed);
       expect(actionsOf(tr, 'CreateTask')[0].error).toMatch(reason);

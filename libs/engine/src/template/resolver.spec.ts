@@ -1,0 +1,149 @@
+import { describe, expect, it } from '@jest/globals';
+import { TaskStatus, type JsonValue } from '../model/workflow-types.js';
+import type { RunContext, StepResult } from '../statemachine/state.js';
+import { CelTemplateResolver, checkTemplateSyntax, compileExpression, TemplateError } from './resolver.js';
+import { findTemplates } from './template-syntax.js';
+
+const NOW = new Date('2030-01-01T12:00:00.000Z');
+const r = new CelTemplateResolver();
+
+function ctx(input: JsonValue, tasks: Record<string, StepResult> = {}, config: JsonValue = {}): RunContext {
+  return { input, config, tasks: new Map(Object.entries(tasks)) };
+}
+const done = (output: JsonValue): StepResult => ({ status: TaskStatus.Completed, output });
+const resolve = (spec: JsonValue, c: RunContext = ctx({})): JsonValue => r.resolve(spec, c, NOW);
+
+describe('type preservation and interpolation (seed 002)', () => {
+  const c = ctx({ count: 42, id: 7, name: 'ann', nothing: null, tags: ['a', 'b'] }, { fetch: done({ total: 1200 }) });
+
+  it('a string that is exactly one template keeps the value type', () => {
+    expect(resolve('{{input.count}}', c)).toBe(42);
+    expect(resolve('{{tasks.fetch.output}}', c)).toEqual({ total: 1200 });
+    expect(resolve('  {{ input.tags }}  ', c)).toEqual(['a', 'b']);
+    expect(resolve('{{input.nothing}}', c)).toBeNull();
+    expect(resolve('{{input.count > 40}}', c)).toBe(true);
+  });
+
+  it('otherwise interpolates: null as "", strings raw, other values as JSON', () => {
+    expect(resolve('order {{input.id}} ready', c)).toBe('order 7 ready');
+    expect(resolve('{{input.name}}-{{input.id}}', c)).toBe('ann-7');
+    expect(resolve('[{{input.nothing}}]', c)).toBe('[]');
+    expect(resolve('t={{tasks.fetch.output}} tags={{input.tags}}', c)).toBe('t={"total":1200} tags=["a","b"]');
+  });
+
+  it('walks arrays and object values, keeping keys and non-string values', () => {
+    const spec = { url: 'https://x/{{input.id}}', n: 3, ok: true, list: ['{{input.count}}', { deep: '{{input.name}}' }], '{{input.id}}': 'key kept' };
+    expect(resolve(spec, c)).toEqual({ url: 'https://x/7', n: 3, ok: true, list: [42, { deep: 'ann' }], '{{input.id}}': 'key kept' });
+    expect(resolve('no templates here', c)).toBe('no templates here');
+    expect(resolve(null, c)).toBeNull();
+  });
+
+  it('exposes config, task status and error, and system.now', () => {
+    const withFail = ctx({}, { a: done({ x: 1 }), b: { status: TaskStatus.Failed, output: null, error: 'boom' } }, { region: 'eu' });
+    expect(resolve('{{config.region}}', withFail)).toBe('eu');
+    expect(resolve('{{tasks.a.status}}', withFail)).toBe('COMPLETED');
+    expect(resolve('{{tasks.b.error}}', withFail)).toBe('boom');
+    expect(resolve('{{has(tasks.a.error)}}', withFail)).toBe(false);
+    expect(resolve('{{system.now}}', withFail)).toBe('2030-01-01T12:00:00.000Z');
+    expect(resolve('{{timestamp(system.now) + duration("1h")}}', withFail)).toBe('2030-01-01T13:00:00.000Z');
+  });
+
+  it('treats a missing input as an empty object', () => {
+    expect(resolve('{{has(input.x)}}', { input: null, config: null, tasks: new Map() })).toBe(false);
+  });
+});
+
+describe('numbers (the STACK.md trap)', () => {
+  const c = ctx({ count: 42, price: 10, n: 5, items: [1, 2, 3] });
+
+  it('JSON numbers mix with int literals in arithmetic', () => {
+    expect(resolve('{{input.count + 1}}', c)).toBe(43);
+    expect(resolve('{{1 + input.count}}', c)).toBe(43);
+    expect(resolve('{{input.count - 2}}', c)).toBe(40);
+    expect(resolve('{{input.count / 2}}', c)).toBe(21);
+    expect(resolve('{{input.count * 2}}', c)).toBe(84);
+    expect(resolve('{{input.n % 2}}', c)).toBe(1);
+    expect(resolve('{{input.price * 1.1}}', c) as number).toBeCloseTo(11, 10);
+    expect(resolve('n={{input.count + 1}}', c)).toBe('n=43');
+  });
+
+  it('JSON numbers compare with int literals', () => {
+    expect(resolve('{{input.n > 1}}', c)).toBe(true);
+    expect(resolve('{{input.n <= 1}}', c)).toBe(false);
+    expect(resolve('{{input.n == 5}}', c)).toBe(true);
+    expect(resolve('{{input.n != 5}}', c)).toBe(false);
+    expect(resolve('{{5 >= input.n && input.n < 6}}', c)).toBe(true);
+  });
+
+  it('CEL ints and integral doubles come back as plain JS numbers', () => {
+    const size = resolve('{{size(input.items)}}', c);
+    expect(size).toBe(3);
+    expect(typeof size).toBe('number');
+    const two = resolve('{{2.0}}', c);
+    expect(two).toBe(2);
+    expect(Number.isInteger(two)).toBe(true);
+    expect(resolve('{{[1, 2.5, "x"]}}', c)).toEqual([1, 2.5, 'x']);
+    expect(resolve('{{input.items.map(x, x * 2)}}', c)).toEqual([2, 4, 6]);
+    expect(resolve('{{9007199254740993 * 2}}', c)).toBe('18014398509481986'); // unsafe ints keep their digits
+  });
+
+  it('refuses results JSON cannot hold', () => {
+    expect(() => resolve('{{1.0 / 0.0}}', c)).toThrow(/not representable in JSON/);
+  });
+});
+
+describe('errors', () => {
+  it('names the expression and the CEL error, never the context', () => {
+    const secret = ctx({ password: 'hunter2', nested: { token: 'abc-secret' } });
+    let err: unknown;
+    try {
+      resolve({ url: 'x', body: 'pw {{input.nested.missing}}' }, secret);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TemplateError);
+    const te = err as TemplateError;
+    expect(te.message).toBe('cannot evaluate {{ input.nested.missing }}: No such key: missing');
+    expect(te.expression).toBe('input.nested.missing');
+    expect(te.message).not.toMatch(/hunter2|abc-secret/);
+  });
+
+  it('reports syntax errors as TemplateError of kind syntax', () => {
+    expect(() => resolve('{{input.count +}}')).toThrow(TemplateError);
+    try {
+      resolve('{{input.count +}}');
+    } catch (e) {
+      expect((e as TemplateError).kind).toBe('syntax');
+      expect((e as TemplateError).message).toMatch(/^invalid template \{\{ input\.count \+ \}\}: Unexpected token: EOF/);
+    }
+  });
+
+  it('enforces structural limits', () => {
+    const deep = 'input' + '.a'.repeat(100);
+    expect(checkTemplateSyntax(`{{${deep}}}`)[0]).toMatch(/maxDepth/);
+    const long = `{{${'1 + '.repeat(2000)}1}}`;
+    expect(checkTemplateSyntax(long)).toHaveLength(1);
+  });
+});
+
+describe('checkTemplateSyntax and compilation', () => {
+  it('lists one message per broken template and nothing for good ones', () => {
+    expect(checkTemplateSyntax('ok {{input.a}} and {{tasks.b.output.c > 1}}')).toEqual([]);
+    const msgs = checkTemplateSyntax('a {{input.a +}} b {{input.ok}} c {{nosuchfn(1)}} d {{"a" + 1}}');
+    expect(msgs).toHaveLength(3);
+    expect(msgs[0]).toMatch(/input\.a \+.*Unexpected token/);
+    expect(msgs[1]).toMatch(/nosuchfn/);
+    expect(msgs[2]).toMatch(/no such overload: string \+ int/);
+    expect(checkTemplateSyntax('no templates')).toEqual([]);
+  });
+
+  it('compiles each distinct expression once', () => {
+    expect(compileExpression('input.x + 1')).toBe(compileExpression('input.x + 1'));
+    expect(compileExpression('input.x + 1')).not.toBe(compileExpression('input.x + 2'));
+  });
+
+  it('finds templates the way seed 002 does', () => {
+    expect(findTemplates('a {{ x }} b {{y.z}}').map((t) => t.expression)).toEqual(['x', 'y.z']);
+    expect(findTemplates('{{ unterminated')).toEqual([]);
+  });
+});
