@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
-import { WeftError, type Problem } from '@weft/engine';
+import { MachineError, toWeftError, WeftError, type Problem } from '@weft/engine';
+import { PersistenceError } from '@weft/persistence';
 
 const log = new Logger('GraphQL');
 
@@ -26,6 +27,8 @@ const INTERNAL_MESSAGE = 'Internal server error';
  * The one error formatter of the API, for HTTP (Apollo `formatError`) and graphql-ws (`onNext`):
  * - a WeftError anywhere in the cause chain: `extensions.code` = its code, plus
  *   `extensions.problems` for BAD_USER_INPUT (never empty: the message when none were listed);
+ *   a machine error or a persistence error that escaped its layer is mapped to one first
+ *   (transient database failure -> TRANSIENT, bad cursor -> BAD_USER_INPUT, unique -> CONFLICT);
  * - GraphQL's own request errors (parse, validation, variable coercion): kept as they are;
  * - anything else: INTERNAL_SERVER_ERROR with a generic message, logged here and never sent.
  * Extensions other than `code` and `problems` (stack traces, original errors) are dropped.
@@ -63,9 +66,22 @@ export function formatExecutionResult(result: ExecutionResult): FormattedExecuti
 function findWeftError(error: unknown): WeftError | undefined {
   for (let e = error, depth = 0; e && depth < 5; depth++) {
     if (e instanceof WeftError) return e;
+    if (e instanceof MachineError) return toWeftError(e);
+    if (e instanceof PersistenceError) return fromPersistence(e);
     e = e instanceof GraphQLError ? e.originalError : undefined;
   }
   return undefined;
+}
+
+function fromPersistence(e: PersistenceError): WeftError {
+  switch (e.code) {
+    case 'TRANSIENT':
+      return new WeftError('TRANSIENT', e.message);
+    case 'INVALID_CURSOR':
+      return new WeftError('BAD_USER_INPUT', 'Invalid cursor', [{ path: 'after', message: 'not a cursor from a previous page' }]);
+    case 'UNIQUE_VIOLATION':
+      return new WeftError('CONFLICT', 'The object already exists');
+  }
 }
 
 function problemsOf(problems: readonly Problem[], message: string): Problem[] {
