@@ -201,6 +201,7 @@ export class RunCoordinator {
    * machine rejects the start (unknown start node…); TRANSIENT.
    */
   async startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean }> {
+    if (!isUuid(tenantId)) throw new WeftError('NOT_FOUND', `workflow ${input.workflowId} not found`);
     const res = await this.retrying('startRun', () =>
       withTenant(this.ds, tenantId, async (m) => {
         if (input.idempotencyKey !== undefined) {
@@ -233,7 +234,10 @@ export class RunCoordinator {
         const applied = await this.applyLocked(m, tenantId, run, [], dag, ev, now, { rejectedRollsBack: true });
         return { runId, created: true as const, applied };
       }),
-    );
+    ).catch((err: unknown) => {
+      // A rejected start rolled back with its run row: nothing to publish.
+      throw err instanceof MachineError ? toWeftError(err) : err;
+    });
     if ('applied' in res && res.applied) await this.afterCommit(tenantId, res.runId, res.applied);
     return { runId: res.runId, created: res.created };
   }
