@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RunRepository, sql, TransientDbError, withTenant, type TaskEntity } from '@weft/persistence';
-import { RunCoordinator, WeftError, type RunCoordinatorOptions, type TaskJob, type WorkflowDefinition } from '@weft/engine';
+import { RunCoordinator, WeftError, type JsonValue, type RunCoordinatorOptions, type TaskJob, type WorkflowDefinition } from '@weft/engine';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import {
   createTenant,
@@ -48,7 +48,7 @@ async function setup(opts: RunCoordinatorOptions = {}) {
       return publishWorkflow(db.ds, tenantId, definition, { workflowId });
     },
     /** Publishes `definition` and starts a run of it. */
-    async start(definition: WorkflowDefinition, extra: { input?: object; idempotencyKey?: string } = {}) {
+    async start(definition: WorkflowDefinition, extra: { input?: JsonValue; idempotencyKey?: string } = {}) {
       const { workflowId } = await h.publish(definition);
       const { runId } = await coordinator.startRun(tenantId, { workflowId, ...extra });
       return runId;
