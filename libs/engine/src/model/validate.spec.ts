@@ -124,7 +124,7 @@ edges:
 output: {total: "{{tasks.flaky.output.n * }}"}
 `);
     const problems = validateDefinition(def);
-    const expected: Array<Partial<Problem> & { message: RegExp }> = [
+    const expected: Array<{ nodeId?: string; path?: string; message: RegExp }> = [
       { nodeId: 'dup', path: 'nodes[2].node_id', message: /duplicate node_id "dup"/ },
       { nodeId: 'weird', path: 'nodes[3].type', message: /unknown node type "HTTPS"/ },
       { nodeId: 'code', path: 'nodes[4].spec.code', message: /CODE node requires spec.code/ },

@@ -67,6 +67,21 @@ describe('seed 000 stories', () => {
     expect(dispatched(await h.complete('x'))).toEqual(['j']);
   });
 
+  it('a node fed directly by a switch uses its recorded decision when it becomes ready later', async () => {
+    // f → s ─(flag)→ j ←─ u ←(never)─ s2 ← t ← f
+    const h = new Harness(
+      [fork('f'), sw('s'), task('t'), sw('s2'), task('u'), task('j')],
+      [edge('f', 's'), edge('f', 't'), cond('s', 'j', '{{input.flag}}'), edge('t', 's2'), cond('s2', 'u', '{{1 > 2}}'), edge('u', 'j')],
+      { input: { flag: true } },
+    );
+    expect(dispatched(await h.start())).toEqual(['t']);
+    expect(h.node('s').branches).toEqual(['j']);
+    h.run.context.input = { flag: false }; // re-evaluation would now skip j
+    const tr = await h.complete('t');
+    expect(created(tr, TaskStatus.Skipped)).toEqual(['u']);
+    expect(dispatched(tr)).toEqual(['j']);
+  });
+
   it('falls back to evaluating the conditions when a switch decision was never recorded', async () => {
     const h = new Harness(
       [fork('f'), sw('s'), task('slow'), task('x'), task('j')],

@@ -121,6 +121,17 @@ describe('WAIT_FOR_EVENT and signals', () => {
     expect(h.saved.get('e2')).toEqual({ n: 2 });
   });
 
+  it('never hands one buffered signal to two nodes, even when the Store ignores skip', async () => {
+    const h = new Harness([task('a'), waitFor('e', { event: 'go' }), waitFor('e2', { event: 'go' })], [edge('a', 'e'), edge('e', 'e2')]);
+    h.ignoreSignalSkip = true;
+    await h.start();
+    await h.signal('go', { n: 1 });
+    await h.signal('go', { n: 2 });
+    const tr = await h.complete('a');
+    expect(actionsOf(tr, 'ConsumeSignal').map((c) => c.signalId)).toEqual(['s1']);
+    expect(h.node('e2').status).toBe(TaskStatus.Waiting); // parks rather than reuse s1
+  });
+
   it('gives a signal to the oldest waiter (smallest task id), not the first node id or map order', async () => {
     const h = new Harness([fork('f'), waitFor('b', { event: 'go' }), waitFor('a', { event: 'go' })], [edge('f', 'b'), edge('f', 'a')]);
     h.nextIds = ['t001', 't900', 't100']; // b is reached first but gets the younger id

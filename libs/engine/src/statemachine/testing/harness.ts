@@ -100,6 +100,8 @@ export class Harness implements Store {
   readonly tasks = new Map<string, CreateTask>();
   /** When true, every Store call rejects (a lost database connection). */
   storeDown = false;
+  /** When true, `pendingSignal` ignores its `skip` argument (an older Store implementation). */
+  ignoreSignalSkip = false;
   /** Ids handed out before the counter (to control id order). */
   nextIds: string[] = [];
   private ids = 0;
@@ -121,7 +123,8 @@ export class Harness implements Store {
 
   async pendingSignal(name: string, skip: readonly string[] = []): Promise<BufferedSignal | undefined> {
     if (this.storeDown) throw new Error('connection lost');
-    const s = this.signals.find((x) => x.name === name && x.consumedBy === undefined && !skip.includes(x.id));
+    const skipped = this.ignoreSignalSkip ? [] : skip;
+    const s = this.signals.find((x) => x.name === name && x.consumedBy === undefined && !skipped.includes(x.id));
     return s && { id: s.id, payload: s.payload };
   }
 
