@@ -5,9 +5,9 @@
 import type { WorkflowDag } from '../model/dag.js';
 import { maxAttempts, retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
 import { RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
-import type { Action } from './actions.js';
 import type { Deps, Transition } from './deps.js';
-import { MachineError, assertNever } from './errors.js';
+import { runCounts } from './apply-action.js';
+import { MachineError } from './errors.js';
 import type {
   NodeCompleted,
   NodeFailed,
@@ -17,91 +17,11 @@ import type {
   RunStarted,
 } from './events.js';
 import { advanceFrom, begin } from './routing.js';
-import { isNodeActive, isTaskActive, matchesAttempt, type NodeState, type RunSnapshot, type StepResult } from './state.js';
+import { isTaskActive, matchesAttempt, type NodeState, type RunSnapshot, type StepResult } from './state.js';
 import { Step, errorMessage, isStoreError } from './step.js';
 import { onSignalReceived, onTimerFired } from './waits.js';
 
-/**
- * Evolves the in-memory snapshot the way persisting `action` evolves the stored run (seed 000's
- * `Action.apply`). DispatchTask, BufferSignal and ConsumeSignal change nothing routing reads.
- */
-export function applyAction(run: RunSnapshot, a: Action): void {
-  switch (a.type) {
-    case 'CreateTask':
-      run.nodes.set(a.node.node_id, {
-        taskId: a.taskId,
-        status: a.status,
-        attempt: 0,
-        branches: a.branches,
-        awaitedSignal: a.awaitedSignal,
-      });
-      return;
-    case 'DispatchTask':
-    case 'BufferSignal':
-    case 'ConsumeSignal':
-      return;
-    case 'CompleteTask':
-      setStatus(run, a.nodeId, TaskStatus.Completed);
-      return;
-    case 'FailTask':
-      setStatus(run, a.nodeId, TaskStatus.Failed);
-      return;
-    case 'RetryTask': {
-      const n = run.nodes.get(a.nodeId);
-      if (n) {
-        n.status = TaskStatus.Pending;
-        n.attempt = a.attempt + 1;
-      }
-      return;
-    }
-    case 'ResolveWait': {
-      const n = run.nodes.get(a.nodeId);
-      if (n) {
-        n.status = a.status;
-        n.awaitedSignal = undefined;
-      }
-      return;
-    }
-    case 'ReopenRun':
-      for (const id of a.resetNodes) {
-        run.nodes.delete(id);
-        run.context.tasks.delete(id);
-      }
-      run.context.input = a.input;
-      run.context.config = a.config;
-      run.version = a.version;
-      run.status = RunStatus.Running;
-      return;
-    case 'CancelTasks':
-      for (const n of run.nodes.values()) {
-        if (isNodeActive(n)) n.status = TaskStatus.Cancelled;
-      }
-      return;
-    case 'FinishRun':
-      run.status = a.status;
-      return;
-    default:
-      assertNever(a);
-  }
-}
-
-function setStatus(run: RunSnapshot, nodeId: string, status: TaskStatus): void {
-  const n = run.nodes.get(nodeId);
-  if (n) n.status = status;
-}
-
-/** Counts of reached nodes that still have to finish, failed for good, and were cancelled. */
-export function runCounts(run: RunSnapshot): { active: number; failed: number; cancelled: number } {
-  let active = 0;
-  let failed = 0;
-  let cancelled = 0;
-  for (const n of run.nodes.values()) {
-    if (isNodeActive(n)) active++;
-    else if (n.status === TaskStatus.Failed) failed++;
-    else if (n.status === TaskStatus.Cancelled) cancelled++;
-  }
-  return { active, failed, cancelled };
-}
+export { applyAction, runCounts } from './apply-action.js';
 
 /** What a failed `apply` must undo in the caller's snapshot (node states by identity). */
 interface Saved {

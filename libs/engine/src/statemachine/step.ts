@@ -8,7 +8,7 @@ import { RunStatus, TaskStatus, isRunTerminal, isTaskCompleted, type JsonValue }
 import type { Action } from './actions.js';
 import type { Deps, Transition } from './deps.js';
 import { StoreError } from './errors.js';
-import { applyAction } from './machine.js';
+import { applyAction } from './apply-action.js';
 import type { RunSnapshot } from './state.js';
 
 /** A rejection of the Store, wrapped as transient. */
