@@ -303,6 +303,23 @@ describe('ApiModule over HTTP and graphql-ws', () => {
     expect(JSON.stringify(t)).not.toMatch(/serialize/);
   });
 
+  it('accepts a definition larger than the default 100 kB body limit', async () => {
+    const big = `# ${'x'.repeat(400_000)}\n${DEFINITION}`;
+    const a = await gql('weft_admin_a', `mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version source } }`, {
+      i: { workflowId: 'big', definition: big },
+    });
+    expect(a.errors).toBeUndefined();
+    expect(a.data.publishWorkflow.source).toHaveLength(big.length);
+  });
+
+  it('formats graphql-ws validation errors like HTTP ones', async () => {
+    const errors = await new Promise<any>((resolve) => {
+      socket('weft_viewer_a').subscribe({ query: 'subscription { runUpdated(runId: "x") { nope } }' }, { next: () => undefined, error: resolve, complete: () => undefined });
+    });
+    expect(errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(errors[0].message).toMatch(/nope/);
+  });
+
   it('refuses a graphql-ws connection without a valid key (close code 4401)', async () => {
     for (const key of [undefined, 'weft_nope']) {
       const closed = await new Promise<{ code?: number; reason?: string }>((resolve) => {

@@ -5,7 +5,7 @@ import { WeftError } from '@weft/engine';
 import type { AuthService } from './auth/auth.service.js';
 import type { GqlContext } from './auth/gql-context.js';
 import type { Principal } from './auth/principal.js';
-import { formatError, formatExecutionResult } from './common/error-formatter.js';
+import { formatError, formatExecutionResult, formatValidationErrors } from './common/error-formatter.js';
 
 /** What the graphql-ws socket carries once onConnect authenticated it. */
 interface SocketExtra {
@@ -41,6 +41,9 @@ export function graphqlOptions(auth: AuthService): Omit<ApolloDriverConfig, 'dri
         connectionInitWaitTimeout: 10_000,
         onConnect: (ctx) => authenticateSocket(ctx, auth),
         onNext: (_ctx, _id, _payload, _args, result) => formatExecutionResult(result),
+        // Not in Nest's type, passed through to graphql-ws all the same: the errors of a
+        // subscription that failed validation.
+        ...({ onError: (_ctx: WsContext, _id: string, _payload: unknown, errors: readonly GraphQLError[]) => formatValidationErrors(errors) } as object),
       },
     },
   };

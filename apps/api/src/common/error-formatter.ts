@@ -63,6 +63,14 @@ export function formatExecutionResult(result: ExecutionResult): FormattedExecuti
   return { ...rest, errors: errors.map((e) => formatError(e.toJSON(), e)) };
 }
 
+/** Formats the errors graphql-ws sends in an Error message (the operation failed validation). */
+export function formatValidationErrors(errors: readonly GraphQLError[]): GraphQLFormattedError[] {
+  return errors.map((e) => {
+    const json = e.toJSON();
+    return formatError({ ...json, extensions: { code: 'GRAPHQL_VALIDATION_FAILED', ...json.extensions } }, e);
+  });
+}
+
 function findWeftError(error: unknown): WeftError | undefined {
   for (let e = error, depth = 0; e && depth < 5; depth++) {
     if (e instanceof WeftError) return e;

@@ -1,7 +1,8 @@
-import { UseGuards } from '@nestjs/common';
+import { UseFilters, UseGuards } from '@nestjs/common';
 import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
+import { RethrowFilter } from '../common/rethrow.filter.js';
 import { createValidationPipe } from '../common/validation.pipe.js';
 import { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
 import { RunFilter } from './run-filter.input.js';
@@ -13,6 +14,7 @@ const validate = createValidationPipe();
 
 @Resolver(() => RunObject)
 @UseGuards(RolesGuard)
+@UseFilters(RethrowFilter)
 export class RunsResolver {
   constructor(
     private readonly runService: RunsService,

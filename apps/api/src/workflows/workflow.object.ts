@@ -37,6 +37,6 @@ export class WorkflowVersionObject {
   @Field(() => GraphQLISODateTime)
   createdAt: Date;
 
-  /** Not exposed: the source text as published. */
-  source?: string;
+  @Field(() => String, { description: 'The text as published (YAML or JSON).' })
+  source: string;
 }

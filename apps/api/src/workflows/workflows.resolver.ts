@@ -1,7 +1,8 @@
-import { UseGuards } from '@nestjs/common';
+import { UseFilters, UseGuards } from '@nestjs/common';
 import { Args, Context, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
+import { RethrowFilter } from '../common/rethrow.filter.js';
 import { createValidationPipe } from '../common/validation.pipe.js';
 import { PublishWorkflowInput } from './publish-workflow.input.js';
 import { WorkflowObject, WorkflowVersionObject } from './workflow.object.js';
@@ -11,6 +12,7 @@ const validate = createValidationPipe();
 
 @Resolver(() => WorkflowVersionObject)
 @UseGuards(RolesGuard)
+@UseFilters(RethrowFilter)
 export class WorkflowsResolver {
   constructor(private readonly workflowService: WorkflowsService) {}
 
