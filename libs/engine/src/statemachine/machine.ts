@@ -4,7 +4,7 @@
  */
 import type { WorkflowDag } from '../model/dag.js';
 import { maxAttempts, retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
-import { RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
+import { RunStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
 import type { Deps, Transition } from './deps.js';
 import { runCounts } from './apply-action.js';
 import { MachineError } from './errors.js';
