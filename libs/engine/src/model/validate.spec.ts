@@ -133,16 +133,16 @@ output: {total: "{{tasks.flaky.output.n * }}"}
       { nodeId: 'hear', path: 'nodes[6].spec.event', message: /WAIT_FOR_EVENT node requires spec.event/ },
       { nodeId: 'flaky', path: 'nodes[7].retry.max_attempts', message: /integer >= 1/ },
       { nodeId: 'flaky', path: 'nodes[7].retry.backoff_seconds', message: /number >= 0/ },
-      { nodeId: 'flaky', path: 'nodes[7].spec.url', message: /invalid template \{\{ input\.id \+ \}\}/ },
+      { nodeId: 'flaky', path: 'nodes[7].spec.url', message: /CEL syntax error in \{\{ input\.id \+ \}\}/ },
       { nodeId: 'nourl', path: 'nodes[8].spec.url', message: /HTTP node requires spec.url/ },
-      { nodeId: 'start', path: 'edges[1].condition', message: /invalid template \{\{ input\.n > \}\}/ },
+      { nodeId: 'start', path: 'edges[1].condition', message: /CEL syntax error in \{\{ input\.n > \}\}/ },
       { nodeId: 'start', path: 'edges[7].to', message: /edge to unknown node "ghost"/ },
       { nodeId: 'x', path: 'edges', message: /cycle through nodes x, y/ },
       { nodeId: 'x', message: /"x" cannot be reached from the entry node "start"/ },
       { nodeId: 'y', message: /"y" cannot be reached from the entry node "start"/ },
       { nodeId: 'lonely', message: /second entry point.*FORK/ },
       { path: 'nodes[12].node_id', message: /node_id is required/ },
-      { path: 'output.total', message: /invalid template/ },
+      { path: 'output.total', message: /CEL syntax error in/ },
     ];
     for (const e of expected) {
       expect(problems).toContainEqual(expect.objectContaining({ ...e, message: expect.stringMatching(e.message) }));

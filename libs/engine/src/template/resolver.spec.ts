@@ -114,7 +114,7 @@ describe('errors', () => {
       resolve('{{input.count +}}');
     } catch (e) {
       expect((e as TemplateError).kind).toBe('syntax');
-      expect((e as TemplateError).message).toMatch(/^invalid template \{\{ input\.count \+ \}\}: Unexpected token: EOF/);
+      expect((e as TemplateError).message).toMatch(/^CEL syntax error in \{\{ input\.count \+ \}\}: Unexpected token: EOF/);
     }
   });
 

@@ -49,7 +49,7 @@ export class TemplateError extends Error {
     /** `syntax`: the expression never compiles; `evaluation`: it failed on this context. */
     readonly kind: 'syntax' | 'evaluation' = 'evaluation',
   ) {
-    super(`${kind === 'syntax' ? 'invalid template' : 'cannot evaluate'} {{ ${expression} }}: ${reason}`);
+    super(`${kind === 'syntax' ? 'CEL syntax error in' : 'cannot evaluate'} {{ ${expression} }}: ${reason}`);
     this.name = 'TemplateError';
   }
 }
@@ -145,7 +145,7 @@ export function compileExpression(expression: string): ParseResult {
 
 /**
  * Checks every `{{ }}` in `text` without evaluating it (definition validation). Returns one
- * message per broken template, e.g. `invalid template {{ input.count + }}: Unexpected token: EOF
+ * message per broken template, e.g. `CEL syntax error in {{ input.count + }}: Unexpected token: EOF
  * (column 14)`; empty when all compile.
  */
 export function checkTemplateSyntax(text: string): string[] {
