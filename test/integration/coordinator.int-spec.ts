@@ -249,6 +249,16 @@ describe('reports', () => {
     expect(await h.run(runId)).toMatchObject({ status: 'FAILED', error: 'workflow has 1 failed task(s)' });
   });
 
+  it('fails for good at once when the worker says the failure is not retryable', async () => {
+    const h = await setup();
+    const runId = await h.start(def([http('a', undefined, { retry: { max_attempts: 3 } })]));
+    const job = h.dispatcher.last('a');
+    await h.coordinator.reportFailed(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a', attempt: 0, error: 'bad spec', retryable: false });
+    expect((await h.tasks(runId)).a).toMatchObject({ status: 'FAILED', attempt: 0, error: 'bad spec' });
+    expect((await h.events(runId))[1]!.payload).toMatchObject({ retryable: false });
+    expect((await h.run(runId)).status).toBe('FAILED');
+  });
+
   it('ignores stale and duplicate reports but records them in the history', async () => {
     const h = await setup();
     const runId = await h.start(def([http('a', undefined, { retry: { max_attempts: 2 } }), http('b')], [edge('a', 'b')]));

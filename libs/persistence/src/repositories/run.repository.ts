@@ -22,8 +22,9 @@ export interface RunPage {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
-/** Default and maximum page sizes of {@link RunRepository.listRuns}. */
+/** Default page size of {@link RunRepository.listRuns}. */
 export const RUNS_PAGE_DEFAULT = 20;
+/** Maximum page size of {@link RunRepository.listRuns}; larger requests are clamped. */
 export const RUNS_PAGE_MAX = 200;
 
 /**
