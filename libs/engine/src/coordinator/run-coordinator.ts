@@ -195,8 +195,8 @@ export class RunCoordinator {
   /**
    * Creates a run (UUIDv7 id, status RUNNING) of `workflowId` at `version` (default latest) and
    * applies RunStarted in the same transaction. With an `idempotencyKey` already used by the
-   * tenant, returns that run with `created: false` — also when duplicates race (the unique index
-   * decides the winner).
+   * tenant, returns that run with `created: false` whatever the other fields say — also when
+   * duplicates race (the unique index decides the winner).
    * @throws WeftError NOT_FOUND for an unknown workflow or version; BAD_USER_INPUT when the
    * machine rejects the start (unknown start node…); TRANSIENT.
    */
@@ -510,7 +510,7 @@ export class RunCoordinator {
         );
         const dag = await this.dag(m, tenantId, run.workflow_id, version ?? run.version);
         const applied = await this.applyLocked(m, tenantId, run, nodes.rows, dag, ev, this.now(), { rejectedRollsBack: false });
-        if (ev.type === 'TimerFired' && applied.transition?.ignored !== undefined) {
+        if (ev.type === 'TimerFired' && applied.transition?.ignored !== undefined && isUuid(ev.taskId)) {
           // A timer nobody will act on again must not be claimed again after its lease.
           await sql(m, `UPDATE tasks SET wake_at = NULL WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`, [tenantId, ev.taskId]);
         }
