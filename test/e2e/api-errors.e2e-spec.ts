@@ -1,16 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { WeftApiError, WeftClient } from '@weft/client';
-import { publish, start, startE2E, type E2E } from '../support/e2e-platform.js';
-
-async function rejection(p: Promise<unknown>): Promise<WeftApiError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof WeftApiError) return e;
-    throw e;
-  }
-  throw new Error('expected the API to answer with an error');
-}
+import { WeftClient } from '@weft/client';
+import { publish, rejection, start, startE2E, type E2E } from '../support/e2e-platform.js';
 
 describe('API errors end to end', () => {
   let e2e: E2E;

@@ -1,26 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { WeftApiError, type WeftClient } from '@weft/client';
-import { getRun, publish, start, startE2E, statuses, task, waitRun, type E2E } from '../support/e2e-platform.js';
-
-const js = (id: string, body: string, extra: Record<string, unknown> = {}) => ({
-  node_id: id,
-  type: 'CODE',
-  runtime: 'js',
-  spec: { code: `function handler(input) { ${body} }`, ...extra },
-});
+import type { WeftClient } from '@weft/client';
+import { getRun, jsNode, publish, rejection, start, startE2E, statuses, task, waitRun, type E2E } from '../support/e2e-platform.js';
 
 const signal = (client: WeftClient, runId: string, name: string, payload?: unknown) =>
   client.request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId, name, payload } }).then((r) => r.sendSignal.delivered as boolean);
-
-async function rejection(p: Promise<unknown>): Promise<WeftApiError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof WeftApiError) return e;
-    throw e;
-  }
-  throw new Error('expected the API to answer with an error');
-}
 
 describe('signals, timers, cancel, retry and idempotency end to end', () => {
   let e2e: E2E;
@@ -33,7 +16,7 @@ describe('signals, timers, cancel, retry and idempotency end to end', () => {
       nodes: [
         { node_id: 'pause', type: 'WAIT', spec: { duration_seconds: 0.5 } },
         { node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'go-{{input.id}}', timeout_seconds: 30 } },
-        js('after', 'return {got: input.got};', { got: '{{tasks.gate.output}}' }),
+        jsNode('after', 'return {got: input.got};', { got: '{{tasks.gate.output}}' }),
       ],
       edges: [
         { from: 'pause', to: 'gate' },
@@ -63,7 +46,7 @@ describe('signals, timers, cancel, retry and idempotency end to end', () => {
     await publish(client, 'times-out', {
       nodes: [
         { node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'never', timeout_seconds: 0.3 } },
-        js('after', 'return {};'),
+        jsNode('after', 'return {};'),
       ],
       edges: [{ from: 'gate', to: 'after' }],
     });
@@ -96,9 +79,9 @@ describe('signals, timers, cancel, retry and idempotency end to end', () => {
   it('retries a failed run from the failed node with new input', async () => {
     await publish(client, 'divide', {
       nodes: [
-        js('load', 'return {n: 10};'),
-        js('divide', 'if (input.by === 0) throw new Error("division by zero"); return {q: input.n / input.by};', { n: '{{tasks.load.output.n}}', by: '{{input.by}}' }),
-        js('report', 'return {text: "q=" + input.q};', { q: '{{tasks.divide.output.q}}' }),
+        jsNode('load', 'return {n: 10};'),
+        jsNode('divide', 'if (input.by === 0) throw new Error("division by zero"); return {q: input.n / input.by};', { n: '{{tasks.load.output.n}}', by: '{{input.by}}' }),
+        jsNode('report', 'return {text: "q=" + input.q};', { q: '{{tasks.divide.output.q}}' }),
       ],
       edges: [
         { from: 'load', to: 'divide' },

@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
-import { publish, start, startE2E, statuses, task, waitRun, type E2E } from '../support/e2e-platform.js';
-
-const js = (id: string, body: string, extra: Record<string, unknown> = {}) => ({
-  node_id: id,
-  type: 'CODE',
-  runtime: 'js',
-  spec: { code: `function handler(input) { ${body} }`, ...extra },
-});
+import { jsNode, publish, start, startE2E, statuses, task, waitRun, type E2E } from '../support/e2e-platform.js';
 
 describe('routing end to end: fork/join, switch, retries, concurrency', () => {
   let e2e: E2E;
@@ -23,10 +16,10 @@ describe('routing end to end: fork/join, switch, retries, concurrency', () => {
     await publish(client, 'fork-join', {
       nodes: [
         { node_id: 'f', type: 'FORK' },
-        js('a1', 'return {a: 1};'),
-        js('a2', 'return {a: input.prev.a + 1};', { prev: '{{tasks.a1.output}}' }),
-        js('b1', 'return {b: 10};'),
-        js('join', 'return {sum: input.a + input.b};', { a: '{{tasks.a2.output.a}}', b: '{{tasks.b1.output.b}}' }),
+        jsNode('a1', 'return {a: 1};'),
+        jsNode('a2', 'return {a: input.prev.a + 1};', { prev: '{{tasks.a1.output}}' }),
+        jsNode('b1', 'return {b: 10};'),
+        jsNode('join', 'return {sum: input.a + input.b};', { a: '{{tasks.a2.output.a}}', b: '{{tasks.b1.output.b}}' }),
       ],
       edges: [
         { from: 'f', to: 'a1' },
@@ -45,12 +38,12 @@ describe('routing end to end: fork/join, switch, retries, concurrency', () => {
   it('skips the untaken SWITCH branch and re-converges on the merge node', async () => {
     await publish(client, 'switch', {
       nodes: [
-        js('p', 'return {n: input.n};', { n: '{{input.n}}' }),
+        jsNode('p', 'return {n: input.n};', { n: '{{input.n}}' }),
         { node_id: 's', type: 'SWITCH' },
-        js('hi', 'return {side: "hi"};'),
-        js('lo', 'return {side: "lo"};'),
-        js('lo2', 'return {side: "lo2"};'),
-        js('merge', 'return {merged: true};'),
+        jsNode('hi', 'return {side: "hi"};'),
+        jsNode('lo', 'return {side: "lo"};'),
+        jsNode('lo2', 'return {side: "lo2"};'),
+        jsNode('merge', 'return {merged: true};'),
       ],
       edges: [
         { from: 'p', to: 's' },

@@ -1,6 +1,6 @@
 import { createDataSource, TenantRepository } from '@weft/persistence';
 import { loadConfig } from '@weft/platform';
-import { WeftClient } from '@weft/client';
+import { WeftApiError, WeftClient } from '@weft/client';
 import { startPlatform, type RunningPlatform } from '../../apps/cli/src/platform.js';
 import { startOrderService } from '../../examples/demo/order-service.js';
 import { createTestDatabase } from './test-database.js';
@@ -97,4 +97,20 @@ export function task(run: any, nodeId: string): any {
 /** `{nodeId: status}` of a run's tasks. */
 export function statuses(run: any): Record<string, string> {
   return Object.fromEntries(run.tasks.map((t: any) => [t.nodeId, t.status]));
+}
+
+/** A CODE node in JavaScript whose handler body is `body`; `extra` joins its spec. */
+export function jsNode(id: string, body: string, extra: Record<string, unknown> = {}) {
+  return { node_id: id, type: 'CODE', runtime: 'js', spec: { code: `function handler(input) { ${body} }`, ...extra } };
+}
+
+/** The API error `p` rejects with; fails when it resolves or rejects with anything else. */
+export async function rejection(p: Promise<unknown>): Promise<WeftApiError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof WeftApiError) return e;
+    throw e;
+  }
+  throw new Error('expected the API to answer with an error');
 }
