@@ -68,13 +68,20 @@ export async function ensureDatabase(url: string): Promise<void> {
 /** Checks Redis answers PING at `url` within 3 s; throws {@link ServiceUnavailableError} otherwise. */
 export async function ensureRedis(url: string): Promise<void> {
   const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
-  r.on('error', () => {});
+  let cause: unknown;
+  r.on('error', (err) => (cause ??= err));
   try {
     await r.connect();
     await r.ping();
   } catch (err) {
+    let port = '6379';
+    try {
+      port = new URL(url).port || port;
+    } catch {
+      // keep the default port in the hint
+    }
     throw new ServiceUnavailableError(
-      `Cannot reach Redis at ${describe(url)} (${reason(err)}). Start it (redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "") or set REDIS_URL.`,
+      `Cannot reach Redis at ${describe(url)} (${reason(cause ?? err)}). Start it (redis-server --daemonize yes --bind 127.0.0.1 --port ${port} --save "") or set REDIS_URL.`,
     );
   } finally {
     r.disconnect();

@@ -5,9 +5,17 @@ import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, Min, validateSync } fro
 /** The queues a worker serves when `WEFT_QUEUES` is unset or `all`: one per built-in runtime. */
 export const DEFAULT_QUEUES = ['http', 'python', 'js'] as const;
 
-const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
-const toBool = ({ value }: { value: unknown }) =>
-  value === undefined || value === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase());
+/** A numeric string becomes a number; anything else is kept as given so the error can show it. */
+const toInt = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : /^\s*-?\d+(\.\d+)?\s*$/.test(String(value)) ? Number(value) : value;
+/** 1/true/yes/on and 0/false/no/off; anything else is kept as given so the error can show it. */
+const toBool = ({ value }: { value: unknown }) => {
+  if (value === undefined || value === '') return undefined;
+  const v = String(value).trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  return value;
+};
 
 /**
  * The process environment Weft reads, validated once at boot (STYLE: config validated once;
@@ -34,7 +42,7 @@ export class WeftEnv {
 
   /** Comma-separated queues a worker serves, or `all`. */
   @IsString()
-  @Matches(/^[a-z0-9_,.\-]+$/i, { message: 'WEFT_QUEUES must be a comma-separated list of queue names, or "all"' })
+  @Matches(/^[a-z0-9_,.\-\s]+$/i, { message: 'WEFT_QUEUES must be a comma-separated list of queue names, or "all"' })
   WEFT_QUEUES = 'all';
 
   /** Jobs a worker runs at once, per queue. */
@@ -46,7 +54,7 @@ export class WeftEnv {
 
   /** Allow HTTP nodes to reach loopback, private and link-local addresses. */
   @Transform(toBool)
-  @IsBoolean()
+  @IsBoolean({ message: 'WEFT_HTTP_ALLOW_PRIVATE must be 1/true/yes/on or 0/false/no/off' })
   WEFT_HTTP_ALLOW_PRIVATE = false;
 
   /** Host names HTTP nodes may reach even when they resolve to private addresses. */
@@ -108,7 +116,12 @@ export function loadConfig(
   const dto = plainToInstance(WeftEnv, raw);
   const errors = validateSync(dto);
   if (errors.length > 0) {
-    const lines = errors.map((e) => `${e.property}=${JSON.stringify(e.value)}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+    // One message per variable: the type check when the value is not even of the right type.
+    const lines = errors.map((e) => {
+      const c = e.constraints ?? {};
+      const first = c.isInt ?? c.isBoolean ?? c.isString ?? Object.values(c)[0];
+      return `${e.property}=${JSON.stringify(raw[e.property])}: ${first}`;
+    });
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const queues =
