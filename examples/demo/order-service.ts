@@ -33,3 +33,11 @@ export async function startOrderService(port = 0): Promise<{ url: string; server
   const { port: actual } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${actual}`, server, calls };
 }
+
+// `node dist/examples/demo/order-service.js [--port N]` runs it on its own (default port 4100),
+// for trying examples/order-flow.yaml by hand.
+if (process.argv[1]?.endsWith('order-service.js')) {
+  const i = process.argv.indexOf('--port');
+  const port = i > 0 ? Number(process.argv[i + 1]) : 4100;
+  startOrderService(port).then(({ url }) => process.stdout.write(`demo order service at ${url} (orders >= 2000 are large)\n`));
+}

@@ -5,7 +5,8 @@ import { InvalidArgumentError } from 'commander';
 import { WeftClient } from '@weft/client';
 
 const RUN_FIELDS = `id status workflowId version input output error createdAt finishedAt
-  tasks { nodeId status attempt output error }`;
+  tasks { nodeId status attempt output error awaitedSignal }`;
+const RUN_STATUSES = ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 function json(label: string) {
   return (v: string): unknown => {
@@ -28,22 +29,36 @@ function print(v: unknown): void {
   process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 }
 
-/** Prints one line per task status change of a run, until the run ends. */
+/**
+ * Prints one line per task change of a run (attempts shown 1-based, errors and awaited signals
+ * included) until the run ends; returns the final run.
+ */
 export async function watchRun(c: WeftClient, runId: string): Promise<any> {
   const seen = new Map<string, string>();
   let last: any;
   await c.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { ${RUN_FIELDS} } }`, { id: runId }, (data: any) => {
     last = data.runUpdated;
     for (const t of last.tasks) {
-      const key = `${t.status}#${t.attempt}`;
-      if (seen.get(t.nodeId) !== key) {
-        seen.set(t.nodeId, key);
-        process.stdout.write(`${runId.slice(0, 8)} ${t.nodeId}: ${t.status}${t.attempt ? ` (attempt ${t.attempt})` : ''}\n`);
-      }
+      const key = `${t.status}#${t.attempt}#${t.error ?? ''}`;
+      if (seen.get(t.nodeId) === key) continue;
+      seen.set(t.nodeId, key);
+      const notes = [
+        t.attempt > 0 ? `attempt ${t.attempt + 1}` : '',
+        t.awaitedSignal ? `waiting for signal "${t.awaitedSignal}"` : '',
+        t.error ? `error: ${t.error}` : '',
+      ].filter(Boolean);
+      process.stdout.write(`${t.nodeId}: ${t.status}${notes.length ? ` (${notes.join('; ')})` : ''}\n`);
     }
     return !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(last.status);
   }).done;
   return last;
+}
+
+/** Starts a watch, prints the outcome, and sets the exit code 2 unless the run succeeded. */
+async function watchAndReport(c: WeftClient, runId: string): Promise<void> {
+  const final = await watchRun(c, runId);
+  print({ status: final?.status, output: final?.output, error: final?.error });
+  if (final?.status !== 'SUCCEEDED') process.exitCode = 2;
 }
 
 /** Registers the client-side commands, speaking to `WEFT_URL` with `WEFT_API_KEY` (DESIGN §7). */
@@ -80,11 +95,7 @@ export function clientCommands(program: Command): void {
           i: { workflowId, input: o.input, config: o.config, version: o.version, idempotencyKey: o.idempotencyKey },
         });
         process.stdout.write(`run ${r.startRun.id} ${r.startRun.status}\n`);
-        if (o.watch) {
-          const final = await watchRun(c, r.startRun.id);
-          print({ status: final?.status, output: final?.output, error: final?.error });
-          if (final?.status !== 'SUCCEEDED') process.exitCode = 2;
-        }
+        if (o.watch) await watchAndReport(c, r.startRun.id);
       } finally {
         await c.close();
       }
@@ -93,7 +104,11 @@ export function clientCommands(program: Command): void {
   program
     .command('runs')
     .description('list recent runs, newest first')
-    .option('--status <s>', 'filter by status')
+    .option('--status <s>', `filter by status (${RUN_STATUSES.join(', ')})`, (v: string) => {
+      const up = v.toUpperCase();
+      if (!RUN_STATUSES.includes(up)) throw new InvalidArgumentError(`must be one of ${RUN_STATUSES.join(', ')}`);
+      return up;
+    })
     .option('--workflow <id>', 'filter by workflow')
     .option('--first <n>', 'how many', (v) => Number(v), 20)
     .action(async (o: { status?: string; workflow?: string; first: number }) => {
@@ -137,8 +152,19 @@ export function clientCommands(program: Command): void {
     .description('retry a run from a node (that node and its descendants are reset)')
     .requiredOption('--from <nodeId>', 'node to restart from')
     .option('--input <json>', 'new run input', json('--input'))
-    .action(async (runId: string, o: { from: string; input?: unknown }) => {
-      const r = await client().request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id status } }`, { i: { runId, fromNodeId: o.from, input: o.input } });
-      process.stdout.write(`run ${r.retryRun.id} ${r.retryRun.status}\n`);
+    .option('--config <json>', 'new run config', json('--config'))
+    .option('--version <n>', 'definition version to continue on (default the run\'s)', (v) => Number(v))
+    .option('--watch', 'stream task progress until the run ends')
+    .action(async (runId: string, o: { from: string; input?: unknown; config?: unknown; version?: number; watch?: boolean }) => {
+      const c = client();
+      try {
+        const r = await c.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id status } }`, {
+          i: { runId, fromNodeId: o.from, input: o.input, config: o.config, version: o.version },
+        });
+        process.stdout.write(`run ${r.retryRun.id} ${r.retryRun.status}\n`);
+        if (o.watch) await watchAndReport(c, r.retryRun.id);
+      } finally {
+        await c.close();
+      }
     });
 }

@@ -12,6 +12,8 @@ import { SchedulerPoller } from '../../scheduler/src/pollers/scheduler.poller.js
 /** Which roles this process plays. */
 export interface Roles {
   api?: boolean;
+  /** Interface the API binds to (default: every interface). */
+  host?: string;
   worker?: boolean;
   scheduler?: boolean;
 }
@@ -53,7 +55,15 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
   let url: string | undefined;
   if (roles.api) {
     const api = await NestFactory.create(WeftProcessModule, { logger });
-    url = await listenApi(api, config.port);
+    try {
+      url = await listenApi(api, config.port, roles.host);
+    } catch (err) {
+      await api.close();
+      if ((err as { code?: string }).code === 'EADDRINUSE') {
+        throw new Error(`port ${config.port} is already in use: pass --port N (0 picks a free port) or set PORT`);
+      }
+      throw err;
+    }
     app = api;
   } else {
     app = await NestFactory.createApplicationContext(WeftProcessModule, { logger });

@@ -1,8 +1,12 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { runMigrations, TenantRepository, createDataSource } from '@weft/persistence';
-import { ensureDatabase, loadConfig, type WeftConfig } from '@weft/platform';
-import { startPlatform, type Roles } from './platform.js';
+import type { WeftConfig } from '@weft/platform';
+import type { Roles } from './platform.js';
+
+// The server side loads Nest, TypeORM and Bull only when a server command runs, so the client
+// commands and --help start fast.
+const platform = () => import('@weft/platform');
+const persistence = () => import('@weft/persistence');
 
 function port(v: string): number {
   const n = Number(v);
@@ -18,14 +22,15 @@ function positive(v: string): number {
 
 /** Runs a long-lived process until SIGINT/SIGTERM, then closes it cleanly. */
 async function serve(config: WeftConfig, roles: Roles, migrate: boolean): Promise<void> {
-  const platform = await startPlatform(config, roles, { migrate });
-  if (platform.url) process.stdout.write(`Weft GraphQL API: ${platform.url}\n`);
+  const { startPlatform } = await import('./platform.js');
+  const running = await startPlatform(config, roles, { migrate });
+  if (running.url) process.stdout.write(`Weft GraphQL API: ${running.url}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  await platform.close();
+  await running.close();
 }
 
 /** Registers the server-side commands (DESIGN §7). */
@@ -34,17 +39,20 @@ export function serverCommands(program: Command): void {
     .command('dev')
     .description('migrate, then run the API, a worker for every queue and the scheduler in one process')
     .option('--port <n>', 'HTTP port (default $PORT or 4000; 0 picks a free port)', port)
-    .action(async (o: { port?: number }) => {
-      const config = loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
-      await serve(config, { api: true, worker: true, scheduler: true }, true);
+    .option('--host <addr>', 'interface to listen on', '127.0.0.1')
+    .action(async (o: { port?: number; host: string }) => {
+      const config = (await platform()).loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
+      await serve(config, { api: true, worker: true, scheduler: true, host: o.host }, true);
     });
 
   program
     .command('api')
     .description('run the GraphQL API')
     .option('--port <n>', 'HTTP port (default $PORT or 4000)', port)
-    .action(async (o: { port?: number }) => {
-      await serve(loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {}), { api: true }, false);
+    .option('--host <addr>', 'interface to listen on (default: all)')
+    .action(async (o: { port?: number; host?: string }) => {
+      const config = (await platform()).loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
+      await serve(config, { api: true, host: o.host }, false);
     });
 
   program
@@ -56,22 +64,23 @@ export function serverCommands(program: Command): void {
       const overrides: Record<string, string | number> = {};
       if (o.queues) overrides.WEFT_QUEUES = o.queues;
       if (o.concurrency) overrides.WEFT_WORKER_CONCURRENCY = o.concurrency;
-      await serve(loadConfig(process.env, overrides), { worker: true }, false);
+      await serve((await platform()).loadConfig(process.env, overrides), { worker: true }, false);
     });
 
   program
     .command('scheduler')
     .description('run the scheduler (timers, outbox relay)')
-    .action(async () => serve(loadConfig(), { scheduler: true }, false));
+    .action(async () => serve((await platform()).loadConfig(), { scheduler: true }, false));
 
   program
     .command('migrate')
     .description('create the database if missing and apply migrations')
     .action(async () => {
+      const { loadConfig, ensureDatabase } = await platform();
       const config = loadConfig();
       await ensureDatabase(config.databaseUrl);
-      const applied = await runMigrations(config.databaseUrl);
-      process.stdout.write(`migrations applied: ${Array.isArray(applied) ? applied.length : applied}\n`);
+      const applied = await (await persistence()).runMigrations(config.databaseUrl);
+      process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
     });
 
   const admin = program.command('admin').description('administration on the database directly');
@@ -80,6 +89,8 @@ export function serverCommands(program: Command): void {
     .description('create a tenant and its first admin API key (printed once, as JSON on the last line)')
     .action(async (name: string) => {
       if (!name.trim()) throw new InvalidArgumentError('tenant name must not be empty');
+      const { loadConfig, ensureDatabase } = await platform();
+      const { runMigrations, createDataSource, TenantRepository } = await persistence();
       const config = loadConfig();
       await ensureDatabase(config.databaseUrl);
       await runMigrations(config.databaseUrl);

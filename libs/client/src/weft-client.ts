@@ -40,11 +40,17 @@ export class WeftClient {
 
   /** Runs a query or mutation; resolves `data`, rejects with {@link WeftApiError} on GraphQL errors. */
   async request<T = any>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-    const res = await fetch(this.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}) },
-      body: JSON.stringify({ query, variables }),
-    });
+    let res: Response;
+    try {
+      res = await fetch(this.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}) },
+        body: JSON.stringify({ query, variables }),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new Error(`cannot reach the Weft API at ${this.url} (${cause?.code ?? cause?.message ?? (err as Error).message}): is \`weft dev\` (or \`weft api\`) running? Set WEFT_URL to point elsewhere.`);
+    }
     const text = await res.text();
     let body: { data?: T; errors?: GraphQLErrorShape[] };
     try {

@@ -49,6 +49,7 @@ export class TaskProcessor {
     } catch (err) {
       const retryable = !(err instanceof ExecutionError) || err.retryable;
       outcome = { ok: false, error: err instanceof Error ? err.message : String(err), retryable };
+      this.log.warn(`run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} failed${retryable ? '' : ' for good'}: ${outcome.error}`);
     }
     await this.report(job, outcome);
   }
