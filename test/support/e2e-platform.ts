@@ -31,7 +31,7 @@ export async function startE2E() {
       WEFT_WORKER_CONCURRENCY: 16,
     },
   );
-  const platform: RunningPlatform = await startPlatform(config, { api: true, worker: true, scheduler: true });
+  const platform: RunningPlatform = await startPlatform(config, { api: true, worker: true, scheduler: true, host: '127.0.0.1' });
   const url = platform.url!;
   const clients: WeftClient[] = [];
   const adminDs = createDataSource(db.url, { poolSize: 1 });
