@@ -1,13 +1,33 @@
 /** RFC 3339 date-times, as WAIT `until` and `system.now` use them (seed 000 `time.RFC3339`). */
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * The latest instant a wake time may take: 9999-12-31T23:59:59.999Z. Later instants do not fit
+ * an RFC 3339 (four-digit) year, and PostgreSQL and JSON consumers refuse them.
+ */
+export const MAX_TIMESTAMP_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Days in a 1-based month of the proleptic Gregorian calendar. */
+function daysInMonth(year: number, month: number): number {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : DAYS[month - 1];
+}
 
 /**
  * Parses an RFC 3339 date-time such as `2030-01-01T00:00:00Z` or `2030-01-01T01:00:00.5+01:00`.
- * Returns `undefined` for anything else (dates without a time or an offset, invalid dates).
+ * Returns `undefined` for anything else: dates without a time or an offset, and fields out of
+ * range (`2030-02-30`, hour 24, offset +24:00), which `Date.parse` would silently roll over.
  */
 export function parseRfc3339(s: string): Date | undefined {
-  if (!RFC3339.test(s)) return undefined;
+  const m = RFC3339.exec(s);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return undefined;
   const ms = Date.parse(s);
   return Number.isNaN(ms) ? undefined : new Date(ms);
 }

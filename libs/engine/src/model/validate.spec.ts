@@ -136,6 +136,7 @@ output: {total: "{{tasks.flaky.output.n * }}"}
       { nodeId: 'flaky', path: 'nodes[7].spec.url', message: /CEL syntax error in \{\{ input\.id \+ \}\}/ },
       { nodeId: 'nourl', path: 'nodes[8].spec.url', message: /HTTP node requires spec.url/ },
       { nodeId: 'start', path: 'edges[1].condition', message: /CEL syntax error in \{\{ input\.n > \}\}/ },
+      { nodeId: 'start', path: 'edges[1].condition', message: /condition is only allowed on edges leaving a SWITCH \("start" is a FORK node\)/ },
       { nodeId: 'start', path: 'edges[7].to', message: /edge to unknown node "ghost"/ },
       { nodeId: 'x', path: 'edges', message: /cycle through nodes x, y/ },
       { nodeId: 'x', message: /"x" cannot be reached from the entry node "start"/ },
@@ -209,5 +210,162 @@ output: {total: "{{tasks.flaky.output.n * }}"}
   it('refuses values JSON cannot hold', () => {
     const def = parseDefinition('nodes:\n  - {node_id: a, type: HTTP, spec: {url: "https://x", n: .inf}}\n');
     expect(validateDefinition(def)).toEqual([expect.objectContaining({ nodeId: 'a', path: 'nodes[0].spec.n' })]);
+  });
+});
+
+/** A valid one-node definition plus `extra` fields on the node; `edges` empty. */
+function oneNode(extra: Record<string, unknown>, spec: Record<string, unknown> = { url: 'https://x' }, type = 'HTTP'): unknown {
+  return { nodes: [{ node_id: 'a', type, spec, ...extra }], edges: [] };
+}
+const messages = (def: unknown): string[] => validateDefinition(def).map((p) => `${p.path}: ${p.message}`);
+
+describe('DESIGN §6 features that are not implemented yet are refused, not ignored', () => {
+  it('refuses a SUBWORKFLOW node, whose task no worker would ever take', () => {
+    const problems = validateDefinition({ nodes: [{ node_id: 'child', type: 'SUBWORKFLOW', spec: { workflow: 'billing' } }] });
+    expect(problems).toEqual([{ nodeId: 'child', path: 'nodes[0].type', message: 'SUBWORKFLOW nodes are not supported yet' }]);
+  });
+
+  it('refuses for_each, as, max_concurrency, output_keep, output_drop and sensitive on a node', () => {
+    const def = oneNode({ for_each: '{{input.items}}', as: 'item', max_concurrency: 2, output_keep: ['a'], output_drop: ['b'], sensitive: true });
+    expect(messages(def)).toEqual([
+      'nodes[0].for_each: for_each is not supported yet',
+      'nodes[0].as: as is not supported yet',
+      'nodes[0].max_concurrency: max_concurrency is not supported yet',
+      'nodes[0].output_keep: output_keep is not supported yet',
+      'nodes[0].output_drop: output_drop is not supported yet',
+      'nodes[0].sensitive: sensitive is not supported yet',
+    ]);
+  });
+
+  it('refuses on_error on an edge and reducers on a JOIN', () => {
+    const problems = validateDefinition({
+      nodes: [{ node_id: 'a', type: 'HTTP', spec: { url: 'https://x' } }, { node_id: 'j', type: 'JOIN', spec: { reducers: { total: 'add' } } }],
+      edges: [{ from: 'a', to: 'j', on_error: true }],
+    });
+    expect(problems).toEqual([
+      { nodeId: 'j', path: 'nodes[1].spec.reducers', message: 'JOIN spec.reducers is not supported yet' },
+      { nodeId: 'a', path: 'edges[0].on_error', message: 'on_error is not supported yet' },
+    ]);
+  });
+
+  it('refuses a condition on an edge that does not leave a SWITCH, since only a SWITCH evaluates one', () => {
+    const problems = validateDefinition({
+      nodes: [{ node_id: 'a', type: 'HTTP', spec: { url: 'https://x' } }, { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } }],
+      edges: [{ from: 'a', to: 'b', condition: '{{tasks.a.output.ok}}' }],
+    });
+    expect(problems).toEqual([
+      { nodeId: 'a', path: 'edges[0].condition', message: 'condition is only allowed on edges leaving a SWITCH ("a" is a HTTP node); put a SWITCH after it' },
+    ]);
+  });
+
+  it('names unknown fields on the definition, a node, an edge and a retry policy', () => {
+    const def = {
+      workflow_id: 'wf',
+      name: 'Orders',
+      description: 'what it does',
+      nodes: [{ node_id: 'a', type: 'HTTP', description: 'fetch', spec: { url: 'https://x' }, timeout: 5, retry: { max_attempts: 2, backoff: 1 } }],
+      edges: [],
+      version: 2,
+    };
+    const def2 = { ...def, nodes: [...def.nodes, { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } }], edges: [{ from: 'a', to: 'b', when: 'x' }] };
+    expect(messages(def)).toEqual([
+      'version: unknown field "version"; expected one of nodes, edges, output, name, description, workflow_id',
+      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description',
+      'nodes[0].retry.backoff: unknown field "backoff"; expected one of max_attempts, backoff_seconds',
+    ]);
+    expect(messages(def2)).toContain('edges[0].when: unknown field "when"; expected one of from, to, condition');
+  });
+
+  it('still accepts the seed 002 order flow and every supported node type', () => {
+    expect(validateDefinition(parseDefinition(ORDER_FLOW))).toEqual([]);
+  });
+});
+
+describe('bounds', () => {
+  it('keeps retry.max_attempts within 1..100 and retry.backoff_seconds within 0..86400', () => {
+    expect(messages(oneNode({ retry: { max_attempts: 101, backoff_seconds: 86_401 } }))).toEqual([
+      'nodes[0].retry.max_attempts: retry.max_attempts must be an integer >= 1 and <= 100',
+      'nodes[0].retry.backoff_seconds: retry.backoff_seconds must be a number >= 0 and <= 86400 (one day; a retry waits at most 10 minutes anyway)',
+    ]);
+    expect(messages(oneNode({ retry: { max_attempts: 100, backoff_seconds: 86_400 } }))).toEqual([]);
+    expect(messages(oneNode({ retry: { max_attempts: 1.5 } }))).toHaveLength(1);
+  });
+
+  it('keeps literal waits and timeouts within a year, and leaves templated ones to run time', () => {
+    const year = 31_536_000;
+    const def = {
+      nodes: [
+        { node_id: 'f', type: 'FORK' },
+        { node_id: 'long_nap', type: 'WAIT', spec: { duration_seconds: 1e12 } },
+        { node_id: 'year_nap', type: 'WAIT', spec: { duration_seconds: String(year) } },
+        { node_id: 'ear', type: 'WAIT_FOR_EVENT', spec: { event: 'go', timeout_seconds: year + 1 } },
+        { node_id: 'call', type: 'HTTP', spec: { url: 'https://x', timeout_seconds: -1 } },
+        { node_id: 'run', type: 'CODE', spec: { code: 'x', timeout_seconds: '{{input.t}}' } },
+        { node_id: 'far', type: 'WAIT', spec: { until: '9999-12-31T23:59:59-01:00' } },
+        { node_id: 'feb', type: 'WAIT', spec: { until: '2030-02-30T00:00:00Z' } },
+      ],
+      edges: ['long_nap', 'year_nap', 'ear', 'call', 'run', 'far', 'feb'].map((to) => ({ from: 'f', to })),
+    };
+    expect(messages(def)).toEqual([
+      'nodes[1].spec.duration_seconds: duration_seconds must be a non-negative number of seconds, at most 31536000 (365 days)',
+      'nodes[3].spec.timeout_seconds: timeout_seconds must be a non-negative number of seconds, at most 31536000 (365 days)',
+      "nodes[4].spec.timeout_seconds: a HTTP node's timeout_seconds must be a non-negative number of seconds, at most 31536000 (365 days)",
+      'nodes[6].spec.until: until must not be later than 9999-12-31T23:59:59Z',
+      'nodes[7].spec.until: until must be an RFC 3339 time, e.g. 2030-01-01T00:00:00Z',
+    ]);
+  });
+
+  it('checks a literal CODE memory_mb and a literal HTTP method', () => {
+    expect(messages(oneNode({}, { code: 'x', memory_mb: 8 }, 'CODE'))).toEqual(['nodes[0].spec.memory_mb: memory_mb must be a number from 16 to 4096 (megabytes)']);
+    expect(messages(oneNode({}, { code: 'x', memory_mb: 4097 }, 'CODE'))).toHaveLength(1);
+    expect(messages(oneNode({}, { code: 'x', memory_mb: 256 }, 'CODE'))).toEqual([]);
+    expect(messages(oneNode({}, { url: 'https://x', method: 'FETCH' }))).toEqual([
+      'nodes[0].spec.method: unknown HTTP method "FETCH"; expected one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS',
+    ]);
+    expect(messages(oneNode({}, { url: 'https://x', method: 'patch' }))).toEqual([]);
+    expect(messages(oneNode({}, { url: 'https://x', method: '{{input.verb}}' }))).toEqual([]);
+  });
+
+  it('explains the node id rule', () => {
+    const bad = ['1st', 'has space', 'dot.ted', 'x'.repeat(129), ''];
+    const def = { nodes: bad.map((node_id) => ({ node_id, type: 'FORK' })) };
+    const problems = validateDefinition(def).filter((p) => p.path?.endsWith('.node_id'));
+    expect(problems.map((p) => p.path)).toEqual(['nodes[0].node_id', 'nodes[1].node_id', 'nodes[2].node_id', 'nodes[3].node_id', 'nodes[4].node_id']);
+    expect(problems[0].message).toBe(
+      'invalid node_id "1st": it must start with a letter or "_" and continue with letters, digits, "_" or "-", at most 128 characters in all',
+    );
+    expect(validateDefinition({ nodes: [{ node_id: '_fetch-order_2', type: 'FORK' }] })).toEqual([]);
+  });
+});
+
+describe('template references', () => {
+  it('reports a tasks reference to a node that does not exist, wherever the template is', () => {
+    const def = {
+      nodes: [
+        { node_id: 'a', type: 'HTTP', spec: { url: 'https://x/{{tasks.nope.output.id}}', body: { ok: '{{tasks.a.status}}' } } },
+        { node_id: 's', type: 'SWITCH' },
+        { node_id: 'b', type: 'FORK' },
+      ],
+      edges: [{ from: 'a', to: 's' }, { from: 's', to: 'b', condition: '{{tasks["ghost"].output > 1}}' }],
+      output: { x: '{{tasks.nope.output}} and {{tasks.nope.status}}' },
+    };
+    expect(validateDefinition(def)).toEqual([
+      { nodeId: 'a', path: 'nodes[0].spec.url', message: 'template {{ tasks.nope.output.id }} references unknown node "nope"' },
+      { nodeId: 's', path: 'edges[1].condition', message: 'template {{ tasks["ghost"].output > 1 }} references unknown node "ghost"' },
+      { path: 'output.x', message: 'template {{ tasks.nope.output }} references unknown node "nope"' },
+      { path: 'output.x', message: 'template {{ tasks.nope.status }} references unknown node "nope"' },
+    ]);
+  });
+
+  it('accepts dynamic references, which cannot be checked before the run', () => {
+    expect(messages(oneNode({}, { url: 'https://x/{{tasks[input.key].output}}' }))).toEqual([]);
+  });
+
+  it('reports a {{ that is never closed', () => {
+    expect(messages(oneNode({}, { url: 'https://x/{{input.a', body: 'ok {{input.b}} then {{ oops' }))).toEqual([
+      'nodes[0].spec.url: unclosed template: the {{ at column 11 has no closing }}',
+      'nodes[0].spec.body: unclosed template: the {{ at column 21 has no closing }}',
+    ]);
+    expect(messages(oneNode({}, { url: 'https://x', body: '{{input.a}} }}' }))).toEqual([]);
   });
 });

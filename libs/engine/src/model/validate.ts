@@ -6,15 +6,47 @@
 import YAML, { type YAMLError } from 'yaml';
 import { WeftError, type Problem } from '../errors.js';
 import { checkTemplateSyntax } from '../template/resolver.js';
-import { hasTemplate } from '../template/template-syntax.js';
-import { isRfc3339 } from './rfc3339.js';
-import type { WorkflowDefinition } from './workflow-definition.js';
+import { findTemplates, hasTemplate, unclosedTemplate } from '../template/template-syntax.js';
+import { templateTaskRefs } from './dag.js';
+import { isRfc3339, MAX_TIMESTAMP_MS, parseRfc3339 } from './rfc3339.js';
+import { MAX_DURATION_SECONDS, type WorkflowDefinition } from './workflow-definition.js';
 import { NODE_TYPES, NodeType, type JsonValue } from './workflow-types.js';
 
 /** CODE runtimes a definition may name (DESIGN §2). */
 export const CODE_RUNTIMES: readonly string[] = ['python', 'js', 'node'];
 
+/** HTTP methods a literal `spec.method` may name (case-insensitive). */
+export const HTTP_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** The keys a node may have; anything else is an unknown field. */
+export const NODE_KEYS: readonly string[] = ['node_id', 'name', 'type', 'runtime', 'spec', 'retry', 'queue', 'description'];
+/** The keys an edge may have. */
+export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition'];
+/** The keys a definition may have at the top level. */
+export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', 'name', 'description', 'workflow_id'];
+
+/**
+ * DESIGN §6 node fields that are specified but not implemented yet: publishing refuses them
+ * rather than accepting and ignoring them.
+ */
+export const UNSUPPORTED_NODE_KEYS: readonly string[] = ['for_each', 'as', 'max_concurrency', 'output_keep', 'output_drop', 'sensitive'];
+/** DESIGN §6 edge fields that are specified but not implemented yet (`on_error`). */
+export const UNSUPPORTED_EDGE_KEYS: readonly string[] = ['on_error'];
+
+/** A node id: a letter or `_`, then up to 127 letters, digits, `_` or `-`. */
+export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
+
+/** Bounds of a retry policy: `max_attempts` 1..100, `backoff_seconds` 0..86,400 (one day). */
+export const RETRY_LIMITS = { maxAttempts: 100, maxBackoffSeconds: 86_400 } as const;
+
+
+/** Bounds of a literal CODE `spec.memory_mb`. */
+export const CODE_MEMORY_MB = { min: 16, max: 4096 } as const;
+
 const MAX_ALIASES = 100;
+
+/** The node types a definition may use today (SUBWORKFLOW is refused until it is implemented). */
+const SUPPORTED_TYPES: readonly string[] = NODE_TYPES.filter((t) => t !== NodeType.Subworkflow);
 
 type Obj = Record<string, unknown>;
 
@@ -86,27 +118,43 @@ function eachString(v: unknown, path: string, fn: (s: string, path: string) => v
 }
 
 
-/** A seconds value as a wait accepts it (number or numeric string, >= 0), unless templated. */
+/**
+ * A seconds value as a wait or timeout accepts it (number or numeric string, 0 to
+ * {@link MAX_DURATION_SECONDS}), unless templated: a template is checked when it is resolved.
+ */
 function secondsProblem(v: unknown): string | undefined {
-  if (typeof v === 'number') return Number.isFinite(v) && v >= 0 ? undefined : 'must be a non-negative number of seconds';
-  if (typeof v === 'string') {
+  const bad = `must be a non-negative number of seconds, at most ${MAX_DURATION_SECONDS} (365 days)`;
+  let f: number;
+  if (typeof v === 'number') f = v;
+  else if (typeof v === 'string') {
     if (hasTemplate(v)) return undefined;
-    const f = Number(v.trim());
-    return v.trim() !== '' && Number.isFinite(f) && f >= 0 ? undefined : 'must be a non-negative number of seconds';
-  }
-  return 'must be a non-negative number of seconds';
+    f = v.trim() === '' ? Number.NaN : Number(v.trim());
+  } else return bad;
+  return Number.isFinite(f) && f >= 0 && f <= MAX_DURATION_SECONDS ? undefined : bad;
+}
+
+/** True for a string holding a `{{ }}` template: its value is only known when resolved. */
+function isTemplated(v: unknown): boolean {
+  return typeof v === 'string' && hasTemplate(v);
 }
 
 /**
  * Validates a parsed definition and lists EVERY problem found (an empty list means valid), each
  * with `nodeId` (when it concerns a node), `path` (e.g. `nodes[2].spec.url`, `edges[0].to`) and
- * `message`. Checks: the shape (an object with a `nodes` list; `edges` a list if present), node
- * ids (present, strings, unique), node types, per-type specs (CODE `spec.code` and runtime
- * python/js/node, HTTP `spec.url`, WAIT `duration_seconds` or `until`, WAIT_FOR_EVENT `event`,
- * SUBWORKFLOW `workflow`), retry values (`max_attempts` integer >= 1, `backoff_seconds` >= 0),
- * JSON-only values, edge ends, conditions (`{{ }}` templates), CEL syntax in every template of
- * every spec, condition and the definition `output`, cycles, the entry node and reachability from
- * it. Never throws.
+ * `message`. Checks: the shape (an object with a `nodes` list; `edges` a list if present) and
+ * its keys ({@link DEFINITION_KEYS}, {@link NODE_KEYS}, {@link EDGE_KEYS}: anything else is an
+ * `unknown field`), node ids (present, strings matching {@link NODE_ID_PATTERN}, unique), node
+ * types, per-type specs (CODE `spec.code`, runtime python/js/node, `memory_mb` 16..4096; HTTP
+ * `spec.url` and `method`; WAIT `duration_seconds` or `until`; WAIT_FOR_EVENT `event`; literal
+ * durations and timeouts 0..{@link MAX_DURATION_SECONDS}), retry values (`max_attempts` integer
+ * 1..100, `backoff_seconds` 0..86,400), JSON-only values, edge ends, conditions (`{{ }}`
+ * templates, only on edges leaving a SWITCH), every template of every spec, condition and the
+ * definition `output` (closed, CEL that compiles, static `tasks.<id>` references to declared
+ * nodes), cycles, the entry node and reachability from it.
+ *
+ * DESIGN §6 features that are not implemented yet are refused, never ignored: SUBWORKFLOW nodes,
+ * {@link UNSUPPORTED_NODE_KEYS}, {@link UNSUPPORTED_EDGE_KEYS} and JOIN `spec.reducers`.
+ * Never throws.
  */
 export function validateDefinition(def: unknown): Problem[] {
   const problems: Problem[] = [];
@@ -116,6 +164,10 @@ export function validateDefinition(def: unknown): Problem[] {
   if (!isObject(def)) {
     add({ message: 'a workflow definition must be an object with a "nodes" list and an "edges" list' });
     return problems;
+  }
+  unknownKeys(def, DEFINITION_KEYS, [], '', undefined, add);
+  for (const key of ['name', 'description', 'workflow_id']) {
+    if (def[key] !== undefined && typeof def[key] !== 'string') add({ path: key, message: `${key} must be a string` });
   }
   if (!Array.isArray(def.nodes)) {
     add({ path: 'nodes', message: '"nodes" must be a list of nodes' });
@@ -129,8 +181,26 @@ export function validateDefinition(def: unknown): Problem[] {
     add({ path: 'nodes', message: 'a workflow needs at least one node' });
   }
 
+  // Every declared node id and its type (first declaration), for template refs and conditions.
+  const declared = new Map<string, unknown>();
+  for (const n of nodes) {
+    if (isObject(n) && typeof n.node_id === 'string' && !declared.has(n.node_id)) declared.set(n.node_id, n.type);
+  }
+
   const templates = (text: string, path: string, nodeId?: string): void => {
+    const open = unclosedTemplate(text);
+    if (open !== undefined) {
+      add({ nodeId, path, message: `unclosed template: the {{ at column ${open + 1} has no closing }}` });
+    }
     for (const message of checkTemplateSyntax(text)) add({ nodeId, path, message });
+    for (const t of findTemplates(text)) {
+      const seen = new Set<string>();
+      for (const ref of templateTaskRefs([t.text]) ?? []) {
+        if (declared.has(ref) || seen.has(ref)) continue;
+        seen.add(ref);
+        add({ nodeId, path, message: `template {{ ${t.expression} }} references unknown node "${ref}"` });
+      }
+    }
   };
 
   // Nodes.
@@ -149,6 +219,15 @@ export function validateDefinition(def: unknown): Problem[] {
       add({ path: `${at}.node_id`, message: 'node_id must be a string' });
     } else {
       nodeId = raw.node_id;
+      if (!NODE_ID_PATTERN.test(nodeId)) {
+        add({
+          nodeId,
+          path: `${at}.node_id`,
+          message:
+            `invalid node_id ${JSON.stringify(nodeId)}: it must start with a letter or "_" and ` +
+            'continue with letters, digits, "_" or "-", at most 128 characters in all',
+        });
+      }
       const first = ids.get(nodeId);
       if (first !== undefined) {
         add({ nodeId, path: `${at}.node_id`, message: `duplicate node_id "${nodeId}" (first declared at nodes[${first}])` });
@@ -157,8 +236,9 @@ export function validateDefinition(def: unknown): Problem[] {
         order.push(nodeId);
       }
     }
-    if (raw.name !== undefined && typeof raw.name !== 'string') {
-      add({ nodeId, path: `${at}.name`, message: 'name must be a string' });
+    unknownKeys(raw, NODE_KEYS, UNSUPPORTED_NODE_KEYS, at, nodeId, add);
+    for (const key of ['name', 'description']) {
+      if (raw[key] !== undefined && typeof raw[key] !== 'string') add({ nodeId, path: `${at}.${key}`, message: `${key} must be a string` });
     }
     if (raw.queue !== undefined && (typeof raw.queue !== 'string' || raw.queue.trim() === '')) {
       add({ nodeId, path: `${at}.queue`, message: 'queue must be a non-empty string' });
@@ -167,15 +247,21 @@ export function validateDefinition(def: unknown): Problem[] {
     const type = raw.type;
     const known = typeof type === 'string' && (NODE_TYPES as readonly string[]).includes(type);
     if (type === undefined) {
-      add({ nodeId, path: `${at}.type`, message: `type is required (one of ${NODE_TYPES.join(', ')})` });
+      add({ nodeId, path: `${at}.type`, message: `type is required (one of ${SUPPORTED_TYPES.join(', ')})` });
     } else if (!known) {
-      add({ nodeId, path: `${at}.type`, message: `unknown node type ${JSON.stringify(type)}; expected one of ${NODE_TYPES.join(', ')}` });
+      add({ nodeId, path: `${at}.type`, message: `unknown node type ${JSON.stringify(type)}; expected one of ${SUPPORTED_TYPES.join(', ')}` });
     }
 
     const spec = raw.spec;
     const specObj = isObject(spec) ? spec : undefined;
     const needsSpec = (t: string): void => {
       if (spec !== undefined && !specObj) add({ nodeId, path: `${at}.spec`, message: `a ${t} node's spec must be an object` });
+    };
+    const timeout = (t: string): void => {
+      const v = specObj?.timeout_seconds;
+      if (v === undefined || v === null) return;
+      const p = secondsProblem(v);
+      if (p) add({ nodeId, path: `${at}.spec.timeout_seconds`, message: `a ${t} node's timeout_seconds ${p}` });
     };
     const requireString = (key: string, t: string): void => {
       const v = specObj?.[key];
@@ -184,16 +270,34 @@ export function validateDefinition(def: unknown): Problem[] {
       }
     };
     switch (type) {
-      case NodeType.Code:
+      case NodeType.Code: {
         needsSpec(type);
         requireString('code', type);
         if (raw.runtime !== undefined && (typeof raw.runtime !== 'string' || !CODE_RUNTIMES.includes(raw.runtime))) {
           add({ nodeId, path: `${at}.runtime`, message: `unknown CODE runtime ${JSON.stringify(raw.runtime)}; expected one of ${CODE_RUNTIMES.join(', ')}` });
         }
+        timeout(type);
+        const mem = specObj?.memory_mb;
+        if (mem !== undefined && !isTemplated(mem) && !(typeof mem === 'number' && mem >= CODE_MEMORY_MB.min && mem <= CODE_MEMORY_MB.max)) {
+          add({ nodeId, path: `${at}.spec.memory_mb`, message: `memory_mb must be a number from ${CODE_MEMORY_MB.min} to ${CODE_MEMORY_MB.max} (megabytes)` });
+        }
         break;
-      case NodeType.Http:
+      }
+      case NodeType.Http: {
         needsSpec(type);
         requireString('url', type);
+        timeout(type);
+        const method = specObj?.method;
+        if (method !== undefined && !isTemplated(method) && !(typeof method === 'string' && HTTP_METHODS.includes(method.toUpperCase()))) {
+          add({ nodeId, path: `${at}.spec.method`, message: `unknown HTTP method ${JSON.stringify(method)}; expected one of ${HTTP_METHODS.join(', ')}` });
+        }
+        break;
+      }
+      case NodeType.Join:
+        needsSpec(type);
+        if (specObj?.reducers !== undefined) {
+          add({ nodeId, path: `${at}.spec.reducers`, message: 'JOIN spec.reducers is not supported yet' });
+        }
         break;
       case NodeType.Wait: {
         needsSpec(type);
@@ -208,6 +312,8 @@ export function validateDefinition(def: unknown): Problem[] {
         }
         if (u !== undefined && (typeof u !== 'string' || (!hasTemplate(u) && !isRfc3339(u)))) {
           add({ nodeId, path: `${at}.spec.until`, message: 'until must be an RFC 3339 time, e.g. 2030-01-01T00:00:00Z' });
+        } else if (typeof u === 'string' && !hasTemplate(u) && (parseRfc3339(u)?.getTime() ?? 0) > MAX_TIMESTAMP_MS) {
+          add({ nodeId, path: `${at}.spec.until`, message: 'until must not be later than 9999-12-31T23:59:59Z' });
         }
         break;
       }
@@ -222,8 +328,8 @@ export function validateDefinition(def: unknown): Problem[] {
         break;
       }
       case NodeType.Subworkflow:
-        needsSpec(type);
-        requireString('workflow', type);
+        // DESIGN §6; until the coordinator runs child runs, such a node would never finish.
+        add({ nodeId, path: `${at}.type`, message: 'SUBWORKFLOW nodes are not supported yet' });
         break;
       default:
         break;
@@ -234,13 +340,18 @@ export function validateDefinition(def: unknown): Problem[] {
       if (!isObject(r)) {
         add({ nodeId, path: `${at}.retry`, message: 'retry must be an object {max_attempts, backoff_seconds}' });
       } else {
+        unknownKeys(r, ['max_attempts', 'backoff_seconds'], [], `${at}.retry`, nodeId, add);
         const m = r.max_attempts;
-        if (typeof m !== 'number' || !Number.isInteger(m) || m < 1) {
-          add({ nodeId, path: `${at}.retry.max_attempts`, message: 'retry.max_attempts must be an integer >= 1' });
+        if (typeof m !== 'number' || !Number.isInteger(m) || m < 1 || m > RETRY_LIMITS.maxAttempts) {
+          add({ nodeId, path: `${at}.retry.max_attempts`, message: `retry.max_attempts must be an integer >= 1 and <= ${RETRY_LIMITS.maxAttempts}` });
         }
         const b = r.backoff_seconds;
-        if (b !== undefined && (typeof b !== 'number' || !Number.isFinite(b) || b < 0)) {
-          add({ nodeId, path: `${at}.retry.backoff_seconds`, message: 'retry.backoff_seconds must be a number >= 0' });
+        if (b !== undefined && (typeof b !== 'number' || !Number.isFinite(b) || b < 0 || b > RETRY_LIMITS.maxBackoffSeconds)) {
+          add({
+            nodeId,
+            path: `${at}.retry.backoff_seconds`,
+            message: `retry.backoff_seconds must be a number >= 0 and <= ${RETRY_LIMITS.maxBackoffSeconds} (one day; a retry waits at most 10 minutes anyway)`,
+          });
         }
       }
     }
@@ -264,6 +375,7 @@ export function validateDefinition(def: unknown): Problem[] {
     const from = typeof raw.from === 'string' ? raw.from : undefined;
     const to = typeof raw.to === 'string' ? raw.to : undefined;
     const nodeId = from;
+    unknownKeys(raw, EDGE_KEYS, UNSUPPORTED_EDGE_KEYS, at, nodeId, add);
     if (from === undefined) add({ path: `${at}.from`, message: 'edge "from" must be a node id' });
     else if (!ids.has(from)) add({ nodeId, path: `${at}.from`, message: `edge from unknown node "${from}"` });
     if (to === undefined) add({ nodeId, path: `${at}.to`, message: 'edge "to" must be a node id' });
@@ -275,6 +387,14 @@ export function validateDefinition(def: unknown): Problem[] {
         add({ nodeId, path: `${at}.condition`, message: 'condition must be a {{ }} CEL template, e.g. "{{tasks.a.output.n > 1}}"' });
       } else {
         templates(raw.condition, `${at}.condition`, nodeId);
+      }
+      const fromType = from === undefined ? undefined : declared.get(from);
+      if (from !== undefined && declared.has(from) && fromType !== NodeType.Switch) {
+        add({
+          nodeId,
+          path: `${at}.condition`,
+          message: `condition is only allowed on edges leaving a SWITCH ("${from}" is a ${String(fromType)} node); put a SWITCH after it`,
+        });
       }
     }
     if (from !== undefined && to !== undefined && ids.has(from) && ids.has(to)) {
@@ -326,6 +446,28 @@ export function validateDefinition(def: unknown): Problem[] {
     }
   }
   return problems;
+}
+
+/**
+ * Reports each key of `obj` outside `allowed`: a key of `unsupported` as `X is not supported
+ * yet`, anything else as `unknown field "X"` with the allowed keys.
+ */
+function unknownKeys(
+  obj: Obj,
+  allowed: readonly string[],
+  unsupported: readonly string[],
+  at: string,
+  nodeId: string | undefined,
+  add: (p: Problem) => void,
+): void {
+  for (const key of Object.keys(obj)) {
+    if (allowed.includes(key)) continue;
+    const path = at === '' ? key : `${at}.${key}`;
+    const message = unsupported.includes(key)
+      ? `${key} is not supported yet`
+      : `unknown field ${JSON.stringify(key)}; expected one of ${allowed.join(', ')}`;
+    add({ nodeId, path, message });
+  }
 }
 
 function reach(starts: string[], adj: Map<string, string[]>): Set<string> {

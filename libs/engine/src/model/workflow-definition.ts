@@ -39,6 +39,12 @@ export interface WorkflowDefinition {
   output?: JsonValue;
 }
 
+/**
+ * The longest wait, event timeout or task timeout, in seconds: 365 days. Publishing refuses
+ * longer literal values and the machine fails a node whose templated value resolves beyond it.
+ */
+export const MAX_DURATION_SECONDS = 31_536_000;
+
 /** Cap on a retry's backoff: 10 minutes, in milliseconds (seed 002 `maxRetryBackoff`). */
 export const MAX_RETRY_BACKOFF_MS = 10 * 60 * 1000;
 

@@ -63,6 +63,27 @@ describe('WAIT', () => {
     }
   });
 
+  it('fails the node, instead of parking it for ever, when a templated wait resolves out of range', async () => {
+    const cases: Array<[JsonValue, JsonValue, RegExp]> = [
+      [{ duration_seconds: '{{input.v}}' }, 1e12, /^duration_seconds: must be at most 31536000 seconds \(365 days\), got 1000000000000$/],
+      [{ duration_seconds: '{{input.v}}' }, '-3', /^duration_seconds: must be a non-negative number, got "-3"$/],
+      [{ until: '{{input.v}}' }, '9999-12-31T23:59:59-23:00', /^until must not be later than 9999-12-31T23:59:59Z/],
+      [{ until: '{{input.v}}' }, '2030-02-30T00:00:00Z', /^until must be an RFC 3339 time, got "2030-02-30T00:00:00Z"$/],
+    ];
+    for (const [spec, v, reason] of cases) {
+      const h = new Harness([wait('w', spec), task('b')], [edge('w', 'b')], { input: { v } });
+      const tr = await h.start();
+      expect(actionsOf(tr, 'CreateTask')).toEqual([expect.objectContaining({ status: TaskStatus.Failed, error: expect.stringMatching(reason) })]);
+      expect(finished(tr)?.status).toBe(RunStatus.Failed);
+    }
+  });
+
+  it('still parks for exactly one year', async () => {
+    const h = new Harness([wait('w', { duration_seconds: '{{input.v}}' })], [], { input: { v: 31_536_000 } });
+    const tr = await h.start();
+    expect(actionsOf(tr, 'CreateTask')[0]).toMatchObject({ status: TaskStatus.Waiting, wakeAt: at(h, 31_536_000) });
+  });
+
   it('ignores a timer for a node that is no longer waiting, or for another task', async () => {
     const h = new Harness([wait('w', { duration_seconds: 10 }), task('b')], [edge('w', 'b')]);
     await h.start();
@@ -188,6 +209,16 @@ describe('WAIT_FOR_EVENT and signals', () => {
     expect(h.signals).toEqual([]);
   });
 
+  it('fails a WAIT_FOR_EVENT whose templated timeout is beyond a year', async () => {
+    const h = new Harness([waitFor('e', { event: 'go', timeout_seconds: '{{input.t}}' })], [], { input: { t: 1e12 } });
+    const tr = await h.start();
+    expect(actionsOf(tr, 'CreateTask')[0]).toMatchObject({
+      status: TaskStatus.Failed,
+      error: 'timeout_seconds: must be at most 31536000 seconds (365 days), got 1000000000000',
+    });
+    expect(finished(tr)?.status).toBe(RunStatus.Failed);
+  });
+
   it('fails a WAIT_FOR_EVENT without an event name', async () => {
     const h = new Harness([waitFor('e', { event: '' })], []);
     const tr = await h.start();
@@ -205,5 +236,8 @@ describe('parseSecondsMs', () => {
     expect(() => parseSecondsMs('')).toThrow(/non-negative number/);
     expect(() => parseSecondsMs(-1)).toThrow(/non-negative number/);
     expect(() => parseSecondsMs(true)).toThrow(/non-negative number/);
+    expect(parseSecondsMs(31_536_000)).toBe(31_536_000_000);
+    expect(() => parseSecondsMs(31_536_001)).toThrow(/at most 31536000 seconds/);
+    expect(() => parseSecondsMs('1e400')).toThrow(/non-negative number/);
   });
 });

@@ -3,8 +3,8 @@
  * WAITING and are resolved by TimerFired or SignalReceived; a wait that is already satisfied
  * completes inline. Internal to the state machine, except the pure helpers.
  */
-import { parseRfc3339 } from '../model/rfc3339.js';
-import type { WorkflowNode } from '../model/workflow-definition.js';
+import { MAX_TIMESTAMP_MS, parseRfc3339 } from '../model/rfc3339.js';
+import { MAX_DURATION_SECONDS, type WorkflowNode } from '../model/workflow-definition.js';
 import { NodeType, TaskStatus, type JsonObject, type JsonValue } from '../model/workflow-types.js';
 import type { CreateTask } from './actions.js';
 import { MachineError } from './errors.js';
@@ -15,8 +15,11 @@ import { Step, errorMessage, isStoreError, storeError } from './step.js';
 
 /**
  * Reads a JSON number or numeric string as a duration in milliseconds (seed 000 `parseSeconds`,
- * so templated values like `"{{input.delay}}"` work). Absent or null is 0.
- * @throws Error `must be a non-negative number, got …` for anything else.
+ * so templated values like `"{{input.delay}}"` work). Absent or null is 0. At most
+ * {@link MAX_DURATION_SECONDS} (365 days): a longer wait would yield a wake time the database
+ * cannot store, leaving the task stuck.
+ * @throws Error `must be a non-negative number, got …` for anything that is not a finite number
+ * >= 0; `must be at most 31536000 seconds (365 days), got …` beyond a year.
  */
 export function parseSecondsMs(raw: JsonValue | undefined): number {
   if (raw === undefined || raw === null) return 0;
@@ -24,9 +27,18 @@ export function parseSecondsMs(raw: JsonValue | undefined): number {
   if (typeof raw === 'number') f = raw;
   else if (typeof raw === 'string' && /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(raw)) f = Number(raw);
   if (!Number.isFinite(f) || f < 0) {
-    throw new Error(`must be a non-negative number, got ${JSON.stringify(raw)}`);
+    throw new Error(`must be a non-negative number, got ${shortJson(raw)}`);
+  }
+  if (f > MAX_DURATION_SECONDS) {
+    throw new Error(`must be at most ${MAX_DURATION_SECONDS} seconds (365 days), got ${shortJson(raw)}`);
   }
   return f * 1000;
+}
+
+/** A value for an error message, cut at 80 characters (it may come from run data). */
+function shortJson(v: JsonValue): string {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
 
 /** The output of a WAIT that fired: `{woke_at: <RFC 3339>}`. */
@@ -40,16 +52,17 @@ export function signalOutput(payload: JsonValue | undefined): JsonValue {
 }
 
 /**
- * When a WAIT node fires (seed 000 `wakeTime`): `until` (RFC 3339) if set, else now +
- * `duration_seconds`.
- * @throws Error when neither is given or a value is malformed.
+ * When a WAIT node fires (seed 000 `wakeTime`): `until` (RFC 3339, at most year 9999) if set,
+ * else now + `duration_seconds` (at most 365 days, see {@link parseSecondsMs}).
+ * @throws Error when neither is given or a value is malformed or out of range.
  */
 export function wakeTime(spec: JsonObject, now: Date): Date {
   const until = spec.until;
   if (until !== undefined && until !== null && until !== '') {
     if (typeof until !== 'string') throw new Error('until must be an RFC 3339 time');
     const t = parseRfc3339(until);
-    if (!t) throw new Error(`until must be an RFC 3339 time, got ${JSON.stringify(until)}`);
+    if (!t) throw new Error(`until must be an RFC 3339 time, got ${shortJson(until)}`);
+    if (t.getTime() > MAX_TIMESTAMP_MS) throw new Error(`until must not be later than 9999-12-31T23:59:59Z, got ${shortJson(until)}`);
     return t;
   }
   if (spec.duration_seconds === undefined) {

@@ -39,3 +39,18 @@ export function findTemplates(text: string): TemplateMatch[] {
 export function hasTemplate(text: string): boolean {
   return templatePattern().test(text);
 }
+
+/**
+ * The offset of the first `{{` that opens no template because no `}}` follows it (e.g.
+ * `"id {{input.a"`), or `undefined`. Such text would be passed on literally, which is never what
+ * its author meant. A `{{` inside a template, or followed later by a `}}`, is not reported.
+ */
+export function unclosedTemplate(text: string): number | undefined {
+  const covered: Array<[number, number]> = findTemplates(text).map((t) => [t.index, t.index + t.text.length]);
+  const lastClose = text.lastIndexOf('}}');
+  for (let i = text.indexOf('{{'); i !== -1; i = text.indexOf('{{', i + 1)) {
+    if (covered.some(([from, to]) => i >= from && i < to)) continue;
+    if (lastClose < i + 2) return i;
+  }
+  return undefined;
+}
