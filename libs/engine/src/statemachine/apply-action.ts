@@ -20,6 +20,7 @@ export function applyAction(run: RunSnapshot, a: Action): void {
         attempt: 0,
         branches: a.branches,
         awaitedSignal: a.awaitedSignal,
+        ...(a.error !== undefined ? { error: a.error } : {}),
       });
       return;
     case 'DispatchTask':
@@ -29,14 +30,20 @@ export function applyAction(run: RunSnapshot, a: Action): void {
     case 'CompleteTask':
       setStatus(run, a.nodeId, TaskStatus.Completed);
       return;
-    case 'FailTask':
-      setStatus(run, a.nodeId, TaskStatus.Failed);
+    case 'FailTask': {
+      const n = run.nodes.get(a.nodeId);
+      if (n) {
+        n.status = TaskStatus.Failed;
+        n.error = a.reason;
+      }
       return;
+    }
     case 'RetryTask': {
       const n = run.nodes.get(a.nodeId);
       if (n) {
         n.status = TaskStatus.Pending;
         n.attempt = a.attempt + 1;
+        delete n.error;
       }
       return;
     }
@@ -45,6 +52,7 @@ export function applyAction(run: RunSnapshot, a: Action): void {
       if (n) {
         n.status = a.status;
         n.awaitedSignal = undefined;
+        if (a.status === TaskStatus.Failed && a.reason !== undefined) n.error = a.reason;
       }
       return;
     }

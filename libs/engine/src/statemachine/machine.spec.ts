@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { RunStatus, TaskStatus } from '../model/workflow-types.js';
 import { MachineError, StoreError } from './errors.js';
-import { actionsOf, cond, created, dispatched, edge, finished, fork, Harness, sw, task, types } from './testing/harness.js';
+import { actionsOf, cond, created, dispatched, edge, finished, fork, Harness, sw, task, types, wait } from './testing/harness.js';
 
 describe('seed 000 stories', () => {
   it('fork/join waits for multi-node branches', async () => {
@@ -294,5 +294,53 @@ describe('task lifecycle', () => {
 
     h.storeDown = false; // the same event, redelivered, now goes through
     expect(dispatched(await h.complete('b'))).toEqual(['c']);
+  });
+});
+
+describe('templates read the status of every reached node (DESIGN §2)', () => {
+  it('a node after a switch reads that the untaken branch was SKIPPED', async () => {
+    // a → sw ─(small)→ cheap ──┐
+    //         ─(large)→ costly ┴→ report
+    const h = new Harness(
+      [task('a'), sw('sw'), task('cheap'), task('costly'), task('report', { cheap: '{{tasks.cheap.status}}', costly: '{{tasks.costly.status}}' })],
+      [
+        edge('a', 'sw'),
+        cond('sw', 'cheap', '{{tasks.a.output.total <= 1000}}'),
+        cond('sw', 'costly', '{{tasks.a.output.total > 1000}}'),
+        edge('cheap', 'report'),
+        edge('costly', 'report'),
+      ],
+    );
+    await h.start();
+    await h.complete('a', { total: 5 });
+    h.loads = [];
+    const tr = await h.complete('cheap');
+    expect(created(tr, TaskStatus.Failed)).toEqual([]);
+    expect(actionsOf(tr, 'DispatchTask')[0]).toMatchObject({ node: { node_id: 'report' }, input: { cheap: 'COMPLETED', costly: 'SKIPPED' } });
+    expect(h.loads).toEqual([]); // cheap's output came with its report; the skipped node has none
+  });
+
+  it('a parallel branch reads that a sibling FAILED, and why, without loading other outputs', async () => {
+    // f → charge (fails)
+    //   → notify → audit (reads charge's status and error)
+    const h = new Harness(
+      [fork('f'), task('charge'), task('notify'), task('audit', { charge: '{{tasks.charge.status}}', why: '{{tasks.charge.error}}' })],
+      [edge('f', 'charge'), edge('f', 'notify'), edge('notify', 'audit')],
+    );
+    await h.start();
+    await h.fail('charge', 'card declined');
+    h.loads = [];
+    const tr = await h.complete('notify', { sent: true });
+    expect(actionsOf(tr, 'DispatchTask')[0]).toMatchObject({ node: { node_id: 'audit' }, input: { charge: 'FAILED', why: 'card declined' } });
+    expect(h.loads).toEqual([]); // notify's output is not referenced; charge has none
+  });
+
+  it('a node started next to a wait reads that it is WAITING', async () => {
+    const h = new Harness(
+      [fork('f'), wait('nap', { duration_seconds: 60 }), task('b', { nap: '{{tasks.nap.status}}', has_error: '{{has(tasks.nap.error)}}' })],
+      [edge('f', 'nap'), edge('f', 'b')],
+    );
+    const tr = await h.start();
+    expect(actionsOf(tr, 'DispatchTask')[0].input).toEqual({ nap: 'WAITING', has_error: false });
   });
 });

@@ -54,6 +54,7 @@ function restore(run: RunSnapshot, s: Saved): void {
   for (const [id, r] of s.tasks) run.context.tasks.set(id, r);
   run.nodes.clear();
   for (const [id, obj, copy] of s.nodes) {
+    for (const key of Object.keys(obj)) if (!(key in copy)) delete (obj as unknown as Record<string, unknown>)[key];
     Object.assign(obj, copy);
     run.nodes.set(id, obj);
   }
@@ -254,7 +255,7 @@ async function runOutput(s: Step): Promise<JsonValue> {
   const template = s.dag.definition.output;
   if (template !== undefined) {
     await s.ensureLoaded(s.dag.outputRefs());
-    return s.deps.templates.resolve(template, s.run.context, s.now);
+    return s.deps.templates.resolve(template, s.templateContext(), s.now);
   }
   const sinks = s.dag
     .sinkNodes()

@@ -145,7 +145,7 @@ async function switchBranches(s: Step, nodeId: string, state: NodeState): Promis
 function evalCondition(s: Step, condition: string): boolean {
   let val: JsonValue;
   try {
-    val = s.deps.templates.resolve(condition, s.run.context, s.now);
+    val = s.deps.templates.resolve(condition, s.templateContext(), s.now);
   } catch (err) {
     throw new Error(`failed to evaluate condition: ${errorMessage(err)}`);
   }

@@ -9,6 +9,20 @@ export interface RunContext {
   input: JsonValue;
   config: JsonValue;
   tasks: Map<string, StepResult>;
+  /**
+   * Every reached node's status (and error, when known), by node id, so templates can read
+   * `tasks.<id>.status` and `tasks.<id>.error` of nodes whose outputs were not loaded (skipped,
+   * failed, waiting…). The machine passes its `RunSnapshot.nodes` here; absent, templates see
+   * only the nodes in `tasks`.
+   */
+  reached?: ReadonlyMap<string, NodeStatus>;
+}
+
+/** What templates read of a reached node without loading its output. */
+export interface NodeStatus {
+  status: TaskStatus;
+  /** Why the node failed (its last failure), when known. */
+  error?: string;
 }
 
 /** A node's result as templates see it under `tasks.<id>`. */
@@ -28,6 +42,11 @@ export interface NodeState {
   branches?: string[];
   /** The signal a WAITING WAIT_FOR_EVENT node waits for. */
   awaitedSignal?: string;
+  /**
+   * Why the node failed, when known: set by the actions that fail it (CreateTask with an error,
+   * FailTask, a failed ResolveWait). A snapshot loaded from storage may fill it from the task row.
+   */
+  error?: string;
 }
 
 /** The snapshot of one run the machine decides on; actions evolve it as they are emitted. */

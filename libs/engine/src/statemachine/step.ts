@@ -9,7 +9,7 @@ import type { Action } from './actions.js';
 import type { Deps, Transition } from './deps.js';
 import { StoreError } from './errors.js';
 import { applyAction } from './apply-action.js';
-import type { RunSnapshot } from './state.js';
+import type { RunContext, RunSnapshot } from './state.js';
 
 /** A rejection of the Store, wrapped as transient. */
 export function storeError(err: unknown): StoreError {
@@ -105,10 +105,20 @@ export class Step {
   async resolveInput(node: WorkflowNode): Promise<JsonValue> {
     await this.ensureOutputs(node);
     try {
-      return this.deps.templates.resolve(node.spec ?? {}, this.run.context, this.now);
+      return this.deps.templates.resolve(node.spec ?? {}, this.templateContext(), this.now);
     } catch (err) {
       throw new Error(`CEL resolution for node ${node.node_id}: ${errorMessage(err)}`);
     }
+  }
+
+  /**
+   * What templates see: the run context (input, config, loaded outputs) plus the status of every
+   * reached node, so `tasks.<id>.status` works for nodes whose outputs were never loaded. O(1):
+   * the resolver reads the snapshot's node map directly.
+   */
+  templateContext(): RunContext {
+    const { input, config, tasks } = this.run.context;
+    return { input, config, tasks, reached: this.run.nodes };
   }
 
   /** Fails the run for a permanent routing error (seed 000 `failRun`). */

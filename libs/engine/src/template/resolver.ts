@@ -157,7 +157,11 @@ export function checkTemplateSyntax(text: string): string[] {
   return out;
 }
 
-/** The variables of one resolution, built lazily (the `tasks` view costs O(loaded outputs)). */
+/**
+ * The variables of one resolution, built lazily on the first evaluated template. The `tasks` view
+ * costs O(reached nodes): `{status, error?}` for each reached node, plus `output` for each loaded
+ * one. Outputs are never loaded here; the machine loads what the static references need.
+ */
 class Scope {
   private vars?: Record<string, unknown>;
   constructor(
@@ -168,9 +172,15 @@ class Scope {
   get(): Record<string, unknown> {
     if (!this.vars) {
       // Null-prototype object: node ids such as `__proto__` stay plain keys.
-      const tasks: Record<string, unknown> = Object.create(null);
+      const tasks: Record<string, { status: string; output?: unknown; error?: string }> = Object.create(null);
+      for (const [id, n] of this.ctx.reached ?? []) {
+        tasks[id] = n.error === undefined ? { status: n.status } : { status: n.status, error: n.error };
+      }
       for (const [id, r] of this.ctx.tasks) {
-        tasks[id] = r.error === undefined ? { status: r.status, output: r.output } : { status: r.status, output: r.output, error: r.error };
+        const seen = tasks[id];
+        const status = seen?.status ?? r.status;
+        const error = seen?.error ?? r.error;
+        tasks[id] = error === undefined ? { status, output: r.output } : { status, output: r.output, error };
       }
       this.vars = {
         input: this.ctx.input ?? {},
