@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import type { RunContext, StepResult } from '../statemachine/state.js';
-import { CelTemplateResolver, checkTemplateSyntax, compileExpression, TemplateError } from './resolver.js';
+import { CelTemplateResolver, checkTemplateSyntax, compileExpression, EVALUATION_LIMITS, TemplateError } from './resolver.js';
 import { findTemplates } from './template-syntax.js';
 
 const NOW = new Date('2030-01-01T12:00:00.000Z');
@@ -145,5 +145,67 @@ describe('checkTemplateSyntax and compilation', () => {
   it('finds templates the way seed 002 does', () => {
     expect(findTemplates('a {{ x }} b {{y.z}}').map((t) => t.expression)).toEqual(['x', 'y.z']);
     expect(findTemplates('{{ unterminated')).toEqual([]);
+  });
+});
+
+describe('matches runs in linear time (templates run inside the coordinator)', () => {
+  it('answers a catastrophic-backtracking pattern at once instead of freezing the event loop', () => {
+    // JavaScript's RegExp needs seconds for this (minutes with a few more a's).
+    const c = ctx({ s: `${'a'.repeat(30)}!` });
+    const started = performance.now();
+    expect(resolve('{{ input.s.matches("(a+)+$") }}', c)).toBe(false);
+    expect(resolve('{{ input.s.matches("^a+!$") }}', c)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('uses the RE2 engine, not RegExp: a backreference is refused when published and when run', () => {
+    expect(checkTemplateSyntax('{{ input.s.matches("(a)\\\\1") }}')).toEqual([
+      'CEL syntax error in {{ input.s.matches("(a)\\\\1") }}: Invalid regular expression: backreferences are not supported (RE2 syntax): \\1 (column 1)',
+    ]);
+    expect(() => resolve('{{ input.s.matches(input.p) }}', ctx({ s: 'aa', p: '(a)\\1' }))).toThrow(
+      'cannot evaluate {{ input.s.matches(input.p) }}: Invalid regular expression: backreferences are not supported (RE2 syntax): \\1',
+    );
+  });
+
+  it('keeps CEL semantics: a partial match, RE2 flags, and type errors for non-strings', () => {
+    const c = ctx({ s: 'Order-42', n: 5 });
+    expect(resolve('{{ input.s.matches("\\\\d+") }}', c)).toBe(true);
+    expect(resolve('{{ input.s.matches("^order") }}', c)).toBe(false);
+    expect(resolve('{{ input.s.matches("(?i)^order") }}', c)).toBe(true);
+    expect(checkTemplateSyntax('{{ "a".matches(1) }}')).toEqual([expect.stringMatching(/found no matching overload for 'string.matches\(int\)'/)]);
+    expect(() => resolve('{{ input.n.matches("5") }}', c)).toThrow(/found no matching overload for 'double.matches\(string\)'/);
+  });
+});
+
+describe('the evaluation budget (EVALUATION_LIMITS)', () => {
+  const ten = '[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]';
+
+  it('stops nested comprehensions that would run a hundred million steps', () => {
+    const expr = `cel.bind(l, ${ten}, l.exists(a, l.exists(b, l.exists(c, l.exists(d, l.exists(e, l.exists(f, l.exists(g, l.exists(h, false)))))))))`;
+    expect(() => resolve(`{{ ${expr} }}`)).toThrow(`cannot evaluate {{ ${expr} }}: evaluation exceeds its budget of ${EVALUATION_LIMITS.maxOperations} operations`);
+  });
+
+  it('fails all the same when CEL would absorb the error (a || true)', () => {
+    const expr = `cel.bind(l, ${ten}, l.exists(a, l.exists(b, l.exists(c, l.exists(d, l.exists(e, l.exists(f, l.exists(g, false))))))) || true)`;
+    expect(() => resolve(`{{ ${expr} }}`)).toThrow(/exceeds its budget of \d+ operations/);
+  });
+
+  it('stops an expression that would build hundreds of MB by repeated concatenation', () => {
+    // Each level doubles: 2 MB, 4 MB, … 64 MB of text, or a 32-element list of 1 MB strings joined.
+    const c = ctx({ s: 'x'.repeat(1_000_000) });
+    const strings = 'cel.bind(a, input.s + input.s, cel.bind(b, a + a, cel.bind(c, b + b, cel.bind(d, c + c, cel.bind(e, d + d, e + e)))))';
+    const lists = 'cel.bind(a, [input.s, input.s], cel.bind(b, a + a, cel.bind(c, b + b, cel.bind(d, c + c, d + d)))).join("")';
+    for (const expr of [strings, lists]) {
+      expect(() => resolve(`{{ ${expr} }}`, c)).toThrow(/exceeds its budget of 10000000 units of produced values/);
+    }
+  });
+
+  it('leaves room for real work: mapping a 100,000-element input and reading a 5 MB output', () => {
+    const items = Array.from({ length: 100_000 }, (_, i) => ({ name: `n${i}` }));
+    const big = 'y'.repeat(5_000_000);
+    const c = ctx({ items }, { fetch: done({ body: big }) });
+    expect(resolve('{{ input.items.map(i, i.name).size() }}', c)).toBe(100_000);
+    expect(resolve('{{ size(tasks.fetch.output.body) + size(tasks.fetch.output.body) }}', c)).toBe(10_000_000);
+    expect(resolve('{{ tasks.fetch.output.body }}', c)).toBe(big);
   });
 });

@@ -15,6 +15,7 @@ import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import type { JsonValue } from '../model/workflow-types.js';
 import type { TemplateResolver } from '../statemachine/deps.js';
 import type { RunContext } from '../statemachine/state.js';
+import { compileLinearRegex, RegexBudgetError, RegexError, type LinearRegex } from './linear-regex.js';
 import { findTemplates, templatePattern } from './template-syntax.js';
 
 /**
@@ -27,6 +28,28 @@ export const CEL_LIMITS = {
   maxListElements: 1000,
   maxMapEntries: 1000,
   maxCallArguments: 32,
+} as const;
+
+/**
+ * Work one evaluation of one expression may do; templates run inside the coordinator, so one
+ * tenant's expression must not stall or exhaust it for everyone. The parse-time
+ * {@link CEL_LIMITS} bound the expression's text; these bound what it does with the data:
+ *
+ * - `maxOperations`: evaluated operations (AST nodes, counting every comprehension iteration);
+ *   about half a second of CPU.
+ * - `maxValueSize`: the total size of the values operations produce: characters of strings,
+ *   elements and entries of lists and maps, counted deeply (so a list of references to one big
+ *   string counts that string each time). Reading existing data (`input.big`,
+ *   `tasks.a.output`) is free. Tens of MB at most.
+ * - `maxRegexSteps`: steps of the linear-time `matches` (at most pattern size × text length
+ *   each); about a tenth of a second.
+ *
+ * An expression that exceeds one fails with `evaluation exceeds its budget of …`.
+ */
+export const EVALUATION_LIMITS = {
+  maxOperations: 1_000_000,
+  maxValueSize: 10_000_000,
+  maxRegexSteps: 10_000_000,
 } as const;
 
 /** Longest accepted expression, in characters (between `{{` and `}}`). */
@@ -81,7 +104,250 @@ function createEnvironment(): Environment {
   }
   // CEL defines % on int/uint only; JSON numbers are doubles, so `input.n % 2` needs this.
   env.registerOperator('double % double: double', (a: number, b: number) => modulo(a, b));
+  registerLinearMatches(env);
   return env;
+}
+
+// ---------------------------------------------------------------------------------------------
+// `matches` in linear time.
+//
+// The library's `string.matches(string)` runs JavaScript's backtracking RegExp, which a pattern
+// like `(a+)+$` turns into minutes of CPU on the coordinator's event loop. Built-in overloads
+// cannot be replaced, but macros are looked up by name and arity at parse time, before
+// overloads: a macro named `matches` taking one argument takes over every `x.matches(p)` call.
+// Its receiver type only has to differ from `string` for the registration to be accepted; the
+// receiver it declares is a private marker type and the macro checks the real receiver itself.
+// The resolver spec pins this takeover: if a library upgrade stops honouring it, the ReDoS test
+// fails.
+
+/** Marker receiver type of the `matches` macro (never a value). */
+class LinearMatchesMacro {}
+
+/** The slice of the library's type checker and evaluator a macro uses (see its README). */
+interface CelType {
+  kind: string;
+  name: string;
+}
+interface MacroChecker {
+  check(ast: unknown, ctx: unknown): CelType;
+  getType(name: string): CelType;
+  createError(code: string, message: string, ast: unknown): Error;
+}
+interface MacroEvaluator {
+  run(ast: unknown, ctx: unknown): unknown;
+  createError(code: string, message: string, ast: unknown): Error;
+}
+interface MatchesMacro {
+  ast: unknown;
+  receiver: { op: string; args: unknown };
+  pattern: { op: string; args: unknown };
+  typeCheck(chk: MacroChecker, m: MatchesMacro, ctx: unknown): CelType;
+  evaluate(ev: MacroEvaluator, m: MatchesMacro, ctx: unknown): boolean;
+}
+
+const regexCache = new Map<string, LinearRegex | RegexError>();
+const REGEX_CACHE_SIZE = 1000;
+
+/** The compiled pattern (LRU-cached, errors too). @throws RegexError */
+function linearRegex(pattern: string): LinearRegex {
+  let hit = regexCache.get(pattern);
+  if (hit) regexCache.delete(pattern);
+  else {
+    try {
+      hit = compileLinearRegex(pattern);
+    } catch (err) {
+      if (!(err instanceof RegexError)) throw err;
+      hit = err;
+    }
+  }
+  regexCache.set(pattern, hit);
+  if (regexCache.size > REGEX_CACHE_SIZE) regexCache.delete(regexCache.keys().next().value as string);
+  if (hit instanceof RegexError) throw hit;
+  return hit;
+}
+
+function registerLinearMatches(env: Environment): void {
+  env.registerType('WeftLinearMatches', LinearMatchesMacro);
+  env.registerFunction('WeftLinearMatches.matches(ast): bool', (opts: { ast: unknown; receiver: unknown; args: unknown[] }) => {
+    const macro: MatchesMacro = {
+      ast: opts.ast,
+      receiver: opts.receiver as MatchesMacro['receiver'],
+      pattern: opts.args[0] as MatchesMacro['pattern'],
+      typeCheck(chk, m, ctx) {
+        const rt = chk.check(m.receiver, ctx);
+        const pt = chk.check(m.pattern, ctx);
+        const ok = (t: CelType): boolean => t.kind === 'dyn' || t.name === 'string';
+        if (!ok(rt) || !ok(pt)) {
+          throw chk.createError('no_matching_overload', `found no matching overload for '${rt.name}.matches(${pt.name})'`, m.ast);
+        }
+        // A literal pattern is compiled now, so publishing reports a bad one.
+        if (m.pattern.op === 'value' && typeof m.pattern.args === 'string') {
+          try {
+            linearRegex(m.pattern.args);
+          } catch (err) {
+            throw chk.createError('invalid_regular_expression', `Invalid regular expression: ${errorText(err)}`, m.ast);
+          }
+        }
+        return chk.getType('bool');
+      },
+      evaluate(ev, m, ctx) {
+        const text = ev.run(m.receiver, ctx);
+        const pattern = ev.run(m.pattern, ctx);
+        if (typeof text !== 'string' || typeof pattern !== 'string') {
+          throw ev.createError('no_matching_overload', `found no matching overload for '${celTypeName(text)}.matches(${celTypeName(pattern)})'`, m.ast);
+        }
+        let re: LinearRegex;
+        try {
+          re = linearRegex(pattern);
+        } catch (err) {
+          throw ev.createError('invalid_regular_expression', `Invalid regular expression: ${errorText(err)}`, m.ast);
+        }
+        const meter = currentMeter;
+        if (!meter) return re.test(text);
+        try {
+          return re.test(text, EVALUATION_LIMITS.maxRegexSteps - meter.regexSteps);
+        } catch (err) {
+          if (err instanceof RegexBudgetError) throw meter.exhaust(`${EVALUATION_LIMITS.maxRegexSteps} regular expression steps`);
+          throw err;
+        } finally {
+          meter.regexSteps += re.lastSteps;
+        }
+      },
+    };
+    return macro;
+  });
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function celTypeName(v: unknown): string {
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'bigint') return 'int';
+  if (typeof v === 'number') return 'double';
+  if (v === null || v === undefined) return 'null_type';
+  if (Array.isArray(v)) return 'list';
+  return 'map';
+}
+
+// ---------------------------------------------------------------------------------------------
+// The evaluation budget.
+//
+// The library has parse-time limits only. After a program type-checks, every node of its AST is
+// instrumented: before it runs it costs one unit (and refuses to run once the budget is spent),
+// and when it produces a value it costs that value's size. Evaluation is synchronous, so the
+// meter of the evaluation in progress is a module variable.
+
+/** The budget of the evaluation in progress (see {@link EVALUATION_LIMITS}). */
+class Meter {
+  operations = 0;
+  valueSize = 0;
+  regexSteps = 0;
+  /** Set once a limit is exceeded; thrown again by every later operation. */
+  error?: Error;
+
+  /** Marks the budget spent and returns the error to throw (one object: CEL may absorb it). */
+  exhaust(what: string): Error {
+    this.error ??= new Error(`evaluation exceeds its budget of ${what}`);
+    return this.error;
+  }
+}
+
+let currentMeter: Meter | undefined;
+
+/** Operations that hand on a value that already exists: they cost one unit, not its size. */
+const PASS_THROUGH_OPS = new Set(['id', 'value', '.', '.?', '[]', '[?]', 'accuValue', 'accuPush', 'accuInc', '?:', '||', '&&', '!_']);
+
+/** The deep size of a produced value, counted only up to `cap` (beyond it the budget is spent). */
+function sizeOf(v: unknown, cap: number): number {
+  let total = 0;
+  const stack: unknown[] = [v];
+  while (stack.length > 0 && total <= cap) {
+    const x = stack.pop();
+    if (typeof x === 'string') total += x.length;
+    else if (x === null || typeof x !== 'object') total += 1;
+    else if (Array.isArray(x)) {
+      total += x.length + 1;
+      for (let i = 0; i < x.length && stack.length <= cap; i++) stack.push(x[i]);
+    } else if (x instanceof Map) {
+      total += x.size + 1;
+      for (const [k, val] of x) stack.push(k, val);
+    } else if (x instanceof Set) {
+      total += x.size + 1;
+      for (const e of x) stack.push(e);
+    } else if (x instanceof Uint8Array) total += x.length;
+    else if (Object.getPrototypeOf(x) === Object.prototype || Object.getPrototypeOf(x) === null) {
+      const keys = Object.keys(x);
+      total += keys.length + 1;
+      for (const k of keys) stack.push((x as Record<string, unknown>)[k]);
+    } else total += 1;
+  }
+  return total;
+}
+
+type EvalFn = (ev: unknown, ast: unknown, ctx: unknown) => unknown;
+
+function metered(fn: EvalFn, sized: boolean, self?: unknown): EvalFn {
+  const { maxOperations, maxValueSize } = EVALUATION_LIMITS;
+  return (ev, ast, ctx) => {
+    const meter = currentMeter;
+    if (!meter) return fn.call(self, ev, ast, ctx);
+    if (meter.error) throw meter.error;
+    if (++meter.operations > maxOperations) throw meter.exhaust(`${maxOperations} operations`);
+    const out = fn.call(self, ev, ast, ctx);
+    if (sized && !(out instanceof Promise)) {
+      meter.valueSize += sizeOf(out, maxValueSize - meter.valueSize);
+      if (meter.valueSize > maxValueSize) throw meter.exhaust(`${maxValueSize} units of produced values (characters, list elements, map entries)`);
+    }
+    return out;
+  };
+}
+
+interface AstLike {
+  op: string;
+  args: unknown;
+  meta: { evaluate?: EvalFn; alternate?: unknown; macro?: { evaluate?: EvalFn } };
+  setMeta(key: string, value: unknown): unknown;
+}
+
+function isAstNode(x: object): x is AstLike {
+  return typeof (x as AstLike).op === 'string' && typeof (x as AstLike).setMeta === 'function' && 'meta' in x;
+}
+
+/**
+ * Meters every node reachable from `root`: operands, macro expansions (`alternate`) and custom
+ * macros' own sub-trees. Run once per compiled program, after type-checking.
+ */
+function instrument(root: unknown): void {
+  const seen = new Set<object>();
+  const visit = (x: unknown): void => {
+    if (x === null || typeof x !== 'object' || seen.has(x)) return;
+    seen.add(x);
+    if (Array.isArray(x)) {
+      for (const e of x) visit(e);
+      return;
+    }
+    if (isAstNode(x)) {
+      const meta = x.meta;
+      const sized = !PASS_THROUGH_OPS.has(x.op);
+      if (meta.alternate) {
+        visit(meta.alternate); // the expansion runs in this node's place and is metered itself
+      } else if (meta.macro && typeof meta.macro.evaluate === 'function') {
+        meta.macro.evaluate = metered(meta.macro.evaluate, sized, meta.macro);
+        visit(meta.macro);
+      } else if (typeof meta.evaluate === 'function') {
+        x.setMeta('evaluate', metered(meta.evaluate, sized));
+      }
+      if (Object.prototype.hasOwnProperty.call(x, 'evaluate')) delete (x as { evaluate?: unknown }).evaluate;
+      visit(x.args);
+      return;
+    }
+    const proto = Object.getPrototypeOf(x);
+    if (proto === Object.prototype || proto === null) for (const v of Object.values(x)) visit(v);
+  };
+  visit(root);
 }
 
 const env = createEnvironment();
@@ -119,6 +385,7 @@ function compileEntry(expression: string): Compiled {
     try {
       const program = env.parse(expression);
       const checked = program.check();
+      if (checked.valid) instrument(program.ast);
       entry = checked.valid ? { program } : { error: describeStaticError(expression, checked.error) };
     } catch (err) {
       entry = { error: describeStaticError(expression, err) };
@@ -291,12 +558,20 @@ export class CelTemplateResolver implements TemplateResolver {
 
   private eval(expression: string, scope: Scope): JsonValue {
     const program = compileExpression(expression);
+    const vars = scope.get();
+    const meter = new Meter();
+    const outer = currentMeter;
     let out: unknown;
+    currentMeter = meter;
     try {
-      out = program(scope.get());
+      out = program(vars);
     } catch (err) {
-      throw new TemplateError(expression, firstLine(err));
+      throw new TemplateError(expression, meter.error?.message ?? firstLine(err));
+    } finally {
+      currentMeter = outer;
     }
+    // CEL absorbs errors in `||`, `&&`, `all` and `exists`; a spent budget fails all the same.
+    if (meter.error) throw new TemplateError(expression, meter.error.message);
     if (out instanceof Promise) throw new TemplateError(expression, 'asynchronous result');
     return toJson(out, expression);
   }
