@@ -1,6 +1,6 @@
 import { Logger, Module, type INestApplication } from '@nestjs/common';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
-import { GraphQLModule } from '@nestjs/graphql';
+import { GraphQLModule, GraphQLSchemaHost } from '@nestjs/graphql';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { RedisPubSub } from 'graphql-redis-subscriptions';
 import { Redis } from 'ioredis';
@@ -30,8 +30,9 @@ const BODY_LIMIT = '4mb';
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
       imports: [AuthModule],
-      inject: [AuthService],
-      useFactory: (auth: AuthService) => graphqlOptions(auth),
+      // The schema host is read when a graphql-ws operation arrives, once the schema was built.
+      inject: [AuthService, GraphQLSchemaHost],
+      useFactory: (auth: AuthService, schemaHost: GraphQLSchemaHost) => graphqlOptions(auth, schemaHost),
     }),
   ],
   providers: [

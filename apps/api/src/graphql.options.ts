@@ -1,11 +1,14 @@
+import type { ApolloServerPlugin } from '@apollo/server';
 import type { ApolloDriverConfig } from '@nestjs/apollo';
-import { GraphQLError } from 'graphql';
-import type { Context as WsContext } from 'graphql-ws';
+import type { GraphQLSchemaHost } from '@nestjs/graphql';
+import { GraphQLError, parse, validate, type DocumentNode, type ExecutionArgs } from 'graphql';
+import type { Context as WsContext, SubscribePayload } from 'graphql-ws';
 import { WeftError } from '@weft/engine';
 import type { AuthService } from './auth/auth.service.js';
 import type { GqlContext } from './auth/gql-context.js';
 import type { Principal } from './auth/principal.js';
 import { formatError, formatExecutionResult, formatValidationErrors } from './common/error-formatter.js';
+import { assessOperation, limitExceeded, QUERY_LIMITS } from './common/query-limits.js';
 
 /** What the graphql-ws socket carries once onConnect authenticated it. */
 interface SocketExtra {
@@ -21,12 +24,20 @@ const CLOSE_TRY_AGAIN = 1013;
  * The GraphQL options of the API: code-first schema built in memory, graphql-ws only, one error
  * formatter for HTTP and WebSocket, and the caller's tenant in the context.
  *
- * Authentication: over HTTP the context factory reads `Authorization: Bearer <key>`; a missing
- * or bad key fails the whole request with UNAUTHENTICATED (HTTP 401). Over graphql-ws,
- * `connectionParams.authorization` (`Bearer <key>`, or the bare key) is checked once in
- * onConnect; a bad key closes the socket with 4401 before any operation runs.
+ * Authentication, the same on both transports: the key is sent as `Bearer <key>` (the scheme in
+ * any case, e.g. `bearer`), in the `Authorization` header over HTTP and in
+ * `connectionParams.authorization` over graphql-ws; a bare key is refused on both. Over HTTP a
+ * missing or bad key fails the whole request with UNAUTHENTICATED (HTTP 401); over graphql-ws
+ * the key is checked once in onConnect and a bad one closes the socket with 4401 before any
+ * operation runs.
+ *
+ * Cost limits, the same on both transports ({@link QUERY_LIMITS}): a document of more than
+ * maxTokens tokens fails to parse; a valid operation that exceeds a limit is refused with
+ * BAD_USER_INPUT before it runs (over HTTP in didResolveOperation, over graphql-ws in
+ * onSubscribe, which also caps the operations in flight on one connection). Request batching
+ * stays off.
  */
-export function graphqlOptions(auth: AuthService): Omit<ApolloDriverConfig, 'driver'> {
+export function graphqlOptions(auth: AuthService, schemaHost: GraphQLSchemaHost): Omit<ApolloDriverConfig, 'driver'> {
   return {
     path: '/graphql',
     autoSchemaFile: true,
@@ -34,12 +45,16 @@ export function graphqlOptions(auth: AuthService): Omit<ApolloDriverConfig, 'dri
     introspection: true,
     includeStacktraceInErrorResponses: false,
     autoTransformHttpErrors: false,
+    allowBatchedHttpRequests: false,
+    parseOptions: { maxTokens: QUERY_LIMITS.maxTokens },
+    plugins: [costLimitPlugin],
     formatError,
     context: (arg: unknown): Promise<GqlContext> | GqlContext => (isWsContext(arg) ? socketContext(arg) : httpContext(arg, auth)),
     subscriptions: {
       'graphql-ws': {
         connectionInitWaitTimeout: 10_000,
         onConnect: (ctx) => authenticateSocket(ctx, auth),
+        onSubscribe: (ctx, _id, payload) => prepareSocketOperation(ctx, payload, schemaHost),
         onNext: (_ctx, _id, _payload, _args, result) => formatExecutionResult(result),
         // Not in Nest's type, passed through to graphql-ws all the same: the errors of a
         // subscription that failed validation.
@@ -47,6 +62,45 @@ export function graphqlOptions(auth: AuthService): Omit<ApolloDriverConfig, 'dri
       },
     },
   };
+}
+
+/** Refuses an HTTP operation over the limits once Apollo parsed, validated and picked it. */
+const costLimitPlugin: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ request, document, schema }) {
+        const problems = assessOperation(schema, document, request.operationName, request.variables);
+        if (problems.length > 0) throw limitExceeded(problems);
+      },
+    };
+  },
+};
+
+/**
+ * What graphql-ws would do for a Subscribe message (parse, validate), plus the cost limits and
+ * the cap on operations in flight on the connection. Errors go back in an Error message
+ * (through onError and the formatter); otherwise graphql-ws runs the returned arguments.
+ */
+function prepareSocketOperation(ctx: WsContext, payload: SubscribePayload, schemaHost: GraphQLSchemaHost): ExecutionArgs | GraphQLError[] {
+  // graphql-ws registers the operation before calling onSubscribe and forgets it once it ended.
+  const inFlight = Object.keys(ctx.subscriptions).length;
+  if (inFlight > QUERY_LIMITS.maxSocketOperations) {
+    const message = `at most ${QUERY_LIMITS.maxSocketOperations} operations (subscriptions included) may run at once on one connection`;
+    return [limitExceeded([{ message }], 'Too many operations')];
+  }
+  const schema = schemaHost.schema;
+  let document: DocumentNode;
+  try {
+    document = parse(payload.query, { maxTokens: QUERY_LIMITS.maxTokens });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return [new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+  }
+  const errors = validate(schema, document);
+  if (errors.length > 0) return [...errors];
+  const problems = assessOperation(schema, document, payload.operationName, payload.variables);
+  if (problems.length > 0) return [limitExceeded(problems)];
+  return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
 }
 
 async function httpContext(arg: unknown, auth: AuthService): Promise<GqlContext> {
@@ -69,10 +123,8 @@ function socketContext(ctx: WsContext): GqlContext {
 async function authenticateSocket(ctx: WsContext, auth: AuthService): Promise<boolean> {
   const extra = ctx.extra as SocketExtra;
   const params = ctx.connectionParams ?? {};
-  const raw = params.authorization ?? params.Authorization;
-  const header = typeof raw === 'string' && !/^\s*bearer\s/i.test(raw) ? `Bearer ${raw}` : raw;
   try {
-    extra.principal = await auth.authenticate(header);
+    extra.principal = await auth.authenticate(params.authorization ?? params.Authorization);
     return true;
   } catch (err) {
     const unauthenticated = err instanceof WeftError && err.code === 'UNAUTHENTICATED';

@@ -6,15 +6,21 @@ import type { Principal } from './principal.js';
 
 const MAX_KEY_LENGTH = 512;
 
-/** Resolves `Authorization: Bearer <key>` to the key's tenant and role. */
+/**
+ * Resolves `Bearer <key>` (the scheme in any case) to the key's tenant and role: the
+ * `Authorization` header over HTTP, `connectionParams.authorization` over graphql-ws.
+ */
 @Injectable()
 export class AuthService {
   constructor(private readonly tenants: TenantRepository) {}
 
-  /** Throws WeftError UNAUTHENTICATED when the header is missing or the key is unknown or revoked. */
+  /** Throws WeftError UNAUTHENTICATED when the credentials are missing or not `Bearer <key>`, or the key is unknown or revoked. */
   async authenticate(authorization: unknown): Promise<Principal> {
+    if (authorization === undefined || authorization === null || authorization === '') {
+      throw new WeftError('UNAUTHENTICATED', 'Missing API key: send "Authorization: Bearer <key>"');
+    }
     const key = bearerKey(authorization);
-    if (!key) throw new WeftError('UNAUTHENTICATED', 'Missing API key: send "Authorization: Bearer <key>"');
+    if (!key) throw new WeftError('UNAUTHENTICATED', 'Malformed credentials: send "Authorization: Bearer <key>"');
     if (key.length > MAX_KEY_LENGTH) throw new WeftError('UNAUTHENTICATED', 'Invalid API key');
     const found = await this.tenants.findApiKey(key);
     if (!found) throw new WeftError('UNAUTHENTICATED', 'Invalid API key');

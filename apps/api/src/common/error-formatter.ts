@@ -28,7 +28,8 @@ const INTERNAL_MESSAGE = 'Internal server error';
  * - a WeftError anywhere in the cause chain: `extensions.code` = its code, plus
  *   `extensions.problems` for BAD_USER_INPUT (never empty: the message when none were listed);
  *   a machine error or a persistence error that escaped its layer is mapped to one first
- *   (transient database failure -> TRANSIENT, bad cursor -> BAD_USER_INPUT, unique -> CONFLICT);
+ *   (transient database failure -> TRANSIENT, bad cursor -> BAD_USER_INPUT, unique -> CONFLICT,
+ *   a value refused as data -> BAD_USER_INPUT);
  * - GraphQL's own request errors (parse, validation, variable coercion): kept as they are;
  * - anything else: INTERNAL_SERVER_ERROR with a generic message, logged here and never sent.
  * Extensions other than `code` and `problems` (stack traces, original errors) are dropped.
@@ -89,6 +90,11 @@ function fromPersistence(e: PersistenceError): WeftError {
       return new WeftError('BAD_USER_INPUT', 'Invalid cursor', [{ path: 'after', message: 'not a cursor from a previous page' }]);
     case 'UNIQUE_VIOLATION':
       return new WeftError('CONFLICT', 'The object already exists');
+    default:
+      // INVALID_DATA: the database refused a value as data (SQLSTATE class 22/54) that the edge
+      // checks let through; the driver's text stays in the log.
+      log.warn(`${e.code}: ${e.message}`);
+      return new WeftError('BAD_USER_INPUT', 'A value cannot be stored', [{ message: 'the database refused a value of the request' }]);
   }
 }
 

@@ -1,3 +1,5 @@
+import { Field, type FieldOptions } from '@nestjs/graphql';
+import { registerDecorator, type ValidationOptions } from 'class-validator';
 import { GraphQLScalarType, Kind, type ObjectValueNode, type ValueNode } from 'graphql';
 
 /** Any JSON value (object, array, string, number, boolean or null), as in graphql-type-json. */
@@ -34,4 +36,38 @@ function parseObject(ast: ObjectValueNode, variables: Record<string, unknown> | 
   const out: Record<string, unknown> = {};
   for (const f of ast.fields) out[f.name.value] = parseLiteral(f.value, variables);
   return out;
+}
+
+const jsonFields = new WeakMap<Function, Set<string>>();
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * A field of type {@link GraphQLJSON} on an input class, marked so that the validation pipe
+ * walks its value as JSON (problems at `field.$.a[0]`).
+ */
+export function JsonField(options: Pick<FieldOptions, 'nullable' | 'description'> = {}): PropertyDecorator {
+  const field = Field(() => GraphQLJSON, options);
+  return (target, property) => {
+    field(target, property);
+    let set = jsonFields.get(target.constructor);
+    if (!set) jsonFields.set(target.constructor, (set = new Set()));
+    set.add(String(property));
+  };
+}
+
+/** The members of an input class declared with {@link JsonField}. */
+export function jsonFieldsOf(type: Function | undefined): ReadonlySet<string> {
+  return (type && jsonFields.get(type)) ?? NONE;
+}
+
+/** class-validator: the value is a JSON object (not an array, string, number or boolean). */
+export function IsJsonObject(options?: ValidationOptions): PropertyDecorator {
+  return (target, property) =>
+    registerDecorator({
+      name: 'isJsonObject',
+      target: target.constructor,
+      propertyName: String(property),
+      options: { message: 'must be a JSON object', ...options },
+      validator: { validate: (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value) },
+    });
 }

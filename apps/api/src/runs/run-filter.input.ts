@@ -1,6 +1,7 @@
-import { Field, GraphQLISODateTime, InputType } from '@nestjs/graphql';
+import { Field, InputType } from '@nestjs/graphql';
 import { IsDate, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { RunStatus } from '@weft/engine';
+import { DATE_TIME_MESSAGE, GraphQLDateTime } from '../common/date-time.scalar.js';
 import { RunStatusEnum } from '../common/statuses.js';
 
 @InputType()
@@ -16,13 +17,13 @@ export class RunFilter {
   @MaxLength(128)
   workflowId?: string | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true, description: 'Runs created at or after this instant.' })
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'Runs created at or after this instant.' })
   @IsOptional()
-  @IsDate()
+  @IsDate({ message: DATE_TIME_MESSAGE })
   createdAfter?: Date | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true, description: 'Runs created before this instant.' })
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'Runs created before this instant.' })
   @IsOptional()
-  @IsDate()
+  @IsDate({ message: DATE_TIME_MESSAGE })
   createdBefore?: Date | null;
 }

@@ -1,9 +1,10 @@
 import { Field, ID, InputType, Int } from '@nestjs/graphql';
 import { IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min } from 'class-validator';
 import type { JsonValue } from '@weft/engine';
-import { GraphQLJSON } from '../common/json.scalar.js';
+import { IsJsonObject, JsonField } from '../common/json.scalar.js';
 
-// Run ids are not validated here: an id that is not a UUID answers NOT_FOUND, like a foreign one.
+// Run ids are not validated here (beyond the storable check every string gets): an id that is
+// not a UUID answers NOT_FOUND, like a foreign one.
 
 @InputType()
 export class StartRunInput {
@@ -19,10 +20,14 @@ export class StartRunInput {
   @Min(1)
   version?: number | null;
 
-  @Field(() => GraphQLJSON, { nullable: true })
+  @JsonField({ nullable: true, description: 'A JSON object; templates read it as input.x. Default: {}.' })
+  @IsOptional()
+  @IsJsonObject()
   input?: JsonValue;
 
-  @Field(() => GraphQLJSON, { nullable: true })
+  @JsonField({ nullable: true, description: 'A JSON object; templates read it as config.x. Default: {}.' })
+  @IsOptional()
+  @IsJsonObject()
   config?: JsonValue;
 
   @Field(() => String, { nullable: true, description: "Start here instead of the definition's entry node." })
@@ -52,7 +57,7 @@ export class SendSignalInput {
   @MaxLength(200)
   name: string;
 
-  @Field(() => GraphQLJSON, { nullable: true })
+  @JsonField({ nullable: true })
   payload?: JsonValue;
 }
 
@@ -87,9 +92,13 @@ export class RetryRunInput {
   @Min(1)
   version?: number | null;
 
-  @Field(() => GraphQLJSON, { nullable: true, description: "Default: the run's input." })
+  @JsonField({ nullable: true, description: "A JSON object. Default: the run's input." })
+  @IsOptional()
+  @IsJsonObject()
   input?: JsonValue;
 
-  @Field(() => GraphQLJSON, { nullable: true, description: "Default: the run's config." })
+  @JsonField({ nullable: true, description: "A JSON object. Default: the run's config." })
+  @IsOptional()
+  @IsJsonObject()
   config?: JsonValue;
 }

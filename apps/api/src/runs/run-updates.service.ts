@@ -10,17 +10,16 @@ export interface RunUpdatedPayload {
   runUpdated: RunObject;
 }
 
-type Listener = (seq: number | undefined) => void;
-
 /**
  * Fans the one Redis channel of run updates (`{tenantId, runId, status, seq}` JSON, published
  * by the coordinator after each commit) out to the subscribers of each (tenant, run). The
- * channel is subscribed once, on the first watcher.
+ * channel is subscribed once, on the first watcher. The subscribers of one run in this process
+ * share one {@link RunChannel}: an update is read from the database once for all of them.
  */
 @Injectable()
 export class RunUpdatesService implements OnModuleDestroy {
   private readonly log = new Logger('RunUpdates');
-  private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly channels = new Map<string, RunChannel>();
   private subscription?: Promise<number>;
 
   constructor(@Inject(REDIS_PUBSUB) private readonly pubsub: PubSubEngine) {}
@@ -30,27 +29,28 @@ export class RunUpdatesService implements OnModuleDestroy {
    * that arrive while the subscriber is still busy are coalesced (it always gets the latest
    * state, never a stale one). The Redis subscription is in place before the first read, so no
    * commit can fall between the two. `load` throws for an unknown run, before anything is
-   * returned.
+   * returned; the first watcher's `load` serves every watcher of the run while it has any (the
+   * object it returns is shared by them: memoize its lazy fields there, see RunsService.loadShared).
    */
   async watch(tenantId: string, runId: string, load: () => Promise<RunObject>): Promise<AsyncIterableIterator<RunUpdatedPayload>> {
     const key = `${tenantId}/${runId}`;
-    const stream = new RunStream(load, () => this.remove(key, listener));
-    const listener: Listener = (seq) => stream.notify(seq);
-    let set = this.listeners.get(key);
-    if (!set) this.listeners.set(key, (set = new Set()));
-    set.add(listener);
+    let channel = this.channels.get(key);
+    if (!channel) this.channels.set(key, (channel = new RunChannel(load)));
+    const ch = channel;
+    const stream = new RunStream(ch, () => this.remove(key, ch, stream));
+    ch.streams.add(stream);
     try {
       await this.subscribe();
       await stream.prime();
     } catch (err) {
-      this.remove(key, listener);
+      this.remove(key, ch, stream);
       throw err;
     }
     return stream;
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.listeners.clear();
+    this.channels.clear();
     await closePubSub(this.pubsub);
   }
 
@@ -66,17 +66,40 @@ export class RunUpdatesService implements OnModuleDestroy {
   private dispatch(msg: unknown): void {
     const m = (typeof msg === 'string' ? safeParse(msg) : msg) as { tenantId?: unknown; runId?: unknown; seq?: unknown } | undefined;
     if (!m || typeof m.tenantId !== 'string' || typeof m.runId !== 'string') return;
-    const set = this.listeners.get(`${m.tenantId}/${m.runId}`);
-    if (!set) return;
-    const seq = typeof m.seq === 'number' ? m.seq : undefined;
-    for (const l of set) l(seq);
+    this.channels.get(`${m.tenantId}/${m.runId}`)?.notify(typeof m.seq === 'number' ? m.seq : undefined);
   }
 
-  private remove(key: string, listener: Listener): void {
-    const set = this.listeners.get(key);
-    if (!set) return;
-    set.delete(listener);
-    if (set.size === 0) this.listeners.delete(key);
+  private remove(key: string, channel: RunChannel, stream: RunStream): void {
+    channel.streams.delete(stream);
+    if (channel.streams.size === 0 && this.channels.get(key) === channel) this.channels.delete(key);
+  }
+}
+
+/**
+ * The watchers of one run in this process. `read()` returns the state read after the latest
+ * announcement: the first caller starts the read, the others (until the next announcement) get
+ * the same promise, hence the same object.
+ */
+class RunChannel {
+  readonly streams = new Set<RunStream>();
+  private announcements = 0;
+  private latest?: { after: number; run: Promise<RunObject> };
+
+  constructor(private readonly load: () => Promise<RunObject>) {}
+
+  notify(seq: number | undefined): void {
+    this.announcements++;
+    for (const s of this.streams) s.notify(seq);
+  }
+
+  read(): Promise<RunObject> {
+    if (this.latest && this.latest.after === this.announcements) return this.latest.run;
+    const latest = { after: this.announcements, run: this.load() };
+    this.latest = latest;
+    latest.run.catch(() => {
+      if (this.latest === latest) this.latest = undefined;
+    });
+    return latest.run;
   }
 }
 
@@ -114,13 +137,13 @@ class RunStream implements AsyncIterableIterator<RunUpdatedPayload> {
   private done = false;
 
   constructor(
-    private readonly load: () => Promise<RunObject>,
+    private readonly channel: RunChannel,
     private readonly unregister: () => void,
   ) {}
 
   /** Reads the current state, to be sent first; throws (NOT_FOUND…) before the stream is handed out. */
   async prime(): Promise<void> {
-    this.first = await this.load();
+    this.first = await this.channel.read();
   }
 
   notify(seq: number | undefined): void {
@@ -148,7 +171,7 @@ class RunStream implements AsyncIterableIterator<RunUpdatedPayload> {
       if (announced !== undefined && announced <= this.sentSeq) continue;
       let run: RunObject;
       try {
-        run = await this.load();
+        run = await this.channel.read();
       } catch (err) {
         await this.return(); // graphql-ws drops a failed iterator without calling return()
         throw err;

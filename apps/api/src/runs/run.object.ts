@@ -1,5 +1,6 @@
-import { Field, GraphQLISODateTime, ID, Int, ObjectType } from '@nestjs/graphql';
+import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import type { JsonValue, RunStatus, TaskStatus } from '@weft/engine';
+import { GraphQLDateTime } from '../common/date-time.scalar.js';
 import { GraphQLJSON } from '../common/json.scalar.js';
 import { RunStatusEnum, TaskStatusEnum } from '../common/statuses.js';
 
@@ -41,13 +42,13 @@ export class RunObject {
   @Field(() => Int, { description: 'Sequence number of the last applied event (0 before the first).' })
   seq: number;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => GraphQLDateTime)
   createdAt: Date;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => GraphQLDateTime)
   updatedAt: Date;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => GraphQLDateTime, { nullable: true })
   finishedAt: Date | null;
 }
 
@@ -80,7 +81,7 @@ export class TaskObject {
   @Field(() => [String], { nullable: true, description: 'Successors a SWITCH (or conditional edges) selected.' })
   branches: string[] | null;
 
-  @Field(() => GraphQLISODateTime, { nullable: true, description: 'When a WAITING node wakes up (timer or timeout).' })
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'When a WAITING node wakes up (timer or timeout).' })
   wakeAt: Date | null;
 
   @Field(() => String, { nullable: true, description: 'The signal a WAITING WAIT_FOR_EVENT node waits for.' })
@@ -92,13 +93,13 @@ export class TaskObject {
   @Field(() => String, { nullable: true })
   queue: string | null;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => GraphQLDateTime)
   createdAt: Date;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => GraphQLDateTime)
   updatedAt: Date;
 
-  @Field(() => GraphQLISODateTime, { nullable: true })
+  @Field(() => GraphQLDateTime, { nullable: true })
   finishedAt: Date | null;
 }
 
@@ -110,7 +111,7 @@ export class RunEventObject {
   @Field(() => String, { description: "The seed's event name, e.g. NodeCompleted." })
   type: string;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => GraphQLDateTime)
   at: Date;
 
   @Field(() => String, { nullable: true })

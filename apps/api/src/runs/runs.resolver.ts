@@ -11,6 +11,7 @@ import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service
 import { RunsService } from './runs.service.js';
 
 const validate = createValidationPipe();
+const validateFilter = createValidationPipe(RunFilter);
 
 @Resolver(() => RunObject)
 @UseGuards(RolesGuard)
@@ -31,9 +32,9 @@ export class RunsResolver {
 
   @Query(() => RunConnection, { description: 'Runs newest first, Relay style; first defaults to 20 (at most 200).' })
   runs(
-    @Args('filter', { type: () => RunFilter, nullable: true }, validate) filter: RunFilter | null | undefined,
+    @Args('filter', { type: () => RunFilter, nullable: true }, validateFilter) filter: RunFilter | null | undefined,
     @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
-    @Args('after', { type: () => String, nullable: true }) after: string | null | undefined,
+    @Args('after', { type: () => String, nullable: true }, validate) after: string | null | undefined,
     @Context('principal') principal: Principal,
   ): Promise<RunConnection> {
     return this.runService.list(principal, filter, first, after);
@@ -65,7 +66,7 @@ export class RunsResolver {
 
   @Subscription(() => RunObject, { description: 'The run as it is now, then again after every change.' })
   runUpdated(@Args('runId', { type: () => ID }) runId: string, @Context('principal') principal: Principal): Promise<AsyncIterableIterator<RunUpdatedPayload>> {
-    return this.updates.watch(principal.tenantId, runId, () => this.runService.load(principal.tenantId, runId));
+    return this.updates.watch(principal.tenantId, runId, () => this.runService.loadShared(principal.tenantId, runId));
   }
 
   @ResolveField(() => [TaskObject])

@@ -15,6 +15,9 @@ export const RUNS_PAGE_MAX = 200;
 /** A run whose tasks were loaded with the rest of its page (one query for the page). */
 type PagedRun = RunObject & { pageTasks?: () => Promise<Map<string, TaskEntity[]>> };
 
+/** A run sent to every runUpdated subscriber of it: each field it loads is read once for all. */
+type SharedRun = RunObject & { shared?: Map<string, Promise<unknown>> };
+
 /**
  * Runs: writes go to the coordinator, reads to the run repository. A run id that is not a UUID,
  * unknown, or another tenant's answers WeftError NOT_FOUND, for reads and writes alike.
@@ -36,6 +39,14 @@ export class RunsService {
     const run = UUID.test(runId) ? await this.runs.findRun(tenantId, runId) : null;
     if (!run) throw runNotFound(runId);
     return toRunObject(run);
+  }
+
+  /**
+   * {@link load}, for a state shared by several readers (the subscribers of one run): tasks,
+   * history and mermaid are then read once, by the first reader that asks, and shared.
+   */
+  async loadShared(tenantId: string, runId: string): Promise<RunObject> {
+    return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>() });
   }
 
   async list(p: Principal, filter: RunFilter | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<RunConnection> {
@@ -69,9 +80,12 @@ export class RunsService {
     };
   }
 
-  /** Starts a run (or returns the one an idempotency key already started). */
+  /**
+   * Starts a run, or returns the one an idempotency key already started; WeftError CONFLICT when
+   * that run is of another workflow.
+   */
   async start(p: Principal, input: StartRunInput): Promise<RunObject> {
-    const { runId } = await this.coordinator.startRun(p.tenantId, {
+    const { runId, created } = await this.coordinator.startRun(p.tenantId, {
       workflowId: input.workflowId,
       version: input.version ?? undefined,
       input: input.input ?? undefined,
@@ -79,7 +93,12 @@ export class RunsService {
       startNodeId: input.startNodeId ?? undefined,
       idempotencyKey: input.idempotencyKey ?? undefined,
     });
-    return this.load(p.tenantId, runId);
+    const run = await this.load(p.tenantId, runId);
+    if (!created && run.workflowId !== input.workflowId) {
+      const message = `idempotency key ${input.idempotencyKey} was used for workflow ${run.workflowId}`;
+      throw new WeftError('CONFLICT', message, [{ path: 'idempotencyKey', message }]);
+    }
+    return run;
   }
 
   async signal(p: Principal, input: SendSignalInput): Promise<SignalResult> {
@@ -111,30 +130,47 @@ export class RunsService {
   }
 
   /** The run's tasks in creation order, sensitive nodes redacted. */
-  async tasks(run: RunObject): Promise<TaskObject[]> {
-    const paged = (run as PagedRun).pageTasks;
-    const rows = paged ? ((await paged()).get(run.id) ?? []) : await this.runs.tasksOfRun(run.tenantId, run.id);
-    const hidden = await this.sensitive(run, rows);
-    return rows.map((t) => toTaskObject(t, hidden.has(t.nodeId)));
+  tasks(run: RunObject): Promise<TaskObject[]> {
+    return once(run, 'tasks', async () => {
+      const paged = (run as PagedRun).pageTasks;
+      const rows = paged ? ((await paged()).get(run.id) ?? []) : await this.runs.tasksOfRun(run.tenantId, run.id);
+      const hidden = await this.sensitive(run, rows);
+      return rows.map((t) => toTaskObject(t, hidden.has(t.nodeId)));
+    });
   }
 
-  async history(run: RunObject): Promise<RunEventObject[]> {
-    return (await this.runs.eventsOfRun(run.tenantId, run.id)).map(toRunEventObject);
+  history(run: RunObject): Promise<RunEventObject[]> {
+    return once(run, 'history', async () => (await this.runs.eventsOfRun(run.tenantId, run.id)).map(toRunEventObject));
   }
 
   /** The run's DAG (its version's definition) with each reached node's status. */
-  async mermaid(run: RunObject): Promise<string> {
-    const [def, rows] = await Promise.all([
-      this.workflows.definition(run.tenantId, run.workflowId, run.version),
-      this.runs.tasksOfRun(run.tenantId, run.id),
-    ]);
-    return toMermaid(def, new Map(rows.map((t) => [t.nodeId, t.status])));
+  mermaid(run: RunObject): Promise<string> {
+    return once(run, 'mermaid', async () => {
+      const [def, rows] = await Promise.all([
+        this.workflows.definition(run.tenantId, run.workflowId, run.version),
+        this.runs.tasksOfRun(run.tenantId, run.id),
+      ]);
+      return toMermaid(def, new Map(rows.map((t) => [t.nodeId, t.status])));
+    });
   }
 
   private async sensitive(run: RunObject, rows: TaskEntity[]): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
     return sensitiveNodes(await this.workflows.definition(run.tenantId, run.workflowId, run.version));
   }
+}
+
+/** `read()`, or for a {@link SharedRun} the promise of the first reader (forgotten if it fails). */
+function once<T>(run: RunObject, field: string, read: () => Promise<T>): Promise<T> {
+  const memo = (run as SharedRun).shared;
+  if (!memo) return read();
+  let value = memo.get(field) as Promise<T> | undefined;
+  if (!value) {
+    value = read();
+    memo.set(field, value);
+    value.catch(() => memo.delete(field));
+  }
+  return value;
 }
 
 function assertRunId(runId: string): void {

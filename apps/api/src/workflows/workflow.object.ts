@@ -1,5 +1,6 @@
-import { Field, GraphQLISODateTime, Int, ObjectType } from '@nestjs/graphql';
+import { Field, Int, ObjectType } from '@nestjs/graphql';
 import type { JsonValue } from '@weft/engine';
+import { GraphQLDateTime } from '../common/date-time.scalar.js';
 import { GraphQLJSON } from '../common/json.scalar.js';
 
 @ObjectType('Workflow')
@@ -13,10 +14,10 @@ export class WorkflowObject {
   @Field(() => Int, { description: 'The newest published version (versions count from 1).' })
   latestVersion: number;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => GraphQLDateTime)
   createdAt: Date;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => GraphQLDateTime)
   updatedAt: Date;
 }
 
@@ -34,7 +35,7 @@ export class WorkflowVersionObject {
   @Field(() => String, { description: 'sha256 of the canonical JSON of the definition.' })
   checksum: string;
 
-  @Field(() => GraphQLISODateTime)
+  @Field(() => GraphQLDateTime)
   createdAt: Date;
 
   @Field(() => String, { description: 'The text as published (YAML or JSON).' })

@@ -35,7 +35,7 @@ export class WorkflowsResolver {
     description: 'One version, the latest when version is omitted. An unknown workflow or version is a NOT_FOUND error.',
   })
   workflowVersion(
-    @Args('workflowId', { type: () => String }) workflowId: string,
+    @Args('workflowId', { type: () => String }, validate) workflowId: string,
     @Args('version', { type: () => Int, nullable: true }) version: number | null | undefined,
     @Context('principal') principal: Principal,
   ): Promise<WorkflowVersionObject> {

@@ -3,6 +3,7 @@ import { loadDefinition, WeftError, type JsonValue, type WorkflowDefinition } fr
 import { WorkflowRepository, type WorkflowVersionEntity } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
 import { toMermaid } from '../common/mermaid.js';
+import { unstorableJson } from '../common/storable.js';
 import { definitionChecksum } from './canonical-json.js';
 import type { PublishWorkflowInput } from './publish-workflow.input.js';
 import type { WorkflowObject, WorkflowVersionObject } from './workflow.object.js';
@@ -19,11 +20,15 @@ export class WorkflowsService {
 
   /**
    * Validates the YAML/JSON text (WeftError BAD_USER_INPUT listing every problem) and stores it
-   * as the next version, with the sha256 of its canonical JSON.
+   * as the next version, with the sha256 of its canonical JSON. The text was checked by the
+   * validation pipe; escapes in it (`"\u0000"`, YAML `"\0"`) may still parse to strings
+   * PostgreSQL cannot store, refused here at `definition.$.<path>`.
    */
   async publish(p: Principal, input: PublishWorkflowInput): Promise<WorkflowVersionObject> {
     const definition = loadDefinition(input.definition);
     const json = definition as unknown as JsonValue;
+    const unstorable = unstorableJson(json, 'definition.$');
+    if (unstorable.length > 0) throw new WeftError('BAD_USER_INPUT', `${unstorable[0]!.path}: ${unstorable[0]!.message}`, unstorable);
     const checksum = definitionChecksum(json);
     const { version, createdAt } = await this.workflows.publishVersion(p.tenantId, {
       workflowId: input.workflowId,
