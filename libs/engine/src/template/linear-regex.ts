@@ -90,6 +90,7 @@ const POSIX: Record<string, CharTest> = {
 
 /** `\p{Name}`: a Unicode general category or script, tested with the host's Unicode tables. */
 function unicodeClass(name: string): CharTest {
+  if (!/^[A-Za-z_]+$/.test(name)) throw new RegexError(`invalid character class range: \\p{${name}}`);
   for (const source of [`^\\p{${name}}$`, `^\\p{Script=${name}}$`]) {
     let re: RegExp;
     try {

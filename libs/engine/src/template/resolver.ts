@@ -145,8 +145,13 @@ interface MatchesMacro {
   evaluate(ev: MacroEvaluator, m: MatchesMacro, ctx: unknown): boolean;
 }
 
+/** Compiled patterns, least recently used first; bounded by their total size, not their count. */
 const regexCache = new Map<string, LinearRegex | RegexError>();
-const REGEX_CACHE_SIZE = 1000;
+/** Total instructions the pattern cache may hold (a few MB at most). */
+const REGEX_CACHE_INSTRUCTIONS = 100_000;
+let regexCacheSize = 0;
+
+const cachedSize = (e: LinearRegex | RegexError): number => (e instanceof RegexError ? 1 : e.size);
 
 /** The compiled pattern (LRU-cached, errors too). @throws RegexError */
 function linearRegex(pattern: string): LinearRegex {
@@ -159,9 +164,14 @@ function linearRegex(pattern: string): LinearRegex {
       if (!(err instanceof RegexError)) throw err;
       hit = err;
     }
+    regexCacheSize += cachedSize(hit);
   }
   regexCache.set(pattern, hit);
-  if (regexCache.size > REGEX_CACHE_SIZE) regexCache.delete(regexCache.keys().next().value as string);
+  while (regexCacheSize > REGEX_CACHE_INSTRUCTIONS && regexCache.size > 1) {
+    const [oldest, entry] = regexCache.entries().next().value as [string, LinearRegex | RegexError];
+    regexCache.delete(oldest);
+    regexCacheSize -= cachedSize(entry);
+  }
   if (hit instanceof RegexError) throw hit;
   return hit;
 }
