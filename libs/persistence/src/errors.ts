@@ -1,7 +1,7 @@
 import { QueryFailedError } from 'typeorm';
 
 /** Error codes of @weft/persistence (STYLE: one union per package). */
-export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR';
+export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA';
 
 /** Base class of every error @weft/persistence throws on purpose; `code` says which. */
 export class PersistenceError extends Error {
@@ -44,6 +44,23 @@ export class TransientDbError extends PersistenceError {
   }
 }
 
+/**
+ * The server refused a value as data: SQLSTATE class 22 (data exception — e.g. 22P05 a NUL
+ * character in a `jsonb` string, 22P02 a lone surrogate escape, 22021 a NUL byte in `text`,
+ * 22003 a number out of range, 22008 a datetime overflow) or class 54 (program limit exceeded —
+ * e.g. a value nested too deeply or too large for an index). Permanent: the same statement fails
+ * the same way, so it is never retried. `sqlState` is the server's code.
+ */
+export class InvalidDataError extends PersistenceError {
+  constructor(
+    readonly sqlState: string | undefined,
+    message: string,
+    cause?: unknown,
+  ) {
+    super('INVALID_DATA', message, cause);
+  }
+}
+
 /** A pagination cursor that was not produced by this package (or was tampered with). */
 export class InvalidCursorError extends PersistenceError {
   constructor(message = 'invalid cursor') {
@@ -61,10 +78,14 @@ const TRANSIENT_MESSAGES = [
   /Client was closed and is not queryable/i,
 ];
 
+/** SQLSTATE classes of values the server can never store: data exception, program limit exceeded. */
+const INVALID_DATA_CLASSES = ['22', '54'];
+
 /**
  * Maps a driver (pg) or TypeORM error to a typed {@link PersistenceError}, once, at the edge of
  * persistence (STYLE "Errors"): unique violation → {@link UniqueViolation}; serialization
- * failure, deadlock, connection loss → {@link TransientDbError}. Any other error (including
+ * failure, deadlock, connection loss → {@link TransientDbError}; a data exception or program
+ * limit (SQLSTATE class 22, 54) → {@link InvalidDataError}, which is permanent. Any other error (including
  * errors already mapped, and domain errors thrown by callbacks) is returned unchanged; a
  * non-Error value is wrapped in an Error.
  */
@@ -77,6 +98,9 @@ export function mapDriverError(err: unknown): Error {
   const message = typeof driver?.message === 'string' ? driver.message : String(err);
   if (code === '23505') {
     return new UniqueViolation(typeof driver?.constraint === 'string' ? driver.constraint : undefined, message, err);
+  }
+  if (code !== undefined && code.length === 5 && INVALID_DATA_CLASSES.includes(code.slice(0, 2))) {
+    return new InvalidDataError(code, message, err);
   }
   // Messages are only trusted on driver-shaped errors (pg throws plain Errors for a dropped
   // connection), never on our own or a caller's error subclasses.
@@ -93,4 +117,9 @@ export function mapDriverError(err: unknown): Error {
 /** True for a {@link TransientDbError}: the caller may retry the whole transaction. */
 export function isTransientDbError(err: unknown): err is TransientDbError {
   return err instanceof TransientDbError;
+}
+
+/** True for an {@link InvalidDataError}: the statement can never succeed with these values. */
+export function isInvalidDataError(err: unknown): err is InvalidDataError {
+  return err instanceof InvalidDataError;
 }

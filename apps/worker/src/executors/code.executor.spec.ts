@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +40,8 @@ describe('CodeExecutor', () => {
 
   beforeAll(async () => {
     tempDir = await mkdtemp(join(tmpdir(), 'weft-code-spec-'));
+    // Like /tmp: as root the code runs as `nobody`, which must reach its temp dir (and the pid files below).
+    await chmod(tempDir, 0o1777);
     code = new CodeExecutor({ tempDir });
     process.env.WEFT_SECRET = 'hunter2';
   });
@@ -92,13 +94,14 @@ describe('CodeExecutor', () => {
 
     it('does not leak the worker environment', async () => {
       // The real interpreter: a version-manager shim (pyenv) would add variables of its own.
-      const real = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+      // Asked as the user the code runs as (as root: nobody, which may not reach a root-only pyenv).
+      const real = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', ...code.runAs }).trim();
       const out = (await new CodeExecutor({ tempDir, python: real }).execute(
         { code: 'import os\ndef handler(input):\n    return {"secret": os.environ.get("WEFT_SECRET"), "keys": sorted(os.environ)}\n' },
         py,
       )) as { secret: unknown; keys: string[] };
       expect(out.secret).toBeNull();
-      expect(out.keys.filter((k) => !['PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONIOENCODING', 'LC_CTYPE'].includes(k))).toEqual([]);
+      expect(out.keys.filter((k) => !['PATH', 'WEFT_EXECUTION_ID', 'PYTHONDONTWRITEBYTECODE', 'PYTHONIOENCODING', 'LC_CTYPE'].includes(k))).toEqual([]);
     });
 
     it('runs in a fresh temp dir that is removed afterwards', async () => {
@@ -208,7 +211,7 @@ describe('CodeExecutor', () => {
         { code: 'function handler() {\n  return { secret: process.env.WEFT_SECRET ?? null, keys: Object.keys(process.env) };\n}\n' },
         js,
       );
-      expect(out).toEqual({ secret: null, keys: ['PATH'] });
+      expect(out).toEqual({ secret: null, keys: ['PATH', 'WEFT_EXECUTION_ID'] });
     });
 
     it('kills the process on timeout', async () => {
@@ -244,6 +247,116 @@ describe('CodeExecutor', () => {
       );
       expect(err.retryable).toBe(true);
       expect(err.message).toMatch(/out of memory: limit 64 MB/);
+    });
+  });
+
+  describe('containment', () => {
+    const asRoot = process.getuid?.() === 0;
+    // Only root can switch users: run the suite as root to cover it (a non-root worker shares its uid).
+    const rootOnly = asRoot ? it : it.skip;
+    if (!asRoot) console.warn('CodeExecutor containment: not running as root, skipping the unprivileged-user tests');
+
+    rootOnly('runs the code as nobody, who cannot read the worker environment through /proc/<ppid>/environ', async () => {
+      expect(code.runAs).toEqual({ uid: 65534, gid: 65534 });
+      const out = await code.execute(
+        {
+          code:
+            'const fs = require("fs");\n' +
+            'function handler() {\n' +
+            '  let environ;\n' +
+            '  try { environ = fs.readFileSync(`/proc/${process.ppid}/environ`, "utf8"); } catch (e) { environ = "denied: " + e.code; }\n' +
+            '  return { uid: process.getuid(), gid: process.getgid(), groups: process.getgroups(), environ };\n' +
+            '}\n',
+        },
+        js,
+      );
+      expect(out).toEqual({ uid: 65534, gid: 65534, groups: [65534], environ: 'denied: EACCES' });
+      const py_ = await code.execute(
+        {
+          code:
+            'import os\n' +
+            'def handler(input):\n' +
+            '    try:\n' +
+            '        return open("/proc/%d/environ" % os.getppid(), "rb").read().decode("latin-1")\n' +
+            '    except OSError as e:\n' +
+            '        return "denied: " + type(e).__name__\n',
+        },
+        py,
+      );
+      expect(py_).toBe('denied: PermissionError');
+    });
+
+    it('ends the attempt at the deadline even when a process outside the group holds the pipes, and kills it', async () => {
+      // A new session (setsid) leaves the process group; the inherited stdout keeps the pipe open.
+      for (const mode of ['return', 'loop'] as const) {
+        const pidfile = join(tempDir, `escapee-${mode}.pid`);
+        const started = Date.now();
+        const run = code.execute(
+          {
+            code:
+              'import subprocess\n' +
+              'def handler(input):\n' +
+              '    p = subprocess.Popen(["sleep", "30"], start_new_session=True)\n' +
+              '    with open(input["pidfile"], "w") as f:\n' +
+              '        f.write(str(p.pid))\n' +
+              (mode === 'loop' ? '    while True:\n        pass\n' : '    return "started"\n'),
+            pidfile,
+            timeout_seconds: mode === 'loop' ? 2 : 10,
+          },
+          py,
+        );
+        if (mode === 'loop') expect((await failure(run)).message).toBe('timed out after 2s');
+        else expect(await run).toBe('started');
+        expect(Date.now() - started).toBeLessThan(mode === 'loop' ? 4000 : 3000);
+        const pid = Number(await readFile(pidfile, 'utf8'));
+        await rm(pidfile);
+        await new Promise((r) => setTimeout(r, 100));
+        expect(isAlive(pid)).toBe(false);
+      }
+    });
+
+    it('kills a daemon that left the session and the directory, or scrubbed its environment', async () => {
+      // Classic daemon: new session + chdir("/") (caught by the inherited WEFT_EXECUTION_ID);
+      // empty environment but the same directory (caught by the working directory).
+      const pidfile = join(tempDir, 'daemons.pid');
+      const out = await code.execute(
+        {
+          code:
+            'import os, subprocess\n' +
+            'def handler(input):\n' +
+            '    a = subprocess.Popen(["sleep", "30"], start_new_session=True, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n' +
+            '    b = subprocess.Popen(["/bin/sleep", "30"], start_new_session=True, env={}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n' +
+            '    with open(input["pidfile"], "w") as f:\n' +
+            '        f.write("%d %d" % (a.pid, b.pid))\n' +
+            '    return "ok"\n',
+          pidfile,
+        },
+        py,
+      );
+      expect(out).toBe('ok');
+      const pids = (await readFile(pidfile, 'utf8')).split(' ').map(Number);
+      await rm(pidfile);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(pids.map(isAlive)).toEqual([false, false]);
+    });
+
+    const hasPrlimit = (() => {
+      try {
+        execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      }
+    })();
+    if (!hasPrlimit) console.warn('CodeExecutor containment: no prlimit on PATH, Node Buffers are not limited; skipping that test');
+    (hasPrlimit ? it : it.skip)('limits Node Buffers, not only the V8 heap (RLIMIT_DATA through prlimit)', async () => {
+      const err = await failure(
+        code.execute({ code: 'function handler() {\n  return Buffer.alloc(1024 * 1024 * 1024, 1).length;\n}\n', memory_mb: 64 }, js),
+      );
+      expect(err.retryable).toBe(true);
+      expect(err.message).toMatch(/Array buffer allocation failed.*\(memory limit 64 MB\)$/);
+      // Within the limit, Buffers work.
+      expect(await code.execute({ code: 'function handler() {\n  return Buffer.alloc(32 * 1024 * 1024, 1).length;\n}\n', memory_mb: 64 }, js)).toBe(32 * 1024 * 1024);
     });
   });
 

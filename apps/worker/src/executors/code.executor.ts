@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
+import { chown, mkdtemp, readFile, readdir, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { ExecutionError } from './executor.js';
 import type { ExecutionContext, TaskExecutor } from './executor.js';
 
@@ -16,6 +18,24 @@ export interface CodeExecutorOptions {
   maxResultBytes?: number;
   /** Tail of stdout and stderr kept for error messages, in bytes each (default 64 KiB). */
   maxLogBytes?: number;
+  /**
+   * The user the code runs as when the worker runs as root: a uid/gid, or `false` to keep root
+   * (never do this with untrusted code). Default: `nobody` from /etc/passwd, else 65534:65534.
+   * Ignored when the worker is not root (it cannot switch users; the code runs as the worker's
+   * user). Resolved once, when the executor is built.
+   */
+  runAsUser?: { uid: number; gid: number } | false;
+  /**
+   * The `prlimit` binary that caps a Node child's data segment (RLIMIT_DATA), or `false` for no
+   * such cap. Default: `prlimit` found on PATH when the executor is built.
+   */
+  prlimit?: string | false;
+}
+
+/** The uid/gid code runs as. */
+export interface RunAsUser {
+  uid: number;
+  gid: number;
 }
 
 type Language = 'python' | 'js';
@@ -39,6 +59,14 @@ const DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024;
 const DEFAULT_MAX_LOG_BYTES = 64 * 1024;
 /** The runner kills itself this long after the deadline, should the worker die and leave it behind. */
 const WATCHDOG_GRACE_SECONDS = 5;
+/** After the child exits, how long its pipes may stay open (held by a leftover process) before we stop reading. */
+const PIPE_GRACE_MS = 250;
+/** RLIMIT_DATA of a Node child beyond memory_mb: the runtime's own allocations and the watchdog thread. */
+const NODE_DATA_HEADROOM_MB = 128;
+/** Environment variable carrying an execution's id; every process the code starts inherits it. */
+const EXECUTION_ENV = 'WEFT_EXECUTION_ID';
+/** The fallback uid/gid of `nobody`. */
+const NOBODY = { uid: 65534, gid: 65534 } as const;
 const STDERR_EXCERPT_CHARS = 800;
 
 const RUNTIMES: Record<string, Language> = {
@@ -242,10 +270,28 @@ async function loadModule(source) {
  * Output: the handler's return value, which must be JSON (`undefined`/`None` give `null`).
  *
  * Isolation: a child process (no shell) in its own process group, in a fresh temp dir that is
- * removed afterwards, with an environment holding only PATH (plus Python's encoding and
- * no-bytecode variables) — none of the worker's variables or credentials. Time: on the
- * wall-clock deadline the whole process group is killed with SIGKILL. Memory: Python gets
- * RLIMIT_AS = memory_mb; Node gets `--max-old-space-size` = memory_mb (V8 heap only).
+ * removed afterwards, with an environment holding only PATH and the execution's id
+ * (`WEFT_EXECUTION_ID`, plus Python's encoding and no-bytecode variables) — none of the worker's
+ * variables or credentials. When the worker runs as root, the child runs as an unprivileged user
+ * (`runAsUser`, default `nobody`; supplementary groups dropped) that owns only its temp dir, so
+ * it cannot read the worker's `/proc/<pid>/environ` (DATABASE_URL…), memory or files. All
+ * executions share that user: concurrent executions of different tenants could still see each
+ * other's processes and temp dirs; a uid per slot would close that and is not done here.
+ *
+ * Time: on the wall-clock deadline (or `ctx.signal`) the process group is killed with SIGKILL and
+ * the attempt ends at once — it never waits for pipes that a leftover process holds open; after a
+ * normal exit, pipes get {@link PIPE_GRACE_MS}. Leftovers: after every execution, each process of
+ * the child's uid that carries this execution's `WEFT_EXECUTION_ID` in its initial environment or
+ * whose working directory is the execution's temp dir is killed, which catches processes that
+ * left the group (`setsid`, daemons). Code that scrubs its environment *and* changes directory in
+ * a new session escapes that sweep (it would need a cgroup or a uid per execution to catch).
+ *
+ * Memory: Python gets RLIMIT_AS = memory_mb (set by the runner). Node gets
+ * `--max-old-space-size` = memory_mb for the V8 heap, and — when `prlimit` is available —
+ * RLIMIT_DATA = memory_mb + 128 MiB for the whole process (heap, Buffers, ArrayBuffers, native
+ * allocations; Linux ≥ 4.7 counts private writable mappings), so Buffers cannot take more than
+ * about memory_mb + 128 MiB either. Without `prlimit`, only the V8 heap is limited and Buffers are
+ * bounded by nothing but the machine.
  * The result travels through a file, so anything the code prints cannot corrupt it.
  *
  * Errors (`ExecutionError`): a malformed spec, an unknown runtime, a syntax error and a
@@ -259,6 +305,9 @@ export class CodeExecutor implements TaskExecutor {
   private readonly tempDir: string;
   private readonly maxResultBytes: number;
   private readonly maxLogBytes: number;
+  /** The user children run as; undefined: the worker's own user. */
+  readonly runAs: RunAsUser | undefined;
+  private readonly prlimit: string | undefined;
 
   constructor(options: CodeExecutorOptions = {}) {
     this.python = options.python ?? 'python3';
@@ -266,6 +315,8 @@ export class CodeExecutor implements TaskExecutor {
     this.tempDir = options.tempDir ?? tmpdir();
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.maxLogBytes = options.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES;
+    this.runAs = resolveRunAs(options.runAsUser);
+    this.prlimit = options.prlimit === false ? undefined : (options.prlimit ?? findOnPath('prlimit'));
   }
 
   async execute(input: unknown, ctx: ExecutionContext): Promise<unknown> {
@@ -293,7 +344,10 @@ export class CodeExecutor implements TaskExecutor {
     }
 
     const dir = await mkdtemp(join(this.tempDir, 'weft-code-'));
+    const executionId = randomBytes(12).toString('hex');
     try {
+      // The child writes its result (and, for ES modules, handler.mjs) here; nobody else can read it.
+      if (this.runAs) await chown(dir, this.runAs.uid, this.runAs.gid);
       const codeFile = join(dir, language === 'python' ? 'handler.py' : 'handler.js');
       const inputFile = join(dir, 'input.json');
       const resultFile = join(dir, 'result.json');
@@ -304,26 +358,26 @@ export class CodeExecutor implements TaskExecutor {
         writeFile(codeFile, code),
         writeFile(inputFile, inputJson),
       ]);
+      // Readable by the child whatever the worker's umask.
+      if (this.runAs) await Promise.all([runner, codeFile, inputFile].map((f) => chown(f, this.runAs!.uid, this.runAs!.gid)));
+      const base = { ...childPath(), [EXECUTION_ENV]: executionId };
+      const nodeArgs = [`--max-old-space-size=${memoryMb}`, runner, codeFile, inputFile, resultFile, String(watchdogSeconds * 1000)];
       const [command, args, env] =
         language === 'python'
           ? [
               this.python,
               [runner, codeFile, inputFile, resultFile, String(memoryMb), String(watchdogSeconds)],
-              { ...childPath(), PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8' },
+              { ...base, PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8' },
             ]
-          : [
-              this.node,
-              [
-                `--max-old-space-size=${memoryMb}`,
-                runner,
-                codeFile,
-                inputFile,
-                resultFile,
-                String(watchdogSeconds * 1000),
-              ],
-              childPath(),
-            ];
-      const outcome = await this.run(command, args, env, dir, seconds, ctx.signal);
+          : this.prlimit
+            ? [this.prlimit, [`--data=${(memoryMb + NODE_DATA_HEADROOM_MB) * 1024 * 1024}`, '--', this.node, ...nodeArgs], base]
+            : [this.node, nodeArgs, base];
+      let outcome: ProcessOutcome;
+      try {
+        outcome = await this.run(command, args, env, dir, seconds, ctx.signal);
+      } finally {
+        await this.killLeftovers(executionId, await realpath(dir).catch(() => dir));
+      }
       if (outcome.timedOut) throw new ExecutionError(`timed out after ${seconds}s`);
       if (outcome.cancelled) throw new ExecutionError('execution was cancelled');
       const envelope = await this.readEnvelope(resultFile);
@@ -335,7 +389,7 @@ export class CodeExecutor implements TaskExecutor {
           throw new ExecutionError(envelope.message, false);
         case 'exception':
           throw new ExecutionError(
-            envelope.message.startsWith('MemoryError')
+            envelope.message.startsWith('MemoryError') || envelope.message.includes('Array buffer allocation failed')
               ? `${envelope.message} (memory limit ${memoryMb} MB)`
               : envelope.message,
           );
@@ -358,12 +412,17 @@ export class CodeExecutor implements TaskExecutor {
   ): Promise<ProcessOutcome> {
     return new Promise((resolve, reject) => {
       // detached: its own process group, so a kill also reaches anything the code spawned.
-      const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const child = spawn(command, args, {
+        cwd,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+        ...(this.runAs ? { uid: this.runAs.uid, gid: this.runAs.gid } : {}),
+      });
       const stdout = new LogTail(this.maxLogBytes);
       const stderr = new LogTail(this.maxLogBytes);
-      let timedOut = false;
-      let cancelled = false;
       let settled = false;
+      let exitGrace: NodeJS.Timeout | undefined;
       const killGroup = (): void => {
         if (child.pid === undefined) return;
         try {
@@ -372,38 +431,82 @@ export class CodeExecutor implements TaskExecutor {
           // Already gone.
         }
       };
+      const settle = (outcome: Omit<ProcessOutcome, 'stderr'>): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        clearTimeout(exitGrace);
+        signal?.removeEventListener('abort', onCancel);
+        // A leftover process may hold the pipes open: stop reading instead of waiting for it.
+        child.stdout.destroy();
+        child.stderr.destroy();
+        resolve({ ...outcome, stderr: stderr.text() });
+      };
+      // On the deadline or a cancel, the attempt ends now: the kill is sent, nothing is awaited.
       const timer = setTimeout(() => {
-        timedOut = true;
         killGroup();
+        settle({ exitCode: null, signal: 'SIGKILL', timedOut: true, cancelled: false });
       }, seconds * 1000);
       const onCancel = (): void => {
-        cancelled = true;
         killGroup();
+        settle({ exitCode: null, signal: 'SIGKILL', timedOut: false, cancelled: true });
       };
       signal?.addEventListener('abort', onCancel, { once: true });
       if (signal?.aborted) onCancel();
-      const done = (): void => {
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onCancel);
-      };
 
       child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
       child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-      // Leftover grandchildren would hold the pipes open and delay 'close'.
-      child.on('exit', killGroup);
+      child.on('exit', (exitCode, exitSignal) => {
+        // Leftover grandchildren in the group would hold the pipes open and delay 'close'; one
+        // that left the group gets PIPE_GRACE_MS, then is the sweep's business.
+        killGroup();
+        exitGrace = setTimeout(() => settle({ exitCode, signal: exitSignal, timedOut: false, cancelled: false }), PIPE_GRACE_MS);
+      });
       child.on('error', (err) => {
         if (settled) return;
-        done();
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onCancel);
         killGroup();
         reject(new ExecutionError(`cannot start ${command}: ${err.message}`));
       });
-      child.on('close', (exitCode, exitSignal) => {
-        if (settled) return;
-        done();
-        resolve({ exitCode, signal: exitSignal, timedOut, cancelled, stderr: stderr.text() });
-      });
+      child.on('close', (exitCode, exitSignal) => settle({ exitCode, signal: exitSignal, timedOut: false, cancelled: false }));
     });
+  }
+
+  /**
+   * SIGKILLs every process of the child's user that this execution started and that is still
+   * alive: its initial environment carries `WEFT_EXECUTION_ID=<id>`, or its working directory is
+   * `dir`. Several passes, so processes forked while the previous pass ran are caught too. Reads
+   * /proc (Linux); elsewhere, or for processes it may not inspect, it does nothing.
+   */
+  private async killLeftovers(executionId: string, dir: string): Promise<void> {
+    const uid = this.runAs?.uid ?? process.getuid?.();
+    if (uid === undefined) return;
+    const marker = Buffer.from(`${EXECUTION_ENV}=${executionId}\0`);
+    for (let pass = 0; pass < 3; pass++) {
+      let pids: string[];
+      try {
+        pids = (await readdir('/proc')).filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid);
+      } catch {
+        return;
+      }
+      let killed = 0;
+      for (const pid of pids) {
+        try {
+          if ((await stat(`/proc/${pid}`)).uid !== uid) continue;
+          const ours =
+            (await readFile(`/proc/${pid}/environ`)).includes(marker) ||
+            (await readlink(`/proc/${pid}/cwd`).catch(() => '')).replace(/ \(deleted\)$/, '') === dir;
+          if (!ours) continue;
+          process.kill(Number(pid), 'SIGKILL');
+          killed++;
+        } catch {
+          // Gone meanwhile, or not ours to inspect.
+        }
+      }
+      if (killed === 0) return;
+    }
   }
 
   private async readEnvelope(file: string): Promise<Envelope | null> {
@@ -446,6 +549,39 @@ class LogTail {
     const all = Buffer.concat(this.chunks);
     return all.subarray(Math.max(0, all.length - this.limit)).toString('utf8');
   }
+}
+
+/**
+ * The user children run as: none unless the worker is root; then `runAsUser`, or `nobody` from
+ * /etc/passwd, or 65534:65534.
+ */
+function resolveRunAs(option: CodeExecutorOptions['runAsUser']): RunAsUser | undefined {
+  if (process.getuid?.() !== 0 || option === false) return undefined;
+  if (option) return { uid: option.uid, gid: option.gid };
+  try {
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const [name, , uid, gid] = line.split(':');
+      if (name === 'nobody' && uid && gid && /^\d+$/.test(uid) && /^\d+$/.test(gid)) return { uid: Number(uid), gid: Number(gid) };
+    }
+  } catch {
+    // No /etc/passwd: the conventional ids.
+  }
+  return { ...NOBODY };
+}
+
+/** The first executable `name` on PATH, or undefined. */
+function findOnPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const file = join(dir, name);
+    try {
+      accessSync(file, fsConstants.X_OK);
+      return file;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
 }
 
 /** The only variable the child inherits: PATH, to find interpreters and tools. */

@@ -3,6 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import {
   TransientDbError,
   UniqueViolation,
+  isInvalidDataError,
   isUuid,
   jsonb,
   sql,
@@ -12,16 +13,27 @@ import {
 import { WeftError } from '../errors.js';
 import type { WorkflowDag } from '../model/dag.js';
 import type { WorkflowDefinition } from '../model/workflow-definition.js';
-import { RunStatus, type JsonValue, type TaskStatus } from '../model/workflow-types.js';
+import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { CelTemplateResolver } from '../template/resolver.js';
 import type { Deps, Store, TemplateResolver, Transition } from '../statemachine/deps.js';
 import { MachineError, StoreError } from '../statemachine/errors.js';
-import type { RunEvent } from '../statemachine/events.js';
+import type { NodeFailed, RunEvent, TimerFired } from '../statemachine/events.js';
 import { Machine } from '../statemachine/machine.js';
 import type { BufferedSignal, NodeState, RunSnapshot } from '../statemachine/state.js';
+import type { Action } from '../statemachine/actions.js';
 import { ActionWriter, summarizeAction, type RunPatch } from './action-writer.js';
 import { DagCache } from './dag-cache.js';
 import { jobId, type RunUpdatePublisher, type TaskDispatcher, type TaskJob } from './ports.js';
+import {
+  DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  MAX_ERROR_CHARS,
+  MAX_NAME_CHARS,
+  badCharacter,
+  describeJsonProblem,
+  jsonProblem,
+  sanitizeText,
+} from './storable.js';
 
 /** Where the coordinator reports what it could not do after commit (enqueue, publish). */
 export interface CoordinatorLogger {
@@ -48,6 +60,13 @@ export interface RunCoordinatorOptions {
   outboxGraceMs?: number;
   /** How long a relay's claim on an outbox row lasts, ms (default 30 000). */
   outboxLeaseMs?: number;
+  /**
+   * Largest task output a worker may report, in bytes of its JSON text (default 1 MiB); a larger
+   * one fails the attempt (`OUTPUT_TOO_LARGE`).
+   */
+  maxOutputBytes?: number;
+  /** Largest signal payload, run input or run config, in bytes of its JSON text (default 1 MiB). */
+  maxInputBytes?: number;
 }
 
 /** Input of {@link RunCoordinator.startRun}. */
@@ -159,7 +178,17 @@ const RUN_NOT_FOUND = 'run not found';
  *
  * A transient failure (StoreError, {@link TransientDbError}) retries the whole event with a
  * small jittered backoff, then throws WeftError `TRANSIENT`. Machine rejections map to
- * WeftError: INVALID_REQUEST → `BAD_USER_INPUT`; RUN_FINISHED, RUN_ACTIVE → `CONFLICT`.
+ * WeftError: INVALID_REQUEST → `BAD_USER_INPUT`; RUN_FINISHED, RUN_ACTIVE → `CONFLICT`. A
+ * rejected user command rolls back and leaves no history row; an ignored or rejected worker or
+ * scheduler report keeps its history row.
+ *
+ * Values from outside are checked before they are stored (`./storable.ts`): a worker output
+ * PostgreSQL cannot hold (NUL character or lone surrogate in a string or key, too deep, over
+ * `maxOutputBytes`) fails the attempt instead; a worker's error text is sanitized and cut;
+ * user input that cannot be stored is refused with BAD_USER_INPUT naming the field and JSON path.
+ * What the database still refuses as data ({@link isInvalidDataError}, e.g. a NUL character a
+ * template computed) is never retried: a report is applied once more as its failure, a user
+ * command is refused with BAD_USER_INPUT. So no report can leave a run RUNNING for good.
  */
 export class RunCoordinator {
   private readonly now: () => Date;
@@ -171,6 +200,8 @@ export class RunCoordinator {
   private readonly timerLeaseMs: number;
   private readonly outboxGraceMs: number;
   private readonly outboxLeaseMs: number;
+  private readonly maxOutputBytes: number;
+  private readonly maxInputBytes: number;
 
   constructor(
     private readonly ds: DataSource,
@@ -187,6 +218,8 @@ export class RunCoordinator {
     this.timerLeaseMs = opts.timerLeaseMs ?? 60_000;
     this.outboxGraceMs = opts.outboxGraceMs ?? 5_000;
     this.outboxLeaseMs = opts.outboxLeaseMs ?? 30_000;
+    this.maxOutputBytes = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    this.maxInputBytes = opts.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -198,10 +231,18 @@ export class RunCoordinator {
    * tenant, returns that run with `created: false` whatever the other fields say — also when
    * duplicates race (the unique index decides the winner).
    * @throws WeftError NOT_FOUND for an unknown workflow or version; BAD_USER_INPUT when the
-   * machine rejects the start (unknown start node…); TRANSIENT.
+   * machine rejects the start (unknown start node…), when the input, config, idempotency key or
+   * start node cannot be stored (NUL character, lone surrogate, too large — the message names the
+   * field and JSON path) or when the database refuses a value the run would store; TRANSIENT.
    */
   async startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean }> {
-    if (!isUuid(tenantId)) throw new WeftError('NOT_FOUND', `workflow ${input.workflowId} not found`);
+    if (!isUuid(tenantId) || badCharacter(String(input.workflowId)) || !isVersion(input.version)) {
+      throw new WeftError('NOT_FOUND', `workflow ${JSON.stringify(input.workflowId)}${input.version === undefined ? '' : ` version ${input.version}`} not found`);
+    }
+    this.checkName('idempotencyKey', input.idempotencyKey);
+    this.checkName('startNodeId', input.startNodeId);
+    this.checkJson('input', input.input);
+    this.checkJson('config', input.config);
     const res = await this.retrying('startRun', () =>
       withTenant(this.ds, tenantId, async (m) => {
         if (input.idempotencyKey !== undefined) {
@@ -236,7 +277,7 @@ export class RunCoordinator {
       }),
     ).catch((err: unknown) => {
       // A rejected start rolled back with its run row: nothing to publish.
-      throw err instanceof MachineError ? toWeftError(err) : err;
+      throw userError(err, 'the run');
     });
     if ('applied' in res && res.applied) await this.afterCommit(tenantId, res.runId, res.applied);
     return { runId: res.runId, created: res.created };
@@ -245,60 +286,92 @@ export class RunCoordinator {
   /**
    * A worker's NodeCompleted. Stale or duplicate reports (another attempt, a finished task) and
    * reports for unknown runs are not errors: they return `{ignored}` (and, for a known run, leave
-   * a history row).
-   * @throws WeftError TRANSIENT.
+   * a history row; a report whose attempt is not a valid attempt number leaves none).
+   *
+   * An output the database cannot hold is not stored: the report becomes a NodeFailed of the same
+   * attempt (so the node's retry policy applies) with the reason — `output is not storable: NUL
+   * character at $.s`, `output too large: 2.3 MiB > 1 MiB (OUTPUT_TOO_LARGE)`
+   * (`maxOutputBytes`). Should the database still refuse a value this event would write (e.g. a
+   * downstream input a template computed), the event is applied once more as such a NodeFailed.
+   * @throws WeftError TRANSIENT; the database's error if even that NodeFailed cannot be stored.
    */
   async reportCompleted(tenantId: string, r: ReportCompletedInput): Promise<ReportResult> {
-    return this.report(tenantId, r.runId, { type: 'NodeCompleted', taskId: r.taskId, nodeId: r.nodeId, attempt: r.attempt, output: r.output });
+    const bad = jsonProblem(r.output, this.maxOutputBytes);
+    if (bad) return this.reportFailed(tenantId, { ...r, error: describeJsonProblem('output', bad, 'OUTPUT_TOO_LARGE') });
+    return this.report(tenantId, r.runId, {
+      type: 'NodeCompleted',
+      taskId: reportField(r.taskId),
+      nodeId: reportField(r.nodeId),
+      attempt: r.attempt,
+      output: r.output,
+    });
   }
 
-  /** A worker's NodeFailed; see {@link RunCoordinator.reportCompleted} for ignored reports. */
+  /**
+   * A worker's NodeFailed; see {@link RunCoordinator.reportCompleted} for ignored reports. The
+   * error text is stored sanitized: NUL characters and lone surrogates become U+FFFD, and text
+   * beyond 8 KiB is cut.
+   */
   async reportFailed(tenantId: string, r: ReportFailedInput): Promise<ReportResult> {
     return this.report(tenantId, r.runId, {
       type: 'NodeFailed',
-      taskId: r.taskId,
-      nodeId: r.nodeId,
+      taskId: reportField(r.taskId),
+      nodeId: reportField(r.nodeId),
       attempt: r.attempt,
-      error: r.error,
-      ...(r.retryable === undefined ? {} : { retryable: r.retryable }),
+      error: sanitizeText(typeof r.error === 'string' ? r.error : String(r.error), MAX_ERROR_CHARS),
+      ...(r.retryable === undefined ? {} : { retryable: r.retryable !== false }),
     });
   }
 
   /**
    * TimerFired for a WAITING task. A timer the machine ignores (task no longer waiting, run
-   * finished) has its `wake_at` cleared so it is never claimed again.
+   * finished) has its `wake_at` cleared so it is never claimed again. When the database refuses a
+   * value the event would write (a WAIT's successor input computed by a template), the waiting
+   * task and the run fail with the reason instead, so the timer never fires again.
    */
   async fireTimer(tenantId: string, t: FireTimerInput): Promise<ReportResult> {
-    return this.report(tenantId, t.runId, { type: 'TimerFired', taskId: t.taskId, nodeId: t.nodeId });
+    return this.report(tenantId, t.runId, { type: 'TimerFired', taskId: reportField(t.taskId), nodeId: reportField(t.nodeId) });
   }
 
   /**
    * Delivers a signal to the oldest node waiting for `name`, or buffers it (`delivered: false`).
-   * @throws WeftError NOT_FOUND (unknown run), BAD_USER_INPUT (no name), CONFLICT (run finished), TRANSIENT.
+   * A rejected signal writes nothing.
+   * @throws WeftError NOT_FOUND (unknown run), BAD_USER_INPUT (no name; a name or payload that
+   * cannot be stored — the message names the field and JSON path; a payload over
+   * `maxInputBytes`), CONFLICT (run finished), TRANSIENT.
    */
   async sendSignal(tenantId: string, s: SendSignalInput): Promise<{ delivered: boolean }> {
-    const applied = await this.command(tenantId, s.runId, () => ({
+    this.checkName('name', s.name);
+    this.checkJson('payload', s.payload);
+    const applied = await this.command(tenantId, s.runId, 'the signal', () => ({
       ev: s.payload === undefined ? { type: 'SignalReceived', name: s.name } : { type: 'SignalReceived', name: s.name, payload: s.payload },
     }));
     return { delivered: applied.transition?.signalDelivered === true };
   }
 
   /**
-   * Cancels the run: every active task becomes CANCELLED, the run CANCELLED.
-   * @throws WeftError NOT_FOUND, CONFLICT (run already finished), TRANSIENT.
+   * Cancels the run: every active task becomes CANCELLED, the run CANCELLED. A rejected cancel
+   * writes nothing.
+   * @throws WeftError NOT_FOUND, BAD_USER_INPUT (a reason that cannot be stored or is longer than
+   * 8 KiB), CONFLICT (run already finished), TRANSIENT.
    */
   async cancelRun(tenantId: string, c: CancelRunInput): Promise<void> {
-    await this.command(tenantId, c.runId, () => ({ ev: c.reason === undefined ? { type: 'RunCancelled' } : { type: 'RunCancelled', reason: c.reason } }));
+    this.checkName('reason', c.reason, MAX_ERROR_CHARS);
+    await this.command(tenantId, c.runId, 'the cancellation', () => ({ ev: c.reason === undefined ? { type: 'RunCancelled' } : { type: 'RunCancelled', reason: c.reason } }));
   }
 
   /**
    * Restarts the run from `fromNodeId` (that node and its descendants are reset) on `version`
-   * (default the run's), optionally with new input/config.
-   * @throws WeftError NOT_FOUND (run or version), BAD_USER_INPUT (unknown node), CONFLICT (tasks
-   * still active), TRANSIENT.
+   * (default the run's), optionally with new input/config. A rejected retry writes nothing.
+   * @throws WeftError NOT_FOUND (run or version), BAD_USER_INPUT (unknown node; input or config
+   * that cannot be stored), CONFLICT (tasks still active), TRANSIENT.
    */
   async retryRun(tenantId: string, r: RetryRunInput): Promise<void> {
-    await this.command(tenantId, r.runId, (run) => {
+    if (!isVersion(r.version)) throw new WeftError('NOT_FOUND', `version ${r.version} not found`);
+    this.checkName('fromNodeId', r.fromNodeId);
+    this.checkJson('input', r.input);
+    this.checkJson('config', r.config);
+    await this.command(tenantId, r.runId, 'the retry', (run) => {
       const version = r.version ?? run.version;
       const ev: RunEvent = { type: 'RunRetried', fromNodeId: r.fromNodeId, version };
       if (r.input !== undefined) ev.input = r.input;
@@ -314,7 +387,7 @@ export class RunCoordinator {
    * (unknown task, another attempt, finished or cancelled).
    */
   async markRunning(tenantId: string, taskId: string, attempt: number): Promise<boolean> {
-    if (!isUuid(tenantId) || !isUuid(taskId)) return false;
+    if (!isUuid(tenantId) || !isUuid(taskId) || !isAttempt(attempt)) return false;
     return this.retrying('markRunning', () =>
       withTenant(this.ds, tenantId, async (m) => {
         const r = await sql(
@@ -326,6 +399,32 @@ export class RunCoordinator {
         return r.rowCount === 1;
       }),
     );
+  }
+
+  /**
+   * Of the given task attempts (a worker's in-flight jobs, across tenants), the ones that are still
+   * current — the task exists with that attempt and is PENDING, QUEUED or RUNNING — as
+   * {@link jobId}s. A worker aborts the others (cancelled run, retried node, reset by a run retry).
+   * One query over the tasks' primary key, whatever the number of attempts; malformed entries are
+   * never current.
+   */
+  async currentAttempts(attempts: readonly { tenantId: string; taskId: string; attempt: number }[]): Promise<Set<string>> {
+    const valid = attempts.filter((a) => isUuid(a.tenantId) && isUuid(a.taskId) && isAttempt(a.attempt));
+    if (valid.length === 0) return new Set();
+    const rows = JSON.stringify(valid.map((a) => ({ tenant_id: a.tenantId, task_id: a.taskId, attempt: a.attempt })));
+    const r = await this.retrying('currentAttempts', () =>
+      withoutTenant(this.ds, (m) =>
+        sql<{ id: string; attempt: number }>(
+          m,
+          `SELECT t.id, t.attempt
+             FROM jsonb_to_recordset($1::jsonb) AS q(tenant_id uuid, task_id uuid, attempt int)
+             JOIN tasks t ON t.tenant_id = q.tenant_id AND t.id = q.task_id AND t.attempt = q.attempt
+            WHERE t.status IN ('PENDING', 'QUEUED', 'RUNNING')`,
+          [rows],
+        ),
+      ),
+    );
+    return new Set(r.rows.map((row) => jobId(row.id, row.attempt)));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -460,28 +559,85 @@ export class RunCoordinator {
   // ---------------------------------------------------------------------------------------------
   // The event pipeline
 
-  /** Applies a worker/scheduler event; unknown runs and machine rejections are reported as ignored. */
+  /**
+   * Applies a worker/scheduler event; unknown runs and machine rejections are reported as ignored.
+   * An event the database refuses to store ({@link isInvalidDataError}) is applied once more as
+   * its failure: a NodeFailed of the same attempt, or, for a timer, the failure of the waiting
+   * task and the run — so a run never stays RUNNING on a report that can never be written.
+   */
   private async report(tenantId: string, runId: string, ev: RunEvent): Promise<ReportResult> {
     if (!isUuid(tenantId) || !isUuid(runId)) return { ignored: RUN_NOT_FOUND };
-    const applied = await this.applyToRun(tenantId, runId, () => ({ ev }));
+    if ('attempt' in ev && !isAttempt(ev.attempt)) return { ignored: `invalid attempt ${String(ev.attempt)}` };
+    let applied: Applied | undefined;
+    try {
+      applied = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false });
+    } catch (err) {
+      if (!isInvalidDataError(err) || (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed' && ev.type !== 'TimerFired')) throw err;
+      const reason = sanitizeText(`could not store the ${ev.type} of node ${ev.nodeId}: ${message(err)} (INVALID_DATA)`);
+      this.log.warn(`run ${runId}: ${reason}; applying it as a failure`);
+      if (ev.type === 'TimerFired') {
+        applied = await this.failWait(tenantId, runId, ev, reason);
+      } else {
+        const failed: NodeFailed = { type: 'NodeFailed', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, error: reason };
+        if (ev.type === 'NodeFailed' && ev.retryable === false) failed.retryable = false;
+        applied = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), { rejectedRollsBack: false });
+      }
+    }
     if (!applied) return { ignored: RUN_NOT_FOUND };
     await this.afterCommit(tenantId, runId, applied);
     if (applied.rejected) return { ignored: applied.rejected.message };
     return applied.transition?.ignored !== undefined ? { ignored: applied.transition.ignored } : {};
   }
 
-  /** Applies a user command; unknown runs and rejections become WeftErrors (after commit). */
+  /**
+   * Applies a user command; unknown runs and rejections become WeftErrors. A rejected command
+   * rolls back and writes nothing (no history row), so refused commands cannot grow a run's
+   * history; a value the database refuses becomes BAD_USER_INPUT.
+   */
   private async command(
     tenantId: string,
     runId: string,
+    what: string,
     build: (run: RunRow) => { ev: RunEvent; version?: number },
   ): Promise<Applied> {
     if (!isUuid(tenantId) || !isUuid(runId)) throw new WeftError('NOT_FOUND', `run ${runId} not found`);
-    const applied = await this.applyToRun(tenantId, runId, build);
+    let applied: Applied | undefined;
+    try {
+      applied = await this.applyToRun(tenantId, runId, build, { rejectedRollsBack: true });
+    } catch (err) {
+      throw userError(err, what);
+    }
     if (!applied) throw new WeftError('NOT_FOUND', `run ${runId} not found`);
     await this.afterCommit(tenantId, runId, applied);
-    if (applied.rejected) throw toWeftError(applied.rejected);
     return applied;
+  }
+
+  /**
+   * The last resort for a TimerFired the database refused: in one transaction, the waiting task
+   * (if it is still waiting) and the run (if not finished) fail with `reason`, like a permanent
+   * routing error fails the run in the machine; the history row carries the timer and the reason.
+   */
+  private async failWait(tenantId: string, runId: string, ev: TimerFired, reason: string): Promise<Applied | undefined> {
+    return this.retrying('event', () =>
+      withTenant(this.ds, tenantId, async (m) => {
+        const run = (await sql<RunRow>(m, `SELECT id, workflow_id, version, status, input, config, event_seq FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [tenantId, runId])).rows[0];
+        if (!run) return undefined;
+        const waiting = isUuid(ev.taskId)
+          ? (await sql(m, `SELECT 1 FROM tasks WHERE tenant_id = $1 AND id = $2 AND run_id = $3 AND status = 'WAITING'`, [tenantId, ev.taskId, runId])).rowCount === 1
+          : false;
+        const actions: Action[] = [];
+        if (waiting) actions.push({ type: 'ResolveWait', taskId: ev.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason });
+        const finished = run.status !== RunStatus.Running;
+        if (!finished) actions.push({ type: 'FinishRun', status: RunStatus.Failed, reason });
+        const now = this.now();
+        const dag = await this.dag(m, tenantId, run.workflow_id, run.version);
+        const written = await new ActionWriter(m, tenantId, runId, now, dag).write(actions);
+        const seq = run.event_seq + 1;
+        const ignored = actions.length === 0 ? 'timer no longer pending' : undefined;
+        await this.appendHistory(m, tenantId, runId, seq, ev, now, actions.map(summarizeAction), ignored, reason, written.run);
+        return { status: finished ? run.status : RunStatus.Failed, seq, jobs: [] } satisfies Applied;
+      }),
+    );
   }
 
   /**
@@ -492,6 +648,7 @@ export class RunCoordinator {
     tenantId: string,
     runId: string,
     build: (run: RunRow) => { ev: RunEvent; version?: number },
+    opts: { rejectedRollsBack: boolean },
   ): Promise<Applied | undefined> {
     return this.retrying('event', () =>
       withTenant(this.ds, tenantId, async (m) => {
@@ -509,7 +666,7 @@ export class RunCoordinator {
           [tenantId, runId],
         );
         const dag = await this.dag(m, tenantId, run.workflow_id, version ?? run.version);
-        const applied = await this.applyLocked(m, tenantId, run, nodes.rows, dag, ev, this.now(), { rejectedRollsBack: false });
+        const applied = await this.applyLocked(m, tenantId, run, nodes.rows, dag, ev, this.now(), opts);
         if (ev.type === 'TimerFired' && applied.transition?.ignored !== undefined && isUuid(ev.taskId)) {
           // A timer nobody will act on again must not be claimed again after its lease.
           await sql(m, `UPDATE tasks SET wake_at = NULL WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`, [tenantId, ev.taskId]);
@@ -522,8 +679,9 @@ export class RunCoordinator {
   /**
    * The heart of an event, on a run row this transaction locked (or just inserted): builds the
    * snapshot, applies the machine, persists the actions and the history record.
-   * A machine rejection either rolls back (`rejectedRollsBack`, for startRun) or is recorded in
-   * the history (`error`) and returned as `rejected`.
+   * A machine rejection either rolls back (`rejectedRollsBack`, for user commands: the MachineError
+   * is thrown) or, for worker/scheduler reports, is recorded in the history (`error`) and
+   * returned as `rejected`.
    */
   private async applyLocked(
     m: EntityManager,
@@ -665,6 +823,36 @@ export class RunCoordinator {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Checks of user input, before any transaction
+
+  /**
+   * Throws WeftError BAD_USER_INPUT when the text `value` of `field` is not a string, holds a
+   * character the database cannot store, or is longer than `maxChars`; `undefined` passes.
+   */
+  private checkName(field: string, value: unknown, maxChars = MAX_NAME_CHARS): void {
+    if (value === undefined) return;
+    let msg: string | undefined;
+    if (typeof value !== 'string') msg = `${field} must be a string`;
+    else if (badCharacter(value)) msg = `${field} is not storable: ${badCharacter(value)}`;
+    else if (value.length > maxChars) msg = `${field} is longer than ${maxChars} characters`;
+    if (msg) throw new WeftError('BAD_USER_INPUT', msg, [{ path: field, message: msg }]);
+  }
+
+  /**
+   * Throws WeftError BAD_USER_INPUT when the JSON `value` of `field` cannot be stored (NUL
+   * character or lone surrogate in a string or key, not JSON, too deep) or exceeds
+   * `maxInputBytes`; the message and the problem's `path` name the field and the JSON path
+   * (`payload is not storable: NUL character at $.a`, path `payload.a`).
+   */
+  private checkJson(field: string, value: unknown): void {
+    if (value === undefined) return;
+    const p = jsonProblem(value, this.maxInputBytes);
+    if (!p) return;
+    const msg = describeJsonProblem(field, p);
+    throw new WeftError('BAD_USER_INPUT', msg, [{ path: p.kind === 'unstorable' ? field + p.path.slice(1) : field, message: msg }]);
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Lookups inside the tenant transaction
 
   private async findByIdempotencyKey(m: EntityManager, tenantId: string, key: string): Promise<string | undefined> {
@@ -731,6 +919,33 @@ class PgRunStore implements Store {
     this.handedOut.push(row.id);
     return { id: row.id, payload: row.payload };
   }
+}
+
+/** A 0-based attempt number the `int` columns can hold. */
+function isAttempt(n: unknown): n is number {
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= INT4_MAX;
+}
+
+/** An optional workflow version the `int` columns can hold (unknown ones are NOT_FOUND later). */
+function isVersion(n: unknown): boolean {
+  return n === undefined || (typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= INT4_MAX);
+}
+
+const INT4_MAX = 2 ** 31 - 1;
+
+/**
+ * An id of a worker/scheduler report as it may be stored: a report naming a node or task with
+ * characters the database cannot hold matches nothing anyway, and is then ignored (and recorded).
+ */
+function reportField(s: string): string {
+  return typeof s === 'string' ? sanitizeText(s, MAX_NAME_CHARS) : String(s);
+}
+
+/** A user command's failure as a client-facing error: machine rejections and refused values. */
+function userError(err: unknown, what: string): unknown {
+  if (err instanceof MachineError) return toWeftError(err);
+  if (isInvalidDataError(err)) return new WeftError('BAD_USER_INPUT', `${what} cannot be stored: ${sanitizeText(err.message, 500)}`);
+  return err;
 }
 
 function isTransient(err: unknown): boolean {

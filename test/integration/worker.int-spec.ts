@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync, rmSync } from 'node:fs';
+import { RunRepository, type TaskEntity } from '@weft/persistence';
+import { RunCoordinator, type JsonValue, type TaskJob, type WorkflowDefinition, type WorkflowNode } from '@weft/engine';
+import type { BullTaskQueues, WeftConfig } from '@weft/platform';
+import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { createTenant, def, http, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher } from '../support/builders.js';
+
+/**
+ * The worker's TaskProcessor with the real executors, the real coordinator and PostgreSQL: what a
+ * hostile CODE node can make a worker report, how refused reports end, and how a cancelled run's
+ * in-flight work stops.
+ */
+
+let db: TestDatabase;
+let slowServer: Server;
+let slowUrl: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  // Test-only triggers: a completion whose output has key `poison` is refused with a permanent,
+  // non-data error; one with key `flaky` fails with a serialization failure (transient) 7 times.
+  await db.ds.query(`
+    CREATE SEQUENCE flaky_hits;
+    CREATE FUNCTION refuse_some_outputs() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.status = 'COMPLETED' AND NEW.output ? 'poison' THEN
+        RAISE EXCEPTION 'poisoned output' USING ERRCODE = 'P0001';
+      END IF;
+      IF NEW.status = 'COMPLETED' AND NEW.output ? 'flaky' AND nextval('flaky_hits') <= 7 THEN
+        RAISE EXCEPTION 'could not serialize access' USING ERRCODE = '40001';
+      END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER refuse_some_outputs BEFORE UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION refuse_some_outputs();
+  `);
+  slowServer = createServer(() => undefined); // never answers
+  await new Promise<void>((r) => slowServer.listen(0, '127.0.0.1', r));
+  slowUrl = `http://127.0.0.1:${(slowServer.address() as AddressInfo).port}/slow`;
+});
+afterAll(async () => {
+  slowServer?.closeAllConnections();
+  await new Promise((r) => slowServer?.close(r));
+  await db?.drop();
+});
+
+const config = { queues: [], workerConcurrency: 1, httpAllowPrivate: true, httpAllowHosts: [] } as unknown as WeftConfig;
+
+async function setup() {
+  const { tenantId } = await createTenant(db.ds);
+  const dispatcher = new RecordingDispatcher();
+  const logger = new MemoryLogger();
+  const coordinator = new RunCoordinator(db.ds, dispatcher, new RecordingPublisher(), { logger });
+  const processor = new TaskProcessor(coordinator, {} as BullTaskQueues, config, { currentCheckMs: 200, reportBackoffMs: 20 });
+  const runs = new RunRepository(db.ds);
+  const h = {
+    tenantId,
+    coordinator,
+    processor,
+    async start(definition: WorkflowDefinition) {
+      const { workflowId } = await publishWorkflow(db.ds, tenantId, definition);
+      return (await coordinator.startRun(tenantId, { workflowId })).runId;
+    },
+    job(nodeId: string): TaskJob {
+      return dispatcher.last(nodeId);
+    },
+    async run(runId: string) {
+      return (await runs.findRun(tenantId, runId))!;
+    },
+    async task(runId: string, nodeId: string): Promise<TaskEntity> {
+      return (await runs.tasksOfRun(tenantId, runId)).find((t) => t.nodeId === nodeId)!;
+    },
+    async events(runId: string) {
+      return (await runs.eventsOfRun(tenantId, runId)).map((e) => e.type);
+    },
+    /** Processes the node's current job; resolves with the milliseconds it took. */
+    async process(nodeId: string): Promise<number> {
+      const started = Date.now();
+      await processor.process(dispatcher.last(nodeId));
+      return Date.now() - started;
+    },
+  };
+  return h;
+}
+
+/** Whether `pid` runs (a zombie waiting for its reaper counts as dead). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+const codeNode = (id: string, runtime: 'js' | 'python', source: string, extra: Record<string, JsonValue> = {}): WorkflowNode => ({
+  node_id: id,
+  type: 'CODE',
+  runtime,
+  spec: { code: source, ...extra },
+});
+
+describe('what a CODE node returns or throws that PostgreSQL cannot store', () => {
+  it.each([
+    ['js', 'a NUL character in a string', codeNode('c', 'js', 'function handler() { return { s: "a\\u0000b" }; }'), 'output is not storable: NUL character at $.s'],
+    ['js', 'a lone surrogate', codeNode('c', 'js', 'function handler() { return { s: "\\ud800" }; }'), 'output is not storable: lone surrogate U+D800 at $.s'],
+    ['python', 'a NUL character in a key', codeNode('c', 'python', 'def handler(input):\n    return {"k\\x00": 1}\n'), 'output is not storable: NUL character in key at $["k\\u0000"]'],
+  ])('%s returning %s fails the task and ends the run', async (_runtime, _what, node, reason) => {
+    const h = await setup();
+    const runId = await h.start(def([node]));
+    const ms = await h.process('c');
+    expect(await h.task(runId, 'c')).toMatchObject({ status: 'FAILED', error: reason });
+    expect((await h.run(runId)).status).toBe('FAILED');
+    expect(ms).toBeLessThan(5000);
+  });
+
+  it('stores a thrown error message with NUL characters and lone surrogates sanitized', async () => {
+    const h = await setup();
+    const runId = await h.start(def([codeNode('c', 'js', 'function handler() {\n  throw new Error("bad\\u0000byte \\udc00");\n}\n')]));
+    await h.process('c');
+    expect(await h.task(runId, 'c')).toMatchObject({ status: 'FAILED', error: 'Error: bad\ufffdbyte \ufffd (handler.js:2:9)' });
+    expect((await h.run(runId)).status).toBe('FAILED');
+  });
+});
+
+describe('a report the coordinator refuses', () => {
+  it('is reported as a failure of the attempt at once, not retried eight times', async () => {
+    const h = await setup();
+    const runId = await h.start(def([codeNode('c', 'js', 'function handler() { return { poison: 1 }; }')]));
+    const ms = await h.process('c');
+    expect(await h.task(runId, 'c')).toMatchObject({ status: 'FAILED', error: 'the result could not be reported: poisoned output' });
+    expect((await h.run(runId)).status).toBe('FAILED');
+    expect(ms).toBeLessThan(3000);
+  });
+
+  it('is retried while the failure is transient, and then stored as it was', async () => {
+    const h = await setup();
+    const runId = await h.start(def([codeNode('c', 'js', 'function handler() { return { flaky: 1 }; }')]));
+    await h.process('c');
+    expect(await h.task(runId, 'c')).toMatchObject({ status: 'COMPLETED', output: { flaky: 1 } });
+    expect((await h.run(runId)).status).toBe('SUCCEEDED');
+  });
+});
+
+describe('cancelling a run with work in flight', () => {
+  /** Starts processing, cancels once the task is RUNNING; resolves with ms from cancel to the end of processing. */
+  async function cancelWhileRunning(h: Awaited<ReturnType<typeof setup>>, runId: string, nodeId: string): Promise<number> {
+    const processing = h.processor.process(h.job(nodeId));
+    for (let i = 0; (await h.task(runId, nodeId)).status !== 'RUNNING'; i++) {
+      if (i > 200) throw new Error('task never started running');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await new Promise((r) => setTimeout(r, 300)); // let the child start
+    const cancelled = Date.now();
+    await h.coordinator.cancelRun(h.tenantId, { runId, reason: 'stop' });
+    await processing;
+    return Date.now() - cancelled;
+  }
+
+  it('aborts a running CODE task (the child is killed) and reports nothing', async () => {
+    const h = await setup();
+    const pidfile = `/tmp/weft-worker-int-${process.pid}-${Date.now()}.pid`;
+    const source = 'const fs = require("fs");\nasync function handler(input) {\n  fs.writeFileSync(input.pidfile, String(process.pid));\n  await new Promise((r) => setTimeout(r, 20000));\n  return 1;\n}\n';
+    const runId = await h.start(def([codeNode('c', 'js', source, { pidfile, timeout_seconds: 60 })]));
+    const ms = await cancelWhileRunning(h, runId, 'c');
+    expect(ms).toBeLessThan(3000);
+    // SIGKILL was sent before the attempt ended; the kernel and libuv's reaping take a moment.
+    const pid = Number(readFileSync(pidfile, 'utf8'));
+    for (let i = 0; i < 40 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(isAlive(pid)).toBe(false);
+    rmSync(pidfile, { force: true });
+    expect(await h.task(runId, 'c')).toMatchObject({ status: 'CANCELLED', error: 'stop' });
+    expect(await h.events(runId)).toEqual(['RunStarted', 'RunCancelled']);
+  });
+
+  it('aborts a running HTTP request', async () => {
+    const h = await setup();
+    const runId = await h.start(def([http('h', { url: slowUrl, timeout_seconds: 60 })]));
+    const ms = await cancelWhileRunning(h, runId, 'h');
+    expect(ms).toBeLessThan(3000);
+    expect(await h.events(runId)).toEqual(['RunStarted', 'RunCancelled']);
+  });
+
+  it('checks all in-flight attempts in one query and keeps the current ones', async () => {
+    const h = await setup();
+    const a = await h.start(def([http('a')]));
+    const b = await h.start(def([http('b')]));
+    const ja = h.job('a');
+    const jb = h.job('b');
+    await h.coordinator.markRunning(h.tenantId, ja.taskId, ja.attempt);
+    await h.coordinator.cancelRun(h.tenantId, { runId: b });
+    const current = await h.coordinator.currentAttempts([ja, jb, { ...ja, attempt: 1 }, { tenantId: 'x', taskId: 'y', attempt: 0 }]);
+    expect([...current]).toEqual([`${ja.taskId}:0`]);
+    expect((await h.run(a)).status).toBe('RUNNING');
+  });
+});
