@@ -57,6 +57,27 @@ describe('signals, timers, cancel, retry and idempotency end to end', () => {
     expect(task(run, 'after')).toBeUndefined();
   });
 
+  it("lets a later node read a failed sibling's status and error, in another event", async () => {
+    await publish(client, 'sibling-error', {
+      nodes: [
+        { node_id: 'f', type: 'FORK' },
+        jsNode('bad', 'throw new Error("card declined");'),
+        { node_id: 'pause', type: 'WAIT', spec: { duration_seconds: 0.5 } },
+        jsNode('report', 'return input;', { status: '{{tasks.bad.status}}', error: '{{tasks.bad.error}}' }),
+      ],
+      edges: [
+        { from: 'f', to: 'bad' },
+        { from: 'f', to: 'pause' },
+        { from: 'pause', to: 'report' },
+      ],
+    });
+    const run = await waitRun(client, await start(client, 'sibling-error'));
+    expect(run.status).toBe('FAILED');
+    expect(task(run, 'report').status).toBe('COMPLETED');
+    expect(task(run, 'report').output.status).toBe('FAILED');
+    expect(task(run, 'report').output.error).toContain('card declined');
+  });
+
   it('refuses a signal to a finished run with CONFLICT', async () => {
     const runId = await start(client, 'gated', { id: 'done' });
     await signal(client, runId, 'go-done');

@@ -152,6 +152,8 @@ interface TaskStateRow {
   attempt: number;
   branches: string[] | null;
   awaited_signal: string | null;
+  /** Only for FAILED tasks: templates read it as `tasks.<id>.error`. */
+  error: string | null;
 }
 
 /** What one committed event leaves for after-commit work and for the caller. */
@@ -662,7 +664,8 @@ export class RunCoordinator {
         const { ev, version } = build(run);
         const nodes = await sql<TaskStateRow>(
           m,
-          `SELECT node_id, id, status, attempt, branches, awaited_signal FROM tasks WHERE tenant_id = $1 AND run_id = $2`,
+          `SELECT node_id, id, status, attempt, branches, awaited_signal, CASE WHEN status = 'FAILED' THEN error END AS error
+             FROM tasks WHERE tenant_id = $1 AND run_id = $2`,
           [tenantId, runId],
         );
         const dag = await this.dag(m, tenantId, run.workflow_id, version ?? run.version);
@@ -698,6 +701,7 @@ export class RunCoordinator {
       const n: NodeState = { taskId: t.id, status: t.status, attempt: t.attempt };
       if (t.branches !== null) n.branches = t.branches;
       if (t.awaited_signal !== null) n.awaitedSignal = t.awaited_signal;
+      if (t.error !== null) n.error = t.error;
       nodes.set(t.node_id, n);
     }
     const snapshot: RunSnapshot = {
