@@ -309,10 +309,20 @@ describe('bounds', () => {
     expect(messages(def)).toEqual([
       'nodes[1].spec.duration_seconds: duration_seconds must be a non-negative number of seconds, at most 31536000 (365 days)',
       'nodes[3].spec.timeout_seconds: timeout_seconds must be a non-negative number of seconds, at most 31536000 (365 days)',
-      "nodes[4].spec.timeout_seconds: a HTTP node's timeout_seconds must be a non-negative number of seconds, at most 31536000 (365 days)",
+      "nodes[4].spec.timeout_seconds: a HTTP node's timeout_seconds must be a positive number of seconds, at most 31536000 (365 days)",
       'nodes[6].spec.until: until must not be later than 9999-12-31T23:59:59Z',
       'nodes[7].spec.until: until must be an RFC 3339 time, e.g. 2030-01-01T00:00:00Z',
     ]);
+  });
+
+  it('refuses a literal HTTP or CODE timeout of 0 (the executors refuse it at run time)', () => {
+    const positive = 'must be a positive number of seconds, at most 31536000 (365 days)';
+    expect(messages(oneNode({}, { url: 'https://x', timeout_seconds: 0 }, 'HTTP'))).toEqual([`nodes[0].spec.timeout_seconds: a HTTP node's timeout_seconds ${positive}`]);
+    expect(messages(oneNode({}, { code: 'x', timeout_seconds: '0' }, 'CODE'))).toEqual([`nodes[0].spec.timeout_seconds: a CODE node's timeout_seconds ${positive}`]);
+    expect(messages(oneNode({}, { url: 'https://x', timeout_seconds: 0.5 }, 'HTTP'))).toEqual([]);
+    expect(messages(oneNode({}, { code: 'x', timeout_seconds: '{{input.t}}' }, 'CODE'))).toEqual([]); // checked when run
+    // A WAIT_FOR_EVENT timeout is the machine's, not an executor's: 0 stays accepted.
+    expect(messages(oneNode({}, { event: 'go', timeout_seconds: 0 }, 'WAIT_FOR_EVENT'))).toEqual([]);
   });
 
   it('checks a literal CODE memory_mb and a literal HTTP method', () => {

@@ -122,15 +122,15 @@ function eachString(v: unknown, path: string, fn: (s: string, path: string) => v
  * A seconds value as a wait or timeout accepts it (number or numeric string, 0 to
  * {@link MAX_DURATION_SECONDS}), unless templated: a template is checked when it is resolved.
  */
-function secondsProblem(v: unknown): string | undefined {
-  const bad = `must be a non-negative number of seconds, at most ${MAX_DURATION_SECONDS} (365 days)`;
+function secondsProblem(v: unknown, positive = false): string | undefined {
+  const bad = `must be a ${positive ? 'positive' : 'non-negative'} number of seconds, at most ${MAX_DURATION_SECONDS} (365 days)`;
   let f: number;
   if (typeof v === 'number') f = v;
   else if (typeof v === 'string') {
     if (hasTemplate(v)) return undefined;
     f = v.trim() === '' ? Number.NaN : Number(v.trim());
   } else return bad;
-  return Number.isFinite(f) && f >= 0 && f <= MAX_DURATION_SECONDS ? undefined : bad;
+  return Number.isFinite(f) && (positive ? f > 0 : f >= 0) && f <= MAX_DURATION_SECONDS ? undefined : bad;
 }
 
 /** True for a string holding a `{{ }}` template: its value is only known when resolved. */
@@ -146,8 +146,9 @@ function isTemplated(v: unknown): boolean {
  * `unknown field`), node ids (present, strings matching {@link NODE_ID_PATTERN}, unique), node
  * types, per-type specs (CODE `spec.code`, runtime python/js/node, `memory_mb` 16..4096; HTTP
  * `spec.url` and `method`; WAIT `duration_seconds` or `until`; WAIT_FOR_EVENT `event`; literal
- * durations and timeouts 0..{@link MAX_DURATION_SECONDS}), retry values (`max_attempts` integer
- * 1..100, `backoff_seconds` 0..86,400), JSON-only values, edge ends, conditions (`{{ }}`
+ * durations and timeouts 0..{@link MAX_DURATION_SECONDS}, an HTTP or CODE `timeout_seconds` above
+ * 0), retry values (`max_attempts` integer 1..100, `backoff_seconds` 0..86,400), JSON-only
+ * values, edge ends, conditions (`{{ }}`
  * templates, only on edges leaving a SWITCH), every template of every spec, condition and the
  * definition `output` (closed, CEL that compiles, static `tasks.<id>` references to declared
  * nodes), cycles, the entry node and reachability from it.
@@ -260,7 +261,8 @@ export function validateDefinition(def: unknown): Problem[] {
     const timeout = (t: string): void => {
       const v = specObj?.timeout_seconds;
       if (v === undefined || v === null) return;
-      const p = secondsProblem(v);
+      // The HTTP and CODE executors refuse a zero timeout at run time; refuse it when publishing.
+      const p = secondsProblem(v, true);
       if (p) add({ nodeId, path: `${at}.spec.timeout_seconds`, message: `a ${t} node's timeout_seconds ${p}` });
     };
     const requireString = (key: string, t: string): void => {

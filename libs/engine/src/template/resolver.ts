@@ -1,7 +1,7 @@
 /**
  * CEL templates (seed 002, step 8): `{{ expression }}` inside any string of a node spec, an edge
  * condition or the definition's `output`. This is the ONLY file that imports the CEL library
- * (`@marcbachmann/cel-js`, see STACK.md).
+ * (`@marcbachmann/cel-js`, see STACK.md); `matches` runs on RE2 through `./re2.ts`.
  *
  * Variables: `input`, `config`, `tasks.<node_id>.{output,status,error}`, `system.now` (RFC 3339).
  *
@@ -15,7 +15,7 @@ import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import type { JsonValue } from '../model/workflow-types.js';
 import type { TemplateResolver } from '../statemachine/deps.js';
 import type { RunContext } from '../statemachine/state.js';
-import { compileLinearRegex, RegexBudgetError, RegexError, type LinearRegex } from './linear-regex.js';
+import { cachedRegex, RegexError, type Re2Regex } from './re2.js';
 import { findTemplates, templatePattern } from './template-syntax.js';
 
 /**
@@ -41,8 +41,10 @@ export const CEL_LIMITS = {
  *   elements and entries of lists and maps, counted deeply (so a list of references to one big
  *   string counts that string each time). Reading existing data (`input.big`,
  *   `tasks.a.output`) is free. Tens of MB at most.
- * - `maxRegexSteps`: steps of the linear-time `matches` (at most pattern size × text length
- *   each); about a tenth of a second.
+ * - `maxRegexSteps`: the worst-case steps of every `matches` call, charged before it runs: the
+ *   pattern's RE2 program size × (text length + 1). RE2 cannot backtrack, so that is the most a
+ *   match can cost; about a tenth of a second at worst, usually far less. With the smallest
+ *   programs (3 instructions) it lets one evaluation search about 3 million characters.
  *
  * An expression that exceeds one fails with `evaluation exceeds its budget of …`.
  */
@@ -117,8 +119,8 @@ function createEnvironment(): Environment {
 // overloads: a macro named `matches` taking one argument takes over every `x.matches(p)` call.
 // Its receiver type only has to differ from `string` for the registration to be accepted; the
 // receiver it declares is a private marker type and the macro checks the real receiver itself.
-// The resolver spec pins this takeover: if a library upgrade stops honouring it, the ReDoS test
-// fails.
+// The macro runs RE2 (`re2js`, see ./re2.ts), CEL's own regex dialect. The resolver spec pins
+// this takeover: if a library upgrade stops honouring it, the RE2-only tests fail.
 
 /** Marker receiver type of the `matches` macro (never a value). */
 class LinearMatchesMacro {}
@@ -145,35 +147,14 @@ interface MatchesMacro {
   evaluate(ev: MacroEvaluator, m: MatchesMacro, ctx: unknown): boolean;
 }
 
-/** Compiled patterns, least recently used first; bounded by their total size, not their count. */
-const regexCache = new Map<string, LinearRegex | RegexError>();
-/** Total instructions the pattern cache may hold (a few MB at most). */
-const REGEX_CACHE_INSTRUCTIONS = 100_000;
-let regexCacheSize = 0;
-
-const cachedSize = (e: LinearRegex | RegexError): number => (e instanceof RegexError ? 1 : e.size);
-
-/** The compiled pattern (LRU-cached, errors too). @throws RegexError */
-function linearRegex(pattern: string): LinearRegex {
-  let hit = regexCache.get(pattern);
-  if (hit) regexCache.delete(pattern);
-  else {
-    try {
-      hit = compileLinearRegex(pattern);
-    } catch (err) {
-      if (!(err instanceof RegexError)) throw err;
-      hit = err;
-    }
-    regexCacheSize += cachedSize(hit);
-  }
-  regexCache.set(pattern, hit);
-  while (regexCacheSize > REGEX_CACHE_INSTRUCTIONS && regexCache.size > 1) {
-    const [oldest, entry] = regexCache.entries().next().value as [string, LinearRegex | RegexError];
-    regexCache.delete(oldest);
-    regexCacheSize -= cachedSize(entry);
-  }
-  if (hit instanceof RegexError) throw hit;
-  return hit;
+/**
+ * Why a pattern is refused. A literal pattern is part of the definition and is quoted; one that
+ * was computed may come from the run's data, which errors never show, so only the reason is given
+ * (the error names the expression it came from).
+ */
+function regexErrorText(err: unknown, literal: boolean): string {
+  if (err instanceof RegexError) return literal ? err.message : err.reason;
+  return errorText(err);
 }
 
 function registerLinearMatches(env: Environment): void {
@@ -193,9 +174,9 @@ function registerLinearMatches(env: Environment): void {
         // A literal pattern is compiled now, so publishing reports a bad one.
         if (m.pattern.op === 'value' && typeof m.pattern.args === 'string') {
           try {
-            linearRegex(m.pattern.args);
+            cachedRegex(m.pattern.args);
           } catch (err) {
-            throw chk.createError('invalid_regular_expression', `Invalid regular expression: ${errorText(err)}`, m.ast);
+            throw chk.createError('invalid_regular_expression', `Invalid regular expression: ${regexErrorText(err, true)}`, m.ast);
           }
         }
         return chk.getType('bool');
@@ -206,22 +187,24 @@ function registerLinearMatches(env: Environment): void {
         if (typeof text !== 'string' || typeof pattern !== 'string') {
           throw ev.createError('no_matching_overload', `found no matching overload for '${celTypeName(text)}.matches(${celTypeName(pattern)})'`, m.ast);
         }
-        let re: LinearRegex;
+        let re: Re2Regex;
         try {
-          re = linearRegex(pattern);
+          re = cachedRegex(pattern);
         } catch (err) {
-          throw ev.createError('invalid_regular_expression', `Invalid regular expression: ${errorText(err)}`, m.ast);
+          const literal = m.pattern.op === 'value';
+          throw ev.createError('invalid_regular_expression', `Invalid regular expression: ${regexErrorText(err, literal)}`, m.ast);
         }
+        // re2js cannot be stopped part-way: the match is charged its worst case before it runs.
+        const { maxRegexSteps } = EVALUATION_LIMITS;
         const meter = currentMeter;
-        if (!meter) return re.test(text);
-        try {
-          return re.test(text, EVALUATION_LIMITS.maxRegexSteps - meter.regexSteps);
-        } catch (err) {
-          if (err instanceof RegexBudgetError) throw meter.exhaust(`${EVALUATION_LIMITS.maxRegexSteps} regular expression steps`);
-          throw err;
-        } finally {
-          meter.regexSteps += re.lastSteps;
+        const cost = re.cost(text);
+        if (meter) {
+          if (meter.regexSteps + cost > maxRegexSteps) throw meter.exhaust(`${maxRegexSteps} regular expression steps`);
+          meter.regexSteps += cost;
+        } else if (cost > maxRegexSteps) {
+          throw ev.createError('evaluation_budget', `evaluation exceeds its budget of ${maxRegexSteps} regular expression steps`, m.ast);
         }
+        return re.test(text);
       },
     };
     return macro;
