@@ -35,7 +35,7 @@ export const MAX_REGEX_PROGRAM = 5_000;
 /** Patterns whose {@link estimateProgramSize} exceeds this are refused without compiling. */
 const MAX_ESTIMATED_PROGRAM = 4 * MAX_REGEX_PROGRAM;
 /** Bounds of the compiled-pattern cache: entries, and instructions of all cached programs. */
-export const REGEX_CACHE_LIMITS = { maxPatterns: 1_000, maxInstructions: 100_000 } as const;
+export const REGEX_CACHE_LIMITS = { maxPatterns: 200, maxInstructions: 100_000 } as const;
 
 /** Longest piece of a pattern quoted in an error message. */
 const QUOTE_MAX = 64;
