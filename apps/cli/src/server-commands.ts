@@ -88,7 +88,10 @@ export function serverCommands(program: Command): void {
     .command('create-tenant <name>')
     .description('create a tenant and its first admin API key (printed once, as JSON on the last line)')
     .action(async (name: string) => {
-      if (!name.trim()) throw new InvalidArgumentError('tenant name must not be empty');
+      const clean = name.trim();
+      if (!clean) throw new InvalidArgumentError('tenant name must not be empty');
+      if (clean.length > 200) throw new InvalidArgumentError(`tenant name is ${clean.length} characters; at most 200`);
+      if (/[\u0000-\u001f\u007f\ufffd]/.test(clean)) throw new InvalidArgumentError('tenant name must not contain control characters or invalid UTF-8');
       const { loadConfig, ensureDatabase } = await platform();
       const { runMigrations, createDataSource, TenantRepository } = await persistence();
       const config = loadConfig();

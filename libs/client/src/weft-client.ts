@@ -59,6 +59,10 @@ export class WeftClient {
       throw new Error(`${this.url} answered ${res.status} with non-JSON: ${text.slice(0, 200)}`);
     }
     if (body.errors?.length) throw new WeftApiError(body.errors);
+    if (!res.ok || body.data === undefined) {
+      const detail = (body as { message?: string; error?: string }).message ?? (body as { error?: string }).error ?? text.slice(0, 200);
+      throw new Error(`${this.url} answered ${res.status}${res.status === 413 ? ' (request too large)' : ''}: ${detail}`);
+    }
     return body.data as T;
   }
 

@@ -52,5 +52,6 @@ export function unstorableJson(value: unknown, path: string): Problem[] {
   const bad = findUnstorable(value);
   if (!bad) return [];
   const message = /^(nested|not JSON)/.test(bad.reason) ? `is ${bad.reason}` : `contains a ${bad.reason}`;
-  return [{ path: `${path}${bad.path.slice(1)}`, message }];
+  const rest = bad.path.slice(1); // the JSON path without its leading `$`
+  return [{ path: `${path}${rest.length > 200 ? `${rest.slice(0, 200)}…` : rest}`, message }];
 }
