@@ -4,7 +4,7 @@ import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CodeExecutor } from './code.executor.js';
+import { CodeExecutor, DEFAULT_UID_BASE } from './code.executor.js';
 import { ExecutionError } from './executor.js';
 
 const py = { taskId: 't001', nodeId: 'score', attempt: 1, runtime: 'python' };
@@ -40,7 +40,7 @@ describe('CodeExecutor', () => {
 
   beforeAll(async () => {
     tempDir = await mkdtemp(join(tmpdir(), 'weft-code-spec-'));
-    // Like /tmp: as root the code runs as `nobody`, which must reach its temp dir (and the pid files below).
+    // Like /tmp: as root the code runs as a pool uid, which must reach its temp dir (and the pid files below).
     await chmod(tempDir, 0o1777);
     code = new CodeExecutor({ tempDir });
     process.env.WEFT_SECRET = 'hunter2';
@@ -94,8 +94,9 @@ describe('CodeExecutor', () => {
 
     it('does not leak the worker environment', async () => {
       // The real interpreter: a version-manager shim (pyenv) would add variables of its own.
-      // Asked as the user the code runs as (as root: nobody, which may not reach a root-only pyenv).
-      const real = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', ...code.runAs }).trim();
+      // Asked as the user the code runs as (as root: a pool uid, which may not reach a root-only pyenv).
+      const asPoolUid = code.uidRange ? { uid: code.uidRange.base, gid: code.uidRange.base } : {};
+      const real = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8', ...asPoolUid }).trim();
       const out = (await new CodeExecutor({ tempDir, python: real }).execute(
         { code: 'import os\ndef handler(input):\n    return {"secret": os.environ.get("WEFT_SECRET"), "keys": sorted(os.environ)}\n' },
         py,
@@ -254,10 +255,10 @@ describe('CodeExecutor', () => {
     const asRoot = process.getuid?.() === 0;
     // Only root can switch users: run the suite as root to cover it (a non-root worker shares its uid).
     const rootOnly = asRoot ? it : it.skip;
-    if (!asRoot) console.warn('CodeExecutor containment: not running as root, skipping the unprivileged-user tests');
+    if (!asRoot) console.warn('CodeExecutor containment: not running as root, skipping the per-execution uid tests (only root can switch users)');
 
-    rootOnly('runs the code as nobody, who cannot read the worker environment through /proc/<ppid>/environ', async () => {
-      expect(code.runAs).toEqual({ uid: 65534, gid: 65534 });
+    rootOnly('runs the code as a pool uid, which cannot read the worker environment through /proc/<ppid>/environ', async () => {
+      expect(code.uidRange).toEqual({ base: DEFAULT_UID_BASE, size: 1024 });
       const out = await code.execute(
         {
           code:
@@ -270,7 +271,10 @@ describe('CodeExecutor', () => {
         },
         js,
       );
-      expect(out).toEqual({ uid: 65534, gid: 65534, groups: [65534], environ: 'denied: EACCES' });
+      const { uid, gid, groups, environ } = out as { uid: number; gid: number; groups: number[]; environ: string };
+      expect(uid).toBeGreaterThanOrEqual(DEFAULT_UID_BASE);
+      expect(uid).toBeLessThan(DEFAULT_UID_BASE + 1024);
+      expect({ gid, groups, environ }).toEqual({ gid: uid, groups: [uid], environ: 'denied: EACCES' });
       const py_ = await code.execute(
         {
           code:
@@ -338,6 +342,93 @@ describe('CodeExecutor', () => {
       await rm(pidfile);
       await new Promise((r) => setTimeout(r, 100));
       expect(pids.map(isAlive)).toEqual([false, false]);
+    });
+
+    rootOnly('kills a double-forked daemon that left the session, went to / and emptied its environment', async () => {
+      const pidfile = join(tempDir, 'escaped.pid');
+      const out = await code.execute(
+        {
+          code:
+            'import os\n' +
+            'def handler(input):\n' +
+            '    r, w = os.pipe()\n' +
+            '    if os.fork() == 0:\n' +
+            '        os.setsid()\n' +
+            '        if os.fork() == 0:\n' +
+            '            os.chdir("/")\n' +
+            '            os.close(r)\n' +
+            '            os.write(w, str(os.getpid()).encode())\n' +
+            '            os.close(w)\n' +
+            '            devnull = os.open("/dev/null", os.O_RDWR)\n' +
+            '            for fd in (0, 1, 2):\n' +
+            '                os.dup2(devnull, fd)\n' +
+            '            os.execve("/bin/sleep", ["sleep", "30"], {})\n' +
+            '        os._exit(0)\n' +
+            '    os.close(w)\n' +
+            '    pid = int(os.read(r, 32))\n' +
+            '    with open(input["pidfile"], "w") as f:\n' +
+            '        f.write(str(pid))\n' +
+            '    return "ok"\n',
+          pidfile,
+        },
+        py,
+      );
+      expect(out).toBe('ok');
+      const pid = Number(await readFile(pidfile, 'utf8'));
+      await rm(pidfile);
+      expect(pid).toBeGreaterThan(0);
+      expect(isAlive(pid)).toBe(false);
+    });
+
+    rootOnly('gives concurrent executions different uids', async () => {
+      const whoami = { code: 'async function handler() {\n  await new Promise((r) => setTimeout(r, 300));\n  return process.getuid();\n}\n' };
+      const uids = (await Promise.all([code.execute(whoami, js), code.execute(whoami, js)])) as number[];
+      expect(uids[0]).not.toBe(uids[1]);
+      for (const uid of uids) expect(uid).toBeGreaterThanOrEqual(DEFAULT_UID_BASE);
+    });
+
+    rootOnly("keeps an execution out of another's temp dir", async () => {
+      const dirfile = join(tempDir, 'first.dir');
+      const first = code.execute(
+        {
+          code:
+            'const fs = require("fs");\n' +
+            'async function handler(input) {\n' +
+            '  fs.writeFileSync(input.dirfile + ".tmp", process.cwd());\n' +
+            '  fs.renameSync(input.dirfile + ".tmp", input.dirfile);\n' +
+            '  await new Promise((r) => setTimeout(r, 1000));\n' +
+            '  return "first";\n' +
+            '}\n',
+          dirfile,
+        },
+        js,
+      );
+      let dir = '';
+      for (let i = 0; i < 100 && !dir; i++) {
+        dir = await readFile(dirfile, 'utf8').catch(() => '');
+        if (!dir) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(dir.startsWith(join(tempDir, 'weft-code-'))).toBe(true);
+      const second = await code.execute(
+        {
+          code:
+            'const fs = require("fs");\n' +
+            'const path = require("path");\n' +
+            'function attempt(f) {\n  try { f(); return "allowed"; } catch (e) { return e.code; }\n}\n' +
+            'function handler(input) {\n' +
+            '  return {\n' +
+            '    list: attempt(() => fs.readdirSync(input.dir)),\n' +
+            '    read: attempt(() => fs.readFileSync(path.join(input.dir, "input.json"))),\n' +
+            '    write: attempt(() => fs.writeFileSync(path.join(input.dir, "handler.js"), "forged")),\n' +
+            '  };\n' +
+            '}\n',
+          dir,
+        },
+        js,
+      );
+      expect(second).toEqual({ list: 'EACCES', read: 'EACCES', write: 'EACCES' });
+      expect(await first).toBe('first');
+      await rm(dirfile);
     });
 
     const hasPrlimit = (() => {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
-import { chown, mkdtemp, readFile, readdir, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { accessSync, constants as fsConstants } from 'node:fs';
+import { chmod, chown, mkdtemp, readFile, readdir, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { ExecutionError } from './executor.js';
@@ -19,12 +19,15 @@ export interface CodeExecutorOptions {
   /** Tail of stdout and stderr kept for error messages, in bytes each (default 64 KiB). */
   maxLogBytes?: number;
   /**
-   * The user the code runs as when the worker runs as root: a uid/gid, or `false` to keep root
-   * (never do this with untrusted code). Default: `nobody` from /etc/passwd, else 65534:65534.
-   * Ignored when the worker is not root (it cannot switch users; the code runs as the worker's
-   * user). Resolved once, when the executor is built.
+   * When the worker runs as root, each execution runs as its own uid (gid the same number) taken
+   * from the range [`uidBase`, `uidBase + uidSlots`), one slot per concurrent execution. Default
+   * base 2 000 000 000 (far above any ids a distribution hands out; no /etc/passwd entry needed).
+   * The range must hold ids nothing else on the machine uses: every process of a slot's uid is
+   * killed when an execution ends. The last id must not exceed 2 147 483 647. Ignored when not root.
    */
-  runAsUser?: { uid: number; gid: number } | false;
+  uidBase?: number;
+  /** Number of uids in the pool: the most executions that run at once (default 1024); more wait for a slot. */
+  uidSlots?: number;
   /**
    * The `prlimit` binary that caps a Node child's data segment (RLIMIT_DATA), or `false` for no
    * such cap. Default: `prlimit` found on PATH when the executor is built.
@@ -36,6 +39,12 @@ export interface CodeExecutorOptions {
 export interface RunAsUser {
   uid: number;
   gid: number;
+}
+
+/** The uids executions run as when the worker is root: `base` … `base + size - 1` (gid = uid). */
+export interface UidRange {
+  base: number;
+  size: number;
 }
 
 type Language = 'python' | 'js';
@@ -65,8 +74,15 @@ const PIPE_GRACE_MS = 250;
 const NODE_DATA_HEADROOM_MB = 128;
 /** Environment variable carrying an execution's id; every process the code starts inherits it. */
 const EXECUTION_ENV = 'WEFT_EXECUTION_ID';
-/** The fallback uid/gid of `nobody`. */
-const NOBODY = { uid: 65534, gid: 65534 } as const;
+/** First uid (and gid) of the per-execution pool when running as root. */
+export const DEFAULT_UID_BASE = 2_000_000_000;
+const DEFAULT_UID_SLOTS = 1024;
+/** Node (libuv) takes uids and gids as int32. */
+const MAX_UID = 2_147_483_647;
+/** How long the sweep of a slot's uid keeps killing before it gives up (and keeps the slot out of use). */
+const SWEEP_BOUND_MS = 2000;
+/** While a slot's uid still has processes after a sweep, it is swept again this often before reuse. */
+const QUARANTINE_RETRY_MS = 5000;
 const STDERR_EXCERPT_CHARS = 800;
 
 const RUNTIMES: Record<string, Language> = {
@@ -272,19 +288,32 @@ async function loadModule(source) {
  * Isolation: a child process (no shell) in its own process group, in a fresh temp dir that is
  * removed afterwards, with an environment holding only PATH and the execution's id
  * (`WEFT_EXECUTION_ID`, plus Python's encoding and no-bytecode variables) — none of the worker's
- * variables or credentials. When the worker runs as root, the child runs as an unprivileged user
- * (`runAsUser`, default `nobody`; supplementary groups dropped) that owns only its temp dir, so
- * it cannot read the worker's `/proc/<pid>/environ` (DATABASE_URL…), memory or files. All
- * executions share that user: concurrent executions of different tenants could still see each
- * other's processes and temp dirs; a uid per slot would close that and is not done here.
+ * variables or credentials.
+ *
+ * As root (the setup for untrusted code), every execution runs as a uid of its own: slot `i` of
+ * a pool is uid = gid = `uidBase + i` (default 2 000 000 000 …, `uidSlots` of them; supplementary
+ * groups dropped), held by at most one execution at a time. Its temp dir is owned by that uid
+ * with mode 0700, so neither the worker's `/proc/<pid>/environ` (DATABASE_URL…), memory and files
+ * nor another execution's processes, inputs and handler files are reachable. When the execution
+ * ends (result, error, timeout or cancel), every process whose real uid is the slot's is
+ * SIGKILLed (a /proc scan, repeated until none is left) before the slot is used again — exact,
+ * whatever the code did (`setsid`, `chdir('/')`, an empty environment, a double fork). Should
+ * processes survive {@link SWEEP_BOUND_MS} of that (stuck in the kernel), the slot stays out of
+ * use and is swept again until it is clean. Not covered: files the code leaves in world-writable
+ * places outside its temp dir (/tmp, /dev/shm), which a later execution on the same uid could read.
+ * The interpreter must be executable by those uids (not under /root, say): checked once per
+ * runtime, at first use, by running it as the slot's uid.
+ *
+ * Not root: the code runs as the worker's own user (it cannot switch users), so isolation is only
+ * the empty environment and the limits below — the code can read what the worker can read.
+ * Leftovers are then found by heuristics: each process of the worker's uid that carries this
+ * execution's `WEFT_EXECUTION_ID` in its initial environment or whose working directory is the
+ * execution's temp dir is killed; code that scrubs its environment *and* changes directory in a
+ * new session escapes that sweep.
  *
  * Time: on the wall-clock deadline (or `ctx.signal`) the process group is killed with SIGKILL and
  * the attempt ends at once — it never waits for pipes that a leftover process holds open; after a
- * normal exit, pipes get {@link PIPE_GRACE_MS}. Leftovers: after every execution, each process of
- * the child's uid that carries this execution's `WEFT_EXECUTION_ID` in its initial environment or
- * whose working directory is the execution's temp dir is killed, which catches processes that
- * left the group (`setsid`, daemons). Code that scrubs its environment *and* changes directory in
- * a new session escapes that sweep (it would need a cgroup or a uid per execution to catch).
+ * normal exit, pipes get {@link PIPE_GRACE_MS}. Leftover processes are then swept as above.
  *
  * Memory: Python gets RLIMIT_AS = memory_mb (set by the runner). Node gets
  * `--max-old-space-size` = memory_mb for the V8 heap, and — when `prlimit` is available —
@@ -305,9 +334,12 @@ export class CodeExecutor implements TaskExecutor {
   private readonly tempDir: string;
   private readonly maxResultBytes: number;
   private readonly maxLogBytes: number;
-  /** The user children run as; undefined: the worker's own user. */
-  readonly runAs: RunAsUser | undefined;
+  /** The uids executions run as (root only); undefined: the worker's own user. */
+  readonly uidRange: UidRange | undefined;
   private readonly prlimit: string | undefined;
+  private readonly pool: SlotPool | undefined;
+  /** Runtimes whose interpreter was seen to start as a pool uid. */
+  private readonly runnable = new Set<Language>();
 
   constructor(options: CodeExecutorOptions = {}) {
     this.python = options.python ?? 'python3';
@@ -315,7 +347,8 @@ export class CodeExecutor implements TaskExecutor {
     this.tempDir = options.tempDir ?? tmpdir();
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.maxLogBytes = options.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES;
-    this.runAs = resolveRunAs(options.runAsUser);
+    this.uidRange = resolveUidRange(options.uidBase, options.uidSlots);
+    this.pool = this.uidRange ? new SlotPool(this.uidRange.size) : undefined;
     this.prlimit = options.prlimit === false ? undefined : (options.prlimit ?? findOnPath('prlimit'));
   }
 
@@ -343,11 +376,33 @@ export class CodeExecutor implements TaskExecutor {
       throw invalid(`the input is not JSON: ${(err as Error).message}`);
     }
 
+    const slot = this.pool ? await this.pool.take() : undefined;
+    const runAs: RunAsUser | undefined =
+      slot === undefined ? undefined : { uid: this.uidRange!.base + slot, gid: this.uidRange!.base + slot };
+    try {
+      return await this.executeAs(runAs, language, code, inputJson, seconds, memoryMb, ctx.signal);
+    } finally {
+      if (slot !== undefined) await this.releaseSlot(slot, runAs!.uid);
+    }
+  }
+
+  private async executeAs(
+    runAs: RunAsUser | undefined,
+    language: Language,
+    code: string,
+    inputJson: string,
+    seconds: number,
+    memoryMb: number,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
     const dir = await mkdtemp(join(this.tempDir, 'weft-code-'));
     const executionId = randomBytes(12).toString('hex');
     try {
-      // The child writes its result (and, for ES modules, handler.mjs) here; nobody else can read it.
-      if (this.runAs) await chown(dir, this.runAs.uid, this.runAs.gid);
+      // The child writes its result (and, for ES modules, handler.mjs) here; no other uid can enter it.
+      if (runAs) {
+        await chown(dir, runAs.uid, runAs.gid);
+        await chmod(dir, 0o700);
+      }
       const codeFile = join(dir, language === 'python' ? 'handler.py' : 'handler.js');
       const inputFile = join(dir, 'input.json');
       const resultFile = join(dir, 'result.json');
@@ -359,7 +414,7 @@ export class CodeExecutor implements TaskExecutor {
         writeFile(inputFile, inputJson),
       ]);
       // Readable by the child whatever the worker's umask.
-      if (this.runAs) await Promise.all([runner, codeFile, inputFile].map((f) => chown(f, this.runAs!.uid, this.runAs!.gid)));
+      if (runAs) await Promise.all([runner, codeFile, inputFile].map((f) => chown(f, runAs.uid, runAs.gid)));
       const base = { ...childPath(), [EXECUTION_ENV]: executionId };
       const nodeArgs = [`--max-old-space-size=${memoryMb}`, runner, codeFile, inputFile, resultFile, String(watchdogSeconds * 1000)];
       const [command, args, env] =
@@ -374,9 +429,12 @@ export class CodeExecutor implements TaskExecutor {
             : [this.node, nodeArgs, base];
       let outcome: ProcessOutcome;
       try {
-        outcome = await this.run(command, args, env, dir, seconds, ctx.signal);
+        if (runAs) await this.checkRunnable(language, runAs, dir);
+        outcome = await this.run(command, args, env, dir, seconds, signal, runAs);
       } finally {
-        await this.killLeftovers(executionId, await realpath(dir).catch(() => dir));
+        // Before the result is read: nothing of this execution may write it any more.
+        if (runAs) await killUid(runAs.uid);
+        else await this.killLeftovers(executionId, await realpath(dir).catch(() => dir));
       }
       if (outcome.timedOut) throw new ExecutionError(`timed out after ${seconds}s`);
       if (outcome.cancelled) throw new ExecutionError('execution was cancelled');
@@ -402,6 +460,58 @@ export class CodeExecutor implements TaskExecutor {
     }
   }
 
+  /**
+   * Frees a pool slot once no process of its uid is left; until then (processes that outlived
+   * {@link SWEEP_BOUND_MS} of SIGKILLs) it stays taken and is swept again in the background.
+   */
+  private async releaseSlot(slot: number, uid: number): Promise<void> {
+    if (await killUid(uid)) {
+      this.pool!.release(slot);
+      return;
+    }
+    const retry = (): void => {
+      setTimeout(() => {
+        void killUid(uid).then((clean) => (clean ? this.pool!.release(slot) : retry()), retry);
+      }, QUARANTINE_RETRY_MS).unref();
+    };
+    retry();
+  }
+
+  /**
+   * Whether the interpreter starts as a pool uid (it may live where only root can reach, e.g. a
+   * version manager under /root); checked once per runtime, with the PATH the code gets.
+   */
+  private async checkRunnable(language: Language, runAs: RunAsUser, cwd: string): Promise<void> {
+    if (this.runnable.has(language)) return;
+    const [command, args]: [string, string[]] =
+      language === 'python'
+        ? [this.python, ['-c', '']]
+        : this.prlimit
+          ? [this.prlimit, ['--', this.node, '-e', '']]
+          : [this.node, ['-e', '']];
+    const problem = await new Promise<string | undefined>((resolve) => {
+      const child = spawn(command, args, { cwd, env: childPath(), stdio: ['ignore', 'ignore', 'pipe'], uid: runAs.uid, gid: runAs.gid });
+      const stderr = new LogTail(STDERR_EXCERPT_CHARS);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+      child.on('error', (err) => {
+        clearTimeout(timer);
+        resolve(err.message);
+      });
+      child.on('close', (exitCode, exitSignal) => {
+        clearTimeout(timer);
+        const text = stderr.text().trim();
+        resolve(exitCode === 0 ? undefined : `exited with ${exitCode !== null ? `code ${exitCode}` : `signal ${exitSignal}`}${text ? `: ${text}` : ''}`);
+      });
+    });
+    if (problem !== undefined) {
+      throw new ExecutionError(
+        `${command} cannot be run by the sandbox uid ${runAs.uid} (${problem}); install the interpreter where every user may execute it, or point the executor at one`,
+      );
+    }
+    this.runnable.add(language);
+  }
+
   private run(
     command: string,
     args: string[],
@@ -409,6 +519,7 @@ export class CodeExecutor implements TaskExecutor {
     cwd: string,
     seconds: number,
     signal: AbortSignal | undefined,
+    runAs: RunAsUser | undefined,
   ): Promise<ProcessOutcome> {
     return new Promise((resolve, reject) => {
       // detached: its own process group, so a kill also reaches anything the code spawned.
@@ -417,7 +528,7 @@ export class CodeExecutor implements TaskExecutor {
         env,
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
-        ...(this.runAs ? { uid: this.runAs.uid, gid: this.runAs.gid } : {}),
+        ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
       });
       const stdout = new LogTail(this.maxLogBytes);
       const stderr = new LogTail(this.maxLogBytes);
@@ -475,13 +586,13 @@ export class CodeExecutor implements TaskExecutor {
   }
 
   /**
-   * SIGKILLs every process of the child's user that this execution started and that is still
-   * alive: its initial environment carries `WEFT_EXECUTION_ID=<id>`, or its working directory is
-   * `dir`. Several passes, so processes forked while the previous pass ran are caught too. Reads
-   * /proc (Linux); elsewhere, or for processes it may not inspect, it does nothing.
+   * Not root: SIGKILLs every process of the worker's user that this execution started and that is
+   * still alive: its initial environment carries `WEFT_EXECUTION_ID=<id>`, or its working
+   * directory is `dir`. Several passes, so processes forked while the previous pass ran are caught
+   * too. Reads /proc (Linux); elsewhere, or for processes it may not inspect, it does nothing.
    */
   private async killLeftovers(executionId: string, dir: string): Promise<void> {
-    const uid = this.runAs?.uid ?? process.getuid?.();
+    const uid = process.getuid?.();
     if (uid === undefined) return;
     const marker = Buffer.from(`${EXECUTION_ENV}=${executionId}\0`);
     for (let pass = 0; pass < 3; pass++) {
@@ -551,22 +662,84 @@ class LogTail {
   }
 }
 
-/**
- * The user children run as: none unless the worker is root; then `runAsUser`, or `nobody` from
- * /etc/passwd, or 65534:65534.
- */
-function resolveRunAs(option: CodeExecutorOptions['runAsUser']): RunAsUser | undefined {
-  if (process.getuid?.() !== 0 || option === false) return undefined;
-  if (option) return { uid: option.uid, gid: option.gid };
-  try {
-    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
-      const [name, , uid, gid] = line.split(':');
-      if (name === 'nobody' && uid && gid && /^\d+$/.test(uid) && /^\d+$/.test(gid)) return { uid: Number(uid), gid: Number(gid) };
-    }
-  } catch {
-    // No /etc/passwd: the conventional ids.
+/** The per-execution uid pool: none unless the worker is root. */
+function resolveUidRange(base = DEFAULT_UID_BASE, size = DEFAULT_UID_SLOTS): UidRange | undefined {
+  if (!Number.isSafeInteger(base) || base < 1 || !Number.isSafeInteger(size) || size < 1 || base + size - 1 > MAX_UID) {
+    throw new Error(`CodeExecutor: uidBase ${base} / uidSlots ${size} must give a uid range within 1…${MAX_UID}`);
   }
-  return { ...NOBODY };
+  return process.getuid?.() === 0 ? { base, size } : undefined;
+}
+
+/** Slot indexes 0 … size-1, each held by one execution at a time; the lowest free one is taken first. */
+class SlotPool {
+  private readonly taken = new Set<number>();
+  private readonly waiting: Array<(slot: number) => void> = [];
+
+  constructor(private readonly size: number) {}
+
+  take(): Promise<number> {
+    for (let slot = 0; slot < this.size; slot++) {
+      if (!this.taken.has(slot)) {
+        this.taken.add(slot);
+        return Promise.resolve(slot);
+      }
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  release(slot: number): void {
+    const next = this.waiting.shift();
+    if (next) next(slot);
+    else this.taken.delete(slot);
+  }
+}
+
+/**
+ * SIGKILLs every process whose real uid is `uid` (from `Uid:` in /proc/<pid>/status), pass after
+ * pass, until a scan finds none (zombies do not count: they run nothing) or {@link SWEEP_BOUND_MS}
+ * has passed. True when none is left. Without /proc (not Linux), there is nothing to scan: true.
+ */
+async function killUid(uid: number): Promise<boolean> {
+  const deadline = Date.now() + SWEEP_BOUND_MS;
+  for (;;) {
+    const pids = await processesOf(uid);
+    if (pids.length === 0) return true;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    if (Date.now() >= deadline) return (await processesOf(uid)).length === 0;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Live (not zombie) processes whose real uid is `uid`. */
+async function processesOf(uid: number): Promise<number[]> {
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return [];
+  }
+  const found = await Promise.all(
+    entries
+      .filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)
+      .map(async (p) => {
+        let status: string;
+        try {
+          status = await readFile(`/proc/${p}/status`, 'utf8');
+        } catch {
+          return undefined; // Gone meanwhile.
+        }
+        const real = /^Uid:\s+(\d+)/m.exec(status);
+        if (!real || Number(real[1]) !== uid) return undefined;
+        return /^State:\s+[ZX]/m.test(status) ? undefined : Number(p);
+      }),
+  );
+  return found.filter((pid): pid is number => pid !== undefined);
 }
 
 /** The first executable `name` on PATH, or undefined. */
