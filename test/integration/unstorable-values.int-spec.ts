@@ -192,6 +192,25 @@ describe('user input PostgreSQL cannot store', () => {
 });
 
 describe('values the database refuses although they passed the checks (INVALID_DATA)', () => {
+  // The machine checks every value it computes (a template yielding a NUL character fails the
+  // node), so a trigger plays a database refusing a task input that passed those checks.
+  const POISON = { s: 'poison-22P05' };
+  beforeAll(async () => {
+    await db.ds.query(`
+      CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.input::text LIKE '%poison-22P05%' THEN
+          RAISE EXCEPTION 'unsupported Unicode escape sequence' USING ERRCODE = '22P05';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION refuse_poison();
+    `);
+  });
+  afterAll(async () => {
+    await db?.ds.query(`DROP TRIGGER IF EXISTS refuse_poison ON tasks; DROP FUNCTION IF EXISTS refuse_poison();`);
+  });
+
   it('maps SQLSTATE class 22 and 54 to INVALID_DATA, never transient', async () => {
     for (const code of ['22P05', '22P02', '22021', '22003', '22008', '54001']) {
       expect(mapDriverError(Object.assign(new Error('x'), { code }))).toMatchObject({ code: 'INVALID_DATA', sqlState: code });
@@ -204,9 +223,9 @@ describe('values the database refuses although they passed the checks (INVALID_D
   });
 
   it('applies a completion the database refuses once more as a failure of the same attempt', async () => {
-    // A template computes a NUL character into the successor's input: only the database notices.
+    // The successor's input passes every check; only the database refuses it.
     const h = await setup();
-    const runId = await h.start(def([twoAttempts('a'), http('b', { s: '{{ "x\\u0000y" }}' })], [edge('a', 'b')]));
+    const runId = await h.start(def([twoAttempts('a'), http('b', POISON)], [edge('a', 'b')]));
     expect(await h.complete('a', { ok: true })).toEqual({});
     const a = (await h.tasks(runId)).a!;
     expect(a).toMatchObject({ status: 'PENDING', attempt: 1 });
@@ -219,7 +238,7 @@ describe('values the database refuses although they passed the checks (INVALID_D
 
   it('fails the waiting task and the run when a timer the database refuses fires', async () => {
     const h = await setup();
-    const runId = await h.start(def([wait('w', 1), http('b', { s: '{{ "x\\u0000y" }}' })], [edge('w', 'b')]));
+    const runId = await h.start(def([wait('w', 1), http('b', POISON)], [edge('w', 'b')]));
     h.clock.advance(2000);
     expect(await h.coordinator.fireDueTimers(10)).toBe(1);
     expect((await h.tasks(runId)).w).toMatchObject({ status: 'FAILED', wakeAt: null, error: expect.stringMatching(/^could not store the TimerFired of node w: .*\(INVALID_DATA\)$/) });
@@ -234,7 +253,7 @@ describe('values the database refuses although they passed the checks (INVALID_D
 
   it('refuses a signal whose delivery the database refuses, as BAD_USER_INPUT, writing nothing', async () => {
     const h = await setup();
-    const runId = await h.start(def([waitFor('w', 'go'), http('b', { s: '{{ "x\\u0000y" }}' })], [edge('w', 'b')]));
+    const runId = await h.start(def([waitFor('w', 'go'), http('b', POISON)], [edge('w', 'b')]));
     expect(await rejection(h.coordinator.sendSignal(h.tenantId, { runId, name: 'go' }))).toMatchObject({
       code: 'BAD_USER_INPUT',
       message: expect.stringMatching(/^the signal cannot be stored: /),

@@ -78,6 +78,25 @@ describe('loading definitions', () => {
     expect(problems).toEqual([expect.objectContaining({ message: expect.stringMatching(/unique.*line 2, column 1/) })]);
   });
 
+  it('refuses a billion-laughs document of nested aliases as one problem, not a crash', () => {
+    // Nine levels of ten aliases each: 10^9 strings if expanded.
+    const levels = ['a: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
+    for (let i = 1; i < 9; i++) levels.push(`l${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(', ')}]`);
+    const source = `nodes:\n  - {node_id: a, type: HTTP, spec: {url: "https://x", bomb: *l8}}\n`;
+    const problems = problemsOf(() => loadDefinition(`${levels.join('\n')}\n${source}`));
+    expect(problems).toEqual([{ message: expect.stringContaining('too many alias expansions') }]);
+    expect(problems[0].message).not.toMatch(/resource exhaustion/);
+  });
+
+  it('turns any other YAML conversion error into a problem: unresolved and self-containing aliases', () => {
+    expect(problemsOf(() => parseDefinition('nodes: *missing\n'))).toEqual([
+      { message: expect.stringMatching(/^YAML error: Unresolved alias/) },
+    ]);
+    expect(problemsOf(() => parseDefinition('nodes: &n [*n]\n'))).toEqual([
+      { path: 'line 1, column 12', message: 'YAML error: alias *n refers to a node that contains it' },
+    ]);
+  });
+
   it('throws every problem with the count in the message', () => {
     let err: WeftError | undefined;
     try {

@@ -43,6 +43,10 @@ export const RETRY_LIMITS = { maxAttempts: 100, maxBackoffSeconds: 86_400 } as c
 /** Bounds of a literal CODE `spec.memory_mb`. */
 export const CODE_MEMORY_MB = { min: 16, max: 4096 } as const;
 
+/**
+ * Most alias expansions `toJS` performs (the `yaml` package's `maxAliasCount`): a "billion
+ * laughs" document of nested anchors would otherwise expand exponentially.
+ */
 const MAX_ALIASES = 100;
 
 /** The node types a definition may use today (SUBWORKFLOW is refused until it is implemented). */
@@ -61,6 +65,35 @@ function yamlProblem(err: YAMLError): Problem {
   return { path: pos ? `line ${pos.line}, column ${pos.col}` : undefined, message: `YAML syntax error: ${first}${where}` };
 }
 
+/** A problem for an error `toJS` throws (alias bombs, unresolved aliases, …); never rethrown. */
+function conversionProblem(err: unknown): Problem {
+  const msg = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  if (/excessive alias count/i.test(msg)) {
+    return { message: `YAML error: too many alias expansions (more than ${MAX_ALIASES}); do not nest anchors and aliases` };
+  }
+  return { message: `YAML error: ${msg}` };
+}
+
+/** An alias inside the node it refers to (`a: &a [*a]`) would make the result circular. */
+function recursiveAlias(doc: YAML.Document, lines: YAML.LineCounter): Problem | undefined {
+  let found: Problem | undefined;
+  YAML.visit(doc, {
+    Alias(_key, node, path) {
+      const target = node.resolve(doc);
+      if (target && path.includes(target)) {
+        const pos = node.range ? lines.linePos(node.range[0]) : undefined;
+        found = {
+          path: pos ? `line ${pos.line}, column ${pos.col}` : undefined,
+          message: `YAML error: alias *${node.source} refers to a node that contains it`,
+        };
+        return YAML.visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
+
 /** The error thrown for an invalid definition: `BAD_USER_INPUT` with every problem. */
 function invalid(problems: Problem[]): WeftError {
   return new WeftError('BAD_USER_INPUT', `invalid workflow definition: ${problems.length} problem(s)`, problems);
@@ -72,9 +105,16 @@ function invalid(problems: Problem[]): WeftError {
  * @throws WeftError `BAD_USER_INPUT` with one problem (its line and column) on a syntax error.
  */
 export function parseDefinition(source: string): WorkflowDefinition {
-  const doc = YAML.parseDocument(source, { uniqueKeys: true, prettyErrors: true });
+  const lines = new YAML.LineCounter();
+  const doc = YAML.parseDocument(source, { uniqueKeys: true, prettyErrors: true, lineCounter: lines });
   if (doc.errors.length > 0) throw invalid([yamlProblem(doc.errors[0])]);
-  return doc.toJS({ maxAliasCount: MAX_ALIASES }) as WorkflowDefinition;
+  const circular = recursiveAlias(doc, lines);
+  if (circular) throw invalid([circular]);
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIASES }) as WorkflowDefinition;
+  } catch (err) {
+    throw invalid([conversionProblem(err)]);
+  }
 }
 
 /**

@@ -29,7 +29,16 @@ export interface Deps {
   store: Store;
   now: () => Date;
   newId: () => string;
+  /**
+   * Largest value the machine may compute (a node's resolved input or wait spec, the run output
+   * template's result), in UTF-16 code units of its JSON text; default
+   * {@link DEFAULT_MAX_VALUE_BYTES} (1 MiB).
+   */
+  maxValueBytes?: number;
 }
+
+/** Default for {@link Deps.maxValueBytes}: 1 MiB. */
+export const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;
 
 /** The outcome of applying one event (seed 000 `Transition`). */
 export interface Transition {

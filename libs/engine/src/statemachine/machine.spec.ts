@@ -344,3 +344,28 @@ describe('templates read the status of every reached node (DESIGN §2)', () => {
     expect(actionsOf(tr, 'DispatchTask')[0].input).toEqual({ nap: 'WAITING', has_error: false });
   });
 });
+
+describe('values the machine computes are checked before they are stored', () => {
+  it('fails a node whose resolved input PostgreSQL cannot hold, naming the JSON path', async () => {
+    const h = new Harness([task('a', { k: "{{'a\\u0000b'}}", ok: 1 })], []);
+    const tr = await h.start();
+    const t = actionsOf(tr, 'CreateTask')[0];
+    expect(t).toMatchObject({ status: TaskStatus.Failed, error: 'input is not storable: NUL character at $.k' });
+    expect(t.input).toBeUndefined();
+    expect(dispatched(tr)).toEqual([]);
+    expect(finished(tr)?.status).toBe(RunStatus.Failed);
+  });
+
+  it('fails a node whose resolved input is over 1 MiB of JSON', async () => {
+    const h = new Harness([task('a', { s: '{{input.s}}', t: '{{input.s}}' })], [], { input: { s: 'x'.repeat(600 * 1024) } });
+    const tr = await h.start();
+    expect(actionsOf(tr, 'CreateTask')[0]).toMatchObject({ status: TaskStatus.Failed, error: 'resolved input too large: 1.2 MiB > 1 MiB' });
+  });
+
+  it('fails the run when the output template resolves to something PostgreSQL cannot hold', async () => {
+    const h = new Harness([task('a')], [], { output: { x: "{{'a\\u0000b'}}" } });
+    await h.start();
+    const tr = await h.complete('a');
+    expect(finished(tr)).toEqual({ type: 'FinishRun', status: RunStatus.Failed, reason: 'run output is not storable: NUL character at $.x' });
+  });
+});

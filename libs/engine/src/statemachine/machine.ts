@@ -18,7 +18,7 @@ import type {
 } from './events.js';
 import { advanceFrom, begin } from './routing.js';
 import { isTaskActive, matchesAttempt, type NodeState, type RunSnapshot, type StepResult } from './state.js';
-import { Step, errorMessage, isStoreError } from './step.js';
+import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
 import { onSignalReceived, onTimerFired } from './waits.js';
 
 export { applyAction, runCounts } from './apply-action.js';
@@ -184,7 +184,8 @@ async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
 
 /**
  * RunRetried: restarts the run from a node. Resets that node and its descendants (their tasks are
- * deleted), keeps every other result, optionally replaces input/config, and begins again at the
+ * deleted), and every reached node the retry's version no longer has (the machine is built with
+ * that version's DAG; a leftover FAILED task would fail the run forever), keeps every other result, optionally replaces input/config, and begins again at the
  * node. Allowed on a finished run or a running run with nothing active.
  * @throws MachineError RUN_ACTIVE while any task is active; INVALID_REQUEST for an unknown node.
  */
@@ -202,9 +203,16 @@ async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
     version: ev.version,
     input: ev.input !== undefined ? ev.input : s.run.context.input,
     config: ev.config !== undefined ? ev.config : s.run.context.config,
-    resetNodes: [...s.dag.descendants(ev.fromNodeId), ev.fromNodeId],
+    resetNodes: resetSet(s, ev.fromNodeId),
   });
   await begin(s, restart);
+}
+
+/** `from`, its descendants, and every reached node missing from the DAG, each once. */
+function resetSet(s: Step, from: string): string[] {
+  const reset = new Set([...s.dag.descendants(from), from]);
+  for (const id of s.run.nodes.keys()) if (!s.dag.getNode(id)) reset.add(id);
+  return [...reset];
 }
 
 /**
@@ -242,6 +250,13 @@ async function finishIfDone(s: Step): Promise<void> {
     if (isStoreError(err)) throw err;
     s.failRun(`cannot resolve the run output: ${errorMessage(err)}`);
     return;
+  }
+  if (s.dag.definition.output !== undefined) {
+    const problem = valueProblem('run output', output, s.maxValueBytes);
+    if (problem) {
+      s.failRun(problem);
+      return;
+    }
   }
   s.emit({ type: 'FinishRun', status: RunStatus.Succeeded, output });
 }

@@ -36,6 +36,21 @@ describe('retry from a node', () => {
     expect(finished(done)).toMatchObject({ status: RunStatus.Succeeded, output: { c: { ok: true } } });
   });
 
+  it('onto a newer version, resets reached nodes that version no longer has, so the run can succeed', async () => {
+    const h = new Harness([task('a'), task('b')], [edge('a', 'b')]);
+    await h.start();
+    await h.complete('a');
+    expect(finished(await h.fail('b'))?.status).toBe(RunStatus.Failed);
+
+    h.publish([task('a'), task('b2')], [edge('a', 'b2')]); // v2 renames b
+    const tr = await h.retry('a', { version: 2 });
+    expect(actionsOf(tr, 'ReopenRun')[0]).toMatchObject({ version: 2, resetNodes: ['b2', 'a', 'b'] });
+    expect(h.run.nodes.has('b')).toBe(false);
+    await h.complete('a');
+    const done = await h.complete('b2', { ok: true });
+    expect(finished(done)).toMatchObject({ status: RunStatus.Succeeded, output: { b2: { ok: true } } });
+  });
+
   it('keeps input and config when the retry gives none', async () => {
     const h = chain();
     await h.start();

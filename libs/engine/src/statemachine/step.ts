@@ -6,7 +6,8 @@ import type { WorkflowDag } from '../model/dag.js';
 import type { WorkflowNode } from '../model/workflow-definition.js';
 import { RunStatus, TaskStatus, isRunTerminal, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
 import type { Action } from './actions.js';
-import type { Deps, Transition } from './deps.js';
+import { findUnstorable, formatBytes } from '../model/storable-json.js';
+import { DEFAULT_MAX_VALUE_BYTES, type Deps, type Transition } from './deps.js';
 import { StoreError } from './errors.js';
 import { applyAction } from './apply-action.js';
 import type { RunContext, RunSnapshot } from './state.js';
@@ -24,6 +25,24 @@ export function isStoreError(err: unknown): err is StoreError {
 /** The message of any thrown value. */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Why a value the machine computed cannot be stored, or undefined when it can: a string or key
+ * PostgreSQL refuses, a non-JSON value or too deep nesting (`<field> is not storable: NUL
+ * character at $.k`), or JSON text longer than `maxBytes` (`resolved input too large: 100 MiB >
+ * 1 MiB`, with `sizeField` naming it). Pure: the size is `JSON.stringify`'s length.
+ */
+export function valueProblem(field: string, value: unknown, maxBytes: number, sizeField = field): string | undefined {
+  const bad = findUnstorable(value);
+  if (bad) return `${field} is not storable: ${bad.reason} at ${bad.path}`;
+  let len: number;
+  try {
+    len = value === undefined ? 4 : (JSON.stringify(value) ?? 'null').length;
+  } catch {
+    return `${sizeField} too large: more than ${formatBytes(maxBytes)}`; // beyond V8's longest string
+  }
+  return len > maxBytes ? `${sizeField} too large: ${formatBytes(len)} > ${formatBytes(maxBytes)}` : undefined;
 }
 
 /** One event's working state: the transition being built, the clock reading, the run. */
@@ -96,19 +115,38 @@ export class Step {
     return this.ensureLoaded(this.dag.taskRefs(node.node_id));
   }
 
+  /** Largest JSON text of a value the machine computes (Deps `maxValueBytes`, default 1 MiB). */
+  get maxValueBytes(): number {
+    return this.deps.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
+  }
+
   /**
    * Resolves the CEL templates of `node.spec` (an absent spec resolves as `{}`) against the run
-   * context (seed 000 `resolveInput`).
+   * context (seed 000 `resolveInput`) and checks that the result can be stored.
    * @throws StoreError (transient) while loading outputs; Error naming the node for a template
-   * that cannot be resolved.
+   * that cannot be resolved; Error `input is not storable: … at $.k` or `resolved input too
+   * large: …` for a result the database would refuse (or that is over `maxValueBytes`).
    */
   async resolveInput(node: WorkflowNode): Promise<JsonValue> {
+    const input = await this.resolveSpec(node);
+    this.checkInput(input);
+    return input;
+  }
+
+  /** {@link resolveInput} without the storable check (the caller must call {@link checkInput}). */
+  async resolveSpec(node: WorkflowNode): Promise<JsonValue> {
     await this.ensureOutputs(node);
     try {
       return this.deps.templates.resolve(node.spec ?? {}, this.templateContext(), this.now);
     } catch (err) {
       throw new Error(`CEL resolution for node ${node.node_id}: ${errorMessage(err)}`);
     }
+  }
+
+  /** @throws Error when a resolved input cannot be stored (see {@link valueProblem}). */
+  checkInput(input: JsonValue): void {
+    const problem = valueProblem('input', input, this.maxValueBytes, 'resolved input');
+    if (problem) throw new Error(problem);
   }
 
   /**

@@ -48,6 +48,23 @@ describe('WAIT', () => {
     }
   });
 
+  it('fails the node when its resolved spec is too large to store, without storing it', async () => {
+    const spec: Record<string, JsonValue> = {};
+    for (let i = 0; i < 100; i++) spec[`k${i}`] = '{{input.s}}';
+    const h = new Harness([wait('w', spec)], [], { input: { s: 'x'.repeat(1024 * 1024) } });
+    const tr = await h.start();
+    const t = actionsOf(tr, 'CreateTask')[0];
+    expect(t).toMatchObject({ status: TaskStatus.Failed, error: expect.stringMatching(/^resolved input too large: 100(\.0)? MiB > 1 MiB$/) });
+    expect(t.input).toBeUndefined();
+    expect(finished(tr)?.status).toBe(RunStatus.Failed);
+  });
+
+  it('fails the node when its resolved spec holds a NUL character', async () => {
+    const h = new Harness([wait('w', { duration_seconds: 1, note: "{{'a\\u0000b'}}" })], []);
+    const tr = await h.start();
+    expect(actionsOf(tr, 'CreateTask')[0]).toMatchObject({ status: TaskStatus.Failed, error: 'input is not storable: NUL character at $.note' });
+  });
+
   it('fails the node when its spec is malformed', async () => {
     const cases: Array<[JsonValue, RegExp]> = [
       [{}, /WAIT requires spec.duration_seconds or spec.until/],
@@ -217,6 +234,29 @@ describe('WAIT_FOR_EVENT and signals', () => {
       error: 'timeout_seconds: must be at most 31536000 seconds (365 days), got 1000000000000',
     });
     expect(finished(tr)?.status).toBe(RunStatus.Failed);
+  });
+
+  it('fails a WAIT_FOR_EVENT whose resolved event name the Store could not look up, without asking it', async () => {
+    const h = new Harness([waitFor('e', { event: "{{'a\\u0000b'}}" })], []);
+    h.storeDown = true; // a lookup would be a transient StoreError, retried forever
+    const tr = await h.start();
+    const t = actionsOf(tr, 'CreateTask')[0];
+    expect(t).toMatchObject({ status: TaskStatus.Failed, error: 'event name is not storable: NUL character' });
+    expect(t.input).toBeUndefined();
+    expect(finished(tr)?.status).toBe(RunStatus.Failed);
+  });
+
+  it('fails a WAIT_FOR_EVENT whose resolved event name is longer than 1024 characters', async () => {
+    const h = new Harness([waitFor('e', { event: '{{input.name}}' })], [], { input: { name: 'x'.repeat(1025) } });
+    const tr = await h.start();
+    expect(actionsOf(tr, 'CreateTask')[0]).toMatchObject({ status: TaskStatus.Failed, error: 'event name is longer than 1024 characters' });
+  });
+
+  it('refuses a signal whose name cannot be stored', async () => {
+    const h = new Harness([waitFor('e', { event: 'go' })], []);
+    await h.start();
+    await expect(h.signal('a\u0000b')).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'event name is not storable: NUL character' });
+    expect(h.signals).toEqual([]);
   });
 
   it('fails a WAIT_FOR_EVENT without an event name', async () => {

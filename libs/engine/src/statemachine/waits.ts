@@ -4,6 +4,7 @@
  * completes inline. Internal to the state machine, except the pure helpers.
  */
 import { MAX_TIMESTAMP_MS, parseRfc3339 } from '../model/rfc3339.js';
+import { MAX_NAME_CHARS, badCharacter } from '../model/storable-json.js';
 import { MAX_DURATION_SECONDS, type WorkflowNode } from '../model/workflow-definition.js';
 import { NodeType, TaskStatus, type JsonObject, type JsonValue } from '../model/workflow-types.js';
 import type { CreateTask } from './actions.js';
@@ -35,10 +36,24 @@ export function parseSecondsMs(raw: JsonValue | undefined): number {
   return f * 1000;
 }
 
-/** A value for an error message, cut at 80 characters (it may come from run data). */
+/** A value for an error message, cut at 80 characters (it may come from run data), never inside a surrogate pair. */
 function shortJson(v: JsonValue): string {
   const s = JSON.stringify(v) ?? String(v);
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  if (s.length <= 80) return s;
+  const cut = /[\ud800-\udbff]/.test(s[76]) ? 76 : 77;
+  return `${s.slice(0, cut)}...`;
+}
+
+/**
+ * Why `name` cannot be an event (signal) name, or undefined when it can: it must be a non-empty
+ * string of at most {@link MAX_NAME_CHARS} characters that PostgreSQL can store (no NUL, no
+ * lone surrogate). Pure.
+ */
+export function eventNameProblem(name: unknown): string | undefined {
+  if (typeof name !== 'string' || name === '') return 'event name is required';
+  if (name.length > MAX_NAME_CHARS) return `event name is longer than ${MAX_NAME_CHARS} characters`;
+  const bad = badCharacter(name);
+  return bad ? `event name is not storable: ${bad}` : undefined;
 }
 
 /** The output of a WAIT that fired: `{woke_at: <RFC 3339>}`. */
@@ -87,9 +102,20 @@ export function wakeTime(spec: JsonObject, now: Date): Date {
 export async function park(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
   let input: JsonValue;
   try {
-    input = await s.resolveInput(n);
+    input = await s.resolveSpec(n);
   } catch (err) {
     if (isStoreError(err)) throw err;
+    return failNode(s, n, undefined, errorMessage(err));
+  }
+  // The event name first (the more precise reason), then the whole spec; neither is stored.
+  const event = isSpecObject(input) ? input.event : undefined;
+  if (n.type === NodeType.WaitForEvent && typeof event === 'string' && event !== '') {
+    const bad = eventNameProblem(event);
+    if (bad) return failNode(s, n, undefined, bad);
+  }
+  try {
+    s.checkInput(input);
+  } catch (err) {
     return failNode(s, n, undefined, errorMessage(err));
   }
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
@@ -108,7 +134,6 @@ export async function park(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
     if (at.getTime() <= s.now.getTime()) return completeNow(s, task, wokeAt(s.now));
     task.wakeAt = at;
   } else {
-    const event = spec.event;
     if (typeof event !== 'string' || event === '') {
       return failNode(s, n, input, 'WAIT_FOR_EVENT requires spec.event');
     }
@@ -135,6 +160,10 @@ export async function park(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
   }
   s.emit(task);
   return [];
+}
+
+function isSpecObject(v: JsonValue): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /** Records a wait that is already satisfied as COMPLETED and continues past it. */
@@ -179,12 +208,12 @@ export async function onTimerFired(s: Step, ev: TimerFired): Promise<void> {
 /**
  * SignalReceived: the oldest node waiting for that name completes with the payload (`{}` when
  * absent) and routing continues; with no waiter the signal is buffered for a later park.
- * @throws MachineError INVALID_REQUEST without a name; RUN_FINISHED on a finished run.
+ * @throws MachineError INVALID_REQUEST without a name or for one that is too long or unstorable;
+ * RUN_FINISHED on a finished run.
  */
 export async function onSignalReceived(s: Step, ev: SignalReceived): Promise<void> {
-  if (typeof ev.name !== 'string' || ev.name === '') {
-    throw new MachineError('INVALID_REQUEST', 'event name is required');
-  }
+  const badName = eventNameProblem(ev.name);
+  if (badName) throw new MachineError('INVALID_REQUEST', badName);
   if (s.terminal()) throw new MachineError('RUN_FINISHED', `run is ${s.run.status}`);
 
   const waiter = waiterFor(s, ev.name);

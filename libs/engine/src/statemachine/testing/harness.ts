@@ -85,7 +85,7 @@ export interface HarnessOptions {
 
 /** See the file comment. */
 export class Harness implements Store {
-  readonly dag: WorkflowDag;
+  dag: WorkflowDag;
   readonly run: RunSnapshot;
   readonly templates = new CelTemplateResolver();
   /** The fixed clock; tests move it explicitly. */
@@ -219,6 +219,11 @@ export class Harness implements Store {
   /** Retries the run from `nodeId` on the same version, optionally with new input/config. */
   retry(nodeId: string, opts: { input?: JsonValue; config?: JsonValue; version?: number } = {}): Promise<Transition> {
     return this.try({ type: 'RunRetried', fromNodeId: nodeId, version: opts.version ?? this.run.version, input: opts.input, config: opts.config });
+  }
+
+  /** Publishes a new definition: later events run on its DAG (pass `version` to `retry`). */
+  publish(nodes: WorkflowNode[], edges: WorkflowEdge[]): void {
+    this.dag = buildDag({ nodes, edges });
   }
 
   /** Moves the clock forward. */
