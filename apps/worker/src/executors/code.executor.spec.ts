@@ -5,20 +5,11 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CodeExecutor, DEFAULT_UID_BASE } from './code.executor.js';
-import { ExecutionError } from './executor.js';
+import { failure } from './execution-failure.testing.js';
 
 const py = { taskId: 't001', nodeId: 'score', attempt: 1, runtime: 'python' };
 const js = { taskId: 't002', nodeId: 'score', attempt: 1, runtime: 'js' };
 
-async function failure(promise: Promise<unknown>): Promise<ExecutionError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ExecutionError);
-    return err as ExecutionError;
-  }
-  throw new Error('expected the execution to fail');
-}
 
 /** Whether `pid` runs (a zombie waiting for a reaper counts as dead). */
 function isAlive(pid: number): boolean {

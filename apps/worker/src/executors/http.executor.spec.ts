@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ExecutionError } from './executor.js';
 import { HttpExecutor, addressRefusal } from './http.executor.js';
+import { failure } from './execution-failure.testing.js';
 
 const ctx = { taskId: 't001', nodeId: 'fetch', attempt: 1 };
 
@@ -73,15 +73,6 @@ function startServer(): Promise<{ server: Server; base: string; port: number; hi
   });
 }
 
-async function failure(promise: Promise<unknown>): Promise<ExecutionError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ExecutionError);
-    return err as ExecutionError;
-  }
-  throw new Error('expected the execution to fail');
-}
 
 describe('HttpExecutor', () => {
   let server: Server;
