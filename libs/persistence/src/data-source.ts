@@ -10,6 +10,7 @@ import { TenantEntity } from './entities/tenant.entity.js';
 import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
 import { InitialSchema1764489600000 } from './migrations/1764489600000-initial-schema.js';
+import { LostTaskIndex1764576000000 } from './migrations/1764576000000-lost-task-index.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -25,7 +26,7 @@ export const ENTITIES = [
 ];
 
 /** Every migration, oldest first. The schema is built by migrations only, never `synchronize`. */
-export const MIGRATIONS = [InitialSchema1764489600000];
+export const MIGRATIONS = [InitialSchema1764489600000, LostTaskIndex1764576000000];
 
 /** Options of {@link createDataSource}. */
 export interface DataSourceOptions {

@@ -1,7 +1,7 @@
 import Queue from 'bull';
 import type { Job } from 'bull';
 import { Redis, type RedisOptions } from 'ioredis';
-import { jobId, type TaskDispatcher, type TaskJob } from '@weft/engine';
+import { jobId, type JobProbe, type TaskDispatcher, type TaskJob } from '@weft/engine';
 
 /**
  * Bull key prefix for the queues of the Weft installation whose database is at `databaseUrl`:
@@ -27,7 +27,7 @@ export function queuePrefix(databaseUrl: string): string {
  * `notBefore` (retry backoff) minus now. Bull's stalled-job check (lock 30 s, checked every
  * 30 s, one redelivery) redelivers the job of a worker that died mid-task.
  */
-export class BullTaskQueues implements TaskDispatcher {
+export class BullTaskQueues implements TaskDispatcher, JobProbe {
   private readonly queues = new Map<string, Queue.Queue<TaskJob>>();
   private readonly shared: Redis[] = [];
   private client?: Redis;
@@ -62,6 +62,20 @@ export class BullTaskQueues implements TaskDispatcher {
         }),
       ),
     );
+  }
+
+  /**
+   * True while job `id` is on queue `name` and not finished (waiting, delayed, active, paused).
+   * A finished (failed or completed) job left behind is removed, so that enqueuing the same
+   * attempt again adds a fresh job instead of being a no-op.
+   */
+  async hasJob(name: string, id: string): Promise<boolean> {
+    const job = await this.queue(name).getJob(id);
+    if (!job) return false;
+    const state = await job.getState();
+    if (state !== 'failed' && state !== 'completed') return true;
+    await job.remove().catch(() => undefined);
+    return false;
   }
 
   /**

@@ -1,13 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { RunCoordinator } from '@weft/engine';
-import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
+import { BullTaskQueues, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 
 /** Rows each poll claims at most, so one busy tenant cannot hold a poll for long. */
 const BATCH = 200;
 
 /**
- * Polls for due timers (WAIT wake-ups, WAIT_FOR_EVENT timeouts) and for outbox rows that were
- * committed but not enqueued, every `WEFT_SCHEDULER_INTERVAL_MS`. Safe with several replicas:
+ * Polls for due timers (WAIT wake-ups, WAIT_FOR_EVENT timeouts), for outbox rows that were
+ * committed but not enqueued and for enqueued tasks whose job vanished from Redis (DESIGN §4),
+ * every `WEFT_SCHEDULER_INTERVAL_MS`. Safe with several replicas:
  * the coordinator claims rows with `FOR UPDATE SKIP LOCKED` and fencing drops duplicates.
  */
 @Injectable()
@@ -20,6 +21,7 @@ export class SchedulerPoller implements OnApplicationShutdown {
   constructor(
     private readonly coordinator: RunCoordinator,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
+    private readonly queues: BullTaskQueues,
   ) {}
 
   /** Starts polling. */
@@ -29,13 +31,18 @@ export class SchedulerPoller implements OnApplicationShutdown {
     this.log.log(`polling every ${this.config.schedulerIntervalMs} ms`);
   }
 
-  /** Runs one poll now: fires due timers, then relays the outbox, each until drained. */
-  async pollOnce(): Promise<{ timers: number; relayed: number }> {
+  /**
+   * Runs one poll now: fires due timers, relays the outbox, each until drained, then re-dispatches
+   * one batch of tasks whose job vanished (an indexed query; claimed tasks are skipped until the
+   * coordinator's `lostTaskAfterMs` passes again, so the next poll takes the next batch).
+   */
+  async pollOnce(): Promise<{ timers: number; relayed: number; redispatched: number }> {
     let timers = 0;
     let relayed = 0;
     for (let n = BATCH; n === BATCH && !this.stopped; ) timers += n = await this.coordinator.fireDueTimers(BATCH);
     for (let n = BATCH; n === BATCH && !this.stopped; ) relayed += n = await this.coordinator.relayOutbox(BATCH);
-    return { timers, relayed };
+    const redispatched = this.stopped ? 0 : await this.coordinator.sweepLostTasks(BATCH, this.queues);
+    return { timers, relayed, redispatched };
   }
 
   private schedule(): void {

@@ -31,6 +31,18 @@ export interface TaskDispatcher {
   enqueue(jobs: TaskJob[]): Promise<void>;
 }
 
+/**
+ * Tells whether a task attempt's job is still on its queue (implemented over Bull in
+ * @weft/platform), so the scheduler can re-dispatch tasks whose job vanished (DESIGN §4).
+ */
+export interface JobProbe {
+  /**
+   * True while the job `jobId` is waiting, delayed, active or paused on `queue`; false when it is
+   * gone or finished (failed or completed). Rejects if Redis cannot be reached.
+   */
+  hasJob(queue: string, jobId: string): Promise<boolean>;
+}
+
 /** A change to a run, published after commit so subscribers re-read it. */
 export interface RunUpdate {
   tenantId: string;

@@ -23,7 +23,7 @@ import type { BufferedSignal, NodeState, RunSnapshot } from '../statemachine/sta
 import type { Action } from '../statemachine/actions.js';
 import { ActionWriter, summarizeAction, type RunPatch } from './action-writer.js';
 import { DagCache } from './dag-cache.js';
-import { jobId, type RunUpdatePublisher, type TaskDispatcher, type TaskJob } from './ports.js';
+import { jobId, type JobProbe, type RunUpdatePublisher, type TaskDispatcher, type TaskJob } from './ports.js';
 import {
   DEFAULT_MAX_INPUT_BYTES,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -60,6 +60,12 @@ export interface RunCoordinatorOptions {
   outboxGraceMs?: number;
   /** How long a relay's claim on an outbox row lasts, ms (default 30 000). */
   outboxLeaseMs?: number;
+  /**
+   * How long an enqueued task may go without a change (and since its job was last enqueued or
+   * probed) before {@link RunCoordinator.sweepLostTasks} checks that its job still exists, ms
+   * (default 60 000).
+   */
+  lostTaskAfterMs?: number;
   /**
    * Largest task output a worker may report, in bytes of its JSON text (default 1 MiB); a larger
    * one fails the attempt (`OUTPUT_TOO_LARGE`).
@@ -202,6 +208,7 @@ export class RunCoordinator {
   private readonly timerLeaseMs: number;
   private readonly outboxGraceMs: number;
   private readonly outboxLeaseMs: number;
+  private readonly lostTaskAfterMs: number;
   private readonly maxOutputBytes: number;
   private readonly maxInputBytes: number;
 
@@ -220,6 +227,7 @@ export class RunCoordinator {
     this.timerLeaseMs = opts.timerLeaseMs ?? 60_000;
     this.outboxGraceMs = opts.outboxGraceMs ?? 5_000;
     this.outboxLeaseMs = opts.outboxLeaseMs ?? 30_000;
+    this.lostTaskAfterMs = opts.lostTaskAfterMs ?? 60_000;
     this.maxOutputBytes = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.maxInputBytes = opts.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
   }
@@ -556,6 +564,82 @@ export class RunCoordinator {
       ).catch((err) => this.log.warn(`outbox rows enqueued but not marked (will be relayed again, harmlessly): ${message(err)}`));
     }
     return jobs.length;
+  }
+
+  /**
+   * Re-dispatches up to `limit` worker tasks whose Bull job vanished (Redis flushed, a delayed
+   * retry job deleted, a job Bull failed and removed after its worker died twice) and returns how
+   * many it re-enqueued (DESIGN §4). Candidates, across tenants, oldest first: PENDING, QUEUED or
+   * RUNNING tasks with a queue whose outbox row is for the current attempt and marked enqueued,
+   * unchanged for `lostTaskAfterMs` (a delayed retry only that long after its `not_before`).
+   * They are claimed in one short transaction (`FOR UPDATE SKIP LOCKED`) by moving the outbox
+   * row's `enqueued_at` to now, which hides them from other scheduler replicas until the
+   * threshold passes again; then each job is probed and the missing ones enqueued again under the
+   * same job id (a duplicate is a no-op). A RUNNING task re-dispatched is executed again
+   * (at-least-once; the attempt fences its reports). A probe or enqueue failure is logged and
+   * retried after the threshold.
+   */
+  async sweepLostTasks(limit: number, probe: JobProbe): Promise<number> {
+    const now = this.now();
+    const cutoff = new Date(now.getTime() - this.lostTaskAfterMs);
+    const claimed = await withoutTenant(this.ds, (m) =>
+      sql<{
+        tenant_id: string;
+        run_id: string;
+        task_id: string;
+        attempt: number;
+        queue: string;
+        not_before: Date;
+        node_id: string;
+        node_type: string;
+        runtime: string | null;
+        status: TaskStatus;
+        input: JsonValue | null;
+      }>(
+        m,
+        `WITH lost AS (
+           SELECT o.id, t.node_id, t.node_type, t.runtime, t.status, t.input
+             FROM tasks t
+             JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt
+            WHERE t.status IN ('PENDING', 'QUEUED', 'RUNNING') AND t.queue IS NOT NULL
+              AND t.updated_at <= $1 AND o.enqueued_at <= $1 AND o.not_before <= $1
+            ORDER BY t.updated_at, o.id
+            LIMIT $2
+            FOR UPDATE OF o SKIP LOCKED
+         )
+         UPDATE outbox o SET enqueued_at = $3
+           FROM lost WHERE o.id = lost.id
+         RETURNING o.tenant_id, o.run_id, o.task_id, o.attempt, o.queue, o.not_before,
+                   lost.node_id, lost.node_type, lost.runtime, lost.status, lost.input`,
+        [cutoff, limit, now],
+      ),
+    );
+    let redispatched = 0;
+    for (const r of claimed.rows) {
+      const id = jobId(r.task_id, r.attempt);
+      try {
+        if (await probe.hasJob(r.queue, id)) continue;
+        await this.dispatcher.enqueue([
+          {
+            tenantId: r.tenant_id,
+            runId: r.run_id,
+            taskId: r.task_id,
+            nodeId: r.node_id,
+            nodeType: r.node_type,
+            ...(r.runtime ? { runtime: r.runtime } : {}),
+            attempt: r.attempt,
+            queue: r.queue,
+            input: r.input ?? {},
+            notBefore: r.not_before.getTime(),
+          },
+        ]);
+        redispatched++;
+        this.log.warn(`run ${r.run_id}: job ${id} of ${r.status} task ${r.node_id} vanished from queue ${r.queue}; re-dispatched`);
+      } catch (err) {
+        this.log.warn(`run ${r.run_id}: job ${id} not checked or re-dispatched, retrying after ${this.lostTaskAfterMs} ms: ${message(err)}`);
+      }
+    }
+    return redispatched;
   }
 
   // ---------------------------------------------------------------------------------------------
