@@ -529,18 +529,8 @@ export class RunCoordinator {
         continue;
       }
       live.push({ id: r.id, attempt: r.attempt });
-      jobs.push({
-        tenantId: r.tenant_id,
-        runId: r.run_id,
-        taskId: r.task_id,
-        nodeId: r.node_id,
-        nodeType: r.node_type,
-        ...(r.runtime ? { runtime: r.runtime } : {}),
-        attempt: r.attempt,
-        queue: r.queue,
-        input: r.input ?? {},
-        notBefore: r.not_before.getTime(),
-      });
+      // (the spread re-states the two columns the check above proved non-null)
+      jobs.push(jobOfRow({ ...r, node_id: r.node_id, node_type: r.node_type }));
     }
     let done = stale;
     if (jobs.length) {
@@ -583,19 +573,7 @@ export class RunCoordinator {
     const now = this.now();
     const cutoff = new Date(now.getTime() - this.lostTaskAfterMs);
     const claimed = await withoutTenant(this.ds, (m) =>
-      sql<{
-        tenant_id: string;
-        run_id: string;
-        task_id: string;
-        attempt: number;
-        queue: string;
-        not_before: Date;
-        node_id: string;
-        node_type: string;
-        runtime: string | null;
-        status: TaskStatus;
-        input: JsonValue | null;
-      }>(
+      sql<JobRow & { status: TaskStatus }>(
         m,
         `WITH lost AS (
            SELECT o.id, t.node_id, t.node_type, t.runtime, t.status, t.input
@@ -619,20 +597,7 @@ export class RunCoordinator {
       const id = jobId(r.task_id, r.attempt);
       try {
         if (await probe.hasJob(r.queue, id)) continue;
-        await this.dispatcher.enqueue([
-          {
-            tenantId: r.tenant_id,
-            runId: r.run_id,
-            taskId: r.task_id,
-            nodeId: r.node_id,
-            nodeType: r.node_type,
-            ...(r.runtime ? { runtime: r.runtime } : {}),
-            attempt: r.attempt,
-            queue: r.queue,
-            input: r.input ?? {},
-            notBefore: r.not_before.getTime(),
-          },
-        ]);
+        await this.dispatcher.enqueue([jobOfRow(r)]);
         redispatched++;
         this.log.warn(`run ${r.run_id}: job ${id} of ${r.status} task ${r.node_id} vanished from queue ${r.queue}; re-dispatched`);
       } catch (err) {
@@ -1034,6 +999,36 @@ function userError(err: unknown, what: string): unknown {
   if (err instanceof MachineError) return toWeftError(err);
   if (isInvalidDataError(err)) return new WeftError('BAD_USER_INPUT', `${what} cannot be stored: ${sanitizeText(err.message, 500)}`);
   return err;
+}
+
+/** The columns of an outbox row joined with its task that make a job (relay and lost-task sweep). */
+interface JobRow {
+  tenant_id: string;
+  run_id: string;
+  task_id: string;
+  attempt: number;
+  queue: string;
+  not_before: Date;
+  node_id: string;
+  node_type: string;
+  runtime: string | null;
+  input: JsonValue | null;
+}
+
+/** The TaskJob of a task attempt read back from the database (its stored, resolved input). */
+function jobOfRow(r: JobRow): TaskJob {
+  return {
+    tenantId: r.tenant_id,
+    runId: r.run_id,
+    taskId: r.task_id,
+    nodeId: r.node_id,
+    nodeType: r.node_type,
+    ...(r.runtime ? { runtime: r.runtime } : {}),
+    attempt: r.attempt,
+    queue: r.queue,
+    input: r.input ?? {},
+    notBefore: r.not_before.getTime(),
+  };
 }
 
 function isTransient(err: unknown): boolean {
