@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RunRepository, sql, TransientDbError, withTenant, type TaskEntity } from '@weft/persistence';
-import { RunCoordinator, WeftError, type JsonValue, type RunCoordinatorOptions, type TaskJob, type WorkflowDefinition } from '@weft/engine';
+import { RunRepository, sql, TransientDbError, withTenant } from '@weft/persistence';
+import { RunCoordinator, WeftError, type RunCoordinatorOptions } from '@weft/engine';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { coordinatorHarness } from '../support/coordinator-harness.js';
 import {
   createTenant,
   def,
@@ -9,11 +10,6 @@ import {
   fork,
   http,
   join,
-  ManualClock,
-  MemoryLogger,
-  publishWorkflow,
-  RecordingDispatcher,
-  RecordingPublisher,
   sw,
   wait,
   waitFor,
@@ -27,63 +23,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** A tenant with its own coordinator, fake ports and a hand-moved clock. */
-async function setup(opts: RunCoordinatorOptions = {}) {
-  const { tenantId } = await createTenant(db.ds);
-  const clock = new ManualClock();
-  const dispatcher = new RecordingDispatcher();
-  const publisher = new RecordingPublisher();
-  const logger = new MemoryLogger();
-  const coordinator = new RunCoordinator(db.ds, dispatcher, publisher, { now: clock.now, logger, ...opts });
-  const runs = new RunRepository(db.ds);
-
-  const h = {
-    tenantId,
-    clock,
-    dispatcher,
-    publisher,
-    logger,
-    coordinator,
-    async publish(definition: WorkflowDefinition, workflowId?: string) {
-      return publishWorkflow(db.ds, tenantId, definition, { workflowId });
-    },
-    /** Publishes `definition` and starts a run of it. */
-    async start(definition: WorkflowDefinition, extra: { input?: JsonValue; idempotencyKey?: string } = {}) {
-      const { workflowId } = await h.publish(definition);
-      const { runId } = await coordinator.startRun(tenantId, { workflowId, ...extra });
-      return runId;
-    },
-    async run(runId: string) {
-      return (await runs.findRun(tenantId, runId))!;
-    },
-    async tasks(runId: string): Promise<Record<string, TaskEntity>> {
-      return Object.fromEntries((await runs.tasksOfRun(tenantId, runId)).map((t) => [t.nodeId, t]));
-    },
-    async statuses(runId: string): Promise<Record<string, string>> {
-      return Object.fromEntries((await runs.tasksOfRun(tenantId, runId)).map((t) => [t.nodeId, t.status]));
-    },
-    async events(runId: string) {
-      return runs.eventsOfRun(tenantId, runId);
-    },
-    async outbox(runId: string) {
-      const r = await withTenant(db.ds, tenantId, (m) =>
-        sql<{ task_id: string; attempt: number; queue: string; not_before: Date; enqueued_at: Date | null }>(
-          m,
-          `SELECT task_id, attempt, queue, not_before, enqueued_at FROM outbox WHERE tenant_id = $1 AND run_id = $2 ORDER BY id`,
-          [tenantId, runId],
-        ),
-      );
-      return r.rows;
-    },
-    /** Reports the current job of `nodeId` completed. */
-    async complete(nodeId: string, output: unknown = {}, job: TaskJob = dispatcher.last(nodeId)) {
-      return coordinator.reportCompleted(tenantId, { runId: job.runId, taskId: job.taskId, nodeId, attempt: job.attempt, output: output as never });
-    },
-    async fail(nodeId: string, error = 'boom', job: TaskJob = dispatcher.last(nodeId)) {
-      return coordinator.reportFailed(tenantId, { runId: job.runId, taskId: job.taskId, nodeId, attempt: job.attempt, error });
-    },
-  };
-  return h;
+function setup(opts: RunCoordinatorOptions = {}) {
+  return coordinatorHarness(db.ds, opts);
 }
 
 const code = (p: Promise<unknown>) => p.then(() => 'resolved', (e) => (e instanceof WeftError ? e.code : String(e)));

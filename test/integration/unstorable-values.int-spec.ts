@@ -1,17 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mapDriverError, RunRepository, sql, withTenant, type TaskEntity } from '@weft/persistence';
-import { RunCoordinator, WeftError, type JsonValue, type RunCoordinatorOptions, type TaskJob, type WorkflowDefinition } from '@weft/engine';
+import { mapDriverError, sql, withTenant } from '@weft/persistence';
+import { WeftError, type RunCoordinatorOptions } from '@weft/engine';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { coordinatorHarness } from '../support/coordinator-harness.js';
 import {
   createTenant,
   def,
   edge,
   http,
-  ManualClock,
-  MemoryLogger,
   publishWorkflow,
-  RecordingDispatcher,
-  RecordingPublisher,
   wait,
   waitFor,
 } from '../support/builders.js';
@@ -30,44 +27,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function setup(opts: RunCoordinatorOptions = {}) {
-  const { tenantId } = await createTenant(db.ds);
-  const clock = new ManualClock();
-  const dispatcher = new RecordingDispatcher();
-  const logger = new MemoryLogger();
-  const coordinator = new RunCoordinator(db.ds, dispatcher, new RecordingPublisher(), { now: clock.now, logger, ...opts });
-  const runs = new RunRepository(db.ds);
-  const h = {
-    tenantId,
-    clock,
-    dispatcher,
-    coordinator,
-    logger,
-    async start(definition: WorkflowDefinition, extra: { input?: JsonValue } = {}) {
-      const { workflowId } = await publishWorkflow(db.ds, tenantId, definition);
-      return (await coordinator.startRun(tenantId, { workflowId, ...extra })).runId;
-    },
-    async run(runId: string) {
-      return (await runs.findRun(tenantId, runId))!;
-    },
-    async tasks(runId: string): Promise<Record<string, TaskEntity>> {
-      return Object.fromEntries((await runs.tasksOfRun(tenantId, runId)).map((t) => [t.nodeId, t]));
-    },
-    async events(runId: string) {
-      return runs.eventsOfRun(tenantId, runId);
-    },
-    async signalCount(runId: string) {
-      const r = await withTenant(db.ds, tenantId, (m) => sql<{ n: string }>(m, `SELECT count(*) AS n FROM signals WHERE tenant_id = $1 AND run_id = $2`, [tenantId, runId]));
-      return Number(r.rows[0]!.n);
-    },
-    async complete(nodeId: string, output: unknown, job: TaskJob = dispatcher.last(nodeId)) {
-      return coordinator.reportCompleted(tenantId, { runId: job.runId, taskId: job.taskId, nodeId, attempt: job.attempt, output: output as never });
-    },
-    async fail(nodeId: string, error: string, job: TaskJob = dispatcher.last(nodeId)) {
-      return coordinator.reportFailed(tenantId, { runId: job.runId, taskId: job.taskId, nodeId, attempt: job.attempt, error });
-    },
-  };
-  return h;
+function setup(opts: RunCoordinatorOptions = {}) {
+  return coordinatorHarness(db.ds, opts);
 }
 
 /** The WeftError code and message a promise rejects with. */
