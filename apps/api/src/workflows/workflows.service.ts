@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { loadDefinition, WeftError, type JsonValue, type WorkflowDefinition } from '@weft/engine';
+import { DagCache, loadDefinition, WeftError, type JsonValue, type WorkflowDefinition } from '@weft/engine';
 import { WorkflowRepository, type WorkflowVersionEntity } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
 import { toMermaid } from '../common/mermaid.js';
@@ -8,13 +8,11 @@ import { definitionChecksum } from './canonical-json.js';
 import type { PublishWorkflowInput } from './publish-workflow.input.js';
 import type { WorkflowObject, WorkflowVersionObject } from './workflow.object.js';
 
-const CACHE_LIMIT = 500;
-
 /** Publishing and reading workflow definitions; versions are immutable, so they are cached. */
 @Injectable()
 export class WorkflowsService {
-  /** `${tenantId}\0${workflowId}\0${version}` -> definition; insertion order makes it an LRU. */
-  private readonly definitions = new Map<string, WorkflowDefinition>();
+  /** Versions are immutable: the coordinator's LRU of built DAGs serves their definitions too. */
+  private readonly dags = new DagCache(500);
 
   constructor(private readonly workflows: WorkflowRepository) {}
 
@@ -37,7 +35,6 @@ export class WorkflowsService {
       source: input.definition,
       checksum,
     });
-    this.remember(p.tenantId, input.workflowId, version, definition);
     return { workflowId: input.workflowId, version, definition: json, checksum, createdAt, source: input.definition };
   }
 
@@ -56,35 +53,21 @@ export class WorkflowsService {
   async version(p: Principal, workflowId: string, version?: number | null): Promise<WorkflowVersionObject> {
     const v = await this.workflows.getVersion(p.tenantId, workflowId, version ?? undefined);
     if (!v) throw notFound(workflowId, version);
-    this.remember(p.tenantId, v.workflowId, v.version, v.definition as unknown as WorkflowDefinition);
     return toVersionObject(v);
   }
 
   /** The definition of a version, from the cache or the database; NOT_FOUND when it is gone. */
   async definition(tenantId: string, workflowId: string, version: number): Promise<WorkflowDefinition> {
-    const key = cacheKey(tenantId, workflowId, version);
-    const hit = this.definitions.get(key);
-    if (hit) {
-      this.definitions.delete(key);
-      this.definitions.set(key, hit);
-      return hit;
-    }
-    const v = await this.workflows.getVersion(tenantId, workflowId, version);
-    if (!v) throw notFound(workflowId, version);
-    const def = v.definition as unknown as WorkflowDefinition;
-    this.remember(tenantId, workflowId, version, def);
-    return def;
+    const dag = await this.dags.get(tenantId, workflowId, version, async () => {
+      const v = await this.workflows.getVersion(tenantId, workflowId, version);
+      return v ? (v.definition as unknown as WorkflowDefinition) : undefined;
+    });
+    if (!dag) throw notFound(workflowId, version);
+    return dag.definition;
   }
 
   mermaid(v: WorkflowVersionObject): string {
     return toMermaid(v.definition as unknown as WorkflowDefinition);
-  }
-
-  private remember(tenantId: string, workflowId: string, version: number, def: WorkflowDefinition): void {
-    const key = cacheKey(tenantId, workflowId, version);
-    this.definitions.delete(key);
-    this.definitions.set(key, def);
-    if (this.definitions.size > CACHE_LIMIT) this.definitions.delete(this.definitions.keys().next().value!);
   }
 }
 
@@ -97,10 +80,6 @@ function toVersionObject(v: WorkflowVersionEntity): WorkflowVersionObject {
     createdAt: v.createdAt,
     source: v.source,
   };
-}
-
-function cacheKey(tenantId: string, workflowId: string, version: number): string {
-  return `${tenantId}\0${workflowId}\0${version}`;
 }
 
 function notFound(workflowId: string, version?: number | null): WeftError {
