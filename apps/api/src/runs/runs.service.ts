@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { RunCoordinator, WeftError } from '@weft/engine';
-import { RunRepository, type TaskEntity } from '@weft/persistence';
+import { isUuid, RunRepository, type TaskEntity } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
 import { toMermaid } from '../common/mermaid.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
@@ -9,7 +9,6 @@ import type { RunFilter } from './run-filter.input.js';
 import { sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const RUNS_PAGE_MAX = 200;
 
 /** A run whose tasks were loaded with the rest of its page (one query for the page). */
@@ -36,7 +35,7 @@ export class RunsService {
 
   /** The run of `tenantId`; WeftError NOT_FOUND when there is none. */
   async load(tenantId: string, runId: string): Promise<RunObject> {
-    const run = UUID.test(runId) ? await this.runs.findRun(tenantId, runId) : null;
+    const run = isUuid(runId) ? await this.runs.findRun(tenantId, runId) : null;
     if (!run) throw runNotFound(runId);
     return toRunObject(run);
   }
@@ -174,9 +173,9 @@ function once<T>(run: RunObject, field: string, read: () => Promise<T>): Promise
 }
 
 function assertRunId(runId: string): void {
-  if (!UUID.test(runId)) throw runNotFound(runId);
+  if (!isUuid(runId)) throw runNotFound(runId);
 }
 
 function runNotFound(runId: string): WeftError {
-  return new WeftError('NOT_FOUND', UUID.test(runId) ? `Run ${runId} not found` : 'Run not found');
+  return new WeftError('NOT_FOUND', isUuid(runId) ? `Run ${runId} not found` : 'Run not found');
 }
