@@ -11,6 +11,8 @@ import { WorkflowVersionEntity } from './entities/workflow-version.entity.js';
 import { WorkflowEntity } from './entities/workflow.entity.js';
 import { InitialSchema1764489600000 } from './migrations/1764489600000-initial-schema.js';
 import { LostTaskIndex1764576000000 } from './migrations/1764576000000-lost-task-index.js';
+import { VersionManagement1764662400000 } from './migrations/1764662400000-version-management.js';
+import { RowLevelSecurity1764748800000 } from './migrations/1764748800000-row-level-security.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -26,7 +28,12 @@ export const ENTITIES = [
 ];
 
 /** Every migration, oldest first. The schema is built by migrations only, never `synchronize`. */
-export const MIGRATIONS = [InitialSchema1764489600000, LostTaskIndex1764576000000];
+export const MIGRATIONS = [
+  InitialSchema1764489600000,
+  LostTaskIndex1764576000000,
+  VersionManagement1764662400000,
+  RowLevelSecurity1764748800000,
+];
 
 /** Options of {@link createDataSource}. */
 export interface DataSourceOptions {
