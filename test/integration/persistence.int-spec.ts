@@ -50,7 +50,7 @@ describe('migrations', () => {
     expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual(
       ['api_keys', 'migrations', 'outbox', 'run_events', 'runs', 'signals', 'tasks', 'tenants', 'workflow_versions', 'workflows'],
     );
-    expect(await runMigrations(db.url)).toEqual([]);
+    expect(await runMigrations(db.ownerUrl)).toEqual([]);
   });
 
   it('match every entity (each entity can select all its columns)', async () => {

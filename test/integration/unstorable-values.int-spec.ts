@@ -157,7 +157,7 @@ describe('values the database refuses although they passed the checks (INVALID_D
   // node), so a trigger plays a database refusing a task input that passed those checks.
   const POISON = { s: 'poison-22P05' };
   beforeAll(async () => {
-    await db.ds.query(`
+    await db.owner.query(`
       CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF NEW.input::text LIKE '%poison-22P05%' THEN
@@ -169,7 +169,7 @@ describe('values the database refuses although they passed the checks (INVALID_D
     `);
   });
   afterAll(async () => {
-    await db?.ds.query(`DROP TRIGGER IF EXISTS refuse_poison ON tasks; DROP FUNCTION IF EXISTS refuse_poison();`);
+    await db?.owner.query(`DROP TRIGGER IF EXISTS refuse_poison ON tasks; DROP FUNCTION IF EXISTS refuse_poison();`);
   });
 
   it('maps SQLSTATE class 22 and 54 to INVALID_DATA, never transient', async () => {

@@ -23,8 +23,9 @@ beforeAll(async () => {
   db = await createTestDatabase();
   // Test-only triggers: a completion whose output has key `poison` is refused with a permanent,
   // non-data error; one with key `flaky` fails with a serialization failure (transient) 7 times.
-  await db.ds.query(`
+  await db.owner.query(`
     CREATE SEQUENCE flaky_hits;
+    GRANT USAGE ON SEQUENCE flaky_hits TO weft_app;
     CREATE FUNCTION refuse_some_outputs() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF NEW.status = 'COMPLETED' AND NEW.output ? 'poison' THEN

@@ -1,4 +1,4 @@
-import { createDataSource, TenantRepository } from '@weft/persistence';
+import { TenantRepository } from '@weft/persistence';
 import { loadConfig } from '@weft/platform';
 import { WeftApiError, WeftClient } from '@weft/client';
 import { startPlatform, type RunningPlatform } from '../../apps/cli/src/platform.js';
@@ -24,6 +24,7 @@ export async function startE2E() {
     {},
     {
       DATABASE_URL: db.url,
+      DATABASE_OWNER_URL: db.ownerUrl,
       PORT: 0,
       WEFT_HTTP_ALLOW_PRIVATE: 'true',
       WEFT_SCHEDULER_INTERVAL_MS: 50,
@@ -34,15 +35,13 @@ export async function startE2E() {
   const platform: RunningPlatform = await startPlatform(config, { api: true, worker: true, scheduler: true, host: '127.0.0.1' });
   const url = platform.url!;
   const clients: WeftClient[] = [];
-  const adminDs = createDataSource(db.url, { poolSize: 1 });
-  await adminDs.initialize();
 
   return {
     url,
     shop,
     /** Creates a tenant; returns its id and a client with its admin key. */
     async tenant(name = 'e2e') {
-      const t = await new TenantRepository(adminDs).createTenant(name);
+      const t = await new TenantRepository(db.ds).createTenant(name);
       const client = new WeftClient(url, t.apiKey);
       clients.push(client);
       return { tenantId: t.tenantId, apiKey: t.apiKey, client };
@@ -50,7 +49,6 @@ export async function startE2E() {
     async close() {
       await Promise.allSettled(clients.map((c) => c.close()));
       await platform.close();
-      await adminDs.destroy();
       shop.server.close();
       await db.drop();
     },

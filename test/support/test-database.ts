@@ -21,10 +21,21 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('../../libs/persistence/src/migrati
 /** Advisory lock key serializing template creation across Jest workers and parallel runs. */
 const TEMPLATE_LOCK = 7_310_517_204;
 
-/** A database of the local server with the same credentials as {@link ADMIN_URL}. */
+/** Login role the runtime connects as (created by the row-level-security migration). */
+export const RUNTIME_ROLE = 'weft_app';
+
+/** A database of the local server with the same credentials as {@link ADMIN_URL} (the owner's). */
 export function databaseUrl(name: string): string {
   const u = new URL(ADMIN_URL);
   u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** The same database as the runtime role {@link RUNTIME_ROLE}, which row-level security holds. */
+export function runtimeUrl(name: string): string {
+  const u = new URL(databaseUrl(name));
+  u.username = RUNTIME_ROLE;
+  u.password = '';
   return u.toString();
 }
 
@@ -77,12 +88,19 @@ export async function ensureTemplate(): Promise<string> {
   return name;
 }
 
-/** A test's own database: its URL, an initialized DataSource on it, and `drop()` to remove both. */
+/**
+ * A test's own database: `url` and `ds` connect as the runtime role (row-level security applies,
+ * as in production); `ownerUrl` and `owner` as the tables' owner, for what only the owner may do
+ * in a test (triggers that play a failing database, reading across tenants to check a result).
+ * `drop()` removes it all.
+ */
 export interface TestDatabase {
   name: string;
   url: string;
   ds: DataSource;
-  /** Closes `ds` and drops the database (terminating any connection still open on it). */
+  ownerUrl: string;
+  owner: DataSource;
+  /** Closes both DataSources and drops the database (terminating any connection still open on it). */
   drop(): Promise<void>;
 }
 
@@ -90,7 +108,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Clones the migrated template into a uniquely named database (`weft_test_<pid>_<random>`)
- * and returns it with an initialized DataSource (`poolSize` default 10). Retries the clone
+ * and returns it with initialized DataSources (the runtime's `poolSize` default 10). Retries the clone
  * while the template is briefly accessed by another session (SQLSTATE 55006).
  */
 export async function createTestDatabase(opts: { poolSize?: number } = {}): Promise<TestDatabase> {
@@ -108,15 +126,20 @@ export async function createTestDatabase(opts: { poolSize?: number } = {}): Prom
       }
     }
   });
-  const url = databaseUrl(name);
+  const url = runtimeUrl(name);
+  const ownerUrl = databaseUrl(name);
   const ds = createDataSource(url, { poolSize: opts.poolSize ?? 10, applicationName: 'weft-test' });
-  await ds.initialize();
+  const owner = createDataSource(ownerUrl, { poolSize: 2, applicationName: 'weft-test-owner' });
+  await Promise.all([ds.initialize(), owner.initialize()]);
   return {
     name,
     url,
     ds,
+    ownerUrl,
+    owner,
     async drop() {
       if (ds.isInitialized) await ds.destroy();
+      if (owner.isInitialized) await owner.destroy();
       await admin((c) => c.query(`DROP DATABASE IF EXISTS ${quote(name)} WITH (FORCE)`));
     },
   };

@@ -38,9 +38,9 @@ const LEVELS: Record<WeftConfig['logLevel'], LogLevel[]> = {
  * with one clear line when a service cannot be reached.
  */
 export async function startPlatform(config: WeftConfig, roles: Roles, opts: { migrate?: boolean } = {}): Promise<RunningPlatform> {
-  await ensureDatabase(config.databaseUrl);
+  await ensureDatabase(config.ownerDatabaseUrl);
   await ensureRedis(config.redisUrl);
-  if (opts.migrate) await runMigrations(config.databaseUrl);
+  if (opts.migrate) await runMigrations(config.ownerDatabaseUrl);
 
   const imports: DynamicModule['imports'] = [CoreModule.forRoot(config)];
   if (roles.api) imports.push(ApiModule);

@@ -78,8 +78,8 @@ export function serverCommands(program: Command): void {
     .action(async () => {
       const { loadConfig, ensureDatabase } = await platform();
       const config = loadConfig();
-      await ensureDatabase(config.databaseUrl);
-      const applied = await (await persistence()).runMigrations(config.databaseUrl);
+      await ensureDatabase(config.ownerDatabaseUrl);
+      const applied = await (await persistence()).runMigrations(config.ownerDatabaseUrl);
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
     });
 
@@ -95,8 +95,8 @@ export function serverCommands(program: Command): void {
       const { loadConfig, ensureDatabase } = await platform();
       const { runMigrations, createDataSource, TenantRepository } = await persistence();
       const config = loadConfig();
-      await ensureDatabase(config.databaseUrl);
-      await runMigrations(config.databaseUrl);
+      await ensureDatabase(config.ownerDatabaseUrl);
+      await runMigrations(config.ownerDatabaseUrl);
       const ds = createDataSource(config.databaseUrl, { poolSize: 1 });
       await ds.initialize();
       try {

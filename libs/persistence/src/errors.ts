@@ -1,7 +1,7 @@
 import { QueryFailedError } from 'typeorm';
 
 /** Error codes of @weft/persistence (STYLE: one union per package). */
-export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA';
+export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA' | 'LAST_ADMIN_KEY';
 
 /** Base class of every error @weft/persistence throws on purpose; `code` says which. */
 export class PersistenceError extends Error {
@@ -65,6 +65,13 @@ export class InvalidDataError extends PersistenceError {
 export class InvalidCursorError extends PersistenceError {
   constructor(message = 'invalid cursor') {
     super('INVALID_CURSOR', message);
+  }
+}
+
+/** Revoking this key would leave its tenant without an active admin key (nobody could manage keys again). */
+export class LastAdminKeyError extends PersistenceError {
+  constructor(message = 'this is the last active admin key of the tenant; create another admin key before revoking it') {
+    super('LAST_ADMIN_KEY', message);
   }
 }
 

@@ -6,6 +6,8 @@ export * from './json.js';
 export * from './errors.js';
 export * from './sql.js';
 export * from './tenant-transaction.js';
+export * from './claims.js';
+export * from './runtime-role.js';
 export * from './data-source.js';
 export * from './entities/index.js';
 export * from './repositories/index.js';

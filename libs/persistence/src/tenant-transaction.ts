@@ -56,16 +56,3 @@ export function assertTenant(m: EntityManager, tenantId: string): void {
   if (bound === undefined) throw new Error('EntityManager is not inside a withTenant() transaction');
   if (bound !== tenantId) throw new Error(`EntityManager is bound to tenant ${bound}, not ${tenantId}`);
 }
-
-/**
- * Runs `fn` in one transaction that is deliberately bound to no tenant: only for the few
- * cross-tenant system queries (claiming due timers and outbox rows, resolving an API key).
- * Errors are mapped like {@link withTenant}'s.
- */
-export async function withoutTenant<T>(ds: DataSource, fn: (m: EntityManager) => Promise<T>): Promise<T> {
-  try {
-    return await ds.transaction(fn);
-  } catch (err) {
-    throw mapDriverError(err);
-  }
-}

@@ -1,9 +1,10 @@
 import { Global, Injectable, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { RunCoordinator } from '@weft/engine';
-import { createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
+import { checkRuntimeRole, createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
 import { BullTaskQueues, queuePrefix } from './bull-queue.adapter.js';
 import { RedisRunUpdatePublisher } from './redis-run-updates.js';
+import { runtimeConnectionError } from './services.js';
 import type { WeftConfig } from './weft-config.js';
 
 /** Injection token of the validated {@link WeftConfig}. */
@@ -42,7 +43,13 @@ export class CoreModule {
           provide: DataSource,
           useFactory: async () => {
             const ds = createDataSource(config.databaseUrl, { poolSize: config.dbPoolSize });
-            await ds.initialize();
+            try {
+              await ds.initialize();
+              await checkRuntimeRole(ds);
+            } catch (err) {
+              if (ds.isInitialized) await ds.destroy().catch(() => undefined);
+              throw runtimeConnectionError(err, config.databaseUrl);
+            }
             return ds;
           },
         },

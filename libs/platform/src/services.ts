@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { RuntimeRoleError } from '@weft/persistence';
 
 /** A backing service could not be reached; `message` is one line saying which and how to start it. */
 export class ServiceUnavailableError extends Error {
@@ -21,8 +22,8 @@ function reason(err: unknown): string {
 }
 
 /**
- * Checks PostgreSQL answers at `url` and creates the database when it is missing (so the
- * default `weft` database needs no set-up). Throws {@link ServiceUnavailableError} when the
+ * Checks PostgreSQL answers at `url` (the owner's connection, `DATABASE_OWNER_URL`) and creates
+ * the database when it is missing (so the default `weft` database needs no set-up). Throws {@link ServiceUnavailableError} when the
  * server cannot be reached or the URL is malformed.
  */
 export async function ensureDatabase(url: string): Promise<void> {
@@ -45,7 +46,7 @@ export async function ensureDatabase(url: string): Promise<void> {
   } catch (err) {
     if ((err as { code?: string }).code !== '3D000') {
       throw new ServiceUnavailableError(
-        `Cannot reach PostgreSQL at ${describe(url)} (${reason(err)}). Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or set DATABASE_URL.`,
+        `Cannot reach PostgreSQL at ${describe(url)} (${reason(err)}). Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or set DATABASE_OWNER_URL.`,
       );
     }
   }
@@ -63,6 +64,22 @@ export async function ensureDatabase(url: string): Promise<void> {
   } finally {
     await c.end();
   }
+}
+
+/**
+ * The one-line error for a runtime connection (`DATABASE_URL`) that failed to open or failed
+ * {@link checkRuntimeRole}: a missing role or database says to migrate first; anything else
+ * names the server. Returns a {@link ServiceUnavailableError}.
+ */
+export function runtimeConnectionError(err: unknown, url: string): ServiceUnavailableError {
+  const code = (err as { code?: string }).code;
+  if (err instanceof RuntimeRoleError) return new ServiceUnavailableError(err.message);
+  if (code === '28000' || code === '3D000') {
+    return new ServiceUnavailableError(
+      `Cannot connect to PostgreSQL as DATABASE_URL (${(err as Error).message}): run \`weft migrate\` first (it creates the database and the weft_app role), or start with \`weft dev\``,
+    );
+  }
+  return new ServiceUnavailableError(`Cannot connect to PostgreSQL at ${describe(url)} as DATABASE_URL (${reason(err)})`);
 }
 
 /** Checks Redis answers PING at `url` within 3 s; throws {@link ServiceUnavailableError} otherwise. */

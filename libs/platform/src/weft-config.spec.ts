@@ -14,7 +14,8 @@ function configError(env: Record<string, string>): string {
 describe('configuration, validated once at boot', () => {
   it('works on a developer machine with nothing set', () => {
     const c = loadConfig({});
-    expect(c.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/weft');
+    expect(c.databaseUrl).toBe('postgres://weft_app@127.0.0.1:5432/weft');
+    expect(c.ownerDatabaseUrl).toBe('postgres://postgres@127.0.0.1:5432/weft');
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
     expect(c.port).toBe(4000);
     expect(c.queues).toEqual(['http', 'python', 'js']);

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, Min, ValidateIf, validateSync } from 'class-validator';
 
 /** The queues a worker serves when `WEFT_QUEUES` is unset or `all`: one per built-in runtime. */
 export const DEFAULT_QUEUES = ['http', 'python', 'js'] as const;
@@ -23,10 +23,22 @@ const toBool = ({ value }: { value: unknown }) => {
  * machine with local PostgreSQL and Redis.
  */
 export class WeftEnv {
-  /** PostgreSQL URL; the database is created when missing. */
+  /**
+   * PostgreSQL URL the processes run on, as the runtime role (`weft_app`, created by the
+   * migrations: not a superuser, no BYPASSRLS, owns no table), so row-level security applies.
+   */
   @IsString()
   @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must start with postgres:// or postgresql://' })
-  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/weft';
+  DATABASE_URL = 'postgres://weft_app@127.0.0.1:5432/weft';
+
+  /**
+   * PostgreSQL URL of the tables' owner, used only to create the database and run migrations.
+   * Default: DATABASE_URL with the user `postgres` and no password.
+   */
+  @ValidateIf((env: WeftEnv) => env.DATABASE_OWNER_URL !== '')
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_OWNER_URL must start with postgres:// or postgresql://' })
+  DATABASE_OWNER_URL = '';
 
   /** Redis URL (Bull transport and run-update pub/sub). */
   @IsString()
@@ -82,7 +94,10 @@ export class WeftEnv {
 
 /** The validated configuration handed to every module. */
 export interface WeftConfig {
+  /** The runtime role's connection (row-level security applies). */
   databaseUrl: string;
+  /** The owner's connection: creating the database and migrating only. */
+  ownerDatabaseUrl: string;
   redisUrl: string;
   port: number;
   queues: string[];
@@ -130,6 +145,7 @@ export function loadConfig(
       : [...new Set(dto.WEFT_QUEUES.split(',').map((q) => q.trim().toLowerCase()).filter(Boolean))];
   return {
     databaseUrl: dto.DATABASE_URL,
+    ownerDatabaseUrl: dto.DATABASE_OWNER_URL || ownerUrlOf(dto.DATABASE_URL),
     redisUrl: dto.REDIS_URL,
     port: dto.PORT,
     queues,
@@ -140,4 +156,16 @@ export function loadConfig(
     dbPoolSize: dto.WEFT_DB_POOL_SIZE,
     logLevel: dto.WEFT_LOG_LEVEL,
   };
+}
+
+/** `databaseUrl` with the user `postgres` and no password: the default owner connection. */
+export function ownerUrlOf(databaseUrl: string): string {
+  try {
+    const u = new URL(databaseUrl);
+    u.username = 'postgres';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return databaseUrl;
+  }
 }

@@ -1,12 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import type { ApiKeyRole } from '../entities/api-key.entity.js';
 import { ApiKeyEntity } from '../entities/api-key.entity.js';
 import { TenantEntity } from '../entities/tenant.entity.js';
 import { sql } from '../sql.js';
-import { isUuid, withoutTenant } from '../tenant-transaction.js';
-import { isDataSource, TenantScopedRepository } from './tenant-scoped.repository.js';
+import { apiKeyCandidates } from '../claims.js';
+import { LastAdminKeyError } from '../errors.js';
+import { isUuid } from '../tenant-transaction.js';
+import { TenantScopedRepository } from './tenant-scoped.repository.js';
 
 /** Prefix of every raw API key. */
 export const API_KEY_PREFIX = 'weft_';
@@ -82,10 +84,23 @@ export class TenantRepository extends TenantScopedRepository {
     });
   }
 
-  /** Revokes a key; returns false when the tenant has no such active key. */
+  /**
+   * Revokes a key; returns false when the tenant has no such active key (unknown, malformed,
+   * another tenant's, or already revoked). Throws {@link LastAdminKeyError} when it is the
+   * tenant's last active admin key (the tenant's active admin keys are locked first, so two
+   * concurrent revocations cannot both pass the check).
+   */
   async revokeApiKey(tenantId: string, keyId: string): Promise<boolean> {
     if (!isUuid(keyId)) return false;
     return this.inTenant(tenantId, async (m) => {
+      const active = await sql<{ id: string; role: ApiKeyRole }>(
+        m,
+        `SELECT id, role FROM api_keys WHERE tenant_id = $1 AND revoked_at IS NULL AND (role = 'admin' OR id = $2) ORDER BY id FOR UPDATE`,
+        [tenantId, keyId],
+      );
+      const target = active.rows.find((k) => k.id === keyId);
+      if (!target) return false;
+      if (target.role === 'admin' && active.rows.filter((k) => k.role === 'admin').length === 1) throw new LastAdminKeyError();
       const r = await sql(m, `UPDATE api_keys SET revoked_at = now() WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL`, [
         tenantId,
         keyId,
@@ -95,23 +110,24 @@ export class TenantRepository extends TenantScopedRepository {
   }
 
   /**
-   * Resolves a raw key to its tenant, key id and role, or null when it is unknown or revoked.
-   * This is the one lookup that cannot know the tenant beforehand: it reads `api_keys` by the
-   * (globally unique) hash outside any tenant transaction.
+   * Resolves a raw key to its tenant, key id and role, or null when it is unknown, revoked or
+   * malformed. This is the one lookup that cannot know the tenant beforehand: the active keys
+   * sharing the raw key's display prefix are fetched through the `weft_api_key_candidates`
+   * SECURITY DEFINER function, and the raw key's SHA-256 is compared with each candidate's in
+   * constant time (`timingSafeEqual`), never by an index probe on the secret's hash.
    */
   async findApiKey(rawKey: string): Promise<ApiKeyPrincipal | null> {
     if (typeof rawKey !== 'string' || !rawKey.startsWith(API_KEY_PREFIX) || rawKey.length > 256) return null;
-    const lookup = async (m: EntityManager) => {
-      const r = await sql<{ tenant_id: string; id: string; role: ApiKeyRole }>(
-        m,
-        `SELECT tenant_id, id, role FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
-        [hashApiKey(rawKey)],
-      );
-      const row = r.rows[0];
-      return row ? { tenantId: row.tenant_id, keyId: row.id, role: row.role } : null;
-    };
-    if (isDataSource(this.db)) return withoutTenant(this.db, lookup);
-    return lookup(this.db);
+    if (rawKey.length <= DISPLAY_PREFIX_LENGTH) return null;
+    const presented = Buffer.from(hashApiKey(rawKey), 'hex');
+    let found: ApiKeyPrincipal | null = null;
+    for (const c of await apiKeyCandidates(this.db, rawKey.slice(0, DISPLAY_PREFIX_LENGTH))) {
+      const stored = Buffer.from(c.keyHash, 'hex');
+      if (stored.length === presented.length && timingSafeEqual(stored, presented)) {
+        found = { tenantId: c.tenantId, keyId: c.keyId, role: c.role as ApiKeyRole };
+      }
+    }
+    return found;
   }
 }
 

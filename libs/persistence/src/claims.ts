@@ -1,0 +1,123 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { mapDriverError } from './errors.js';
+
+/**
+ * The cross-tenant claims (DESIGN §4–5, issue 3): the only way the runtime role reaches rows of
+ * every tenant. Each calls one SECURITY DEFINER function of the row-level-security migration,
+ * which runs as the NOLOGIN role `weft_claimer`, marks what it claims (so other scheduler
+ * replicas skip it) and returns ids only; the caller then handles each item inside its tenant's
+ * transaction ({@link withTenant}). Every call is one statement in its own implicit transaction.
+ * Driver errors are mapped by {@link mapDriverError}.
+ */
+
+/** A WAITING task whose timer is due, claimed by moving its `wake_at` to the lease end. */
+export interface ClaimedTimer {
+  tenantId: string;
+  taskId: string;
+  runId: string;
+  nodeId: string;
+}
+
+/** An outbox row (one task attempt to enqueue), claimed by the relay or the lost-task sweep. */
+export interface ClaimedOutboxRow {
+  /** `outbox.id` (bigint, as a string). */
+  outboxId: string;
+  tenantId: string;
+  taskId: string;
+  attempt: number;
+}
+
+/** An active API key whose display prefix matched: the raw key must still be compared with `keyHash`. */
+export interface ApiKeyCandidate {
+  tenantId: string;
+  keyId: string;
+  role: string;
+  /** SHA-256 hex of the raw key. */
+  keyHash: string;
+}
+
+async function call<R>(ds: DataSource | EntityManager, query: string, params: unknown[]): Promise<R[]> {
+  try {
+    return (await ds.query(query, params)) as R[];
+  } catch (err) {
+    throw mapDriverError(err);
+  }
+}
+
+/**
+ * Claims up to `limit` WAITING tasks with `wake_at <= now`, oldest first, skipping rows another
+ * replica holds, and moves their `wake_at` to `leaseUntil`, so they fire again only if the
+ * caller dies before applying TimerFired.
+ */
+export async function claimDueTimers(ds: DataSource, now: Date, limit: number, leaseUntil: Date): Promise<ClaimedTimer[]> {
+  const rows = await call<{ tenant_id: string; task_id: string; run_id: string; node_id: string }>(
+    ds,
+    'SELECT * FROM weft_claim_due_timers($1, $2, $3)',
+    [now, limit, leaseUntil],
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, taskId: r.task_id, runId: r.run_id, nodeId: r.node_id }));
+}
+
+/**
+ * Claims up to `limit` outbox rows not yet enqueued, created at or before `createdBefore`
+ * (the grace period after commit), unclaimed or claimed at or before `claimedBefore` (an expired
+ * relay lease); sets their `claimed_at` to `now`. Oldest first.
+ */
+export async function claimOutbox(
+  ds: DataSource,
+  opts: { createdBefore: Date; claimedBefore: Date; limit: number; now: Date },
+): Promise<ClaimedOutboxRow[]> {
+  const rows = await call<OutboxIdRow>(ds, 'SELECT * FROM weft_claim_outbox($1, $2, $3, $4)', [
+    opts.createdBefore,
+    opts.claimedBefore,
+    opts.limit,
+    opts.now,
+  ]);
+  return rows.map(outboxRow);
+}
+
+/**
+ * Claims up to `limit` PENDING/QUEUED/RUNNING worker tasks unchanged since `cutoff` whose current
+ * attempt's outbox row was marked enqueued before `cutoff` (its job may have vanished), oldest
+ * change first; moves that row's `enqueued_at` to `now`, which hides it until `cutoff` passes
+ * it again.
+ */
+export async function claimLostTasks(ds: DataSource, opts: { cutoff: Date; limit: number; now: Date }): Promise<ClaimedOutboxRow[]> {
+  const rows = await call<OutboxIdRow>(ds, 'SELECT * FROM weft_claim_lost_tasks($1, $2, $3)', [opts.cutoff, opts.limit, opts.now]);
+  return rows.map(outboxRow);
+}
+
+/** The active API keys (at most 16) whose display prefix is `prefix`, across tenants. */
+export async function apiKeyCandidates(ds: DataSource | EntityManager, prefix: string): Promise<ApiKeyCandidate[]> {
+  const rows = await call<{ tenant_id: string; key_id: string; role: string; key_hash: string }>(
+    ds,
+    'SELECT * FROM weft_api_key_candidates($1)',
+    [prefix],
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, keyId: r.key_id, role: r.role, keyHash: r.key_hash }));
+}
+
+/**
+ * Groups items by their tenant, keeping each tenant's items in their original order, and tenants
+ * in the order they first appear — for handling claimed items one tenant transaction at a time.
+ */
+export function byTenant<T extends { tenantId: string }>(items: readonly T[]): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(item.tenantId);
+    if (group) group.push(item);
+    else groups.set(item.tenantId, [item]);
+  }
+  return groups;
+}
+
+interface OutboxIdRow {
+  outbox_id: string;
+  tenant_id: string;
+  task_id: string;
+  attempt: number;
+}
+
+function outboxRow(r: OutboxIdRow): ClaimedOutboxRow {
+  return { outboxId: String(r.outbox_id), tenantId: r.tenant_id, taskId: r.task_id, attempt: r.attempt };
+}
