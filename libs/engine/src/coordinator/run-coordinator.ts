@@ -7,12 +7,8 @@ import {
   isUuid,
   jsonb,
   sql,
-  byTenant,
-  claimDueTimers,
-  claimLostTasks,
-  claimOutbox,
   withTenant,
-  type ClaimedOutboxRow,
+  withoutTenant,
 } from '@weft/persistence';
 import { WeftError } from '../errors.js';
 import type { WorkflowDag } from '../model/dag.js';
@@ -240,14 +236,17 @@ export class RunCoordinator {
   // Commands
 
   /**
-   * Creates a run (UUIDv7 id, status RUNNING) of `workflowId` at `version` (default latest) and
-   * applies RunStarted in the same transaction. With an `idempotencyKey` already used by the
-   * tenant, returns that run with `created: false` whatever the other fields say — also when
-   * duplicates race (the unique index decides the winner).
+   * Creates a run (UUIDv7 id, status RUNNING) of `workflowId` at `version` (default: the
+   * workflow's pinned default version, else the latest) and applies RunStarted in the same
+   * transaction; a deprecated version is refused, explicit or default. With an `idempotencyKey`
+   * already used by the tenant, returns that run with `created: false` whatever the other fields
+   * say — even if its version was deprecated since — also when duplicates race (the unique index
+   * decides the winner).
    * @throws WeftError NOT_FOUND for an unknown workflow or version; BAD_USER_INPUT when the
-   * machine rejects the start (unknown start node…), when the input, config, idempotency key or
-   * start node cannot be stored (NUL character, lone surrogate, too large — the message names the
-   * field and JSON path) or when the database refuses a value the run would store; TRANSIENT.
+   * version is deprecated, when the machine rejects the start (unknown start node…), when the
+   * input, config, idempotency key or start node cannot be stored (NUL character, lone
+   * surrogate, too large — the message names the field and JSON path) or when the database
+   * refuses a value the run would store; TRANSIENT.
    */
   async startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean }> {
     if (!isUuid(tenantId) || badCharacter(String(input.workflowId)) || !isVersion(input.version)) {
@@ -263,7 +262,7 @@ export class RunCoordinator {
           const existing = await this.findByIdempotencyKey(m, tenantId, input.idempotencyKey);
           if (existing) return { runId: existing, created: false as const };
         }
-        const version = input.version ?? (await this.latestVersion(m, tenantId, input.workflowId));
+        const version = await this.runnableVersion(m, tenantId, input.workflowId, input.version);
         const dag = await this.dag(m, tenantId, input.workflowId, version);
         const now = this.now();
         const runId = this.newId();
@@ -378,13 +377,15 @@ export class RunCoordinator {
    * Restarts the run from `fromNodeId` (that node and its descendants are reset) on `version`
    * (default the run's), optionally with new input/config. A rejected retry writes nothing.
    * @throws WeftError NOT_FOUND (run or version), BAD_USER_INPUT (unknown node; input or config
-   * that cannot be stored), CONFLICT (tasks still active), TRANSIENT.
+   * that cannot be stored; `version` is another, deprecated version), CONFLICT (tasks still
+   * active), TRANSIENT.
    */
   async retryRun(tenantId: string, r: RetryRunInput): Promise<void> {
     if (!isVersion(r.version)) throw new WeftError('NOT_FOUND', `version ${r.version} not found`);
     this.checkName('fromNodeId', r.fromNodeId);
     this.checkJson('input', r.input);
     this.checkJson('config', r.config);
+    if (r.version !== undefined) await this.refuseDeprecatedRetry(tenantId, r.runId, r.version);
     await this.command(tenantId, r.runId, 'the retry', (run) => {
       const version = r.version ?? run.version;
       const ev: RunEvent = { type: 'RunRetried', fromNodeId: r.fromNodeId, version };
@@ -425,24 +426,20 @@ export class RunCoordinator {
   async currentAttempts(attempts: readonly { tenantId: string; taskId: string; attempt: number }[]): Promise<Set<string>> {
     const valid = attempts.filter((a) => isUuid(a.tenantId) && isUuid(a.taskId) && isAttempt(a.attempt));
     if (valid.length === 0) return new Set();
-    const current = new Set<string>();
-    for (const [tenantId, group] of byTenant(valid)) {
-      const rows = JSON.stringify(group.map((a) => ({ task_id: a.taskId, attempt: a.attempt })));
-      const r = await this.retrying('currentAttempts', () =>
-        withTenant(this.ds, tenantId, (m) =>
-          sql<{ id: string; attempt: number }>(
-            m,
-            `SELECT t.id, t.attempt
-               FROM jsonb_to_recordset($2::jsonb) AS q(task_id uuid, attempt int)
-               JOIN tasks t ON t.tenant_id = $1 AND t.id = q.task_id AND t.attempt = q.attempt
-              WHERE t.status IN ('PENDING', 'QUEUED', 'RUNNING')`,
-            [tenantId, rows],
-          ),
+    const rows = JSON.stringify(valid.map((a) => ({ tenant_id: a.tenantId, task_id: a.taskId, attempt: a.attempt })));
+    const r = await this.retrying('currentAttempts', () =>
+      withoutTenant(this.ds, (m) =>
+        sql<{ id: string; attempt: number }>(
+          m,
+          `SELECT t.id, t.attempt
+             FROM jsonb_to_recordset($1::jsonb) AS q(tenant_id uuid, task_id uuid, attempt int)
+             JOIN tasks t ON t.tenant_id = q.tenant_id AND t.id = q.task_id AND t.attempt = q.attempt
+            WHERE t.status IN ('PENDING', 'QUEUED', 'RUNNING')`,
+          [rows],
         ),
-      );
-      for (const row of r.rows) current.add(jobId(row.id, row.attempt));
-    }
-    return current;
+      ),
+    );
+    return new Set(r.rows.map((row) => jobId(row.id, row.attempt)));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -457,14 +454,29 @@ export class RunCoordinator {
    */
   async fireDueTimers(limit: number): Promise<number> {
     const now = this.now();
-    const claimed = await claimDueTimers(this.ds, now, limit, new Date(now.getTime() + this.timerLeaseMs));
+    const claimed = await withoutTenant(this.ds, (m) =>
+      sql<{ tenant_id: string; id: string; run_id: string; node_id: string }>(
+        m,
+        `WITH due AS (
+           SELECT tenant_id, id FROM tasks
+            WHERE status = 'WAITING' AND wake_at <= $1
+            ORDER BY wake_at
+            LIMIT $2
+            FOR UPDATE SKIP LOCKED
+         )
+         UPDATE tasks t SET wake_at = $3
+           FROM due WHERE t.tenant_id = due.tenant_id AND t.id = due.id
+         RETURNING t.tenant_id, t.id, t.run_id, t.node_id`,
+        [now, limit, new Date(now.getTime() + this.timerLeaseMs)],
+      ),
+    );
     let fired = 0;
-    for (const t of claimed) {
+    for (const t of claimed.rows) {
       try {
-        await this.fireTimer(t.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: t.nodeId });
+        await this.fireTimer(t.tenant_id, { runId: t.run_id, taskId: t.id, nodeId: t.node_id });
         fired++;
       } catch (err) {
-        this.log.error(`timer of task ${t.taskId} (run ${t.runId}) not fired: ${message(err)}`);
+        this.log.error(`timer of task ${t.id} (run ${t.run_id}) not fired: ${message(err)}`);
       }
     }
     return fired;
@@ -473,45 +485,57 @@ export class RunCoordinator {
   /**
    * Enqueues up to `limit` outbox rows that were committed but never enqueued (a crash between
    * commit and enqueue, Redis down) once they are older than the grace period; returns how many
-   * jobs it enqueued. Rows are claimed across tenants through the `weft_claim_outbox` function
-   * (`FOR UPDATE SKIP LOCKED`, and a lease), then handled tenant by tenant inside the tenant's
-   * transaction: jobs built from the task rows; rows whose task moved on (another attempt, finished, cancelled, deleted)
+   * jobs it enqueued. Rows are claimed with `FOR UPDATE SKIP LOCKED` (and a lease), jobs built
+   * from the task rows; rows whose task moved on (another attempt, finished, cancelled, deleted)
    * are marked done without a job. Idempotent: the job id is `taskId:attempt`.
    */
   async relayOutbox(limit: number): Promise<number> {
     const now = this.now();
-    const claimed = await claimOutbox(this.ds, {
-      createdBefore: new Date(now.getTime() - this.outboxGraceMs),
-      claimedBefore: new Date(now.getTime() - this.outboxLeaseMs),
-      limit,
-      now,
-    });
-    let enqueued = 0;
-    for (const [tenantId, rows] of byTenant(claimed)) {
-      try {
-        enqueued += await this.relayTenantOutbox(tenantId, rows);
-      } catch (err) {
-        this.log.warn(`outbox relay of tenant ${tenantId} failed for ${rows.length} row(s), retrying after the lease: ${message(err)}`);
-      }
-    }
-    return enqueued;
-  }
-
-  /** Enqueues one tenant's claimed outbox rows whose task still waits for that attempt; marks them all done. */
-  private async relayTenantOutbox(tenantId: string, rows: readonly ClaimedOutboxRow[]): Promise<number> {
-    const found = await this.outboxJobs(tenantId, rows);
+    const claimed = await withoutTenant(this.ds, (m) =>
+      sql<{
+        id: string;
+        tenant_id: string;
+        run_id: string;
+        task_id: string;
+        attempt: number;
+        queue: string;
+        not_before: Date;
+        node_id: string | null;
+        node_type: string | null;
+        runtime: string | null;
+        status: TaskStatus | null;
+        task_attempt: number | null;
+        input: JsonValue | null;
+      }>(
+        m,
+        `WITH due AS (
+           SELECT id, tenant_id, task_id FROM outbox
+            WHERE enqueued_at IS NULL AND created_at <= $1 AND (claimed_at IS NULL OR claimed_at <= $2)
+            ORDER BY created_at, id
+            LIMIT $3
+            FOR UPDATE SKIP LOCKED
+         )
+         UPDATE outbox o SET claimed_at = $4
+           FROM due LEFT JOIN tasks t ON t.tenant_id = due.tenant_id AND t.id = due.task_id
+          WHERE o.id = due.id
+         RETURNING o.id, o.tenant_id, o.run_id, o.task_id, o.attempt, o.queue, o.not_before,
+                   t.node_id, t.node_type, t.runtime, t.status, t.attempt AS task_attempt, t.input`,
+        [new Date(now.getTime() - this.outboxGraceMs), new Date(now.getTime() - this.outboxLeaseMs), limit, now],
+      ),
+    );
+    if (claimed.rowCount === 0) return 0;
     const jobs: TaskJob[] = [];
     const live: { id: string; attempt: number }[] = [];
     const stale: { id: string; attempt: number }[] = [];
-    for (const r of rows) {
-      const row = found.get(r.outboxId);
-      const current = row !== undefined && row.task_attempt === r.attempt && (row.status === 'PENDING' || row.status === 'QUEUED');
-      if (!current) {
-        stale.push({ id: r.outboxId, attempt: r.attempt });
+    for (const r of claimed.rows) {
+      const current = r.task_attempt === r.attempt && (r.status === 'PENDING' || r.status === 'QUEUED');
+      if (!current || r.node_id === null || r.node_type === null) {
+        stale.push({ id: r.id, attempt: r.attempt });
         continue;
       }
-      live.push({ id: r.outboxId, attempt: r.attempt });
-      jobs.push(jobOfRow(row));
+      live.push({ id: r.id, attempt: r.attempt });
+      // (the spread re-states the two columns the check above proved non-null)
+      jobs.push(jobOfRow({ ...r, node_id: r.node_id, node_type: r.node_type }));
     }
     let done = stale;
     if (jobs.length) {
@@ -524,41 +548,17 @@ export class RunCoordinator {
       }
     }
     if (done.length) {
-      await withTenant(this.ds, tenantId, (m) =>
+      await withoutTenant(this.ds, (m) =>
         sql(
           m,
-          `UPDATE outbox o SET enqueued_at = $2
-             FROM jsonb_to_recordset($3::jsonb) AS d(id bigint, attempt int)
-            WHERE o.tenant_id = $1 AND o.id = d.id AND o.attempt = d.attempt AND o.enqueued_at IS NULL`,
-          [tenantId, this.now(), JSON.stringify(done)],
+          `UPDATE outbox o SET enqueued_at = $1
+             FROM jsonb_to_recordset($2::jsonb) AS d(id bigint, attempt int)
+            WHERE o.id = d.id AND o.attempt = d.attempt AND o.enqueued_at IS NULL`,
+          [this.now(), JSON.stringify(done)],
         ),
       ).catch((err) => this.log.warn(`outbox rows enqueued but not marked (will be relayed again, harmlessly): ${message(err)}`));
     }
     return jobs.length;
-  }
-
-  /**
-   * The jobs of one tenant's claimed outbox rows, read inside the tenant's transaction, by outbox
-   * id: each with its task's current status and attempt (a row whose task is gone is absent).
-   */
-  private async outboxJobs(
-    tenantId: string,
-    rows: readonly ClaimedOutboxRow[],
-  ): Promise<Map<string, JobRow & { status: TaskStatus; task_attempt: number }>> {
-    const r = await this.retrying('outboxJobs', () =>
-      withTenant(this.ds, tenantId, (m) =>
-        sql<JobRow & { outbox_id: string; status: TaskStatus; task_attempt: number }>(
-          m,
-          `SELECT o.id AS outbox_id, o.tenant_id, o.run_id, o.task_id, o.attempt, o.queue, o.not_before,
-                  t.node_id, t.node_type, t.runtime, t.status, t.attempt AS task_attempt, t.input
-             FROM outbox o
-             JOIN tasks t ON t.tenant_id = o.tenant_id AND t.id = o.task_id
-            WHERE o.tenant_id = $1 AND o.id = ANY($2::bigint[])`,
-          [tenantId, rows.map((x) => x.outboxId)],
-        ),
-      ),
-    );
-    return new Map(r.rows.map((row) => [String(row.outbox_id), row]));
   }
 
   /**
@@ -567,37 +567,46 @@ export class RunCoordinator {
    * many it re-enqueued (DESIGN §4). Candidates, across tenants, oldest first: PENDING, QUEUED or
    * RUNNING tasks with a queue whose outbox row is for the current attempt and marked enqueued,
    * unchanged for `lostTaskAfterMs` (a delayed retry only that long after its `not_before`).
-   * They are claimed through the `weft_claim_lost_tasks` function (`FOR UPDATE SKIP LOCKED`), which
-   * moves the outbox row's `enqueued_at` to now and hides them from other scheduler replicas
-   * until the threshold passes again; then, per tenant, each job is read back in the tenant's
-   * transaction, probed, and the missing ones enqueued again under the same job id (a duplicate
-   * is a no-op). A RUNNING task re-dispatched is executed again (at-least-once; the attempt
-   * fences its reports). A probe or enqueue failure is logged and retried after the threshold.
+   * They are claimed in one short transaction (`FOR UPDATE SKIP LOCKED`) by moving the outbox
+   * row's `enqueued_at` to now, which hides them from other scheduler replicas until the
+   * threshold passes again; then each job is probed and the missing ones enqueued again under the
+   * same job id (a duplicate is a no-op). A RUNNING task re-dispatched is executed again
+   * (at-least-once; the attempt fences its reports). A probe or enqueue failure is logged and
+   * retried after the threshold.
    */
   async sweepLostTasks(limit: number, probe: JobProbe): Promise<number> {
     const now = this.now();
-    const claimed = await claimLostTasks(this.ds, { cutoff: new Date(now.getTime() - this.lostTaskAfterMs), limit, now });
+    const cutoff = new Date(now.getTime() - this.lostTaskAfterMs);
+    const claimed = await withoutTenant(this.ds, (m) =>
+      sql<JobRow & { status: TaskStatus }>(
+        m,
+        `WITH lost AS (
+           SELECT o.id, t.node_id, t.node_type, t.runtime, t.status, t.input
+             FROM tasks t
+             JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt
+            WHERE t.status IN ('PENDING', 'QUEUED', 'RUNNING') AND t.queue IS NOT NULL
+              AND t.updated_at <= $1 AND o.enqueued_at <= $1 AND o.not_before <= $1
+            ORDER BY t.updated_at, o.id
+            LIMIT $2
+            FOR UPDATE OF o SKIP LOCKED
+         )
+         UPDATE outbox o SET enqueued_at = $3
+           FROM lost WHERE o.id = lost.id
+         RETURNING o.tenant_id, o.run_id, o.task_id, o.attempt, o.queue, o.not_before,
+                   lost.node_id, lost.node_type, lost.runtime, lost.status, lost.input`,
+        [cutoff, limit, now],
+      ),
+    );
     let redispatched = 0;
-    for (const [tenantId, rows] of byTenant(claimed)) {
-      let found: Awaited<ReturnType<RunCoordinator['outboxJobs']>>;
+    for (const r of claimed.rows) {
+      const id = jobId(r.task_id, r.attempt);
       try {
-        found = await this.outboxJobs(tenantId, rows);
+        if (await probe.hasJob(r.queue, id)) continue;
+        await this.dispatcher.enqueue([jobOfRow(r)]);
+        redispatched++;
+        this.log.warn(`run ${r.run_id}: job ${id} of ${r.status} task ${r.node_id} vanished from queue ${r.queue}; re-dispatched`);
       } catch (err) {
-        this.log.warn(`lost-task sweep of tenant ${tenantId} failed, retrying after ${this.lostTaskAfterMs} ms: ${message(err)}`);
-        continue;
-      }
-      for (const claim of rows) {
-        const r = found.get(claim.outboxId);
-        if (!r || r.task_attempt !== claim.attempt || !['PENDING', 'QUEUED', 'RUNNING'].includes(r.status)) continue;
-        const id = jobId(r.task_id, r.attempt);
-        try {
-          if (await probe.hasJob(r.queue, id)) continue;
-          await this.dispatcher.enqueue([jobOfRow(r)]);
-          redispatched++;
-          this.log.warn(`run ${r.run_id}: job ${id} of ${r.status} task ${r.node_id} vanished from queue ${r.queue}; re-dispatched`);
-        } catch (err) {
-          this.log.warn(`run ${r.run_id}: job ${id} not checked or re-dispatched, retrying after ${this.lostTaskAfterMs} ms: ${message(err)}`);
-        }
+        this.log.warn(`run ${r.run_id}: job ${id} not checked or re-dispatched, retrying after ${this.lostTaskAfterMs} ms: ${message(err)}`);
       }
     }
     return redispatched;
@@ -909,11 +918,63 @@ export class RunCoordinator {
     return r.rows[0]?.id;
   }
 
-  private async latestVersion(m: EntityManager, tenantId: string, workflowId: string): Promise<number> {
-    const r = await sql<{ latest_version: number }>(m, `SELECT latest_version FROM workflows WHERE tenant_id = $1 AND id = $2`, [tenantId, workflowId]);
-    const v = r.rows[0]?.latest_version;
-    if (!v) throw new WeftError('NOT_FOUND', `workflow ${workflowId} not found`);
-    return v;
+  /**
+   * The version a new run of `workflowId` runs on: `requested`, or else the workflow's default —
+   * its pinned `default_version`, or the latest when none is pinned.
+   * @throws WeftError NOT_FOUND (unknown workflow, or no such version); BAD_USER_INPUT when that
+   * version is deprecated (the message names the workflow and version and what to do instead).
+   */
+  private async runnableVersion(m: EntityManager, tenantId: string, workflowId: string, requested?: number): Promise<number> {
+    const r = await sql<{ latest_version: number; default_version: number | null; version: number | null; deprecated: boolean | null }>(
+      m,
+      `SELECT w.latest_version, w.default_version, v.version, v.deprecated_at IS NOT NULL AS deprecated
+         FROM workflows w
+         LEFT JOIN workflow_versions v
+           ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = COALESCE($3::int, w.default_version, w.latest_version)
+        WHERE w.tenant_id = $1 AND w.id = $2`,
+      [tenantId, workflowId, requested ?? null],
+    );
+    const row = r.rows[0];
+    if (!row?.latest_version) throw new WeftError('NOT_FOUND', `workflow ${workflowId} not found`);
+    if (row.version === null) throw new WeftError('NOT_FOUND', `workflow ${workflowId} version ${requested} not found`);
+    if (row.deprecated) {
+      const which =
+        requested !== undefined ? '' : row.default_version !== null ? ' (its pinned default version)' : ' (its latest version, the default)';
+      const instead =
+        requested !== undefined
+          ? 'start the run on another version, or restore this one with deprecateVersion(deprecated: false)'
+          : row.default_version !== null
+            ? 'pin another default with setDefaultVersion, pass a version, or restore this one with deprecateVersion(deprecated: false)'
+            : 'publish a new version, pin another default with setDefaultVersion, or pass a version';
+      const msg = `workflow ${workflowId} version ${row.version}${which} is deprecated: new runs on it are refused; ${instead}`;
+      throw new WeftError('BAD_USER_INPUT', msg, [{ path: 'version', message: msg }]);
+    }
+    return row.version;
+  }
+
+  /**
+   * A retry that moves run `runId` onto another `version` may not pick a deprecated one (a retry
+   * on the run's own version is always allowed: it is no new run). Checked in its own short
+   * transaction before the retry; an unknown run or version is left to the retry to report.
+   * @throws WeftError BAD_USER_INPUT naming the workflow and version.
+   */
+  private async refuseDeprecatedRetry(tenantId: string, runId: string, version: number): Promise<void> {
+    if (!isUuid(tenantId) || !isUuid(runId)) return;
+    const r = await this.retrying('retryRun', () =>
+      withTenant(this.ds, tenantId, (m) =>
+        sql<{ workflow_id: string; version: number; deprecated: boolean }>(
+          m,
+          `SELECT r.workflow_id, r.version, v.deprecated_at IS NOT NULL AS deprecated
+             FROM runs r JOIN workflow_versions v ON v.tenant_id = r.tenant_id AND v.workflow_id = r.workflow_id AND v.version = $3
+            WHERE r.tenant_id = $1 AND r.id = $2`,
+          [tenantId, runId, version],
+        ),
+      ),
+    );
+    const row = r.rows[0];
+    if (!row || !row.deprecated || row.version === version) return;
+    const msg = `workflow ${row.workflow_id} version ${version} is deprecated: a retry may not move run ${runId} onto it; retry on the run's own version ${row.version} or another version, or restore version ${version} with deprecateVersion(deprecated: false)`;
+    throw new WeftError('BAD_USER_INPUT', msg, [{ path: 'version', message: msg }]);
   }
 
   /** The DAG of a version, from the cache or loaded in this transaction. @throws WeftError NOT_FOUND. */

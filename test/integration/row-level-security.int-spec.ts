@@ -1,0 +1,297 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import type { DataSource, EntityManager } from 'typeorm';
+import { TenantRepository, checkRuntimeRole, claimDueTimers, createDataSource, withTenant } from '@weft/persistence';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+/**
+ * The database's own wall between tenants (issue 3, DESIGN §5), checked as the runtime role
+ * `weft_app` — the role every Weft process connects as. Tenants A and B each own one row in
+ * every tenant table (written by the owner, so the fixture does not depend on the policies
+ * under test); then, table by table, the runtime role tries to read and write across the wall.
+ */
+
+/** One row of each tenant table for tenant `t`: the SQL and parameters of its INSERT. */
+interface Row {
+  sql: string;
+  params: unknown[];
+}
+
+interface Ids {
+  tenant: string;
+  key: string;
+  run: string;
+  task: string;
+  signal: string;
+}
+
+const freshIds = (tenant: string): Ids => ({ tenant, key: uuidv7(), run: uuidv7(), task: uuidv7(), signal: uuidv7() });
+
+/** The INSERT of each tenant table for `ids`, parents first (a table's row may need the ones before it). */
+function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
+  const { tenant, key, run, task, signal } = ids;
+  return [
+    ['tenants', { sql: `INSERT INTO tenants (id, name) VALUES ($1, $2)`, params: [tenant, `tenant ${n}`] }],
+    [
+      'api_keys',
+      {
+        sql: `INSERT INTO api_keys (tenant_id, id, name, role, key_hash, key_prefix) VALUES ($1, $2, 'k', 'viewer', $3, 'weft_xxxxxxxx')`,
+        params: [tenant, key, randomBytes(32).toString('hex')],
+      },
+    ],
+    ['workflows', { sql: `INSERT INTO workflows (tenant_id, id, latest_version) VALUES ($1, $2, 1)`, params: [tenant, `wf-${n}`] }],
+    [
+      'workflow_versions',
+      {
+        sql: `INSERT INTO workflow_versions (tenant_id, workflow_id, version, definition, source, checksum) VALUES ($1, $2, 1, '{}', '{}', 'c')`,
+        params: [tenant, `wf-${n}`],
+      },
+    ],
+    [
+      'runs',
+      { sql: `INSERT INTO runs (tenant_id, id, workflow_id, version, status) VALUES ($1, $2, $3, 1, 'RUNNING')`, params: [tenant, run, `wf-${n}`] },
+    ],
+    [
+      'tasks',
+      {
+        sql: `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, status, wake_at, queue)
+              VALUES ($1, $2, $3, 'a', 'WAIT', 'WAITING', now() - interval '1 hour', 'http')`,
+        params: [tenant, task, run],
+      },
+    ],
+    ['signals', { sql: `INSERT INTO signals (tenant_id, id, run_id, name) VALUES ($1, $2, $3, 'go')`, params: [tenant, signal, run] }],
+    ['run_events', { sql: `INSERT INTO run_events (tenant_id, run_id, seq, type) VALUES ($1, $2, $3, 'RunStarted')`, params: [tenant, run, n] }],
+    [
+      'outbox',
+      { sql: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, $2, $3, 1, 'http', now())`, params: [tenant, run, task] },
+    ],
+  ];
+}
+
+/** The column holding each table's tenant, and a column every test may harmlessly update. */
+const TABLES: Record<string, { tenantColumn: string; touch: string }> = {
+  tenants: { tenantColumn: 'id', touch: `name = name` },
+  api_keys: { tenantColumn: 'tenant_id', touch: `name = name` },
+  workflows: { tenantColumn: 'tenant_id', touch: `name = name` },
+  workflow_versions: { tenantColumn: 'tenant_id', touch: `checksum = checksum` },
+  runs: { tenantColumn: 'tenant_id', touch: `error = error` },
+  tasks: { tenantColumn: 'tenant_id', touch: `error = error` },
+  signals: { tenantColumn: 'tenant_id', touch: `name = name` },
+  run_events: { tenantColumn: 'tenant_id', touch: `error = error` },
+  outbox: { tenantColumn: 'tenant_id', touch: `queue = queue` },
+};
+
+let db: TestDatabase;
+const A = freshIds(uuidv7());
+const B = freshIds(uuidv7());
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  for (const [ids, n] of [
+    [A, 1],
+    [B, 2],
+  ] as const) {
+    for (const [, row] of rowsOf(ids, n)) await db.owner.query(row.sql, row.params);
+  }
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** Runs `fn` on the runtime role in a transaction with no tenant set; always rolled back. */
+async function noTenant<T>(fn: (m: EntityManager) => Promise<T>): Promise<T> {
+  return rolledBack(db.ds, fn);
+}
+
+/** Runs `fn` on the runtime role in `withTenant(tenant)`; always rolled back. */
+async function asTenant<T>(tenant: string, fn: (m: EntityManager) => Promise<T>): Promise<T> {
+  const rollback = new Error('rollback');
+  let out: T | undefined;
+  await withTenant(db.ds, tenant, async (m) => {
+    out = await fn(m);
+    throw rollback;
+  }).catch((e) => {
+    if (e !== rollback) throw e;
+  });
+  return out as T;
+}
+
+async function rolledBack<T>(ds: DataSource, fn: (m: EntityManager) => Promise<T>): Promise<T> {
+  const qr = ds.createQueryRunner();
+  await qr.connect();
+  await qr.startTransaction();
+  try {
+    return await fn(qr.manager);
+  } finally {
+    await qr.rollbackTransaction();
+    await qr.release();
+  }
+}
+
+/** Runs `sql` in a savepoint and returns the error the server raised (undefined when none). */
+async function refusal(m: EntityManager, sql: string, params: unknown[]): Promise<{ code?: string; message: string } | undefined> {
+  await m.query('SAVEPOINT attempt');
+  try {
+    await m.query(sql, params);
+    await m.query('RELEASE SAVEPOINT attempt');
+    return undefined;
+  } catch (err) {
+    await m.query('ROLLBACK TO SAVEPOINT attempt');
+    return err as { code?: string; message: string };
+  }
+}
+
+const affected = (result: unknown): number => (Array.isArray(result) ? (result[1] as number) : 0);
+
+describe('the runtime role', () => {
+  it('is not a superuser, has no BYPASSRLS and owns no table, so the policies hold it', async () => {
+    const [role] = await db.ds.query(
+      `SELECT current_user AS name, rolsuper, rolbypassrls,
+              (SELECT count(*)::int FROM pg_class c WHERE c.relowner = r.oid AND c.relkind = 'r') AS owned
+         FROM pg_roles r WHERE rolname = current_user`,
+    );
+    expect(role).toEqual({ name: 'weft_app', rolsuper: false, rolbypassrls: false, owned: 0 });
+    await expect(checkRuntimeRole(db.ds)).resolves.toBeUndefined();
+  });
+
+  it('finds every tenant table forced under row-level security with a tenant_isolation policy', async () => {
+    const rows: { relname: string; relrowsecurity: boolean; relforcerowsecurity: boolean; policies: string[] }[] = await db.owner.query(
+      `SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
+              array(SELECT p.polname::text FROM pg_policy p WHERE p.polrelid = c.oid ORDER BY 1) AS policies
+         FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND c.relname <> 'migrations'
+        ORDER BY c.relname`,
+    );
+    expect(rows.map((r) => r.relname)).toEqual(Object.keys(TABLES).sort());
+    for (const r of rows) {
+      expect({ table: r.relname, enabled: r.relrowsecurity, forced: r.relforcerowsecurity }).toEqual({ table: r.relname, enabled: true, forced: true });
+      expect(r.policies).toContain('tenant_isolation');
+    }
+  });
+
+  it('is refused when booting as a superuser: the owner connection fails the runtime check', async () => {
+    await expect(checkRuntimeRole(db.owner)).rejects.toThrow(/superuser, which bypasses row-level security/);
+  });
+
+  it('may not read the migrations table, truncate a tenant table or act as the claimer role', async () => {
+    await noTenant(async (m) => {
+      expect((await refusal(m, `SELECT * FROM migrations`, []))?.code).toBe('42501');
+      expect((await refusal(m, `TRUNCATE runs CASCADE`, []))?.code).toBe('42501');
+      expect((await refusal(m, `SET ROLE weft_claimer`, []))?.code).toBe('42501');
+      expect((await refusal(m, `ALTER TABLE runs DISABLE ROW LEVEL SECURITY`, []))?.code).toBe('42501');
+    });
+  });
+
+  it('cannot smuggle a tenant through a malformed app.tenant_id', async () => {
+    await noTenant(async (m) => {
+      await m.query(`SELECT set_config('app.tenant_id', $1, true)`, [`${A.tenant}' OR true --`]);
+      expect((await refusal(m, `SELECT * FROM runs`, []))?.code).toBe('22P02');
+    });
+  });
+});
+
+describe.each(Object.keys(TABLES))('table %s', (table) => {
+  const { tenantColumn, touch } = TABLES[table]!;
+  // A fresh row of tenant A for this table (its parents are A's fixture rows).
+  const extra = (tenant: Ids, n: number) => rowsOf({ ...freshIds(tenant.tenant), run: tenant.run, task: uuidv7() }, n).find(([t]) => t === table)![1];
+  const newRowOf = (ids: Ids): Row => {
+    if (table === 'tenants') return { sql: `INSERT INTO tenants (id, name) VALUES ($1, 'x')`, params: [ids.tenant] };
+    if (table === 'workflows') return { sql: `INSERT INTO workflows (tenant_id, id) VALUES ($1, 'another')`, params: [ids.tenant] };
+    if (table === 'workflow_versions') {
+      return {
+        sql: `INSERT INTO workflow_versions (tenant_id, workflow_id, version, definition, source, checksum) VALUES ($1, $2, 2, '{}', '{}', 'c')`,
+        params: [ids.tenant, ids === A ? 'wf-1' : 'wf-2'],
+      };
+    }
+    if (table === 'runs') {
+      return { sql: `INSERT INTO runs (tenant_id, id, workflow_id, version, status) VALUES ($1, $2, $3, 1, 'RUNNING')`, params: [ids.tenant, uuidv7(), ids === A ? 'wf-1' : 'wf-2'] };
+    }
+    if (table === 'run_events') return { sql: `INSERT INTO run_events (tenant_id, run_id, seq, type) VALUES ($1, $2, 99, 'X')`, params: [ids.tenant, ids.run] };
+    return extra(ids, 99);
+  };
+
+  it('with no tenant set: a SELECT returns 0 rows and an INSERT is refused', async () => {
+    const owned = await db.owner.query(`SELECT count(*)::int AS n FROM ${table}`);
+    expect(owned[0].n).toBeGreaterThanOrEqual(2); // both tenants' rows exist
+    await noTenant(async (m) => {
+      expect(await m.query(`SELECT * FROM ${table}`)).toEqual([]);
+      const row = newRowOf(A);
+      const err = await refusal(m, row.sql, row.params);
+      expect(err?.code).toBe('42501');
+      expect(err?.message).toMatch(/row-level security/);
+      expect(affected(await m.query(`UPDATE ${table} SET ${touch}`))).toBe(0);
+      expect(affected(await m.query(`DELETE FROM ${table}`))).toBe(0);
+    });
+  });
+
+  it("with tenant A set: B's rows are invisible, UPDATE and DELETE of them touch 0 rows, and A cannot write rows as B", async () => {
+    await asTenant(A.tenant, async (m) => {
+      const seen: Record<string, string>[] = await m.query(`SELECT ${tenantColumn}::text AS tenant FROM ${table}`);
+      expect(seen.length).toBeGreaterThan(0);
+      expect(new Set(seen.map((r) => r.tenant))).toEqual(new Set([A.tenant]));
+      // Even naming B's tenant explicitly finds nothing.
+      expect(await m.query(`SELECT * FROM ${table} WHERE ${tenantColumn} = $1`, [B.tenant])).toEqual([]);
+      expect(affected(await m.query(`UPDATE ${table} SET ${touch} WHERE ${tenantColumn} = $1`, [B.tenant]))).toBe(0);
+      expect(affected(await m.query(`DELETE FROM ${table} WHERE ${tenantColumn} = $1`, [B.tenant]))).toBe(0);
+      // Writing a row that belongs to B, or moving one of A's rows to B, is refused.
+      const asB = newRowOf(B);
+      expect((await refusal(m, asB.sql, asB.params))?.code).toBe('42501');
+      if (table !== 'tenants') {
+        const moved = await refusal(m, `UPDATE ${table} SET ${tenantColumn} = $1`, [B.tenant]);
+        expect(moved?.code).toMatch(/^(42501|23503)$/); // the policy, or the foreign key to B's parent, whichever checks first
+      }
+    });
+    // B's rows are all still there, unchanged.
+    const [{ n }] = await db.owner.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${tenantColumn} = $1`, [B.tenant]);
+    expect(n).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('the cross-tenant paths', () => {
+  it('claim due timers of every tenant through the SECURITY DEFINER function, returning ids only', async () => {
+    const now = new Date();
+    const claimed = await claimDueTimers(db.ds, now, 10, new Date(now.getTime() + 60_000));
+    expect(claimed).toEqual(
+      expect.arrayContaining([
+        { tenantId: A.tenant, taskId: A.task, runId: A.run, nodeId: 'a' },
+        { tenantId: B.tenant, taskId: B.task, runId: B.run, nodeId: 'a' },
+      ]),
+    );
+    // Claimed means leased: a second replica claiming now gets neither.
+    const again = await claimDueTimers(db.ds, now, 10, new Date(now.getTime() + 60_000));
+    expect(again.map((c) => c.taskId)).not.toContain(A.task);
+  });
+
+  it('resolve an API key without knowing its tenant, and only an exact key', async () => {
+    const repo = new TenantRepository(db.ds);
+    const t = await repo.createTenant('keys');
+    expect(await repo.findApiKey(t.apiKey)).toEqual({ tenantId: t.tenantId, keyId: t.keyId, role: 'admin' });
+    // Same display prefix, different secret: refused.
+    const forged = t.apiKey.slice(0, 13) + (t.apiKey[13] === 'A' ? 'B' : 'A') + t.apiKey.slice(14);
+    expect(await repo.findApiKey(forged)).toBeNull();
+  });
+
+  it('keep the claim functions out of reach of anyone but the runtime role', async () => {
+    const acl: { proname: string; owner: string; callers: string[] }[] = await db.owner.query(
+      `SELECT p.proname::text, pg_get_userbyid(p.proowner)::text AS owner,
+              array(SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee)::text END
+                      FROM aclexplode(p.proacl) a WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> p.proowner ORDER BY 1) AS callers
+         FROM pg_proc p WHERE p.proname LIKE 'weft\\_%' AND p.prosecdef ORDER BY 1`,
+    );
+    expect(acl.map((a) => a.proname)).toEqual(['weft_api_key_candidates', 'weft_claim_due_timers', 'weft_claim_lost_tasks', 'weft_claim_outbox']);
+    for (const a of acl) expect({ fn: a.proname, owner: a.owner, callers: a.callers }).toEqual({ fn: a.proname, owner: 'weft_claimer', callers: ['weft_app'] });
+  });
+
+  it('a role that is not the runtime role cannot call them', async () => {
+    const role = `weft_rls_probe_${randomBytes(4).toString('hex')}`;
+    await db.owner.query(`CREATE ROLE ${role} LOGIN`);
+    const probe = createDataSource(db.ownerUrl.replace('postgres@', `${role}@`), { poolSize: 1 });
+    try {
+      await probe.initialize();
+      await expect(probe.query(`SELECT * FROM weft_claim_due_timers(now(), 10, now())`)).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      if (probe.isInitialized) await probe.destroy();
+      await db.owner.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+    }
+  });
+});
