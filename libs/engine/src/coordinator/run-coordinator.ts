@@ -7,8 +7,12 @@ import {
   isUuid,
   jsonb,
   sql,
+  byTenant,
+  claimDueTimers,
+  claimLostTasks,
+  claimOutbox,
   withTenant,
-  withoutTenant,
+  type ClaimedOutboxRow,
 } from '@weft/persistence';
 import { WeftError } from '../errors.js';
 import type { WorkflowDag } from '../model/dag.js';
@@ -426,20 +430,24 @@ export class RunCoordinator {
   async currentAttempts(attempts: readonly { tenantId: string; taskId: string; attempt: number }[]): Promise<Set<string>> {
     const valid = attempts.filter((a) => isUuid(a.tenantId) && isUuid(a.taskId) && isAttempt(a.attempt));
     if (valid.length === 0) return new Set();
-    const rows = JSON.stringify(valid.map((a) => ({ tenant_id: a.tenantId, task_id: a.taskId, attempt: a.attempt })));
-    const r = await this.retrying('currentAttempts', () =>
-      withoutTenant(this.ds, (m) =>
-        sql<{ id: string; attempt: number }>(
-          m,
-          `SELECT t.id, t.attempt
-             FROM jsonb_to_recordset($1::jsonb) AS q(tenant_id uuid, task_id uuid, attempt int)
-             JOIN tasks t ON t.tenant_id = q.tenant_id AND t.id = q.task_id AND t.attempt = q.attempt
-            WHERE t.status IN ('PENDING', 'QUEUED', 'RUNNING')`,
-          [rows],
+    const current = new Set<string>();
+    for (const [tenantId, group] of byTenant(valid)) {
+      const rows = JSON.stringify(group.map((a) => ({ task_id: a.taskId, attempt: a.attempt })));
+      const r = await this.retrying('currentAttempts', () =>
+        withTenant(this.ds, tenantId, (m) =>
+          sql<{ id: string; attempt: number }>(
+            m,
+            `SELECT t.id, t.attempt
+               FROM jsonb_to_recordset($2::jsonb) AS q(task_id uuid, attempt int)
+               JOIN tasks t ON t.tenant_id = $1 AND t.id = q.task_id AND t.attempt = q.attempt
+              WHERE t.status IN ('PENDING', 'QUEUED', 'RUNNING')`,
+            [tenantId, rows],
+          ),
         ),
-      ),
-    );
-    return new Set(r.rows.map((row) => jobId(row.id, row.attempt)));
+      );
+      for (const row of r.rows) current.add(jobId(row.id, row.attempt));
+    }
+    return current;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -454,29 +462,14 @@ export class RunCoordinator {
    */
   async fireDueTimers(limit: number): Promise<number> {
     const now = this.now();
-    const claimed = await withoutTenant(this.ds, (m) =>
-      sql<{ tenant_id: string; id: string; run_id: string; node_id: string }>(
-        m,
-        `WITH due AS (
-           SELECT tenant_id, id FROM tasks
-            WHERE status = 'WAITING' AND wake_at <= $1
-            ORDER BY wake_at
-            LIMIT $2
-            FOR UPDATE SKIP LOCKED
-         )
-         UPDATE tasks t SET wake_at = $3
-           FROM due WHERE t.tenant_id = due.tenant_id AND t.id = due.id
-         RETURNING t.tenant_id, t.id, t.run_id, t.node_id`,
-        [now, limit, new Date(now.getTime() + this.timerLeaseMs)],
-      ),
-    );
+    const claimed = await claimDueTimers(this.ds, now, limit, new Date(now.getTime() + this.timerLeaseMs));
     let fired = 0;
-    for (const t of claimed.rows) {
+    for (const t of claimed) {
       try {
-        await this.fireTimer(t.tenant_id, { runId: t.run_id, taskId: t.id, nodeId: t.node_id });
+        await this.fireTimer(t.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: t.nodeId });
         fired++;
       } catch (err) {
-        this.log.error(`timer of task ${t.id} (run ${t.run_id}) not fired: ${message(err)}`);
+        this.log.error(`timer of task ${t.taskId} (run ${t.runId}) not fired: ${message(err)}`);
       }
     }
     return fired;
@@ -485,57 +478,45 @@ export class RunCoordinator {
   /**
    * Enqueues up to `limit` outbox rows that were committed but never enqueued (a crash between
    * commit and enqueue, Redis down) once they are older than the grace period; returns how many
-   * jobs it enqueued. Rows are claimed with `FOR UPDATE SKIP LOCKED` (and a lease), jobs built
-   * from the task rows; rows whose task moved on (another attempt, finished, cancelled, deleted)
+   * jobs it enqueued. Rows are claimed across tenants through the `weft_claim_outbox` function
+   * (`FOR UPDATE SKIP LOCKED`, and a lease), then handled tenant by tenant inside the tenant's
+   * transaction: jobs built from the task rows; rows whose task moved on (another attempt, finished, cancelled, deleted)
    * are marked done without a job. Idempotent: the job id is `taskId:attempt`.
    */
   async relayOutbox(limit: number): Promise<number> {
     const now = this.now();
-    const claimed = await withoutTenant(this.ds, (m) =>
-      sql<{
-        id: string;
-        tenant_id: string;
-        run_id: string;
-        task_id: string;
-        attempt: number;
-        queue: string;
-        not_before: Date;
-        node_id: string | null;
-        node_type: string | null;
-        runtime: string | null;
-        status: TaskStatus | null;
-        task_attempt: number | null;
-        input: JsonValue | null;
-      }>(
-        m,
-        `WITH due AS (
-           SELECT id, tenant_id, task_id FROM outbox
-            WHERE enqueued_at IS NULL AND created_at <= $1 AND (claimed_at IS NULL OR claimed_at <= $2)
-            ORDER BY created_at, id
-            LIMIT $3
-            FOR UPDATE SKIP LOCKED
-         )
-         UPDATE outbox o SET claimed_at = $4
-           FROM due LEFT JOIN tasks t ON t.tenant_id = due.tenant_id AND t.id = due.task_id
-          WHERE o.id = due.id
-         RETURNING o.id, o.tenant_id, o.run_id, o.task_id, o.attempt, o.queue, o.not_before,
-                   t.node_id, t.node_type, t.runtime, t.status, t.attempt AS task_attempt, t.input`,
-        [new Date(now.getTime() - this.outboxGraceMs), new Date(now.getTime() - this.outboxLeaseMs), limit, now],
-      ),
-    );
-    if (claimed.rowCount === 0) return 0;
+    const claimed = await claimOutbox(this.ds, {
+      createdBefore: new Date(now.getTime() - this.outboxGraceMs),
+      claimedBefore: new Date(now.getTime() - this.outboxLeaseMs),
+      limit,
+      now,
+    });
+    let enqueued = 0;
+    for (const [tenantId, rows] of byTenant(claimed)) {
+      try {
+        enqueued += await this.relayTenantOutbox(tenantId, rows);
+      } catch (err) {
+        this.log.warn(`outbox relay of tenant ${tenantId} failed for ${rows.length} row(s), retrying after the lease: ${message(err)}`);
+      }
+    }
+    return enqueued;
+  }
+
+  /** Enqueues one tenant's claimed outbox rows whose task still waits for that attempt; marks them all done. */
+  private async relayTenantOutbox(tenantId: string, rows: readonly ClaimedOutboxRow[]): Promise<number> {
+    const found = await this.outboxJobs(tenantId, rows);
     const jobs: TaskJob[] = [];
     const live: { id: string; attempt: number }[] = [];
     const stale: { id: string; attempt: number }[] = [];
-    for (const r of claimed.rows) {
-      const current = r.task_attempt === r.attempt && (r.status === 'PENDING' || r.status === 'QUEUED');
-      if (!current || r.node_id === null || r.node_type === null) {
-        stale.push({ id: r.id, attempt: r.attempt });
+    for (const r of rows) {
+      const row = found.get(r.outboxId);
+      const current = row !== undefined && row.task_attempt === r.attempt && (row.status === 'PENDING' || row.status === 'QUEUED');
+      if (!current) {
+        stale.push({ id: r.outboxId, attempt: r.attempt });
         continue;
       }
-      live.push({ id: r.id, attempt: r.attempt });
-      // (the spread re-states the two columns the check above proved non-null)
-      jobs.push(jobOfRow({ ...r, node_id: r.node_id, node_type: r.node_type }));
+      live.push({ id: r.outboxId, attempt: r.attempt });
+      jobs.push(jobOfRow(row));
     }
     let done = stale;
     if (jobs.length) {
@@ -548,17 +529,41 @@ export class RunCoordinator {
       }
     }
     if (done.length) {
-      await withoutTenant(this.ds, (m) =>
+      await withTenant(this.ds, tenantId, (m) =>
         sql(
           m,
-          `UPDATE outbox o SET enqueued_at = $1
-             FROM jsonb_to_recordset($2::jsonb) AS d(id bigint, attempt int)
-            WHERE o.id = d.id AND o.attempt = d.attempt AND o.enqueued_at IS NULL`,
-          [this.now(), JSON.stringify(done)],
+          `UPDATE outbox o SET enqueued_at = $2
+             FROM jsonb_to_recordset($3::jsonb) AS d(id bigint, attempt int)
+            WHERE o.tenant_id = $1 AND o.id = d.id AND o.attempt = d.attempt AND o.enqueued_at IS NULL`,
+          [tenantId, this.now(), JSON.stringify(done)],
         ),
       ).catch((err) => this.log.warn(`outbox rows enqueued but not marked (will be relayed again, harmlessly): ${message(err)}`));
     }
     return jobs.length;
+  }
+
+  /**
+   * The jobs of one tenant's claimed outbox rows, read inside the tenant's transaction, by outbox
+   * id: each with its task's current status and attempt (a row whose task is gone is absent).
+   */
+  private async outboxJobs(
+    tenantId: string,
+    rows: readonly ClaimedOutboxRow[],
+  ): Promise<Map<string, JobRow & { status: TaskStatus; task_attempt: number }>> {
+    const r = await this.retrying('outboxJobs', () =>
+      withTenant(this.ds, tenantId, (m) =>
+        sql<JobRow & { outbox_id: string; status: TaskStatus; task_attempt: number }>(
+          m,
+          `SELECT o.id AS outbox_id, o.tenant_id, o.run_id, o.task_id, o.attempt, o.queue, o.not_before,
+                  t.node_id, t.node_type, t.runtime, t.status, t.attempt AS task_attempt, t.input
+             FROM outbox o
+             JOIN tasks t ON t.tenant_id = o.tenant_id AND t.id = o.task_id
+            WHERE o.tenant_id = $1 AND o.id = ANY($2::bigint[])`,
+          [tenantId, rows.map((x) => x.outboxId)],
+        ),
+      ),
+    );
+    return new Map(r.rows.map((row) => [String(row.outbox_id), row]));
   }
 
   /**
@@ -567,46 +572,37 @@ export class RunCoordinator {
    * many it re-enqueued (DESIGN §4). Candidates, across tenants, oldest first: PENDING, QUEUED or
    * RUNNING tasks with a queue whose outbox row is for the current attempt and marked enqueued,
    * unchanged for `lostTaskAfterMs` (a delayed retry only that long after its `not_before`).
-   * They are claimed in one short transaction (`FOR UPDATE SKIP LOCKED`) by moving the outbox
-   * row's `enqueued_at` to now, which hides them from other scheduler replicas until the
-   * threshold passes again; then each job is probed and the missing ones enqueued again under the
-   * same job id (a duplicate is a no-op). A RUNNING task re-dispatched is executed again
-   * (at-least-once; the attempt fences its reports). A probe or enqueue failure is logged and
-   * retried after the threshold.
+   * They are claimed through the `weft_claim_lost_tasks` function (`FOR UPDATE SKIP LOCKED`), which
+   * moves the outbox row's `enqueued_at` to now and hides them from other scheduler replicas
+   * until the threshold passes again; then, per tenant, each job is read back in the tenant's
+   * transaction, probed, and the missing ones enqueued again under the same job id (a duplicate
+   * is a no-op). A RUNNING task re-dispatched is executed again (at-least-once; the attempt
+   * fences its reports). A probe or enqueue failure is logged and retried after the threshold.
    */
   async sweepLostTasks(limit: number, probe: JobProbe): Promise<number> {
     const now = this.now();
-    const cutoff = new Date(now.getTime() - this.lostTaskAfterMs);
-    const claimed = await withoutTenant(this.ds, (m) =>
-      sql<JobRow & { status: TaskStatus }>(
-        m,
-        `WITH lost AS (
-           SELECT o.id, t.node_id, t.node_type, t.runtime, t.status, t.input
-             FROM tasks t
-             JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt
-            WHERE t.status IN ('PENDING', 'QUEUED', 'RUNNING') AND t.queue IS NOT NULL
-              AND t.updated_at <= $1 AND o.enqueued_at <= $1 AND o.not_before <= $1
-            ORDER BY t.updated_at, o.id
-            LIMIT $2
-            FOR UPDATE OF o SKIP LOCKED
-         )
-         UPDATE outbox o SET enqueued_at = $3
-           FROM lost WHERE o.id = lost.id
-         RETURNING o.tenant_id, o.run_id, o.task_id, o.attempt, o.queue, o.not_before,
-                   lost.node_id, lost.node_type, lost.runtime, lost.status, lost.input`,
-        [cutoff, limit, now],
-      ),
-    );
+    const claimed = await claimLostTasks(this.ds, { cutoff: new Date(now.getTime() - this.lostTaskAfterMs), limit, now });
     let redispatched = 0;
-    for (const r of claimed.rows) {
-      const id = jobId(r.task_id, r.attempt);
+    for (const [tenantId, rows] of byTenant(claimed)) {
+      let found: Awaited<ReturnType<RunCoordinator['outboxJobs']>>;
       try {
-        if (await probe.hasJob(r.queue, id)) continue;
-        await this.dispatcher.enqueue([jobOfRow(r)]);
-        redispatched++;
-        this.log.warn(`run ${r.run_id}: job ${id} of ${r.status} task ${r.node_id} vanished from queue ${r.queue}; re-dispatched`);
+        found = await this.outboxJobs(tenantId, rows);
       } catch (err) {
-        this.log.warn(`run ${r.run_id}: job ${id} not checked or re-dispatched, retrying after ${this.lostTaskAfterMs} ms: ${message(err)}`);
+        this.log.warn(`lost-task sweep of tenant ${tenantId} failed, retrying after ${this.lostTaskAfterMs} ms: ${message(err)}`);
+        continue;
+      }
+      for (const claim of rows) {
+        const r = found.get(claim.outboxId);
+        if (!r || r.task_attempt !== claim.attempt || !['PENDING', 'QUEUED', 'RUNNING'].includes(r.status)) continue;
+        const id = jobId(r.task_id, r.attempt);
+        try {
+          if (await probe.hasJob(r.queue, id)) continue;
+          await this.dispatcher.enqueue([jobOfRow(r)]);
+          redispatched++;
+          this.log.warn(`run ${r.run_id}: job ${id} of ${r.status} task ${r.node_id} vanished from queue ${r.queue}; re-dispatched`);
+        } catch (err) {
+          this.log.warn(`run ${r.run_id}: job ${id} not checked or re-dispatched, retrying after ${this.lostTaskAfterMs} ms: ${message(err)}`);
+        }
       }
     }
     return redispatched;
