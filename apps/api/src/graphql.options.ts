@@ -13,8 +13,15 @@ import { assessOperation, limitExceeded, QUERY_LIMITS } from './common/query-lim
 /** What the graphql-ws socket carries once onConnect authenticated it. */
 interface SocketExtra {
   principal?: Principal;
+  /** The credentials the socket connected with, checked again while it stays open. */
+  authorization?: unknown;
+  /** The periodic re-check of those credentials. */
+  recheck?: ReturnType<typeof setInterval>;
   socket?: { close(code: number, reason: string): void };
 }
+
+/** How often an open socket's key is checked again (a revoked key's socket closes within this). */
+export const SOCKET_KEY_RECHECK_MS = 10_000;
 
 /** graphql-ws close codes: 4401 is final for clients (no reconnect); 1013 asks them to retry later. */
 const CLOSE_UNAUTHENTICATED = 4401;
@@ -28,8 +35,10 @@ const CLOSE_TRY_AGAIN = 1013;
  * any case, e.g. `bearer`), in the `Authorization` header over HTTP and in
  * `connectionParams.authorization` over graphql-ws; a bare key is refused on both. Over HTTP a
  * missing or bad key fails the whole request with UNAUTHENTICATED (HTTP 401); over graphql-ws
- * the key is checked once in onConnect and a bad one closes the socket with 4401 before any
- * operation runs.
+ * the key is checked in onConnect and a bad one closes the socket with 4401 before any
+ * operation runs. It is checked again before each operation the socket starts and every
+ * {@link SOCKET_KEY_RECHECK_MS} while it stays open: a key revoked meanwhile closes it with 4401,
+ * ending its subscriptions.
  *
  * Cost limits, the same on both transports ({@link QUERY_LIMITS}): a document of more than
  * maxTokens tokens fails to parse; a valid operation that exceeds a limit is refused with
@@ -54,7 +63,11 @@ export function graphqlOptions(auth: AuthService, schemaHost: GraphQLSchemaHost)
       'graphql-ws': {
         connectionInitWaitTimeout: 10_000,
         onConnect: (ctx) => authenticateSocket(ctx, auth),
-        onSubscribe: (ctx, _id, payload) => prepareSocketOperation(ctx, payload, schemaHost),
+        onClose: (ctx) => clearInterval((ctx.extra as SocketExtra).recheck),
+        onSubscribe: async (ctx, _id, payload) => {
+          if (!(await recheckSocket(ctx, auth))) return [new GraphQLError('Invalid API key', { extensions: { code: 'UNAUTHENTICATED' } })];
+          return prepareSocketOperation(ctx, payload, schemaHost);
+        },
         onNext: (_ctx, _id, _payload, _args, result) => formatExecutionResult(result),
         // Not in Nest's type, passed through to graphql-ws all the same: the errors of a
         // subscription that failed validation.
@@ -124,11 +137,33 @@ async function authenticateSocket(ctx: WsContext, auth: AuthService): Promise<bo
   const extra = ctx.extra as SocketExtra;
   const params = ctx.connectionParams ?? {};
   try {
-    extra.principal = await auth.authenticate(params.authorization ?? params.Authorization);
+    extra.authorization = params.authorization ?? params.Authorization;
+    extra.principal = await auth.authenticate(extra.authorization);
+    extra.recheck = setInterval(() => void recheckSocket(ctx, auth), SOCKET_KEY_RECHECK_MS);
+    extra.recheck.unref?.();
     return true;
   } catch (err) {
     const unauthenticated = err instanceof WeftError && err.code === 'UNAUTHENTICATED';
     extra.socket?.close(unauthenticated ? CLOSE_UNAUTHENTICATED : CLOSE_TRY_AGAIN, unauthenticated ? 'UNAUTHENTICATED' : 'TRY_AGAIN_LATER');
+    return false;
+  }
+}
+
+/**
+ * Checks the socket's key again; when it is no longer valid (revoked) closes the socket with
+ * 4401 and returns false. A transient failure (database unreachable) keeps the socket open.
+ */
+async function recheckSocket(ctx: WsContext, auth: AuthService): Promise<boolean> {
+  const extra = ctx.extra as SocketExtra;
+  try {
+    const principal = await auth.authenticate(extra.authorization);
+    if (principal.tenantId !== extra.principal?.tenantId || principal.keyId !== extra.principal?.keyId) throw new WeftError('UNAUTHENTICATED', 'Invalid API key');
+    extra.principal = principal; // a role is fixed at creation, but stay exact
+    return true;
+  } catch (err) {
+    if (!(err instanceof WeftError && err.code === 'UNAUTHENTICATED')) return true;
+    clearInterval(extra.recheck);
+    extra.socket?.close(CLOSE_UNAUTHENTICATED, 'UNAUTHENTICATED');
     return false;
   }
 }
