@@ -53,9 +53,9 @@ const tenants = { findApiKey: async (raw: string) => KEYS[raw] ?? null } as unkn
 const workflows = {
   async publishVersion(tenantId: string, input: { workflowId: string; definition: JsonValue; source: string; checksum: string }) {
     const version = store.versions.filter((v) => v.tenantId === tenantId && v.workflowId === input.workflowId).length + 1;
-    const createdAt = new Date();
-    store.versions.push({ tenantId, version, createdAt, ...input } as WorkflowVersionEntity);
-    return { version, createdAt };
+    const entity = { tenantId, version, createdAt: new Date(), createdBy: null, createdByKeyId: null, deprecatedAt: null, ...input } as WorkflowVersionEntity;
+    store.versions.push(entity);
+    return { ...entity, created: true };
   },
   async list(tenantId: string) {
     const ids = [...new Set(store.versions.filter((v) => v.tenantId === tenantId).map((v) => v.workflowId))].sort();

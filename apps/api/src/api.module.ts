@@ -9,10 +9,12 @@ import { REDIS_PUBSUB } from './api.tokens.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AuthService } from './auth/auth.service.js';
 import { graphqlOptions } from './graphql.options.js';
+import { KeysResolver } from './keys/keys.resolver.js';
+import { KeysService } from './keys/keys.service.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
 import { RunsResolver } from './runs/runs.resolver.js';
 import { RunsService } from './runs/runs.service.js';
-import { WorkflowsResolver } from './workflows/workflows.resolver.js';
+import { WorkflowResolver, WorkflowsResolver } from './workflows/workflows.resolver.js';
 import { WorkflowsService } from './workflows/workflows.service.js';
 
 /** Largest request body: definitions may be up to 1 MB of YAML, plus JSON escaping. */
@@ -40,8 +42,11 @@ const BODY_LIMIT = '4mb';
     RunUpdatesService,
     WorkflowsService,
     RunsService,
+    KeysService,
     WorkflowsResolver,
+    WorkflowResolver,
     RunsResolver,
+    KeysResolver,
   ],
 })
 export class ApiModule {}

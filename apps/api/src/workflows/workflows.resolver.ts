@@ -1,7 +1,9 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
 import { Args, Context, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import type { JsonValue } from '@weft/engine';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
+import { GraphQLJSON } from '../common/json.scalar.js';
 import { RethrowFilter } from '../common/rethrow.filter.js';
 import { createValidationPipe } from '../common/validation.pipe.js';
 import { PublishWorkflowInput } from './publish-workflow.input.js';
@@ -16,13 +18,30 @@ const validate = createValidationPipe();
 export class WorkflowsResolver {
   constructor(private readonly workflowService: WorkflowsService) {}
 
-  @Mutation(() => WorkflowVersionObject, { description: 'Validates a YAML or JSON definition and stores it as the next version (admin).' })
-  @Requires('administer')
+  @Mutation(() => WorkflowVersionObject, {
+    description:
+      'Validates a YAML or JSON definition and stores it as the next version (admin). A definition identical to the latest version returns that version instead.',
+  })
+  @Requires('administer', 'publish workflow definitions')
   publishWorkflow(
     @Args('input', { type: () => PublishWorkflowInput }, validate) input: PublishWorkflowInput,
     @Context('principal') principal: Principal,
   ): Promise<WorkflowVersionObject> {
     return this.workflowService.publish(principal, input);
+  }
+
+  @Mutation(() => WorkflowVersionObject, {
+    description:
+      'Deprecates a version (admin): new runs on it are refused, running runs continue. deprecated: false restores it. An unknown workflow or version is a NOT_FOUND error.',
+  })
+  @Requires('administer', 'manage workflow versions')
+  deprecateVersion(
+    @Args('workflowId', { type: () => String }, validate) workflowId: string,
+    @Args('version', { type: () => Int }) version: number,
+    @Args('deprecated', { type: () => Boolean, defaultValue: true }) deprecated: boolean,
+    @Context('principal') principal: Principal,
+  ): Promise<WorkflowVersionObject> {
+    return this.workflowService.deprecateVersion(principal, workflowId, version, deprecated);
   }
 
   @Query(() => [WorkflowObject])
@@ -42,8 +61,48 @@ export class WorkflowsResolver {
     return this.workflowService.version(principal, workflowId, version);
   }
 
+  @ResolveField(() => GraphQLJSON)
+  definition(@Parent() version: WorkflowVersionObject): Promise<JsonValue> {
+    return this.workflowService.definitionOf(version);
+  }
+
+  @ResolveField(() => String)
+  source(@Parent() version: WorkflowVersionObject): Promise<string> {
+    return this.workflowService.sourceOf(version);
+  }
+
   @ResolveField(() => String, { description: 'The DAG as a Mermaid flowchart.' })
-  mermaid(@Parent() version: WorkflowVersionObject): string {
+  mermaid(@Parent() version: WorkflowVersionObject): Promise<string> {
     return this.workflowService.mermaid(version);
+  }
+}
+
+@Resolver(() => WorkflowObject)
+@UseGuards(RolesGuard)
+@UseFilters(RethrowFilter)
+export class WorkflowResolver {
+  constructor(private readonly workflowService: WorkflowsService) {}
+
+  @Query(() => WorkflowObject, { nullable: true, description: 'One workflow with its versions. An unknown workflow is a NOT_FOUND error (never null).' })
+  workflow(@Args('workflowId', { type: () => String }, validate) workflowId: string, @Context('principal') principal: Principal): Promise<WorkflowObject> {
+    return this.workflowService.workflow(principal, workflowId);
+  }
+
+  @Mutation(() => WorkflowObject, {
+    description:
+      'Pins the version startRun uses when none is given (admin); version null unpins it (the default follows the latest again). An unknown workflow or version is NOT_FOUND; a deprecated version is BAD_USER_INPUT.',
+  })
+  @Requires('administer', 'manage workflow versions')
+  setDefaultVersion(
+    @Args('workflowId', { type: () => String }, validate) workflowId: string,
+    @Args('version', { type: () => Int, nullable: true }) version: number | null | undefined,
+    @Context('principal') principal: Principal,
+  ): Promise<WorkflowObject> {
+    return this.workflowService.setDefaultVersion(principal, workflowId, version ?? null);
+  }
+
+  @ResolveField(() => [WorkflowVersionObject], { description: 'Every version, oldest first.' })
+  versions(@Parent() workflow: WorkflowObject): Promise<WorkflowVersionObject[]> {
+    return this.workflowService.versions(workflow);
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DagCache, loadDefinition, WeftError, type JsonValue, type WorkflowDefinition } from '@weft/engine';
-import { WorkflowRepository, type WorkflowVersionEntity } from '@weft/persistence';
+import { WorkflowRepository, type WorkflowSummary, type WorkflowVersionEntity, type WorkflowVersionInfo } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
 import { toMermaid } from '../common/mermaid.js';
 import { unstorableJson } from '../common/storable.js';
@@ -8,7 +8,10 @@ import { definitionChecksum } from './canonical-json.js';
 import type { PublishWorkflowInput } from './publish-workflow.input.js';
 import type { WorkflowObject, WorkflowVersionObject } from './workflow.object.js';
 
-/** Publishing and reading workflow definitions; versions are immutable, so they are cached. */
+/**
+ * Publishing, reading and managing workflow definitions. Versions are immutable (only their
+ * deprecation changes), so their definitions are cached.
+ */
 @Injectable()
 export class WorkflowsService {
   /** Versions are immutable: the coordinator's LRU of built DAGs serves their definitions too. */
@@ -18,7 +21,9 @@ export class WorkflowsService {
 
   /**
    * Validates the YAML/JSON text (WeftError BAD_USER_INPUT listing every problem) and stores it
-   * as the next version, with the sha256 of its canonical JSON. The text was checked by the
+   * as the next version, with the sha256 of its canonical JSON and the publishing key. A
+   * definition identical to the latest version's (same checksum) returns that version instead
+   * (its stored source text; a new `name` is still applied). The text was checked by the
    * validation pipe; escapes in it (`"\u0000"`, YAML `"\0"`) may still parse to strings
    * PostgreSQL cannot store, refused here at `definition.$.<path>`.
    */
@@ -27,31 +32,77 @@ export class WorkflowsService {
     const json = definition as unknown as JsonValue;
     const unstorable = unstorableJson(json, 'definition.$');
     if (unstorable.length > 0) throw new WeftError('BAD_USER_INPUT', `${unstorable[0]!.path}: ${unstorable[0]!.message}`, unstorable);
-    const checksum = definitionChecksum(json);
-    const { version, createdAt } = await this.workflows.publishVersion(p.tenantId, {
+    const published = await this.workflows.publishVersion(p.tenantId, {
       workflowId: input.workflowId,
       name: input.name ?? undefined,
       definition: json,
       source: input.definition,
-      checksum,
+      checksum: definitionChecksum(json),
+      createdByKeyId: p.keyId,
     });
-    return { workflowId: input.workflowId, version, definition: json, checksum, createdAt, source: input.definition };
+    return toVersionObject(published);
   }
 
+  /** The tenant's workflows by id; their `versions` are loaded for the whole list in one query. */
   async list(p: Principal): Promise<WorkflowObject[]> {
     const all = await this.workflows.list(p.tenantId);
-    return all.map((w) => ({
-      id: w.workflowId,
-      name: w.name,
-      latestVersion: w.latestVersion,
-      createdAt: w.createdAt,
-      updatedAt: w.updatedAt,
-    }));
+    let batch: Promise<Map<string, WorkflowVersionInfo[]>> | undefined;
+    const pageVersions = () =>
+      (batch ??= this.workflows.versionInfos(
+        p.tenantId,
+        all.map((w) => w.workflowId),
+      ));
+    return all.map((w) => ({ ...toWorkflowObject(p.tenantId, w), pageVersions }));
+  }
+
+  /** One workflow; WeftError NOT_FOUND when the tenant has none of that id. */
+  async workflow(p: Principal, workflowId: string): Promise<WorkflowObject> {
+    const w = await this.workflows.getWorkflow(p.tenantId, workflowId);
+    if (!w) throw notFound(workflowId);
+    return toWorkflowObject(p.tenantId, w);
+  }
+
+  /** Every version of the workflow, oldest first, without definitions (loaded when asked for). */
+  async versions(w: WorkflowObject): Promise<WorkflowVersionObject[]> {
+    const infos = w.pageVersions ? (await w.pageVersions()).get(w.id) : (await this.workflows.versionInfos(w.tenantId, [w.id])).get(w.id);
+    return (infos ?? []).map(toVersionObject);
   }
 
   /** One version (the latest when `version` is omitted); WeftError NOT_FOUND when there is none. */
   async version(p: Principal, workflowId: string, version?: number | null): Promise<WorkflowVersionObject> {
     const v = await this.workflows.getVersion(p.tenantId, workflowId, version ?? undefined);
+    if (!v) throw notFound(workflowId, version);
+    return toVersionObject(v);
+  }
+
+  /**
+   * Pins `version` as the default of new runs, or with null unpins it (the default follows the
+   * latest). Returns the workflow.
+   * @throws WeftError NOT_FOUND (unknown workflow or version), BAD_USER_INPUT (the version is
+   * deprecated: restore it first or pin another).
+   */
+  async setDefaultVersion(p: Principal, workflowId: string, version: number | null): Promise<WorkflowObject> {
+    const r = await this.workflows.setDefaultVersion(p.tenantId, workflowId, version);
+    if (r.ok) return toWorkflowObject(p.tenantId, r.workflow);
+    switch (r.reason) {
+      case 'NO_WORKFLOW':
+        throw notFound(workflowId);
+      case 'NO_VERSION':
+        throw notFound(workflowId, version);
+      case 'DEPRECATED': {
+        const message = `workflow ${workflowId} version ${version} is deprecated and cannot be the default; restore it with deprecateVersion(deprecated: false) or pin another version`;
+        throw new WeftError('BAD_USER_INPUT', message, [{ path: 'version', message }]);
+      }
+    }
+  }
+
+  /**
+   * Deprecates a version (new runs on it are refused; running runs continue) or, with
+   * `deprecated: false`, restores it. Returns the version.
+   * @throws WeftError NOT_FOUND (unknown workflow or version).
+   */
+  async deprecateVersion(p: Principal, workflowId: string, version: number, deprecated: boolean): Promise<WorkflowVersionObject> {
+    const v = await this.workflows.setDeprecated(p.tenantId, workflowId, version, deprecated);
     if (!v) throw notFound(workflowId, version);
     return toVersionObject(v);
   }
@@ -66,19 +117,49 @@ export class WorkflowsService {
     return dag.definition;
   }
 
-  mermaid(v: WorkflowVersionObject): string {
-    return toMermaid(v.definition as unknown as WorkflowDefinition);
+  /** The version's definition: the one it carries, else loaded (a version listed without it). */
+  async definitionOf(v: WorkflowVersionObject): Promise<JsonValue> {
+    return v.definition ?? ((await this.definition(v.tenantId, v.workflowId, v.version)) as unknown as JsonValue);
+  }
+
+  /** The version's source text: the one it carries, else loaded (a version listed without it). */
+  async sourceOf(v: WorkflowVersionObject): Promise<string> {
+    if (v.source !== undefined) return v.source;
+    const full = await this.workflows.getVersion(v.tenantId, v.workflowId, v.version);
+    if (!full) throw notFound(v.workflowId, v.version);
+    return full.source;
+  }
+
+  async mermaid(v: WorkflowVersionObject): Promise<string> {
+    return toMermaid((await this.definitionOf(v)) as unknown as WorkflowDefinition);
   }
 }
 
-function toVersionObject(v: WorkflowVersionEntity): WorkflowVersionObject {
+function toWorkflowObject(tenantId: string, w: WorkflowSummary): WorkflowObject {
   return {
+    tenantId,
+    id: w.workflowId,
+    name: w.name,
+    latestVersion: w.latestVersion,
+    defaultVersion: w.defaultVersion,
+    pinnedVersion: w.pinnedVersion,
+    createdAt: w.createdAt,
+    updatedAt: w.updatedAt,
+  };
+}
+
+function toVersionObject(v: WorkflowVersionInfo | WorkflowVersionEntity): WorkflowVersionObject {
+  const body = 'definition' in v ? { definition: v.definition as JsonValue, source: v.source } : {};
+  return {
+    tenantId: v.tenantId,
     workflowId: v.workflowId,
     version: v.version,
-    definition: v.definition as JsonValue,
     checksum: v.checksum,
     createdAt: v.createdAt,
-    source: v.source,
+    createdBy: v.createdBy ?? null,
+    deprecated: v.deprecatedAt != null,
+    deprecatedAt: v.deprecatedAt ?? null,
+    ...body,
   };
 }
 

@@ -1,0 +1,53 @@
+import { Field, ID, ObjectType, registerEnumType } from '@nestjs/graphql';
+import type { Role } from '../auth/principal.js';
+import { GraphQLDateTime } from '../common/date-time.scalar.js';
+
+/** The GraphQL enum of key roles: names in capitals (`ADMIN`), values as stored (`admin`). */
+export const ApiKeyRoleEnum = { ADMIN: 'admin', OPERATOR: 'operator', VIEWER: 'viewer' } as const satisfies Record<string, Role>;
+
+registerEnumType(ApiKeyRoleEnum, {
+  name: 'ApiKeyRole',
+  description: 'ADMIN: publish definitions, manage versions and keys. OPERATOR: start, signal, cancel and retry runs. VIEWER: read only. Each includes the ones after it.',
+});
+
+@ObjectType('ApiKey', { description: 'An API key of the tenant, as listed: never its secret.' })
+export class ApiKeyObject {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => String)
+  name: string;
+
+  @Field(() => ApiKeyRoleEnum)
+  role: Role;
+
+  @Field(() => String, { description: 'The first characters of the key (`weft_` and 8 more), to recognise it.' })
+  keyPrefix: string;
+
+  @Field(() => GraphQLDateTime)
+  createdAt: Date;
+
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'Set once revoked: the key no longer authenticates.' })
+  revokedAt: Date | null;
+}
+
+@ObjectType('CreatedApiKey', { description: 'A new API key with its secret, which is shown this once and never again.' })
+export class CreatedApiKeyObject {
+  @Field(() => ID)
+  id: string;
+
+  @Field(() => String)
+  name: string;
+
+  @Field(() => ApiKeyRoleEnum)
+  role: Role;
+
+  @Field(() => String)
+  keyPrefix: string;
+
+  @Field(() => GraphQLDateTime)
+  createdAt: Date;
+
+  @Field(() => String, { description: 'The key itself, for "Authorization: Bearer <secret>". Store it now: it cannot be read again.' })
+  secret: string;
+}

@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { WeftError } from '@weft/engine';
+import { isUuid, LastAdminKeyError, TenantRepository, type ApiKeyInfo } from '@weft/persistence';
+import type { Principal } from '../auth/principal.js';
+import type { ApiKeyObject, CreatedApiKeyObject } from './api-key.object.js';
+import type { CreateApiKeyInput } from './create-api-key.input.js';
+
+/** The tenant's API keys, for its admins: create (the secret shown once), list, revoke. */
+@Injectable()
+export class KeysService {
+  constructor(private readonly tenants: TenantRepository) {}
+
+  /** Creates a key with the trimmed name and the role; the only answer that carries its secret. */
+  async create(p: Principal, input: CreateApiKeyInput): Promise<CreatedApiKeyObject> {
+    const name = input.name.trim();
+    const created = await this.tenants.createApiKey(p.tenantId, { name, role: input.role });
+    const stored = await this.find(p.tenantId, created.keyId);
+    return {
+      id: created.keyId,
+      name,
+      role: created.role,
+      keyPrefix: created.keyPrefix,
+      createdAt: stored?.createdAt ?? new Date(),
+      secret: created.apiKey,
+    };
+  }
+
+  /** The tenant's keys, oldest first, revoked ones included; never a secret or hash. */
+  async list(p: Principal): Promise<ApiKeyObject[]> {
+    return (await this.tenants.listApiKeys(p.tenantId)).map(toApiKeyObject);
+  }
+
+  /**
+   * Revokes a key of the tenant; revoking a revoked key returns it unchanged. A key that is the
+   * caller's own may be revoked (its next request is UNAUTHENTICATED).
+   * @throws WeftError NOT_FOUND (not a UUID, unknown, another tenant's key), CONFLICT (the
+   * tenant's last active admin key: the tenant could never manage its keys again).
+   */
+  async revoke(p: Principal, keyId: string): Promise<ApiKeyObject> {
+    const key = await this.find(p.tenantId, keyId);
+    if (!key) throw new WeftError('NOT_FOUND', isUuid(keyId) ? `API key ${keyId} not found` : 'API key not found');
+    if (key.revokedAt) return toApiKeyObject(key);
+    try {
+      await this.tenants.revokeApiKey(p.tenantId, keyId);
+    } catch (err) {
+      if (!(err instanceof LastAdminKeyError)) throw err;
+      const message = `API key ${keyId} ("${key.name}") is the tenant's last active admin key: create another admin key (createApiKey with role ADMIN) before revoking it, or nobody could manage the tenant's keys again`;
+      throw new WeftError('CONFLICT', message, [{ path: 'id', message }]);
+    }
+    return toApiKeyObject((await this.find(p.tenantId, keyId)) ?? key);
+  }
+
+  private async find(tenantId: string, keyId: string): Promise<ApiKeyInfo | undefined> {
+    if (!isUuid(keyId)) return undefined;
+    return (await this.tenants.listApiKeys(tenantId)).find((k) => k.id === keyId);
+  }
+}
+
+function toApiKeyObject(k: ApiKeyInfo): ApiKeyObject {
+  return { id: k.id, name: k.name, role: k.role, keyPrefix: k.keyPrefix, createdAt: k.createdAt, revokedAt: k.revokedAt };
+}
