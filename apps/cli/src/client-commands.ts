@@ -18,6 +18,36 @@ function json(label: string) {
   };
 }
 
+function positiveInt(label: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`${label} must be a positive integer`);
+    return n;
+  };
+}
+
+const ROLES = ['admin', 'operator', 'viewer'];
+
+/** A key role in any case (`operator`, `OPERATOR`) as the API's enum value (`OPERATOR`). */
+function role(v: string): string {
+  const lower = v.trim().toLowerCase();
+  if (!ROLES.includes(lower)) throw new InvalidArgumentError(`must be one of ${ROLES.join(', ')}`);
+  return lower.toUpperCase();
+}
+
+/** Rows as left-aligned columns separated by two spaces, the header first. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+function describeDefault(w: { defaultVersion: number; pinnedVersion: number | null; latestVersion: number }): string {
+  return w.pinnedVersion === null
+    ? `default version ${w.defaultVersion} (follows the latest)`
+    : `default version ${w.pinnedVersion} (pinned; latest ${w.latestVersion})`;
+}
+
 function client(): WeftClient {
   const url = process.env.WEFT_URL ?? 'http://127.0.0.1:4000/graphql';
   const key = process.env.WEFT_API_KEY;
@@ -85,7 +115,7 @@ export function clientCommands(program: Command): void {
     .description('start a run')
     .option('--input <json>', 'run input', json('--input'), {})
     .option('--config <json>', 'run config', json('--config'))
-    .option('--version <n>', 'definition version (default latest)', (v) => Number(v))
+    .option('--version <n>', "definition version (default: the workflow's default version)", positiveInt('--version'))
     .option('--idempotency-key <key>', 'return the existing run for a repeated key')
     .option('--watch', 'stream task progress until the run ends')
     .action(async (workflowId: string, o: { input: unknown; config?: unknown; version?: number; idempotencyKey?: string; watch?: boolean }) => {
@@ -153,7 +183,7 @@ export function clientCommands(program: Command): void {
     .requiredOption('--from <nodeId>', 'node to restart from')
     .option('--input <json>', 'new run input', json('--input'))
     .option('--config <json>', 'new run config', json('--config'))
-    .option('--version <n>', 'definition version to continue on (default the run\'s)', (v) => Number(v))
+    .option('--version <n>', "definition version to continue on (default the run's)", positiveInt('--version'))
     .option('--watch', 'stream task progress until the run ends')
     .action(async (runId: string, o: { from: string; input?: unknown; config?: unknown; version?: number; watch?: boolean }) => {
       const c = client();
@@ -166,5 +196,91 @@ export function clientCommands(program: Command): void {
       } finally {
         await c.close();
       }
+    });
+
+  program
+    .command('versions <workflowId>')
+    .description('list the versions of a workflow, marking the default, the latest and deprecated ones')
+    .action(async (workflowId: string) => {
+      const r = await client().request(
+        `query($id: String!) { workflow(workflowId: $id) { id name latestVersion defaultVersion pinnedVersion
+           versions { version createdAt createdBy deprecated } } }`,
+        { id: workflowId },
+      );
+      const w = r.workflow;
+      process.stdout.write(`workflow ${w.id}${w.name ? ` (${w.name})` : ''}: ${describeDefault(w)}\n`);
+      const rows = w.versions.map((v: { version: number; createdAt: string; createdBy: string | null; deprecated: boolean }) => {
+        const marks = [v.version === w.defaultVersion ? 'default' : '', v.version === w.latestVersion ? 'latest' : '', v.deprecated ? 'deprecated' : ''];
+        return [String(v.version), v.createdAt, v.createdBy ?? '-', marks.filter(Boolean).join(', ')];
+      });
+      process.stdout.write(table(['VERSION', 'CREATED', 'CREATED BY', ''], rows));
+    });
+
+  program
+    .command('default-version <workflowId> [version]')
+    .description('show the version new runs use, pin one (admin), or --unpin to follow the latest again')
+    .option('--unpin', 'follow the latest version again')
+    .action(async (workflowId: string, version: string | undefined, o: { unpin?: boolean }) => {
+      if (version !== undefined && o.unpin) throw new InvalidArgumentError('give a version or --unpin, not both');
+      const fields = 'id latestVersion defaultVersion pinnedVersion';
+      let w: { id: string; defaultVersion: number; pinnedVersion: number | null; latestVersion: number };
+      if (version === undefined && !o.unpin) {
+        w = (await client().request(`query($id: String!) { workflow(workflowId: $id) { ${fields} } }`, { id: workflowId })).workflow;
+      } else {
+        const v = version === undefined ? null : positiveInt('version')(version);
+        w = (await client().request(`mutation($id: String!, $v: Int) { setDefaultVersion(workflowId: $id, version: $v) { ${fields} } }`, { id: workflowId, v }))
+          .setDefaultVersion;
+      }
+      process.stdout.write(`workflow ${w.id}: ${describeDefault(w)}\n`);
+    });
+
+  program
+    .command('deprecate <workflowId> <version>')
+    .description('deprecate a version (admin): new runs on it are refused, running runs continue')
+    .option('--restore', 'undo: allow new runs on the version again')
+    .action(async (workflowId: string, version: string, o: { restore?: boolean }) => {
+      const r = await client().request(
+        `mutation($id: String!, $v: Int!, $d: Boolean!) { deprecateVersion(workflowId: $id, version: $v, deprecated: $d) { workflowId version deprecated } }`,
+        { id: workflowId, v: positiveInt('version')(version), d: !o.restore },
+      );
+      const v = r.deprecateVersion;
+      process.stdout.write(`workflow ${v.workflowId} version ${v.version} ${v.deprecated ? 'deprecated: new runs on it are refused' : 'restored: new runs may use it'}\n`);
+    });
+
+  const keys = program.command('keys').description("manage the tenant's API keys (admin)");
+  keys
+    .command('create <name>')
+    .description('create an API key; its secret is printed once')
+    .requiredOption('--role <role>', `${ROLES.join(', ')}`, role)
+    .action(async (name: string, o: { role: string }) => {
+      const r = await client().request(`mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { id name role keyPrefix createdAt secret } }`, {
+        i: { name, role: o.role },
+      });
+      process.stderr.write('Store the secret now: it cannot be shown again.\n');
+      print(r.createApiKey);
+    });
+
+  keys
+    .command('list')
+    .description("list the tenant's API keys (never their secrets)")
+    .action(async () => {
+      const r = await client().request(`query { apiKeys { id name role keyPrefix createdAt revokedAt } }`);
+      const rows = r.apiKeys.map((k: { id: string; name: string; role: string; keyPrefix: string; createdAt: string; revokedAt: string | null }) => [
+        k.id,
+        k.name,
+        k.role.toLowerCase(),
+        `${k.keyPrefix}…`,
+        k.createdAt,
+        k.revokedAt ? `revoked ${k.revokedAt}` : 'active',
+      ]);
+      process.stdout.write(table(['ID', 'NAME', 'ROLE', 'PREFIX', 'CREATED', 'STATUS'], rows));
+    });
+
+  keys
+    .command('revoke <id>')
+    .description('revoke an API key: it stops authenticating at once')
+    .action(async (id: string) => {
+      const r = await client().request(`mutation($id: ID!) { revokeApiKey(id: $id) { id name revokedAt } }`, { id });
+      process.stdout.write(`key ${r.revokeApiKey.id} (${r.revokeApiKey.name}) revoked at ${r.revokeApiKey.revokedAt}\n`);
     });
 }

@@ -20,6 +20,24 @@ function positive(v: string): number {
   return n;
 }
 
+const KEY_ROLES = ['admin', 'operator', 'viewer'] as const;
+
+function keyRole(v: string): (typeof KEY_ROLES)[number] {
+  const r = v.trim().toLowerCase();
+  if (!(KEY_ROLES as readonly string[]).includes(r)) throw new InvalidArgumentError(`must be one of ${KEY_ROLES.join(', ')}`);
+  return r as (typeof KEY_ROLES)[number];
+}
+
+/** `value` trimmed; refuses an empty value, one longer than `max` characters, or control characters. */
+function cleanName(label: string, value: string, max: number): string {
+  const clean = value.trim();
+  if (!clean) throw new InvalidArgumentError(`${label} must not be empty`);
+  const length = [...clean].length;
+  if (length > max) throw new InvalidArgumentError(`${label} is ${length} characters; at most ${max}`);
+  if (/[\p{Cc}\u2028\u2029\ufffd]/u.test(clean)) throw new InvalidArgumentError(`${label} must not contain control characters or invalid UTF-8`);
+  return clean;
+}
+
 /** Runs a long-lived process until SIGINT/SIGTERM, then closes it cleanly. */
 async function serve(config: WeftConfig, roles: Roles, migrate: boolean): Promise<void> {
   const { startPlatform } = await import('./platform.js');
@@ -106,4 +124,42 @@ export function serverCommands(program: Command): void {
         await ds.destroy();
       }
     });
+
+  admin
+    .command('create-key')
+    .description("create an API key for a tenant (printed once, as JSON on the last line)")
+    .requiredOption('--tenant <id>', 'the tenant id, as create-tenant printed it')
+    .requiredOption('--role <role>', KEY_ROLES.join(', '), keyRole)
+    .option('--name <name>', 'a label for the key, at most 100 characters (default: the role)')
+    .action(async (o: { tenant: string; role: (typeof KEY_ROLES)[number]; name?: string }) => {
+      const name = cleanName('key name', o.name ?? o.role, 100);
+      const { loadConfig, ensureDatabase } = await platform();
+      const { runMigrations, createDataSource, isUuid, TenantRepository } = await persistence();
+      const tenantId = o.tenant.trim();
+      if (!isUuid(tenantId)) throw new Error(`unknown tenant ${JSON.stringify(o.tenant)}: a tenant id is a UUID, as printed by \`weft admin create-tenant\``);
+      const config = loadConfig();
+      await ensureDatabase(config.ownerDatabaseUrl);
+      await runMigrations(config.ownerDatabaseUrl);
+      const ds = createDataSource(config.databaseUrl, { poolSize: 1 });
+      await ds.initialize();
+      try {
+        const tenants = new TenantRepository(ds);
+        if (!(await tenants.findTenant(tenantId))) throw new Error(`unknown tenant ${tenantId}: no tenant has this id in ${redactedUrl(config.databaseUrl)}`);
+        const created = await tenants.createApiKey(tenantId, { name, role: o.role });
+        process.stdout.write(`${JSON.stringify({ tenantId, keyId: created.keyId, name, role: created.role, apiKey: created.apiKey })}\n`);
+      } finally {
+        await ds.destroy();
+      }
+    });
+}
+
+/** The URL without its password, for messages. */
+function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the database';
+  }
 }
