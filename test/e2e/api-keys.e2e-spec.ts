@@ -134,21 +134,21 @@ describe('API keys and roles end to end', () => {
   afterAll(() => e2e.close());
 
   it('creates keys whose secret is shown once: never listed, never a field of ApiKey', async () => {
-    const operator = await createKey(admin, '  ops team  ', 'OPERATOR');
+    const operator = await createKey(admin, '  ops team  ', 'operator');
     expect(operator).toEqual({
       id: expect.any(String),
       name: 'ops team',
-      role: 'OPERATOR',
+      role: 'operator',
       keyPrefix: operator.secret.slice(0, 13),
       createdAt: expect.any(String),
       secret: expect.stringMatching(/^weft_[A-Za-z0-9_-]{43}$/),
     });
-    const viewer = await createKey(admin, 'dashboard', 'VIEWER');
+    const viewer = await createKey(admin, 'dashboard', 'viewer');
     const listed = await listKeys(admin);
     expect(listed.map((k) => [k.name, k.role, k.revokedAt])).toEqual([
-      ['admin', 'ADMIN', null],
-      ['ops team', 'OPERATOR', null],
-      ['dashboard', 'VIEWER', null],
+      ['admin', 'admin', null],
+      ['ops team', 'operator', null],
+      ['dashboard', 'viewer', null],
     ]);
     expect(listed.find((k) => k.id === operator.id)).toMatchObject({ keyPrefix: operator.keyPrefix, createdAt: operator.createdAt });
     const raw = JSON.stringify(await post(adminKey, `{ apiKeys { ${KEY_FIELDS} } }`));
@@ -158,8 +158,8 @@ describe('API keys and roles end to end', () => {
   });
 
   it('lets a new key act with its role at once', async () => {
-    const operator = await key('OPERATOR');
-    const viewer = await key('VIEWER');
+    const operator = await key('operator');
+    const viewer = await key('viewer');
     try {
       const runId = await start(operator.client, 'hello');
       expect((await waitRun(viewer.client, runId)).status).toBe('SUCCEEDED');
@@ -171,7 +171,7 @@ describe('API keys and roles end to end', () => {
   });
 
   it('refuses a revoked key as UNAUTHENTICATED over HTTP and at graphql-ws connection', async () => {
-    const doomed = await key('OPERATOR', 'doomed');
+    const doomed = await key('operator', 'doomed');
     expect((await post(doomed.secret, `{ workflows { id } }`)).status).toBe(200);
     const revoked = await revokeKey(admin, doomed.id);
     expect(revoked).toMatchObject({ id: doomed.id, name: 'doomed', revokedAt: expect.any(String) });
@@ -209,19 +209,19 @@ describe('API keys and roles end to end', () => {
       ['tab\there', 'name must not contain control characters'],
       ['bell\u0007', 'name must not contain control characters'],
     ]) {
-      const err = await rejection(createKey(admin, name!, 'VIEWER'));
+      const err = await rejection(createKey(admin, name!, 'viewer'));
       expect(err.code).toBe('BAD_USER_INPUT');
       expect(err.errors[0]!.extensions!.problems).toEqual([{ path: 'name', message: problem }]);
     }
-    expect((await createKey(admin, '👩‍💻'.repeat(14), 'VIEWER')).name).toBe('👩‍💻'.repeat(14));
+    expect((await createKey(admin, '👩‍💻'.repeat(14), 'viewer')).name).toBe('👩‍💻'.repeat(14));
     const badRole = await post(adminKey, `mutation { createApiKey(input: {name: "x", role: ROOT}) { id } }`);
     expect(badRole.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
-    const badRoleVar = await post(adminKey, `mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { id } }`, { i: { name: 'x', role: 'admin' } });
+    const badRoleVar = await post(adminKey, `mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { id } }`, { i: { name: 'x', role: 'ADMIN' } });
     expect(badRoleVar.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
   it('forbids a viewer every mutation of the schema, and apiKeys; lets it read the rest', async () => {
-    const viewer = await key('VIEWER', 'forbidden viewer');
+    const viewer = await key('viewer', 'forbidden viewer');
     const before = await listKeys(admin);
     // The introspected list is the one checked; these are only the ones known today.
     expect(schema.mutations.map((f) => f.name)).toEqual(
@@ -243,7 +243,7 @@ describe('API keys and roles end to end', () => {
   });
 
   it('forbids an operator publishing, version and key management; lets it run the rest', async () => {
-    const operator = await key('OPERATOR', 'forbidden operator');
+    const operator = await key('operator', 'forbidden operator');
     const adminOnly = ['publishWorkflow', 'setDefaultVersion', 'deprecateVersion', 'createApiKey', 'revokeApiKey', 'apiKeys'];
     const fields = [...schema.mutations.map((f) => ['mutation', f] as const), ...schema.queries.map((f) => ['query', f] as const)];
     for (const name of adminOnly) expect(fields.map(([, f]) => f.name)).toContain(name);
@@ -257,7 +257,7 @@ describe('API keys and roles end to end', () => {
         expect({ field: f.name, code }).not.toEqual({ field: f.name, code: 'FORBIDDEN' });
       }
     }
-    const message = (await rejection(createKey(operator.client, 'sneaky', 'ADMIN'))).errors[0]!.message;
+    const message = (await rejection(createKey(operator.client, 'sneaky', 'admin'))).errors[0]!.message;
     expect(message).toBe('The operator role may not manage API keys: createApiKey needs the admin role');
     expect((await listKeys(admin)).map((k) => k.name)).not.toContain('sneaky');
     await operator.client.close();
@@ -271,17 +271,17 @@ describe('API keys and roles end to end', () => {
     expect(last.message).toContain("is the tenant's last active admin key: create another admin key");
 
     // Operators and viewers do not count: with one admin, it still cannot go.
-    await createKey(first, 'ops', 'OPERATOR');
+    await createKey(first, 'ops', 'operator');
     expect((await rejection(revokeKey(first, firstId))).code).toBe('CONFLICT');
 
     // With a second admin key the first one may go (even by itself), and then the second is the last.
-    const second = await createKey(first, 'second admin', 'ADMIN');
+    const second = await createKey(first, 'second admin', 'admin');
     const secondClient = new WeftClient(e2e.url, second.secret);
     try {
       expect((await revokeKey(first, firstId)).revokedAt).toEqual(expect.any(String));
       expect((await post(firstKey, `{ workflows { id } }`)).status).toBe(401);
       expect((await rejection(revokeKey(secondClient, second.id))).code).toBe('CONFLICT');
-      expect((await listKeys(secondClient)).filter((k) => k.role === 'ADMIN' && k.revokedAt === null).map((k) => k.id)).toEqual([second.id]);
+      expect((await listKeys(secondClient)).filter((k) => k.role === 'admin' && k.revokedAt === null).map((k) => k.id)).toEqual([second.id]);
     } finally {
       await secondClient.close();
     }
@@ -290,7 +290,7 @@ describe('API keys and roles end to end', () => {
   it('two admins revoking each other at once leave one of them active', async () => {
     const { client: a } = await e2e.tenant('race');
     const aId = (await listKeys(a))[0].id;
-    const bKey = await createKey(a, 'b', 'ADMIN');
+    const bKey = await createKey(a, 'b', 'admin');
     const b = new WeftClient(e2e.url, bKey.secret);
     try {
       const results = await Promise.allSettled([revokeKey(b, aId), revokeKey(a, bKey.id)]);
@@ -334,7 +334,7 @@ describe('API keys and roles end to end', () => {
     it('creates, lists and revokes keys', async () => {
       const { apiKey } = await e2e.tenant('cli keys');
       const created = JSON.parse(await weft(apiKey, 'keys', 'create', 'nightly job', '--role', 'operator'));
-      expect(created).toMatchObject({ name: 'nightly job', role: 'OPERATOR', secret: expect.stringMatching(/^weft_/) });
+      expect(created).toMatchObject({ name: 'nightly job', role: 'operator', secret: expect.stringMatching(/^weft_/) });
       expect((await post(created.secret, `{ workflows { id } }`)).status).toBe(200);
 
       const listed = (await weft(apiKey, 'keys', 'list')).trimEnd().split('\n');

@@ -201,7 +201,7 @@ describe('definition versions managed by tenant admins, end to end', () => {
 
   it('records the name of the API key that published each version', async () => {
     const created = (
-      await admin.request(`mutation { createApiKey(input: {name: "ci-deployer", role: ADMIN}) { secret } }`)
+      await admin.request(`mutation { createApiKey(input: {name: "ci-deployer", role: admin}) { secret } }`)
     ).createApiKey;
     const ci = new Client(e2e.url, created.secret);
     try {

@@ -28,11 +28,11 @@ function positiveInt(label: string) {
 
 const ROLES = ['admin', 'operator', 'viewer'];
 
-/** A key role in any case (`operator`, `OPERATOR`) as the API's enum value (`OPERATOR`). */
+/** A key role in any case (`operator`, `OPERATOR`) as the API's enum value (`operator`). */
 function role(v: string): string {
   const lower = v.trim().toLowerCase();
   if (!ROLES.includes(lower)) throw new InvalidArgumentError(`must be one of ${ROLES.join(', ')}`);
-  return lower.toUpperCase();
+  return lower;
 }
 
 /** Rows as left-aligned columns separated by two spaces, the header first. */
@@ -268,7 +268,7 @@ export function clientCommands(program: Command): void {
       const rows = r.apiKeys.map((k: { id: string; name: string; role: string; keyPrefix: string; createdAt: string; revokedAt: string | null }) => [
         k.id,
         k.name,
-        k.role.toLowerCase(),
+        k.role,
         `${k.keyPrefix}…`,
         k.createdAt,
         k.revokedAt ? `revoked ${k.revokedAt}` : 'active',

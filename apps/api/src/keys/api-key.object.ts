@@ -2,12 +2,12 @@ import { Field, ID, ObjectType, registerEnumType } from '@nestjs/graphql';
 import type { Role } from '../auth/principal.js';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
 
-/** The GraphQL enum of key roles: names in capitals (`ADMIN`), values as stored (`admin`). */
-export const ApiKeyRoleEnum = { ADMIN: 'admin', OPERATOR: 'operator', VIEWER: 'viewer' } as const satisfies Record<string, Role>;
+/** The GraphQL enum of key roles, named as DESIGN §5 and the database name them (`admin`). */
+export const ApiKeyRoleEnum = { admin: 'admin', operator: 'operator', viewer: 'viewer' } as const satisfies Record<Role, Role>;
 
 registerEnumType(ApiKeyRoleEnum, {
   name: 'ApiKeyRole',
-  description: 'ADMIN: publish definitions, manage versions and keys. OPERATOR: start, signal, cancel and retry runs. VIEWER: read only. Each includes the ones after it.',
+  description: 'admin: publish definitions, manage versions and keys. operator: start, signal, cancel and retry runs. viewer: read only. Each includes the ones after it.',
 });
 
 @ObjectType('ApiKey', { description: 'An API key of the tenant, as listed: never its secret.' })

@@ -44,7 +44,7 @@ export class KeysService {
       await this.tenants.revokeApiKey(p.tenantId, keyId);
     } catch (err) {
       if (!(err instanceof LastAdminKeyError)) throw err;
-      const message = `API key ${keyId} ("${key.name}") is the tenant's last active admin key: create another admin key (createApiKey with role ADMIN) before revoking it, or nobody could manage the tenant's keys again`;
+      const message = `API key ${keyId} ("${key.name}") is the tenant's last active admin key: create another admin key (createApiKey with role admin) before revoking it, or nobody could manage the tenant's keys again`;
       throw new WeftError('CONFLICT', message, [{ path: 'id', message }]);
     }
     return toApiKeyObject((await this.find(p.tenantId, keyId)) ?? key);
