@@ -191,6 +191,42 @@ describe('API keys and roles end to end', () => {
     await doomed.client.close();
   });
 
+  it('closes an open graphql-ws connection whose key is revoked, ending its subscription', async () => {
+    await publish(admin, 'parked', { nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'never', timeout_seconds: 600 } }], edges: [] });
+    const runId = await start(admin, 'parked');
+    const watcher = await key('viewer', 'watcher');
+    const ws = createClient({
+      url: e2e.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${watcher.secret}` },
+      retryAttempts: 0,
+      lazy: true,
+    });
+    const updates: unknown[] = [];
+    let firstUpdate!: () => void;
+    const subscribed = new Promise<void>((r) => (firstUpdate = r));
+    const ended = new Promise<{ closed?: number; complete?: true }>((resolve) => {
+      ws.subscribe(
+        { query: `subscription($id: ID!) { runUpdated(runId: $id) { id status } }`, variables: { id: runId } },
+        {
+          next: (m) => {
+            updates.push(m.data);
+            firstUpdate();
+          },
+          error: (err) => resolve({ closed: (err as { code?: number }).code }),
+          complete: () => resolve({ complete: true }),
+        },
+      );
+    });
+    await subscribed;
+    expect(updates).toHaveLength(1);
+    await revokeKey(admin, watcher.id);
+    // The API re-checks an open socket's key every WEFT_WS_KEY_RECHECK_MS (200 ms in this suite).
+    expect(await ended).toEqual({ closed: 4401 });
+    await ws.dispose();
+    await watcher.client.close();
+  });
+
   it('answers NOT_FOUND when revoking an unknown, malformed or foreign key id', async () => {
     const { client: other, apiKey: otherKey } = await e2e.tenant('other');
     const otherKeyId = (await listKeys(other))[0].id;

@@ -30,6 +30,7 @@ export async function startE2E() {
       WEFT_SCHEDULER_INTERVAL_MS: 50,
       WEFT_LOG_LEVEL: 'error',
       WEFT_WORKER_CONCURRENCY: 16,
+      WEFT_WS_KEY_RECHECK_MS: 200,
     },
   );
   const platform: RunningPlatform = await startPlatform(config, { api: true, worker: true, scheduler: true, host: '127.0.0.1' });

@@ -33,8 +33,9 @@ const BODY_LIMIT = '4mb';
       driver: ApolloDriver,
       imports: [AuthModule],
       // The schema host is read when a graphql-ws operation arrives, once the schema was built.
-      inject: [AuthService, GraphQLSchemaHost],
-      useFactory: (auth: AuthService, schemaHost: GraphQLSchemaHost) => graphqlOptions(auth, schemaHost),
+      inject: [AuthService, GraphQLSchemaHost, WEFT_CONFIG],
+      useFactory: (auth: AuthService, schemaHost: GraphQLSchemaHost, config: WeftConfig) =>
+        graphqlOptions(auth, schemaHost, { keyRecheckMs: config.wsKeyRecheckMs }),
     }),
   ],
   providers: [

@@ -20,7 +20,7 @@ interface SocketExtra {
   socket?: { close(code: number, reason: string): void };
 }
 
-/** How often an open socket's key is checked again (a revoked key's socket closes within this). */
+/** How often an open socket's key is checked again by default (a revoked key's socket closes within this). */
 export const SOCKET_KEY_RECHECK_MS = 10_000;
 
 /** graphql-ws close codes: 4401 is final for clients (no reconnect); 1013 asks them to retry later. */
@@ -37,7 +37,7 @@ const CLOSE_TRY_AGAIN = 1013;
  * missing or bad key fails the whole request with UNAUTHENTICATED (HTTP 401); over graphql-ws
  * the key is checked in onConnect and a bad one closes the socket with 4401 before any
  * operation runs. It is checked again before each operation the socket starts and every
- * {@link SOCKET_KEY_RECHECK_MS} while it stays open: a key revoked meanwhile closes it with 4401,
+ * `opts.keyRecheckMs` (default {@link SOCKET_KEY_RECHECK_MS}) while it stays open: a key revoked meanwhile closes it with 4401,
  * ending its subscriptions.
  *
  * Cost limits, the same on both transports ({@link QUERY_LIMITS}): a document of more than
@@ -46,7 +46,12 @@ const CLOSE_TRY_AGAIN = 1013;
  * onSubscribe, which also caps the operations in flight on one connection). Request batching
  * stays off.
  */
-export function graphqlOptions(auth: AuthService, schemaHost: GraphQLSchemaHost): Omit<ApolloDriverConfig, 'driver'> {
+export function graphqlOptions(
+  auth: AuthService,
+  schemaHost: GraphQLSchemaHost,
+  opts: { keyRecheckMs?: number } = {},
+): Omit<ApolloDriverConfig, 'driver'> {
+  const recheckMs = opts.keyRecheckMs ?? SOCKET_KEY_RECHECK_MS;
   return {
     path: '/graphql',
     autoSchemaFile: true,
@@ -62,7 +67,7 @@ export function graphqlOptions(auth: AuthService, schemaHost: GraphQLSchemaHost)
     subscriptions: {
       'graphql-ws': {
         connectionInitWaitTimeout: 10_000,
-        onConnect: (ctx) => authenticateSocket(ctx, auth),
+        onConnect: (ctx) => authenticateSocket(ctx, auth, recheckMs),
         onClose: (ctx) => clearInterval((ctx.extra as SocketExtra).recheck),
         onSubscribe: async (ctx, _id, payload) => {
           if (!(await recheckSocket(ctx, auth))) return [new GraphQLError('Invalid API key', { extensions: { code: 'UNAUTHENTICATED' } })];
@@ -133,13 +138,13 @@ function socketContext(ctx: WsContext): GqlContext {
   return { principal: (ctx.extra as SocketExtra).principal! };
 }
 
-async function authenticateSocket(ctx: WsContext, auth: AuthService): Promise<boolean> {
+async function authenticateSocket(ctx: WsContext, auth: AuthService, recheckMs: number): Promise<boolean> {
   const extra = ctx.extra as SocketExtra;
   const params = ctx.connectionParams ?? {};
   try {
     extra.authorization = params.authorization ?? params.Authorization;
     extra.principal = await auth.authenticate(extra.authorization);
-    extra.recheck = setInterval(() => void recheckSocket(ctx, auth), SOCKET_KEY_RECHECK_MS);
+    extra.recheck = setInterval(() => void recheckSocket(ctx, auth), recheckMs);
     extra.recheck.unref?.();
     return true;
   } catch (err) {

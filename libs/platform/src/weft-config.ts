@@ -87,6 +87,13 @@ export class WeftEnv {
   @Max(200)
   WEFT_DB_POOL_SIZE = 10;
 
+  /** How often the API checks again the key of an open graphql-ws connection, in milliseconds. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  WEFT_WS_KEY_RECHECK_MS = 10_000;
+
   /** Log level. */
   @IsIn(['error', 'warn', 'log', 'debug'])
   WEFT_LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' = 'log';
@@ -106,6 +113,8 @@ export interface WeftConfig {
   httpAllowHosts: string[];
   schedulerIntervalMs: number;
   dbPoolSize: number;
+  /** A revoked key's open graphql-ws connection is closed within this many milliseconds. */
+  wsKeyRecheckMs: number;
   logLevel: WeftEnv['WEFT_LOG_LEVEL'];
 }
 
@@ -154,6 +163,7 @@ export function loadConfig(
     httpAllowHosts: dto.WEFT_HTTP_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
     dbPoolSize: dto.WEFT_DB_POOL_SIZE,
+    wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,
     logLevel: dto.WEFT_LOG_LEVEL,
   };
 }

@@ -90,6 +90,8 @@ function fromPersistence(e: PersistenceError): WeftError {
       return new WeftError('BAD_USER_INPUT', 'Invalid cursor', [{ path: 'after', message: 'not a cursor from a previous page' }]);
     case 'UNIQUE_VIOLATION':
       return new WeftError('CONFLICT', 'The object already exists');
+    case 'LAST_ADMIN_KEY':
+      return new WeftError('CONFLICT', e.message);
     default:
       // INVALID_DATA: the database refused a value as data (SQLSTATE class 22/54) that the edge
       // checks let through; the driver's text stays in the log.

@@ -14,7 +14,7 @@ export class StartRunInput {
   @MaxLength(128)
   workflowId: string;
 
-  @Field(() => Int, { nullable: true, description: 'Default: the latest version.' })
+  @Field(() => Int, { nullable: true, description: "Default: the workflow's default version (the pinned one, else the latest). A deprecated version is refused." })
   @IsOptional()
   @IsInt()
   @Min(1)
