@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Command } from 'commander';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { WeftClient } from '@weft/client';
-import { clientCommands } from '../../apps/cli/src/client-commands.js';
 import { jsNode, publish, rejection, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
+import { runWeft } from '../support/cli.js';
 
 const KEY_FIELDS = 'id name role keyPrefix createdAt revokedAt';
 
@@ -342,29 +341,8 @@ describe('API keys and roles end to end', () => {
   });
 
   describe('the CLI', () => {
-    async function weft(apiKey: string, ...args: string[]): Promise<string> {
-      const program = new Command('weft').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
-      clientCommands(program);
-      let out = '';
-      const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        out += String(chunk);
-        return true;
-      });
-      const err = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
-      const env = { WEFT_URL: process.env.WEFT_URL, WEFT_API_KEY: process.env.WEFT_API_KEY };
-      process.env.WEFT_URL = e2e.url;
-      process.env.WEFT_API_KEY = apiKey;
-      try {
-        await program.parseAsync(args, { from: 'user' });
-        return out;
-      } finally {
-        write.mockRestore();
-        err.mockRestore();
-        for (const [k, v] of Object.entries(env)) {
-          if (v === undefined) delete process.env[k];
-          else process.env[k] = v;
-        }
-      }
+    function weft(apiKey: string, ...args: string[]): Promise<string> {
+      return runWeft(e2e.url, apiKey, ...args);
     }
 
     it('creates, lists and revokes keys', async () => {

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
 import { WeftClient as Client } from '@weft/client';
-import { clientCommands } from '../../apps/cli/src/client-commands.js';
 import { jsNode, rejection, start, startE2E, task, waitRun, type E2E } from '../support/e2e-platform.js';
+import { runWeft } from '../support/cli.js';
 
 /** A one-node workflow whose output names the version it ran on. */
 const quick = (mark: number) => ({ nodes: [jsNode('mark', `return {version: ${mark}};`)], edges: [] });
@@ -252,27 +251,8 @@ describe('definition versions managed by tenant admins, end to end', () => {
 
   describe('the CLI', () => {
     /** Runs `weft <args>` in this process with WEFT_URL and WEFT_API_KEY; resolves its stdout. */
-    async function weft(...args: string[]): Promise<string> {
-      const program = new Command('weft').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
-      clientCommands(program);
-      let out = '';
-      const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        out += String(chunk);
-        return true;
-      });
-      const env = { WEFT_URL: process.env.WEFT_URL, WEFT_API_KEY: process.env.WEFT_API_KEY };
-      process.env.WEFT_URL = e2e.url;
-      process.env.WEFT_API_KEY = apiKey;
-      try {
-        await program.parseAsync(args, { from: 'user' });
-        return out;
-      } finally {
-        write.mockRestore();
-        for (const [k, v] of Object.entries(env)) {
-          if (v === undefined) delete process.env[k];
-          else process.env[k] = v;
-        }
-      }
+    function weft(...args: string[]): Promise<string> {
+      return runWeft(e2e.url, apiKey, ...args);
     }
 
     it('shows versions with their marks, pins and unpins the default, deprecates and restores', async () => {

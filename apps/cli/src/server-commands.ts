@@ -110,19 +110,10 @@ export function serverCommands(program: Command): void {
       if (!clean) throw new InvalidArgumentError('tenant name must not be empty');
       if (clean.length > 200) throw new InvalidArgumentError(`tenant name is ${clean.length} characters; at most 200`);
       if (/[\u0000-\u001f\u007f\ufffd]/.test(clean)) throw new InvalidArgumentError('tenant name must not contain control characters or invalid UTF-8');
-      const { loadConfig, ensureDatabase } = await platform();
-      const { runMigrations, createDataSource, TenantRepository } = await persistence();
-      const config = loadConfig();
-      await ensureDatabase(config.ownerDatabaseUrl);
-      await runMigrations(config.ownerDatabaseUrl);
-      const ds = createDataSource(config.databaseUrl, { poolSize: 1 });
-      await ds.initialize();
-      try {
-        const created = await new TenantRepository(ds).createTenant(name.trim());
+      await withTenants(async (tenants) => {
+        const created = await tenants.createTenant(name.trim());
         process.stdout.write(`${JSON.stringify({ tenantId: created.tenantId, apiKey: created.apiKey })}\n`);
-      } finally {
-        await ds.destroy();
-      }
+      });
     });
 
   admin
@@ -133,24 +124,35 @@ export function serverCommands(program: Command): void {
     .option('--name <name>', 'a label for the key, at most 100 characters (default: the role)')
     .action(async (o: { tenant: string; role: (typeof KEY_ROLES)[number]; name?: string }) => {
       const name = cleanName('key name', o.name ?? o.role, 100);
-      const { loadConfig, ensureDatabase } = await platform();
-      const { runMigrations, createDataSource, isUuid, TenantRepository } = await persistence();
+      const { isUuid } = await persistence();
       const tenantId = o.tenant.trim();
       if (!isUuid(tenantId)) throw new Error(`unknown tenant ${JSON.stringify(o.tenant)}: a tenant id is a UUID, as printed by \`weft admin create-tenant\``);
-      const config = loadConfig();
-      await ensureDatabase(config.ownerDatabaseUrl);
-      await runMigrations(config.ownerDatabaseUrl);
-      const ds = createDataSource(config.databaseUrl, { poolSize: 1 });
-      await ds.initialize();
-      try {
-        const tenants = new TenantRepository(ds);
+      await withTenants(async (tenants, config) => {
         if (!(await tenants.findTenant(tenantId))) throw new Error(`unknown tenant ${tenantId}: no tenant has this id in ${redactedUrl(config.databaseUrl)}`);
         const created = await tenants.createApiKey(tenantId, { name, role: o.role });
         process.stdout.write(`${JSON.stringify({ tenantId, keyId: created.keyId, name, role: created.role, apiKey: created.apiKey })}\n`);
-      } finally {
-        await ds.destroy();
-      }
+      });
     });
+}
+
+/**
+ * The `admin` commands' database access: creates the database and migrates it as the owner
+ * (`DATABASE_OWNER_URL`), then runs `fn` with a TenantRepository on the runtime connection
+ * (`DATABASE_URL`, under row-level security), closing it afterwards.
+ */
+async function withTenants(fn: (tenants: import('@weft/persistence').TenantRepository, config: WeftConfig) => Promise<void>): Promise<void> {
+  const { loadConfig, ensureDatabase } = await platform();
+  const { runMigrations, createDataSource, TenantRepository } = await persistence();
+  const config = loadConfig();
+  await ensureDatabase(config.ownerDatabaseUrl);
+  await runMigrations(config.ownerDatabaseUrl);
+  const ds = createDataSource(config.databaseUrl, { poolSize: 1 });
+  await ds.initialize();
+  try {
+    await fn(new TenantRepository(ds), config);
+  } finally {
+    await ds.destroy();
+  }
 }
 
 /** The URL without its password, for messages. */

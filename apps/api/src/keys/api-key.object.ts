@@ -1,4 +1,4 @@
-import { Field, ID, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { Field, ID, ObjectType, OmitType, registerEnumType } from '@nestjs/graphql';
 import type { Role } from '../auth/principal.js';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
 
@@ -32,22 +32,7 @@ export class ApiKeyObject {
 }
 
 @ObjectType('CreatedApiKey', { description: 'A new API key with its secret, which is shown this once and never again.' })
-export class CreatedApiKeyObject {
-  @Field(() => ID)
-  id: string;
-
-  @Field(() => String)
-  name: string;
-
-  @Field(() => ApiKeyRoleEnum)
-  role: Role;
-
-  @Field(() => String)
-  keyPrefix: string;
-
-  @Field(() => GraphQLDateTime)
-  createdAt: Date;
-
+export class CreatedApiKeyObject extends OmitType(ApiKeyObject, ['revokedAt'] as const, ObjectType) {
   @Field(() => String, { description: 'The key itself, for "Authorization: Bearer <secret>". Store it now: it cannot be read again.' })
   secret: string;
 }
