@@ -62,7 +62,10 @@ export class CoreModule {
           provide: RunCoordinator,
           inject: [DataSource, BullTaskQueues, RedisRunUpdatePublisher],
           useFactory: (ds: DataSource, q: BullTaskQueues, p: RedisRunUpdatePublisher) =>
-            new RunCoordinator(ds, q, p, { logger: { warn: (m: string) => log.warn(m), error: (m: string) => log.error(m) } }),
+            new RunCoordinator(ds, q, p, {
+              logger: { warn: (m: string) => log.warn(m), error: (m: string) => log.error(m) },
+              maxOutputBytes: config.maxOutputBytes,
+            }),
         },
         { provide: RunRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunRepository(ds) },
         { provide: WorkflowRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkflowRepository(ds) },

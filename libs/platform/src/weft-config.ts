@@ -94,6 +94,16 @@ export class WeftEnv {
   @Max(3_600_000)
   WEFT_WS_KEY_RECHECK_MS = 10_000;
 
+  /**
+   * Largest task output a worker may report, in UTF-8 bytes of its JSON text (default 1 MiB); a
+   * larger one fails the attempt with OUTPUT_TOO_LARGE.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1024 * 1024 * 1024)
+  WEFT_MAX_OUTPUT_BYTES = 1024 * 1024;
+
   /** Log level. */
   @IsIn(['error', 'warn', 'log', 'debug'])
   WEFT_LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' = 'log';
@@ -115,6 +125,8 @@ export interface WeftConfig {
   dbPoolSize: number;
   /** A revoked key's open graphql-ws connection is closed within this many milliseconds. */
   wsKeyRecheckMs: number;
+  /** Largest task output, in UTF-8 bytes of its JSON text; larger fails the attempt (OUTPUT_TOO_LARGE). */
+  maxOutputBytes: number;
   logLevel: WeftEnv['WEFT_LOG_LEVEL'];
 }
 
@@ -164,6 +176,7 @@ export function loadConfig(
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
     dbPoolSize: dto.WEFT_DB_POOL_SIZE,
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,
+    maxOutputBytes: dto.WEFT_MAX_OUTPUT_BYTES,
     logLevel: dto.WEFT_LOG_LEVEL,
   };
 }
