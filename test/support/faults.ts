@@ -1,0 +1,195 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { DataSource } from 'typeorm';
+import { createDataSource, sql, withTenant } from '@weft/persistence';
+import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine';
+import { MemoryLogger, RecordingDispatcher, RecordingPublisher } from './builders.js';
+
+/**
+ * Faults for the durability suites: triggers that play a failing PostgreSQL (a refused statement,
+ * a transaction that hangs until it is killed, a window of failures), a killer of backends, a
+ * counting HTTP stub, separate "replicas" (own pool, own coordinator) and small waiting helpers.
+ * Triggers are created as the tables' owner (the superuser of the test database); the runtime
+ * role only ever meets their effects.
+ */
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it returns a truthy value (returned), or throws after `timeoutMs` naming `what`. */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await sleep(everyMs);
+  }
+}
+
+/** A fault installed by {@link installFault}. */
+export interface Fault {
+  /** How many rows matched `when` so far (also those beyond `times`, and in transactions that rolled back). */
+  hits(): Promise<number>;
+  remove(): Promise<void>;
+}
+
+/** What a fault does to a matching row. */
+export const act = {
+  /** Fails the statement with SQLSTATE `code` (e.g. `40001`, a serialization failure). */
+  raise: (code: string, message = `injected fault ${code}`) => `RAISE EXCEPTION '${message.replace(/'/g, "''")}' USING ERRCODE = '${code}';`,
+  /** Holds the transaction open for `seconds` (so a {@link backendKiller} can terminate it). */
+  sleep: (seconds: number) => `PERFORM pg_sleep(${seconds});`,
+};
+
+let faultSeq = 0;
+
+/**
+ * Installs a row trigger (`timing` BEFORE, `events` e.g. `INSERT` or `INSERT OR UPDATE`) on `table`
+ * that runs `action` (see {@link act}) for rows matching `when` — a SQL condition over `NEW` —
+ * the first `times` times (default: always), or only while the database clock is within `forMs`
+ * of installing it. Matches are counted in a sequence, so rolled-back attempts count too.
+ */
+export async function installFault(
+  owner: DataSource,
+  opts: { table: string; when: string; action: string; events?: string; times?: number; forMs?: number },
+): Promise<Fault> {
+  const name = `fault_${process.pid}_${++faultSeq}`;
+  let window = 'true';
+  if (opts.forMs !== undefined) {
+    const [row] = (await owner.query(`SELECT (clock_timestamp() + make_interval(secs => $1 / 1000.0))::text AS until`, [opts.forMs])) as { until: string }[];
+    window = `clock_timestamp() < '${row!.until}'::timestamptz`;
+  }
+  const times = opts.times ?? 2_147_483_647;
+  await owner.query(`
+    CREATE SEQUENCE ${name}_hits;
+    CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+    BEGIN
+      IF ${opts.when} THEN
+        IF nextval('${name}_hits') <= ${times} AND ${window} THEN
+          ${opts.action}
+        END IF;
+      END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER ${name} BEFORE ${opts.events ?? 'INSERT'} ON ${opts.table} FOR EACH ROW EXECUTE FUNCTION ${name}();
+  `);
+  return {
+    async hits() {
+      const [r] = (await owner.query(`SELECT last_value, is_called FROM ${name}_hits`)) as { last_value: string; is_called: boolean }[];
+      return r!.is_called ? Number(r!.last_value) : 0;
+    },
+    async remove() {
+      await owner.query(`DROP TRIGGER IF EXISTS ${name} ON ${opts.table}; DROP FUNCTION IF EXISTS ${name}(); DROP SEQUENCE IF EXISTS ${name}_hits;`);
+    },
+  };
+}
+
+/**
+ * Terminates (`pg_terminate_backend`, from the owner's connection) every runtime-role backend of
+ * `database` caught sleeping in `pg_sleep` — a transaction a {@link act.sleep} fault holds open —
+ * polling every few milliseconds until stopped. `killed` lists the terminated pids.
+ */
+export function backendKiller(owner: DataSource, database: string) {
+  const killed: number[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const rows = (await owner.query(
+        `SELECT pid, pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+          WHERE datname = $1 AND usename = 'weft_app' AND wait_event = 'PgSleep'`,
+        [database],
+      )) as { pid: number; ok: boolean }[];
+      for (const r of rows) if (r.ok) killed.push(r.pid);
+      await sleep(5);
+    }
+  })();
+  return {
+    killed,
+    async stop() {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+/** One recorded request to a {@link stubServer}. */
+export interface StubHit {
+  method: string;
+  path: string;
+  body: string;
+}
+
+/**
+ * A local HTTP service that counts what it receives. `reply(hit, n)` answers (default 200
+ * `{"ok":true}`); `n` is the 1-based number of requests so far to that path.
+ */
+export async function stubServer(reply?: (req: IncomingMessage, res: ServerResponse, n: number) => void) {
+  const hits: StubHit[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      const path = (req.url ?? '/').split('?')[0]!;
+      hits.push({ method: req.method ?? 'GET', path, body });
+      const n = hits.filter((h) => h.path === path).length;
+      if (reply) return reply(req, res, n);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    hits,
+    /** Requests received for `path`. */
+    count: (path: string) => hits.filter((h) => h.path === path).length,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/**
+ * A separate process's view of the database: its own pool on `url` (the runtime role) and its own
+ * coordinator with recording ports — what a second scheduler or API replica would have.
+ */
+export async function openReplica(url: string, opts: RunCoordinatorOptions & { poolSize?: number } = {}) {
+  const { poolSize, ...coordinatorOpts } = opts;
+  const ds = createDataSource(url, { poolSize: poolSize ?? 4, applicationName: 'weft-test-replica' });
+  await ds.initialize();
+  const dispatcher = new RecordingDispatcher();
+  const logger = new MemoryLogger();
+  const coordinator = new RunCoordinator(ds, dispatcher, new RecordingPublisher(), { logger, ...coordinatorOpts });
+  return {
+    ds,
+    dispatcher,
+    logger,
+    coordinator,
+    /** Opens every connection of the pool now, so a race is not decided by who connects first. */
+    async warm(n = poolSize ?? 4) {
+      await Promise.all(Array.from({ length: n }, () => ds.query('SELECT pg_sleep(0.02)')));
+    },
+    async close() {
+      if (ds.isInitialized) await ds.destroy();
+    },
+  };
+}
+
+export type Replica = Awaited<ReturnType<typeof openReplica>>;
+
+/** Rows of `table` (a tenant table) for the tenant, optionally filtered by `where` over `$2`. */
+export async function countRows(ds: DataSource, tenantId: string, table: string, where = 'true', param?: unknown): Promise<number> {
+  const r = await withTenant(ds, tenantId, (m) =>
+    sql<{ n: number }>(m, `SELECT count(*)::int AS n FROM ${table} WHERE tenant_id = $1 AND ${where}`, param === undefined ? [tenantId] : [tenantId, param]),
+  );
+  return r.rows[0]!.n;
+}
+
+/** Job ids (`taskId:attempt`) enqueued more than once across `dispatchers`. */
+export function duplicateJobs(...dispatchers: RecordingDispatcher[]): string[] {
+  const seen = new Map<string, number>();
+  for (const d of dispatchers) for (const j of d.jobs) seen.set(`${j.taskId}:${j.attempt}`, (seen.get(`${j.taskId}:${j.attempt}`) ?? 0) + 1);
+  return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
+}
