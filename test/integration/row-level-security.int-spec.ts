@@ -170,7 +170,20 @@ describe('the runtime role', () => {
   });
 
   it('is refused when booting as a superuser: the owner connection fails the runtime check', async () => {
-    await expect(checkRuntimeRole(db.owner)).rejects.toThrow(/superuser, which bypasses row-level security/);
+    await expect(checkRuntimeRole(db.owner)).rejects.toThrow(/a superuser or a member of one \(postgres\), which bypasses row-level security/);
+  });
+
+  it('is refused when it could become a superuser through a role it is a member of', async () => {
+    const role = `weft_rls_member_${randomBytes(4).toString('hex')}`;
+    await db.owner.query(`CREATE ROLE ${role} LOGIN; GRANT weft_app TO ${role}; GRANT postgres TO ${role}`);
+    const member = createDataSource(db.ownerUrl.replace('postgres@', `${role}@`), { poolSize: 1 });
+    try {
+      await member.initialize();
+      await expect(checkRuntimeRole(member)).rejects.toThrow(new RegExp(`${role}, a superuser or a member of one \\(postgres\\)`));
+    } finally {
+      if (member.isInitialized) await member.destroy();
+      await db.owner.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+    }
   });
 
   it('may not read the migrations table, truncate a tenant table or act as the claimer role', async () => {
@@ -280,6 +293,21 @@ describe('the cross-tenant paths', () => {
     );
     expect(acl.map((a) => a.proname)).toEqual(['weft_api_key_candidates', 'weft_claim_due_timers', 'weft_claim_lost_tasks', 'weft_claim_outbox']);
     for (const a of acl) expect({ fn: a.proname, owner: a.owner, callers: a.callers }).toEqual({ fn: a.proname, owner: 'weft_claimer', callers: ['weft_app'] });
+  });
+
+  it('cannot be hijacked by a temporary table shadowing a real one', async () => {
+    // A SECURITY DEFINER function resolving "tasks" through the session's temporary schema
+    // would read (and fire triggers on) the caller's own table as the claimer role.
+    const fake = uuidv7();
+    const claimed = await rolledBack(db.ds, async (m) => {
+      await m.query(`CREATE TEMP TABLE tasks (LIKE public.tasks INCLUDING DEFAULTS) ON COMMIT DROP`);
+      await m.query(
+        `INSERT INTO pg_temp.tasks (tenant_id, id, run_id, node_id, node_type, status, wake_at) VALUES ($1, $2, $3, 'x', 'WAIT', 'WAITING', now() - interval '1 day')`,
+        [A.tenant, fake, A.run],
+      );
+      return m.query(`SELECT task_id FROM weft_claim_due_timers(now(), 100, now() + interval '1 minute')`);
+    });
+    expect(claimed.map((r: { task_id: string }) => r.task_id)).not.toContain(fake);
   });
 
   it('a role that is not the runtime role cannot call them', async () => {

@@ -7,25 +7,30 @@ export class RuntimeRoleError extends Error {
 
 /**
  * Checks that `ds` (initialized) connects as a role row-level security applies to, on a migrated
- * database (DESIGN §5, issue 3): the role is not a superuser, has no BYPASSRLS and owns no
- * table of the schema, and the tables exist. Throws {@link RuntimeRoleError} with one line
+ * database (DESIGN §5, issue 3): neither the role nor any role it is a member of is a superuser,
+ * has BYPASSRLS or owns a table of the schema, and the tables exist. Throws {@link RuntimeRoleError} with one line
  * saying what is wrong and how to fix it.
  */
 export async function checkRuntimeRole(ds: DataSource): Promise<void> {
+  // Membership counts: a role that may SET ROLE to a superuser, BYPASSRLS or owning role is as
+  // good as that role.
   const [row] = (await ds.query(
-    `SELECT r.rolname, r.rolsuper, r.rolbypassrls,
+    `SELECT current_user AS rolname,
+            (SELECT string_agg(r.rolname, ', ') FROM pg_roles r
+              WHERE r.rolsuper AND pg_has_role(current_user, r.oid, 'MEMBER')) AS superusers,
+            (SELECT string_agg(r.rolname, ', ') FROM pg_roles r
+              WHERE r.rolbypassrls AND pg_has_role(current_user, r.oid, 'MEMBER')) AS bypassers,
             (SELECT count(*)::int FROM pg_class c
-              WHERE c.relowner = r.oid AND c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')) AS owned,
+              WHERE pg_has_role(current_user, c.relowner, 'MEMBER')
+                AND c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')) AS owned,
             to_regclass('public.runs') IS NOT NULL AS migrated,
-            to_regprocedure('public.weft_claim_due_timers(timestamptz, integer, timestamptz)') IS NOT NULL AS secured
-       FROM pg_roles r WHERE r.rolname = current_user`,
-  )) as { rolname: string; rolsuper: boolean; rolbypassrls: boolean; owned: number; migrated: boolean; secured: boolean }[];
+            to_regprocedure('public.weft_claim_due_timers(timestamptz, integer, timestamptz)') IS NOT NULL AS secured`,
+  )) as { rolname: string; superusers: string | null; bypassers: string | null; owned: number; migrated: boolean; secured: boolean }[];
   if (!row) throw new RuntimeRoleError('cannot read the current role from pg_roles');
   const fix = 'connect DATABASE_URL as the runtime role weft_app (postgres://weft_app@host:port/db); migrations run as DATABASE_OWNER_URL';
-  if (row.rolsuper) throw new RuntimeRoleError(`DATABASE_URL connects as ${row.rolname}, a superuser, which bypasses row-level security: ${fix}`);
-  if (row.rolbypassrls) throw new RuntimeRoleError(`DATABASE_URL connects as ${row.rolname}, which has BYPASSRLS: ${fix}`);
-  if (row.owned > 0) {
-    throw new RuntimeRoleError(`DATABASE_URL connects as ${row.rolname}, which owns ${row.owned} table(s) of the schema: ${fix}`);
-  }
+  const as = (what: string) => `DATABASE_URL connects as ${row.rolname}, ${what}, which bypasses row-level security: ${fix}`;
+  if (row.superusers) throw new RuntimeRoleError(as(`a superuser or a member of one (${row.superusers})`));
+  if (row.bypassers) throw new RuntimeRoleError(as(`a role with BYPASSRLS or a member of one (${row.bypassers})`));
+  if (row.owned > 0) throw new RuntimeRoleError(as(`the owner (or a member of the owner) of ${row.owned} table(s) of the schema`));
   if (!row.migrated || !row.secured) throw new RuntimeRoleError('the database is not migrated: run `weft migrate` (or start with `weft dev`)');
 }

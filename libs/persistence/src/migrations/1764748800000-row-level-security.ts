@@ -80,16 +80,16 @@ export class RowLevelSecurity1764748800000 implements MigrationInterface {
       -- Due timers: WAITING tasks whose wake_at passed, claimed by moving wake_at a lease ahead.
       CREATE FUNCTION weft_claim_due_timers(p_now timestamptz, p_limit int, p_lease_until timestamptz)
         RETURNS TABLE (tenant_id uuid, task_id uuid, run_id uuid, node_id text)
-        LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public
+        LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
         AS $$
           WITH due AS (
-            SELECT t.tenant_id, t.id FROM tasks t
+            SELECT t.tenant_id, t.id FROM public.tasks t
              WHERE t.status = 'WAITING' AND t.wake_at <= p_now
              ORDER BY t.wake_at
              LIMIT p_limit
              FOR UPDATE SKIP LOCKED
           )
-          UPDATE tasks t SET wake_at = p_lease_until
+          UPDATE public.tasks t SET wake_at = p_lease_until
             FROM due WHERE t.tenant_id = due.tenant_id AND t.id = due.id
           RETURNING t.tenant_id, t.id, t.run_id, t.node_id
         $$;
@@ -98,17 +98,17 @@ export class RowLevelSecurity1764748800000 implements MigrationInterface {
       -- an expired claim; claimed by setting claimed_at.
       CREATE FUNCTION weft_claim_outbox(p_created_before timestamptz, p_claimed_before timestamptz, p_limit int, p_now timestamptz)
         RETURNS TABLE (outbox_id bigint, tenant_id uuid, task_id uuid, attempt int)
-        LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public
+        LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
         AS $$
           WITH due AS (
-            SELECT o.id FROM outbox o
+            SELECT o.id FROM public.outbox o
              WHERE o.enqueued_at IS NULL AND o.created_at <= p_created_before
                AND (o.claimed_at IS NULL OR o.claimed_at <= p_claimed_before)
              ORDER BY o.created_at, o.id
              LIMIT p_limit
              FOR UPDATE SKIP LOCKED
           )
-          UPDATE outbox o SET claimed_at = p_now
+          UPDATE public.outbox o SET claimed_at = p_now
             FROM due WHERE o.id = due.id
           RETURNING o.id, o.tenant_id, o.task_id, o.attempt
         $$;
@@ -118,18 +118,18 @@ export class RowLevelSecurity1764748800000 implements MigrationInterface {
       -- the row's enqueued_at to p_now (hidden from other replicas until the cutoff passes again).
       CREATE FUNCTION weft_claim_lost_tasks(p_cutoff timestamptz, p_limit int, p_now timestamptz)
         RETURNS TABLE (outbox_id bigint, tenant_id uuid, task_id uuid, attempt int)
-        LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public
+        LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
         AS $$
           WITH lost AS (
-            SELECT o.id FROM tasks t
-              JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt
+            SELECT o.id FROM public.tasks t
+              JOIN public.outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt
              WHERE t.status IN ('PENDING', 'QUEUED', 'RUNNING') AND t.queue IS NOT NULL
                AND t.updated_at <= p_cutoff AND o.enqueued_at <= p_cutoff AND o.not_before <= p_cutoff
              ORDER BY t.updated_at, o.id
              LIMIT p_limit
              FOR UPDATE OF o SKIP LOCKED
           )
-          UPDATE outbox o SET enqueued_at = p_now
+          UPDATE public.outbox o SET enqueued_at = p_now
             FROM lost WHERE o.id = lost.id
           RETURNING o.id, o.tenant_id, o.task_id, o.attempt
         $$;
@@ -138,9 +138,9 @@ export class RowLevelSecurity1764748800000 implements MigrationInterface {
       -- constant time, by the caller) before its tenant is known.
       CREATE FUNCTION weft_api_key_candidates(p_prefix text)
         RETURNS TABLE (tenant_id uuid, key_id uuid, role text, key_hash text)
-        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
         AS $$
-          SELECT k.tenant_id, k.id, k.role, k.key_hash FROM api_keys k
+          SELECT k.tenant_id, k.id, k.role, k.key_hash FROM public.api_keys k
            WHERE k.key_prefix = p_prefix AND k.revoked_at IS NULL
            LIMIT 16
         $$;
