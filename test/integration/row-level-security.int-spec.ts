@@ -186,6 +186,25 @@ describe('the runtime role', () => {
     }
   });
 
+  it('is refused when it is not weft_app nor a member of it, and accepted when it is a member', async () => {
+    const role = `weft_rls_stranger_${randomBytes(4).toString('hex')}`;
+    await db.owner.query(`CREATE ROLE ${role} LOGIN`);
+    const connect = async () => {
+      const ds = createDataSource(db.ownerUrl.replace('postgres@', `${role}@`), { poolSize: 1 });
+      await ds.initialize();
+      return ds;
+    };
+    const stranger = await connect();
+    try {
+      await expect(checkRuntimeRole(stranger)).rejects.toThrow(`GRANT weft_app TO ${role}`);
+      await db.owner.query(`GRANT weft_app TO ${role}`);
+      await expect(checkRuntimeRole(stranger)).resolves.toBeUndefined();
+    } finally {
+      await stranger.destroy();
+      await db.owner.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+    }
+  });
+
   it('may not read the migrations table, truncate a tenant table or act as the claimer role', async () => {
     await noTenant(async (m) => {
       expect((await refusal(m, `SELECT * FROM migrations`, []))?.code).toBe('42501');

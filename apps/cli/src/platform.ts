@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger, Module, type DynamicModule, type INestApplicationContext, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { runMigrations } from '@weft/persistence';
-import { CoreModule, ensureDatabase, ensureRedis, type WeftConfig } from '@weft/platform';
+import { CoreModule, ensureDatabase, ensureRedis, ensureRuntimeRole, type WeftConfig } from '@weft/platform';
 import { ApiModule, listenApi } from '../../api/src/api.module.js';
 import { WorkerModule } from '../../worker/src/worker.module.js';
 import { TaskProcessor } from '../../worker/src/processors/task.processor.js';
@@ -41,6 +41,7 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
   await ensureDatabase(config.ownerDatabaseUrl);
   await ensureRedis(config.redisUrl);
   if (opts.migrate) await runMigrations(config.ownerDatabaseUrl);
+  await ensureRuntimeRole(config.databaseUrl);
 
   const imports: DynamicModule['imports'] = [CoreModule.forRoot(config)];
   if (roles.api) imports.push(ApiModule);

@@ -137,15 +137,17 @@ export function serverCommands(program: Command): void {
 
 /**
  * The `admin` commands' database access: creates the database and migrates it as the owner
- * (`DATABASE_OWNER_URL`), then runs `fn` with a TenantRepository on the runtime connection
- * (`DATABASE_URL`, under row-level security), closing it afterwards.
+ * (`DATABASE_OWNER_URL`), checks the runtime role like every server process does, then runs `fn`
+ * with a TenantRepository on the runtime connection (`DATABASE_URL`, under row-level security),
+ * closing it afterwards.
  */
 async function withTenants(fn: (tenants: import('@weft/persistence').TenantRepository, config: WeftConfig) => Promise<void>): Promise<void> {
-  const { loadConfig, ensureDatabase } = await platform();
+  const { loadConfig, ensureDatabase, ensureRuntimeRole } = await platform();
   const { runMigrations, createDataSource, TenantRepository } = await persistence();
   const config = loadConfig();
   await ensureDatabase(config.ownerDatabaseUrl);
   await runMigrations(config.ownerDatabaseUrl);
+  await ensureRuntimeRole(config.databaseUrl);
   const ds = createDataSource(config.databaseUrl, { poolSize: 1 });
   await ds.initialize();
   try {

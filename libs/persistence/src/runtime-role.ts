@@ -8,7 +8,8 @@ export class RuntimeRoleError extends Error {
 /**
  * Checks that `ds` (initialized) connects as a role row-level security applies to, on a migrated
  * database (DESIGN §5, issue 3): neither the role nor any role it is a member of is a superuser,
- * has BYPASSRLS or owns a table of the schema, and the tables exist. Throws {@link RuntimeRoleError} with one line
+ * has BYPASSRLS or owns a table of the schema; the role is `weft_app` or inherits from it; and the
+ * tables exist. Throws {@link RuntimeRoleError} with one line
  * saying what is wrong and how to fix it.
  */
 export async function checkRuntimeRole(ds: DataSource): Promise<void> {
@@ -24,8 +25,9 @@ export async function checkRuntimeRole(ds: DataSource): Promise<void> {
               WHERE pg_has_role(current_user, c.relowner, 'MEMBER')
                 AND c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')) AS owned,
             to_regclass('public.runs') IS NOT NULL AS migrated,
-            to_regprocedure('public.weft_claim_due_timers(timestamptz, integer, timestamptz)') IS NOT NULL AS secured`,
-  )) as { rolname: string; superusers: string | null; bypassers: string | null; owned: number; migrated: boolean; secured: boolean }[];
+            to_regprocedure('public.weft_claim_due_timers(timestamptz, integer, timestamptz)') IS NOT NULL AS secured,
+            EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'weft_app' AND pg_has_role(current_user, r.oid, 'USAGE')) AS runtime`,
+  )) as { rolname: string; superusers: string | null; bypassers: string | null; owned: number; migrated: boolean; secured: boolean; runtime: boolean }[];
   if (!row) throw new RuntimeRoleError('cannot read the current role from pg_roles');
   const fix = 'connect DATABASE_URL as the runtime role weft_app (postgres://weft_app@host:port/db); migrations run as DATABASE_OWNER_URL';
   const as = (what: string) => `DATABASE_URL connects as ${row.rolname}, ${what}, which bypasses row-level security: ${fix}`;
@@ -33,4 +35,9 @@ export async function checkRuntimeRole(ds: DataSource): Promise<void> {
   if (row.bypassers) throw new RuntimeRoleError(as(`a role with BYPASSRLS or a member of one (${row.bypassers})`));
   if (row.owned > 0) throw new RuntimeRoleError(as(`the owner (or a member of the owner) of ${row.owned} table(s) of the schema`));
   if (!row.migrated || !row.secured) throw new RuntimeRoleError('the database is not migrated: run `weft migrate` (or start with `weft dev`)');
+  if (!row.runtime) {
+    throw new RuntimeRoleError(
+      `DATABASE_URL connects as ${row.rolname}, which is neither weft_app nor a member of it, so it may not use Weft's tables: connect as weft_app, or run \`GRANT weft_app TO ${row.rolname}\` as the owner`,
+    );
+  }
 }

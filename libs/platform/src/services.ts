@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { RuntimeRoleError } from '@weft/persistence';
+import { checkRuntimeRole, createDataSource, RuntimeRoleError } from '@weft/persistence';
 
 /** A backing service could not be reached; `message` is one line saying which and how to start it. */
 export class ServiceUnavailableError extends Error {
@@ -18,7 +18,8 @@ function describe(url: string): string {
 
 function reason(err: unknown): string {
   const e = err as { code?: string; message?: string };
-  return e.code ?? e.message ?? String(err);
+  if (e.message && e.code && !e.message.includes(e.code)) return `${e.message} (${e.code})`;
+  return e.message || e.code || String(err);
 }
 
 /**
@@ -74,12 +75,44 @@ export async function ensureDatabase(url: string): Promise<void> {
 export function runtimeConnectionError(err: unknown, url: string): ServiceUnavailableError {
   const code = (err as { code?: string }).code;
   if (err instanceof RuntimeRoleError) return new ServiceUnavailableError(err.message);
-  if (code === '28000' || code === '3D000') {
+  let user = 'weft_app';
+  let db = 'weft';
+  try {
+    const u = new URL(url);
+    user = decodeURIComponent(u.username) || user;
+    db = decodeURIComponent(u.pathname.replace(/^\//, '')) || db;
+  } catch {
+    // keep the defaults in the message
+  }
+  if (code === '3D000') {
     return new ServiceUnavailableError(
-      `Cannot connect to PostgreSQL as DATABASE_URL (${(err as Error).message}): run \`weft migrate\` first (it creates the database and the weft_app role), or start with \`weft dev\``,
+      `database "${db}" of DATABASE_URL does not exist: run \`weft migrate\` (it creates the database of DATABASE_OWNER_URL), and make DATABASE_URL and DATABASE_OWNER_URL name the same database`,
     );
   }
+  if (code === '28000' && user === 'weft_app') {
+    return new ServiceUnavailableError('role weft_app does not exist yet: run `weft migrate` first (the migrations create it), or start with `weft dev`');
+  }
+  if (code === '28000' || code === '28P01') {
+    return new ServiceUnavailableError(`PostgreSQL refused DATABASE_URL's role ${user} (${(err as Error).message}): connect as weft_app, or create ${user} and run \`GRANT weft_app TO ${user}\``);
+  }
   return new ServiceUnavailableError(`Cannot connect to PostgreSQL at ${describe(url)} as DATABASE_URL (${reason(err)})`);
+}
+
+/**
+ * Opens one connection as `DATABASE_URL` and runs {@link checkRuntimeRole} on it, so a process
+ * refuses to start with one clear line (a {@link ServiceUnavailableError} from
+ * {@link runtimeConnectionError}) before anything else boots.
+ */
+export async function ensureRuntimeRole(url: string): Promise<void> {
+  const ds = createDataSource(url, { poolSize: 1, applicationName: 'weft-check' });
+  try {
+    await ds.initialize();
+    await checkRuntimeRole(ds);
+  } catch (err) {
+    throw runtimeConnectionError(err, url);
+  } finally {
+    if (ds.isInitialized) await ds.destroy().catch(() => undefined);
+  }
 }
 
 /** Checks Redis answers PING at `url` within 3 s; throws {@link ServiceUnavailableError} otherwise. */
