@@ -236,12 +236,15 @@ describe('reports', () => {
     const h = await setup();
     const runId = await h.start(def([http('a')]));
     const job = h.dispatcher.last('a');
-    expect(await h.coordinator.markRunning(h.tenantId, job.taskId, 1)).toBe(false);
-    expect(await h.coordinator.markRunning(h.tenantId, job.taskId, 0)).toBe(true);
+    expect(await h.coordinator.markRunning(h.tenantId, job.taskId, 1)).toBeNull();
+    const first = await h.coordinator.markRunning(h.tenantId, job.taskId, 0);
+    expect(first).toEqual(expect.any(String)); // the lease token
     expect((await h.tasks(runId)).a!.status).toBe('RUNNING');
-    expect(await h.coordinator.markRunning(h.tenantId, job.taskId, 0)).toBe(true); // redelivery
+    const again = await h.coordinator.markRunning(h.tenantId, job.taskId, 0); // redelivery: a new lease
+    expect(again).toEqual(expect.any(String));
+    expect(again).not.toBe(first);
     await h.complete('a');
-    expect(await h.coordinator.markRunning(h.tenantId, job.taskId, 0)).toBe(false);
+    expect(await h.coordinator.markRunning(h.tenantId, job.taskId, 0)).toBeNull();
     expect((await h.tasks(runId)).a!.status).toBe('COMPLETED');
     expect((await h.events(runId)).map((e) => e.type)).toEqual(['RunStarted', 'NodeCompleted']);
   });

@@ -18,7 +18,7 @@ export interface ClaimedTimer {
   nodeId: string;
 }
 
-/** An outbox row (one task attempt to enqueue), claimed by the relay or the lost-task sweep. */
+/** An outbox row (one task attempt to enqueue), claimed by the outbox relay. */
 export interface ClaimedOutboxRow {
   /** `outbox.id` (bigint, as a string). */
   outboxId: string;
@@ -46,45 +46,66 @@ async function call<R>(ds: DataSource | EntityManager, query: string, params: un
 
 /**
  * Claims up to `limit` WAITING tasks with `wake_at <= now`, oldest first, skipping rows another
- * replica holds, and moves their `wake_at` to `leaseUntil`, so they fire again only if the
+ * replica holds, and moves their `wake_at` to the lease end, so they fire again only if the
  * caller dies before applying TimerFired.
+ *
+ * `now`: `null` (production) compares with the database's `now()`; a Date (tests with a fake
+ * clock) is used as given. `lease`: the lease end as a Date, or its length in milliseconds after
+ * that now.
  */
-export async function claimDueTimers(ds: DataSource, now: Date, limit: number, leaseUntil: Date): Promise<ClaimedTimer[]> {
+export async function claimDueTimers(ds: DataSource, now: Date | null, limit: number, lease: Date | number): Promise<ClaimedTimer[]> {
   const rows = await call<{ tenant_id: string; task_id: string; run_id: string; node_id: string }>(
     ds,
-    'SELECT * FROM weft_claim_due_timers($1, $2, $3)',
-    [now, limit, leaseUntil],
+    typeof lease === 'number'
+      ? `SELECT * FROM weft_claim_due_timers($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`
+      : 'SELECT * FROM weft_claim_due_timers($1, $2, $3)',
+    [now, limit, lease],
   );
   return rows.map((r) => ({ tenantId: r.tenant_id, taskId: r.task_id, runId: r.run_id, nodeId: r.node_id }));
 }
 
 /**
- * Claims up to `limit` outbox rows not yet enqueued, created at or before `createdBefore`
- * (the grace period after commit), unclaimed or claimed at or before `claimedBefore` (an expired
- * relay lease); sets their `claimed_at` to `now`. Oldest first.
+ * Claims up to `limit` outbox rows not yet enqueued, at least `graceMs` old (the grace period
+ * after commit, in which the committing process enqueues them itself), unclaimed or claimed at
+ * least `leaseMs` ago (an expired relay lease); sets their `claimed_at` to now. Oldest first.
+ * `now`: `null` (production) is the database's `now()`; a Date (tests) is used as given.
  */
 export async function claimOutbox(
   ds: DataSource,
-  opts: { createdBefore: Date; claimedBefore: Date; limit: number; now: Date },
+  opts: { now: Date | null; graceMs: number; leaseMs: number; limit: number },
 ): Promise<ClaimedOutboxRow[]> {
-  const rows = await call<OutboxIdRow>(ds, 'SELECT * FROM weft_claim_outbox($1, $2, $3, $4)', [
-    opts.createdBefore,
-    opts.claimedBefore,
-    opts.limit,
-    opts.now,
-  ]);
+  const rows = await call<OutboxIdRow>(
+    ds,
+    `SELECT * FROM weft_claim_outbox(COALESCE($1::timestamptz, now()) - $2 * interval '1 millisecond',
+                                     COALESCE($1::timestamptz, now()) - $3 * interval '1 millisecond', $4, $1)`,
+    [opts.now, opts.graceMs, opts.leaseMs, opts.limit],
+  );
   return rows.map(outboxRow);
 }
 
+/** A worker task whose lease expired, claimed by the lease sweep (its lease moved ahead). */
+export interface ClaimedLostTask {
+  tenantId: string;
+  taskId: string;
+  runId: string;
+  /** The task's current attempt when claimed. */
+  attempt: number;
+}
+
 /**
- * Claims up to `limit` PENDING/QUEUED/RUNNING worker tasks unchanged since `cutoff` whose current
- * attempt's outbox row was marked enqueued before `cutoff` (its job may have vanished), oldest
- * change first; moves that row's `enqueued_at` to `now`, which hides it until `cutoff` passes
- * it again.
+ * Claims up to `limit` PENDING/QUEUED/RUNNING worker tasks whose lease (`lease_expires_at`)
+ * expired at `now`, earliest expiry first, skipping rows another replica holds, and moves their
+ * lease `leaseMs` past now — so other scheduler replicas skip them, and a task whose job turns
+ * out to be live is not looked at again before then. `now`: `null` (production) is the
+ * database's `now()`; a Date (tests) is used as given.
  */
-export async function claimLostTasks(ds: DataSource, opts: { cutoff: Date; limit: number; now: Date }): Promise<ClaimedOutboxRow[]> {
-  const rows = await call<OutboxIdRow>(ds, 'SELECT * FROM weft_claim_lost_tasks($1, $2, $3)', [opts.cutoff, opts.limit, opts.now]);
-  return rows.map(outboxRow);
+export async function claimLostTasks(ds: DataSource, opts: { now: Date | null; limit: number; leaseMs: number }): Promise<ClaimedLostTask[]> {
+  const rows = await call<{ tenant_id: string; task_id: string; run_id: string; attempt: number }>(
+    ds,
+    `SELECT * FROM weft_claim_lost_tasks($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`,
+    [opts.now, opts.limit, opts.leaseMs],
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, taskId: r.task_id, runId: r.run_id, attempt: r.attempt }));
 }
 
 /** The active API keys (at most 16) whose display prefix is `prefix`, across tenants. */

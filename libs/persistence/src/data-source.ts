@@ -13,6 +13,7 @@ import { InitialSchema1764489600000 } from './migrations/1764489600000-initial-s
 import { LostTaskIndex1764576000000 } from './migrations/1764576000000-lost-task-index.js';
 import { VersionManagement1764662400000 } from './migrations/1764662400000-version-management.js';
 import { RowLevelSecurity1764748800000 } from './migrations/1764748800000-row-level-security.js';
+import { TaskLeases1764835200000 } from './migrations/1764835200000-task-leases.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   LostTaskIndex1764576000000,
   VersionManagement1764662400000,
   RowLevelSecurity1764748800000,
+  TaskLeases1764835200000,
 ];
 
 /** Options of {@link createDataSource}. */

@@ -18,44 +18,97 @@ export function queuePrefix(databaseUrl: string): string {
   return `weft:${db}`;
 }
 
+/** Options of {@link BullTaskQueues}; every field has a default. */
+export interface BullTaskQueuesOptions {
+  /**
+   * Bull's `lockDuration`, ms (default 15 000, `WEFT_JOB_LOCK_MS`): how long a worker's lock on an
+   * active job lasts without renewal. The other stalled-job settings derive from it (see the
+   * class docs).
+   */
+  jobLockMs?: number;
+  /** Where Bull's own errors go (lost locks after Redis was flushed, connection errors); default console.warn. */
+  onError?: (message: string) => void;
+}
+
 /**
  * The one file that knows Bull (STACK: Bull is in maintenance mode; moving to BullMQ should be
  * this file only). Holds one Bull queue per queue name over shared Redis connections, enqueues
  * task jobs idempotently (job id `taskId:attempt`, DESIGN §4) and lets a worker consume them.
  *
- * Retries are the engine's business, so every job has `attempts: 1`; a job's `delay` is its
- * `notBefore` (retry backoff) minus now. Bull's stalled-job check (lock 30 s, checked every
- * 30 s, one redelivery) redelivers the job of a worker that died mid-task.
+ * Retries are the engine's business, so every job has `attempts: 1` and is removed when it
+ * completes or fails; a job's `delay` is its `notBefore` (retry backoff, database clock) minus
+ * the database time the coordinator passes. Redis is only a transport: PostgreSQL's task leases
+ * and the scheduler's lease sweep re-dispatch whatever Redis loses.
+ *
+ * Worker crashes (issue 4, item 2) — Bull's stalled-job handling, with `jobLockMs` = L
+ * (default 15 s):
+ * - `lockDuration` L: a worker holds a lock on each active job; a SIGKILLed worker's locks lapse
+ *   at most L after their last renewal. 15 s instead of Bull's 30 s so a crashed worker's job is
+ *   redelivered in well under half a minute; still far above any event-loop pause of a worker,
+ *   whose CODE runs in child processes and HTTP is asynchronous.
+ * - `lockRenewTime` L/3 (5 s): two renewals may fail (a Redis hiccup) before the lock lapses.
+ * - `stalledInterval` L/3 (5 s): how often each worker process looks for active jobs whose lock
+ *   lapsed and moves them back to waiting. One small Lua script per queue and process every 5 s.
+ *   A crashed worker's job is redelivered after about L + 2 × L/3 (~25 s) at worst.
+ * - `maxStalledCount` 2: a job is redelivered after two stalls; a third stall fails it (and it is
+ *   removed). Nothing is lost then: the task's lease expires and the lease sweep re-dispatches
+ *   it under the same job id.
+ * - `retryProcessDelay` 1 s: after Bull itself fails (e.g. a job's lock vanished with a Redis
+ *   flush), the consumer resumes after 1 s instead of Bull's 5 s.
+ * The lock and the engine's lease are independent: the lease fences reports (a redelivered job
+ * claims a new lease, the old execution's report is ignored), the lock drives redelivery.
  */
 export class BullTaskQueues implements TaskDispatcher, JobProbe {
   private readonly queues = new Map<string, Queue.Queue<TaskJob>>();
   private readonly shared: Redis[] = [];
   private client?: Redis;
   private subscriber?: Redis;
+  private readonly jobLockMs: number;
+  private readonly onError: (message: string) => void;
 
   constructor(
     private readonly redisUrl: string,
     private readonly prefix = 'weft',
-  ) {}
+    opts: BullTaskQueuesOptions = {},
+  ) {
+    this.jobLockMs = opts.jobLockMs ?? 15_000;
+    this.onError = opts.onError ?? ((m) => console.warn(m));
+  }
 
   /** The Bull queue for `name`, created on first use. */
   queue(name: string): Queue.Queue<TaskJob> {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue<TaskJob>(name, { prefix: this.prefix, createClient: (type) => this.connection(type) });
+      const third = Math.max(1, Math.round(this.jobLockMs / 3));
+      q = new Queue<TaskJob>(name, {
+        prefix: this.prefix,
+        createClient: (type) => this.connection(type),
+        settings: {
+          lockDuration: this.jobLockMs,
+          lockRenewTime: third,
+          stalledInterval: third,
+          maxStalledCount: 2,
+          retryProcessDelay: 1_000,
+        },
+      });
+      q.on('error', (err: unknown) => this.onError(`queue ${name}: ${err instanceof Error ? err.message : String(err)}`));
       this.queues.set(name, q);
     }
     return q;
   }
 
-  /** Adds each job to its queue; a job whose id already exists is left alone by Bull. */
-  async enqueue(jobs: TaskJob[]): Promise<void> {
-    const now = Date.now();
+  /**
+   * Adds each job to its queue, delayed by `notBefore` minus `now` (the database time the
+   * coordinator read; default the process clock); a job whose id already exists is left alone by
+   * Bull.
+   */
+  async enqueue(jobs: TaskJob[], now: Date = new Date()): Promise<void> {
+    const at = now.getTime();
     await Promise.all(
       jobs.map((job) =>
         this.queue(job.queue).add(job, {
           jobId: jobId(job.taskId, job.attempt),
-          delay: Math.max(0, job.notBefore - now),
+          delay: Math.max(0, job.notBefore - at),
           attempts: 1,
           removeOnComplete: true,
           removeOnFail: true,
@@ -66,25 +119,32 @@ export class BullTaskQueues implements TaskDispatcher, JobProbe {
 
   /**
    * True while job `id` is on queue `name` and not finished (waiting, delayed, active, paused).
-   * A finished (failed or completed) job left behind is removed, so that enqueuing the same
-   * attempt again adds a fresh job instead of being a no-op.
+   * A finished (failed or completed) job left behind, or a job in no list at all (`stuck`, as
+   * after a partial loss of Redis keys), is removed, so that enqueuing the same attempt again
+   * adds a fresh job instead of being a no-op. With `due`, a delayed job is promoted to waiting.
    */
-  async hasJob(name: string, id: string): Promise<boolean> {
+  async hasJob(name: string, id: string, opts: { due?: boolean } = {}): Promise<boolean> {
     const job = await this.queue(name).getJob(id);
     if (!job) return false;
-    const state = await job.getState();
-    if (state !== 'failed' && state !== 'completed') return true;
+    let state = await job.getState();
+    // getState reads the lists one after another: a job moving between them can look `stuck`.
+    if (state === 'stuck') state = await job.getState();
+    if (state === 'delayed' && opts.due) await job.promote().catch(() => undefined);
+    if (state !== 'failed' && state !== 'completed' && state !== 'stuck') return true;
     await job.remove().catch(() => undefined);
     return false;
   }
 
   /**
    * Runs `handler` for every job of each queue in `names`, `concurrency` at a time per queue.
-   * A handler that throws leaves the job failed; the engine's lease sweep owns recovery.
+   * A handler that throws leaves the job failed (and removed); the engine's lease sweep owns
+   * recovery. The job stays active, its lock renewed, for as long as the handler runs.
    */
   consume(names: string[], concurrency: number, handler: (job: TaskJob) => Promise<void>): void {
     for (const name of names) {
-      void this.queue(name).process(concurrency, (job: Job<TaskJob>) => handler(job.data));
+      this.queue(name)
+        .process(concurrency, (job: Job<TaskJob>) => handler(job.data))
+        .catch((err: unknown) => this.onError(`queue ${name}: consumer stopped: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
 

@@ -53,7 +53,14 @@ export class CoreModule {
             return ds;
           },
         },
-        { provide: BullTaskQueues, useFactory: () => new BullTaskQueues(config.redisUrl, queuePrefix(config.databaseUrl)) },
+        {
+          provide: BullTaskQueues,
+          useFactory: () =>
+            new BullTaskQueues(config.redisUrl, queuePrefix(config.databaseUrl), {
+              jobLockMs: config.jobLockMs,
+              onError: (m) => new Logger('bull').warn(m),
+            }),
+        },
         {
           provide: RedisRunUpdatePublisher,
           useFactory: () => new RedisRunUpdatePublisher(config.redisUrl, (e) => log.warn(`run update not published: ${String(e)}`)),
@@ -65,6 +72,8 @@ export class CoreModule {
             new RunCoordinator(ds, q, p, {
               logger: { warn: (m: string) => log.warn(m), error: (m: string) => log.error(m) },
               maxOutputBytes: config.maxOutputBytes,
+              dispatchLeaseMs: config.dispatchLeaseMs,
+              runLeaseMs: config.runLeaseMs,
             }),
         },
         { provide: RunRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunRepository(ds) },

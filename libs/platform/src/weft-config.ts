@@ -104,6 +104,36 @@ export class WeftEnv {
   @Max(1024 * 1024 * 1024)
   WEFT_MAX_OUTPUT_BYTES = 1024 * 1024;
 
+  /**
+   * Lease of a dispatched worker task, ms after its `not_before`: an attempt no worker claimed
+   * within it, whose Bull job is gone, is re-dispatched by the scheduler (issue 4).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  WEFT_DISPATCH_LEASE_MS = 30_000;
+
+  /**
+   * Lease a worker's claim and each heartbeat give a running task, ms; workers heartbeat every
+   * third of it. A task whose worker stopped heartbeating and whose job is gone is re-dispatched.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(300)
+  @Max(3_600_000)
+  WEFT_RUN_LEASE_MS = 15_000;
+
+  /**
+   * Bull's job lock, ms (`lockDuration`; renewed and checked for stalls every third of it): a
+   * SIGKILLed worker's job is redelivered roughly this long (plus up to two thirds) after it died.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(300)
+  @Max(3_600_000)
+  WEFT_JOB_LOCK_MS = 15_000;
+
   /** Log level. */
   @IsIn(['error', 'warn', 'log', 'debug'])
   WEFT_LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' = 'log';
@@ -127,6 +157,12 @@ export interface WeftConfig {
   wsKeyRecheckMs: number;
   /** Largest task output, in UTF-8 bytes of its JSON text; larger fails the attempt (OUTPUT_TOO_LARGE). */
   maxOutputBytes: number;
+  /** Lease of a dispatched worker task after its `not_before`, ms. */
+  dispatchLeaseMs: number;
+  /** Lease a worker's claim and heartbeats give a running task, ms (heartbeat every third). */
+  runLeaseMs: number;
+  /** Bull's job lock (`lockDuration`), ms. */
+  jobLockMs: number;
   logLevel: WeftEnv['WEFT_LOG_LEVEL'];
 }
 
@@ -177,6 +213,9 @@ export function loadConfig(
     dbPoolSize: dto.WEFT_DB_POOL_SIZE,
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,
     maxOutputBytes: dto.WEFT_MAX_OUTPUT_BYTES,
+    dispatchLeaseMs: dto.WEFT_DISPATCH_LEASE_MS,
+    runLeaseMs: dto.WEFT_RUN_LEASE_MS,
+    jobLockMs: dto.WEFT_JOB_LOCK_MS,
     logLevel: dto.WEFT_LOG_LEVEL,
   };
 }

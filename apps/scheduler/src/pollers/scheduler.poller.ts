@@ -7,9 +7,10 @@ const BATCH = 200;
 
 /**
  * Polls for due timers (WAIT wake-ups, WAIT_FOR_EVENT timeouts), for outbox rows that were
- * committed but not enqueued and for enqueued tasks whose job vanished from Redis (DESIGN §4),
- * every `WEFT_SCHEDULER_INTERVAL_MS`. Safe with several replicas:
- * the coordinator claims rows with `FOR UPDATE SKIP LOCKED` and fencing drops duplicates.
+ * committed but not enqueued and for worker tasks whose lease expired while their job is gone
+ * from Redis (DESIGN §4, issue 4), every `WEFT_SCHEDULER_INTERVAL_MS`; "due" and "expired" are
+ * by the database's clock. Safe with several replicas: the coordinator claims rows with
+ * `FOR UPDATE SKIP LOCKED` and fencing drops duplicates.
  */
 @Injectable()
 export class SchedulerPoller implements OnApplicationShutdown {
@@ -32,9 +33,9 @@ export class SchedulerPoller implements OnApplicationShutdown {
   }
 
   /**
-   * Runs one poll now: fires due timers, relays the outbox, each until drained, then re-dispatches
-   * one batch of tasks whose job vanished (an indexed query; claimed tasks are skipped until the
-   * coordinator's `lostTaskAfterMs` passes again, so the next poll takes the next batch).
+   * Runs one poll now: fires due timers, relays the outbox, each until drained, then sweeps one
+   * batch of expired leases (an indexed query; a claimed task's lease is pushed ahead, so the
+   * next poll takes the next batch), re-dispatching the tasks whose job is gone.
    */
   async pollOnce(): Promise<{ timers: number; relayed: number; redispatched: number }> {
     let timers = 0;

@@ -1,12 +1,9 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { RunCoordinator, jobId, type TaskJob } from '@weft/engine';
+import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
+import { RunCoordinator, type TaskJob } from '@weft/engine';
 import { BullTaskQueues, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { ExecutionError, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
 import { CodeExecutor, type CodeExecutorOptions } from '../executors/code.executor.js';
-
-/** How often a report that could not be written is tried again before the job is given up. */
-const REPORT_ATTEMPTS = 8;
 
 /** Injection token of the optional {@link TaskProcessorOptions}. */
 export const TASK_PROCESSOR_OPTIONS = Symbol('TASK_PROCESSOR_OPTIONS');
@@ -14,41 +11,58 @@ export const TASK_PROCESSOR_OPTIONS = Symbol('TASK_PROCESSOR_OPTIONS');
 /** Tuning of {@link TaskProcessor}; every field has a default. */
 export interface TaskProcessorOptions {
   /**
-   * How often the attempts this worker is executing are checked for still being current, ms
-   * (default 3 000; 0 turns the check off). One query covers all of them; an attempt that is no
-   * longer current (run cancelled, node retried) is aborted and not reported.
+   * How often the worker heartbeats the leases it holds, ms (default a third of
+   * `WEFT_RUN_LEASE_MS`, i.e. 5 000; 0 turns heartbeats off). One query per tenant covers every
+   * execution in flight; an execution whose lease is lost (run cancelled, node retried, attempt
+   * claimed by another worker) is aborted and not reported.
    */
+  heartbeatMs?: number;
+  /** The former name of {@link heartbeatMs}. */
   currentCheckMs?: number;
   /** Options of the CODE executor. */
   code?: CodeExecutorOptions;
-  /** First pause before a transient report failure is retried, ms (default 200, doubling, capped at 5 000). */
+  /** First pause before a transient report failure is retried, ms (default 200, doubling). */
   reportBackoffMs?: number;
+  /** Longest pause between report retries, ms (default 5 000). */
+  reportBackoffCapMs?: number;
 }
 
 type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean };
 
-interface InFlight {
+/** An execution this worker holds a lease for; `lost` is aborted when the lease is gone. */
+interface Held {
   job: TaskJob;
-  controller: AbortController;
+  token: string;
+  lost: AbortController;
 }
 
 /**
  * Consumes task jobs from the configured queues, runs them on the right executor and reports
- * the outcome through the coordinator. A job for an attempt that is no longer current (a
- * duplicate enqueue, a task cancelled meanwhile) is dropped without running; one that stops being
- * current while it runs is aborted at the next check (`currentCheckMs`).
+ * the outcome through the coordinator (issue 4):
+ *
+ * - A job starts with a lease claim ({@link RunCoordinator.markRunning}); a job for an attempt
+ *   that is no longer current (a duplicate enqueue, a task cancelled meanwhile) is dropped.
+ * - While it executes and until its report is written, the lease is heartbeated every
+ *   `heartbeatMs`; a lost lease aborts the execution and nothing is reported.
+ * - The report carries the lease token (the coordinator ignores it if the attempt was
+ *   re-dispatched). A report that cannot be written because the database is unavailable is
+ *   retried with capped backoff for as long as the lease is held — the Bull job stays active
+ *   (its lock renewed) and heartbeats continue meanwhile, so the task is neither redelivered nor
+ *   re-dispatched — and given up only when the lease is lost or the worker shuts down.
  */
 @Injectable()
-export class TaskProcessor {
+export class TaskProcessor implements BeforeApplicationShutdown {
   private readonly log = new Logger('worker');
   private readonly http: HttpExecutor;
   private readonly code: CodeExecutor;
-  private readonly currentCheckMs: number;
+  private readonly heartbeatMs: number;
   private readonly reportBackoffMs: number;
-  private readonly inFlight = new Map<number, InFlight>();
+  private readonly reportBackoffCapMs: number;
+  private readonly held = new Map<number, Held>();
   private nextSlot = 0;
-  private watch: NodeJS.Timeout | undefined;
-  private checking = false;
+  private beat: NodeJS.Timeout | undefined;
+  private beating = false;
+  private stopping = false;
 
   constructor(
     private readonly coordinator: RunCoordinator,
@@ -58,8 +72,9 @@ export class TaskProcessor {
   ) {
     this.http = new HttpExecutor({ allowPrivate: config.httpAllowPrivate, allowHosts: config.httpAllowHosts });
     this.code = new CodeExecutor(options?.code);
-    this.currentCheckMs = options?.currentCheckMs ?? 3_000;
+    this.heartbeatMs = options?.heartbeatMs ?? options?.currentCheckMs ?? Math.round((config.runLeaseMs ?? 15_000) / 3);
     this.reportBackoffMs = options?.reportBackoffMs ?? 200;
+    this.reportBackoffCapMs = options?.reportBackoffCapMs ?? 5_000;
   }
 
   /** Starts consuming `queues` (default: the configured ones). */
@@ -68,41 +83,48 @@ export class TaskProcessor {
     this.log.log(`consuming queues ${queues.join(', ')} (concurrency ${this.config.workerConcurrency})`);
   }
 
-  /** Runs one job end to end: claim, execute, report. */
+  /** On shutdown, reports still retrying give up (the lease sweep re-dispatches their tasks). */
+  beforeApplicationShutdown(): void {
+    this.stopping = true;
+  }
+
+  /** Runs one job end to end: claim the lease, execute, report; resolves when done or dropped. */
   async process(job: TaskJob): Promise<void> {
-    const current = await this.coordinator.markRunning(job.tenantId, job.taskId, job.attempt);
-    if (!current) return;
+    const token = await this.coordinator.markRunning(job.tenantId, job.taskId, job.attempt);
+    if (!token) return;
+    const held: Held = { job, token, lost: new AbortController() };
     const slot = this.nextSlot++;
-    const controller = new AbortController();
-    this.inFlight.set(slot, { job, controller });
-    this.watchInFlight();
-    let outcome: Outcome;
+    this.held.set(slot, held);
+    this.startHeartbeats();
     try {
-      const output = await this.executorFor(job).execute(job.input, {
-        taskId: job.taskId,
-        nodeId: job.nodeId,
-        attempt: job.attempt,
-        runtime: job.runtime,
-        signal: controller.signal,
-      });
-      outcome = { ok: true, output };
-    } catch (err) {
-      const retryable = !(err instanceof ExecutionError) || err.retryable;
-      outcome = { ok: false, error: err instanceof Error ? err.message : String(err), retryable };
+      let outcome: Outcome;
+      try {
+        const output = await this.executorFor(job).execute(job.input, {
+          taskId: job.taskId,
+          nodeId: job.nodeId,
+          attempt: job.attempt,
+          runtime: job.runtime,
+          signal: held.lost.signal,
+        });
+        outcome = { ok: true, output };
+      } catch (err) {
+        const retryable = !(err instanceof ExecutionError) || err.retryable;
+        outcome = { ok: false, error: err instanceof Error ? err.message : String(err), retryable };
+      }
+      if (held.lost.signal.aborted) {
+        // The coordinator would ignore the report as stale: the attempt was cancelled or replaced.
+        this.log.log(`run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} aborted: its lease is lost`);
+        return;
+      }
+      if (!outcome.ok) {
+        // Tenant code chooses this text: no NUL bytes in the log stream.
+        this.log.warn(`run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} failed${outcome.retryable ? '' : ' for good'}: ${outcome.error.replace(/\u0000/g, '\ufffd')}`);
+      }
+      await this.report(held, outcome);
     } finally {
-      this.inFlight.delete(slot);
-      if (this.inFlight.size === 0) this.stopWatching();
+      this.held.delete(slot);
+      if (this.held.size === 0) this.stopHeartbeats();
     }
-    if (controller.signal.aborted) {
-      // The coordinator would ignore the report as stale: the attempt was cancelled or replaced.
-      this.log.log(`run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} aborted: no longer current`);
-      return;
-    }
-    if (!outcome.ok) {
-      // Tenant code chooses this text: no NUL bytes in the log stream.
-      this.log.warn(`run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} failed${outcome.retryable ? '' : ' for good'}: ${outcome.error.replace(/\u0000/g, '\ufffd')}`);
-    }
-    await this.report(job, outcome);
   }
 
   private executorFor(job: TaskJob): TaskExecutor {
@@ -121,14 +143,18 @@ export class TaskProcessor {
   }
 
   /**
-   * Writes the outcome. A transient failure (database unavailable: code `TRANSIENT`) retries the
-   * same report, with backoff, up to REPORT_ATTEMPTS times. A permanent one (the coordinator
+   * Writes the outcome with the lease token. A transient failure (database unavailable: code
+   * `TRANSIENT`) retries the same report, with backoff doubling from `reportBackoffMs` up to
+   * `reportBackoffCapMs`, for as long as the lease is held (heartbeats go on meanwhile); it stops
+   * when the lease is lost (nothing to report any more) or the worker shuts down (throws: the job
+   * fails and the lease sweep re-dispatches the task). A permanent failure (the coordinator
    * refused the report — BAD_USER_INPUT, a database refusal, a bug) is not repeated: a refused
    * completion is reported as a failure of the attempt with the reason, so the node's retry
    * policy applies and the run cannot stay RUNNING; a refused failure report is given up.
    */
-  private async report(job: TaskJob, outcome: Outcome): Promise<void> {
-    const base = { runId: job.runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt };
+  private async report(held: Held, outcome: Outcome): Promise<void> {
+    const { job, token } = held;
+    const base = { runId: job.runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, leaseToken: token };
     for (let i = 1; ; i++) {
       try {
         if (outcome.ok) {
@@ -149,41 +175,65 @@ export class TaskProcessor {
           i = 0;
           continue;
         }
-        if (i >= REPORT_ATTEMPTS) throw err;
-        this.log.warn(`report for task ${job.taskId} attempt ${job.attempt} failed (${msg}); retrying`);
-        await new Promise((r) => setTimeout(r, Math.min(5000, this.reportBackoffMs * 2 ** (i - 1))));
+        if (this.stopping) {
+          this.log.warn(`report for task ${job.taskId} attempt ${job.attempt} not written (${msg}); shutting down, the task will be re-dispatched`);
+          throw err;
+        }
+        if (i === 1 || i % 10 === 0) this.log.warn(`report for task ${job.taskId} attempt ${job.attempt} failed ${i} time(s) (${msg}); retrying while the lease is held`);
+        await pause(Math.min(this.reportBackoffCapMs, this.reportBackoffMs * 2 ** Math.min(i - 1, 20)), held.lost.signal);
+        if (held.lost.signal.aborted) {
+          this.log.warn(`report for task ${job.taskId} attempt ${job.attempt} dropped: its lease is lost`);
+          return;
+        }
       }
     }
   }
 
-  /** Starts the periodic current-attempt check while jobs are in flight. */
-  private watchInFlight(): void {
-    if (this.watch || this.currentCheckMs <= 0) return;
-    this.watch = setInterval(() => void this.abortStale(), this.currentCheckMs);
-    this.watch.unref();
+  /** Starts heartbeating while executions are held. */
+  private startHeartbeats(): void {
+    if (this.beat || this.heartbeatMs <= 0) return;
+    this.beat = setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    this.beat.unref();
   }
 
-  private stopWatching(): void {
-    clearInterval(this.watch);
-    this.watch = undefined;
+  private stopHeartbeats(): void {
+    clearInterval(this.beat);
+    this.beat = undefined;
   }
 
-  /** One query for every in-flight attempt; aborts those no longer current. Errors only skip a round. */
-  private async abortStale(): Promise<void> {
-    if (this.checking || this.inFlight.size === 0) return;
-    this.checking = true;
+  /**
+   * One heartbeat for every held lease (one query per tenant); aborts the executions whose lease
+   * is lost. An error (database unavailable) only skips a beat: the leases are kept.
+   */
+  private async heartbeat(): Promise<void> {
+    if (this.beating || this.held.size === 0) return;
+    this.beating = true;
     try {
-      const running = [...this.inFlight.values()];
-      const current = await this.coordinator.currentAttempts(running.map((r) => r.job));
-      for (const { job, controller } of running) {
-        if (!current.has(jobId(job.taskId, job.attempt)) && !controller.signal.aborted) controller.abort();
-      }
+      const held = [...this.held.values()].filter((h) => !h.lost.signal.aborted);
+      const lost = await this.coordinator.heartbeat(
+        held.map((h) => ({ tenantId: h.job.tenantId, taskId: h.job.taskId, attempt: h.job.attempt, leaseToken: h.token })),
+      );
+      for (const h of held) if (lost.has(h.token)) h.lost.abort();
     } catch (err) {
-      this.log.warn(`could not check in-flight attempts: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.warn(`heartbeat failed, leases kept until the next one: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
-      this.checking = false;
+      this.beating = false;
     }
   }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** A failure worth retrying the same report for: the database was unavailable. */

@@ -73,7 +73,9 @@ export class ActionWriter {
 
   /**
    * `now` stamps every row this event writes (the machine's clock reading for the event);
-   * `dag` is the definition the machine decided with (for a retried task's runtime/queue).
+   * `dag` is the definition the machine decided with (for a retried task's runtime/queue);
+   * `dispatchLeaseMs` is the lease a dispatched attempt gets after its `not_before` (issue 4:
+   * `tasks.lease_expires_at`, default 30 000 ms).
    */
   constructor(
     private readonly m: EntityManager,
@@ -81,6 +83,7 @@ export class ActionWriter {
     private readonly runId: string,
     private readonly now: Date,
     private readonly dag: WorkflowDag,
+    private readonly dispatchLeaseMs = 30_000,
   ) {}
 
   /** Persists `actions` in order; returns the jobs to enqueue after commit and the run patch. */
@@ -234,7 +237,11 @@ export class ActionWriter {
     }
   }
 
-  /** Writes buffered CreateTasks (one INSERT) and outbox rows (one upsert). */
+  /**
+   * Writes buffered CreateTasks (one INSERT) and outbox rows (one upsert, which also gives each
+   * dispatched attempt its lease: `lease_expires_at` = `not_before` + `dispatchLeaseMs`, no
+   * `lease_token` until a worker claims it).
+   */
   private async flush(): Promise<void> {
     if (this.creates.length) {
       const rows = this.creates.map((c) => ({
@@ -269,13 +276,18 @@ export class ActionWriter {
       this.outbox = new Map();
       await sql(
         this.m,
-        `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at)
-         SELECT $1, $2, o.task_id, o.attempt, o.queue, o.not_before, $3
-           FROM jsonb_to_recordset($4::jsonb) AS o(task_id uuid, attempt int, queue text, not_before timestamptz)
-         ON CONFLICT (tenant_id, task_id) DO UPDATE
-           SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
-               created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL`,
-        [this.tenantId, this.runId, this.now, JSON.stringify(rows)],
+        `WITH o AS (
+           INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at)
+           SELECT $1, $2, o.task_id, o.attempt, o.queue, o.not_before, $3
+             FROM jsonb_to_recordset($4::jsonb) AS o(task_id uuid, attempt int, queue text, not_before timestamptz)
+           ON CONFLICT (tenant_id, task_id) DO UPDATE
+             SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
+                 created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL
+           RETURNING task_id, attempt, not_before
+         )
+         UPDATE tasks t SET lease_expires_at = o.not_before + $5 * interval '1 millisecond', lease_token = NULL
+           FROM o WHERE t.tenant_id = $1 AND t.id = o.task_id AND t.attempt = o.attempt`,
+        [this.tenantId, this.runId, this.now, JSON.stringify(rows), this.dispatchLeaseMs],
       );
     }
   }

@@ -16,7 +16,7 @@ export interface TaskJob {
   attempt: number;
   queue: string;
   input: JsonValue;
-  /** Earliest start, epoch milliseconds (retry backoff). */
+  /** Earliest start, epoch milliseconds on the database's clock (retry backoff). */
   notBefore: number;
 }
 
@@ -27,8 +27,13 @@ export function jobId(taskId: string, attempt: number): string {
 
 /** Puts task jobs on their queues after commit (implemented over Bull in @weft/platform). */
 export interface TaskDispatcher {
-  /** Enqueues each job (idempotent by {@link jobId}); rejects if Redis cannot be reached. */
-  enqueue(jobs: TaskJob[]): Promise<void>;
+  /**
+   * Enqueues each job (idempotent by {@link jobId}), delayed by its `notBefore` minus `now` —
+   * the current time on the clock `notBefore` was computed with (the database's; default the
+   * process clock), so a process whose clock is off does not shift retry backoff. Rejects if
+   * Redis cannot be reached.
+   */
+  enqueue(jobs: TaskJob[], now?: Date): Promise<void>;
 }
 
 /**
@@ -38,9 +43,11 @@ export interface TaskDispatcher {
 export interface JobProbe {
   /**
    * True while the job `jobId` is waiting, delayed, active or paused on `queue`; false when it is
-   * gone or finished (failed or completed). Rejects if Redis cannot be reached.
+   * gone or finished (failed or completed). With `due`, a job still delayed is promoted to
+   * waiting: the caller knows the attempt is due by the database's clock. Rejects if Redis cannot
+   * be reached.
    */
-  hasJob(queue: string, jobId: string): Promise<boolean>;
+  hasJob(queue: string, jobId: string, opts?: { due?: boolean }): Promise<boolean>;
 }
 
 /** A change to a run, published after commit so subscribers re-read it. */

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { v7 as uuidv7 } from 'uuid';
+import { v4 as uuidv4, v7 as uuidv7 } from 'uuid';
 import {
   TransientDbError,
   UniqueViolation,
@@ -12,6 +12,7 @@ import {
   claimLostTasks,
   claimOutbox,
   withTenant,
+  type ClaimedLostTask,
   type ClaimedOutboxRow,
 } from '@weft/persistence';
 import { WeftError } from '../errors.js';
@@ -47,7 +48,14 @@ export interface CoordinatorLogger {
 
 /** Options of {@link RunCoordinator}; every field has a default. */
 export interface RunCoordinatorOptions {
-  /** The clock for the machine and every timestamp the coordinator writes (default `new Date()`). */
+  /**
+   * A clock to use instead of the database's, for tests (a fake clock). By default every time the
+   * coordinator computes with — the machine's now (WAIT wake-ups, retry `not_before`, timeouts,
+   * `system.now`), the timestamps it writes, lease expiries and the scheduler's "due" comparisons
+   * — is PostgreSQL's: `clock_timestamp()` read in the event's transaction after the run lock, and
+   * `now()` inside the claim functions. The process clock is never used, so a worker or
+   * scheduler whose clock is off cannot make a timer fire early or a lease expire.
+   */
   now?: () => Date;
   /** Id generator for runs, tasks and signals (default UUIDv7, time-ordered). */
   newId?: () => string;
@@ -65,11 +73,17 @@ export interface RunCoordinatorOptions {
   /** How long a relay's claim on an outbox row lasts, ms (default 30 000). */
   outboxLeaseMs?: number;
   /**
-   * How long an enqueued task may go without a change (and since its job was last enqueued or
-   * probed) before {@link RunCoordinator.sweepLostTasks} checks that its job still exists, ms
-   * (default 60 000).
+   * The lease of a dispatched worker attempt, ms after its `not_before` (default 30 000): past it,
+   * an attempt no worker claimed whose job is not live is re-dispatched by
+   * {@link RunCoordinator.sweepLostTasks}. Also how far the sweep pushes a lease it found live.
    */
-  lostTaskAfterMs?: number;
+  dispatchLeaseMs?: number;
+  /**
+   * The lease a worker's claim ({@link RunCoordinator.markRunning}) and each of its heartbeats
+   * ({@link RunCoordinator.heartbeat}) give, ms after the database's now (default 15 000). A
+   * worker heartbeats every third of it.
+   */
+  runLeaseMs?: number;
   /**
    * Largest task output a worker may report, in bytes of its JSON text (default 1 MiB); a larger
    * one fails the attempt (`OUTPUT_TOO_LARGE`).
@@ -99,6 +113,12 @@ export interface ReportCompletedInput {
   nodeId: string;
   attempt: number;
   output: JsonValue;
+  /**
+   * The lease token {@link RunCoordinator.markRunning} returned to this execution. A report whose
+   * token is not the task's current one (the attempt was re-dispatched and claimed again) is
+   * ignored. Without a token the report is fenced by `attempt` only (tools, tests).
+   */
+  leaseToken?: string;
 }
 
 /** A worker's failed report of one task attempt; `retryable: false` asks to fail for good. */
@@ -109,6 +129,16 @@ export interface ReportFailedInput {
   attempt: number;
   error: string;
   retryable?: boolean;
+  /** See {@link ReportCompletedInput.leaseToken}. */
+  leaseToken?: string;
+}
+
+/** A lease a worker holds: the attempt it executes and the token its claim returned. */
+export interface HeldLease {
+  tenantId: string;
+  taskId: string;
+  attempt: number;
+  leaseToken: string;
 }
 
 /** A timer of a WAITING task that came due. */
@@ -164,16 +194,24 @@ interface TaskStateRow {
   awaited_signal: string | null;
   /** Only for FAILED tasks: templates read it as `tasks.<id>.error`. */
   error: string | null;
+  lease_token: string | null;
 }
 
 /** What one committed event leaves for after-commit work and for the caller. */
 interface Applied {
   transition?: Transition;
   rejected?: MachineError;
+  /** Set when the coordinator itself ignored the event (a report with a stale lease token). */
+  ignored?: string;
   status: RunStatus;
   seq: number;
   jobs: TaskJob[];
+  /** The event's clock reading (database time unless a test clock is injected). */
+  now: Date;
 }
+
+/** Task statuses of an attempt that is dispatched and not finished. */
+const ACTIVE_WORKER = new Set<string>([TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running]);
 
 const RUN_NOT_FOUND = 'run not found';
 
@@ -203,7 +241,8 @@ const RUN_NOT_FOUND = 'run not found';
  * command is refused with BAD_USER_INPUT. So no report can leave a run RUNNING for good.
  */
 export class RunCoordinator {
-  private readonly now: () => Date;
+  /** The injected test clock; undefined in production (the database's clock is used). */
+  private readonly testClock: (() => Date) | undefined;
   private readonly newId: () => string;
   private readonly log: CoordinatorLogger;
   private readonly maxRetries: number;
@@ -212,7 +251,8 @@ export class RunCoordinator {
   private readonly timerLeaseMs: number;
   private readonly outboxGraceMs: number;
   private readonly outboxLeaseMs: number;
-  private readonly lostTaskAfterMs: number;
+  private readonly dispatchLeaseMs: number;
+  private readonly runLeaseMs: number;
   private readonly maxOutputBytes: number;
   private readonly maxInputBytes: number;
 
@@ -222,7 +262,7 @@ export class RunCoordinator {
     private readonly publisher: RunUpdatePublisher,
     opts: RunCoordinatorOptions = {},
   ) {
-    this.now = opts.now ?? (() => new Date());
+    this.testClock = opts.now;
     this.newId = opts.newId ?? (() => uuidv7());
     this.log = opts.logger ?? { warn: (m) => console.warn(m), error: (m) => console.error(m) };
     this.maxRetries = Math.max(0, opts.maxEventRetries ?? 5);
@@ -231,7 +271,8 @@ export class RunCoordinator {
     this.timerLeaseMs = opts.timerLeaseMs ?? 60_000;
     this.outboxGraceMs = opts.outboxGraceMs ?? 5_000;
     this.outboxLeaseMs = opts.outboxLeaseMs ?? 30_000;
-    this.lostTaskAfterMs = opts.lostTaskAfterMs ?? 60_000;
+    this.dispatchLeaseMs = opts.dispatchLeaseMs ?? 30_000;
+    this.runLeaseMs = opts.runLeaseMs ?? 15_000;
     this.maxOutputBytes = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.maxInputBytes = opts.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
   }
@@ -268,7 +309,7 @@ export class RunCoordinator {
         }
         const version = await this.runnableVersion(m, tenantId, input.workflowId, input.version);
         const dag = await this.dag(m, tenantId, input.workflowId, version);
-        const now = this.now();
+        const now = await this.clock(m);
         const runId = this.newId();
         const runInput = input.input ?? {};
         const runConfig = input.config ?? {};
@@ -310,18 +351,29 @@ export class RunCoordinator {
    * character at $.s`, `output too large: 2.3 MiB > 1 MiB (OUTPUT_TOO_LARGE)`
    * (`maxOutputBytes`). Should the database still refuse a value this event would write (e.g. a
    * downstream input a template computed), the event is applied once more as such a NodeFailed.
+   *
+   * Fencing (issue 4): a report carrying a `leaseToken` for the task's current, still active
+   * attempt is ignored when the token is not the task's current `lease_token` — the attempt was
+   * re-dispatched (lease sweep, Bull's stalled-job redelivery) and claimed by another execution,
+   * or revoked by the sweep. It is recorded in the history with `ignored` = `stale lease: attempt
+   * N of node X was re-dispatched; this execution's lease was superseded` (N 0-based).
    * @throws WeftError TRANSIENT; the database's error if even that NodeFailed cannot be stored.
    */
   async reportCompleted(tenantId: string, r: ReportCompletedInput): Promise<ReportResult> {
     const bad = jsonProblem(r.output, this.maxOutputBytes);
     if (bad) return this.reportFailed(tenantId, { ...r, error: describeJsonProblem('output', bad, 'OUTPUT_TOO_LARGE') });
-    return this.report(tenantId, r.runId, {
-      type: 'NodeCompleted',
-      taskId: reportField(r.taskId),
-      nodeId: reportField(r.nodeId),
-      attempt: r.attempt,
-      output: r.output,
-    });
+    return this.report(
+      tenantId,
+      r.runId,
+      {
+        type: 'NodeCompleted',
+        taskId: reportField(r.taskId),
+        nodeId: reportField(r.nodeId),
+        attempt: r.attempt,
+        output: r.output,
+      },
+      r.leaseToken,
+    );
   }
 
   /**
@@ -330,14 +382,19 @@ export class RunCoordinator {
    * beyond 8 KiB is cut.
    */
   async reportFailed(tenantId: string, r: ReportFailedInput): Promise<ReportResult> {
-    return this.report(tenantId, r.runId, {
-      type: 'NodeFailed',
-      taskId: reportField(r.taskId),
-      nodeId: reportField(r.nodeId),
-      attempt: r.attempt,
-      error: sanitizeText(typeof r.error === 'string' ? r.error : String(r.error), MAX_ERROR_CHARS),
-      ...(r.retryable === undefined ? {} : { retryable: r.retryable !== false }),
-    });
+    return this.report(
+      tenantId,
+      r.runId,
+      {
+        type: 'NodeFailed',
+        taskId: reportField(r.taskId),
+        nodeId: reportField(r.nodeId),
+        attempt: r.attempt,
+        error: sanitizeText(typeof r.error === 'string' ? r.error : String(r.error), MAX_ERROR_CHARS),
+        ...(r.retryable === undefined ? {} : { retryable: r.retryable !== false }),
+      },
+      r.leaseToken,
+    );
   }
 
   /**
@@ -400,24 +457,67 @@ export class RunCoordinator {
   }
 
   /**
-   * A worker picked up the job of (`taskId`, `attempt`): PENDING/QUEUED → RUNNING, in one fenced
-   * UPDATE (no event, no history). Returns true when that attempt is still current and active
-   * (also when already RUNNING: a redelivered job), false when the worker must drop the job
-   * (unknown task, another attempt, finished or cancelled).
+   * A worker picked up the job of (`taskId`, `attempt`) and claims its lease (issue 4): in one
+   * fenced UPDATE (no event, no history) the task becomes RUNNING with a fresh random
+   * `lease_token` (UUIDv4) and `lease_expires_at` = the database's now + `runLeaseMs`. Returns the
+   * token, which the worker sends with its heartbeats and its report; null when the worker must
+   * drop the job (unknown task, another attempt, finished or cancelled, malformed ids).
+   *
+   * A claim of an attempt that is already RUNNING (Bull redelivered a stalled job, the lease
+   * sweep re-dispatched it) succeeds and supersedes the previous execution's lease: that
+   * execution learns it at its next heartbeat, and its report is ignored as stale.
+   * @throws WeftError TRANSIENT when the database stays unavailable.
    */
-  async markRunning(tenantId: string, taskId: string, attempt: number): Promise<boolean> {
-    if (!isUuid(tenantId) || !isUuid(taskId) || !isAttempt(attempt)) return false;
+  async markRunning(tenantId: string, taskId: string, attempt: number): Promise<string | null> {
+    if (!isUuid(tenantId) || !isUuid(taskId) || !isAttempt(attempt)) return null;
+    const token = uuidv4();
     return this.retrying('markRunning', () =>
       withTenant(this.ds, tenantId, async (m) => {
         const r = await sql(
           m,
-          `UPDATE tasks SET status = 'RUNNING', updated_at = $4
+          `WITH c AS (SELECT COALESCE($4::timestamptz, clock_timestamp()) AS now)
+           UPDATE tasks SET status = 'RUNNING', updated_at = c.now, lease_token = $5,
+                  lease_expires_at = c.now + $6 * interval '1 millisecond'
+             FROM c
             WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status IN ('PENDING', 'QUEUED', 'RUNNING')`,
-          [tenantId, taskId, attempt, this.now()],
+          [tenantId, taskId, attempt, this.testNow(), token, this.runLeaseMs],
         );
-        return r.rowCount === 1;
+        return r.rowCount === 1 ? token : null;
       }),
     );
+  }
+
+  /**
+   * A worker's heartbeat over the leases it holds (executing or still reporting), across
+   * tenants: one UPDATE per tenant extends each lease whose task is still RUNNING at that attempt
+   * with that token to the database's now + `runLeaseMs`. Returns the lease tokens of the leases
+   * it lost — superseded by another claim, re-dispatched, task finished, cancelled or reset, or
+   * malformed — whose executions the worker aborts and does not report.
+   * @throws WeftError TRANSIENT when the database stays unavailable (the worker keeps its leases
+   * and tries again at the next beat).
+   */
+  async heartbeat(leases: readonly HeldLease[]): Promise<Set<string>> {
+    const lost = new Set(leases.map((l) => l.leaseToken));
+    const valid = leases.filter((l) => isUuid(l.tenantId) && isUuid(l.taskId) && isAttempt(l.attempt) && isUuid(l.leaseToken));
+    for (const [tenantId, group] of byTenant(valid)) {
+      const rows = JSON.stringify(group.map((l) => ({ task_id: l.taskId, attempt: l.attempt, token: l.leaseToken })));
+      const r = await this.retrying('heartbeat', () =>
+        withTenant(this.ds, tenantId, (m) =>
+          sql<{ token: string }>(
+            m,
+            `UPDATE tasks t SET lease_expires_at = COALESCE($3::timestamptz, clock_timestamp()) + $4 * interval '1 millisecond'
+               FROM jsonb_to_recordset($2::jsonb) AS q(task_id uuid, attempt int, token uuid)
+              WHERE t.tenant_id = $1 AND t.id = q.task_id AND t.attempt = q.attempt AND t.lease_token = q.token
+                AND t.status = 'RUNNING'
+             RETURNING q.token::text AS token`,
+            [tenantId, rows, this.testNow(), this.runLeaseMs],
+          ),
+        ),
+      );
+      const held = new Set(r.rows.map((row) => row.token));
+      for (const l of group) if (held.has(l.leaseToken.toLowerCase())) lost.delete(l.leaseToken);
+    }
+    return lost;
   }
 
   /**
@@ -458,11 +558,10 @@ export class RunCoordinator {
    * one short transaction (`FOR UPDATE SKIP LOCKED`, moving `wake_at` a lease ahead so another
    * scheduler replica skips them), then applies TimerFired per task in its tenant's transaction.
    * A timer whose event fails transiently is logged and fires again when the lease ends; one
-   * fired twice (lease expired mid-way) is ignored by fencing.
+   * fired twice (lease expired mid-way) is ignored by fencing. "Due" is by the database's clock.
    */
   async fireDueTimers(limit: number): Promise<number> {
-    const now = this.now();
-    const claimed = await claimDueTimers(this.ds, now, limit, new Date(now.getTime() + this.timerLeaseMs));
+    const claimed = await claimDueTimers(this.ds, this.testNow(), limit, this.timerLeaseMs);
     let fired = 0;
     for (const t of claimed) {
       try {
@@ -481,16 +580,11 @@ export class RunCoordinator {
    * jobs it enqueued. Rows are claimed across tenants through the `weft_claim_outbox` function
    * (`FOR UPDATE SKIP LOCKED`, and a lease), then handled tenant by tenant inside the tenant's
    * transaction: jobs built from the task rows; rows whose task moved on (another attempt, finished, cancelled, deleted)
-   * are marked done without a job. Idempotent: the job id is `taskId:attempt`.
+   * are marked done without a job. Idempotent: the job id is `taskId:attempt`. Ages are by the
+   * database's clock.
    */
   async relayOutbox(limit: number): Promise<number> {
-    const now = this.now();
-    const claimed = await claimOutbox(this.ds, {
-      createdBefore: new Date(now.getTime() - this.outboxGraceMs),
-      claimedBefore: new Date(now.getTime() - this.outboxLeaseMs),
-      limit,
-      now,
-    });
+    const claimed = await claimOutbox(this.ds, { now: this.testNow(), graceMs: this.outboxGraceMs, leaseMs: this.outboxLeaseMs, limit });
     let enqueued = 0;
     for (const [tenantId, rows] of byTenant(claimed)) {
       try {
@@ -504,7 +598,7 @@ export class RunCoordinator {
 
   /** Enqueues one tenant's claimed outbox rows whose task still waits for that attempt; marks them all done. */
   private async relayTenantOutbox(tenantId: string, rows: readonly ClaimedOutboxRow[]): Promise<number> {
-    const found = await this.outboxJobs(tenantId, rows);
+    const { jobs: found, now } = await this.outboxJobs(tenantId, rows);
     const jobs: TaskJob[] = [];
     const live: { id: string; attempt: number }[] = [];
     const stale: { id: string; attempt: number }[] = [];
@@ -521,7 +615,7 @@ export class RunCoordinator {
     let done = stale;
     if (jobs.length) {
       try {
-        await this.dispatcher.enqueue(jobs);
+        await this.dispatcher.enqueue(jobs, now);
         done = [...stale, ...live];
       } catch (err) {
         this.log.warn(`outbox relay could not enqueue ${jobs.length} job(s), retrying after the lease: ${message(err)}`);
@@ -532,10 +626,10 @@ export class RunCoordinator {
       await withTenant(this.ds, tenantId, (m) =>
         sql(
           m,
-          `UPDATE outbox o SET enqueued_at = $2
+          `UPDATE outbox o SET enqueued_at = COALESCE($2::timestamptz, clock_timestamp())
              FROM jsonb_to_recordset($3::jsonb) AS d(id bigint, attempt int)
             WHERE o.tenant_id = $1 AND o.id = d.id AND o.attempt = d.attempt AND o.enqueued_at IS NULL`,
-          [tenantId, this.now(), JSON.stringify(done)],
+          [tenantId, this.testNow(), JSON.stringify(done)],
         ),
       ).catch((err) => this.log.warn(`outbox rows enqueued but not marked (will be relayed again, harmlessly): ${message(err)}`));
     }
@@ -544,15 +638,17 @@ export class RunCoordinator {
 
   /**
    * The jobs of one tenant's claimed outbox rows, read inside the tenant's transaction, by outbox
-   * id: each with its task's current status and attempt (a row whose task is gone is absent).
+   * id: each with its task's current status and attempt (a row whose task is gone is absent);
+   * and the clock reading of that transaction (for the jobs' delays).
    */
   private async outboxJobs(
     tenantId: string,
     rows: readonly ClaimedOutboxRow[],
-  ): Promise<Map<string, JobRow & { status: TaskStatus; task_attempt: number }>> {
-    const r = await this.retrying('outboxJobs', () =>
-      withTenant(this.ds, tenantId, (m) =>
-        sql<JobRow & { outbox_id: string; status: TaskStatus; task_attempt: number }>(
+  ): Promise<{ jobs: Map<string, JobRow & { status: TaskStatus; task_attempt: number }>; now: Date }> {
+    return this.retrying('outboxJobs', () =>
+      withTenant(this.ds, tenantId, async (m) => {
+        const now = await this.clock(m);
+        const r = await sql<JobRow & { outbox_id: string; status: TaskStatus; task_attempt: number }>(
           m,
           `SELECT o.id AS outbox_id, o.tenant_id, o.run_id, o.task_id, o.attempt, o.queue, o.not_before,
                   t.node_id, t.node_type, t.runtime, t.status, t.attempt AS task_attempt, t.input
@@ -560,50 +656,96 @@ export class RunCoordinator {
              JOIN tasks t ON t.tenant_id = o.tenant_id AND t.id = o.task_id
             WHERE o.tenant_id = $1 AND o.id = ANY($2::bigint[])`,
           [tenantId, rows.map((x) => x.outboxId)],
-        ),
-      ),
+        );
+        return { jobs: new Map(r.rows.map((row) => [String(row.outbox_id), row])), now };
+      }),
     );
-    return new Map(r.rows.map((row) => [String(row.outbox_id), row]));
   }
 
   /**
-   * Re-dispatches up to `limit` worker tasks whose Bull job vanished (Redis flushed, a delayed
-   * retry job deleted, a job Bull failed and removed after its worker died twice) and returns how
-   * many it re-enqueued (DESIGN §4). Candidates, across tenants, oldest first: PENDING, QUEUED or
-   * RUNNING tasks with a queue whose outbox row is for the current attempt and marked enqueued,
-   * unchanged for `lostTaskAfterMs` (a delayed retry only that long after its `not_before`).
-   * They are claimed through the `weft_claim_lost_tasks` function (`FOR UPDATE SKIP LOCKED`), which
-   * moves the outbox row's `enqueued_at` to now and hides them from other scheduler replicas
-   * until the threshold passes again; then, per tenant, each job is read back in the tenant's
-   * transaction, probed, and the missing ones enqueued again under the same job id (a duplicate
-   * is a no-op). A RUNNING task re-dispatched is executed again (at-least-once; the attempt
-   * fences its reports). A probe or enqueue failure is logged and retried after the threshold.
+   * The lease sweep (issue 4, DESIGN §4): re-dispatches up to `limit` worker tasks whose lease
+   * expired and whose Bull job is not live — Redis flushed or restarted empty, a job Bull failed
+   * and removed after its worker died more often than `maxStalledCount`, a job a worker dropped —
+   * and returns how many it re-enqueued.
+   *
+   * Candidates, across tenants, earliest expiry first: PENDING, QUEUED or RUNNING tasks with a
+   * queue whose `lease_expires_at` passed by the database's clock (a dispatched attempt: its
+   * `not_before` + `dispatchLeaseMs`; a claimed one: the last heartbeat + `runLeaseMs`). They are
+   * claimed through the `weft_claim_lost_tasks` function (`FOR UPDATE SKIP LOCKED`), which moves
+   * their lease `dispatchLeaseMs` ahead, hiding them from other scheduler replicas. Then, per
+   * tenant, each task is read back in the tenant's transaction and its job probed:
+   *
+   * - live (waiting, delayed, active — e.g. a worker holding it whose heartbeats cannot reach the
+   *   database, or a backlog): nothing more; the pushed lease means it is probed again only after
+   *   `dispatchLeaseMs`. A live job still delayed although the attempt is due by the database's
+   *   clock is promoted (another process's clock measured its delay);
+   * - not live: enqueued again under the same job id `taskId:attempt` (a concurrent duplicate is
+   *   a no-op), its outbox row marked enqueued, and a RUNNING task's `lease_token` cleared unless
+   *   a new claim already replaced it — the previous execution's lease is revoked, so its late
+   *   report is ignored as stale. A RUNNING
+   *   task re-dispatched is executed again (at least once; the lease token fences its reports).
+   *
+   * A probe or enqueue failure is logged and tried again after `dispatchLeaseMs`.
    */
   async sweepLostTasks(limit: number, probe: JobProbe): Promise<number> {
-    const now = this.now();
-    const claimed = await claimLostTasks(this.ds, { cutoff: new Date(now.getTime() - this.lostTaskAfterMs), limit, now });
+    const claimed = await claimLostTasks(this.ds, { now: this.testNow(), limit, leaseMs: this.dispatchLeaseMs });
     let redispatched = 0;
-    for (const [tenantId, rows] of byTenant(claimed)) {
-      let found: Awaited<ReturnType<RunCoordinator['outboxJobs']>>;
+    for (const [tenantId, claims] of byTenant(claimed)) {
       try {
-        found = await this.outboxJobs(tenantId, rows);
+        redispatched += await this.sweepTenant(tenantId, claims, probe);
       } catch (err) {
-        this.log.warn(`lost-task sweep of tenant ${tenantId} failed, retrying after ${this.lostTaskAfterMs} ms: ${message(err)}`);
+        this.log.warn(`lease sweep of tenant ${tenantId} failed for ${claims.length} task(s), retrying after ${this.dispatchLeaseMs} ms: ${message(err)}`);
+      }
+    }
+    return redispatched;
+  }
+
+  /** One tenant's part of {@link sweepLostTasks}; returns how many jobs it re-enqueued. */
+  private async sweepTenant(tenantId: string, claims: readonly ClaimedLostTask[], probe: JobProbe): Promise<number> {
+    const { rows, now } = await this.retrying('sweepLostTasks', () =>
+      withTenant(this.ds, tenantId, async (m) => {
+        const now = await this.clock(m);
+        const r = await sql<JobRow & { status: TaskStatus; lease_token: string | null }>(
+          m,
+          `SELECT t.tenant_id, t.run_id, t.id AS task_id, t.attempt, t.queue, t.node_id, t.node_type, t.runtime, t.input, t.status,
+                  t.lease_token, COALESCE(o.not_before, $3::timestamptz) AS not_before
+             FROM tasks t
+             LEFT JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt
+            WHERE t.tenant_id = $1 AND t.id = ANY($2::uuid[])`,
+          [tenantId, claims.map((c) => c.taskId), now],
+        );
+        return { rows: r.rows, now };
+      }),
+    );
+    const byId = new Map(rows.map((r) => [r.task_id, r]));
+    let redispatched = 0;
+    for (const claim of claims) {
+      const r = byId.get(claim.taskId);
+      if (!r || r.attempt !== claim.attempt || !ACTIVE_WORKER.has(r.status) || !r.queue) continue;
+      const id = jobId(r.task_id, r.attempt);
+      try {
+        if (await probe.hasJob(r.queue, id, { due: r.not_before.getTime() <= now.getTime() })) continue;
+        await this.dispatcher.enqueue([jobOfRow(r)], now);
+        redispatched++;
+        this.log.warn(`run ${r.run_id}: lease of ${r.status} task ${r.node_id} (job ${id}) expired and its job is gone from queue ${r.queue}; re-dispatched`);
+      } catch (err) {
+        this.log.warn(`run ${r.run_id}: job ${id} not checked or re-dispatched, retrying after ${this.dispatchLeaseMs} ms: ${message(err)}`);
         continue;
       }
-      for (const claim of rows) {
-        const r = found.get(claim.outboxId);
-        if (!r || r.task_attempt !== claim.attempt || !['PENDING', 'QUEUED', 'RUNNING'].includes(r.status)) continue;
-        const id = jobId(r.task_id, r.attempt);
-        try {
-          if (await probe.hasJob(r.queue, id)) continue;
-          await this.dispatcher.enqueue([jobOfRow(r)]);
-          redispatched++;
-          this.log.warn(`run ${r.run_id}: job ${id} of ${r.status} task ${r.node_id} vanished from queue ${r.queue}; re-dispatched`);
-        } catch (err) {
-          this.log.warn(`run ${r.run_id}: job ${id} not checked or re-dispatched, retrying after ${this.lostTaskAfterMs} ms: ${message(err)}`);
-        }
-      }
+      await this.retrying('sweepLostTasks', () =>
+        withTenant(this.ds, tenantId, (m) =>
+          sql(
+            m,
+            `WITH revoked AS (
+               UPDATE tasks SET lease_token = NULL
+                WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'RUNNING' AND lease_token = $5
+             )
+             UPDATE outbox SET enqueued_at = COALESCE($4::timestamptz, clock_timestamp())
+              WHERE tenant_id = $1 AND task_id = $2 AND attempt = $3 AND enqueued_at IS NULL`,
+            [tenantId, r.task_id, r.attempt, this.testNow(), r.lease_token],
+          ),
+        ),
+      ).catch((err) => this.log.warn(`run ${r.run_id}: job ${id} re-dispatched but its lease not revoked: ${message(err)}`));
     }
     return redispatched;
   }
@@ -616,13 +758,14 @@ export class RunCoordinator {
    * An event the database refuses to store ({@link isInvalidDataError}) is applied once more as
    * its failure: a NodeFailed of the same attempt, or, for a timer, the failure of the waiting
    * task and the run — so a run never stays RUNNING on a report that can never be written.
+   * `leaseToken` fences a worker's report (see {@link RunCoordinator.reportCompleted}).
    */
-  private async report(tenantId: string, runId: string, ev: RunEvent): Promise<ReportResult> {
+  private async report(tenantId: string, runId: string, ev: RunEvent, leaseToken?: string): Promise<ReportResult> {
     if (!isUuid(tenantId) || !isUuid(runId)) return { ignored: RUN_NOT_FOUND };
     if ('attempt' in ev && !isAttempt(ev.attempt)) return { ignored: `invalid attempt ${String(ev.attempt)}` };
     let applied: Applied | undefined;
     try {
-      applied = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false });
+      applied = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false, leaseToken });
     } catch (err) {
       if (!isInvalidDataError(err) || (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed' && ev.type !== 'TimerFired')) throw err;
       const reason = sanitizeText(`could not store the ${ev.type} of node ${ev.nodeId}: ${message(err)} (INVALID_DATA)`);
@@ -632,11 +775,12 @@ export class RunCoordinator {
       } else {
         const failed: NodeFailed = { type: 'NodeFailed', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, error: reason };
         if (ev.type === 'NodeFailed' && ev.retryable === false) failed.retryable = false;
-        applied = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), { rejectedRollsBack: false });
+        applied = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), { rejectedRollsBack: false, leaseToken });
       }
     }
     if (!applied) return { ignored: RUN_NOT_FOUND };
     await this.afterCommit(tenantId, runId, applied);
+    if (applied.ignored !== undefined) return { ignored: applied.ignored };
     if (applied.rejected) return { ignored: applied.rejected.message };
     return applied.transition?.ignored !== undefined ? { ignored: applied.transition.ignored } : {};
   }
@@ -681,26 +825,29 @@ export class RunCoordinator {
         if (waiting) actions.push({ type: 'ResolveWait', taskId: ev.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason });
         const finished = run.status !== RunStatus.Running;
         if (!finished) actions.push({ type: 'FinishRun', status: RunStatus.Failed, reason });
-        const now = this.now();
+        const now = await this.clock(m);
         const dag = await this.dag(m, tenantId, run.workflow_id, run.version);
-        const written = await new ActionWriter(m, tenantId, runId, now, dag).write(actions);
+        const written = await new ActionWriter(m, tenantId, runId, now, dag, this.dispatchLeaseMs).write(actions);
         const seq = run.event_seq + 1;
         const ignored = actions.length === 0 ? 'timer no longer pending' : undefined;
         await this.appendHistory(m, tenantId, runId, seq, ev, now, actions.map(summarizeAction), ignored, reason, written.run);
-        return { status: finished ? run.status : RunStatus.Failed, seq, jobs: [] } satisfies Applied;
+        return { status: finished ? run.status : RunStatus.Failed, seq, jobs: [], now } satisfies Applied;
       }),
     );
   }
 
   /**
    * One event on an existing run, in its own tenant transaction, retried when transient.
-   * Returns undefined when the tenant has no such run.
+   * Returns undefined when the tenant has no such run. The event's clock reading is the
+   * database's `clock_timestamp()` taken after the run lock (or the test clock). A worker report
+   * with a `leaseToken` that is not its current, active attempt's token is recorded as ignored
+   * without reaching the machine.
    */
   private async applyToRun(
     tenantId: string,
     runId: string,
     build: (run: RunRow) => { ev: RunEvent; version?: number },
-    opts: { rejectedRollsBack: boolean },
+    opts: { rejectedRollsBack: boolean; leaseToken?: string },
   ): Promise<Applied | undefined> {
     return this.retrying('event', () =>
       withTenant(this.ds, tenantId, async (m) => {
@@ -712,14 +859,25 @@ export class RunCoordinator {
         const run = locked.rows[0];
         if (!run) return undefined;
         const { ev, version } = build(run);
-        const nodes = await sql<TaskStateRow>(
+        // The clock is read in the same round trip, after the lock was granted.
+        const read = await sql<TaskStateRow & { db_now: Date }>(
           m,
-          `SELECT node_id, id, status, attempt, branches, awaited_signal, CASE WHEN status = 'FAILED' THEN error END AS error
-             FROM tasks WHERE tenant_id = $1 AND run_id = $2`,
+          `SELECT c.db_now, t.node_id, t.id, t.status, t.attempt, t.branches, t.awaited_signal,
+                  CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token
+             FROM (SELECT clock_timestamp() AS db_now) c
+             LEFT JOIN tasks t ON t.tenant_id = $1 AND t.run_id = $2`,
           [tenantId, runId],
         );
+        const now = this.testClock?.() ?? read.rows[0]!.db_now;
+        const nodes = read.rows.filter((r) => r.id !== null);
+        const stale = opts.leaseToken === undefined ? undefined : staleLease(ev, nodes, opts.leaseToken);
+        if (stale !== undefined) {
+          const seq = run.event_seq + 1;
+          await this.appendHistory(m, tenantId, run.id, seq, ev, now, [], stale, undefined, {});
+          return { ignored: stale, status: run.status, seq, jobs: [], now } satisfies Applied;
+        }
         const dag = await this.dag(m, tenantId, run.workflow_id, version ?? run.version);
-        const applied = await this.applyLocked(m, tenantId, run, nodes.rows, dag, ev, this.now(), opts);
+        const applied = await this.applyLocked(m, tenantId, run, nodes, dag, ev, now, opts);
         if (ev.type === 'TimerFired' && applied.transition?.ignored !== undefined && isUuid(ev.taskId)) {
           // A timer nobody will act on again must not be claimed again after its lease.
           await sql(m, `UPDATE tasks SET wake_at = NULL WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`, [tenantId, ev.taskId]);
@@ -771,12 +929,12 @@ export class RunCoordinator {
     } catch (err) {
       if (!(err instanceof MachineError) || opts.rejectedRollsBack) throw err;
       await this.appendHistory(m, tenantId, run.id, seq, ev, now, [], undefined, err.message, {});
-      return { rejected: err, status: run.status, seq, jobs: [] };
+      return { rejected: err, status: run.status, seq, jobs: [], now };
     }
 
-    const written = await new ActionWriter(m, tenantId, run.id, now, dag).write(transition.actions);
+    const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs).write(transition.actions);
     await this.appendHistory(m, tenantId, run.id, seq, ev, now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
-    return { transition, status: snapshot.status, seq, jobs: written.jobs };
+    return { transition, status: snapshot.status, seq, jobs: written.jobs, now };
   }
 
   /** Inserts the `run_events` row and updates the run (event_seq + the event's patch) in one statement. */
@@ -835,7 +993,7 @@ export class RunCoordinator {
     if (applied.jobs.length) {
       let enqueued = false;
       try {
-        await this.dispatcher.enqueue(applied.jobs);
+        await this.dispatcher.enqueue(applied.jobs, applied.now);
         enqueued = true;
       } catch (err) {
         this.log.warn(`run ${runId}: enqueue of ${applied.jobs.map((j) => jobId(j.taskId, j.attempt)).join(', ')} failed, the outbox relay will retry: ${message(err)}`);
@@ -845,10 +1003,10 @@ export class RunCoordinator {
         await withTenant(this.ds, tenantId, (m) =>
           sql(
             m,
-            `UPDATE outbox o SET enqueued_at = $2
+            `UPDATE outbox o SET enqueued_at = COALESCE($2::timestamptz, clock_timestamp())
                FROM jsonb_to_recordset($3::jsonb) AS j(task_id uuid, attempt int)
               WHERE o.tenant_id = $1 AND o.task_id = j.task_id AND o.attempt = j.attempt AND o.enqueued_at IS NULL`,
-            [tenantId, this.now(), JSON.stringify(rows)],
+            [tenantId, this.testNow(), JSON.stringify(rows)],
           ),
         ).catch((err) => this.log.warn(`run ${runId}: jobs enqueued but outbox not marked (the relay re-enqueues harmlessly): ${message(err)}`));
       }
@@ -858,6 +1016,20 @@ export class RunCoordinator {
     } catch (err) {
       this.log.warn(`run ${runId}: update not published: ${message(err)}`);
     }
+  }
+
+  /** The event clock inside transaction `m`: the test clock, else the database's `clock_timestamp()`. */
+  private async clock(m: EntityManager): Promise<Date> {
+    if (this.testClock) return this.testClock();
+    return (await sql<{ now: Date }>(m, `SELECT clock_timestamp() AS now`, [])).rows[0]!.now;
+  }
+
+  /**
+   * The test clock's reading as a query parameter, or null in production: statements use
+   * `COALESCE($n::timestamptz, clock_timestamp())` (or `now()` in the claim functions).
+   */
+  private testNow(): Date | null {
+    return this.testClock ? this.testClock() : null;
   }
 
   /** Runs `fn` again after transient failures (bounded, jittered), then throws WeftError TRANSIENT. */
@@ -1030,6 +1202,18 @@ class PgRunStore implements Store {
 /** A 0-based attempt number the `int` columns can hold. */
 function isAttempt(n: unknown): n is number {
   return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= INT4_MAX;
+}
+
+/**
+ * Why a worker report carrying `token` is ignored as stale, or undefined when it is not: only a
+ * NodeCompleted/NodeFailed for its task's current, active attempt is checked, against the task's
+ * `lease_token` (other stale reports are the machine's to ignore, with its own reason).
+ */
+function staleLease(ev: RunEvent, nodes: readonly TaskStateRow[], token: string): string | undefined {
+  if (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed') return undefined;
+  const task = nodes.find((n) => n.id === ev.taskId);
+  if (!task || task.attempt !== ev.attempt || !ACTIVE_WORKER.has(task.status) || task.lease_token === token.toLowerCase()) return undefined;
+  return `stale lease: attempt ${ev.attempt} of node ${task.node_id} was re-dispatched; this execution's lease was superseded`;
 }
 
 /** An optional workflow version the `int` columns can hold (unknown ones are NOT_FOUND later). */

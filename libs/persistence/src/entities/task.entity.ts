@@ -5,7 +5,8 @@ import type { Json } from '../json.js';
  * `tasks`: one per reached node of a run (unique `(tenant_id, run_id, node_id)`); a retry bumps
  * `attempt` (0-based) on the same row. `input` is the node's resolved spec, stored once;
  * `branches` a SWITCH's recorded decision; `wake_at` a WAITING node's timer or timeout;
- * `queue`/`runtime` where a worker node is dispatched.
+ * `queue`/`runtime` where a worker node is dispatched; `leaseExpiresAt`/`leaseToken` the lease of a
+ * dispatched worker attempt (see migration `1764835200000-task-leases.ts`).
  */
 @Entity({ name: 'tasks' })
 export class TaskEntity {
@@ -53,6 +54,14 @@ export class TaskEntity {
 
   @Column({ name: 'awaited_signal', type: 'text', nullable: true })
   awaitedSignal: string | null;
+
+  /** Token of the worker execution that claimed the current attempt; NULL until claimed or after a re-dispatch. */
+  @Column({ name: 'lease_token', type: 'uuid', nullable: true })
+  leaseToken: string | null;
+
+  /** Until when the current attempt of an active worker task is accounted for (database clock). */
+  @Column({ name: 'lease_expires_at', type: 'timestamptz', nullable: true })
+  leaseExpiresAt: Date | null;
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
