@@ -56,7 +56,7 @@ describe('API keys and roles end to end', () => {
       headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
       body: JSON.stringify({ query, variables }),
     });
-    return { status: res.status, body: (await res.json()) as { data?: any; errors?: { message: string; extensions?: { code?: string } }[] } };
+    return { status: res.status, body: (await res.json()) as { data?: any; errors?: { message: string; path?: (string | number)[]; extensions?: { code?: string } }[] } };
   }
 
   /** What a graphql-ws connection with `key` makes of one operation: `complete`, or the close code it got. */
@@ -224,6 +224,23 @@ describe('API keys and roles end to end', () => {
     expect(await ended).toEqual({ closed: 4401 });
     await ws.dispose();
     await watcher.client.close();
+  });
+
+  it('acts on nothing more once a key is revoked, even within the request that revoked it', async () => {
+    const second = await key('admin', 'second admin');
+    // One request, fields run in order: the key revokes itself, then tries to mint a new admin key.
+    const r = await post(
+      second.secret,
+      `mutation($id: ID!) { gone: revokeApiKey(id: $id) { id revokedAt } minted: createApiKey(input: {name: "after", role: admin}) { secret } }`,
+      { id: second.id },
+    );
+    // createApiKey is non-null, so its error nulls the whole data; the revocation itself committed.
+    expect(r.body.errors?.map((e) => [e.path?.[0], e.extensions?.code])).toEqual([['minted', 'UNAUTHENTICATED']]);
+    expect(r.body.data?.minted ?? null).toBeNull();
+    const keys = await listKeys(admin);
+    expect(keys.find((k) => k.id === second.id)?.revokedAt).toEqual(expect.any(String));
+    expect(keys.map((k) => k.name)).not.toContain('after');
+    await second.client.close();
   });
 
   it('answers NOT_FOUND when revoking an unknown, malformed or foreign key id', async () => {

@@ -15,6 +15,8 @@ interface SocketExtra {
   principal?: Principal;
   /** The credentials the socket connected with, checked again while it stays open. */
   authorization?: unknown;
+  /** When they were last found valid, ms since the epoch. */
+  authenticatedAt?: number;
   /** The periodic re-check of those credentials. */
   recheck?: ReturnType<typeof setInterval>;
   socket?: { close(code: number, reason: string): void };
@@ -124,7 +126,8 @@ function prepareSocketOperation(ctx: WsContext, payload: SubscribePayload, schem
 async function httpContext(arg: unknown, auth: AuthService): Promise<GqlContext> {
   const req = (arg as { req?: { headers?: Record<string, unknown> } }).req;
   try {
-    return { principal: await auth.authenticate(req?.headers?.authorization) };
+    const authorization = req?.headers?.authorization;
+    return { principal: await auth.authenticate(authorization), authorization, authenticatedAt: Date.now() };
   } catch (err) {
     if (err instanceof WeftError && err.code === 'UNAUTHENTICATED') {
       throw new GraphQLError(err.message, { originalError: err, extensions: { code: err.code, http: { status: 401 } } });
@@ -134,8 +137,10 @@ async function httpContext(arg: unknown, auth: AuthService): Promise<GqlContext>
 }
 
 function socketContext(ctx: WsContext): GqlContext {
-  // Set by onConnect; an absent principal makes the guard answer UNAUTHENTICATED.
-  return { principal: (ctx.extra as SocketExtra).principal! };
+  // Set by onConnect (and refreshed by each re-check); an absent principal makes the guard
+  // answer UNAUTHENTICATED.
+  const extra = ctx.extra as SocketExtra;
+  return { principal: extra.principal!, authorization: extra.authorization, authenticatedAt: extra.authenticatedAt };
 }
 
 async function authenticateSocket(ctx: WsContext, auth: AuthService, recheckMs: number): Promise<boolean> {
@@ -144,6 +149,7 @@ async function authenticateSocket(ctx: WsContext, auth: AuthService, recheckMs: 
   try {
     extra.authorization = params.authorization ?? params.Authorization;
     extra.principal = await auth.authenticate(extra.authorization);
+    extra.authenticatedAt = Date.now();
     extra.recheck = setInterval(() => void recheckSocket(ctx, auth), recheckMs);
     extra.recheck.unref?.();
     return true;
@@ -164,6 +170,7 @@ async function recheckSocket(ctx: WsContext, auth: AuthService): Promise<boolean
     const principal = await auth.authenticate(extra.authorization);
     if (principal.tenantId !== extra.principal?.tenantId || principal.keyId !== extra.principal?.keyId) throw new WeftError('UNAUTHENTICATED', 'Invalid API key');
     extra.principal = principal; // a role is fixed at creation, but stay exact
+    extra.authenticatedAt = Date.now();
     return true;
   } catch (err) {
     if (!(err instanceof WeftError && err.code === 'UNAUTHENTICATED')) return true;

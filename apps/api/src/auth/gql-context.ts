@@ -3,6 +3,10 @@ import type { Principal } from './principal.js';
 /** The GraphQL context of every operation, over HTTP and graphql-ws alike. */
 export interface GqlContext {
   principal: Principal;
+  /** The credentials as sent (`Bearer <key>`), to check the key again during a long operation. */
+  authorization?: unknown;
+  /** When the key was last found valid, ms since the epoch. */
+  authenticatedAt?: number;
 }
 
 /** Reads the key from `Bearer <key>` (scheme case-insensitive); undefined when absent or malformed. */
