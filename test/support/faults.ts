@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { DataSource } from 'typeorm';
 import { createDataSource, sql, withTenant } from '@weft/persistence';
 import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine';
+import { BullTaskQueues, loadConfig, queuePrefix } from '@weft/platform';
+import { startPlatform } from '../../apps/cli/src/platform.js';
 import { MemoryLogger, RecordingDispatcher, RecordingPublisher } from './builders.js';
 
 /**
@@ -87,7 +89,8 @@ export async function installFault(
 /**
  * Terminates (`pg_terminate_backend`, from the owner's connection) every runtime-role backend of
  * `database` caught sleeping in `pg_sleep` — a transaction a {@link act.sleep} fault holds open —
- * polling every few milliseconds until stopped. `killed` lists the terminated pids.
+ * polling every few milliseconds until stopped. `killed` lists the terminated pids (once each,
+ * although a dying backend may be seen, and signalled, again for a few milliseconds).
  */
 export function backendKiller(owner: DataSource, database: string) {
   const killed: number[] = [];
@@ -99,7 +102,7 @@ export function backendKiller(owner: DataSource, database: string) {
           WHERE datname = $1 AND usename = 'weft_app' AND wait_event = 'PgSleep'`,
         [database],
       )) as { pid: number; ok: boolean }[];
-      for (const r of rows) if (r.ok) killed.push(r.pid);
+      for (const r of rows) if (r.ok && !killed.includes(r.pid)) killed.push(r.pid);
       await sleep(5);
     }
   })();
@@ -192,4 +195,44 @@ export function duplicateJobs(...dispatchers: RecordingDispatcher[]): string[] {
   const seen = new Map<string, number>();
   for (const d of dispatchers) for (const j of d.jobs) seen.set(`${j.taskId}:${j.attempt}`, (seen.get(`${j.taskId}:${j.attempt}`) ?? 0) + 1);
   return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
+}
+
+/**
+ * A worker and a scheduler as in production — Bull on Redis, the lost-job sweep and all — booted
+ * by the composition root on a test database (`db.url`, the runtime role) under the database's
+ * own Bull prefix, plus a coordinator whose dispatcher is that Bull (the API's side). `env`
+ * adds settings (e.g. `WEFT_MAX_OUTPUT_BYTES`); `roles` defaults to worker and scheduler.
+ */
+export async function startWorkerPlatform(
+  db: { url: string; ownerUrl: string; ds: DataSource },
+  env: Record<string, string | number> = {},
+  roles: { api?: boolean; worker?: boolean; scheduler?: boolean } = { worker: true, scheduler: true },
+) {
+  const config = loadConfig(
+    {},
+    {
+      DATABASE_URL: db.url,
+      DATABASE_OWNER_URL: db.ownerUrl,
+      PORT: 0,
+      WEFT_HTTP_ALLOW_PRIVATE: 'true',
+      WEFT_SCHEDULER_INTERVAL_MS: 50,
+      WEFT_LOG_LEVEL: 'error',
+      WEFT_WORKER_CONCURRENCY: 16,
+      ...env,
+    },
+  );
+  const platform = await startPlatform(config, { ...roles, host: '127.0.0.1' });
+  const queues = new BullTaskQueues(config.redisUrl, queuePrefix(db.url));
+  const coordinator = new RunCoordinator(db.ds, queues, new RecordingPublisher(), { logger: new MemoryLogger() });
+  return {
+    config,
+    url: platform.url,
+    queues,
+    coordinator,
+    async close() {
+      await platform.close();
+      await Promise.all(config.queues.map((q) => queues.queue(q).obliterate({ force: true }).catch(() => undefined)));
+      await queues.close();
+    },
+  };
 }
