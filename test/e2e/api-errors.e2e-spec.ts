@@ -80,4 +80,35 @@ edges:
     expect((await rejection(new WeftClient(e2e.url).request(`{ workflows { id } }`))).code).toBe('UNAUTHENTICATED');
     expect((await rejection(new WeftClient(e2e.url, 'weft_bogus').request(`{ workflows { id } }`))).code).toBe('UNAUTHENTICATED');
   });
+
+  it('answers a subscription sent over HTTP with BAD_USER_INPUT naming graphql-ws', async () => {
+    const err = await rejection(a.request(`subscription($id: ID!) { runUpdated(runId: $id) { id } }`, { id: runOfA }));
+    expect(err.code).toBe('BAD_USER_INPUT');
+    expect(err.message).toMatch(/graphql-ws/);
+  });
+
+  it('streams updates to a subscription whatever the case of the run id', async () => {
+    await publish(a, 'short', { nodes: [{ node_id: 'w', type: 'WAIT', spec: { duration_seconds: 0.3 } }], edges: [] });
+    const id = await start(a, 'short');
+    const seen: string[] = [];
+    const sub = a.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { status } }`, { id: id.toUpperCase() }, (d) => {
+      seen.push(d.runUpdated.status);
+      return d.runUpdated.status !== 'SUCCEEDED';
+    });
+    await sub.done;
+    expect(seen.at(-1)).toBe('SUCCEEDED');
+  });
+
+  it('refuses a cursor that could not have been produced, as an invalid cursor', async () => {
+    const forged = Buffer.from(`9999999999999999999:${runOfA}`).toString('base64url');
+    const err = await rejection(a.request(`query($c: String) { runs(after: $c) { edges { node { id } } } }`, { c: forged }));
+    expect(err.code).toBe('BAD_USER_INPUT');
+    expect(err.message).toMatch(/cursor/i);
+  });
+
+  it('names the missing version, not the workflow, when the workflow exists', async () => {
+    const err = await rejection(a.request(`{ workflowVersion(workflowId: "hello", version: 0) { version } }`));
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.message).toMatch(/Workflow hello has no version 0$/);
+  });
 });

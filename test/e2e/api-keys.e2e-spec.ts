@@ -258,8 +258,12 @@ describe('API keys and roles end to end', () => {
       ['', 'name must not be empty'],
       ['   ', 'name must not be empty'],
       ['x'.repeat(101), 'name is 101 characters; at most 100'],
-      ['tab\there', 'name must not contain control characters'],
-      ['bell\u0007', 'name must not contain control characters'],
+      ['tab\there', 'name must not contain control or invisible formatting characters'],
+      ['bell\u0007', 'name must not contain control or invisible formatting characters'],
+      ['\u200b', 'name must not contain control or invisible formatting characters'],
+      ['\u202eevil', 'name must not contain control or invisible formatting characters'],
+      ['soft\u00adhyphen', 'name must not contain control or invisible formatting characters'],
+      ['\u0301', 'name must contain a visible character'],
     ]) {
       const err = await rejection(createKey(admin, name!, 'viewer'));
       expect(err.code).toBe('BAD_USER_INPUT');

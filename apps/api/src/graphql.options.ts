@@ -88,7 +88,12 @@ export function graphqlOptions(
 const costLimitPlugin: ApolloServerPlugin = {
   async requestDidStart() {
     return {
-      async didResolveOperation({ request, document, schema }) {
+      async didResolveOperation({ request, document, schema, operation }) {
+        if (operation?.operation === 'subscription') {
+          throw new GraphQLError('Subscriptions are served over graphql-ws (a WebSocket on this same path), not over HTTP POST', {
+            extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } },
+          });
+        }
         const problems = assessOperation(schema, document, request.operationName, request.variables);
         if (problems.length > 0) throw limitExceeded(problems);
       },

@@ -34,7 +34,10 @@ function cleanName(label: string, value: string, max: number): string {
   if (!clean) throw new InvalidArgumentError(`${label} must not be empty`);
   const length = [...clean].length;
   if (length > max) throw new InvalidArgumentError(`${label} is ${length} characters; at most ${max}`);
-  if (/[\p{Cc}\u2028\u2029\ufffd]/u.test(clean)) throw new InvalidArgumentError(`${label} must not contain control characters or invalid UTF-8`);
+  if (new RegExp('[[\\p{Cc}\\p{Cf}\\u2028\\u2029\\ufffd]--[\\u200d]]', 'v').test(clean)) {
+    throw new InvalidArgumentError(`${label} must not contain control or invisible formatting characters, or invalid UTF-8`);
+  }
+  if (!/[\p{L}\p{N}\p{P}\p{S}]/u.test(clean)) throw new InvalidArgumentError(`${label} must contain a visible character`);
   return clean;
 }
 
@@ -106,12 +109,9 @@ export function serverCommands(program: Command): void {
     .command('create-tenant <name>')
     .description('create a tenant and its first admin API key (printed once, as JSON on the last line)')
     .action(async (name: string) => {
-      const clean = name.trim();
-      if (!clean) throw new InvalidArgumentError('tenant name must not be empty');
-      if (clean.length > 200) throw new InvalidArgumentError(`tenant name is ${clean.length} characters; at most 200`);
-      if (/[\u0000-\u001f\u007f\ufffd]/.test(clean)) throw new InvalidArgumentError('tenant name must not contain control characters or invalid UTF-8');
+      const clean = cleanName('tenant name', name, 200);
       await withTenants(async (tenants) => {
-        const created = await tenants.createTenant(name.trim());
+        const created = await tenants.createTenant(clean);
         process.stdout.write(`${JSON.stringify({ tenantId: created.tenantId, apiKey: created.apiKey })}\n`);
       });
     });
@@ -125,7 +125,7 @@ export function serverCommands(program: Command): void {
     .action(async (o: { tenant: string; role: (typeof KEY_ROLES)[number]; name?: string }) => {
       const name = cleanName('key name', o.name ?? o.role, 100);
       const { isUuid } = await persistence();
-      const tenantId = o.tenant.trim();
+      const tenantId = o.tenant.trim().toLowerCase();
       if (!isUuid(tenantId)) throw new Error(`unknown tenant ${JSON.stringify(o.tenant)}: a tenant id is a UUID, as printed by \`weft admin create-tenant\``);
       await withTenants(async (tenants, config) => {
         if (!(await tenants.findTenant(tenantId))) throw new Error(`unknown tenant ${tenantId}: no tenant has this id in ${redactedUrl(config.databaseUrl)}`);

@@ -7,7 +7,13 @@ import { ApiKeyRoleEnum } from './api-key.object.js';
 export const KEY_NAME_MAX = 100;
 
 /** C0 and C1 control characters, DEL, and the line/paragraph separators. */
-const CONTROL = /[\p{Cc}\u2028\u2029]/u;
+/**
+ * Control, format (zero-width, soft hyphen, bidirectional overrides) and line/paragraph
+ * separators; the zero-width joiner of emoji sequences is allowed.
+ */
+const CONTROL = new RegExp('[[\\p{Cc}\\p{Cf}\\u2028\\u2029]--[\\u200d]]', 'v');
+/** A name must show something: at least one letter, digit, punctuation or symbol. */
+const VISIBLE = /[\p{L}\p{N}\p{P}\p{S}]/u;
 
 /**
  * Why `value` is not a key name, or undefined when it is one: a string of 1 to
@@ -19,7 +25,8 @@ export function keyNameProblem(value: unknown): string | undefined {
   if (trimmed.length === 0) return 'name must not be empty';
   const length = [...trimmed].length;
   if (length > KEY_NAME_MAX) return `name is ${length} characters; at most ${KEY_NAME_MAX}`;
-  if (CONTROL.test(trimmed)) return 'name must not contain control characters';
+  if (CONTROL.test(trimmed)) return 'name must not contain control or invisible formatting characters';
+  if (!VISIBLE.test(trimmed)) return 'name must contain a visible character';
   return undefined;
 }
 

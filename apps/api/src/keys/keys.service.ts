@@ -36,7 +36,8 @@ export class KeysService {
    * @throws WeftError NOT_FOUND (not a UUID, unknown, another tenant's key), CONFLICT (the
    * tenant's last active admin key: the tenant could never manage its keys again).
    */
-  async revoke(p: Principal, keyId: string): Promise<ApiKeyObject> {
+  async revoke(p: Principal, id: string): Promise<ApiKeyObject> {
+    const keyId = id.toLowerCase(); // UUIDs in any case name the same key
     const key = await this.find(p.tenantId, keyId);
     if (!key) throw new WeftError('NOT_FOUND', isUuid(keyId) ? `API key ${keyId} not found` : 'API key not found');
     if (key.revokedAt) return toApiKeyObject(key);

@@ -66,7 +66,9 @@ export class RunsResolver {
 
   @Subscription(() => RunObject, { description: 'The run as it is now, then again after every change.' })
   runUpdated(@Args('runId', { type: () => ID }) runId: string, @Context('principal') principal: Principal): Promise<AsyncIterableIterator<RunUpdatedPayload>> {
-    return this.updates.watch(principal.tenantId, runId, () => this.runService.loadShared(principal.tenantId, runId));
+    // One channel per run whatever the case the id was written in (updates carry it in lower case).
+    const id = runId.toLowerCase();
+    return this.updates.watch(principal.tenantId, id, () => this.runService.loadShared(principal.tenantId, id));
   }
 
   @ResolveField(() => [TaskObject])

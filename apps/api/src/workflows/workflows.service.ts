@@ -164,5 +164,5 @@ function toVersionObject(v: WorkflowVersionInfo | WorkflowVersionEntity): Workfl
 }
 
 function notFound(workflowId: string, version?: number | null): WeftError {
-  return new WeftError('NOT_FOUND', version ? `Workflow ${workflowId} has no version ${version}` : `Workflow ${workflowId} not found`);
+  return new WeftError('NOT_FOUND', version !== undefined && version !== null ? `Workflow ${workflowId} has no version ${version}` : `Workflow ${workflowId} not found`);
 }

@@ -35,12 +35,19 @@ export function encodeRunCursor(createdAtMicros: string, runId: string): string 
   return Buffer.from(`${createdAtMicros}:${runId}`, 'utf8').toString('base64url');
 }
 
+/** 10000-01-01T00:00:00Z in microseconds since the epoch. */
+const MAX_CURSOR_MICROS = 253_402_300_800_000_000n;
+
 /** Decodes {@link encodeRunCursor}; throws {@link InvalidCursorError} on anything else. */
 export function decodeRunCursor(cursor: string): { createdAtMicros: string; runId: string } {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const m = /^(-?\d{1,19}):([0-9a-f-]{36})$/i.exec(text);
   if (!m || !isUuid(m[2])) throw new InvalidCursorError();
-  return { createdAtMicros: m[1]!, runId: m[2]! };
+  // Microseconds of a time this system could have written (1970 to 9999): anything else would
+  // overflow the timestamp the query compares it with.
+  const micros = BigInt(m[1]!);
+  if (micros < 0n || micros >= MAX_CURSOR_MICROS) throw new InvalidCursorError();
+  return { createdAtMicros: m[1]!, runId: m[2]!.toLowerCase() };
 }
 
 /**
