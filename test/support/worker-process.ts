@@ -1,0 +1,22 @@
+import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { CoreModule, loadConfig } from '@weft/platform';
+import { WorkerModule } from '../../apps/worker/src/worker.module.js';
+import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
+
+/**
+ * A Weft worker as its own process, straight from the sources (run with
+ * `node --import ./test/support/ts-register.mjs test/support/worker-process.ts`): configured by
+ * the environment like `weft worker` (DATABASE_URL, REDIS_URL, WEFT_QUEUES, WEFT_JOB_LOCK_MS…),
+ * it prints `worker ready` once it consumes. For suites that SIGKILL a worker mid-task.
+ */
+const config = loadConfig();
+
+@Module({ imports: [CoreModule.forRoot(config), WorkerModule] })
+class WorkerProcessModule {}
+
+const app = await NestFactory.createApplicationContext(WorkerProcessModule, { logger: ['fatal', 'error', 'warn'] });
+app.enableShutdownHooks();
+app.get(TaskProcessor).start(config.queues);
+process.stdout.write('worker ready\n');
