@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
@@ -249,7 +250,10 @@ describe('CodeExecutor', () => {
     if (!asRoot) console.warn('CodeExecutor containment: not running as root, skipping the per-execution uid tests (only root can switch users)');
 
     rootOnly('runs the code as a pool uid, which cannot read the worker environment through /proc/<ppid>/environ', async () => {
-      expect(code.uidRange).toEqual({ base: DEFAULT_UID_BASE, size: 1024 });
+      // A block of 1024 uids claimed for this process from DEFAULT_UID_BASE up.
+      const base = code.uidRange!.base;
+      expect(code.uidRange!.size).toBe(1024);
+      expect((base - DEFAULT_UID_BASE) % 1024).toBe(0);
       const out = await code.execute(
         {
           code:
@@ -263,8 +267,8 @@ describe('CodeExecutor', () => {
         js,
       );
       const { uid, gid, groups, environ } = out as { uid: number; gid: number; groups: number[]; environ: string };
-      expect(uid).toBeGreaterThanOrEqual(DEFAULT_UID_BASE);
-      expect(uid).toBeLessThan(DEFAULT_UID_BASE + 1024);
+      expect(uid).toBeGreaterThanOrEqual(base);
+      expect(uid).toBeLessThan(base + 1024);
       expect({ gid, groups, environ }).toEqual({ gid: uid, groups: [uid], environ: 'denied: EACCES' });
       const py_ = await code.execute(
         {
@@ -279,6 +283,45 @@ describe('CodeExecutor', () => {
         py,
       );
       expect(py_).toBe('denied: PermissionError');
+    });
+
+    rootOnly('runs the code without network: the database and Redis on loopback are unreachable', async () => {
+      expect(code.unshare).toBeDefined();
+      const probe = (port: number) =>
+        code.execute(
+          {
+            code:
+              'import socket\n' +
+              'def handler(input):\n' +
+              '    try:\n' +
+              '        socket.create_connection(("127.0.0.1", input["port"]), 2).close()\n' +
+              '        return "connected"\n' +
+              '    except OSError as e:\n' +
+              '        return "refused: " + type(e).__name__\n',
+            port,
+          },
+          py,
+        );
+      expect(await probe(5432)).toMatch(/^refused: /);
+      expect(await probe(6379)).toMatch(/^refused: /);
+      // The worker itself reaches the database: the isolation is the code's, not the machine's.
+      await new Promise<void>((resolve, reject) => {
+        const s = connect(5432, '127.0.0.1', () => {
+          s.end();
+          resolve();
+        });
+        s.on('error', reject);
+      });
+    });
+
+    rootOnly('gives two executors (two worker processes) disjoint uids, so one ending never kills the other\'s code', async () => {
+      const other = new CodeExecutor({ tempDir });
+      const [a, b] = [code.uidRange!, other.uidRange!];
+      expect(a.base + a.size <= b.base || b.base + b.size <= a.base).toBe(true);
+      const slow = code.execute({ code: 'function handler() { const t = Date.now(); while (Date.now() - t < 1500) {} return "slow done"; }' }, js);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await other.execute({ code: 'function handler() { return "quick"; }' }, js)).toBe('quick');
+      expect(await slow).toBe('slow done');
     });
 
     it('ends the attempt at the deadline even when a process outside the group holds the pipes, and kills it', async () => {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { claimUidBlock } from './uid-block.js';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { chmod, chown, mkdtemp, readFile, readdir, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
@@ -20,10 +21,12 @@ export interface CodeExecutorOptions {
   maxLogBytes?: number;
   /**
    * When the worker runs as root, each execution runs as its own uid (gid the same number) taken
-   * from the range [`uidBase`, `uidBase + uidSlots`), one slot per concurrent execution. Default
-   * base 2 000 000 000 (far above any ids a distribution hands out; no /etc/passwd entry needed).
-   * The range must hold ids nothing else on the machine uses: every process of a slot's uid is
-   * killed when an execution ends. The last id must not exceed 2 147 483 647. Ignored when not root.
+   * from the range [`uidBase`, `uidBase + uidSlots`), one slot per concurrent execution. Default:
+   * a block of `uidSlots` uids from 2 000 000 000 up (far above any ids a distribution hands out;
+   * no /etc/passwd entry needed) claimed for this process ({@link claimUidBlock}), so that
+   * several worker processes on one machine never share a uid. The range must hold ids nothing
+   * else on the machine uses: every process of a slot's uid is killed when an execution ends.
+   * The last id must not exceed 2 147 483 647. Ignored when not root.
    */
   uidBase?: number;
   /** Number of uids in the pool: the most executions that run at once (default 1024); more wait for a slot. */
@@ -33,6 +36,12 @@ export interface CodeExecutorOptions {
    * such cap. Default: `prlimit` found on PATH when the executor is built.
    */
   prlimit?: string | false;
+  /**
+   * Run each execution in a network namespace of its own (nothing but a down loopback: no
+   * PostgreSQL, Redis, cloud metadata or internet), through `unshare --net`. Default: on when the
+   * worker runs as root and `unshare` is on PATH; otherwise code has the worker's network.
+   */
+  isolateNetwork?: boolean;
 }
 
 /** The uid/gid code runs as. */
@@ -337,6 +346,8 @@ export class CodeExecutor implements TaskExecutor {
   /** The uids executions run as (root only); undefined: the worker's own user. */
   readonly uidRange: UidRange | undefined;
   private readonly prlimit: string | undefined;
+  /** The `unshare` binary when executions get their own network namespace. */
+  readonly unshare: string | undefined;
   private readonly pool: SlotPool | undefined;
   /** Runtimes whose interpreter was seen to start as a pool uid. */
   private readonly runnable = new Set<Language>();
@@ -350,6 +361,11 @@ export class CodeExecutor implements TaskExecutor {
     this.uidRange = resolveUidRange(options.uidBase, options.uidSlots);
     this.pool = this.uidRange ? new SlotPool(this.uidRange.size) : undefined;
     this.prlimit = options.prlimit === false ? undefined : (options.prlimit ?? findOnPath('prlimit'));
+    const isolate = options.isolateNetwork ?? this.uidRange !== undefined;
+    this.unshare = isolate && this.uidRange ? findOnPath('unshare') : undefined;
+    if (options.isolateNetwork && !this.unshare) {
+      throw new Error('CodeExecutor: isolateNetwork needs the worker to run as root with `unshare` (util-linux) on PATH');
+    }
   }
 
   async execute(input: unknown, ctx: ExecutionContext): Promise<unknown> {
@@ -522,13 +538,19 @@ export class CodeExecutor implements TaskExecutor {
     runAs: RunAsUser | undefined,
   ): Promise<ProcessOutcome> {
     return new Promise((resolve, reject) => {
+      // In its own network namespace, unshare (as root) drops to the slot's uid and gid (and no
+      // supplementary groups) itself, then execs the command: same pid, same process group.
+      const [file, argv, user] =
+        runAs && this.unshare
+          ? [this.unshare, ['--net', `--setgid=${runAs.gid}`, `--setuid=${runAs.uid}`, '--', command, ...args], {}]
+          : [command, args, runAs ? { uid: runAs.uid, gid: runAs.gid } : {}];
       // detached: its own process group, so a kill also reaches anything the code spawned.
-      const child = spawn(command, args, {
+      const child = spawn(file, argv, {
         cwd,
         env,
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
-        ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+        ...user,
       });
       const stdout = new LogTail(this.maxLogBytes);
       const stderr = new LogTail(this.maxLogBytes);
@@ -663,11 +685,13 @@ class LogTail {
 }
 
 /** The per-execution uid pool: none unless the worker is root. */
-function resolveUidRange(base = DEFAULT_UID_BASE, size = DEFAULT_UID_SLOTS): UidRange | undefined {
-  if (!Number.isSafeInteger(base) || base < 1 || !Number.isSafeInteger(size) || size < 1 || base + size - 1 > MAX_UID) {
-    throw new Error(`CodeExecutor: uidBase ${base} / uidSlots ${size} must give a uid range within 1…${MAX_UID}`);
+function resolveUidRange(base: number | undefined, size = DEFAULT_UID_SLOTS): UidRange | undefined {
+  const first = base ?? DEFAULT_UID_BASE;
+  if (!Number.isSafeInteger(first) || first < 1 || !Number.isSafeInteger(size) || size < 1 || first + size - 1 > MAX_UID) {
+    throw new Error(`CodeExecutor: uidBase ${first} / uidSlots ${size} must give a uid range within 1…${MAX_UID}`);
   }
-  return process.getuid?.() === 0 ? { base, size } : undefined;
+  if (process.getuid?.() !== 0) return undefined;
+  return { base: base ?? claimUidBlock(DEFAULT_UID_BASE, size, MAX_UID), size };
 }
 
 /** Slot indexes 0 … size-1, each held by one execution at a time; the lowest free one is taken first. */
