@@ -220,8 +220,9 @@ const RUN_NOT_FOUND = 'run not found';
  * persisted state. Every event runs in one tenant transaction:
  *
  * BEGIN; `set_config('app.tenant_id', …, true)`; lock the run row (`FOR UPDATE`, which
- * serializes a run's events across processes); load node states in one query (no inputs or
- * outputs); get the DAG from the per-version cache; `Machine.apply`; persist the actions in
+ * serializes a run's events across processes); load node states and read the database clock
+ * (`clock_timestamp()`, the event's now) in one query (no inputs or outputs); get the DAG from
+ * the per-version cache; `Machine.apply`; persist the actions in
  * order ({@link ActionWriter}); append one `run_events` row and bump `runs.event_seq`; COMMIT.
  * After commit: enqueue the dispatched jobs (a failure is logged: the outbox relay retries) and
  * publish a run update. Every public method returns after both.
@@ -523,9 +524,9 @@ export class RunCoordinator {
   /**
    * Of the given task attempts (a worker's in-flight jobs, across tenants), the ones that are still
    * current — the task exists with that attempt and is PENDING, QUEUED or RUNNING — as
-   * {@link jobId}s. A worker aborts the others (cancelled run, retried node, reset by a run retry).
-   * One query over the tasks' primary key, whatever the number of attempts; malformed entries are
-   * never current.
+   * {@link jobId}s (cancelled runs, retried nodes and runs reset by a retry are not). One query
+   * per tenant over the tasks' primary key; malformed entries are never current. Read-only: a
+   * worker uses {@link RunCoordinator.heartbeat}, which also extends its leases.
    */
   async currentAttempts(attempts: readonly { tenantId: string; taskId: string; attempt: number }[]): Promise<Set<string>> {
     const valid = attempts.filter((a) => isUuid(a.tenantId) && isUuid(a.taskId) && isAttempt(a.attempt));
