@@ -141,6 +141,18 @@ describe('CodeExecutor', () => {
       expect(err.message).toBe('handler returned a value that is not JSON-serializable: Object of type set is not JSON serializable');
     });
 
+    it('rejects NaN, infinities and circular values, and a result the code overwrote with garbage', async () => {
+      const nan = await failure(code.execute({ code: 'def handler(input):\n    return {"x": float("nan")}\n' }, py));
+      expect(nan.retryable).toBe(true);
+      expect(nan.message).toMatch(/^handler returned a value that is not JSON-serializable: Out of range float values are not JSON compliant/);
+      const circular = await failure(code.execute({ code: 'def handler(input):\n    a = []\n    a.append(a)\n    return a\n' }, py));
+      expect(circular.message).toBe('handler returned a value that is not JSON-serializable: Circular reference detected');
+      const garbage = await failure(
+        code.execute({ code: 'import sys, os\ndef handler(input):\n    open(sys.argv[3], "w").write("{not json")\n    os._exit(0)\n' }, py),
+      );
+      expect(garbage.message).toMatch(/^the result is not valid JSON: /);
+    });
+
     it('fails for good without a handler or with a syntax error', async () => {
       const missing = await failure(code.execute({ code: 'def main(input):\n    return 1\n' }, py));
       expect(missing.retryable).toBe(false);
@@ -220,6 +232,31 @@ describe('CodeExecutor', () => {
       expect(err.message).toBe('handler returned a value that is not JSON-serializable: Do not know how to serialize a BigInt');
       const fn = await failure(code.execute({ code: 'function handler() {\n  return () => 1;\n}\n' }, js));
       expect(fn.message).toBe('handler returned a value that is not JSON-serializable: a function');
+    });
+
+    it('rejects NaN and infinities as Python does, naming where they are, and circular values', async () => {
+      const nan = await failure(code.execute({ code: 'function handler() {\n  return { a: [1, { b: NaN }] };\n}\n' }, js));
+      expect(nan.retryable).toBe(true);
+      expect(nan.message).toBe('handler returned a value that is not JSON-serializable: NaN at $.a[1].b is not a JSON number');
+      const inf = await failure(code.execute({ code: 'function handler() {\n  return { "two words": -Infinity };\n}\n' }, js));
+      expect(inf.message).toBe('handler returned a value that is not JSON-serializable: -Infinity at $["two words"] is not a JSON number');
+      const top = await failure(code.execute({ code: 'function handler() {\n  return 0 / 0;\n}\n' }, js));
+      expect(top.message).toBe('handler returned a value that is not JSON-serializable: NaN at $ is not a JSON number');
+      const circular = await failure(code.execute({ code: 'function handler() {\n  const o = {};\n  o.self = o;\n  return o;\n}\n' }, js));
+      expect(circular.message).toMatch(/^handler returned a value that is not JSON-serializable: Converting circular structure to JSON/);
+      // undefined stays null (a handler that returns nothing), inside objects it is left out, as JSON.stringify does.
+      expect(await code.execute({ code: 'function handler() {\n  return { a: undefined, b: [undefined], n: 1.5e300 };\n}\n' }, js)).toEqual({ b: [null], n: 1.5e300 });
+    });
+
+    it('fails when the code overwrites its result with something that is not JSON, or returns too much', async () => {
+      const garbage = await failure(
+        code.execute({ code: 'function handler() {\n  require("fs").writeFileSync(process.argv[4], "{not json");\n  process.exit(0);\n}\n' }, js),
+      );
+      expect(garbage.retryable).toBe(true);
+      expect(garbage.message).toMatch(/^the result is not valid JSON: /);
+      const small = new CodeExecutor({ tempDir, maxResultBytes: 1000 });
+      const big = await failure(small.execute({ code: 'function handler() {\n  return "x".repeat(2000);\n}\n' }, js));
+      expect(big.message).toBe('the result exceeds 1000 bytes (OUTPUT_TOO_LARGE)');
     });
 
     it('fails for good without a handler or with a syntax error', async () => {

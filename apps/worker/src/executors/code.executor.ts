@@ -15,7 +15,7 @@ export interface CodeExecutorOptions {
   node?: string;
   /** Directory under which each execution gets a fresh temp dir (default `os.tmpdir()`). */
   tempDir?: string;
-  /** Largest result read back, in bytes (default 10 MiB); a larger one fails the attempt. */
+  /** Largest result read back, in bytes (default 10 MiB); a larger one fails the attempt (OUTPUT_TOO_LARGE). */
   maxResultBytes?: number;
   /** Tail of stdout and stderr kept for error messages, in bytes each (default 64 KiB). */
   maxLogBytes?: number;
@@ -213,6 +213,18 @@ function describeSyntax(err, file) {
   const line = new RegExp(file.replace('.', '\\.') + ':(\\d+)').exec(String(err.stack || ''));
   return 'SyntaxError: ' + err.message + (line ? ' (' + file + ', line ' + line[1] + ')' : '');
 }
+// JSON.stringify, except that NaN and ±Infinity fail (as Python's json.dumps(allow_nan=False)
+// does) instead of silently becoming null; the message names where they are.
+function toJson(value) {
+  const paths = new WeakMap();
+  return JSON.stringify(value, function (key, v) {
+    const parent = paths.get(this);
+    const at = parent === undefined ? '$' : Array.isArray(this) ? parent + '[' + key + ']' : /^[A-Za-z_$][\w$]*$/.test(key) ? parent + '.' + key : parent + '[' + JSON.stringify(key) + ']';
+    if (typeof v === 'number' && !Number.isFinite(v)) throw new Error(v + ' at ' + at + ' is not a JSON number');
+    if (v !== null && typeof v === 'object') paths.set(v, at);
+    return v;
+  });
+}
 process.on('uncaughtException', (err) => fail('exception', describe(err)));
 process.on('unhandledRejection', (err) => fail('exception', describe(err)));
 
@@ -276,7 +288,7 @@ async function loadModule(source) {
   if (typeof result === 'function' || typeof result === 'symbol') fail('not_json', notJson + 'a ' + typeof result);
   let json;
   try {
-    json = result === undefined ? 'null' : JSON.stringify(result);
+    json = result === undefined ? 'null' : toJson(result);
   } catch (err) {
     fail('not_json', notJson + err.message);
   }
@@ -292,7 +304,8 @@ async function loadModule(source) {
  *
  * Input: the resolved spec `{code, timeout_seconds? = 30, memory_mb? = 256, ...rest}`; the
  * handler receives `rest` (the spec without `code`, `timeout_seconds`, `memory_mb`).
- * Output: the handler's return value, which must be JSON (`undefined`/`None` give `null`).
+ * Output: the handler's return value, which must be JSON (`undefined`/`None` give `null`; NaN and
+ * ±Infinity fail the attempt in both runtimes rather than silently becoming `null` in one).
  *
  * Isolation: a child process (no shell) in its own process group, in a fresh temp dir that is
  * removed afterwards, with an environment holding only PATH and the execution's id
@@ -334,8 +347,10 @@ async function loadModule(source) {
  *
  * Errors (`ExecutionError`): a malformed spec, an unknown runtime, a syntax error and a
  * missing handler are not retryable; an exception (message: type, message and where in the
- * code), a timeout ("timed out after Ns"), a non-JSON return value, a crash or an
- * out-of-memory exit are retryable.
+ * code), a timeout ("timed out after Ns"), a non-JSON return value ("handler returned a value
+ * that is not JSON-serializable: …"), a result file the code overwrote with something that is not
+ * JSON, a result over `maxResultBytes` (OUTPUT_TOO_LARGE), a crash or an out-of-memory exit are
+ * retryable.
  */
 export class CodeExecutor implements TaskExecutor {
   private readonly python: string;
@@ -650,14 +665,16 @@ export class CodeExecutor implements TaskExecutor {
       return null;
     }
     if (size > this.maxResultBytes) {
-      throw new ExecutionError(`the result exceeds ${this.maxResultBytes} bytes`);
+      throw new ExecutionError(`the result exceeds ${this.maxResultBytes} bytes (OUTPUT_TOO_LARGE)`);
     }
+    let envelope: unknown;
     try {
-      const envelope = JSON.parse(await readFile(file, 'utf8')) as Envelope;
-      return typeof envelope === 'object' && envelope !== null && 'ok' in envelope ? envelope : null;
-    } catch {
-      return null;
+      envelope = JSON.parse(await readFile(file, 'utf8'));
+    } catch (err) {
+      // Only the code can have written this (the runners write valid JSON): it overwrote its result.
+      throw new ExecutionError(`the result is not valid JSON: ${(err as Error).message}`);
     }
+    return typeof envelope === 'object' && envelope !== null && 'ok' in envelope ? (envelope as Envelope) : null;
   }
 }
 

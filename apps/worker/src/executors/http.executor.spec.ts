@@ -223,7 +223,7 @@ describe('HttpExecutor', () => {
 
   it('fails when the response body exceeds maxResponseBytes', async () => {
     const err = await failure(small.execute({ url: `${base}/big` }, ctx));
-    expect(err.message).toContain('response body exceeds 1024 bytes');
+    expect(err.message).toContain('response body exceeds 1024 bytes (OUTPUT_TOO_LARGE)');
   });
 
   it('rejects specs that can never work as non-retryable', async () => {

@@ -179,7 +179,7 @@ export class HttpExecutor implements TaskExecutor {
   private async readBody(res: Dispatcher.ResponseData, method: string, url: URL): Promise<Buffer> {
     const limit = this.maxResponseBytes;
     const tooLarge = (): ExecutionError =>
-      new ExecutionError(`HTTP ${method} ${displayUrl(url)}: response body exceeds ${limit} bytes`);
+      new ExecutionError(`HTTP ${method} ${displayUrl(url)}: response body exceeds ${limit} bytes (OUTPUT_TOO_LARGE)`);
     const declared = Number(firstHeader(res.headers['content-length']));
     if (Number.isFinite(declared) && declared > limit) {
       res.body.destroy();
