@@ -469,7 +469,7 @@ export class CodeExecutor implements TaskExecutor {
       }
       if (outcome.timedOut) throw new ExecutionError(`timed out after ${seconds}s`);
       if (outcome.cancelled) throw new ExecutionError('execution was cancelled');
-      const envelope = await this.readEnvelope(resultFile);
+      const envelope = await this.readEnvelope(resultFile, outcome.exitCode === 0);
       if (!envelope) throw crashed(language, outcome, memoryMb);
       if (envelope.ok) return envelope.result;
       switch (envelope.kind) {
@@ -657,7 +657,12 @@ export class CodeExecutor implements TaskExecutor {
     }
   }
 
-  private async readEnvelope(file: string): Promise<Envelope | null> {
+  /**
+   * The runner's envelope, or null when there is none (no file, or — after an unclean exit — a
+   * partly written one: the caller reports the crash). A file over `maxResultBytes` is
+   * OUTPUT_TOO_LARGE; after a clean exit a file that is not JSON can only be the code's doing.
+   */
+  private async readEnvelope(file: string, cleanExit: boolean): Promise<Envelope | null> {
     let size: number;
     try {
       size = (await stat(file)).size;
@@ -671,7 +676,7 @@ export class CodeExecutor implements TaskExecutor {
     try {
       envelope = JSON.parse(await readFile(file, 'utf8'));
     } catch (err) {
-      // Only the code can have written this (the runners write valid JSON): it overwrote its result.
+      if (!cleanExit) return null;
       throw new ExecutionError(`the result is not valid JSON: ${(err as Error).message}`);
     }
     return typeof envelope === 'object' && envelope !== null && 'ok' in envelope ? (envelope as Envelope) : null;
