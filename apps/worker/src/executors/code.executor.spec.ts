@@ -242,6 +242,8 @@ describe('CodeExecutor', () => {
       expect(inf.message).toBe('handler returned a value that is not JSON-serializable: -Infinity at $["two words"] is not a JSON number');
       const top = await failure(code.execute({ code: 'function handler() {\n  return 0 / 0;\n}\n' }, js));
       expect(top.message).toBe('handler returned a value that is not JSON-serializable: NaN at $ is not a JSON number');
+      const deep = await failure(code.execute({ code: 'function handler() {\n  let v = [];\n  for (let i = 0; i < 100000; i++) v = [v];\n  return v;\n}\n' }, js));
+      expect(deep.message).toBe('handler returned a value that is not JSON-serializable: nested too deeply (Maximum call stack size exceeded)');
       const circular = await failure(code.execute({ code: 'function handler() {\n  const o = {};\n  o.self = o;\n  return o;\n}\n' }, js));
       expect(circular.message).toMatch(/^handler returned a value that is not JSON-serializable: Converting circular structure to JSON/);
       // undefined stays null (a handler that returns nothing), inside objects it is left out, as JSON.stringify does.

@@ -290,7 +290,7 @@ async function loadModule(source) {
   try {
     json = result === undefined ? 'null' : toJson(result);
   } catch (err) {
-    fail('not_json', notJson + err.message);
+    fail('not_json', notJson + (err instanceof RangeError ? 'nested too deeply (' + err.message + ')' : err.message));
   }
   finish('{"ok":true,"result":' + json + '}');
 })();

@@ -38,14 +38,27 @@ export function jsonProblem(value: unknown, maxBytes: number): JsonProblem | und
   return bytes > maxBytes ? { kind: 'too_large', bytes, maxBytes } : undefined;
 }
 
+/** Longest JSON path quoted in a problem's sentence; a longer one keeps its start and end. */
+const MAX_PATH_CHARS = 120;
+
 /**
  * A problem as one sentence about `field`: `output is not storable: NUL character at $.s`,
  * `output too large: 2.3 MiB > 1 MiB (OUTPUT_TOO_LARGE)` (`code` is appended to size problems).
+ * A path longer than 120 characters (a value nested 1 000 levels deep) is shortened to its first
+ * and last 50: `$[0][0]…[0][0] (3002 chars)`.
  */
 export function describeJsonProblem(field: string, p: JsonProblem, code?: string): string {
   return p.kind === 'unstorable'
-    ? `${field} is not storable: ${p.reason} at ${p.path}`
+    ? `${field} is not storable: ${p.reason} at ${shortPath(p.path)}`
     : `${field} too large: ${formatBytes(p.bytes)} > ${formatBytes(p.maxBytes)}${code ? ` (${code})` : ''}`;
+}
+
+function shortPath(path: string): string {
+  if (path.length <= MAX_PATH_CHARS) return path;
+  // Never cut inside a surrogate pair (the sentence is stored as text).
+  const head = Array.from(path.slice(0, 51)).slice(0, -1).join('');
+  const tail = Array.from(path.slice(-51)).slice(1).join('');
+  return `${head}…${tail} (${path.length} chars)`;
 }
 
 /**
