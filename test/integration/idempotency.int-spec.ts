@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { WeftApiError, WeftClient } from '@weft/client';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { createTenant, def, http, publishWorkflow } from '../support/builders.js';
+import { act, countRows, installFault, openReplica, startWorkerPlatform, type Replica } from '../support/faults.js';
+
+/**
+ * startRun with an idempotency key (issue 4 item 8): duplicates racing from separate connections
+ * get one run. The partial unique index `runs_idempotency_key (tenant_id, idempotency_key)` decides
+ * — `INSERT … ON CONFLICT DO NOTHING` waits for a concurrent insert of the same key to commit or
+ * roll back — not a read before the write: test-only triggers hold every caller between its read
+ * and its insert, and the first start's transaction open, to show it.
+ */
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** A trigger slowing (or failing) the tenant's inserts into `table`. */
+const onInsert = (table: string, tenantId: string, action: string, times?: number) =>
+  installFault(db.owner, { table, when: `NEW.tenant_id = '${tenantId}'${table === 'run_events' ? ` AND NEW.type = 'RunStarted'` : ''}`, action, times });
+
+describe('concurrent duplicate starts', () => {
+  let replicas: Replica[];
+  beforeAll(async () => {
+    // Four API replicas with five connections each: twenty callers on twenty connections.
+    replicas = await Promise.all(Array.from({ length: 4 }, () => openReplica(db.url, { poolSize: 5 })));
+    await Promise.all(replicas.map((r) => r.warm(5)));
+  });
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.close()));
+  });
+
+  it('twenty callers on twenty connections get one run: one row, one history record, one dispatch', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
+    // Every caller is held 200 ms between its read of the key and its insert: a read-then-write
+    // would see no run twenty times and create twenty.
+    const held = await onInsert('runs', tenantId, act.sleep(0.2));
+    try {
+      const calls = replicas.flatMap((r) => Array.from({ length: 5 }, () => r.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'order-7', input: { order: 7 } })));
+      const results = await Promise.all(calls);
+      expect(await held.hits()).toBe(20);
+      const runIds = new Set(results.map((r) => r.runId));
+      expect(runIds.size).toBe(1);
+      expect(results.filter((r) => r.created)).toHaveLength(1);
+      const [runId] = runIds;
+      expect(await countRows(db.ds, tenantId, 'runs')).toBe(1);
+      expect(await countRows(db.ds, tenantId, 'run_events', 'run_id = $2', runId)).toBe(1);
+      expect(await countRows(db.ds, tenantId, 'tasks')).toBe(1);
+      expect(await countRows(db.ds, tenantId, 'outbox')).toBe(1);
+      expect(replicas.flatMap((r) => r.dispatcher.jobs).map((j) => [j.runId, j.nodeId, j.attempt])).toEqual([[runId, 'a', 0]]);
+    } finally {
+      await held.remove();
+    }
+  });
+
+  it('a duplicate waits for the first start: it returns the first run once that commits', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
+    // The first start holds its transaction open (its run row inserted, not committed) for 500 ms.
+    const slow = await onInsert('run_events', tenantId, act.sleep(0.5), 1);
+    try {
+      const [a, b] = replicas;
+      const first = a!.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
+      await new Promise((r) => setTimeout(r, 150));
+      const t0 = Date.now();
+      const second = await b!.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
+      expect(Date.now() - t0).toBeGreaterThan(200); // it waited on the key, not on a read
+      expect(second).toEqual({ runId: (await first).runId, created: false });
+      expect((await first).created).toBe(true);
+      expect(await countRows(db.ds, tenantId, 'runs')).toBe(1);
+    } finally {
+      await slow.remove();
+    }
+  });
+
+  it('a duplicate waits for the first start: it creates the run when the first one rolls back', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
+    // The first start holds the key for 500 ms, then fails for good and rolls back.
+    const doomed = await onInsert('run_events', tenantId, `${act.sleep(0.5)} ${act.raise('P0001', 'first start refused')}`, 1);
+    try {
+      const [a, b] = replicas;
+      const first = a!.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'k' }).then(
+        () => 'started',
+        (e: Error) => e.message,
+      );
+      await new Promise((r) => setTimeout(r, 150));
+      const second = await b!.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
+      expect(await first).toMatch(/first start refused/);
+      expect(second.created).toBe(true);
+      expect(await countRows(db.ds, tenantId, 'runs')).toBe(1);
+      expect(await countRows(db.ds, tenantId, 'runs', 'id = $2', second.runId)).toBe(1);
+      // And the key now belongs to that run.
+      expect(await a!.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'k' })).toEqual({ runId: second.runId, created: false });
+    } finally {
+      await doomed.remove();
+    }
+  });
+
+  it('keys are per tenant: the same key in another tenant starts another run', async () => {
+    const one = await createTenant(db.ds);
+    const two = await createTenant(db.ds);
+    const wf1 = await publishWorkflow(db.ds, one.tenantId, def([http('a')]), { workflowId: 'same' });
+    const wf2 = await publishWorkflow(db.ds, two.tenantId, def([http('a')]), { workflowId: 'same' });
+    const [r1, r2] = await Promise.all([
+      replicas[0]!.coordinator.startRun(one.tenantId, { workflowId: wf1.workflowId, idempotencyKey: 'shared' }),
+      replicas[1]!.coordinator.startRun(two.tenantId, { workflowId: wf2.workflowId, idempotencyKey: 'shared' }),
+    ]);
+    expect(r1.created && r2.created).toBe(true);
+    expect(r1.runId).not.toBe(r2.runId);
+  });
+});
+
+describe('through the API', () => {
+  let platform: Awaited<ReturnType<typeof startWorkerPlatform>>;
+  let client: WeftClient;
+
+  beforeAll(async () => {
+    platform = await startWorkerPlatform(db, {}, { api: true });
+    const { apiKey } = await createTenant(db.ds);
+    client = new WeftClient(platform.url!, apiKey);
+    for (const id of ['orders', 'refunds']) {
+      await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
+        i: { workflowId: id, definition: JSON.stringify(def([http('a')])) },
+      });
+    }
+  });
+  afterAll(async () => {
+    await client?.close();
+    await platform?.close();
+  });
+
+  const start = (workflowId: string, idempotencyKey: string) =>
+    client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id workflowId idempotencyKey } }`, { i: { workflowId, idempotencyKey } }).then(
+      (d) => ({ id: d.startRun.id as string, workflowId: d.startRun.workflowId as string }),
+      (e: unknown) => {
+        if (e instanceof WeftApiError) return { code: e.code, message: e.message };
+        throw e;
+      },
+    );
+
+  it('twenty concurrent startRun mutations with one key answer one run', async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, () => start('orders', 'checkout-1')));
+    expect(new Set(answers.map((a) => ('id' in a ? a.id : a.code))).size).toBe(1);
+    expect(answers[0]).toMatchObject({ workflowId: 'orders' });
+  });
+
+  it('the same key for another workflow is a CONFLICT naming the key and the workflow, also while racing', async () => {
+    const first = await start('orders', 'checkout-2');
+    expect(await start('refunds', 'checkout-2')).toEqual({
+      code: 'CONFLICT',
+      message: expect.stringContaining('idempotency key checkout-2 was used for workflow orders'),
+    });
+    // Ten callers per workflow at once: whichever wins, the other workflow's callers get CONFLICT.
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => start(i % 2 ? 'refunds' : 'orders', 'checkout-3')));
+    const runs = answers.filter((a): a is { id: string; workflowId: string } => 'id' in a);
+    expect(new Set(runs.map((r) => r.id)).size).toBe(1);
+    const winner = runs[0]!.workflowId;
+    for (const [i, a] of answers.entries()) {
+      const workflowId = i % 2 ? 'refunds' : 'orders';
+      expect(a).toEqual(workflowId === winner ? runs[0] : { code: 'CONFLICT', message: expect.stringContaining(`was used for workflow ${winner}`) });
+    }
+    expect(first).toMatchObject({ workflowId: 'orders' });
+  });
+});
