@@ -1,0 +1,579 @@
+/**
+ * `npm run chaos`: starts Weft as separate processes (the API, two workers, two schedulers) on a
+ * fresh database and Redis key space, drives runs of a mixed workflow through the public GraphQL
+ * API while killing and restarting processes, losing Redis state and terminating PostgreSQL
+ * backends at seeded moments, waits for every run to end and checks that nothing was lost, stuck
+ * or done twice. See chaos/README.md for what each counter measures.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify, parseArgs } from 'node:util';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { WeftApiError, WeftClient } from '../libs/client/src/index.js';
+import { audit, history, openTasks, type Audit, type HttpTask } from './audit.js';
+import { FAULT_KINDS, FaultInjector, FaultPlanner, type FaultRecord } from './faults.js';
+import { WeftProcess, type UnexpectedExit } from './processes.js';
+import { Stub, type Hit } from './stub.js';
+import { WORKFLOW_ID, definition, planRun, runInput, unexpectedOutcome, type ObservedRun, type RunPlan } from './workflow.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const cli = join(root, 'dist/apps/cli/src/main.js');
+const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+/** API error codes that retrying the same request cannot fix. */
+const PERMANENT = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'FORBIDDEN', 'UNAUTHENTICATED', 'CONFLICT']);
+const POLL_MS = 500;
+const PROGRESS_MS = 5_000;
+
+const HELP = `usage: npm run chaos -- [options]
+
+  --seed N             seed of every random choice (default: random, printed)
+  --runs N             runs to drive (default 200)
+  --concurrency N      runs in flight at once (default 24)
+  --deadline S         seconds after the last run started by which every run must have ended (default 300)
+  --fault-gap S        mean seconds between faults (default 3)
+  --fault-tail S       keep injecting faults this long after the last run started (default 15)
+  --no-faults          no faults (a baseline)
+  --flushall           the Redis fault is a real FLUSHALL (only on a machine dedicated to this run)
+  --keep               keep the database, the Redis keys and the logs
+  --postgres URL       PostgreSQL superuser URL without a database (default postgres://postgres@127.0.0.1:5432)
+  --redis URL          Redis URL (default redis://127.0.0.1:6379)
+  --quiet              no line per fault (progress and summary only)
+`;
+
+interface Options {
+  seed: number;
+  runs: number;
+  concurrency: number;
+  deadlineMs: number;
+  faultGapMs: number;
+  faultTailMs: number;
+  faults: boolean;
+  flushAll: boolean;
+  keep: boolean;
+  postgres: string;
+  redis: string;
+  quiet: boolean;
+}
+
+function options(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      seed: { type: 'string' },
+      runs: { type: 'string', default: '200' },
+      concurrency: { type: 'string', default: '24' },
+      deadline: { type: 'string', default: '300' },
+      'fault-gap': { type: 'string', default: '3' },
+      'fault-tail': { type: 'string', default: '15' },
+      'no-faults': { type: 'boolean', default: false },
+      flushall: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      postgres: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
+      redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
+      quiet: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const num = (name: string, v: string | undefined, min: number): number => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number >= ${min}, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  const seed = values.seed === undefined ? randomBytes(3).readUIntBE(0, 3) : num('seed', values.seed, 0);
+  if (!Number.isSafeInteger(seed)) throw new Error('--seed must be a non-negative integer');
+  return {
+    seed,
+    runs: Math.floor(num('runs', values.runs, 1)),
+    concurrency: Math.floor(num('concurrency', values.concurrency, 1)),
+    deadlineMs: num('deadline', values.deadline, 1) * 1000,
+    faultGapMs: num('fault-gap', values['fault-gap'], 0.1) * 1000,
+    faultTailMs: num('fault-tail', values['fault-tail'], 0) * 1000,
+    faults: !values['no-faults'],
+    flushAll: values.flushall!,
+    keep: values.keep!,
+    postgres: values.postgres!.replace(/\/+$/, ''),
+    redis: values.redis!,
+    quiet: values.quiet!,
+  };
+}
+
+/** The longer of the run lease and the job lock the processes run with (their defaults: 15 s). */
+function pauseBaseMs(env: NodeJS.ProcessEnv): number {
+  const ms = (v: string | undefined, d: number) => (v && Number.isFinite(Number(v)) ? Number(v) : d);
+  return Math.max(ms(env.WEFT_RUN_LEASE_MS, 15_000), ms(env.WEFT_JOB_LOCK_MS, 15_000));
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/** A URL with another user and database. */
+function withDb(base: string, db: string, user?: string): string {
+  const u = new URL(base);
+  if (user !== undefined) {
+    u.username = user;
+    u.password = '';
+  }
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+/** One driven run, as the driver saw it. */
+interface Driven {
+  plan: RunPlan;
+  id?: string;
+  last?: ObservedRun;
+  /** Why it is not what its plan says (set once it ended). */
+  unexpected?: string;
+  ended: boolean;
+  signalSent: boolean;
+  signalDelivered?: boolean;
+  /** sendSignal was sent again after a transport error (the first may have landed: its answer says nothing then). */
+  signalRetried?: boolean;
+  /** startRun never succeeded before the deadline. */
+  notStarted?: string;
+}
+
+async function main(): Promise<number> {
+  const o = options(process.argv.slice(2));
+  const t0 = performance.now();
+  const t0Wall = Date.now();
+  const clock = () => Math.round(performance.now() - t0);
+  const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+
+  const dbName = `weft_chaos_${o.seed}_${randomBytes(3).toString('hex')}`;
+  const logDir = join(tmpdir(), dbName);
+  mkdirSync(logDir, { recursive: true });
+  const databaseUrl = withDb(o.postgres, dbName, 'weft_app');
+  const ownerUrl = withDb(o.postgres, dbName);
+  say(`chaos: seed ${o.seed} · ${o.runs} runs, ${o.concurrency} at once · faults ${o.faults ? `every ~${o.faultGapMs / 1000} s` : 'off'}${o.flushAll ? ' (Redis fault: FLUSHALL)' : ''}`);
+  say(`chaos: database ${dbName} · Redis keys weft:${dbName}:* · logs ${logDir}`);
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    DATABASE_OWNER_URL: ownerUrl,
+    REDIS_URL: o.redis,
+    WEFT_HTTP_ALLOW_PRIVATE: '1',
+    WEFT_LOG_LEVEL: 'log',
+    NO_COLOR: '1',
+    WEFT_DB_POOL_SIZE: process.env.WEFT_DB_POOL_SIZE ?? '6',
+  };
+  delete env.PORT;
+  delete env.WEFT_QUEUES;
+
+  const stub = new Stub(o.seed, clock);
+  const redis = new Redis(o.redis, { maxRetriesPerRequest: 3 });
+  redis.on('error', () => {});
+  let owner: pg.Pool | undefined;
+  const procs: WeftProcess[] = [];
+  const unexpectedExits: UnexpectedExit[] = [];
+  let aborted = false;
+  const onSignal = () => {
+    if (aborted) process.exit(130);
+    aborted = true;
+    say('chaos: interrupted; cleaning up (Ctrl-C again to leave everything as is)');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    // 1. Database, tenant, stub, processes.
+    const run = promisify(execFile);
+    await run(process.execPath, [cli, 'migrate'], { env });
+    const created = await run(process.execPath, [cli, 'admin', 'create-tenant', `chaos-${o.seed}`], { env });
+    const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
+    owner = new pg.Pool({ connectionString: ownerUrl, max: 3, application_name: 'chaos-driver' });
+    owner.on('error', () => {});
+    const stubUrl = await stub.start();
+
+    const port = await freePort();
+    const apiUrl = `http://127.0.0.1:${port}/graphql`;
+    const onExit = (e: UnexpectedExit) => {
+      unexpectedExits.push(e);
+      say(`[${secs(e.at).padStart(7)}] !! ${e.name} exited on its own (code ${e.code}, signal ${e.signal}); restarting it`);
+    };
+    const proc = (name: string, args: string[]) => {
+      const p = new WeftProcess(name, cli, args, env, logDir, clock, onExit);
+      procs.push(p);
+      p.start();
+      return p;
+    };
+    const api = proc('api', ['api', '--port', String(port), '--host', '127.0.0.1']);
+    const workers = [proc('worker-1', ['worker']), proc('worker-2', ['worker'])];
+    const schedulers = [proc('scheduler-1', ['scheduler']), proc('scheduler-2', ['scheduler'])];
+
+    const client = new WeftClient(apiUrl, apiKey);
+    for (let i = 0; ; i++) {
+      try {
+        await client.request('{ __typename }');
+        break;
+      } catch (err) {
+        if (i > 240 || aborted) throw new Error(`the API did not answer within 60 s: ${(err as Error).message}`);
+        await sleep(250);
+      }
+    }
+    const published = await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
+      i: { workflowId: WORKFLOW_ID, definition: JSON.stringify(definition()) },
+    });
+    say(`chaos: platform up at ${apiUrl} (api, 2 workers, 2 schedulers); stub at ${stubUrl}; ${WORKFLOW_ID} v${published.publishWorkflow.version} published`);
+    const tDrive = clock();
+
+    // 2. Drive the runs.
+    const driven: Driven[] = Array.from({ length: o.runs }, (_, i) => ({ plan: planRun(o.seed, i), ended: false, signalSent: false }));
+    let nextIndex = 0;
+    let started = 0;
+    let lastStartAt: number | undefined;
+    let apiErrors = 0;
+    const hardDeadline = () => (lastStartAt === undefined ? Infinity : lastStartAt + o.deadlineMs);
+    const pastDeadline = () => aborted || clock() > hardDeadline();
+
+    /** Runs `fn` until it succeeds; retries transport errors and non-permanent API errors until the deadline. */
+    async function retrying<T>(fn: () => Promise<T>, giveUpAt = Infinity): Promise<T> {
+      for (;;) {
+        try {
+          return await fn();
+        } catch (err) {
+          if (err instanceof WeftApiError && PERMANENT.has(err.code ?? '')) throw err;
+          apiErrors++;
+          if (pastDeadline() || clock() > giveUpAt) throw err;
+          await sleep(300);
+        }
+      }
+    }
+
+    /**
+     * Sends the run's signal. A call retried after a transport error may have landed the first
+     * time: the run then consumes one signal and the other stays buffered (the run has a single
+     * WAIT_FOR_EVENT, so that is harmless), and `delivered` describes the last call only.
+     */
+    async function sendSignal(d: Driven): Promise<void> {
+      d.signalSent = true;
+      let calls = 0;
+      try {
+        const r = await retrying(() => {
+          if (++calls > 1) d.signalRetried = true;
+          return client.request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, {
+            i: { runId: d.id, name: `go-${d.plan.key}`, payload: { token: d.plan.token } },
+          });
+        });
+        d.signalDelivered = r.sendSignal.delivered;
+      } catch (err) {
+        // CONFLICT: the run finished already (it failed); the outcome check reports it.
+        if (!(err instanceof WeftApiError)) throw err;
+      }
+    }
+
+    async function drive(d: Driven): Promise<void> {
+      const p = d.plan;
+      try {
+        const r = await retrying(() =>
+          client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, {
+            i: { workflowId: WORKFLOW_ID, input: runInput(p), config: { stub: stubUrl }, idempotencyKey: `chaos-${o.seed}-${p.key}` },
+          }),
+          // An API that cannot take a run for this long will not: give up on this run.
+          clock() + o.deadlineMs,
+        );
+        d.id = r.startRun.id;
+      } catch (err) {
+        d.notStarted = (err as Error).message.split('\n')[0];
+        return;
+      } finally {
+        started++;
+        if (started === o.runs) lastStartAt = clock();
+      }
+      if (p.signal === 'early') {
+        await sleep(p.signalDelayMs);
+        await sendSignal(d);
+      }
+      while (!pastDeadline()) {
+        try {
+          const r = await client.request(`query($id: ID!) { run(id: $id) { id status error output tasks { nodeId status attempt output error } } }`, { id: d.id });
+          d.last = r.run as ObservedRun;
+        } catch {
+          apiErrors++;
+        }
+        if (d.last && TERMINAL.has(d.last.status)) {
+          d.ended = true;
+          d.unexpected = unexpectedOutcome(p, d.last);
+          return;
+        }
+        if (d.last && !d.signalSent && d.last.tasks.some((t) => t.nodeId === 'approval' && t.status === 'WAITING')) {
+          await sleep(p.signalDelayMs);
+          await sendSignal(d);
+          continue;
+        }
+        await sleep(POLL_MS);
+      }
+    }
+
+    const lanes = Array.from({ length: Math.min(o.concurrency, o.runs) }, async () => {
+      while (nextIndex < o.runs && !aborted) await drive(driven[nextIndex++]);
+    });
+    const driving = Promise.all(lanes);
+
+    // 3. Faults, while runs are being started and for a while after.
+    const injector = new FaultInjector({ workers, schedulers, api, owner, redis, dbName, flushAll: o.flushAll }, clock, (r: FaultRecord) => {
+      if (!o.quiet) say(`[${secs(r.at).padStart(7)}] fault ${r.kind}: ${r.detail}`);
+    });
+    const allEnded = () => driven.every((d) => d.ended || d.notStarted);
+    const faultsOver = () =>
+      aborted || (lastStartAt !== undefined && (clock() > lastStartAt + o.faultTailMs || allEnded() || pastDeadline()));
+    const faulting = (async () => {
+      if (!o.faults) return;
+      const planner = new FaultPlanner(o.seed, o.faultGapMs, pauseBaseMs(env));
+      while (!faultsOver()) {
+        const f = planner.next();
+        const due = clock() + f.gapMs;
+        while (clock() < due && !faultsOver()) await sleep(Math.min(100, due - clock()));
+        if (faultsOver()) break;
+        await injector.apply(f);
+      }
+    })();
+
+    const faultSummary = () =>
+      FAULT_KINDS.map((k) => `${k} ${injector.count(k)}`).join(', ') + (unexpectedExits.length ? ` · unexpected exits ${unexpectedExits.length}` : '');
+    const progress = setInterval(() => {
+      const ended = driven.filter((d) => d.ended);
+      const bad = ended.filter((d) => d.unexpected).length;
+      say(
+        `[${secs(clock()).padStart(7)}] started ${started}/${o.runs} · ended ${ended.length} (unexpected ${bad}) · in flight ${started - ended.length - driven.filter((d) => d.notStarted).length}` +
+          ` · stub hits ${stub.totalHits} · faults: ${faultSummary()}`,
+      );
+    }, PROGRESS_MS);
+
+    await faulting;
+    // Every process up again before the end (kills whose restart is pending restart on their own).
+    for (const p of procs) if (!p.running && !p.restartPending) p.start();
+    await driving;
+    clearInterval(progress);
+    const endedAt = clock();
+    // Let stale reports and timers that are still in flight land before reading the history.
+    await sleep(3_000);
+
+    // 4. Audit.
+    const a = await audit(owner);
+    const dbStatus = new Map(a.runs.map((r) => [r.id, r.status]));
+    // A run the driver saw end whose status later changed in the database is unexpected too.
+    for (const d of driven) {
+      if (d.ended && d.id && dbStatus.get(d.id) !== d.last!.status) {
+        d.unexpected = `status ${d.last!.status} seen over the API, ${dbStatus.get(d.id)} in the database later`;
+      }
+    }
+    const succeeded = driven.filter((d) => d.ended && !d.unexpected);
+    const unexpected = driven.filter((d) => d.ended && d.unexpected);
+    const notStarted = driven.filter((d) => d.notStarted);
+    const stillRunning = driven.filter((d) => d.id && !d.ended);
+    const extraRuns = a.runs.length - driven.filter((d) => d.id).length;
+
+    const effects = sideEffects(a.httpTasks, stub.hits, injector, unexpectedExits, t0Wall);
+    const doubled = new Set([...a.doubleCompletions.map((x) => `${x.runId}/${x.nodeId}`), ...a.doubleAppliedReports.map((x) => `${x.runId}/${x.nodeId}`)]);
+
+    const early = driven.filter((d) => d.plan.signal === 'early' && d.signalSent);
+    const late = driven.filter((d) => d.plan.signal === 'late' && d.signalSent);
+    const failingHits = [...stub.hits.values()].flat().filter((h) => h.outcome !== 200).length;
+    const goneHits = [...stub.hits.values()].flat().filter((h) => h.clientGone).length;
+
+    say('');
+    say(`== chaos summary · seed ${o.seed} ==`);
+    say(`runs started                      ${driven.filter((d) => d.id).length} / ${o.runs}${notStarted.length ? ` (${notStarted.length} never started: ${notStarted[0].notStarted})` : ''}`);
+    say(`succeeded                         ${succeeded.length}`);
+    say(`failed unexpectedly               ${unexpected.length}`);
+    say(`still running after the deadline  ${stillRunning.length}   (deadline: ${o.deadlineMs / 1000} s after the last start)`);
+    say(`tasks completed more than once    ${doubled.size}`);
+    if (extraRuns) say(`runs created twice                ${extraRuns}   (startRun's idempotency key did not hold)`);
+    say(
+      `HTTP side effects beyond attempts ${effects.unexplained}   (stub hits over the engine's attempts: ${effects.extraHits} on ${effects.tasksWithExtra} tasks; ` +
+        `${effects.extraHits - effects.unexplained} within the at-least-once allowance)`,
+    );
+    say(
+      `faults                            ${faultSummary()} · ${injector.terminatedBackends} backends terminated · ` +
+        `${o.flushAll ? 'FLUSHALL' : `${injector.deletedRedisKeys} Redis keys deleted`}`,
+    );
+    const sent = (list: Driven[]) => {
+      const once = list.filter((d) => !d.signalRetried);
+      const retried = list.length - once.length;
+      return `buffered ${once.filter((d) => d.signalDelivered === false).length}, delivered ${once.filter((d) => d.signalDelivered).length}${retried ? `, ${retried} resent after a lost answer` : ''}`;
+    };
+    say(`signals                           early ${early.length} (${sent(early)}) · late ${late.length} (${sent(late)})`);
+    say(
+      `engine history                    ${a.ignored.reduce((s, x) => s + x.count, 0)} events ignored, ${a.rejected.reduce((s, x) => s + x.count, 0)} rejected, ` +
+        `${a.repeatedDispatches} attempts dispatched twice, ${a.timersApplied} timers fired`,
+    );
+    say(
+      `stub                              ${stub.totalHits} hits, ${failingHits} failed by design, ${goneHits} with the caller gone mid-request, ` +
+        `${effects.missingHits} attempts without a hit`,
+    );
+    say(`API calls retried                 ${apiErrors} · driven for ${secs(endedAt - tDrive)}`);
+
+    if (!o.quiet && a.ignored.length) {
+      say('');
+      say('ignored events:');
+      for (const x of a.ignored.slice(0, 8)) say(`  ${String(x.count).padStart(5)}  ${x.type}: ${x.reason}`);
+    }
+    if (a.rejected.length) {
+      say('rejected events:');
+      for (const x of a.rejected.slice(0, 8)) say(`  ${String(x.count).padStart(5)}  ${x.type}: ${x.error}`);
+    }
+
+    // 5. Evidence for anything wrong.
+    const evidence = async (title: string, items: { runId?: string; line: string }[]) => {
+      if (!items.length) return;
+      say('');
+      say(`${title} (${items.length}${items.length > 5 ? ', first 5' : ''}):`);
+      for (const it of items.slice(0, 5)) {
+        say(`  ${it.line}`);
+        if (!it.runId) continue;
+        for (const t of await openTasks(owner!, it.runId)) say(`      open task: ${t}`);
+        for (const h of await history(owner!, it.runId)) say(`      ${h}`);
+      }
+    };
+    await evidence(
+      'failed unexpectedly',
+      unexpected.map((d) => ({ runId: d.id, line: `run ${d.id} (${d.plan.key}): ${d.unexpected}` })),
+    );
+    await evidence(
+      'still running',
+      stillRunning.map((d) => ({
+        runId: d.id,
+        line:
+          `run ${d.id} (${d.plan.key}, signal ${d.plan.signal}${d.signalSent ? ' sent' : ' not sent'}): ` +
+          `${d.last?.status ?? 'never read'} at the deadline, ${dbStatus.get(d.id!) ?? 'missing'} in the database now`,
+      })),
+    );
+    await evidence(
+      'tasks completed more than once',
+      [
+        ...a.doubleCompletions.map((x) => ({ runId: x.runId, line: `run ${x.runId} (${x.key}) node ${x.nodeId} task ${x.taskId}: ${x.actions.join(', ')}` })),
+        ...a.doubleAppliedReports.map((x) => ({ runId: x.runId, line: `run ${x.runId} node ${x.nodeId} attempt ${x.attempt}: NodeCompleted applied at seq ${x.seqs.join(', ')}` })),
+      ],
+    );
+    await evidence(
+      'HTTP side effects beyond attempts, unexplained',
+      effects.details.filter((x) => x.unexplained > 0).map((x) => ({ runId: x.task.runId, line: x.line })),
+    );
+    if (!o.quiet && effects.details.some((x) => x.unexplained === 0)) {
+      say('');
+      say('extra hits within the allowance (first 5):');
+      for (const x of effects.details.filter((e) => e.unexplained === 0).slice(0, 5)) say(`  ${x.line}`);
+    }
+    if (unexpectedExits.length) {
+      say('');
+      say('processes that exited on their own:');
+      for (const e of unexpectedExits) {
+        say(`  ${secs(e.at)} ${e.name}: code ${e.code}, signal ${e.signal} (log: ${join(logDir, `${e.name}.log`)})`);
+        for (const line of e.lastErrors ?? []) say(`      ${line}`);
+      }
+    }
+
+    const failed = unexpected.length + stillRunning.length + notStarted.length + doubled.size + effects.unexplained + Math.max(0, extraRuns);
+    say('');
+    say(failed === 0 ? `chaos: PASS (seed ${o.seed})` : `chaos: FAIL (seed ${o.seed}) — re-run with --seed ${o.seed} --keep to inspect`);
+    return failed === 0 ? 0 : 1;
+  } finally {
+    // 6. Clean up.
+    await Promise.allSettled(procs.map((p) => p.stop()));
+    await stub.close();
+    await owner?.end().catch(() => undefined);
+    if (o.keep) {
+      say(`chaos: kept database ${dbName}, Redis keys weft:${dbName}:* and logs in ${logDir}`);
+    } else {
+      const admin = new pg.Client({ connectionString: withDb(o.postgres, 'postgres'), application_name: 'chaos-driver' });
+      try {
+        await admin.connect();
+        await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+        const keys = await redis.keys(`weft:${dbName}:*`);
+        if (keys.length) await redis.del(...keys);
+        say(`chaos: dropped database ${dbName} and its Redis keys (logs stay in ${logDir})`);
+      } catch (err) {
+        say(`chaos: cleanup failed: ${(err as Error).message}`);
+      } finally {
+        await admin.end().catch(() => undefined);
+      }
+    }
+    redis.disconnect();
+  }
+}
+
+interface SideEffectDetail {
+  task: HttpTask;
+  hits: number;
+  attempts: number;
+  allowance: number;
+  unexplained: number;
+  line: string;
+}
+
+/**
+ * HTTP side effects beyond a task's attempts. For every HTTP task: `hits` = stub requests for its
+ * (run key, node); `attempts` = attempts the engine started (task.attempt + 1). Delivery is at
+ * least once, so an attempt may execute again when the execution it was on can have been lost: a
+ * worker SIGKILLed (or exiting on its own) or Redis state lost while the task was in flight (from
+ * its first dispatch to its completion, ±1 s). Each such fault allows one extra hit. Extra hits
+ * beyond that allowance are unexplained: a report retried as a new execution, a job redelivered
+ * without a crash, a duplicate dispatch. PostgreSQL backend terminations allow nothing: a worker
+ * whose report fails must retry the report, not the task.
+ */
+function sideEffects(
+  tasks: HttpTask[],
+  hits: Map<string, Hit[]>,
+  injector: FaultInjector,
+  exits: UnexpectedExit[],
+  t0Wall: number,
+): { unexplained: number; extraHits: number; tasksWithExtra: number; missingHits: number; details: SideEffectDetail[] } {
+  const faults = [...injector.redeliveryFaultTimes(), ...exits.filter((e) => e.name.startsWith('worker')).map((e) => e.at)].map((t) => t + t0Wall);
+  let unexplained = 0;
+  let extraHits = 0;
+  let missingHits = 0;
+  const details: SideEffectDetail[] = [];
+  for (const task of tasks) {
+    const list = hits.get(`${task.key}/${task.nodeId}`) ?? [];
+    const attempts = task.attempt + 1;
+    const finished = task.status === 'COMPLETED' || task.status === 'FAILED';
+    if (finished && list.length < attempts) missingHits += attempts - list.length;
+    const extra = list.length - attempts;
+    if (extra <= 0) continue;
+    const from = (task.firstAt ?? 0) - 1_000;
+    const to = (task.doneAt ?? Date.now()) + 1_000;
+    const allowance = faults.filter((t) => t >= from && t <= to).length;
+    const bad = Math.max(0, extra - allowance);
+    extraHits += extra;
+    unexplained += bad;
+    details.push({
+      task,
+      hits: list.length,
+      attempts,
+      allowance,
+      unexplained: bad,
+      line:
+        `run ${task.runId} (${task.key}) node ${task.nodeId}: ${list.length} hits for ${attempts} attempt(s), ` +
+        `${allowance} worker kill/Redis loss while in flight; hits at ${list.map((h) => `${(h.at / 1000).toFixed(2)}s${h.outcome === 200 ? '' : `(${h.outcome})`}${h.clientGone ? '(gone)' : ''}`).join(' ')}`,
+    });
+  }
+  return { unexplained, extraHits, tasksWithExtra: details.length, missingHits, details };
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`chaos: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(2);
+  },
+);

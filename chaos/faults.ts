@@ -1,0 +1,184 @@
+/**
+ * The fault schedule and its injection.
+ *
+ * The schedule is a seeded sequence: the first six faults are the six kinds in a seeded
+ * order (so every run of the tool exercises each kind at least once when it lasts long enough),
+ * then kinds are drawn with {@link WEIGHTS}; gaps are exponential with mean `meanGapMs`
+ * (clamped to 0.3×–3× the mean); each kill carries its target replica and its restart delay.
+ * Which fault comes n-th and its parameters depend on the seed only; *when* it lands relative
+ * to the runs depends on machine speed.
+ */
+import type { Pool } from 'pg';
+import type { Redis } from 'ioredis';
+import { Rng } from './rng.js';
+import type { WeftProcess } from './processes.js';
+
+export const FAULT_KINDS = ['worker-kill', 'worker-pause', 'scheduler-kill', 'api-kill', 'redis-flush', 'pg-terminate'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+const WEIGHTS: Record<FaultKind, number> = {
+  'worker-kill': 27,
+  'worker-pause': 6,
+  'scheduler-kill': 20,
+  'api-kill': 8,
+  'redis-flush': 14,
+  'pg-terminate': 25,
+};
+
+export interface PlannedFault {
+  kind: FaultKind;
+  /** Gap since the previous fault, ms. */
+  gapMs: number;
+  /** Replica index for kills (0 or 1). */
+  target: number;
+  /** Restart delay for kills, ms. */
+  restartMs: number;
+  /** How long a paused worker stays stopped, ms: 1.3–2× `pauseBaseMs`. */
+  pauseMs: number;
+}
+
+export class FaultPlanner {
+  private readonly rng: Rng;
+  private readonly first: FaultKind[];
+  private n = 0;
+
+  constructor(
+    seed: number,
+    private readonly meanGapMs: number,
+    /** The longer of the run lease and the job lock: a pause beyond it makes the worker's executions stale. */
+    private readonly pauseBaseMs: number,
+  ) {
+    this.rng = new Rng(seed, 'faults');
+    this.first = this.rng.shuffle(FAULT_KINDS);
+  }
+
+  next(): PlannedFault {
+    const kind = this.n < this.first.length ? this.first[this.n] : this.rng.weighted(WEIGHTS);
+    this.n++;
+    const gapMs = Math.min(3 * this.meanGapMs, Math.max(0.3 * this.meanGapMs, this.rng.exp(this.meanGapMs)));
+    return {
+      kind,
+      gapMs: Math.round(gapMs),
+      target: this.rng.int(0, 1),
+      restartMs: Math.round(this.rng.between(300, 3000)),
+      pauseMs: Math.round(this.rng.between(1.3, 2) * this.pauseBaseMs),
+    };
+  }
+}
+
+export interface FaultRecord {
+  at: number;
+  kind: FaultKind;
+  detail: string;
+  /** False when nothing could be done (e.g. both replicas already down). */
+  applied: boolean;
+}
+
+export interface FaultTargets {
+  workers: WeftProcess[];
+  schedulers: WeftProcess[];
+  api: WeftProcess;
+  owner: Pool;
+  redis: Redis;
+  dbName: string;
+  flushAll: boolean;
+}
+
+/** Applies faults and keeps the log. */
+const FLUSH_SCRIPT = `
+local keys = redis.call('KEYS', ARGV[1])
+local n = 0
+for i = 1, #keys, 500 do
+  n = n + redis.call('DEL', unpack(keys, i, math.min(i + 499, #keys)))
+end
+return n`;
+
+export class FaultInjector {
+  readonly log: FaultRecord[] = [];
+  terminatedBackends = 0;
+  deletedRedisKeys = 0;
+
+  constructor(
+    private readonly t: FaultTargets,
+    private readonly clock: () => number,
+    private readonly onFault: (r: FaultRecord) => void = () => {},
+  ) {}
+
+  count(kind: FaultKind): number {
+    return this.log.filter((r) => r.kind === kind && r.applied).length;
+  }
+
+  /** Times (ms) of applied faults that can make an attempt execute again (worker kills and pauses, Redis flushes). */
+  redeliveryFaultTimes(): number[] {
+    return this.log.filter((r) => r.applied && (r.kind === 'worker-kill' || r.kind === 'worker-pause' || r.kind === 'redis-flush')).map((r) => r.at);
+  }
+
+  async apply(f: PlannedFault): Promise<FaultRecord> {
+    const at = this.clock();
+    let rec: FaultRecord;
+    try {
+      rec = { at, kind: f.kind, ...(await this.do(f)) };
+    } catch (err) {
+      rec = { at, kind: f.kind, applied: false, detail: `error: ${(err as Error).message}` };
+    }
+    this.log.push(rec);
+    this.onFault(rec);
+    return rec;
+  }
+
+  private async do(f: PlannedFault): Promise<{ applied: boolean; detail: string }> {
+    switch (f.kind) {
+      case 'worker-kill':
+        return this.kill(this.t.workers, f);
+      case 'worker-pause': {
+        const order = [this.t.workers[f.target % this.t.workers.length], ...this.t.workers.filter((_, i) => i !== f.target % this.t.workers.length)];
+        const victim = order.find((p) => p.running && !p.paused);
+        if (!victim) return { applied: false, detail: 'every worker already down or paused' };
+        const pid = victim.pause(f.pauseMs);
+        return { applied: true, detail: `SIGSTOP ${victim.name} (pid ${pid}) for ${f.pauseMs} ms, then SIGCONT` };
+      }
+      case 'scheduler-kill':
+        return this.kill(this.t.schedulers, f);
+      case 'api-kill':
+        return this.kill([this.t.api], { ...f, target: 0 });
+      case 'redis-flush':
+        return this.flush();
+      case 'pg-terminate': {
+        const r = await this.t.owner.query(
+          `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+            WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name LIKE 'weft%'`,
+          [this.t.dbName],
+        );
+        const n = r.rows[0].n as number;
+        this.terminatedBackends += n;
+        return { applied: true, detail: `terminated ${n} backends` };
+      }
+    }
+  }
+
+  /** SIGKILLs replica `target` (the other one if it is down or paused), restarting it after `restartMs`. */
+  private kill(group: WeftProcess[], f: PlannedFault): { applied: boolean; detail: string } {
+    const order = [group[f.target % group.length], ...group.filter((_, i) => i !== f.target % group.length)];
+    // A paused worker is left to wake up (its late reports are what the pause is for).
+    const victim = order.find((p) => p.running && !p.paused) ?? order.find((p) => p.running);
+    if (!victim) return { applied: false, detail: `every replica already down` };
+    const pid = victim.kill();
+    victim.restartAfter(f.restartMs);
+    return { applied: true, detail: `SIGKILL ${victim.name} (pid ${pid}), restart in ${f.restartMs} ms` };
+  }
+
+  /**
+   * Loses this installation's Redis state: deletes every key under `weft:<db>:` (the Bull queues
+   * of this database — jobs waiting, delayed, active, their locks), or FLUSHALL with --flushall.
+   */
+  private async flush(): Promise<{ applied: boolean; detail: string }> {
+    if (this.t.flushAll) {
+      await this.t.redis.flushall();
+      return { applied: true, detail: 'FLUSHALL' };
+    }
+    // One Lua script, so the loss is instantaneous (no job can slip between a SCAN and a DEL).
+    const deleted = (await this.t.redis.eval(FLUSH_SCRIPT, 0, `weft:${this.t.dbName}:*`)) as number;
+    this.deletedRedisKeys += deleted;
+    return { applied: true, detail: `deleted ${deleted} keys weft:${this.t.dbName}:*` };
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The Weft processes of a chaos run, each a child `node dist/apps/cli/src/main.js <role>` whose
+ * stdout and stderr go to `<logDir>/<name>.log` (appended across restarts). A process that exits
+ * without the driver asking is recorded as an unexpected exit and started again after a second.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync, readFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface UnexpectedExit {
+  name: string;
+  at: number;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** The first error lines the process wrote since it was last started. */
+  lastErrors?: string[];
+}
+
+export class WeftProcess {
+  private child?: ChildProcess;
+  /** Children the driver killed or stopped: their exit is expected. */
+  private readonly expected = new WeakSet<ChildProcess>();
+  private shuttingDown = false;
+  private restartTimer?: NodeJS.Timeout;
+  private resumeTimer?: NodeJS.Timeout;
+  /** Times this process was started (1 + restarts). */
+  starts = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly cli: string,
+    private readonly args: string[],
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly logDir: string,
+    private readonly clock: () => number,
+    private readonly onUnexpectedExit: (e: UnexpectedExit) => void,
+  ) {}
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(): void {
+    if (this.child || this.shuttingDown) return;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    const log = openSync(join(this.logDir, `${this.name}.log`), 'a');
+    writeSync(log, `\n=== chaos: start #${this.starts + 1} at t=${(this.clock() / 1000).toFixed(1)}s: weft ${this.args.join(' ')}\n`);
+    const child = spawn(process.execPath, [this.cli, ...this.args], { env: this.env, stdio: ['ignore', log, log] });
+    closeSync(log);
+    this.starts++;
+    this.child = child;
+    child.once('exit', (code, signal) => {
+      if (this.child === child) this.child = undefined;
+      if (this.expected.has(child) || this.shuttingDown) return;
+      this.onUnexpectedExit({ name: this.name, at: this.clock(), code, signal, lastErrors: this.lastErrors() });
+      this.restartTimer = setTimeout(() => this.start(), 1_000);
+    });
+  }
+
+  /** True while the process is stopped by {@link pause}. */
+  get paused(): boolean {
+    return this.resumeTimer !== undefined;
+  }
+
+  /** SIGSTOPs the process and SIGCONTs it after `ms` (it keeps its connections, but answers nothing). */
+  pause(ms: number): number | undefined {
+    const child = this.child;
+    if (!child || this.paused) return undefined;
+    child.kill('SIGSTOP');
+    this.resumeTimer = setTimeout(() => this.resume(), ms);
+    return child.pid;
+  }
+
+  private resume(): void {
+    clearTimeout(this.resumeTimer);
+    this.resumeTimer = undefined;
+    this.child?.kill('SIGCONT');
+  }
+
+  /** Error lines of the log since the last start (crash evidence): at most three. */
+  private lastErrors(): string[] {
+    try {
+      const log = readFileSync(join(this.logDir, `${this.name}.log`), 'utf8');
+      const since = log.slice(log.lastIndexOf('=== chaos: start'));
+      return since
+        .split('\n')
+        .filter((l) => /^\S*(error|Error)\b|Unhandled|ERROR \[/.test(l))
+        .slice(0, 3)
+        .map((l) => l.slice(0, 200));
+    } catch {
+      return [];
+    }
+  }
+
+  /** SIGKILLs the process now (no-op when it is not running); returns the pid killed. */
+  kill(): number | undefined {
+    clearTimeout(this.resumeTimer);
+    this.resumeTimer = undefined;
+    if (!this.child) return undefined;
+    const pid = this.child.pid;
+    this.expected.add(this.child);
+    this.child.kill('SIGKILL');
+    this.child = undefined;
+    return pid;
+  }
+
+  /** Starts the process again after `ms`. */
+  restartAfter(ms: number): void {
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => this.start(), ms);
+  }
+
+  /** True while a restart is pending. */
+  get restartPending(): boolean {
+    return this.restartTimer !== undefined;
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`; never restarts afterwards. */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.shuttingDown = true;
+    clearTimeout(this.restartTimer);
+    const child = this.child;
+    if (!child) return;
+    this.expected.add(child);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (this.paused) this.resume();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+    this.child = undefined;
+  }
+}
