@@ -129,7 +129,7 @@ describe('a worker with WEFT_MAX_OUTPUT_BYTES=65536, end to end', () => {
     ['HTTP: a text body with a NUL byte', get('/nul-text'), 'output is not storable: NUL character at $'],
     // Over the configured limit (64 KiB), in UTF-8 bytes.
     ['js: 100 KiB', js('return "x".repeat(100 * 1024);'), 'output too large: 100 KiB > 64 KiB (OUTPUT_TOO_LARGE)'],
-    ['python: 22 000 euro signs (66 KiB of UTF-8)', py('return "\\u20ac" * 22000'), 'output too large: 64.5 KiB > 64 KiB (OUTPUT_TOO_LARGE)'],
+    ['python: 22 000 euro signs (66 002 bytes of UTF-8)', py('return "\\u20ac" * 22000'), 'output too large: 64.5 KiB > 64 KiB (OUTPUT_TOO_LARGE)'],
     ['HTTP: a 100 KiB body', get('/big'), 'output too large: 100 KiB > 64 KiB (OUTPUT_TOO_LARGE)'],
     // Nested 10 000 levels deep.
     ['js: arrays nested 2 000 deep', js(deep(2_000)), /^output is not storable: nested deeper than 1000 levels at \$\[0\]\[0\]\[0\]\S*…\S*\[0\]\[0\] \(3001 chars\)$/],
