@@ -70,8 +70,11 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
     @Optional() @Inject(TASK_PROCESSOR_OPTIONS) options: TaskProcessorOptions | null = null,
   ) {
-    this.http = new HttpExecutor({ allowPrivate: config.httpAllowPrivate, allowHosts: config.httpAllowHosts });
-    this.code = new CodeExecutor(options?.code);
+    // The executors stop reading a result or body at a bound of their own; keep it above the
+    // output limit (plus room for JSON escaping) so an allowed output is never cut short.
+    const readLimit = Math.max(10 * 1024 * 1024, 2 * config.maxOutputBytes);
+    this.http = new HttpExecutor({ allowPrivate: config.httpAllowPrivate, allowHosts: config.httpAllowHosts, maxResponseBytes: readLimit });
+    this.code = new CodeExecutor({ maxResultBytes: readLimit, ...options?.code });
     this.heartbeatMs = options?.heartbeatMs ?? options?.currentCheckMs ?? Math.round((config.runLeaseMs ?? 15_000) / 3);
     this.reportBackoffMs = options?.reportBackoffMs ?? 200;
     this.reportBackoffCapMs = options?.reportBackoffCapMs ?? 5_000;
