@@ -20,7 +20,7 @@ import { audit, history, openTasks, type Audit, type HttpTask } from './audit.js
 import { FAULT_KINDS, FaultInjector, FaultPlanner, type FaultRecord } from './faults.js';
 import { WeftProcess, type UnexpectedExit } from './processes.js';
 import { Stub, type Hit } from './stub.js';
-import { WORKFLOW_ID, definition, planRun, runInput, unexpectedOutcome, type ObservedRun, type RunPlan } from './workflow.js';
+import { WORKFLOW_ID, definition, planRun, runInput, unexpectedOutcome, type HttpNode, type ObservedRun, type RunPlan } from './workflow.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const cli = join(root, 'dist/apps/cli/src/main.js');
@@ -383,7 +383,9 @@ async function main(): Promise<number> {
     const stillRunning = driven.filter((d) => d.id && !d.ended);
     const extraRuns = a.runs.length - driven.filter((d) => d.id).length;
 
-    const effects = sideEffects(a.httpTasks, stub.hits, injector, unexpectedExits, t0Wall);
+    const planOf = new Map(driven.map((d) => [d.plan.key, d.plan]));
+    const needed = (key: string, nodeId: string) => (planOf.get(key)?.fail[nodeId as HttpNode] ?? 0) + 1;
+    const effects = sideEffects(a.httpTasks, stub.hits, needed, injector, unexpectedExits, t0Wall);
     const doubled = new Set([...a.doubleCompletions.map((x) => `${x.runId}/${x.nodeId}`), ...a.doubleAppliedReports.map((x) => `${x.runId}/${x.nodeId}`)]);
 
     const early = driven.filter((d) => d.plan.signal === 'early' && d.signalSent);
@@ -400,9 +402,10 @@ async function main(): Promise<number> {
     say(`tasks completed more than once    ${doubled.size}`);
     if (extraRuns) say(`runs created twice                ${extraRuns}   (startRun's idempotency key did not hold)`);
     say(
-      `HTTP side effects beyond attempts ${effects.unexplained}   (stub hits over the engine's attempts: ${effects.extraHits} on ${effects.tasksWithExtra} tasks; ` +
+      `HTTP side effects beyond attempts ${effects.unexplained}   (stub hits over min(attempts, needed): ${effects.extraHits} on ${effects.tasksWithExtra} tasks; ` +
         `${effects.extraHits - effects.unexplained} within the at-least-once allowance)`,
     );
+    say(`processes that exited on their own ${unexpectedExits.length}${unexpectedExits.length ? '   (crashes; listed below, not part of the exit code)' : ''}`);
     say(
       `faults                            ${faultSummary()} · ${injector.terminatedBackends} backends terminated · ` +
         `${o.flushAll ? 'FLUSHALL' : `${injector.deletedRedisKeys} Redis keys deleted`}`,
@@ -419,7 +422,7 @@ async function main(): Promise<number> {
     );
     say(
       `stub                              ${stub.totalHits} hits, ${failingHits} failed by design, ${goneHits} with the caller gone mid-request, ` +
-        `${effects.missingHits} attempts without a hit`,
+        `${effects.missingHits} attempts without a hit, ${effects.attemptsBeyondNeed.length} tasks with more attempts than failures + 1`,
     );
     say(`API calls retried                 ${apiErrors} · driven for ${secs(endedAt - tDrive)}`);
 
@@ -469,6 +472,11 @@ async function main(): Promise<number> {
       'HTTP side effects beyond attempts, unexplained',
       effects.details.filter((x) => x.unexplained > 0).map((x) => ({ runId: x.task.runId, line: x.line })),
     );
+    if (effects.attemptsBeyondNeed.length) {
+      say('');
+      say(`tasks with more attempts than the stub's failures + 1 — a successful call retried (${effects.attemptsBeyondNeed.length}, first 5):`);
+      for (const x of effects.attemptsBeyondNeed.slice(0, 5)) say(`  ${x.line}`);
+    }
     if (!o.quiet && effects.details.some((x) => x.unexplained === 0)) {
       say('');
       say('extra hits within the allowance (first 5):');
@@ -516,6 +524,8 @@ interface SideEffectDetail {
   task: HttpTask;
   hits: number;
   attempts: number;
+  /** Executions the task needs by design: its stub failures + 1. */
+  needed: number;
   allowance: number;
   unexplained: number;
   line: string;
@@ -523,51 +533,71 @@ interface SideEffectDetail {
 
 /**
  * HTTP side effects beyond a task's attempts. For every HTTP task: `hits` = stub requests for its
- * (run key, node); `attempts` = attempts the engine started (task.attempt + 1). Delivery is at
- * least once, so an attempt may execute again when the execution it was on can have been lost: a
- * worker SIGKILLed (or exiting on its own) or Redis state lost while the task was in flight (from
- * its first dispatch to its completion, ±1 s). Each such fault allows one extra hit. Extra hits
- * beyond that allowance are unexplained: a report retried as a new execution, a job redelivered
- * without a crash, a duplicate dispatch. PostgreSQL backend terminations allow nothing: a worker
- * whose report fails must retry the report, not the task.
+ * (run key, node), counted on arrival; `attempts` = attempts the engine started (task.attempt + 1);
+ * `needed` = the stub's designed failures for it + 1 (hit number `needed - 1` is the first that
+ * succeeds, so no call is ever due after it). A task's calls are due once per attempt and never
+ * after the first successful one: the baseline is min(attempts, needed). The second bound catches
+ * an engine that throws a successful call away and retries it as a new attempt.
+ *
+ * Delivery is at least once, so an attempt may execute again when the execution it was on can
+ * have been lost: a worker SIGKILLed (or exiting on its own) or paused past its lease, or Redis
+ * state lost, while the task was in flight (from its first dispatch to its completion, ±1 s).
+ * Each such fault allows one extra hit. Extra hits beyond that allowance are unexplained: a
+ * report retried as a new execution, a success turned into a retry, a job redelivered without a
+ * crash, a duplicate dispatch. PostgreSQL backend terminations allow nothing: a worker whose
+ * report cannot be written must retry the report, not the task.
  */
 function sideEffects(
   tasks: HttpTask[],
   hits: Map<string, Hit[]>,
+  needed: (key: string, nodeId: string) => number,
   injector: FaultInjector,
   exits: UnexpectedExit[],
   t0Wall: number,
-): { unexplained: number; extraHits: number; tasksWithExtra: number; missingHits: number; details: SideEffectDetail[] } {
+): {
+  unexplained: number;
+  extraHits: number;
+  tasksWithExtra: number;
+  missingHits: number;
+  /** Tasks whose engine started more attempts than the stub's failures required. */
+  attemptsBeyondNeed: SideEffectDetail[];
+  details: SideEffectDetail[];
+} {
   const faults = [...injector.redeliveryFaultTimes(), ...exits.filter((e) => e.name.startsWith('worker')).map((e) => e.at)].map((t) => t + t0Wall);
   let unexplained = 0;
   let extraHits = 0;
   let missingHits = 0;
   const details: SideEffectDetail[] = [];
+  const attemptsBeyondNeed: SideEffectDetail[] = [];
   for (const task of tasks) {
     const list = hits.get(`${task.key}/${task.nodeId}`) ?? [];
     const attempts = task.attempt + 1;
+    const need = needed(task.key, task.nodeId);
     const finished = task.status === 'COMPLETED' || task.status === 'FAILED';
-    if (finished && list.length < attempts) missingHits += attempts - list.length;
-    const extra = list.length - attempts;
-    if (extra <= 0) continue;
+    if (finished && list.length < Math.min(attempts, need)) missingHits += Math.min(attempts, need) - list.length;
     const from = (task.firstAt ?? 0) - 1_000;
     const to = (task.doneAt ?? Date.now()) + 1_000;
     const allowance = faults.filter((t) => t >= from && t <= to).length;
+    const extra = list.length - Math.min(attempts, need);
     const bad = Math.max(0, extra - allowance);
-    extraHits += extra;
-    unexplained += bad;
-    details.push({
+    const detail: SideEffectDetail = {
       task,
       hits: list.length,
       attempts,
+      needed: need,
       allowance,
       unexplained: bad,
       line:
-        `run ${task.runId} (${task.key}) node ${task.nodeId}: ${list.length} hits for ${attempts} attempt(s), ` +
-        `${allowance} worker kill/Redis loss while in flight; hits at ${list.map((h) => `${(h.at / 1000).toFixed(2)}s${h.outcome === 200 ? '' : `(${h.outcome})`}${h.clientGone ? '(gone)' : ''}`).join(' ')}`,
-    });
+        `run ${task.runId} (${task.key}) node ${task.nodeId}: ${list.length} hits, ${attempts} attempt(s) started, ${need} needed, ` +
+        `${allowance} worker kill/pause/Redis loss while in flight; hits at ${list.map((h) => `${(h.at / 1000).toFixed(2)}s${h.outcome === 200 ? '' : `(${h.outcome})`}${h.clientGone ? '(gone)' : ''}`).join(' ')}`,
+    };
+    if (attempts > need) attemptsBeyondNeed.push(detail);
+    if (extra <= 0) continue;
+    extraHits += extra;
+    unexplained += bad;
+    details.push(detail);
   }
-  return { unexplained, extraHits, tasksWithExtra: details.length, missingHits, details };
+  return { unexplained, extraHits, tasksWithExtra: details.length, missingHits, attemptsBeyondNeed, details };
 }
 
 main().then(
