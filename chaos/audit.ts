@@ -20,10 +20,6 @@ export interface HttpTask {
   status: string;
   /** 0-based attempt on the task row: attempts the engine started = attempt + 1. */
   attempt: number;
-  /** When the task was first created or dispatched (epoch ms, the coordinator's clock). */
-  firstAt: number | null;
-  /** When it was completed or failed for good (epoch ms), null while it is not. */
-  doneAt: number | null;
 }
 
 export interface DoubleCompletion {
@@ -59,17 +55,8 @@ export async function audit(owner: Pool): Promise<Audit> {
 
   const httpTasks = (
     await owner.query(
-      `WITH span AS (
-         SELECT a->>'taskId' AS task_id,
-                min(e.at) FILTER (WHERE a->>'type' IN ('CreateTask', 'DispatchTask')) AS first_at,
-                max(e.at) FILTER (WHERE a->>'type' IN ('CompleteTask', 'FailTask')) AS done_at
-           FROM run_events e, jsonb_array_elements(e.actions) a
-          GROUP BY 1
-       )
-       SELECT t.run_id::text AS "runId", r.input->>'key' AS key, t.node_id AS "nodeId", t.id::text AS "taskId", t.status, t.attempt,
-              (extract(epoch FROM s.first_at) * 1000)::float8 AS "firstAt", (extract(epoch FROM s.done_at) * 1000)::float8 AS "doneAt"
+      `SELECT t.run_id::text AS "runId", r.input->>'key' AS key, t.node_id AS "nodeId", t.id::text AS "taskId", t.status, t.attempt
          FROM tasks t JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id
-         LEFT JOIN span s ON s.task_id = t.id::text
         WHERE t.node_type = 'HTTP'`,
     )
   ).rows as HttpTask[];

@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -17,7 +17,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { WeftApiError, WeftClient } from '../libs/client/src/index.js';
 import { audit, history, openTasks, type Audit, type HttpTask } from './audit.js';
-import { FAULT_KINDS, FaultInjector, FaultPlanner, type FaultRecord } from './faults.js';
+import { FAULT_KINDS, FaultInjector, FaultPlanner, type FaultRecord, type RedeliveryEvent } from './faults.js';
 import { WeftProcess, type UnexpectedExit } from './processes.js';
 import { Stub, type Hit } from './stub.js';
 import { WORKFLOW_ID, definition, planRun, runInput, unexpectedOutcome, type HttpNode, type ObservedRun, type RunPlan } from './workflow.js';
@@ -154,7 +154,6 @@ interface Driven {
 async function main(): Promise<number> {
   const o = options(process.argv.slice(2));
   const t0 = performance.now();
-  const t0Wall = Date.now();
   const clock = () => Math.round(performance.now() - t0);
   const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
@@ -368,7 +367,9 @@ async function main(): Promise<number> {
     // Let stale reports and timers that are still in flight land before reading the history.
     await sleep(3_000);
 
-    // 4. Audit.
+    // 4. Audit (the stub's hits and the fault log are also written next to the process logs).
+    writeFileSync(join(logDir, 'stub-hits.json'), JSON.stringify(Object.fromEntries(stub.hits)));
+    writeFileSync(join(logDir, 'faults.json'), JSON.stringify({ faults: injector.log, unexpectedExits }, null, 1));
     const a = await audit(owner);
     const dbStatus = new Map(a.runs.map((r) => [r.id, r.status]));
     // A run the driver saw end whose status later changed in the database is unexpected too.
@@ -385,7 +386,7 @@ async function main(): Promise<number> {
 
     const planOf = new Map(driven.map((d) => [d.plan.key, d.plan]));
     const needed = (key: string, nodeId: string) => (planOf.get(key)?.fail[nodeId as HttpNode] ?? 0) + 1;
-    const effects = sideEffects(a.httpTasks, stub.hits, needed, injector, unexpectedExits, t0Wall);
+    const effects = sideEffects(a.httpTasks, stub.hits, needed, injector, unexpectedExits);
     const doubled = new Set([...a.doubleCompletions.map((x) => `${x.runId}/${x.nodeId}`), ...a.doubleAppliedReports.map((x) => `${x.runId}/${x.nodeId}`)]);
 
     const early = driven.filter((d) => d.plan.signal === 'early' && d.signalSent);
@@ -539,13 +540,14 @@ interface SideEffectDetail {
  * after the first successful one: the baseline is min(attempts, needed). The second bound catches
  * an engine that throws a successful call away and retries it as a new attempt.
  *
- * Delivery is at least once, so an attempt may execute again when the execution it was on can
- * have been lost: a worker SIGKILLed (or exiting on its own) or paused past its lease, or Redis
- * state lost, while the task was in flight (from its first dispatch to its completion, ±1 s).
- * Each such fault allows one extra hit. Extra hits beyond that allowance are unexplained: a
- * report retried as a new execution, a success turned into a retry, a job redelivered without a
- * crash, a duplicate dispatch. PostgreSQL backend terminations allow nothing: a worker whose
- * report cannot be written must retry the report, not the task.
+ * Delivery is at least once, so an attempt may execute again when the execution it was on was
+ * lost after (or just before) making its call: a worker SIGKILLed (or exiting on its own) or
+ * paused past its lease (and resuming late), or the job lost with Redis state while it ran. Each
+ * such event falling within the task's hits (see {@link RedeliveryEvent}) allows one extra hit.
+ * Extra hits beyond that allowance are unexplained: a report retried as a new execution, a
+ * success turned into a retry, a job redelivered without a crash, a duplicate dispatch.
+ * PostgreSQL backend terminations allow nothing: a worker whose report cannot be written must
+ * retry the report, not the task.
  */
 function sideEffects(
   tasks: HttpTask[],
@@ -553,7 +555,6 @@ function sideEffects(
   needed: (key: string, nodeId: string) => number,
   injector: FaultInjector,
   exits: UnexpectedExit[],
-  t0Wall: number,
 ): {
   unexplained: number;
   extraHits: number;
@@ -563,7 +564,11 @@ function sideEffects(
   attemptsBeyondNeed: SideEffectDetail[];
   details: SideEffectDetail[];
 } {
-  const faults = [...injector.redeliveryFaultTimes(), ...exits.filter((e) => e.name.startsWith('worker')).map((e) => e.at)].map((t) => t + t0Wall);
+  const events: RedeliveryEvent[] = [
+    ...injector.redeliveryEvents(),
+    // The exit is noticed after the process died: its last request may have arrived up to 1 s earlier.
+    ...exits.filter((e) => e.name.startsWith('worker')).map((e) => ({ at: e.at, leadMs: 1_000, what: 'worker crash' })),
+  ];
   let unexplained = 0;
   let extraHits = 0;
   let missingHits = 0;
@@ -575,9 +580,10 @@ function sideEffects(
     const need = needed(task.key, task.nodeId);
     const finished = task.status === 'COMPLETED' || task.status === 'FAILED';
     if (finished && list.length < Math.min(attempts, need)) missingHits += Math.min(attempts, need) - list.length;
-    const from = (task.firstAt ?? 0) - 1_000;
-    const to = (task.doneAt ?? Date.now()) + 1_000;
-    const allowance = faults.filter((t) => t >= from && t <= to).length;
+    const first = list[0]?.at ?? 0;
+    const last = list[list.length - 1]?.at ?? 0;
+    const explaining = events.filter((e) => e.at >= first - e.leadMs && e.at <= last + 500);
+    const allowance = explaining.length;
     const extra = list.length - Math.min(attempts, need);
     const bad = Math.max(0, extra - allowance);
     const detail: SideEffectDetail = {
@@ -588,8 +594,9 @@ function sideEffects(
       allowance,
       unexplained: bad,
       line:
-        `run ${task.runId} (${task.key}) node ${task.nodeId}: ${list.length} hits, ${attempts} attempt(s) started, ${need} needed, ` +
-        `${allowance} worker kill/pause/Redis loss while in flight; hits at ${list.map((h) => `${(h.at / 1000).toFixed(2)}s${h.outcome === 200 ? '' : `(${h.outcome})`}${h.clientGone ? '(gone)' : ''}`).join(' ')}`,
+        `run ${task.runId} (${task.key}) node ${task.nodeId}: ${list.length} hits, ${attempts} attempt(s) started, ${need} needed; ` +
+        `hits at ${list.map((h) => `${(h.at / 1000).toFixed(2)}s${h.outcome === 200 ? '' : `(${h.outcome})`}${h.clientGone ? '(gone)' : ''}`).join(' ')}; ` +
+        (explaining.length ? `explained by ${explaining.map((e) => `${e.what} at ${(e.at / 1000).toFixed(2)}s`).join(', ')}` : 'no worker kill, pause or Redis loss among them'),
     };
     if (attempts > need) attemptsBeyondNeed.push(detail);
     if (extra <= 0) continue;

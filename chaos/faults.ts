@@ -66,10 +66,25 @@ export class FaultPlanner {
   }
 }
 
+/**
+ * A moment an execution can have been lost at. It can explain one extra stub hit of a task whose
+ * hits span it: `at` in [first hit - `leadMs`, last hit + 0.5 s]. `leadMs` is how long before
+ * its HTTP call an execution can already be exposed: a killed or paused worker's request may
+ * reach the stub just after the signal (0.5 s); a job lost with Redis while its execution was
+ * already running (claiming its lease) still makes its call afterwards (3 s).
+ */
+export interface RedeliveryEvent {
+  at: number;
+  leadMs: number;
+  what: string;
+}
+
 export interface FaultRecord {
   at: number;
   kind: FaultKind;
   detail: string;
+  /** For a worker pause: how long it lasted, ms. */
+  pauseMs?: number;
   /** False when nothing could be done (e.g. both replicas already down). */
   applied: boolean;
 }
@@ -108,9 +123,22 @@ export class FaultInjector {
     return this.log.filter((r) => r.kind === kind && r.applied).length;
   }
 
-  /** Times (ms) of applied faults that can make an attempt execute again (worker kills and pauses, Redis flushes). */
-  redeliveryFaultTimes(): number[] {
-    return this.log.filter((r) => r.applied && (r.kind === 'worker-kill' || r.kind === 'worker-pause' || r.kind === 'redis-flush')).map((r) => r.at);
+  /**
+   * The moments at which an applied fault can have lost an execution that already made (or was
+   * about to make) its HTTP call, so that the same attempt runs again (see {@link RedeliveryEvent}).
+   */
+  redeliveryEvents(): RedeliveryEvent[] {
+    const events: RedeliveryEvent[] = [];
+    for (const r of this.log) {
+      if (!r.applied) continue;
+      if (r.kind === 'worker-kill') events.push({ at: r.at, leadMs: 500, what: 'worker kill' });
+      if (r.kind === 'redis-flush') events.push({ at: r.at, leadMs: 3_000, what: 'Redis loss' });
+      if (r.kind === 'worker-pause') {
+        events.push({ at: r.at, leadMs: 500, what: 'worker pause' });
+        events.push({ at: r.at + (r.pauseMs ?? 0), leadMs: 500, what: 'worker resume' });
+      }
+    }
+    return events;
   }
 
   async apply(f: PlannedFault): Promise<FaultRecord> {
@@ -126,7 +154,7 @@ export class FaultInjector {
     return rec;
   }
 
-  private async do(f: PlannedFault): Promise<{ applied: boolean; detail: string }> {
+  private async do(f: PlannedFault): Promise<{ applied: boolean; detail: string; pauseMs?: number }> {
     switch (f.kind) {
       case 'worker-kill':
         return this.kill(this.t.workers, f);
@@ -135,7 +163,7 @@ export class FaultInjector {
         const victim = order.find((p) => p.running && !p.paused);
         if (!victim) return { applied: false, detail: 'every worker already down or paused' };
         const pid = victim.pause(f.pauseMs);
-        return { applied: true, detail: `SIGSTOP ${victim.name} (pid ${pid}) for ${f.pauseMs} ms, then SIGCONT` };
+        return { applied: true, detail: `SIGSTOP ${victim.name} (pid ${pid}) for ${f.pauseMs} ms, then SIGCONT`, pauseMs: f.pauseMs };
       }
       case 'scheduler-kill':
         return this.kill(this.t.schedulers, f);
