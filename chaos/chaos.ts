@@ -152,6 +152,8 @@ interface Driven {
 }
 
 async function main(): Promise<number> {
+  // A closed stdout (`| head`) must not stop the run half-way: it still cleans up after itself.
+  process.stdout.on('error', () => undefined);
   const o = options(process.argv.slice(2));
   const t0 = performance.now();
   const clock = () => Math.round(performance.now() - t0);

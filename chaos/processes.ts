@@ -7,6 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** Every child still running: SIGKILLed if the driver exits without stopping them (a crash, EPIPE). */
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
+
 export interface UnexpectedExit {
   name: string;
   at: number;
@@ -54,7 +60,9 @@ export class WeftProcess {
     closeSync(log);
     this.starts++;
     this.child = child;
+    live.add(child);
     child.once('exit', (code, signal) => {
+      live.delete(child);
       if (this.child === child) this.child = undefined;
       if (this.expected.has(child) || this.shuttingDown) return;
       this.onUnexpectedExit({ name: this.name, at: this.clock(), code, signal, lastErrors: this.lastErrors() });
