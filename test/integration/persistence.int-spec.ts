@@ -94,6 +94,21 @@ describe('withTenant', () => {
     // The pool recovers.
     expect((await db.ds.query('SELECT 1 AS one'))[0].one).toBe(1);
   });
+
+  it('maps a transaction whose connection was terminated between two statements to TransientDbError, and keeps the process up', async () => {
+    // The backend dies while the transaction is idle (another session terminates it): the pg
+    // client emits 'error' outside any query, TypeORM releases the runner, and the next statement
+    // fails with TypeORM's QueryRunnerAlreadyReleasedError — a lost connection, so transient.
+    const err = await withTenant(db.ds, uuidv7(), async (m) => {
+      const [{ pid }] = await m.query('SELECT pg_backend_pid() AS pid');
+      await db.owner.query('SELECT pg_terminate_backend($1)', [pid]);
+      await new Promise((r) => setTimeout(r, 300));
+      return m.query('SELECT 1');
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(TransientDbError);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await db.ds.query('SELECT 1 AS one'))[0].one).toBe(1);
+  });
 });
 
 describe('mapDriverError', () => {

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
@@ -55,7 +56,7 @@ export interface DataSourceOptions {
  * `initialize()` (and `destroy()` when done).
  */
 export function createDataSource(url: string, opts: DataSourceOptions = {}): DataSource {
-  return new DataSource({
+  return new GuardedDataSource({
     type: 'postgres',
     url,
     entities: ENTITIES,
@@ -68,6 +69,32 @@ export function createDataSource(url: string, opts: DataSourceOptions = {}): Dat
     applicationName: opts.applicationName ?? 'weft',
     extra: opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : undefined,
   });
+}
+
+/**
+ * A DataSource whose pooled connections can never crash the process: pg emits `error` on a
+ * client whose connection breaks (a terminated backend, a network cut); while TypeORM holds the
+ * client it listens, but a second error after it let go, or one between two checkouts, would be
+ * an unhandled `error` event. Every client of the pool gets a listener that drops it (the pool
+ * and the failing query already deal with the broken connection).
+ */
+class GuardedDataSource extends DataSource {
+  override async initialize(): Promise<this> {
+    await super.initialize();
+    const pool = (this.driver as unknown as { master?: EventEmitter & { _clients?: EventEmitter[] } }).master;
+    if (pool && typeof pool.on === 'function') {
+      const guard = (client: EventEmitter) => {
+        if (!client.listeners('error').includes(ignoreClientError)) client.on('error', ignoreClientError);
+      };
+      pool.on('connect', guard);
+      for (const client of pool._clients ?? []) guard(client);
+    }
+    return this;
+  }
+}
+
+function ignoreClientError(): void {
+  // The broken connection is discarded by the pool; its query (if any) fails on its own.
 }
 
 /** Advisory lock key serializing concurrent `runMigrations` calls on one database. */

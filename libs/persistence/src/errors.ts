@@ -1,4 +1,4 @@
-import { QueryFailedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 
 /** Error codes of @weft/persistence (STYLE: one union per package). */
 export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA' | 'LAST_ADMIN_KEY';
@@ -98,6 +98,11 @@ const INVALID_DATA_CLASSES = ['22', '54'];
  */
 export function mapDriverError(err: unknown): Error {
   if (err instanceof PersistenceError) return err;
+  // TypeORM releases a query runner whose connection broke (terminated backend, network); the
+  // transaction's next statement then fails with one of these instead of a driver error.
+  if (err instanceof QueryRunnerAlreadyReleasedError || err instanceof QueryRunnerProviderAlreadyReleasedError) {
+    return new TransientDbError(undefined, err.message, err);
+  }
   const driver = (err instanceof QueryFailedError ? err.driverError : err) as
     | { code?: unknown; constraint?: unknown; message?: unknown }
     | undefined;

@@ -150,8 +150,9 @@ export class TaskProcessor implements BeforeApplicationShutdown {
    * `TRANSIENT`) retries the same report, with backoff doubling from `reportBackoffMs` up to
    * `reportBackoffCapMs`, for as long as the lease is held (heartbeats go on meanwhile); it stops
    * when the lease is lost (nothing to report any more) or the worker shuts down (throws: the job
-   * fails and the lease sweep re-dispatches the task). A permanent failure (the coordinator
-   * refused the report — BAD_USER_INPUT, a database refusal, a bug) is not repeated: a refused
+   * fails and the lease sweep re-dispatches the task). An error of no known kind is retried the
+   * same way up to UNKNOWN_REPORT_ATTEMPTS times. A refusal (BAD_USER_INPUT, INVALID_DATA: the
+   * coordinator or the database will never take it; an unknown error past its tries) is not repeated: a refused
    * completion is reported as a failure of the attempt with the reason, so the node's retry
    * policy applies and the run cannot stay RUNNING; a refused failure report is given up.
    */
@@ -168,7 +169,10 @@ export class TaskProcessor implements BeforeApplicationShutdown {
         return;
       } catch (err) {
         const msg = err instanceof Error ? err.message : String(err);
-        if (!isTransient(err)) {
+        const kind = reportErrorKind(err);
+        // An error we cannot classify (a library's own error class after a lost connection, say)
+        // is retried like a transient one, a bounded number of times, before it counts as a refusal.
+        if (kind === 'refused' || (kind === 'unknown' && i >= UNKNOWN_REPORT_ATTEMPTS)) {
           if (!outcome.ok) {
             this.log.error(`failure report for task ${job.taskId} attempt ${job.attempt} refused (${msg}); giving up`);
             throw err;
@@ -239,7 +243,17 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** A failure worth retrying the same report for: the database was unavailable. */
-function isTransient(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'TRANSIENT';
+/** Times a report failing with an error of no known kind is tried before it counts as refused. */
+const UNKNOWN_REPORT_ATTEMPTS = 20;
+
+/**
+ * What a failed report means: `transient` (code TRANSIENT: the database was unavailable — retry
+ * the same report while the lease is held), `refused` (BAD_USER_INPUT, INVALID_DATA: the
+ * coordinator or the database will never take it), or `unknown` (anything else).
+ */
+function reportErrorKind(err: unknown): 'transient' | 'refused' | 'unknown' {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  if (code === 'TRANSIENT') return 'transient';
+  if (code === 'BAD_USER_INPUT' || code === 'INVALID_DATA') return 'refused';
+  return 'unknown';
 }
