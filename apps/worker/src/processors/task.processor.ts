@@ -151,7 +151,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
    * `reportBackoffCapMs`, for as long as the lease is held (heartbeats go on meanwhile); it stops
    * when the lease is lost (nothing to report any more) or the worker shuts down (throws: the job
    * fails and the lease sweep re-dispatches the task). An error of no known kind is retried the
-   * same way up to UNKNOWN_REPORT_ATTEMPTS times. A refusal (BAD_USER_INPUT, INVALID_DATA: the
+   * same way up to UNKNOWN_REPORT_ATTEMPTS times. A refusal (an error with any other code: the
    * coordinator or the database will never take it; an unknown error past its tries) is not repeated: a refused
    * completion is reported as a failure of the attempt with the reason, so the node's retry
    * policy applies and the run cannot stay RUNNING; a refused failure report is given up.
@@ -248,12 +248,13 @@ const UNKNOWN_REPORT_ATTEMPTS = 20;
 
 /**
  * What a failed report means: `transient` (code TRANSIENT: the database was unavailable — retry
- * the same report while the lease is held), `refused` (BAD_USER_INPUT, INVALID_DATA: the
- * coordinator or the database will never take it), or `unknown` (anything else).
+ * the same report while the lease is held), `refused` (any other code: a WeftError such as
+ * BAD_USER_INPUT, INVALID_DATA, or a database error's SQLSTATE — the coordinator or the database
+ * will never take it), or `unknown` (an error without a code: a library's own error class, a bug).
  */
 function reportErrorKind(err: unknown): 'transient' | 'refused' | 'unknown' {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
   if (code === 'TRANSIENT') return 'transient';
-  if (code === 'BAD_USER_INPUT' || code === 'INVALID_DATA') return 'refused';
+  if (typeof code === 'string' && code !== '') return 'refused';
   return 'unknown';
 }
