@@ -1,5 +1,5 @@
 import { TenantRepository } from '@weft/persistence';
-import { loadConfig } from '@weft/platform';
+import { loadConfig, type WeftConfig } from '@weft/platform';
 import { WeftApiError, WeftClient } from '@weft/client';
 import { startPlatform, type RunningPlatform } from '../../apps/cli/src/platform.js';
 import { startOrderService } from '../../examples/demo/order-service.js';
@@ -20,19 +20,7 @@ export const RUN_FIELDS = `id status workflowId version input config output erro
 export async function startE2E() {
   const db = await createTestDatabase();
   const shop = await startOrderService();
-  const config = loadConfig(
-    {},
-    {
-      DATABASE_URL: db.url,
-      DATABASE_OWNER_URL: db.ownerUrl,
-      PORT: 0,
-      WEFT_HTTP_ALLOW_PRIVATE: 'true',
-      WEFT_SCHEDULER_INTERVAL_MS: 50,
-      WEFT_LOG_LEVEL: 'error',
-      WEFT_WORKER_CONCURRENCY: 16,
-      WEFT_WS_KEY_RECHECK_MS: 200,
-    },
-  );
+  const config = testConfig(db, { WEFT_WS_KEY_RECHECK_MS: 200 });
   const platform: RunningPlatform = await startPlatform(config, { api: true, worker: true, scheduler: true, host: '127.0.0.1' });
   const url = platform.url!;
   const clients: WeftClient[] = [];
@@ -57,6 +45,27 @@ export async function startE2E() {
 }
 
 export type E2E = Awaited<ReturnType<typeof startE2E>>;
+
+/**
+ * The configuration every in-process platform of the suites runs with: the test database (the
+ * runtime role, and its owner for migrations), a free port, private HTTP allowed (the stubs are
+ * on loopback), a 50 ms scheduler, quiet logs, 16 jobs per queue; `env` adds or overrides.
+ */
+export function testConfig(db: { url: string; ownerUrl: string }, env: Record<string, string | number> = {}): WeftConfig {
+  return loadConfig(
+    {},
+    {
+      DATABASE_URL: db.url,
+      DATABASE_OWNER_URL: db.ownerUrl,
+      PORT: 0,
+      WEFT_HTTP_ALLOW_PRIVATE: 'true',
+      WEFT_SCHEDULER_INTERVAL_MS: 50,
+      WEFT_LOG_LEVEL: 'error',
+      WEFT_WORKER_CONCURRENCY: 16,
+      ...env,
+    },
+  );
+}
 
 /** Publishes a definition (object → JSON, string as is); returns the version. */
 export async function publish(client: WeftClient, workflowId: string, definition: unknown): Promise<number> {

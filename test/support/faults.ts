@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import type { DataSource } from 'typeorm';
 import { createDataSource, sql, withTenant } from '@weft/persistence';
 import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine';
-import { BullTaskQueues, loadConfig, queuePrefix } from '@weft/platform';
+import { BullTaskQueues, queuePrefix } from '@weft/platform';
 import { startPlatform } from '../../apps/cli/src/platform.js';
 import { MemoryLogger, RecordingDispatcher, RecordingPublisher } from './builders.js';
+import { testConfig } from './e2e-platform.js';
 
 /**
  * Faults for the durability suites: triggers that play a failing PostgreSQL (a refused statement,
@@ -208,19 +209,7 @@ export async function startWorkerPlatform(
   env: Record<string, string | number> = {},
   roles: { api?: boolean; worker?: boolean; scheduler?: boolean } = { worker: true, scheduler: true },
 ) {
-  const config = loadConfig(
-    {},
-    {
-      DATABASE_URL: db.url,
-      DATABASE_OWNER_URL: db.ownerUrl,
-      PORT: 0,
-      WEFT_HTTP_ALLOW_PRIVATE: 'true',
-      WEFT_SCHEDULER_INTERVAL_MS: 50,
-      WEFT_LOG_LEVEL: 'error',
-      WEFT_WORKER_CONCURRENCY: 16,
-      ...env,
-    },
-  );
+  const config = testConfig(db, env);
   const platform = await startPlatform(config, { ...roles, host: '127.0.0.1' });
   const queues = new BullTaskQueues(config.redisUrl, queuePrefix(db.url));
   const coordinator = new RunCoordinator(db.ds, queues, new RecordingPublisher(), { logger: new MemoryLogger() });
