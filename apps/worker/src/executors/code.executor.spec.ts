@@ -343,6 +343,23 @@ describe('CodeExecutor', () => {
         );
       expect(await probe(5432)).toMatch(/^refused: /);
       expect(await probe(6379)).toMatch(/^refused: /);
+      // Nor the local services' Unix sockets: /run (and /var/run) is empty inside.
+      const sockets = await code.execute(
+        {
+          code:
+            'import os, socket\n' +
+            'def handler(input):\n' +
+            '    s = socket.socket(socket.AF_UNIX)\n' +
+            '    try:\n' +
+            '        s.connect("/var/run/postgresql/.s.PGSQL.5432")\n' +
+            '        reached = "connected"\n' +
+            '    except OSError as e:\n' +
+            '        reached = "refused: " + type(e).__name__\n' +
+            '    return {"run": sorted(os.listdir("/run")), "postgres": reached}\n',
+        },
+        py,
+      );
+      expect(sockets).toEqual({ run: [], postgres: 'refused: FileNotFoundError' });
       // The worker itself reaches the database: the isolation is the code's, not the machine's.
       await new Promise<void>((resolve, reject) => {
         const s = connect(5432, '127.0.0.1', () => {

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { claimUidBlock } from './uid-block.js';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants as fsConstants } from 'node:fs';
+import { accessSync, constants as fsConstants, realpathSync, statSync } from 'node:fs';
 import { chmod, chown, mkdtemp, readFile, readdir, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { ExecutionError } from './executor.js';
 import type { ExecutionContext, TaskExecutor } from './executor.js';
+import { claimUidBlock } from './uid-block.js';
 
 export interface CodeExecutorOptions {
   /** Python interpreter, looked up on PATH (default `python3`). */
@@ -38,8 +38,11 @@ export interface CodeExecutorOptions {
   prlimit?: string | false;
   /**
    * Run each execution in a network namespace of its own (nothing but a down loopback: no
-   * PostgreSQL, Redis, cloud metadata or internet), through `unshare --net`. Default: on when the
-   * worker runs as root and `unshare` is on PATH; otherwise code has the worker's network.
+   * PostgreSQL, Redis, cloud metadata or internet, and no abstract Unix sockets), through
+   * `unshare --net`, and — when `setpriv` is on PATH too — in a mount namespace of its own
+   * whose `/run` (and so `/var/run`) is an empty tmpfs, hiding the local services' Unix sockets
+   * (PostgreSQL's, MariaDB's, Docker's). Default: on when the worker runs as root and `unshare`
+   * is on PATH; otherwise code has the worker's network and sockets.
    */
   isolateNetwork?: boolean;
 }
@@ -363,6 +366,8 @@ export class CodeExecutor implements TaskExecutor {
   private readonly prlimit: string | undefined;
   /** The `unshare` binary when executions get their own network namespace. */
   readonly unshare: string | undefined;
+  /** The `setpriv` binary when executions also get a mount namespace hiding `/run`. */
+  readonly setpriv: string | undefined;
   private readonly pool: SlotPool | undefined;
   /** Runtimes whose interpreter was seen to start as a pool uid. */
   private readonly runnable = new Set<Language>();
@@ -378,6 +383,7 @@ export class CodeExecutor implements TaskExecutor {
     this.prlimit = options.prlimit === false ? undefined : (options.prlimit ?? findOnPath('prlimit'));
     const isolate = options.isolateNetwork ?? this.uidRange !== undefined;
     this.unshare = isolate && this.uidRange ? findOnPath('unshare') : undefined;
+    this.setpriv = this.unshare ? findOnPath('setpriv') : undefined;
     if (options.isolateNetwork && !this.unshare) {
       throw new Error('CodeExecutor: isolateNetwork needs the worker to run as root with `unshare` (util-linux) on PATH');
     }
@@ -492,6 +498,25 @@ export class CodeExecutor implements TaskExecutor {
   }
 
   /**
+   * The command line of one execution. As root with `unshare`: a network namespace of its own
+   * and, with `setpriv`, a mount namespace whose `/run` is an empty tmpfs; then the slot's uid
+   * and gid with no supplementary groups, and an exec of the command (same pid, same process
+   * group). Otherwise the command itself, run as the slot's uid when there is one.
+   */
+  private sandboxed(command: string, args: string[], runAs: RunAsUser | undefined): [string, string[], { uid?: number; gid?: number }] {
+    if (!runAs || !this.unshare) return [command, args, runAs ? { uid: runAs.uid, gid: runAs.gid } : {}];
+    // setpriv gives up on the first PATH entry the uid may not run (a shim under /root, say):
+    // hand it the first one any user may run instead.
+    command = findRunnableByAnyone(command) ?? command;
+    if (!this.setpriv) return [this.unshare, ['--net', `--setgid=${runAs.gid}`, `--setuid=${runAs.uid}`, '--', command, ...args], {}];
+    const script =
+      'mount -t tmpfs -o size=64k,mode=755,nosuid,nodev,noexec weft-run /run || exit 126; ' +
+      'unset PWD OLDPWD; u=$1; g=$2; p=$3; shift 3; exec "$p" --reuid="$u" --regid="$g" --clear-groups -- "$@"';
+    const argv = ['--net', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'weft-sandbox'];
+    return [this.unshare, [...argv, String(runAs.uid), String(runAs.gid), this.setpriv, command, ...args], {}];
+  }
+
+  /**
    * Frees a pool slot once no process of its uid is left; until then (processes that outlived
    * {@link SWEEP_BOUND_MS} of SIGKILLs) it stays taken and is swept again in the background.
    */
@@ -555,10 +580,7 @@ export class CodeExecutor implements TaskExecutor {
     return new Promise((resolve, reject) => {
       // In its own network namespace, unshare (as root) drops to the slot's uid and gid (and no
       // supplementary groups) itself, then execs the command: same pid, same process group.
-      const [file, argv, user] =
-        runAs && this.unshare
-          ? [this.unshare, ['--net', `--setgid=${runAs.gid}`, `--setuid=${runAs.uid}`, '--', command, ...args], {}]
-          : [command, args, runAs ? { uid: runAs.uid, gid: runAs.gid } : {}];
+      const [file, argv, user] = this.sandboxed(command, args, runAs);
       // detached: its own process group, so a kill also reaches anything the code spawned.
       const child = spawn(file, argv, {
         cwd,
@@ -804,6 +826,33 @@ function findOnPath(name: string): string | undefined {
 }
 
 /** The only variable the child inherits: PATH, to find interpreters and tools. */
+/**
+ * The first `name` on PATH (or `name` itself when it holds a slash) that any user may execute:
+ * the file has the others-execute bit and every directory above it the others-search bit.
+ * Undefined when there is none.
+ */
+function findRunnableByAnyone(name: string): string | undefined {
+  const candidates = name.includes('/') ? [name] : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+  for (const candidate of candidates) {
+    try {
+      const file = realpathSync(candidate);
+      if ((statSync(file).mode & 0o001) === 0) continue;
+      let dir = dirname(file);
+      let open = true;
+      for (;;) {
+        if ((statSync(dir).mode & 0o001) === 0) open = false;
+        const parent = dirname(dir);
+        if (!open || parent === dir) break;
+        dir = parent;
+      }
+      if (open) return file;
+    } catch {
+      // not there
+    }
+  }
+  return undefined;
+}
+
 function childPath(): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' };
 }
