@@ -38,7 +38,7 @@ const LEVELS: Record<WeftConfig['logLevel'], LogLevel[]> = {
  * with one clear line when a service cannot be reached.
  */
 export async function startPlatform(config: WeftConfig, roles: Roles, opts: { migrate?: boolean } = {}): Promise<RunningPlatform> {
-  await ensureDatabase(config.ownerDatabaseUrl);
+  await ensureDatabase(config.ownerDatabaseUrl, { create: !!opts.migrate });
   await ensureRedis(config.redisUrl);
   if (opts.migrate) await runMigrations(config.ownerDatabaseUrl);
   await ensureRuntimeRole(config.databaseUrl);
@@ -73,5 +73,16 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
   if (roles.worker) app.get(TaskProcessor).start(config.queues);
   if (roles.scheduler) app.get(SchedulerPoller).start();
   if (url) new Logger('weft').log(`GraphQL API at ${url}`);
+  new Logger('weft').log(`database ${databaseName(config.databaseUrl)}`);
   return { url, close: () => app.close() };
+}
+
+/** The database name of a PostgreSQL URL, for the start-up log. */
+function databaseName(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${decodeURIComponent(u.pathname.replace(/^\//, ''))} on ${u.hostname}:${u.port || 5432}`;
+  } catch {
+    return 'from DATABASE_URL';
+  }
 }

@@ -70,4 +70,19 @@ describe('weft admin create-key', () => {
     await expect(weft('admin', 'create-key', '--role', 'admin')).rejects.toThrow(/--tenant/);
     expect((await new TenantRepository(db.ds).listApiKeys(tenantId)).map((k) => k.name)).toEqual(['admin', 'deploy bot', 'viewer']);
   });
+
+  it('refuses a database that does not exist instead of creating an empty one (a mistyped name)', async () => {
+    const typo = `${db.name}_typo`;
+    const url = (u: string) => u.replace(`/${db.name}`, `/${typo}`);
+    process.env.DATABASE_URL = url(db.url);
+    process.env.DATABASE_OWNER_URL = url(db.ownerUrl);
+    try {
+      await expect(weft('admin', 'create-tenant', 'acme')).rejects.toThrow(`database "${typo}" does not exist`);
+      const exists = await db.owner.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [typo]);
+      expect(exists).toEqual([]);
+    } finally {
+      process.env.DATABASE_URL = db.url;
+      process.env.DATABASE_OWNER_URL = db.ownerUrl;
+    }
+  });
 });

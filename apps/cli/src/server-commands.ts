@@ -136,8 +136,8 @@ export function serverCommands(program: Command): void {
 }
 
 /**
- * The `admin` commands' database access: creates the database and migrates it as the owner
- * (`DATABASE_OWNER_URL`), checks the runtime role like every server process does, then runs `fn`
+ * The `admin` commands' database access: refuses a database that does not exist (a mistyped
+ * name), migrates it as the owner (`DATABASE_OWNER_URL`), checks the runtime role like every server process does, then runs `fn`
  * with a TenantRepository on the runtime connection (`DATABASE_URL`, under row-level security),
  * closing it afterwards.
  */
@@ -145,7 +145,7 @@ async function withTenants(fn: (tenants: import('@weft/persistence').TenantRepos
   const { loadConfig, ensureDatabase, ensureRuntimeRole } = await platform();
   const { runMigrations, createDataSource, TenantRepository } = await persistence();
   const config = loadConfig();
-  await ensureDatabase(config.ownerDatabaseUrl);
+  await ensureDatabase(config.ownerDatabaseUrl, { create: false });
   await runMigrations(config.ownerDatabaseUrl);
   await ensureRuntimeRole(config.databaseUrl);
   const ds = createDataSource(config.databaseUrl, { poolSize: 1 });

@@ -16,7 +16,7 @@ export async function checkRuntimeRole(ds: DataSource): Promise<void> {
   // Membership counts: a role that may SET ROLE to a superuser, BYPASSRLS or owning role is as
   // good as that role.
   const [row] = (await ds.query(
-    `SELECT current_user AS rolname,
+    `SELECT current_user AS rolname, current_database() AS database,
             (SELECT string_agg(r.rolname, ', ') FROM pg_roles r
               WHERE r.rolsuper AND pg_has_role(current_user, r.oid, 'MEMBER')) AS superusers,
             (SELECT string_agg(r.rolname, ', ') FROM pg_roles r
@@ -27,14 +27,16 @@ export async function checkRuntimeRole(ds: DataSource): Promise<void> {
             to_regclass('public.runs') IS NOT NULL AS migrated,
             to_regprocedure('public.weft_claim_due_timers(timestamptz, integer, timestamptz)') IS NOT NULL AS secured,
             EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'weft_app' AND pg_has_role(current_user, r.oid, 'USAGE')) AS runtime`,
-  )) as { rolname: string; superusers: string | null; bypassers: string | null; owned: number; migrated: boolean; secured: boolean; runtime: boolean }[];
+  )) as { rolname: string; database: string; superusers: string | null; bypassers: string | null; owned: number; migrated: boolean; secured: boolean; runtime: boolean }[];
   if (!row) throw new RuntimeRoleError('cannot read the current role from pg_roles');
   const fix = 'connect DATABASE_URL as the runtime role weft_app (postgres://weft_app@host:port/db); migrations run as DATABASE_OWNER_URL';
   const as = (what: string) => `DATABASE_URL connects as ${row.rolname}, ${what}, which bypasses row-level security: ${fix}`;
   if (row.superusers) throw new RuntimeRoleError(as(`a superuser or a member of one (${row.superusers})`));
   if (row.bypassers) throw new RuntimeRoleError(as(`a role with BYPASSRLS or a member of one (${row.bypassers})`));
   if (row.owned > 0) throw new RuntimeRoleError(as(`the owner (or a member of the owner) of ${row.owned} table(s) of the schema`));
-  if (!row.migrated || !row.secured) throw new RuntimeRoleError('the database is not migrated: run `weft migrate` (or start with `weft dev`)');
+  if (!row.migrated || !row.secured) {
+    throw new RuntimeRoleError(`database "${row.database}" is not migrated: check the name in DATABASE_URL, or run \`weft migrate\` (or start with \`weft dev\`)`);
+  }
   if (!row.runtime) {
     throw new RuntimeRoleError(
       `DATABASE_URL connects as ${row.rolname}, which is neither weft_app nor a member of it, so it may not use Weft's tables: connect as weft_app, or run \`GRANT weft_app TO ${row.rolname}\` as the owner`,

@@ -23,11 +23,13 @@ function reason(err: unknown): string {
 }
 
 /**
- * Checks PostgreSQL answers at `url` (the owner's connection, `DATABASE_OWNER_URL`) and creates
- * the database when it is missing (so the default `weft` database needs no set-up). Throws {@link ServiceUnavailableError} when the
+ * Checks PostgreSQL answers at `url` (the owner's connection, `DATABASE_OWNER_URL`) and, with
+ * `create` (the default; `weft dev`, `weft migrate`), creates the database when it is missing,
+ * so the default `weft` database needs no set-up. Without `create` a missing database is an
+ * error naming it (a mistyped name must not quietly become a new, empty installation). Throws {@link ServiceUnavailableError} when the
  * server cannot be reached or the URL is malformed.
  */
-export async function ensureDatabase(url: string): Promise<void> {
+export async function ensureDatabase(url: string, opts: { create?: boolean } = {}): Promise<void> {
   let target: URL;
   try {
     target = new URL(url);
@@ -45,6 +47,11 @@ export async function ensureDatabase(url: string): Promise<void> {
     await c.end();
     return;
   } catch (err) {
+    if ((err as { code?: string }).code === '3D000' && opts.create === false) {
+      throw new ServiceUnavailableError(
+        `database "${dbName}" does not exist at ${describe(url)}: check the name in DATABASE_URL, or create it with \`weft migrate\` (or \`weft dev\`)`,
+      );
+    }
     if ((err as { code?: string }).code !== '3D000') {
       throw new ServiceUnavailableError(
         `Cannot reach PostgreSQL at ${describe(url)} (${reason(err)}). Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or set DATABASE_OWNER_URL.`,

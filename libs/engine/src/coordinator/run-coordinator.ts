@@ -66,11 +66,15 @@ export interface RunCoordinatorOptions {
   templates?: TemplateResolver;
   /** DAG cache size in workflow versions (default 512). */
   dagCacheSize?: number;
-  /** How long a claimed timer is hidden from other schedulers before it may fire again, ms (default 60 000). */
+  /**
+   * How long a claimed timer is hidden from other schedulers before it may fire again, ms
+   * (default 10 000): how late a timer fires when the scheduler that claimed it dies before
+   * applying it (applying takes milliseconds; one fired twice is ignored by fencing).
+   */
   timerLeaseMs?: number;
   /** Age an un-enqueued outbox row must reach before the relay takes it, ms (default 5 000). */
   outboxGraceMs?: number;
-  /** How long a relay's claim on an outbox row lasts, ms (default 30 000). */
+  /** How long a relay's claim on an outbox row lasts, ms (default 10 000): the delay when its scheduler dies mid-relay. */
   outboxLeaseMs?: number;
   /**
    * The lease of a dispatched worker attempt, ms after its `not_before` (default 30 000): past it,
@@ -269,9 +273,9 @@ export class RunCoordinator {
     this.maxRetries = Math.max(0, opts.maxEventRetries ?? 5);
     this.templates = opts.templates ?? new CelTemplateResolver();
     this.dags = new DagCache(opts.dagCacheSize);
-    this.timerLeaseMs = opts.timerLeaseMs ?? 60_000;
+    this.timerLeaseMs = opts.timerLeaseMs ?? 10_000;
     this.outboxGraceMs = opts.outboxGraceMs ?? 5_000;
-    this.outboxLeaseMs = opts.outboxLeaseMs ?? 30_000;
+    this.outboxLeaseMs = opts.outboxLeaseMs ?? 10_000;
     this.dispatchLeaseMs = opts.dispatchLeaseMs ?? 30_000;
     this.runLeaseMs = opts.runLeaseMs ?? 15_000;
     this.maxOutputBytes = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
