@@ -21,7 +21,12 @@ export class WeftApiError extends Error {
 
 function formatError(e: GraphQLErrorShape): string {
   const code = e.extensions?.code ? `${e.extensions.code}: ` : '';
-  const problems = (e.extensions?.problems ?? []).map((p) => `\n  - ${[p.nodeId, p.path].filter(Boolean).join(' ')}${p.nodeId || p.path ? ': ' : ''}${p.message}`);
+  // A lone problem that only repeats the message (with its path) adds nothing but the path.
+  const all = e.extensions?.problems ?? [];
+  const repeats = all.length === 1 && all[0]!.message === e.message;
+  const problems = repeats
+    ? []
+    : all.map((p) => `\n  - ${[p.nodeId, p.path].filter(Boolean).join(' ')}${p.nodeId || p.path ? ': ' : ''}${p.message}`);
   return `${code}${e.message}${problems.join('')}`;
 }
 
