@@ -149,7 +149,7 @@ export class RunsService {
         this.workflows.definition(run.tenantId, run.workflowId, run.version),
         this.runs.tasksOfRun(run.tenantId, run.id),
       ]);
-      return toMermaid(def, new Map(rows.map((t) => [t.nodeId, t.status])));
+      return toMermaid(def, new Map(rows.map((t) => [t.nodeId, { status: t.status, branches: t.branches }])));
     });
   }
 
