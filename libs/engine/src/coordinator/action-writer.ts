@@ -186,6 +186,15 @@ export class ActionWriter {
         });
         return;
       }
+      case 'RecordBranches': {
+        const r = await sql(
+          this.m,
+          `UPDATE tasks SET branches = $3::text[], updated_at = $4 WHERE tenant_id = $1 AND id = $2`,
+          [this.tenantId, a.taskId, a.branches, this.now],
+        );
+        this.expectOne(r.rowCount, `task ${a.taskId} to record branches on`);
+        return;
+      }
       case 'ResolveWait': {
         const r = await sql(
           this.m,
@@ -323,6 +332,8 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
       return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, reason: a.reason });
     case 'RetryTask':
       return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, reason: a.reason, notBefore: a.notBefore.toISOString() });
+    case 'RecordBranches':
+      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, branches: a.branches });
     case 'ResolveWait':
       return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, status: a.status, reason: a.reason });
     case 'BufferSignal':

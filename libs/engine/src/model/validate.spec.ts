@@ -155,7 +155,6 @@ output: {total: "{{tasks.flaky.output.n * }}"}
       { nodeId: 'flaky', path: 'nodes[7].spec.url', message: /CEL syntax error in \{\{ input\.id \+ \}\}/ },
       { nodeId: 'nourl', path: 'nodes[8].spec.url', message: /HTTP node requires spec.url/ },
       { nodeId: 'start', path: 'edges[1].condition', message: /CEL syntax error in \{\{ input\.n > \}\}/ },
-      { nodeId: 'start', path: 'edges[1].condition', message: /condition is only allowed on edges leaving a SWITCH \("start" is a FORK node\)/ },
       { nodeId: 'start', path: 'edges[7].to', message: /edge to unknown node "ghost"/ },
       { nodeId: 'x', path: 'edges', message: /cycle through nodes x, y/ },
       { nodeId: 'x', message: /"x" cannot be reached from the entry node "start"/ },
@@ -256,25 +255,49 @@ describe('DESIGN §6 features that are not implemented yet are refused, not igno
     ]);
   });
 
-  it('refuses on_error on an edge and reducers on a JOIN', () => {
+  it('accepts on_error edges, with or without a condition (reducers on a JOIN are still refused)', () => {
     const problems = validateDefinition({
-      nodes: [{ node_id: 'a', type: 'HTTP', spec: { url: 'https://x' } }, { node_id: 'j', type: 'JOIN', spec: { reducers: { total: 'add' } } }],
-      edges: [{ from: 'a', to: 'j', on_error: true }],
+      nodes: [
+        { node_id: 'a', type: 'HTTP', spec: { url: 'https://x' } },
+        { node_id: 'undo', type: 'HTTP', spec: { url: 'https://x/undo', body: { why: '{{tasks.a.error}}' } } },
+        { node_id: 'j', type: 'JOIN', spec: { reducers: { total: 'add' } } },
+      ],
+      edges: [
+        { from: 'a', to: 'j', on_error: false },
+        { from: 'a', to: 'undo', on_error: true, condition: '{{tasks.a.error.contains("declined")}}' },
+      ],
+    });
+    expect(problems).toEqual([{ nodeId: 'j', path: 'nodes[2].spec.reducers', message: 'JOIN spec.reducers is not supported yet' }]);
+  });
+
+  it('refuses an on_error that is not a boolean, and one leaving a SWITCH or FORK (they never fail)', () => {
+    const problems = validateDefinition({
+      nodes: [
+        { node_id: 'f', type: 'FORK' },
+        { node_id: 's', type: 'SWITCH' },
+        { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } },
+        { node_id: 'c', type: 'HTTP', spec: { url: 'https://z' } },
+      ],
+      edges: [
+        { from: 'f', to: 's' },
+        { from: 's', to: 'b', on_error: true },
+        { from: 'f', to: 'c', on_error: 'yes' },
+        { from: 'f', to: 'b', on_error: true },
+      ],
     });
     expect(problems).toEqual([
-      { nodeId: 'j', path: 'nodes[1].spec.reducers', message: 'JOIN spec.reducers is not supported yet' },
-      { nodeId: 'a', path: 'edges[0].on_error', message: 'on_error is not supported yet' },
+      { nodeId: 's', path: 'edges[1].on_error', message: 'on_error edge leaving a SWITCH node ("s"), which never fails; it would never be taken' },
+      { nodeId: 'f', path: 'edges[2].on_error', message: 'on_error must be true or false' },
+      { nodeId: 'f', path: 'edges[3].on_error', message: 'on_error edge leaving a FORK node ("f"), which never fails; it would never be taken' },
     ]);
   });
 
-  it('refuses a condition on an edge that does not leave a SWITCH, since only a SWITCH evaluates one', () => {
+  it('accepts a condition on an edge leaving any node, not only a SWITCH', () => {
     const problems = validateDefinition({
       nodes: [{ node_id: 'a', type: 'HTTP', spec: { url: 'https://x' } }, { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } }],
       edges: [{ from: 'a', to: 'b', condition: '{{tasks.a.output.ok}}' }],
     });
-    expect(problems).toEqual([
-      { nodeId: 'a', path: 'edges[0].condition', message: 'condition is only allowed on edges leaving a SWITCH ("a" is a HTTP node); put a SWITCH after it' },
-    ]);
+    expect(problems).toEqual([]);
   });
 
   it('names unknown fields on the definition, a node, an edge and a retry policy', () => {
@@ -292,7 +315,7 @@ describe('DESIGN §6 features that are not implemented yet are refused, not igno
       'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description',
       'nodes[0].retry.backoff: unknown field "backoff"; expected one of max_attempts, backoff_seconds',
     ]);
-    expect(messages(def2)).toContain('edges[0].when: unknown field "when"; expected one of from, to, condition');
+    expect(messages(def2)).toContain('edges[0].when: unknown field "when"; expected one of from, to, condition, on_error');
   });
 
   it('still accepts the seed 002 order flow and every supported node type', () => {

@@ -21,7 +21,7 @@ export const HTTP_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'P
 /** The keys a node may have; anything else is an unknown field. */
 export const NODE_KEYS: readonly string[] = ['node_id', 'name', 'type', 'runtime', 'spec', 'retry', 'queue', 'description'];
 /** The keys an edge may have. */
-export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition'];
+export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition', 'on_error'];
 /** The keys a definition may have at the top level. */
 export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', 'name', 'description', 'workflow_id'];
 
@@ -30,8 +30,8 @@ export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', '
  * rather than accepting and ignoring them.
  */
 export const UNSUPPORTED_NODE_KEYS: readonly string[] = ['for_each', 'as', 'max_concurrency', 'output_keep', 'output_drop', 'sensitive'];
-/** DESIGN §6 edge fields that are specified but not implemented yet (`on_error`). */
-export const UNSUPPORTED_EDGE_KEYS: readonly string[] = ['on_error'];
+/** DESIGN §6 edge fields that are specified but not implemented yet (none left). */
+export const UNSUPPORTED_EDGE_KEYS: readonly string[] = [];
 
 /** A node id: a letter or `_`, then up to 127 letters, digits, `_` or `-`. */
 export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
@@ -189,7 +189,8 @@ function isTemplated(v: unknown): boolean {
  * durations and timeouts 0..{@link MAX_DURATION_SECONDS}, an HTTP or CODE `timeout_seconds` above
  * 0), retry values (`max_attempts` integer 1..100, `backoff_seconds` 0..86,400), JSON-only
  * values, edge ends, conditions (`{{ }}`
- * templates, only on edges leaving a SWITCH), every template of every spec, condition and the
+ * templates, on edges leaving any node), `on_error` (a boolean; not on edges leaving a SWITCH or
+ * FORK, which never fail), every template of every spec, condition and the
  * definition `output` (closed, CEL that compiles, static `tasks.<id>` references to declared
  * nodes), cycles, the entry node and reachability from it.
  *
@@ -411,7 +412,7 @@ export function validateDefinition(def: unknown): Problem[] {
   edges.forEach((raw, i) => {
     const at = `edges[${i}]`;
     if (!isObject(raw)) {
-      add({ path: at, message: 'an edge must be an object {from, to, condition?}' });
+      add({ path: at, message: 'an edge must be an object {from, to, condition?, on_error?}' });
       return;
     }
     const from = typeof raw.from === 'string' ? raw.from : undefined;
@@ -430,13 +431,13 @@ export function validateDefinition(def: unknown): Problem[] {
       } else {
         templates(raw.condition, `${at}.condition`, nodeId);
       }
-      const fromType = from === undefined ? undefined : declared.get(from);
-      if (from !== undefined && declared.has(from) && fromType !== NodeType.Switch) {
-        add({
-          nodeId,
-          path: `${at}.condition`,
-          message: `condition is only allowed on edges leaving a SWITCH ("${from}" is a ${String(fromType)} node); put a SWITCH after it`,
-        });
+    }
+    if (raw.on_error !== undefined && typeof raw.on_error !== 'boolean') {
+      add({ nodeId, path: `${at}.on_error`, message: 'on_error must be true or false' });
+    } else if (raw.on_error === true && from !== undefined) {
+      const fromType = declared.get(from);
+      if (fromType === NodeType.Switch || fromType === NodeType.Fork) {
+        add({ nodeId, path: `${at}.on_error`, message: `on_error edge leaving a ${fromType} node ("${from}"), which never fails; it would never be taken` });
       }
     }
     if (from !== undefined && to !== undefined && ids.has(from) && ids.has(to)) {

@@ -24,11 +24,17 @@ export interface WorkflowNode {
   queue?: string;
 }
 
-/** A directed edge; `condition` is a `{{ }}` CEL template, evaluated only on edges leaving a SWITCH. */
+/**
+ * A directed edge. `condition` is a `{{ }}` CEL template evaluated when its source completes (any
+ * node type; DESIGN §6 "conditional transitions"); `on_error: true` makes it an error edge, taken
+ * only when its source fails for good (DESIGN §6 "error transition"), with the condition, if any,
+ * evaluated then (`tasks.<from>.error` holds the reason).
+ */
 export interface WorkflowEdge {
   from: string;
   to: string;
   condition?: string;
+  on_error?: boolean;
 }
 
 /** The stored definition: what users publish, after YAML/JSON parsing. */

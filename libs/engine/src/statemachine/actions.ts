@@ -11,6 +11,7 @@ export type Action =
   | CompleteTask
   | FailTask
   | RetryTask
+  | RecordBranches
   | ResolveWait
   | BufferSignal
   | ConsumeSignal
@@ -78,6 +79,19 @@ export interface RetryTask {
   attempt: number;
   reason: string;
   notBefore: Date;
+}
+
+/**
+ * Records which successors a finished non-SWITCH node routes to (DESIGN §6 "conditional
+ * transitions", "error transition"): after it completed, the targets of its normal edges whose
+ * condition held; after it failed for good, the targets of its `on_error` edges whose condition
+ * held. Emitted once, in the event that finished the node; never re-evaluated.
+ */
+export interface RecordBranches {
+  type: 'RecordBranches';
+  taskId: string;
+  nodeId: string;
+  branches: string[];
 }
 
 /** A WAITING node completed (timer fired, signal arrived) or failed (event timeout). */

@@ -47,6 +47,11 @@ export function applyAction(run: RunSnapshot, a: Action): void {
       }
       return;
     }
+    case 'RecordBranches': {
+      const n = run.nodes.get(a.nodeId);
+      if (n) n.branches = [...a.branches];
+      return;
+    }
     case 'ResolveWait': {
       const n = run.nodes.get(a.nodeId);
       if (n) {
@@ -84,7 +89,10 @@ function setStatus(run: RunSnapshot, nodeId: string, status: TaskStatus): void {
   if (n) n.status = status;
 }
 
-/** Counts of reached nodes that still have to finish, failed for good, and were cancelled. */
+/**
+ * Counts of reached nodes that still have to finish, failed for good, and were cancelled. A
+ * failure an `on_error` edge handled is counted too; the machine subtracts those (it needs the DAG).
+ */
 export function runCounts(run: RunSnapshot): { active: number; failed: number; cancelled: number } {
   let active = 0;
   let failed = 0;

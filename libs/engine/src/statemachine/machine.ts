@@ -16,7 +16,7 @@ import type {
   RunRetried,
   RunStarted,
 } from './events.js';
-import { advanceFrom, begin } from './routing.js';
+import { advanceFrom, begin, isHandledFailure, routeFailure } from './routing.js';
 import { isTaskActive, matchesAttempt, type NodeState, type RunSnapshot, type StepResult } from './state.js';
 import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
 import { onSignalReceived, onTimerFired } from './waits.js';
@@ -159,7 +159,8 @@ async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
  * NodeFailed: fenced like NodeCompleted. Attempts are 0-based: while `attempt + 1 <
  * max_attempts` (and the run is not finished) the same task is retried with attempt + 1 at now +
  * `retryDelayMs(node, attempt + 1)`; otherwise — or when the worker marked the failure
- * `retryable: false` — it fails for good, leaving its edges unresolved.
+ * `retryable: false` — it fails for good: without an `on_error` edge its edges stay unresolved;
+ * with one, routing continues along the error edges it selects (see `routeFailure`).
  */
 async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
   const n = s.run.nodes.get(ev.nodeId);
@@ -180,6 +181,7 @@ async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
     return;
   }
   s.emit({ type: 'FailTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, reason: ev.error });
+  await routeFailure(s, ev.nodeId);
 }
 
 /**
@@ -230,12 +232,16 @@ async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
 
 /**
  * Finishes the run once nothing is active: FAILED if any task failed (or was cancelled), else
- * SUCCEEDED with the run output. A run output that cannot be resolved fails the run.
+ * SUCCEEDED with the run output. A failure that took one of its node's `on_error` edges is
+ * handled and does not count (DESIGN §6). A run output that cannot be resolved fails the run.
  */
 async function finishIfDone(s: Step): Promise<void> {
   if (s.terminal()) return;
-  const { active, failed, cancelled } = runCounts(s.run);
+  const counts = runCounts(s.run);
+  const { active, cancelled } = counts;
   if (active > 0) return;
+  let failed = counts.failed;
+  for (const [id, n] of s.run.nodes) if (isHandledFailure(s, id, n)) failed--;
   if (failed > 0 || cancelled > 0) {
     const parts = [];
     if (failed > 0) parts.push(`${failed} failed`);

@@ -1,8 +1,10 @@
 /**
  * Routing forward (seed 000, step 7): the one readiness rule, propagation, activation of control,
- * wait and worker nodes, SWITCH decisions, and the two entry points `begin` and `advanceFrom`.
+ * wait and worker nodes, SWITCH decisions, conditional and error edges on any node (DESIGN §6),
+ * and the entry points `begin`, `advanceFrom` and `routeFailure`.
  * Internal to the state machine.
  */
+import { templateTaskRefs } from '../model/dag.js';
 import type { WorkflowEdge, WorkflowNode } from '../model/workflow-definition.js';
 import { NodeType, TaskStatus, isControlFlow, isTaskCompleted, isWait, type JsonValue } from '../model/workflow-types.js';
 import { MachineError } from './errors.js';
@@ -28,18 +30,83 @@ async function readiness(s: Step, n: WorkflowNode): Promise<Readiness> {
 }
 
 /**
- * An edge is active when its source completed (and, for a SWITCH, selected its target); inactive
- * when its source was skipped or the SWITCH chose otherwise; unresolved while its source is
- * unreached, pending, running, waiting, failed or cancelled — so nothing below a failure runs.
+ * An edge is active when its source completed and the edge is a normal one its source selected
+ * (a SWITCH's or conditional edges' recorded decision; an unconditional edge of a node without
+ * conditional or error edges always), or when its source failed for good and it is an `on_error`
+ * edge that source selected. It is inactive when its source was skipped, completed and did not
+ * select it (an `on_error` edge of a completed source never is), or failed for good and has
+ * `on_error` edges but did not select this one (its normal edges never are). It is unresolved
+ * while its source is unreached, pending, running, waiting or cancelled, or failed for good
+ * without any `on_error` edge — so nothing below an unhandled failure runs.
  */
 async function edgeState(s: Step, edge: WorkflowEdge): Promise<{ active: boolean; resolved: boolean }> {
   const from = s.run.nodes.get(edge.from);
   if (!from) return { active: false, resolved: false };
   if (from.status === TaskStatus.Skipped) return { active: false, resolved: true };
+  if (from.status === TaskStatus.Failed && hasErrorEdge(s, edge.from)) {
+    return { active: edge.on_error === true && (await branchesOf(s, edge.from, from)).includes(edge.to), resolved: true };
+  }
   if (!isTaskCompleted(from.status)) return { active: false, resolved: false };
+  if (edge.on_error === true) return { active: false, resolved: true };
   const node = s.dag.getNode(edge.from);
-  if (!node || node.type !== NodeType.Switch) return { active: true, resolved: true };
-  return { active: (await switchBranches(s, edge.from, from)).includes(edge.to), resolved: true };
+  if (!node || (node.type !== NodeType.Switch && !isRouted(s, edge.from))) return { active: true, resolved: true };
+  return { active: (await branchesOf(s, edge.from, from)).includes(edge.to), resolved: true };
+}
+
+/** The node has an outgoing `on_error` edge (its failures are routed, not run failures). */
+export function hasErrorEdge(s: Step, nodeId: string): boolean {
+  return s.dag.outgoingEdges(nodeId).some((e) => e.on_error === true);
+}
+
+/** A non-SWITCH node whose routing is decided and recorded: it has a conditional or error edge. */
+function isRouted(s: Step, nodeId: string): boolean {
+  return s.dag.outgoingEdges(nodeId).some((e) => e.on_error === true || e.condition !== undefined);
+}
+
+/**
+ * A failed node whose failure an `on_error` edge handled: it selected at least one error edge, so
+ * the failure does not fail the run.
+ */
+export function isHandledFailure(s: Step, nodeId: string, state: NodeState): boolean {
+  return state.status === TaskStatus.Failed && hasErrorEdge(s, nodeId) && (state.branches?.length ?? 0) > 0;
+}
+
+/**
+ * Decides and records (RecordBranches) where a finished non-SWITCH node routes, once, in the event
+ * that finished it: after completing, when it has a conditional or error edge; after failing for
+ * good, when it has an error edge. A SWITCH records its own decision when it activates.
+ * @throws Error naming the edge when a condition cannot be evaluated; StoreError.
+ */
+export async function decide(s: Step, nodeId: string): Promise<void> {
+  const node = s.dag.getNode(nodeId);
+  const state = s.run.nodes.get(nodeId);
+  if (!node || !state || node.type === NodeType.Switch || state.branches !== undefined) return;
+  const failed = state.status === TaskStatus.Failed;
+  if (failed ? !hasErrorEdge(s, nodeId) : !isTaskCompleted(state.status) || !isRouted(s, nodeId)) return;
+  await loadConditionRefs(s, nodeId);
+  const branches = selectBranches(s, node, failed);
+  s.emit({ type: 'RecordBranches', taskId: state.taskId, nodeId, branches });
+}
+
+/** Loads the outputs the conditions of `nodeId`'s outgoing edges read, and the node's own. */
+async function loadConditionRefs(s: Step, nodeId: string): Promise<void> {
+  const refs = templateTaskRefs(s.dag.outgoingEdges(nodeId).map((e) => e.condition ?? ''));
+  await s.ensureLoaded(refs === undefined ? undefined : [...refs, nodeId]);
+}
+
+/**
+ * What a node just reached by {@link activate} adds to the walk: a completed one records its
+ * decision (its successors are already returned by activate); one that failed at once (input
+ * unresolvable, a wait that cannot park, a JOIN merge error) with an error edge records its
+ * decision and hands routing to its successors.
+ */
+async function settle(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
+  const state = s.run.nodes.get(n.node_id);
+  if (!state) return [];
+  if (isTaskCompleted(state.status)) await decide(s, n.node_id);
+  if (state.status !== TaskStatus.Failed || !hasErrorEdge(s, n.node_id)) return [];
+  await decide(s, n.node_id);
+  return s.dag.successors(n.node_id);
 }
 
 /**
@@ -62,6 +129,7 @@ export async function propagate(s: Step, candidates: readonly WorkflowNode[]): P
         break;
       case 'run':
         queue.push(...(await activate(s, n)));
+        queue.push(...(await settle(s, n)));
         break;
     }
   }
@@ -98,13 +166,15 @@ async function activateSwitch(s: Step, n: WorkflowNode): Promise<WorkflowNode[]>
 }
 
 /**
- * Evaluates a SWITCH's edge conditions; unconditional edges are always selected. The result is
- * never undefined, so an empty decision is still recorded. Outputs must already be loaded.
+ * Evaluates the conditions of a node's normal edges (or, with `failed`, of its `on_error` edges);
+ * edges without a condition are always selected. The result is never undefined, so an empty
+ * decision is still recorded. Outputs must already be loaded.
  * @throws Error naming the edge when a condition cannot be evaluated.
  */
-function selectBranches(s: Step, n: WorkflowNode): string[] {
+function selectBranches(s: Step, n: WorkflowNode, failed = false): string[] {
   const branches: string[] = [];
   for (const edge of s.dag.outgoingEdges(n.node_id)) {
+    if ((edge.on_error === true) !== failed) continue;
     if (edge.condition) {
       let ok: boolean;
       try {
@@ -120,18 +190,19 @@ function selectBranches(s: Step, n: WorkflowNode): string[] {
 }
 
 /**
- * The successors a completed SWITCH selected: its recorded decision, never re-evaluated. Only a
- * task without a recorded decision falls back to evaluating the conditions now (a broken
- * condition then selects nothing).
+ * The successors a finished SWITCH (or routed node) selected: its recorded decision, never
+ * re-evaluated. Only a task without a recorded decision falls back to evaluating the conditions
+ * now (a broken condition then selects nothing).
  * @throws StoreError if loading outputs for the fallback fails (seed 000 swallowed it).
  */
-async function switchBranches(s: Step, nodeId: string, state: NodeState): Promise<string[]> {
+async function branchesOf(s: Step, nodeId: string, state: NodeState): Promise<string[]> {
   if (state.branches !== undefined) return state.branches;
   const node = s.dag.getNode(nodeId);
   if (!node) return [];
-  await s.ensureOutputs(node);
+  if (node.type === NodeType.Switch) await s.ensureOutputs(node);
+  else await loadConditionRefs(s, nodeId);
   try {
-    return selectBranches(s, node);
+    return selectBranches(s, node, state.status === TaskStatus.Failed);
   } catch {
     return [];
   }
@@ -187,7 +258,8 @@ async function schedule(s: Step, n: WorkflowNode): Promise<void> {
  */
 export async function begin(s: Step, node: WorkflowNode): Promise<void> {
   try {
-    await propagate(s, await activate(s, node));
+    const next = await activate(s, node);
+    await propagate(s, [...next, ...(await settle(s, node))]);
   } catch (err) {
     if (isStoreError(err)) throw err;
     throw new MachineError('INVALID_REQUEST', errorMessage(err));
@@ -207,6 +279,25 @@ export async function advanceFrom(s: Step, nodeId: string, output: JsonValue): P
     return;
   }
   try {
+    await decide(s, nodeId);
+    await propagate(s, s.dag.successors(nodeId));
+  } catch (err) {
+    if (isStoreError(err)) throw err;
+    s.failRun(`routing after node ${nodeId} failed: ${errorMessage(err)}`);
+  }
+}
+
+/**
+ * Routes past a node that just failed for good (DESIGN §6 "error transition"): with an `on_error`
+ * edge, records which error edges it takes and continues to its successors (error targets run,
+ * normal targets are skipped unless reachable otherwise); without one, nothing below it is
+ * resolved and the run fails once nothing is active. Errors are handled as in {@link advanceFrom}.
+ * @throws StoreError (transient) only.
+ */
+export async function routeFailure(s: Step, nodeId: string): Promise<void> {
+  if (s.terminal() || !hasErrorEdge(s, nodeId)) return;
+  try {
+    await decide(s, nodeId);
     await propagate(s, s.dag.successors(nodeId));
   } catch (err) {
     if (isStoreError(err)) throw err;

@@ -10,7 +10,7 @@ import { NodeType, TaskStatus, type JsonObject, type JsonValue } from '../model/
 import type { CreateTask } from './actions.js';
 import { MachineError } from './errors.js';
 import type { SignalReceived, TimerFired } from './events.js';
-import { advanceFrom } from './routing.js';
+import { advanceFrom, routeFailure } from './routing.js';
 import type { BufferedSignal, NodeState } from './state.js';
 import { Step, errorMessage, isStoreError, storeError } from './step.js';
 
@@ -198,6 +198,7 @@ export async function onTimerFired(s: Step, ev: TimerFired): Promise<void> {
       status: TaskStatus.Failed,
       reason: `timed out waiting for event ${JSON.stringify(n.awaitedSignal ?? '')}`,
     });
+    await routeFailure(s, ev.nodeId);
     return;
   }
   const output = wokeAt(s.now);

@@ -43,7 +43,7 @@ export function waitFor(id: string, spec: JsonValue): WorkflowNode {
 export function edge(from: string, to: string): WorkflowEdge {
   return { from, to };
 }
-/** A conditional edge (used when leaving a SWITCH). */
+/** A conditional edge (leaving a SWITCH or any other node). */
 export function cond(from: string, to: string, condition: string): WorkflowEdge {
   return { from, to, condition };
 }
