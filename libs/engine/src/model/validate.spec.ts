@@ -255,7 +255,7 @@ describe('DESIGN §6 features that are not implemented yet are refused, not igno
     ]);
   });
 
-  it('accepts on_error edges, with or without a condition (reducers on a JOIN are still refused)', () => {
+  it('accepts on_error edges, with or without a condition (reducers on a JOIN are accepted)', () => {
     const problems = validateDefinition({
       nodes: [
         { node_id: 'a', type: 'HTTP', spec: { url: 'https://x' } },
@@ -267,7 +267,7 @@ describe('DESIGN §6 features that are not implemented yet are refused, not igno
         { from: 'a', to: 'undo', on_error: true, condition: '{{tasks.a.error.contains("declined")}}' },
       ],
     });
-    expect(problems).toEqual([{ nodeId: 'j', path: 'nodes[2].spec.reducers', message: 'JOIN spec.reducers is not supported yet' }]);
+    expect(problems).toEqual([]);
   });
 
   it('refuses an on_error that is not a boolean, and one leaving a SWITCH or FORK (they never fail)', () => {

@@ -8,6 +8,7 @@ import { WeftError, type Problem } from '../errors.js';
 import { checkTemplateSyntax } from '../template/resolver.js';
 import { findTemplates, hasTemplate, unclosedTemplate } from '../template/template-syntax.js';
 import { templateTaskRefs } from './dag.js';
+import { isReducerName, REDUCER_NAMES } from './reducers.js';
 import { isRfc3339, MAX_TIMESTAMP_MS, parseRfc3339 } from './rfc3339.js';
 import { MAX_DURATION_SECONDS, type WorkflowDefinition } from './workflow-definition.js';
 import { NODE_TYPES, NodeType, type JsonValue } from './workflow-types.js';
@@ -195,7 +196,8 @@ function isTemplated(v: unknown): boolean {
  * nodes), cycles, the entry node and reachability from it.
  *
  * DESIGN §6 features that are not implemented yet are refused, never ignored: SUBWORKFLOW nodes,
- * {@link UNSUPPORTED_NODE_KEYS}, {@link UNSUPPORTED_EDGE_KEYS} and JOIN `spec.reducers`.
+ * {@link UNSUPPORTED_NODE_KEYS} and {@link UNSUPPORTED_EDGE_KEYS}. JOIN `spec.reducers` must be an
+ * object of field → one of {@link REDUCER_NAMES}.
  * Never throws.
  */
 export function validateDefinition(def: unknown): Problem[] {
@@ -339,7 +341,20 @@ export function validateDefinition(def: unknown): Problem[] {
       case NodeType.Join:
         needsSpec(type);
         if (specObj?.reducers !== undefined) {
-          add({ nodeId, path: `${at}.spec.reducers`, message: 'JOIN spec.reducers is not supported yet' });
+          const reducers = specObj.reducers;
+          if (reducers === null || typeof reducers !== 'object' || Array.isArray(reducers)) {
+            add({ nodeId, path: `${at}.spec.reducers`, message: `JOIN spec.reducers must be an object of field: reducer (${REDUCER_NAMES.join(', ')})` });
+          } else {
+            for (const [field, name] of Object.entries(reducers)) {
+              if (!isReducerName(name)) {
+                add({
+                  nodeId,
+                  path: `${at}.spec.reducers.${field}`,
+                  message: `unknown reducer ${JSON.stringify(name)} for field "${field}" of JOIN ${nodeId}; expected one of ${REDUCER_NAMES.join(', ')}`,
+                });
+              }
+            }
+          }
         }
         break;
       case NodeType.Wait: {

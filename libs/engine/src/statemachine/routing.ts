@@ -9,7 +9,8 @@ import type { WorkflowEdge, WorkflowNode } from '../model/workflow-definition.js
 import { NodeType, TaskStatus, isControlFlow, isTaskCompleted, isWait, type JsonValue } from '../model/workflow-types.js';
 import { MachineError } from './errors.js';
 import type { NodeState } from './state.js';
-import { Step, errorMessage, isStoreError } from './step.js';
+import { joinReducers, reduceJoin } from '../model/reducers.js';
+import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
 import { park } from './waits.js';
 
 /** Readiness of a node: some incoming edge unresolved / all resolved and one active / none active. */
@@ -141,6 +142,7 @@ export async function propagate(s: Step, candidates: readonly WorkflowNode[]): P
  */
 export async function activate(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
   if (n.type === NodeType.Switch) return activateSwitch(s, n);
+  if (n.type === NodeType.Join && joinReducers(n.spec) !== undefined) return activateJoin(s, n);
   if (isControlFlow(n.type)) {
     s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Completed, output: {} });
     return s.dag.successors(n.node_id);
@@ -148,6 +150,29 @@ export async function activate(s: Step, n: WorkflowNode): Promise<WorkflowNode[]
   if (isWait(n.type)) return park(s, n);
   await schedule(s, n);
   return [];
+}
+
+/**
+ * A JOIN with `spec.reducers` completes with the merge of the outputs of the predecessors whose
+ * edge into it is active, in incoming-edge order, each predecessor once (model/reducers.ts). A type
+ * mismatch, or a merge the database would refuse, records the JOIN FAILED with the reason instead.
+ * @throws StoreError (transient) while loading outputs.
+ */
+async function activateJoin(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
+  const from: string[] = [];
+  for (const edge of s.dag.incomingEdges(n.node_id)) {
+    if (!from.includes(edge.from) && (await edgeState(s, edge)).active) from.push(edge.from);
+  }
+  await s.ensureLoaded(from);
+  const merged = reduceJoin(joinReducers(n.spec) ?? {}, from.map((id) => ({ nodeId: id, output: s.run.context.tasks.get(id)?.output ?? null })));
+  const problem = merged.ok ? valueProblem('JOIN output', merged.output, s.maxValueBytes) : merged.error;
+  if (!merged.ok || problem !== undefined) {
+    s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Failed, error: `join ${n.node_id}: ${problem}` });
+    return [];
+  }
+  s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Completed, output: merged.output });
+  s.setOutput(n.node_id, merged.output);
+  return s.dag.successors(n.node_id);
 }
 
 /** A SWITCH passes its predecessor's output through and records which branches it selected. */
