@@ -17,6 +17,7 @@ import {
 } from '@weft/persistence';
 import { WeftError } from '../errors.js';
 import type { WorkflowDag } from '../model/dag.js';
+import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
 import type { WorkflowDefinition } from '../model/workflow-definition.js';
 import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { CelTemplateResolver } from '../template/resolver.js';
@@ -933,12 +934,12 @@ export class RunCoordinator {
       transition = await new Machine(dag, snapshot, deps).apply(ev);
     } catch (err) {
       if (!(err instanceof MachineError) || opts.rejectedRollsBack) throw err;
-      await this.appendHistory(m, tenantId, run.id, seq, ev, now, [], undefined, err.message, {});
+      await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag), now, [], undefined, err.message, {});
       return { rejected: err, status: run.status, seq, jobs: [], now };
     }
 
     const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs).write(transition.actions);
-    await this.appendHistory(m, tenantId, run.id, seq, ev, now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
+    await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag), now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
     return { transition, status: snapshot.status, seq, jobs: written.jobs, now };
   }
 
@@ -1255,6 +1256,19 @@ interface JobRow {
   node_type: string;
   runtime: string | null;
   input: JsonValue | null;
+}
+
+/**
+ * The event as the run history records it (DESIGN §6 payload hygiene): a NodeCompleted's output
+ * trimmed by the node's `output_keep` / `output_drop`, or replaced by {@link REDACTED} for a
+ * `sensitive` node (whose successors still receive it through the task).
+ */
+function historyEvent(ev: RunEvent, dag: WorkflowDag): RunEvent {
+  if (ev.type !== 'NodeCompleted') return ev;
+  const node = dag.getNode(ev.nodeId);
+  if (isSensitive(node)) return { ...ev, output: REDACTED };
+  const output = trimOutput(node, ev.output);
+  return output === ev.output ? ev : { ...ev, output };
 }
 
 /** The TaskJob of a task attempt read back from the database (its stored, resolved input). */

@@ -243,16 +243,23 @@ describe('DESIGN §6 features that are not implemented yet are refused, not igno
     expect(problems).toEqual([{ nodeId: 'child', path: 'nodes[0].type', message: 'SUBWORKFLOW nodes are not supported yet' }]);
   });
 
-  it('refuses for_each, as, max_concurrency, output_keep, output_drop and sensitive on a node', () => {
-    const def = oneNode({ for_each: '{{input.items}}', as: 'item', max_concurrency: 2, output_keep: ['a'], output_drop: ['b'], sensitive: true });
+  it('refuses for_each, as and max_concurrency on a node', () => {
+    const def = oneNode({ for_each: '{{input.items}}', as: 'item', max_concurrency: 2 });
     expect(messages(def)).toEqual([
       'nodes[0].for_each: for_each is not supported yet',
       'nodes[0].as: as is not supported yet',
       'nodes[0].max_concurrency: max_concurrency is not supported yet',
-      'nodes[0].output_keep: output_keep is not supported yet',
-      'nodes[0].output_drop: output_drop is not supported yet',
-      'nodes[0].sensitive: sensitive is not supported yet',
     ]);
+  });
+
+  it('accepts output_keep, output_drop and sensitive, and names what is wrong with them', () => {
+    expect(messages(oneNode({ output_keep: ['a'], output_drop: ['b'], sensitive: true }))).toEqual([]);
+    expect(messages(oneNode({ output_keep: [], output_drop: ['b', 'b'], sensitive: 'yes' }))).toEqual([
+      'nodes[0].output_keep: output_keep must be a non-empty list of output field names',
+      'nodes[0].output_drop: output_drop names a field twice',
+      'nodes[0].sensitive: sensitive must be true or false',
+    ]);
+    expect(messages(oneNode({ output_keep: 'a' }))).toEqual(['nodes[0].output_keep: output_keep must be a non-empty list of output field names']);
   });
 
   it('accepts on_error edges, with or without a condition (reducers on a JOIN are accepted)', () => {
@@ -312,7 +319,7 @@ describe('DESIGN §6 features that are not implemented yet are refused, not igno
     const def2 = { ...def, nodes: [...def.nodes, { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } }], edges: [{ from: 'a', to: 'b', when: 'x' }] };
     expect(messages(def)).toEqual([
       'version: unknown field "version"; expected one of nodes, edges, output, name, description, workflow_id',
-      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description',
+      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive',
       'nodes[0].retry.backoff: unknown field "backoff"; expected one of max_attempts, backoff_seconds',
     ]);
     expect(messages(def2)).toContain('edges[0].when: unknown field "when"; expected one of from, to, condition, on_error');

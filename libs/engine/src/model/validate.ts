@@ -20,7 +20,7 @@ export const CODE_RUNTIMES: readonly string[] = ['python', 'js', 'node'];
 export const HTTP_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /** The keys a node may have; anything else is an unknown field. */
-export const NODE_KEYS: readonly string[] = ['node_id', 'name', 'type', 'runtime', 'spec', 'retry', 'queue', 'description'];
+export const NODE_KEYS: readonly string[] = ['node_id', 'name', 'type', 'runtime', 'spec', 'retry', 'queue', 'description', 'output_keep', 'output_drop', 'sensitive'];
 /** The keys an edge may have. */
 export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition', 'on_error'];
 /** The keys a definition may have at the top level. */
@@ -30,7 +30,7 @@ export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', '
  * DESIGN §6 node fields that are specified but not implemented yet: publishing refuses them
  * rather than accepting and ignoring them.
  */
-export const UNSUPPORTED_NODE_KEYS: readonly string[] = ['for_each', 'as', 'max_concurrency', 'output_keep', 'output_drop', 'sensitive'];
+export const UNSUPPORTED_NODE_KEYS: readonly string[] = ['for_each', 'as', 'max_concurrency'];
 /** DESIGN §6 edge fields that are specified but not implemented yet (none left). */
 export const UNSUPPORTED_EDGE_KEYS: readonly string[] = [];
 
@@ -286,6 +286,19 @@ export function validateDefinition(def: unknown): Problem[] {
     }
     if (raw.queue !== undefined && (typeof raw.queue !== 'string' || raw.queue.trim() === '')) {
       add({ nodeId, path: `${at}.queue`, message: 'queue must be a non-empty string' });
+    }
+    // Payload hygiene (DESIGN §6): lists of top-level output fields, and a boolean.
+    for (const key of ['output_keep', 'output_drop']) {
+      const fields = raw[key];
+      if (fields === undefined) continue;
+      if (!Array.isArray(fields) || fields.length === 0 || fields.some((f) => typeof f !== 'string' || f === '')) {
+        add({ nodeId, path: `${at}.${key}`, message: `${key} must be a non-empty list of output field names` });
+      } else if (new Set(fields).size !== fields.length) {
+        add({ nodeId, path: `${at}.${key}`, message: `${key} names a field twice` });
+      }
+    }
+    if (raw.sensitive !== undefined && typeof raw.sensitive !== 'boolean') {
+      add({ nodeId, path: `${at}.sensitive`, message: 'sensitive must be true or false' });
     }
 
     const type = raw.type;

@@ -22,6 +22,12 @@ export interface WorkflowNode {
   retry?: RetryPolicy;
   /** Routes the node to a dedicated worker pool instead of its runtime's queue. */
   queue?: string;
+  /** Only these top-level fields of an object output are stored and passed on (DESIGN §6). */
+  output_keep?: string[];
+  /** These top-level fields of an object output are dropped before it is stored (DESIGN §6). */
+  output_drop?: string[];
+  /** Input and output stay out of the run history and are redacted in the API; successors still get them (DESIGN §6). */
+  sensitive?: boolean;
 }
 
 /**

@@ -20,6 +20,7 @@ import { advanceFrom, begin, isHandledFailure, routeFailure } from './routing.js
 import { isTaskActive, matchesAttempt, type NodeState, type RunSnapshot, type StepResult } from './state.js';
 import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
 import { onSignalReceived, onTimerFired } from './waits.js';
+import { trimOutput } from '../model/payload-hygiene.js';
 
 export { applyAction, runCounts } from './apply-action.js';
 
@@ -150,9 +151,11 @@ async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
     s.ignore(`stale or duplicate completion of ${ev.nodeId} attempt ${ev.attempt}`);
     return;
   }
-  s.emit({ type: 'CompleteTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, output: ev.output });
+  // output_keep / output_drop: what is stored is what successors see (DESIGN §6).
+  const output = trimOutput(s.dag.getNode(ev.nodeId), ev.output);
+  s.emit({ type: 'CompleteTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, output });
   if (s.terminal()) return;
-  await advanceFrom(s, ev.nodeId, ev.output);
+  await advanceFrom(s, ev.nodeId, output);
 }
 
 /**
