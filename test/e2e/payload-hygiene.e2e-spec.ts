@@ -52,4 +52,21 @@ describe('payload hygiene end to end', () => {
     expect(JSON.stringify(history)).not.toContain('s3cr3t');
     expect(JSON.stringify(history)).not.toContain('4111');
   });
+
+  it('keeps a sensitive sink out of the default run output', async () => {
+    await publish(client, 'secret-sink', {
+      nodes: [
+        { node_id: 'split', type: 'FORK' },
+        jsNode('public', 'return {ok: true};'),
+        { ...jsNode('vault', 'return {token: "s3cr3t"};'), sensitive: true },
+      ],
+      edges: [
+        { from: 'split', to: 'public' },
+        { from: 'split', to: 'vault' },
+      ],
+    });
+    const run = await waitRun(client, await start(client, 'secret-sink'));
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.output).toEqual({ public: { ok: true }, vault: '[redacted: sensitive node]' });
+  });
 });

@@ -20,7 +20,7 @@ import { advanceFrom, begin, isHandledFailure, routeFailure } from './routing.js
 import { isTaskActive, matchesAttempt, type NodeState, type RunSnapshot, type StepResult } from './state.js';
 import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
 import { onSignalReceived, onTimerFired } from './waits.js';
-import { trimOutput } from '../model/payload-hygiene.js';
+import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
 
 export { applyAction, runCounts } from './apply-action.js';
 
@@ -272,8 +272,8 @@ async function finishIfDone(s: Step): Promise<void> {
 
 /**
  * The run output: the definition's `output` template resolved against the run context, or by
- * default an object of the completed sink nodes' outputs keyed by node id. Loads only the outputs
- * it reads.
+ * default an object of the completed sink nodes' outputs keyed by node id (a `sensitive` sink's
+ * shown as {@link REDACTED}). Loads only the outputs it reads.
  */
 async function runOutput(s: Step): Promise<JsonValue> {
   const template = s.dag.definition.output;
@@ -292,7 +292,8 @@ async function runOutput(s: Step): Promise<JsonValue> {
   const out: Record<string, JsonValue> = {};
   for (const id of sinks) {
     Object.defineProperty(out, id, {
-      value: s.run.context.tasks.get(id)?.output ?? null,
+      // A sensitive sink stays out of the default run output (an `output:` template may still name it).
+      value: isSensitive(s.dag.getNode(id)) ? REDACTED : (s.run.context.tasks.get(id)?.output ?? null),
       enumerable: true,
       writable: true,
       configurable: true,
