@@ -252,6 +252,25 @@ describe('DESIGN §6 features that are not implemented yet are refused, not igno
     ]);
   });
 
+  it('refuses output_keep, output_drop and sensitive on nodes whose output is not their own (FORK, JOIN, SWITCH, WAIT)', () => {
+    const problems = validateDefinition({
+      nodes: [
+        { node_id: 'f', type: 'FORK', output_keep: ['a'] },
+        { node_id: 'w', type: 'WAIT_FOR_EVENT', spec: { event: 'go' }, sensitive: true },
+        { node_id: 'j', type: 'JOIN', output_drop: ['x'] },
+      ],
+      edges: [
+        { from: 'f', to: 'w' },
+        { from: 'w', to: 'j' },
+      ],
+    });
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      'nodes[0].output_keep: output_keep applies to HTTP and CODE nodes only, not to a FORK node',
+      'nodes[1].sensitive: sensitive applies to HTTP and CODE nodes only, not to a WAIT_FOR_EVENT node',
+      'nodes[2].output_drop: output_drop applies to HTTP and CODE nodes only, not to a JOIN node',
+    ]);
+  });
+
   it('accepts output_keep, output_drop and sensitive, and names what is wrong with them', () => {
     expect(messages(oneNode({ output_keep: ['a'], output_drop: ['b'], sensitive: true }))).toEqual([]);
     expect(messages(oneNode({ output_keep: [], output_drop: ['b', 'b'], sensitive: 'yes' }))).toEqual([

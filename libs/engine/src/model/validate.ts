@@ -303,6 +303,13 @@ export function validateDefinition(def: unknown): Problem[] {
 
     const type = raw.type;
     const known = typeof type === 'string' && (NODE_TYPES as readonly string[]).includes(type);
+    // Payload hygiene applies where an output is produced by tenant code or a remote service: a
+    // worker node. FORK/JOIN/SWITCH/WAIT outputs are derived from others and would leak through.
+    if (known && type !== NodeType.Http && type !== NodeType.Code) {
+      for (const key of ['output_keep', 'output_drop', 'sensitive']) {
+        if (raw[key] !== undefined) add({ nodeId, path: `${at}.${key}`, message: `${key} applies to HTTP and CODE nodes only, not to a ${type} node` });
+      }
+    }
     if (type === undefined) {
       add({ nodeId, path: `${at}.type`, message: `type is required (one of ${SUPPORTED_TYPES.join(', ')})` });
     } else if (!known) {
