@@ -173,3 +173,25 @@ describe('error edges (DESIGN §6 "error transition")', () => {
     expect(finished(await h.complete('done'))?.status).toBe(RunStatus.Succeeded);
   });
 });
+
+describe('a retry after a routing failure ended the run while a branch still ran', () => {
+  it('carries the late branch forward: its successor runs, and the run does not succeed without it', async () => {
+    // f → a ─(v == input.want)→ b ;  f → slow → after
+    const h = new Harness(
+      [fork('f'), task('a'), task('b'), task('slow'), task('after')],
+      [edge('f', 'a'), edge('f', 'slow'), cond('a', 'b', '{{tasks.a.output.v == input.want}}'), edge('slow', 'after')],
+    );
+    await h.start();
+    const broken = await h.complete('a', { v: 1 }); // input.want is missing: the condition cannot be evaluated
+    expect(finished(broken)?.status).toBe(RunStatus.Failed);
+    await h.complete('slow'); // settles on the failed run: kept, nothing scheduled
+    expect(h.run.nodes.has('after')).toBe(false);
+    const retried = await h.retry('a', { input: { want: 1 } });
+    expect(dispatched(retried).sort()).toEqual(['a', 'after']);
+    await h.complete('a', { v: 1 });
+    expect(dispatched(await h.complete('after'))).toEqual([]);
+    expect(finished(await h.complete('b'))?.status).toBe(RunStatus.Succeeded);
+    expect(h.node('after').status).toBe(TaskStatus.Completed);
+  });
+});
+

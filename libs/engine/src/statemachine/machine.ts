@@ -4,7 +4,7 @@
  */
 import type { WorkflowDag } from '../model/dag.js';
 import { maxAttempts, retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
-import { RunStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
+import { RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
 import type { Deps, Transition } from './deps.js';
 import { runCounts } from './apply-action.js';
 import { MachineError } from './errors.js';
@@ -16,7 +16,7 @@ import type {
   RunRetried,
   RunStarted,
 } from './events.js';
-import { advanceFrom, begin, isHandledFailure, routeFailure } from './routing.js';
+import { advanceFrom, begin, isHandledFailure, propagate, routeFailure } from './routing.js';
 import { isTaskActive, matchesAttempt, type NodeState, type RunSnapshot, type StepResult } from './state.js';
 import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
 import { onSignalReceived, onTimerFired } from './waits.js';
@@ -211,6 +211,16 @@ async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
     resetNodes: resetSet(s, ev.fromNodeId),
   });
   await begin(s, restart);
+  // A branch that settled after a failure had already ended the run was recorded but never
+  // carried forward: walk on from every settled node the retry kept, so its successors run too
+  // (nodes below the restarted one wait for it; nodes already reached are left alone).
+  const kept = [...s.run.nodes.entries()].filter(([id, n]) => id !== ev.fromNodeId && isSettled(n.status)).map(([id]) => id);
+  await propagate(s, kept.flatMap((id) => s.dag.successors(id)));
+}
+
+/** COMPLETED, FAILED or SKIPPED: the node's outgoing edges can be decided. */
+function isSettled(status: TaskStatus): boolean {
+  return status === TaskStatus.Completed || status === TaskStatus.Failed || status === TaskStatus.Skipped;
 }
 
 /** `from`, its descendants, and every reached node missing from the DAG, each once. */
