@@ -136,3 +136,14 @@ describe('helpers', () => {
     expect(joinReducers({ reducers: { n: 'add' } })).toEqual({ n: 'add' });
   });
 });
+
+describe('a sum JSON cannot hold', () => {
+  it('fails the JOIN naming the field and the node instead of becoming null', () => {
+    const r = reduceJoin({ n: 'add' }, [
+      { nodeId: 'a', output: { n: 1e308 } },
+      { nodeId: 'b', output: { n: 1e308 } },
+    ]);
+    expect(r).toEqual({ ok: false, error: 'field "n": reducer add overflowed (the sum is beyond ±1.8e308) at node "b"' });
+  });
+});
+

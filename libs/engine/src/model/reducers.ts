@@ -169,7 +169,8 @@ function mergeObjects(a: JsonObject, b: JsonObject): JsonObject {
  * - output keys come in order of first appearance.
  *
  * Returns `{ok: false, error}` naming the field, the reducer and the predecessor node on a type
- * mismatch (e.g. `field "count": reducer add expects a number, but node "b" gave a string`) or for
+ * mismatch (e.g. `field "count": reducer add expects a number, but node "b" gave a string`), a sum
+ * beyond what JSON can hold (±1.8e308), or for
  * an unknown reducer name. Never throws.
  */
 export function reduceJoin(reducers: Readonly<Record<string, JsonValue>>, contributions: readonly Contribution[]): ReduceResult {
@@ -191,7 +192,12 @@ export function reduceJoin(reducers: Readonly<Record<string, JsonValue>>, contri
       if (!accepts(r, value)) {
         return { ok: false, error: `field "${field}": reducer ${r} expects ${EXPECTS[r]}, but node "${c.nodeId}" gave ${withArticle(kind(value))}` };
       }
-      acc.set(field, fold(r, acc.get(field), value));
+      const folded = fold(r, acc.get(field), value);
+      if (typeof folded === 'number' && !Number.isFinite(folded)) {
+        // JSON has no Infinity: a sum past ±1.8e308 would quietly become null.
+        return { ok: false, error: `field "${field}": reducer ${r} overflowed (the sum is beyond ±1.8e308) at node "${c.nodeId}"` };
+      }
+      acc.set(field, folded);
     }
   }
   const output: JsonObject = {};
