@@ -371,6 +371,8 @@ export class CodeExecutor implements TaskExecutor {
   private readonly pool: SlotPool | undefined;
   /** Runtimes whose interpreter was seen to start as a pool uid. */
   private readonly runnable = new Set<Language>();
+  /** Interpreter commands resolved to a path any user may run (for `setpriv`). */
+  private readonly runnableByAnyone = new Map<string, string>();
 
   constructor(options: CodeExecutorOptions = {}) {
     this.python = options.python ?? 'python3';
@@ -506,8 +508,10 @@ export class CodeExecutor implements TaskExecutor {
   private sandboxed(command: string, args: string[], runAs: RunAsUser | undefined): [string, string[], { uid?: number; gid?: number }] {
     if (!runAs || !this.unshare) return [command, args, runAs ? { uid: runAs.uid, gid: runAs.gid } : {}];
     // setpriv gives up on the first PATH entry the uid may not run (a shim under /root, say):
-    // hand it the first one any user may run instead.
-    command = findRunnableByAnyone(command) ?? command;
+    // hand it the first one any user may run instead (looked up once per command).
+    let resolved = this.runnableByAnyone.get(command);
+    if (resolved === undefined) this.runnableByAnyone.set(command, (resolved = findOnPath(command, executableByAnyone) ?? command));
+    command = resolved;
     if (!this.setpriv) return [this.unshare, ['--net', `--setgid=${runAs.gid}`, `--setuid=${runAs.uid}`, '--', command, ...args], {}];
     const script =
       'mount -t tmpfs -o size=64k,mode=755,nosuid,nodev,noexec weft-run /run || exit 126; ' +
@@ -810,49 +814,47 @@ async function processesOf(uid: number): Promise<number[]> {
   return found.filter((pid): pid is number => pid !== undefined);
 }
 
-/** The first executable `name` on PATH, or undefined. */
-function findOnPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const file = join(dir, name);
-    try {
-      accessSync(file, fsConstants.X_OK);
-      return file;
-    } catch {
-      // Not here.
-    }
+/**
+ * The first `name` on PATH (or `name` itself when it holds a slash) that `usable` accepts —
+ * by default one this process may execute — as `usable` returns it; undefined when none does.
+ */
+function findOnPath(name: string, usable: (file: string) => string | undefined = executable): string | undefined {
+  const candidates = name.includes('/') ? [name] : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+  for (const candidate of candidates) {
+    const file = usable(candidate);
+    if (file) return file;
   }
   return undefined;
+}
+
+/** `file` when this process may execute it. */
+function executable(file: string): string | undefined {
+  try {
+    accessSync(file, fsConstants.X_OK);
+    return file;
+  } catch {
+    return undefined; // not here
+  }
+}
+
+/**
+ * The real path of `file` when any user may execute it: the others-execute bit on the file and
+ * the others-search bit on every directory above it (a shim under /root fails this).
+ */
+function executableByAnyone(file: string): string | undefined {
+  try {
+    const real = realpathSync(file);
+    if ((statSync(real).mode & 0o001) === 0) return undefined;
+    for (let dir = dirname(real); ; dir = dirname(dir)) {
+      if ((statSync(dir).mode & 0o001) === 0) return undefined;
+      if (dirname(dir) === dir) return real;
+    }
+  } catch {
+    return undefined; // not there
+  }
 }
 
 /** The only variable the child inherits: PATH, to find interpreters and tools. */
-/**
- * The first `name` on PATH (or `name` itself when it holds a slash) that any user may execute:
- * the file has the others-execute bit and every directory above it the others-search bit.
- * Undefined when there is none.
- */
-function findRunnableByAnyone(name: string): string | undefined {
-  const candidates = name.includes('/') ? [name] : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name));
-  for (const candidate of candidates) {
-    try {
-      const file = realpathSync(candidate);
-      if ((statSync(file).mode & 0o001) === 0) continue;
-      let dir = dirname(file);
-      let open = true;
-      for (;;) {
-        if ((statSync(dir).mode & 0o001) === 0) open = false;
-        const parent = dirname(dir);
-        if (!open || parent === dir) break;
-        dir = parent;
-      }
-      if (open) return file;
-    } catch {
-      // not there
-    }
-  }
-  return undefined;
-}
-
 function childPath(): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' };
 }
