@@ -185,16 +185,23 @@ describe('cancelling a run with work in flight', () => {
     expect(await h.events(runId)).toEqual(['RunStarted', 'RunCancelled']);
   });
 
-  it('checks all in-flight attempts in one query and keeps the current ones', async () => {
+  it('checks all in-flight attempts in one heartbeat and keeps the current ones', async () => {
     const h = await setup();
     const a = await h.start(def([http('a')]));
     const b = await h.start(def([http('b')]));
     const ja = h.job('a');
     const jb = h.job('b');
-    await h.coordinator.markRunning(h.tenantId, ja.taskId, ja.attempt);
+    const ta = (await h.coordinator.markRunning(h.tenantId, ja.taskId, ja.attempt))!;
+    const tb = (await h.coordinator.markRunning(h.tenantId, jb.taskId, jb.attempt))!;
     await h.coordinator.cancelRun(h.tenantId, { runId: b });
-    const current = await h.coordinator.currentAttempts([ja, jb, { ...ja, attempt: 1 }, { tenantId: 'x', taskId: 'y', attempt: 0 }]);
-    expect([...current]).toEqual([`${ja.taskId}:0`]);
+    const stale = '00000000-0000-4000-8000-000000000000';
+    const lost = await h.coordinator.heartbeat([
+      { ...ja, leaseToken: ta },
+      { ...jb, leaseToken: tb },
+      { ...ja, attempt: 1, leaseToken: stale },
+      { tenantId: 'x', taskId: 'y', attempt: 0, leaseToken: 'z' },
+    ]);
+    expect([...lost].sort()).toEqual([tb, stale, 'z'].sort());
     expect((await h.run(a)).status).toBe('RUNNING');
   });
 });

@@ -526,36 +526,6 @@ export class RunCoordinator {
     return lost;
   }
 
-  /**
-   * Of the given task attempts (a worker's in-flight jobs, across tenants), the ones that are still
-   * current — the task exists with that attempt and is PENDING, QUEUED or RUNNING — as
-   * {@link jobId}s (cancelled runs, retried nodes and runs reset by a retry are not). One query
-   * per tenant over the tasks' primary key; malformed entries are never current. Read-only: a
-   * worker uses {@link RunCoordinator.heartbeat}, which also extends its leases.
-   */
-  async currentAttempts(attempts: readonly { tenantId: string; taskId: string; attempt: number }[]): Promise<Set<string>> {
-    const valid = attempts.filter((a) => isUuid(a.tenantId) && isUuid(a.taskId) && isAttempt(a.attempt));
-    if (valid.length === 0) return new Set();
-    const current = new Set<string>();
-    for (const [tenantId, group] of byTenant(valid)) {
-      const rows = JSON.stringify(group.map((a) => ({ task_id: a.taskId, attempt: a.attempt })));
-      const r = await this.retrying('currentAttempts', () =>
-        withTenant(this.ds, tenantId, (m) =>
-          sql<{ id: string; attempt: number }>(
-            m,
-            `SELECT t.id, t.attempt
-               FROM jsonb_to_recordset($2::jsonb) AS q(task_id uuid, attempt int)
-               JOIN tasks t ON t.tenant_id = $1 AND t.id = q.task_id AND t.attempt = q.attempt
-              WHERE t.status IN ('PENDING', 'QUEUED', 'RUNNING')`,
-            [tenantId, rows],
-          ),
-        ),
-      );
-      for (const row of r.rows) current.add(jobId(row.id, row.attempt));
-    }
-    return current;
-  }
-
   // ---------------------------------------------------------------------------------------------
   // Scheduler entry points
 
