@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger, Module, type DynamicModule, type INestApplicationContext, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { runMigrations } from '@weft/persistence';
-import { CoreModule, ensureDatabase, ensureRedis, ensureRuntimeRole, type WeftConfig } from '@weft/platform';
+import { CoreModule, databaseNameOf, ensureDatabase, ensureRedis, ensureRuntimeRole, serverOf, type WeftConfig } from '@weft/platform';
 import { ApiModule, listenApi } from '../../api/src/api.module.js';
 import { WorkerModule } from '../../worker/src/worker.module.js';
 import { TaskProcessor } from '../../worker/src/processors/task.processor.js';
@@ -73,16 +73,6 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
   if (roles.worker) app.get(TaskProcessor).start(config.queues);
   if (roles.scheduler) app.get(SchedulerPoller).start();
   if (url) new Logger('weft').log(`GraphQL API at ${url}`);
-  new Logger('weft').log(`database ${databaseName(config.databaseUrl)}`);
+  new Logger('weft').log(`database ${databaseNameOf(config.databaseUrl, '(none named)')} on ${serverOf(config.databaseUrl)}`);
   return { url, close: () => app.close() };
-}
-
-/** The database name of a PostgreSQL URL, for the start-up log. */
-function databaseName(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${decodeURIComponent(u.pathname.replace(/^\//, ''))} on ${u.hostname}:${u.port || 5432}`;
-  } catch {
-    return 'from DATABASE_URL';
-  }
 }

@@ -2,6 +2,7 @@ import Queue from 'bull';
 import type { Job } from 'bull';
 import { Redis, type RedisOptions } from 'ioredis';
 import { jobId, type JobProbe, type TaskDispatcher, type TaskJob } from '@weft/engine';
+import { databaseNameOf } from './urls.js';
 
 /**
  * Bull key prefix for the queues of the Weft installation whose database is at `databaseUrl`:
@@ -9,13 +10,7 @@ import { jobId, type JobProbe, type TaskDispatcher, type TaskJob } from '@weft/e
  * Redis never take each other's jobs.
  */
 export function queuePrefix(databaseUrl: string): string {
-  let db = 'weft';
-  try {
-    db = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, '')) || db;
-  } catch {
-    // keep the default
-  }
-  return `weft:${db}`;
+  return `weft:${databaseNameOf(databaseUrl, 'weft')}`;
 }
 
 /** Options of {@link BullTaskQueues}; every field has a default. */

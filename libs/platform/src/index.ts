@@ -2,4 +2,5 @@ export * from './weft-config.js';
 export * from './bull-queue.adapter.js';
 export * from './redis-run-updates.js';
 export * from './services.js';
+export * from './urls.js';
 export * from './core.module.js';

@@ -1,19 +1,11 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { checkRuntimeRole, createDataSource, RuntimeRoleError } from '@weft/persistence';
+import { databaseNameOf, serverOf } from './urls.js';
 
 /** A backing service could not be reached; `message` is one line saying which and how to start it. */
 export class ServiceUnavailableError extends Error {
   override name = 'ServiceUnavailableError';
-}
-
-function describe(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname}:${u.port || (u.protocol.startsWith('redis') ? 6379 : 5432)}`;
-  } catch {
-    return url;
-  }
 }
 
 function reason(err: unknown): string {
@@ -26,17 +18,16 @@ function reason(err: unknown): string {
  * Checks PostgreSQL answers at `url` (the owner's connection, `DATABASE_OWNER_URL`) and, with
  * `create` (the default; `weft dev`, `weft migrate`), creates the database when it is missing,
  * so the default `weft` database needs no set-up. Without `create` a missing database is an
- * error naming it (a mistyped name must not quietly become a new, empty installation). Throws {@link ServiceUnavailableError} when the
- * server cannot be reached or the URL is malformed.
+ * error naming it (a mistyped name must not quietly become a new, empty installation). Throws
+ * {@link ServiceUnavailableError} when the server cannot be reached or the URL is malformed.
  */
 export async function ensureDatabase(url: string, opts: { create?: boolean } = {}): Promise<void> {
-  let target: URL;
   try {
-    target = new URL(url);
+    new URL(url);
   } catch {
     throw new ServiceUnavailableError(`DATABASE_URL is not a valid URL: ${url}`);
   }
-  const dbName = decodeURIComponent(target.pathname.replace(/^\//, '')) || 'postgres';
+  const dbName = databaseNameOf(url, 'postgres');
   const tryConnect = async (u: string) => {
     const c = new pg.Client({ connectionString: u, connectionTimeoutMillis: 5000 });
     await c.connect();
@@ -49,25 +40,25 @@ export async function ensureDatabase(url: string, opts: { create?: boolean } = {
   } catch (err) {
     if ((err as { code?: string }).code === '3D000' && opts.create === false) {
       throw new ServiceUnavailableError(
-        `database "${dbName}" does not exist at ${describe(url)}: check the name in DATABASE_URL, or create it with \`weft migrate\` (or \`weft dev\`)`,
+        `database "${dbName}" does not exist at ${serverOf(url)}: check the name in DATABASE_URL, or create it with \`weft migrate\` (or \`weft dev\`)`,
       );
     }
     if ((err as { code?: string }).code !== '3D000') {
       throw new ServiceUnavailableError(
-        `Cannot reach PostgreSQL at ${describe(url)} (${reason(err)}). Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or set DATABASE_OWNER_URL.`,
+        `Cannot reach PostgreSQL at ${serverOf(url)} (${reason(err)}). Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or set DATABASE_OWNER_URL.`,
       );
     }
   }
   const admin = new URL(url);
   admin.pathname = '/postgres';
   const c = await tryConnect(admin.toString()).catch((err) => {
-    throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${describe(url)}: ${reason(err)}`);
+    throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${serverOf(url)}: ${reason(err)}`);
   });
   try {
     await c.query(`CREATE DATABASE "${dbName.replace(/"/g, '""')}"`);
   } catch (err) {
     if ((err as { code?: string }).code !== '42P04') {
-      throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${describe(url)}: ${reason(err)}`);
+      throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${serverOf(url)}: ${reason(err)}`);
     }
   } finally {
     await c.end();
@@ -82,14 +73,12 @@ export async function ensureDatabase(url: string, opts: { create?: boolean } = {
 export function runtimeConnectionError(err: unknown, url: string): ServiceUnavailableError {
   const code = (err as { code?: string }).code;
   if (err instanceof RuntimeRoleError) return new ServiceUnavailableError(err.message);
+  const db = databaseNameOf(url, 'weft');
   let user = 'weft_app';
-  let db = 'weft';
   try {
-    const u = new URL(url);
-    user = decodeURIComponent(u.username) || user;
-    db = decodeURIComponent(u.pathname.replace(/^\//, '')) || db;
+    user = decodeURIComponent(new URL(url).username) || user;
   } catch {
-    // keep the defaults in the message
+    // keep the default in the message
   }
   if (code === '3D000') {
     return new ServiceUnavailableError(
@@ -102,7 +91,7 @@ export function runtimeConnectionError(err: unknown, url: string): ServiceUnavai
   if (code === '28000' || code === '28P01') {
     return new ServiceUnavailableError(`PostgreSQL refused DATABASE_URL's role ${user} (${(err as Error).message}): connect as weft_app, or create ${user} and run \`GRANT weft_app TO ${user}\``);
   }
-  return new ServiceUnavailableError(`Cannot connect to PostgreSQL at ${describe(url)} as DATABASE_URL (${reason(err)})`);
+  return new ServiceUnavailableError(`Cannot connect to PostgreSQL at ${serverOf(url)} as DATABASE_URL (${reason(err)})`);
 }
 
 /**
@@ -138,7 +127,7 @@ export async function ensureRedis(url: string): Promise<void> {
       // keep the default port in the hint
     }
     throw new ServiceUnavailableError(
-      `Cannot reach Redis at ${describe(url)} (${reason(cause ?? err)}). Start it (redis-server --daemonize yes --bind 127.0.0.1 --port ${port} --save "") or set REDIS_URL.`,
+      `Cannot reach Redis at ${serverOf(url)} (${reason(cause ?? err)}). Start it (redis-server --daemonize yes --bind 127.0.0.1 --port ${port} --save "") or set REDIS_URL.`,
     );
   } finally {
     r.disconnect();
