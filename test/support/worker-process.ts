@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CoreModule, loadConfig } from '@weft/platform';
+import { CoreModule, ensureRuntimeRole, loadConfig } from '@weft/platform';
 import { WorkerModule } from '../../apps/worker/src/worker.module.js';
 import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
 
@@ -12,6 +12,7 @@ import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.j
  * it prints `worker ready` once it consumes. For suites that SIGKILL a worker mid-task.
  */
 const config = loadConfig();
+await ensureRuntimeRole(config.databaseUrl);
 
 @Module({ imports: [CoreModule.forRoot(config), WorkerModule] })
 class WorkerProcessModule {}

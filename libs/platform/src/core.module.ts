@@ -1,7 +1,7 @@
 import { Global, Injectable, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { RunCoordinator } from '@weft/engine';
-import { checkRuntimeRole, createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
+import { createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
 import { BullTaskQueues, queuePrefix } from './bull-queue.adapter.js';
 import { RedisRunUpdatePublisher } from './redis-run-updates.js';
 import { runtimeConnectionError } from './services.js';
@@ -28,7 +28,8 @@ class CoreLifecycle implements OnApplicationShutdown {
 /**
  * What every Weft process shares, as one global Nest module: the config, the PostgreSQL
  * DataSource, the Bull queues, the run-update publisher, the coordinator and the read
- * repositories. Closes its connections on application shutdown.
+ * repositories. Closes its connections on application shutdown. The composition root checks
+ * `config.databaseUrl` with `ensureRuntimeRole` before booting it (one line, no Nest stack trace).
  */
 @Global()
 @Module({})
@@ -43,9 +44,9 @@ export class CoreModule {
           provide: DataSource,
           useFactory: async () => {
             const ds = createDataSource(config.databaseUrl, { poolSize: config.dbPoolSize });
+            // The runtime role was checked once already, before boot (ensureRuntimeRole).
             try {
               await ds.initialize();
-              await checkRuntimeRole(ds);
             } catch (err) {
               if (ds.isInitialized) await ds.destroy().catch(() => undefined);
               throw runtimeConnectionError(err, config.databaseUrl);
