@@ -172,9 +172,7 @@ async function authenticateSocket(ctx: WsContext, auth: AuthService, recheckMs: 
 async function recheckSocket(ctx: WsContext, auth: AuthService): Promise<boolean> {
   const extra = ctx.extra as SocketExtra;
   try {
-    const principal = await auth.authenticate(extra.authorization);
-    if (principal.tenantId !== extra.principal?.tenantId || principal.keyId !== extra.principal?.keyId) throw new WeftError('UNAUTHENTICATED', 'Invalid API key');
-    extra.principal = principal; // a role is fixed at creation, but stay exact
+    extra.principal = await auth.reauthenticate(extra.authorization, extra.principal);
     extra.authenticatedAt = Date.now();
     return true;
   } catch (err) {

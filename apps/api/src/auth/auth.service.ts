@@ -26,4 +26,16 @@ export class AuthService {
     if (!found) throw new WeftError('UNAUTHENTICATED', 'Invalid API key');
     return { tenantId: found.tenantId, keyId: found.keyId, role: found.role };
   }
+
+  /**
+   * Checks credentials again during a long operation or an open socket: the same key
+   * (`principal`'s tenant and key id) must still be active. Returns the fresh principal.
+   * Throws WeftError UNAUTHENTICATED when the key was revoked (or the credentials now name
+   * another key); other errors (database unavailable) pass through.
+   */
+  async reauthenticate(authorization: unknown, principal: Principal | undefined): Promise<Principal> {
+    const again = await this.authenticate(authorization);
+    if (again.tenantId !== principal?.tenantId || again.keyId !== principal?.keyId) throw new WeftError('UNAUTHENTICATED', 'Invalid API key');
+    return again;
+  }
 }

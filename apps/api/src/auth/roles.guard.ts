@@ -65,8 +65,7 @@ export class RolesGuard implements CanActivate {
 
 /** Throws UNAUTHENTICATED unless the context's credentials still name the same, active key. */
 async function recheckKey(auth: AuthService, ctx: GqlContext): Promise<void> {
-  const again = await auth.authenticate(ctx.authorization);
-  if (again.keyId !== ctx.principal.keyId || again.tenantId !== ctx.principal.tenantId) throw new WeftError('UNAUTHENTICATED', 'Invalid API key');
+  await auth.reauthenticate(ctx.authorization, ctx.principal);
   ctx.authenticatedAt = Date.now();
 }
 
