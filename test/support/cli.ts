@@ -3,31 +3,36 @@ import { Command } from 'commander';
 import { clientCommands } from '../../apps/cli/src/client-commands.js';
 
 /**
- * Runs the client side of the `weft` CLI (`weft <args>`) in this process against the API at
- * `url` with `apiKey` (as WEFT_URL / WEFT_API_KEY, restored afterwards) and resolves what it
- * wrote to stdout. Commander's own output and stderr are swallowed; a failing command rejects.
+ * Runs `weft <args>` in this process with the commands `register` adds (the CLI's
+ * `clientCommands` or `serverCommands`) and the environment variables `env` set for the call
+ * (restored afterwards); resolves what it wrote to stdout. Commander's own output and stderr are
+ * swallowed; a failing command rejects.
  */
-export async function runWeft(url: string, apiKey: string, ...args: string[]): Promise<string> {
+export async function runCommands(register: (program: Command) => void, env: Record<string, string>, ...args: string[]): Promise<string> {
   const program = new Command('weft').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
-  clientCommands(program);
+  register(program);
   let out = '';
   const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out += String(chunk);
     return true;
   });
   const err = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
-  const env = { WEFT_URL: process.env.WEFT_URL, WEFT_API_KEY: process.env.WEFT_API_KEY };
-  process.env.WEFT_URL = url;
-  process.env.WEFT_API_KEY = apiKey;
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
   try {
     await program.parseAsync(args, { from: 'user' });
     return out;
   } finally {
     write.mockRestore();
     err.mockRestore();
-    for (const [k, v] of Object.entries(env)) {
+    for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
   }
+}
+
+/** The client side of the CLI (`weft <args>`) against the API at `url` with `apiKey` (WEFT_URL / WEFT_API_KEY). */
+export function runWeft(url: string, apiKey: string, ...args: string[]): Promise<string> {
+  return runCommands(clientCommands, { WEFT_URL: url, WEFT_API_KEY: apiKey }, ...args);
 }

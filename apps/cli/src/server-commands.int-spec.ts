@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TenantRepository } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/test-database.js';
 import { serverCommands } from './server-commands.js';
+import { runCommands } from '../../../test/support/cli.js';
 
 /**
  * `weft admin create-key` run in this process, as the `weft` binary would run it, against a
@@ -27,21 +27,9 @@ describe('weft admin create-key', () => {
     }
     await db.drop();
   });
-  afterEach(() => {
-    jest.restoreAllMocks();
-  });
-
   /** Runs `weft <args>`; resolves what it printed on stdout, rejects with its error. */
-  async function weft(...args: string[]): Promise<string> {
-    const program = new Command('weft').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
-    serverCommands(program);
-    let out = '';
-    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      out += String(chunk);
-      return true;
-    });
-    await program.parseAsync(args, { from: 'user' });
-    return out;
+  function weft(...args: string[]): Promise<string> {
+    return runCommands(serverCommands, {}, ...args);
   }
 
   it('prints a new key of the role once, as JSON on the last line, and the key authenticates', async () => {
