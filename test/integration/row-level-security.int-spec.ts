@@ -142,6 +142,24 @@ async function refusal(m: EntityManager, sql: string, params: unknown[]): Promis
   }
 }
 
+/**
+ * Runs `fn` connected as a new login role (named `weft_rls_<kind>_<random>`, given `grants`,
+ * e.g. `GRANT weft_app TO %s`), then drops the connection and the role.
+ */
+async function asNewRole(kind: string, grants: string[], fn: (ds: DataSource, role: string) => Promise<void>): Promise<void> {
+  const role = `weft_rls_${kind}_${randomBytes(4).toString('hex')}`;
+  await db.owner.query(`CREATE ROLE ${role} LOGIN`);
+  for (const g of grants) await db.owner.query(g.replace('%s', role));
+  const ds = createDataSource(db.ownerUrl.replace('postgres@', `${role}@`), { poolSize: 1 });
+  try {
+    await ds.initialize();
+    await fn(ds, role);
+  } finally {
+    if (ds.isInitialized) await ds.destroy();
+    await db.owner.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+  }
+}
+
 const affected = (result: unknown): number => (Array.isArray(result) ? (result[1] as number) : 0);
 
 describe('the runtime role', () => {
@@ -174,35 +192,17 @@ describe('the runtime role', () => {
   });
 
   it('is refused when it could become a superuser through a role it is a member of', async () => {
-    const role = `weft_rls_member_${randomBytes(4).toString('hex')}`;
-    await db.owner.query(`CREATE ROLE ${role} LOGIN; GRANT weft_app TO ${role}; GRANT postgres TO ${role}`);
-    const member = createDataSource(db.ownerUrl.replace('postgres@', `${role}@`), { poolSize: 1 });
-    try {
-      await member.initialize();
+    await asNewRole('member', ['GRANT weft_app TO %s', 'GRANT postgres TO %s'], async (member, role) => {
       await expect(checkRuntimeRole(member)).rejects.toThrow(new RegExp(`${role}, a superuser or a member of one \\(postgres\\)`));
-    } finally {
-      if (member.isInitialized) await member.destroy();
-      await db.owner.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
-    }
+    });
   });
 
   it('is refused when it is not weft_app nor a member of it, and accepted when it is a member', async () => {
-    const role = `weft_rls_stranger_${randomBytes(4).toString('hex')}`;
-    await db.owner.query(`CREATE ROLE ${role} LOGIN`);
-    const connect = async () => {
-      const ds = createDataSource(db.ownerUrl.replace('postgres@', `${role}@`), { poolSize: 1 });
-      await ds.initialize();
-      return ds;
-    };
-    const stranger = await connect();
-    try {
+    await asNewRole('stranger', [], async (stranger, role) => {
       await expect(checkRuntimeRole(stranger)).rejects.toThrow(`GRANT weft_app TO ${role}`);
       await db.owner.query(`GRANT weft_app TO ${role}`);
       await expect(checkRuntimeRole(stranger)).resolves.toBeUndefined();
-    } finally {
-      await stranger.destroy();
-      await db.owner.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
-    }
+    });
   });
 
   it('may not read the migrations table, truncate a tenant table or act as the claimer role', async () => {
@@ -330,15 +330,8 @@ describe('the cross-tenant paths', () => {
   });
 
   it('a role that is not the runtime role cannot call them', async () => {
-    const role = `weft_rls_probe_${randomBytes(4).toString('hex')}`;
-    await db.owner.query(`CREATE ROLE ${role} LOGIN`);
-    const probe = createDataSource(db.ownerUrl.replace('postgres@', `${role}@`), { poolSize: 1 });
-    try {
-      await probe.initialize();
+    await asNewRole('probe', [], async (probe) => {
       await expect(probe.query(`SELECT * FROM weft_claim_due_timers(now(), 10, now())`)).rejects.toMatchObject({ code: '42501' });
-    } finally {
-      if (probe.isInitialized) await probe.destroy();
-      await db.owner.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
-    }
+    });
   });
 });
