@@ -15,6 +15,7 @@ import { LostTaskIndex1764576000000 } from './migrations/1764576000000-lost-task
 import { VersionManagement1764662400000 } from './migrations/1764662400000-version-management.js';
 import { RowLevelSecurity1764748800000 } from './migrations/1764748800000-row-level-security.js';
 import { TaskLeases1764835200000 } from './migrations/1764835200000-task-leases.js';
+import { IterationsAndChildRuns1764921600000 } from './migrations/1764921600000-iterations-and-child-runs.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   VersionManagement1764662400000,
   RowLevelSecurity1764748800000,
   TaskLeases1764835200000,
+  IterationsAndChildRuns1764921600000,
 ];
 
 /** Options of {@link createDataSource}. */

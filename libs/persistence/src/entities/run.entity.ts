@@ -41,6 +41,22 @@ export class RunEntity {
   @Column({ name: 'start_node_id', type: 'text', nullable: true })
   startNodeId: string | null;
 
+  /** The run whose SUBWORKFLOW task started this one (same tenant); null for a run started over the API. */
+  @Column({ name: 'parent_run_id', type: 'uuid', nullable: true })
+  parentRunId: string | null;
+
+  /** The parent's SUBWORKFLOW task that started this run. */
+  @Column({ name: 'parent_task_id', type: 'uuid', nullable: true })
+  parentTaskId: string | null;
+
+  /** The attempt (0-based) of that task this run belongs to; a retry of the node starts a new child. */
+  @Column({ name: 'parent_attempt', type: 'int', nullable: true })
+  parentAttempt: number | null;
+
+  /** 0 for a run started over the API; the parent's depth + 1 for a child run. */
+  @Column({ name: 'depth', type: 'int' })
+  depth: number;
+
   @Column({ name: 'event_seq', type: 'int' })
   eventSeq: number;
 

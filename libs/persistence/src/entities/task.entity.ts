@@ -2,7 +2,9 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { Json } from '../json.js';
 
 /**
- * `tasks`: one per reached node of a run (unique `(tenant_id, run_id, node_id)`); a retry bumps
+ * `tasks`: one per reached node of a run (unique `(tenant_id, run_id, node_id)` among the tasks
+ * without an `iteration`), plus, for a `for_each` node, one per element (`iteration` 0, 1, …; the
+ * node's own task is then the aggregate: never dispatched, `queue` NULL); a retry bumps
  * `attempt` (0-based) on the same row. `input` is the node's resolved spec, stored once;
  * `branches` a SWITCH's recorded decision; `wake_at` a WAITING node's timer or timeout;
  * `queue`/`runtime` where a worker node is dispatched; `leaseExpiresAt`/`leaseToken` the lease of a
@@ -45,6 +47,10 @@ export class TaskEntity {
 
   @Column({ name: 'error', type: 'text', nullable: true })
   error: string | null;
+
+  /** 0-based element index of a `for_each` iteration task; null otherwise. */
+  @Column({ name: 'iteration', type: 'int', nullable: true })
+  iteration: number | null;
 
   @Column({ name: 'branches', type: 'text', array: true, nullable: true })
   branches: string[] | null;
