@@ -1,14 +1,49 @@
-import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
 import { jsNode, publish, rejection, start, startE2E, statuses, task, waitRun, type E2E } from '../support/e2e-platform.js';
 
-/** Three employers for examples/employer-fanout.yaml: the second fails, the third carries a note. */
+/** Three employers: the second fails, the third carries a note. */
 const EMPLOYERS = [
   { name: 'Acme', verified: true },
   { name: 'Globex', verified: false },
   { name: 'Initech', verified: true, note: 'contract role' },
 ];
+
+/** One employer check: its own delta, `messages` null when it has nothing to say. */
+const CHECK = `const e = input.employer;
+  const messages = [];
+  if (!e.verified) messages.push(e.name + ': employment could not be verified');
+  if (e.note) messages.push(e.name + ': ' + e.note);
+  return { failures: e.verified ? 0 : 1, messages: messages.length ? messages : null, checked: [e.name] };`;
+
+/**
+ * Seed 003's employment verification as a static fan-out: a FORK checks three employers, a JOIN
+ * merges their deltas (examples/employer-fanout.yaml does it with `for_each` now).
+ */
+const STATIC_FANOUT = {
+  nodes: [
+    { node_id: 'fan_out', type: 'FORK' },
+    jsNode('check_current', CHECK, { employer: '{{input.employers[0]}}' }),
+    jsNode('check_previous', CHECK, { employer: '{{input.employers[1]}}' }),
+    jsNode('check_first', CHECK, { employer: '{{input.employers[2]}}' }),
+    { node_id: 'verdict', type: 'JOIN', spec: { reducers: { failures: 'add', messages: 'append', checked: 'union' } } },
+    jsNode(
+      'decide',
+      `const m = input.merged;
+      return { status: m.failures === 0 ? 'verified' : 'needs_review', failures: m.failures, messages: m.messages ?? [], checked: m.checked };`,
+      { merged: '{{tasks.verdict.output}}' },
+    ),
+  ],
+  edges: [
+    { from: 'fan_out', to: 'check_current' },
+    { from: 'fan_out', to: 'check_previous' },
+    { from: 'fan_out', to: 'check_first' },
+    { from: 'check_current', to: 'verdict' },
+    { from: 'check_previous', to: 'verdict' },
+    { from: 'check_first', to: 'verdict' },
+    { from: 'verdict', to: 'decide' },
+  ],
+};
 
 describe('JOIN reducers over the API (DESIGN §6)', () => {
   let e2e: E2E;
@@ -20,8 +55,8 @@ describe('JOIN reducers over the API (DESIGN §6)', () => {
   });
   afterAll(() => e2e.close());
 
-  it('runs examples/employer-fanout.yaml: add on the failure count, append on messages in edge order', async () => {
-    await publish(client, 'employer-fanout', await readFile('examples/employer-fanout.yaml', 'utf8'));
+  it('merges a static employer fan-out: add on the failure count, append on messages in edge order', async () => {
+    await publish(client, 'employer-fanout', STATIC_FANOUT);
     const run = await waitRun(client, await start(client, 'employer-fanout', { employers: EMPLOYERS }));
 
     expect(run.status).toBe('SUCCEEDED');

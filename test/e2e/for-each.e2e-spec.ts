@@ -1,0 +1,376 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { WeftClient } from '@weft/client';
+import { TERMINAL, jsNode, publish, rejection, start, startE2E, type E2E } from '../support/e2e-platform.js';
+
+/** Run fields with each task's `iteration` (null for a node's own, or aggregate, task). */
+const FIELDS = `id status output error tasks { id nodeId status attempt input output error iteration }`;
+const ACTIVE = ['PENDING', 'QUEUED', 'RUNNING', 'WAITING'];
+
+const read = async (client: WeftClient, id: string) => (await client.request(`query($id: ID!) { run(id: $id) { ${FIELDS} } }`, { id })).run;
+
+/** Polls the run until `pred` holds (default: it ended); `seen` gets every state read. */
+async function waitFor(client: WeftClient, id: string, pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status), seen: (run: any) => void = () => {}, timeoutMs = 30_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = await read(client, id);
+    seen(run);
+    if (pred(run)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(run)}`);
+    await new Promise((r) => setTimeout(r, 40));
+  }
+}
+
+/** The node's own task: for a for_each node, the aggregate (iteration null). */
+const node = (run: any, id: string) => run.tasks.find((t: any) => t.nodeId === id && t.iteration === null);
+/** A for_each node's iteration tasks, by element index. */
+const iterations = (run: any, id: string): any[] => run.tasks.filter((t: any) => t.nodeId === id && t.iteration !== null).sort((a: any, b: any) => a.iteration - b.iteration);
+
+/**
+ * A local service: `POST /echo` answers its JSON body after `delay_ms` (from the body, default
+ * 150); it records each request's [start, end] and the most requests it held at once.
+ */
+async function echoService() {
+  const spans: { body: any; start: number; end: number }[] = [];
+  let active = 0;
+  let maxActive = 0;
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const body = raw ? JSON.parse(raw) : null;
+      const span = { body, start: Date.now(), end: 0 };
+      spans.push(span);
+      maxActive = Math.max(maxActive, ++active);
+      setTimeout(() => {
+        active--;
+        span.end = Date.now();
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      }, body?.delay_ms ?? 150);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    get maxActive() {
+      return maxActive;
+    },
+    reset() {
+      spans.length = 0;
+      maxActive = 0;
+    },
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+describe('for_each: one task per element of an array (DESIGN §6, seed 003 forEach)', () => {
+  let e2e: E2E;
+  let client: WeftClient;
+  let echo: Awaited<ReturnType<typeof echoService>>;
+
+  beforeAll(async () => {
+    e2e = await startE2E();
+    echo = await echoService();
+    ({ client } = await e2e.tenant('for-each'));
+  });
+  afterAll(async () => {
+    await echo.close();
+    await e2e.close();
+  });
+
+  it('runs one task per element and outputs their results in element order, not completion order', async () => {
+    await publish(client, 'squares', {
+      nodes: [
+        {
+          ...jsNode('square', 'return new Promise((r) => setTimeout(() => r({ sq: input.v * input.v, i: input.i, n: input.n }), (input.n - input.i) * 250));', {
+            v: '{{item}}',
+            i: '{{itemIndex}}',
+            n: '{{itemCount}}',
+          }),
+          for_each: '{{input.xs}}',
+        },
+        jsNode('total', 'return { sum: input.all.reduce((s, o) => s + o.sq, 0), count: input.all.length };', { all: '{{tasks.square.output}}' }),
+      ],
+      edges: [{ from: 'square', to: 'total' }],
+    });
+    const run = await waitFor(client, await start(client, 'squares', { xs: [1, 2, 3, 4] }));
+
+    expect(run.status).toBe('SUCCEEDED');
+    // The first element finishes last (it sleeps longest), yet comes first.
+    const expected = [
+      { sq: 1, i: 0, n: 4 },
+      { sq: 4, i: 1, n: 4 },
+      { sq: 9, i: 2, n: 4 },
+      { sq: 16, i: 3, n: 4 },
+    ];
+    expect(node(run, 'square')).toMatchObject({ status: 'COMPLETED', output: expected });
+    expect(iterations(run, 'square').map((t) => [t.iteration, t.status, t.input.v, t.output])).toEqual(expected.map((o, i) => [i, 'COMPLETED', i + 1, o]));
+    expect(new Set(iterations(run, 'square').map((t) => t.id)).size).toBe(4);
+    expect(node(run, 'total')).toMatchObject({ status: 'COMPLETED', output: { sum: 30, count: 4 } });
+  });
+
+  it('names the element with `as` (and `<as>Index`, `<as>Count`) on an HTTP node', async () => {
+    echo.reset();
+    await publish(client, 'labels', {
+      nodes: [
+        {
+          node_id: 'label',
+          type: 'HTTP',
+          for_each: '{{input.orders}}',
+          as: 'order',
+          spec: { url: '{{config.base_url}}/echo', method: 'POST', body: { id: '{{order.id}}', label: 'order {{orderIndex + 1}}/{{orderCount}}: {{order.id}}', delay_ms: 10 } },
+        },
+      ],
+      edges: [],
+    });
+    const run = await waitFor(client, await start(client, 'labels', { orders: [{ id: 'a7' }, { id: 'b8' }] }, { config: { base_url: echo.url } }));
+    expect(run.status).toBe('SUCCEEDED');
+    expect(node(run, 'label').output).toEqual([
+      { id: 'a7', label: 'order 1/2: a7', delay_ms: 10 },
+      { id: 'b8', label: 'order 2/2: b8', delay_ms: 10 },
+    ]);
+    expect(echo.spans).toHaveLength(2);
+  });
+
+  it('holds iterations beyond max_concurrency WAITING: with 1, the requests never overlap', async () => {
+    echo.reset();
+    await publish(client, 'one-at-a-time', {
+      nodes: [
+        {
+          node_id: 'call',
+          type: 'HTTP',
+          for_each: '{{input.xs}}',
+          max_concurrency: 1,
+          spec: { url: '{{config.base_url}}/echo', method: 'POST', body: { x: '{{item}}', delay_ms: 200 } },
+        },
+      ],
+      edges: [],
+    });
+    let mostDispatched = 0;
+    let sawWaiting = false;
+    const run = await waitFor(
+      client,
+      await start(client, 'one-at-a-time', { xs: [1, 2, 3, 4] }, { config: { base_url: echo.url } }),
+      undefined,
+      (r) => {
+        const its = iterations(r, 'call');
+        mostDispatched = Math.max(mostDispatched, its.filter((t) => t.status === 'QUEUED' || t.status === 'RUNNING').length);
+        if (its.some((t) => t.status === 'WAITING')) sawWaiting = true;
+      },
+    );
+
+    expect(run.status).toBe('SUCCEEDED');
+    expect(node(run, 'call').output.map((o: any) => o.x)).toEqual([1, 2, 3, 4]);
+    expect(sawWaiting).toBe(true);
+    expect(mostDispatched).toBe(1);
+    expect(echo.maxActive).toBe(1);
+    const spans = [...echo.spans].sort((a, b) => a.start - b.start);
+    expect(spans).toHaveLength(4);
+    for (let i = 1; i < spans.length; i++) expect(spans[i]!.start).toBeGreaterThanOrEqual(spans[i - 1]!.end);
+  });
+
+  it('dispatches at most max_concurrency iterations at a time, and uses them all', async () => {
+    echo.reset();
+    await publish(client, 'two-at-a-time', {
+      nodes: [
+        {
+          node_id: 'call',
+          type: 'HTTP',
+          for_each: '{{input.xs}}',
+          max_concurrency: 2,
+          spec: { url: '{{config.base_url}}/echo', method: 'POST', body: { x: '{{item}}', delay_ms: 300 } },
+        },
+      ],
+      edges: [],
+    });
+    const run = await waitFor(client, await start(client, 'two-at-a-time', { xs: [1, 2, 3, 4, 5, 6] }, { config: { base_url: echo.url } }));
+    expect(run.status).toBe('SUCCEEDED');
+    expect(echo.spans).toHaveLength(6);
+    expect(echo.maxActive).toBe(2);
+    expect(node(run, 'call').output.map((o: any) => o.x)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('merges the iteration outputs field by field with node-level reducers, unlisted fields replaced in element order', async () => {
+    await publish(client, 'tally', {
+      nodes: [
+        {
+          ...jsNode('count', 'return new Promise((r) => setTimeout(() => r({ total: input.n, tags: input.tags, last: input.name, seen: [input.name] }), input.wait));', {
+            n: '{{line.n}}',
+            tags: '{{line.tags}}',
+            name: '{{line.name}}',
+            wait: '{{(lineCount - lineIndex) * 200}}',
+          }),
+          for_each: '{{input.lines}}',
+          as: 'line',
+          reducers: { total: 'add', tags: 'union', seen: 'append' },
+        },
+        jsNode('report', 'return { summary: (input.m.total ?? 0) + " from " + (input.m.seen ?? []).join(",") };', { m: '{{tasks.count.output}}' }),
+      ],
+      edges: [{ from: 'count', to: 'report' }],
+    });
+    const lines = [
+      { name: 'a', n: 2, tags: ['x', 'y'] },
+      { name: 'b', n: 5, tags: ['y'] },
+      { name: 'c', n: 0.5, tags: ['z', 'x'] },
+    ];
+    const run = await waitFor(client, await start(client, 'tally', { lines }));
+    expect(run.status).toBe('SUCCEEDED');
+    // 'c' finished first (shortest wait), yet `last` is the last element's: element order.
+    expect(node(run, 'count').output).toEqual({ total: 7.5, tags: ['x', 'y', 'z'], last: 'c', seen: ['a', 'b', 'c'] });
+    expect(iterations(run, 'count')).toHaveLength(3);
+    expect(node(run, 'report').output).toEqual({ summary: '7.5 from a,b,c' });
+
+    const empty = await waitFor(client, await start(client, 'tally', { lines: [] }));
+    expect(empty.status).toBe('SUCCEEDED');
+    expect(node(empty, 'count')).toMatchObject({ status: 'COMPLETED', output: {} }); // with reducers: {}, not []
+    expect(iterations(empty, 'count')).toEqual([]);
+    expect(node(empty, 'report').output).toEqual({ summary: '0 from ' });
+  });
+
+  it('completes at once with [] on an empty array, creating no iteration, and runs the successors', async () => {
+    await publish(client, 'nothing-to-do', {
+      nodes: [
+        { ...jsNode('each', 'throw new Error("never runs");', { v: '{{item}}' }), for_each: '{{input.xs}}' },
+        jsNode('after', 'return { got: input.got };', { got: '{{tasks.each.output}}' }),
+      ],
+      edges: [{ from: 'each', to: 'after' }],
+    });
+    const run = await waitFor(client, await start(client, 'nothing-to-do', { xs: [] }));
+    expect(run.status).toBe('SUCCEEDED');
+    expect(node(run, 'each')).toMatchObject({ status: 'COMPLETED', output: [] });
+    expect(iterations(run, 'each')).toEqual([]);
+    expect(node(run, 'after')).toMatchObject({ status: 'COMPLETED', output: { got: [] } });
+  });
+
+  describe('a for_each that does not give a usable array', () => {
+    beforeAll(async () => {
+      await publish(client, 'needs-array', {
+        nodes: [{ ...jsNode('each', 'return {};', { v: '{{item}}' }), for_each: '{{input.xs}}' }, jsNode('after', 'return {};')],
+        edges: [{ from: 'each', to: 'after' }],
+      });
+    });
+
+    it.each([
+      ['an object', { a: 1 }],
+      ['a number', 5],
+    ])('fails the node at once on %s, naming the node, and the run fails', async (_what, xs) => {
+      const run = await waitFor(client, await start(client, 'needs-array', { xs }));
+      expect(run.status).toBe('FAILED');
+      expect(node(run, 'each').status).toBe('FAILED');
+      expect(node(run, 'each').error).toContain('each');
+      expect(node(run, 'each').error).toContain('must give an array');
+      expect(iterations(run, 'each')).toEqual([]);
+      expect(node(run, 'after')).toBeUndefined();
+    });
+
+    it('lets an on_error edge handle it: the handler reads the reason and the run succeeds', async () => {
+      await publish(client, 'needs-array-handled', {
+        nodes: [
+          { ...jsNode('each', 'return {};', { v: '{{item}}' }), for_each: '{{input.xs}}' },
+          jsNode('after', 'return {};'),
+          jsNode('fallback', 'return { because: input.why };', { why: '{{tasks.each.error}}' }),
+        ],
+        edges: [
+          { from: 'each', to: 'after' },
+          { from: 'each', to: 'fallback', on_error: true },
+        ],
+      });
+      const run = await waitFor(client, await start(client, 'needs-array-handled', { xs: 'abc' }));
+      expect(run.status).toBe('SUCCEEDED');
+      expect(node(run, 'each').status).toBe('FAILED');
+      expect(node(run, 'after').status).toBe('SKIPPED');
+      expect(node(run, 'fallback').output.because).toContain('must give an array');
+    });
+
+    it('fails the node when the array has more than 10,000 elements', async () => {
+      const run = await waitFor(client, await start(client, 'needs-array', { xs: Array.from({ length: 10_001 }, (_, i) => i) }));
+      expect(run.status).toBe('FAILED');
+      expect(node(run, 'each').status).toBe('FAILED');
+      expect(node(run, 'each').error).toContain('each');
+      expect(node(run, 'each').error).toMatch(/10[,_ ]?000/);
+      expect(iterations(run, 'each')).toEqual([]);
+    });
+  });
+
+  it('fails the node when one iteration fails for good: unstarted ones are SKIPPED, running ones finish', async () => {
+    await publish(client, 'one-bad-apple', {
+      nodes: [
+        {
+          ...jsNode(
+            'check',
+            `if (input.x === 'bad') throw new Error('bad element ' + input.i);
+             return new Promise((r) => setTimeout(() => r({ ok: input.x }), input.x === 'slow' ? 4000 : 10));`,
+            { x: '{{item}}', i: '{{itemIndex}}' },
+          ),
+          for_each: '{{input.xs}}',
+          max_concurrency: 2,
+          retry: { max_attempts: 2, backoff_seconds: 0.1 },
+        },
+        jsNode('after', 'return {};'),
+      ],
+      edges: [{ from: 'check', to: 'after' }],
+    });
+    const run = await waitFor(client, await start(client, 'one-bad-apple', { xs: ['slow', 'fast', 'bad', 'later', 'last'] }));
+
+    expect(run.status).toBe('FAILED');
+    expect(iterations(run, 'check').map((t) => [t.iteration, t.status])).toEqual([
+      [0, 'COMPLETED'], // was running when 2 failed: it finished
+      [1, 'COMPLETED'],
+      [2, 'FAILED'],
+      [3, 'SKIPPED'],
+      [4, 'SKIPPED'],
+    ]);
+    expect(iterations(run, 'check')[2]).toMatchObject({ attempt: 1, error: expect.stringContaining('bad element 2') });
+    expect(node(run, 'check').status).toBe('FAILED');
+    expect(node(run, 'check').error).toContain('iteration 2 of 5 failed');
+    expect(node(run, 'check').error).toContain('bad element 2');
+    expect(node(run, 'after')).toBeUndefined();
+  });
+
+  it('cancels the active iterations when the run is cancelled', async () => {
+    await publish(client, 'long-haul', {
+      nodes: [
+        {
+          ...jsNode('slow', 'return new Promise((r) => setTimeout(() => r({ done: input.x }), 6000));', { x: '{{item}}' }),
+          for_each: '{{input.xs}}',
+          max_concurrency: 2,
+        },
+      ],
+      edges: [],
+    });
+    const runId = await start(client, 'long-haul', { xs: [1, 2, 3] });
+    await waitFor(client, runId, (r) => iterations(r, 'slow').filter((t) => t.status === 'RUNNING').length === 2);
+    const r = await client.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id status } }`, { i: { runId, reason: 'enough' } });
+    expect(r.cancelRun.status).toBe('CANCELLED');
+
+    const run = await read(client, runId);
+    expect(run.status).toBe('CANCELLED');
+    expect(node(run, 'slow').status).toBe('CANCELLED');
+    const its = iterations(run, 'slow');
+    expect(its.slice(0, 2).map((t) => t.status)).toEqual(['CANCELLED', 'CANCELLED']);
+    expect(its.filter((t) => ACTIVE.includes(t.status))).toEqual([]);
+  });
+
+  describe('publishing refuses a bad for_each with BAD_USER_INPUT naming the path', () => {
+    const worker = (extra: Record<string, unknown>) => ({ ...jsNode('w', 'return {};'), ...extra });
+    const cases: [string, unknown[], string][] = [
+      ['for_each on a SWITCH', [jsNode('a', 'return {};'), { node_id: 's', type: 'SWITCH', for_each: '{{input.xs}}' }], 'nodes[1].for_each'],
+      ['for_each on a WAIT', [jsNode('a', 'return {};'), { node_id: 'p', type: 'WAIT', for_each: '{{input.xs}}', spec: { duration_seconds: 1 } }], 'nodes[1].for_each'],
+      ['a for_each that is not a {{ }} template', [worker({ for_each: 'input.xs' })], 'nodes[0].for_each'],
+      ['`as` naming a reserved root', [worker({ for_each: '{{input.xs}}', as: 'input' })], 'nodes[0].as'],
+      ['`as` that is not an identifier', [worker({ for_each: '{{input.xs}}', as: 'my item' })], 'nodes[0].as'],
+      ['max_concurrency 0', [worker({ for_each: '{{input.xs}}', max_concurrency: 0 })], 'nodes[0].max_concurrency'],
+      ['max_concurrency 1.5', [worker({ for_each: '{{input.xs}}', max_concurrency: 1.5 })], 'nodes[0].max_concurrency'],
+      ['reducers without for_each', [worker({ reducers: { total: 'add' } })], 'nodes[0].reducers'],
+      ['an unknown reducer', [worker({ for_each: '{{input.xs}}', reducers: { total: 'sum' } })], 'nodes[0].reducers.total'],
+    ];
+    it.each(cases)('%s', async (_what, nodes, path) => {
+      const edges = nodes.length === 2 ? [{ from: 'a', to: (nodes[1] as any).node_id }] : [];
+      const err = await rejection(publish(client, 'bad-for-each', { nodes, edges }));
+      expect(err.code).toBe('BAD_USER_INPUT');
+      expect(err.errors[0]!.extensions!.problems).toEqual([expect.objectContaining({ path })]);
+    });
+  });
+});
