@@ -73,6 +73,7 @@ export class CoreModule {
             new RunCoordinator(ds, q, p, {
               logger: { warn: (m: string) => log.warn(m), error: (m: string) => log.error(m) },
               maxOutputBytes: config.maxOutputBytes,
+              maxSubworkflowDepth: config.maxSubworkflowDepth,
               dispatchLeaseMs: config.dispatchLeaseMs,
               runLeaseMs: config.runLeaseMs,
             }),

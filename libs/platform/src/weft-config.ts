@@ -105,6 +105,16 @@ export class WeftEnv {
   WEFT_MAX_OUTPUT_BYTES = 1024 * 1024;
 
   /**
+   * The deepest chain of SUBWORKFLOW child runs (DESIGN §6): a run at this depth (a run started
+   * over the API is at 0) cannot start a child, and its SUBWORKFLOW node fails saying so.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  WEFT_MAX_SUBWORKFLOW_DEPTH = 10;
+
+  /**
    * Lease of a dispatched worker task, ms after its `not_before`: an attempt no worker claimed
    * within it, whose Bull job is gone, is re-dispatched by the scheduler (issue 4).
    */
@@ -157,6 +167,8 @@ export interface WeftConfig {
   wsKeyRecheckMs: number;
   /** Largest task output, in UTF-8 bytes of its JSON text; larger fails the attempt (OUTPUT_TOO_LARGE). */
   maxOutputBytes: number;
+  /** WEFT_MAX_SUBWORKFLOW_DEPTH: the deepest chain of child runs (default 10). */
+  maxSubworkflowDepth: number;
   /** Lease of a dispatched worker task after its `not_before`, ms. */
   dispatchLeaseMs: number;
   /** Lease a worker's claim and heartbeats give a running task, ms (heartbeat every third). */
@@ -213,6 +225,7 @@ export function loadConfig(
     dbPoolSize: dto.WEFT_DB_POOL_SIZE,
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,
     maxOutputBytes: dto.WEFT_MAX_OUTPUT_BYTES,
+    maxSubworkflowDepth: dto.WEFT_MAX_SUBWORKFLOW_DEPTH,
     dispatchLeaseMs: dto.WEFT_DISPATCH_LEASE_MS,
     runLeaseMs: dto.WEFT_RUN_LEASE_MS,
     jobLockMs: dto.WEFT_JOB_LOCK_MS,

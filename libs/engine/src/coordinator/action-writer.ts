@@ -3,8 +3,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { jsonb, sql } from '@weft/persistence';
 import type { WorkflowDag } from '../model/dag.js';
 import { nodeQueue, type WorkflowNode } from '../model/workflow-definition.js';
-import { TaskStatus, isControlFlow, isWait, type JsonValue, type RunStatus } from '../model/workflow-types.js';
-import type { Action, CreateTask } from '../statemachine/actions.js';
+import { NodeType, TaskStatus, isControlFlow, isWait, type JsonValue, type RunStatus } from '../model/workflow-types.js';
+import type { Action, CreateTask, StartChildRun } from '../statemachine/actions.js';
 import { assertNever } from '../statemachine/errors.js';
 import type { TaskJob } from './ports.js';
 
@@ -26,6 +26,35 @@ export interface WriteResult {
   jobs: TaskJob[];
   /** Changes to the run row, applied with the history record. */
   run: RunPatch;
+  /** Child runs to create in the same transaction (StartChildRun), in action order. */
+  children: StartChildRun[];
+}
+
+/** One buffered `tasks` row (a CreateTask, or a row of CreateIterations). */
+interface TaskRow {
+  id: string;
+  node_id: string;
+  node_type: string;
+  queue: string | null;
+  runtime: string | null;
+  status: string;
+  iteration: number | null;
+  input: JsonValue | null;
+  output: JsonValue | null;
+  error: string | null;
+  branches: string[] | null;
+  wake_at: string | null;
+  awaited_signal: string | null;
+  finished: boolean;
+}
+
+/** The columns of a task read back to dispatch it again (RetryTask, ReleaseIteration). */
+interface DispatchRow {
+  node_id: string;
+  node_type: string;
+  queue: string | null;
+  runtime: string | null;
+  input: JsonValue | null;
 }
 
 /** Task statuses a CreateTask can carry that are already final. */
@@ -38,9 +67,9 @@ const UNORDERED = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'Consum
 /** Task statuses CancelTasks stops. */
 const ACTIVE = [TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running, TaskStatus.Waiting];
 
-/** Nodes dispatched to a worker queue (everything but control flow and waits). */
+/** Nodes dispatched to a worker queue (everything but control flow, waits and SUBWORKFLOW). */
 export function isWorkerNode(n: WorkflowNode): boolean {
-  return !isControlFlow(n.type) && !isWait(n.type);
+  return !isControlFlow(n.type) && !isWait(n.type) && n.type !== NodeType.Subworkflow;
 }
 
 /** The database no longer matches the snapshot the machine decided on: a bug, never retried. */
@@ -66,10 +95,11 @@ interface OutboxRow {
  * from the locked snapshot and throws {@link CoordinatorInvariantError}, rolling the event back.
  */
 export class ActionWriter {
-  private creates: CreateTask[] = [];
+  private creates: TaskRow[] = [];
   private outbox = new Map<string, OutboxRow>();
   private readonly jobs: TaskJob[] = [];
   private readonly run: RunPatch = {};
+  private readonly children: StartChildRun[] = [];
 
   /**
    * `now` stamps every row this event writes (the machine's clock reading for the event);
@@ -90,7 +120,7 @@ export class ActionWriter {
   async write(actions: readonly Action[]): Promise<WriteResult> {
     for (const a of actions) await this.one(a);
     await this.flush();
-    return { jobs: this.jobs, run: this.run };
+    return { jobs: this.jobs, run: this.run, children: this.children };
   }
 
   private async one(a: Action): Promise<void> {
@@ -98,23 +128,64 @@ export class ActionWriter {
     if (!UNORDERED.has(a.type)) await this.flush();
     switch (a.type) {
       case 'CreateTask':
-        this.creates.push(a);
+        this.creates.push(taskRow(a));
         return;
-      case 'DispatchTask': {
+      case 'DispatchTask':
+        this.dispatch(a.taskId, a.attempt, a.node.node_id, a.node.type, nodeQueue(a.node), a.node.runtime, a.input, a.notBefore);
+        return;
+      case 'CreateIterations': {
         const queue = nodeQueue(a.node);
-        this.outbox.set(a.taskId, { task_id: a.taskId, attempt: a.attempt, queue, not_before: a.notBefore.toISOString() });
-        this.jobs.push({
-          tenantId: this.tenantId,
-          runId: this.runId,
-          taskId: a.taskId,
-          nodeId: a.node.node_id,
-          nodeType: a.node.type,
-          ...(a.node.runtime ? { runtime: a.node.runtime } : {}),
-          attempt: a.attempt,
-          queue,
-          input: a.input,
-          notBefore: a.notBefore.getTime(),
+        // The aggregate task: never dispatched (no queue), so never leased or swept.
+        this.creates.push({ ...taskRow({ type: 'CreateTask', taskId: a.taskId, node: a.node, status: TaskStatus.Running }), queue: null });
+        a.iterations.forEach((it, i) => {
+          const status = i < a.dispatch ? TaskStatus.Pending : TaskStatus.Waiting;
+          this.creates.push({ ...taskRow({ type: 'CreateTask', taskId: it.taskId, node: a.node, status, input: it.input }), iteration: i });
+          if (i < a.dispatch) this.dispatch(it.taskId, 0, a.node.node_id, a.node.type, queue, a.node.runtime, it.input, a.notBefore);
         });
+        return;
+      }
+      case 'ReleaseIteration': {
+        const r = await sql<DispatchRow & { attempt: number }>(
+          this.m,
+          `UPDATE tasks SET status = 'PENDING', updated_at = $3
+            WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING' AND iteration IS NOT NULL
+            RETURNING node_id, node_type, queue, runtime, input, attempt`,
+          [this.tenantId, a.taskId, this.now],
+        );
+        this.expectOne(r.rowCount, `waiting iteration ${a.iteration} (task ${a.taskId}) to release`);
+        this.redispatch(a.taskId, r.rows[0]!.attempt, r.rows[0]!, a.notBefore);
+        return;
+      }
+      case 'SkipIterations': {
+        const r = await sql(
+          this.m,
+          `UPDATE tasks SET status = 'SKIPPED', error = $3, updated_at = $4, finished_at = $4
+            WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND status = 'WAITING' AND iteration IS NOT NULL`,
+          [this.tenantId, a.taskIds, a.reason, this.now],
+        );
+        if (r.rowCount !== a.taskIds.length) {
+          throw new CoordinatorInvariantError(`run ${this.runId}: expected ${a.taskIds.length} waiting iterations of ${a.nodeId} to skip, matched ${r.rowCount}`);
+        }
+        return;
+      }
+      case 'StartChildRun': {
+        const r = await sql(
+          this.m,
+          `UPDATE tasks SET wake_at = NULL, updated_at = $4 WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'WAITING'`,
+          [this.tenantId, a.taskId, a.attempt, this.now],
+        );
+        this.expectOne(r.rowCount, `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to start a child run for`);
+        this.children.push(a);
+        return;
+      }
+      case 'RetryChild': {
+        const r = await sql(
+          this.m,
+          `UPDATE tasks SET attempt = attempt + 1, error = $4, wake_at = $5, updated_at = $6
+            WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'WAITING'`,
+          [this.tenantId, a.taskId, a.attempt, a.reason, a.notBefore, this.now],
+        );
+        this.expectOne(r.rowCount, `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to retry`);
         return;
       }
       case 'ConsumeSignal': {
@@ -158,7 +229,7 @@ export class ActionWriter {
         return;
       }
       case 'RetryTask': {
-        const r = await sql<{ node_id: string; node_type: string; queue: string | null; runtime: string | null; input: JsonValue | null }>(
+        const r = await sql<DispatchRow>(
           this.m,
           `UPDATE tasks SET status = 'PENDING', attempt = attempt + 1, error = $4, updated_at = $5
             WHERE tenant_id = $1 AND id = $2 AND attempt = $3
@@ -166,24 +237,7 @@ export class ActionWriter {
           [this.tenantId, a.taskId, a.attempt, a.reason, this.now],
         );
         this.expectOne(r.rowCount, `task ${a.taskId} attempt ${a.attempt} to retry`);
-        const row = r.rows[0]!;
-        const node = this.dag.getNode(row.node_id);
-        const queue = row.queue ?? (node ? nodeQueue(node) : row.node_type.toLowerCase());
-        const runtime = row.runtime ?? node?.runtime;
-        const attempt = a.attempt + 1;
-        this.outbox.set(a.taskId, { task_id: a.taskId, attempt, queue, not_before: a.notBefore.toISOString() });
-        this.jobs.push({
-          tenantId: this.tenantId,
-          runId: this.runId,
-          taskId: a.taskId,
-          nodeId: row.node_id,
-          nodeType: row.node_type,
-          ...(runtime ? { runtime } : {}),
-          attempt,
-          queue,
-          input: row.input ?? {},
-          notBefore: a.notBefore.getTime(),
-        });
+        this.redispatch(a.taskId, a.attempt + 1, r.rows[0]!, a.notBefore);
         return;
       }
       case 'RecordBranches': {
@@ -253,29 +307,15 @@ export class ActionWriter {
    */
   private async flush(): Promise<void> {
     if (this.creates.length) {
-      const rows = this.creates.map((c) => ({
-        id: c.taskId,
-        node_id: c.node.node_id,
-        node_type: c.node.type,
-        queue: isWorkerNode(c.node) ? nodeQueue(c.node) : null,
-        runtime: c.node.runtime ?? null,
-        status: c.status,
-        input: c.input ?? null,
-        output: c.output ?? null,
-        error: c.error ?? null,
-        branches: c.branches ?? null,
-        wake_at: c.wakeAt ? c.wakeAt.toISOString() : null,
-        awaited_signal: c.awaitedSignal ?? null,
-        finished: FINAL.has(c.status),
-      }));
+      const rows = this.creates;
       this.creates = [];
       await sql(
         this.m,
-        `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, input, output, error,
+        `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
                             branches, wake_at, awaited_signal, created_at, updated_at, finished_at)
-         SELECT $1, t.id, $2, t.node_id, t.node_type, t.queue, t.runtime, t.status, 0, t.input, t.output, t.error,
+         SELECT $1, t.id, $2, t.node_id, t.node_type, t.queue, t.runtime, t.status, 0, t.iteration, t.input, t.output, t.error,
                 t.branches, t.wake_at, t.awaited_signal, $3, $3, CASE WHEN t.finished THEN $3::timestamptz END
-           FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, node_id text, node_type text, queue text, runtime text, status text,
+           FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, node_id text, node_type text, queue text, runtime text, status text, iteration int,
                 input jsonb, output jsonb, error text, branches text[], wake_at timestamptz, awaited_signal text, finished boolean)`,
         [this.tenantId, this.runId, this.now, JSON.stringify(rows)],
       );
@@ -301,11 +341,64 @@ export class ActionWriter {
     }
   }
 
+  /** Buffers the outbox row of a task attempt and the job to enqueue after commit. */
+  private dispatch(
+    taskId: string,
+    attempt: number,
+    nodeId: string,
+    nodeType: string,
+    queue: string,
+    runtime: string | undefined,
+    input: JsonValue,
+    notBefore: Date,
+  ): void {
+    this.outbox.set(taskId, { task_id: taskId, attempt, queue, not_before: notBefore.toISOString() });
+    this.jobs.push({
+      tenantId: this.tenantId,
+      runId: this.runId,
+      taskId,
+      nodeId,
+      nodeType,
+      ...(runtime ? { runtime } : {}),
+      attempt,
+      queue,
+      input,
+      notBefore: notBefore.getTime(),
+    });
+  }
+
+  /** Dispatches a stored task again (a retry, a released iteration) with its stored input and queue. */
+  private redispatch(taskId: string, attempt: number, row: DispatchRow, notBefore: Date): void {
+    const node = this.dag.getNode(row.node_id);
+    const queue = row.queue ?? (node ? nodeQueue(node) : row.node_type.toLowerCase());
+    this.dispatch(taskId, attempt, row.node_id, row.node_type, queue, row.runtime ?? node?.runtime, row.input ?? {}, notBefore);
+  }
+
   private expectOne(rowCount: number, what: string): void {
     if (rowCount !== 1) {
       throw new CoordinatorInvariantError(`run ${this.runId}: expected exactly one ${what}, matched ${rowCount}`);
     }
   }
+}
+
+/** The `tasks` row of a CreateTask (no iteration). */
+function taskRow(c: CreateTask): TaskRow {
+  return {
+    id: c.taskId,
+    node_id: c.node.node_id,
+    node_type: c.node.type,
+    queue: isWorkerNode(c.node) ? nodeQueue(c.node) : null,
+    runtime: c.node.runtime ?? null,
+    status: c.status,
+    iteration: null,
+    input: c.input ?? null,
+    output: c.output ?? null,
+    error: c.error ?? null,
+    branches: c.branches ?? null,
+    wake_at: c.wakeAt ? c.wakeAt.toISOString() : null,
+    awaited_signal: c.awaitedSignal ?? null,
+    finished: FINAL.has(c.status),
+  };
 }
 
 /** A compact, JSON-safe summary of an action for the run history (no inputs or outputs). */
@@ -346,6 +439,16 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
       return s({ type: a.type, reason: a.reason });
     case 'FinishRun':
       return s({ type: a.type, status: a.status, reason: a.reason });
+    case 'CreateIterations':
+      return s({ type: a.type, nodeId: a.node.node_id, taskId: a.taskId, iterations: a.iterations.length, dispatched: a.dispatch });
+    case 'ReleaseIteration':
+      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, iteration: a.iteration });
+    case 'SkipIterations':
+      return s({ type: a.type, nodeId: a.nodeId, skipped: a.taskIds.length, reason: a.reason });
+    case 'StartChildRun':
+      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, childRunId: a.childRunId, workflowId: a.workflowId, version: a.version });
+    case 'RetryChild':
+      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, reason: a.reason, notBefore: a.notBefore.toISOString() });
     default:
       return assertNever(a);
   }

@@ -21,12 +21,12 @@ import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
 import type { WorkflowDefinition } from '../model/workflow-definition.js';
 import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { CelTemplateResolver } from '../template/resolver.js';
-import type { Deps, Store, TemplateResolver, Transition } from '../statemachine/deps.js';
+import { DEFAULT_MAX_SUBWORKFLOW_DEPTH, type ChildRun, type Deps, type Store, type TemplateResolver, type Transition } from '../statemachine/deps.js';
 import { MachineError, StoreError } from '../statemachine/errors.js';
 import type { NodeFailed, RunEvent, TimerFired } from '../statemachine/events.js';
 import { Machine } from '../statemachine/machine.js';
 import type { BufferedSignal, NodeState, RunSnapshot } from '../statemachine/state.js';
-import type { Action } from '../statemachine/actions.js';
+import type { Action, FinishRun, StartChildRun } from '../statemachine/actions.js';
 import { ActionWriter, summarizeAction, type RunPatch } from './action-writer.js';
 import { DagCache } from './dag-cache.js';
 import { jobId, type JobProbe, type RunUpdatePublisher, type TaskDispatcher, type TaskJob } from './ports.js';
@@ -96,6 +96,8 @@ export interface RunCoordinatorOptions {
   maxOutputBytes?: number;
   /** Largest signal payload, run input or run config, in bytes of its JSON text (default 1 MiB). */
   maxInputBytes?: number;
+  /** The deepest chain of SUBWORKFLOW child runs (default 10): a run at this depth cannot start a child. */
+  maxSubworkflowDepth?: number;
 }
 
 /** Input of {@link RunCoordinator.startRun}. */
@@ -188,7 +190,15 @@ interface RunRow {
   input: JsonValue;
   config: JsonValue;
   event_seq: number;
+  /** The SUBWORKFLOW task (and its attempt) of the parent run that started this run, if any. */
+  parent_run_id: string | null;
+  parent_task_id: string | null;
+  parent_attempt: number | null;
+  depth: number;
 }
+
+/** The `runs` columns of a {@link RunRow}. */
+const RUN_COLUMNS = 'id, workflow_id, version, status, input, config, event_seq, parent_run_id, parent_task_id, parent_attempt, depth';
 
 interface TaskStateRow {
   node_id: string;
@@ -200,6 +210,8 @@ interface TaskStateRow {
   /** Only for FAILED tasks: templates read it as `tasks.<id>.error`. */
   error: string | null;
   lease_token: string | null;
+  /** A `for_each` iteration's element index; null for a node's own task. */
+  iteration: number | null;
 }
 
 /** What one committed event leaves for after-commit work and for the caller. */
@@ -213,7 +225,18 @@ interface Applied {
   jobs: TaskJob[];
   /** The event's clock reading (database time unless a test clock is injected). */
   now: Date;
+  /**
+   * Events applied to other runs in the same transaction: child runs started (StartChildRun) or
+   * cancelled with their parent. Their jobs and updates go out after commit like this one's.
+   */
+  nested?: Array<{ runId: string; applied: Applied }>;
+  /** Parent SUBWORKFLOW tasks woken because this run (or a nested one) ended: fired after commit. */
+  wakes?: FireTimerInput[];
 }
+
+/** The `tasks t` columns of a {@link TaskStateRow}: what the machine decides on, no inputs or outputs. */
+const TASK_STATE_COLUMNS = `t.node_id, t.id, t.status, t.attempt, t.branches, t.awaited_signal,
+  CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token, t.iteration`;
 
 /** Task statuses of an attempt that is dispatched and not finished. */
 const ACTIVE_WORKER = new Set<string>([TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running]);
@@ -261,6 +284,7 @@ export class RunCoordinator {
   private readonly runLeaseMs: number;
   private readonly maxOutputBytes: number;
   private readonly maxInputBytes: number;
+  private readonly maxSubworkflowDepth: number;
 
   constructor(
     private readonly ds: DataSource,
@@ -281,6 +305,7 @@ export class RunCoordinator {
     this.runLeaseMs = opts.runLeaseMs ?? 15_000;
     this.maxOutputBytes = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.maxInputBytes = opts.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
+    this.maxSubworkflowDepth = opts.maxSubworkflowDepth ?? DEFAULT_MAX_SUBWORKFLOW_DEPTH;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -313,7 +338,7 @@ export class RunCoordinator {
           const existing = await this.findByIdempotencyKey(m, tenantId, input.idempotencyKey);
           if (existing) return { runId: existing, created: false as const };
         }
-        const version = await this.runnableVersion(m, tenantId, input.workflowId, input.version);
+        const version = await runnableVersion(m, tenantId, input.workflowId, input.version);
         const dag = await this.dag(m, tenantId, input.workflowId, version);
         const now = await this.clock(m);
         const runId = this.newId();
@@ -334,7 +359,19 @@ export class RunCoordinator {
           if (!winner) throw new TransientDbError(undefined, 'idempotency key owner vanished; retrying');
           return { runId: winner, created: false as const };
         }
-        const run: RunRow = { id: runId, workflow_id: input.workflowId, version, status: RunStatus.Running, input: runInput, config: runConfig, event_seq: 0 };
+        const run: RunRow = {
+          id: runId,
+          workflow_id: input.workflowId,
+          version,
+          status: RunStatus.Running,
+          input: runInput,
+          config: runConfig,
+          event_seq: 0,
+          parent_run_id: null,
+          parent_task_id: null,
+          parent_attempt: null,
+          depth: 0,
+        };
         const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
         const applied = await this.applyLocked(m, tenantId, run, [], dag, ev, now, { rejectedRollsBack: true });
         return { runId, created: true as const, applied };
@@ -792,7 +829,7 @@ export class RunCoordinator {
   private async failWait(tenantId: string, runId: string, ev: TimerFired, reason: string): Promise<Applied | undefined> {
     return this.retrying('event', () =>
       withTenant(this.ds, tenantId, async (m) => {
-        const run = (await sql<RunRow>(m, `SELECT id, workflow_id, version, status, input, config, event_seq FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [tenantId, runId])).rows[0];
+        const run = (await sql<RunRow>(m, `SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [tenantId, runId])).rows[0];
         if (!run) return undefined;
         const waiting = isUuid(ev.taskId)
           ? (await sql(m, `SELECT 1 FROM tasks WHERE tenant_id = $1 AND id = $2 AND run_id = $3 AND status = 'WAITING'`, [tenantId, ev.taskId, runId])).rowCount === 1
@@ -829,7 +866,7 @@ export class RunCoordinator {
       withTenant(this.ds, tenantId, async (m) => {
         const locked = await sql<RunRow>(
           m,
-          `SELECT id, workflow_id, version, status, input, config, event_seq FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+          `SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
           [tenantId, runId],
         );
         const run = locked.rows[0];
@@ -838,8 +875,7 @@ export class RunCoordinator {
         // The clock is read in the same round trip, after the lock was granted.
         const read = await sql<TaskStateRow & { db_now: Date }>(
           m,
-          `SELECT c.db_now, t.node_id, t.id, t.status, t.attempt, t.branches, t.awaited_signal,
-                  CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token
+          `SELECT c.db_now, ${TASK_STATE_COLUMNS}
              FROM (SELECT clock_timestamp() AS db_now) c
              LEFT JOIN tasks t ON t.tenant_id = $1 AND t.run_id = $2`,
           [tenantId, runId],
@@ -880,23 +916,22 @@ export class RunCoordinator {
     now: Date,
     opts: { rejectedRollsBack: boolean },
   ): Promise<Applied> {
-    const nodes = new Map<string, NodeState>();
-    for (const t of taskRows) {
-      const n: NodeState = { taskId: t.id, status: t.status, attempt: t.attempt };
-      if (t.branches !== null) n.branches = t.branches;
-      if (t.awaited_signal !== null) n.awaitedSignal = t.awaited_signal;
-      if (t.error !== null) n.error = t.error;
-      nodes.set(t.node_id, n);
-    }
     const snapshot: RunSnapshot = {
       id: run.id,
       workflowId: run.workflow_id,
       version: run.version,
       status: run.status,
       context: { input: run.input, config: run.config, tasks: new Map() },
-      nodes,
+      nodes: snapshotNodes(taskRows),
+      depth: run.depth,
     };
-    const deps: Deps = { templates: this.templates, store: new PgRunStore(m, tenantId, run.id), now: () => now, newId: this.newId };
+    const deps: Deps = {
+      templates: this.templates,
+      store: new PgRunStore(m, tenantId, run.id),
+      now: () => now,
+      newId: this.newId,
+      maxSubworkflowDepth: this.maxSubworkflowDepth,
+    };
     const seq = run.event_seq + 1;
 
     let transition: Transition;
@@ -910,7 +945,101 @@ export class RunCoordinator {
 
     const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs).write(transition.actions);
     await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag), now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
-    return { transition, status: snapshot.status, seq, jobs: written.jobs, now };
+    const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now };
+    await this.linkedRuns(m, tenantId, run, transition.actions, written.children, applied);
+    return applied;
+  }
+
+  /**
+   * The effects of one applied transition on other runs of the tenant, in the same transaction
+   * (DESIGN §6 SUBWORKFLOW): each StartChildRun creates its child run and applies its RunStarted;
+   * a run that is cancelled, or ends without succeeding, cancels its running children; a child
+   * run that ends wakes its parent's waiting SUBWORKFLOW task (its `wake_at` becomes now, so a
+   * lost fast path is still fired by the scheduler). Locks go parent before child; a child ending
+   * while its parent is cancelled may deadlock, which PostgreSQL breaks and the event retries.
+   */
+  private async linkedRuns(
+    m: EntityManager,
+    tenantId: string,
+    run: RunRow,
+    actions: readonly Action[],
+    children: readonly StartChildRun[],
+    applied: Applied,
+  ): Promise<void> {
+    for (const c of children) await this.startChild(m, tenantId, run, c, applied);
+    const finish = actions.find((a): a is FinishRun => a.type === 'FinishRun');
+    if (actions.some((a) => a.type === 'CancelTasks') || (finish !== undefined && finish.status !== RunStatus.Succeeded)) {
+      const status = finish?.status === RunStatus.Failed ? 'failed' : 'was cancelled';
+      await this.cancelChildren(m, tenantId, run.id, `parent run ${run.id} ${status}`, applied);
+    }
+    if (finish !== undefined) await this.wakeParent(m, tenantId, run, applied);
+  }
+
+  /**
+   * Creates the child run of a StartChildRun (same tenant, `depth` + 1, linked to the parent's
+   * task attempt) and applies its RunStarted. A child whose start the machine rejects (its entry
+   * node cannot be routed) is recorded FAILED with the reason, and its parent is woken.
+   */
+  private async startChild(m: EntityManager, tenantId: string, parent: RunRow, c: StartChildRun, applied: Applied): Promise<void> {
+    const now = applied.now;
+    const child: RunRow = {
+      id: c.childRunId,
+      workflow_id: c.workflowId,
+      version: c.version,
+      status: RunStatus.Running,
+      input: c.input,
+      config: c.config,
+      event_seq: 0,
+      parent_run_id: parent.id,
+      parent_task_id: c.taskId,
+      parent_attempt: c.attempt,
+      depth: parent.depth + 1,
+    };
+    await sql(
+      m,
+      `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, parent_run_id, parent_task_id, parent_attempt, depth,
+                         event_seq, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, $9, $10, 0, $11, $11)`,
+      [tenantId, child.id, child.workflow_id, child.version, jsonb(child.input), jsonb(child.config), parent.id, c.taskId, c.attempt, child.depth, now],
+    );
+    const dag = await this.dag(m, tenantId, child.workflow_id, child.version);
+    const started = await this.applyLocked(m, tenantId, child, [], dag, { type: 'RunStarted' }, now, { rejectedRollsBack: false });
+    if (started.rejected) {
+      const reason = `the child run could not start: ${started.rejected.message}`;
+      await sql(m, `UPDATE runs SET status = 'FAILED', error = $3, finished_at = $4, updated_at = $4 WHERE tenant_id = $1 AND id = $2`, [tenantId, child.id, reason, now]);
+      started.status = RunStatus.Failed;
+      await this.wakeParent(m, tenantId, child, started);
+    }
+    (applied.nested ??= []).push({ runId: child.id, applied: started });
+  }
+
+  /** Applies RunCancelled with `reason` to every RUNNING child run of `runId` (and so to theirs). */
+  private async cancelChildren(m: EntityManager, tenantId: string, runId: string, reason: string, applied: Applied): Promise<void> {
+    const kids = await sql<RunRow>(
+      m,
+      `SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND parent_run_id = $2 AND status = 'RUNNING' ORDER BY created_at, id FOR UPDATE`,
+      [tenantId, runId],
+    );
+    for (const kid of kids.rows) {
+      const tasks = await sql<TaskStateRow>(m, `SELECT ${TASK_STATE_COLUMNS} FROM tasks t WHERE t.tenant_id = $1 AND t.run_id = $2`, [tenantId, kid.id]);
+      const dag = await this.dag(m, tenantId, kid.workflow_id, kid.version);
+      const cancelled = await this.applyLocked(m, tenantId, kid, tasks.rows, dag, { type: 'RunCancelled', reason }, applied.now, { rejectedRollsBack: false });
+      (applied.nested ??= []).push({ runId: kid.id, applied: cancelled });
+    }
+  }
+
+  /** A child run ended: its parent's SUBWORKFLOW task, if still waiting on this attempt, is due now. */
+  private async wakeParent(m: EntityManager, tenantId: string, run: RunRow, applied: Applied): Promise<void> {
+    if (run.parent_run_id === null || run.parent_task_id === null) return;
+    const r = await sql<{ node_id: string }>(
+      m,
+      `UPDATE tasks SET wake_at = $5, updated_at = $5
+        WHERE tenant_id = $1 AND id = $2 AND run_id = $3 AND attempt = $4 AND status = 'WAITING'
+        RETURNING node_id`,
+      [tenantId, run.parent_task_id, run.parent_run_id, run.parent_attempt, applied.now],
+    );
+    const woken = r.rows[0];
+    if (woken) (applied.wakes ??= []).push({ runId: run.parent_run_id, taskId: run.parent_task_id, nodeId: woken.node_id });
   }
 
   /** Inserts the `run_events` row and updates the run (event_seq + the event's patch) in one statement. */
@@ -992,6 +1121,13 @@ export class RunCoordinator {
     } catch (err) {
       this.log.warn(`run ${runId}: update not published: ${message(err)}`);
     }
+    for (const n of applied.nested ?? []) await this.afterCommit(tenantId, n.runId, n.applied);
+    // The fast path of a child's end; the parent task's wake_at stays due for the scheduler if it fails.
+    for (const w of applied.wakes ?? []) {
+      await this.fireTimer(tenantId, w).catch((err: unknown) =>
+        this.log.warn(`run ${w.runId}: the end of a child run was not applied at once (the scheduler fires it): ${message(err)}`),
+      );
+    }
   }
 
   /** The event clock inside transaction `m`: the test clock, else the database's `clock_timestamp()`. */
@@ -1063,40 +1199,6 @@ export class RunCoordinator {
   }
 
   /**
-   * The version a new run of `workflowId` runs on: `requested`, or else the workflow's default —
-   * its pinned `default_version`, or the latest when none is pinned.
-   * @throws WeftError NOT_FOUND (unknown workflow, or no such version); BAD_USER_INPUT when that
-   * version is deprecated (the message names the workflow and version and what to do instead).
-   */
-  private async runnableVersion(m: EntityManager, tenantId: string, workflowId: string, requested?: number): Promise<number> {
-    const r = await sql<{ latest_version: number; default_version: number | null; version: number | null; deprecated: boolean | null }>(
-      m,
-      `SELECT w.latest_version, w.default_version, v.version, v.deprecated_at IS NOT NULL AS deprecated
-         FROM workflows w
-         LEFT JOIN workflow_versions v
-           ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = COALESCE($3::int, w.default_version, w.latest_version)
-        WHERE w.tenant_id = $1 AND w.id = $2`,
-      [tenantId, workflowId, requested ?? null],
-    );
-    const row = r.rows[0];
-    if (!row?.latest_version) throw new WeftError('NOT_FOUND', `workflow ${workflowId} not found`);
-    if (row.version === null) throw new WeftError('NOT_FOUND', `workflow ${workflowId} version ${requested} not found`);
-    if (row.deprecated) {
-      const which =
-        requested !== undefined ? '' : row.default_version !== null ? ' (its pinned default version)' : ' (its latest version, the default)';
-      const instead =
-        requested !== undefined
-          ? 'start the run on another version, or restore this one with deprecateVersion(deprecated: false)'
-          : row.default_version !== null
-            ? 'pin another default with setDefaultVersion, pass a version, or restore this one with deprecateVersion(deprecated: false)'
-            : 'publish a new version, pin another default with setDefaultVersion, or pass a version';
-      const msg = `workflow ${workflowId} version ${row.version}${which} is deprecated: new runs on it are refused; ${instead}`;
-      throw new WeftError('BAD_USER_INPUT', msg, [{ path: 'version', message: msg }]);
-    }
-    return row.version;
-  }
-
-  /**
    * A retry that moves run `runId` onto another `version` may not pick a deprecated one (a retry
    * on the run's own version is always allowed: it is no new run). Checked in its own short
    * transaction before the retry; an unknown run or version is left to the retry to report.
@@ -1154,10 +1256,49 @@ class PgRunStore implements Store {
   async outputs(nodeIds: string[]): Promise<Map<string, JsonValue>> {
     const r = await sql<{ node_id: string; output: JsonValue | null }>(
       this.m,
-      `SELECT node_id, output FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($3::text[])`,
+      `SELECT node_id, output FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($3::text[]) AND iteration IS NULL`,
       [this.tenantId, this.runId, nodeIds],
     );
     return new Map(r.rows.map((row) => [row.node_id, row.output]));
+  }
+
+  async iterationOutputs(nodeId: string): Promise<JsonValue[]> {
+    const r = await sql<{ output: JsonValue | null }>(
+      this.m,
+      `SELECT output FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = $3 AND iteration IS NOT NULL ORDER BY iteration`,
+      [this.tenantId, this.runId, nodeId],
+    );
+    return r.rows.map((row) => row.output);
+  }
+
+  async taskInput(taskId: string): Promise<JsonValue | undefined> {
+    const r = await sql<{ input: JsonValue | null }>(this.m, `SELECT input FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND id = $3`, [
+      this.tenantId,
+      this.runId,
+      taskId,
+    ]);
+    return r.rows[0] === undefined ? undefined : r.rows[0].input;
+  }
+
+  async childRun(taskId: string, attempt: number): Promise<ChildRun | undefined> {
+    const r = await sql<ChildRun>(
+      this.m,
+      `SELECT id, status, output, error FROM runs
+        WHERE tenant_id = $1 AND parent_run_id = $2 AND parent_task_id = $3 AND parent_attempt = $4
+        ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [this.tenantId, this.runId, taskId, attempt],
+    );
+    return r.rows[0];
+  }
+
+  async startableVersion(workflowId: string, version?: number): Promise<{ version: number } | { error: string }> {
+    if (workflowId.length > MAX_NAME_CHARS || badCharacter(workflowId)) return { error: `workflow ${JSON.stringify(workflowId.slice(0, 80))} not found` };
+    try {
+      return { version: await runnableVersion(this.m, this.tenantId, workflowId, version) };
+    } catch (err) {
+      if (err instanceof WeftError && err.code !== 'TRANSIENT') return { error: err.message };
+      throw err;
+    }
   }
 
   async pendingSignal(name: string): Promise<BufferedSignal | undefined> {
@@ -1173,6 +1314,69 @@ class PgRunStore implements Store {
     this.handedOut.push(row.id);
     return { id: row.id, payload: row.payload };
   }
+}
+
+/**
+ * The version a new run of `workflowId` runs on: `requested`, or else the workflow's default —
+ * its pinned `default_version`, or the latest when none is pinned.
+ * @throws WeftError NOT_FOUND (unknown workflow, or no such version); BAD_USER_INPUT when that
+ * version is deprecated (the message names the workflow and version and what to do instead).
+ */
+async function runnableVersion(m: EntityManager, tenantId: string, workflowId: string, requested?: number): Promise<number> {
+  const r = await sql<{ latest_version: number; default_version: number | null; version: number | null; deprecated: boolean | null }>(
+    m,
+    `SELECT w.latest_version, w.default_version, v.version, v.deprecated_at IS NOT NULL AS deprecated
+       FROM workflows w
+       LEFT JOIN workflow_versions v
+         ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = COALESCE($3::int, w.default_version, w.latest_version)
+      WHERE w.tenant_id = $1 AND w.id = $2`,
+    [tenantId, workflowId, requested ?? null],
+  );
+  const row = r.rows[0];
+  if (!row?.latest_version) throw new WeftError('NOT_FOUND', `workflow ${workflowId} not found`);
+  if (row.version === null) throw new WeftError('NOT_FOUND', `workflow ${workflowId} version ${requested} not found`);
+  if (row.deprecated) {
+    const which =
+      requested !== undefined ? '' : row.default_version !== null ? ' (its pinned default version)' : ' (its latest version, the default)';
+    const instead =
+      requested !== undefined
+        ? 'start the run on another version, or restore this one with deprecateVersion(deprecated: false)'
+        : row.default_version !== null
+          ? 'pin another default with setDefaultVersion, pass a version, or restore this one with deprecateVersion(deprecated: false)'
+          : 'publish a new version, pin another default with setDefaultVersion, or pass a version';
+    const msg = `workflow ${workflowId} version ${row.version}${which} is deprecated: new runs on it are refused; ${instead}`;
+    throw new WeftError('BAD_USER_INPUT', msg, [{ path: 'version', message: msg }]);
+  }
+  return row.version;
+}
+
+/**
+ * The node states of a run from its task rows: one per node, with a `for_each` node's iterations
+ * (rows with an `iteration`) attached to its aggregate task in element order.
+ */
+function snapshotNodes(rows: readonly TaskStateRow[]): Map<string, NodeState> {
+  const nodes = new Map<string, NodeState>();
+  const iterations: TaskStateRow[] = [];
+  for (const t of rows) {
+    if (t.iteration !== null) {
+      iterations.push(t);
+      continue;
+    }
+    const n: NodeState = { taskId: t.id, status: t.status, attempt: t.attempt };
+    if (t.branches !== null) n.branches = t.branches;
+    if (t.awaited_signal !== null) n.awaitedSignal = t.awaited_signal;
+    if (t.error !== null) n.error = t.error;
+    nodes.set(t.node_id, n);
+  }
+  iterations.sort((a, b) => (a.iteration as number) - (b.iteration as number));
+  for (const t of iterations) {
+    const agg = nodes.get(t.node_id);
+    if (!agg) continue;
+    const it: NodeState = { taskId: t.id, status: t.status, attempt: t.attempt };
+    if (t.error !== null) it.error = t.error;
+    (agg.iterations ??= []).push(it);
+  }
+  return nodes;
 }
 
 /** A 0-based attempt number the `int` columns can hold. */

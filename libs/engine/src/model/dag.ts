@@ -73,6 +73,7 @@ export class WorkflowDag {
 
     for (const [id, n] of this.byId) {
       const texts = jsonStrings(n.spec);
+      if (typeof n.for_each === 'string') texts.push(n.for_each); // the array a for_each node fans out over
       const implicit: string[] = [];
       if (n.type === NodeType.Switch) {
         // A SWITCH reads its conditions and passes a predecessor's output through.
@@ -170,7 +171,7 @@ export class WorkflowDag {
 
   /**
    * The node ids whose outputs `nodeId`'s templates may read (seed 002 `TaskRefs`), duplicates
-   * kept; a SWITCH adds its conditions' refs and its predecessors. `undefined` when they cannot
+   * kept; a SWITCH adds its conditions' refs and its predecessors, a `for_each` node its array's. `undefined` when they cannot
    * be determined statically: the caller must load every completed output.
    */
   taskRefs(nodeId: string): string[] | undefined {

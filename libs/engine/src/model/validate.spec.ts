@@ -237,21 +237,49 @@ function oneNode(extra: Record<string, unknown>, spec: Record<string, unknown> =
 }
 const messages = (def: unknown): string[] => validateDefinition(def).map((p) => `${p.path}: ${p.message}`);
 
-describe('DESIGN §6 features that are not implemented yet are refused, not ignored', () => {
-  it('refuses a SUBWORKFLOW node, whose task no worker would ever take', () => {
-    const problems = validateDefinition({ nodes: [{ node_id: 'child', type: 'SUBWORKFLOW', spec: { workflow: 'billing' } }] });
-    expect(problems).toEqual([{ nodeId: 'child', path: 'nodes[0].type', message: 'SUBWORKFLOW nodes are not supported yet' }]);
+describe('DESIGN §6 node fields: for_each and SUBWORKFLOW', () => {
+  it('accepts a for_each HTTP node with an alias, a concurrency limit and reducers, and a SUBWORKFLOW node', () => {
+    expect(messages(oneNode({ for_each: '{{ input.items }}', as: 'employer', max_concurrency: 2, reducers: { total: 'add' } }))).toEqual([]);
+    expect(messages(oneNode({}, { workflow: 'billing', version: 2, input: { amount: '{{ input.total }}' } }, 'SUBWORKFLOW'))).toEqual([]);
+    expect(messages(oneNode({}, { workflow: '{{ input.which }}' }, 'SUBWORKFLOW'))).toEqual([]);
   });
 
-  it('refuses for_each, as and max_concurrency on a node', () => {
-    const def = oneNode({ for_each: '{{input.items}}', as: 'item', max_concurrency: 2 });
-    expect(messages(def)).toEqual([
-      'nodes[0].for_each: for_each is not supported yet',
-      'nodes[0].as: as is not supported yet',
-      'nodes[0].max_concurrency: max_concurrency is not supported yet',
+  it('names what is wrong with a for_each, its alias, its concurrency limit and its reducers', () => {
+    expect(messages(oneNode({ for_each: 'input.items', as: 'input', max_concurrency: 0, reducers: { total: 'sum' } }))).toEqual([
+      'nodes[0].for_each: for_each must be one {{ }} template giving an array, e.g. "{{ input.employers }}"',
+      'nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system; got "input"',
+      'nodes[0].max_concurrency: max_concurrency must be an integer from 1 to 10000',
+      'nodes[0].reducers.total: unknown reducer "sum" for field "total" of for_each node a; expected one of add, append, union, min, max, merge, and, or, concat, replace',
+    ]);
+    expect(messages(oneNode({ for_each: '{{ input.items', as: '9lives', max_concurrency: 1.5 }))).toEqual([
+      'nodes[0].for_each: for_each must be one {{ }} template giving an array, e.g. "{{ input.employers }}"',
+      'nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system; got "9lives"',
+      'nodes[0].max_concurrency: max_concurrency must be an integer from 1 to 10000',
+      'nodes[0].for_each: unclosed template: the {{ at column 1 has no closing }}',
+    ]);
+    expect(messages(oneNode({ for_each: '{{ tasks.nope.output }}' }))).toEqual(['nodes[0].for_each: template {{ tasks.nope.output }} references unknown node "nope"']);
+  });
+
+  it('refuses for_each on a node that no worker runs, and as, max_concurrency or reducers without for_each', () => {
+    expect(messages(oneNode({ for_each: '{{ input.items }}' }, { duration_seconds: 1 }, 'WAIT'))).toEqual([
+      'nodes[0].for_each: for_each applies to HTTP and CODE nodes only, not to a WAIT node',
+    ]);
+    expect(messages(oneNode({ as: 'x', max_concurrency: 2, reducers: { n: 'add' } }))).toEqual([
+      'nodes[0].as: as applies to a for_each node only; this node has no for_each',
+      'nodes[0].max_concurrency: max_concurrency applies to a for_each node only; this node has no for_each',
+      'nodes[0].reducers: reducers applies to a for_each node only; this node has no for_each',
     ]);
   });
 
+  it('requires a SUBWORKFLOW node to name its workflow, and a version to be a positive integer', () => {
+    expect(messages(oneNode({}, { input: {} }, 'SUBWORKFLOW'))).toEqual(['nodes[0].spec.workflow: a SUBWORKFLOW node requires spec.workflow (a non-empty string)']);
+    expect(messages(oneNode({}, { workflow: 'billing', version: 0 }, 'SUBWORKFLOW'))).toEqual([
+      "nodes[0].spec.version: a SUBWORKFLOW node's spec.version must be a positive integer (omit it for the default version)",
+    ]);
+  });
+});
+
+describe('DESIGN §6 fields: payload hygiene, error edges, unknown fields', () => {
   it('refuses output_keep, output_drop and sensitive on nodes whose output is not their own (FORK, JOIN, SWITCH, WAIT)', () => {
     const problems = validateDefinition({
       nodes: [
@@ -338,7 +366,7 @@ describe('DESIGN §6 features that are not implemented yet are refused, not igno
     const def2 = { ...def, nodes: [...def.nodes, { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } }], edges: [{ from: 'a', to: 'b', when: 'x' }] };
     expect(messages(def)).toEqual([
       'version: unknown field "version"; expected one of nodes, edges, output, name, description, workflow_id',
-      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive',
+      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive, for_each, as, max_concurrency, reducers',
       'nodes[0].retry.backoff: unknown field "backoff"; expected one of max_attempts, backoff_seconds',
     ]);
     expect(messages(def2)).toContain('edges[0].when: unknown field "when"; expected one of from, to, condition, on_error');

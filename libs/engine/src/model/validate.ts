@@ -10,7 +10,7 @@ import { findTemplates, hasTemplate, unclosedTemplate } from '../template/templa
 import { templateTaskRefs } from './dag.js';
 import { isReducerName, REDUCER_NAMES } from './reducers.js';
 import { isRfc3339, MAX_TIMESTAMP_MS, parseRfc3339 } from './rfc3339.js';
-import { MAX_DURATION_SECONDS, type WorkflowDefinition } from './workflow-definition.js';
+import { MAX_DURATION_SECONDS, MAX_ITERATIONS, type WorkflowDefinition } from './workflow-definition.js';
 import { NODE_TYPES, NodeType, type JsonValue } from './workflow-types.js';
 
 /** CODE runtimes a definition may name (DESIGN §2). */
@@ -20,17 +20,34 @@ export const CODE_RUNTIMES: readonly string[] = ['python', 'js', 'node'];
 export const HTTP_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /** The keys a node may have; anything else is an unknown field. */
-export const NODE_KEYS: readonly string[] = ['node_id', 'name', 'type', 'runtime', 'spec', 'retry', 'queue', 'description', 'output_keep', 'output_drop', 'sensitive'];
+export const NODE_KEYS: readonly string[] = [
+  'node_id',
+  'name',
+  'type',
+  'runtime',
+  'spec',
+  'retry',
+  'queue',
+  'description',
+  'output_keep',
+  'output_drop',
+  'sensitive',
+  'for_each',
+  'as',
+  'max_concurrency',
+  'reducers',
+];
 /** The keys an edge may have. */
 export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition', 'on_error'];
 /** The keys a definition may have at the top level. */
 export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', 'name', 'description', 'workflow_id'];
 
-/**
- * DESIGN §6 node fields that are specified but not implemented yet: publishing refuses them
- * rather than accepting and ignoring them.
- */
-export const UNSUPPORTED_NODE_KEYS: readonly string[] = ['for_each', 'as', 'max_concurrency'];
+/** DESIGN §6 node fields that are specified but not implemented yet (none left). */
+export const UNSUPPORTED_NODE_KEYS: readonly string[] = [];
+/** Names a `for_each` alias may not take: the template variables every node sees. */
+const RESERVED_ALIASES: readonly string[] = ['input', 'config', 'tasks', 'system'];
+/** A `for_each` alias: a CEL identifier. */
+const ALIAS_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** DESIGN §6 edge fields that are specified but not implemented yet (none left). */
 export const UNSUPPORTED_EDGE_KEYS: readonly string[] = [];
 
@@ -50,8 +67,8 @@ export const CODE_MEMORY_MB = { min: 16, max: 4096 } as const;
  */
 const MAX_ALIASES = 100;
 
-/** The node types a definition may use today (SUBWORKFLOW is refused until it is implemented). */
-const SUPPORTED_TYPES: readonly string[] = NODE_TYPES.filter((t) => t !== NodeType.Subworkflow);
+/** The node types a definition may use. */
+const SUPPORTED_TYPES: readonly string[] = NODE_TYPES;
 
 type Obj = Record<string, unknown>;
 
@@ -360,22 +377,7 @@ export function validateDefinition(def: unknown): Problem[] {
       }
       case NodeType.Join:
         needsSpec(type);
-        if (specObj?.reducers !== undefined) {
-          const reducers = specObj.reducers;
-          if (reducers === null || typeof reducers !== 'object' || Array.isArray(reducers)) {
-            add({ nodeId, path: `${at}.spec.reducers`, message: `JOIN spec.reducers must be an object of field: reducer (${REDUCER_NAMES.join(', ')})` });
-          } else {
-            for (const [field, name] of Object.entries(reducers)) {
-              if (!isReducerName(name)) {
-                add({
-                  nodeId,
-                  path: `${at}.spec.reducers.${field}`,
-                  message: `unknown reducer ${JSON.stringify(name)} for field "${field}" of JOIN ${nodeId}; expected one of ${REDUCER_NAMES.join(', ')}`,
-                });
-              }
-            }
-          }
-        }
+        if (specObj?.reducers !== undefined) reducerProblems(specObj.reducers, `${at}.spec.reducers`, `JOIN ${nodeId}`, nodeId, add);
         break;
       case NodeType.Wait: {
         needsSpec(type);
@@ -405,13 +407,21 @@ export function validateDefinition(def: unknown): Problem[] {
         }
         break;
       }
-      case NodeType.Subworkflow:
-        // DESIGN §6; until the coordinator runs child runs, such a node would never finish.
-        add({ nodeId, path: `${at}.type`, message: 'SUBWORKFLOW nodes are not supported yet' });
+      case NodeType.Subworkflow: {
+        needsSpec(type);
+        requireString('workflow', type);
+        const v = specObj?.version;
+        if (v !== undefined && v !== null && !isTemplated(v) && !(typeof v === 'number' && Number.isInteger(v) && v >= 1)) {
+          add({ nodeId, path: `${at}.spec.version`, message: 'a SUBWORKFLOW node\'s spec.version must be a positive integer (omit it for the default version)' });
+        }
         break;
+      }
       default:
         break;
     }
+
+    forEachProblems(raw, at, nodeId, known ? (type as string) : undefined, add);
+    if (typeof raw.for_each === 'string') templates(raw.for_each, `${at}.for_each`, nodeId);
 
     if (raw.retry !== undefined) {
       const r = raw.retry;
@@ -612,4 +622,59 @@ function stronglyConnected(order: string[], adj: Map<string, string[]>): string[
     }
   }
   return out;
+}
+
+/**
+ * Problems of a reducers map (a JOIN's `spec.reducers` or a `for_each` node's `reducers`): an
+ * object of field name → one of {@link REDUCER_NAMES}.
+ */
+function reducerProblems(reducers: unknown, path: string, owner: string, nodeId: string | undefined, add: (p: Problem) => void): void {
+  if (reducers === null || typeof reducers !== 'object' || Array.isArray(reducers)) {
+    add({ nodeId, path, message: `${path.endsWith('spec.reducers') ? 'JOIN spec.reducers' : 'reducers'} must be an object of field: reducer (${REDUCER_NAMES.join(', ')})` });
+    return;
+  }
+  for (const [field, name] of Object.entries(reducers)) {
+    if (!isReducerName(name)) {
+      add({
+        nodeId,
+        path: `${path}.${field}`,
+        message: `unknown reducer ${JSON.stringify(name)} for field "${field}" of ${owner}; expected one of ${REDUCER_NAMES.join(', ')}`,
+      });
+    }
+  }
+}
+
+/**
+ * Problems of a node's dynamic fan-out fields (DESIGN §6 `forEach`): `for_each` must be a `{{ }}`
+ * template on an HTTP or CODE node; `as` a CEL identifier other than input/config/tasks/system;
+ * `max_concurrency` an integer 1..{@link MAX_ITERATIONS}; node-level `reducers` only with
+ * `for_each`. `as`, `max_concurrency` and `reducers` without `for_each` are refused, not ignored.
+ */
+function forEachProblems(raw: Record<string, unknown>, at: string, nodeId: string | undefined, type: string | undefined, add: (p: Problem) => void): void {
+  const fe = raw.for_each;
+  if (fe === undefined) {
+    for (const key of ['as', 'max_concurrency', 'reducers']) {
+      if (raw[key] !== undefined) add({ nodeId, path: `${at}.${key}`, message: `${key} applies to a for_each node only; this node has no for_each` });
+    }
+    return;
+  }
+  if (type !== undefined && type !== NodeType.Http && type !== NodeType.Code) {
+    add({ nodeId, path: `${at}.for_each`, message: `for_each applies to HTTP and CODE nodes only, not to a ${type} node` });
+  }
+  if (typeof fe !== 'string' || findTemplates(fe).length !== 1 || fe.trim() !== findTemplates(fe)[0]!.text.trim()) {
+    add({ nodeId, path: `${at}.for_each`, message: 'for_each must be one {{ }} template giving an array, e.g. "{{ input.employers }}"' });
+  }
+  const as = raw.as;
+  if (as !== undefined && (typeof as !== 'string' || !ALIAS_PATTERN.test(as) || RESERVED_ALIASES.includes(as))) {
+    add({
+      nodeId,
+      path: `${at}.as`,
+      message: `as must be a name made of letters, digits and "_" (not starting with a digit), other than ${RESERVED_ALIASES.join(', ')}; got ${JSON.stringify(as)}`,
+    });
+  }
+  const mc = raw.max_concurrency;
+  if (mc !== undefined && !(typeof mc === 'number' && Number.isInteger(mc) && mc >= 1 && mc <= MAX_ITERATIONS)) {
+    add({ nodeId, path: `${at}.max_concurrency`, message: `max_concurrency must be an integer from 1 to ${MAX_ITERATIONS}` });
+  }
+  if (raw.reducers !== undefined) reducerProblems(raw.reducers, `${at}.reducers`, `for_each node ${nodeId ?? '?'}`, nodeId, add);
 }

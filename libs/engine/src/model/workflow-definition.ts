@@ -28,6 +28,25 @@ export interface WorkflowNode {
   output_drop?: string[];
   /** Input and output stay out of the run history and are redacted in the API; successors still get them (DESIGN §6). */
   sensitive?: boolean;
+  /**
+   * Dynamic fan-out (seed 003 `forEach`, DESIGN §6), HTTP and CODE nodes only: a `{{ }}` template
+   * giving an array; the node runs one task (iteration) per element.
+   */
+  for_each?: string;
+  /** The name an iteration's spec templates read its element under (default `item`), plus `<as>Index` and `<as>Count`. */
+  as?: string;
+  /** At most this many iterations of a `for_each` node are dispatched at a time (default: all). */
+  max_concurrency?: number;
+  /** With `for_each`: merge the iteration outputs field by field instead of listing them (same reducers as a JOIN). */
+  reducers?: { [field: string]: string };
+}
+
+/** The most elements a `for_each` may fan out to; a longer array fails the node. */
+export const MAX_ITERATIONS = 10_000;
+
+/** The `as` of a `for_each` node: its alias, default `item`. */
+export function iterationAlias(n: WorkflowNode): string {
+  return n.as || 'item';
 }
 
 /**

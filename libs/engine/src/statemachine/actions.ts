@@ -17,7 +17,12 @@ export type Action =
   | ConsumeSignal
   | ReopenRun
   | CancelTasks
-  | FinishRun;
+  | FinishRun
+  | CreateIterations
+  | ReleaseIteration
+  | SkipIterations
+  | StartChildRun
+  | RetryChild;
 
 /**
  * Records a reached node as a task: PENDING (followed by DispatchTask), WAITING, or already
@@ -142,6 +147,69 @@ export interface FinishRun {
   status: RunStatus;
   reason?: string;
   output?: JsonValue;
+}
+
+/**
+ * A `for_each` node fans out (DESIGN §6): its aggregate task `taskId` (RUNNING, never dispatched)
+ * and one task per element, in element order, each with its resolved input. The first `dispatch`
+ * iterations are PENDING and dispatched at `notBefore`; the others are WAITING for a
+ * `max_concurrency` slot.
+ */
+export interface CreateIterations {
+  type: 'CreateIterations';
+  taskId: string;
+  node: WorkflowNode;
+  iterations: Array<{ taskId: string; input: JsonValue }>;
+  dispatch: number;
+  notBefore: Date;
+}
+
+/** A WAITING iteration gets a freed `max_concurrency` slot: PENDING, dispatched with its stored input. */
+export interface ReleaseIteration {
+  type: 'ReleaseIteration';
+  taskId: string;
+  nodeId: string;
+  iteration: number;
+  notBefore: Date;
+}
+
+/** Iterations still WAITING for a slot are never started (another iteration failed for good, or the run ended): SKIPPED. */
+export interface SkipIterations {
+  type: 'SkipIterations';
+  nodeId: string;
+  taskIds: string[];
+  reason: string;
+}
+
+/**
+ * A WAITING SUBWORKFLOW task starts its child run `childRunId` for `attempt` (DESIGN §6): same
+ * tenant, `workflowId` at `version`, with `input` and `config`. The coordinator creates the run
+ * and applies its RunStarted in the same transaction.
+ */
+export interface StartChildRun {
+  type: 'StartChildRun';
+  taskId: string;
+  nodeId: string;
+  attempt: number;
+  childRunId: string;
+  workflowId: string;
+  version: number;
+  input: JsonValue;
+  config: JsonValue;
+}
+
+/**
+ * A SUBWORKFLOW task's child run failed and the retry policy allows another attempt: the task
+ * stays WAITING with `attempt + 1` and wakes at `notBefore`, when the next child run starts.
+ */
+export interface RetryChild {
+  type: 'RetryChild';
+  taskId: string;
+  nodeId: string;
+  /** The attempt whose child failed. */
+  attempt: number;
+  reason: string;
+  notBefore: Date;
 }
 
 export type ActionType = Action['type'];

@@ -5,7 +5,7 @@
 import { RunStatus, TaskStatus } from '../model/workflow-types.js';
 import type { Action } from './actions.js';
 import { assertNever } from './errors.js';
-import { isNodeActive, type RunSnapshot } from './state.js';
+import { isNodeActive, type NodeState, type RunSnapshot } from './state.js';
 
 /**
  * Evolves the in-memory snapshot the way persisting `action` evolves the stored run (seed 000's
@@ -27,11 +27,13 @@ export function applyAction(run: RunSnapshot, a: Action): void {
     case 'BufferSignal':
     case 'ConsumeSignal':
       return;
-    case 'CompleteTask':
-      setStatus(run, a.nodeId, TaskStatus.Completed);
+    case 'CompleteTask': {
+      const n = slot(run, a.nodeId, a.taskId);
+      if (n) n.status = TaskStatus.Completed;
       return;
+    }
     case 'FailTask': {
-      const n = run.nodes.get(a.nodeId);
+      const n = slot(run, a.nodeId, a.taskId);
       if (n) {
         n.status = TaskStatus.Failed;
         n.error = a.reason;
@@ -39,7 +41,7 @@ export function applyAction(run: RunSnapshot, a: Action): void {
       return;
     }
     case 'RetryTask': {
-      const n = run.nodes.get(a.nodeId);
+      const n = slot(run, a.nodeId, a.taskId);
       if (n) {
         n.status = TaskStatus.Pending;
         n.attempt = a.attempt + 1;
@@ -61,6 +63,35 @@ export function applyAction(run: RunSnapshot, a: Action): void {
       }
       return;
     }
+    case 'CreateIterations':
+      run.nodes.set(a.node.node_id, {
+        taskId: a.taskId,
+        status: TaskStatus.Running,
+        attempt: 0,
+        iterations: a.iterations.map((it, i) => ({ taskId: it.taskId, status: i < a.dispatch ? TaskStatus.Pending : TaskStatus.Waiting, attempt: 0 })),
+      });
+      return;
+    case 'ReleaseIteration': {
+      const n = slot(run, a.nodeId, a.taskId);
+      if (n) n.status = TaskStatus.Pending;
+      return;
+    }
+    case 'SkipIterations':
+      for (const id of a.taskIds) {
+        const n = slot(run, a.nodeId, id);
+        if (n) n.status = TaskStatus.Skipped;
+      }
+      return;
+    case 'StartChildRun':
+      return;
+    case 'RetryChild': {
+      const n = run.nodes.get(a.nodeId);
+      if (n) {
+        n.attempt = a.attempt + 1;
+        delete n.error;
+      }
+      return;
+    }
     case 'ReopenRun':
       for (const id of a.resetNodes) {
         run.nodes.delete(id);
@@ -74,6 +105,7 @@ export function applyAction(run: RunSnapshot, a: Action): void {
     case 'CancelTasks':
       for (const n of run.nodes.values()) {
         if (isNodeActive(n)) n.status = TaskStatus.Cancelled;
+        for (const it of n.iterations ?? []) if (isNodeActive(it)) it.status = TaskStatus.Cancelled;
       }
       return;
     case 'FinishRun':
@@ -84,9 +116,11 @@ export function applyAction(run: RunSnapshot, a: Action): void {
   }
 }
 
-function setStatus(run: RunSnapshot, nodeId: string, status: TaskStatus): void {
+/** The node's own state when `taskId` is its task, else the `for_each` iteration with that task. */
+function slot(run: RunSnapshot, nodeId: string, taskId: string): NodeState | undefined {
   const n = run.nodes.get(nodeId);
-  if (n) n.status = status;
+  if (!n || n.taskId === taskId) return n;
+  return n.iterations?.find((it) => it.taskId === taskId);
 }
 
 /**

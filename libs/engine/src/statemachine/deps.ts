@@ -1,4 +1,4 @@
-import type { JsonValue } from '../model/workflow-types.js';
+import type { JsonValue, RunStatus } from '../model/workflow-types.js';
 import type { RunContext, BufferedSignal } from './state.js';
 import type { Action } from './actions.js';
 
@@ -21,6 +21,26 @@ export interface Store {
    * ignores `skip` is safe but may leave a second waiter parked until the next signal.
    */
   pendingSignal(name: string, skip?: readonly string[]): Promise<BufferedSignal | undefined>;
+  /** The outputs of a `for_each` node's iterations, in element order (null for one without output). */
+  iterationOutputs(nodeId: string): Promise<JsonValue[]>;
+  /** The stored (resolved) input of a task of this run, or undefined when there is no such task. */
+  taskInput(taskId: string): Promise<JsonValue | undefined>;
+  /** The child run a SUBWORKFLOW task started for `attempt`, if any (DESIGN §6). */
+  childRun(taskId: string, attempt: number): Promise<ChildRun | undefined>;
+  /**
+   * The version of `workflowId` a new child run would run: `version` if given, else the
+   * workflow's default (pinned, else latest); `{error}` saying why none can (unknown workflow or
+   * version, deprecated version) — the same rules as starting a run over the API.
+   */
+  startableVersion(workflowId: string, version?: number): Promise<{ version: number } | { error: string }>;
+}
+
+/** What the machine reads of a child run: its id, status, output (when SUCCEEDED) and error. */
+export interface ChildRun {
+  id: string;
+  status: RunStatus;
+  output: JsonValue | null;
+  error: string | null;
 }
 
 /** The machine's collaborators; time and ids are injected (STYLE: no ambient clock or randomness). */
@@ -35,7 +55,15 @@ export interface Deps {
    * {@link DEFAULT_MAX_VALUE_BYTES} (1 MiB).
    */
   maxValueBytes?: number;
+  /**
+   * The deepest a chain of SUBWORKFLOW child runs may go: a run at this depth cannot start a
+   * child (default {@link DEFAULT_MAX_SUBWORKFLOW_DEPTH}, 10).
+   */
+  maxSubworkflowDepth?: number;
 }
+
+/** Default for {@link Deps.maxSubworkflowDepth}. */
+export const DEFAULT_MAX_SUBWORKFLOW_DEPTH = 10;
 
 /** Default for {@link Deps.maxValueBytes}: 1 MiB. */
 export const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;

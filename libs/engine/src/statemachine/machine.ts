@@ -17,7 +17,8 @@ import type {
   RunStarted,
 } from './events.js';
 import { advanceFrom, begin, isHandledFailure, propagate, routeFailure } from './routing.js';
-import { isTaskActive, matchesAttempt, type NodeState, type RunSnapshot, type StepResult } from './state.js';
+import { isTaskActive, matchesAttempt, reportTarget, type NodeState, type RunSnapshot, type StepResult } from './state.js';
+import { iterationSettled } from './for-each.js';
 import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
 import { onSignalReceived, onTimerFired } from './waits.js';
 import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
@@ -143,10 +144,11 @@ async function onRunStarted(s: Step, ev: RunStarted): Promise<void> {
 /**
  * NodeCompleted: fenced by (taskId, attempt) — a stale attempt, another task, or an already
  * finished (or cancelled) task is ignored. Otherwise the task completes and routing continues,
- * unless the run already finished (the output is kept, nothing is scheduled).
+ * unless the run already finished (the output is kept, nothing is scheduled). For a `for_each`
+ * node the report addresses one iteration (never the aggregate task); see `iterationSettled`.
  */
 async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
-  const n = s.run.nodes.get(ev.nodeId);
+  const n = reportTarget(s.run, ev.nodeId, ev.taskId);
   if (!matchesAttempt(n, ev.taskId, ev.attempt) || !isTaskActive(n)) {
     s.ignore(`stale or duplicate completion of ${ev.nodeId} attempt ${ev.attempt}`);
     return;
@@ -154,6 +156,10 @@ async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
   // output_keep / output_drop: what is stored is what successors see (DESIGN §6).
   const output = trimOutput(s.dag.getNode(ev.nodeId), ev.output);
   s.emit({ type: 'CompleteTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, output });
+  if (s.run.nodes.get(ev.nodeId)?.iterations !== undefined) {
+    await iterationSettled(s, ev.nodeId, { taskId: ev.taskId, output });
+    return;
+  }
   if (s.terminal()) return;
   await advanceFrom(s, ev.nodeId, output);
 }
@@ -163,10 +169,11 @@ async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
  * max_attempts` (and the run is not finished) the same task is retried with attempt + 1 at now +
  * `retryDelayMs(node, attempt + 1)`; otherwise — or when the worker marked the failure
  * `retryable: false` — it fails for good: without an `on_error` edge its edges stay unresolved;
- * with one, routing continues along the error edges it selects (see `routeFailure`).
+ * with one, routing continues along the error edges it selects (see `routeFailure`). A `for_each`
+ * iteration retries on its own; one failed for good fails the node once the others settle.
  */
 async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
-  const n = s.run.nodes.get(ev.nodeId);
+  const n = reportTarget(s.run, ev.nodeId, ev.taskId);
   if (!matchesAttempt(n, ev.taskId, ev.attempt) || !isTaskActive(n)) {
     s.ignore(`stale or duplicate failure of ${ev.nodeId} attempt ${ev.attempt}`);
     return;
@@ -184,7 +191,8 @@ async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
     return;
   }
   s.emit({ type: 'FailTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, reason: ev.error });
-  await routeFailure(s, ev.nodeId);
+  if (s.run.nodes.get(ev.nodeId)?.iterations !== undefined) await iterationSettled(s, ev.nodeId);
+  else await routeFailure(s, ev.nodeId);
 }
 
 /**

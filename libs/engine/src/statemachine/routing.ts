@@ -12,6 +12,8 @@ import type { NodeState } from './state.js';
 import { joinReducers, reduceJoin } from '../model/reducers.js';
 import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
 import { park } from './waits.js';
+import { fanOut } from './for-each.js';
+import { startSubworkflow } from './subworkflow.js';
 
 /** Readiness of a node: some incoming edge unresolved / all resolved and one active / none active. */
 type Readiness = 'waiting' | 'run' | 'skip';
@@ -138,7 +140,8 @@ export async function propagate(s: Step, candidates: readonly WorkflowNode[]): P
 
 /**
  * Starts a ready node and returns the nodes to consider next: SWITCH/FORK/JOIN and satisfied waits
- * complete inline and pass routing to their successors; worker nodes and real waits return none.
+ * complete inline and pass routing to their successors; worker nodes, `for_each` fan-outs (but
+ * an empty one), SUBWORKFLOW nodes and real waits return none.
  */
 export async function activate(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
   if (n.type === NodeType.Switch) return activateSwitch(s, n);
@@ -148,6 +151,8 @@ export async function activate(s: Step, n: WorkflowNode): Promise<WorkflowNode[]
     return s.dag.successors(n.node_id);
   }
   if (isWait(n.type)) return park(s, n);
+  if (n.type === NodeType.Subworkflow) return startSubworkflow(s, n);
+  if (n.for_each !== undefined) return fanOut(s, n);
   await schedule(s, n);
   return [];
 }

@@ -16,6 +16,12 @@ export interface RunContext {
    * only the nodes in `tasks`.
    */
   reached?: ReadonlyMap<string, NodeStatus>;
+  /**
+   * Extra top-level variables of one resolution: a `for_each` iteration's element under its
+   * alias, with `<as>Index` and `<as>Count` (DESIGN §6). They shadow nothing: validation refuses
+   * an alias named input, config, tasks or system.
+   */
+  locals?: Readonly<Record<string, JsonValue>>;
 }
 
 /** What templates read of a reached node without loading its output. */
@@ -47,6 +53,12 @@ export interface NodeState {
    * FailTask, a failed ResolveWait). A snapshot loaded from storage may fill it from the task row.
    */
   error?: string;
+  /**
+   * A `for_each` node's iterations in element order (this state is then the node's aggregate
+   * task: RUNNING until every iteration settled). Each has its own task, status, attempt and
+   * error; WAITING means held back by `max_concurrency`.
+   */
+  iterations?: NodeState[];
 }
 
 /** The snapshot of one run the machine decides on; actions evolve it as they are emitted. */
@@ -58,6 +70,8 @@ export interface RunSnapshot {
   context: RunContext;
   /** Every node that has been reached, i.e. that has a task, by node id. */
   nodes: Map<string, NodeState>;
+  /** 0 for a run started over the API, the parent's depth + 1 for a SUBWORKFLOW's child run. */
+  depth?: number;
 }
 
 /** A signal buffered for a run before any node waited for it. */
@@ -92,6 +106,18 @@ export function isTaskActive(n: NodeState): boolean {
 /** The node still has to finish before the run can. */
 export function isNodeActive(n: NodeState): boolean {
   return isTaskActive(n) || n.status === TaskStatus.Waiting;
+}
+
+/**
+ * The state a worker report for (`nodeId`, `taskId`) addresses: the node's own task, or, for a
+ * `for_each` node, the iteration with that task id (never the aggregate task, which no worker
+ * runs). Undefined when neither matches.
+ */
+export function reportTarget(run: RunSnapshot, nodeId: string, taskId: string): NodeState | undefined {
+  const n = run.nodes.get(nodeId);
+  if (!n) return undefined;
+  if (n.iterations === undefined) return n.taskId === taskId ? n : undefined;
+  return n.iterations.find((it) => it.taskId === taskId);
 }
 
 /** Fencing: a report is for this node's current task attempt (seed 000 `matches`). */

@@ -7,7 +7,7 @@ import type { WorkflowNode } from '../model/workflow-definition.js';
 import { RunStatus, TaskStatus, isRunTerminal, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
 import type { Action } from './actions.js';
 import { findUnstorable, formatBytes } from '../model/storable-json.js';
-import { DEFAULT_MAX_VALUE_BYTES, type Deps, type Transition } from './deps.js';
+import { DEFAULT_MAX_SUBWORKFLOW_DEPTH, DEFAULT_MAX_VALUE_BYTES, type Deps, type Transition } from './deps.js';
 import { StoreError } from './errors.js';
 import { applyAction } from './apply-action.js';
 import type { RunContext, RunSnapshot } from './state.js';
@@ -115,6 +115,11 @@ export class Step {
     return this.ensureLoaded(this.dag.taskRefs(node.node_id));
   }
 
+  /** The deepest chain of child runs (Deps `maxSubworkflowDepth`, default 10). */
+  get maxDepth(): number {
+    return this.deps.maxSubworkflowDepth ?? DEFAULT_MAX_SUBWORKFLOW_DEPTH;
+  }
+
   /** Largest JSON text of a value the machine computes (Deps `maxValueBytes`, default 1 MiB). */
   get maxValueBytes(): number {
     return this.deps.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
@@ -127,17 +132,21 @@ export class Step {
    * that cannot be resolved; Error `input is not storable: … at $.k` or `resolved input too
    * large: …` for a result the database would refuse (or that is over `maxValueBytes`).
    */
-  async resolveInput(node: WorkflowNode): Promise<JsonValue> {
-    const input = await this.resolveSpec(node);
+  async resolveInput(node: WorkflowNode, locals?: Readonly<Record<string, JsonValue>>): Promise<JsonValue> {
+    const input = await this.resolveSpec(node, locals);
     this.checkInput(input);
     return input;
   }
 
-  /** {@link resolveInput} without the storable check (the caller must call {@link checkInput}). */
-  async resolveSpec(node: WorkflowNode): Promise<JsonValue> {
+  /**
+   * {@link resolveInput} without the storable check (the caller must call {@link checkInput}).
+   * `locals` are extra variables (a `for_each` iteration's element, index and count).
+   */
+  async resolveSpec(node: WorkflowNode, locals?: Readonly<Record<string, JsonValue>>): Promise<JsonValue> {
     await this.ensureOutputs(node);
     try {
-      return this.deps.templates.resolve(node.spec ?? {}, this.templateContext(), this.now);
+      const ctx = this.templateContext();
+      return this.deps.templates.resolve(node.spec ?? {}, locals ? { ...ctx, locals } : ctx, this.now);
     } catch (err) {
       throw new Error(`CEL resolution for node ${node.node_id}: ${errorMessage(err)}`);
     }

@@ -11,6 +11,7 @@ import type { CreateTask } from './actions.js';
 import { MachineError } from './errors.js';
 import type { SignalReceived, TimerFired } from './events.js';
 import { advanceFrom, routeFailure } from './routing.js';
+import { onChildTimer } from './subworkflow.js';
 import type { BufferedSignal, NodeState } from './state.js';
 import { Step, errorMessage, isStoreError, storeError } from './step.js';
 
@@ -181,7 +182,8 @@ function failNode(s: Step, n: WorkflowNode, input: JsonValue | undefined, reason
 
 /**
  * TimerFired: on a WAITING WAIT the node completes with `{woke_at}` and routing continues; on a
- * WAITING WAIT_FOR_EVENT it is a timeout: the node fails with `timed out waiting for event "x"`.
+ * WAITING WAIT_FOR_EVENT it is a timeout: the node fails with `timed out waiting for event "x"`;
+ * on a WAITING SUBWORKFLOW its child run ended or a retry is due (see `onChildTimer`).
  * A timer for another task, a node no longer waiting, or a finished run is ignored.
  */
 export async function onTimerFired(s: Step, ev: TimerFired): Promise<void> {
@@ -190,7 +192,12 @@ export async function onTimerFired(s: Step, ev: TimerFired): Promise<void> {
     s.ignore(`timer for ${ev.nodeId} no longer pending`);
     return;
   }
-  if (s.dag.getNode(ev.nodeId)?.type === NodeType.WaitForEvent) {
+  const node = s.dag.getNode(ev.nodeId);
+  if (node?.type === NodeType.Subworkflow) {
+    await onChildTimer(s, ev, n, node);
+    return;
+  }
+  if (node?.type === NodeType.WaitForEvent) {
     s.emit({
       type: 'ResolveWait',
       taskId: ev.taskId,

@@ -3,7 +3,8 @@
  * condition or the definition's `output`. This is the ONLY file that imports the CEL library
  * (`@marcbachmann/cel-js`, see STACK.md); `matches` runs on RE2 through `./re2.ts`.
  *
- * Variables: `input`, `config`, `tasks.<node_id>.{output,status,error}`, `system.now` (RFC 3339).
+ * Variables: `input`, `config`, `tasks.<node_id>.{output,status,error}`, `system.now` (RFC 3339),
+ * and in a `for_each` iteration its element under the node's alias with `<as>Index`, `<as>Count`.
  *
  * Number trap (STACK.md): JSON numbers reach CEL as `double`, integer literals are `int`, and CEL
  * has no mixed arithmetic. Weft registers `double op int` and `int op double` for `+ - * /` (and
@@ -447,6 +448,7 @@ class Scope {
         config: this.ctx.config ?? {},
         tasks,
         system: { now: this.now.toISOString() },
+        ...this.ctx.locals,
       };
     }
     return this.vars;

@@ -7,10 +7,10 @@
  */
 import { buildDag, type WorkflowDag } from '../../model/dag.js';
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../model/workflow-definition.js';
-import { NodeType, type JsonValue } from '../../model/workflow-types.js';
+import { NodeType, RunStatus, type JsonValue } from '../../model/workflow-types.js';
 import { CelTemplateResolver } from '../../template/resolver.js';
 import type { Action, CreateTask, FinishRun } from '../actions.js';
-import type { Store, Transition } from '../deps.js';
+import type { ChildRun, Store, Transition } from '../deps.js';
 import type { RunEvent } from '../events.js';
 import { Machine } from '../machine.js';
 import { newRunSnapshot, type BufferedSignal, type NodeState, type RunSnapshot } from '../state.js';
@@ -38,6 +38,14 @@ export function wait(id: string, spec: JsonValue): WorkflowNode {
 /** A WAIT_FOR_EVENT node with its spec (`event`, `timeout_seconds`). */
 export function waitFor(id: string, spec: JsonValue): WorkflowNode {
   return { node_id: id, type: NodeType.WaitForEvent, spec };
+}
+/** A `for_each` HTTP node over `over` (a template), with its spec and extra fields (as, max_concurrency, reducers, retry…). */
+export function forEach(id: string, over: string, spec?: JsonValue, extra: Partial<WorkflowNode> = {}): WorkflowNode {
+  return task(id, spec, { for_each: over, ...extra });
+}
+/** A SUBWORKFLOW node with its spec (`workflow`, `version`, `input`, `config`) and extra fields (retry…). */
+export function subworkflow(id: string, spec: JsonValue, extra: Partial<WorkflowNode> = {}): WorkflowNode {
+  return { node_id: id, type: NodeType.Subworkflow, spec, ...extra };
 }
 /** An unconditional edge. */
 export function edge(from: string, to: string): WorkflowEdge {
@@ -69,6 +77,19 @@ export function finished(tr: Transition): FinishRun | undefined {
   return actionsOf(tr, 'FinishRun')[0];
 }
 
+/** A child run the harness "started" for a StartChildRun; tests end it with {@link Harness.endChild}. */
+export interface StoredChild {
+  id: string;
+  taskId: string;
+  attempt: number;
+  workflowId: string;
+  version: number;
+  input: JsonValue;
+  status: RunStatus;
+  output: JsonValue | null;
+  error: string | null;
+}
+
 interface StoredSignal {
   id: string;
   name: string;
@@ -98,10 +119,22 @@ export class Harness implements Store {
   loads: string[][] = [];
   /** Every CreateTask persisted, by node id (the latest one). */
   readonly tasks = new Map<string, CreateTask>();
+  /** Deps `maxSubworkflowDepth`, when set. */
+  maxDepth: number | undefined;
   /** When true, every Store call rejects (a lost database connection). */
   storeDown = false;
   /** When true, `pendingSignal` ignores its `skip` argument (an older Store implementation). */
   ignoreSignalSkip = false;
+  /** Stored task inputs and iteration outputs, by task id. */
+  readonly inputsByTask = new Map<string, JsonValue>();
+  readonly outputsByTask = new Map<string, JsonValue>();
+  /** Iteration task ids of each `for_each` node, in element order. */
+  readonly iterationIds = new Map<string, string[]>();
+  /** Child runs started, oldest first. */
+  readonly children: StoredChild[] = [];
+  /** Workflows a SUBWORKFLOW may start: id → default version; `deprecated` lists `id@version`s refused. */
+  readonly workflows = new Map<string, number>([['child', 1]]);
+  readonly deprecated = new Set<string>();
   /** Ids handed out before the counter (to control id order). */
   nextIds: string[] = [];
   private ids = 0;
@@ -128,6 +161,62 @@ export class Harness implements Store {
     return s && { id: s.id, payload: s.payload };
   }
 
+  async iterationOutputs(nodeId: string): Promise<JsonValue[]> {
+    if (this.storeDown) throw new Error('connection lost');
+    return (this.iterationIds.get(nodeId) ?? []).map((id) => this.outputsByTask.get(id) ?? null);
+  }
+
+  async taskInput(taskId: string): Promise<JsonValue | undefined> {
+    if (this.storeDown) throw new Error('connection lost');
+    return this.inputsByTask.get(taskId);
+  }
+
+  async childRun(taskId: string, attempt: number): Promise<ChildRun | undefined> {
+    if (this.storeDown) throw new Error('connection lost');
+    const c = [...this.children].reverse().find((x) => x.taskId === taskId && x.attempt === attempt);
+    return c && { id: c.id, status: c.status, output: c.output, error: c.error };
+  }
+
+  async startableVersion(workflowId: string, version?: number): Promise<{ version: number } | { error: string }> {
+    if (this.storeDown) throw new Error('connection lost');
+    const dflt = this.workflows.get(workflowId);
+    if (dflt === undefined) return { error: `workflow ${workflowId} not found` };
+    const v = version ?? dflt;
+    if (v > dflt) return { error: `workflow ${workflowId} version ${v} not found` };
+    if (this.deprecated.has(`${workflowId}@${v}`)) return { error: `workflow ${workflowId} version ${v} is deprecated` };
+    return { version: v };
+  }
+
+  /** Ends the latest child run of SUBWORKFLOW `nodeId` and fires the parent's timer, as the coordinator does. */
+  endChild(nodeId: string, status: RunStatus, result: { output?: JsonValue; error?: string } = {}): Promise<Transition> {
+    const n = this.node(nodeId);
+    const c = [...this.children].reverse().find((x) => x.taskId === n.taskId);
+    if (!c) throw new Error(`no child run for ${nodeId}`);
+    c.status = status;
+    c.output = result.output ?? null;
+    c.error = result.error ?? null;
+    return this.fireTimer(nodeId);
+  }
+
+  /** The state of iteration `i` of a `for_each` node. */
+  iteration(nodeId: string, i: number): NodeState {
+    const it = this.node(nodeId).iterations?.[i];
+    if (!it) throw new Error(`node ${nodeId} has no iteration ${i}`);
+    return it;
+  }
+
+  /** Reports iteration `i`'s current attempt as completed with `output`. */
+  completeIteration(nodeId: string, i: number, output: JsonValue = {}): Promise<Transition> {
+    const it = this.iteration(nodeId, i);
+    return this.try({ type: 'NodeCompleted', taskId: it.taskId, nodeId, attempt: it.attempt, output });
+  }
+
+  /** Reports iteration `i`'s current attempt as failed with `error`. */
+  failIteration(nodeId: string, i: number, error = 'boom'): Promise<Transition> {
+    const it = this.iteration(nodeId, i);
+    return this.try({ type: 'NodeFailed', taskId: it.taskId, nodeId, attempt: it.attempt, error });
+  }
+
   /** Applies one event on a fresh Machine; persists the transition on success. */
   async try(ev: RunEvent): Promise<Transition> {
     this.run.context.tasks = new Map(); // reloaded snapshot: no outputs cached
@@ -136,6 +225,7 @@ export class Harness implements Store {
       store: this,
       now: () => this.now,
       newId: () => this.nextIds.shift() ?? `t${String(++this.ids).padStart(3, '0')}`,
+      ...(this.maxDepth !== undefined ? { maxSubworkflowDepth: this.maxDepth } : {}),
     });
     const tr = await m.apply(ev);
     this.persist(tr);
@@ -153,9 +243,28 @@ export class Harness implements Store {
         case 'CreateTask':
           this.tasks.set(a.node.node_id, a);
           if (a.output !== undefined) this.saved.set(a.node.node_id, a.output);
+          if (a.input !== undefined) this.inputsByTask.set(a.taskId, a.input);
+          break;
+        case 'CreateIterations':
+          this.iterationIds.set(a.node.node_id, a.iterations.map((it) => it.taskId));
+          for (const it of a.iterations) this.inputsByTask.set(it.taskId, it.input);
           break;
         case 'CompleteTask':
-          this.saved.set(a.nodeId, a.output);
+          if (this.iterationIds.get(a.nodeId)?.includes(a.taskId)) this.outputsByTask.set(a.taskId, a.output);
+          else this.saved.set(a.nodeId, a.output);
+          break;
+        case 'StartChildRun':
+          this.children.push({
+            id: a.childRunId,
+            taskId: a.taskId,
+            attempt: a.attempt,
+            workflowId: a.workflowId,
+            version: a.version,
+            input: a.input,
+            status: RunStatus.Running,
+            output: null,
+            error: null,
+          });
           break;
         case 'ResolveWait':
           if (a.output !== undefined) this.saved.set(a.nodeId, a.output);
@@ -172,6 +281,7 @@ export class Harness implements Store {
           for (const id of a.resetNodes) {
             this.saved.delete(id);
             this.tasks.delete(id);
+            this.iterationIds.delete(id);
           }
           break;
         default:

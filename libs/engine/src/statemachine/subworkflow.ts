@@ -1,0 +1,186 @@
+/**
+ * SUBWORKFLOW nodes (seed 003 "subgraph as a function call", DESIGN §6): the node's task is
+ * WAITING while a child run of another (or the same) workflow runs in the same tenant; the
+ * child's run output becomes the node's output. The machine only decides: StartChildRun asks the
+ * coordinator to create the child, and the child's end reaches the parent as a TimerFired on the
+ * waiting task (the coordinator sets its `wake_at`), which reads the child through the Store.
+ * Internal to the state machine.
+ */
+import { maxAttempts, retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
+import { RunStatus, TaskStatus, type JsonObject, type JsonValue } from '../model/workflow-types.js';
+import type { StartChildRun } from './actions.js';
+import type { TimerFired } from './events.js';
+import { advanceFrom, routeFailure } from './routing.js';
+import type { NodeState } from './state.js';
+import { Step, errorMessage, isStoreError, storeError, valueProblem } from './step.js';
+
+/** What a resolved SUBWORKFLOW spec names: the child's workflow, version (optional), input and config. */
+interface ChildSpec {
+  workflow: string;
+  version?: number;
+  input: JsonValue;
+  config: JsonValue;
+}
+
+/**
+ * Reads a resolved SUBWORKFLOW spec: `workflow` a non-empty string, `version` absent, null or a
+ * positive integer, `input` and `config` default `{}`.
+ * @throws Error naming the field.
+ */
+export function childSpec(spec: JsonValue): ChildSpec {
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw new Error('spec must be an object {workflow, version?, input?, config?}');
+  const o = spec as JsonObject;
+  if (typeof o.workflow !== 'string' || o.workflow.trim() === '') throw new Error(`spec.workflow must be a workflow id, got ${JSON.stringify(o.workflow ?? null)}`);
+  const v = o.version;
+  if (v !== undefined && v !== null && !(typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 2 ** 31 - 1)) {
+    throw new Error(`spec.version must be a positive integer, got ${JSON.stringify(v)}`);
+  }
+  return {
+    workflow: o.workflow,
+    ...(typeof v === 'number' ? { version: v } : {}),
+    input: o.input === undefined || o.input === null ? {} : o.input,
+    config: o.config === undefined || o.config === null ? {} : o.config,
+  };
+}
+
+/**
+ * Activates a SUBWORKFLOW node: resolves its spec, refuses to go deeper than the depth limit
+ * (`Deps.maxSubworkflowDepth`, default 10: a run at that depth cannot start a child), asks the
+ * Store which version the child would run, and records the task WAITING with a StartChildRun for
+ * attempt 0. Anything that prevents the start (a bad spec, an unknown workflow or version, a
+ * deprecated version, the depth limit) records the node FAILED with the reason instead.
+ * @throws StoreError (transient).
+ */
+export async function startSubworkflow(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
+  const fail = (reason: string, input?: JsonValue): WorkflowNode[] => {
+    s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Failed, input, error: `SUBWORKFLOW ${n.node_id}: ${reason}` });
+    return [];
+  };
+  let input: JsonValue;
+  try {
+    input = await s.resolveInput(n);
+  } catch (err) {
+    if (isStoreError(err)) throw err;
+    return fail(errorMessage(err));
+  }
+  const depth = s.run.depth ?? 0;
+  if (depth >= s.maxDepth) {
+    return fail(
+      `cannot start a child run: this run is already at the depth limit of ${s.maxDepth} nested runs ` +
+        '(a workflow that starts itself must stop recursing; the limit is WEFT_MAX_SUBWORKFLOW_DEPTH)',
+      input,
+    );
+  }
+  const taskId = s.newId();
+  const start = await childStart(s, n, taskId, 0, input);
+  if ('error' in start) return fail(start.error, input);
+  s.emit({ type: 'CreateTask', taskId, node: n, status: TaskStatus.Waiting, input });
+  s.emit(start.action);
+  return [];
+}
+
+/** The StartChildRun for `attempt` of task `taskId` from its resolved spec, or why there is none. */
+async function childStart(
+  s: Step,
+  n: WorkflowNode,
+  taskId: string,
+  attempt: number,
+  input: JsonValue,
+): Promise<{ action: StartChildRun } | { error: string }> {
+  let spec: ChildSpec;
+  try {
+    spec = childSpec(input);
+  } catch (err) {
+    return { error: errorMessage(err) };
+  }
+  let found: { version: number } | { error: string };
+  try {
+    found = await s.deps.store.startableVersion(spec.workflow, spec.version);
+  } catch (err) {
+    throw storeError(err);
+  }
+  if ('error' in found) return { error: found.error };
+  return {
+    action: {
+      type: 'StartChildRun',
+      taskId,
+      nodeId: n.node_id,
+      attempt,
+      childRunId: s.newId(),
+      workflowId: spec.workflow,
+      version: found.version,
+      input: spec.input,
+      config: spec.config,
+    },
+  };
+}
+
+/**
+ * TimerFired on a WAITING SUBWORKFLOW task (the caller checked it is the current, waiting task of
+ * a running run): the child run of the current attempt ended, or a retry's backoff elapsed.
+ * - no child for this attempt yet (after a RetryChild): start it, from the task's stored input;
+ * - the child still running: ignored;
+ * - SUCCEEDED: the node completes with the child's run output (`{}` when it has none);
+ * - FAILED or CANCELLED: the attempt fails with `child run <id> failed: <its error>`; with
+ *   attempts left (`retry.max_attempts`) a RetryChild wakes the task after the backoff (at once
+ *   without one) to start a new child, else the node fails for good and routing continues as
+ *   for any failure (error edges).
+ * @throws StoreError (transient).
+ */
+export async function onChildTimer(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode): Promise<void> {
+  let child;
+  try {
+    child = await s.deps.store.childRun(n.taskId, n.attempt);
+  } catch (err) {
+    throw storeError(err);
+  }
+  if (!child) {
+    await startNextChild(s, ev, n, node);
+    return;
+  }
+  if (child.status === RunStatus.Running || child.status === RunStatus.Pending) {
+    s.ignore(`child run ${child.id} of ${ev.nodeId} is still running`);
+    return;
+  }
+  if (child.status === RunStatus.Succeeded) {
+    const output: JsonValue = child.output ?? {};
+    const problem = valueProblem(`the output of child run ${child.id}`, output, s.maxValueBytes);
+    if (problem === undefined) {
+      s.emit({ type: 'ResolveWait', taskId: n.taskId, nodeId: ev.nodeId, status: TaskStatus.Completed, output });
+      await advanceFrom(s, ev.nodeId, output);
+      return;
+    }
+    await childFailed(s, ev, n, node, problem);
+    return;
+  }
+  await childFailed(s, ev, n, node, `child run ${child.id} ${child.status === RunStatus.Cancelled ? 'was cancelled' : 'failed'}: ${child.error ?? 'no reason given'}`);
+}
+
+/** The current attempt's child failed: retry with a new child after the backoff, or fail the node. */
+async function childFailed(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode, reason: string): Promise<void> {
+  if (n.attempt + 1 < maxAttempts(node)) {
+    const notBefore = new Date(s.now.getTime() + retryDelayMs(node, n.attempt + 1));
+    s.emit({ type: 'RetryChild', taskId: n.taskId, nodeId: ev.nodeId, attempt: n.attempt, reason, notBefore });
+    if (notBefore.getTime() <= s.now.getTime()) await startNextChild(s, ev, n, node);
+    return;
+  }
+  s.emit({ type: 'ResolveWait', taskId: n.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason });
+  await routeFailure(s, ev.nodeId);
+}
+
+/** Starts the child of the task's current attempt from its stored input; fails the node when it cannot. */
+async function startNextChild(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode): Promise<void> {
+  let input: JsonValue | undefined;
+  try {
+    input = await s.deps.store.taskInput(n.taskId);
+  } catch (err) {
+    throw storeError(err);
+  }
+  const start = await childStart(s, node, n.taskId, n.attempt, input ?? null);
+  if ('action' in start) {
+    s.emit(start.action);
+    return;
+  }
+  s.emit({ type: 'ResolveWait', taskId: n.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason: `SUBWORKFLOW ${ev.nodeId}: ${start.error}` });
+  await routeFailure(s, ev.nodeId);
+}
