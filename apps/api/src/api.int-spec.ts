@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Global, Module } from '@nestjs/common';
 import { createClient, type Client } from 'graphql-ws';
 import { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
 import { RunCoordinator, WeftError, type JsonValue } from '@weft/engine';
 import {
@@ -118,7 +119,7 @@ const coordinator = {
     const first = (v.definition as { nodes: { node_id: string; type: string }[] }).nodes[0]!;
     store.tasks.push({
       tenantId, id: randomUUID(), runId: run.id, nodeId: first.node_id, nodeType: first.type, queue: 'js', runtime: 'js', status: 'RUNNING',
-      attempt: 0, input: { secret: 's3cr3t' }, output: null, error: null, branches: null, wakeAt: null, awaitedSignal: null,
+      attempt: 0, input: { secret: 's3cr3t' }, output: null, error: null, iteration: null, branches: null, wakeAt: null, awaitedSignal: null,
       leaseToken: null, leaseExpiresAt: null, createdAt: now, updatedAt: now, finishedAt: null,
     } as TaskEntity);
     store.events.push({ tenantId, runId: run.id, seq: 1, type: 'RunStarted', at: now, nodeId: null, attempt: null, payload: {}, actions: [{ type: 'CreateTask', nodeId: first.node_id }], ignored: null, error: null } as RunEventEntity);
@@ -149,8 +150,10 @@ const coordinator = {
     { provide: WorkflowRepository, useValue: workflows },
     { provide: RunRepository, useValue: runs },
     { provide: RunCoordinator, useValue: coordinator },
+    // ApiModule builds RunChildrenRepository from it; no query here asks for Run.children.
+    { provide: DataSource, useValue: {} },
   ],
-  exports: [WEFT_CONFIG, TenantRepository, WorkflowRepository, RunRepository, RunCoordinator],
+  exports: [WEFT_CONFIG, TenantRepository, WorkflowRepository, RunRepository, RunCoordinator, DataSource],
 })
 class FakeCoreModule {}
 

@@ -5,7 +5,11 @@ import { InvalidArgumentError } from 'commander';
 import { WeftClient } from '@weft/client';
 
 const RUN_FIELDS = `id status workflowId version input output error createdAt finishedAt
-  tasks { nodeId status attempt output error awaitedSignal }`;
+  tasks { nodeId status attempt output error awaitedSignal iteration }`;
+/** What `run-status` shows: RUN_FIELDS plus the run's place among parent and child runs. */
+const RUN_STATUS_FIELDS = `id status workflowId version input output error createdAt finishedAt parentRunId parentTaskId depth
+  tasks { id nodeId status attempt output error awaitedSignal iteration }
+  children { id workflowId status parentTaskId }`;
 const RUN_STATUSES = ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 function json(label: string) {
@@ -59,29 +63,112 @@ function print(v: unknown): void {
   process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 }
 
+/** A task as the client commands read it; `iteration` is set on a for_each node's iteration tasks. */
+interface TaskRow {
+  id?: string;
+  nodeId: string;
+  status: string;
+  attempt: number;
+  output?: unknown;
+  error: string | null;
+  awaitedSignal: string | null;
+  iteration: number | null;
+}
+
+const COUNT_ORDER = ['COMPLETED', 'RUNNING', 'QUEUED', 'PENDING', 'WAITING', 'FAILED', 'CANCELLED', 'SKIPPED'];
+
+/**
+ * Node id -> `×5: 3 completed, 1 running, 1 failed` (the number of iterations, then each non-zero
+ * count per status) for every node with iteration tasks; nodes without any are absent.
+ */
+export function iterationSummaries(tasks: readonly Pick<TaskRow, 'nodeId' | 'status' | 'iteration'>[]): Map<string, string> {
+  const counts = new Map<string, Map<string, number>>();
+  for (const t of tasks) {
+    if (t.iteration == null) continue;
+    const byStatus = counts.get(t.nodeId) ?? new Map<string, number>();
+    counts.set(t.nodeId, byStatus.set(t.status, (byStatus.get(t.status) ?? 0) + 1));
+  }
+  const rank = (s: string) => (COUNT_ORDER.includes(s) ? COUNT_ORDER.indexOf(s) : COUNT_ORDER.length);
+  return new Map(
+    [...counts].map(([nodeId, byStatus]) => {
+      const statuses = [...byStatus.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+      const total = [...byStatus.values()].reduce((n, c) => n + c, 0);
+      return [nodeId, `×${total}: ${statuses.map((st) => `${byStatus.get(st)} ${st.toLowerCase()}`).join(', ')}`];
+    }),
+  );
+}
+
 /**
  * Prints one line per task change of a run (attempts shown 1-based, errors and awaited signals
- * included) until the run ends; returns the final run.
+ * included) until the run ends; returns the final run. A for_each node's line carries its
+ * iteration counts (a new line when they change); an iteration gets a line of its own, as
+ * `node[i]`, only when it fails.
  */
 export async function watchRun(c: WeftClient, runId: string): Promise<any> {
   const seen = new Map<string, string>();
   let last: any;
   await c.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { ${RUN_FIELDS} } }`, { id: runId }, (data: any) => {
     last = data.runUpdated;
-    for (const t of last.tasks) {
-      const key = `${t.status}#${t.attempt}#${t.error ?? ''}`;
-      if (seen.get(t.nodeId) === key) continue;
-      seen.set(t.nodeId, key);
+    const tasks = last.tasks as TaskRow[];
+    const summaries = iterationSummaries(tasks);
+    for (const t of tasks) {
+      if (t.iteration != null && t.status !== 'FAILED') continue;
+      const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
+      const iterations = t.iteration == null ? summaries.get(t.nodeId) : undefined;
+      const key = `${t.status}#${t.attempt}#${t.error ?? ''}#${iterations ?? ''}`;
+      if (seen.get(name) === key) continue;
+      seen.set(name, key);
       const notes = [
+        iterations ?? '',
         t.attempt > 0 ? `attempt ${t.attempt + 1}` : '',
         t.awaitedSignal ? `waiting for signal "${t.awaitedSignal}"` : '',
         t.error ? `error: ${t.error}` : '',
       ].filter(Boolean);
-      process.stdout.write(`${t.nodeId}: ${t.status}${notes.length ? ` (${notes.join('; ')})` : ''}\n`);
+      process.stdout.write(`${name}: ${t.status}${notes.length ? ` (${notes.join('; ')})` : ''}\n`);
     }
     return !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(last.status);
   }).done;
   return last;
+}
+
+/**
+ * What `run-status` prints of a run read with RUN_STATUS_FIELDS: the run with one entry per
+ * node's own task (not per iteration); a for_each node's entry adds `iterations` (its counts)
+ * and `failedIterations` (index, attempt and error of each failed one). `parent` (id, workflow,
+ * status, the starting task's id) and `children` (id, workflow, status, the node that started
+ * each) are there only when the run has them; `depth` only for a child run.
+ */
+export function runStatusView(run: any, parent: { id: string; workflowId: string; status: string } | null): Record<string, unknown> {
+  const { tasks, children, parentRunId, parentTaskId, depth, ...rest } = run;
+  const summaries = iterationSummaries(tasks as TaskRow[]);
+  const nodeOfTask = new Map<string, string>();
+  for (const t of tasks as TaskRow[]) if (t.iteration == null && t.id) nodeOfTask.set(t.id, t.nodeId);
+  const view: Record<string, unknown> = {
+    ...rest,
+    tasks: (tasks as TaskRow[])
+      .filter((t) => t.iteration == null)
+      .map(({ id: _id, iteration: _iteration, ...t }) => {
+        const iterations = summaries.get(t.nodeId);
+        if (!iterations) return t;
+        const failed = (tasks as TaskRow[])
+          .filter((i) => i.nodeId === t.nodeId && i.iteration != null && i.status === 'FAILED')
+          .map((i) => ({ iteration: i.iteration, attempt: i.attempt, error: i.error }));
+        return { ...t, iterations, ...(failed.length ? { failedIterations: failed } : {}) };
+      }),
+  };
+  if (parentRunId) {
+    view.depth = depth;
+    view.parent = { id: parentRunId, workflowId: parent?.workflowId ?? null, status: parent?.status ?? null, taskId: parentTaskId };
+  }
+  if (children?.length) {
+    view.children = children.map((c: { id: string; workflowId: string; status: string; parentTaskId: string | null }) => ({
+      id: c.id,
+      workflowId: c.workflowId,
+      status: c.status,
+      nodeId: (c.parentTaskId && nodeOfTask.get(c.parentTaskId)) ?? null,
+    }));
+  }
+  return view;
 }
 
 /** Starts a watch, prints the outcome, and sets the exit code 2 unless the run succeeded. */
@@ -151,12 +238,20 @@ export function clientCommands(program: Command): void {
 
   program
     .command('run-status <runId>')
-    .description('show a run and its tasks')
+    .description("show a run, its tasks (a for_each node's with its iteration counts), and its parent and child runs")
     .option('--mermaid', 'print the DAG with node statuses as a Mermaid flowchart')
     .action(async (runId: string, o: { mermaid?: boolean }) => {
-      const r = await client().request(`query($id: ID!) { run(id: $id) { ${RUN_FIELDS} ${o.mermaid ? 'mermaid' : ''} } }`, { id: runId });
-      if (o.mermaid) process.stdout.write(`${r.run.mermaid}\n`);
-      else print(r.run);
+      const c = client();
+      if (o.mermaid) {
+        const r = await c.request(`query($id: ID!) { run(id: $id) { mermaid } }`, { id: runId });
+        process.stdout.write(`${r.run.mermaid}\n`);
+        return;
+      }
+      const { run } = await c.request(`query($id: ID!) { run(id: $id) { ${RUN_STATUS_FIELDS} } }`, { id: runId });
+      const parent = run.parentRunId
+        ? (await c.request(`query($id: ID!) { run(id: $id) { id workflowId status } }`, { id: run.parentRunId })).run
+        : null;
+      print(runStatusView(run, parent));
     });
 
   program

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { edgeState, toMermaid, type MermaidGraph, type MermaidTask } from './mermaid.js';
+import { edgeState, iterationSummary, mermaidTasks, toMermaid, type MermaidGraph, type MermaidTask, type MermaidTaskRow } from './mermaid.js';
 
 /** An order flow: a SWITCH on the total, an approval branch, a ship step and a compensation on error. */
 const graph: MermaidGraph = {
@@ -57,5 +57,90 @@ describe('the picture of a run', () => {
     expect(text).toContain('  n0 --> n1');
     expect(text).toContain('  n3 -.->|"on error"| n4');
     expect(text).not.toContain('==>');
+  });
+});
+
+/** A fan-out over orders, a child run per batch, a notification after both. */
+const fanOut: MermaidGraph = {
+  nodes: [
+    { node_id: 'fetch', type: 'HTTP', for_each: '{{input.orders}}', spec: { url: 'https://shop.example.com/{{item}}' } },
+    { node_id: 'settle', type: 'SUBWORKFLOW', spec: { workflow: 'payments', version: 2, input: { orders: '{{tasks.fetch.output}}' } } },
+    { node_id: 'route', type: 'SUBWORKFLOW', spec: { workflow: '{{input.flow}}' } },
+    { node_id: 'notify', type: 'HTTP' },
+    { node_id: 'compensate', type: 'CODE' },
+  ],
+  edges: [
+    { from: 'fetch', to: 'settle' },
+    { from: 'settle', to: 'route' },
+    { from: 'route', to: 'notify' },
+    { from: 'fetch', to: 'compensate', on_error: true },
+  ],
+};
+
+/** `n` task rows of `nodeId`'s iterations, in the given statuses (index order). */
+const iterations = (nodeId: string, statuses: string[]): MermaidTaskRow[] => statuses.map((status, iteration) => ({ nodeId, status, iteration }));
+
+describe('the picture of a fan-out and of child runs', () => {
+  it('labels a for_each node with its iteration counts, total first, and colours it by its aggregate task', () => {
+    // Iterations listed before the aggregate, as rows created in one event may come back: the
+    // node's status must still be the aggregate's RUNNING, not the last iteration's FAILED.
+    const rows: MermaidTaskRow[] = [
+      ...iterations('fetch', ['COMPLETED', 'RUNNING', 'COMPLETED', 'FAILED', 'COMPLETED']),
+      { nodeId: 'fetch', status: 'RUNNING', iteration: null },
+    ];
+    const lines = toMermaid(fanOut, mermaidTasks(rows)).split('\n');
+    expect(lines).toContain('  n0["fetch ×5: 3 completed, 1 running, 1 failed<br/>HTTP<br/>RUNNING"]:::running');
+    expect(lines).not.toContain('  classDef failed fill:#ffcdd2,stroke:#d32f2f');
+    expect(lines).toContain('  classDef running fill:#bbdefb,stroke:#1976d2');
+  });
+
+  it('decides the edges of a for_each node on its aggregate: an iteration that completed does not take the success edge of a failed node', () => {
+    const rows: MermaidTaskRow[] = [
+      { nodeId: 'fetch', status: 'FAILED', iteration: null },
+      ...iterations('fetch', ['COMPLETED', 'FAILED', 'SKIPPED']),
+      { nodeId: 'settle', status: 'SKIPPED', iteration: null },
+      { nodeId: 'compensate', status: 'COMPLETED', iteration: null },
+    ];
+    const run = mermaidTasks(rows);
+    expect(fanOut.edges.map((e) => edgeState(e, run))).toEqual(['skipped', 'skipped', 'open', 'taken']);
+    const text = toMermaid(fanOut, run);
+    expect(text).toContain('  n0["fetch ×3: 1 completed, 1 failed, 1 skipped<br/>HTTP<br/>FAILED"]:::failed');
+    expect(text).toContain('  n0 ==>|"on error"| n4');
+    expect(text).toContain('  n0 -.-> n1');
+    expect(text).toContain('  linkStyle 0,1 stroke:#bdbdbd,color:#9e9e9e');
+  });
+
+  it('shows ×0 for a for_each node that completed over an empty array, and no counts before it is reached', () => {
+    expect(toMermaid(fanOut, mermaidTasks([{ nodeId: 'fetch', status: 'COMPLETED', iteration: null }]))).toContain(
+      '  n0["fetch ×0<br/>HTTP<br/>COMPLETED"]:::completed',
+    );
+    expect(toMermaid(fanOut, new Map())).toContain('  n0["fetch<br/>HTTP"]');
+    expect(toMermaid(fanOut)).toContain('  n0["fetch<br/>HTTP"]');
+  });
+
+  it('draws a SUBWORKFLOW node as a subroutine naming its child workflow when the spec names it literally', () => {
+    const run = mermaidTasks([
+      { nodeId: 'fetch', status: 'COMPLETED', iteration: null },
+      { nodeId: 'settle', status: 'WAITING', iteration: null },
+    ]);
+    const lines = toMermaid(fanOut, run).split('\n');
+    expect(lines).toContain('  n1[["settle<br/>SUBWORKFLOW payments@2<br/>WAITING"]]:::waiting');
+    // A templated workflow name is not known until the node runs: only the type is shown.
+    expect(lines).toContain('  n2[["route<br/>SUBWORKFLOW"]]');
+    expect(toMermaid(fanOut)).toContain('  n1[["settle<br/>SUBWORKFLOW payments@2"]]');
+  });
+
+  it('writes only the non-zero counts, in a fixed order whatever order the statuses come in', () => {
+    expect(iterationSummary({ FAILED: 1, WAITING: 2, RUNNING: 0, COMPLETED: 4, QUEUED: 1 })).toBe('×8: 4 completed, 1 queued, 2 waiting, 1 failed');
+    expect(iterationSummary({})).toBe('×0');
+  });
+
+  it("keeps a node's branches from its own task, not from an iteration", () => {
+    const run = mermaidTasks([
+      { nodeId: 'fetch', status: 'COMPLETED', iteration: null, branches: ['compensate'] },
+      { nodeId: 'fetch', status: 'COMPLETED', iteration: 0, branches: ['settle'] },
+    ]);
+    expect(run.get('fetch')).toEqual({ status: 'COMPLETED', branches: ['compensate'], iterations: { COMPLETED: 1 } });
+    expect(edgeState(fanOut.edges[0]!, run)).toBe('skipped');
   });
 });

@@ -1,6 +1,9 @@
-/** What the picture needs of a definition: the nodes (with type) and edges. */
+/**
+ * What the picture needs of a definition: the nodes (with type; `for_each` marks a fan-out node,
+ * `spec.workflow` names a SUBWORKFLOW node's child workflow) and edges.
+ */
 export interface MermaidGraph {
-  nodes: { node_id: string; type?: string }[];
+  nodes: { node_id: string; type?: string; for_each?: unknown; spec?: unknown }[];
   edges: { from: string; to: string; condition?: string; on_error?: boolean }[];
 }
 
@@ -15,11 +18,67 @@ const STATUS_STYLES: Record<string, string> = {
   CANCELLED: 'fill:#d7ccc8,stroke:#5d4037',
 };
 
-/** What the picture of a run knows of each reached node: its task's status and routing decision. */
+/**
+ * What the picture of a run knows of each reached node: the status and routing decision of the
+ * node's own task (for a `for_each` node its aggregate task, never an iteration).
+ */
 export interface MermaidTask {
   status: string;
   /** The targets a SWITCH (or conditional edges) chose, when the node recorded a decision. */
   branches?: readonly string[] | null;
+  /** For a `for_each` node: how many of its iteration tasks are in each status. */
+  iterations?: Readonly<Record<string, number>>;
+}
+
+/** A task row as {@link mermaidTasks} reads it (TaskEntity has these fields). */
+export interface MermaidTaskRow {
+  nodeId: string;
+  status: string;
+  branches?: readonly string[] | null;
+  /** 0-based element index of a `for_each` iteration task; null or absent for a node's own task. */
+  iteration?: number | null;
+}
+
+/**
+ * The node id -> {@link MermaidTask} map {@link toMermaid} takes, from a run's task rows in any
+ * order: a node's status and branches come from its task without an iteration (a `for_each`
+ * node's aggregate), its iteration rows only add to `iterations`. A node with iteration rows but
+ * no aggregate row yet shows no status, only the counts.
+ */
+export function mermaidTasks(rows: Iterable<MermaidTaskRow>): Map<string, MermaidTask> {
+  const out = new Map<string, { status: string; branches?: readonly string[] | null; iterations?: Record<string, number> }>();
+  for (const t of rows) {
+    let entry = out.get(t.nodeId);
+    if (t.iteration == null) {
+      out.set(t.nodeId, { ...entry, status: t.status, branches: t.branches ?? null });
+    } else {
+      if (!entry) out.set(t.nodeId, (entry = { status: '' }));
+      const counts = (entry.iterations ??= {});
+      counts[t.status] = (counts[t.status] ?? 0) + 1;
+    }
+  }
+  return out;
+}
+
+/** Order the iteration counts are written in: done, in flight, not started, gone wrong. */
+const COUNT_ORDER = ['COMPLETED', 'RUNNING', 'QUEUED', 'PENDING', 'WAITING', 'FAILED', 'CANCELLED', 'SKIPPED'];
+
+/**
+ * `×5: 3 completed, 1 running, 1 failed`: the number of iterations, then each non-zero count per
+ * status (lower case, in {@link COUNT_ORDER}, unknown statuses last); `×0` for none.
+ */
+export function iterationSummary(counts: Readonly<Record<string, number>>): string {
+  const statuses = Object.keys(counts)
+    .filter((s) => counts[s]! > 0)
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  const total = statuses.reduce((n, s) => n + counts[s]!, 0);
+  const parts = statuses.map((s) => `${counts[s]} ${s.toLowerCase()}`);
+  return `×${total}${parts.length ? `: ${parts.join(', ')}` : ''}`;
+}
+
+function rank(status: string): number {
+  const i = COUNT_ORDER.indexOf(status);
+  return i < 0 ? COUNT_ORDER.length : i;
 }
 
 /** Terminal statuses after which a node's outgoing edges are decided. */
@@ -48,9 +107,12 @@ export function edgeState(
 
 /**
  * A Mermaid `flowchart TD` of the DAG (seed 003's HistoryMermaid). With `tasks` (node id -> the
- * task's status and decision) each reached node shows its status and gets a class per status
- * (nodes never reached stay plain), edges the run went along are drawn thick (`==>`) and edges
- * it did not take dotted and grey; undecided edges stay plain. Node ids are mapped to
+ * task's status and decision, see {@link mermaidTasks}) each reached node shows its status and
+ * gets a class per status (nodes never reached stay plain), edges the run went along are drawn
+ * thick (`==>`) and edges it did not take dotted and grey; undecided edges stay plain. A
+ * `for_each` node's first line adds its iteration counts ({@link iterationSummary}) once it is
+ * reached (`×0` over an empty array); a SUBWORKFLOW node is drawn as a subroutine (`[[…]]`) and names its child workflow (and
+ * version) when the spec gives them literally, not as templates. Node ids are mapped to
  * `n0, n1…` so any id is safe in Mermaid.
  */
 export function toMermaid(graph: MermaidGraph, tasks?: ReadonlyMap<string, MermaidTask>): string {
@@ -62,9 +124,15 @@ export function toMermaid(graph: MermaidGraph, tasks?: ReadonlyMap<string, Merma
   };
   const lines = ['flowchart TD'];
   for (const n of graph.nodes ?? []) {
-    const status = tasks?.get(n.node_id)?.status;
-    const label = [n.node_id, n.type, status].filter(Boolean).join('<br/>');
-    lines.push(`  ${idOf(n.node_id)}["${escape(label)}"]${status && STATUS_STYLES[status] ? `:::${status.toLowerCase()}` : ''}`);
+    const task = tasks?.get(n.node_id);
+    const status = task?.status || undefined;
+    const counts = task?.iterations ?? (n.for_each != null && task ? {} : undefined);
+    const head = counts ? `${n.node_id} ${iterationSummary(counts)}` : n.node_id;
+    const sub = n.type === 'SUBWORKFLOW';
+    const type = sub ? [n.type, childWorkflow(n.spec)].filter(Boolean).join(' ') : n.type;
+    const label = escape([head, type, status].filter(Boolean).join('<br/>'));
+    const shape = sub ? `[["${label}"]]` : `["${label}"]`;
+    lines.push(`  ${idOf(n.node_id)}${shape}${status && STATUS_STYLES[status] ? `:::${status.toLowerCase()}` : ''}`);
   }
   const skipped: number[] = [];
   (graph.edges ?? []).forEach((e, i) => {
@@ -82,6 +150,14 @@ export function toMermaid(graph: MermaidGraph, tasks?: ReadonlyMap<string, Merma
     }
   }
   return lines.join('\n');
+}
+
+/** `payments` or `payments@2` from a SUBWORKFLOW spec, when `workflow` is a string without a template. */
+function childWorkflow(spec: unknown): string | undefined {
+  if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return undefined;
+  const { workflow, version } = spec as { workflow?: unknown; version?: unknown };
+  if (typeof workflow !== 'string' || !workflow || workflow.includes('{{')) return undefined;
+  return Number.isInteger(version) ? `${workflow}@${version}` : workflow;
 }
 
 function escape(text: string): string {

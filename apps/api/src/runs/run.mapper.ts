@@ -2,6 +2,7 @@ import type { JsonValue, RunStatus, TaskStatus, WorkflowDefinition } from '@weft
 import type { RunEntity, RunEventEntity, TaskEntity } from '@weft/persistence';
 import type { RunEventObject, RunObject, TaskObject } from './run.object.js';
 
+/** Maps a run row (its tasks, history, mermaid and children are loaded by field resolvers). */
 export function toRunObject(r: RunEntity): RunObject {
   return {
     tenantId: r.tenantId,
@@ -15,6 +16,9 @@ export function toRunObject(r: RunEntity): RunObject {
     error: r.error,
     startNodeId: r.startNodeId,
     idempotencyKey: r.idempotencyKey,
+    parentRunId: r.parentRunId ?? null,
+    parentTaskId: r.parentTaskId ?? null,
+    depth: r.depth ?? 0,
     seq: r.eventSeq,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -22,9 +26,11 @@ export function toRunObject(r: RunEntity): RunObject {
   };
 }
 
-/** Maps a task row; `redact` hides the input and output of a `sensitive: true` node (DESIGN §6). */
+/**
+ * Maps a task row; `redact` hides the input and output of a `sensitive: true` node (DESIGN §6),
+ * which the caller decides by node id, so a `for_each` node's iteration rows are hidden with it.
+ */
 export function toTaskObject(t: TaskEntity, redact: boolean): TaskObject {
-  const iteration = (t as TaskEntity & { iteration?: number | null }).iteration;
   return {
     id: t.id,
     nodeId: t.nodeId,
@@ -37,7 +43,7 @@ export function toTaskObject(t: TaskEntity, redact: boolean): TaskObject {
     branches: t.branches,
     wakeAt: t.wakeAt,
     awaitedSignal: t.awaitedSignal,
-    iteration: typeof iteration === 'number' ? iteration : null,
+    iteration: t.iteration ?? null,
     queue: t.queue,
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
@@ -63,5 +69,40 @@ export function toRunEventObject(e: RunEventEntity): RunEventObject {
 export function sensitiveNodes(def: WorkflowDefinition): Set<string> {
   const out = new Set<string>();
   for (const n of def.nodes ?? []) if ((n as { sensitive?: unknown }).sensitive === true) out.add(n.node_id);
+  return out;
+}
+
+/**
+ * A run's task rows in display order: `rows` as given (creation order) for the tasks without an
+ * iteration, each `for_each` node's iteration rows right after its aggregate task, by iteration
+ * index. Iteration rows whose aggregate is missing stay together, by index, where the first of
+ * them was. Needed because one event creates an aggregate and its iterations with the same
+ * `created_at`, so creation order alone ties them (broken by random ids). Returns a new array.
+ */
+export function orderTasks<T extends { nodeId: string; iteration: number | null }>(rows: readonly T[]): T[] {
+  const iterations = new Map<string, T[]>();
+  const aggregates = new Set<string>();
+  for (const t of rows) {
+    if (t.iteration == null) aggregates.add(t.nodeId);
+    else {
+      const list = iterations.get(t.nodeId);
+      if (list) list.push(t);
+      else iterations.set(t.nodeId, [t]);
+    }
+  }
+  for (const list of iterations.values()) list.sort((a, b) => a.iteration! - b.iteration!);
+  const out: T[] = [];
+  const placed = new Set<string>();
+  const place = (nodeId: string) => {
+    if (placed.has(nodeId)) return;
+    placed.add(nodeId);
+    out.push(...(iterations.get(nodeId) ?? []));
+  };
+  for (const t of rows) {
+    if (t.iteration == null) {
+      out.push(t);
+      place(t.nodeId);
+    } else if (!aggregates.has(t.nodeId)) place(t.nodeId);
+  }
   return out;
 }

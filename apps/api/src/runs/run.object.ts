@@ -4,7 +4,7 @@ import { GraphQLDateTime } from '../common/date-time.scalar.js';
 import { GraphQLJSON } from '../common/json.scalar.js';
 import { RunStatusEnum, TaskStatusEnum } from '../common/statuses.js';
 
-@ObjectType('Run', { description: 'One run of a workflow version; tasks, history and mermaid are loaded when asked for.' })
+@ObjectType('Run', { description: 'One run of a workflow version; tasks, history, mermaid and children are loaded when asked for.' })
 export class RunObject {
   /** The owning tenant: field resolvers load tasks and history with it. Not exposed. */
   tenantId: string;
@@ -39,6 +39,21 @@ export class RunObject {
   @Field(() => String, { nullable: true })
   idempotencyKey: string | null;
 
+  @Field(() => ID, {
+    nullable: true,
+    description: 'For a child run: the run whose SUBWORKFLOW task started it (same tenant). Null for a run started over the API.',
+  })
+  parentRunId: string | null;
+
+  @Field(() => ID, {
+    nullable: true,
+    description: "For a child run: the id of the parent run's SUBWORKFLOW task (Task.id) that started it. Null for a run started over the API.",
+  })
+  parentTaskId: string | null;
+
+  @Field(() => Int, { description: "Nesting depth: 0 for a run started over the API, the parent's depth + 1 for a child run." })
+  depth: number;
+
   @Field(() => Int, { description: 'Sequence number of the last applied event (0 before the first).' })
   seq: number;
 
@@ -52,7 +67,10 @@ export class RunObject {
   finishedAt: Date | null;
 }
 
-@ObjectType('Task', { description: 'The task of one reached node; a retry bumps attempt on the same task.' })
+@ObjectType('Task', {
+  description:
+    "The task of one reached node (iteration null); a retry bumps attempt on the same task. A for_each node also has one task per element (iteration 0, 1, …), and its own task (iteration null) is the aggregate holding the node's status and merged output.",
+})
 export class TaskObject {
   @Field(() => ID)
   id: string;
@@ -87,7 +105,11 @@ export class TaskObject {
   @Field(() => String, { nullable: true, description: 'The signal a WAITING WAIT_FOR_EVENT node waits for.' })
   awaitedSignal: string | null;
 
-  @Field(() => Int, { nullable: true, description: 'The element index of a for_each iteration.' })
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      "The 0-based element index of a for_each iteration task; null for a node's own task (a for_each node's aggregate). Iteration statuses add WAITING (held back by max_concurrency) and SKIPPED (never started because another iteration failed for good).",
+  })
   iteration: number | null;
 
   @Field(() => String, { nullable: true })

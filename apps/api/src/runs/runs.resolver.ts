@@ -8,6 +8,7 @@ import { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from '.
 import { RunFilter } from './run-filter.input.js';
 import { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service.js';
+import { RUN_CHILDREN_MAX } from './run-children.repository.js';
 import { RunsService } from './runs.service.js';
 
 const validate = createValidationPipe();
@@ -71,7 +72,10 @@ export class RunsResolver {
     return this.updates.watch(principal.tenantId, id, () => this.runService.loadShared(principal.tenantId, id));
   }
 
-  @ResolveField(() => [TaskObject])
+  @ResolveField(() => [TaskObject], {
+    description:
+      "Every task of the run in creation order; a for_each node's iteration tasks follow its aggregate task (iteration null) in index order.",
+  })
   tasks(@Parent() run: RunObject): Promise<TaskObject[]> {
     return this.runService.tasks(run);
   }
@@ -81,7 +85,17 @@ export class RunsResolver {
     return this.runService.history(run);
   }
 
-  @ResolveField(() => String, { description: "The run's DAG as a Mermaid flowchart, each reached node with its status." })
+  @ResolveField(() => [RunObject], {
+    description: `The child runs this run's SUBWORKFLOW tasks started (every attempt of each; same tenant), oldest first; only the first ${RUN_CHILDREN_MAX}. Empty for a run without SUBWORKFLOW tasks.`,
+  })
+  children(@Parent() run: RunObject): Promise<RunObject[]> {
+    return this.runService.children(run);
+  }
+
+  @ResolveField(() => String, {
+    description:
+      "The run's DAG as a Mermaid flowchart, each reached node with its status (a for_each node's also with its iteration counts; a SUBWORKFLOW node drawn as a subroutine).",
+  })
   mermaid(@Parent() run: RunObject): Promise<string> {
     return this.runService.mermaid(run);
   }

@@ -2,11 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { RunCoordinator, WeftError } from '@weft/engine';
 import { isUuid, RunRepository, type TaskEntity } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
-import { toMermaid } from '../common/mermaid.js';
+import { mermaidTasks, toMermaid } from '../common/mermaid.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
 import type { RunFilter } from './run-filter.input.js';
-import { sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
+import { RunChildrenRepository } from './run-children.repository.js';
+import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 
 export const RUNS_PAGE_MAX = 200;
@@ -27,6 +28,7 @@ export class RunsService {
     private readonly coordinator: RunCoordinator,
     private readonly runs: RunRepository,
     private readonly workflows: WorkflowsService,
+    private readonly childRuns: RunChildrenRepository,
   ) {}
 
   async get(p: Principal, runId: string): Promise<RunObject> {
@@ -128,28 +130,40 @@ export class RunsService {
     return this.load(p.tenantId, input.runId);
   }
 
-  /** The run's tasks in creation order, sensitive nodes redacted. */
+  /**
+   * The run's tasks in creation order, a for_each node's iterations by index right after its
+   * aggregate task ({@link orderTasks}); every task of a sensitive node, iterations included,
+   * redacted.
+   */
   tasks(run: RunObject): Promise<TaskObject[]> {
     return once(run, 'tasks', async () => {
       const paged = (run as PagedRun).pageTasks;
       const rows = paged ? ((await paged()).get(run.id) ?? []) : await this.runs.tasksOfRun(run.tenantId, run.id);
       const hidden = await this.sensitive(run, rows);
-      return rows.map((t) => toTaskObject(t, hidden.has(t.nodeId)));
+      return orderTasks(rows).map((t) => toTaskObject(t, hidden.has(t.nodeId)));
     });
+  }
+
+  /** The run's child runs (started by its SUBWORKFLOW tasks), oldest first, at most the first 100 (RUN_CHILDREN_MAX). */
+  children(run: RunObject): Promise<RunObject[]> {
+    return once(run, 'children', async () => (await this.childRuns.childrenOfRun(run.tenantId, run.id)).map(toRunObject));
   }
 
   history(run: RunObject): Promise<RunEventObject[]> {
     return once(run, 'history', async () => (await this.runs.eventsOfRun(run.tenantId, run.id)).map(toRunEventObject));
   }
 
-  /** The run's DAG (its version's definition) with each reached node's status. */
+  /**
+   * The run's DAG (its version's definition) with each reached node's status, taken from the
+   * node's own task (a for_each node's aggregate), and a for_each node's iteration counts.
+   */
   mermaid(run: RunObject): Promise<string> {
     return once(run, 'mermaid', async () => {
       const [def, rows] = await Promise.all([
         this.workflows.definition(run.tenantId, run.workflowId, run.version),
         this.runs.tasksOfRun(run.tenantId, run.id),
       ]);
-      return toMermaid(def, new Map(rows.map((t) => [t.nodeId, { status: t.status, branches: t.branches }])));
+      return toMermaid(def, mermaidTasks(rows));
     });
   }
 
