@@ -189,12 +189,13 @@ describe('the examples/ workflows, published and run through the API', () => {
 
       expect(run.status).toBe('FAILED');
       expect(run.children).toHaveLength(1);
-      const [child] = run.children;
+      const child = await read(client, run.children[0].id);
       expect(child.status).toBe('FAILED');
-      expect(child.error).toContain('card declined: 4200 over the limit of 1000');
+      expect(node(child, 'authorize')).toMatchObject({ status: 'FAILED', error: expect.stringContaining('card declined: 4200 over the limit of 1000') });
+      expect(node(child, 'capture')).toBeUndefined();
       expect(node(run, 'pay').status).toBe('FAILED');
-      expect(node(run, 'pay').error).toContain(child.id);
-      expect(node(run, 'pay').error).toContain('card declined');
+      expect(node(run, 'pay').error).toContain(`child run ${child.id} failed`);
+      expect(node(run, 'pay').error).toContain(child.error);
       expect(node(run, 'ship')).toBeUndefined();
     });
 

@@ -132,6 +132,7 @@ describe('for_each: one task per element of an array (DESIGN §6, seed 003 forEa
       { id: 'b8', label: 'order 2/2: b8', delay_ms: 10 },
     ]);
     expect(echo.spans).toHaveLength(2);
+    expect(run.output).toEqual({ label: node(run, 'label').output }); // a for_each sink's output is the node's, not an iteration's
   });
 
   it('holds iterations beyond max_concurrency WAITING: with 1, the requests never overlap', async () => {
@@ -327,6 +328,27 @@ describe('for_each: one task per element of an array (DESIGN §6, seed 003 forEa
     expect(node(run, 'check').error).toContain('iteration 2 of 5 failed');
     expect(node(run, 'check').error).toContain('bad element 2');
     expect(node(run, 'after')).toBeUndefined();
+  });
+
+  it('retries a failed for_each node from scratch over the new input: no iteration of the old array is left', async () => {
+    await publish(client, 'no-negatives', {
+      nodes: [{ ...jsNode('each', 'if (input.v < 0) throw new Error("negative: " + input.v); return { v: input.v };', { v: '{{item}}' }), for_each: '{{input.xs}}' }],
+      edges: [],
+    });
+    const runId = await start(client, 'no-negatives', { xs: [1, -2, 3] });
+    const failed = await waitFor(client, runId);
+    expect(failed.status).toBe('FAILED');
+    expect(node(failed, 'each').error).toContain('iteration 1 of 3 failed');
+    expect(node(failed, 'each').error).toContain('negative: -2');
+
+    await client.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId, fromNodeId: 'each', input: { xs: [5, 6] } } });
+    const run = await waitFor(client, runId);
+    expect(run.status).toBe('SUCCEEDED');
+    expect(node(run, 'each')).toMatchObject({ status: 'COMPLETED', output: [{ v: 5 }, { v: 6 }] });
+    expect(iterations(run, 'each').map((t) => [t.iteration, t.status, t.output])).toEqual([
+      [0, 'COMPLETED', { v: 5 }],
+      [1, 'COMPLETED', { v: 6 }],
+    ]);
   });
 
   it('cancels the active iterations when the run is cancelled', async () => {

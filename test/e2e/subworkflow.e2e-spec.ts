@@ -113,7 +113,7 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run (DESIGN 
     expect(run.children).toHaveLength(2);
     const first = run.children.find((c: any) => c.status === 'FAILED');
     const second = run.children.find((c: any) => c.status !== 'FAILED');
-    expect(first.error).toContain('503');
+    expect(task(await read(client, first.id), 'call').error).toContain('503');
     expect(second).toMatchObject({ status: 'SUCCEEDED', output: { ok: true, calls: 2 } });
     expect(task(run, 'sub')).toMatchObject({ status: 'COMPLETED', attempt: 1, output: { ok: true, calls: 2 } });
     expect(e2e.shop.calls.get('sub-retry')).toBe(2);
@@ -135,9 +135,31 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run (DESIGN 
     expect(run.children.map((c: any) => c.status)).toEqual(['FAILED', 'FAILED']);
     const buy = task(run, 'buy');
     expect(buy).toMatchObject({ status: 'FAILED', attempt: 1 });
-    expect(buy.error).toContain('out of stock: X-9');
-    expect(run.children.some((c: any) => buy.error.includes(c.id))).toBe(true);
+    // The node's reason names the child run of its last attempt and that run's error.
+    const last = run.children.find((c: any) => buy.error.includes(`child run ${c.id} failed`));
+    expect(last).toBeDefined();
+    expect(buy.error).toContain(last.error);
+    for (const c of run.children) expect(task(await read(client, c.id), 'reserve').error).toContain('out of stock: X-9');
     expect(task(run, 'after')).toBeUndefined();
+  });
+
+  it('starts a new child when the run is retried from a failed SUBWORKFLOW node', async () => {
+    await publish(client, 'checks-stock', { nodes: [jsNode('reserve', 'if (input.qty > 3) throw new Error("only 3 left"); return { reserved: input.qty };', { qty: '{{input.qty}}' })], edges: [], output: '{{tasks.reserve.output}}' });
+    await publish(client, 'orders-stock', { nodes: [{ node_id: 'stock', type: 'SUBWORKFLOW', spec: { workflow: 'checks-stock', input: { qty: '{{input.qty}}' } } }], edges: [] });
+    const runId = await start(client, 'orders-stock', { qty: 5 });
+    expect((await waitFor(client, runId)).status).toBe('FAILED');
+
+    await client.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId, fromNodeId: 'stock', input: { qty: 2 } } });
+    const run = await waitFor(client, runId);
+    expect(run.status).toBe('SUCCEEDED');
+    expect(task(run, 'stock').output).toEqual({ reserved: 2 });
+    expect(run.children.map((c: any) => [c.status, c.input])).toEqual(
+      expect.arrayContaining([
+        ['FAILED', { qty: 5 }],
+        ['SUCCEEDED', { qty: 2 }],
+      ]),
+    );
+    expect(run.children).toHaveLength(2);
   });
 
   it.each([
@@ -178,6 +200,25 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run (DESIGN 
     const parent = await read(client, runId);
     expect(parent.status).toBe('CANCELLED');
     expect(task(parent, 'sub').status).toBe('CANCELLED');
+  });
+
+  it('fails the node when its child is cancelled on its own, and the parent with it', async () => {
+    await publish(client, 'waits-forever', { nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'never', timeout_seconds: 120 } }], edges: [] });
+    await publish(client, 'parent-of-cancelled', {
+      nodes: [{ node_id: 'sub', type: 'SUBWORKFLOW', spec: { workflow: 'waits-forever' } }, jsNode('after', 'return {};')],
+      edges: [{ from: 'sub', to: 'after' }],
+    });
+    const runId = await start(client, 'parent-of-cancelled');
+    const childId = (await waitFor(client, runId, (r) => r.children[0]?.status === 'RUNNING')).children[0].id;
+    await waitFor(client, childId, (r) => task(r, 'gate')?.status === 'WAITING');
+
+    expect((await cancel(client, childId)).status).toBe('CANCELLED');
+    const run = await waitFor(client, runId, undefined, 5_000);
+    expect(run.status).toBe('FAILED');
+    expect(task(run, 'sub').status).toBe('FAILED');
+    expect(task(run, 'sub').error).toContain(childId);
+    expect(task(run, 'sub').error).toContain('cancel');
+    expect(task(run, 'after')).toBeUndefined();
   });
 
   it('stops a workflow that calls itself at depth 10: the deepest node fails and every run in the chain fails', async () => {
