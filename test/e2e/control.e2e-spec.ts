@@ -62,7 +62,7 @@ describe('signals, timers, cancel, retry and idempotency end to end', () => {
       nodes: [
         { node_id: 'f', type: 'FORK' },
         jsNode('bad', 'throw new Error("card declined");'),
-        { node_id: 'pause', type: 'WAIT', spec: { duration_seconds: 0.5 } },
+        { node_id: 'pause', type: 'WAIT_FOR_EVENT', spec: { event: 'go' } },
         jsNode('report', 'return input;', { status: '{{tasks.bad.status}}', error: '{{tasks.bad.error}}' }),
       ],
       edges: [
@@ -71,7 +71,11 @@ describe('signals, timers, cancel, retry and idempotency end to end', () => {
         { from: 'pause', to: 'report' },
       ],
     });
-    const run = await waitRun(client, await start(client, 'sibling-error'));
+    const runId = await start(client, 'sibling-error');
+    // The sibling has failed, in an earlier event, before the signal lets report run.
+    await waitRun(client, runId, (r) => task(r, 'bad')?.status === 'FAILED');
+    await signal(client, runId, 'go');
+    const run = await waitRun(client, runId);
     expect(run.status).toBe('FAILED');
     expect(task(run, 'report').status).toBe('COMPLETED');
     expect(task(run, 'report').output.status).toBe('FAILED');

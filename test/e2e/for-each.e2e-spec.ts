@@ -109,6 +109,11 @@ describe('for_each: one task per element of an array (DESIGN §6, seed 003 forEa
     expect(iterations(run, 'square').map((t) => [t.iteration, t.status, t.input.v, t.output])).toEqual(expected.map((o, i) => [i, 'COMPLETED', i + 1, o]));
     expect(new Set(iterations(run, 'square').map((t) => t.id)).size).toBe(4);
     expect(node(run, 'total')).toMatchObject({ status: 'COMPLETED', output: { sum: 30, count: 4 } });
+
+    // The history tells the iterations apart: each report carries its element's index.
+    const { run: withHistory } = await client.request(`query($id: ID!) { run(id: $id) { history { type nodeId payload } } }`, { id: run.id });
+    const reports = withHistory.history.filter((e: any) => e.type === 'NodeCompleted' && e.nodeId === 'square');
+    expect(reports.map((e: any) => e.payload.iteration).sort()).toEqual([0, 1, 2, 3]);
   });
 
   it('names the element with `as` (and `<as>Index`, `<as>Count`) on an HTTP node', async () => {

@@ -139,6 +139,8 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run (DESIGN 
     const last = run.children.find((c: any) => buy.error.includes(`child run ${c.id} failed`));
     expect(last).toBeDefined();
     expect(buy.error).toContain(last.error);
+    // ...and the cause: the child's failed node and its error.
+    expect(buy.error).toMatch(/\(node reserve: .*out of stock: X-9/);
     for (const c of run.children) expect(task(await read(client, c.id), 'reserve').error).toContain('out of stock: X-9');
     expect(task(run, 'after')).toBeUndefined();
   });

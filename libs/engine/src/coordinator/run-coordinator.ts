@@ -21,7 +21,7 @@ import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
 import type { WorkflowDefinition } from '../model/workflow-definition.js';
 import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { CelTemplateResolver } from '../template/resolver.js';
-import { DEFAULT_MAX_SUBWORKFLOW_DEPTH, type ChildRun, type Deps, type Store, type TemplateResolver, type Transition } from '../statemachine/deps.js';
+import { DEFAULT_MAX_SUBWORKFLOW_DEPTH, DEFAULT_MAX_VALUE_BYTES, type ChildRun, type Deps, type Store, type TemplateResolver, type Transition } from '../statemachine/deps.js';
 import { MachineError, StoreError } from '../statemachine/errors.js';
 import type { NodeFailed, RunEvent, TimerFired } from '../statemachine/events.js';
 import { Machine } from '../statemachine/machine.js';
@@ -931,6 +931,8 @@ export class RunCoordinator {
       now: () => now,
       newId: this.newId,
       maxSubworkflowDepth: this.maxSubworkflowDepth,
+      // A value the machine computes may embed a whole task output: allow at least that much.
+      maxValueBytes: Math.max(DEFAULT_MAX_VALUE_BYTES, this.maxOutputBytes),
     };
     const seq = run.event_seq + 1;
 
@@ -939,12 +941,12 @@ export class RunCoordinator {
       transition = await new Machine(dag, snapshot, deps).apply(ev);
     } catch (err) {
       if (!(err instanceof MachineError) || opts.rejectedRollsBack) throw err;
-      await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag), now, [], undefined, err.message, {});
+      await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag, taskRows), now, [], undefined, err.message, {});
       return { rejected: err, status: run.status, seq, jobs: [], now };
     }
 
     const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs).write(transition.actions);
-    await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag), now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
+    await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag, taskRows), now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
     const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now };
     await this.linkedRuns(m, tenantId, run, transition.actions, written.children, applied);
     return applied;
@@ -1281,14 +1283,24 @@ class PgRunStore implements Store {
   }
 
   async childRun(taskId: string, attempt: number): Promise<ChildRun | undefined> {
-    const r = await sql<ChildRun>(
+    const r = await sql<ChildRun & { failed_node: string | null; failed_error: string | null }>(
       this.m,
-      `SELECT id, status, output, error FROM runs
-        WHERE tenant_id = $1 AND parent_run_id = $2 AND parent_task_id = $3 AND parent_attempt = $4
-        ORDER BY created_at DESC, id DESC LIMIT 1`,
+      `SELECT r.id, r.status, r.output, r.error, f.node_id AS failed_node, f.error AS failed_error
+         FROM runs r
+         LEFT JOIN LATERAL (
+           SELECT t.node_id, t.error FROM tasks t
+            WHERE t.tenant_id = r.tenant_id AND t.run_id = r.id AND t.status = 'FAILED' AND r.status <> 'SUCCEEDED'
+            ORDER BY t.finished_at, t.id LIMIT 1
+         ) f ON true
+        WHERE r.tenant_id = $1 AND r.parent_run_id = $2 AND r.parent_task_id = $3 AND r.parent_attempt = $4
+        ORDER BY r.created_at DESC, r.id DESC LIMIT 1`,
       [this.tenantId, this.runId, taskId, attempt],
     );
-    return r.rows[0];
+    const row = r.rows[0];
+    if (!row) return undefined;
+    const child: ChildRun = { id: row.id, status: row.status, output: row.output, error: row.error };
+    if (row.failed_node !== null) child.failedTask = { nodeId: row.failed_node, error: row.failed_error };
+    return child;
   }
 
   async startableVersion(workflowId: string, version?: number): Promise<{ version: number } | { error: string }> {
@@ -1435,14 +1447,19 @@ interface JobRow {
 /**
  * The event as the run history records it (DESIGN §6 payload hygiene): a NodeCompleted's output
  * trimmed by the node's `output_keep` / `output_drop`, or replaced by {@link REDACTED} for a
- * `sensitive` node (whose successors still receive it through the task).
+ * `sensitive` node (whose successors still receive it through the task); a worker report for a
+ * `for_each` iteration also carries `iteration`, the element's index (from the loaded task rows).
  */
-function historyEvent(ev: RunEvent, dag: WorkflowDag): RunEvent {
-  if (ev.type !== 'NodeCompleted') return ev;
+function historyEvent(ev: RunEvent, dag: WorkflowDag, tasks: readonly TaskStateRow[]): RunEvent {
+  if (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed') return ev;
+  // A for_each iteration's report names the node and the iteration's task: say which element it was.
+  const iteration = tasks.find((t) => t.id === ev.taskId)?.iteration ?? null;
+  const tagged = iteration === null ? ev : { ...ev, iteration };
+  if (ev.type !== 'NodeCompleted') return tagged;
   const node = dag.getNode(ev.nodeId);
-  if (isSensitive(node)) return { ...ev, output: REDACTED };
+  if (isSensitive(node)) return { ...tagged, output: REDACTED } as RunEvent;
   const output = trimOutput(node, ev.output);
-  return output === ev.output ? ev : { ...ev, output };
+  return output === ev.output ? tagged : ({ ...tagged, output } as RunEvent);
 }
 
 /** The TaskJob of a task attempt read back from the database (its stored, resolved input). */

@@ -354,6 +354,23 @@ describe('DESIGN §6 fields: payload hygiene, error edges, unknown fields', () =
     expect(problems).toEqual([]);
   });
 
+  it('refuses a second edge between the same two nodes, but allows a normal and an error edge side by side', () => {
+    const nodes = [
+      { node_id: 'a', type: 'HTTP', spec: { url: 'https://x' } },
+      { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } },
+    ];
+    expect(
+      messages({
+        nodes,
+        edges: [
+          { from: 'a', to: 'b', condition: '{{ true }}' },
+          { from: 'a', to: 'b', condition: '{{ false }}' },
+        ],
+      }),
+    ).toEqual(['edges[1]: duplicate edge a → b (first declared at edges[0]); merge their conditions into one']);
+    expect(messages({ nodes, edges: [{ from: 'a', to: 'b' }, { from: 'a', to: 'b', on_error: true }] })).toEqual([]);
+  });
+
   it('names unknown fields on the definition, a node, an edge and a retry policy', () => {
     const def = {
       workflow_id: 'wf',
@@ -448,7 +465,7 @@ describe('template references', () => {
   it('reports a tasks reference to a node that does not exist, wherever the template is', () => {
     const def = {
       nodes: [
-        { node_id: 'a', type: 'HTTP', spec: { url: 'https://x/{{tasks.nope.output.id}}', body: { ok: '{{tasks.a.status}}' } } },
+        { node_id: 'a', type: 'HTTP', spec: { url: 'https://x/{{tasks.nope.output.id}}' } },
         { node_id: 's', type: 'SWITCH' },
         { node_id: 'b', type: 'FORK' },
       ],

@@ -454,6 +454,7 @@ export function validateDefinition(def: unknown): Problem[] {
   // Edges.
   const adj = new Map<string, string[]>(order.map((id) => [id, []]));
   const indegree = new Map<string, number>(order.map((id) => [id, 0]));
+  const seenEdges = new Map<string, number>(); // "from→to" (and kind) -> index of its first declaration
   edges.forEach((raw, i) => {
     const at = `edges[${i}]`;
     if (!isObject(raw)) {
@@ -483,6 +484,17 @@ export function validateDefinition(def: unknown): Problem[] {
       const fromType = declared.get(from);
       if (fromType === NodeType.Switch || fromType === NodeType.Fork) {
         add({ nodeId, path: `${at}.on_error`, message: `on_error edge leaving a ${fromType} node ("${from}"), which never fails; it would never be taken` });
+      }
+    }
+    if (from !== undefined && to !== undefined) {
+      // A second edge between the same nodes (of the same kind) would make routing ambiguous:
+      // which condition decides, and the successor would count the edge twice.
+      const key = `${from}\u0000${to}\u0000${raw.on_error === true}`;
+      const first = seenEdges.get(key);
+      if (first !== undefined) {
+        add({ nodeId, path: at, message: `duplicate ${raw.on_error === true ? 'on_error ' : ''}edge ${from} → ${to} (first declared at edges[${first}]); merge their conditions into one` });
+      } else {
+        seenEdges.set(key, i);
       }
     }
     if (from !== undefined && to !== undefined && ids.has(from) && ids.has(to)) {
@@ -678,3 +690,4 @@ function forEachProblems(raw: Record<string, unknown>, at: string, nodeId: strin
   }
   if (raw.reducers !== undefined) reducerProblems(raw.reducers, `${at}.reducers`, `for_each node ${nodeId ?? '?'}`, nodeId, add);
 }
+

@@ -35,12 +35,17 @@ export interface Store {
   startableVersion(workflowId: string, version?: number): Promise<{ version: number } | { error: string }>;
 }
 
-/** What the machine reads of a child run: its id, status, output (when SUCCEEDED) and error. */
+/**
+ * What the machine reads of a child run: its id, status, output (when SUCCEEDED) and error, and
+ * for a failed child the first of its tasks that failed (node id and error), so the parent's
+ * reason can carry the cause rather than only the count of failed tasks.
+ */
 export interface ChildRun {
   id: string;
   status: RunStatus;
   output: JsonValue | null;
   error: string | null;
+  failedTask?: { nodeId: string; error: string | null };
 }
 
 /** The machine's collaborators; time and ids are injected (STYLE: no ambient clock or randomness). */

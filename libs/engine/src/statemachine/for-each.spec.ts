@@ -195,3 +195,17 @@ describe('for_each: one task per element (DESIGN §6, seed 003 forEach)', () => 
     expect(h.node('fetch').iterations?.every((it) => it.status === TaskStatus.Pending)).toBe(true);
   });
 });
+
+describe('for_each: bounds on what it gathers', () => {
+  it('fails the node when the iteration outputs together exceed 16 values\' worth, naming the node', async () => {
+    const h = fanOut();
+    h.maxValueBytes = 64;
+    await h.start();
+    await h.completeIteration('fetch', 0, 'a'.repeat(400));
+    await h.completeIteration('fetch', 1, 'b'.repeat(400));
+    const tr = await h.completeIteration('fetch', 2, 'c'.repeat(400));
+    expect(h.node('fetch').status).toBe(TaskStatus.Failed);
+    expect(h.node('fetch').error).toMatch(/^for_each output of node fetch too large: 1.2 KiB > 1 KiB$/);
+    expect(finished(tr)?.status).toBe(RunStatus.Failed);
+  });
+});

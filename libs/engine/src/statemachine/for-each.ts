@@ -9,13 +9,7 @@ import { MAX_ITERATIONS, iterationAlias, type WorkflowNode } from '../model/work
 import { TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { advanceFrom, routeFailure } from './routing.js';
 import { isNodeActive, isTaskActive, type NodeState } from './state.js';
-import { Step, errorMessage, isStoreError, storeError, valueProblem } from './step.js';
-
-/**
- * The combined size the resolved inputs of one node's iterations may reach, as a multiple of the
- * largest single value (16 × 1 MiB by default): they are written in one statement.
- */
-const TOTAL_INPUT_FACTOR = 16;
+import { GATHERED_VALUE_FACTOR, Step, errorMessage, isStoreError, sizeProblem, storeError } from './step.js';
 
 /** The variables an iteration's templates see: the element under the alias, its index and the count. */
 export function iterationLocals(n: WorkflowNode, item: JsonValue, index: number, count: number): Record<string, JsonValue> {
@@ -56,7 +50,7 @@ export async function fanOut(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> 
   }
   const iterations: Array<{ taskId: string; input: JsonValue }> = [];
   let total = 0;
-  const budget = s.maxValueBytes * TOTAL_INPUT_FACTOR;
+  const budget = s.maxValueBytes * GATHERED_VALUE_FACTOR; // written in one statement
   for (let i = 0; i < items.length; i++) {
     let input: JsonValue;
     try {
@@ -123,7 +117,8 @@ export async function iterationSettled(s: Step, nodeId: string, completed?: { ta
     node.reducers !== undefined
       ? reduceJoin(node.reducers, outputs.map((output, i) => ({ nodeId: `${nodeId}[${i}]`, output })))
       : ({ ok: true, output: outputs } as const);
-  const problem = merged.ok ? valueProblem(`for_each output of node ${nodeId}`, merged.output, s.maxValueBytes) : `for_each of node ${nodeId}: ${merged.error}`;
+  // Gathered from stored iteration outputs: only the size of the whole is new, and it may exceed one value's.
+  const problem = merged.ok ? sizeProblem(merged.output, s.maxValueBytes * GATHERED_VALUE_FACTOR, `for_each output of node ${nodeId}`) : `for_each of node ${nodeId}: ${merged.error}`;
   if (!merged.ok || problem !== undefined) {
     failAggregate(s, nodeId, agg, problem ?? 'cannot merge the iteration outputs');
     await routeFailure(s, nodeId);

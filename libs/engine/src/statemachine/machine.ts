@@ -19,7 +19,7 @@ import type {
 import { advanceFrom, begin, isHandledFailure, propagate, routeFailure } from './routing.js';
 import { isTaskActive, matchesAttempt, reportTarget, type NodeState, type RunSnapshot, type StepResult } from './state.js';
 import { iterationSettled } from './for-each.js';
-import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
+import { GATHERED_VALUE_FACTOR, Step, errorMessage, isStoreError, sizeProblem, valueProblem } from './step.js';
 import { onSignalReceived, onTimerFired } from './waits.js';
 import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
 
@@ -254,7 +254,9 @@ async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
 /**
  * Finishes the run once nothing is active: FAILED if any task failed (or was cancelled), else
  * SUCCEEDED with the run output. A failure that took one of its node's `on_error` edges is
- * handled and does not count (DESIGN §6). A run output that cannot be resolved fails the run.
+ * handled and does not count (DESIGN §6). A run output that cannot be resolved, or is larger than
+ * one value may be (`maxValueBytes`; the default output of the sinks, {@link GATHERED_VALUE_FACTOR}
+ * times that), fails the run.
  */
 async function finishIfDone(s: Step): Promise<void> {
   if (s.terminal()) return;
@@ -278,12 +280,13 @@ async function finishIfDone(s: Step): Promise<void> {
     s.failRun(`cannot resolve the run output: ${errorMessage(err)}`);
     return;
   }
-  if (s.dag.definition.output !== undefined) {
-    const problem = valueProblem('run output', output, s.maxValueBytes);
-    if (problem) {
-      s.failRun(problem);
-      return;
-    }
+  // The default output gathers every sink's output, each up to the largest value: it may be larger, up to a bound.
+  const byDefault = s.dag.definition.output === undefined;
+  // Each sink's output was stored already: only the size of the whole is new.
+  const problem = byDefault ? sizeProblem(output, s.maxValueBytes * GATHERED_VALUE_FACTOR, 'run output') : valueProblem('run output', output, s.maxValueBytes);
+  if (problem) {
+    s.failRun(byDefault ? `${problem} (the outputs of the sink nodes; an \`output:\` template can pick what the run returns)` : problem);
+    return;
   }
   s.emit({ type: 'FinishRun', status: RunStatus.Succeeded, output });
 }

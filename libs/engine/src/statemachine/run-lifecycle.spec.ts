@@ -163,6 +163,20 @@ describe('run output', () => {
     expect(finished(tr)?.status).toBe(RunStatus.Failed);
     expect(finished(tr)?.reason).toMatch(/^cannot resolve the run output: cannot evaluate \{\{ tasks\.a\.output\.missing \}\}: No such key: missing/);
   });
+
+  it('fails the run when the sinks\' outputs together are more than 16 values\' worth, and says how to choose', async () => {
+    const h = new Harness([fork('f'), task('a'), task('b')], [edge('f', 'a'), edge('f', 'b')]);
+    h.maxValueBytes = 64;
+    await h.start();
+    await h.complete('a', { blob: 'x'.repeat(600) });
+    const tr = await h.complete('b', { blob: 'y'.repeat(600) });
+    expect(finished(tr)?.status).toBe(RunStatus.Failed);
+    expect(finished(tr)?.reason).toMatch(/^run output too large: .* > 1 KiB \(the outputs of the sink nodes; an `output:` template can pick what the run returns\)$/);
+    const one = new Harness([task('a')], []);
+    one.maxValueBytes = 64;
+    await one.start();
+    expect(finished(await one.complete('a', { blob: 'x'.repeat(50) }))?.status).toBe(RunStatus.Succeeded); // 61 B as a value, 67 B in the run output
+  });
 });
 
 describe('applyAction', () => {

@@ -12,6 +12,13 @@ import { StoreError } from './errors.js';
 import { applyAction } from './apply-action.js';
 import type { RunContext, RunSnapshot } from './state.js';
 
+/**
+ * How many times the largest single value a value gathered from many may be: the default run
+ * output (every sink's output), a `for_each` node's output (every iteration's), and the resolved
+ * inputs of one `for_each` node's iterations together.
+ */
+export const GATHERED_VALUE_FACTOR = 16;
+
 /** A rejection of the Store, wrapped as transient. */
 export function storeError(err: unknown): StoreError {
   return err instanceof StoreError ? err : new StoreError(err);
@@ -36,6 +43,14 @@ export function errorMessage(err: unknown): string {
 export function valueProblem(field: string, value: unknown, maxBytes: number, sizeField = field): string | undefined {
   const bad = findUnstorable(value);
   if (bad) return `${field} is not storable: ${bad.reason} at ${bad.path}`;
+  return sizeProblem(value, maxBytes, sizeField);
+}
+
+/**
+ * Why a value's JSON text is too long (`<sizeField> too large: 2 MiB > 1 MiB`), or undefined.
+ * For values made of values already stored (the default run output), where only the size is new.
+ */
+export function sizeProblem(value: unknown, maxBytes: number, sizeField: string): string | undefined {
   let len: number;
   try {
     len = value === undefined ? 4 : (JSON.stringify(value) ?? 'null').length;

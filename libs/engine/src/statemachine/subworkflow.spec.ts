@@ -49,9 +49,9 @@ describe('SUBWORKFLOW: a child run as a function call (DESIGN §6, seed 003 subg
     await h.start();
     await h.complete('order');
     const child = h.children[0]!.id;
-    const tr = await h.endChild('pay', RunStatus.Failed, { error: 'card declined' });
+    const tr = await h.endChild('pay', RunStatus.Failed, { error: 'workflow has 1 failed task(s)', failedTask: { nodeId: 'charge', error: 'card declined' } });
     expect(h.node('pay').status).toBe(TaskStatus.Failed);
-    expect(h.node('pay').error).toBe(`child run ${child} failed: card declined`);
+    expect(h.node('pay').error).toBe(`child run ${child} failed: workflow has 1 failed task(s) (node charge: card declined)`);
     expect(finished(tr)?.status).toBe(RunStatus.Failed);
   });
 

@@ -121,7 +121,8 @@ async function childStart(
  * - no child for this attempt yet (after a RetryChild): start it, from the task's stored input;
  * - the child still running: ignored;
  * - SUCCEEDED: the node completes with the child's run output (`{}` when it has none);
- * - FAILED or CANCELLED: the attempt fails with `child run <id> failed: <its error>`; with
+ * - FAILED or CANCELLED: the attempt fails with `child run <id> failed: <its error> (node <id>:
+ *   <that task's error>)`, naming the child's first failed task when there is one; with
  *   attempts left (`retry.max_attempts`) a RetryChild wakes the task after the backoff (at once
  *   without one) to start a new child, else the node fails for good and routing continues as
  *   for any failure (error edges).
@@ -153,7 +154,8 @@ export async function onChildTimer(s: Step, ev: TimerFired, n: NodeState, node: 
     await childFailed(s, ev, n, node, problem);
     return;
   }
-  await childFailed(s, ev, n, node, `child run ${child.id} ${child.status === RunStatus.Cancelled ? 'was cancelled' : 'failed'}: ${child.error ?? 'no reason given'}`);
+  const cause = child.failedTask ? ` (node ${child.failedTask.nodeId}: ${child.failedTask.error ?? 'no reason given'})` : '';
+  await childFailed(s, ev, n, node, `child run ${child.id} ${child.status === RunStatus.Cancelled ? 'was cancelled' : 'failed'}: ${child.error ?? 'no reason given'}${cause}`);
 }
 
 /** The current attempt's child failed: retry with a new child after the backoff, or fail the node. */

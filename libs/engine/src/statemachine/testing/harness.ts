@@ -88,6 +88,7 @@ export interface StoredChild {
   status: RunStatus;
   output: JsonValue | null;
   error: string | null;
+  failedTask?: { nodeId: string; error: string | null };
 }
 
 interface StoredSignal {
@@ -119,8 +120,9 @@ export class Harness implements Store {
   loads: string[][] = [];
   /** Every CreateTask persisted, by node id (the latest one). */
   readonly tasks = new Map<string, CreateTask>();
-  /** Deps `maxSubworkflowDepth`, when set. */
+  /** Deps `maxSubworkflowDepth` and `maxValueBytes`, when set. */
   maxDepth: number | undefined;
+  maxValueBytes: number | undefined;
   /** When true, every Store call rejects (a lost database connection). */
   storeDown = false;
   /** When true, `pendingSignal` ignores its `skip` argument (an older Store implementation). */
@@ -174,7 +176,7 @@ export class Harness implements Store {
   async childRun(taskId: string, attempt: number): Promise<ChildRun | undefined> {
     if (this.storeDown) throw new Error('connection lost');
     const c = [...this.children].reverse().find((x) => x.taskId === taskId && x.attempt === attempt);
-    return c && { id: c.id, status: c.status, output: c.output, error: c.error };
+    return c && { id: c.id, status: c.status, output: c.output, error: c.error, ...(c.failedTask ? { failedTask: c.failedTask } : {}) };
   }
 
   async startableVersion(workflowId: string, version?: number): Promise<{ version: number } | { error: string }> {
@@ -188,13 +190,18 @@ export class Harness implements Store {
   }
 
   /** Ends the latest child run of SUBWORKFLOW `nodeId` and fires the parent's timer, as the coordinator does. */
-  endChild(nodeId: string, status: RunStatus, result: { output?: JsonValue; error?: string } = {}): Promise<Transition> {
+  endChild(
+    nodeId: string,
+    status: RunStatus,
+    result: { output?: JsonValue; error?: string; failedTask?: { nodeId: string; error: string | null } } = {},
+  ): Promise<Transition> {
     const n = this.node(nodeId);
     const c = [...this.children].reverse().find((x) => x.taskId === n.taskId);
     if (!c) throw new Error(`no child run for ${nodeId}`);
     c.status = status;
     c.output = result.output ?? null;
     c.error = result.error ?? null;
+    if (result.failedTask) c.failedTask = result.failedTask;
     return this.fireTimer(nodeId);
   }
 
@@ -226,6 +233,7 @@ export class Harness implements Store {
       now: () => this.now,
       newId: () => this.nextIds.shift() ?? `t${String(++this.ids).padStart(3, '0')}`,
       ...(this.maxDepth !== undefined ? { maxSubworkflowDepth: this.maxDepth } : {}),
+      ...(this.maxValueBytes !== undefined ? { maxValueBytes: this.maxValueBytes } : {}),
     });
     const tr = await m.apply(ev);
     this.persist(tr);
