@@ -9,7 +9,7 @@ export const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 /** Fields the suites read from a run. */
 export const RUN_FIELDS = `id status workflowId version input config output error createdAt finishedAt
-  tasks { id nodeId status attempt input output error branches wakeAt awaitedSignal }`;
+  tasks { id nodeId status attempt input output error branches wakeAt awaitedSignal iteration }`;
 
 /**
  * A whole Weft in this process for an end-to-end suite: its own database cloned from the
@@ -97,14 +97,14 @@ export async function waitRun(client: WeftClient, id: string, pred: (run: any) =
   }
 }
 
-/** The task of `nodeId` in a run read with RUN_FIELDS. */
+/** The task of `nodeId` in a run read with RUN_FIELDS (for a for_each node, its own task, not an iteration). */
 export function task(run: any, nodeId: string): any {
-  return run.tasks.find((t: any) => t.nodeId === nodeId);
+  return run.tasks.find((t: any) => t.nodeId === nodeId && t.iteration == null);
 }
 
-/** `{nodeId: status}` of a run's tasks. */
+/** `{nodeId: status}` of a run's nodes (for_each iterations left out). */
 export function statuses(run: any): Record<string, string> {
-  return Object.fromEntries(run.tasks.map((t: any) => [t.nodeId, t.status]));
+  return Object.fromEntries(run.tasks.filter((t: any) => t.iteration == null).map((t: any) => [t.nodeId, t.status]));
 }
 
 /** A CODE node in JavaScript whose handler body is `body`; `extra` joins its spec. */

@@ -42,6 +42,8 @@ export const QUERY_LIMITS = {
 const LIST_LENGTHS: Readonly<Record<string, number>> = {
   'Run.tasks': 50,
   'Run.history': 50,
+  // At most 100 (the field's own cap).
+  'Run.children': 100,
   'Query.workflows': 50,
   // Sized by the `first` of the field that returned the connection.
   'RunConnection.edges': 1,
