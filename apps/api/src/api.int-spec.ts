@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Global, Module } from '@nestjs/common';
 import { createClient, type Client } from 'graphql-ws';
 import { Redis } from 'ioredis';
-import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
 import { RunCoordinator, WeftError, type JsonValue } from '@weft/engine';
 import {
@@ -150,10 +149,8 @@ const coordinator = {
     { provide: WorkflowRepository, useValue: workflows },
     { provide: RunRepository, useValue: runs },
     { provide: RunCoordinator, useValue: coordinator },
-    // ApiModule builds RunChildrenRepository from it; no query here asks for Run.children.
-    { provide: DataSource, useValue: {} },
   ],
-  exports: [WEFT_CONFIG, TenantRepository, WorkflowRepository, RunRepository, RunCoordinator, DataSource],
+  exports: [WEFT_CONFIG, TenantRepository, WorkflowRepository, RunRepository, RunCoordinator],
 })
 class FakeCoreModule {}
 

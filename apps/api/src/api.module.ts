@@ -4,7 +4,6 @@ import { GraphQLModule, GraphQLSchemaHost } from '@nestjs/graphql';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { RedisPubSub } from 'graphql-redis-subscriptions';
 import { Redis } from 'ioredis';
-import { DataSource } from 'typeorm';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { REDIS_PUBSUB } from './api.tokens.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -12,7 +11,6 @@ import { AuthService } from './auth/auth.service.js';
 import { graphqlOptions } from './graphql.options.js';
 import { KeysResolver } from './keys/keys.resolver.js';
 import { KeysService } from './keys/keys.service.js';
-import { RunChildrenRepository } from './runs/run-children.repository.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
 import { RunsResolver } from './runs/runs.resolver.js';
 import { RunsService } from './runs/runs.service.js';
@@ -25,9 +23,8 @@ const BODY_LIMIT = '4mb';
 /**
  * The GraphQL API (HTTP POST /graphql and graphql-ws on the same path). Needs the global
  * CoreModule of @weft/platform beside it, which provides WEFT_CONFIG, RunCoordinator,
- * RunRepository, WorkflowRepository, TenantRepository and the DataSource (RunChildrenRepository
- * is built here from it). REDIS_PUBSUB is built here from WEFT_CONFIG.redisUrl (override it to
- * test without Redis).
+ * RunRepository, WorkflowRepository and TenantRepository. REDIS_PUBSUB is built here from
+ * WEFT_CONFIG.redisUrl (override it to test without Redis).
  */
 @Module({
   imports: [
@@ -43,7 +40,6 @@ const BODY_LIMIT = '4mb';
   ],
   providers: [
     { provide: REDIS_PUBSUB, inject: [WEFT_CONFIG], useFactory: (config: WeftConfig) => createRedisPubSub(config.redisUrl) },
-    { provide: RunChildrenRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunChildrenRepository(ds) },
     RunUpdatesService,
     WorkflowsService,
     RunsService,

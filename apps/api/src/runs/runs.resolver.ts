@@ -1,5 +1,6 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
 import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
+import { RUN_CHILDREN_MAX } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
 import { RethrowFilter } from '../common/rethrow.filter.js';
@@ -8,7 +9,6 @@ import { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from '.
 import { RunFilter } from './run-filter.input.js';
 import { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service.js';
-import { RUN_CHILDREN_MAX } from './run-children.repository.js';
 import { RunsService } from './runs.service.js';
 
 const validate = createValidationPipe();

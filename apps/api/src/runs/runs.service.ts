@@ -6,7 +6,6 @@ import { mermaidTasks, toMermaid } from '../common/mermaid.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
 import type { RunFilter } from './run-filter.input.js';
-import { RunChildrenRepository } from './run-children.repository.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 
@@ -28,7 +27,6 @@ export class RunsService {
     private readonly coordinator: RunCoordinator,
     private readonly runs: RunRepository,
     private readonly workflows: WorkflowsService,
-    private readonly childRuns: RunChildrenRepository,
   ) {}
 
   async get(p: Principal, runId: string): Promise<RunObject> {
@@ -146,7 +144,7 @@ export class RunsService {
 
   /** The run's child runs (started by its SUBWORKFLOW tasks), oldest first, at most the first 100 (RUN_CHILDREN_MAX). */
   children(run: RunObject): Promise<RunObject[]> {
-    return once(run, 'children', async () => (await this.childRuns.childrenOfRun(run.tenantId, run.id)).map(toRunObject));
+    return once(run, 'children', async () => (await this.runs.childrenOfRun(run.tenantId, run.id)).map(toRunObject));
   }
 
   history(run: RunObject): Promise<RunEventObject[]> {

@@ -6,6 +6,9 @@ import { InvalidCursorError } from '../errors.js';
 import { isUuid } from '../tenant-transaction.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
 
+
+/** Most child runs {@link RunRepository.childrenOfRun} returns: the oldest this many. */
+export const RUN_CHILDREN_MAX = 100;
 /** Filter of {@link RunRepository.listRuns}; every field is optional and they combine with AND. */
 export interface RunFilter {
   status?: string;
@@ -131,6 +134,19 @@ export class RunRepository extends TenantScopedRepository {
   }
 
   /** The run's history ordered by `seq`; empty for an unknown run. */
+  /**
+   * The runs of `tenantId` whose `parent_run_id` is `runId` (started by its SUBWORKFLOW tasks),
+   * oldest first (`created_at, id`), at most `limit` (clamped to 1…{@link RUN_CHILDREN_MAX});
+   * empty for an id that is not a UUID or a run without children.
+   */
+  async childrenOfRun(tenantId: string, runId: string, limit: number = RUN_CHILDREN_MAX): Promise<RunEntity[]> {
+    if (!isUuid(runId)) return [];
+    const take = Math.min(RUN_CHILDREN_MAX, Math.max(1, Math.floor(limit)));
+    return this.inTenant(tenantId, (m) =>
+      m.getRepository(RunEntity).find({ where: { tenantId, parentRunId: runId }, order: { createdAt: 'ASC', id: 'ASC' }, take }),
+    );
+  }
+
   async eventsOfRun(tenantId: string, runId: string): Promise<RunEventEntity[]> {
     if (!isUuid(runId)) return [];
     return this.inTenant(tenantId, (m) => m.getRepository(RunEventEntity).find({ where: { tenantId, runId }, order: { seq: 'ASC' } }));
