@@ -8,7 +8,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +17,7 @@ import { Redis } from 'ioredis';
 import { WeftApiError, WeftClient } from '../libs/client/src/index.js';
 import { audit, history, openTasks, type Audit, type HttpTask } from './audit.js';
 import { FAULT_KINDS, FaultInjector, FaultPlanner, type FaultRecord, type RedeliveryEvent } from './faults.js';
-import { WeftProcess, type UnexpectedExit } from './processes.js';
+import { WeftProcess, freePort, withDb, type UnexpectedExit } from './processes.js';
 import { Stub, type Hit } from './stub.js';
 import { WORKFLOW_ID, definition, planRun, runInput, unexpectedOutcome, type HttpNode, type ObservedRun, type RunPlan } from './workflow.js';
 
@@ -115,25 +114,6 @@ function pauseBaseMs(env: NodeJS.ProcessEnv): number {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const say = (line: string) => process.stdout.write(`${line}\n`);
-
-/** A URL with another user and database. */
-function withDb(base: string, db: string, user?: string): string {
-  const u = new URL(base);
-  if (user !== undefined) {
-    u.username = user;
-    u.password = '';
-  }
-  u.pathname = `/${db}`;
-  return u.toString();
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 /** One driven run, as the driver saw it. */
 interface Driven {

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, writeSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 /** Every child still running: SIGKILLed if the driver exits without stopping them (a crash, EPIPE). */
@@ -147,4 +148,24 @@ export class WeftProcess {
     });
     this.child = undefined;
   }
+}
+
+/** `base` (a PostgreSQL URL) with database `db` and, when given, user `user` (no password). */
+export function withDb(base: string, db: string, user?: string): string {
+  const u = new URL(base);
+  if (user !== undefined) {
+    u.username = user;
+    u.password = '';
+  }
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
 }
