@@ -63,7 +63,7 @@ class MemoryStore implements Store {
   async pendingSignal(): Promise<BufferedSignal | undefined> {
     return undefined;
   }
-  async iterationOutputs(): Promise<JsonValue[]> {
+  async iterationOutputs(): Promise<JsonValue[] | { tooLarge: number }> {
     return [];
   }
   async taskInput(taskId: string): Promise<JsonValue | undefined> {

@@ -1264,7 +1264,15 @@ class PgRunStore implements Store {
     return new Map(r.rows.map((row) => [row.node_id, row.output]));
   }
 
-  async iterationOutputs(nodeId: string): Promise<JsonValue[]> {
+  async iterationOutputs(nodeId: string, maxChars: number): Promise<JsonValue[] | { tooLarge: number }> {
+    // Measured in the database first: 10,000 iterations of 1 MiB must not be read to be refused.
+    const size = await sql<{ total: string | null }>(
+      this.m,
+      `SELECT sum(length(output::text)) AS total FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = $3 AND iteration IS NOT NULL`,
+      [this.tenantId, this.runId, nodeId],
+    );
+    const total = Number(size.rows[0]?.total ?? 0);
+    if (total > maxChars) return { tooLarge: total };
     const r = await sql<{ output: JsonValue | null }>(
       this.m,
       `SELECT output FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = $3 AND iteration IS NOT NULL ORDER BY iteration`,

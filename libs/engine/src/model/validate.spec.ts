@@ -247,13 +247,13 @@ describe('DESIGN §6 node fields: for_each and SUBWORKFLOW', () => {
   it('names what is wrong with a for_each, its alias, its concurrency limit and its reducers', () => {
     expect(messages(oneNode({ for_each: 'input.items', as: 'input', max_concurrency: 0, reducers: { total: 'sum' } }))).toEqual([
       'nodes[0].for_each: for_each must be one {{ }} template giving an array, e.g. "{{ input.employers }}"',
-      'nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system; got "input"',
+      'nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system and CEL\'s reserved words (true, false, null, in, …); got "input"',
       'nodes[0].max_concurrency: max_concurrency must be an integer from 1 to 10000',
       'nodes[0].reducers.total: unknown reducer "sum" for field "total" of for_each node a; expected one of add, append, union, min, max, merge, and, or, concat, replace',
     ]);
     expect(messages(oneNode({ for_each: '{{ input.items', as: '9lives', max_concurrency: 1.5 }))).toEqual([
       'nodes[0].for_each: for_each must be one {{ }} template giving an array, e.g. "{{ input.employers }}"',
-      'nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system; got "9lives"',
+      'nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system and CEL\'s reserved words (true, false, null, in, …); got "9lives"',
       'nodes[0].max_concurrency: max_concurrency must be an integer from 1 to 10000',
       'nodes[0].for_each: unclosed template: the {{ at column 1 has no closing }}',
     ]);
@@ -271,8 +271,29 @@ describe('DESIGN §6 node fields: for_each and SUBWORKFLOW', () => {
     ]);
   });
 
+  it('refuses an alias CEL could not read: a reserved word', () => {
+    for (const as of ['true', 'null', 'in', 'while']) {
+      expect(messages(oneNode({ for_each: '{{ input.items }}', as }))).toEqual([
+        `nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system and CEL's reserved words (true, false, null, in, …); got "${as}"`,
+      ]);
+    }
+  });
+
+  it('refuses unknown SUBWORKFLOW spec fields, an input or config that is not an object, and a queue', () => {
+    expect(messages(oneNode({ queue: 'payments' }, { workflow: 'billing', inputs: { a: 1 }, input: [1], config: 'x' }, 'SUBWORKFLOW'))).toEqual([
+      'nodes[0].queue: queue applies to HTTP and CODE nodes only, not to a SUBWORKFLOW node',
+      'nodes[0].spec.inputs: unknown field "inputs"; expected one of workflow, version, input, config',
+      "nodes[0].spec.input: a SUBWORKFLOW node's spec.input must be an object (the child run's input)",
+      "nodes[0].spec.config: a SUBWORKFLOW node's spec.config must be an object (the child run's config)",
+    ]);
+    expect(messages(oneNode({}, { workflow: 'billing', input: '{{ input.order }}', config: '{{ config }}' }, 'SUBWORKFLOW'))).toEqual([]);
+  });
+
   it('requires a SUBWORKFLOW node to name its workflow, and a version to be a positive integer', () => {
     expect(messages(oneNode({}, { input: {} }, 'SUBWORKFLOW'))).toEqual(['nodes[0].spec.workflow: a SUBWORKFLOW node requires spec.workflow (a non-empty string)']);
+    expect(messages(oneNode({}, { workflow: 'billing', version: 2 ** 40 }, 'SUBWORKFLOW'))).toEqual([
+      "nodes[0].spec.version: a SUBWORKFLOW node's spec.version must be a positive integer (omit it for the default version)",
+    ]);
     expect(messages(oneNode({}, { workflow: 'billing', version: 0 }, 'SUBWORKFLOW'))).toEqual([
       "nodes[0].spec.version: a SUBWORKFLOW node's spec.version must be a positive integer (omit it for the default version)",
     ]);

@@ -46,6 +46,13 @@ export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', '
 export const UNSUPPORTED_NODE_KEYS: readonly string[] = [];
 /** Names a `for_each` alias may not take: the template variables every node sees. */
 const RESERVED_ALIASES: readonly string[] = ['input', 'config', 'tasks', 'system'];
+/** CEL's reserved words: an alias named so could not be read (`{{true}}` is the literal). */
+const CEL_RESERVED: readonly string[] = [
+  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if',
+  'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while',
+];
+/** The keys of a SUBWORKFLOW node's spec. */
+const SUBWORKFLOW_SPEC_KEYS: readonly string[] = ['workflow', 'version', 'input', 'config'];
 /** A `for_each` alias: a CEL identifier. */
 const ALIAS_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** DESIGN §6 edge fields that are specified but not implemented yet (none left). */
@@ -303,6 +310,9 @@ export function validateDefinition(def: unknown): Problem[] {
     }
     if (raw.queue !== undefined && (typeof raw.queue !== 'string' || raw.queue.trim() === '')) {
       add({ nodeId, path: `${at}.queue`, message: 'queue must be a non-empty string' });
+    } else if (raw.queue !== undefined && typeof raw.type === 'string' && raw.type !== NodeType.Http && raw.type !== NodeType.Code && (NODE_TYPES as readonly string[]).includes(raw.type)) {
+      // Only HTTP and CODE tasks reach a worker; on any other node a queue would be silently ignored.
+      add({ nodeId, path: `${at}.queue`, message: `queue applies to HTTP and CODE nodes only, not to a ${raw.type} node` });
     }
     // Payload hygiene (DESIGN §6): lists of top-level output fields, and a boolean.
     for (const key of ['output_keep', 'output_drop']) {
@@ -410,9 +420,17 @@ export function validateDefinition(def: unknown): Problem[] {
       case NodeType.Subworkflow: {
         needsSpec(type);
         requireString('workflow', type);
+        // A typo (`inputs:`) would otherwise start the child silently with `{}`.
+        if (specObj) unknownKeys(specObj, SUBWORKFLOW_SPEC_KEYS, [], `${at}.spec`, nodeId, add);
         const v = specObj?.version;
-        if (v !== undefined && v !== null && !isTemplated(v) && !(typeof v === 'number' && Number.isInteger(v) && v >= 1)) {
+        if (v !== undefined && v !== null && !isTemplated(v) && !(typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 2 ** 31 - 1)) {
           add({ nodeId, path: `${at}.spec.version`, message: 'a SUBWORKFLOW node\'s spec.version must be a positive integer (omit it for the default version)' });
+        }
+        for (const key of ['input', 'config']) {
+          const value = specObj?.[key];
+          if (value !== undefined && value !== null && !isTemplated(value) && (typeof value !== 'object' || Array.isArray(value))) {
+            add({ nodeId, path: `${at}.spec.${key}`, message: `a SUBWORKFLOW node's spec.${key} must be an object (the child run's ${key})` });
+          }
         }
         break;
       }
@@ -658,7 +676,7 @@ function reducerProblems(reducers: unknown, path: string, owner: string, nodeId:
 
 /**
  * Problems of a node's dynamic fan-out fields (DESIGN §6 `forEach`): `for_each` must be a `{{ }}`
- * template on an HTTP or CODE node; `as` a CEL identifier other than input/config/tasks/system;
+ * template on an HTTP or CODE node; `as` a CEL identifier other than input/config/tasks/system and CEL reserved words;
  * `max_concurrency` an integer 1..{@link MAX_ITERATIONS}; node-level `reducers` only with
  * `for_each`. `as`, `max_concurrency` and `reducers` without `for_each` are refused, not ignored.
  */
@@ -677,11 +695,11 @@ function forEachProblems(raw: Record<string, unknown>, at: string, nodeId: strin
     add({ nodeId, path: `${at}.for_each`, message: 'for_each must be one {{ }} template giving an array, e.g. "{{ input.employers }}"' });
   }
   const as = raw.as;
-  if (as !== undefined && (typeof as !== 'string' || !ALIAS_PATTERN.test(as) || RESERVED_ALIASES.includes(as))) {
+  if (as !== undefined && (typeof as !== 'string' || !ALIAS_PATTERN.test(as) || RESERVED_ALIASES.includes(as) || CEL_RESERVED.includes(as))) {
     add({
       nodeId,
       path: `${at}.as`,
-      message: `as must be a name made of letters, digits and "_" (not starting with a digit), other than ${RESERVED_ALIASES.join(', ')}; got ${JSON.stringify(as)}`,
+      message: `as must be a name made of letters, digits and "_" (not starting with a digit), other than ${RESERVED_ALIASES.join(', ')} and CEL's reserved words (true, false, null, in, …); got ${JSON.stringify(as)}`,
     });
   }
   const mc = raw.max_concurrency;

@@ -21,8 +21,12 @@ export interface Store {
    * ignores `skip` is safe but may leave a second waiter parked until the next signal.
    */
   pendingSignal(name: string, skip?: readonly string[]): Promise<BufferedSignal | undefined>;
-  /** The outputs of a `for_each` node's iterations, in element order (null for one without output). */
-  iterationOutputs(nodeId: string): Promise<JsonValue[]>;
+  /**
+   * The outputs of a `for_each` node's iterations, in element order (null for one without
+   * output) — or, when their JSON text adds up to more than `maxChars`, only that total
+   * (`{tooLarge}`), measured without loading them (they may add up to gigabytes).
+   */
+  iterationOutputs(nodeId: string, maxChars: number): Promise<JsonValue[] | { tooLarge: number }>;
   /** The stored (resolved) input of a task of this run, or undefined when there is no such task. */
   taskInput(taskId: string): Promise<JsonValue | undefined>;
   /** The child run a SUBWORKFLOW task started for `attempt`, if any (DESIGN §6). */

@@ -5,6 +5,7 @@
  * attempts, retries and lease. Internal to the state machine.
  */
 import { reduceJoin } from '../model/reducers.js';
+import { formatBytes } from '../model/storable-json.js';
 import { MAX_ITERATIONS, iterationAlias, type WorkflowNode } from '../model/workflow-definition.js';
 import { TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { advanceFrom, routeFailure } from './routing.js';
@@ -104,12 +105,19 @@ export async function iterationSettled(s: Step, nodeId: string, completed?: { ta
     await routeFailure(s, nodeId);
     return;
   }
-  let outputs: JsonValue[];
+  const budget = s.maxValueBytes * GATHERED_VALUE_FACTOR;
+  let loaded: JsonValue[] | { tooLarge: number };
   try {
-    outputs = await s.deps.store.iterationOutputs(nodeId);
+    loaded = await s.deps.store.iterationOutputs(nodeId, budget);
   } catch (err) {
     throw storeError(err);
   }
+  if (!Array.isArray(loaded)) {
+    failAggregate(s, nodeId, agg, `for_each output of node ${nodeId} too large: ${formatBytes(loaded.tooLarge)} > ${formatBytes(budget)}`);
+    await routeFailure(s, nodeId);
+    return;
+  }
+  const outputs = loaded;
   // The iteration this event completed is not written yet: the Store cannot have its output.
   const at = completed ? its.findIndex((it) => it.taskId === completed.taskId) : -1;
   if (completed && at >= 0) outputs[at] = completed.output;
@@ -118,7 +126,7 @@ export async function iterationSettled(s: Step, nodeId: string, completed?: { ta
       ? reduceJoin(node.reducers, outputs.map((output, i) => ({ nodeId: `${nodeId}[${i}]`, output })))
       : ({ ok: true, output: outputs } as const);
   // Gathered from stored iteration outputs: only the size of the whole is new, and it may exceed one value's.
-  const problem = merged.ok ? sizeProblem(merged.output, s.maxValueBytes * GATHERED_VALUE_FACTOR, `for_each output of node ${nodeId}`) : `for_each of node ${nodeId}: ${merged.error}`;
+  const problem = merged.ok ? sizeProblem(merged.output, budget, `for_each output of node ${nodeId}`) : `for_each of node ${nodeId}: ${merged.error}`;
   if (!merged.ok || problem !== undefined) {
     failAggregate(s, nodeId, agg, problem ?? 'cannot merge the iteration outputs');
     await routeFailure(s, nodeId);

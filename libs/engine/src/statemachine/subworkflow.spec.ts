@@ -85,6 +85,7 @@ describe('SUBWORKFLOW: a child run as a function call (DESIGN §6, seed 003 subg
       [{ workflow: 'child', version: 9 }, 'workflow child version 9 not found'],
       [{ workflow: 'child', version: 1 }, 'workflow child version 1 is deprecated'],
       [{ workflow: '{{ input.total }}' }, 'spec.workflow must be a workflow id, got 42'],
+      [{ workflow: 'child', input: '{{ input.total }}' }, 'spec.input must be an object (the child run\'s input), got a number'],
     ] as const) {
       const h = orderFlow({}, spec);
       h.deprecated.add('child@1');

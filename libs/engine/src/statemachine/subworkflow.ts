@@ -24,7 +24,7 @@ interface ChildSpec {
 
 /**
  * Reads a resolved SUBWORKFLOW spec: `workflow` a non-empty string, `version` absent, null or a
- * positive integer, `input` and `config` default `{}`.
+ * positive integer, `input` and `config` objects (a run's input and config are), default `{}`.
  * @throws Error naming the field.
  */
 export function childSpec(spec: JsonValue): ChildSpec {
@@ -34,6 +34,12 @@ export function childSpec(spec: JsonValue): ChildSpec {
   const v = o.version;
   if (v !== undefined && v !== null && !(typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 2 ** 31 - 1)) {
     throw new Error(`spec.version must be a positive integer, got ${JSON.stringify(v)}`);
+  }
+  for (const key of ['input', 'config'] as const) {
+    const value = o[key];
+    if (value !== undefined && value !== null && (typeof value !== 'object' || Array.isArray(value))) {
+      throw new Error(`spec.${key} must be an object (the child run's ${key}), got ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}`);
+    }
   }
   return {
     workflow: o.workflow,

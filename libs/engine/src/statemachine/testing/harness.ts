@@ -163,9 +163,11 @@ export class Harness implements Store {
     return s && { id: s.id, payload: s.payload };
   }
 
-  async iterationOutputs(nodeId: string): Promise<JsonValue[]> {
+  async iterationOutputs(nodeId: string, maxChars: number): Promise<JsonValue[] | { tooLarge: number }> {
     if (this.storeDown) throw new Error('connection lost');
-    return (this.iterationIds.get(nodeId) ?? []).map((id) => this.outputsByTask.get(id) ?? null);
+    const outputs = (this.iterationIds.get(nodeId) ?? []).map((id) => this.outputsByTask.get(id) ?? null);
+    const total = outputs.reduce<number>((n, o) => n + JSON.stringify(o).length, 0);
+    return total > maxChars ? { tooLarge: total } : outputs;
   }
 
   async taskInput(taskId: string): Promise<JsonValue | undefined> {
