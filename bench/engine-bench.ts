@@ -72,6 +72,9 @@ class MemoryStore implements Store {
   async childRun(): Promise<ChildRun | undefined> {
     return undefined;
   }
+  async treeRuns(): Promise<number> {
+    return 1;
+  }
   async startableVersion(): Promise<{ version: number } | { error: string }> {
     return { error: 'no child workflows in the engine bench' };
   }

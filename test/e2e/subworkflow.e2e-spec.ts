@@ -251,3 +251,42 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run (DESIGN 
     expect(task(top, 'deeper').error).toContain(chain[1].id);
   });
 });
+
+describe('SUBWORKFLOW: a recursive fan-out is bounded (tree of runs, one level per transaction)', () => {
+  let e2e: E2E;
+  let client: WeftClient;
+
+  beforeAll(async () => {
+    e2e = await startE2E({ WEFT_MAX_RUN_TREE: 20 });
+    ({ client } = await e2e.tenant('fan-out'));
+  });
+  afterAll(() => e2e.close());
+
+  it('stops a workflow that starts itself twice at every level once its tree holds 20 runs, and every run ends', async () => {
+    // Unbounded, this tree would hold 2^11 - 1 = 2,047 runs within the depth limit.
+    await publish(client, 'fan2', {
+      nodes: [
+        { node_id: 'f', type: 'FORK' },
+        { node_id: 'left', type: 'SUBWORKFLOW', spec: { workflow: 'fan2' } },
+        { node_id: 'right', type: 'SUBWORKFLOW', spec: { workflow: 'fan2' } },
+      ],
+      edges: [
+        { from: 'f', to: 'left' },
+        { from: 'f', to: 'right' },
+      ],
+    });
+    const top = await waitFor(client, await start(client, 'fan2'), undefined, 60_000);
+    expect(top.status).toBe('FAILED');
+
+    // Every run of the tree, walked down from the top; each has ended.
+    const tree = [top];
+    for (let i = 0; i < tree.length; i++) {
+      for (const c of tree[i].children) tree.push(await waitFor(client, c.id, undefined, 60_000));
+    }
+    expect(tree.length).toBeGreaterThanOrEqual(10);
+    expect(tree.length).toBeLessThanOrEqual(20);
+    expect(tree.filter((r) => r.status === 'RUNNING')).toEqual([]);
+    const refused = tree.flatMap((r) => r.tasks.filter((t: any) => /tree of runs already holds \d+ runs, the limit of 20/.test(t.error ?? '')));
+    expect(refused.length).toBeGreaterThan(0);
+  });
+});

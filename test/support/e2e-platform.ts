@@ -17,10 +17,10 @@ export const RUN_FIELDS = `id status workflowId version input config output erro
  * every 50 ms, and the demo order service on loopback. `tenant()` creates a tenant and returns
  * a client holding its admin key.
  */
-export async function startE2E() {
+export async function startE2E(env: Record<string, string | number> = {}) {
   const db = await createTestDatabase();
   const shop = await startOrderService();
-  const config = testConfig(db, { WEFT_WS_KEY_RECHECK_MS: 200 });
+  const config = testConfig(db, { WEFT_WS_KEY_RECHECK_MS: 200, ...env });
   const platform: RunningPlatform = await startPlatform(config, { api: true, worker: true, scheduler: true, host: '127.0.0.1' });
   const url = platform.url!;
   const clients: WeftClient[] = [];

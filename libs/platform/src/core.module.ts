@@ -74,6 +74,7 @@ export class CoreModule {
               logger: { warn: (m: string) => log.warn(m), error: (m: string) => log.error(m) },
               maxOutputBytes: config.maxOutputBytes,
               maxSubworkflowDepth: config.maxSubworkflowDepth,
+              maxRunTree: config.maxRunTree,
               dispatchLeaseMs: config.dispatchLeaseMs,
               runLeaseMs: config.runLeaseMs,
             }),

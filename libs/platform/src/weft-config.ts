@@ -115,6 +115,17 @@ export class WeftEnv {
   WEFT_MAX_SUBWORKFLOW_DEPTH = 10;
 
   /**
+   * The most runs one tree of SUBWORKFLOW child runs may hold, its top run included: a
+   * SUBWORKFLOW node of a full tree fails instead of starting a child (a recursive fan-out would
+   * otherwise grow exponentially within the depth limit).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  WEFT_MAX_RUN_TREE = 1000;
+
+  /**
    * Lease of a dispatched worker task, ms after its `not_before`: an attempt no worker claimed
    * within it, whose Bull job is gone, is re-dispatched by the scheduler (issue 4).
    */
@@ -169,6 +180,8 @@ export interface WeftConfig {
   maxOutputBytes: number;
   /** WEFT_MAX_SUBWORKFLOW_DEPTH: the deepest chain of child runs (default 10). */
   maxSubworkflowDepth: number;
+  /** WEFT_MAX_RUN_TREE: the most runs one tree of child runs may hold (default 1000). */
+  maxRunTree: number;
   /** Lease of a dispatched worker task after its `not_before`, ms. */
   dispatchLeaseMs: number;
   /** Lease a worker's claim and heartbeats give a running task, ms (heartbeat every third). */
@@ -226,6 +239,7 @@ export function loadConfig(
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,
     maxOutputBytes: dto.WEFT_MAX_OUTPUT_BYTES,
     maxSubworkflowDepth: dto.WEFT_MAX_SUBWORKFLOW_DEPTH,
+    maxRunTree: dto.WEFT_MAX_RUN_TREE,
     dispatchLeaseMs: dto.WEFT_DISPATCH_LEASE_MS,
     runLeaseMs: dto.WEFT_RUN_LEASE_MS,
     jobLockMs: dto.WEFT_JOB_LOCK_MS,

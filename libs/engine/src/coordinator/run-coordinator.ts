@@ -21,7 +21,7 @@ import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
 import type { WorkflowDefinition } from '../model/workflow-definition.js';
 import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { CelTemplateResolver } from '../template/resolver.js';
-import { DEFAULT_MAX_SUBWORKFLOW_DEPTH, DEFAULT_MAX_VALUE_BYTES, type ChildRun, type Deps, type Store, type TemplateResolver, type Transition } from '../statemachine/deps.js';
+import { DEFAULT_MAX_RUN_TREE, DEFAULT_MAX_SUBWORKFLOW_DEPTH, DEFAULT_MAX_VALUE_BYTES, type ChildRun, type Deps, type Store, type TemplateResolver, type Transition } from '../statemachine/deps.js';
 import { MachineError, StoreError } from '../statemachine/errors.js';
 import type { NodeFailed, RunEvent, TimerFired } from '../statemachine/events.js';
 import { Machine } from '../statemachine/machine.js';
@@ -98,6 +98,8 @@ export interface RunCoordinatorOptions {
   maxInputBytes?: number;
   /** The deepest chain of SUBWORKFLOW child runs (default 10): a run at this depth cannot start a child. */
   maxSubworkflowDepth?: number;
+  /** The most runs one tree of child runs may hold (default 1,000). */
+  maxRunTree?: number;
 }
 
 /** Input of {@link RunCoordinator.startRun}. */
@@ -195,10 +197,12 @@ interface RunRow {
   parent_task_id: string | null;
   parent_attempt: number | null;
   depth: number;
+  /** For a child run, the run at the top of its tree; null for that run itself. */
+  root_run_id: string | null;
 }
 
 /** The `runs` columns of a {@link RunRow}. */
-const RUN_COLUMNS = 'id, workflow_id, version, status, input, config, event_seq, parent_run_id, parent_task_id, parent_attempt, depth';
+const RUN_COLUMNS = 'id, workflow_id, version, status, input, config, event_seq, parent_run_id, parent_task_id, parent_attempt, depth, root_run_id';
 
 interface TaskStateRow {
   node_id: string;
@@ -285,6 +289,7 @@ export class RunCoordinator {
   private readonly maxOutputBytes: number;
   private readonly maxInputBytes: number;
   private readonly maxSubworkflowDepth: number;
+  private readonly maxRunTree: number;
 
   constructor(
     private readonly ds: DataSource,
@@ -306,6 +311,7 @@ export class RunCoordinator {
     this.maxOutputBytes = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.maxInputBytes = opts.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
     this.maxSubworkflowDepth = opts.maxSubworkflowDepth ?? DEFAULT_MAX_SUBWORKFLOW_DEPTH;
+    this.maxRunTree = opts.maxRunTree ?? DEFAULT_MAX_RUN_TREE;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -371,6 +377,7 @@ export class RunCoordinator {
           parent_task_id: null,
           parent_attempt: null,
           depth: 0,
+          root_run_id: null,
         };
         const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
         const applied = await this.applyLocked(m, tenantId, run, [], dag, ev, now, { rejectedRollsBack: true });
@@ -914,7 +921,7 @@ export class RunCoordinator {
     dag: WorkflowDag,
     ev: RunEvent,
     now: Date,
-    opts: { rejectedRollsBack: boolean },
+    opts: { rejectedRollsBack: boolean; nesting?: number },
   ): Promise<Applied> {
     const snapshot: RunSnapshot = {
       id: run.id,
@@ -927,10 +934,11 @@ export class RunCoordinator {
     };
     const deps: Deps = {
       templates: this.templates,
-      store: new PgRunStore(m, tenantId, run.id),
+      store: new PgRunStore(m, tenantId, run.id, run.root_run_id ?? run.id),
       now: () => now,
       newId: this.newId,
       maxSubworkflowDepth: this.maxSubworkflowDepth,
+      maxRunTree: this.maxRunTree,
       // A value the machine computes may embed a whole task output: allow at least that much.
       maxValueBytes: Math.max(DEFAULT_MAX_VALUE_BYTES, this.maxOutputBytes),
     };
@@ -948,13 +956,15 @@ export class RunCoordinator {
     const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs).write(transition.actions);
     await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag, taskRows), now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
     const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now };
-    await this.linkedRuns(m, tenantId, run, transition.actions, written.children, applied);
+    await this.linkedRuns(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
     return applied;
   }
 
   /**
    * The effects of one applied transition on other runs of the tenant, in the same transaction
-   * (DESIGN §6 SUBWORKFLOW): each StartChildRun creates its child run and applies its RunStarted;
+   * (DESIGN §6 SUBWORKFLOW): each StartChildRun creates its child run and, unless this run was
+   * itself started by this transaction (`nesting` > 0), applies its RunStarted — so one
+   * transaction starts one level of children, never a whole recursive tree;
    * a run that is cancelled, or ends without succeeding, cancels its running children; a child
    * run that ends wakes its parent's waiting SUBWORKFLOW task (its `wake_at` becomes now, so a
    * lost fast path is still fired by the scheduler). Locks go parent before child; a child ending
@@ -967,8 +977,9 @@ export class RunCoordinator {
     actions: readonly Action[],
     children: readonly StartChildRun[],
     applied: Applied,
+    nesting: number,
   ): Promise<void> {
-    for (const c of children) await this.startChild(m, tenantId, run, c, applied);
+    for (const c of children) await this.startChild(m, tenantId, run, c, applied, nesting);
     const finish = actions.find((a): a is FinishRun => a.type === 'FinishRun');
     if (actions.some((a) => a.type === 'CancelTasks') || (finish !== undefined && finish.status !== RunStatus.Succeeded)) {
       const status = finish?.status === RunStatus.Failed ? 'failed' : 'was cancelled';
@@ -979,10 +990,13 @@ export class RunCoordinator {
 
   /**
    * Creates the child run of a StartChildRun (same tenant, `depth` + 1, linked to the parent's
-   * task attempt) and applies its RunStarted. A child whose start the machine rejects (its entry
-   * node cannot be routed) is recorded FAILED with the reason, and its parent is woken.
+   * task attempt and to the top of its tree) unless it exists, and applies its RunStarted — or,
+   * when `nesting` > 0 (the parent run was itself started in this transaction), leaves it created
+   * but not started and makes the parent's task due now, so the child starts in the parent's next
+   * event (after commit, or from the scheduler). A child whose start the machine rejects (its
+   * entry node cannot be routed) is recorded FAILED with the reason, and its parent is woken.
    */
-  private async startChild(m: EntityManager, tenantId: string, parent: RunRow, c: StartChildRun, applied: Applied): Promise<void> {
+  private async startChild(m: EntityManager, tenantId: string, parent: RunRow, c: StartChildRun, applied: Applied, nesting: number): Promise<void> {
     const now = applied.now;
     const child: RunRow = {
       id: c.childRunId,
@@ -996,23 +1010,37 @@ export class RunCoordinator {
       parent_task_id: c.taskId,
       parent_attempt: c.attempt,
       depth: parent.depth + 1,
+      root_run_id: parent.root_run_id ?? parent.id,
     };
     await sql(
       m,
       `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, parent_run_id, parent_task_id, parent_attempt, depth,
-                         event_seq, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, $9, $10, 0, $11, $11)`,
-      [tenantId, child.id, child.workflow_id, child.version, jsonb(child.input), jsonb(child.config), parent.id, c.taskId, c.attempt, child.depth, now],
+                         root_run_id, event_seq, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, 0, $12, $12)
+       ON CONFLICT (tenant_id, id) DO NOTHING`,
+      [tenantId, child.id, child.workflow_id, child.version, jsonb(child.input), jsonb(child.config), parent.id, c.taskId, c.attempt, child.depth, child.root_run_id, now],
     );
-    const dag = await this.dag(m, tenantId, child.workflow_id, child.version);
-    const started = await this.applyLocked(m, tenantId, child, [], dag, { type: 'RunStarted' }, now, { rejectedRollsBack: false });
+    if (nesting > 0) {
+      const r = await sql(
+        m,
+        `UPDATE tasks SET wake_at = $4, updated_at = $4 WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'WAITING'`,
+        [tenantId, c.taskId, c.attempt, now],
+      );
+      if (r.rowCount === 1) (applied.wakes ??= []).push({ runId: parent.id, taskId: c.taskId, nodeId: c.nodeId });
+      return;
+    }
+    const locked = await sql<RunRow>(m, `SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [tenantId, child.id]);
+    const row = locked.rows[0];
+    if (!row || row.event_seq > 0 || row.status !== RunStatus.Running) return; // started (or ended) already
+    const dag = await this.dag(m, tenantId, row.workflow_id, row.version);
+    const started = await this.applyLocked(m, tenantId, row, [], dag, { type: 'RunStarted' }, now, { rejectedRollsBack: false, nesting: nesting + 1 });
     if (started.rejected) {
       const reason = `the child run could not start: ${started.rejected.message}`;
-      await sql(m, `UPDATE runs SET status = 'FAILED', error = $3, finished_at = $4, updated_at = $4 WHERE tenant_id = $1 AND id = $2`, [tenantId, child.id, reason, now]);
+      await sql(m, `UPDATE runs SET status = 'FAILED', error = $3, finished_at = $4, updated_at = $4 WHERE tenant_id = $1 AND id = $2`, [tenantId, row.id, reason, now]);
       started.status = RunStatus.Failed;
-      await this.wakeParent(m, tenantId, child, started);
+      await this.wakeParent(m, tenantId, row, started);
     }
-    (applied.nested ??= []).push({ runId: child.id, applied: started });
+    (applied.nested ??= []).push({ runId: row.id, applied: started });
   }
 
   /** Applies RunCancelled with `reason` to every RUNNING child run of `runId` (and so to theirs). */
@@ -1253,6 +1281,8 @@ class PgRunStore implements Store {
     private readonly m: EntityManager,
     private readonly tenantId: string,
     private readonly runId: string,
+    /** The run at the top of this run's tree (the run itself when it has no parent). */
+    private readonly rootId: string,
   ) {}
 
   async outputs(nodeIds: string[]): Promise<Map<string, JsonValue>> {
@@ -1291,9 +1321,22 @@ class PgRunStore implements Store {
   }
 
   async childRun(taskId: string, attempt: number): Promise<ChildRun | undefined> {
-    const r = await sql<ChildRun & { failed_node: string | null; failed_error: string | null }>(
+    const r = await sql<{
+      id: string;
+      status: RunStatus;
+      output: JsonValue | null;
+      error: string | null;
+      event_seq: number;
+      workflow_id: string;
+      version: number;
+      input: JsonValue;
+      config: JsonValue;
+      failed_node: string | null;
+      failed_error: string | null;
+    }>(
       this.m,
-      `SELECT r.id, r.status, r.output, r.error, f.node_id AS failed_node, f.error AS failed_error
+      `SELECT r.id, r.status, r.output, r.error, r.event_seq, r.workflow_id, r.version, r.input, r.config,
+              f.node_id AS failed_node, f.error AS failed_error
          FROM runs r
          LEFT JOIN LATERAL (
            SELECT t.node_id, t.error FROM tasks t
@@ -1306,9 +1349,32 @@ class PgRunStore implements Store {
     );
     const row = r.rows[0];
     if (!row) return undefined;
-    const child: ChildRun = { id: row.id, status: row.status, output: row.output, error: row.error };
+    const child: ChildRun = {
+      id: row.id,
+      status: row.status,
+      output: row.output,
+      error: row.error,
+      started: row.event_seq > 0,
+      workflowId: row.workflow_id,
+      version: row.version,
+      input: row.input,
+      config: row.config,
+    };
     if (row.failed_node !== null) child.failedTask = { nodeId: row.failed_node, error: row.failed_error };
     return child;
+  }
+
+  async treeRuns(): Promise<number> {
+    // Runs of one tree grow in many transactions at once: counting and creating a child must be
+    // serialized per tree, or each would see room for one more. The lock is held until commit;
+    // the count is a statement of its own so its snapshot is taken after the lock is granted.
+    await sql(this.m, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7355))`, [`weft-run-tree:${this.rootId}`]);
+    const r = await sql<{ n: string }>(
+      this.m,
+      `SELECT count(*) AS n FROM runs WHERE tenant_id = $1 AND (id = $2 OR root_run_id = $2)`,
+      [this.tenantId, this.rootId],
+    );
+    return Number(r.rows[0]?.n ?? 0);
   }
 
   async startableVersion(workflowId: string, version?: number): Promise<{ version: number } | { error: string }> {

@@ -31,6 +31,8 @@ export interface Store {
   taskInput(taskId: string): Promise<JsonValue | undefined>;
   /** The child run a SUBWORKFLOW task started for `attempt`, if any (DESIGN §6). */
   childRun(taskId: string, attempt: number): Promise<ChildRun | undefined>;
+  /** How many runs the tree of this run holds: the run at its top and every descendant. */
+  treeRuns(): Promise<number>;
   /**
    * The version of `workflowId` a new child run would run: `version` if given, else the
    * workflow's default (pinned, else latest); `{error}` saying why none can (unknown workflow or
@@ -50,6 +52,15 @@ export interface ChildRun {
   output: JsonValue | null;
   error: string | null;
   failedTask?: { nodeId: string; error: string | null };
+  /**
+   * False while the child run is created but its RunStarted not applied yet (the coordinator
+   * defers starting grandchildren to their own transactions); then its start fields follow.
+   */
+  started: boolean;
+  workflowId: string;
+  version: number;
+  input: JsonValue;
+  config: JsonValue;
 }
 
 /** The machine's collaborators; time and ids are injected (STYLE: no ambient clock or randomness). */
@@ -69,7 +80,15 @@ export interface Deps {
    * child (default {@link DEFAULT_MAX_SUBWORKFLOW_DEPTH}, 10).
    */
   maxSubworkflowDepth?: number;
+  /**
+   * The most runs one tree of child runs may hold, its top run included: a SUBWORKFLOW node of a
+   * tree that holds this many cannot start a child (default {@link DEFAULT_MAX_RUN_TREE}, 1,000).
+   */
+  maxRunTree?: number;
 }
+
+/** Default for {@link Deps.maxRunTree}. */
+export const DEFAULT_MAX_RUN_TREE = 1_000;
 
 /** Default for {@link Deps.maxSubworkflowDepth}. */
 export const DEFAULT_MAX_SUBWORKFLOW_DEPTH = 10;

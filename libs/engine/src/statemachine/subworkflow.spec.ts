@@ -111,6 +111,34 @@ describe('SUBWORKFLOW: a child run as a function call (DESIGN §6, seed 003 subg
     expect(actionsOf(await shallow.complete('order'), 'StartChildRun')).toHaveLength(1);
   });
 
+  it('refuses to grow the tree of runs beyond its limit, at the start and at a retry', async () => {
+    const h = orderFlow({ retry: { max_attempts: 2 } });
+    h.maxTree = 5;
+    h.treeSize = 5;
+    await h.start();
+    await h.complete('order');
+    expect(h.node('pay').error).toMatch(/^SUBWORKFLOW pay: cannot start a child run: this tree of runs already holds 5 runs, the limit of 5 /);
+    const retried = orderFlow({ retry: { max_attempts: 2 } });
+    retried.maxTree = 5;
+    await retried.start();
+    await retried.complete('order');
+    retried.treeSize = 5;
+    const tr = await retried.endChild('pay', RunStatus.Failed, { error: 'x' });
+    expect(types(tr)).toEqual(['RetryChild', 'ResolveWait', 'FinishRun']);
+    expect(retried.node('pay').error).toMatch(/tree of runs already holds 5 runs/);
+  });
+
+  it('starts a child that was created but not started yet, with its own id and fields', async () => {
+    const h = orderFlow();
+    await h.start();
+    await h.complete('order');
+    h.children[0]!.started = false;
+    const tr = await h.fireTimer('pay');
+    expect(actionsOf(tr, 'StartChildRun')).toEqual([
+      expect.objectContaining({ childRunId: h.children[0]!.id, attempt: 0, workflowId: 'child', version: 1, input: { amount: 42 } }),
+    ]);
+  });
+
   it('cancelling the parent cancels the waiting node; a late end of the child is ignored', async () => {
     const h = orderFlow();
     await h.start();

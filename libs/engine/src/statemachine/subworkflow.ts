@@ -12,6 +12,7 @@ import type { StartChildRun } from './actions.js';
 import type { TimerFired } from './events.js';
 import { advanceFrom, routeFailure } from './routing.js';
 import type { NodeState } from './state.js';
+import { DEFAULT_MAX_RUN_TREE } from './deps.js';
 import { Step, errorMessage, isStoreError, storeError, valueProblem } from './step.js';
 
 /** What a resolved SUBWORKFLOW spec names: the child's workflow, version (optional), input and config. */
@@ -51,10 +52,11 @@ export function childSpec(spec: JsonValue): ChildSpec {
 
 /**
  * Activates a SUBWORKFLOW node: resolves its spec, refuses to go deeper than the depth limit
- * (`Deps.maxSubworkflowDepth`, default 10: a run at that depth cannot start a child), asks the
+ * (`Deps.maxSubworkflowDepth`, default 10: a run at that depth cannot start a child) or to grow
+ * the tree of runs beyond `Deps.maxRunTree` (default 1,000), asks the
  * Store which version the child would run, and records the task WAITING with a StartChildRun for
  * attempt 0. Anything that prevents the start (a bad spec, an unknown workflow or version, a
- * deprecated version, the depth limit) records the node FAILED with the reason instead.
+ * deprecated version, the depth or tree limit) records the node FAILED with the reason instead.
  * @throws StoreError (transient).
  */
 export async function startSubworkflow(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
@@ -77,12 +79,32 @@ export async function startSubworkflow(s: Step, n: WorkflowNode): Promise<Workfl
       input,
     );
   }
+  const full = await treeFull(s);
+  if (full) return fail(full, input);
   const taskId = s.newId();
   const start = await childStart(s, n, taskId, 0, input);
   if ('error' in start) return fail(start.error, input);
   s.emit({ type: 'CreateTask', taskId, node: n, status: TaskStatus.Waiting, input });
   s.emit(start.action);
   return [];
+}
+
+/** Why the run's tree cannot take another child run (it holds `maxRunTree` runs), or undefined. */
+async function treeFull(s: Step): Promise<string | undefined> {
+  const limit = s.deps.maxRunTree ?? DEFAULT_MAX_RUN_TREE;
+  let runs: number;
+  try {
+    runs = await s.deps.store.treeRuns();
+  } catch (err) {
+    throw storeError(err);
+  }
+  // Children this event already decided to start are not created yet: count them too.
+  runs += s.tr.actions.filter((a) => a.type === 'StartChildRun').length;
+  if (runs < limit) return undefined;
+  return (
+    `cannot start a child run: this tree of runs already holds ${runs} runs, the limit of ${limit} ` +
+    '(a workflow that fans out into child runs recursively must stop; the limit is WEFT_MAX_RUN_TREE)'
+  );
 }
 
 /** The StartChildRun for `attempt` of task `taskId` from its resolved spec, or why there is none. */
@@ -125,6 +147,7 @@ async function childStart(
  * TimerFired on a WAITING SUBWORKFLOW task (the caller checked it is the current, waiting task of
  * a running run): the child run of the current attempt ended, or a retry's backoff elapsed.
  * - no child for this attempt yet (after a RetryChild): start it, from the task's stored input;
+ * - a child created but not started yet (deferred by the coordinator): start it;
  * - the child still running: ignored;
  * - SUCCEEDED: the node completes with the child's run output (`{}` when it has none);
  * - FAILED or CANCELLED: the attempt fails with `child run <id> failed: <its error> (node <id>:
@@ -143,6 +166,21 @@ export async function onChildTimer(s: Step, ev: TimerFired, n: NodeState, node: 
   }
   if (!child) {
     await startNextChild(s, ev, n, node);
+    return;
+  }
+  if (!child.started) {
+    // Created by an event that had already started one level of child runs: start it now.
+    s.emit({
+      type: 'StartChildRun',
+      taskId: n.taskId,
+      nodeId: ev.nodeId,
+      attempt: n.attempt,
+      childRunId: child.id,
+      workflowId: child.workflowId,
+      version: child.version,
+      input: child.input,
+      config: child.config,
+    });
     return;
   }
   if (child.status === RunStatus.Running || child.status === RunStatus.Pending) {
@@ -178,6 +216,12 @@ async function childFailed(s: Step, ev: TimerFired, n: NodeState, node: Workflow
 
 /** Starts the child of the task's current attempt from its stored input; fails the node when it cannot. */
 async function startNextChild(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode): Promise<void> {
+  const full = await treeFull(s);
+  if (full) {
+    s.emit({ type: 'ResolveWait', taskId: n.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason: `SUBWORKFLOW ${ev.nodeId}: ${full}` });
+    await routeFailure(s, ev.nodeId);
+    return;
+  }
   let input: JsonValue | undefined;
   try {
     input = await s.deps.store.taskInput(n.taskId);

@@ -53,6 +53,10 @@ export class RunEntity {
   @Column({ name: 'parent_attempt', type: 'int', nullable: true })
   parentAttempt: number | null;
 
+  /** For a child run, the run at the top of its tree (null for a run started over the API). */
+  @Column({ name: 'root_run_id', type: 'uuid', nullable: true })
+  rootRunId: string | null;
+
   /** 0 for a run started over the API; the parent's depth + 1 for a child run. */
   @Column({ name: 'depth', type: 'int' })
   depth: number;

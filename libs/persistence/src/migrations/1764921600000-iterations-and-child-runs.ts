@@ -10,7 +10,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   iteration; iterations are unique per (run, node, iteration).
  * - `runs.parent_run_id`, `parent_task_id`, `parent_attempt`: the SUBWORKFLOW task attempt that
  *   started a child run (same tenant); `runs.depth`: 0 for a run started over the API, the
- *   parent's depth + 1 for a child (the machine refuses to go beyond the depth limit).
+ *   parent's depth + 1 for a child (the machine refuses to go beyond the depth limit);
+ *   `runs.root_run_id`: for a child, the run at the top of its tree (NULL for that run itself),
+ *   so the runs of one tree can be counted (the machine caps them).
  */
 export class IterationsAndChildRuns1764921600000 implements MigrationInterface {
   name = 'IterationsAndChildRuns1764921600000';
@@ -27,19 +29,23 @@ export class IterationsAndChildRuns1764921600000 implements MigrationInterface {
         ADD COLUMN parent_task_id uuid,
         ADD COLUMN parent_attempt int,
         ADD COLUMN depth int NOT NULL DEFAULT 0 CHECK (depth >= 0),
+        ADD COLUMN root_run_id uuid,
         ADD CONSTRAINT runs_parent_fk FOREIGN KEY (tenant_id, parent_run_id) REFERENCES runs(tenant_id, id) ON DELETE CASCADE,
-        ADD CONSTRAINT runs_parent_complete CHECK ((parent_run_id IS NULL) = (parent_task_id IS NULL) AND (parent_run_id IS NULL) = (parent_attempt IS NULL));
+        ADD CONSTRAINT runs_parent_complete CHECK ((parent_run_id IS NULL) = (parent_task_id IS NULL) AND (parent_run_id IS NULL) = (parent_attempt IS NULL)
+                                                   AND (parent_run_id IS NULL) = (root_run_id IS NULL));
       CREATE INDEX runs_parent ON runs (tenant_id, parent_run_id, created_at) WHERE parent_run_id IS NOT NULL;
       CREATE INDEX runs_parent_task ON runs (tenant_id, parent_task_id, parent_attempt) WHERE parent_task_id IS NOT NULL;
+      CREATE INDEX runs_root ON runs (tenant_id, root_run_id) WHERE root_run_id IS NOT NULL;
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
+      DROP INDEX runs_root;
       DROP INDEX runs_parent_task;
       DROP INDEX runs_parent;
       ALTER TABLE runs DROP CONSTRAINT runs_parent_complete, DROP CONSTRAINT runs_parent_fk,
-        DROP COLUMN depth, DROP COLUMN parent_attempt, DROP COLUMN parent_task_id, DROP COLUMN parent_run_id;
+        DROP COLUMN root_run_id, DROP COLUMN depth, DROP COLUMN parent_attempt, DROP COLUMN parent_task_id, DROP COLUMN parent_run_id;
       DELETE FROM tasks WHERE iteration IS NOT NULL;
       DROP INDEX tasks_run_node_iteration;
       DROP INDEX tasks_run_node;

@@ -89,6 +89,8 @@ export interface StoredChild {
   output: JsonValue | null;
   error: string | null;
   failedTask?: { nodeId: string; error: string | null };
+  /** False: created but not started yet (the coordinator deferred it). */
+  started?: boolean;
 }
 
 interface StoredSignal {
@@ -120,6 +122,9 @@ export class Harness implements Store {
   loads: string[][] = [];
   /** Every CreateTask persisted, by node id (the latest one). */
   readonly tasks = new Map<string, CreateTask>();
+  /** What `treeRuns` answers, when set (default: this run and its children); Deps `maxRunTree`. */
+  treeSize: number | undefined;
+  maxTree: number | undefined;
   /** Deps `maxSubworkflowDepth` and `maxValueBytes`, when set. */
   maxDepth: number | undefined;
   maxValueBytes: number | undefined;
@@ -178,7 +183,25 @@ export class Harness implements Store {
   async childRun(taskId: string, attempt: number): Promise<ChildRun | undefined> {
     if (this.storeDown) throw new Error('connection lost');
     const c = [...this.children].reverse().find((x) => x.taskId === taskId && x.attempt === attempt);
-    return c && { id: c.id, status: c.status, output: c.output, error: c.error, ...(c.failedTask ? { failedTask: c.failedTask } : {}) };
+    return (
+      c && {
+        id: c.id,
+        status: c.status,
+        output: c.output,
+        error: c.error,
+        ...(c.failedTask ? { failedTask: c.failedTask } : {}),
+        started: c.started ?? true,
+        workflowId: c.workflowId,
+        version: c.version,
+        input: c.input,
+        config: {},
+      }
+    );
+  }
+
+  async treeRuns(): Promise<number> {
+    if (this.storeDown) throw new Error('connection lost');
+    return this.treeSize ?? 1 + this.children.length;
   }
 
   async startableVersion(workflowId: string, version?: number): Promise<{ version: number } | { error: string }> {
@@ -235,6 +258,7 @@ export class Harness implements Store {
       now: () => this.now,
       newId: () => this.nextIds.shift() ?? `t${String(++this.ids).padStart(3, '0')}`,
       ...(this.maxDepth !== undefined ? { maxSubworkflowDepth: this.maxDepth } : {}),
+      ...(this.maxTree !== undefined ? { maxRunTree: this.maxTree } : {}),
       ...(this.maxValueBytes !== undefined ? { maxValueBytes: this.maxValueBytes } : {}),
     });
     const tr = await m.apply(ev);
