@@ -17,7 +17,7 @@ import type { JsonValue } from '../model/workflow-types.js';
 import type { TemplateResolver } from '../statemachine/deps.js';
 import type { RunContext } from '../statemachine/state.js';
 import { cachedRegex, RegexError, type Re2Regex } from './re2.js';
-import { findTemplates, templatePattern } from './template-syntax.js';
+import { expressionTaskRefs, findTemplates, templatePattern } from './template-syntax.js';
 
 /**
  * Structural limits on every expression (tenants write them): at most 2,000 AST nodes, nesting
@@ -346,7 +346,8 @@ function instrument(root: unknown): void {
 
 const env = createEnvironment();
 
-type Compiled = { program: ParseResult } | { error: string };
+/** A compiled expression and the node ids it reads statically (`undefined`: any). */
+type Compiled = { program: ParseResult; refs: string[] | undefined } | { error: string };
 
 /** Bounded LRU of compiled expressions (syntax errors are cached too). */
 const programs = new Map<string, Compiled>();
@@ -380,7 +381,7 @@ function compileEntry(expression: string): Compiled {
       const program = env.parse(expression);
       const checked = program.check();
       if (checked.valid) instrument(program.ast);
-      entry = checked.valid ? { program } : { error: describeStaticError(expression, checked.error) };
+      entry = checked.valid ? { program, refs: expressionTaskRefs(expression) } : { error: describeStaticError(expression, checked.error) };
     } catch (err) {
       entry = { error: describeStaticError(expression, err) };
     }
@@ -399,9 +400,13 @@ function compileEntry(expression: string): Compiled {
  * @throws TemplateError with kind `syntax`.
  */
 export function compileExpression(expression: string): ParseResult {
+  return compiled(expression).program;
+}
+
+function compiled(expression: string): { program: ParseResult; refs: string[] | undefined } {
   const entry = compileEntry(expression);
   if ('error' in entry) throw new TemplateError(expression, entry.error, 'syntax');
-  return entry.program;
+  return entry;
 }
 
 /**
@@ -418,40 +423,76 @@ export function checkTemplateSyntax(text: string): string[] {
   return out;
 }
 
+type TaskView = { status: string; output?: unknown; error?: string };
+
 /**
  * The variables of one resolution, built lazily on the first evaluated template. The `tasks` view
- * costs O(reached nodes): `{status, error?}` for each reached node, plus `output` for each loaded
- * one. Outputs are never loaded here; the machine loads what the static references need.
+ * holds, per node, `{status, error?}` when it was reached, plus `output` when its output is
+ * loaded. It is filled only with the node ids the expressions evaluated so far name statically
+ * (`tasks.a`, `tasks["a"]`), O(refs); an expression that uses `tasks` otherwise (`tasks[input.k]`,
+ * bare `tasks`) gets the full view, O(reached nodes), in the same key order as ever (reached nodes,
+ * then loaded outputs). An expression only ever reads the ids it names, so it sees exactly what
+ * the full view would show it. Outputs are never loaded here; the machine loads what the static
+ * references need.
  */
 class Scope {
   private vars?: Record<string, unknown>;
+  // Null-prototype object: node ids such as `__proto__` stay plain keys.
+  private tasks: Record<string, TaskView> = Object.create(null);
+  private full = false;
   constructor(
     private readonly ctx: RunContext,
     private readonly now: Date,
   ) {}
 
-  get(): Record<string, unknown> {
+  /** The variables for an expression reading `refs` (`undefined`: it may read any node). */
+  get(refs: readonly string[] | undefined): Record<string, unknown> {
     if (!this.vars) {
-      // Null-prototype object: node ids such as `__proto__` stay plain keys.
-      const tasks: Record<string, { status: string; output?: unknown; error?: string }> = Object.create(null);
-      for (const [id, n] of this.ctx.reached ?? []) {
-        tasks[id] = n.error === undefined ? { status: n.status } : { status: n.status, error: n.error };
-      }
-      for (const [id, r] of this.ctx.tasks) {
-        const seen = tasks[id];
-        const status = seen?.status ?? r.status;
-        const error = seen?.error ?? r.error;
-        tasks[id] = error === undefined ? { status, output: r.output } : { status, output: r.output, error };
-      }
       this.vars = {
         input: this.ctx.input ?? {},
         config: this.ctx.config ?? {},
-        tasks,
+        tasks: this.tasks,
         system: { now: this.now.toISOString() },
         ...this.ctx.locals,
       };
     }
+    if (this.full) return this.vars;
+    if (refs === undefined) {
+      this.tasks = this.fullView();
+      this.vars.tasks = this.tasks;
+      this.full = true;
+    } else {
+      for (const id of refs) {
+        if (id in this.tasks) continue;
+        const view = this.viewOf(id);
+        if (view) this.tasks[id] = view;
+      }
+    }
     return this.vars;
+  }
+
+  /** What `tasks.<id>` shows, or undefined for a node neither reached nor loaded. */
+  private viewOf(id: string): TaskView | undefined {
+    const n = this.ctx.reached?.get(id);
+    const r = this.ctx.tasks.get(id);
+    if (!r) return n === undefined ? undefined : n.error === undefined ? { status: n.status } : { status: n.status, error: n.error };
+    const status = n?.status ?? r.status;
+    const error = n?.error ?? r.error;
+    return error === undefined ? { status, output: r.output } : { status, output: r.output, error };
+  }
+
+  private fullView(): Record<string, TaskView> {
+    const tasks: Record<string, TaskView> = Object.create(null);
+    for (const [id, n] of this.ctx.reached ?? []) {
+      tasks[id] = n.error === undefined ? { status: n.status } : { status: n.status, error: n.error };
+    }
+    for (const [id, r] of this.ctx.tasks) {
+      const seen = tasks[id];
+      const status = seen?.status ?? r.status;
+      const error = seen?.error ?? r.error;
+      tasks[id] = error === undefined ? { status, output: r.output } : { status, output: r.output, error };
+    }
+    return tasks;
   }
 }
 
@@ -552,8 +593,8 @@ export class CelTemplateResolver implements TemplateResolver {
   }
 
   private eval(expression: string, scope: Scope): JsonValue {
-    const program = compileExpression(expression);
-    const vars = scope.get();
+    const { program, refs } = compiled(expression);
+    const vars = scope.get(refs);
     const meter = new Meter();
     const outer = currentMeter;
     let out: unknown;

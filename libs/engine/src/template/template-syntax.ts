@@ -16,6 +16,21 @@ export function templatePattern(): RegExp {
   return new RegExp(TEMPLATE_PATTERN_SOURCE, 'g');
 }
 
+const TASKS_IDENT = /\btasks\b/g;
+const TASK_REF = /\btasks\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
+
+/**
+ * The node ids one CEL expression (no braces) reads as `tasks.<id>` or `tasks["<id>"]`, in order,
+ * duplicates kept; `undefined` when it uses `tasks` in any other way (`tasks[input.key]`, bare
+ * `tasks`): the count of static references must equal the count of the word `tasks`. A static
+ * list may name more than the expression reads (a `tasks.x` inside a string literal), never less.
+ */
+export function expressionTaskRefs(expression: string): string[] | undefined {
+  const matches = [...expression.matchAll(TASK_REF)];
+  if (matches.length !== (expression.match(TASKS_IDENT) ?? []).length) return undefined;
+  return matches.map((m) => (m[1] !== undefined ? m[1] : m[2]));
+}
+
 /** One `{{ }}` occurrence in a text: the whole match and its trimmed CEL expression. */
 export interface TemplateMatch {
   /** The full `{{ … }}` text as written. */
