@@ -1,10 +1,7 @@
 import type { StepResult } from '../statemachine/state.js';
-import { templatePattern } from '../template/template-syntax.js';
+import { expressionTaskRefs, templatePattern } from '../template/template-syntax.js';
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from './workflow-definition.js';
 import { NodeType, isTaskCompleted, type JsonValue } from './workflow-types.js';
-
-const TASKS_IDENT = /\btasks\b/g;
-const TASK_REF = /\btasks\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([^"']+)["']\s*\])/g;
 
 /**
  * Extracts `tasks.<id>` and `tasks["<id>"]` references from the `{{ }}` expressions in `texts`
@@ -17,10 +14,9 @@ export function templateTaskRefs(texts: readonly string[]): string[] | undefined
   const refs: string[] = [];
   for (const text of texts) {
     for (const expr of text.matchAll(templatePattern())) {
-      const body = expr[1];
-      const matches = [...body.matchAll(TASK_REF)];
-      if (matches.length !== (body.match(TASKS_IDENT) ?? []).length) return undefined;
-      for (const m of matches) refs.push(m[1] !== undefined ? m[1] : m[2]);
+      const found = expressionTaskRefs(expr[1]);
+      if (found === undefined) return undefined;
+      refs.push(...found);
     }
   }
   return refs;
@@ -61,6 +57,10 @@ export class WorkflowDag {
   private readonly entry: WorkflowNode | undefined;
   private readonly refs = new Map<string, string[]>();
   private readonly runOutputRefs: string[] | undefined;
+  private readonly withErrorEdge = new Set<string>();
+  private readonly routed = new Set<string>();
+  private readonly incomingPositions = new Map<string, Map<string, number>>();
+  private readonly plainSources = new Map<string, boolean>();
 
   /** Use {@link buildDag}. */
   constructor(readonly definition: WorkflowDefinition) {
@@ -68,6 +68,8 @@ export class WorkflowDag {
     for (const e of definition.edges ?? []) {
       push(this.outgoing, e.from, e);
       push(this.incoming, e.to, e);
+      if (e.on_error === true) this.withErrorEdge.add(e.from);
+      if (e.on_error === true || e.condition !== undefined) this.routed.add(e.from);
     }
     this.entry = definition.nodes.find((n) => !this.incoming.has(n.node_id));
 
@@ -133,6 +135,45 @@ export class WorkflowDag {
   /** The edges entering `nodeId`, in definition order. */
   incomingEdges(nodeId: string): readonly WorkflowEdge[] {
     return this.incoming.get(nodeId) ?? EMPTY_EDGES;
+  }
+
+  /** True when `nodeId` has an outgoing `on_error` edge (its failures are routed). O(1). */
+  hasErrorEdge(nodeId: string): boolean {
+    return this.withErrorEdge.has(nodeId);
+  }
+
+  /** True when `nodeId` has an outgoing `on_error` edge or an edge with a `condition`. O(1). */
+  hasRoutedEdge(nodeId: string): boolean {
+    return this.routed.has(nodeId);
+  }
+
+  /**
+   * True when no source of `nodeId`'s incoming edges decides where it routes (a SWITCH, or a node
+   * with a conditional or `on_error` edge): whether each incoming edge is resolved and active then
+   * follows from its source's status alone. O(1) after an O(in-degree) first call per node.
+   */
+  hasPlainSources(nodeId: string): boolean {
+    let plain = this.plainSources.get(nodeId);
+    if (plain === undefined) {
+      plain = !this.incomingEdges(nodeId).some((e) => this.routed.has(e.from) || this.byId.get(e.from)?.type === NodeType.Switch);
+      this.plainSources.set(nodeId, plain);
+    }
+    return plain;
+  }
+
+  /**
+   * The position of the edge `from` → `to` among `to`'s incoming edges (the first such edge), or
+   * `undefined`. O(1) after an O(in-degree) index of `to`, built on first use and kept.
+   */
+  incomingPosition(from: string, to: string): number | undefined {
+    let positions = this.incomingPositions.get(to);
+    if (!positions) {
+      positions = new Map();
+      const edges = this.incomingEdges(to);
+      for (let i = edges.length - 1; i >= 0; i--) positions.set(edges[i].from, i);
+      this.incomingPositions.set(to, positions);
+    }
+    return positions.get(from);
   }
 
   /**

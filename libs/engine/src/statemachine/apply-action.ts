@@ -5,16 +5,51 @@
 import { RunStatus, TaskStatus } from '../model/workflow-types.js';
 import type { Action } from './actions.js';
 import { assertNever } from './errors.js';
+import type { Journal } from './journal.js';
+import { runIndex, type RunCounts, type RunIndex } from './run-index.js';
 import { isNodeActive, type NodeState, type RunSnapshot } from './state.js';
 
 /**
  * Evolves the in-memory snapshot the way persisting `action` evolves the stored run (seed 000's
  * `Action.apply`). DispatchTask, BufferSignal and ConsumeSignal change nothing routing reads.
+ * With a `journal`, every change is recorded there first, so the event can be rolled back. Keeps
+ * the snapshot's derived counts (`liveCounts`) and readiness progress up to date when it has them.
  */
-export function applyAction(run: RunSnapshot, a: Action): void {
+export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): void {
+  const ix = runIndex(run);
+  const counts = ix.counts;
+  /** Replaces (or adds) a node's state. */
+  const put = (id: string, n: NodeState): void => {
+    const old = run.nodes.get(id);
+    if (old) {
+      if (counts) count(counts, old, -1);
+      forgetReadiness(ix); // a reached node recorded anew: what readiness read of it may change
+    }
+    journal?.settingNode(id);
+    run.nodes.set(id, n);
+    if (counts) count(counts, n, 1);
+    if (isNodeActive(n)) ix.activeWitness = id;
+    ix.readiness?.byNode.delete(id);
+  };
+  /** Changes a node's (or iteration's) state in place, keeping the derived facts right. */
+  const change = (id: string, n: NodeState, mutate: (n: NodeState) => void): void => {
+    journal?.touch(n);
+    const top = run.nodes.get(id) === n;
+    if (!top) {
+      mutate(n);
+      return;
+    }
+    const status = n.status;
+    const branches = n.branches;
+    if (counts) count(counts, n, -1);
+    mutate(n);
+    if (counts) count(counts, n, 1);
+    // Readiness progress read settled sources only: a settled node that changes invalidates it.
+    if (isSettled(status) && (n.status !== status || (branches !== undefined && n.branches !== branches))) forgetReadiness(ix);
+  };
   switch (a.type) {
     case 'CreateTask':
-      run.nodes.set(a.node.node_id, {
+      put(a.node.node_id, {
         taskId: a.taskId,
         status: a.status,
         attempt: 0,
@@ -29,42 +64,52 @@ export function applyAction(run: RunSnapshot, a: Action): void {
       return;
     case 'CompleteTask': {
       const n = slot(run, a.nodeId, a.taskId);
-      if (n) n.status = TaskStatus.Completed;
+      if (n)
+        change(a.nodeId, n, (x) => {
+          x.status = TaskStatus.Completed;
+        });
       return;
     }
     case 'FailTask': {
       const n = slot(run, a.nodeId, a.taskId);
-      if (n) {
-        n.status = TaskStatus.Failed;
-        n.error = a.reason;
-      }
+      if (n)
+        change(a.nodeId, n, (x) => {
+          x.status = TaskStatus.Failed;
+          x.error = a.reason;
+        });
       return;
     }
     case 'RetryTask': {
       const n = slot(run, a.nodeId, a.taskId);
-      if (n) {
-        n.status = TaskStatus.Pending;
-        n.attempt = a.attempt + 1;
-        delete n.error;
-      }
+      if (n)
+        change(a.nodeId, n, (x) => {
+          x.status = TaskStatus.Pending;
+          x.attempt = a.attempt + 1;
+          x.retryAt = a.notBefore;
+          delete x.error;
+        });
       return;
     }
     case 'RecordBranches': {
       const n = run.nodes.get(a.nodeId);
-      if (n) n.branches = [...a.branches];
+      if (n)
+        change(a.nodeId, n, (x) => {
+          x.branches = [...a.branches];
+        });
       return;
     }
     case 'ResolveWait': {
       const n = run.nodes.get(a.nodeId);
-      if (n) {
-        n.status = a.status;
-        n.awaitedSignal = undefined;
-        if (a.status === TaskStatus.Failed && a.reason !== undefined) n.error = a.reason;
-      }
+      if (n)
+        change(a.nodeId, n, (x) => {
+          x.status = a.status;
+          x.awaitedSignal = undefined;
+          if (a.status === TaskStatus.Failed && a.reason !== undefined) x.error = a.reason;
+        });
       return;
     }
     case 'CreateIterations':
-      run.nodes.set(a.node.node_id, {
+      put(a.node.node_id, {
         taskId: a.taskId,
         status: TaskStatus.Running,
         attempt: 0,
@@ -73,29 +118,45 @@ export function applyAction(run: RunSnapshot, a: Action): void {
       return;
     case 'ReleaseIteration': {
       const n = slot(run, a.nodeId, a.taskId);
-      if (n) n.status = TaskStatus.Pending;
+      if (n)
+        change(a.nodeId, n, (x) => {
+          x.status = TaskStatus.Pending;
+        });
       return;
     }
     case 'SkipIterations':
       for (const id of a.taskIds) {
         const n = slot(run, a.nodeId, id);
-        if (n) n.status = TaskStatus.Skipped;
+        if (n)
+          change(a.nodeId, n, (x) => {
+            x.status = TaskStatus.Skipped;
+          });
       }
       return;
     case 'StartChildRun':
       return;
     case 'RetryChild': {
       const n = run.nodes.get(a.nodeId);
-      if (n) {
-        n.attempt = a.attempt + 1;
-        delete n.error;
-      }
+      if (n)
+        change(a.nodeId, n, (x) => {
+          x.attempt = a.attempt + 1;
+          delete x.error;
+        });
       return;
     }
     case 'ReopenRun':
+      forgetReadiness(ix);
       for (const id of a.resetNodes) {
-        run.nodes.delete(id);
-        run.context.tasks.delete(id);
+        const old = run.nodes.get(id);
+        if (old) {
+          if (counts) count(counts, old, -1);
+          journal?.deletingNode();
+          run.nodes.delete(id);
+        }
+        if (run.context.tasks.has(id)) {
+          journal?.deletingOutput();
+          run.context.tasks.delete(id);
+        }
       }
       run.context.input = a.input;
       run.context.config = a.config;
@@ -103,9 +164,16 @@ export function applyAction(run: RunSnapshot, a: Action): void {
       run.status = RunStatus.Running;
       return;
     case 'CancelTasks':
-      for (const n of run.nodes.values()) {
-        if (isNodeActive(n)) n.status = TaskStatus.Cancelled;
-        for (const it of n.iterations ?? []) if (isNodeActive(it)) it.status = TaskStatus.Cancelled;
+      for (const [id, n] of run.nodes) {
+        if (isNodeActive(n))
+          change(id, n, (x) => {
+            x.status = TaskStatus.Cancelled;
+          });
+        for (const it of n.iterations ?? [])
+          if (isNodeActive(it))
+            change(id, it, (x) => {
+              x.status = TaskStatus.Cancelled;
+            });
       }
       return;
     case 'FinishRun':
@@ -114,6 +182,22 @@ export function applyAction(run: RunSnapshot, a: Action): void {
     default:
       assertNever(a);
   }
+}
+
+/** COMPLETED, FAILED or SKIPPED: the node's outgoing edges can be decided. */
+export function isSettled(status: TaskStatus): boolean {
+  return status === TaskStatus.Completed || status === TaskStatus.Failed || status === TaskStatus.Skipped;
+}
+
+function forgetReadiness(ix: RunIndex): void {
+  ix.readiness = undefined;
+}
+
+/** Adds (`by` 1) or removes (`by` -1) a top-level node state in the counts. */
+function count(c: RunCounts, n: NodeState, by: 1 | -1): void {
+  if (isNodeActive(n)) c.active += by;
+  else if (n.status === TaskStatus.Failed) c.failed += by;
+  else if (n.status === TaskStatus.Cancelled) c.cancelled += by;
 }
 
 /** The node's own state when `taskId` is its task, else the `for_each` iteration with that task. */
@@ -127,7 +211,7 @@ function slot(run: RunSnapshot, nodeId: string, taskId: string): NodeState | und
  * Counts of reached nodes that still have to finish, failed for good, and were cancelled. A
  * failure an `on_error` edge handled is counted too; the machine subtracts those (it needs the DAG).
  */
-export function runCounts(run: RunSnapshot): { active: number; failed: number; cancelled: number } {
+export function runCounts(run: RunSnapshot): RunCounts {
   let active = 0;
   let failed = 0;
   let cancelled = 0;
@@ -137,4 +221,26 @@ export function runCounts(run: RunSnapshot): { active: number; failed: number; c
     else if (n.status === TaskStatus.Cancelled) cancelled++;
   }
   return { active, failed, cancelled };
+}
+
+/**
+ * True when some reached node is still active (the run cannot finish yet). O(1) when the last
+ * node seen active still is (see `RunIndex.activeWitness`); otherwise {@link liveCounts} decides.
+ */
+export function hasActiveNode(run: RunSnapshot): boolean {
+  const ix = runIndex(run);
+  const witness = ix.activeWitness === undefined ? undefined : run.nodes.get(ix.activeWitness);
+  if (witness && isNodeActive(witness)) return true;
+  ix.activeWitness = undefined;
+  return liveCounts(run).active > 0;
+}
+
+/**
+ * {@link runCounts} of the snapshot, O(1) per event: counted once, the first time, then kept up
+ * to date by {@link applyAction}. Read-only for the caller. Only for snapshots changed solely
+ * through `applyAction` since (the machine's); anything else should call {@link runCounts}.
+ */
+export function liveCounts(run: RunSnapshot): Readonly<RunCounts> {
+  const ix = runIndex(run);
+  return (ix.counts ??= runCounts(run));
 }

@@ -6,7 +6,9 @@ import type { WorkflowDag } from '../model/dag.js';
 import { maxAttempts, retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
 import { RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
 import type { Deps, Transition } from './deps.js';
-import { runCounts } from './apply-action.js';
+import { hasActiveNode, liveCounts } from './apply-action.js';
+import { Journal } from './journal.js';
+import { dropRunIndex } from './run-index.js';
 import { MachineError } from './errors.js';
 import type {
   NodeCompleted,
@@ -17,50 +19,13 @@ import type {
   RunStarted,
 } from './events.js';
 import { advanceFrom, begin, isHandledFailure, propagate, routeFailure } from './routing.js';
-import { isTaskActive, matchesAttempt, reportTarget, type NodeState, type RunSnapshot, type StepResult } from './state.js';
+import { isTaskActive, matchesAttempt, reportTarget, type RunSnapshot } from './state.js';
 import { iterationSettled } from './for-each.js';
 import { GATHERED_VALUE_FACTOR, Step, errorMessage, isStoreError, sizeProblem, valueProblem } from './step.js';
 import { onSignalReceived, onTimerFired } from './waits.js';
 import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
 
 export { applyAction, runCounts } from './apply-action.js';
-
-/** What a failed `apply` must undo in the caller's snapshot (node states by identity). */
-interface Saved {
-  status: RunSnapshot['status'];
-  version: number;
-  input: JsonValue;
-  config: JsonValue;
-  tasks: Array<[string, StepResult]>;
-  nodes: Array<[string, NodeState, NodeState]>;
-}
-
-function save(run: RunSnapshot): Saved {
-  return {
-    status: run.status,
-    version: run.version,
-    input: run.context.input,
-    config: run.context.config,
-    tasks: [...run.context.tasks],
-    nodes: [...run.nodes].map(([id, n]) => [id, n, { ...n }]),
-  };
-}
-
-/** Puts the snapshot back in place (same Map and NodeState objects the caller holds). */
-function restore(run: RunSnapshot, s: Saved): void {
-  run.status = s.status;
-  run.version = s.version;
-  run.context.input = s.input;
-  run.context.config = s.config;
-  run.context.tasks.clear();
-  for (const [id, r] of s.tasks) run.context.tasks.set(id, r);
-  run.nodes.clear();
-  for (const [id, obj, copy] of s.nodes) {
-    for (const key of Object.keys(obj)) if (!(key in copy)) delete (obj as unknown as Record<string, unknown>)[key];
-    Object.assign(obj, copy);
-    run.nodes.set(id, obj);
-  }
-}
 
 /**
  * Decides how one event moves one run forward (seed 000 `Machine`). Create one per event with the
@@ -86,13 +51,15 @@ export class Machine {
    * flight) — permanent; StoreError — transient, retry the event.
    */
   async apply(ev: RunEvent): Promise<Transition> {
-    const saved = save(this.run);
-    const s = new Step(this.dag, this.run, this.deps);
+    // Records only what this event changes (O(changes), not O(reached nodes)).
+    const journal = new Journal(this.run);
+    const s = new Step(this.dag, this.run, this.deps, journal);
     try {
       await this.dispatch(s, ev);
       if (s.tr.ignored === undefined) await finishIfDone(s);
     } catch (err) {
-      restore(this.run, saved);
+      journal.restore();
+      dropRunIndex(this.run); // the derived counts and readiness saw the undone changes
       throw err;
     }
     return s.tr;
@@ -203,7 +170,7 @@ async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
  * @throws MachineError RUN_ACTIVE while any task is active; INVALID_REQUEST for an unknown node.
  */
 async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
-  const { active } = runCounts(s.run);
+  const { active } = liveCounts(s.run);
   if (active > 0) {
     throw new MachineError('RUN_ACTIVE', `${active} task(s) in flight; cancel the run before retrying`);
   }
@@ -259,8 +226,8 @@ async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
  * times that), fails the run.
  */
 async function finishIfDone(s: Step): Promise<void> {
-  if (s.terminal()) return;
-  const counts = runCounts(s.run);
+  if (s.terminal() || hasActiveNode(s.run)) return;
+  const counts = liveCounts(s.run);
   const { active, cancelled } = counts;
   if (active > 0) return;
   let failed = counts.failed;

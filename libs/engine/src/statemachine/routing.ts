@@ -8,7 +8,8 @@ import { templateTaskRefs } from '../model/dag.js';
 import type { WorkflowEdge, WorkflowNode } from '../model/workflow-definition.js';
 import { NodeType, TaskStatus, isControlFlow, isTaskCompleted, isWait, type JsonValue } from '../model/workflow-types.js';
 import { MachineError } from './errors.js';
-import type { NodeState } from './state.js';
+import { isNodeActive, type NodeState } from './state.js';
+import { runIndex, type ReadinessProgress } from './run-index.js';
 import { joinReducers, reduceJoin } from '../model/reducers.js';
 import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
 import { park } from './waits.js';
@@ -21,16 +22,72 @@ type Readiness = 'waiting' | 'run' | 'skip';
 /**
  * The one readiness rule: a node is ready once every incoming edge is resolved; it runs if at
  * least one is active and is skipped otherwise.
+ *
+ * Incremental (issue 6), without changing the rule: the edges are walked up to the first
+ * unresolved one, and the stretch of edges found resolved for good (the source settled and its
+ * decision, if it takes one, recorded) is remembered per node in the run's index, so the next
+ * event resumes where this one stopped. A JOIN of N branches costs O(N) over the whole run, not
+ * per event, whatever order its branches settle in. The walk runs in incoming-edge order from the
+ * first edge, or — when no source of the node decides its routing, so that no edge ever needs an
+ * evaluation and the order changes nothing observable — cyclically from `via`, the source whose
+ * settling led here (in a snapshot without a memo, the next edge is then often the witness that
+ * the node must wait). The memo is forgotten when a settled source changes (ReopenRun, a node
+ * recorded anew) or the event is rolled back, and is kept per DAG.
  */
-async function readiness(s: Step, n: WorkflowNode): Promise<Readiness> {
-  let anyActive = false;
-  for (const edge of s.dag.incomingEdges(n.node_id)) {
-    const { active, resolved } = await edgeState(s, edge);
-    if (!resolved) return 'waiting';
-    anyActive ||= active;
+async function readiness(s: Step, n: WorkflowNode, via?: string): Promise<Readiness> {
+  const edges = s.dag.incomingEdges(n.node_id);
+  const total = edges.length;
+  const memo = readinessMemo(s);
+  let known = memo.get(n.node_id);
+  if (!known) {
+    const at = via !== undefined && s.dag.hasPlainSources(n.node_id) ? s.dag.incomingPosition(via, n.node_id) : undefined;
+    known = { start: at ?? 0, count: 0, anyActive: false };
   }
+  let count = known.count;
+  let prefixActive = known.anyActive;
+  let anyActive = prefixActive;
+  let final = true; // every edge walked so far is resolved for good
+  let k = count;
+  for (; k < total; k++) {
+    const edge = edges[(known.start + k) % total];
+    const recorded = recordedEdgeState(s, edge);
+    const { active, resolved } = recorded ?? (await evaluatedEdgeState(s, edge));
+    if (!resolved) {
+      noteActive(s, edge.from);
+      break;
+    }
+    anyActive ||= active;
+    if (final && recorded !== undefined) {
+      count = k + 1;
+      prefixActive ||= active;
+    } else final = false;
+  }
+  if (count > known.count) memo.set(n.node_id, { start: known.start, count, anyActive: prefixActive });
+  if (k < total) return 'waiting';
   return anyActive ? 'run' : 'skip';
 }
+
+/** Remembers `nodeId` as proof that the run cannot finish yet, if it is active (see `hasActiveNode`). */
+function noteActive(s: Step, nodeId: string): void {
+  const n = s.run.nodes.get(nodeId);
+  if (n && isNodeActive(n)) runIndex(s.run).activeWitness = nodeId;
+}
+
+/** The readiness progress of the run's unreached nodes, for this DAG (see {@link readiness}). */
+function readinessMemo(s: Step): Map<string, ReadinessProgress> {
+  const ix = runIndex(s.run);
+  if (ix.readiness?.dag !== s.dag) ix.readiness = { dag: s.dag, byNode: new Map() };
+  return ix.readiness.byNode;
+}
+
+interface EdgeState {
+  active: boolean;
+  resolved: boolean;
+}
+
+const UNRESOLVED: EdgeState = Object.freeze({ active: false, resolved: false });
+const INACTIVE: EdgeState = Object.freeze({ active: false, resolved: true });
+const ACTIVE: EdgeState = Object.freeze({ active: true, resolved: true });
 
 /**
  * An edge is active when its source completed and the edge is a normal one its source selected
@@ -42,28 +99,44 @@ async function readiness(s: Step, n: WorkflowNode): Promise<Readiness> {
  * while its source is unreached, pending, running, waiting or cancelled, or failed for good
  * without any `on_error` edge — so nothing below an unhandled failure runs.
  */
-async function edgeState(s: Step, edge: WorkflowEdge): Promise<{ active: boolean; resolved: boolean }> {
+async function edgeState(s: Step, edge: WorkflowEdge): Promise<EdgeState> {
+  return recordedEdgeState(s, edge) ?? evaluatedEdgeState(s, edge);
+}
+
+/**
+ * {@link edgeState} when the source's state decides it alone, synchronously; `undefined` when it
+ * needs the source's decision and none was recorded (see {@link branchesOf}'s fallback). A
+ * resolved result stays true as long as the source's status and decision do.
+ */
+function recordedEdgeState(s: Step, edge: WorkflowEdge): EdgeState | undefined {
   const from = s.run.nodes.get(edge.from);
-  if (!from) return { active: false, resolved: false };
-  if (from.status === TaskStatus.Skipped) return { active: false, resolved: true };
+  if (!from) return UNRESOLVED;
+  if (from.status === TaskStatus.Skipped) return INACTIVE;
   if (from.status === TaskStatus.Failed && hasErrorEdge(s, edge.from)) {
-    return { active: edge.on_error === true && (await branchesOf(s, edge.from, from)).includes(edge.to), resolved: true };
+    if (edge.on_error !== true) return INACTIVE;
+    return from.branches === undefined ? undefined : from.branches.includes(edge.to) ? ACTIVE : INACTIVE;
   }
-  if (!isTaskCompleted(from.status)) return { active: false, resolved: false };
-  if (edge.on_error === true) return { active: false, resolved: true };
+  if (!isTaskCompleted(from.status)) return UNRESOLVED;
+  if (edge.on_error === true) return INACTIVE;
   const node = s.dag.getNode(edge.from);
-  if (!node || (node.type !== NodeType.Switch && !isRouted(s, edge.from))) return { active: true, resolved: true };
-  return { active: (await branchesOf(s, edge.from, from)).includes(edge.to), resolved: true };
+  if (!node || (node.type !== NodeType.Switch && !isRouted(s, edge.from))) return ACTIVE;
+  return from.branches === undefined ? undefined : from.branches.includes(edge.to) ? ACTIVE : INACTIVE;
+}
+
+/** {@link edgeState} of an edge whose source's decision was never recorded: evaluated now. */
+async function evaluatedEdgeState(s: Step, edge: WorkflowEdge): Promise<EdgeState> {
+  const from = s.run.nodes.get(edge.from) as NodeState;
+  return (await branchesOf(s, edge.from, from)).includes(edge.to) ? ACTIVE : INACTIVE;
 }
 
 /** The node has an outgoing `on_error` edge (its failures are routed, not run failures). */
 export function hasErrorEdge(s: Step, nodeId: string): boolean {
-  return s.dag.outgoingEdges(nodeId).some((e) => e.on_error === true);
+  return s.dag.hasErrorEdge(nodeId);
 }
 
 /** A non-SWITCH node whose routing is decided and recorded: it has a conditional or error edge. */
 function isRouted(s: Step, nodeId: string): boolean {
-  return s.dag.outgoingEdges(nodeId).some((e) => e.on_error === true || e.condition !== undefined);
+  return s.dag.hasRoutedEdge(nodeId);
 }
 
 /**
@@ -118,21 +191,29 @@ async function settle(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
  * and keep walking; worker nodes and real waits stop the walk. Nodes still waiting on a
  * predecessor are left for a later event.
  */
-export async function propagate(s: Step, candidates: readonly WorkflowNode[]): Promise<void> {
+export async function propagate(s: Step, candidates: readonly WorkflowNode[], from?: string): Promise<void> {
   const queue = [...candidates];
-  while (queue.length > 0) {
-    const n = queue.shift() as WorkflowNode;
+  // The node whose settling put each candidate in the queue (a hint for readiness).
+  const via: Array<string | undefined> = queue.map(() => from);
+  const enqueue = (nodes: readonly WorkflowNode[], source: string): void => {
+    for (const next of nodes) {
+      queue.push(next);
+      via.push(source);
+    }
+  };
+  for (let head = 0; head < queue.length; head++) {
+    const n = queue[head];
     if (s.run.nodes.has(n.node_id)) continue;
-    switch (await readiness(s, n)) {
+    switch (await readiness(s, n, via[head])) {
       case 'waiting':
         continue;
       case 'skip':
         s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Skipped });
-        queue.push(...s.dag.successors(n.node_id));
+        enqueue(s.dag.successors(n.node_id), n.node_id);
         break;
       case 'run':
-        queue.push(...(await activate(s, n)));
-        queue.push(...(await settle(s, n)));
+        enqueue(await activate(s, n), n.node_id);
+        enqueue(await settle(s, n), n.node_id);
         break;
     }
   }
@@ -289,7 +370,7 @@ async function schedule(s: Step, n: WorkflowNode): Promise<void> {
 export async function begin(s: Step, node: WorkflowNode): Promise<void> {
   try {
     const next = await activate(s, node);
-    await propagate(s, [...next, ...(await settle(s, node))]);
+    await propagate(s, [...next, ...(await settle(s, node))], node.node_id);
   } catch (err) {
     if (isStoreError(err)) throw err;
     throw new MachineError('INVALID_REQUEST', errorMessage(err));
@@ -310,7 +391,7 @@ export async function advanceFrom(s: Step, nodeId: string, output: JsonValue): P
   }
   try {
     await decide(s, nodeId);
-    await propagate(s, s.dag.successors(nodeId));
+    await propagate(s, s.dag.successors(nodeId), nodeId);
   } catch (err) {
     if (isStoreError(err)) throw err;
     s.failRun(`routing after node ${nodeId} failed: ${errorMessage(err)}`);
@@ -328,7 +409,7 @@ export async function routeFailure(s: Step, nodeId: string): Promise<void> {
   if (s.terminal() || !hasErrorEdge(s, nodeId)) return;
   try {
     await decide(s, nodeId);
-    await propagate(s, s.dag.successors(nodeId));
+    await propagate(s, s.dag.successors(nodeId), nodeId);
   } catch (err) {
     if (isStoreError(err)) throw err;
     s.failRun(`routing after node ${nodeId} failed: ${errorMessage(err)}`);

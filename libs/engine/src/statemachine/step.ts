@@ -10,6 +10,7 @@ import { findUnstorable, formatBytes } from '../model/storable-json.js';
 import { DEFAULT_MAX_SUBWORKFLOW_DEPTH, DEFAULT_MAX_VALUE_BYTES, type Deps, type Transition } from './deps.js';
 import { StoreError } from './errors.js';
 import { applyAction } from './apply-action.js';
+import type { Journal } from './journal.js';
 import type { RunContext, RunSnapshot } from './state.js';
 
 /**
@@ -67,10 +68,12 @@ export class Step {
   /** Ids of buffered signals consumed by this transition (not yet persisted). */
   readonly consumedSignals: string[] = [];
 
+  /** `journal` records every change to the snapshot so a failed event can be undone. */
   constructor(
     readonly dag: WorkflowDag,
     readonly run: RunSnapshot,
     readonly deps: Deps,
+    private readonly journal?: Journal,
   ) {
     this.now = deps.now();
   }
@@ -78,7 +81,7 @@ export class Step {
   /** Records an action and applies it to the snapshot (seed 000 `emit`). */
   emit(a: Action): void {
     this.tr.actions.push(a);
-    applyAction(this.run, a);
+    applyAction(this.run, a, this.journal);
   }
 
   /** Marks the event as changing nothing, with a reason (seed 000 `ignore`). */
@@ -98,6 +101,7 @@ export class Step {
 
   /** Caches a completed node's output for templates that reference it (seed 000 `setOutput`). */
   setOutput(nodeId: string, output: JsonValue): void {
+    this.journal?.settingOutput(nodeId);
     this.run.context.tasks.set(nodeId, { status: TaskStatus.Completed, output });
   }
 
