@@ -3,7 +3,7 @@ import type { WeftClient } from '@weft/client';
 import { TERMINAL, jsNode, publish, start, startE2E, type E2E } from '../support/e2e-platform.js';
 
 /** Run fields with the SUBWORKFLOW additions: the parent, the depth and the child runs. */
-const CHILD = `id status workflowId version input output error parentRunId parentTaskId depth`;
+const CHILD = `id status workflowId version input output error parentRunId parentTaskId depth createdAt finishedAt`;
 const FIELDS = `${CHILD} tasks { id nodeId status attempt input output error } children { ${CHILD} }`;
 
 const read = async (client: WeftClient, id: string) => (await client.request(`query($id: ID!) { run(id: $id) { ${FIELDS} } }`, { id })).run;
@@ -221,6 +221,20 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run (DESIGN 
     expect(task(run, 'sub').error).toContain(childId);
     expect(task(run, 'sub').error).toContain('cancel');
     expect(task(run, 'after')).toBeUndefined();
+  });
+
+  it('waits the retry backoff even when the child fails the moment it starts', async () => {
+    // The child's only node cannot resolve its input: the child fails inside its own start.
+    await publish(client, 'broken', { nodes: [jsNode('x', 'return {};', { v: '{{input.missing.deep}}' })], edges: [] });
+    await publish(client, 'retries-broken', {
+      nodes: [{ node_id: 'call', type: 'SUBWORKFLOW', retry: { max_attempts: 2, backoff_seconds: 1 }, spec: { workflow: 'broken' } }],
+      edges: [],
+    });
+    const run = await waitFor(client, await start(client, 'retries-broken'));
+    expect(run.status).toBe('FAILED');
+    expect(run.children.map((c: any) => c.status)).toEqual(['FAILED', 'FAILED']);
+    const [first, second] = run.children;
+    expect(Date.parse(second.createdAt) - Date.parse(first.finishedAt)).toBeGreaterThanOrEqual(1000);
   });
 
   it('stops a workflow that calls itself at depth 10: the deepest node fails and every run in the chain fails', async () => {

@@ -171,7 +171,7 @@ export class ActionWriter {
       case 'StartChildRun': {
         const r = await sql(
           this.m,
-          `UPDATE tasks SET wake_at = NULL, updated_at = $4 WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'WAITING'`,
+          `UPDATE tasks SET wake_at = NULL, retry_at = NULL, updated_at = $4 WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'WAITING'`,
           [this.tenantId, a.taskId, a.attempt, this.now],
         );
         this.expectOne(r.rowCount, `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to start a child run for`);
@@ -181,7 +181,7 @@ export class ActionWriter {
       case 'RetryChild': {
         const r = await sql(
           this.m,
-          `UPDATE tasks SET attempt = attempt + 1, error = $4, wake_at = $5, updated_at = $6
+          `UPDATE tasks SET attempt = attempt + 1, error = $4, wake_at = $5, retry_at = $5, updated_at = $6
             WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'WAITING'`,
           [this.tenantId, a.taskId, a.attempt, a.reason, a.notBefore, this.now],
         );

@@ -216,6 +216,8 @@ interface TaskStateRow {
   lease_token: string | null;
   /** A `for_each` iteration's element index; null for a node's own task. */
   iteration: number | null;
+  /** When a waiting SUBWORKFLOW task's next child may start (its retry's backoff); null otherwise. */
+  retry_at: Date | null;
 }
 
 /** What one committed event leaves for after-commit work and for the caller. */
@@ -240,7 +242,8 @@ interface Applied {
 
 /** The `tasks t` columns of a {@link TaskStateRow}: what the machine decides on, no inputs or outputs. */
 const TASK_STATE_COLUMNS = `t.node_id, t.id, t.status, t.attempt, t.branches, t.awaited_signal,
-  CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token, t.iteration`;
+  CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token, t.iteration,
+  CASE WHEN t.status = 'WAITING' THEN t.retry_at END AS retry_at`;
 
 /** Task statuses of an attempt that is dispatched and not finished. */
 const ACTIVE_WORKER = new Set<string>([TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running]);
@@ -898,8 +901,13 @@ export class RunCoordinator {
         const dag = await this.dag(m, tenantId, run.workflow_id, version ?? run.version);
         const applied = await this.applyLocked(m, tenantId, run, nodes, dag, ev, now, opts);
         if (ev.type === 'TimerFired' && applied.transition?.ignored !== undefined && isUuid(ev.taskId)) {
-          // A timer nobody will act on again must not be claimed again after its lease.
-          await sql(m, `UPDATE tasks SET wake_at = NULL WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`, [tenantId, ev.taskId]);
+          // A timer nobody will act on again must not be claimed again after its lease; one that
+          // came too early for a retry is set again for the retry's due time.
+          await sql(m, `UPDATE tasks SET wake_at = $3 WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`, [
+            tenantId,
+            ev.taskId,
+            applied.transition.rearmAt ?? null,
+          ]);
         }
         return applied;
       }),
@@ -1452,6 +1460,7 @@ function snapshotNodes(rows: readonly TaskStateRow[]): Map<string, NodeState> {
     if (t.branches !== null) n.branches = t.branches;
     if (t.awaited_signal !== null) n.awaitedSignal = t.awaited_signal;
     if (t.error !== null) n.error = t.error;
+    if (t.retry_at !== null) n.retryAt = t.retry_at;
     nodes.set(t.node_id, n);
   }
   iterations.sort((a, b) => (a.iteration as number) - (b.iteration as number));

@@ -85,7 +85,6 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
         change(a.nodeId, n, (x) => {
           x.status = TaskStatus.Pending;
           x.attempt = a.attempt + 1;
-          x.retryAt = a.notBefore;
           delete x.error;
         });
       return;
@@ -133,13 +132,17 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
           });
       }
       return;
-    case 'StartChildRun':
+    case 'StartChildRun': {
+      const n = run.nodes.get(a.nodeId);
+      if (n?.retryAt !== undefined) change(a.nodeId, n, (x) => delete x.retryAt);
       return;
+    }
     case 'RetryChild': {
       const n = run.nodes.get(a.nodeId);
       if (n)
         change(a.nodeId, n, (x) => {
           x.attempt = a.attempt + 1;
+          x.retryAt = a.notBefore;
           delete x.error;
         });
       return;

@@ -103,4 +103,9 @@ export interface Transition {
   ignored?: string;
   /** For SignalReceived: whether a waiting node consumed the signal (false: buffered). */
   signalDelivered?: boolean;
+  /**
+   * For an ignored TimerFired whose task still needs a timer (a retry not due yet): when it must
+   * fire. Without it the coordinator clears the timer of an ignored TimerFired.
+   */
+  rearmAt?: Date;
 }

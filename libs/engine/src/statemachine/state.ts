@@ -49,6 +49,11 @@ export interface NodeState {
   /** The signal a WAITING WAIT_FOR_EVENT node waits for. */
   awaitedSignal?: string;
   /**
+   * When a WAITING SUBWORKFLOW task's retry is due (its RetryChild's `notBefore`): a timer that
+   * fires earlier (a late wake-up meant for the failed child) must not start the next child.
+   */
+  retryAt?: Date;
+  /**
    * Why the node failed, when known: set by the actions that fail it (CreateTask with an error,
    * FailTask, a failed ResolveWait). A snapshot loaded from storage may fill it from the task row.
    */

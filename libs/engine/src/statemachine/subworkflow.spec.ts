@@ -159,3 +159,21 @@ describe('SUBWORKFLOW: a child run as a function call (DESIGN §6, seed 003 subg
     expect((actionsOf(tr, 'DispatchTask')[0]?.input as { why: string }).why).toMatch(/^child run .* failed: insufficient funds$/);
   });
 });
+
+describe('SUBWORKFLOW retries keep their backoff', () => {
+  it('a late wake-up meant for the failed child does not start the next one early; the timer is set for the retry', async () => {
+    const h = orderFlow({ retry: { max_attempts: 2, backoff_seconds: 5 } });
+    await h.start();
+    await h.complete('order');
+    await h.endChild('pay', RunStatus.Failed, { error: 'x' });
+    expect(h.node('pay').retryAt).toEqual(new Date(h.now.getTime() + 5000));
+    // The scheduler's claim of the child's end fires after the fast path already retried.
+    const stale = await h.fireTimer('pay');
+    expect(stale.ignored).toBe(`the retry of pay is not due until ${new Date(h.now.getTime() + 5000).toISOString()}`);
+    expect(stale.rearmAt).toEqual(new Date(h.now.getTime() + 5000));
+    expect(h.children).toHaveLength(1);
+    h.advance(5);
+    expect(actionsOf(await h.fireTimer('pay'), 'StartChildRun')).toHaveLength(1);
+    expect(h.node('pay').retryAt).toBeUndefined();
+  });
+});

@@ -146,7 +146,8 @@ async function childStart(
 /**
  * TimerFired on a WAITING SUBWORKFLOW task (the caller checked it is the current, waiting task of
  * a running run): the child run of the current attempt ended, or a retry's backoff elapsed.
- * - no child for this attempt yet (after a RetryChild): start it, from the task's stored input;
+ * - no child for this attempt yet (after a RetryChild): start it, from the task's stored input,
+ *   once its backoff elapsed (an earlier wake-up is ignored and its timer kept);
  * - a child created but not started yet (deferred by the coordinator): start it;
  * - the child still running: ignored;
  * - SUCCEEDED: the node completes with the child's run output (`{}` when it has none);
@@ -165,6 +166,12 @@ export async function onChildTimer(s: Step, ev: TimerFired, n: NodeState, node: 
     throw storeError(err);
   }
   if (!child) {
+    if (n.retryAt !== undefined && n.retryAt.getTime() > s.now.getTime()) {
+      // A wake-up meant for the failed child arrived after its RetryChild: the backoff stands.
+      s.ignore(`the retry of ${ev.nodeId} is not due until ${n.retryAt.toISOString()}`);
+      s.tr.rearmAt = n.retryAt;
+      return;
+    }
     await startNextChild(s, ev, n, node);
     return;
   }

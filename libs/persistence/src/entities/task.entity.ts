@@ -48,6 +48,10 @@ export class TaskEntity {
   @Column({ name: 'error', type: 'text', nullable: true })
   error: string | null;
 
+  /** When a waiting SUBWORKFLOW task may start its next attempt's child (retry backoff); null otherwise. */
+  @Column({ name: 'retry_at', type: 'timestamptz', nullable: true })
+  retryAt: Date | null;
+
   /** 0-based element index of a `for_each` iteration task; null otherwise. */
   @Column({ name: 'iteration', type: 'int', nullable: true })
   iteration: number | null;

@@ -8,6 +8,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   never leased) holding the node's status and merged output, and one task per element with its
  *   own attempts and lease. The unique (run, node) index now covers the tasks without an
  *   iteration; iterations are unique per (run, node, iteration).
+ * - `tasks.retry_at` (timestamptz, NULL): when a WAITING SUBWORKFLOW task whose child failed may
+ *   start the next attempt's child (its backoff); unlike `wake_at`, claims never move it.
  * - `runs.parent_run_id`, `parent_task_id`, `parent_attempt`: the SUBWORKFLOW task attempt that
  *   started a child run (same tenant); `runs.depth`: 0 for a run started over the API, the
  *   parent's depth + 1 for a child (the machine refuses to go beyond the depth limit);
@@ -19,7 +21,7 @@ export class IterationsAndChildRuns1764921600000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
-      ALTER TABLE tasks ADD COLUMN iteration int CHECK (iteration >= 0);
+      ALTER TABLE tasks ADD COLUMN iteration int CHECK (iteration >= 0), ADD COLUMN retry_at timestamptz;
       DROP INDEX tasks_run_node;
       CREATE UNIQUE INDEX tasks_run_node ON tasks (tenant_id, run_id, node_id) WHERE iteration IS NULL;
       CREATE UNIQUE INDEX tasks_run_node_iteration ON tasks (tenant_id, run_id, node_id, iteration) WHERE iteration IS NOT NULL;
@@ -50,7 +52,7 @@ export class IterationsAndChildRuns1764921600000 implements MigrationInterface {
       DROP INDEX tasks_run_node_iteration;
       DROP INDEX tasks_run_node;
       CREATE UNIQUE INDEX tasks_run_node ON tasks (tenant_id, run_id, node_id);
-      ALTER TABLE tasks DROP COLUMN iteration;
+      ALTER TABLE tasks DROP COLUMN retry_at, DROP COLUMN iteration;
     `);
   }
 }
