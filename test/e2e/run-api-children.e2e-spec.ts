@@ -34,8 +34,8 @@ describe('iterations and child runs through the API and the CLI', () => {
   const sql = (query: string, params: unknown[] = []) => withTenant(db.owner, tenantId, (m) => m.query(query, params));
   const insertRun = (id: string, workflowId: string, at: string, extra: { parent?: string; task?: string; attempt?: number; depth?: number; status?: string } = {}) =>
     sql(
-      `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, created_at, updated_at, parent_run_id, parent_task_id, parent_attempt, depth)
-       VALUES ($1, $2, $3, 1, $4, '{}', '{}', $5, $5, $6, $7, $8, $9)`,
+      `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, created_at, updated_at, parent_run_id, parent_task_id, parent_attempt, depth, root_run_id)
+       VALUES ($1, $2, $3, 1, $4, '{}', '{}', $5, $5, $6, $7, $8, $9, $6)`,
       [tenantId, id, workflowId, extra.status ?? 'RUNNING', at, extra.parent ?? null, extra.task ?? null, extra.attempt ?? null, extra.depth ?? 0],
     );
   const insertTask = (id: string, nodeId: string, status: string, at: string, extra: { iteration?: number; output?: unknown; error?: string } = {}) =>
@@ -77,8 +77,8 @@ describe('iterations and child runs through the API and the CLI', () => {
 
     await insertRun(manyChildren, 'batch', t0);
     await sql(
-      `INSERT INTO runs (tenant_id, id, workflow_id, version, status, created_at, updated_at, parent_run_id, parent_task_id, parent_attempt, depth)
-       SELECT $1, gen_random_uuid(), 'payments', 1, 'SUCCEEDED', timestamptz '2030-02-01' + i * interval '1 second', now(), $2, $3, i, 1
+      `INSERT INTO runs (tenant_id, id, workflow_id, version, status, created_at, updated_at, parent_run_id, parent_task_id, parent_attempt, depth, root_run_id)
+       SELECT $1, gen_random_uuid(), 'payments', 1, 'SUCCEEDED', timestamptz '2030-02-01' + i * interval '1 second', now(), $2, $3, i, 1, $2
        FROM generate_series(0, 104) AS i`,
       [tenantId, manyChildren, randomUUID()],
     );

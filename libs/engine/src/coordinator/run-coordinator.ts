@@ -238,6 +238,11 @@ interface Applied {
   nested?: Array<{ runId: string; applied: Applied }>;
   /** Parent SUBWORKFLOW tasks woken because this run (or a nested one) ended: fired after commit. */
   wakes?: FireTimerInput[];
+  /**
+   * The run's node states after the event (as committed), kept by {@link SnapshotCache} for the
+   * run's next event; absent when the event was not applied through the machine (or rejected).
+   */
+  nodes?: Map<string, NodeState>;
 }
 
 /** The `tasks t` columns of a {@link TaskStateRow}: what the machine decides on, no inputs or outputs. */
@@ -293,6 +298,7 @@ export class RunCoordinator {
   private readonly maxInputBytes: number;
   private readonly maxSubworkflowDepth: number;
   private readonly maxRunTree: number;
+  private readonly snapshots = new SnapshotCache();
 
   constructor(
     private readonly ds: DataSource,
@@ -383,7 +389,7 @@ export class RunCoordinator {
           root_run_id: null,
         };
         const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
-        const applied = await this.applyLocked(m, tenantId, run, [], dag, ev, now, { rejectedRollsBack: true });
+        const applied = await this.applyLocked(m, tenantId, run, new Map(), dag, ev, now, { rejectedRollsBack: true });
         return { runId, created: true as const, applied };
       }),
     ).catch((err: unknown) => {
@@ -882,22 +888,31 @@ export class RunCoordinator {
         const run = locked.rows[0];
         if (!run) return undefined;
         const { ev, version } = build(run);
-        // The clock is read in the same round trip, after the lock was granted.
+        // The node states: those this process left after the run's previous event when nothing
+        // else has applied one since (same event_seq, checked under the row lock), else every
+        // task row. Either way the clock (and a report's own task) is read after the lock.
+        const cached = this.snapshots.take(tenantId, runId, run.event_seq);
+        const reported = 'taskId' in ev && isUuid(ev.taskId) ? ev.taskId : null;
         const read = await sql<TaskStateRow & { db_now: Date }>(
           m,
-          `SELECT c.db_now, ${TASK_STATE_COLUMNS}
-             FROM (SELECT clock_timestamp() AS db_now) c
-             LEFT JOIN tasks t ON t.tenant_id = $1 AND t.run_id = $2`,
-          [tenantId, runId],
+          cached
+            ? `SELECT c.db_now, ${TASK_STATE_COLUMNS}
+                 FROM (SELECT clock_timestamp() AS db_now) c
+                 LEFT JOIN tasks t ON t.tenant_id = $1 AND t.run_id = $2 AND t.id = $3`
+            : `SELECT c.db_now, ${TASK_STATE_COLUMNS}
+                 FROM (SELECT clock_timestamp() AS db_now) c
+                 LEFT JOIN tasks t ON t.tenant_id = $1 AND t.run_id = $2`,
+          cached ? [tenantId, runId, reported] : [tenantId, runId],
         );
         const now = this.testClock?.() ?? read.rows[0]!.db_now;
-        const nodes = read.rows.filter((r) => r.id !== null);
-        const stale = opts.leaseToken === undefined ? undefined : staleLease(ev, nodes, opts.leaseToken);
+        const rows = read.rows.filter((r) => r.id !== null);
+        const stale = opts.leaseToken === undefined ? undefined : staleLease(ev, rows, opts.leaseToken);
         if (stale !== undefined) {
           const seq = run.event_seq + 1;
           await this.appendHistory(m, tenantId, run.id, seq, ev, now, [], stale, undefined, {});
-          return { ignored: stale, status: run.status, seq, jobs: [], now } satisfies Applied;
+          return { ignored: stale, status: run.status, seq, jobs: [], now, ...(cached ? { nodes: cached } : {}) } satisfies Applied;
         }
+        const nodes = cached ?? snapshotNodes(rows);
         const dag = await this.dag(m, tenantId, run.workflow_id, version ?? run.version);
         const applied = await this.applyLocked(m, tenantId, run, nodes, dag, ev, now, opts);
         if (ev.type === 'TimerFired' && applied.transition?.ignored !== undefined && isUuid(ev.taskId)) {
@@ -911,7 +926,11 @@ export class RunCoordinator {
         }
         return applied;
       }),
-    );
+    ).then((applied) => {
+      // Committed: the node states now match the database at the new event_seq.
+      if (applied?.nodes) this.snapshots.put(tenantId, runId, applied.seq, applied.nodes);
+      return applied;
+    });
   }
 
   /**
@@ -925,7 +944,7 @@ export class RunCoordinator {
     m: EntityManager,
     tenantId: string,
     run: RunRow,
-    taskRows: TaskStateRow[],
+    nodes: Map<string, NodeState>,
     dag: WorkflowDag,
     ev: RunEvent,
     now: Date,
@@ -937,7 +956,7 @@ export class RunCoordinator {
       version: run.version,
       status: run.status,
       context: { input: run.input, config: run.config, tasks: new Map() },
-      nodes: snapshotNodes(taskRows),
+      nodes,
       depth: run.depth,
     };
     const deps: Deps = {
@@ -957,13 +976,13 @@ export class RunCoordinator {
       transition = await new Machine(dag, snapshot, deps).apply(ev);
     } catch (err) {
       if (!(err instanceof MachineError) || opts.rejectedRollsBack) throw err;
-      await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag, taskRows), now, [], undefined, err.message, {});
+      await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag, nodes), now, [], undefined, err.message, {});
       return { rejected: err, status: run.status, seq, jobs: [], now };
     }
 
     const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs).write(transition.actions);
-    await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag, taskRows), now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
-    const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now };
+    await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag, nodes), now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
+    const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now, nodes };
     await this.linkedRuns(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
     return applied;
   }
@@ -1041,7 +1060,7 @@ export class RunCoordinator {
     const row = locked.rows[0];
     if (!row || row.event_seq > 0 || row.status !== RunStatus.Running) return; // started (or ended) already
     const dag = await this.dag(m, tenantId, row.workflow_id, row.version);
-    const started = await this.applyLocked(m, tenantId, row, [], dag, { type: 'RunStarted' }, now, { rejectedRollsBack: false, nesting: nesting + 1 });
+    const started = await this.applyLocked(m, tenantId, row, new Map(), dag, { type: 'RunStarted' }, now, { rejectedRollsBack: false, nesting: nesting + 1 });
     if (started.rejected) {
       const reason = `the child run could not start: ${started.rejected.message}`;
       await sql(m, `UPDATE runs SET status = 'FAILED', error = $3, finished_at = $4, updated_at = $4 WHERE tenant_id = $1 AND id = $2`, [tenantId, row.id, reason, now]);
@@ -1061,7 +1080,7 @@ export class RunCoordinator {
     for (const kid of kids.rows) {
       const tasks = await sql<TaskStateRow>(m, `SELECT ${TASK_STATE_COLUMNS} FROM tasks t WHERE t.tenant_id = $1 AND t.run_id = $2`, [tenantId, kid.id]);
       const dag = await this.dag(m, tenantId, kid.workflow_id, kid.version);
-      const cancelled = await this.applyLocked(m, tenantId, kid, tasks.rows, dag, { type: 'RunCancelled', reason }, applied.now, { rejectedRollsBack: false });
+      const cancelled = await this.applyLocked(m, tenantId, kid, snapshotNodes(tasks.rows), dag, { type: 'RunCancelled', reason }, applied.now, { rejectedRollsBack: false });
       (applied.nested ??= []).push({ runId: kid.id, applied: cancelled });
     }
   }
@@ -1531,13 +1550,13 @@ interface JobRow {
  * The event as the run history records it (DESIGN §6 payload hygiene): a NodeCompleted's output
  * trimmed by the node's `output_keep` / `output_drop`, or replaced by {@link REDACTED} for a
  * `sensitive` node (whose successors still receive it through the task); a worker report for a
- * `for_each` iteration also carries `iteration`, the element's index (from the loaded task rows).
+ * `for_each` iteration also carries `iteration`, the element's index (from the node states before the event).
  */
-function historyEvent(ev: RunEvent, dag: WorkflowDag, tasks: readonly TaskStateRow[]): RunEvent {
+function historyEvent(ev: RunEvent, dag: WorkflowDag, nodes: ReadonlyMap<string, NodeState>): RunEvent {
   if (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed') return ev;
   // A for_each iteration's report names the node and the iteration's task: say which element it was.
-  const iteration = tasks.find((t) => t.id === ev.taskId)?.iteration ?? null;
-  const tagged = iteration === null ? ev : { ...ev, iteration };
+  const at = nodes.get(ev.nodeId)?.iterations?.findIndex((it) => it.taskId === ev.taskId) ?? -1;
+  const tagged = at < 0 ? ev : { ...ev, iteration: at };
   if (ev.type !== 'NodeCompleted') return tagged;
   const node = dag.getNode(ev.nodeId);
   if (isSensitive(node)) return { ...tagged, output: REDACTED } as RunEvent;
@@ -1581,4 +1600,37 @@ export function toWeftError(err: MachineError): WeftError {
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The node states each run's last event left, in this process, keyed by tenant and run, with the
+ * run's `event_seq` after that event (issue 6: an event should not reload every task of its run).
+ * An entry is used only for the event whose locked run row still has that `event_seq`: any event
+ * applied elsewhere (another process, `failWait`) bumps it, and the entry is then ignored. Writes
+ * that do not bump it change nothing the node states hold (a claim's RUNNING, leases, wake-ups,
+ * which the machine treats alike). `take` removes the entry while an event uses it, so a failed or
+ * retried transaction never leaves a half-applied snapshot behind. At most 1,000 runs, least
+ * recently used out first.
+ */
+class SnapshotCache {
+  private readonly entries = new Map<string, { seq: number; nodes: Map<string, NodeState> }>();
+
+  constructor(private readonly max = 1_000) {}
+
+  /** The node states for the event about to be applied at `seq`, or undefined (then load them). */
+  take(tenantId: string, runId: string, seq: number): Map<string, NodeState> | undefined {
+    const key = `${tenantId}:${runId}`;
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    this.entries.delete(key);
+    return e.seq === seq ? e.nodes : undefined;
+  }
+
+  /** Keeps the node states committed at `seq`. */
+  put(tenantId: string, runId: string, seq: number, nodes: Map<string, NodeState>): void {
+    const key = `${tenantId}:${runId}`;
+    this.entries.delete(key);
+    this.entries.set(key, { seq, nodes });
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
+  }
 }
