@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { JsonValue } from '@weft/engine';
 import { RunRepository } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, http, publishWorkflow } from '../support/builders.js';
@@ -22,7 +23,7 @@ afterAll(async () => {
 });
 
 /** Reports the node's current job (as dispatched by either coordinator) completed through `via`. */
-async function complete(via: Replica, tenantId: string, runId: string, nodeId: string, output: object = {}) {
+async function complete(via: Replica, tenantId: string, runId: string, nodeId: string, output: JsonValue = {}) {
   const job = [...a.dispatcher.jobs, ...b.dispatcher.jobs].filter((j) => j.runId === runId && j.nodeId === nodeId).at(-1)!;
   return via.coordinator.reportCompleted(tenantId, { runId, taskId: job.taskId, nodeId, attempt: job.attempt, output });
 }
