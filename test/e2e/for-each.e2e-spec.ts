@@ -2,25 +2,26 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
-import { TERMINAL, jsNode, publish, rejection, start, startE2E, type E2E } from '../support/e2e-platform.js';
+import { TERMINAL, getRun, jsNode, publish, rejection, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
 
 /** Run fields with each task's `iteration` (null for a node's own, or aggregate, task). */
 const FIELDS = `id status output error tasks { id nodeId status attempt input output error iteration }`;
 const ACTIVE = ['PENDING', 'QUEUED', 'RUNNING', 'WAITING'];
 
-const read = async (client: WeftClient, id: string) => (await client.request(`query($id: ID!) { run(id: $id) { ${FIELDS} } }`, { id })).run;
+const read = (client: WeftClient, id: string) => getRun(client, id, FIELDS);
 
-/** Polls the run until `pred` holds (default: it ended); `seen` gets every state read. */
-async function waitFor(client: WeftClient, id: string, pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status), seen: (run: any) => void = () => {}, timeoutMs = 30_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = await read(client, id);
-    seen(run);
-    if (pred(run)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${id} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(run)}`);
-    await new Promise((r) => setTimeout(r, 40));
-  }
-}
+/** Polls the run (with FIELDS) until `pred` holds (default: it ended); `seen` gets every state read. */
+const waitFor = (client: WeftClient, id: string, pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status), seen: (run: any) => void = () => {}, timeoutMs = 30_000) =>
+  waitRun(
+    client,
+    id,
+    (run) => {
+      seen(run);
+      return pred(run);
+    },
+    timeoutMs,
+    FIELDS,
+  );
 
 /** The node's own task: for a for_each node, the aggregate (iteration null). */
 const node = (run: any, id: string) => run.tasks.find((t: any) => t.nodeId === id && t.iteration === null);

@@ -1,23 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
-import { TERMINAL, jsNode, publish, start, startE2E, type E2E } from '../support/e2e-platform.js';
+import { getRun, jsNode, publish, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
 
 /** Run fields with the SUBWORKFLOW additions: the parent, the depth and the child runs. */
 const CHILD = `id status workflowId version input output error parentRunId parentTaskId depth createdAt finishedAt`;
 const FIELDS = `${CHILD} tasks { id nodeId status attempt input output error } children { ${CHILD} }`;
 
-const read = async (client: WeftClient, id: string) => (await client.request(`query($id: ID!) { run(id: $id) { ${FIELDS} } }`, { id })).run;
+const read = (client: WeftClient, id: string) => getRun(client, id, FIELDS);
 
-/** Polls the run until `pred` holds (default: it ended); returns it. */
-async function waitFor(client: WeftClient, id: string, pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status), timeoutMs = 30_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = await read(client, id);
-    if (pred(run)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${id} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(run)}`);
-    await new Promise((r) => setTimeout(r, 40));
-  }
-}
+/** Polls the run (with FIELDS) until `pred` holds (default: it ended); returns it. */
+const waitFor = (client: WeftClient, id: string, pred?: (run: any) => boolean, timeoutMs?: number) => waitRun(client, id, pred, timeoutMs, FIELDS);
 
 const task = (run: any, nodeId: string) => run.tasks.find((t: any) => t.nodeId === nodeId);
 const cancel = (client: WeftClient, runId: string) =>

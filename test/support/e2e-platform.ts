@@ -81,16 +81,22 @@ export async function start(client: WeftClient, workflowId: string, input: unkno
   return r.startRun.id;
 }
 
-/** Reads a run. */
-export async function getRun(client: WeftClient, id: string): Promise<any> {
-  return (await client.request(`query($id: ID!) { run(id: $id) { ${RUN_FIELDS} } }`, { id })).run;
+/** Reads a run's `fields` (default RUN_FIELDS). */
+export async function getRun(client: WeftClient, id: string, fields = RUN_FIELDS): Promise<any> {
+  return (await client.request(`query($id: ID!) { run(id: $id) { ${fields} } }`, { id })).run;
 }
 
-/** Polls until `pred(run)` holds (default: the run ended), up to `timeoutMs`; returns the run. */
-export async function waitRun(client: WeftClient, id: string, pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status), timeoutMs = 30_000): Promise<any> {
+/** Polls the run's `fields` until `pred(run)` holds (default: the run ended), up to `timeoutMs`; returns the run. */
+export async function waitRun(
+  client: WeftClient,
+  id: string,
+  pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status),
+  timeoutMs = 30_000,
+  fields = RUN_FIELDS,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const run = await getRun(client, id);
+    const run = await getRun(client, id, fields);
     if (pred(run)) return run;
     if (Date.now() > deadline) throw new Error(`run ${id} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(run)}`);
     await new Promise((r) => setTimeout(r, 50));
