@@ -335,8 +335,10 @@ export class ActionWriter {
            RETURNING task_id, attempt, not_before
          )
          UPDATE tasks t SET lease_expires_at = o.not_before + $5 * interval '1 millisecond', lease_token = NULL
-           FROM o WHERE t.tenant_id = $1 AND t.id = o.task_id AND t.attempt = o.attempt`,
-        [this.tenantId, this.runId, this.now, JSON.stringify(rows), this.dispatchLeaseMs],
+           FROM o WHERE t.tenant_id = $1 AND t.id = ANY($6::uuid[]) AND t.id = o.task_id AND t.attempt = o.attempt`,
+        // The id list lets the planner reach the few tasks by their key whatever it thinks of the
+        // CTE's size (a join on it alone may scan every task of the tenant).
+        [this.tenantId, this.runId, this.now, JSON.stringify(rows), this.dispatchLeaseMs, rows.map((r) => r.task_id)],
       );
     }
   }

@@ -1167,8 +1167,8 @@ export class RunCoordinator {
             m,
             `UPDATE outbox o SET enqueued_at = COALESCE($2::timestamptz, clock_timestamp())
                FROM jsonb_to_recordset($3::jsonb) AS j(task_id uuid, attempt int)
-              WHERE o.tenant_id = $1 AND o.task_id = j.task_id AND o.attempt = j.attempt AND o.enqueued_at IS NULL`,
-            [tenantId, this.testNow(), JSON.stringify(rows)],
+              WHERE o.tenant_id = $1 AND o.task_id = ANY($4::uuid[]) AND o.task_id = j.task_id AND o.attempt = j.attempt AND o.enqueued_at IS NULL`,
+            [tenantId, this.testNow(), JSON.stringify(rows), rows.map((r) => r.task_id)],
           ),
         ).catch((err) => this.log.warn(`run ${runId}: jobs enqueued but outbox not marked (the relay re-enqueues harmlessly): ${message(err)}`));
       }
