@@ -1,5 +1,7 @@
+import pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { mapDriverError } from './errors.js';
+import type { SqlResult } from './sql.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -36,6 +38,47 @@ export async function withTenant<T>(ds: DataSource, tenantId: string, fn: (m: En
   } catch (err) {
     throw mapDriverError(err);
   }
+}
+
+/**
+ * Runs the one data statement `statement` for `tenantId` in a single round trip: it is sent
+ * after `select set_config('app.tenant_id', …, true)` in one simple-protocol message, which
+ * PostgreSQL runs as one implicit transaction — the setting is local to it, as in
+ * {@link withTenant}, and the statement commits (or rolls back) before the answer comes — instead
+ * of BEGIN, set_config, the statement and COMMIT, four round trips. For a hot one-statement
+ * transaction (a worker's claim, marking outbox rows enqueued).
+ *
+ * The simple protocol takes no parameters: every value in `statement` must be written with
+ * {@link sqlLiteral}. Returns the statement's rows and row count; errors are mapped like
+ * {@link withTenant}'s. Throws a TypeError when `tenantId` is not a UUID (nothing is sent).
+ */
+export async function withTenantStatement<R = Record<string, unknown>>(ds: DataSource, tenantId: string, statement: string): Promise<SqlResult<R>> {
+  if (!isUuid(tenantId)) throw new TypeError(`tenant id must be a UUID, got ${JSON.stringify(tenantId)}`);
+  const runner = ds.createQueryRunner();
+  try {
+    const client = (await runner.connect()) as pg.ClientBase;
+    const results = (await client.query(`select set_config('app.tenant_id', ${sqlLiteral(tenantId)}, true); ${statement}`)) as unknown as pg.QueryResult[];
+    const last = results[results.length - 1]!;
+    return { rows: last.rows as R[], rowCount: last.rowCount ?? 0 };
+  } catch (err) {
+    throw mapDriverError(err);
+  } finally {
+    await runner.release();
+  }
+}
+
+/**
+ * `value` as an SQL literal for {@link withTenantStatement}: a string quoted (and escaped), a
+ * Date as its ISO text, a finite number as written, null as NULL. Cast it where the type
+ * matters (`${sqlLiteral(d)}::timestamptz`).
+ */
+export function sqlLiteral(value: string | number | Date | null): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
+    return String(value);
+  }
+  return pg.escapeLiteral(value instanceof Date ? value.toISOString() : value);
 }
 
 /**

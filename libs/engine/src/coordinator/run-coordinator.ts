@@ -11,7 +11,9 @@ import {
   claimDueTimers,
   claimLostTasks,
   claimOutbox,
+  sqlLiteral,
   withTenant,
+  withTenantStatement,
   type ClaimedLostTask,
   type ClaimedOutboxRow,
 } from '@weft/persistence';
@@ -530,20 +532,21 @@ export class RunCoordinator {
   async markRunning(tenantId: string, taskId: string, attempt: number): Promise<string | null> {
     if (!isUuid(tenantId) || !isUuid(taskId) || !isAttempt(attempt)) return null;
     const token = uuidv4();
-    return this.retrying('markRunning', () =>
-      withTenant(this.ds, tenantId, async (m) => {
-        const r = await sql(
-          m,
-          `WITH c AS (SELECT COALESCE($4::timestamptz, clock_timestamp()) AS now)
-           UPDATE tasks SET status = 'RUNNING', updated_at = c.now, lease_token = $5,
-                  lease_expires_at = c.now + $6 * interval '1 millisecond'
-             FROM c
-            WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status IN ('PENDING', 'QUEUED', 'RUNNING')`,
-          [tenantId, taskId, attempt, this.testNow(), token, this.runLeaseMs],
-        );
-        return r.rowCount === 1 ? token : null;
-      }),
-    );
+    // One round trip (the claim is on every task's critical path): the ids are checked above
+    // and the token is ours, so the values can be written inline.
+    return this.retrying('markRunning', async () => {
+      const r = await withTenantStatement(
+        this.ds,
+        tenantId,
+        `WITH c AS (SELECT COALESCE(${sqlLiteral(this.testNow())}::timestamptz, clock_timestamp()) AS now)
+         UPDATE tasks SET status = 'RUNNING', updated_at = c.now, lease_token = ${sqlLiteral(token)},
+                lease_expires_at = c.now + ${sqlLiteral(this.runLeaseMs)} * interval '1 millisecond'
+           FROM c
+          WHERE tenant_id = ${sqlLiteral(tenantId)} AND id = ${sqlLiteral(taskId)} AND attempt = ${sqlLiteral(attempt)}
+            AND status IN ('PENDING', 'QUEUED', 'RUNNING')`,
+      );
+      return r.rowCount === 1 ? token : null;
+    });
   }
 
   /**
@@ -1162,14 +1165,14 @@ export class RunCoordinator {
       }
       if (enqueued) {
         const rows = applied.jobs.map((j) => ({ task_id: j.taskId, attempt: j.attempt }));
-        await withTenant(this.ds, tenantId, (m) =>
-          sql(
-            m,
-            `UPDATE outbox o SET enqueued_at = COALESCE($2::timestamptz, clock_timestamp())
-               FROM jsonb_to_recordset($3::jsonb) AS j(task_id uuid, attempt int)
-              WHERE o.tenant_id = $1 AND o.task_id = ANY($4::uuid[]) AND o.task_id = j.task_id AND o.attempt = j.attempt AND o.enqueued_at IS NULL`,
-            [tenantId, this.testNow(), JSON.stringify(rows), rows.map((r) => r.task_id)],
-          ),
+        // One round trip: the task ids and attempts are the ones this process just wrote.
+        await withTenantStatement(
+          this.ds,
+          tenantId,
+          `UPDATE outbox o SET enqueued_at = COALESCE(${sqlLiteral(this.testNow())}::timestamptz, clock_timestamp())
+             FROM jsonb_to_recordset(${sqlLiteral(JSON.stringify(rows))}::jsonb) AS j(task_id uuid, attempt int)
+            WHERE o.tenant_id = ${sqlLiteral(tenantId)} AND o.task_id = ANY(ARRAY[${rows.map((r) => sqlLiteral(r.task_id)).join(', ')}]::uuid[])
+              AND o.task_id = j.task_id AND o.attempt = j.attempt AND o.enqueued_at IS NULL`,
         ).catch((err) => this.log.warn(`run ${runId}: jobs enqueued but outbox not marked (the relay re-enqueues harmlessly): ${message(err)}`));
       }
     }
