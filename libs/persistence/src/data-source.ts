@@ -16,6 +16,7 @@ import { VersionManagement1764662400000 } from './migrations/1764662400000-versi
 import { RowLevelSecurity1764748800000 } from './migrations/1764748800000-row-level-security.js';
 import { TaskLeases1764835200000 } from './migrations/1764835200000-task-leases.js';
 import { IterationsAndChildRuns1764921600000 } from './migrations/1764921600000-iterations-and-child-runs.js';
+import { RunTreesAndChildRetries1765008000000 } from './migrations/1765008000000-run-trees-and-child-retries.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -38,6 +39,7 @@ export const MIGRATIONS = [
   RowLevelSecurity1764748800000,
   TaskLeases1764835200000,
   IterationsAndChildRuns1764921600000,
+  RunTreesAndChildRetries1765008000000,
 ];
 
 /** Options of {@link createDataSource}. */
