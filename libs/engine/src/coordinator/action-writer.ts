@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { jsonb, sql } from '@weft/persistence';
 import type { WorkflowDag } from '../model/dag.js';
 import { nodeQueue, type WorkflowNode } from '../model/workflow-definition.js';
-import { NodeType, TaskStatus, isControlFlow, isWait, type JsonValue, type RunStatus } from '../model/workflow-types.js';
+import { TaskStatus, isWorkerType, type JsonValue, type RunStatus } from '../model/workflow-types.js';
 import type { Action, CreateTask, StartChildRun } from '../statemachine/actions.js';
 import { assertNever } from '../statemachine/errors.js';
 import type { TaskJob } from './ports.js';
@@ -67,9 +67,9 @@ const UNORDERED = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'Consum
 /** Task statuses CancelTasks stops. */
 const ACTIVE = [TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running, TaskStatus.Waiting];
 
-/** Nodes dispatched to a worker queue (everything but control flow, waits and SUBWORKFLOW). */
+/** Nodes dispatched to a worker queue (HTTP and CODE). */
 export function isWorkerNode(n: WorkflowNode): boolean {
-  return !isControlFlow(n.type) && !isWait(n.type) && n.type !== NodeType.Subworkflow;
+  return isWorkerType(n.type);
 }
 
 /** The database no longer matches the snapshot the machine decided on: a bug, never retried. */

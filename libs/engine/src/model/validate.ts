@@ -11,7 +11,7 @@ import { templateTaskRefs } from './dag.js';
 import { isReducerName, REDUCER_NAMES } from './reducers.js';
 import { isRfc3339, MAX_TIMESTAMP_MS, parseRfc3339 } from './rfc3339.js';
 import { MAX_DURATION_SECONDS, MAX_ITERATIONS, type WorkflowDefinition } from './workflow-definition.js';
-import { NODE_TYPES, NodeType, type JsonValue } from './workflow-types.js';
+import { NODE_TYPES, NodeType, isWorkerType, type JsonValue } from './workflow-types.js';
 
 /** CODE runtimes a definition may name (DESIGN §2). */
 export const CODE_RUNTIMES: readonly string[] = ['python', 'js', 'node'];
@@ -308,11 +308,13 @@ export function validateDefinition(def: unknown): Problem[] {
     for (const key of ['name', 'description']) {
       if (raw[key] !== undefined && typeof raw[key] !== 'string') add({ nodeId, path: `${at}.${key}`, message: `${key} must be a string` });
     }
+    const type = raw.type;
+    const known = typeof type === 'string' && (NODE_TYPES as readonly string[]).includes(type);
     if (raw.queue !== undefined && (typeof raw.queue !== 'string' || raw.queue.trim() === '')) {
       add({ nodeId, path: `${at}.queue`, message: 'queue must be a non-empty string' });
-    } else if (raw.queue !== undefined && typeof raw.type === 'string' && raw.type !== NodeType.Http && raw.type !== NodeType.Code && (NODE_TYPES as readonly string[]).includes(raw.type)) {
+    } else if (raw.queue !== undefined && known && !isWorkerType(type)) {
       // Only HTTP and CODE tasks reach a worker; on any other node a queue would be silently ignored.
-      add({ nodeId, path: `${at}.queue`, message: `queue applies to HTTP and CODE nodes only, not to a ${raw.type} node` });
+      add({ nodeId, path: `${at}.queue`, message: `queue applies to HTTP and CODE nodes only, not to a ${type} node` });
     }
     // Payload hygiene (DESIGN §6): lists of top-level output fields, and a boolean.
     for (const key of ['output_keep', 'output_drop']) {
@@ -328,11 +330,9 @@ export function validateDefinition(def: unknown): Problem[] {
       add({ nodeId, path: `${at}.sensitive`, message: 'sensitive must be true or false' });
     }
 
-    const type = raw.type;
-    const known = typeof type === 'string' && (NODE_TYPES as readonly string[]).includes(type);
     // Payload hygiene applies where an output is produced by tenant code or a remote service: a
     // worker node. FORK/JOIN/SWITCH/WAIT outputs are derived from others and would leak through.
-    if (known && type !== NodeType.Http && type !== NodeType.Code) {
+    if (known && !isWorkerType(type)) {
       for (const key of ['output_keep', 'output_drop', 'sensitive']) {
         if (raw[key] !== undefined) add({ nodeId, path: `${at}.${key}`, message: `${key} applies to HTTP and CODE nodes only, not to a ${type} node` });
       }
@@ -688,7 +688,7 @@ function forEachProblems(raw: Record<string, unknown>, at: string, nodeId: strin
     }
     return;
   }
-  if (type !== undefined && type !== NodeType.Http && type !== NodeType.Code) {
+  if (type !== undefined && !isWorkerType(type)) {
     add({ nodeId, path: `${at}.for_each`, message: `for_each applies to HTTP and CODE nodes only, not to a ${type} node` });
   }
   if (typeof fe !== 'string' || findTemplates(fe).length !== 1 || fe.trim() !== findTemplates(fe)[0]!.text.trim()) {

@@ -61,6 +61,14 @@ export function isControlFlow(t: NodeType): boolean {
   return t === NodeType.Switch || t === NodeType.Fork || t === NodeType.Join;
 }
 
+/**
+ * True for the node types a worker executes (HTTP, CODE): only they are dispatched to a queue,
+ * produce an output of their own (payload hygiene) and fan out with `for_each`.
+ */
+export function isWorkerType(t: string): boolean {
+  return t === NodeType.Http || t === NodeType.Code;
+}
+
 /** True for nodes that park in WAITING until a timer or signal resolves them. */
 export function isWait(t: NodeType): boolean {
   return t === NodeType.Wait || t === NodeType.WaitForEvent;
