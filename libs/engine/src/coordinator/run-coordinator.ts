@@ -898,13 +898,9 @@ export class RunCoordinator {
         const reported = 'taskId' in ev && isUuid(ev.taskId) ? ev.taskId : null;
         const read = await sql<TaskStateRow & { db_now: Date }>(
           m,
-          cached
-            ? `SELECT c.db_now, ${TASK_STATE_COLUMNS}
-                 FROM (SELECT clock_timestamp() AS db_now) c
-                 LEFT JOIN tasks t ON t.tenant_id = $1 AND t.run_id = $2 AND t.id = $3`
-            : `SELECT c.db_now, ${TASK_STATE_COLUMNS}
-                 FROM (SELECT clock_timestamp() AS db_now) c
-                 LEFT JOIN tasks t ON t.tenant_id = $1 AND t.run_id = $2`,
+          `SELECT c.db_now, ${TASK_STATE_COLUMNS}
+             FROM (SELECT clock_timestamp() AS db_now) c
+             LEFT JOIN tasks t ON t.tenant_id = $1 AND t.run_id = $2${cached ? ' AND t.id = $3' : ''}`,
           cached ? [tenantId, runId, reported] : [tenantId, runId],
         );
         const now = this.testClock?.() ?? read.rows[0]!.db_now;
