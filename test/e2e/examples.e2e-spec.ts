@@ -1,80 +1,51 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
-import { TERMINAL, publish, start, startE2E, type E2E } from '../support/e2e-platform.js';
+import { getRun, iterations, publish, start, startE2E, task as node, waitRun, type E2E } from '../support/e2e-platform.js';
+import { stubServer } from '../support/faults.js';
 
 /** Run fields with the for_each and SUBWORKFLOW additions (task iteration, parent, depth, children). */
 const FIELDS = `id status workflowId input output error parentRunId depth
   tasks { id nodeId status attempt input output error iteration }
   children { id status workflowId input output error parentRunId parentTaskId depth }`;
 
-const read = async (client: WeftClient, id: string) => (await client.request(`query($id: ID!) { run(id: $id) { ${FIELDS} } }`, { id })).run;
+const read = (client: WeftClient, id: string) => getRun(client, id, FIELDS);
 
-async function finished(client: WeftClient, id: string, timeoutMs = 30_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = await read(client, id);
-    if (TERMINAL.includes(run.status)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${id} did not end in ${timeoutMs} ms: ${JSON.stringify(run)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** The node's own task: the only one, or a for_each node's aggregate (iteration null). */
-const node = (run: any, id: string) => run.tasks.find((t: any) => t.nodeId === id && t.iteration === null);
-/** A for_each node's iteration tasks, by element index. */
-const iterations = (run: any, id: string) => run.tasks.filter((t: any) => t.nodeId === id && t.iteration !== null).sort((a: any, b: any) => a.iteration - b.iteration);
+/** Polls the run (with FIELDS) until it ended. */
+const finished = (client: WeftClient, id: string, timeoutMs = 30_000) => waitRun(client, id, undefined, timeoutMs, FIELDS);
 
 /**
  * The employment verification service examples/employer-fanout.yaml calls: `POST /verify` with
  * `{employer: {name, note?}, position}` answers the check's delta `{failures, messages, checked}`.
  * It knows Acme, Initech and Hooli; Acme answers slowly (so it finishes last), Hooli fails its
- * first call with 503. It records each request's position and the most requests it held at once.
+ * first call with 503. The stub records each request and the most it held at once.
  */
 async function verificationService() {
   const known = new Set(['Acme', 'Initech', 'Hooli']);
-  const calls = new Map<string, number>();
-  const positions: string[] = [];
-  let active = 0;
-  let maxActive = 0;
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', () => {
-      active++;
-      maxActive = Math.max(maxActive, active);
-      const { employer, position } = JSON.parse(raw);
-      positions.push(position);
-      const n = (calls.get(employer.name) ?? 0) + 1;
-      calls.set(employer.name, n);
-      const answer = (status: number, body: unknown) => {
-        active--;
-        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      };
-      if (employer.name === 'Hooli' && n === 1) return setTimeout(() => answer(503, { error: 'registry busy' }), 20);
-      const messages: string[] = [];
-      if (!known.has(employer.name)) messages.push(`${employer.name}: employment could not be verified`);
-      if (employer.note) messages.push(`${employer.name}: ${employer.note}`);
-      const body = { failures: known.has(employer.name) ? 0 : 1, messages: messages.length ? messages : null, checked: [employer.name] };
-      setTimeout(() => answer(200, body), employer.name === 'Acme' ? 600 : 50);
-    });
+  const stub = await stubServer((_req, res, _n, raw) => {
+    const { employer } = JSON.parse(raw);
+    const answer = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (employer.name === 'Hooli' && calls(employer.name) === 1) return setTimeout(() => answer(503, { error: 'registry busy' }), 20);
+    const messages: string[] = [];
+    if (!known.has(employer.name)) messages.push(`${employer.name}: employment could not be verified`);
+    if (employer.note) messages.push(`${employer.name}: ${employer.note}`);
+    const body = { failures: known.has(employer.name) ? 0 : 1, messages: messages.length ? messages : null, checked: [employer.name] };
+    setTimeout(() => answer(200, body), employer.name === 'Acme' ? 600 : 50);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const requests = () => stub.hits.map((h) => JSON.parse(h.body) as { employer: { name: string }; position: string });
+  /** Requests about the employer `name` so far. */
+  const calls = (name: string) => requests().filter((r) => r.employer.name === name).length;
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    positions,
+    ...stub,
+    url: stub.base,
     calls,
+    /** Each request's `position`, in arrival order. */
+    get positions() {
+      return requests().map((r) => r.position);
+    },
     get maxActive() {
-      return maxActive;
+      return stub.maxActive;
     },
-    reset() {
-      positions.length = 0;
-      calls.clear();
-      maxActive = 0;
-    },
-    close: () => new Promise((r) => server.close(r)),
   };
 }
 
@@ -140,8 +111,8 @@ describe('the examples/ workflows, published and run through the API', () => {
       const run = await finished(client, await start(client, 'employer-fanout', { employers: [{ name: 'Initech' }, { name: 'Hooli' }] }, { config: config() }));
       expect(run.status).toBe('SUCCEEDED');
       expect(iterations(run, 'check').map((t: any) => t.attempt)).toEqual([0, 1]);
-      expect(verifier.calls.get('Initech')).toBe(1);
-      expect(verifier.calls.get('Hooli')).toBe(2);
+      expect(verifier.calls('Initech')).toBe(1);
+      expect(verifier.calls('Hooli')).toBe(2);
       expect(run.output).toEqual({ status: 'verified', failures: 0, messages: [], checked: ['Initech', 'Hooli'] });
     });
 

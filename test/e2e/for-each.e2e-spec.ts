@@ -1,8 +1,7 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
-import { TERMINAL, getRun, jsNode, publish, rejection, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
+import { TERMINAL, getRun, iterations, jsNode, publish, rejection, start, startE2E, task as node, waitRun, type E2E } from '../support/e2e-platform.js';
+import { stubServer } from '../support/faults.js';
 
 /** Run fields with each task's `iteration` (null for a node's own, or aggregate, task). */
 const FIELDS = `id status output error tasks { id nodeId status attempt input output error iteration }`;
@@ -23,48 +22,15 @@ const waitFor = (client: WeftClient, id: string, pred: (run: any) => boolean = (
     FIELDS,
   );
 
-/** The node's own task: for a for_each node, the aggregate (iteration null). */
-const node = (run: any, id: string) => run.tasks.find((t: any) => t.nodeId === id && t.iteration === null);
-/** A for_each node's iteration tasks, by element index. */
-const iterations = (run: any, id: string): any[] => run.tasks.filter((t: any) => t.nodeId === id && t.iteration !== null).sort((a: any, b: any) => a.iteration - b.iteration);
-
 /**
  * A local service: `POST /echo` answers its JSON body after `delay_ms` (from the body, default
- * 150); it records each request's [start, end] and the most requests it held at once.
+ * 150); the stub records each request's start and end and the most it held at once.
  */
-async function echoService() {
-  const spans: { body: any; start: number; end: number }[] = [];
-  let active = 0;
-  let maxActive = 0;
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', () => {
-      const body = raw ? JSON.parse(raw) : null;
-      const span = { body, start: Date.now(), end: 0 };
-      spans.push(span);
-      maxActive = Math.max(maxActive, ++active);
-      setTimeout(() => {
-        active--;
-        span.end = Date.now();
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      }, body?.delay_ms ?? 150);
-    });
+const echoService = () =>
+  stubServer((_req, res, _n, raw) => {
+    const body = raw ? JSON.parse(raw) : null;
+    setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)), body?.delay_ms ?? 150);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans,
-    get maxActive() {
-      return maxActive;
-    },
-    reset() {
-      spans.length = 0;
-      maxActive = 0;
-    },
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
 
 describe('for_each: one task per element of an array (DESIGN §6, seed 003 forEach)', () => {
   let e2e: E2E;
@@ -131,13 +97,13 @@ describe('for_each: one task per element of an array (DESIGN §6, seed 003 forEa
       ],
       edges: [],
     });
-    const run = await waitFor(client, await start(client, 'labels', { orders: [{ id: 'a7' }, { id: 'b8' }] }, { config: { base_url: echo.url } }));
+    const run = await waitFor(client, await start(client, 'labels', { orders: [{ id: 'a7' }, { id: 'b8' }] }, { config: { base_url: echo.base } }));
     expect(run.status).toBe('SUCCEEDED');
     expect(node(run, 'label').output).toEqual([
       { id: 'a7', label: 'order 1/2: a7', delay_ms: 10 },
       { id: 'b8', label: 'order 2/2: b8', delay_ms: 10 },
     ]);
-    expect(echo.spans).toHaveLength(2);
+    expect(echo.hits).toHaveLength(2);
     expect(run.output).toEqual({ label: node(run, 'label').output }); // a for_each sink's output is the node's, not an iteration's
   });
 
@@ -159,7 +125,7 @@ describe('for_each: one task per element of an array (DESIGN §6, seed 003 forEa
     let sawWaiting = false;
     const run = await waitFor(
       client,
-      await start(client, 'one-at-a-time', { xs: [1, 2, 3, 4] }, { config: { base_url: echo.url } }),
+      await start(client, 'one-at-a-time', { xs: [1, 2, 3, 4] }, { config: { base_url: echo.base } }),
       undefined,
       (r) => {
         const its = iterations(r, 'call');
@@ -173,9 +139,9 @@ describe('for_each: one task per element of an array (DESIGN §6, seed 003 forEa
     expect(sawWaiting).toBe(true);
     expect(mostDispatched).toBe(1);
     expect(echo.maxActive).toBe(1);
-    const spans = [...echo.spans].sort((a, b) => a.start - b.start);
+    const spans = [...echo.hits].sort((a, b) => a.at - b.at);
     expect(spans).toHaveLength(4);
-    for (let i = 1; i < spans.length; i++) expect(spans[i]!.start).toBeGreaterThanOrEqual(spans[i - 1]!.end);
+    for (let i = 1; i < spans.length; i++) expect(spans[i]!.at).toBeGreaterThanOrEqual(spans[i - 1]!.endedAt);
   });
 
   it('dispatches at most max_concurrency iterations at a time, and uses them all', async () => {
@@ -192,9 +158,9 @@ describe('for_each: one task per element of an array (DESIGN §6, seed 003 forEa
       ],
       edges: [],
     });
-    const run = await waitFor(client, await start(client, 'two-at-a-time', { xs: [1, 2, 3, 4, 5, 6] }, { config: { base_url: echo.url } }));
+    const run = await waitFor(client, await start(client, 'two-at-a-time', { xs: [1, 2, 3, 4, 5, 6] }, { config: { base_url: echo.base } }));
     expect(run.status).toBe('SUCCEEDED');
-    expect(echo.spans).toHaveLength(6);
+    expect(echo.hits).toHaveLength(6);
     expect(echo.maxActive).toBe(2);
     expect(node(run, 'call').output.map((o: any) => o.x)).toEqual([1, 2, 3, 4, 5, 6]);
   });

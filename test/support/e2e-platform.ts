@@ -108,6 +108,11 @@ export function task(run: any, nodeId: string): any {
   return run.tasks.find((t: any) => t.nodeId === nodeId && t.iteration == null);
 }
 
+/** A for_each node's iteration tasks in a run read with `iteration`, by element index. */
+export function iterations(run: any, nodeId: string): any[] {
+  return run.tasks.filter((t: any) => t.nodeId === nodeId && t.iteration != null).sort((a: any, b: any) => a.iteration - b.iteration);
+}
+
 /** `{nodeId: status}` of a run's nodes (for_each iterations left out). */
 export function statuses(run: any): Record<string, string> {
   return Object.fromEntries(run.tasks.filter((t: any) => t.iteration == null).map((t: any) => [t.nodeId, t.status]));

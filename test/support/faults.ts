@@ -121,23 +121,33 @@ export interface StubHit {
   method: string;
   path: string;
   body: string;
+  /** When the request's body was read, and when its answer was sent (0 until then); ms since the epoch. */
+  at: number;
+  endedAt: number;
 }
 
 /**
- * A local HTTP service that counts what it receives. `reply(hit, n)` answers (default 200
- * `{"ok":true}`); `n` is the 1-based number of requests so far to that path.
+ * A local HTTP service that counts what it receives. `reply(req, res, n, body)` answers (default
+ * 200 `{"ok":true}`), now or later; `n` is the 1-based number of requests so far to that path and
+ * `body` the request's body. `maxActive` is the most requests it held unanswered at once.
  */
-export async function stubServer(reply?: (req: IncomingMessage, res: ServerResponse, n: number) => void) {
+export async function stubServer(reply?: (req: IncomingMessage, res: ServerResponse, n: number, body: string) => void) {
   const hits: StubHit[] = [];
+  let active = 0;
+  let maxActive = 0;
   const server = createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
       const path = (req.url ?? '/').split('?')[0]!;
-      hits.push({ method: req.method ?? 'GET', path, body });
+      const hit: StubHit = { method: req.method ?? 'GET', path, body, at: Date.now(), endedAt: 0 };
+      hits.push(hit);
+      maxActive = Math.max(maxActive, ++active);
+      res.on('finish', () => (hit.endedAt = Date.now()));
+      res.on('close', () => active--); // answered, or the caller went away
       const n = hits.filter((h) => h.path === path).length;
-      if (reply) return reply(req, res, n);
+      if (reply) return reply(req, res, n, body);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
   });
@@ -146,6 +156,14 @@ export async function stubServer(reply?: (req: IncomingMessage, res: ServerRespo
   return {
     base,
     hits,
+    get maxActive() {
+      return maxActive;
+    },
+    /** Forgets the requests seen so far (and the most held at once). */
+    reset() {
+      hits.length = 0;
+      maxActive = active;
+    },
     /** Requests received for `path`. */
     count: (path: string) => hits.filter((h) => h.path === path).length,
     async close() {
