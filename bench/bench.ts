@@ -6,17 +6,17 @@
  * the engine alone, then prints the ratios against the targets. A missed target is reported, not
  * an error: the exit code is 0 whenever the bench ran. See bench/README.md.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { WeftClient } from '../libs/client/src/index.js';
-import { WeftProcess, freePort, withDb, type UnexpectedExit } from '../chaos/processes.js';
+import { WeftProcess, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, type UnexpectedExit } from '../chaos/processes.js';
 import { runEngineBench, type EngineResult } from './engine-bench.js';
 import { bullFloor, createCounterTable, pgbench, type BullFloor, type PgbenchResult } from './floors.js';
 import { ENGINE_RATIO_TARGET, LATENCY_TARGET, THROUGHPUT_TARGET, fmt, table, verdict } from './report.js';
@@ -86,11 +86,7 @@ function options(argv: string[]): Options {
     process.stdout.write(HELP);
     process.exit(0);
   }
-  const num = (name: string, v: string | undefined, min: number): number => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number >= ${min}, got ${JSON.stringify(v)}`);
-    return n;
-  };
+  const num = numberOption;
   const restart = values['pg-restart'];
   if (restart !== 'auto' && restart !== 'never' && restart !== 'force') throw new Error('--pg-restart must be auto, never or force');
   return {
@@ -176,16 +172,9 @@ async function main(): Promise<number> {
   let owner: pg.Client | undefined;
   let watcher: RunWatcher | undefined;
   const unexpected: UnexpectedExit[] = [];
-  let aborted = false;
-  const onSignal = () => {
-    if (aborted) process.exit(130);
-    aborted = true;
-    say('bench: interrupted; cleaning up (Ctrl-C again to leave everything as is)');
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupted = onInterrupt('bench', say);
   const check = () => {
-    if (aborted) throw new Error('interrupted');
+    if (interrupted()) throw new Error('interrupted');
     if (unexpected.length) throw new Error(`${unexpected[0].name} exited on its own (code ${unexpected[0].code}); see ${work}/${unexpected[0].name}.log`);
   };
 
@@ -201,21 +190,8 @@ async function main(): Promise<number> {
     // 1. pg_stat_statements (may restart PostgreSQL once), the database, the tenant.
     const support: StatementsSupport = await ensureStatements(withDb(o.postgres, 'postgres'), { restart: o.pgRestart, quietMs: 60_000, say });
     if (support.note) say(`bench: ${support.note}`);
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      DATABASE_OWNER_URL: ownerUrl,
-      REDIS_URL: o.redis,
-      WEFT_HTTP_ALLOW_PRIVATE: '1',
-      WEFT_LOG_LEVEL: process.env.WEFT_LOG_LEVEL ?? 'warn',
-      NO_COLOR: '1',
-    };
-    delete env.PORT;
-    delete env.WEFT_QUEUES;
-    const exec = promisify(execFile);
-    await exec(process.execPath, [cli, 'migrate'], { env });
-    const created = await exec(process.execPath, [cli, 'admin', 'create-tenant', 'bench'], { env });
-    const { tenantId, apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
+    const env = weftEnv(databaseUrl, ownerUrl, o.redis, { WEFT_LOG_LEVEL: process.env.WEFT_LOG_LEVEL ?? 'warn' });
+    const { tenantId, apiKey } = await provisionTenant(cli, env, 'bench');
     owner = new pg.Client({ connectionString: ownerUrl, application_name: 'weft-bench' });
     await owner.connect();
     const counters = new PgCounters(owner, dbName, RUNTIME_ROLE, support.available);
@@ -319,7 +295,7 @@ async function main(): Promise<number> {
     let stopping = false;
     const ended: { id: string; status: string }[] = [];
     const lanes = Array.from({ length: IN_FLIGHT }, async () => {
-      while (!stopping && !aborted && !unexpected.length) ended.push(await oneRun());
+      while (!stopping && !interrupted() && !unexpected.length) ended.push(await oneRun());
     });
     await sleep(Math.max(2_000, o.seconds * 150));
     check();

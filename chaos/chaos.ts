@@ -5,19 +5,18 @@
  * backends at seeded moments, waits for every run to end and checks that nothing was lost, stuck
  * or done twice. See chaos/README.md for what each counter measures.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify, parseArgs } from 'node:util';
+import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { WeftApiError, WeftClient } from '../libs/client/src/index.js';
 import { audit, history, openTasks, type Audit, type HttpTask } from './audit.js';
 import { FAULT_KINDS, FaultInjector, FaultPlanner, type FaultRecord, type RedeliveryEvent } from './faults.js';
-import { WeftProcess, freePort, withDb, type UnexpectedExit } from './processes.js';
+import { WeftProcess, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, type UnexpectedExit } from './processes.js';
 import { Stub, type Hit } from './stub.js';
 import { WORKFLOW_ID, definition, planRun, runInput, unexpectedOutcome, type HttpNode, type ObservedRun, type RunPlan } from './workflow.js';
 
@@ -83,11 +82,7 @@ function options(argv: string[]): Options {
     process.stdout.write(HELP);
     process.exit(0);
   }
-  const num = (name: string, v: string | undefined, min: number): number => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number >= ${min}, got ${JSON.stringify(v)}`);
-    return n;
-  };
+  const num = numberOption;
   const seed = values.seed === undefined ? randomBytes(3).readUIntBE(0, 3) : num('seed', values.seed, 0);
   if (!Number.isSafeInteger(seed)) throw new Error('--seed must be a non-negative integer');
   return {
@@ -147,18 +142,7 @@ async function main(): Promise<number> {
   say(`chaos: seed ${o.seed} · ${o.runs} runs, ${o.concurrency} at once · faults ${o.faults ? `every ~${o.faultGapMs / 1000} s` : 'off'}${o.flushAll ? ' (Redis fault: FLUSHALL)' : ''}`);
   say(`chaos: database ${dbName} · Redis keys weft:${dbName}:* · logs ${logDir}`);
 
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    DATABASE_OWNER_URL: ownerUrl,
-    REDIS_URL: o.redis,
-    WEFT_HTTP_ALLOW_PRIVATE: '1',
-    WEFT_LOG_LEVEL: 'log',
-    NO_COLOR: '1',
-    WEFT_DB_POOL_SIZE: process.env.WEFT_DB_POOL_SIZE ?? '6',
-  };
-  delete env.PORT;
-  delete env.WEFT_QUEUES;
+  const env = weftEnv(databaseUrl, ownerUrl, o.redis, { WEFT_LOG_LEVEL: 'log', WEFT_DB_POOL_SIZE: process.env.WEFT_DB_POOL_SIZE ?? '6' });
 
   const stub = new Stub(o.seed, clock);
   const redis = new Redis(o.redis, { maxRetriesPerRequest: 3 });
@@ -166,21 +150,11 @@ async function main(): Promise<number> {
   let owner: pg.Pool | undefined;
   const procs: WeftProcess[] = [];
   const unexpectedExits: UnexpectedExit[] = [];
-  let aborted = false;
-  const onSignal = () => {
-    if (aborted) process.exit(130);
-    aborted = true;
-    say('chaos: interrupted; cleaning up (Ctrl-C again to leave everything as is)');
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupted = onInterrupt('chaos', say);
 
   try {
     // 1. Database, tenant, stub, processes.
-    const run = promisify(execFile);
-    await run(process.execPath, [cli, 'migrate'], { env });
-    const created = await run(process.execPath, [cli, 'admin', 'create-tenant', `chaos-${o.seed}`], { env });
-    const { apiKey } = JSON.parse(created.stdout.trim().split('\n').pop()!);
+    const { apiKey } = await provisionTenant(cli, env, `chaos-${o.seed}`);
     owner = new pg.Pool({ connectionString: ownerUrl, max: 3, application_name: 'chaos-driver' });
     owner.on('error', () => {});
     const stubUrl = await stub.start();
@@ -207,7 +181,7 @@ async function main(): Promise<number> {
         await client.request('{ __typename }');
         break;
       } catch (err) {
-        if (i > 240 || aborted) throw new Error(`the API did not answer within 60 s: ${(err as Error).message}`);
+        if (i > 240 || interrupted()) throw new Error(`the API did not answer within 60 s: ${(err as Error).message}`);
         await sleep(250);
       }
     }
@@ -224,7 +198,7 @@ async function main(): Promise<number> {
     let lastStartAt: number | undefined;
     let apiErrors = 0;
     const hardDeadline = () => (lastStartAt === undefined ? Infinity : lastStartAt + o.deadlineMs);
-    const pastDeadline = () => aborted || clock() > hardDeadline();
+    const pastDeadline = () => interrupted() || clock() > hardDeadline();
 
     /** Runs `fn` until it succeeds; retries transport errors and non-permanent API errors until the deadline. */
     async function retrying<T>(fn: () => Promise<T>, giveUpAt = Infinity): Promise<T> {
@@ -306,7 +280,7 @@ async function main(): Promise<number> {
     }
 
     const lanes = Array.from({ length: Math.min(o.concurrency, o.runs) }, async () => {
-      while (nextIndex < o.runs && !aborted) await drive(driven[nextIndex++]);
+      while (nextIndex < o.runs && !interrupted()) await drive(driven[nextIndex++]);
     });
     const driving = Promise.all(lanes);
 
@@ -316,7 +290,7 @@ async function main(): Promise<number> {
     });
     const allEnded = () => driven.every((d) => d.ended || d.notStarted);
     const faultsOver = () =>
-      aborted || (lastStartAt !== undefined && (clock() > lastStartAt + o.faultTailMs || allEnded() || pastDeadline()));
+      interrupted() || (lastStartAt !== undefined && (clock() > lastStartAt + o.faultTailMs || allEnded() || pastDeadline()));
     const faulting = (async () => {
       if (!o.faults) return;
       const planner = new FaultPlanner(o.seed, o.faultGapMs, pauseBaseMs(env));

@@ -2,11 +2,14 @@
  * The Weft processes of a chaos run, each a child `node dist/apps/cli/src/main.js <role>` whose
  * stdout and stderr go to `<logDir>/<name>.log` (appended across restarts). A process that exits
  * without the driver asking is recorded as an unexpected exit and started again after a second.
+ * Also the set-up both tools (chaos, bench) share: the processes' environment, the tenant, the
+ * interrupt handling and numeric options.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 /** Every child still running: SIGKILLed if the driver exits without stopping them (a crash, EPIPE). */
 const live = new Set<ChildProcess>();
@@ -168,4 +171,63 @@ export async function freePort(): Promise<number> {
   const port = (srv.address() as { port: number }).port;
   await new Promise<void>((r) => srv.close(() => r()));
   return port;
+}
+
+/**
+ * The environment of the Weft processes a tool starts (chaos, bench): this process's environment
+ * with the tool's own database (runtime role and owner URLs) and Redis, private HTTP targets
+ * allowed (the stub is on loopback), plain logs, and no PORT / WEFT_QUEUES inherited (each
+ * process gets its own). `extra` overrides.
+ */
+export function weftEnv(databaseUrl: string, ownerUrl: string, redisUrl: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    DATABASE_OWNER_URL: ownerUrl,
+    REDIS_URL: redisUrl,
+    WEFT_HTTP_ALLOW_PRIVATE: '1',
+    NO_COLOR: '1',
+    ...extra,
+  };
+  delete env.PORT;
+  delete env.WEFT_QUEUES;
+  return env;
+}
+
+/**
+ * Migrates the tool's database and creates a tenant named `name` through the CLI (`cli` is
+ * dist/apps/cli/src/main.js), as an operator would. Resolves the tenant id and its admin key.
+ * @throws the CLI's error when either command fails.
+ */
+export async function provisionTenant(cli: string, env: NodeJS.ProcessEnv, name: string): Promise<{ tenantId: string; apiKey: string }> {
+  const run = promisify(execFile);
+  await run(process.execPath, [cli, 'migrate'], { env });
+  const created = await run(process.execPath, [cli, 'admin', 'create-tenant', name], { env });
+  return JSON.parse(created.stdout.trim().split('\n').pop()!) as { tenantId: string; apiKey: string };
+}
+
+/**
+ * Makes SIGINT/SIGTERM ask the tool to stop and clean up (a second one exits at once, leaving
+ * everything as is); returns whether it was asked.
+ */
+export function onInterrupt(tool: string, say: (line: string) => void): () => boolean {
+  let asked = false;
+  const handler = () => {
+    if (asked) process.exit(130);
+    asked = true;
+    say(`${tool}: interrupted; cleaning up (Ctrl-C again to leave everything as is)`);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return () => asked;
+}
+
+/**
+ * A numeric command-line option: `v` as a number of at least `min`.
+ * @throws Error `--<name> must be a number >= <min>, got "…"`.
+ */
+export function numberOption(name: string, v: string | undefined, min: number): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number >= ${min}, got ${JSON.stringify(v)}`);
+  return n;
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
-import { getRun, jsNode, publish, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
+import { getRun, jsNode, publish, start, startE2E, task, waitRun, type E2E } from '../support/e2e-platform.js';
 
 /** Run fields with the SUBWORKFLOW additions: the parent, the depth and the child runs. */
 const CHILD = `id status workflowId version input output error parentRunId parentTaskId depth createdAt finishedAt`;
@@ -11,7 +11,6 @@ const read = (client: WeftClient, id: string) => getRun(client, id, FIELDS);
 /** Polls the run (with FIELDS) until `pred` holds (default: it ended); returns it. */
 const waitFor = (client: WeftClient, id: string, pred?: (run: any) => boolean, timeoutMs?: number) => waitRun(client, id, pred, timeoutMs, FIELDS);
 
-const task = (run: any, nodeId: string) => run.tasks.find((t: any) => t.nodeId === nodeId);
 const cancel = (client: WeftClient, runId: string) =>
   client.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id status } }`, { i: { runId, reason: 'stop' } }).then((r) => r.cancelRun);
 
