@@ -79,8 +79,6 @@ export async function startSubworkflow(s: Step, n: WorkflowNode): Promise<Workfl
       input,
     );
   }
-  const full = await treeFull(s);
-  if (full) return fail(full, input);
   const taskId = s.newId();
   const start = await childStart(s, n, taskId, 0, input);
   if ('error' in start) return fail(start.error, input);
@@ -107,7 +105,10 @@ async function treeFull(s: Step): Promise<string | undefined> {
   );
 }
 
-/** The StartChildRun for `attempt` of task `taskId` from its resolved spec, or why there is none. */
+/**
+ * The StartChildRun for `attempt` of task `taskId` from its resolved spec, or why there is none:
+ * the tree of runs is full, the spec is malformed, or the workflow or version cannot run.
+ */
 async function childStart(
   s: Step,
   n: WorkflowNode,
@@ -115,6 +116,8 @@ async function childStart(
   attempt: number,
   input: JsonValue,
 ): Promise<{ action: StartChildRun } | { error: string }> {
+  const full = await treeFull(s);
+  if (full) return { error: full };
   let spec: ChildSpec;
   try {
     spec = childSpec(input);
@@ -223,12 +226,6 @@ async function childFailed(s: Step, ev: TimerFired, n: NodeState, node: Workflow
 
 /** Starts the child of the task's current attempt from its stored input; fails the node when it cannot. */
 async function startNextChild(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode): Promise<void> {
-  const full = await treeFull(s);
-  if (full) {
-    s.emit({ type: 'ResolveWait', taskId: n.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason: `SUBWORKFLOW ${ev.nodeId}: ${full}` });
-    await routeFailure(s, ev.nodeId);
-    return;
-  }
   let input: JsonValue | undefined;
   try {
     input = await s.deps.store.taskInput(n.taskId);
