@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
 import type { EntityManager } from 'typeorm';
 
 /** Rows and affected-row count of one statement. */
@@ -12,13 +14,39 @@ export interface SqlResult<R> {
  * and affected-row count (TypeORM's `EntityManager.query` hides the count of UPDATE/DELETE
  * behind a driver-specific tuple). `m` must be transaction-bound, e.g. from `withTenant`.
  * Pass `jsonb` values already `JSON.stringify`-ed (pg would send JS arrays as SQL arrays).
- * Driver errors are thrown as they are; the enclosing `withTenant` maps them.
+ *
+ * The statement goes to the transaction's pg connection as a named prepared statement (its name
+ * a hash of the text, see {@link statementName}): each pooled connection parses and rewrites a
+ * text once and PostgreSQL may keep its plan, instead of parsing, rewriting (row-level security
+ * included) and planning it on every call. Driver errors are thrown as they are; the enclosing
+ * `withTenant` maps them.
  */
 export async function sql<R = Record<string, unknown>>(m: EntityManager, text: string, params: unknown[] = []): Promise<SqlResult<R>> {
   const qr = m.queryRunner;
   if (!qr) throw new Error('sql() needs a transaction-bound EntityManager');
-  const res = await qr.query(text, params, true);
-  return { rows: (res.records ?? []) as R[], rowCount: res.affected ?? 0 };
+  const client = (await qr.connect()) as pg.ClientBase;
+  const name = statementName(text);
+  const res = await (name === undefined ? client.query(text, params) : client.query({ name, text, values: params }));
+  return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+}
+
+const names = new Map<string, string>();
+/** Texts given a name at most; past it a new text runs unnamed (a caller building texts from values must not fill every connection with statements). */
+const MAX_NAMED = 2_000;
+
+/**
+ * The prepared-statement name of `text`: `weft_` and 24 hex digits of its SHA-1, so two texts
+ * never share a name on a connection (pg refuses a name reused for another text). Remembered
+ * per text; undefined (run it unnamed) once {@link MAX_NAMED} texts have a name.
+ */
+export function statementName(text: string): string | undefined {
+  let name = names.get(text);
+  if (name === undefined) {
+    if (names.size >= MAX_NAMED) return undefined;
+    name = `weft_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    names.set(text, name);
+  }
+  return name;
 }
 
 /** `JSON.stringify` for a `jsonb` parameter; `undefined` becomes SQL NULL. */

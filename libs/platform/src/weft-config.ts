@@ -64,6 +64,17 @@ export class WeftEnv {
   @Max(1000)
   WEFT_WORKER_CONCURRENCY = 8;
 
+  /**
+   * Eager dispatch: how many attempts in a row a worker's slot may take from its own reports (the
+   * next node of a chain, on the same queue, executed at once without a Bull round trip) before
+   * the next goes through the queue again; 0 sends every attempt through the queue.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  WEFT_EAGER_DISPATCH = 64;
+
   /** Allow HTTP nodes to reach loopback, private and link-local addresses. */
   @Transform(toBool)
   @IsBoolean({ message: 'WEFT_HTTP_ALLOW_PRIVATE must be 1/true/yes/on or 0/false/no/off' })
@@ -170,6 +181,8 @@ export interface WeftConfig {
   port: number;
   queues: string[];
   workerConcurrency: number;
+  /** WEFT_EAGER_DISPATCH: attempts a worker slot takes in a row from its own reports (0: none). */
+  eagerDispatch: number;
   httpAllowPrivate: boolean;
   httpAllowHosts: string[];
   schedulerIntervalMs: number;
@@ -232,6 +245,7 @@ export function loadConfig(
     port: dto.PORT,
     queues,
     workerConcurrency: dto.WEFT_WORKER_CONCURRENCY,
+    eagerDispatch: dto.WEFT_EAGER_DISPATCH,
     httpAllowPrivate: dto.WEFT_HTTP_ALLOW_PRIVATE,
     httpAllowHosts: dto.WEFT_HTTP_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
-import { RunCoordinator, type TaskJob } from '@weft/engine';
+import { RunCoordinator, type ReportResult, type TakenTask, type TaskJob } from '@weft/engine';
 import { BullTaskQueues, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { ExecutionError, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
@@ -25,6 +25,12 @@ export interface TaskProcessorOptions {
   reportBackoffMs?: number;
   /** Longest pause between report retries, ms (default 5 000). */
   reportBackoffCapMs?: number;
+  /**
+   * Eager dispatch: how many attempts in a row one job's slot may take from its own reports
+   * before the next goes through the queue again (default `WEFT_EAGER_DISPATCH`, 64; 0 turns it
+   * off). See {@link TaskProcessor}.
+   */
+  eagerDispatch?: number;
 }
 
 type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean };
@@ -49,6 +55,11 @@ interface Held {
  *   retried with capped backoff for as long as the lease is held — the Bull job stays active
  *   (its lock renewed) and heartbeats continue meanwhile, so the task is neither redelivered nor
  *   re-dispatched — and given up only when the lease is lost or the worker shuts down.
+ * - Eager dispatch: a report asks the coordinator for the next attempt it dispatches on the same
+ *   queue (the next node of a chain), which the same transaction writes RUNNING under a new lease
+ *   ({@link ReportCompletedInput.takeFrom}); the slot then executes it at once, with no claim,
+ *   no Bull job and no outbox mark. At most `eagerDispatch` attempts are taken in a row per slot,
+ *   so queued jobs are not starved by long chains; none while the worker shuts down.
  */
 @Injectable()
 export class TaskProcessor implements BeforeApplicationShutdown {
@@ -58,6 +69,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
   private readonly heartbeatMs: number;
   private readonly reportBackoffMs: number;
   private readonly reportBackoffCapMs: number;
+  private readonly eagerDispatch: number;
   private readonly held = new Map<number, Held>();
   private nextSlot = 0;
   private beat: NodeJS.Timeout | undefined;
@@ -78,6 +90,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     this.heartbeatMs = options?.heartbeatMs ?? options?.currentCheckMs ?? Math.round((config.runLeaseMs ?? 15_000) / 3);
     this.reportBackoffMs = options?.reportBackoffMs ?? 200;
     this.reportBackoffCapMs = options?.reportBackoffCapMs ?? 5_000;
+    this.eagerDispatch = Math.max(0, options?.eagerDispatch ?? config.eagerDispatch ?? DEFAULT_EAGER_DISPATCH);
   }
 
   /** Starts consuming `queues` (default: the configured ones). */
@@ -91,10 +104,25 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     this.stopping = true;
   }
 
-  /** Runs one job end to end: claim the lease, execute, report; resolves when done or dropped. */
+  /**
+   * Runs one job end to end: claim the lease, execute, report; then, as long as a report hands
+   * back an attempt it took (eager dispatch), execute and report that one. Resolves when done or
+   * dropped.
+   */
   async process(job: TaskJob): Promise<void> {
     const token = await this.coordinator.markRunning(job.tenantId, job.taskId, job.attempt);
     if (!token) return;
+    let next: TakenTask | undefined = { job, leaseToken: token };
+    for (let taken = 0; next; taken++) {
+      next = await this.execute(next.job, next.leaseToken, taken < this.eagerDispatch);
+    }
+  }
+
+  /**
+   * Executes one attempt whose lease `token` this worker holds and reports it; with `take`, the
+   * report may hand back the next attempt to execute.
+   */
+  private async execute(job: TaskJob, token: string, take: boolean): Promise<TakenTask | undefined> {
     const held: Held = { job, token, lost: new AbortController() };
     const slot = this.nextSlot++;
     this.held.set(slot, held);
@@ -117,13 +145,13 @@ export class TaskProcessor implements BeforeApplicationShutdown {
       if (held.lost.signal.aborted) {
         // The coordinator would ignore the report as stale: the attempt was cancelled or replaced.
         this.log.log(`run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} aborted: its lease is lost`);
-        return;
+        return undefined;
       }
       if (!outcome.ok) {
         // Tenant code chooses this text: no NUL bytes in the log stream.
         this.log.warn(`run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} failed${outcome.retryable ? '' : ' for good'}: ${outcome.error.replace(/\u0000/g, '\ufffd')}`);
       }
-      await this.report(held, outcome);
+      return (await this.report(held, outcome, take))?.taken;
     } finally {
       this.held.delete(slot);
       if (this.held.size === 0) this.stopHeartbeats();
@@ -156,17 +184,17 @@ export class TaskProcessor implements BeforeApplicationShutdown {
    * completion is reported as a failure of the attempt with the reason, so the node's retry
    * policy applies and the run cannot stay RUNNING; a refused failure report is given up.
    */
-  private async report(held: Held, outcome: Outcome): Promise<void> {
+  private async report(held: Held, outcome: Outcome, take: boolean): Promise<ReportResult | undefined> {
     const { job, token } = held;
     const base = { runId: job.runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, leaseToken: token };
     for (let i = 1; ; i++) {
+      // Checked on every try: a worker that began shutting down takes nothing more.
+      const takeFrom = take && !this.stopping ? { takeFrom: job.queue } : {};
       try {
         if (outcome.ok) {
-          await this.coordinator.reportCompleted(job.tenantId, { ...base, output: outcome.output as never });
-        } else {
-          await this.coordinator.reportFailed(job.tenantId, { ...base, error: outcome.error, retryable: outcome.retryable });
+          return await this.coordinator.reportCompleted(job.tenantId, { ...base, ...takeFrom, output: outcome.output as never });
         }
-        return;
+        return await this.coordinator.reportFailed(job.tenantId, { ...base, ...takeFrom, error: outcome.error, retryable: outcome.retryable });
       } catch (err) {
         const msg = err instanceof Error ? err.message : String(err);
         const kind = reportErrorKind(err);
@@ -190,7 +218,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
         await pause(Math.min(this.reportBackoffCapMs, this.reportBackoffMs * 2 ** Math.min(i - 1, 20)), held.lost.signal);
         if (held.lost.signal.aborted) {
           this.log.warn(`report for task ${job.taskId} attempt ${job.attempt} dropped: its lease is lost`);
-          return;
+          return undefined;
         }
       }
     }
@@ -242,6 +270,9 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/** Attempts one slot takes in a row from its own reports when nothing else is configured. */
+export const DEFAULT_EAGER_DISPATCH = 64;
 
 /** Times a report failing with an error of no known kind is tried before it counts as refused. */
 const UNKNOWN_REPORT_ATTEMPTS = 20;

@@ -6,7 +6,7 @@ import { nodeQueue, type WorkflowNode } from '../model/workflow-definition.js';
 import { TaskStatus, isWorkerType, type JsonValue, type RunStatus } from '../model/workflow-types.js';
 import type { Action, CreateTask, StartChildRun } from '../statemachine/actions.js';
 import { assertNever } from '../statemachine/errors.js';
-import type { TaskJob } from './ports.js';
+import type { TakenTask, TaskJob } from './ports.js';
 
 /** The run row columns an event may change besides `event_seq` (set by FinishRun / ReopenRun). */
 export interface RunPatch {
@@ -28,6 +28,22 @@ export interface WriteResult {
   run: RunPatch;
   /** Child runs to create in the same transaction (StartChildRun), in action order. */
   children: StartChildRun[];
+  /** The attempt taken by the reporting worker ({@link EagerTake}); it is not in `jobs`. */
+  taken?: TakenTask;
+}
+
+/**
+ * Eager dispatch: the reporting worker asks to execute, itself and at once, the first attempt
+ * this event dispatches on `queue` that is due now. That attempt is written RUNNING under
+ * `leaseToken` with a lease of `leaseMs` (as a worker's claim gives), its outbox row is written
+ * already enqueued, and it gets no Bull job — the claim, the enqueue, the outbox mark and a Bull
+ * round trip are saved on a chain's every step.
+ */
+export interface EagerTake {
+  queue: string;
+  leaseToken: string;
+  /** The lease the taken attempt gets after the event's now, ms. */
+  leaseMs: number;
 }
 
 /** One buffered `tasks` row (a CreateTask, or a row of CreateIterations). */
@@ -100,12 +116,14 @@ export class ActionWriter {
   private readonly jobs: TaskJob[] = [];
   private readonly run: RunPatch = {};
   private readonly children: StartChildRun[] = [];
+  private taken: TakenTask | undefined;
 
   /**
    * `now` stamps every row this event writes (the machine's clock reading for the event);
    * `dag` is the definition the machine decided with (for a retried task's runtime/queue);
    * `dispatchLeaseMs` is the lease a dispatched attempt gets after its `not_before` (issue 4:
-   * `tasks.lease_expires_at`, default 30 000 ms).
+   * `tasks.lease_expires_at`, default 30 000 ms); `take`, when given, lets the reporting worker
+   * take one dispatched attempt ({@link EagerTake}).
    */
   constructor(
     private readonly m: EntityManager,
@@ -114,13 +132,14 @@ export class ActionWriter {
     private readonly now: Date,
     private readonly dag: WorkflowDag,
     private readonly dispatchLeaseMs = 30_000,
+    private readonly take?: EagerTake,
   ) {}
 
   /** Persists `actions` in order; returns the jobs to enqueue after commit and the run patch. */
   async write(actions: readonly Action[]): Promise<WriteResult> {
     for (const a of actions) await this.one(a);
     await this.flush();
-    return { jobs: this.jobs, run: this.run, children: this.children };
+    return { jobs: this.jobs, run: this.run, children: this.children, ...(this.taken ? { taken: this.taken } : {}) };
   }
 
   private async one(a: Action): Promise<void> {
@@ -323,22 +342,39 @@ export class ActionWriter {
     if (this.outbox.size) {
       const rows = [...this.outbox.values()];
       this.outbox = new Map();
+      // A taken attempt ($7, with token $8) is written RUNNING with a run lease ($9 ms) and its
+      // outbox row already enqueued; every other one gets the dispatch lease and no token.
+      const taken = this.taken?.job.taskId ?? null;
       await sql(
         this.m,
         `WITH o AS (
-           INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at)
-           SELECT $1, $2, o.task_id, o.attempt, o.queue, o.not_before, $3
+           INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, enqueued_at)
+           SELECT $1, $2, o.task_id, o.attempt, o.queue, o.not_before, $3, CASE WHEN o.task_id = $7::uuid THEN $3::timestamptz END
              FROM jsonb_to_recordset($4::jsonb) AS o(task_id uuid, attempt int, queue text, not_before timestamptz)
            ON CONFLICT (tenant_id, task_id) DO UPDATE
              SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
-                 created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL
+                 created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = EXCLUDED.enqueued_at
            RETURNING task_id, attempt, not_before
          )
-         UPDATE tasks t SET lease_expires_at = o.not_before + $5 * interval '1 millisecond', lease_token = NULL
+         UPDATE tasks t
+            SET lease_expires_at = CASE WHEN t.id = $7::uuid THEN $3::timestamptz + $9 * interval '1 millisecond'
+                                        ELSE o.not_before + $5 * interval '1 millisecond' END,
+                lease_token = CASE WHEN t.id = $7::uuid THEN $8::uuid END,
+                status = CASE WHEN t.id = $7::uuid THEN 'RUNNING' ELSE t.status END
            FROM o WHERE t.tenant_id = $1 AND t.id = ANY($6::uuid[]) AND t.id = o.task_id AND t.attempt = o.attempt`,
         // The id list lets the planner reach the few tasks by their key whatever it thinks of the
         // CTE's size (a join on it alone may scan every task of the tenant).
-        [this.tenantId, this.runId, this.now, JSON.stringify(rows), this.dispatchLeaseMs, rows.map((r) => r.task_id)],
+        [
+          this.tenantId,
+          this.runId,
+          this.now,
+          JSON.stringify(rows),
+          this.dispatchLeaseMs,
+          rows.map((r) => r.task_id),
+          taken,
+          this.taken?.leaseToken ?? null,
+          this.take?.leaseMs ?? 0,
+        ],
       );
     }
   }
@@ -355,7 +391,7 @@ export class ActionWriter {
     notBefore: Date,
   ): void {
     this.outbox.set(taskId, { task_id: taskId, attempt, queue, not_before: notBefore.toISOString() });
-    this.jobs.push({
+    const job: TaskJob = {
       tenantId: this.tenantId,
       runId: this.runId,
       taskId,
@@ -366,7 +402,12 @@ export class ActionWriter {
       queue,
       input,
       notBefore: notBefore.getTime(),
-    });
+    };
+    if (this.take && !this.taken && queue === this.take.queue && notBefore.getTime() <= this.now.getTime()) {
+      this.taken = { job, leaseToken: this.take.leaseToken };
+      return;
+    }
+    this.jobs.push(job);
   }
 
   /** Dispatches a stored task again (a retry, a released iteration) with its stored input and queue. */

@@ -20,6 +20,17 @@ export interface TaskJob {
   notBefore: number;
 }
 
+/**
+ * A task attempt a worker took for itself in the transaction of its own report (eager dispatch):
+ * the task is already RUNNING under `leaseToken` (lease `runLeaseMs`, as after a claim), its
+ * outbox row is marked enqueued, and no Bull job exists for it. The worker executes `job` at
+ * once; if it dies, the lease expires and the lease sweep re-dispatches the task through Bull.
+ */
+export interface TakenTask {
+  job: TaskJob;
+  leaseToken: string;
+}
+
 /** The job id of a task attempt: enqueuing the same attempt twice is a no-op. */
 export function jobId(taskId: string, attempt: number): string {
   return `${taskId}:${attempt}`;

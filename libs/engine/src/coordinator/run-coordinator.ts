@@ -31,7 +31,7 @@ import type { BufferedSignal, NodeState, RunSnapshot } from '../statemachine/sta
 import type { Action, FinishRun, StartChildRun } from '../statemachine/actions.js';
 import { ActionWriter, summarizeAction, type RunPatch } from './action-writer.js';
 import { DagCache } from './dag-cache.js';
-import { jobId, type JobProbe, type RunUpdatePublisher, type TaskDispatcher, type TaskJob } from './ports.js';
+import { jobId, type JobProbe, type RunUpdatePublisher, type TakenTask, type TaskDispatcher, type TaskJob } from './ports.js';
 import {
   DEFAULT_MAX_INPUT_BYTES,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -130,6 +130,13 @@ export interface ReportCompletedInput {
    * ignored. Without a token the report is fenced by `attempt` only (tools, tests).
    */
   leaseToken?: string;
+  /**
+   * Eager dispatch: the queue of the reporting worker, which will execute at once the first
+   * attempt this report dispatches on that queue that is due now, instead of it going through
+   * Bull. That attempt comes back as {@link ReportResult.taken}, already RUNNING under its own
+   * lease token.
+   */
+  takeFrom?: string;
 }
 
 /** A worker's failed report of one task attempt; `retryable: false` asks to fail for good. */
@@ -142,6 +149,8 @@ export interface ReportFailedInput {
   retryable?: boolean;
   /** See {@link ReportCompletedInput.leaseToken}. */
   leaseToken?: string;
+  /** See {@link ReportCompletedInput.takeFrom}. */
+  takeFrom?: string;
 }
 
 /** A lease a worker holds: the attempt it executes and the token its claim returned. */
@@ -184,6 +193,8 @@ export interface RetryRunInput {
 /** Outcome of a worker/scheduler report: `ignored` says why it changed nothing. */
 export interface ReportResult {
   ignored?: string;
+  /** The attempt the reporting worker took (see {@link ReportCompletedInput.takeFrom}). */
+  taken?: TakenTask;
 }
 
 interface RunRow {
@@ -240,6 +251,8 @@ interface Applied {
   nested?: Array<{ runId: string; applied: Applied }>;
   /** Parent SUBWORKFLOW tasks woken because this run (or a nested one) ended: fired after commit. */
   wakes?: FireTimerInput[];
+  /** The attempt the reporting worker took for itself (eager dispatch); not in `jobs`. */
+  taken?: TakenTask;
   /**
    * The run's node states after the event (as committed), kept by {@link SnapshotCache} for the
    * run's next event; absent when the event was not applied through the machine (or rejected).
@@ -434,6 +447,7 @@ export class RunCoordinator {
         output: r.output,
       },
       r.leaseToken,
+      r.takeFrom,
     );
   }
 
@@ -455,6 +469,7 @@ export class RunCoordinator {
         ...(r.retryable === undefined ? {} : { retryable: r.retryable !== false }),
       },
       r.leaseToken,
+      r.takeFrom,
     );
   }
 
@@ -792,12 +807,12 @@ export class RunCoordinator {
    * task and the run — so a run never stays RUNNING on a report that can never be written.
    * `leaseToken` fences a worker's report (see {@link RunCoordinator.reportCompleted}).
    */
-  private async report(tenantId: string, runId: string, ev: RunEvent, leaseToken?: string): Promise<ReportResult> {
+  private async report(tenantId: string, runId: string, ev: RunEvent, leaseToken?: string, takeFrom?: string): Promise<ReportResult> {
     if (!isUuid(tenantId) || !isUuid(runId)) return { ignored: RUN_NOT_FOUND };
     if ('attempt' in ev && !isAttempt(ev.attempt)) return { ignored: `invalid attempt ${String(ev.attempt)}` };
     let applied: Applied | undefined;
     try {
-      applied = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false, leaseToken });
+      applied = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false, leaseToken, takeFrom });
     } catch (err) {
       if (!isInvalidDataError(err) || (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed' && ev.type !== 'TimerFired')) throw err;
       const reason = sanitizeText(`could not store the ${ev.type} of node ${ev.nodeId}: ${message(err)} (INVALID_DATA)`);
@@ -807,14 +822,15 @@ export class RunCoordinator {
       } else {
         const failed: NodeFailed = { type: 'NodeFailed', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, error: reason };
         if (ev.type === 'NodeFailed' && ev.retryable === false) failed.retryable = false;
-        applied = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), { rejectedRollsBack: false, leaseToken });
+        applied = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), { rejectedRollsBack: false, leaseToken, takeFrom });
       }
     }
     if (!applied) return { ignored: RUN_NOT_FOUND };
     await this.afterCommit(tenantId, runId, applied);
     if (applied.ignored !== undefined) return { ignored: applied.ignored };
     if (applied.rejected) return { ignored: applied.rejected.message };
-    return applied.transition?.ignored !== undefined ? { ignored: applied.transition.ignored } : {};
+    if (applied.transition?.ignored !== undefined) return { ignored: applied.transition.ignored };
+    return applied.taken ? { taken: applied.taken } : {};
   }
 
   /**
@@ -879,7 +895,7 @@ export class RunCoordinator {
     tenantId: string,
     runId: string,
     build: (run: RunRow) => { ev: RunEvent; version?: number },
-    opts: { rejectedRollsBack: boolean; leaseToken?: string },
+    opts: { rejectedRollsBack: boolean; leaseToken?: string; takeFrom?: string },
   ): Promise<Applied | undefined> {
     return this.retrying('event', () =>
       withTenant(this.ds, tenantId, async (m) => {
@@ -947,7 +963,7 @@ export class RunCoordinator {
     dag: WorkflowDag,
     ev: RunEvent,
     now: Date,
-    opts: { rejectedRollsBack: boolean; nesting?: number },
+    opts: { rejectedRollsBack: boolean; nesting?: number; takeFrom?: string },
   ): Promise<Applied> {
     const snapshot: RunSnapshot = {
       id: run.id,
@@ -979,9 +995,10 @@ export class RunCoordinator {
       return { rejected: err, status: run.status, seq, jobs: [], now };
     }
 
-    const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs).write(transition.actions);
+    const take = opts.takeFrom === undefined ? undefined : { queue: opts.takeFrom, leaseToken: uuidv4(), leaseMs: this.runLeaseMs };
+    const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs, take).write(transition.actions);
     await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag, nodes), now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
-    const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now, nodes };
+    const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
     await this.linkedRuns(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
     return applied;
   }
