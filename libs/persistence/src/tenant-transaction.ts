@@ -14,10 +14,15 @@ export function isUuid(s: unknown): s is string {
 const tenantOfManager = new WeakMap<EntityManager, string>();
 
 /**
- * Runs `fn` in one transaction bound to `tenantId`: BEGIN, then
- * `select set_config('app.tenant_id', $1, true)` (transaction-local, so a pooled connection
- * never carries a tenant into the next transaction; never a session `SET`), then `fn`, then
- * COMMIT (ROLLBACK when `fn` throws). Row-level security policies read that setting.
+ * Runs `fn` in one transaction bound to `tenantId`: `BEGIN; select set_config('app.tenant_id',
+ * …, true)` in one round trip (the setting is transaction-local, so a pooled connection never
+ * carries a tenant into the next transaction; never a session `SET`), then `fn`, then COMMIT
+ * (ROLLBACK when `fn` throws). Row-level security policies read that setting.
+ *
+ * The transaction is opened on the query runner's own connection rather than through TypeORM's
+ * `transaction()` (which sends START TRANSACTION and the setting as two round trips); the query
+ * runner is marked as in a transaction, so TypeORM calls made with the manager inside `fn` join
+ * it instead of opening their own.
  *
  * Errors are passed through {@link mapDriverError}, so callers see `UniqueViolation` /
  * `TransientDbError` instead of raw driver errors; errors thrown by `fn` itself come back
@@ -25,18 +30,36 @@ const tenantOfManager = new WeakMap<EntityManager, string>();
  */
 export async function withTenant<T>(ds: DataSource, tenantId: string, fn: (m: EntityManager) => Promise<T>): Promise<T> {
   if (!isUuid(tenantId)) throw new TypeError(`tenant id must be a UUID, got ${JSON.stringify(tenantId)}`);
+  const runner = ds.createQueryRunner();
+  const state = runner as unknown as { isTransactionActive: boolean; transactionDepth: number };
+  const m = runner.manager;
+  let broken: unknown;
   try {
-    return await ds.transaction(async (m) => {
-      await m.query(`select set_config('app.tenant_id', $1, true)`, [tenantId]);
-      tenantOfManager.set(m, tenantId);
-      try {
-        return await fn(m);
-      } finally {
-        tenantOfManager.delete(m);
-      }
-    });
+    const client = (await runner.connect()) as pg.ClientBase;
+    await client.query(`BEGIN; select set_config('app.tenant_id', ${sqlLiteral(tenantId)}, true)`);
+    state.isTransactionActive = true;
+    state.transactionDepth = 1;
+    tenantOfManager.set(m, tenantId);
+    try {
+      const result = await fn(m);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch((rollbackErr: unknown) => {
+        // The connection is unusable: the pool must not hand it out again.
+        broken = rollbackErr;
+      });
+      throw err;
+    }
   } catch (err) {
     throw mapDriverError(err);
+  } finally {
+    tenantOfManager.delete(m);
+    state.isTransactionActive = false;
+    state.transactionDepth = 0;
+    // TypeORM's Postgres runner releases with an error so that pg-pool discards the connection.
+    const discard = (runner as unknown as { releasePostgresConnection?: (e: unknown) => Promise<void> }).releasePostgresConnection;
+    await (broken !== undefined && discard ? discard.call(runner, broken) : runner.release());
   }
 }
 

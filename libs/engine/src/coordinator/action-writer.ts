@@ -7,6 +7,9 @@ import { TaskStatus, isWorkerType, type JsonValue, type RunStatus } from '../mod
 import type { Action, CreateTask, StartChildRun } from '../statemachine/actions.js';
 import { assertNever } from '../statemachine/errors.js';
 import type { TakenTask, TaskJob } from './ports.js';
+import { CoordinatorInvariantError, runWrites, type WritePart } from './write-parts.js';
+
+export { CoordinatorInvariantError } from './write-parts.js';
 
 /** The run row columns an event may change besides `event_seq` (set by FinishRun / ReopenRun). */
 export interface RunPatch {
@@ -62,6 +65,9 @@ interface TaskRow {
   wake_at: string | null;
   awaited_signal: string | null;
   finished: boolean;
+  /** Set when the row's attempt is dispatched in the same flush (the dispatch lease, or a taken attempt's run lease). */
+  lease_expires_at?: string;
+  lease_token?: string | null;
 }
 
 /** The columns of a task read back to dispatch it again (RetryTask, ReleaseIteration). */
@@ -76,10 +82,11 @@ interface DispatchRow {
 /** Task statuses a CreateTask can carry that are already final. */
 const FINAL = new Set<string>([TaskStatus.Completed, TaskStatus.Failed, TaskStatus.Skipped, TaskStatus.Cancelled]);
 /**
- * Actions written without flushing the buffers first: the buffered ones, and signal rows, which
- * no buffered task or outbox row depends on.
+ * Actions written without flushing the buffers first: the buffered ones (new task and outbox
+ * rows, and the completion or failure of an existing task, which no other buffered write
+ * touches), and signal rows, which no buffered write depends on.
  */
-const UNORDERED = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'ConsumeSignal', 'BufferSignal']);
+const UNORDERED = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'CompleteTask', 'FailTask', 'ConsumeSignal', 'BufferSignal']);
 /** Task statuses CancelTasks stops. */
 const ACTIVE = [TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running, TaskStatus.Waiting];
 
@@ -88,31 +95,34 @@ export function isWorkerNode(n: WorkflowNode): boolean {
   return isWorkerType(n.type);
 }
 
-/** The database no longer matches the snapshot the machine decided on: a bug, never retried. */
-export class CoordinatorInvariantError extends Error {
-  override name = 'CoordinatorInvariantError';
-}
-
 interface OutboxRow {
   task_id: string;
   attempt: number;
   queue: string;
   not_before: string;
+  /** Taken by the reporting worker ({@link EagerTake}): written already enqueued. */
+  taken: boolean;
 }
 
 /**
  * Turns one transition's actions into rows, in order, inside the event's tenant transaction
  * (STYLE "Layering" 3: the coordinator is the only code that writes run and task rows).
  *
- * Consecutive CreateTask and DispatchTask actions are buffered and written with one multi-row
- * INSERT each (tasks, then the outbox upsert); any other action flushes the buffers first, so
- * the effect is the same as writing each action in order. Updates are fenced by task id (and
+ * CreateTask, DispatchTask, CompleteTask and FailTask actions are buffered: new tasks (with the
+ * lease of the attempt dispatched with them) in one multi-row INSERT, outbox rows in one upsert,
+ * each completion or failure an UPDATE, all sent as one statement ({@link runWrites}) together
+ * with the caller's own closing writes (the history row and the run update). Any other action
+ * flushes the buffers first, so the effect is the same as writing each action in order. Updates are fenced by task id (and
  * attempt where the action has one); an update that matches no row means the stored run drifted
  * from the locked snapshot and throws {@link CoordinatorInvariantError}, rolling the event back.
  */
 export class ActionWriter {
   private creates: TaskRow[] = [];
+  /** The buffered `creates`, by task id. */
+  private created = new Map<string, TaskRow>();
   private outbox = new Map<string, OutboxRow>();
+  /** Buffered writes to existing rows (completions, failures, leases of re-dispatched attempts). */
+  private pending: WritePart[] = [];
   private readonly jobs: TaskJob[] = [];
   private readonly run: RunPatch = {};
   private readonly children: StartChildRun[] = [];
@@ -135,11 +145,16 @@ export class ActionWriter {
     private readonly take?: EagerTake,
   ) {}
 
-  /** Persists `actions` in order; returns the jobs to enqueue after commit and the run patch. */
-  async write(actions: readonly Action[]): Promise<WriteResult> {
+  /**
+   * Persists `actions` in order; returns the jobs to enqueue after commit and the run patch.
+   * `closing` gives writes of the caller's that depend on the result (the history row and the
+   * run update): they go in the same statement as the last buffered writes.
+   */
+  async write(actions: readonly Action[], closing: (result: WriteResult) => WritePart[] = () => []): Promise<WriteResult> {
     for (const a of actions) await this.one(a);
-    await this.flush();
-    return { jobs: this.jobs, run: this.run, children: this.children, ...(this.taken ? { taken: this.taken } : {}) };
+    const result: WriteResult = { jobs: this.jobs, run: this.run, children: this.children, ...(this.taken ? { taken: this.taken } : {}) };
+    await this.flush(closing(result));
+    return result;
   }
 
   private async one(a: Action): Promise<void> {
@@ -147,7 +162,7 @@ export class ActionWriter {
     if (!UNORDERED.has(a.type)) await this.flush();
     switch (a.type) {
       case 'CreateTask':
-        this.creates.push(taskRow(a));
+        this.buffer(taskRow(a));
         return;
       case 'DispatchTask':
         this.dispatch(a.taskId, a.attempt, a.node.node_id, a.node.type, nodeQueue(a.node), a.node.runtime, a.input, a.notBefore);
@@ -155,10 +170,10 @@ export class ActionWriter {
       case 'CreateIterations': {
         const queue = nodeQueue(a.node);
         // The aggregate task: never dispatched (no queue), so never leased or swept.
-        this.creates.push({ ...taskRow({ type: 'CreateTask', taskId: a.taskId, node: a.node, status: TaskStatus.Running }), queue: null });
+        this.buffer({ ...taskRow({ type: 'CreateTask', taskId: a.taskId, node: a.node, status: TaskStatus.Running }), queue: null });
         a.iterations.forEach((it, i) => {
           const status = i < a.dispatch ? TaskStatus.Pending : TaskStatus.Waiting;
-          this.creates.push({ ...taskRow({ type: 'CreateTask', taskId: it.taskId, node: a.node, status, input: it.input }), iteration: i });
+          this.buffer({ ...taskRow({ type: 'CreateTask', taskId: it.taskId, node: a.node, status, input: it.input }), iteration: i });
           if (i < a.dispatch) this.dispatch(it.taskId, 0, a.node.node_id, a.node.type, queue, a.node.runtime, it.input, a.notBefore);
         });
         return;
@@ -227,26 +242,22 @@ export class ActionWriter {
           this.now,
         ]);
         return;
-      case 'CompleteTask': {
-        const r = await sql(
-          this.m,
-          `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb, error = NULL, updated_at = $5, finished_at = $5
-            WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
-          [this.tenantId, a.taskId, a.attempt, jsonb(a.output), this.now],
-        );
-        this.expectOne(r.rowCount, `task ${a.taskId} attempt ${a.attempt} to complete`);
+      case 'CompleteTask':
+        this.pending.push({
+          text: `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb, error = NULL, updated_at = $5, finished_at = $5
+                  WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+          params: [this.tenantId, a.taskId, a.attempt, jsonb(a.output), this.now],
+          expect: { rows: 1, what: `task ${a.taskId} attempt ${a.attempt} to complete` },
+        });
         return;
-      }
-      case 'FailTask': {
-        const r = await sql(
-          this.m,
-          `UPDATE tasks SET status = 'FAILED', error = $4, updated_at = $5, finished_at = $5
-            WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
-          [this.tenantId, a.taskId, a.attempt, a.reason, this.now],
-        );
-        this.expectOne(r.rowCount, `task ${a.taskId} attempt ${a.attempt} to fail`);
+      case 'FailTask':
+        this.pending.push({
+          text: `UPDATE tasks SET status = 'FAILED', error = $4, updated_at = $5, finished_at = $5
+                  WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+          params: [this.tenantId, a.taskId, a.attempt, a.reason, this.now],
+          expect: { rows: 1, what: `task ${a.taskId} attempt ${a.attempt} to fail` },
+        });
         return;
-      }
       case 'RetryTask': {
         const r = await sql<DispatchRow>(
           this.m,
@@ -319,64 +330,48 @@ export class ActionWriter {
     }
   }
 
+  /** Buffers the `tasks` row of a CreateTask (or of CreateIterations). */
+  private buffer(row: TaskRow): void {
+    this.creates.push(row);
+    this.created.set(row.id, row);
+  }
+
   /**
-   * Writes buffered CreateTasks (one INSERT) and outbox rows (one upsert, which also gives each
-   * dispatched attempt its lease: `lease_expires_at` = `not_before` + `dispatchLeaseMs`, no
-   * `lease_token` until a worker claims it).
+   * Writes every buffered write, and `closing`, in one statement ({@link runWrites}): the
+   * completions and failures, the new tasks (one INSERT, each dispatched one with its lease), the
+   * outbox rows (one upsert) and the leases of attempts dispatched again.
    */
-  private async flush(): Promise<void> {
+  private async flush(closing: WritePart[] = []): Promise<void> {
+    const parts = this.pending;
+    this.pending = [];
     if (this.creates.length) {
-      const rows = this.creates;
-      this.creates = [];
-      await sql(
-        this.m,
-        `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
-                            branches, wake_at, awaited_signal, created_at, updated_at, finished_at)
+      parts.push({
+        text: `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
+                            branches, wake_at, awaited_signal, created_at, updated_at, finished_at, lease_expires_at, lease_token)
          SELECT $1, t.id, $2, t.node_id, t.node_type, t.queue, t.runtime, t.status, 0, t.iteration, t.input, t.output, t.error,
-                t.branches, t.wake_at, t.awaited_signal, $3, $3, CASE WHEN t.finished THEN $3::timestamptz END
+                t.branches, t.wake_at, t.awaited_signal, $3, $3, CASE WHEN t.finished THEN $3::timestamptz END, t.lease_expires_at, t.lease_token
            FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, node_id text, node_type text, queue text, runtime text, status text, iteration int,
-                input jsonb, output jsonb, error text, branches text[], wake_at timestamptz, awaited_signal text, finished boolean)`,
-        [this.tenantId, this.runId, this.now, JSON.stringify(rows)],
-      );
+                input jsonb, output jsonb, error text, branches text[], wake_at timestamptz, awaited_signal text, finished boolean,
+                lease_expires_at timestamptz, lease_token uuid)`,
+        params: [this.tenantId, this.runId, this.now, JSON.stringify(this.creates)],
+      });
+      this.creates = [];
+      this.created = new Map();
     }
     if (this.outbox.size) {
-      const rows = [...this.outbox.values()];
-      this.outbox = new Map();
-      // A taken attempt ($7, with token $8) is written RUNNING with a run lease ($9 ms) and its
-      // outbox row already enqueued; every other one gets the dispatch lease and no token.
-      const taken = this.taken?.job.taskId ?? null;
-      await sql(
-        this.m,
-        `WITH o AS (
-           INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, enqueued_at)
-           SELECT $1, $2, o.task_id, o.attempt, o.queue, o.not_before, $3, CASE WHEN o.task_id = $7::uuid THEN $3::timestamptz END
-             FROM jsonb_to_recordset($4::jsonb) AS o(task_id uuid, attempt int, queue text, not_before timestamptz)
+      // A taken attempt's row is written already enqueued: the relay never sends it to Bull.
+      parts.push({
+        text: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, enqueued_at)
+           SELECT $1, $2, o.task_id, o.attempt, o.queue, o.not_before, $3, CASE WHEN o.taken THEN $3::timestamptz END
+             FROM jsonb_to_recordset($4::jsonb) AS o(task_id uuid, attempt int, queue text, not_before timestamptz, taken boolean)
            ON CONFLICT (tenant_id, task_id) DO UPDATE
              SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
-                 created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = EXCLUDED.enqueued_at
-           RETURNING task_id, attempt, not_before
-         )
-         UPDATE tasks t
-            SET lease_expires_at = CASE WHEN t.id = $7::uuid THEN $3::timestamptz + $9 * interval '1 millisecond'
-                                        ELSE o.not_before + $5 * interval '1 millisecond' END,
-                lease_token = CASE WHEN t.id = $7::uuid THEN $8::uuid END,
-                status = CASE WHEN t.id = $7::uuid THEN 'RUNNING' ELSE t.status END
-           FROM o WHERE t.tenant_id = $1 AND t.id = ANY($6::uuid[]) AND t.id = o.task_id AND t.attempt = o.attempt`,
-        // The id list lets the planner reach the few tasks by their key whatever it thinks of the
-        // CTE's size (a join on it alone may scan every task of the tenant).
-        [
-          this.tenantId,
-          this.runId,
-          this.now,
-          JSON.stringify(rows),
-          this.dispatchLeaseMs,
-          rows.map((r) => r.task_id),
-          taken,
-          this.taken?.leaseToken ?? null,
-          this.take?.leaseMs ?? 0,
-        ],
-      );
+                 created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = EXCLUDED.enqueued_at`,
+        params: [this.tenantId, this.runId, this.now, JSON.stringify([...this.outbox.values()])],
+      });
+      this.outbox = new Map();
     }
+    await runWrites(this.m, this.runId, [...parts, ...closing]);
   }
 
   /** Buffers the outbox row of a task attempt and the job to enqueue after commit. */
@@ -390,7 +385,6 @@ export class ActionWriter {
     input: JsonValue,
     notBefore: Date,
   ): void {
-    this.outbox.set(taskId, { task_id: taskId, attempt, queue, not_before: notBefore.toISOString() });
     const job: TaskJob = {
       tenantId: this.tenantId,
       runId: this.runId,
@@ -403,8 +397,26 @@ export class ActionWriter {
       input,
       notBefore: notBefore.getTime(),
     };
-    if (this.take && !this.taken && queue === this.take.queue && notBefore.getTime() <= this.now.getTime()) {
-      this.taken = { job, leaseToken: this.take.leaseToken };
+    const take = this.take && !this.taken && queue === this.take.queue && notBefore.getTime() <= this.now.getTime() ? this.take : undefined;
+    this.outbox.set(taskId, { task_id: taskId, attempt, queue, not_before: notBefore.toISOString(), taken: take !== undefined });
+    // The attempt's lease: a taken one is RUNNING under the worker's token for `leaseMs`, any
+    // other waits for a claim until `not_before` + `dispatchLeaseMs`.
+    const leaseEnd = new Date(take ? this.now.getTime() + take.leaseMs : notBefore.getTime() + this.dispatchLeaseMs).toISOString();
+    const token = take?.leaseToken ?? null;
+    const row = this.created.get(taskId);
+    if (row) {
+      row.lease_expires_at = leaseEnd;
+      row.lease_token = token;
+      if (take) row.status = TaskStatus.Running;
+    } else {
+      this.pending.push({
+        text: `UPDATE tasks SET lease_expires_at = $4, lease_token = $5::uuid, status = COALESCE($6, status)
+                WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+        params: [this.tenantId, taskId, attempt, leaseEnd, token, take ? TaskStatus.Running : null],
+      });
+    }
+    if (take) {
+      this.taken = { job, leaseToken: take.leaseToken };
       return;
     }
     this.jobs.push(job);

@@ -30,6 +30,7 @@ import { Machine } from '../statemachine/machine.js';
 import type { BufferedSignal, NodeState, RunSnapshot } from '../statemachine/state.js';
 import type { Action, FinishRun, StartChildRun } from '../statemachine/actions.js';
 import { ActionWriter, summarizeAction, type RunPatch } from './action-writer.js';
+import { runWrites, type WritePart } from './write-parts.js';
 import { DagCache } from './dag-cache.js';
 import { jobId, type JobProbe, type RunUpdatePublisher, type TakenTask, type TaskDispatcher, type TaskJob } from './ports.js';
 import {
@@ -812,7 +813,7 @@ export class RunCoordinator {
     if ('attempt' in ev && !isAttempt(ev.attempt)) return { ignored: `invalid attempt ${String(ev.attempt)}` };
     let applied: Applied | undefined;
     try {
-      applied = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false, leaseToken, takeFrom });
+      applied = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false, leaseToken, takeFrom, taskId: reportedTask(ev) });
     } catch (err) {
       if (!isInvalidDataError(err) || (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed' && ev.type !== 'TimerFired')) throw err;
       const reason = sanitizeText(`could not store the ${ev.type} of node ${ev.nodeId}: ${message(err)} (INVALID_DATA)`);
@@ -822,7 +823,7 @@ export class RunCoordinator {
       } else {
         const failed: NodeFailed = { type: 'NodeFailed', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, error: reason };
         if (ev.type === 'NodeFailed' && ev.retryable === false) failed.retryable = false;
-        applied = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), { rejectedRollsBack: false, leaseToken, takeFrom });
+        applied = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), { rejectedRollsBack: false, leaseToken, takeFrom, taskId: reportedTask(failed) });
       }
     }
     if (!applied) return { ignored: RUN_NOT_FOUND };
@@ -895,32 +896,34 @@ export class RunCoordinator {
     tenantId: string,
     runId: string,
     build: (run: RunRow) => { ev: RunEvent; version?: number },
-    opts: { rejectedRollsBack: boolean; leaseToken?: string; takeFrom?: string },
+    opts: { rejectedRollsBack: boolean; leaseToken?: string; takeFrom?: string; taskId?: string },
   ): Promise<Applied | undefined> {
     return this.retrying('event', () =>
       withTenant(this.ds, tenantId, async (m) => {
-        const locked = await sql<RunRow>(
+        // One round trip: lock the run row, then (the CTE is materialized, so only once the lock
+        // is held) read the clock and the reported task's row.
+        const locked = await sql<{ run: RunRow; db_now: Date } & TaskStateRow>(
           m,
-          `SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
-          [tenantId, runId],
+          `WITH r AS MATERIALIZED (SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE)
+           SELECT to_jsonb(r) AS run, clock_timestamp() AS db_now, ${TASK_STATE_COLUMNS}
+             FROM r LEFT JOIN tasks t ON t.tenant_id = $1 AND t.id = $3::uuid AND t.run_id = $2`,
+          [tenantId, runId, opts.taskId !== undefined && isUuid(opts.taskId) ? opts.taskId : null],
         );
-        const run = locked.rows[0];
-        if (!run) return undefined;
+        const first = locked.rows[0];
+        if (!first) return undefined;
+        const run = first.run;
         const { ev, version } = build(run);
         // The node states: those this process left after the run's previous event when nothing
-        // else has applied one since (same event_seq, checked under the row lock), else every
-        // task row. Either way the clock (and a report's own task) is read after the lock.
-        const cached = this.snapshots.take(tenantId, runId, run.event_seq);
+        // else has applied one since (same event_seq, checked under the row lock) — then the
+        // reported task's row read with the lock is all that is needed — else every task row,
+        // read now (a statement after the lock, so it sees every event committed before it).
         const reported = 'taskId' in ev && isUuid(ev.taskId) ? ev.taskId : null;
-        const read = await sql<TaskStateRow & { db_now: Date }>(
-          m,
-          `SELECT c.db_now, ${TASK_STATE_COLUMNS}
-             FROM (SELECT clock_timestamp() AS db_now) c
-             LEFT JOIN tasks t ON t.tenant_id = $1 AND t.run_id = $2${cached ? ' AND t.id = $3' : ''}`,
-          cached ? [tenantId, runId, reported] : [tenantId, runId],
-        );
-        const now = this.testClock?.() ?? read.rows[0]!.db_now;
-        const rows = read.rows.filter((r) => r.id !== null);
+        const cached = reported === null || reported === first.id ? this.snapshots.take(tenantId, runId, run.event_seq) : undefined;
+        const read = cached
+          ? { rows: first.id === null ? [] : [first] }
+          : await sql<TaskStateRow>(m, `SELECT ${TASK_STATE_COLUMNS} FROM tasks t WHERE t.tenant_id = $1 AND t.run_id = $2`, [tenantId, runId]);
+        const now = this.testClock?.() ?? first.db_now;
+        const rows = read.rows;
         const stale = opts.leaseToken === undefined ? undefined : staleLease(ev, rows, opts.leaseToken);
         if (stale !== undefined) {
           const seq = run.event_seq + 1;
@@ -996,8 +999,10 @@ export class RunCoordinator {
     }
 
     const take = opts.takeFrom === undefined ? undefined : { queue: opts.takeFrom, leaseToken: uuidv4(), leaseMs: this.runLeaseMs };
-    const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs, take).write(transition.actions);
-    await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag, nodes), now, transition.actions.map(summarizeAction), transition.ignored, undefined, written.run);
+    // The history row and the run update go in the same statement as the actions' last writes.
+    const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs, take).write(transition.actions, (w) =>
+      historyParts(tenantId, run.id, seq, historyEvent(ev, dag, nodes), now, transition.actions.map(summarizeAction), transition.ignored, undefined, w.run),
+    );
     const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
     await this.linkedRuns(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
     return applied;
@@ -1128,42 +1133,7 @@ export class RunCoordinator {
     error: string | undefined,
     patch: RunPatch,
   ): Promise<void> {
-    const { type, ...payload } = ev;
-    const e = ev as { nodeId?: string; attempt?: number };
-    const params: unknown[] = [
-      tenantId,
-      runId,
-      seq,
-      type,
-      now,
-      e.nodeId ?? null,
-      e.attempt ?? null,
-      jsonb(payload),
-      JSON.stringify(actions),
-      ignored ?? null,
-      error ?? null,
-    ];
-    const sets = ['event_seq = $3', 'updated_at = $5'];
-    const set = (column: string, value: unknown, cast = '') => {
-      params.push(value);
-      sets.push(`${column} = $${params.length}${cast}`);
-    };
-    if (patch.status !== undefined) set('status', patch.status);
-    if (patch.version !== undefined) set('version', patch.version);
-    if (patch.input !== undefined) set('input', jsonb(patch.input), '::jsonb');
-    if (patch.config !== undefined) set('config', jsonb(patch.config), '::jsonb');
-    if (patch.output !== undefined) set('output', patch.output === null ? null : jsonb(patch.output), '::jsonb');
-    if (patch.error !== undefined) set('error', patch.error);
-    if (patch.finishedAt !== undefined) set('finished_at', patch.finishedAt, '::timestamptz');
-    await sql(
-      m,
-      `WITH ev AS (
-         INSERT INTO run_events (tenant_id, run_id, seq, type, at, node_id, attempt, payload, actions, ignored, error)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11)
-       )
-       UPDATE runs SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2`,
-      params,
-    );
+    await runWrites(m, runId, historyParts(tenantId, runId, seq, ev, now, actions, ignored, error, patch));
   }
 
   /** After commit: enqueue the jobs (then mark their outbox rows), publish the run update. */
@@ -1309,6 +1279,51 @@ export class RunCoordinator {
     if (!dag) throw new WeftError('NOT_FOUND', `workflow ${workflowId} version ${version} not found`);
     return dag;
   }
+}
+
+/**
+ * The history of one event as two writes ({@link WritePart}): the `run_events` row, and the run
+ * row's `event_seq` and `updated_at` with the event's `patch` (status, output, …).
+ */
+function historyParts(
+  tenantId: string,
+  runId: string,
+  seq: number,
+  ev: RunEvent,
+  now: Date,
+  actions: JsonValue[],
+  ignored: string | undefined,
+  error: string | undefined,
+  patch: RunPatch,
+): WritePart[] {
+  const { type, ...payload } = ev;
+  const e = ev as { nodeId?: string; attempt?: number };
+  const params: unknown[] = [tenantId, runId, seq, now];
+  const sets = ['event_seq = $3', 'updated_at = $4'];
+  const set = (column: string, value: unknown, cast = '') => {
+    params.push(value);
+    sets.push(`${column} = $${params.length}${cast}`);
+  };
+  if (patch.status !== undefined) set('status', patch.status);
+  if (patch.version !== undefined) set('version', patch.version);
+  if (patch.input !== undefined) set('input', jsonb(patch.input), '::jsonb');
+  if (patch.config !== undefined) set('config', jsonb(patch.config), '::jsonb');
+  if (patch.output !== undefined) set('output', patch.output === null ? null : jsonb(patch.output), '::jsonb');
+  if (patch.error !== undefined) set('error', patch.error);
+  if (patch.finishedAt !== undefined) set('finished_at', patch.finishedAt, '::timestamptz');
+  return [
+    {
+      text: `INSERT INTO run_events (tenant_id, run_id, seq, type, at, node_id, attempt, payload, actions, ignored, error)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11)`,
+      params: [tenantId, runId, seq, type, now, e.nodeId ?? null, e.attempt ?? null, jsonb(payload), JSON.stringify(actions), ignored ?? null, error ?? null],
+    },
+    { text: `UPDATE runs SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2`, params },
+  ];
+}
+
+/** The task an event reports on (NodeCompleted, NodeFailed, TimerFired), if any. */
+function reportedTask(ev: RunEvent): string | undefined {
+  return 'taskId' in ev && typeof ev.taskId === 'string' ? ev.taskId : undefined;
 }
 
 /**

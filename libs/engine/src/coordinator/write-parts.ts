@@ -1,0 +1,53 @@
+import type { EntityManager } from 'typeorm';
+import { sql } from '@weft/persistence';
+
+/** The database no longer matches the snapshot the machine decided on: a bug, never retried. */
+export class CoordinatorInvariantError extends Error {
+  override name = 'CoordinatorInvariantError';
+}
+
+/**
+ * One write of an event: a single INSERT, UPDATE or DELETE (no WITH, no RETURNING) with its own
+ * parameters `$1…$n`. Parts that touch different rows are sent together by {@link runWrites},
+ * in one statement and one round trip. With `expect`, the part must change exactly `rows` rows.
+ */
+export interface WritePart {
+  text: string;
+  params: unknown[];
+  expect?: { rows: number; what: string };
+}
+
+/**
+ * Runs `parts` as one statement: each part becomes a data-modifying CTE (its parameters
+ * renumbered after the previous parts'), and the statement returns how many rows each part
+ * with `expect` changed. All parts see the same snapshot and none sees another's rows, so a
+ * caller only combines parts that touch different rows and do not read each other's writes (the
+ * foreign keys are checked at the end of the statement, after every part). One part without
+ * `expect` is sent as it is.
+ * @throws CoordinatorInvariantError naming the run and `expect.what` when a part changed another
+ * number of rows than expected; the driver's error when the statement fails.
+ */
+export async function runWrites(m: EntityManager, runId: string, parts: readonly WritePart[]): Promise<void> {
+  if (parts.length === 0) return;
+  if (parts.length === 1 && !parts[0]!.expect) {
+    await sql(m, parts[0]!.text, parts[0]!.params);
+    return;
+  }
+  const params: unknown[] = [];
+  const ctes: string[] = [];
+  const counts: string[] = [];
+  parts.forEach((p, i) => {
+    const offset = params.length;
+    params.push(...p.params);
+    const text = offset === 0 ? p.text : p.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
+    if (p.expect) counts.push(`(SELECT count(*) FROM w${i})::int AS w${i}`);
+  });
+  const r = await sql<Record<string, number>>(m, `WITH ${ctes.join(',\n')}\nSELECT ${counts.length ? counts.join(', ') : '1 AS done'}`, params);
+  parts.forEach((p, i) => {
+    const matched = r.rows[0]?.[`w${i}`];
+    if (p.expect && matched !== p.expect.rows) {
+      throw new CoordinatorInvariantError(`run ${runId}: expected exactly ${p.expect.rows === 1 ? 'one' : p.expect.rows} ${p.expect.what}, matched ${matched}`);
+    }
+  });
+}
