@@ -38,9 +38,10 @@ export interface WriteResult {
 /**
  * Eager dispatch: the reporting worker asks to execute, itself and at once, the first attempt
  * this event dispatches on `queue` that is due now. That attempt is written RUNNING under
- * `leaseToken` with a lease of `leaseMs` (as a worker's claim gives), its outbox row is written
- * already enqueued, and it gets no Bull job — the claim, the enqueue, the outbox mark and a Bull
- * round trip are saved on a chain's every step.
+ * `leaseToken` with a lease of `leaseMs` (as a worker's claim gives), with no outbox row and no
+ * Bull job — the claim, the outbox row and its mark, and a Bull round trip are saved on a
+ * chain's every step. Should the worker die, the lease sweep re-dispatches it once the lease
+ * expires, as it does any claimed attempt.
  */
 export interface EagerTake {
   queue: string;
@@ -100,8 +101,6 @@ interface OutboxRow {
   attempt: number;
   queue: string;
   not_before: string;
-  /** Taken by the reporting worker ({@link EagerTake}): written already enqueued. */
-  taken: boolean;
 }
 
 /**
@@ -359,14 +358,13 @@ export class ActionWriter {
       this.created = new Map();
     }
     if (this.outbox.size) {
-      // A taken attempt's row is written already enqueued: the relay never sends it to Bull.
       parts.push({
-        text: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, enqueued_at)
-           SELECT $1, $2, o.task_id, o.attempt, o.queue, o.not_before, $3, CASE WHEN o.taken THEN $3::timestamptz END
-             FROM jsonb_to_recordset($4::jsonb) AS o(task_id uuid, attempt int, queue text, not_before timestamptz, taken boolean)
+        text: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at)
+           SELECT $1, $2, o.task_id, o.attempt, o.queue, o.not_before, $3
+             FROM jsonb_to_recordset($4::jsonb) AS o(task_id uuid, attempt int, queue text, not_before timestamptz)
            ON CONFLICT (tenant_id, task_id) DO UPDATE
              SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
-                 created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = EXCLUDED.enqueued_at`,
+                 created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL`,
         params: [this.tenantId, this.runId, this.now, JSON.stringify([...this.outbox.values()])],
       });
       this.outbox = new Map();
@@ -398,7 +396,9 @@ export class ActionWriter {
       notBefore: notBefore.getTime(),
     };
     const take = this.take && !this.taken && queue === this.take.queue && notBefore.getTime() <= this.now.getTime() ? this.take : undefined;
-    this.outbox.set(taskId, { task_id: taskId, attempt, queue, not_before: notBefore.toISOString(), taken: take !== undefined });
+    // A taken attempt has nothing to enqueue, so no outbox row: if its worker dies, the lease
+    // sweep finds it by its lease alone.
+    if (!take) this.outbox.set(taskId, { task_id: taskId, attempt, queue, not_before: notBefore.toISOString() });
     // The attempt's lease: a taken one is RUNNING under the worker's token for `leaseMs`, any
     // other waits for a claim until `not_before` + `dispatchLeaseMs`.
     const leaseEnd = new Date(take ? this.now.getTime() + take.leaseMs : notBefore.getTime() + this.dispatchLeaseMs).toISOString();

@@ -22,8 +22,8 @@ export interface TaskJob {
 
 /**
  * A task attempt a worker took for itself in the transaction of its own report (eager dispatch):
- * the task is already RUNNING under `leaseToken` (lease `runLeaseMs`, as after a claim), its
- * outbox row is marked enqueued, and no Bull job exists for it. The worker executes `job` at
+ * the task is already RUNNING under `leaseToken` (lease `runLeaseMs`, as after a claim), and
+ * neither an outbox row nor a Bull job exists for it. The worker executes `job` at
  * once; if it dies, the lease expires and the lease sweep re-dispatches the task through Bull.
  */
 export interface TakenTask {
