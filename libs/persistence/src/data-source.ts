@@ -17,6 +17,7 @@ import { RowLevelSecurity1764748800000 } from './migrations/1764748800000-row-le
 import { TaskLeases1764835200000 } from './migrations/1764835200000-task-leases.js';
 import { IterationsAndChildRuns1764921600000 } from './migrations/1764921600000-iterations-and-child-runs.js';
 import { RunTreesAndChildRetries1765008000000 } from './migrations/1765008000000-run-trees-and-child-retries.js';
+import { TasksByRun1765094400000 } from './migrations/1765094400000-tasks-by-run.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -40,6 +41,7 @@ export const MIGRATIONS = [
   TaskLeases1764835200000,
   IterationsAndChildRuns1764921600000,
   RunTreesAndChildRetries1765008000000,
+  TasksByRun1765094400000,
 ];
 
 /** Options of {@link createDataSource}. */
