@@ -18,7 +18,7 @@ import { Redis } from 'ioredis';
 import { WeftClient } from '../libs/client/src/index.js';
 import { WeftProcess, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, type UnexpectedExit } from '../chaos/processes.js';
 import { runEngineBench, type EngineResult } from './engine-bench.js';
-import { bullFloor, createCounterTable, pgbench, type BullFloor, type PgbenchResult } from './floors.js';
+import { bullFloor, createCounterTable, createStepTables, pgbench, STEP_SCRIPT, type BullFloor, type PgbenchResult } from './floors.js';
 import { ENGINE_RATIO_TARGET, LATENCY_TARGET, THROUGHPUT_TARGET, fmt, table, verdict } from './report.js';
 import {
   PgCounters,
@@ -197,11 +197,15 @@ async function main(): Promise<number> {
     const counters = new PgCounters(owner, dbName, RUNTIME_ROLE, support.available);
     await counters.init();
     await createCounterTable(owner, COUNTER_ROWS);
+    await createStepTables(owner, COUNTER_ROWS);
 
     // 2. Floors, before any Weft process runs.
     say('bench: pgbench (8 clients, then 1)…');
     const pgb8 = await pgbench(ownerUrl, work, { clients: 8, seconds: o.seconds, rows: COUNTER_ROWS });
     const pgb1 = await pgbench(ownerUrl, work, { clients: 1, seconds: Math.max(2, o.seconds / 3), rows: COUNTER_ROWS });
+    say("bench: pgbench with a Weft step's transaction (8 clients, then 1)…");
+    const step8 = await pgbench(ownerUrl, work, { clients: 8, seconds: o.seconds, rows: COUNTER_ROWS, script: STEP_SCRIPT(COUNTER_ROWS) });
+    const step1 = await pgbench(ownerUrl, work, { clients: 1, seconds: Math.max(2, o.seconds / 3), rows: COUNTER_ROWS, script: STEP_SCRIPT(COUNTER_ROWS) });
     check();
     say(`bench: raw Bull chain (${IN_FLIGHT} chains, then 1)…`);
     const bull = await bullFloor(o.redis, prefix, { chains: IN_FLIGHT, seconds: o.seconds, concurrency: IN_FLIGHT });
@@ -349,6 +353,8 @@ async function main(): Promise<number> {
       support,
       pgb8,
       pgb1,
+      step8,
+      step1,
       bull,
       solo,
       soloFailed,
@@ -426,6 +432,9 @@ interface ReportInput {
   support: StatementsSupport;
   pgb8: PgbenchResult;
   pgb1: PgbenchResult;
+  /** pgbench running a Weft step's transaction without Weft ({@link STEP_SCRIPT}). */
+  step8: PgbenchResult;
+  step1: PgbenchResult;
   bull: BullFloor;
   solo: SoloFigures;
   soloFailed: number;
@@ -460,6 +469,8 @@ function report(r: ReportInput): string[] {
     [
       ['pgbench single-row UPDATE, 8 clients', fmt(r.pgb8.tps, 0), 'commits/s', `avg latency ${fmt(r.pgb8.latencyMs, 2)} ms, ${r.o.seconds} s`],
       ['pgbench single-row UPDATE, 1 client', fmt(r.pgb1.tps, 0), 'commits/s', `avg latency ${fmt(r.pgb1.latencyMs, 2)} ms`],
+      ["pgbench, a Weft step's transaction, 8 clients", fmt(r.step8.tps, 0), 'commits/s', `avg latency ${fmt(r.step8.latencyMs, 2)} ms; lock + read, 4 row writes in one statement, prepared`],
+      ["pgbench, a Weft step's transaction, 1 client", fmt(r.step1.tps, 0), 'commits/s', `avg latency ${fmt(r.step1.latencyMs, 2)} ms`],
       [`raw Bull chain, ${r.bull.chains} chains`, fmt(r.bull.hopsPerSec, 0), 'hops/s', `processor concurrency ${IN_FLIGHT}`],
       ['raw Bull chain, 1 chain alone', fmt(r.bull.soloHopMs, 2), 'ms/hop', `over ${r.bull.soloHops} hops`],
     ],
@@ -551,6 +562,10 @@ function report(r: ReportInput): string[] {
     L.push(`  ${l}`);
   if (r.engine) L.push(`  engine per shape: ${r.engine.ratios.map((x) => `${x.shape} ${fmt(x.ratio, 2)}`).join(', ')} (see the engine table above or bench/results/engine-latest.txt)`);
   L.push(`  also: weft steps/s ÷ raw Bull hops/s (8 each) = ${fmt(stepsPerSec / r.bull.hopsPerSec, 3)}; stub hits ${r.stubHits}`);
+  L.push(
+    `  also: weft steps/s ÷ pgbench of a Weft step's transaction (8 each) = ${fmt(stepsPerSec / r.step8.tps, 3)}; ` +
+      `weft step alone ÷ that transaction alone = ${fmt(soloMs / r.step1.latencyMs, 2)}; that transaction ÷ a single-row UPDATE (8 clients) = ${fmt(r.step8.tps / r.pgb8.tps, 3)}`,
+  );
   // What the throughput target asks of the CPU, from this run's own figures.
   const budgetMs = (cpus().length * 1000) / (THROUGHPUT_TARGET * r.pgb8.tps);
   const outside = ['bench driver + stub', 'weft api', 'redis-server'].reduce((sum, n) => sum + (cost.cpu.get(n) ?? 0), 0);

@@ -28,16 +28,61 @@ export async function createCounterTable(owner: pg.Client, rows: number): Promis
 }
 
 /**
- * `pgbench -n -c <clients> -j <threads> -T <seconds> -f <script>` with
- * `UPDATE bench_counter SET n = n + 1 WHERE id = :id` over a random id among `rows`, against the
- * database of `ownerUrl`. Parses tps (without the initial connection time) and the average latency.
+ * Creates the tables of {@link STEP_SCRIPT} (`rows` runs, each with a task to complete) in the
+ * database `owner` is connected to: a run row, a task table with as many indexes as Weft's
+ * `tasks` (primary key, run + node, leases, by run), and a history table.
  */
-export async function pgbench(ownerUrl: string, dir: string, opts: { clients: number; seconds: number; rows: number }): Promise<PgbenchResult> {
-  const script = join(dir, 'update.sql');
-  writeFileSync(script, `\\set id random(1, ${opts.rows})\nUPDATE bench_counter SET n = n + 1 WHERE id = :id;\n`);
+export async function createStepTables(owner: pg.Client, rows: number): Promise<void> {
+  await owner.query('DROP TABLE IF EXISTS bench_step_runs, bench_step_tasks, bench_step_events');
+  await owner.query(`
+    CREATE TABLE bench_step_runs (id int PRIMARY KEY, seq int NOT NULL DEFAULT 0, input jsonb NOT NULL DEFAULT '{}', updated_at timestamptz);
+    CREATE TABLE bench_step_tasks (id bigserial PRIMARY KEY, run_id int NOT NULL, node_id text NOT NULL, status text NOT NULL,
+                                   input jsonb, output jsonb, lease_expires_at timestamptz, created_at timestamptz, finished_at timestamptz);
+    CREATE INDEX ON bench_step_tasks (run_id, node_id);
+    CREATE INDEX ON bench_step_tasks (lease_expires_at) WHERE status = 'RUNNING';
+    CREATE INDEX ON bench_step_tasks (run_id);
+    CREATE TABLE bench_step_events (id bigserial PRIMARY KEY, run_id int NOT NULL, seq int NOT NULL, at timestamptz NOT NULL, payload jsonb);
+    INSERT INTO bench_step_runs (id) SELECT g FROM generate_series(1, ${Number(rows)}) g;
+    INSERT INTO bench_step_tasks (id, run_id, node_id, status) SELECT g, g, 'n0', 'RUNNING' FROM generate_series(1, ${Number(rows)}) g;
+    SELECT setval('bench_step_tasks_id_seq', ${Number(rows)});
+  `);
+  await owner.query('VACUUM ANALYZE bench_step_runs');
+  await owner.query('VACUUM ANALYZE bench_step_tasks');
+}
+
+/**
+ * A Weft step's transaction without Weft (`-M prepared`, as Weft's statements are): BEGIN and
+ * the tenant setting, the run row locked with the reported task read, then one statement
+ * completing the task (its output), inserting the next task RUNNING with a lease, appending a
+ * history row and bumping the run, then COMMIT. The writes of a step of the bench's chain when
+ * the worker takes the next task; what PostgreSQL alone can do of them is the floor of Weft's
+ * design (pgbench sends BEGIN and the setting as two round trips, Weft as one).
+ */
+export const STEP_SCRIPT = (rows: number) => `\\set r random(1, ${rows})
+BEGIN;
+SELECT set_config('app.tenant_id', 'bench', true);
+WITH r AS MATERIALIZED (SELECT id, seq, input FROM bench_step_runs WHERE id = :r FOR UPDATE) SELECT r.seq, clock_timestamp(), t.status FROM r LEFT JOIN bench_step_tasks t ON t.id = :r;
+WITH done AS (UPDATE bench_step_tasks SET status = 'COMPLETED', output = '{"ok": true}', finished_at = now() WHERE id = :r), next AS (INSERT INTO bench_step_tasks (run_id, node_id, status, input, lease_expires_at, created_at) VALUES (:r, 'n1', 'RUNNING', '{"url":"http://127.0.0.1/n1"}', now() + interval '15 s', now())), ev AS (INSERT INTO bench_step_events (run_id, seq, at, payload) VALUES (:r, 1, now(), '{"type":"NodeCompleted"}')) UPDATE bench_step_runs SET seq = seq + 1, updated_at = now() WHERE id = :r;
+COMMIT;
+`;
+
+/**
+ * `pgbench -n -c <clients> -j <threads> -T <seconds> -f <script>`, by default with
+ * `UPDATE bench_counter SET n = n + 1 WHERE id = :id` over a random id among `rows`, against the
+ * database of `ownerUrl`; `script` replaces it (run with `-M prepared`). Parses tps (without the
+ * initial connection time) and the average latency.
+ */
+export async function pgbench(
+  ownerUrl: string,
+  dir: string,
+  opts: { clients: number; seconds: number; rows: number; script?: string },
+): Promise<PgbenchResult> {
+  const script = join(dir, opts.script === undefined ? 'update.sql' : 'script.sql');
+  writeFileSync(script, opts.script ?? `\\set id random(1, ${opts.rows})\nUPDATE bench_counter SET n = n + 1 WHERE id = :id;\n`);
   const u = new URL(ownerUrl);
   const args = [
     '-n',
+    ...(opts.script === undefined ? [] : ['-M', 'prepared']),
     '-c', String(opts.clients),
     '-j', String(Math.min(2, opts.clients)),
     '-T', String(Math.max(1, Math.round(opts.seconds))),
