@@ -879,7 +879,7 @@ export class RunCoordinator {
         const written = await new ActionWriter(m, tenantId, runId, now, dag, this.dispatchLeaseMs).write(actions);
         const seq = run.event_seq + 1;
         const ignored = actions.length === 0 ? 'timer no longer pending' : undefined;
-        await this.appendHistory(m, tenantId, runId, seq, ev, now, actions.map(summarizeAction), ignored, reason, written.run);
+        await this.appendHistory(m, tenantId, runId, { seq, ev, now, actions: actions.map(summarizeAction), ignored, error: reason, patch: written.run });
         return { status: finished ? run.status : RunStatus.Failed, seq, jobs: [], now } satisfies Applied;
       }),
     );
@@ -927,7 +927,7 @@ export class RunCoordinator {
         const stale = opts.leaseToken === undefined ? undefined : staleLease(ev, rows, opts.leaseToken);
         if (stale !== undefined) {
           const seq = run.event_seq + 1;
-          await this.appendHistory(m, tenantId, run.id, seq, ev, now, [], stale, undefined, {});
+          await this.appendHistory(m, tenantId, run.id, { seq, ev, now, actions: [], ignored: stale, patch: {} });
           return { ignored: stale, status: run.status, seq, jobs: [], now, ...(cached ? { nodes: cached } : {}) } satisfies Applied;
         }
         const nodes = cached ?? snapshotNodes(rows);
@@ -994,14 +994,14 @@ export class RunCoordinator {
       transition = await new Machine(dag, snapshot, deps).apply(ev);
     } catch (err) {
       if (!(err instanceof MachineError) || opts.rejectedRollsBack) throw err;
-      await this.appendHistory(m, tenantId, run.id, seq, historyEvent(ev, dag, nodes), now, [], undefined, err.message, {});
+      await this.appendHistory(m, tenantId, run.id, { seq, ev: historyEvent(ev, dag, nodes), now, actions: [], error: err.message, patch: {} });
       return { rejected: err, status: run.status, seq, jobs: [], now };
     }
 
     const take = opts.takeFrom === undefined ? undefined : { queue: opts.takeFrom, leaseToken: uuidv4(), leaseMs: this.runLeaseMs };
     // The history row and the run update go in the same statement as the actions' last writes.
     const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs, take).write(transition.actions, (w) =>
-      historyParts(tenantId, run.id, seq, historyEvent(ev, dag, nodes), now, transition.actions.map(summarizeAction), transition.ignored, undefined, w.run),
+      historyParts(tenantId, run.id, { seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions.map(summarizeAction), ignored: transition.ignored, patch: w.run }),
     );
     const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
     await this.linkedRuns(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
@@ -1121,19 +1121,8 @@ export class RunCoordinator {
   }
 
   /** Inserts the `run_events` row and updates the run (event_seq + the event's patch) in one statement. */
-  private async appendHistory(
-    m: EntityManager,
-    tenantId: string,
-    runId: string,
-    seq: number,
-    ev: RunEvent,
-    now: Date,
-    actions: JsonValue[],
-    ignored: string | undefined,
-    error: string | undefined,
-    patch: RunPatch,
-  ): Promise<void> {
-    await runWrites(m, runId, historyParts(tenantId, runId, seq, ev, now, actions, ignored, error, patch));
+  private async appendHistory(m: EntityManager, tenantId: string, runId: string, entry: HistoryEntry): Promise<void> {
+    await runWrites(m, runId, historyParts(tenantId, runId, entry));
   }
 
   /** After commit: enqueue the jobs (then mark their outbox rows), publish the run update. */
@@ -1281,21 +1270,27 @@ export class RunCoordinator {
   }
 }
 
+/** One event's `run_events` row and the run row's change with it. */
+interface HistoryEntry {
+  /** The run's event sequence number after the event. */
+  seq: number;
+  ev: RunEvent;
+  now: Date;
+  /** The actions' summaries ({@link summarizeAction}). */
+  actions: JsonValue[];
+  /** Why the event changed nothing, if it did not. */
+  ignored?: string;
+  /** Why the event was rejected (or applied as a failure). */
+  error?: string;
+  /** The run row's columns the event changes besides `event_seq` and `updated_at`. */
+  patch: RunPatch;
+}
+
 /**
  * The history of one event as two writes ({@link WritePart}): the `run_events` row, and the run
  * row's `event_seq` and `updated_at` with the event's `patch` (status, output, …).
  */
-function historyParts(
-  tenantId: string,
-  runId: string,
-  seq: number,
-  ev: RunEvent,
-  now: Date,
-  actions: JsonValue[],
-  ignored: string | undefined,
-  error: string | undefined,
-  patch: RunPatch,
-): WritePart[] {
+function historyParts(tenantId: string, runId: string, { seq, ev, now, actions, ignored, error, patch }: HistoryEntry): WritePart[] {
   const { type, ...payload } = ev;
   const e = ev as { nodeId?: string; attempt?: number };
   const params: unknown[] = [tenantId, runId, seq, now];
