@@ -111,9 +111,10 @@ interface OutboxRow {
  * lease of the attempt dispatched with them) in one multi-row INSERT, outbox rows in one upsert,
  * each completion or failure an UPDATE, all sent as one statement ({@link runWrites}) together
  * with the caller's own closing writes (the history row and the run update). Any other action
- * flushes the buffers first, so the effect is the same as writing each action in order. Updates are fenced by task id (and
- * attempt where the action has one); an update that matches no row means the stored run drifted
- * from the locked snapshot and throws {@link CoordinatorInvariantError}, rolling the event back.
+ * flushes the buffers first, so the effect is the same as writing each action in order.
+ * Updates are fenced by task id (and attempt where the action has one); an update that matches
+ * no row means the stored run drifted from the locked snapshot and throws
+ * {@link CoordinatorInvariantError}, rolling the event back.
  */
 export class ActionWriter {
   private creates: TaskRow[] = [];

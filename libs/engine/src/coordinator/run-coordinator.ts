@@ -275,13 +275,17 @@ const RUN_NOT_FOUND = 'run not found';
  * The shell around the pure state machine (DESIGN §4): the only code that turns events into
  * persisted state. Every event runs in one tenant transaction:
  *
- * BEGIN; `set_config('app.tenant_id', …, true)`; lock the run row (`FOR UPDATE`, which
- * serializes a run's events across processes); load node states and read the database clock
- * (`clock_timestamp()`, the event's now) in one query (no inputs or outputs); get the DAG from
- * the per-version cache; `Machine.apply`; persist the actions in
- * order ({@link ActionWriter}); append one `run_events` row and bump `runs.event_seq`; COMMIT.
- * After commit: enqueue the dispatched jobs (a failure is logged: the outbox relay retries) and
- * publish a run update. Every public method returns after both.
+ * BEGIN with `set_config('app.tenant_id', …, true)` (one round trip); lock the run row (`FOR
+ * UPDATE`, which serializes a run's events across processes) and, in the same statement, read
+ * the database clock (`clock_timestamp()`, the event's now) and the reported task; the node
+ * states are those this process kept after the run's previous event ({@link SnapshotCache}),
+ * else every task row (no inputs or outputs); get the DAG from the per-version cache;
+ * `Machine.apply`; persist the actions in order ({@link ActionWriter}), whose last writes go in
+ * one statement with the `run_events` row and the `runs` update; COMMIT. On a chain's step that
+ * is four round trips. After commit: enqueue the dispatched jobs (a failure is logged: the
+ * outbox relay retries) — except the one a reporting worker took for itself (eager dispatch,
+ * {@link ReportCompletedInput.takeFrom}) — and publish a run update. Every public method returns
+ * after both.
  *
  * A transient failure (StoreError, {@link TransientDbError}) retries the whole event with a
  * small jittered backoff, then throws WeftError `TRANSIENT`. Machine rejections map to
