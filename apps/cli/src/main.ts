@@ -17,6 +17,12 @@ const program = new Command('weft')
 serverCommands(program);
 clientCommands(program);
 
+// A reader that closed the pipe (`weft runs | head`) ends the command quietly, as for other CLIs.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`weft: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

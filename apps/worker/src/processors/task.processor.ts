@@ -96,7 +96,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
   /** Starts consuming `queues` (default: the configured ones). */
   start(queues: string[] = this.config.queues): void {
     this.queues.consume(queues, this.config.workerConcurrency, (job) => this.process(job));
-    this.log.log(`consuming queues ${queues.join(', ')} (concurrency ${this.config.workerConcurrency})`);
+    this.log.log(`consuming queues ${queues.join(', ')} (concurrency ${this.config.workerConcurrency}, eager dispatch ${this.eagerDispatch === 0 ? 'off' : `up to ${this.eagerDispatch} in a row`})`);
   }
 
   /** On shutdown, reports still retrying give up (the lease sweep re-dispatches their tasks). */
