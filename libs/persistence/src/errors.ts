@@ -118,12 +118,24 @@ export function mapDriverError(err: unknown): Error {
   // connection), never on our own or a caller's error subclasses.
   const driverShaped = err instanceof QueryFailedError || code !== undefined || (err instanceof Error && err.constructor === Error);
   if (
+    isStalePreparedStatement(err) ||
     (code !== undefined && (TRANSIENT_SQLSTATES.has(code) || code.startsWith('08') || TRANSIENT_NODE_CODES.has(code))) ||
     (driverShaped && TRANSIENT_MESSAGES.some((re) => re.test(message)))
   ) {
     return new TransientDbError(code, message, err);
   }
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * True for PostgreSQL's refusal of a prepared statement whose result columns changed type since
+ * the connection prepared it (an `ALTER TABLE … TYPE` by a migration): the statement fails on
+ * that connection until the connection is closed. Such an error is transient (a retry runs on
+ * another connection); {@link withTenant} discards the connection.
+ */
+export function isStalePreparedStatement(err: unknown): boolean {
+  const driver = (err instanceof QueryFailedError ? err.driverError : err) as { code?: unknown; message?: unknown } | undefined;
+  return driver?.code === '0A000' && typeof driver.message === 'string' && /cached plan must not change result type/i.test(driver.message);
 }
 
 /** True for a {@link TransientDbError}: the caller may retry the whole transaction. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { EntityManager } from 'typeorm';
+import { QueryRunnerAlreadyReleasedError, type EntityManager } from 'typeorm';
 
 /** Rows and affected-row count of one statement. */
 export interface SqlResult<R> {
@@ -24,6 +24,9 @@ export interface SqlResult<R> {
 export async function sql<R = Record<string, unknown>>(m: EntityManager, text: string, params: unknown[] = []): Promise<SqlResult<R>> {
   const qr = m.queryRunner;
   if (!qr) throw new Error('sql() needs a transaction-bound EntityManager');
+  // A manager kept past its transaction must not run on the connection's next transaction
+  // (another tenant's, perhaps): TypeORM's own query() refuses it the same way.
+  if (qr.isReleased) throw new QueryRunnerAlreadyReleasedError();
   const client = (await qr.connect()) as pg.ClientBase;
   const name = statementName(text);
   const res = await (name === undefined ? client.query(text, params) : client.query({ name, text, values: params }));

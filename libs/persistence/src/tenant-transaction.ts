@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
-import { mapDriverError } from './errors.js';
+import { isStalePreparedStatement, mapDriverError } from './errors.js';
 import type { SqlResult } from './sql.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -36,19 +36,24 @@ export async function withTenant<T>(ds: DataSource, tenantId: string, fn: (m: En
   let broken: unknown;
   try {
     const client = (await runner.connect()) as pg.ClientBase;
-    await client.query(`BEGIN; select set_config('app.tenant_id', ${sqlLiteral(tenantId)}, true)`);
-    state.isTransactionActive = true;
-    state.transactionDepth = 1;
-    tenantOfManager.set(m, tenantId);
     try {
+      await client.query(`BEGIN; select set_config('app.tenant_id', ${sqlLiteral(tenantId)}, true)`);
+      state.isTransactionActive = true;
+      state.transactionDepth = 1;
+      tenantOfManager.set(m, tenantId);
       const result = await fn(m);
       await client.query('COMMIT');
       return result;
     } catch (err) {
+      // Also when the opening message failed after its BEGIN ran (a cancel): the connection must
+      // never go back to the pool inside a transaction. A ROLLBACK outside one only warns.
       await client.query('ROLLBACK').catch((rollbackErr: unknown) => {
         // The connection is unusable: the pool must not hand it out again.
         broken = rollbackErr;
       });
+      // A prepared statement this connection can no longer run (a column changed type): close
+      // the connection, so its statements are prepared again on a new one.
+      if (isStalePreparedStatement(err)) broken = err;
       throw err;
     }
   } catch (err) {

@@ -904,13 +904,19 @@ export class RunCoordinator {
   ): Promise<Applied | undefined> {
     return this.retrying('event', () =>
       withTenant(this.ds, tenantId, async (m) => {
-        // One round trip: lock the run row, then (the CTE is materialized, so only once the lock
-        // is held) read the clock and the reported task's row.
+        // One round trip: lock the run row, then the reported task's row (its CTE reads the run's
+        // first, so the locks are always taken run before task), then read the clock. The task
+        // row is read by locking it: a plain read would see the statement's snapshot, taken
+        // before any wait for the run lock, and miss a claim or a lease revocation committed
+        // meanwhile; a locked row is its latest committed version.
         const locked = await sql<{ run: RunRow; db_now: Date } & TaskStateRow>(
           m,
-          `WITH r AS MATERIALIZED (SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE)
-           SELECT to_jsonb(r) AS run, clock_timestamp() AS db_now, ${TASK_STATE_COLUMNS}
-             FROM r LEFT JOIN tasks t ON t.tenant_id = $1 AND t.id = $3::uuid AND t.run_id = $2`,
+          `WITH r AS MATERIALIZED (SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE),
+                t AS MATERIALIZED (SELECT ${TASK_STATE_COLUMNS} FROM tasks t
+                                    WHERE t.tenant_id = $1 AND t.id = $3::uuid AND t.run_id = $2 AND EXISTS (SELECT 1 FROM r)
+                                    FOR NO KEY UPDATE)
+           SELECT to_jsonb(r) AS run, clock_timestamp() AS db_now, t.*
+             FROM r LEFT JOIN t ON true`,
           [tenantId, runId, opts.taskId !== undefined && isUuid(opts.taskId) ? opts.taskId : null],
         );
         const first = locked.rows[0];
