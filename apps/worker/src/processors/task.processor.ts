@@ -58,7 +58,7 @@ interface Held {
  * - Eager dispatch: a report asks the coordinator for the next attempt it dispatches on the same
  *   queue (the next node of a chain), which the same transaction writes RUNNING under a new lease
  *   ({@link ReportCompletedInput.takeFrom}); the slot then executes it at once, with no claim,
- *   no Bull job and no outbox mark. At most `eagerDispatch` attempts are taken in a row per slot,
+ *   no Bull job and no outbox row. At most `eagerDispatch` attempts are taken in a row per slot,
  *   so queued jobs are not starved by long chains; none while the worker shuts down.
  */
 @Injectable()
