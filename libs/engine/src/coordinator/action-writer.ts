@@ -7,7 +7,7 @@ import { TaskStatus, isWorkerType, type JsonValue, type RunStatus } from '../mod
 import type { Action, CreateTask, StartChildRun } from '../statemachine/actions.js';
 import { assertNever } from '../statemachine/errors.js';
 import type { TakenTask, TaskJob } from './ports.js';
-import { CoordinatorInvariantError, runWrites, type WritePart } from './write-parts.js';
+import { expectRows, runWrites, type WritePart } from './write-parts.js';
 
 export { CoordinatorInvariantError } from './write-parts.js';
 
@@ -197,9 +197,7 @@ export class ActionWriter {
             WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND status = 'WAITING' AND iteration IS NOT NULL`,
           [this.tenantId, a.taskIds, a.reason, this.now],
         );
-        if (r.rowCount !== a.taskIds.length) {
-          throw new CoordinatorInvariantError(`run ${this.runId}: expected ${a.taskIds.length} waiting iterations of ${a.nodeId} to skip, matched ${r.rowCount}`);
-        }
+        expectRows(this.runId, a.taskIds.length, r.rowCount, `waiting iterations of ${a.nodeId} to skip`);
         return;
       }
       case 'StartChildRun': {
@@ -431,9 +429,7 @@ export class ActionWriter {
   }
 
   private expectOne(rowCount: number, what: string): void {
-    if (rowCount !== 1) {
-      throw new CoordinatorInvariantError(`run ${this.runId}: expected exactly one ${what}, matched ${rowCount}`);
-    }
+    expectRows(this.runId, 1, rowCount, what);
   }
 }
 

@@ -900,7 +900,7 @@ export class RunCoordinator {
     tenantId: string,
     runId: string,
     build: (run: RunRow) => { ev: RunEvent; version?: number },
-    opts: { rejectedRollsBack: boolean; leaseToken?: string; takeFrom?: string; taskId?: string },
+    opts: { rejectedRollsBack: boolean; leaseToken?: string; takeFrom?: string; taskId?: string | null },
   ): Promise<Applied | undefined> {
     return this.retrying('event', () =>
       withTenant(this.ds, tenantId, async (m) => {
@@ -917,7 +917,7 @@ export class RunCoordinator {
                                     FOR NO KEY UPDATE)
            SELECT to_jsonb(r) AS run, clock_timestamp() AS db_now, t.*
              FROM r LEFT JOIN t ON true`,
-          [tenantId, runId, opts.taskId !== undefined && isUuid(opts.taskId) ? opts.taskId : null],
+          [tenantId, runId, opts.taskId ?? null],
         );
         const first = locked.rows[0];
         if (!first) return undefined;
@@ -927,7 +927,7 @@ export class RunCoordinator {
         // else has applied one since (same event_seq, checked under the row lock) — then the
         // reported task's row read with the lock is all that is needed — else every task row,
         // read now (a statement after the lock, so it sees every event committed before it).
-        const reported = 'taskId' in ev && isUuid(ev.taskId) ? ev.taskId : null;
+        const reported = reportedTask(ev);
         const cached = reported === null || reported === first.id ? this.snapshots.take(tenantId, runId, run.event_seq) : undefined;
         const read = cached
           ? { rows: first.id === null ? [] : [first] }
@@ -1326,9 +1326,9 @@ function historyParts(tenantId: string, runId: string, { seq, ev, now, actions, 
   ];
 }
 
-/** The task an event reports on (NodeCompleted, NodeFailed, TimerFired), if any. */
-function reportedTask(ev: RunEvent): string | undefined {
-  return 'taskId' in ev && typeof ev.taskId === 'string' ? ev.taskId : undefined;
+/** The task an event reports on (NodeCompleted, NodeFailed, TimerFired), or null when it names none or no UUID. */
+function reportedTask(ev: RunEvent): string | null {
+  return 'taskId' in ev && isUuid(ev.taskId) ? ev.taskId : null;
 }
 
 /**

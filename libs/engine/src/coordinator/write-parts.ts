@@ -7,6 +7,17 @@ export class CoordinatorInvariantError extends Error {
 }
 
 /**
+ * Throws {@link CoordinatorInvariantError} naming run `runId` and `what` unless a write changed
+ * exactly `expected` rows (it `matched`): the stored run drifted from the snapshot the machine
+ * decided on.
+ */
+export function expectRows(runId: string, expected: number, matched: number | undefined, what: string): void {
+  if (matched !== expected) {
+    throw new CoordinatorInvariantError(`run ${runId}: expected exactly ${expected === 1 ? 'one' : expected} ${what}, matched ${matched}`);
+  }
+}
+
+/**
  * One write of an event: a single INSERT, UPDATE or DELETE (no WITH, no RETURNING) with its own
  * parameters `$1…$n`. Parts that touch different rows are sent together by {@link runWrites},
  * in one statement and one round trip. With `expect`, the part must change exactly `rows` rows.
@@ -45,9 +56,6 @@ export async function runWrites(m: EntityManager, runId: string, parts: readonly
   });
   const r = await sql<Record<string, number>>(m, `WITH ${ctes.join(',\n')}\nSELECT ${counts.length ? counts.join(', ') : '1 AS done'}`, params);
   parts.forEach((p, i) => {
-    const matched = r.rows[0]?.[`w${i}`];
-    if (p.expect && matched !== p.expect.rows) {
-      throw new CoordinatorInvariantError(`run ${runId}: expected exactly ${p.expect.rows === 1 ? 'one' : p.expect.rows} ${p.expect.what}, matched ${matched}`);
-    }
+    if (p.expect) expectRows(runId, p.expect.rows, r.rows[0]?.[`w${i}`], p.expect.what);
   });
 }
