@@ -75,6 +75,8 @@ export class CoreModule {
               maxOutputBytes: config.maxOutputBytes,
               maxSubworkflowDepth: config.maxSubworkflowDepth,
               maxRunTree: config.maxRunTree,
+              maxBufferedSignals: config.maxBufferedSignals,
+              maxBufferedSignalBytes: config.maxBufferedSignalBytes,
               dispatchLeaseMs: config.dispatchLeaseMs,
               runLeaseMs: config.runLeaseMs,
             }),

@@ -106,6 +106,46 @@ export class WeftEnv {
   WEFT_WS_KEY_RECHECK_MS = 10_000;
 
   /**
+   * Open graphql-ws connections the API process accepts in all, authenticated or not; one more
+   * is closed at once with 1013 (Try Again Later), reason `TOO_MANY_CONNECTIONS`.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  WEFT_WS_MAX_CONNECTIONS = 1000;
+
+  /**
+   * Open graphql-ws connections one API key may hold on the API process; one more is closed
+   * once authenticated with 4029, reason `TOO_MANY_KEY_CONNECTIONS`.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  WEFT_WS_MAX_CONNECTIONS_PER_KEY = 100;
+
+  /**
+   * Signals one run may hold buffered (sent before a node waited for them, not consumed yet); one
+   * more is refused with CONFLICT.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  WEFT_MAX_BUFFERED_SIGNALS = 1000;
+
+  /**
+   * Bytes of payload (JSON text as stored) one run's buffered signals may hold, default 16 MiB; a
+   * signal that would take the run past it is refused with CONFLICT.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1024 * 1024 * 1024)
+  WEFT_MAX_BUFFERED_SIGNAL_BYTES = 16 * 1024 * 1024;
+
+  /**
    * Largest task output a worker may report, in UTF-8 bytes of its JSON text (default 1 MiB); a
    * larger one fails the attempt with OUTPUT_TOO_LARGE.
    */
@@ -189,6 +229,14 @@ export interface WeftConfig {
   dbPoolSize: number;
   /** A revoked key's open graphql-ws connection is closed within this many milliseconds. */
   wsKeyRecheckMs: number;
+  /** WEFT_WS_MAX_CONNECTIONS: open graphql-ws connections per API process (default 1000). */
+  wsMaxConnections: number;
+  /** WEFT_WS_MAX_CONNECTIONS_PER_KEY: open graphql-ws connections per API key and process (default 100). */
+  wsMaxConnectionsPerKey: number;
+  /** WEFT_MAX_BUFFERED_SIGNALS: unconsumed signals one run may buffer (default 1000). */
+  maxBufferedSignals: number;
+  /** WEFT_MAX_BUFFERED_SIGNAL_BYTES: bytes of payload one run's buffered signals may hold (default 16 MiB). */
+  maxBufferedSignalBytes: number;
   /** Largest task output, in UTF-8 bytes of its JSON text; larger fails the attempt (OUTPUT_TOO_LARGE). */
   maxOutputBytes: number;
   /** WEFT_MAX_SUBWORKFLOW_DEPTH: the deepest chain of child runs (default 10). */
@@ -251,6 +299,10 @@ export function loadConfig(
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
     dbPoolSize: dto.WEFT_DB_POOL_SIZE,
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,
+    wsMaxConnections: dto.WEFT_WS_MAX_CONNECTIONS,
+    wsMaxConnectionsPerKey: dto.WEFT_WS_MAX_CONNECTIONS_PER_KEY,
+    maxBufferedSignals: dto.WEFT_MAX_BUFFERED_SIGNALS,
+    maxBufferedSignalBytes: dto.WEFT_MAX_BUFFERED_SIGNAL_BYTES,
     maxOutputBytes: dto.WEFT_MAX_OUTPUT_BYTES,
     maxSubworkflowDepth: dto.WEFT_MAX_SUBWORKFLOW_DEPTH,
     maxRunTree: dto.WEFT_MAX_RUN_TREE,

@@ -32,6 +32,7 @@ import type { Action, FinishRun, StartChildRun } from '../statemachine/actions.j
 import { ActionWriter, summarizeAction, type RunPatch } from './action-writer.js';
 import { runWrites, type WritePart } from './write-parts.js';
 import { DagCache } from './dag-cache.js';
+import { DEFAULT_MAX_BUFFERED_SIGNAL_BYTES, DEFAULT_MAX_BUFFERED_SIGNALS, refuseOverfullSignalBuffer, type SignalBufferCaps } from './signal-buffer.js';
 import { jobId, type JobProbe, type RunUpdatePublisher, type TakenTask, type TaskDispatcher, type TaskJob } from './ports.js';
 import {
   DEFAULT_MAX_INPUT_BYTES,
@@ -103,6 +104,10 @@ export interface RunCoordinatorOptions {
   maxSubworkflowDepth?: number;
   /** The most runs one tree of child runs may hold (default 1,000). */
   maxRunTree?: number;
+  /** Unconsumed signals one run may buffer (default 1,000); one more is refused with CONFLICT. */
+  maxBufferedSignals?: number;
+  /** Bytes of payload (stored JSON text) one run's unconsumed signals may hold (default 16 MiB). */
+  maxBufferedSignalBytes?: number;
 }
 
 /** Input of {@link RunCoordinator.startRun}. */
@@ -318,6 +323,7 @@ export class RunCoordinator {
   private readonly maxInputBytes: number;
   private readonly maxSubworkflowDepth: number;
   private readonly maxRunTree: number;
+  private readonly signalCaps: SignalBufferCaps;
   private readonly snapshots = new SnapshotCache();
 
   constructor(
@@ -341,6 +347,10 @@ export class RunCoordinator {
     this.maxInputBytes = opts.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
     this.maxSubworkflowDepth = opts.maxSubworkflowDepth ?? DEFAULT_MAX_SUBWORKFLOW_DEPTH;
     this.maxRunTree = opts.maxRunTree ?? DEFAULT_MAX_RUN_TREE;
+    this.signalCaps = {
+      maxSignals: opts.maxBufferedSignals ?? DEFAULT_MAX_BUFFERED_SIGNALS,
+      maxBytes: opts.maxBufferedSignalBytes ?? DEFAULT_MAX_BUFFERED_SIGNAL_BYTES,
+    };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -489,11 +499,13 @@ export class RunCoordinator {
   }
 
   /**
-   * Delivers a signal to the oldest node waiting for `name`, or buffers it (`delivered: false`).
-   * A rejected signal writes nothing.
+   * Delivers a signal to the oldest node waiting for `name`, or buffers it (`delivered: false`)
+   * unless the run's buffer is full (`maxBufferedSignals`, `maxBufferedSignalBytes`). A rejected
+   * signal writes nothing.
    * @throws WeftError NOT_FOUND (unknown run), BAD_USER_INPUT (no name; a name or payload that
    * cannot be stored — the message names the field and JSON path; a payload over
-   * `maxInputBytes`), CONFLICT (run finished), TRANSIENT.
+   * `maxInputBytes`), CONFLICT (run finished; a signal to buffer beyond the run's caps, naming
+   * the run, the cap and the buffered count and bytes), TRANSIENT.
    */
   async sendSignal(tenantId: string, s: SendSignalInput): Promise<{ delivered: boolean }> {
     this.checkName('name', s.name);
@@ -1008,6 +1020,8 @@ export class RunCoordinator {
       return { rejected: err, status: run.status, seq, jobs: [], now };
     }
 
+    // A signal no node waits for is buffered only within the run's caps (the run row is locked).
+    await refuseOverfullSignalBuffer(m, tenantId, run.id, transition.actions, this.signalCaps);
     const take = opts.takeFrom === undefined ? undefined : { queue: opts.takeFrom, leaseToken: uuidv4(), leaseMs: this.runLeaseMs };
     // The history row and the run update go in the same statement as the actions' last writes.
     const written = await new ActionWriter(m, tenantId, run.id, now, dag, this.dispatchLeaseMs, take).write(transition.actions, (w) =>
