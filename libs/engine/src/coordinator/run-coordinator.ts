@@ -7,6 +7,7 @@ import {
   isUuid,
   jsonb,
   sql,
+  RunRepository,
   byTenant,
   claimDueTimers,
   claimLostTasks,
@@ -530,15 +531,20 @@ export class RunCoordinator {
   /**
    * Restarts the run from `fromNodeId` (that node and its descendants are reset) on `version`
    * (default the run's), optionally with new input/config. A rejected retry writes nothing.
+   *
+   * A child run (started by a SUBWORKFLOW node) is never retried on its own: its parent's task
+   * already failed with the child's failure and would stay FAILED while the child succeeded.
+   * Retrying the parent from that node starts a new child instead.
    * @throws WeftError NOT_FOUND (run or version), BAD_USER_INPUT (unknown node; input or config
    * that cannot be stored; `version` is another, deprecated version), CONFLICT (tasks still
-   * active), TRANSIENT.
+   * active; a child run, naming its parent run and the parent's node to retry), TRANSIENT.
    */
   async retryRun(tenantId: string, r: RetryRunInput): Promise<void> {
     if (!isVersion(r.version)) throw new WeftError('NOT_FOUND', `version ${r.version} not found`);
     this.checkName('fromNodeId', r.fromNodeId);
     this.checkJson('input', r.input);
     this.checkJson('config', r.config);
+    await this.refuseChildRetry(tenantId, r.runId);
     if (r.version !== undefined) await this.refuseDeprecatedRetry(tenantId, r.runId, r.version);
     await this.command(tenantId, r.runId, 'the retry', (run) => {
       const version = r.version ?? run.version;
@@ -1277,6 +1283,22 @@ export class RunCoordinator {
     if (!row || !row.deprecated || row.version === version) return;
     const msg = `workflow ${row.workflow_id} version ${version} is deprecated: a retry may not move run ${runId} onto it; retry on the run's own version ${row.version} or another version, or restore version ${version} with deprecateVersion(deprecated: false)`;
     throw new WeftError('BAD_USER_INPUT', msg, [{ path: 'version', message: msg }]);
+  }
+
+  /**
+   * Refuses to retry a child run on its own (see {@link RunCoordinator.retryRun}); a run's parent
+   * never changes once it is created, so reading it before the retry's transaction is safe.
+   * @throws WeftError CONFLICT naming the parent run and its SUBWORKFLOW node.
+   */
+  private async refuseChildRetry(tenantId: string, runId: string): Promise<void> {
+    if (!isUuid(tenantId) || !isUuid(runId)) return;
+    const parent = await this.retrying('retry check', () => new RunRepository(this.ds).parentOfRun(tenantId, runId));
+    if (!parent) return;
+    const { parentRunId, parentNodeId } = parent;
+    throw new WeftError(
+      'CONFLICT',
+      `run ${runId} was started by run ${parentRunId}'s node ${parentNodeId}; retry run ${parentRunId} from node ${parentNodeId} instead`,
+    );
   }
 
   /** The DAG of a version, from the cache or loaded in this transaction. @throws WeftError NOT_FOUND. */

@@ -3,6 +3,7 @@ import { RunEventEntity } from '../entities/run-event.entity.js';
 import { RunEntity } from '../entities/run.entity.js';
 import { TaskEntity } from '../entities/task.entity.js';
 import { InvalidCursorError } from '../errors.js';
+import { sql } from '../sql.js';
 import { isUuid } from '../tenant-transaction.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
 
@@ -101,6 +102,26 @@ export class RunRepository extends TenantScopedRepository {
         edges,
         pageInfo: { hasNextPage: entities.length > limit, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
       };
+    });
+  }
+
+  /**
+   * Who started a child run: the parent run and the node id of the parent's SUBWORKFLOW task
+   * (`runs.parent_run_id`, `parent_task_id`, set when the child is created and never changed);
+   * null for a run started over the API, an unknown run or an id that is not a UUID.
+   */
+  async parentOfRun(tenantId: string, runId: string): Promise<{ parentRunId: string; parentNodeId: string } | null> {
+    if (!isUuid(runId)) return null;
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<{ parent_run_id: string; node_id: string }>(
+        m,
+        `SELECT r.parent_run_id, t.node_id
+           FROM runs r JOIN tasks t ON t.tenant_id = r.tenant_id AND t.id = r.parent_task_id
+          WHERE r.tenant_id = $1 AND r.id = $2`,
+        [tenantId, runId],
+      );
+      const row = r.rows[0];
+      return row ? { parentRunId: row.parent_run_id, parentNodeId: row.node_id } : null;
     });
   }
 
