@@ -3,7 +3,7 @@ import { RunCoordinator, type ReportResult, type TakenTask, type TaskJob } from 
 import { BullTaskQueues, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { ExecutionError, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
-import { CodeExecutor, type CodeExecutorOptions } from '../executors/code.executor.js';
+import { CodeExecutor, type CodeExecutorOptions } from '../executors/code/code.executor.js';
 
 /** Injection token of the optional {@link TaskProcessorOptions}. */
 export const TASK_PROCESSOR_OPTIONS = Symbol('TASK_PROCESSOR_OPTIONS');

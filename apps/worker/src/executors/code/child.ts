@@ -1,0 +1,120 @@
+import { spawn } from 'node:child_process';
+import { ExecutionError } from '../executor.js';
+import { setLongTimeout } from '../long-timer.js';
+
+/** How one execution's process ended. */
+export interface ProcessOutcome {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** The last `maxLogBytes` of its stderr. */
+  stderr: string;
+}
+
+/** A command line to start: the file, its arguments, and the uid/gid to start it as (if any). */
+export interface Launch {
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  uid?: number;
+  gid?: number;
+}
+
+/** After the child exits, how long its pipes may stay open (held by a leftover process) before we stop reading. */
+const PIPE_GRACE_MS = 250;
+
+/**
+ * Runs `launch` in a process group of its own, keeping the tails of stdout and stderr, until it
+ * exits, `seconds` have passed or `signal` aborts. On the deadline or an abort the group is
+ * SIGKILLed and the promise settles at once: it never waits for pipes that a leftover process
+ * holds open (after a normal exit they get {@link PIPE_GRACE_MS}). Durations beyond Node's
+ * 24.8-day timer maximum are waited out in chunks.
+ *
+ * @throws ExecutionError when the command cannot be started
+ */
+export function runProcess(launch: Launch, seconds: number, signal: AbortSignal | undefined, maxLogBytes: number): Promise<ProcessOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(launch.file, launch.args, {
+      cwd: launch.cwd,
+      env: launch.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so a kill also reaches anything it started outside a sandbox.
+      detached: true,
+      ...(launch.uid !== undefined ? { uid: launch.uid, gid: launch.gid } : {}),
+    });
+    const stderr = new LogTail(maxLogBytes);
+    let settled = false;
+    let exitGrace: NodeJS.Timeout | undefined;
+    const killGroup = (): void => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const settle = (outcome: Omit<ProcessOutcome, 'stderr'>): void => {
+      if (settled) return;
+      settled = true;
+      deadline.clear();
+      clearTimeout(exitGrace);
+      signal?.removeEventListener('abort', onCancel);
+      // A leftover process may hold the pipes open: stop reading instead of waiting for it.
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({ ...outcome, stderr: stderr.text() });
+    };
+    const deadline = setLongTimeout(() => {
+      killGroup();
+      settle({ exitCode: null, signal: 'SIGKILL', timedOut: true, cancelled: false });
+    }, seconds * 1000);
+    const onCancel = (): void => {
+      killGroup();
+      settle({ exitCode: null, signal: 'SIGKILL', timedOut: false, cancelled: true });
+    };
+    signal?.addEventListener('abort', onCancel, { once: true });
+    if (signal?.aborted) onCancel();
+
+    // stdout is drained (a full pipe would block the code) but only stderr feeds error messages.
+    child.stdout.resume();
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.on('exit', (exitCode, exitSignal) => {
+      killGroup();
+      exitGrace = setTimeout(() => settle({ exitCode, signal: exitSignal, timedOut: false, cancelled: false }), PIPE_GRACE_MS);
+    });
+    child.on('error', (err) => {
+      if (settled) return;
+      settled = true;
+      deadline.clear();
+      signal?.removeEventListener('abort', onCancel);
+      killGroup();
+      reject(new ExecutionError(`cannot start ${launch.file}: ${err.message}`));
+    });
+    child.on('close', (exitCode, exitSignal) => settle({ exitCode, signal: exitSignal, timedOut: false, cancelled: false }));
+  });
+}
+
+/** Keeps the last `limit` bytes of a stream. */
+export class LogTail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(private readonly limit: number) {}
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    if (this.size > 2 * this.limit) {
+      const all = Buffer.concat(this.chunks);
+      this.chunks = [all.subarray(all.length - this.limit)];
+      this.size = this.limit;
+    }
+  }
+
+  text(): string {
+    const all = Buffer.concat(this.chunks);
+    return all.subarray(Math.max(0, all.length - this.limit)).toString('utf8');
+  }
+}

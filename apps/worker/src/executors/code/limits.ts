@@ -1,0 +1,77 @@
+import { CODE_MEMORY_MB, MAX_DURATION_SECONDS } from '@weft/engine';
+import { ExecutionError } from '../executor.js';
+
+/** The limits of one CODE execution, from its resolved spec and the worker's settings. */
+export interface CodeLimits {
+  /** Wall-clock limit, seconds (`spec.timeout_seconds`, default 30, at most 365 days). */
+  seconds: number;
+  /** Memory of all the execution's processes together, MiB (`spec.memory_mb`, default 256, 16…4096). */
+  memoryMb: number;
+  /** Processes and threads the execution may hold at once (cgroup `pids.max` and RLIMIT_NPROC). */
+  maxProcesses: number;
+  /** Largest file the execution may write, bytes (RLIMIT_FSIZE): its result included. */
+  maxFileBytes: number;
+  /** CPU time of each process, seconds (RLIMIT_CPU): the wall-clock limit plus a grace. */
+  cpuSeconds: number;
+  /** Size of each of its private `/tmp`, `/dev/shm` and working directory, bytes. */
+  scratchBytes: number;
+  /** RLIMIT_DATA of each process, bytes, where no cgroup holds the execution's memory (a Node runtime's Buffers). */
+  dataBytes?: number;
+}
+
+/** The worker-wide part of {@link CodeLimits}. */
+export interface WorkerCodeLimits {
+  maxProcesses: number;
+  maxFileBytes: number;
+}
+
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+export const DEFAULT_MEMORY_MB = 256;
+/** Default `pids.max`: a Node runtime alone holds about 20 threads. */
+export const DEFAULT_MAX_PROCESSES = 128;
+/** RLIMIT_CPU beyond the wall-clock limit: the runtime's start-up and the watchdog's own grace. */
+const CPU_GRACE_SECONDS = 5;
+
+/**
+ * Checks the limits in a CODE spec after its templates were resolved, with the same bounds that
+ * publishing applies to literal values: a templated `memory_mb: "{{input.mem}}"` resolving to
+ * 1,000,000 fails the attempt for good instead of lifting the cap.
+ *
+ * @param spec the resolved spec (its `timeout_seconds` and `memory_mb`, numbers or numeric strings)
+ * @throws ExecutionError (not retryable) naming the field, the value and the bound
+ */
+export function codeLimits(spec: { timeout_seconds?: unknown; memory_mb?: unknown }, worker: WorkerCodeLimits): CodeLimits {
+  const seconds = numberIn(spec.timeout_seconds, DEFAULT_TIMEOUT_SECONDS, 'spec.timeout_seconds', 'seconds', 0, MAX_DURATION_SECONDS, true);
+  const memoryMb = Math.ceil(numberIn(spec.memory_mb, DEFAULT_MEMORY_MB, 'spec.memory_mb', 'MB', CODE_MEMORY_MB.min, CODE_MEMORY_MB.max, false));
+  return {
+    seconds,
+    memoryMb,
+    maxProcesses: worker.maxProcesses,
+    maxFileBytes: worker.maxFileBytes,
+    cpuSeconds: Math.ceil(seconds) + CPU_GRACE_SECONDS,
+    scratchBytes: memoryMb * 1024 * 1024,
+  };
+}
+
+function numberIn(value: unknown, fallback: number, name: string, unit: string, min: number, max: number, exclusiveMin: boolean): number {
+  if (value === undefined || value === null) return fallback;
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isFinite(n)) {
+    throw invalid(`${name} must be a number, got ${describe(value)}`);
+  }
+  if (exclusiveMin ? n <= min : n < min) {
+    throw invalid(`${name} must be ${exclusiveMin ? `a positive number` : `at least ${min} ${unit}`}, got ${n}`);
+  }
+  if (n > max) throw invalid(`${name} ${n} is over the limit of ${max} ${unit}`);
+  return n;
+}
+
+function describe(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+/** A spec that can never work: not retryable. */
+export function invalid(message: string): ExecutionError {
+  return new ExecutionError(`invalid CODE spec: ${message}`, false);
+}

@@ -1,0 +1,122 @@
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** First uid (and gid) of the per-execution pool when the worker runs as root. */
+export const DEFAULT_UID_BASE = 2_000_000_000;
+/** Default number of uids in a block: the most executions one worker runs at once. */
+export const DEFAULT_UID_SLOTS = 1024;
+/** Node (libuv) takes uids and gids as int32. */
+export const MAX_UID = 2_147_483_647;
+
+/** The uids executions run as when the worker is root: `base` … `base + size - 1` (gid = uid). */
+export interface UidRange {
+  base: number;
+  size: number;
+}
+
+/**
+ * The uid range of this worker's executions, or undefined when it is not root (it cannot switch
+ * users). Without an explicit `base`, a block is claimed for this process ({@link claimUidBlock}).
+ *
+ * @throws Error when the range leaves 1 … {@link MAX_UID}, or no block is free
+ */
+export function resolveUidRange(base: number | undefined, size = DEFAULT_UID_SLOTS, lockDir = tmpdir()): UidRange | undefined {
+  const first = base ?? DEFAULT_UID_BASE;
+  if (!Number.isSafeInteger(first) || first < 1 || !Number.isSafeInteger(size) || size < 1 || first + size - 1 > MAX_UID) {
+    throw new Error(`CodeExecutor: uidBase ${first} / uidSlots ${size} must give a uid range within 1…${MAX_UID}`);
+  }
+  if (process.getuid?.() !== 0) return undefined;
+  return { base: base ?? claimUidBlock(DEFAULT_UID_BASE, size, MAX_UID, lockDir), size };
+}
+
+/**
+ * Claims a block of `size` uids for this process's CODE executions, so that two worker processes
+ * on one machine never run code as the same uid. Block k is uids `base + k·size` …
+ * `base + (k+1)·size - 1`, claimed by creating `weft-code-uids-<base>-<size>-<k>.lock` (O_EXCL)
+ * in `lockDir`, holding this pid. A lock whose pid is no longer alive is taken over; whoever
+ * claims a block must then clear what a previous holder left (its processes, folders and cgroups)
+ * before the first execution. The claim is released when the process exits. Returns the first uid.
+ *
+ * @throws Error when every block up to `maxUid` is held by a live process
+ */
+export function claimUidBlock(base: number, size: number, maxUid: number, lockDir = tmpdir()): number {
+  const blocks = Math.floor((maxUid - base + 1) / size);
+  for (let k = 0; k < blocks; k++) {
+    const file = join(lockDir, `weft-code-uids-${base}-${size}-${k}.lock`);
+    if (tryLock(file) || (holderIsGone(file) && takeOver(file))) {
+      process.once('exit', () => {
+        try {
+          if (readFileSync(file, 'utf8').trim() === String(process.pid)) unlinkSync(file);
+        } catch {
+          // already gone
+        }
+      });
+      return base + k * size;
+    }
+  }
+  throw new Error(`no free block of ${size} uids from ${base} to ${maxUid}: every one is claimed by a live process (${lockDir}/weft-code-uids-*.lock)`);
+}
+
+function tryLock(file: string): boolean {
+  try {
+    const fd = openSync(file, 'wx', 0o644);
+    writeSync(fd, String(process.pid));
+    closeSync(fd);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+function holderIsGone(file: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(file, 'utf8').trim());
+  } catch {
+    return true; // vanished meanwhile
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** Replaces a dead holder's lock; false when another process took it over first. */
+function takeOver(file: string): boolean {
+  try {
+    unlinkSync(file);
+  } catch {
+    // another process removed it first; race for the new lock below
+  }
+  return tryLock(file);
+}
+
+/** Slot indexes 0 … size-1, each held by one execution at a time; the lowest free one is taken first. */
+export class SlotPool {
+  private readonly taken = new Set<number>();
+  private readonly waiting: Array<(slot: number) => void> = [];
+
+  constructor(private readonly size: number) {}
+
+  take(): Promise<number> {
+    for (let slot = 0; slot < this.size; slot++) {
+      if (!this.taken.has(slot)) {
+        this.taken.add(slot);
+        return Promise.resolve(slot);
+      }
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  release(slot: number): void {
+    const next = this.waiting.shift();
+    if (next) next(slot);
+    else this.taken.delete(slot);
+  }
+}
