@@ -13,7 +13,7 @@ export interface CodeLimits {
   maxFileBytes: number;
   /** CPU time of each process, seconds (RLIMIT_CPU): the wall-clock limit plus a grace. */
   cpuSeconds: number;
-  /** Size of each of its private `/tmp`, `/dev/shm` and working directory, bytes. */
+  /** Size of each of its private `/tmp`, `/dev/shm` and working directory, bytes: a quarter of the memory, which their pages also count toward. */
   scratchBytes: number;
   /** RLIMIT_DATA of each process, bytes, where no cgroup holds the execution's memory (a Node runtime's Buffers). */
   dataBytes?: number;
@@ -49,7 +49,7 @@ export function codeLimits(spec: { timeout_seconds?: unknown; memory_mb?: unknow
     maxProcesses: worker.maxProcesses,
     maxFileBytes: worker.maxFileBytes,
     cpuSeconds: Math.ceil(seconds) + CPU_GRACE_SECONDS,
-    scratchBytes: memoryMb * 1024 * 1024,
+    scratchBytes: Math.floor((memoryMb * 1024 * 1024) / 4),
   };
 }
 

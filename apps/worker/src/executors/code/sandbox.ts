@@ -81,15 +81,20 @@ export function launchCommand(
 ): Launch {
   let argv = command;
   let cwd = files.workDir;
-  let spawnAs: RunAsUser | undefined = runAs;
+  let spawnAs: RunAsUser | undefined;
+  let joins = cgroupProcs;
   const environment = { PATH: SANDBOX_PATH, HOME: tools.bwrap ? SANDBOX.work : files.workDir, LANG: 'C.UTF-8', ...env };
+  // As root, setpriv drops to the execution's uid as the last step, after the cgroups were joined
+  // and the namespaces built, both of which need root.
+  if (runAs && tools.setpriv) {
+    argv = [tools.setpriv, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--', ...argv];
+  } else if (runAs) {
+    spawnAs = runAs; // no setpriv (and so no bwrap): Node switches the user, and the cgroups cannot be joined
+    joins = [];
+  }
   if (tools.bwrap) {
-    const inner = runAs && tools.setpriv
-      ? [tools.setpriv, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--', ...argv]
-      : argv;
-    argv = [tools.bwrap, ...bwrapArgs(files, limits, runAs !== undefined, environment, binds), '--', ...inner];
+    argv = [tools.bwrap, ...bwrapArgs(files, limits, runAs !== undefined, environment, binds), '--', ...argv];
     cwd = files.dir;
-    spawnAs = undefined; // bwrap needs root to build the namespaces; setpriv drops inside
   }
   if (tools.prlimit) {
     argv = [
@@ -103,7 +108,7 @@ export function launchCommand(
       ...argv,
     ];
   }
-  if (cgroupProcs.length > 0) argv = ['/bin/sh', '-c', JOIN_CGROUPS, 'weft-cgroup', String(cgroupProcs.length), ...cgroupProcs, ...argv];
+  if (joins.length > 0) argv = ['/bin/sh', '-c', JOIN_CGROUPS, 'weft-cgroup', String(joins.length), ...joins, ...argv];
   return { file: argv[0], args: argv.slice(1), env: tools.bwrap ? {} : environment, cwd, ...(spawnAs ?? {}) };
 }
 

@@ -1,0 +1,348 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CodeExecutor } from '../../apps/worker/src/executors/code/code.executor.js';
+import { Cgroups } from '../../apps/worker/src/executors/code/cgroup.js';
+import { processesOf } from '../../apps/worker/src/executors/code/processes.js';
+import { failure } from '../../apps/worker/src/executors/execution-failure.testing.js';
+
+/**
+ * Tenant CODE attacking the worker and the executions beside it, through one CodeExecutor as a
+ * worker builds it (root: bubblewrap, cgroups, a uid block). Each case is an attack that worked
+ * when executions shared the worker's file system, process table and limits per process.
+ */
+
+const py = { taskId: 't001', nodeId: 'attack', attempt: 1, runtime: 'python' };
+const js = { taskId: 't002', nodeId: 'attack', attempt: 1, runtime: 'js' };
+const asRoot = process.getuid?.() === 0;
+if (!asRoot) console.warn('code-sandbox attacks: not root, skipped (a worker that is not root refuses CODE)');
+const suite = asRoot ? describe : describe.skip;
+
+let tempDir: string;
+let code: CodeExecutor;
+
+beforeAll(async () => {
+  tempDir = await mkdtemp(join(tmpdir(), 'weft-attack-'));
+  await chmod(tempDir, 0o1777);
+  code = new CodeExecutor({ tempDir });
+});
+afterAll(async () => {
+  await rm(tempDir, { recursive: true, force: true });
+});
+
+suite('the sandbox itself', () => {
+  it('applies every part of the isolation as root, and says so', async () => {
+    const isolation = await code.isolation();
+    expect(isolation.missing).toEqual([]);
+    expect(isolation.confined).toBe(true);
+    expect(isolation.holds.join('\n')).toMatch(/bubblewrap/);
+    expect(isolation.holds.join('\n')).toMatch(/cgroup v[12]/);
+  });
+
+  it('shows the code none of the worker: no other process, no worker files, no environment', async () => {
+    const out = (await code.execute(
+      {
+        code:
+          'import os\n' +
+          'def handler(input):\n' +
+          '    pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())\n' +
+          '    return {"pids": pids, "root": sorted(os.listdir("/")), "uid": os.getuid(), "groups": os.getgroups(),\n' +
+          '            "tmp_visible": os.path.exists(input["worker_tmp"]), "env": sorted(os.environ)}\n',
+        worker_tmp: tempDir,
+      },
+      py,
+    )) as { pids: number[]; root: string[]; uid: number; groups: number[]; tmp_visible: boolean; env: string[] };
+    // pid 1 is the sandbox's init, 2 the runner: nothing of the host's process table.
+    expect(out.pids).toEqual([1, 2]);
+    expect(out.root).toEqual(expect.arrayContaining(['usr', 'proc', 'dev', 'tmp', 'weft']));
+    expect(out.root).not.toContain('root');
+    expect(out.root).not.toContain('home');
+    expect(out.tmp_visible).toBe(false);
+    expect(out.uid).toBeGreaterThanOrEqual(code.uidRange!.base);
+    expect(out.groups).toEqual([]);
+    expect(out.env).not.toContain('DATABASE_URL');
+  });
+
+  it('has no network: the database and Redis on the worker\'s loopback are unreachable, its Unix sockets invisible', async () => {
+    const probe = await code.execute(
+      {
+        code:
+          'import socket, os\n' +
+          'def handler(input):\n' +
+          '    out = {}\n' +
+          '    for port in (5432, 6379):\n' +
+          '        try:\n' +
+          '            socket.create_connection(("127.0.0.1", port), 2).close()\n' +
+          '            out[str(port)] = "connected"\n' +
+          '        except OSError as e:\n' +
+          '            out[str(port)] = "refused"\n' +
+          '    out["run"] = os.path.exists("/run/postgresql") or os.path.exists("/var/run/postgresql")\n' +
+          '    return out\n',
+      },
+      py,
+    );
+    expect(probe).toEqual({ '5432': 'refused', '6379': 'refused', run: false });
+    // The worker itself reaches the database: the isolation is the code's, not the machine's.
+    await new Promise<void>((resolve, reject) => {
+      const s = connect(5432, '127.0.0.1', () => {
+        s.end();
+        resolve();
+      });
+      s.on('error', reject);
+    });
+  });
+
+  it('gives concurrent executions different uids, and an execution cannot see another one\'s files', async () => {
+    const slow = code.execute(
+      { code: 'import time, os\ndef handler(input):\n    open("secret.txt", "w").write("A")\n    time.sleep(1.5)\n    return os.getuid()\n', secret: 'A-SECRET' },
+      py,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const other = (await code.execute(
+      {
+        code:
+          'import os\n' +
+          'def handler(input):\n' +
+          '    found = []\n' +
+          '    for top in ("/tmp", "/weft", "/dev/shm"):\n' +
+          '        for root, dirs, files in os.walk(top):\n' +
+          '            found += [os.path.join(root, f) for f in files]\n' +
+          '    texts = [open(f, errors="replace").read() for f in found if os.access(f, os.R_OK)]\n' +
+          '    marker, name = "A-" + "SECRET", "secret" + ".txt"\n' +
+          '    return {"uid": os.getuid(), "leak": any(marker in t for t in texts) or any(f.endswith(name) for f in found)}\n',
+      },
+      py,
+    )) as { uid: number; leak: boolean };
+    const slowUid = (await slow) as number;
+    expect(other.leak).toBe(false);
+    expect(other.uid).not.toBe(slowUid);
+  });
+});
+
+suite('processes that try to outlive their attempt', () => {
+  it('kills a double-forked daemon that left the session, on return and on timeout', async () => {
+    const daemon =
+      'import os, time\n' +
+      'def handler(input):\n' +
+      '    if os.fork() == 0:\n' +
+      '        os.setsid()\n' +
+      '        if os.fork() == 0:\n' +
+      '            os.chdir("/")\n' +
+      '            for fd in (0, 1, 2):\n' +
+      '                os.dup2(os.open("/dev/null", os.O_RDWR), fd)\n' +
+      '            os.execve("/bin/sleep", ["sleep", "60"], {})\n' +
+      '        os._exit(0)\n' +
+      '    time.sleep(0.3)\n' +
+      '    while input["loop"]:\n' +
+      '        pass\n' +
+      '    return "ok"\n';
+    const range = { first: code.uidRange!.base, count: code.uidRange!.size };
+    expect(await code.execute({ code: daemon, loop: false }, py)).toBe('ok');
+    expect(await processesOf(range)).toEqual([]);
+    expect((await failure(code.execute({ code: daemon, loop: true, timeout_seconds: 2 }, py))).message).toBe('timed out after 2s');
+    expect(await processesOf(range)).toEqual([]);
+  });
+
+  it('leaves nothing in /tmp or /dev/shm for the next execution on the same uid', async () => {
+    const first = await code.execute(
+      { code: 'import os\ndef handler(input):\n    open("/tmp/left", "w").write("x")\n    open("/dev/shm/left", "w").write("x")\n    return os.getuid()\n' },
+      py,
+    );
+    const second = await code.execute(
+      { code: 'import os\ndef handler(input):\n    return [os.getuid(), os.listdir("/tmp"), os.listdir("/dev/shm")]\n' },
+      py,
+    );
+    expect(second).toEqual([first, [], []]);
+  });
+});
+
+suite('limits that hold for the whole execution', () => {
+  it('holds memory for all processes together: four forked children cannot each take the limit', async () => {
+    const statuses = (await code.execute(
+      {
+        code:
+          'import os, time\n' +
+          'def handler(input):\n' +
+          '    kids = []\n' +
+          '    for _ in range(4):\n' +
+          '        pid = os.fork()\n' +
+          '        if pid == 0:\n' +
+          '            block = bytearray(60 * 1024 * 1024)\n' +
+          '            for i in range(0, len(block), 4096):\n' +
+          '                block[i] = 1\n' +
+          '            time.sleep(2)\n' +
+          '            os._exit(0)\n' +
+          '        kids.append(pid)\n' +
+          '    return [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in kids]\n',
+        memory_mb: 128,
+        timeout_seconds: 20,
+      },
+      py,
+    )) as number[];
+    // Each child is within 128 MB on its own; together they are not, and the kernel kills some (-9).
+    expect(statuses).toHaveLength(4);
+    expect(statuses.filter((s) => s === -9).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('fails the attempt when the execution as a whole runs out of memory', async () => {
+    const err = await failure(
+      code.execute({ code: 'function handler() {\n  const keep = [];\n  for (;;) keep.push(Buffer.alloc(8 * 1024 * 1024, 1));\n}\n', memory_mb: 96, timeout_seconds: 20 }, js),
+    );
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/out of memory: limit 96 MB for all its processes/);
+  });
+
+  it('caps the number of processes of an execution', async () => {
+    const out = (await code.execute(
+      {
+        code:
+          'import subprocess\n' +
+          'def handler(input):\n' +
+          '    started = []\n' +
+          '    try:\n' +
+          '        for _ in range(500):\n' +
+          '            started.append(subprocess.Popen(["sleep", "5"]))\n' +
+          '    except OSError as e:\n' +
+          '        return {"started": len(started), "error": type(e).__name__}\n' +
+          '    return {"started": len(started)}\n',
+        timeout_seconds: 20,
+      },
+      py,
+    )) as { started: number; error?: string };
+    expect(out.error).toBeDefined();
+    expect(out.started).toBeLessThan(128);
+  });
+
+  it('caps the size of any file the code writes, and of /tmp', async () => {
+    const small = new CodeExecutor({ tempDir, maxResultBytes: 1024 * 1024 });
+    const out = await small.execute(
+      {
+        code:
+          'def handler(input):\n' +
+          '    out = {}\n' +
+          '    for path in ("/tmp/big", "/weft/work/big"):\n' +
+          '        try:\n' +
+          '            with open(path, "wb") as f:\n' +
+          '                f.write(b"x" * (8 * 1024 * 1024))\n' +
+          '            out[path] = "written"\n' +
+          '        except OSError as e:\n' +
+          '            out[path] = e.strerror\n' +
+          '    return out\n',
+        memory_mb: 64,
+      },
+      py,
+    );
+    expect(out).toEqual({ '/tmp/big': 'File too large', '/weft/work/big': 'File too large' });
+    const tmpfs = await code.execute(
+      {
+        code:
+          'def handler(input):\n' +
+          '    n = 0\n' +
+          '    try:\n' +
+          '        for i in range(100):\n' +
+          '            with open("/tmp/part%d" % i, "wb") as f:\n' +
+          '                f.write(b"x" * (4 * 1024 * 1024))\n' +
+          '            n += 1\n' +
+          '    except OSError as e:\n' +
+          '        return [n, e.strerror]\n' +
+          '    return [n, None]\n',
+        memory_mb: 64,
+      },
+      py,
+    );
+    // /tmp holds a quarter of memory_mb, 16 MB: at most 4 parts of 4 MB.
+    expect((tmpfs as [number, string])[0]).toBeLessThanOrEqual(4);
+    expect((tmpfs as [number, string])[1]).not.toBeNull();
+  });
+
+  it('checks memory_mb and timeout_seconds after templates: a resolved value over the cap fails for good', async () => {
+    for (const [spec, message] of [
+      [{ memory_mb: 1_000_000 }, 'invalid CODE spec: spec.memory_mb 1000000 is over the limit of 4096 MB'],
+      [{ memory_mb: '1000000' }, 'invalid CODE spec: spec.memory_mb 1000000 is over the limit of 4096 MB'],
+      [{ memory_mb: 1 }, 'invalid CODE spec: spec.memory_mb must be at least 16 MB, got 1'],
+      [{ timeout_seconds: 40_000_000 }, 'invalid CODE spec: spec.timeout_seconds 40000000 is over the limit of 31536000 seconds'],
+    ] as const) {
+      const err = await failure(code.execute({ code: 'def handler(input):\n    return 1\n', ...spec }, py));
+      expect({ message: err.message, retryable: err.retryable }).toEqual({ message, retryable: false });
+    }
+  });
+});
+
+suite('a result file the code controls', () => {
+  const tamper = (how: string) =>
+    'import os, sys\n' +
+    'def handler(input):\n' +
+    '    for path in ("result.json", sys.argv[3]):\n' +
+    '        try:\n' +
+    '            os.unlink(path)\n' +
+    '        except OSError:\n' +
+    '            pass\n' +
+    '        try:\n' +
+    `            ${how}\n` +
+    '        except OSError:\n' +
+    '            pass\n' +
+    '    os._exit(0)\n';
+
+  it('never blocks on a FIFO: four in a row fail clearly and the next execution still runs', async () => {
+    for (let i = 0; i < 4; i++) {
+      const err = await failure(code.execute({ code: tamper('os.mkfifo(path)'), timeout_seconds: 5 }, py));
+      expect(err.message).toMatch(/without a result|not read/);
+    }
+    expect(await code.execute({ code: 'def handler(input):\n    return "still running"\n' }, py)).toBe('still running');
+  });
+
+  it('never reads what a symlink points to (/etc/shadow, the worker\'s environ, /dev/zero)', async () => {
+    for (const target of ['/etc/shadow', `/proc/${process.pid}/environ`, '/dev/zero']) {
+      const err = await failure(code.execute({ code: tamper(`os.symlink(${JSON.stringify(target)}, path)`), timeout_seconds: 5 }, py));
+      expect(err.message).toMatch(/without a result|not read/);
+      expect(err.message).not.toMatch(/root:|PATH=|\u0000/);
+    }
+  });
+
+  it('without a sandbox too (a worker allowed to run CODE unconfined), refuses a FIFO and a symlink as the result', async () => {
+    const bare = new CodeExecutor({ tempDir, bwrap: false, allowUnconfined: true });
+    expect((await bare.isolation()).confined).toBe(false);
+    const fifo = await failure(bare.execute({ code: tamper('os.mkfifo(path)'), timeout_seconds: 5 }, py));
+    expect(fifo.message).toBe('the result file was replaced by a FIFO; it is not read');
+    const link = await failure(bare.execute({ code: tamper('os.symlink("/etc/shadow", path)'), timeout_seconds: 5 }, py));
+    expect(link.message).toBe('the result file was replaced by a symbolic link; it is not read');
+    const zero = await failure(bare.execute({ code: tamper('os.symlink("/dev/zero", path)'), timeout_seconds: 5 }, py));
+    expect(zero.message).toBe('the result file was replaced by a symbolic link; it is not read');
+  });
+});
+
+suite('a worker taking over a uid block', () => {
+  it('kills every process of its uids and removes the folders and cgroups a dead holder left, before its first execution', async () => {
+    const base = 2_100_000_000;
+    const size = 4;
+    const blockDir = join(tempDir, `weft-code-${base}`);
+    // What a killed worker left: a process of its slot 1's uid, that slot's folder, a cgroup.
+    await mkdir(join(blockDir, 'x-stale', 'in'), { recursive: true });
+    await writeFile(join(blockDir, 'x-stale', 'in', 'input.json'), '{"secret": "A"}');
+    await chown(join(blockDir, 'x-stale'), base + 1, base + 1);
+    const survivor = spawn('/bin/sleep', ['60'], { uid: base + 1, gid: base + 1, detached: true, stdio: 'ignore' });
+    survivor.unref();
+    const cgroups = await Cgroups.detect();
+    if (!(cgroups instanceof Cgroups)) throw new Error(cgroups);
+    await cgroups.create(`weft-${base}-1-7`, { memoryBytes: 64 * 1024 * 1024, maxProcesses: 8 });
+    expect(await processesOf({ first: base, count: size })).toEqual([survivor.pid]);
+
+    const heir = new CodeExecutor({ tempDir, uidBase: base, uidSlots: size });
+    expect((await heir.isolation()).confined).toBe(true);
+    expect(await processesOf({ first: base, count: size })).toEqual([]);
+    expect(await readdir(blockDir)).toEqual([]);
+    if (cgroups.version === 1) expect(existsSync(join('/sys/fs/cgroup/pids', `weft-${base}-1-7`))).toBe(false);
+    expect(await heir.execute({ code: 'def handler(input):\n    return "clean"\n' }, py)).toBe('clean');
+  });
+});
+
+suite('javascript', () => {
+  it('runs ES modules and classic scripts in the sandbox', async () => {
+    expect(await code.execute({ code: 'export async function handler(input) { return input.n * 2; }', n: 21 }, js)).toBe(42);
+    expect(await code.execute({ code: 'module.exports.handler = () => process.getuid() >= 2000000000;' }, js)).toBe(true);
+  });
+});
