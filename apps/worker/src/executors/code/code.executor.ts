@@ -146,6 +146,11 @@ export class CodeExecutor implements TaskExecutor {
    * What isolation this worker's executions get, found once: clears what a previous holder of the
    * uid block left, then checks each part by use (a probe execution in the sandbox).
    */
+  /** Whether this executor runs CODE when part of its isolation is missing. */
+  get allowsUnconfined(): boolean {
+    return this.options.allowUnconfined ?? false;
+  }
+
   isolation(): Promise<CodeIsolation> {
     return (this.prepared ??= this.prepare());
   }

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -8,6 +8,17 @@ export const DEFAULT_UID_BASE = 2_000_000_000;
 export const DEFAULT_UID_SLOTS = 1024;
 /** Node (libuv) takes uids and gids as int32. */
 export const MAX_UID = 2_147_483_647;
+
+/**
+ * Where the claims of uid blocks live: one folder for the whole machine, whatever a worker's
+ * TMPDIR, so that two workers never claim the same block. `/run` is emptied at boot, as the claims
+ * should be.
+ */
+export function uidLockDir(): string {
+  if (!existsSync('/run')) return tmpdir();
+  mkdirSync('/run/weft', { recursive: true, mode: 0o755 });
+  return '/run/weft';
+}
 
 /** The uids executions run as when the worker is root: `base` … `base + size - 1` (gid = uid). */
 export interface UidRange {
@@ -21,13 +32,13 @@ export interface UidRange {
  *
  * @throws Error when the range leaves 1 … {@link MAX_UID}, or no block is free
  */
-export function resolveUidRange(base: number | undefined, size = DEFAULT_UID_SLOTS, lockDir = tmpdir()): UidRange | undefined {
+export function resolveUidRange(base: number | undefined, size = DEFAULT_UID_SLOTS): UidRange | undefined {
   const first = base ?? DEFAULT_UID_BASE;
   if (!Number.isSafeInteger(first) || first < 1 || !Number.isSafeInteger(size) || size < 1 || first + size - 1 > MAX_UID) {
     throw new Error(`CodeExecutor: uidBase ${first} / uidSlots ${size} must give a uid range within 1…${MAX_UID}`);
   }
   if (process.getuid?.() !== 0) return undefined;
-  return { base: base ?? claimUidBlock(DEFAULT_UID_BASE, size, MAX_UID, lockDir), size };
+  return { base: base ?? claimUidBlock(DEFAULT_UID_BASE, size, MAX_UID, uidLockDir()), size };
 }
 
 /**
@@ -40,7 +51,7 @@ export function resolveUidRange(base: number | undefined, size = DEFAULT_UID_SLO
  *
  * @throws Error when every block up to `maxUid` is held by a live process
  */
-export function claimUidBlock(base: number, size: number, maxUid: number, lockDir = tmpdir()): number {
+export function claimUidBlock(base: number, size: number, maxUid: number, lockDir = uidLockDir()): number {
   const blocks = Math.floor((maxUid - base + 1) / size);
   for (let k = 0; k < blocks; k++) {
     const file = join(lockDir, `weft-code-uids-${base}-${size}-${k}.lock`);
