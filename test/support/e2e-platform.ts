@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import { TenantRepository } from '@weft/persistence';
 import { loadConfig, type WeftConfig } from '@weft/platform';
 import { WeftApiError, WeftClient } from '@weft/client';
@@ -15,13 +16,14 @@ export const RUN_FIELDS = `id status workflowId version input config output erro
  * A whole Weft in this process for an end-to-end suite: its own database cloned from the
  * migrated template, the API on a free port, a worker for every queue, the scheduler polling
  * every 50 ms, and the demo order service on loopback. `tenant()` creates a tenant and returns
- * a client holding its admin key.
+ * a client holding its admin key. `opts.logger` receives the platform's log records (e.g. a
+ * WeftLogger writing to an array, to read what the processes logged).
  */
-export async function startE2E(env: Record<string, string | number> = {}) {
+export async function startE2E(env: Record<string, string | number> = {}, opts: { logger?: LoggerService } = {}) {
   const db = await createTestDatabase();
   const shop = await startOrderService();
   const config = testConfig(db, { WEFT_WS_KEY_RECHECK_MS: 200, ...env });
-  const platform: RunningPlatform = await startPlatform(config, { api: true, worker: true, scheduler: true, host: '127.0.0.1' });
+  const platform: RunningPlatform = await startPlatform(config, { api: true, worker: true, scheduler: true, host: '127.0.0.1' }, { logger: opts.logger });
   const url = platform.url!;
   const clients: WeftClient[] = [];
 

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
-import { Logger, Module, type DynamicModule, type INestApplicationContext, type LogLevel } from '@nestjs/common';
+import { Logger, Module, type DynamicModule, type INestApplicationContext, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { runMigrations } from '@weft/persistence';
-import { CoreModule, databaseNameOf, ensureDatabase, ensureRedis, ensureRuntimeRole, serverOf, type WeftConfig } from '@weft/platform';
+import { CoreModule, databaseNameOf, ensureDatabase, ensureRedis, ensureRuntimeRole, serverOf, WeftLogger, type WeftConfig } from '@weft/platform';
 import { ApiModule, listenApi } from '../../api/src/api.module.js';
 import { WorkerModule } from '../../worker/src/worker.module.js';
 import { TaskProcessor } from '../../worker/src/processors/task.processor.js';
@@ -24,20 +24,17 @@ export interface RunningPlatform {
   close(): Promise<void>;
 }
 
-const LEVELS: Record<WeftConfig['logLevel'], LogLevel[]> = {
-  error: ['fatal', 'error'],
-  warn: ['fatal', 'error', 'warn'],
-  log: ['fatal', 'error', 'warn', 'log'],
-  debug: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
-};
-
 /**
  * The composition root: checks PostgreSQL and Redis answer (creating the database when
  * missing), optionally migrates, then boots one Nest application with the requested roles.
- * `weft dev` is all three roles plus migrations in one process. Throws ServiceUnavailableError
- * with one clear line when a service cannot be reached.
+ * `weft dev` is all three roles plus migrations in one process. The process logs JSON lines
+ * through a {@link WeftLogger} at `config.logLevel`, or through `opts.logger`. Throws
+ * ServiceUnavailableError with one clear line when a service cannot be reached.
  */
-export async function startPlatform(config: WeftConfig, roles: Roles, opts: { migrate?: boolean } = {}): Promise<RunningPlatform> {
+export async function startPlatform(config: WeftConfig, roles: Roles, opts: { migrate?: boolean; logger?: LoggerService } = {}): Promise<RunningPlatform> {
+  // Structured JSON lines (WeftLogger); every `new Logger(context)` of the apps forwards to it.
+  const logger = opts.logger ?? new WeftLogger(config.logLevel);
+  Logger.overrideLogger(logger);
   await ensureDatabase(config.ownerDatabaseUrl, { create: !!opts.migrate });
   await ensureRedis(config.redisUrl);
   if (opts.migrate) await runMigrations(config.ownerDatabaseUrl);
@@ -51,7 +48,6 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
   @Module({ imports })
   class WeftProcessModule {}
 
-  const logger = LEVELS[config.logLevel];
   let app: INestApplicationContext;
   let url: string | undefined;
   if (roles.api) {

@@ -1,4 +1,5 @@
 export * from './weft-config.js';
+export * from './weft-logger.js';
 export * from './bull-queue.adapter.js';
 export * from './redis-run-updates.js';
 export * from './services.js';

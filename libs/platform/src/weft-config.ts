@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, Min, ValidateIf, validateSync } from 'class-validator';
+import { WEFT_LOG_LEVELS, type WeftLogLevel } from './weft-logger.js';
 
 /** The queues a worker serves when `WEFT_QUEUES` is unset or `all`: one per built-in runtime. */
 export const DEFAULT_QUEUES = ['http', 'python', 'js'] as const;
@@ -206,9 +207,13 @@ export class WeftEnv {
   @Max(3_600_000)
   WEFT_JOB_LOCK_MS = 15_000;
 
-  /** Log level. */
-  @IsIn(['error', 'warn', 'log', 'debug'])
-  WEFT_LOG_LEVEL: 'error' | 'warn' | 'log' | 'debug' = 'log';
+  /**
+   * The least severe level logged: fatal, error, warn, info, debug or trace (`log` is accepted
+   * as `info`, Nest's name for it).
+   */
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value))
+  @IsIn([...WEFT_LOG_LEVELS, 'log'], { message: `WEFT_LOG_LEVEL must be one of ${WEFT_LOG_LEVELS.join(', ')}` })
+  WEFT_LOG_LEVEL: WeftLogLevel | 'log' = 'info';
 }
 
 /** The validated configuration handed to every module. */
@@ -249,7 +254,8 @@ export interface WeftConfig {
   runLeaseMs: number;
   /** Bull's job lock (`lockDuration`), ms. */
   jobLockMs: number;
-  logLevel: WeftEnv['WEFT_LOG_LEVEL'];
+  /** WEFT_LOG_LEVEL: the least severe level logged (default info). */
+  logLevel: WeftLogLevel;
 }
 
 /** Thrown when the environment is invalid; `message` lists each bad variable on its own line. */
@@ -309,7 +315,7 @@ export function loadConfig(
     dispatchLeaseMs: dto.WEFT_DISPATCH_LEASE_MS,
     runLeaseMs: dto.WEFT_RUN_LEASE_MS,
     jobLockMs: dto.WEFT_JOB_LOCK_MS,
-    logLevel: dto.WEFT_LOG_LEVEL,
+    logLevel: dto.WEFT_LOG_LEVEL === 'log' ? 'info' : dto.WEFT_LOG_LEVEL,
   };
 }
 

@@ -1,0 +1,195 @@
+import type { LoggerService, LogLevel } from '@nestjs/common';
+import { pino, type DestinationStream, type Logger as Pino } from 'pino';
+
+/**
+ * The log levels Weft processes take (`WEFT_LOG_LEVEL`), most severe first: pino's names. Nest's
+ * `log` is pino's `info` and Nest's `verbose` pino's `trace`.
+ */
+export const WEFT_LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+export type WeftLogLevel = (typeof WEFT_LOG_LEVELS)[number];
+
+/**
+ * The most characters one string of a record (the message, the context, a stack) takes in the
+ * log line, JSON escapes included. A longer one is cut, ending with `…[cut N chars]` (N counts the
+ * characters of the original string left out).
+ */
+export const LOG_STRING_CHARS = 2048;
+
+/** The longest line a record can be: three strings of {@link LOG_STRING_CHARS} and the fixed fields. */
+export const LOG_LINE_CHARS = 8192;
+
+const NEST_TO_PINO: Record<LogLevel, WeftLogLevel> = {
+  fatal: 'fatal',
+  error: 'error',
+  warn: 'warn',
+  log: 'info',
+  debug: 'debug',
+  verbose: 'trace',
+};
+
+/**
+ * Nest's LoggerService over pino: one JSON object per line,
+ * `{"level":"warn","time":"<ISO 8601>","pid":N,"context":"worker","msg":"…"}` (plus `stack` for an
+ * error that has one). Messages carry text tenants chose (a CODE exception, an HTTP answer):
+ * JSON keeps their newlines from starting a line of their own (the line separators JSON leaves
+ * raw, U+0085, U+2028 and U+2029, are escaped too), and every string is cut to
+ * {@link LOG_STRING_CHARS}, so a record is one line of at most {@link LOG_LINE_CHARS}.
+ *
+ * `new Logger('worker')` from @nestjs/common forwards here once an application was created with
+ * it (`NestFactory.create(…, { logger })`). Records go to `destination` when given (tests), else
+ * fatal, error and warn to stderr and the rest to stdout, as Nest's console logger does.
+ */
+export class WeftLogger implements LoggerService {
+  private readonly pino: Pino;
+
+  constructor(level: WeftLogLevel = 'info', destination?: DestinationStream) {
+    const options = {
+      level,
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label: string) => ({ level: label }) },
+    };
+    this.pino = pino(options, destination ? escapingLineSeparators(destination) : consoleStreams());
+  }
+
+  /** The pino level records are written from. */
+  get level(): WeftLogLevel {
+    return this.pino.level as WeftLogLevel;
+  }
+
+  log(message: unknown, ...params: unknown[]): void {
+    this.write('info', message, params);
+  }
+  error(message: unknown, ...params: unknown[]): void {
+    this.write('error', message, params);
+  }
+  warn(message: unknown, ...params: unknown[]): void {
+    this.write('warn', message, params);
+  }
+  debug(message: unknown, ...params: unknown[]): void {
+    this.write('debug', message, params);
+  }
+  verbose(message: unknown, ...params: unknown[]): void {
+    this.write('trace', message, params);
+  }
+  fatal(message: unknown, ...params: unknown[]): void {
+    this.write('fatal', message, params);
+  }
+
+  /** Nest's `app.useLogger([...levels])`: the most verbose level listed becomes the threshold. */
+  setLogLevels(levels: LogLevel[]): void {
+    const pinoLevels = levels.map((l) => NEST_TO_PINO[l]).filter(Boolean);
+    if (pinoLevels.length === 0) {
+      this.pino.level = 'silent';
+      return;
+    }
+    this.pino.level = WEFT_LOG_LEVELS[Math.max(...pinoLevels.map((l) => WEFT_LOG_LEVELS.indexOf(l)))]!;
+  }
+
+  /**
+   * One record. Nest passes the context last (`new Logger('worker')`) and, for errors, a stack
+   * before it; any other parameter joins the message.
+   */
+  private write(level: WeftLogLevel, message: unknown, params: unknown[]): void {
+    if (!this.pino.isLevelEnabled(level)) return;
+    const rest = [...params];
+    let context: string | undefined;
+    if (rest.length > 0 && typeof rest[rest.length - 1] === 'string' && !(level === 'error' && rest.length === 1 && looksLikeStack(rest[0]))) {
+      context = rest.pop() as string;
+    }
+    let stack: string | undefined;
+    if (message instanceof Error) stack = message.stack;
+    const extra: string[] = [];
+    for (const p of rest) {
+      if (p === undefined) continue;
+      if (stack === undefined && looksLikeStack(p)) stack = p as string;
+      else extra.push(text(p));
+    }
+    const msg = [message instanceof Error ? message.message : text(message), ...extra].join(' ');
+    const fields: { context?: string; stack?: string } = {};
+    if (context !== undefined) fields.context = clip(context);
+    if (stack !== undefined) fields.stack = clip(stack);
+    this.pino[level](fields, clip(msg));
+  }
+}
+
+/**
+ * `s` cut so that its JSON text (without the quotes) is at most `limit` characters, marker
+ * included: `"`, `\` and the common control characters take 2 characters, other control
+ * characters, U+007F-U+009F, U+2028, U+2029 and lone surrogates 6, the rest 1.
+ */
+export function clip(s: string, limit = LOG_STRING_CHARS): string {
+  if (s.length <= limit / 6) return s;
+  let cost = 0;
+  const budget = limit - `…[cut ${s.length} chars]`.length;
+  let cut = -1;
+  for (let end = 0; end < s.length && cost <= limit; end++) {
+    const c = s.charCodeAt(end);
+    let w = 1;
+    if (c === 0x22 || c === 0x5c || c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d) w = 2;
+    else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029) w = 6;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = s.charCodeAt(end + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        // A pair: two code units, written as they are; never split.
+        if (cut < 0 && cost + 2 > budget) cut = end;
+        cost += 2;
+        end++;
+        continue;
+      }
+      w = 6;
+    } else if (c >= 0xdc00 && c <= 0xdfff) w = 6;
+    if (cut < 0 && cost + w > budget) cut = end;
+    cost += w;
+  }
+  if (cost <= limit) return s;
+  return `${s.slice(0, cut)}…[cut ${s.length - cut} chars]`;
+}
+
+function looksLikeStack(v: unknown): boolean {
+  return typeof v === 'string' && /\n\s+at /.test(v);
+}
+
+/** A value as message text: strings as they are, errors by message, the rest as JSON (or String()). */
+function text(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v instanceof Error) return v.message;
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+/** The process's stdout and stderr, opened once (every logger of the process shares them). */
+let consoleOut: { stdout: DestinationStream; stderr: DestinationStream } | undefined;
+
+/**
+ * stderr for warn and above, stdout for the rest. Synchronous writes: a record is out before the
+ * process can exit or crash, and in order with what the CLI prints itself.
+ */
+function consoleStreams(): DestinationStream {
+  consoleOut ??= {
+    stdout: escapingLineSeparators(pino.destination({ dest: 1, sync: true })),
+    stderr: escapingLineSeparators(pino.destination({ dest: 2, sync: true })),
+  };
+  return pino.multistream(
+    [
+      { level: 'trace', stream: consoleOut.stdout },
+      { level: 'warn', stream: consoleOut.stderr },
+    ],
+    { dedupe: true },
+  );
+}
+
+/** JSON leaves U+0085, U+2028 and U+2029 raw, and some readers split lines there: escape them. */
+function escapingLineSeparators(out: DestinationStream): DestinationStream {
+  const any = /[\u0085\u2028\u2029]/;
+  const all = /[\u0085\u2028\u2029]/g;
+  const escape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  return {
+    write(line: string) {
+      out.write(any.test(line) ? line.replace(all, escape) : line);
+    },
+  };
+}
