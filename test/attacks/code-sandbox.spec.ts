@@ -123,6 +123,19 @@ suite('the sandbox itself', () => {
   });
 });
 
+suite('a worker that cannot apply every limit', () => {
+  it('refuses CODE, naming what is missing, unless allowed to run it unconfined', async () => {
+    const limp = new CodeExecutor({ tempDir, cgroups: false, bwrap: false });
+    const isolation = await limp.isolation();
+    expect(isolation.confined).toBe(false);
+    const err = await failure(limp.execute({ code: 'def handler(input):\n    return 1\n' }, py));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/^this worker does not run CODE: no per-execution cgroup: cgroups are turned off in the worker options; bubblewrap \(bwrap\) is not on PATH.*WEFT_CODE_UNCONFINED=1/);
+    const dev = new CodeExecutor({ tempDir, cgroups: false, bwrap: false, allowUnconfined: true });
+    expect(await dev.execute({ code: 'def handler(input):\n    return 1\n' }, py)).toBe(1);
+  });
+});
+
 suite('processes that try to outlive their attempt', () => {
   it('kills a double-forked daemon that left the session, on return and on timeout', async () => {
     const daemon =

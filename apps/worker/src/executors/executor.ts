@@ -32,6 +32,11 @@ export interface ExecutionContext {
   attempt: number;
   runtime?: string;
   signal?: AbortSignal;
+  /**
+   * The node is `sensitive: true`: error messages must not quote what the tenant resolved (urls,
+   * headers, bodies, input values). The worker also redacts every input value from the message.
+   */
+  sensitive?: boolean;
 }
 
 /**

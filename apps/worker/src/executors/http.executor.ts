@@ -1,12 +1,11 @@
-import { lookup as dnsLookup } from 'node:dns';
-import type { LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
-import type { LookupFunction } from 'node:net';
-import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector, request } from 'undici';
+import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { ExecutionError } from './executor.js';
 import type { ExecutionContext, TaskExecutor } from './executor.js';
+import { guardedConnector, normalizeHost, RefusedAddressError } from './http-address-guard.js';
+import { parseSpec, type HttpSpec } from './http-spec.js';
+
+export { addressRefusal } from './http-address-guard.js';
 
 export interface HttpExecutorOptions {
   /** Allow loopback, private, link-local and other non-public addresses (WEFT_HTTP_ALLOW_PRIVATE). */
@@ -21,23 +20,27 @@ export interface HttpExecutorOptions {
   maxResponseBytes?: number;
 }
 
-type AcceptRange = readonly [number, number];
-
-interface HttpSpec {
-  url: URL;
-  method: string;
-  headers: Record<string, string | string[]>;
-  body: string | undefined;
-  timeoutMs: number;
-  accept: AcceptRange[];
-  full: boolean;
-}
-
 const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
-const DEFAULT_TIMEOUT_SECONDS = 30;
 const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const EXCERPT_CHARS = 300;
+
+/** What a sensitive execution's messages show in place of its url. */
+export const REDACTED_URL = '<redacted url>';
+
+/**
+ * How one execution's messages show what the tenant resolved: the url (without user info), a
+ * response body excerpt and a cause's message; for a sensitive node none of them, only
+ * `<redacted url>` and the cause's error code or class.
+ */
+interface Shown {
+  url(url: URL): string;
+  excerpt(text: string): string;
+  cause(err: unknown): string;
+}
+
+const IN_FULL: Shown = { url: displayUrl, excerpt: excerptOf, cause: describeError };
+const REDACTED: Shown = { url: () => REDACTED_URL, excerpt: () => '', cause: errorKind };
 
 /**
  * Executes `HTTP` tasks (DESIGN §2).
@@ -65,7 +68,10 @@ const EXCERPT_CHARS = 300;
  *
  * Errors (`ExecutionError`): a malformed spec, an unsupported scheme, a refused address
  * are not retryable; a status not accepted (message: method, url, status, body excerpt),
- * a timeout, a network error, too many redirects, a body over the limit are retryable.
+ * a timeout, a network error, too many redirects, a body over the limit are retryable. For a
+ * sensitive node (`ctx.sensitive`) the messages name the method, the status and the error's
+ * code or class, never the url, the headers or the body (`HTTP GET <redacted url> returned
+ * status 500`).
  */
 export class HttpExecutor implements TaskExecutor {
   private readonly agent: Agent;
@@ -79,7 +85,7 @@ export class HttpExecutor implements TaskExecutor {
     this.exactHosts = new Set(hosts.filter((h) => !h.startsWith('*.')));
     this.hostSuffixes = hosts.filter((h) => h.startsWith('*.')).map((h) => h.slice(1));
     this.agent = new Agent({
-      connect: this.guardedConnector(),
+      connect: guardedConnector((host) => this.isHostAllowed(host)),
       // The per-request deadline (timeout_seconds) bounds headers and body instead.
       headersTimeout: 0,
       bodyTimeout: 0,
@@ -87,8 +93,9 @@ export class HttpExecutor implements TaskExecutor {
   }
 
   async execute(input: unknown, ctx: ExecutionContext): Promise<unknown> {
-    const spec = parseSpec(input);
-    const label = `HTTP ${spec.method} ${displayUrl(spec.url)}`;
+    const shown = ctx.sensitive ? REDACTED : IN_FULL;
+    const spec = parseSpec(input, ctx.sensitive);
+    const label = `HTTP ${spec.method} ${shown.url(spec.url)}`;
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -99,17 +106,20 @@ export class HttpExecutor implements TaskExecutor {
     ctx.signal?.addEventListener('abort', onCancel, { once: true });
     if (ctx.signal?.aborted) controller.abort();
     try {
-      return await this.send(spec, controller.signal);
+      return await this.send(spec, controller.signal, shown);
     } catch (err) {
       if (timedOut) {
         throw new ExecutionError(`${label} timed out after ${spec.timeoutMs / 1000}s`);
       }
       if (ctx.signal?.aborted) throw new ExecutionError(`${label} was cancelled`);
+      if (err instanceof RefusedAddressError && ctx.sensitive) {
+        throw new ExecutionError(`${label}: refused to connect to ${err.reason} (only public addresses are allowed)`, false);
+      }
       if (err instanceof ExecutionError) throw err;
       if (isUndiciError(err, 'UND_ERR_INVALID_ARG')) {
-        throw new ExecutionError(`${label}: invalid request: ${describeError(err)}`, false);
+        throw new ExecutionError(`${label}: invalid request: ${shown.cause(err)}`, false);
       }
-      throw new ExecutionError(`${label} failed: ${describeError(err)}`);
+      throw new ExecutionError(`${label} failed: ${shown.cause(err)}`);
     } finally {
       clearTimeout(timer);
       ctx.signal?.removeEventListener('abort', onCancel);
@@ -121,7 +131,7 @@ export class HttpExecutor implements TaskExecutor {
     await this.agent.close();
   }
 
-  private async send(spec: HttpSpec, signal: AbortSignal): Promise<unknown> {
+  private async send(spec: HttpSpec, signal: AbortSignal, shown: Shown): Promise<unknown> {
     let url = spec.url;
     let method = spec.method;
     let body = spec.body;
@@ -132,21 +142,16 @@ export class HttpExecutor implements TaskExecutor {
       if (REDIRECT_STATUSES.has(res.statusCode) && location !== undefined) {
         await res.body.dump();
         if (hop === MAX_REDIRECTS) {
-          throw new ExecutionError(
-            `HTTP ${spec.method} ${displayUrl(spec.url)}: more than ${MAX_REDIRECTS} redirects`,
-          );
+          throw new ExecutionError(`HTTP ${spec.method} ${shown.url(spec.url)}: more than ${MAX_REDIRECTS} redirects`);
         }
         let next: URL;
         try {
           next = new URL(location, url);
         } catch {
-          throw new ExecutionError(`HTTP ${method} ${displayUrl(url)} redirected to an invalid location`);
+          throw new ExecutionError(`HTTP ${method} ${shown.url(url)} redirected to an invalid location`);
         }
         if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-          throw new ExecutionError(
-            `HTTP ${method} ${displayUrl(url)} redirected to unsupported scheme ${next.protocol}`,
-            false,
-          );
+          throw new ExecutionError(`HTTP ${method} ${shown.url(url)} redirected to unsupported scheme ${next.protocol}`, false);
         }
         const toGet =
           (res.statusCode === 303 && method !== 'HEAD') ||
@@ -160,15 +165,12 @@ export class HttpExecutor implements TaskExecutor {
         continue;
       }
 
-      const raw = await this.readBody(res, method, url);
+      const raw = await this.readBody(res, `HTTP ${method} ${shown.url(url)}`);
       const accepted = spec.accept.some(([lo, hi]) => res.statusCode >= lo && res.statusCode <= hi);
       const contentType = firstHeader(res.headers['content-type']) ?? '';
       if (!accepted) {
-        const excerpt = excerptOf(decodeText(raw, contentType));
-        throw new ExecutionError(
-          `HTTP ${method} ${displayUrl(url)} returned status ${res.statusCode}` +
-            (excerpt ? `: ${excerpt}` : ''),
-        );
+        const excerpt = shown.excerpt(decodeText(raw, contentType));
+        throw new ExecutionError(`HTTP ${method} ${shown.url(url)} returned status ${res.statusCode}` + (excerpt ? `: ${excerpt}` : ''));
       }
       const parsed = parseBody(raw, contentType);
       if (!spec.full) return parsed;
@@ -176,10 +178,10 @@ export class HttpExecutor implements TaskExecutor {
     }
   }
 
-  private async readBody(res: Dispatcher.ResponseData, method: string, url: URL): Promise<Buffer> {
+  /** The response body; `label` (method and url as shown) names the request in its error. */
+  private async readBody(res: Dispatcher.ResponseData, label: string): Promise<Buffer> {
     const limit = this.maxResponseBytes;
-    const tooLarge = (): ExecutionError =>
-      new ExecutionError(`HTTP ${method} ${displayUrl(url)}: response body exceeds ${limit} bytes (OUTPUT_TOO_LARGE)`);
+    const tooLarge = (): ExecutionError => new ExecutionError(`${label}: response body exceeds ${limit} bytes (OUTPUT_TOO_LARGE)`);
     const declared = Number(firstHeader(res.headers['content-length']));
     if (Number.isFinite(declared) && declared > limit) {
       res.body.destroy();
@@ -204,187 +206,6 @@ export class HttpExecutor implements TaskExecutor {
     const host = normalizeHost(hostname);
     return this.exactHosts.has(host) || this.hostSuffixes.some((suffix) => host.endsWith(suffix));
   }
-
-  /**
-   * A connector that checks addresses at connect time: IP literals before connecting,
-   * names through a lookup that refuses non-public answers (net.connect skips the lookup
-   * for literals), and finally the socket's remote address.
-   */
-  private guardedConnector(): buildConnector.connector {
-    const lookup: LookupFunction = (hostname, opts, callback) => {
-      dnsLookup(hostname, { ...opts, all: true }, (err, addresses: LookupAddress[]) => {
-        if (err) return callback(err, '');
-        if (!this.isHostAllowed(hostname)) {
-          for (const { address } of addresses) {
-            const why = addressRefusal(address);
-            if (why) return callback(refused(hostname, address, why), '');
-          }
-        }
-        if (opts.all) return callback(null, addresses);
-        const [first] = addresses;
-        if (!first) return callback(new Error(`no address for ${hostname}`), '');
-        callback(null, first.address, first.family);
-      });
-    };
-    const connect = buildConnector({ lookup });
-
-    return (opts, callback) => {
-      const host = normalizeHost(opts.hostname);
-      const allowed = this.isHostAllowed(host);
-      if (!allowed && isIP(host)) {
-        const why = addressRefusal(host);
-        if (why) return callback(refused(host, host, why), null);
-      }
-      connect(opts, (err, socket) => {
-        if (err || !socket) return callback(err ?? new Error('connect failed'), null);
-        const remote = socket.remoteAddress;
-        const why = allowed ? null : remote ? addressRefusal(remote) : 'unknown remote address';
-        if (why) {
-          socket.destroy();
-          return callback(refused(host, remote ?? '?', why), null);
-        }
-        callback(null, socket);
-      });
-    };
-  }
-}
-
-/**
- * Why `address` (an IPv4 or IPv6 literal) must not be reached without permission, or
- * `null` when it is public unicast. IPv4 embedded in IPv6 (mapped, translated, NAT64,
- * 6to4, compatible) is judged by the embedded address.
- */
-export function addressRefusal(address: string): string | null {
-  let ip: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    ip = ipaddr.parse(address.replace(/%.*$/, ''));
-  } catch {
-    return 'not a valid IP address';
-  }
-  if (ip.kind() === 'ipv4') return describeRange((ip as ipaddr.IPv4).range(), ip.toString());
-  const v6 = ip as ipaddr.IPv6;
-  const range = v6.range();
-  const bytes = v6.toByteArray();
-  const embedded =
-    range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052'
-      ? bytes.slice(12, 16)
-      : range === '6to4'
-        ? bytes.slice(2, 6)
-        : bytes.slice(0, 12).every((b) => b === 0) // ::a.b.c.d (deprecated IPv4-compatible)
-          ? bytes.slice(12, 16)
-          : null;
-  if (embedded && range !== 'loopback' && range !== 'unspecified') {
-    const v4 = new ipaddr.IPv4(embedded);
-    const why = describeRange(v4.range(), v4.toString());
-    return why ? `${why}, embedded in ${v6.toString()}` : null;
-  }
-  return describeRange(range, v6.toString());
-}
-
-const RANGE_NAMES: Record<string, string> = {
-  loopback: 'a loopback address',
-  private: 'a private address (RFC 1918)',
-  uniqueLocal: 'a private address (unique local, fc00::/7)',
-  linkLocal: 'a link-local address',
-  unspecified: 'an unspecified address',
-  carrierGradeNat: 'a carrier-grade NAT address (100.64.0.0/10)',
-  multicast: 'a multicast address',
-  broadcast: 'a broadcast address',
-  reserved: 'a reserved address',
-};
-
-function describeRange(range: string, address: string): string | null {
-  if (range === 'unicast') return null;
-  if (address === '169.254.169.254') return 'the cloud metadata address (link-local)';
-  return RANGE_NAMES[range] ?? `a special-purpose address (${range})`;
-}
-
-function refused(host: string, address: string, why: string): ExecutionError {
-  const target = host === address ? address : `${host} (${address})`;
-  return new ExecutionError(
-    `refused to connect to ${target}: ${why}; the worker allows only public addresses ` +
-      `(WEFT_HTTP_ALLOW_PRIVATE=1 or WEFT_HTTP_ALLOW_HOSTS lift this)`,
-    false,
-  );
-}
-
-function parseSpec(input: unknown): HttpSpec {
-  if (!isRecord(input)) throw invalid('spec must be an object');
-  const { url: rawUrl, method = 'GET', headers: rawHeaders, body: rawBody } = input;
-  if (typeof rawUrl !== 'string' || rawUrl.trim() === '') throw invalid('spec.url is required');
-  let url: URL;
-  try {
-    url = new URL(rawUrl.trim());
-  } catch {
-    throw invalid(`spec.url is not a valid URL: ${rawUrl}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalid(`spec.url scheme ${url.protocol} is not supported (http: and https: only)`);
-  }
-  if (typeof method !== 'string' || !/^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*$/.test(method)) {
-    throw invalid(`spec.method is not a valid HTTP method: ${String(method)}`);
-  }
-
-  const headers: Record<string, string | string[]> = {};
-  if (rawHeaders !== undefined && rawHeaders !== null) {
-    if (!isRecord(rawHeaders)) throw invalid('spec.headers must be an object');
-    for (const [name, value] of Object.entries(rawHeaders)) {
-      if (value === undefined || value === null) continue;
-      if (Array.isArray(value) && value.every(isScalar)) headers[name] = value.map(String);
-      else if (isScalar(value)) headers[name] = String(value);
-      else throw invalid(`spec.headers.${name} must be a string`);
-    }
-  }
-
-  let body: string | undefined;
-  if (typeof rawBody === 'string') body = rawBody;
-  else if (rawBody !== undefined && rawBody !== null) {
-    body = JSON.stringify(rawBody);
-    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
-      headers['content-type'] = 'application/json';
-    }
-  }
-
-  const timeout = input.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS;
-  const seconds = typeof timeout === 'string' && timeout.trim() !== '' ? Number(timeout) : timeout;
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
-    throw invalid(`spec.timeout_seconds must be a positive number of seconds`);
-  }
-
-  const response = input.response ?? 'body';
-  if (response !== 'body' && response !== 'full') {
-    throw invalid(`spec.response must be 'body' or 'full'`);
-  }
-
-  return {
-    url,
-    method: method.toUpperCase(),
-    headers,
-    body,
-    timeoutMs: Math.round(seconds * 1000),
-    accept: parseAcceptStatus(input.accept_status),
-    full: response === 'full',
-  };
-}
-
-function parseAcceptStatus(value: unknown): AcceptRange[] {
-  if (value === undefined || value === null) return [[200, 299]];
-  const list = Array.isArray(value) ? value : [value];
-  if (list.length === 0) throw invalid('spec.accept_status must not be empty');
-  return list.map((entry): AcceptRange => {
-    const text = String(entry).trim().toLowerCase();
-    let m: RegExpMatchArray | null;
-    if ((typeof entry === 'number' || typeof entry === 'string') && /^\d{3}$/.test(text)) {
-      return [Number(text), Number(text)];
-    }
-    if (typeof entry === 'string' && (m = /^([1-5])xx$/.exec(text))) {
-      return [Number(m[1]) * 100, Number(m[1]) * 100 + 99];
-    }
-    if (typeof entry === 'string' && (m = /^(\d{3})\s*-\s*(\d{3})$/.exec(text))) {
-      return [Number(m[1]), Number(m[2])];
-    }
-    throw invalid(`spec.accept_status entry ${JSON.stringify(entry)} is not a status, "2xx" or "200-299"`);
-  });
 }
 
 /** Headers for the next hop: never `host`; no content headers when the body is dropped; no credentials across origins. */
@@ -442,10 +263,6 @@ function displayUrl(url: URL): string {
   return copy.href;
 }
 
-function normalizeHost(host: string): string {
-  return host.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
-}
-
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -465,14 +282,14 @@ function isUndiciError(err: unknown, code: string): boolean {
   return err instanceof Error && (err as { code?: unknown }).code === code;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isScalar(value: unknown): value is string | number | boolean {
-  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
-}
-
-function invalid(message: string): ExecutionError {
-  return new ExecutionError(`invalid HTTP spec: ${message}`, false);
+/**
+ * A cause without its message (which may quote the url or the host): its code, else its class
+ * name (read by shape: Node's errors may come from another realm).
+ */
+function errorKind(err: unknown): string {
+  if (typeof err !== 'object' || err === null) return typeof err;
+  const { code, name, errors } = err as { code?: unknown; name?: unknown; errors?: unknown };
+  if (Array.isArray(errors) && errors.length > 0) return [...new Set(errors.map(errorKind))].join('; ');
+  if (typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code)) return code;
+  return typeof name === 'string' && /^\w{1,64}$/.test(name) ? name : 'Error';
 }

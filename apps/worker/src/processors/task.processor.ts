@@ -3,6 +3,7 @@ import { RunCoordinator, type ReportResult, type TakenTask, type TaskJob } from 
 import { BullTaskQueues, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { ExecutionError, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
+import { redactInputs } from './redact-inputs.js';
 import { CodeExecutor, type CodeExecutorOptions } from '../executors/code/code.executor.js';
 
 /** Injection token of the optional {@link TaskProcessorOptions}. */
@@ -136,11 +137,12 @@ export class TaskProcessor implements BeforeApplicationShutdown {
           attempt: job.attempt,
           runtime: job.runtime,
           signal: held.lost.signal,
+          ...(job.sensitive ? { sensitive: true } : {}),
         });
         outcome = { ok: true, output };
       } catch (err) {
         const retryable = !(err instanceof ExecutionError) || err.retryable;
-        outcome = { ok: false, error: err instanceof Error ? err.message : String(err), retryable };
+        outcome = { ok: false, error: failureText(job, err instanceof Error ? err.message : String(err)), retryable };
       }
       if (held.lost.signal.aborted) {
         // The coordinator would ignore the report as stale: the attempt was cancelled or replaced.
@@ -206,7 +208,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
             throw err;
           }
           this.log.warn(`result of task ${job.taskId} attempt ${job.attempt} refused (${msg}); reporting the attempt failed`);
-          outcome = { ok: false, error: `the result could not be reported: ${msg}`, retryable: true };
+          outcome = { ok: false, error: failureText(job, `the result could not be reported: ${msg}`), retryable: true };
           i = 0;
           continue;
         }
@@ -255,6 +257,14 @@ export class TaskProcessor implements BeforeApplicationShutdown {
       this.beating = false;
     }
   }
+}
+
+/**
+ * A failure's text as it leaves the worker (report and log): a sensitive node's without any of
+ * its resolved input values ({@link redactInputs}), whatever its executor or code wrote.
+ */
+function failureText(job: TaskJob, message: string): string {
+  return job.sensitive ? redactInputs(message, job.input) : message;
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */

@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { jsonb, sql } from '@weft/persistence';
 import type { WorkflowDag } from '../model/dag.js';
+import { isSensitive } from '../model/payload-hygiene.js';
 import { nodeQueue, type WorkflowNode } from '../model/workflow-definition.js';
 import { TaskStatus, isWorkerType, type JsonValue, type RunStatus } from '../model/workflow-types.js';
 import type { Action, CreateTask, StartChildRun } from '../statemachine/actions.js';
@@ -393,6 +394,7 @@ export class ActionWriter {
       queue,
       input,
       notBefore: notBefore.getTime(),
+      ...(isSensitive(this.dag.getNode(nodeId)) ? { sensitive: true } : {}),
     };
     const take = this.take && !this.taken && queue === this.take.queue && notBefore.getTime() <= this.now.getTime() ? this.take : undefined;
     // A taken attempt has nothing to enqueue, so no outbox row: if its worker dies, the lease

@@ -18,6 +18,11 @@ export interface TaskJob {
   input: JsonValue;
   /** Earliest start, epoch milliseconds on the database's clock (retry backoff). */
   notBefore: number;
+  /**
+   * True when the node is `sensitive: true` (DESIGN §6 payload hygiene): the worker keeps the
+   * resolved input out of the attempt's error and its logs. Absent for other nodes.
+   */
+  sensitive?: boolean;
 }
 
 /**

@@ -721,12 +721,14 @@ export class RunCoordinator {
         const r = await sql<JobRow & { outbox_id: string; status: TaskStatus; task_attempt: number }>(
           m,
           `SELECT o.id AS outbox_id, o.tenant_id, o.run_id, o.task_id, o.attempt, o.queue, o.not_before,
-                  t.node_id, t.node_type, t.runtime, t.status, t.attempt AS task_attempt, t.input
+                  t.node_id, t.node_type, t.runtime, t.status, t.attempt AS task_attempt, t.input, r.workflow_id, r.version
              FROM outbox o
              JOIN tasks t ON t.tenant_id = o.tenant_id AND t.id = o.task_id
+             JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id
             WHERE o.tenant_id = $1 AND o.id = ANY($2::bigint[])`,
           [tenantId, rows.map((x) => x.outboxId)],
         );
+        await this.markSensitive(m, tenantId, r.rows);
         return { jobs: new Map(r.rows.map((row) => [String(row.outbox_id), row])), now };
       }),
     );
@@ -778,12 +780,14 @@ export class RunCoordinator {
         const r = await sql<JobRow & { status: TaskStatus; lease_token: string | null }>(
           m,
           `SELECT t.tenant_id, t.run_id, t.id AS task_id, t.attempt, t.queue, t.node_id, t.node_type, t.runtime, t.input, t.status,
-                  t.lease_token, COALESCE(o.not_before, $3::timestamptz) AS not_before
+                  t.lease_token, COALESCE(o.not_before, $3::timestamptz) AS not_before, r.workflow_id, r.version
              FROM tasks t
+             JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id
              LEFT JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt
             WHERE t.tenant_id = $1 AND t.id = ANY($2::uuid[])`,
           [tenantId, claims.map((c) => c.taskId), now],
         );
+        await this.markSensitive(m, tenantId, r.rows);
         return { rows: r.rows, now };
       }),
     );
@@ -1286,6 +1290,20 @@ export class RunCoordinator {
   }
 
   /**
+   * Sets `sensitive` on job rows read in `m` whose node is `sensitive: true` in their run's version
+   * (from the DAG cache); a version that cannot be found counts as sensitive.
+   */
+  private async markSensitive(m: EntityManager, tenantId: string, rows: JobRow[]): Promise<void> {
+    for (const row of rows) {
+      const dag = await this.dag(m, tenantId, row.workflow_id, row.version).catch((err: unknown) => {
+        if (err instanceof WeftError && err.code === 'NOT_FOUND') return undefined;
+        throw err;
+      });
+      row.sensitive = dag ? isSensitive(dag.getNode(row.node_id)) : true;
+    }
+  }
+
+  /**
    * Refuses to retry a child run on its own (see {@link RunCoordinator.retryRun}); a run's parent
    * never changes once it is created, so reading it before the retry's transaction is safe.
    * @throws WeftError CONFLICT naming the parent run and its SUBWORKFLOW node.
@@ -1616,6 +1634,11 @@ interface JobRow {
   node_type: string;
   runtime: string | null;
   input: JsonValue | null;
+  /** The run's workflow and version, whose DAG says whether the node is sensitive. */
+  workflow_id: string;
+  version: number;
+  /** Set by `markSensitive`. */
+  sensitive?: boolean;
 }
 
 /**
@@ -1649,6 +1672,7 @@ function jobOfRow(r: JobRow): TaskJob {
     queue: r.queue,
     input: r.input ?? {},
     notBefore: r.not_before.getTime(),
+    ...(r.sensitive ? { sensitive: true } : {}),
   };
 }
 

@@ -1,0 +1,76 @@
+import { MAX_ERROR_CHARS } from '@weft/engine';
+
+/** What replaces a resolved input value in the error of a sensitive node's attempt. */
+export const REDACTED_VALUE = '<redacted>';
+
+/** Input strings shorter than this are left alone: they would match ordinary words of the message. */
+export const MIN_REDACTED_LENGTH = 4;
+
+/**
+ * The error of a `sensitive` node's attempt as it may leave the worker: `message` cut to
+ * `maxChars` (default the {@link MAX_ERROR_CHARS} the coordinator stores, marker included), then
+ * every string value of `input` (at any depth, object keys excluded) of at least
+ * {@link MIN_REDACTED_LENGTH} characters replaced by {@link REDACTED_VALUE} — as it is, and as it
+ * reads JSON-escaped or percent-encoded (the forms an exception or a URL shows it in), longest
+ * first, so that a value holding another goes whole. When the cut ends inside such a value, the
+ * cut part is redacted too. Whatever the executor and the tenant's code put in the message, no
+ * input value leaves with it.
+ */
+export function redactInputs(message: string, input: unknown, maxChars = MAX_ERROR_CHARS): string {
+  const forms = secretForms(input);
+  let body = message;
+  let marker = '';
+  if (message.length > maxChars) {
+    marker = `… (truncated, ${message.length} chars)`;
+    let cut = Math.max(0, maxChars - marker.length - REDACTED_VALUE.length);
+    const last = message.charCodeAt(cut - 1);
+    if (last >= 0xd800 && last <= 0xdbff) cut--;
+    body = cutTail(message.slice(0, cut), forms);
+  }
+  for (const f of forms) if (body.includes(f)) body = body.split(f).join(REDACTED_VALUE);
+  return body + marker;
+}
+
+/** The forms of `input`'s string values worth redacting, longest first. */
+function secretForms(input: unknown): string[] {
+  const values = new Set<string>();
+  collect(input, values, 0);
+  const forms = new Set<string>();
+  for (const v of values) {
+    if (v.length < MIN_REDACTED_LENGTH) continue;
+    forms.add(v);
+    forms.add(JSON.stringify(v).slice(1, -1));
+    try {
+      forms.add(encodeURIComponent(v));
+    } catch {
+      // A lone surrogate has no percent-encoding.
+    }
+  }
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/** `text` (a cut message) with its end redacted when it is the beginning of one of `forms`. */
+function cutTail(text: string, forms: readonly string[]): string {
+  const lastChar = text.at(-1);
+  if (lastChar === undefined) return text;
+  let longest = 0;
+  for (const f of forms) {
+    for (let k = Math.min(f.length - 1, text.length); k > longest; k--) {
+      if (f[k - 1] === lastChar && text.endsWith(f.slice(0, k))) {
+        longest = k;
+        break;
+      }
+    }
+  }
+  return longest > 0 ? text.slice(0, text.length - longest) + REDACTED_VALUE : text;
+}
+
+/** Input nesting is bounded when it is stored (1,000 levels); stop there too. */
+const MAX_DEPTH = 1_000;
+
+function collect(value: unknown, into: Set<string>, depth: number): void {
+  if (depth > MAX_DEPTH) return;
+  if (typeof value === 'string') into.add(value);
+  else if (Array.isArray(value)) for (const v of value) collect(v, into, depth + 1);
+  else if (typeof value === 'object' && value !== null) for (const v of Object.values(value)) collect(v, into, depth + 1);
+}
