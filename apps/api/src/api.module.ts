@@ -1,10 +1,11 @@
 import { Logger, Module, type INestApplication } from '@nestjs/common';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
-import { GraphQLModule, GraphQLSchemaHost } from '@nestjs/graphql';
+import { GraphQLModule } from '@nestjs/graphql';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { RedisPubSub } from 'graphql-redis-subscriptions';
 import { Redis } from 'ioredis';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
+import { MAX_MESSAGE_BYTES } from './common/query-limits.js';
 import { REDIS_PUBSUB } from './api.tokens.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AuthService } from './auth/auth.service.js';
@@ -14,14 +15,13 @@ import { KeysService } from './keys/keys.service.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
 import { RunsResolver } from './runs/runs.resolver.js';
 import { RunsService } from './runs/runs.service.js';
+import { SocketServer } from './sockets/socket-server.service.js';
 import { WorkflowResolver, WorkflowsResolver } from './workflows/workflows.resolver.js';
 import { WorkflowsService } from './workflows/workflows.service.js';
 
-/** Largest request body: definitions may be up to 1 MB of YAML, plus JSON escaping. */
-const BODY_LIMIT = '4mb';
-
 /**
- * The GraphQL API (HTTP POST /graphql and graphql-ws on the same path). Needs the global
+ * The GraphQL API (HTTP POST /graphql, and graphql-ws on the same path served by
+ * {@link SocketServer}). Needs the global
  * CoreModule of @weft/platform beside it, which provides WEFT_CONFIG, RunCoordinator,
  * RunRepository, WorkflowRepository and TenantRepository. REDIS_PUBSUB is built here from
  * WEFT_CONFIG.redisUrl (override it to test without Redis).
@@ -32,15 +32,14 @@ const BODY_LIMIT = '4mb';
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
       imports: [AuthModule],
-      // The schema host is read when a graphql-ws operation arrives, once the schema was built.
-      inject: [AuthService, GraphQLSchemaHost, WEFT_CONFIG],
-      useFactory: (auth: AuthService, schemaHost: GraphQLSchemaHost, config: WeftConfig) =>
-        graphqlOptions(auth, schemaHost, { keyRecheckMs: config.wsKeyRecheckMs }),
+      inject: [AuthService],
+      useFactory: (auth: AuthService) => graphqlOptions(auth),
     }),
   ],
   providers: [
     { provide: REDIS_PUBSUB, inject: [WEFT_CONFIG], useFactory: (config: WeftConfig) => createRedisPubSub(config.redisUrl) },
     RunUpdatesService,
+    SocketServer,
     WorkflowsService,
     RunsService,
     KeysService,
@@ -73,10 +72,11 @@ export function createRedisPubSub(redisUrl: string): RedisPubSub {
 
 /**
  * Listens on `port` (0: any free port) on every interface, with a body limit large enough for
- * definitions; returns the GraphQL URL on loopback, e.g. `http://127.0.0.1:4000/graphql`.
+ * definitions ({@link MAX_MESSAGE_BYTES}, the graphql-ws message limit too); returns the GraphQL
+ * URL on loopback, e.g. `http://127.0.0.1:4000/graphql`.
  */
 export async function listenApi(app: INestApplication, port: number, host?: string): Promise<string> {
-  (app as NestExpressApplication).useBodyParser('json', { limit: BODY_LIMIT });
+  (app as NestExpressApplication).useBodyParser('json', { limit: MAX_MESSAGE_BYTES });
   if (host) await app.listen(port, host);
   else await app.listen(port);
   const address = app.getHttpServer().address() as { port: number } | string | null;

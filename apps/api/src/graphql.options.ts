@@ -2,13 +2,14 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import type { ApolloDriverConfig } from '@nestjs/apollo';
 import type { GraphQLSchemaHost } from '@nestjs/graphql';
 import { GraphQLError, parse, validate, type DocumentNode, type ExecutionArgs } from 'graphql';
-import type { Context as WsContext, SubscribePayload } from 'graphql-ws';
+import type { ServerOptions, Context as WsContext, SubscribePayload } from 'graphql-ws';
 import { WeftError } from '@weft/engine';
 import type { AuthService } from './auth/auth.service.js';
 import type { GqlContext } from './auth/gql-context.js';
 import type { Principal } from './auth/principal.js';
 import { formatError, formatExecutionResult, formatValidationErrors } from './common/error-formatter.js';
 import { assessOperation, limitExceeded, QUERY_LIMITS } from './common/query-limits.js';
+import { CLOSE_TOO_MANY_KEY_CONNECTIONS, type ConnectionLimits } from './sockets/connection-limits.js';
 
 /** What the graphql-ws socket carries once onConnect authenticated it. */
 interface SocketExtra {
@@ -29,9 +30,14 @@ export const SOCKET_KEY_RECHECK_MS = 10_000;
 const CLOSE_UNAUTHENTICATED = 4401;
 const CLOSE_TRY_AGAIN = 1013;
 
+/** The path of GraphQL over HTTP and of its graphql-ws WebSocket. */
+export const GRAPHQL_PATH = '/graphql';
+
 /**
- * The GraphQL options of the API: code-first schema built in memory, graphql-ws only, one error
- * formatter for HTTP and WebSocket, and the caller's tenant in the context.
+ * The GraphQL options of the API: code-first schema built in memory, one error formatter for
+ * HTTP and WebSocket, and the caller's tenant in the context. The graphql-ws server is not
+ * Nest's (which keeps ws's 100 MiB message default and counts no connections): it is
+ * {@link SocketServer}, with the options of {@link socketOptions}.
  *
  * Authentication, the same on both transports: the key is sent as `Bearer <key>` (the scheme in
  * any case, e.g. `bearer`), in the `Authorization` header over HTTP and in
@@ -39,8 +45,11 @@ const CLOSE_TRY_AGAIN = 1013;
  * missing or bad key fails the whole request with UNAUTHENTICATED (HTTP 401); over graphql-ws
  * the key is checked in onConnect and a bad one closes the socket with 4401 before any
  * operation runs. It is checked again before each operation the socket starts and every
- * `opts.keyRecheckMs` (default {@link SOCKET_KEY_RECHECK_MS}) while it stays open: a key revoked meanwhile closes it with 4401,
- * ending its subscriptions.
+ * `keyRecheckMs` of {@link socketOptions} (default {@link SOCKET_KEY_RECHECK_MS}) while it stays
+ * open: a key revoked meanwhile closes it with 4401, ending its subscriptions.
+ *
+ * Message size, the same on both transports: at most `MAX_MESSAGE_BYTES` (4 MiB), an HTTP body
+ * (413 above) or a graphql-ws message (closed with 1009 above, by ws, before it is parsed).
  *
  * Cost limits, the same on both transports ({@link QUERY_LIMITS}): a document of more than
  * maxTokens tokens fails to parse; a valid operation that exceeds a limit is refused with
@@ -48,14 +57,9 @@ const CLOSE_TRY_AGAIN = 1013;
  * onSubscribe, which also caps the operations in flight on one connection). Request batching
  * stays off.
  */
-export function graphqlOptions(
-  auth: AuthService,
-  schemaHost: GraphQLSchemaHost,
-  opts: { keyRecheckMs?: number } = {},
-): Omit<ApolloDriverConfig, 'driver'> {
-  const recheckMs = opts.keyRecheckMs ?? SOCKET_KEY_RECHECK_MS;
+export function graphqlOptions(auth: AuthService): Omit<ApolloDriverConfig, 'driver'> {
   return {
-    path: '/graphql',
+    path: GRAPHQL_PATH,
     autoSchemaFile: true,
     sortSchema: true,
     introspection: true,
@@ -65,22 +69,35 @@ export function graphqlOptions(
     parseOptions: { maxTokens: QUERY_LIMITS.maxTokens },
     plugins: [costLimitPlugin],
     formatError,
-    context: (arg: unknown): Promise<GqlContext> | GqlContext => (isWsContext(arg) ? socketContext(arg) : httpContext(arg, auth)),
-    subscriptions: {
-      'graphql-ws': {
-        connectionInitWaitTimeout: 10_000,
-        onConnect: (ctx) => authenticateSocket(ctx, auth, recheckMs),
-        onClose: (ctx) => clearInterval((ctx.extra as SocketExtra).recheck),
-        onSubscribe: async (ctx, _id, payload) => {
-          if (!(await recheckSocket(ctx, auth))) return [new GraphQLError('Invalid API key', { extensions: { code: 'UNAUTHENTICATED' } })];
-          return prepareSocketOperation(ctx, payload, schemaHost);
-        },
-        onNext: (_ctx, _id, _payload, _args, result) => formatExecutionResult(result),
-        // Not in Nest's type, passed through to graphql-ws all the same: the errors of a
-        // subscription that failed validation.
-        ...({ onError: (_ctx: WsContext, _id: string, _payload: unknown, errors: readonly GraphQLError[]) => formatValidationErrors(errors) } as object),
-      },
+    context: (arg: unknown): Promise<GqlContext> => httpContext(arg, auth),
+  };
+}
+
+/**
+ * The graphql-ws options of {@link SocketServer}: authentication in onConnect (and the per-key
+ * connection cap of `limits`, counted once the key is known), the key's periodic re-check, the
+ * cost limits in onSubscribe, the one error formatter and the operation's context.
+ */
+export function socketOptions(
+  auth: AuthService,
+  schemaHost: GraphQLSchemaHost,
+  limits: ConnectionLimits,
+  opts: { keyRecheckMs?: number } = {},
+): ServerOptions {
+  const recheckMs = opts.keyRecheckMs ?? SOCKET_KEY_RECHECK_MS;
+  return {
+    schema: schemaHost.schema,
+    context: (ctx) => socketContext(ctx),
+    connectionInitWaitTimeout: 10_000,
+    onConnect: (ctx) => authenticateSocket(ctx, auth, limits, recheckMs),
+    onClose: (ctx) => clearInterval((ctx.extra as SocketExtra).recheck),
+    onSubscribe: async (ctx, _id, payload) => {
+      if (!(await recheckSocket(ctx, auth))) return [new GraphQLError('Invalid API key', { extensions: { code: 'UNAUTHENTICATED' } })];
+      return prepareSocketOperation(ctx, payload, schemaHost);
     },
+    onNext: (_ctx, _id, _payload, _args, result) => formatExecutionResult(result),
+    // The errors of a subscription that failed validation.
+    onError: (_ctx, _id, _payload, errors) => formatValidationErrors(errors),
   };
 }
 
@@ -148,13 +165,18 @@ function socketContext(ctx: WsContext): GqlContext {
   return { principal: extra.principal!, authorization: extra.authorization, authenticatedAt: extra.authenticatedAt };
 }
 
-async function authenticateSocket(ctx: WsContext, auth: AuthService, recheckMs: number): Promise<boolean> {
+async function authenticateSocket(ctx: WsContext, auth: AuthService, limits: ConnectionLimits, recheckMs: number): Promise<boolean> {
   const extra = ctx.extra as SocketExtra;
   const params = ctx.connectionParams ?? {};
   try {
     extra.authorization = params.authorization ?? params.Authorization;
     extra.principal = await auth.authenticate(extra.authorization);
     extra.authenticatedAt = Date.now();
+    // Counted under its key once the key is known; a socket that closed meanwhile is not.
+    if (!extra.socket || !limits.bindKey(extra.socket, extra.principal.keyId)) {
+      extra.socket?.close(CLOSE_TOO_MANY_KEY_CONNECTIONS, limits.tooManyForKeyReason());
+      return false;
+    }
     extra.recheck = setInterval(() => void recheckSocket(ctx, auth), recheckMs);
     extra.recheck.unref?.();
     return true;
@@ -181,8 +203,4 @@ async function recheckSocket(ctx: WsContext, auth: AuthService): Promise<boolean
     extra.socket?.close(CLOSE_UNAUTHENTICATED, 'UNAUTHENTICATED');
     return false;
   }
-}
-
-function isWsContext(arg: unknown): arg is WsContext {
-  return typeof arg === 'object' && arg !== null && 'connectionInitReceived' in arg && 'extra' in arg;
 }

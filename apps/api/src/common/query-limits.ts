@@ -38,6 +38,14 @@ export const QUERY_LIMITS = {
   maxSocketOperations: 50,
 } as const;
 
+/**
+ * Largest HTTP request body and graphql-ws message, in bytes (4 MiB): a definition may be up to
+ * 1 MB of YAML, plus JSON escaping. Over HTTP the body parser answers 413; over graphql-ws `ws`
+ * closes the socket with 1009 (Message Too Big) as soon as a frame header announces more, before
+ * the message is buffered or parsed.
+ */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
 /** Assumed length of list fields that take no `first`: they are loaded whole. */
 const LIST_LENGTHS: Readonly<Record<string, number>> = {
   'Run.tasks': 50,

@@ -1,0 +1,185 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import WebSocket from 'ws';
+import { TenantRepository } from '@weft/persistence';
+import { CoreModule } from '@weft/platform';
+import { startApi, type RunningApi } from '../../apps/api/src/main.js';
+import { MAX_MESSAGE_BYTES } from '../../apps/api/src/common/query-limits.js';
+import { SocketServer } from '../../apps/api/src/sockets/socket-server.service.js';
+import { testConfig } from '../support/e2e-platform.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+
+/**
+ * What a caller could do to the API over graphql-ws before (or without) authenticating: send
+ * messages as large as `ws`'s 100 MiB default, which are buffered and parsed whole, and open
+ * connections without bound. Messages are capped like HTTP bodies, connections in all and per
+ * API key, each refusal a close code and reason, and a connection that closes is released.
+ * Caps here: 4 connections in all, 2 per key. The API runs alone on the test database.
+ */
+
+const MAX_CONNECTIONS = 4;
+const MAX_PER_KEY = 2;
+
+type Close = { code: number; reason: string };
+/** A socket and what it got first: `ack` (connection_ack), `open` (not initialised) or its close. */
+type Opened = { ws: WebSocket; outcome: 'ack' | 'open' | Close; closed: Promise<Close> };
+
+describe('graphql-ws message size and connection caps', () => {
+  let db: TestDatabase;
+  let api: RunningApi;
+  let server: SocketServer;
+  let wsUrl: string;
+  let keyA: string;
+  let keyB: string;
+  const sockets: WebSocket[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const config = testConfig(db, { WEFT_WS_MAX_CONNECTIONS: MAX_CONNECTIONS, WEFT_WS_MAX_CONNECTIONS_PER_KEY: MAX_PER_KEY });
+    api = await startApi({ port: 0, host: '127.0.0.1', moduleImports: [CoreModule.forRoot(config)], logger: false });
+    server = api.app.get(SocketServer);
+    wsUrl = api.url.replace(/^http/, 'ws');
+    const tenants = new TenantRepository(db.ds);
+    keyA = (await tenants.createTenant('sockets-a')).apiKey;
+    keyB = (await tenants.createTenant('sockets-b')).apiKey;
+  });
+  afterEach(async () => {
+    await closeAll();
+    await until(() => server.connections === 0, 'every connection to be released');
+  });
+  afterAll(async () => {
+    await api?.close();
+    await db?.drop();
+  });
+
+  /**
+   * Opens a graphql-ws socket; with `init` (default) sends connection_init with `authorization`
+   * and `extra` in its payload. Resolves with the first outcome: ack, close, or open without init.
+   */
+  function open(authorization?: string, opts: { init?: boolean; extra?: Record<string, unknown> } = {}): Promise<Opened> {
+    const ws = new WebSocket(wsUrl, 'graphql-transport-ws', { maxPayload: 0 });
+    sockets.push(ws);
+    const closed = new Promise<Close>((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    ws.on('error', () => undefined); // a reset while sending shows as the close that follows
+    return new Promise((resolve) => {
+      closed.then((c) => resolve({ ws, outcome: c, closed }));
+      ws.once('open', () => {
+        if (opts.init === false) return resolve({ ws, outcome: 'open', closed });
+        ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: authorization && `Bearer ${authorization}`, ...opts.extra } }));
+      });
+      ws.on('message', (data) => {
+        if (JSON.parse(data.toString()).type === 'connection_ack') resolve({ ws, outcome: 'ack', closed });
+      });
+    });
+  }
+
+  async function closeAll(): Promise<void> {
+    const open = sockets.splice(0).filter((ws) => ws.readyState !== WebSocket.CLOSED);
+    await Promise.all(open.map((ws) => new Promise<void>((resolve) => (ws.once('close', () => resolve()), ws.close()))));
+  }
+
+  /** Waits for `cond`, checked every 20 ms, at most 10 s (a leak never satisfies it). */
+  async function until(cond: () => boolean, what: string): Promise<void> {
+    for (let i = 0; i < 500; i++) {
+      if (cond()) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`timed out waiting for ${what}; ${server.connections} connections counted`);
+  }
+
+  /** POSTs a body of exactly `bytes` bytes of JSON; returns the HTTP status. */
+  async function postBytes(bytes: number): Promise<number> {
+    const head = JSON.stringify({ query: '{ __typename }', variables: { pad: '' } });
+    const body = head.replace('"pad":""', `"pad":"${'x'.repeat(bytes - head.length)}"`);
+    expect(Buffer.byteLength(body)).toBe(bytes);
+    const res = await fetch(api.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${keyA}` }, body });
+    await res.arrayBuffer();
+    return res.status;
+  }
+
+  /** connection_init padding so the whole message is `bytes` long. */
+  const padTo = (bytes: number) => {
+    const base = JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${keyA}`, pad: '' } }).length;
+    return { pad: 'x'.repeat(bytes - base) };
+  };
+
+  describe('message size', () => {
+    it('closes a socket whose connection_init is over the HTTP body limit with 1009, without authenticating it', async () => {
+      expect(await postBytes(MAX_MESSAGE_BYTES + 1)).toBe(413);
+      const { outcome } = await open(keyA, { extra: padTo(MAX_MESSAGE_BYTES + 1) });
+      expect(outcome).toEqual({ code: 1009, reason: '' });
+      const big = await open(keyA, { extra: padTo(8 * MAX_MESSAGE_BYTES) });
+      expect(big.outcome).toEqual({ code: 1009, reason: '' });
+    });
+
+    it('accepts a message at the limit, as HTTP accepts a body at it', async () => {
+      expect(await postBytes(MAX_MESSAGE_BYTES)).toBe(200);
+      const { outcome } = await open(keyA, { extra: padTo(MAX_MESSAGE_BYTES) });
+      expect(outcome).toBe('ack');
+    });
+
+    it('keeps serving other sockets after refusing an oversized message', async () => {
+      const first = await open(keyA);
+      expect((await open(keyB, { extra: padTo(MAX_MESSAGE_BYTES + 1) })).outcome).toMatchObject({ code: 1009 });
+      expect(first.outcome).toBe('ack');
+      expect(first.ws.readyState).toBe(WebSocket.OPEN);
+      expect((await open(keyB)).outcome).toBe('ack');
+    });
+  });
+
+  describe('connections per API key', () => {
+    it('closes a connection over the per-key cap with 4029 once authenticated; other keys are not affected', async () => {
+      expect((await open(keyA)).outcome).toBe('ack');
+      expect((await open(keyA)).outcome).toBe('ack');
+      const third = await open(keyA);
+      expect(third.outcome).toEqual({ code: 4029, reason: `TOO_MANY_KEY_CONNECTIONS: this API key holds its most graphql-ws connections (${MAX_PER_KEY})` });
+      expect((await open(keyB)).outcome).toBe('ack');
+    });
+
+    it('releases a key connection when it closes, every time', async () => {
+      const held = await open(keyA);
+      expect(held.outcome).toBe('ack');
+      for (let i = 0; i < 10; i++) {
+        const s = await open(keyA);
+        expect([i, s.outcome]).toEqual([i, 'ack']);
+        s.ws.close();
+        await s.closed;
+        await until(() => server.connections === 1, `cycle ${i} to be released`);
+      }
+      expect((await open(keyA)).outcome).toBe('ack');
+      expect((await open(keyA)).outcome).toMatchObject({ code: 4029 });
+    });
+
+    it('releases a connection the server closed: a refused key, a bad key', async () => {
+      expect((await open(keyA)).outcome).toBe('ack');
+      expect((await open(keyA)).outcome).toBe('ack');
+      for (let i = 0; i < 2 * MAX_CONNECTIONS; i++) {
+        expect((await open(keyA)).outcome).toMatchObject({ code: 4029 });
+        expect((await open('weft_not_a_key')).outcome).toMatchObject({ code: 4401 });
+      }
+      await until(() => server.connections === 2, 'refused connections to be released');
+      expect((await open(keyB)).outcome).toBe('ack');
+    });
+  });
+
+  describe('connections in all', () => {
+    it('closes a connection over the total cap with 1013 at once, counting sockets not yet authenticated', async () => {
+      expect((await open(keyA)).outcome).toBe('ack');
+      expect((await open(keyB)).outcome).toBe('ack');
+      const idle = [await open(undefined, { init: false }), await open(undefined, { init: false })];
+      expect(idle.map((s) => s.outcome)).toEqual(['open', 'open']);
+      await until(() => server.connections === MAX_CONNECTIONS, 'four connections to be counted');
+
+      const over = await open(undefined, { init: false });
+      expect(await over.closed).toEqual({ code: 1013, reason: `TOO_MANY_CONNECTIONS: the API holds its most graphql-ws connections (${MAX_CONNECTIONS}); retry later` });
+      expect((await open(keyB)).outcome).toMatchObject({ code: 1013 });
+      expect(server.connections).toBe(MAX_CONNECTIONS);
+
+      // One idle socket leaves: there is room for one more, and only one.
+      idle[0]!.ws.close();
+      await idle[0]!.closed;
+      await until(() => server.connections === MAX_CONNECTIONS - 1, 'the idle socket to be released');
+      expect((await open(keyB)).outcome).toBe('ack');
+      expect((await open(keyA)).outcome).toMatchObject({ code: 1013 });
+    });
+  });
+});
