@@ -1,3 +1,4 @@
+import { MAX_DURATION_SECONDS } from '@weft/engine';
 import { ExecutionError } from './executor.js';
 
 /** Accepted statuses, inclusive. */
@@ -60,8 +61,9 @@ export function parseSpec(input: unknown, sensitive = false): HttpSpec {
 
   const timeout = input.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS;
   const seconds = typeof timeout === 'string' && timeout.trim() !== '' ? Number(timeout) : timeout;
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
-    throw invalid(`spec.timeout_seconds must be a positive number of seconds`);
+  // The validator's bound, for a timeout a template computed: every accepted one is waited out in full.
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_DURATION_SECONDS) {
+    throw invalid(`spec.timeout_seconds must be a positive number of seconds, at most ${MAX_DURATION_SECONDS} (365 days)`);
   }
 
   const response = input.response ?? 'body';

@@ -4,6 +4,7 @@ import { ExecutionError } from './executor.js';
 import type { ExecutionContext, TaskExecutor } from './executor.js';
 import { guardedConnector, normalizeHost, RefusedAddressError } from './http-address-guard.js';
 import { parseSpec, type HttpSpec } from './http-spec.js';
+import { setLongTimeout } from './long-timer.js';
 
 export { addressRefusal } from './http-address-guard.js';
 
@@ -72,6 +73,8 @@ const REDACTED: Shown = { url: () => REDACTED_URL, excerpt: () => '', cause: err
  * sensitive node (`ctx.sensitive`) the messages name the method, the status and the error's
  * code or class, never the url, the headers or the body (`HTTP GET <redacted url> returned
  * status 500`).
+ *
+ * `timeout_seconds` may be up to 365 days, beyond what one Node timer holds ({@link setLongTimeout}).
  */
 export class HttpExecutor implements TaskExecutor {
   private readonly agent: Agent;
@@ -98,7 +101,7 @@ export class HttpExecutor implements TaskExecutor {
     const label = `HTTP ${spec.method} ${shown.url(spec.url)}`;
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
+    const timer = setLongTimeout(() => {
       timedOut = true;
       controller.abort();
     }, spec.timeoutMs);
@@ -121,7 +124,7 @@ export class HttpExecutor implements TaskExecutor {
       }
       throw new ExecutionError(`${label} failed: ${shown.cause(err)}`);
     } finally {
-      clearTimeout(timer);
+      timer.clear();
       ctx.signal?.removeEventListener('abort', onCancel);
     }
   }
