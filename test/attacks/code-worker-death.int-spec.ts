@@ -93,7 +93,7 @@ async function blockOf(pid: number): Promise<number> {
     for (const name of await readdir(uidLockDir())) {
       const m = /^weft-code-uids-(\d+)-(\d+)-(\d+)\.lock$/.exec(name);
       if (!m) continue;
-      const holder = (await readFile(join(uidLockDir(), name), 'utf8').catch(() => '')).trim();
+      const holder = (await readFile(join(uidLockDir(), name), 'utf8').catch(() => '')).split('\n')[0];
       if (holder === String(pid)) return Number(m[1]) + Number(m[3]) * Number(m[2]);
     }
     return undefined;

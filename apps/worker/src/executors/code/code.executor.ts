@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, realpathSync, rmSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { ExecutionError } from '../executor.js';
 import type { ExecutionContext, TaskExecutor } from '../executor.js';
 import { runProcess, type ProcessOutcome } from './child.js';
@@ -138,7 +138,7 @@ export class CodeExecutor implements TaskExecutor {
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.maxLogBytes = options.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES;
     this.maxProcesses = options.maxProcesses ?? DEFAULT_MAX_PROCESSES;
-    this.uidRange = resolveUidRange(options.uidBase, options.uidSlots);
+    this.uidRange = resolveUidRange(options.uidBase, options.uidSlots, (first) => this.blockDirOf(first));
     this.pool = this.uidRange ? new SlotPool(this.uidRange.size) : undefined;
   }
 
@@ -279,14 +279,22 @@ export class CodeExecutor implements TaskExecutor {
     return files;
   }
 
+  /** The folder executions of the uid block starting at `first` live in. */
+  private blockDirOf(first: number): string {
+    return join(this.tempDir ?? tmpdir(), `weft-code-${first}`);
+  }
+
   private cgroupPrefix(): string {
     return `weft-${this.uidRange ? this.uidRange.base : `p${process.pid}`}-`;
   }
 
   private async prepare(): Promise<CodeIsolation> {
-    const blockDir = join(this.tempDir, this.uidRange ? `weft-code-${this.uidRange.base}` : `weft-code-p${process.pid}`);
-    // Whatever a previous holder of the block left: its processes, its folders, its cgroups.
+    const blockDir = this.uidRange ? this.blockDirOf(this.uidRange.base) : join(this.tempDir, `weft-code-p${process.pid}`);
+    // Whatever a previous holder of the block left: its processes, its folders (here, and where it
+    // kept them when its TMPDIR was another), its cgroups.
     if (this.uidRange) await killUids({ first: this.uidRange.base, count: this.uidRange.size });
+    const previous = this.uidRange?.previousDir;
+    if (previous && basename(previous) === basename(blockDir)) await rm(previous, { recursive: true, force: true });
     await rm(blockDir, { recursive: true, force: true });
     await mkdir(blockDir, { mode: 0o711 });
     process.once('exit', () => {

@@ -24,6 +24,8 @@ export function uidLockDir(): string {
 export interface UidRange {
   base: number;
   size: number;
+  /** The folder the block's previous holder (a dead worker) kept its executions in, to remove. */
+  previousDir?: string;
 }
 
 /**
@@ -32,47 +34,66 @@ export interface UidRange {
  *
  * @throws Error when the range leaves 1 … {@link MAX_UID}, or no block is free
  */
-export function resolveUidRange(base: number | undefined, size = DEFAULT_UID_SLOTS): UidRange | undefined {
+export function resolveUidRange(base: number | undefined, size = DEFAULT_UID_SLOTS, dirFor: (first: number) => string = () => ''): UidRange | undefined {
   const first = base ?? DEFAULT_UID_BASE;
   if (!Number.isSafeInteger(first) || first < 1 || !Number.isSafeInteger(size) || size < 1 || first + size - 1 > MAX_UID) {
     throw new Error(`CodeExecutor: uidBase ${first} / uidSlots ${size} must give a uid range within 1…${MAX_UID}`);
   }
   if (process.getuid?.() !== 0) return undefined;
-  return { base: base ?? claimUidBlock(DEFAULT_UID_BASE, size, MAX_UID, uidLockDir()), size };
+  if (base !== undefined) return { base, size };
+  const claim = claimUidBlock(DEFAULT_UID_BASE, size, MAX_UID, uidLockDir(), dirFor);
+  return { base: claim.first, size, ...(claim.previousDir ? { previousDir: claim.previousDir } : {}) };
+}
+
+/** A claimed uid block: its first uid, and the folder of the dead holder it was taken from. */
+export interface UidClaim {
+  first: number;
+  previousDir?: string;
 }
 
 /**
  * Claims a block of `size` uids for this process's CODE executions, so that two worker processes
  * on one machine never run code as the same uid. Block k is uids `base + k·size` …
  * `base + (k+1)·size - 1`, claimed by creating `weft-code-uids-<base>-<size>-<k>.lock` (O_EXCL)
- * in `lockDir`, holding this pid. A lock whose pid is no longer alive is taken over; whoever
- * claims a block must then clear what a previous holder left (its processes, folders and cgroups)
- * before the first execution. The claim is released when the process exits. Returns the first uid.
+ * in `lockDir`, holding this pid and, on the next line, the folder `dirFor(first uid)` its
+ * executions live in. A lock whose pid is no longer alive is taken over; whoever claims a block
+ * must then clear what the previous holder left (its processes, that folder, its cgroups) before
+ * the first execution. The claim is released when the process exits.
  *
  * @throws Error when every block up to `maxUid` is held by a live process
  */
-export function claimUidBlock(base: number, size: number, maxUid: number, lockDir = uidLockDir()): number {
+export function claimUidBlock(base: number, size: number, maxUid: number, lockDir = uidLockDir(), dirFor: (first: number) => string = () => ''): UidClaim {
   const blocks = Math.floor((maxUid - base + 1) / size);
   for (let k = 0; k < blocks; k++) {
+    const first = base + k * size;
     const file = join(lockDir, `weft-code-uids-${base}-${size}-${k}.lock`);
-    if (tryLock(file) || (holderIsGone(file) && takeOver(file))) {
-      process.once('exit', () => {
-        try {
-          if (readFileSync(file, 'utf8').trim() === String(process.pid)) unlinkSync(file);
-        } catch {
-          // already gone
-        }
-      });
-      return base + k * size;
+    const content = `${process.pid}\n${dirFor(first)}\n`;
+    let previousDir: string | undefined;
+    let claimed = tryLock(file, content);
+    if (!claimed) {
+      const holder = readHolder(file);
+      if (holder.gone) {
+        previousDir = holder.dir;
+        claimed = takeOver(file, content);
+      }
     }
+    if (!claimed) continue;
+    process.once('exit', () => {
+      try {
+        if (readFileSync(file, 'utf8').split('\n')[0] === String(process.pid)) unlinkSync(file);
+      } catch {
+        // already gone
+      }
+    });
+    return { first, ...(previousDir ? { previousDir } : {}) };
   }
   throw new Error(`no free block of ${size} uids from ${base} to ${maxUid}: every one is claimed by a live process (${lockDir}/weft-code-uids-*.lock)`);
 }
 
-function tryLock(file: string): boolean {
+function tryLock(file: string, content: string): boolean {
   try {
     const fd = openSync(file, 'wx', 0o644);
-    writeSync(fd, String(process.pid));
+    writeSync(fd, content);
     closeSync(fd);
     return true;
   } catch (err) {
@@ -81,31 +102,34 @@ function tryLock(file: string): boolean {
   }
 }
 
-function holderIsGone(file: string): boolean {
-  let pid: number;
+/** Whether a lock's holder is gone, and the folder it named. */
+function readHolder(file: string): { gone: boolean; dir?: string } {
+  let lines: string[];
   try {
-    pid = Number(readFileSync(file, 'utf8').trim());
+    lines = readFileSync(file, 'utf8').split('\n');
   } catch {
-    return true; // vanished meanwhile
+    return { gone: true }; // vanished meanwhile
   }
-  if (!Number.isInteger(pid) || pid <= 0) return true;
-  if (pid === process.pid) return false;
+  const pid = Number(lines[0]?.trim());
+  const dir = lines[1]?.trim() || undefined;
+  if (!Number.isInteger(pid) || pid <= 0) return { gone: true, dir };
+  if (pid === process.pid) return { gone: false };
   try {
     process.kill(pid, 0);
-    return false;
+    return { gone: false };
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+    return { gone: (err as NodeJS.ErrnoException).code === 'ESRCH', dir };
   }
 }
 
 /** Replaces a dead holder's lock; false when another process took it over first. */
-function takeOver(file: string): boolean {
+function takeOver(file: string, content: string): boolean {
   try {
     unlinkSync(file);
   } catch {
     // another process removed it first; race for the new lock below
   }
-  return tryLock(file);
+  return tryLock(file, content);
 }
 
 /** Slot indexes 0 … size-1, each held by one execution at a time; the lowest free one is taken first. */
