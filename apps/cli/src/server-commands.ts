@@ -62,7 +62,10 @@ export function serverCommands(program: Command): void {
     .option('--port <n>', 'HTTP port (default $PORT or 4000; 0 picks a free port)', port)
     .option('--host <addr>', 'interface to listen on', '127.0.0.1')
     .action(async (o: { port?: number; host: string }) => {
-      const config = (await platform()).loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
+      const loaded = (await platform()).loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
+      // Local development: CODE runs even where it cannot be isolated (the worker's start-up log
+      // says what holds and warns when it runs unconfined); WEFT_CODE_UNCONFINED=0 refuses it.
+      const config = { ...loaded, codeUnconfined: loaded.codeUnconfined ?? true };
       await serve(config, { api: true, worker: true, scheduler: true, host: o.host }, true);
     });
 

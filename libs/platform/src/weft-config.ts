@@ -81,6 +81,22 @@ export class WeftEnv {
   @IsBoolean({ message: 'WEFT_HTTP_ALLOW_PRIVATE must be 1/true/yes/on or 0/false/no/off' })
   WEFT_HTTP_ALLOW_PRIVATE = false;
 
+  /**
+   * Run CODE even where the worker cannot isolate it (not root, no bubblewrap, no writable cgroup):
+   * for local development only. Unset, such a worker fails every CODE attempt naming what is
+   * missing; `weft dev` defaults it to on and says so.
+   */
+  @Transform(toBool)
+  @IsBoolean({ message: 'WEFT_CODE_UNCONFINED must be 1/true/yes/on or 0/false/no/off' })
+  WEFT_CODE_UNCONFINED = false;
+
+  /** Processes and threads one CODE execution may hold at once (its cgroup's pids.max). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(16)
+  @Max(65_536)
+  WEFT_CODE_MAX_PROCESSES = 128;
+
   /** Host names HTTP nodes may reach even when they resolve to private addresses. */
   @IsString()
   WEFT_HTTP_ALLOW_HOSTS = '';
@@ -230,6 +246,10 @@ export interface WeftConfig {
   eagerDispatch: number;
   httpAllowPrivate: boolean;
   httpAllowHosts: string[];
+  /** WEFT_CODE_UNCONFINED: run CODE without full isolation (local development). `undefined`: not set. */
+  codeUnconfined: boolean | undefined;
+  /** WEFT_CODE_MAX_PROCESSES: processes and threads one CODE execution may hold (default 128). */
+  codeMaxProcesses: number;
   schedulerIntervalMs: number;
   dbPoolSize: number;
   /** A revoked key's open graphql-ws connection is closed within this many milliseconds. */
@@ -302,6 +322,8 @@ export function loadConfig(
     eagerDispatch: dto.WEFT_EAGER_DISPATCH,
     httpAllowPrivate: dto.WEFT_HTTP_ALLOW_PRIVATE,
     httpAllowHosts: dto.WEFT_HTTP_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    codeUnconfined: raw.WEFT_CODE_UNCONFINED === undefined ? undefined : dto.WEFT_CODE_UNCONFINED,
+    codeMaxProcesses: dto.WEFT_CODE_MAX_PROCESSES,
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
     dbPoolSize: dto.WEFT_DB_POOL_SIZE,
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,

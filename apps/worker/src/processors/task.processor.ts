@@ -87,7 +87,12 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     // output limit (plus room for JSON escaping) so an allowed output is never cut short.
     const readLimit = Math.max(10 * 1024 * 1024, 2 * config.maxOutputBytes);
     this.http = new HttpExecutor({ allowPrivate: config.httpAllowPrivate, allowHosts: config.httpAllowHosts, maxResponseBytes: readLimit });
-    this.code = new CodeExecutor({ maxResultBytes: readLimit, ...options?.code });
+    this.code = new CodeExecutor({
+      maxResultBytes: readLimit,
+      allowUnconfined: config.codeUnconfined ?? false,
+      maxProcesses: config.codeMaxProcesses,
+      ...options?.code,
+    });
     this.heartbeatMs = options?.heartbeatMs ?? options?.currentCheckMs ?? Math.round((config.runLeaseMs ?? 15_000) / 3);
     this.reportBackoffMs = options?.reportBackoffMs ?? 200;
     this.reportBackoffCapMs = options?.reportBackoffCapMs ?? 5_000;
@@ -98,6 +103,14 @@ export class TaskProcessor implements BeforeApplicationShutdown {
   start(queues: string[] = this.config.queues): void {
     this.queues.consume(queues, this.config.workerConcurrency, (job) => this.process(job));
     this.log.log(`consuming queues ${queues.join(', ')} (concurrency ${this.config.workerConcurrency}, eager dispatch ${this.eagerDispatch === 0 ? 'off' : `up to ${this.eagerDispatch} in a row`})`);
+    void this.code.isolation().then(
+      (isolation) => {
+        if (isolation.confined) this.log.log(`CODE isolation: ${isolation.holds.join('; ')}`);
+        else if (this.code.allowsUnconfined) this.log.warn(`CODE runs UNCONFINED (local development only): ${isolation.missing.join('; ')}`);
+        else this.log.warn(`CODE refused: every CODE attempt fails until this is fixed: ${isolation.missing.join('; ')}. ${isolation.remedy}`);
+      },
+      (err: unknown) => this.log.error(`CODE isolation could not be set up: ${err instanceof Error ? err.message : String(err)}`),
+    );
   }
 
   /** On shutdown, reports still retrying give up (the lease sweep re-dispatches their tasks). */
