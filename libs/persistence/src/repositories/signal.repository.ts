@@ -14,7 +14,7 @@ export interface SignalBuffer {
 
 /**
  * The buffered signals of a run (`signals` rows with `consumed_at IS NULL`, which the partial
- * index `signals_pending` covers). Writes go through the coordinator (STYLE "Layering" 3).
+ * index `signals_pending` covers). Reads only: signal rows are written by the coordinator alone.
  */
 export class SignalRepository extends TenantScopedRepository {
   constructor(db: DataSource | EntityManager) {
