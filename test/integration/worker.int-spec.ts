@@ -6,6 +6,8 @@ import { RunRepository, type TaskEntity } from '@weft/persistence';
 import { RunCoordinator, type JsonValue, type TaskJob, type WorkflowDefinition, type WorkflowNode } from '@weft/engine';
 import type { BullTaskQueues, WeftConfig } from '@weft/platform';
 import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
+import { DEFAULT_UID_BASE, MAX_UID } from '../../apps/worker/src/executors/code/uid-pool.js';
+import { processesOf } from '../../apps/worker/src/executors/code/processes.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, http, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher } from '../support/builders.js';
 
@@ -179,16 +181,25 @@ describe('cancelling a run with work in flight', () => {
 
   it('aborts a running CODE task (the child is killed) and reports nothing', async () => {
     const h = await setup();
-    const pidfile = `/tmp/weft-worker-int-${process.pid}-${Date.now()}.pid`;
-    const source = 'const fs = require("fs");\nasync function handler(input) {\n  fs.writeFileSync(input.pidfile, String(process.pid));\n  await new Promise((r) => setTimeout(r, 20000));\n  return 1;\n}\n';
-    const runId = await h.start(def([codeNode('c', 'js', source, { pidfile, timeout_seconds: 60 })]));
-    const ms = await cancelWhileRunning(h, runId, 'c', () => existsSync(pidfile)); // the child is running
+    const source = 'async function handler(input) {\n  await new Promise((r) => setTimeout(r, 20000));\n  return 1;\n}\n';
+    const runId = await h.start(def([codeNode('c', 'js', source, { timeout_seconds: 60 })]));
+    // The sandboxed runner: a process of an execution uid (2,000,000,000 and up) running runner.cjs.
+    const runners = async (): Promise<number[]> => {
+      const pids = await processesOf({ first: DEFAULT_UID_BASE, count: MAX_UID - DEFAULT_UID_BASE + 1 });
+      return pids.filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('runner.cjs');
+        } catch {
+          return false;
+        }
+      });
+    };
+    let running: number[] = [];
+    const ms = await cancelWhileRunning(h, runId, 'c', async () => (running = await runners()).length > 0);
     expect(ms).toBeLessThan(10_000); // aborted: the handler would sleep 20 s
     // SIGKILL was sent before the attempt ended; the kernel and libuv's reaping take a moment.
-    const pid = Number(readFileSync(pidfile, 'utf8'));
-    for (let i = 0; i < 40 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 25));
-    expect(isAlive(pid)).toBe(false);
-    rmSync(pidfile, { force: true });
+    for (let i = 0; i < 40 && running.some(isAlive); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(running.filter(isAlive)).toEqual([]);
     expect(await h.task(runId, 'c')).toMatchObject({ status: 'CANCELLED', error: 'stop' });
     expect(await h.events(runId)).toEqual(['RunStarted', 'RunCancelled']);
   });

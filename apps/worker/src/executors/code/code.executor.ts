@@ -12,7 +12,7 @@ import { codeLimits, DEFAULT_MAX_PROCESSES, invalid, type CodeLimits } from './l
 import { killMarked, killUids } from './processes.js';
 import { parseEnvelope, readResultFile } from './result-file.js';
 import { launchCommand, runtimeBind, SANDBOX, type ExecutionFiles, type RunAsUser } from './sandbox.js';
-import { resolveUidRange, SlotPool, type UidRange } from './uid-pool.js';
+import { onProcessExit, resolveUidRange, SlotPool, type UidRange } from './uid-pool.js';
 
 export { DEFAULT_UID_BASE, type UidRange } from './uid-pool.js';
 export type { CodeIsolation } from './isolation.js';
@@ -135,7 +135,8 @@ export class CodeExecutor implements TaskExecutor {
     this.python = findOnPath(options.python ?? 'python3', executableByAnyone) ?? options.python ?? 'python3';
     this.node = realpathOr(options.node ?? process.execPath);
     this.tempDir = options.tempDir ?? tmpdir();
-    this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    const maxResult = options.maxResultBytes;
+    this.maxResultBytes = maxResult !== undefined && Number.isSafeInteger(maxResult) && maxResult > 0 ? maxResult : DEFAULT_MAX_RESULT_BYTES;
     this.maxLogBytes = options.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES;
     this.maxProcesses = options.maxProcesses ?? DEFAULT_MAX_PROCESSES;
     this.uidRange = resolveUidRange(options.uidBase, options.uidSlots, (first) => this.blockDirOf(first));
@@ -297,13 +298,7 @@ export class CodeExecutor implements TaskExecutor {
     if (previous && basename(previous) === basename(blockDir)) await rm(previous, { recursive: true, force: true });
     await rm(blockDir, { recursive: true, force: true });
     await mkdir(blockDir, { mode: 0o711 });
-    process.once('exit', () => {
-      try {
-        rmSync(blockDir, { recursive: true, force: true });
-      } catch {
-        // best effort: the next holder of the block removes it
-      }
-    });
+    onProcessExit(() => rmSync(blockDir, { recursive: true, force: true }));
     const cgroups = this.options.cgroups === false ? 'cgroups are turned off in the worker options' : await Cgroups.detect();
     if (cgroups instanceof Cgroups) await cgroups.sweep(this.cgroupPrefix());
     return detectIsolation({

@@ -45,6 +45,27 @@ export function resolveUidRange(base: number | undefined, size = DEFAULT_UID_SLO
   return { base: claim.first, size, ...(claim.previousDir ? { previousDir: claim.previousDir } : {}) };
 }
 
+const atExit: Array<() => void> = [];
+
+/**
+ * Runs `cleanup` (synchronous, best effort) when the process exits. One 'exit' listener serves
+ * every executor of the process, however many a test suite builds.
+ */
+export function onProcessExit(cleanup: () => void): void {
+  if (atExit.length === 0) {
+    process.once('exit', () => {
+      for (const fn of atExit) {
+        try {
+          fn();
+        } catch {
+          // best effort: the next holder clears what is left
+        }
+      }
+    });
+  }
+  atExit.push(cleanup);
+}
+
 /** A claimed uid block: its first uid, and the folder of the dead holder it was taken from. */
 export interface UidClaim {
   first: number;
@@ -78,12 +99,8 @@ export function claimUidBlock(base: number, size: number, maxUid: number, lockDi
       }
     }
     if (!claimed) continue;
-    process.once('exit', () => {
-      try {
-        if (readFileSync(file, 'utf8').split('\n')[0] === String(process.pid)) unlinkSync(file);
-      } catch {
-        // already gone
-      }
+    onProcessExit(() => {
+      if (readFileSync(file, 'utf8').split('\n')[0] === String(process.pid)) unlinkSync(file);
     });
     return { first, ...(previousDir ? { previousDir } : {}) };
   }

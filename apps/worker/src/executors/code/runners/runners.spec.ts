@@ -69,3 +69,19 @@ describe('runner.cjs', () => {
     });
   });
 });
+
+describe('the watchdog', () => {
+  it('does not fire at once for a deadline beyond one Node timer (24.8 days)', async () => {
+    // 40 days: a plain setTimeout would overflow to 1 ms and kill the runner before it answers.
+    const handler = join(dir, 'handler.js');
+    await writeFile(handler, 'async function handler() { await new Promise((r) => setTimeout(r, 300)); return "alive"; }');
+    await writeFile(join(dir, 'input.json'), '{}');
+    await rm(join(dir, 'result.json'), { force: true });
+    const child = spawnSync(process.execPath, [join(here, 'runner.cjs'), handler, join(dir, 'input.json'), join(dir, 'result.json'), String(40 * 86_400_000)], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    expect(child.signal).toBeNull();
+    expect(JSON.parse(await readFile(join(dir, 'result.json'), 'utf8'))).toEqual({ ok: true, result: 'alive' });
+  });
+});
