@@ -1,8 +1,10 @@
 /**
  * What the database says once the runs ended (read through the owner connection, which row-level
  * security does not restrict): run statuses, tasks completed more than once, the attempts of
- * every HTTP task, and the history rows the engine ignored or rejected.
+ * every HTTP task, the CODE tasks of every succeeded run, and the history rows the engine ignored
+ * or rejected.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Pool } from 'pg';
 
 export interface DbRun {
@@ -22,6 +24,17 @@ export interface HttpTask {
   attempt: number;
 }
 
+/** A CODE node of a SUCCEEDED run: its task (the task fields are null when it has none). */
+export interface CodeTask {
+  runId: string;
+  key: string;
+  nodeId: string;
+  status: string | null;
+  attempt: number | null;
+  output: unknown;
+  error: string | null;
+}
+
 export interface DoubleCompletion {
   runId: string;
   key: string;
@@ -34,6 +47,10 @@ export interface DoubleCompletion {
 export interface Audit {
   runs: DbRun[];
   httpTasks: HttpTask[];
+  /** One row per (SUCCEEDED run, CODE node). */
+  codeTasks: CodeTask[];
+  /** NodeCompleted reports of CODE tasks: applied, and ignored (a stale execution that finished too). */
+  codeReports: { applied: number; ignored: number };
   /** Tasks with more than one terminal action (CompleteTask, FailTask, ResolveWait, or created terminal). */
   doubleCompletions: DoubleCompletion[];
   /** (task, attempt) pairs with more than one applied (not ignored, not rejected) NodeCompleted. */
@@ -48,7 +65,8 @@ export interface Audit {
   timersApplied: number;
 }
 
-export async function audit(owner: Pool): Promise<Audit> {
+/** Reads the database; `codeNodes` are the workflow's CODE node ids. */
+export async function audit(owner: Pool, codeNodes: readonly string[]): Promise<Audit> {
   const runs = (
     await owner.query(`SELECT id::text, input->>'key' AS key, status, error FROM runs ORDER BY created_at`)
   ).rows as DbRun[];
@@ -60,6 +78,26 @@ export async function audit(owner: Pool): Promise<Audit> {
         WHERE t.node_type = 'HTTP'`,
     )
   ).rows as HttpTask[];
+
+  const codeTasks = (
+    await owner.query(
+      `SELECT r.id::text AS "runId", r.input->>'key' AS key, n.node_id AS "nodeId", t.status, t.attempt, t.output, t.error
+         FROM runs r
+        CROSS JOIN unnest($1::text[]) AS n(node_id)
+         LEFT JOIN tasks t ON t.tenant_id = r.tenant_id AND t.run_id = r.id AND t.node_id = n.node_id
+        WHERE r.status = 'SUCCEEDED'
+        ORDER BY r.created_at, n.node_id`,
+      [codeNodes],
+    )
+  ).rows as CodeTask[];
+
+  const codeReports = (
+    await owner.query(
+      `SELECT count(*) FILTER (WHERE ignored IS NULL AND error IS NULL)::int AS applied, count(*) FILTER (WHERE ignored IS NOT NULL)::int AS ignored
+         FROM run_events WHERE type = 'NodeCompleted' AND node_id = ANY($1::text[])`,
+      [codeNodes],
+    )
+  ).rows[0] as { applied: number; ignored: number };
 
   const doubleCompletions = (
     await owner.query(
@@ -115,7 +153,23 @@ export async function audit(owner: Pool): Promise<Audit> {
     await owner.query(`SELECT count(*)::int AS n FROM run_events WHERE type = 'TimerFired' AND ignored IS NULL AND error IS NULL`)
   ).rows[0].n as number;
 
-  return { runs, httpTasks, doubleCompletions, doubleAppliedReports, repeatedDispatches, ignored, rejected, timersApplied };
+  return { runs, httpTasks, codeTasks, codeReports, doubleCompletions, doubleAppliedReports, repeatedDispatches, ignored, rejected, timersApplied };
+}
+
+/**
+ * The CODE tasks of SUCCEEDED runs whose output is not `expected(key, nodeId)` (deep equality,
+ * key order aside), or that are missing or not COMPLETED; each with a line saying how.
+ */
+export function wrongCodeOutputs(tasks: CodeTask[], expected: (key: string, nodeId: string) => unknown): { task: CodeTask; line: string }[] {
+  const wrong: { task: CodeTask; line: string }[] = [];
+  for (const t of tasks) {
+    const want = expected(t.key, t.nodeId);
+    const at = `run ${t.runId} (${t.key}) node ${t.nodeId}`;
+    if (t.status === null) wrong.push({ task: t, line: `${at}: no task` });
+    else if (t.status !== 'COMPLETED') wrong.push({ task: t, line: `${at}: ${t.status}@${t.attempt}${t.error ? `: ${t.error}` : ''}` });
+    else if (!isDeepStrictEqual(t.output, want)) wrong.push({ task: t, line: `${at}@${t.attempt}: output ${JSON.stringify(t.output)}, expected ${JSON.stringify(want)}` });
+  }
+  return wrong;
 }
 
 /** The history of one run, one line per row, for evidence in the report. */
@@ -150,4 +204,12 @@ export async function openTasks(owner: Pool, runId: string): Promise<string[]> {
     )
   ).rows;
   return rows.map((r) => `${r.node_id} ${r.status}@${r.attempt} (updated ${r.updated}${r.lease ? `, lease until ${r.lease}` : ''}, ${r.outbox})`);
+}
+
+/** Tasks of a run that FAILED, with their attempt and error (for failed-run evidence). */
+export async function failedTasks(owner: Pool, runId: string): Promise<string[]> {
+  const rows = (
+    await owner.query(`SELECT node_id, attempt, error FROM tasks WHERE run_id = $1 AND status = 'FAILED' ORDER BY node_id`, [runId])
+  ).rows;
+  return rows.map((r) => `${r.node_id}@${r.attempt}: ${String(r.error ?? '').slice(0, 300)}`);
 }

@@ -6,7 +6,7 @@
  * or done twice. See chaos/README.md for what each counter measures.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,11 +14,36 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { WeftApiError, WeftClient } from '../libs/client/src/index.js';
-import { audit, history, openTasks, type Audit, type HttpTask } from './audit.js';
-import { FAULT_KINDS, FaultInjector, FaultPlanner, type FaultRecord, type RedeliveryEvent } from './faults.js';
-import { WeftProcess, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, type UnexpectedExit } from './processes.js';
+import { audit, failedTasks, history, openTasks, wrongCodeOutputs, type HttpTask } from './audit.js';
+import { FAULT_KINDS, FaultInjector, FaultPlanner, SURVIVOR_CHECK_MS, type FaultRecord, type RedeliveryEvent } from './faults.js';
+import {
+  UidBlockWatch,
+  WeftProcess,
+  codeProcesses,
+  freePort,
+  numberOption,
+  onInterrupt,
+  processLine,
+  provisionTenant,
+  weftEnv,
+  withDb,
+  type HostProcess,
+  type UnexpectedExit,
+} from './processes.js';
 import { Stub, type Hit } from './stub.js';
-import { WORKFLOW_ID, definition, planRun, runInput, unexpectedOutcome, type HttpNode, type ObservedRun, type RunPlan } from './workflow.js';
+import {
+  CODE_NODES,
+  WORKFLOW_ID,
+  definition,
+  expectedCodeOutput,
+  planRun,
+  runInput,
+  unexpectedOutcome,
+  type CodeNode,
+  type HttpNode,
+  type ObservedRun,
+  type RunPlan,
+} from './workflow.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const cli = join(root, 'dist/apps/cli/src/main.js');
@@ -26,6 +51,8 @@ const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
 /** API error codes that retrying the same request cannot fix. */
 const PERMANENT = new Set(['BAD_USER_INPUT', 'NOT_FOUND', 'FORBIDDEN', 'UNAUTHENTICATED', 'CONFLICT']);
 const POLL_MS = 500;
+/** How long the CODE processes left once every Weft process stopped get to die before they are counted. */
+const LEFTOVER_GRACE_MS = 3_000;
 const PROGRESS_MS = 5_000;
 
 const HELP = `usage: npm run chaos -- [options]
@@ -143,6 +170,10 @@ async function main(): Promise<number> {
   say(`chaos: database ${dbName} · Redis keys weft:${dbName}:* · logs ${logDir}`);
 
   const env = weftEnv(databaseUrl, ownerUrl, o.redis, { WEFT_LOG_LEVEL: 'log', WEFT_DB_POOL_SIZE: process.env.WEFT_DB_POOL_SIZE ?? '6' });
+  // The workers run CODE confined (bubblewrap, a cgroup, a uid of their own) or refuse it: never unconfined.
+  delete env.WEFT_CODE_UNCONFINED;
+  const codeBefore = codeProcesses();
+  if (codeBefore.length) say(`chaos: ${codeBefore.length} CODE processes (uid >= 2000000000) on the machine before the run, e.g. ${processLine(codeBefore[0])}`);
 
   const stub = new Stub(o.seed, clock);
   const redis = new Redis(o.redis, { maxRetriesPerRequest: 3 });
@@ -174,6 +205,8 @@ async function main(): Promise<number> {
     const api = proc('api', ['api', '--port', String(port), '--host', '127.0.0.1']);
     const workers = [proc('worker-1', ['worker']), proc('worker-2', ['worker'])];
     const schedulers = [proc('scheduler-1', ['scheduler']), proc('scheduler-2', ['scheduler'])];
+    const blockWatch = new UidBlockWatch(workers, clock);
+    const watching = setInterval(() => blockWatch.scan(), 500);
 
     const client = new WeftClient(apiUrl, apiKey);
     for (let i = 0; ; i++) {
@@ -322,11 +355,23 @@ async function main(): Promise<number> {
     const endedAt = clock();
     // Let stale reports and timers that are still in flight land before reading the history.
     await sleep(3_000);
+    await injector.settled();
 
     // 4. Audit (the stub's hits and the fault log are also written next to the process logs).
     writeFileSync(join(logDir, 'stub-hits.json'), JSON.stringify(Object.fromEntries(stub.hits)));
     writeFileSync(join(logDir, 'faults.json'), JSON.stringify({ faults: injector.log, unexpectedExits }, null, 1));
-    const a = await audit(owner);
+    const a = await audit(owner, CODE_NODES);
+    blockWatch.scan();
+    clearInterval(watching);
+    // Everything stopped, then the CODE processes left on the machine, once they had time to die.
+    await Promise.allSettled(procs.map((p) => p.stop()));
+    let leftover: HostProcess[] = codeProcesses();
+    for (const until = clock() + LEFTOVER_GRACE_MS; leftover.some(live) && clock() < until; leftover = codeProcesses()) await sleep(100);
+    const left = leftover.filter(live);
+    const leftZombies = leftover.filter((p) => !live(p));
+    const blocks = [...uidBlocks(logDir, workers), ...blockWatch.held.map((b) => ({ name: b.worker, first: b.first, last: b.last }))];
+    const ours = left.filter((p) => blocks.some((b) => p.uid >= b.first && p.uid <= b.last));
+    const foreign = left.length - ours.length;
     const dbStatus = new Map(a.runs.map((r) => [r.id, r.status]));
     // A run the driver saw end whose status later changed in the database is unexpected too.
     for (const d of driven) {
@@ -343,6 +388,13 @@ async function main(): Promise<number> {
     const planOf = new Map(driven.map((d) => [d.plan.key, d.plan]));
     const needed = (key: string, nodeId: string) => (planOf.get(key)?.fail[nodeId as HttpNode] ?? 0) + 1;
     const effects = sideEffects(a.httpTasks, stub.hits, needed, injector, unexpectedExits);
+    const wrongCode = wrongCodeOutputs(a.codeTasks, (key, node) => {
+      const plan = planOf.get(key);
+      return plan ? expectedCodeOutput(plan, node as CodeNode) : undefined;
+    });
+    const workerKills = injector.log.filter((r) => r.kind === 'worker-kill' && r.applied);
+    const killsWithCode = workerKills.filter((r) => r.codeProcesses?.length);
+    const survivors = workerKills.flatMap((r) => (r.codeSurvivors ?? []).map((p) => ({ r, p })));
     const doubled = new Set([...a.doubleCompletions.map((x) => `${x.runId}/${x.nodeId}`), ...a.doubleAppliedReports.map((x) => `${x.runId}/${x.nodeId}`)]);
 
     const early = driven.filter((d) => d.plan.signal === 'early' && d.signalSent);
@@ -362,6 +414,12 @@ async function main(): Promise<number> {
       `HTTP side effects beyond attempts ${effects.unexplained}   (stub hits over min(attempts, needed): ${effects.extraHits} on ${effects.tasksWithExtra} tasks; ` +
         `${effects.extraHits - effects.unexplained} within the at-least-once allowance)`,
     );
+    say(`CODE outputs wrong                ${wrongCode.length}   (${a.codeTasks.length} CODE tasks of ${succeededInDb(a.runs)} succeeded runs checked)`);
+    say(
+      `CODE processes left after the run ${ours.length}   (in this run's workers' uid blocks, ${LEFTOVER_GRACE_MS / 1000} s after every Weft process stopped; ` +
+        `${left.length} on the machine with uid >= 2000000000${foreign ? `, ${foreign} of other uid blocks` : ''}` +
+        `${leftZombies.length ? `, ${leftZombies.length} zombies besides` : ''}${codeBefore.length ? `; ${codeBefore.length} before the run` : ''})`,
+    );
     say(`processes that exited on their own ${unexpectedExits.length}${unexpectedExits.length ? '   (crashes; listed below, not part of the exit code)' : ''}`);
     say(
       `faults                            ${faultSummary()} · ${injector.terminatedBackends} backends terminated · ` +
@@ -380,6 +438,15 @@ async function main(): Promise<number> {
     say(
       `stub                              ${stub.totalHits} hits, ${failingHits} failed by design, ${goneHits} with the caller gone mid-request, ` +
         `${effects.missingHits} attempts without a hit, ${effects.attemptsBeyondNeed.length} tasks with more attempts than failures + 1`,
+    );
+    say(
+      `CODE                              ${a.codeReports.applied} reports applied, ${a.codeReports.ignored} ignored · worker kills with CODE running ${killsWithCode.length} of ${workerKills.length} ` +
+        `(${killsWithCode.reduce((n, r) => n + r.codeProcesses!.length, 0)} processes), ${survivors.length} of them still running ${SURVIVOR_CHECK_MS} ms after the kill`,
+    );
+    say(`CODE isolation                    ${isolationLine(logDir, workers)}`);
+    say(
+      `CODE uid blocks                   ${new Set(blockWatch.held.map((b) => b.first)).size} held by the workers, ` +
+        `${blockWatch.stolen.length} taken over by another process while their worker ran (its executions' uids shared, its processes killed by the taker's sweep)`,
     );
     say(`API calls retried                 ${apiErrors} · driven for ${secs(endedAt - tDrive)}`);
 
@@ -402,6 +469,7 @@ async function main(): Promise<number> {
         say(`  ${it.line}`);
         if (!it.runId) continue;
         for (const t of await openTasks(owner!, it.runId)) say(`      open task: ${t}`);
+        for (const t of await failedTasks(owner!, it.runId)) say(`      failed task: ${t}`);
         for (const h of await history(owner!, it.runId)) say(`      ${h}`);
       }
     };
@@ -426,6 +494,27 @@ async function main(): Promise<number> {
       ],
     );
     await evidence(
+      'CODE outputs wrong',
+      wrongCode.map((x) => ({ runId: x.task.runId, line: x.line })),
+    );
+    if (left.length || leftZombies.length) {
+      say('');
+      say(`CODE processes left after the run (${left.length} running, ${leftZombies.length} zombies; first 10):`);
+      for (const p of [...left, ...leftZombies].slice(0, 10)) say(`  ${processLine(p)} — ${blockOf(blocks, p.uid)}`);
+    }
+    if (blockWatch.stolen.length) {
+      say('');
+      say(`uid blocks taken over while their worker ran (${blockWatch.stolen.length}, first 10):`);
+      for (const b of blockWatch.stolen.slice(0, 10)) {
+        say(`  ${secs(b.at)}: ${b.worker} (pid ${b.pid}) held uids ${b.first}…${b.last}; now pid ${b.byPid}: ${b.byCmd}`);
+      }
+    }
+    if (survivors.length) {
+      say('');
+      say(`CODE processes still running ${SURVIVOR_CHECK_MS} ms after their worker's SIGKILL (${survivors.length}, first 10):`);
+      for (const { r, p } of survivors.slice(0, 10)) say(`  kill at ${secs(r.at)} (${r.detail}): ${processLine(p)}`);
+    }
+    await evidence(
       'HTTP side effects beyond attempts, unexplained',
       effects.details.filter((x) => x.unexplained > 0).map((x) => ({ runId: x.task.runId, line: x.line })),
     );
@@ -448,7 +537,8 @@ async function main(): Promise<number> {
       }
     }
 
-    const failed = unexpected.length + stillRunning.length + notStarted.length + doubled.size + effects.unexplained + Math.max(0, extraRuns);
+    const failed =
+      unexpected.length + stillRunning.length + notStarted.length + doubled.size + effects.unexplained + Math.max(0, extraRuns) + wrongCode.length + ours.length;
     say('');
     say(failed === 0 ? `chaos: PASS (seed ${o.seed})` : `chaos: FAIL (seed ${o.seed}) — re-run with --seed ${o.seed} --keep to inspect`);
     return failed === 0 ? 0 : 1;
@@ -475,6 +565,49 @@ async function main(): Promise<number> {
     }
     redis.disconnect();
   }
+}
+
+/** Not a zombie: a process that still runs. */
+const live = (p: HostProcess) => p.state !== 'Z' && p.state !== 'X';
+
+const succeededInDb = (runs: { status: string }[]) => runs.filter((r) => r.status === 'SUCCEEDED').length;
+
+/** The workers' logs since their first start (empty when unreadable). */
+function workerLogs(logDir: string, workers: WeftProcess[]): { name: string; log: string }[] {
+  return workers.map((w) => {
+    try {
+      return { name: w.name, log: readFileSync(join(logDir, `${w.name}.log`), 'utf8') };
+    } catch {
+      return { name: w.name, log: '' };
+    }
+  });
+}
+
+/** What the workers' start-up logs say about CODE isolation (the last start of the first worker that says it). */
+function isolationLine(logDir: string, workers: WeftProcess[]): string {
+  for (const { name, log } of workerLogs(logDir, workers)) {
+    const lines = log.split('\n').filter((l) => /CODE (isolation|refused|runs UNCONFINED)/.test(l));
+    if (!lines.length) continue;
+    // The message without its JSON wrapping and parenthesised details (uid ranges, cgroup paths).
+    const said = lines[lines.length - 1].replace(/^.*?(CODE (isolation|refused|runs UNCONFINED))/, '$1').replace(/"}\s*$/, '');
+    return `${name}: ${said.replace(/ \((?:[^()]|\([^()]*\))*\)/g, '').slice(0, 400)}`;
+  }
+  return 'not reported by the workers';
+}
+
+/** The uid blocks the workers claimed (every start), from their start-up logs: worker name per block. */
+function uidBlocks(logDir: string, workers: WeftProcess[]): { name: string; first: number; last: number }[] {
+  const blocks: { name: string; first: number; last: number }[] = [];
+  for (const { name, log } of workerLogs(logDir, workers)) {
+    for (const m of log.matchAll(/a uid of its own per execution \((\d+)…(\d+)\)/g)) blocks.push({ name, first: Number(m[1]), last: Number(m[2]) });
+  }
+  return blocks;
+}
+
+/** Which of this run's workers claimed the block holding `uid`. */
+function blockOf(blocks: { name: string; first: number; last: number }[], uid: number): string {
+  const names = [...new Set(blocks.filter((b) => uid >= b.first && uid <= b.last).map((b) => b.name))];
+  return names.length ? `uid block of ${names.join(', ')}` : 'not a uid block of this run\'s workers';
 }
 
 interface SideEffectDetail {

@@ -11,7 +11,7 @@
 import type { Pool } from 'pg';
 import type { Redis } from 'ioredis';
 import { Rng } from './rng.js';
-import type { WeftProcess } from './processes.js';
+import { codeDescendants, stillRunning, type HostProcess, type WeftProcess } from './processes.js';
 
 export const FAULT_KINDS = ['worker-kill', 'worker-pause', 'scheduler-kill', 'api-kill', 'redis-flush', 'pg-terminate'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -87,7 +87,18 @@ export interface FaultRecord {
   pauseMs?: number;
   /** False when nothing could be done (e.g. both replicas already down). */
   applied: boolean;
+  /** For a worker kill: its CODE executions' processes (uid from its block) just before the SIGKILL. */
+  codeProcesses?: HostProcess[];
+  /** For a worker kill: those of {@link codeProcesses} still running {@link SURVIVOR_CHECK_MS} after it. */
+  codeSurvivors?: HostProcess[];
 }
+
+/**
+ * When a killed worker's CODE processes are looked for again: bubblewrap's `--die-with-parent`
+ * kills them with the worker, and a restarted worker's sweep of its uid block (which would hide
+ * survivors) cannot have run yet — its restart comes 0.3 s after the kill at the earliest.
+ */
+export const SURVIVOR_CHECK_MS = 250;
 
 export interface FaultTargets {
   workers: WeftProcess[];
@@ -111,6 +122,8 @@ return n`;
 export class FaultInjector {
   readonly log: FaultRecord[] = [];
   terminatedBackends = 0;
+  /** Survivor checks of worker kills still to come. */
+  private readonly checks: Promise<void>[] = [];
   deletedRedisKeys = 0;
 
   constructor(
@@ -151,10 +164,23 @@ export class FaultInjector {
     }
     this.log.push(rec);
     this.onFault(rec);
+    const killed = rec.codeProcesses;
+    if (killed?.length) {
+      this.checks.push(
+        new Promise<void>((resolve) => setTimeout(resolve, SURVIVOR_CHECK_MS)).then(() => {
+          rec.codeSurvivors = stillRunning(killed);
+        }),
+      );
+    }
     return rec;
   }
 
-  private async do(f: PlannedFault): Promise<{ applied: boolean; detail: string; pauseMs?: number }> {
+  /** Resolves once every worker kill's survivor check ran. */
+  async settled(): Promise<void> {
+    await Promise.all(this.checks);
+  }
+
+  private async do(f: PlannedFault): Promise<{ applied: boolean; detail: string; pauseMs?: number; codeProcesses?: HostProcess[] }> {
     switch (f.kind) {
       case 'worker-kill':
         return this.kill(this.t.workers, f);
@@ -184,15 +210,20 @@ export class FaultInjector {
     }
   }
 
-  /** SIGKILLs replica `target` (the other one if it is down or paused), restarting it after `restartMs`. */
-  private kill(group: WeftProcess[], f: PlannedFault): { applied: boolean; detail: string } {
+  /**
+   * SIGKILLs replica `target` (the other one if it is down or paused), restarting it after
+   * `restartMs`. For a worker, the CODE processes below it are listed first (just before the kill).
+   */
+  private kill(group: WeftProcess[], f: PlannedFault): { applied: boolean; detail: string; codeProcesses?: HostProcess[] } {
     const order = [group[f.target % group.length], ...group.filter((_, i) => i !== f.target % group.length)];
     // A paused worker is left to wake up (its late reports are what the pause is for).
     const victim = order.find((p) => p.running && !p.paused) ?? order.find((p) => p.running);
     if (!victim) return { applied: false, detail: `every replica already down` };
+    const code = group === this.t.workers && victim.pid !== undefined ? codeDescendants(victim.pid) : undefined;
     const pid = victim.kill();
     victim.restartAfter(f.restartMs);
-    return { applied: true, detail: `SIGKILL ${victim.name} (pid ${pid}), restart in ${f.restartMs} ms` };
+    const running = code === undefined ? '' : ` with ${code.length} CODE process${code.length === 1 ? '' : 'es'} running`;
+    return { applied: true, detail: `SIGKILL ${victim.name} (pid ${pid})${running}, restart in ${f.restartMs} ms`, codeProcesses: code };
   }
 
   /**

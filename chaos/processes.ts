@@ -3,10 +3,11 @@
  * stdout and stderr go to `<logDir>/<name>.log` (appended across restarts). A process that exits
  * without the driver asking is recorded as an unexpected exit and started again after a second.
  * Also the set-up both tools (chaos, bench) share: the processes' environment, the tenant, the
- * interrupt handling and numeric options.
+ * interrupt handling and numeric options; and the scan of the machine's processes for those
+ * running as CODE executions' uids.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readFileSync, writeSync } from 'node:fs';
+import { openSync, closeSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -230,4 +231,172 @@ export function numberOption(name: string, v: string | undefined, min: number): 
   const n = Number(v);
   if (!Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number >= ${min}, got ${JSON.stringify(v)}`);
   return n;
+}
+
+/** The lowest uid a worker (as root) runs CODE executions as: every uid block starts at or above it. */
+export const CODE_UID_FLOOR = 2_000_000_000;
+
+/** A process on this machine, as /proc shows it. */
+export interface HostProcess {
+  pid: number;
+  ppid: number;
+  /** Real uid (`Uid:` in /proc/<pid>/status). */
+  uid: number;
+  /** `R`, `S`, `D`, `Z`, … */
+  state: string;
+  /** Start time in clock ticks since boot: with the pid, identifies the process across scans. */
+  startTime: string;
+  /** The command line (its first 160 characters), or `[comm]`. */
+  cmd: string;
+}
+
+/** Every process on this machine now (a synchronous scan of /proc; empty without /proc). */
+export function hostProcesses(): HostProcess[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return [];
+  }
+  const list: HostProcess[] = [];
+  for (const e of entries) {
+    try {
+      const status = readFileSync(`/proc/${e}/status`, 'utf8');
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      // After the command name, which may hold spaces and parentheses: state, ppid, … (starttime is field 22).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      list.push({
+        pid: Number(e),
+        ppid: Number(fields[1]),
+        uid: Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1),
+        state: fields[0],
+        startTime: fields[19],
+        cmd: '',
+      });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return list;
+}
+
+/** The command line of process `pid` (its first 160 characters), `[comm]` when empty; '' once it is gone. */
+function commandOf(pid: number): string {
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+    return (cmd || `[${readFileSync(`/proc/${pid}/comm`, 'utf8').trim()}]`).slice(0, 160);
+  } catch {
+    return '';
+  }
+}
+
+/** `p` with its command line filled in. */
+function described(p: HostProcess): HostProcess {
+  return { ...p, cmd: commandOf(p.pid) };
+}
+
+/** Processes (zombies included) whose real uid is at least {@link CODE_UID_FLOOR}: CODE executions' processes. */
+export function codeProcesses(list = hostProcesses()): HostProcess[] {
+  return list.filter((p) => p.uid >= CODE_UID_FLOOR).map(described);
+}
+
+/** The CODE executions' processes below `root` in the process tree (those of one worker). */
+export function codeDescendants(root: number, list = hostProcesses()): HostProcess[] {
+  const children = new Map<number, HostProcess[]>();
+  for (const p of list) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  const below: HostProcess[] = [];
+  const todo = [...(children.get(root) ?? [])];
+  for (let p = todo.pop(); p; p = todo.pop()) {
+    below.push(p);
+    todo.push(...(children.get(p.pid) ?? []));
+  }
+  return codeProcesses(below);
+}
+
+/** Which of `processes` still run (same pid and start time, not a zombie). */
+export function stillRunning(processes: HostProcess[]): HostProcess[] {
+  if (processes.length === 0) return [];
+  const now = new Map(hostProcesses().map((p) => [p.pid, p]));
+  return processes.filter((p) => {
+    const q = now.get(p.pid);
+    return q !== undefined && q.startTime === p.startTime && q.state !== 'Z' && q.state !== 'X';
+  });
+}
+
+/** One line for a process in the report: `pid 123 uid 2000000001 S (ppid 100): python3 …`. */
+export function processLine(p: HostProcess): string {
+  return `pid ${p.pid} uid ${p.uid} ${p.state} (ppid ${p.ppid}): ${p.cmd}`;
+}
+
+/** Where workers claim their uid blocks (one lock file per block, holding the claimer's pid on its first line). */
+const UID_LOCK_DIR = '/run/weft';
+const UID_LOCK = /^weft-code-uids-(\d+)-(\d+)-(\d+)\.lock$/;
+
+/** A uid block one of the run's workers held, as its lock file shows. */
+export interface HeldBlock {
+  first: number;
+  last: number;
+  worker: string;
+  pid: number;
+}
+
+/** A block taken over by another process while the worker holding it was still running. */
+export interface StolenBlock extends HeldBlock {
+  at: number;
+  byPid: number;
+  byCmd: string;
+}
+
+/**
+ * Watches the uid blocks the workers claim (their lock files). A worker that runs CODE executions
+ * as uids of a block another live process holds too has them killed by that process's sweeps (and
+ * shares uids with its executions): each such takeover is recorded with the taker's command line.
+ */
+export class UidBlockWatch {
+  /** By lock file: the block and the worker (pid) last seen holding it. */
+  private readonly current = new Map<string, HeldBlock>();
+  /** Every block a worker held during the run. */
+  readonly held: HeldBlock[] = [];
+  readonly stolen: StolenBlock[] = [];
+
+  constructor(
+    private readonly workers: WeftProcess[],
+    private readonly clock: () => number,
+  ) {}
+
+  scan(): void {
+    let names: string[];
+    try {
+      names = readdirSync(UID_LOCK_DIR);
+    } catch {
+      return;
+    }
+    const ours = new Map(this.workers.filter((w) => w.pid !== undefined).map((w) => [w.pid!, w.name]));
+    for (const name of names) {
+      const m = UID_LOCK.exec(name);
+      if (!m) continue;
+      let pid: number;
+      try {
+        pid = Number(readFileSync(join(UID_LOCK_DIR, name), 'utf8').split('\n')[0].trim());
+      } catch {
+        continue; // released meanwhile
+      }
+      const first = Number(m[1]) + Number(m[3]) * Number(m[2]);
+      const before = this.current.get(name);
+      if (before?.pid === pid) continue;
+      const worker = ours.get(pid);
+      if (worker !== undefined) {
+        const block = { first, last: first + Number(m[2]) - 1, worker, pid };
+        this.current.set(name, block);
+        this.held.push(block);
+        continue;
+      }
+      if (!before) continue;
+      this.current.delete(name);
+      // Taken over once its worker died is what a claim of a dead holder's block is for.
+      if (ours.has(before.pid) && Number.isInteger(pid) && pid > 0) {
+        this.stolen.push({ ...before, at: this.clock(), byPid: pid, byCmd: commandOf(pid) || '(gone)' });
+      }
+    }
+  }
 }

@@ -1,10 +1,10 @@
 /**
  * The chaos workflow and what each run of it must end with.
  *
- *   start (FORK) ─┬─ fetch (HTTP, retries) ── approval (WAIT_FOR_EVENT "go-<key>")
+ *   start (FORK) ─┬─ fetch (HTTP, retries) ── approval (WAIT_FOR_EVENT "go-<key>") ── seal (CODE js)
  *                 ├─ pause (WAIT input.wait seconds)
- *                 └─ ping (HTTP, retries)
- *   join (JOIN) ← approval, pause, ping
+ *                 └─ ping (HTTP, retries) ── tally (CODE python)
+ *   join (JOIN) ← seal, pause, tally
  *   route (SWITCH) ─┬─ left  (HTTP POST, when input.path == 'left')
  *                   └─ right (HTTP POST, when input.path == 'right')
  *   finish (HTTP) ← left, right   (one of them is skipped; finish runs after the other)
@@ -13,7 +13,14 @@
  * fails the first `n` hits of that (run key, node) and succeeds afterwards. `n` is at most
  * {@link MAX_STUB_FAILURES}, well below `max_attempts`, so every run is expected to SUCCEED —
  * any other outcome is a failure the engine caused.
+ *
+ * The CODE nodes transform their predecessors' outputs, so their outputs are functions of the
+ * run's plan ({@link expectedCodeOutput}), and each forks a child process inside its sandbox that
+ * sleeps first (0.5 s, 1 s), so that worker kills land while sandboxed processes exist. They have
+ * no retries: nothing in a run makes an attempt fail by design (an execution lost with its
+ * worker or its job runs the same attempt again), so any failure is the platform's.
  */
+import { createHash } from 'node:crypto';
 import { intOf, unit } from './rng.js';
 
 export const WORKFLOW_ID = 'chaos-mixed';
@@ -23,6 +30,47 @@ export const MAX_ATTEMPTS = 6;
 export const MAX_STUB_FAILURES = 2;
 /** Backoff of the HTTP nodes' retries: 0.2 s, 0.4 s, 0.8 s, … */
 export const BACKOFF_SECONDS = 0.2;
+export const CODE_NODES = ['seal', 'tally'] as const;
+export type CodeNode = (typeof CODE_NODES)[number];
+
+/**
+ * `seal` (JavaScript): joins the run key and the signal's token in a `/bin/sh` child that first
+ * sleeps 0.5 s, then hashes that with what `fetch` returned.
+ */
+const SEAL_JS = `const { createHash } = require('node:crypto');
+const { execFileSync } = require('node:child_process');
+
+function handler(input) {
+  const joined = execFileSync('/bin/sh', ['-c', 'sleep 0.5; printf "%s:%s" "$1" "$2"', 'sh', input.key, input.token], { encoding: 'utf8' });
+  return {
+    node: 'seal',
+    key: input.key,
+    joined,
+    reversed: input.token.split('').reverse().join(''),
+    digest: createHash('sha256').update(joined + '/' + input.fetched.node + '/' + input.fetched.key).digest('hex').slice(0, 16),
+  };
+}
+`;
+
+/** `tally` (Python): upper-cases the run key in a shell child that first sleeps 1 s, and hashes what `ping` returned. */
+const TALLY_PY = `import hashlib
+import subprocess
+
+
+def handler(input):
+    upper = subprocess.run(
+        ["sh", "-c", 'sleep 1; printf %s "$1" | tr a-z A-Z', "sh", input["key"]],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    ping = input["ping"]
+    return {
+        "node": "tally",
+        "key": input["key"],
+        "upper": upper,
+        "digest": hashlib.sha256((ping["key"] + "/" + ping["node"]).encode()).hexdigest()[:16],
+        "wait_ms": round(input["wait"] * 1000),
+    }
+`;
 
 /** The definition published once per chaos run (JSON). */
 export function definition(): Record<string, unknown> {
@@ -36,6 +84,18 @@ export function definition(): Record<string, unknown> {
       { node_id: 'approval', type: 'WAIT_FOR_EVENT', spec: { event: 'go-{{input.key}}', timeout_seconds: 3600 } },
       { node_id: 'pause', type: 'WAIT', spec: { duration_seconds: '{{input.wait}}' } },
       { node_id: 'ping', type: 'HTTP', retry, spec: { url: hit('ping'), method: 'GET', timeout_seconds: 10 } },
+      {
+        node_id: 'seal',
+        type: 'CODE',
+        runtime: 'js',
+        spec: { code: SEAL_JS, key: '{{input.key}}', token: '{{tasks.approval.output.token}}', fetched: '{{tasks.fetch.output}}' },
+      },
+      {
+        node_id: 'tally',
+        type: 'CODE',
+        runtime: 'python',
+        spec: { code: TALLY_PY, key: '{{input.key}}', wait: '{{input.wait}}', ping: '{{tasks.ping.output}}' },
+      },
       { node_id: 'join', type: 'JOIN' },
       { node_id: 'route', type: 'SWITCH' },
       {
@@ -57,9 +117,11 @@ export function definition(): Record<string, unknown> {
       { from: 'start', to: 'pause' },
       { from: 'start', to: 'ping' },
       { from: 'fetch', to: 'approval' },
-      { from: 'approval', to: 'join' },
+      { from: 'approval', to: 'seal' },
+      { from: 'seal', to: 'join' },
       { from: 'pause', to: 'join' },
-      { from: 'ping', to: 'join' },
+      { from: 'ping', to: 'tally' },
+      { from: 'tally', to: 'join' },
       { from: 'join', to: 'route' },
       { from: 'route', to: 'left', condition: "{{input.path == 'left'}}" },
       { from: 'route', to: 'right', condition: "{{input.path == 'right'}}" },
@@ -131,7 +193,7 @@ export function unexpectedOutcome(plan: RunPlan, run: ObservedRun): string | und
   if (run.status !== 'SUCCEEDED') return `run ${run.status}${run.error ? `: ${run.error}` : ''}`;
   const t = new Map(run.tasks.map((x) => [x.nodeId, x]));
   const other = plan.path === 'left' ? 'right' : 'left';
-  for (const n of ['start', 'fetch', 'approval', 'pause', 'ping', 'join', 'route', plan.path, 'finish']) {
+  for (const n of ['start', 'fetch', 'approval', 'seal', 'pause', 'ping', 'tally', 'join', 'route', plan.path, 'finish']) {
     if (t.get(n)?.status !== 'COMPLETED') return `task ${n} is ${t.get(n)?.status ?? 'missing'}`;
   }
   if (t.get(other)?.status !== 'SKIPPED') return `task ${other} is ${t.get(other)?.status ?? 'missing'}, expected SKIPPED`;
@@ -142,4 +204,17 @@ export function unexpectedOutcome(plan: RunPlan, run: ObservedRun): string | und
     return `run output ${JSON.stringify(o)}`;
   }
   return undefined;
+}
+
+/** The output CODE node `node` must have produced in the run of `plan` (see the node's code above). */
+export function expectedCodeOutput(plan: RunPlan, node: CodeNode): Record<string, unknown> {
+  const sha16 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
+  switch (node) {
+    case 'seal': {
+      const joined = `${plan.key}:${plan.token}`;
+      return { node, key: plan.key, joined, reversed: [...plan.token].reverse().join(''), digest: sha16(`${joined}/fetch/${plan.key}`) };
+    }
+    case 'tally':
+      return { node, key: plan.key, upper: plan.key.toUpperCase(), digest: sha16(`${plan.key}/ping`), wait_ms: Math.round(plan.wait * 1000) };
+  }
 }
