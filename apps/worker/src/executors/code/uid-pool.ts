@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -90,12 +90,12 @@ export function claimUidBlock(base: number, size: number, maxUid: number, lockDi
     const file = join(lockDir, `weft-code-uids-${base}-${size}-${k}.lock`);
     const content = `${process.pid}\n${dirFor(first)}\n`;
     let previousDir: string | undefined;
-    let claimed = tryLock(file, content);
+    let claimed = createLock(file, content);
     if (!claimed) {
       const holder = readHolder(file);
       if (holder.gone) {
-        previousDir = holder.dir;
-        claimed = takeOver(file, content);
+        claimed = takeOver(file, holder.text, content);
+        if (claimed) previousDir = holder.dir;
       }
     }
     if (!claimed) continue;
@@ -107,46 +107,70 @@ export function claimUidBlock(base: number, size: number, maxUid: number, lockDi
   throw new Error(`no free block of ${size} uids from ${base} to ${maxUid}: every one is claimed by a live process (${lockDir}/weft-code-uids-*.lock)`);
 }
 
-function tryLock(file: string, content: string): boolean {
+/**
+ * Creates `file` holding `content`, atomically: the content is written to a private file first and
+ * hard-linked into place, so no other claimer ever reads a lock without its pid. False when
+ * `file` exists.
+ */
+function createLock(file: string, content: string): boolean {
+  const staged = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  writeFileSync(staged, content, { mode: 0o644, flag: 'wx' });
   try {
-    const fd = openSync(file, 'wx', 0o644);
-    writeSync(fd, content);
-    closeSync(fd);
+    linkSync(staged, file);
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
   }
+  finally {
+    unlinkSync(staged);
+  }
 }
 
-/** Whether a lock's holder is gone, and the folder it named. */
-function readHolder(file: string): { gone: boolean; dir?: string } {
-  let lines: string[];
+/** Whether a lock's holder is gone, the folder it named, and the lock's text. */
+function readHolder(file: string): { gone: boolean; dir?: string; text?: string } {
+  let text: string;
   try {
-    lines = readFileSync(file, 'utf8').split('\n');
+    text = readFileSync(file, 'utf8');
   } catch {
-    return { gone: true }; // vanished meanwhile
+    return { gone: false }; // vanished meanwhile: someone is taking it over, leave it to them
   }
-  const pid = Number(lines[0]?.trim());
-  const dir = lines[1]?.trim() || undefined;
-  if (!Number.isInteger(pid) || pid <= 0) return { gone: true, dir };
+  const [pidLine, dirLine] = text.split('\n');
+  const pid = Number(pidLine?.trim());
+  const dir = dirLine?.trim() || undefined;
+  if (!Number.isInteger(pid) || pid <= 0) return { gone: true, dir, text };
   if (pid === process.pid) return { gone: false };
   try {
     process.kill(pid, 0);
     return { gone: false };
   } catch (err) {
-    return { gone: (err as NodeJS.ErrnoException).code === 'ESRCH', dir };
+    return { gone: (err as NodeJS.ErrnoException).code === 'ESRCH', dir, text };
   }
 }
 
-/** Replaces a dead holder's lock; false when another process took it over first. */
-function takeOver(file: string, content: string): boolean {
+/**
+ * Replaces a dead holder's lock, one claimer at a time: the `<lock>.takeover` file (created
+ * atomically, like a lock) admits one; it checks the lock still holds the dead holder's text,
+ * swaps in its own and removes the takeover file. False when another claimer is taking over or
+ * took over first. A claimer that dies inside this leaves the takeover file, and the block unused
+ * until the next boot empties /run.
+ */
+function takeOver(file: string, deadText: string | undefined, content: string): boolean {
+  const gate = `${file}.takeover`;
+  if (!createLock(gate, content)) return false;
   try {
-    unlinkSync(file);
-  } catch {
-    // another process removed it first; race for the new lock below
+    let current: string | undefined;
+    try {
+      current = readFileSync(file, 'utf8');
+    } catch {
+      current = undefined;
+    }
+    if (current !== undefined && current !== deadText) return false; // taken over meanwhile
+    if (current !== undefined) unlinkSync(file);
+    return createLock(file, content);
+  } finally {
+    unlinkSync(gate);
   }
-  return tryLock(file, content);
 }
 
 /** Slot indexes 0 … size-1, each held by one execution at a time; the lowest free one is taken first. */
