@@ -136,6 +136,56 @@ suite('a worker that cannot apply every limit', () => {
   });
 });
 
+suite('what the kernel shares beyond the namespaces', () => {
+  it('keeps kernel keyrings closed: nothing stored for the next execution on the same uid', async () => {
+    const keyring =
+      'import ctypes, os\n' +
+      'def handler(input):\n' +
+      '    libc = ctypes.CDLL(None, use_errno=True)\n' +
+      '    libc.syscall.restype = ctypes.c_long\n' +
+      '    data = b"left-by-tenant-A"\n' +
+      '    # add_key("user", "weftleak", data, len, KEY_SPEC_USER_KEYRING = -4)\n' +
+      '    r = libc.syscall(248, b"user", b"weftleak", data, len(data), -4)\n' +
+      '    return [r, os.strerror(ctypes.get_errno())]\n';
+    expect(await code.execute({ code: keyring }, py)).toEqual([-1, 'Operation not permitted']);
+  });
+
+  it('creates no user namespace inside the sandbox (which would hold every capability), while processes and threads still start', async () => {
+    const out = await code.execute(
+      {
+        code:
+          'import subprocess, threading\n' +
+          'def handler(input):\n' +
+          '    u = subprocess.run(["unshare", "-Ur", "true"], capture_output=True, text=True)\n' +
+          '    t = threading.Thread(target=lambda: None); t.start(); t.join()\n' +
+          '    echo = subprocess.run(["echo", "child ok"], capture_output=True, text=True).stdout.strip()\n' +
+          '    return {"unshare": u.returncode, "echo": echo}\n',
+      },
+      py,
+    );
+    expect(out).toEqual({ unshare: 1, echo: 'child ok' });
+  });
+
+  it('caps open files per process, so 128 processes cannot fill the host\'s file table', async () => {
+    const opened = await code.execute(
+      {
+        code:
+          'def handler(input):\n' +
+          '    files = []\n' +
+          '    try:\n' +
+          '        for _ in range(5000):\n' +
+          '            files.append(open("/dev/null"))\n' +
+          '    except OSError as e:\n' +
+          '        return [len(files), e.strerror]\n' +
+          '    return [len(files), None]\n',
+      },
+      py,
+    );
+    expect(opened).toEqual([expect.any(Number), 'Too many open files']);
+    expect((opened as [number])[0]).toBeLessThan(1024);
+  });
+});
+
 suite('processes that try to outlive their attempt', () => {
   it('kills a double-forked daemon that left the session, on return and on timeout', async () => {
     const daemon =
@@ -352,7 +402,7 @@ suite('a worker taking over a uid block', () => {
     const heir = new CodeExecutor({ tempDir, uidBase: base, uidSlots: size });
     expect((await heir.isolation()).confined).toBe(true);
     expect(await processesOf({ first: base, count: size })).toEqual([]);
-    expect(await readdir(blockDir)).toEqual([]);
+    expect(await readdir(blockDir)).toEqual(['seccomp.bpf']); // the heir's filter; the stale folder is gone
     if (cgroups.version === 1) expect(existsSync(join('/sys/fs/cgroup/pids', `weft-${base}-1-${process.pid}`))).toBe(false);
     expect(await heir.execute({ code: 'def handler(input):\n    return "clean"\n' }, py)).toBe('clean');
   });

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { ExecutionError } from '../executor.js';
 import { setLongTimeout } from '../long-timer.js';
 
@@ -20,6 +21,8 @@ export interface Launch {
   cwd: string;
   uid?: number;
   gid?: number;
+  /** A file to open and hand the command as fd 3 (bwrap's seccomp filter). */
+  seccomp?: string;
 }
 
 /** After the child exits, how long its pipes may stay open (held by a leftover process) before we stop reading. */
@@ -36,14 +39,17 @@ const PIPE_GRACE_MS = 250;
  */
 export function runProcess(launch: Launch, seconds: number, signal: AbortSignal | undefined, maxLogBytes: number): Promise<ProcessOutcome> {
   return new Promise((resolve, reject) => {
+    // A fresh descriptor each time: bwrap reads the filter to its end, moving the offset.
+    const filter = launch.seccomp !== undefined ? openSync(launch.seccomp, 'r') : undefined;
     const child = spawn(launch.file, launch.args, {
       cwd: launch.cwd,
       env: launch.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', ...(filter !== undefined ? [filter] : [])],
       // Its own process group, so a kill also reaches anything it started outside a sandbox.
       detached: true,
       ...(launch.uid !== undefined ? { uid: launch.uid, gid: launch.gid } : {}),
     });
+    if (filter !== undefined) closeSync(filter);
     const stderr = new LogTail(maxLogBytes);
     let settled = false;
     let exitGrace: NodeJS.Timeout | undefined;
@@ -62,8 +68,8 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
       clearTimeout(exitGrace);
       signal?.removeEventListener('abort', onCancel);
       // A leftover process may hold the pipes open: stop reading instead of waiting for it.
-      child.stdout.destroy();
-      child.stderr.destroy();
+      child.stdout!.destroy();
+      child.stderr!.destroy();
       resolve({ ...outcome, stderr: stderr.text() });
     };
     const deadline = setLongTimeout(() => {
@@ -78,8 +84,8 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
     if (signal?.aborted) onCancel();
 
     // stdout is drained (a full pipe would block the code) but only stderr feeds error messages.
-    child.stdout.resume();
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.stdout!.resume();
+    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
     child.on('exit', (exitCode, exitSignal) => {
       killGroup();
       exitGrace = setTimeout(() => settle({ exitCode, signal: exitSignal, timedOut: false, cancelled: false }), PIPE_GRACE_MS);

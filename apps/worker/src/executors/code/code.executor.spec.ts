@@ -89,7 +89,8 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
       expect(first).toEqual(['/weft/work', ['scratch']]);
       expect(second).toEqual(['/weft/work', []]);
       const [block] = await readdir(tempDir);
-      expect(await readdir(join(tempDir, block))).toEqual([]);
+      // Only the worker's own seccomp filter stays there, no execution folder.
+      expect(await readdir(join(tempDir, block))).toEqual(['seccomp.bpf']);
     });
 
     it('kills the process on timeout', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, realpathSync, rmSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { ExecutionError } from '../executor.js';
 import type { ExecutionContext, TaskExecutor } from '../executor.js';
@@ -11,6 +11,7 @@ import { detectIsolation, findOnPath, executableByAnyone, type CodeIsolation } f
 import { codeLimits, DEFAULT_MAX_PROCESSES, invalid, type CodeLimits } from './limits.js';
 import { killMarked, killUids } from './processes.js';
 import { parseEnvelope, readResultFile } from './result-file.js';
+import { seccompFilter } from './seccomp.js';
 import { launchCommand, runtimeBind, SANDBOX, type ExecutionFiles, type RunAsUser } from './sandbox.js';
 import { onProcessExit, resolveUidRange, SlotPool, type UidRange } from './uid-pool.js';
 
@@ -239,7 +240,7 @@ export class CodeExecutor implements TaskExecutor {
       if (outcome.cancelled) throw new ExecutionError('execution was cancelled');
       const text = await readResultFile(files.resultFile, { ownerUid: runAs?.uid ?? process.getuid?.(), maxBytes: this.maxResultBytes });
       const envelope = parseEnvelope(text === '' ? undefined : text, outcome.exitCode === 0);
-      if (!envelope) throw crashed(language, outcome, limits, outOfMemory);
+      if (!envelope) throw crashed(language, sandboxed ? unwrapSignal(outcome) : outcome, limits, outOfMemory);
       if (envelope.ok) return envelope.result;
       switch (envelope.kind) {
         case 'no_handler':
@@ -299,6 +300,9 @@ export class CodeExecutor implements TaskExecutor {
     await rm(blockDir, { recursive: true, force: true });
     await mkdir(blockDir, { mode: 0o711 });
     onProcessExit(() => rmSync(blockDir, { recursive: true, force: true }));
+    const filter = seccompFilter();
+    const seccomp = filter ? join(blockDir, 'seccomp.bpf') : undefined;
+    if (filter && seccomp) await writeFile(seccomp, filter, { mode: 0o600 });
     const cgroups = this.options.cgroups === false ? 'cgroups are turned off in the worker options' : await Cgroups.detect();
     if (cgroups instanceof Cgroups) await cgroups.sweep(this.cgroupPrefix());
     return detectIsolation({
@@ -310,6 +314,7 @@ export class CodeExecutor implements TaskExecutor {
       setpriv: findOnPath('setpriv'),
       node: this.node,
       allowUnconfined: this.options.allowUnconfined ?? false,
+      seccomp,
     });
   }
 
@@ -344,6 +349,17 @@ function crashed(language: Language, outcome: ProcessOutcome, limits: CodeLimits
         : '';
   const excerpt = outcome.stderr.trim().slice(-STDERR_EXCERPT_CHARS);
   return new ExecutionError(`${language === 'python' ? 'python' : 'node'} exited with ${how} without a result${why}${excerpt ? `: ${excerpt}` : ''}`);
+}
+
+/**
+ * bubblewrap exits with 128 + N when the process it ran was killed by signal N: report the signal,
+ * as for a process run directly.
+ */
+function unwrapSignal(outcome: ProcessOutcome): ProcessOutcome {
+  const code = outcome.exitCode;
+  if (code === null || code <= 128) return outcome;
+  const name = Object.entries(osConstants.signals).find(([, n]) => n === code - 128)?.[0] as NodeJS.Signals | undefined;
+  return name ? { ...outcome, exitCode: null, signal: name } : outcome;
 }
 
 /** An exception's message, with the limit it ran into when that is what happened. */

@@ -34,6 +34,8 @@ export interface IsolationProbe {
   setpriv: string | undefined;
   node: string;
   allowUnconfined: boolean;
+  /** The seccomp filter file, or undefined when there is none for this architecture. */
+  seccomp: string | undefined;
 }
 
 const REMEDY =
@@ -56,17 +58,20 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
   if (probe.prlimit) holds.push('file size, CPU time and process count rlimits (prlimit)');
   else missing.push('prlimit (util-linux) is not on PATH: no file size or CPU time limit');
   let bwrap = probe.bwrap;
+  if (!probe.seccomp) missing.push(`no seccomp filter for the ${process.arch} architecture: keyrings and user namespaces stay open to CODE`);
   if (!bwrap) missing.push('bubblewrap (bwrap) is not on PATH: no pid, mount and network namespaces, nothing stops processes outliving the attempt');
   else if (probe.uidRange && !probe.setpriv) {
     missing.push('setpriv (util-linux) is not on PATH: the sandbox cannot drop to the execution uid');
     bwrap = undefined;
   } else {
-    const problem = await tryBwrap({ bwrap, setpriv: probe.setpriv, prlimit: probe.prlimit }, probe, cgroups);
+    const problem = await tryBwrap({ bwrap, setpriv: probe.setpriv, prlimit: probe.prlimit, seccomp: probe.seccomp }, probe, cgroups);
     if (problem) {
       missing.push(`bubblewrap cannot build the sandbox: ${problem}`);
       bwrap = undefined;
     } else {
-      holds.push('bubblewrap: own pid, mount, network, IPC and UTS namespaces, --die-with-parent, private size-capped /tmp and /dev/shm, no network');
+      holds.push(
+        `bubblewrap: own pid, mount, network, IPC and UTS namespaces, --die-with-parent, private size-capped /tmp and /dev/shm, no network${probe.seccomp ? ', a seccomp filter (no keyrings, no user namespaces)' : ''}`,
+      );
     }
   }
   return {
@@ -74,7 +79,7 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
     holds,
     missing,
     remedy: REMEDY,
-    tools: { bwrap, setpriv: probe.setpriv, prlimit: probe.prlimit },
+    tools: { bwrap, setpriv: probe.setpriv, prlimit: probe.prlimit, seccomp: probe.seccomp },
     cgroups,
     blockDir: probe.blockDir,
   };
@@ -85,7 +90,7 @@ async function tryBwrap(tools: SandboxTools, probe: IsolationProbe, cgroups: Cgr
   const dir = await mkdtemp(join(probe.blockDir, 'probe-'));
   const runAs = probe.uidRange ? { uid: probe.uidRange.base, gid: probe.uidRange.base } : undefined;
   const files: ExecutionFiles = { dir, inDir: join(dir, 'in'), resultFile: join(dir, 'result.json'), workDir: join(dir, 'work') };
-  const limits: CodeLimits = { seconds: 20, memoryMb: 256, maxProcesses: 128, maxFileBytes: 1024, cpuSeconds: 25, scratchBytes: 1024 * 1024 };
+  const limits: CodeLimits = { seconds: 20, memoryMb: 256, maxProcesses: 128, maxFileBytes: 1024, maxOpenFiles: 1024, cpuSeconds: 25, scratchBytes: 1024 * 1024 };
   const cgroup = await cgroups?.create(`weft-probe-${process.pid}-bwrap`, { memoryBytes: 256 * 1024 * 1024, maxProcesses: 128 }).catch(() => undefined);
   try {
     await mkdir(files.inDir);

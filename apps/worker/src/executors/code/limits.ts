@@ -11,6 +11,8 @@ export interface CodeLimits {
   maxProcesses: number;
   /** Largest file the execution may write, bytes (RLIMIT_FSIZE): its result included. */
   maxFileBytes: number;
+  /** Open files of each process (RLIMIT_NOFILE): 128 processes of 1,024 each stay far below the host's table. */
+  maxOpenFiles: number;
   /** CPU time of each process, seconds (RLIMIT_CPU): the wall-clock limit plus a grace. */
   cpuSeconds: number;
   /** Size of each of its private `/tmp`, `/dev/shm` and working directory, bytes: a quarter of the memory, which their pages also count toward. */
@@ -29,6 +31,8 @@ export const DEFAULT_TIMEOUT_SECONDS = 30;
 export const DEFAULT_MEMORY_MB = 256;
 /** Default `pids.max`: a Node runtime alone holds about 20 threads. */
 export const DEFAULT_MAX_PROCESSES = 128;
+/** RLIMIT_NOFILE of each process of an execution. */
+export const MAX_OPEN_FILES = 1024;
 /** RLIMIT_CPU beyond the wall-clock limit: the runtime's start-up and the watchdog's own grace. */
 const CPU_GRACE_SECONDS = 5;
 
@@ -48,6 +52,7 @@ export function codeLimits(spec: { timeout_seconds?: unknown; memory_mb?: unknow
     memoryMb,
     maxProcesses: worker.maxProcesses,
     maxFileBytes: worker.maxFileBytes,
+    maxOpenFiles: MAX_OPEN_FILES,
     cpuSeconds: Math.ceil(seconds) + CPU_GRACE_SECONDS,
     scratchBytes: Math.floor((memoryMb * 1024 * 1024) / 4),
   };

@@ -27,12 +27,17 @@ export interface SandboxTools {
   bwrap?: string;
   /** util-linux setpriv: drops to the execution's uid inside the sandbox (as root). */
   setpriv?: string;
-  /** util-linux prlimit: RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_NPROC, no core files. */
+  /** util-linux prlimit: RLIMIT_FSIZE, RLIMIT_CPU, RLIMIT_NPROC, RLIMIT_NOFILE, no core files. */
   prlimit?: string;
+  /** The seccomp filter file bwrap installs ({@link seccompFilter}), passed to it as fd 3. */
+  seccomp?: string;
 }
 
 /** Paths inside the sandbox. */
 export const SANDBOX = { in: '/weft/in', result: '/weft/out/result.json', work: '/weft/work' } as const;
+
+/** The file descriptor bwrap reads the seccomp filter from. */
+export const SECCOMP_FD = 3;
 
 /** PATH inside the sandbox. */
 const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
@@ -51,8 +56,9 @@ const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || ex
  *
  * 1. `/bin/sh` writes its pid into the execution's cgroups (memory and pids limits for all its
  *    processes together), then execs
- * 2. `prlimit` (RLIMIT_FSIZE = the largest file, RLIMIT_CPU, RLIMIT_NPROC, no core dumps), then
- * 3. `bwrap` with `--die-with-parent` (the worker's death kills the sandbox's pid 1, and with it
+ * 2. `prlimit` (RLIMIT_FSIZE = the largest file, RLIMIT_CPU, RLIMIT_NPROC, RLIMIT_NOFILE, no core
+ *    dumps), then
+ * 3. `bwrap` with `--die-with-parent` and a seccomp filter (no keyrings, no user namespaces) (the worker's death kills the sandbox's pid 1, and with it
  *    every process of the execution): new pid, network (nothing but its own loopback), IPC, UTS
  *    and cgroup namespaces, a mount namespace holding only `/usr` (and the runtime's own prefix
  *    when it lives elsewhere), a few `/etc` entries, a fresh `/proc` and `/dev`, size-capped
@@ -93,7 +99,8 @@ export function launchCommand(
     joins = [];
   }
   if (tools.bwrap) {
-    argv = [tools.bwrap, ...bwrapArgs(files, limits, runAs !== undefined, environment, binds), '--', ...argv];
+    const filter = tools.seccomp ? ['--seccomp', String(SECCOMP_FD)] : [];
+    argv = [tools.bwrap, ...bwrapArgs(files, limits, runAs !== undefined, environment, binds), ...filter, '--', ...argv];
     cwd = files.dir;
   }
   if (tools.prlimit) {
@@ -102,6 +109,7 @@ export function launchCommand(
       `--fsize=${limits.maxFileBytes}`,
       `--cpu=${limits.cpuSeconds}`,
       `--nproc=${limits.maxProcesses}`,
+      `--nofile=${limits.maxOpenFiles}`,
       '--core=0',
       ...(limits.dataBytes !== undefined ? [`--data=${limits.dataBytes}`] : []),
       '--',
@@ -109,7 +117,8 @@ export function launchCommand(
     ];
   }
   if (joins.length > 0) argv = ['/bin/sh', '-c', JOIN_CGROUPS, 'weft-cgroup', String(joins.length), ...joins, ...argv];
-  return { file: argv[0], args: argv.slice(1), env: tools.bwrap ? {} : environment, cwd, ...(spawnAs ?? {}) };
+  const seccomp = tools.bwrap && tools.seccomp ? { seccomp: tools.seccomp } : {};
+  return { file: argv[0], args: argv.slice(1), env: tools.bwrap ? {} : environment, cwd, ...seccomp, ...(spawnAs ?? {}) };
 }
 
 function bwrapArgs(files: ExecutionFiles, limits: CodeLimits, asRoot: boolean, env: Record<string, string>, binds: string[]): string[] {
