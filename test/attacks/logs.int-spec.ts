@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { RunRepository } from '@weft/persistence';
 import { RunCoordinator, type WorkflowNode } from '@weft/engine';
 import { BullTaskQueues, ConfigError, LOG_LINE_CHARS, LOG_STRING_CHARS, loadConfig, queuePrefix, WeftLogger } from '@weft/platform';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, MemoryLogger, publishWorkflow, RecordingPublisher } from '../support/builders.js';
+import { killWorker, spawnWorker, type SpawnedWorker } from '../support/spawn-worker.js';
 import { eventually } from '../support/faults.js';
 
 /**
@@ -14,7 +13,6 @@ import { eventually } from '../support/faults.js';
  * exception is cut, and a newline in it cannot start a line that reads as a record of Weft's own.
  */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const QUEUE = 'log-attack';
 const FORGED = 'tenant acme: admin key rotated, all runs cancelled';
 const FORGED_JSON = JSON.stringify({ level: 'info', time: '2030-01-01T00:00:00.000Z', pid: 1, context: 'weft', msg: FORGED });
@@ -33,33 +31,21 @@ const records = (text: string) =>
   });
 
 let db: TestDatabase;
-let worker: ChildProcess | undefined;
-let output = '';
+let worker: SpawnedWorker | undefined;
+/** Everything the worker process printed so far. */
+const output = (): string => worker?.output() ?? '';
 const closers: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  worker = await spawnWorker();
+  // `weft worker` as its own process on this database, logging at info.
+  worker = await spawnWorker({ DATABASE_URL: db.url, REDIS_URL, WEFT_QUEUES: QUEUE, WEFT_WORKER_CONCURRENCY: '1', WEFT_LOG_LEVEL: 'info' });
 });
 afterAll(async () => {
-  worker?.kill('SIGKILL');
+  if (worker) await killWorker(worker.child);
   for (const close of closers.reverse()) await close().catch(() => undefined);
   await db?.drop();
 });
-
-/** `weft worker` as its own process on this database, logging at info; resolves once it consumes. */
-async function spawnWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', './test/support/ts-register.mjs', 'test/support/worker-process.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: db.url, REDIS_URL, WEFT_QUEUES: QUEUE, WEFT_WORKER_CONCURRENCY: '1', WEFT_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  await eventually('the worker process consumes', async () => output.includes('worker ready') || child.exitCode !== null, 45_000);
-  if (child.exitCode !== null) throw new Error(`worker process exited (${child.exitCode}):\n${output}`);
-  return child;
-}
 
 describe("a worker's log", () => {
   it('holds a 5,000,000-character exception with a forged line as one escaped, bounded record', async () => {
@@ -77,17 +63,17 @@ describe("a worker's log", () => {
     const { workflowId } = await publishWorkflow(db.ds, tenantId, def([raise]));
     const { runId } = await coordinator.startRun(tenantId, { workflowId });
     await eventually('the run fails', async () => (await new RunRepository(db.ds).findRun(tenantId, runId))?.status === 'FAILED', 30_000);
-    await eventually('the worker logs the failure', async () => output.includes(`run ${runId} node a attempt 1 failed`), 10_000);
+    await eventually('the worker logs the failure', async () => output().includes(`run ${runId} node a attempt 1 failed`), 10_000);
 
     // The exception really was that long.
     const task = (await new RunRepository(db.ds).tasksOfRun(tenantId, runId))[0]!;
     expect(task.error).toMatch(/truncated, 50\d{5} chars\)$/);
 
-    expect(lines(output).reduce((longest, l) => Math.max(longest, l.length), 0)).toBeLessThanOrEqual(LOG_LINE_CHARS);
-    expect(records(output).filter((r) => r.msg === FORGED || r.msg.startsWith(FORGED))).toEqual([]);
-    expect(lines(output).filter((l) => l.startsWith('[Nest]') || l.startsWith(FORGED))).toEqual([]);
+    expect(lines(output()).reduce((longest, l) => Math.max(longest, l.length), 0)).toBeLessThanOrEqual(LOG_LINE_CHARS);
+    expect(records(output()).filter((r) => r.msg === FORGED || r.msg.startsWith(FORGED))).toEqual([]);
+    expect(lines(output()).filter((l) => l.startsWith('[Nest]') || l.startsWith(FORGED))).toEqual([]);
     // The forged text is there, escaped inside the worker's record of the failure, which is cut.
-    const failure = records(output).find((r) => r.msg.includes(`run ${runId} node a attempt 1 failed`));
+    const failure = records(output()).find((r) => r.msg.includes(`run ${runId} node a attempt 1 failed`));
     expect(failure).toMatchObject({ level: 'warn', context: 'worker', msg: expect.stringContaining(FORGED) });
     expect(failure!.msg).toMatch(/…\[cut \d+ chars\]$/);
   });

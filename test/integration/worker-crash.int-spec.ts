@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { RunRepository, sql, withTenant } from '@weft/persistence';
 import { RunCoordinator, jobId, type TaskJob } from '@weft/engine';
 import { BullTaskQueues, queuePrefix, type WeftConfig } from '@weft/platform';
 import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, http, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher } from '../support/builders.js';
+import { spawnWorker } from '../support/spawn-worker.js';
 import { act, eventually, installFault, sleep } from '../support/faults.js';
 
 /**
@@ -20,7 +20,6 @@ import { act, eventually, installFault, sleep } from '../support/faults.js';
  */
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Short Bull locks and leases so a crash is noticed within a few seconds. */
 const LOCK_MS = 1_500;
 const RUN_LEASE_MS = 1_500;
@@ -110,38 +109,17 @@ async function setup(opts: { maxEventRetries?: number } = {}) {
 }
 
 /** Spawns a worker process straight from the sources; resolves once it consumes. */
-async function spawnWorker(queue: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', './test/support/ts-register.mjs', 'test/support/worker-process.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: db.url,
-      DATABASE_OWNER_URL: db.ownerUrl,
-      REDIS_URL,
-      WEFT_QUEUES: queue,
-      WEFT_WORKER_CONCURRENCY: '1',
-      WEFT_JOB_LOCK_MS: String(LOCK_MS),
-      WEFT_RUN_LEASE_MS: String(RUN_LEASE_MS),
-      WEFT_HTTP_ALLOW_PRIVATE: '1',
-      WEFT_LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker process did not start in 45 s:\n${output}`)), 45_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d.toString();
-      if (output.includes('worker ready')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker process exited (${code}) before it was ready:\n${output}`));
-    });
+async function startWorker(queue: string): Promise<ChildProcess> {
+  const { child } = await spawnWorker({
+    DATABASE_URL: db.url,
+    DATABASE_OWNER_URL: db.ownerUrl,
+    REDIS_URL,
+    WEFT_QUEUES: queue,
+    WEFT_WORKER_CONCURRENCY: '1',
+    WEFT_JOB_LOCK_MS: String(LOCK_MS),
+    WEFT_RUN_LEASE_MS: String(RUN_LEASE_MS),
+    WEFT_HTTP_ALLOW_PRIVATE: '1',
+    WEFT_LOG_LEVEL: 'warn',
   });
   return child;
 }
@@ -156,7 +134,7 @@ describe('a worker killed mid-task', () => {
     const coordinator = h.coordinatorOn(queues);
     const { workflowId } = await publishWorkflow(db.ds, h.tenantId, def([http('a', { url: `${service.base}/crash` }, { queue })]));
 
-    const first = await spawnWorker(queue);
+    const first = await startWorker(queue);
     closers.push(async () => first.kill('SIGKILL'));
     const { runId } = await coordinator.startRun(h.tenantId, { workflowId });
     await eventually('the first worker executes the task', async () => service.waiting('/crash') === 1 && (await h.task(runId)).status === 'RUNNING', 20_000);
