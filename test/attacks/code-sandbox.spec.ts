@@ -5,6 +5,7 @@ import { chmod, chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/pr
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CodeExecutor } from '../../apps/worker/src/executors/code/code.executor.js';
 import { Cgroups } from '../../apps/worker/src/executors/code/cgroup.js';
 import { processesOf } from '../../apps/worker/src/executors/code/processes.js';
@@ -183,6 +184,34 @@ suite('what the kernel shares beyond the namespaces', () => {
     );
     expect(opened).toEqual([expect.any(Number), 'Too many open files']);
     expect((opened as [number])[0]).toBeLessThan(1024);
+  });
+});
+
+suite('a worker that stalls', () => {
+  it('does not time out an execution that finished in time while the worker was stopped past the deadline', async () => {
+    const executor = fileURLToPath(new URL('../../apps/worker/src/executors/code/code.executor.ts', import.meta.url));
+    const script =
+      `import { CodeExecutor } from ${JSON.stringify(executor)};` +
+      `const c = new CodeExecutor({ tempDir: ${JSON.stringify(tempDir)} });` +
+      `await c.isolation(); console.log('ready');` +
+      `try { console.log(JSON.stringify(await c.execute({ code: 'import time\\ndef handler(input):\\n    time.sleep(0.5)\\n    return "done"\\n', timeout_seconds: 2 }, { taskId: 't', nodeId: 'n', attempt: 1, runtime: 'python' }))); }` +
+      `catch (e) { console.log(JSON.stringify(e.message)); }`;
+    const worker = spawn(process.execPath, ['--import', './test/support/ts-register.mjs', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    worker.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    await new Promise<void>((resolve) => {
+      const check = (): void => void (out.includes('ready') ? resolve() : setTimeout(check, 20));
+      check();
+    });
+    await new Promise((r) => setTimeout(r, 300)); // the handler runs
+    worker.kill('SIGSTOP');
+    await new Promise((r) => setTimeout(r, 3000)); // past the 2 s deadline; the handler ended meanwhile
+    worker.kill('SIGCONT');
+    await new Promise((r) => worker.on('close', r));
+    expect(out.trim().split('\n').pop()).toBe('"done"');
   });
 });
 

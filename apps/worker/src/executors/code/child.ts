@@ -25,6 +25,8 @@ export interface Launch {
   seccomp?: string;
 }
 
+/** How long past the deadline a child's exit is still awaited before the attempt times out. */
+const DEADLINE_GRACE_MS = 100;
 /** After the child exits, how long its pipes may stay open (held by a leftover process) before we stop reading. */
 const PIPE_GRACE_MS = 250;
 
@@ -65,6 +67,7 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
       if (settled) return;
       settled = true;
       deadline.clear();
+      clearTimeout(overdue);
       clearTimeout(exitGrace);
       signal?.removeEventListener('abort', onCancel);
       // A leftover process may hold the pipes open: stop reading instead of waiting for it.
@@ -72,9 +75,17 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
       child.stderr!.destroy();
       resolve({ ...outcome, stderr: stderr.text() });
     };
+    let exited = false;
+    let overdue: NodeJS.Timeout | undefined;
+    // A worker stopped (SIGSTOP, a stalled host) past the deadline wakes up to this timer and to
+    // the exit of a child that finished in time, timers first: the exit gets DEADLINE_GRACE_MS to
+    // be seen before the attempt counts as timed out.
     const deadline = setLongTimeout(() => {
-      killGroup();
-      settle({ exitCode: null, signal: 'SIGKILL', timedOut: true, cancelled: false });
+      overdue = setTimeout(() => {
+        if (exited) return;
+        killGroup();
+        settle({ exitCode: null, signal: 'SIGKILL', timedOut: true, cancelled: false });
+      }, DEADLINE_GRACE_MS);
     }, seconds * 1000);
     const onCancel = (): void => {
       killGroup();
@@ -87,6 +98,7 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
     child.stdout!.resume();
     child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
     child.on('exit', (exitCode, exitSignal) => {
+      exited = true;
       killGroup();
       exitGrace = setTimeout(() => settle({ exitCode, signal: exitSignal, timedOut: false, cancelled: false }), PIPE_GRACE_MS);
     });
@@ -94,6 +106,7 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
       if (settled) return;
       settled = true;
       deadline.clear();
+      clearTimeout(overdue);
       signal?.removeEventListener('abort', onCancel);
       killGroup();
       reject(new ExecutionError(`cannot start ${launch.file}: ${err.message}`));
