@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -81,7 +82,29 @@ describe('redactInputs', () => {
     expect(out).not.toContain('line one');
     expect(out).toContain('Error: bad key <redacted>');
     expect(out).toContain('"id":"abc"'); // shorter than 4 characters: an ordinary word
-    expect(out).toContain('"n":12345'); // not a string
+    expect(out).toContain('"n":<redacted>'); // a number prints as itself
+  });
+
+  it("catches the forms Python prints a value in: repr() escapes, json.dumps' \\uXXXX, nested keys, numbers", () => {
+    const secrets = { ctrl: 'sk\u0001live_CTRL12345', uni: 'pässwört_UNI12345', map: { sk_live_KEYNAME123: 1 }, card: 4111111111111111 };
+    // What Python itself prints for them, as a handler's exception would carry it.
+    const printed = execFileSync(
+      'python3',
+      [
+        '-c',
+        'import json, sys\n' +
+          'i = json.load(sys.stdin)\n' +
+          'try:\n    float(i["ctrl"])\nexcept ValueError as e:\n    print(e)\n' +
+          'print(json.dumps(i["uni"]))\n' +
+          'print(repr(i["uni"]), ascii(i["uni"]))\n' +
+          'print(str(list(i["map"].keys())))\n' +
+          'print("n=" + str(i["card"]))\n',
+      ],
+      { input: JSON.stringify(secrets), encoding: 'utf8' },
+    );
+    const out = redactInputs(printed, { s: secrets.ctrl, t: secrets.uni, m: secrets.map, n: secrets.card });
+    for (const leak of ['CTRL12345', 'UNI12345', 'KEYNAME123', '4111111111111111']) expect(out).not.toContain(leak);
+    expect(out.split('\n').filter(Boolean)).toHaveLength(5);
   });
 
   it('cuts a long message to what the coordinator stores, redacting a value the cut splits', () => {
