@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
 import { TenantRepository } from '@weft/persistence';
@@ -10,18 +12,33 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 
 /**
  * What a caller could do to the API over graphql-ws before (or without) authenticating: send
- * messages as large as `ws`'s 100 MiB default, which are buffered and parsed whole, and open
- * connections without bound. Messages are capped like HTTP bodies, connections in all and per
- * API key, each refusal a close code and reason, and a connection that closes is released.
- * Caps here: 4 connections in all, 2 per key. The API runs alone on the test database.
+ * messages as large as `ws`'s 100 MiB default, which are buffered and parsed whole, open
+ * connections without bound, fill every place with sockets that never authenticate, and hold
+ * sockets by never answering the server's close. Messages are capped like HTTP bodies,
+ * connections in all, per API key, and per remote address until authenticated, each refusal a
+ * close code and reason; a connection that closes is released, and one the server closed is
+ * destroyed when its peer does not answer. Caps here: 4 connections in all, 2 per key, 2 not yet
+ * authenticated per address. Remote addresses are loopback ones (127.0.0.0/8). The API runs
+ * alone on the test database.
  */
 
 const MAX_CONNECTIONS = 4;
 const MAX_PER_KEY = 2;
+const MAX_PENDING = 2;
+/** Longest a socket the server closed may stay open when its peer never answers (1 s, and slack). */
+const DESTROYED_WITHIN_MS = 2_500;
+const PENDING_REASON = `TOO_MANY_PENDING_CONNECTIONS: this address holds its most unauthenticated graphql-ws connections (${MAX_PENDING})`;
+const TOTAL_REASON = `TOO_MANY_CONNECTIONS: the API holds its most graphql-ws connections (${MAX_CONNECTIONS}); retry later`;
 
 type Close = { code: number; reason: string };
 /** A socket and what it got first: `ack` (connection_ack), `open` (not initialised) or its close. */
 type Opened = { ws: WebSocket; outcome: 'ack' | 'open' | Close; closed: Promise<Close> };
+/**
+ * A WebSocket upgraded by hand on a raw TCP socket that reads but never writes after the
+ * request: no connection_init, no answer to a close frame. `closeFrame`: the server's close;
+ * `closed`: when the TCP socket closed, in ms since the epoch.
+ */
+type Raw = { socket: Socket; upgraded: Promise<void>; closeFrame: Promise<Close>; closed: Promise<number> };
 
 describe('graphql-ws message size and connection caps', () => {
   let db: TestDatabase;
@@ -31,20 +48,28 @@ describe('graphql-ws message size and connection caps', () => {
   let keyA: string;
   let keyB: string;
   const sockets: WebSocket[] = [];
+  const raws: Socket[] = [];
+  let port: number;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const config = testConfig(db, { WEFT_WS_MAX_CONNECTIONS: MAX_CONNECTIONS, WEFT_WS_MAX_CONNECTIONS_PER_KEY: MAX_PER_KEY });
+    const config = testConfig(db, {
+      WEFT_WS_MAX_CONNECTIONS: MAX_CONNECTIONS,
+      WEFT_WS_MAX_CONNECTIONS_PER_KEY: MAX_PER_KEY,
+      WEFT_WS_MAX_PENDING_PER_ADDRESS: MAX_PENDING,
+    });
     api = await startApi({ port: 0, host: '127.0.0.1', moduleImports: [CoreModule.forRoot(config)], logger: false });
     server = api.app.get(SocketServer);
     wsUrl = api.url.replace(/^http/, 'ws');
+    port = Number(new URL(api.url).port);
     const tenants = new TenantRepository(db.ds);
     keyA = (await tenants.createTenant('sockets-a')).apiKey;
     keyB = (await tenants.createTenant('sockets-b')).apiKey;
   });
   afterEach(async () => {
     await closeAll();
-    await until(() => server.connections === 0, 'every connection to be released');
+    raws.splice(0).forEach((r) => r.destroy());
+    await until(() => server.connections === 0 && server.sockets === 0, 'every connection to be released');
   });
   afterAll(async () => {
     await api?.close();
@@ -55,8 +80,8 @@ describe('graphql-ws message size and connection caps', () => {
    * Opens a graphql-ws socket; with `init` (default) sends connection_init with `authorization`
    * and `extra` in its payload. Resolves with the first outcome: ack, close, or open without init.
    */
-  function open(authorization?: string, opts: { init?: boolean; extra?: Record<string, unknown> } = {}): Promise<Opened> {
-    const ws = new WebSocket(wsUrl, 'graphql-transport-ws', { maxPayload: 0 });
+  function open(authorization?: string, opts: { init?: boolean; extra?: Record<string, unknown>; from?: string } = {}): Promise<Opened> {
+    const ws = new WebSocket(wsUrl, 'graphql-transport-ws', { maxPayload: 0, localAddress: opts.from });
     sockets.push(ws);
     const closed = new Promise<Close>((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
     ws.on('error', () => undefined); // a reset while sending shows as the close that follows
@@ -72,18 +97,51 @@ describe('graphql-ws message size and connection caps', () => {
     });
   }
 
+  /** Upgrades a raw TCP socket from the loopback address `from` on /graphql (see {@link Raw}). */
+  function rawUpgrade(from: string): Raw {
+    const socket = connect({ host: '127.0.0.1', port, localAddress: from });
+    raws.push(socket);
+    socket.on('error', () => undefined);
+    socket.write(
+      `GET /graphql HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`,
+    );
+    let data = Buffer.alloc(0);
+    let upgraded!: () => void;
+    let closeFrame!: (c: Close) => void;
+    const raw: Raw = {
+      socket,
+      upgraded: new Promise((r) => (upgraded = r)),
+      closeFrame: new Promise((r) => (closeFrame = r)),
+      closed: new Promise((r) => socket.once('close', () => r(Date.now()))),
+    };
+    socket.on('data', (chunk: Buffer) => {
+      data = Buffer.concat([data, chunk]);
+      const end = data.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      if (data.subarray(0, 12).toString() === 'HTTP/1.1 101') upgraded();
+      // A server frame is unmasked; a close frame (0x88) with a payload under 126 bytes.
+      const frame = data.subarray(end + 4);
+      if (frame.length >= 2 && frame[0] === 0x88 && frame.length >= 2 + frame[1]!) {
+        closeFrame({ code: frame.readUInt16BE(2), reason: frame.subarray(4, 2 + frame[1]!).toString() });
+      }
+    });
+    return raw;
+  }
+
   async function closeAll(): Promise<void> {
     const open = sockets.splice(0).filter((ws) => ws.readyState !== WebSocket.CLOSED);
     await Promise.all(open.map((ws) => new Promise<void>((resolve) => (ws.once('close', () => resolve()), ws.close()))));
   }
 
-  /** Waits for `cond`, checked every 20 ms, at most 10 s (a leak never satisfies it). */
-  async function until(cond: () => boolean, what: string): Promise<void> {
-    for (let i = 0; i < 500; i++) {
+  /** Waits for `cond`, checked every 20 ms, at most `ms` (default 10 s; a leak never satisfies it). */
+  async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+    for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
       if (cond()) return;
       await new Promise((r) => setTimeout(r, 20));
     }
-    throw new Error(`timed out waiting for ${what}; ${server.connections} connections counted`);
+    if (cond()) return;
+    throw new Error(`timed out waiting for ${what}; ${server.connections} connections counted, ${server.sockets} sockets open`);
   }
 
   /** POSTs a body of exactly `bytes` bytes of JSON; returns the HTTP status. */
@@ -170,7 +228,7 @@ describe('graphql-ws message size and connection caps', () => {
       await until(() => server.connections === MAX_CONNECTIONS, 'four connections to be counted');
 
       const over = await open(undefined, { init: false });
-      expect(await over.closed).toEqual({ code: 1013, reason: `TOO_MANY_CONNECTIONS: the API holds its most graphql-ws connections (${MAX_CONNECTIONS}); retry later` });
+      expect(await over.closed).toEqual({ code: 1013, reason: TOTAL_REASON });
       expect((await open(keyB)).outcome).toMatchObject({ code: 1013 });
       expect(server.connections).toBe(MAX_CONNECTIONS);
 
@@ -180,6 +238,55 @@ describe('graphql-ws message size and connection caps', () => {
       await until(() => server.connections === MAX_CONNECTIONS - 1, 'the idle socket to be released');
       expect((await open(keyB)).outcome).toBe('ack');
       expect((await open(keyA)).outcome).toMatchObject({ code: 1013 });
+    });
+  });
+  describe('sockets that never authenticate', () => {
+    it('keeps one address from filling the total cap with sockets that never send connection_init', async () => {
+      for (let i = 0; i < MAX_PENDING; i++) await rawUpgrade('127.0.0.1').upgraded;
+      await until(() => server.connections === MAX_PENDING, 'the flood to be counted');
+
+      // The flood's address gets no more places, before or after authenticating.
+      for (let i = 0; i < MAX_CONNECTIONS; i++) {
+        expect(await (await open(undefined, { init: false, from: '127.0.0.1' })).closed).toEqual({ code: 1013, reason: PENDING_REASON });
+      }
+      expect((await open(keyA, { from: '127.0.0.1' })).outcome).toEqual({ code: 1013, reason: PENDING_REASON });
+      expect(server.connections).toBe(MAX_PENDING);
+
+      // Other addresses take what is left of the total, and no more.
+      expect((await open(keyA, { from: '127.0.0.2' })).outcome).toBe('ack');
+      expect((await open(keyB, { from: '127.0.0.3' })).outcome).toBe('ack');
+      expect((await open(keyB, { from: '127.0.0.4' })).outcome).toEqual({ code: 1013, reason: TOTAL_REASON });
+    });
+
+    it('stops counting a socket under its address once its key is accepted', async () => {
+      expect((await open(keyA, { from: '127.0.0.2' })).outcome).toBe('ack');
+      expect((await open(keyB, { from: '127.0.0.2' })).outcome).toBe('ack');
+      const idle = [await open(undefined, { init: false, from: '127.0.0.2' }), await open(undefined, { init: false, from: '127.0.0.2' })];
+      expect(idle.map((s) => s.outcome)).toEqual(['open', 'open']);
+      await until(() => server.connections === MAX_CONNECTIONS, 'four connections to be counted');
+    });
+
+    it('destroys a socket that never sends connection_init and never answers the close, soon after the init timeout', async () => {
+      const raw = rawUpgrade('127.0.0.1');
+      await raw.upgraded;
+      await until(() => server.connections === 1, 'the socket to be counted');
+      expect(await raw.closeFrame).toEqual({ code: 4408, reason: 'Connection initialisation timeout' });
+      const closedAt = Date.now();
+      await until(() => server.connections === 0 && server.sockets === 0, 'the unanswered socket to be destroyed', DESTROYED_WITHIN_MS);
+      expect((await raw.closed) - closedAt).toBeLessThan(DESTROYED_WITHIN_MS);
+    });
+
+    it('destroys refused sockets whose peer never answers the close within a couple of seconds', async () => {
+      for (const [key, from] of [[keyA, '127.0.0.2'], [keyA, '127.0.0.3'], [keyB, '127.0.0.2'], [keyB, '127.0.0.3']] as const) {
+        expect((await open(key, { from })).outcome).toBe('ack');
+      }
+      const refused = Array.from({ length: 30 }, (_, i) => rawUpgrade(`127.0.1.${1 + (i % 10)}`));
+      expect(await Promise.all(refused.map((r) => r.closeFrame))).toEqual(refused.map(() => ({ code: 1013, reason: TOTAL_REASON })));
+      const refusedAt = Date.now();
+      const closedAt = await Promise.all(refused.map((r) => r.closed));
+      expect(Math.max(...closedAt) - refusedAt).toBeLessThan(DESTROYED_WITHIN_MS);
+      await until(() => server.sockets === MAX_CONNECTIONS, 'the refused sockets to be gone', 500);
+      expect(server.connections).toBe(MAX_CONNECTIONS);
     });
   });
 });

@@ -26,6 +26,13 @@ interface SocketExtra {
 /** How often an open socket's key is checked again by default (a revoked key's socket closes within this). */
 export const SOCKET_KEY_RECHECK_MS = 10_000;
 
+/**
+ * How long a socket may stay open without sending connection_init before graphql-ws closes it
+ * with 4408, ms. Clients send it as soon as the socket opens; every pending socket holds a place
+ * under the per-address and total caps for this long.
+ */
+export const SOCKET_INIT_WAIT_MS = 3_000;
+
 /** graphql-ws close codes: 4401 is final for clients (no reconnect); 1013 asks them to retry later. */
 const CLOSE_UNAUTHENTICATED = 4401;
 const CLOSE_TRY_AGAIN = 1013;
@@ -88,7 +95,7 @@ export function socketOptions(
   return {
     schema: schemaHost.schema,
     context: (ctx) => socketContext(ctx),
-    connectionInitWaitTimeout: 10_000,
+    connectionInitWaitTimeout: SOCKET_INIT_WAIT_MS,
     onConnect: (ctx) => authenticateSocket(ctx, auth, limits, recheckMs),
     onClose: (ctx) => clearInterval((ctx.extra as SocketExtra).recheck),
     onSubscribe: async (ctx, _id, payload) => {

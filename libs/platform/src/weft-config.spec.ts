@@ -48,16 +48,18 @@ describe('graphql-ws and signal-buffer limits', () => {
     const c = loadConfig({});
     expect(c.wsMaxConnections).toBe(1000);
     expect(c.wsMaxConnectionsPerKey).toBe(100);
+    expect(c.wsMaxPendingPerAddress).toBe(16);
     expect(c.maxBufferedSignals).toBe(1000);
     expect(c.maxBufferedSignalBytes).toBe(16 * 1024 * 1024);
   });
 
   it('are read from the environment and refused at boot when not a positive integer', () => {
-    const c = loadConfig({ WEFT_WS_MAX_CONNECTIONS: '5', WEFT_WS_MAX_CONNECTIONS_PER_KEY: '2', WEFT_MAX_BUFFERED_SIGNALS: '3', WEFT_MAX_BUFFERED_SIGNAL_BYTES: '4096' });
-    expect([c.wsMaxConnections, c.wsMaxConnectionsPerKey, c.maxBufferedSignals, c.maxBufferedSignalBytes]).toEqual([5, 2, 3, 4096]);
-    const msg = configError({ WEFT_WS_MAX_CONNECTIONS: '0', WEFT_WS_MAX_CONNECTIONS_PER_KEY: 'many', WEFT_MAX_BUFFERED_SIGNALS: '-1', WEFT_MAX_BUFFERED_SIGNAL_BYTES: '1.5' });
+    const c = loadConfig({ WEFT_WS_MAX_CONNECTIONS: '5', WEFT_WS_MAX_CONNECTIONS_PER_KEY: '2', WEFT_WS_MAX_PENDING_PER_ADDRESS: '7', WEFT_MAX_BUFFERED_SIGNALS: '3', WEFT_MAX_BUFFERED_SIGNAL_BYTES: '4096' });
+    expect([c.wsMaxConnections, c.wsMaxConnectionsPerKey, c.wsMaxPendingPerAddress, c.maxBufferedSignals, c.maxBufferedSignalBytes]).toEqual([5, 2, 7, 3, 4096]);
+    const msg = configError({ WEFT_WS_MAX_CONNECTIONS: '0', WEFT_WS_MAX_CONNECTIONS_PER_KEY: 'many', WEFT_WS_MAX_PENDING_PER_ADDRESS: '0', WEFT_MAX_BUFFERED_SIGNALS: '-1', WEFT_MAX_BUFFERED_SIGNAL_BYTES: '1.5' });
     expect(msg).toContain('WEFT_WS_MAX_CONNECTIONS="0"');
     expect(msg).toContain('WEFT_WS_MAX_CONNECTIONS_PER_KEY="many"');
+    expect(msg).toContain('WEFT_WS_MAX_PENDING_PER_ADDRESS="0"');
     expect(msg).toContain('WEFT_MAX_BUFFERED_SIGNALS="-1"');
     expect(msg).toContain('WEFT_MAX_BUFFERED_SIGNAL_BYTES="1.5"');
   });

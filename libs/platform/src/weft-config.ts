@@ -143,6 +143,16 @@ export class WeftEnv {
   WEFT_WS_MAX_CONNECTIONS_PER_KEY = 100;
 
   /**
+   * Open graphql-ws connections one remote address may hold before `connection_init`
+   * authenticated them; one more is closed at once with 1013, reason `TOO_MANY_PENDING_CONNECTIONS`.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  WEFT_WS_MAX_PENDING_PER_ADDRESS = 16;
+
+  /**
    * Signals one run may hold buffered (sent before a node waited for them, not consumed yet); one
    * more is refused with CONFLICT.
    */
@@ -258,6 +268,8 @@ export interface WeftConfig {
   wsMaxConnections: number;
   /** WEFT_WS_MAX_CONNECTIONS_PER_KEY: open graphql-ws connections per API key and process (default 100). */
   wsMaxConnectionsPerKey: number;
+  /** WEFT_WS_MAX_PENDING_PER_ADDRESS: graphql-ws connections not yet authenticated per remote address (default 16). */
+  wsMaxPendingPerAddress: number;
   /** WEFT_MAX_BUFFERED_SIGNALS: unconsumed signals one run may buffer (default 1000). */
   maxBufferedSignals: number;
   /** WEFT_MAX_BUFFERED_SIGNAL_BYTES: bytes of payload one run's buffered signals may hold (default 16 MiB). */
@@ -329,6 +341,7 @@ export function loadConfig(
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,
     wsMaxConnections: dto.WEFT_WS_MAX_CONNECTIONS,
     wsMaxConnectionsPerKey: dto.WEFT_WS_MAX_CONNECTIONS_PER_KEY,
+    wsMaxPendingPerAddress: dto.WEFT_WS_MAX_PENDING_PER_ADDRESS,
     maxBufferedSignals: dto.WEFT_MAX_BUFFERED_SIGNALS,
     maxBufferedSignalBytes: dto.WEFT_MAX_BUFFERED_SIGNAL_BYTES,
     maxOutputBytes: dto.WEFT_MAX_OUTPUT_BYTES,

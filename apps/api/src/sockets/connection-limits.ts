@@ -14,25 +14,43 @@ export const CLOSE_TOO_MANY_KEY_CONNECTIONS = 4029;
 
 /** One counted connection: {@link ConnectionLimits.admit}'s answer. */
 interface Admission {
-  /** The key it was counted under once authenticated. */
+  /** The remote address it is counted under until authenticated. */
+  address: string;
+  /** The key it was counted under once authenticated; undefined while pending. */
   keyId?: string;
   released: boolean;
 }
 
+/** A connection {@link ConnectionLimits.admit} counted: `release` (idempotent) must run once it closes. */
+export interface Admitted {
+  release: () => void;
+  attach: (socket: object) => void;
+}
+
+/** Why {@link ConnectionLimits.admit} refused a connection: its close reason. */
+export interface Refused {
+  refused: string;
+}
+
 /**
- * The graphql-ws connections one API process holds, in all and per API key, against the caps
- * `maxConnections` and `maxPerKey`. Every socket is counted from its upgrade (authenticated or
- * not) until its TCP connection closes, and under its key from authentication on; a refused
- * socket is never counted. Single-threaded: no locking needed.
+ * The graphql-ws connections one API process holds, in all, per remote address until they
+ * authenticate, and per API key once they did, against the caps `maxConnections`,
+ * `maxPendingPerAddress` and `maxPerKey`. Every socket is counted from its upgrade
+ * (authenticated or not) until its TCP connection closes, under its address until its key is
+ * bound, and under its key from then on; a refused socket is never counted. The per-address cap
+ * keeps one address from filling `maxConnections` with sockets that never authenticate.
+ * Single-threaded: no locking needed.
  */
 export class ConnectionLimits {
   private open = 0;
   private readonly byKey = new Map<string, number>();
+  private readonly pendingByAddress = new Map<string, number>();
   private readonly admissions = new WeakMap<object, Admission>();
 
   constructor(
     readonly maxConnections: number,
     readonly maxPerKey: number,
+    readonly maxPendingPerAddress: number,
   ) {}
 
   /** Open connections counted now, in all. */
@@ -41,13 +59,18 @@ export class ConnectionLimits {
   }
 
   /**
-   * Counts a new connection, or returns undefined when `maxConnections` are open. The answer's
-   * `release` (idempotent) must run when the connection closes, however it closes.
+   * Counts a new connection from `remoteAddress` (an IPv4-mapped IPv6 address counts as its IPv4
+   * one), or refuses it, with its close reason, when `maxConnections` are open or the address
+   * holds `maxPendingPerAddress` connections not yet authenticated.
    */
-  admit(): { release: () => void; attach: (socket: object) => void } | undefined {
-    if (this.open >= this.maxConnections) return undefined;
+  admit(remoteAddress: string | undefined): Admitted | Refused {
+    if (this.open >= this.maxConnections) return { refused: this.tooManyReason() };
+    const address = addressKey(remoteAddress);
+    const pending = this.pendingByAddress.get(address) ?? 0;
+    if (pending >= this.maxPendingPerAddress) return { refused: this.tooManyPendingReason() };
     this.open++;
-    const admission: Admission = { released: false };
+    this.pendingByAddress.set(address, pending + 1);
+    const admission: Admission = { address, released: false };
     return {
       release: () => this.release(admission),
       attach: (socket) => this.admissions.set(socket, admission),
@@ -67,12 +90,18 @@ export class ConnectionLimits {
     if (held >= this.maxPerKey) return false;
     this.byKey.set(keyId, held + 1);
     a.keyId = keyId;
+    this.unpend(a.address);
     return true;
   }
 
   /** Close reason of a connection refused over {@link maxConnections} (at most 123 bytes, as RFC 6455 allows). */
   tooManyReason(): string {
     return `TOO_MANY_CONNECTIONS: the API holds its most graphql-ws connections (${this.maxConnections}); retry later`;
+  }
+
+  /** Close reason of a connection refused over {@link maxPendingPerAddress}. */
+  tooManyPendingReason(): string {
+    return `TOO_MANY_PENDING_CONNECTIONS: this address holds its most unauthenticated graphql-ws connections (${this.maxPendingPerAddress})`;
   }
 
   /** Close reason of a connection refused over {@link maxPerKey}. */
@@ -84,9 +113,21 @@ export class ConnectionLimits {
     if (a.released) return;
     a.released = true;
     this.open--;
-    if (a.keyId === undefined) return;
+    if (a.keyId === undefined) return this.unpend(a.address);
     const held = (this.byKey.get(a.keyId) ?? 1) - 1;
     if (held > 0) this.byKey.set(a.keyId, held);
     else this.byKey.delete(a.keyId);
   }
+
+  private unpend(address: string): void {
+    const pending = (this.pendingByAddress.get(address) ?? 1) - 1;
+    if (pending > 0) this.pendingByAddress.set(address, pending);
+    else this.pendingByAddress.delete(address);
+  }
+}
+
+/** `::ffff:127.0.0.1` → `127.0.0.1`: a dual-stack listener reports IPv4 peers in that form. */
+function addressKey(remoteAddress: string | undefined): string {
+  if (remoteAddress === undefined) return '';
+  return remoteAddress.toLowerCase().startsWith('::ffff:') && remoteAddress.includes('.') ? remoteAddress.slice(7) : remoteAddress;
 }

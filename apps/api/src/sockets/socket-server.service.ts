@@ -5,7 +5,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
 import type { Disposable } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type ServerOptions, type WebSocket } from 'ws';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { AuthService } from '../auth/auth.service.js';
 import { MAX_MESSAGE_BYTES } from '../common/query-limits.js';
@@ -13,6 +13,9 @@ import { GRAPHQL_PATH, socketOptions } from '../graphql.options.js';
 import { CLOSE_TOO_MANY_CONNECTIONS, ConnectionLimits } from './connection-limits.js';
 
 const log = new Logger('GraphQL-WS');
+
+/** How long a socket the server closed may take to finish the close handshake before it is destroyed, ms. */
+export const CLOSE_HANDSHAKE_MS = 1_000;
 
 /**
  * The graphql-ws server on the API's HTTP server, at {@link GRAPHQL_PATH}. It is ours rather than
@@ -23,9 +26,16 @@ const log = new Logger('GraphQL-WS');
  *   a socket with 1009 (Message Too Big) from the frame header, before buffering the message.
  * - Connections: at most `WEFT_WS_MAX_CONNECTIONS` in all, counted from the upgrade (a socket not
  *   yet authenticated counts), one more closed at once with 1013 `TOO_MANY_CONNECTIONS`; at most
- *   `WEFT_WS_MAX_CONNECTIONS_PER_KEY` per API key, counted once onConnect authenticated it, one
- *   more closed with 4029 `TOO_MANY_KEY_CONNECTIONS` ({@link ConnectionLimits}). A connection is
- *   released when its TCP socket closes, however it closes.
+ *   `WEFT_WS_MAX_PENDING_PER_ADDRESS` per remote address until onConnect accepted their key, one
+ *   more closed at once with 1013 `TOO_MANY_PENDING_CONNECTIONS`, so one address cannot fill the
+ *   total with sockets that never authenticate; at most `WEFT_WS_MAX_CONNECTIONS_PER_KEY` per API
+ *   key, counted once onConnect authenticated it, one more closed with 4029
+ *   `TOO_MANY_KEY_CONNECTIONS` ({@link ConnectionLimits}). A connection is released when its TCP
+ *   socket closes, however it closes.
+ * - Closing: a socket closed (refused, connection_init timeout, bad or revoked key, shutdown, or
+ *   by its peer) is destroyed when the close handshake and TCP close have not finished within
+ *   {@link CLOSE_HANDSHAKE_MS}; `ws`'s default of 30 s let a peer that never answers hold the
+ *   descriptor and, for a counted socket, its place under the caps.
  * - A protocol error a client causes (a message too big, invalid UTF-8) is logged at debug level:
  *   `ws` has already closed the socket with the matching code; graphql-ws would log each one as
  *   an internal error on the console.
@@ -50,12 +60,18 @@ export class SocketServer implements OnApplicationBootstrap, OnModuleDestroy {
     return this.limits?.connections ?? 0;
   }
 
+  /** WebSockets open now, counted or refused, until their TCP socket closes (0 before boot). */
+  get sockets(): number {
+    return this.wss?.clients.size ?? 0;
+  }
+
   /** Runs once every module is initialized (the schema is built) and before the API listens. */
   onApplicationBootstrap(): void {
     this.http = this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined;
     if (!this.http) return;
-    this.limits = new ConnectionLimits(this.config.wsMaxConnections, this.config.wsMaxConnectionsPerKey);
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+    this.limits = new ConnectionLimits(this.config.wsMaxConnections, this.config.wsMaxConnectionsPerKey, this.config.wsMaxPendingPerAddress);
+    // `closeTimeout` (ws 8.23; not yet in @types/ws) applies to every close, ours or graphql-ws's.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, closeTimeout: CLOSE_HANDSHAKE_MS } as ServerOptions);
     this.graphqlWs = useServer(socketOptions(this.auth, this.schemaHost, this.limits, { keyRecheckMs: this.config.wsKeyRecheckMs }), this.wss);
     this.http.on('upgrade', this.onUpgrade);
   }
@@ -72,12 +88,12 @@ export class SocketServer implements OnApplicationBootstrap, OnModuleDestroy {
       socket.destroy();
       return;
     }
-    const admission = this.limits!.admit();
-    if (!admission) {
+    const admission = this.limits!.admit(req.socket.remoteAddress);
+    if ('refused' in admission) {
       // Upgraded only to say why in a close frame; never handed to graphql-ws, never counted.
       wss.handleUpgrade(req, socket, head, (ws) => {
         ws.on('error', (err) => clientError(err));
-        ws.close(CLOSE_TOO_MANY_CONNECTIONS, this.limits!.tooManyReason());
+        ws.close(CLOSE_TOO_MANY_CONNECTIONS, admission.refused);
       });
       return;
     }
