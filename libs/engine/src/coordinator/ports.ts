@@ -19,7 +19,7 @@ export interface TaskJob {
   /** Earliest start, epoch milliseconds on the database's clock (retry backoff). */
   notBefore: number;
   /**
-   * True when the node is `sensitive: true` (DESIGN §6 payload hygiene): the worker keeps the
+   * True when the node is `sensitive: true` (payload hygiene): the worker keeps the
    * resolved input out of the attempt's error and its logs. Absent for other nodes.
    */
   sensitive?: boolean;
