@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, realpathSync, rmSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { ExecutionError } from '../executor.js';
@@ -12,7 +12,7 @@ import { codeLimits, DEFAULT_MAX_PROCESSES, invalid, type CodeLimits } from './l
 import { killMarked, killUids } from './processes.js';
 import { parseEnvelope, readResultFile } from './result-file.js';
 import { seccompFilter } from './seccomp.js';
-import { launchCommand, runtimeBind, SANDBOX, type ExecutionFiles, type RunAsUser } from './sandbox.js';
+import { createExecutionFiles, launchCommand, realpathOr, SANDBOX, type RunAsUser } from './sandbox.js';
 import { onProcessExit, resolveUidRange, SlotPool, type UidRange } from './uid-pool.js';
 
 export { DEFAULT_UID_BASE, type UidRange } from './uid-pool.js';
@@ -82,10 +82,13 @@ const RUNTIMES: Record<string, Language> = {
 };
 
 const RUNNERS_DIR = new URL('./runners/', import.meta.url);
-/** The runners' sources, read once: real files beside this one, copied into each execution. */
-const RUNNERS: Record<Language, { name: string; source: string }> = {
-  python: { name: 'runner.py', source: readFileSync(new URL('runner.py', RUNNERS_DIR), 'utf8') },
-  js: { name: 'runner.cjs', source: readFileSync(new URL('runner.cjs', RUNNERS_DIR), 'utf8') },
+/**
+ * Per language: the runner's source (read once: real files beside this one, copied into each
+ * execution), its file name, and the name the tenant's code is written under.
+ */
+const RUNNERS: Record<Language, { name: string; source: string; handler: string }> = {
+  python: { name: 'runner.py', source: readFileSync(new URL('runner.py', RUNNERS_DIR), 'utf8'), handler: 'handler.py' },
+  js: { name: 'runner.cjs', source: readFileSync(new URL('runner.cjs', RUNNERS_DIR), 'utf8'), handler: 'handler.js' },
 };
 
 /**
@@ -144,15 +147,15 @@ export class CodeExecutor implements TaskExecutor {
     this.pool = this.uidRange ? new SlotPool(this.uidRange.size) : undefined;
   }
 
-  /**
-   * What isolation this worker's executions get, found once: clears what a previous holder of the
-   * uid block left, then checks each part by use (a probe execution in the sandbox).
-   */
   /** Whether this executor runs CODE when part of its isolation is missing. */
   get allowsUnconfined(): boolean {
     return this.options.allowUnconfined ?? false;
   }
 
+  /**
+   * What isolation this worker's executions get, found once: clears what a previous holder of the
+   * uid block left, then checks each part by use (a probe execution in the sandbox).
+   */
   isolation(): Promise<CodeIsolation> {
     return (this.prepared ??= this.prepare());
   }
@@ -182,10 +185,15 @@ export class CodeExecutor implements TaskExecutor {
 
     const slot = this.pool ? await this.pool.take() : undefined;
     const runAs: RunAsUser | undefined = slot === undefined ? undefined : { uid: this.uidRange!.base + slot, gid: this.uidRange!.base + slot };
+    // The sweep after the process ended, before the result is read; the slot's release reuses it.
+    let swept: boolean | undefined;
+    const sweep = async (): Promise<void> => {
+      if (runAs) swept = await killUids({ first: runAs.uid, count: 1 });
+    };
     try {
-      return await this.executeAs(isolation, runAs, slot, language, code, inputJson, limits, ctx.signal);
+      return await this.executeAs(isolation, runAs, slot, language, code, inputJson, limits, ctx.signal, sweep);
     } finally {
-      if (slot !== undefined) await this.releaseSlot(slot, runAs!.uid);
+      if (slot !== undefined) await this.releaseSlot(slot, runAs!.uid, swept);
     }
   }
 
@@ -198,8 +206,10 @@ export class CodeExecutor implements TaskExecutor {
     inputJson: string,
     limits: CodeLimits,
     signal: AbortSignal | undefined,
+    sweep: () => Promise<void>,
   ): Promise<unknown> {
-    const files = await this.createFiles(isolation, runAs, language, code, inputJson);
+    const { name, source, handler } = RUNNERS[language];
+    const files = await createExecutionFiles(isolation.blockDir, runAs, { [name]: source, [handler]: code, 'input.json': inputJson });
     const executionId = randomBytes(12).toString('hex');
     let cgroup: ExecutionCgroup | undefined;
     try {
@@ -212,8 +222,8 @@ export class CodeExecutor implements TaskExecutor {
       const sandboxed = isolation.tools.bwrap !== undefined;
       const at = sandboxed ? { in: SANDBOX.in, result: SANDBOX.result } : { in: files.inDir, result: files.resultFile };
       const watchdogSeconds = Math.ceil(limits.seconds) + WATCHDOG_GRACE_SECONDS;
-      const runner = join(at.in, RUNNERS[language].name);
-      const codeFile = join(at.in, language === 'python' ? 'handler.py' : 'handler.js');
+      const runner = join(at.in, name);
+      const codeFile = join(at.in, handler);
       const inputFile = join(at.in, 'input.json');
       const [command, env]: [string[], Record<string, string>] =
         language === 'python'
@@ -221,8 +231,7 @@ export class CodeExecutor implements TaskExecutor {
           : [[this.node, `--max-old-space-size=${limits.memoryMb}`, runner, codeFile, inputFile, at.result, String(watchdogSeconds * 1000)], {}];
       if (!sandboxed && !runAs) env[EXECUTION_ENV] = executionId;
       const effective = cgroup || language !== 'js' ? limits : { ...limits, dataBytes: (limits.memoryMb + NODE_DATA_HEADROOM_MB) * 1024 * 1024 };
-      const binds = [runtimeBind(command[0])].filter((dir): dir is string => dir !== undefined);
-      const launch = launchCommand(isolation.tools, command, env, files, effective, runAs, cgroup?.procsFiles ?? [], binds);
+      const launch = launchCommand(isolation.tools, command, env, files, effective, runAs, cgroup?.procsFiles ?? []);
 
       let outcome: ProcessOutcome;
       let outOfMemory = false;
@@ -233,7 +242,7 @@ export class CodeExecutor implements TaskExecutor {
         outOfMemory = (await cgroup?.oomKilled()) ?? false;
         await cgroup?.destroy();
         cgroup = undefined;
-        if (runAs) await killUids({ first: runAs.uid, count: 1 });
+        if (runAs) await sweep();
         else if (!sandboxed) await killMarked(`${EXECUTION_ENV}=${executionId}`, await realpath(files.workDir).catch(() => files.workDir));
       }
       if (outcome.timedOut) throw new ExecutionError(`timed out after ${limits.seconds}s`);
@@ -258,32 +267,9 @@ export class CodeExecutor implements TaskExecutor {
     }
   }
 
-  /**
-   * The execution's folder under this worker's block folder: `in/` (runner, handler, input),
-   * `result.json` (empty, the one file the sandbox writes back) and `work/` (the working
-   * directory without a sandbox), all owned by the execution's uid, the folder mode 0700.
-   */
-  private async createFiles(isolation: CodeIsolation, runAs: RunAsUser | undefined, language: Language, code: string, inputJson: string): Promise<ExecutionFiles> {
-    const dir = await mkdtemp(join(isolation.blockDir, 'x-'));
-    const files: ExecutionFiles = { dir, inDir: join(dir, 'in'), resultFile: join(dir, 'result.json'), workDir: join(dir, 'work') };
-    await Promise.all([mkdir(files.inDir), mkdir(files.workDir)]);
-    const written = [
-      join(files.inDir, RUNNERS[language].name),
-      join(files.inDir, language === 'python' ? 'handler.py' : 'handler.js'),
-      join(files.inDir, 'input.json'),
-      files.resultFile,
-    ];
-    await Promise.all([RUNNERS[language].source, code, inputJson, ''].map((text, i) => writeFile(written[i], text, { mode: 0o600 })));
-    if (runAs) {
-      await Promise.all([dir, files.inDir, files.workDir, ...written].map((path) => chown(path, runAs.uid, runAs.gid)));
-    }
-    await chmod(dir, 0o700);
-    return files;
-  }
-
   /** The folder executions of the uid block starting at `first` live in. */
   private blockDirOf(first: number): string {
-    return join(this.tempDir ?? tmpdir(), `weft-code-${first}`);
+    return join(this.tempDir, `weft-code-${first}`);
   }
 
   private cgroupPrefix(): string {
@@ -313,17 +299,17 @@ export class CodeExecutor implements TaskExecutor {
       prlimit: this.options.prlimit === false ? undefined : (this.options.prlimit ?? findOnPath('prlimit')),
       setpriv: findOnPath('setpriv'),
       node: this.node,
-      allowUnconfined: this.options.allowUnconfined ?? false,
       seccomp,
     });
   }
 
   /**
-   * Frees a pool slot once no process of its uid is left; until then (processes that outlived the
-   * sweep, stuck in the kernel) it stays taken and is swept again in the background.
+   * Frees a pool slot once no process of its uid is left (`swept`: what the execution's own sweep
+   * found, when it ran); until then (processes that outlived the sweep, stuck in the kernel) it
+   * stays taken and is swept again in the background.
    */
-  private async releaseSlot(slot: number, uid: number): Promise<void> {
-    if (await killUids({ first: uid, count: 1 })) {
+  private async releaseSlot(slot: number, uid: number, swept: boolean | undefined): Promise<void> {
+    if (swept ?? (await killUids({ first: uid, count: 1 }))) {
       this.pool!.release(slot);
       return;
     }
@@ -367,12 +353,4 @@ function explainException(message: string, limits: CodeLimits): string {
   if (message.startsWith('MemoryError') || message.includes('Array buffer allocation failed')) return `${message} (memory limit ${limits.memoryMb} MB)`;
   if (/EFBIG|File too large/.test(message)) return `${message} (file size limit ${limits.maxFileBytes} bytes; OUTPUT_TOO_LARGE when it was the result)`;
   return message;
-}
-
-function realpathOr(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    return file;
-  }
 }

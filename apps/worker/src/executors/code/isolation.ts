@@ -1,10 +1,10 @@
 import { accessSync, constants as fsConstants, realpathSync, statSync } from 'node:fs';
-import { mkdtemp, mkdir, rm, writeFile, chown, chmod } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { runProcess } from './child.js';
 import { Cgroups } from './cgroup.js';
 import type { CodeLimits } from './limits.js';
-import { launchCommand, runtimeBind, type ExecutionFiles, type SandboxTools } from './sandbox.js';
+import { createExecutionFiles, launchCommand, type ExecutionFiles, type SandboxTools } from './sandbox.js';
 import type { UidRange } from './uid-pool.js';
 
 /** What isolation a worker's CODE executions get; found once, at start. */
@@ -33,7 +33,6 @@ export interface IsolationProbe {
   prlimit: string | undefined;
   setpriv: string | undefined;
   node: string;
-  allowUnconfined: boolean;
   /** The seccomp filter file, or undefined when there is none for this architecture. */
   seccomp: string | undefined;
 }
@@ -87,19 +86,13 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
 
 /** Runs `node -e ''` in the sandbox as the executions would; the reason it failed, or undefined. */
 async function tryBwrap(tools: SandboxTools, probe: IsolationProbe, cgroups: Cgroups | undefined): Promise<string | undefined> {
-  const dir = await mkdtemp(join(probe.blockDir, 'probe-'));
   const runAs = probe.uidRange ? { uid: probe.uidRange.base, gid: probe.uidRange.base } : undefined;
-  const files: ExecutionFiles = { dir, inDir: join(dir, 'in'), resultFile: join(dir, 'result.json'), workDir: join(dir, 'work') };
   const limits: CodeLimits = { seconds: 20, memoryMb: 256, maxProcesses: 128, maxFileBytes: 1024, maxOpenFiles: 1024, cpuSeconds: 25, scratchBytes: 1024 * 1024 };
   const cgroup = await cgroups?.create(`weft-probe-${process.pid}-bwrap`, { memoryBytes: 256 * 1024 * 1024, maxProcesses: 128 }).catch(() => undefined);
+  let files: ExecutionFiles | undefined;
   try {
-    await mkdir(files.inDir);
-    await mkdir(files.workDir);
-    await writeFile(files.resultFile, '');
-    if (runAs) for (const path of [dir, files.inDir, files.workDir, files.resultFile]) await chown(path, runAs.uid, runAs.gid);
-    await chmod(dir, 0o700);
-    const binds = [runtimeBind(probe.node)].filter((d): d is string => d !== undefined);
-    const launch = launchCommand(tools, [probe.node, '-e', ''], {}, files, limits, runAs, cgroup?.procsFiles ?? [], binds);
+    files = await createExecutionFiles(probe.blockDir, runAs, {});
+    const launch = launchCommand(tools, [probe.node, '-e', ''], {}, files, limits, runAs, cgroup?.procsFiles ?? []);
     const outcome = await runProcess(launch, 20, undefined, 4096);
     if (outcome.exitCode === 0) return undefined;
     const how = outcome.timedOut ? 'it timed out' : outcome.exitCode !== null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;
@@ -108,7 +101,7 @@ async function tryBwrap(tools: SandboxTools, probe: IsolationProbe, cgroups: Cgr
     return (err as Error).message;
   } finally {
     await cgroup?.destroy();
-    await rm(dir, { recursive: true, force: true });
+    if (files) await rm(files.dir, { recursive: true, force: true });
   }
 }
 

@@ -1,4 +1,5 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Launch } from './child.js';
 import type { CodeLimits } from './limits.js';
@@ -19,6 +20,25 @@ export interface ExecutionFiles {
   resultFile: string;
   /** `dir/work`: the code's working directory when it runs without a sandbox. */
   workDir: string;
+}
+
+/**
+ * A new execution folder under `parent`: `in/` holding `inputs` (file name → text; read-only
+ * inside the sandbox), an empty `result.json` (the one file the sandbox writes back) and `work/`
+ * (the working directory without a sandbox), all owned by `runAs` when given, the folder mode 0700.
+ */
+export async function createExecutionFiles(parent: string, runAs: RunAsUser | undefined, inputs: Record<string, string>): Promise<ExecutionFiles> {
+  const dir = await mkdtemp(join(parent, 'x-'));
+  const files: ExecutionFiles = { dir, inDir: join(dir, 'in'), resultFile: join(dir, 'result.json'), workDir: join(dir, 'work') };
+  await Promise.all([mkdir(files.inDir), mkdir(files.workDir)]);
+  const written = Object.entries(inputs).map(([name, text]) => [join(files.inDir, name), text] as const);
+  await Promise.all([...written, [files.resultFile, ''] as const].map(([path, text]) => writeFile(path, text, { mode: 0o600 })));
+  if (runAs) {
+    const owned = [dir, files.inDir, files.workDir, files.resultFile, ...written.map(([path]) => path)];
+    await Promise.all(owned.map((path) => chown(path, runAs.uid, runAs.gid)));
+  }
+  await chmod(dir, 0o700);
+  return files;
 }
 
 /** The tools an execution's command line is built from; each is optional but bwrap needs setpriv as root. */
@@ -73,7 +93,6 @@ const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || ex
  *
  * @param command the interpreter (a real path) and its arguments, with paths inside the sandbox
  *   when there is one ({@link SANDBOX}) and host paths otherwise
- * @param binds extra read-only folders to mount at the same path (a runtime outside `/usr`)
  */
 export function launchCommand(
   tools: SandboxTools,
@@ -83,7 +102,6 @@ export function launchCommand(
   limits: CodeLimits,
   runAs: RunAsUser | undefined,
   cgroupProcs: string[],
-  binds: string[],
 ): Launch {
   let argv = command;
   let cwd = files.workDir;
@@ -100,6 +118,7 @@ export function launchCommand(
   }
   if (tools.bwrap) {
     const filter = tools.seccomp ? ['--seccomp', String(SECCOMP_FD)] : [];
+    const binds = [runtimeBind(command[0])].filter((dir): dir is string => dir !== undefined);
     argv = [tools.bwrap, ...bwrapArgs(files, limits, runAs !== undefined, environment, binds), ...filter, '--', ...argv];
     cwd = files.dir;
   }
@@ -158,18 +177,18 @@ function mirror(path: string): string[] {
 }
 
 /**
- * The folder to mount read-only so that `interpreter` (a real path) runs inside the sandbox, or
- * undefined when `/usr` already holds it: its installation prefix (`<prefix>/bin/python3` →
- * `<prefix>`).
+ * The folder to mount read-only so that `interpreter` runs inside the sandbox, or undefined when
+ * `/usr` already holds it: its installation prefix (`<prefix>/bin/python3` → `<prefix>`).
  */
-export function runtimeBind(interpreter: string): string | undefined {
+function runtimeBind(interpreter: string): string | undefined {
   const real = realpathOr(interpreter);
   if (real.startsWith('/usr/')) return undefined;
   const prefix = dirname(dirname(real));
   return prefix === '/' ? dirname(real) : prefix;
 }
 
-function realpathOr(file: string): string {
+/** The real path of `file`, or `file` itself when it cannot be resolved. */
+export function realpathOr(file: string): string {
   try {
     return realpathSync(file);
   } catch {
