@@ -1,8 +1,12 @@
-/** Jest in native ESM mode (see ../shared/STACK.md): ts-jest transpiles, `npm run typecheck` type-checks. */
-export default {
+/**
+ * Jest in native ESM mode: ts-jest transpiles, `npm run typecheck` type-checks. Two projects:
+ * `unit` (`*.spec.ts`: the pure engine, the executors, the parsers; no database, no Redis) and
+ * `integration` (`*.int-spec.ts`, `*.e2e-spec.ts`: real PostgreSQL and Redis, one database per
+ * file cloned from a migrated template that the global setup creates).
+ */
+const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  testMatch: ['<rootDir>/**/*.spec.ts', '<rootDir>/**/*.int-spec.ts', '<rootDir>/**/*.e2e-spec.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   moduleNameMapper: {
     '^@weft/engine$': '<rootDir>/libs/engine/src/index.ts',
@@ -14,7 +18,18 @@ export default {
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, tsconfig: 'tsconfig.json' }],
   },
+};
+
+export default {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/**/*.int-spec.ts', '<rootDir>/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+    },
+  ],
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
   testTimeout: 60000,
 };
