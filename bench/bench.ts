@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (issue 6): in one run, on this machine's PostgreSQL and Redis, measures the
+ * `npm run bench`: in one run, on this machine's PostgreSQL and Redis, measures the
  * floors (pgbench, a raw Bull chain), Weft end to end through its public API with separate API,
  * worker and scheduler processes (8 runs in flight of a 20-node HTTP chain, and one run alone),
  * the cost model of a step (SQL statements, transactions, Redis commands, CPU per process) and

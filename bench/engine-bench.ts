@@ -1,5 +1,5 @@
 /**
- * The engine bench (`npm run bench:engine`, and the first part of `npm run bench`): the pure state machine alone (issue 6, goal 2). No database, no Redis,
+ * The engine bench (`npm run bench:engine`, and the first part of `npm run bench`): the pure state machine alone. No database, no Redis,
  * no network: a {@link Machine} per event over an in-memory {@link Store}, exactly as the
  * coordinator drives it after reloading a run (the output cache starts empty on every event, so
  * outputs are only reachable through the Store) and as libs/engine's test harness does.

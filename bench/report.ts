@@ -1,4 +1,4 @@
-/** Targets of issue 6 and the small formatting helpers both benchmarks print with. */
+/** The targets the benchmarks are measured against, and the small formatting helpers both print with. */
 
 /** Weft steps/s must reach at least this fraction of pgbench's commits/s (8 clients each). */
 export const THROUGHPUT_TARGET = 0.25;

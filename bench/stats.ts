@@ -41,7 +41,7 @@ export interface StatementsSupport {
 }
 
 /**
- * Makes pg_stat_statements available when it can (issue 6 notes): when it is not in
+ * Makes pg_stat_statements available when it can: when it is not in
  * `shared_preload_libraries` and this process runs as root with `pg_ctlcluster`, adds it with
  * ALTER SYSTEM and restarts the cluster — but only once no other client session is connected
  * (waiting up to `quietMs`), unless `force`, so it does not cut other people's test runs short.

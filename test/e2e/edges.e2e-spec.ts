@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
 import { jsNode, publish, start, startE2E, statuses, task, waitRun, type E2E } from '../support/e2e-platform.js';
 
-describe('conditional and error edges end to end (DESIGN §6)', () => {
+describe('conditional and error edges end to end', () => {
   let e2e: E2E;
   let client: WeftClient;
 

@@ -32,7 +32,7 @@ const echoService = () =>
     setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)), body?.delay_ms ?? 150);
   });
 
-describe('for_each: one task per element of an array (DESIGN §6, seed 003 forEach)', () => {
+describe('for_each: one task per element of an array', () => {
   let e2e: E2E;
   let client: WeftClient;
   let echo: Awaited<ReturnType<typeof echoService>>;

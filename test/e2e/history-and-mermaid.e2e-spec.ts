@@ -4,7 +4,7 @@ import { runWeft } from '../support/cli.js';
 import { jsNode, publish, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
 
 /**
- * DESIGN §6 "History / Snapshot / HistoryMermaid" over the API: `run.history` records every
+ * A run's history and pictures over the API: `run.history` records every
  * applied event with its actions, time, attempt and error; `run.mermaid` draws the DAG with each
  * node's status, taken edges thick and skipped ones dotted; `workflowVersion.mermaid` draws the
  * definition; `weft run-status ID --mermaid` prints the run's picture.

@@ -14,7 +14,7 @@ async function follow(client: WeftClient, runId: string, onUpdate: (run: any) =>
   return updates;
 }
 
-describe('the seed 002 order flow over HTTP and graphql-ws', () => {
+describe('the example order flow over HTTP and graphql-ws', () => {
   let e2e: E2E;
   let client: WeftClient;
 

@@ -3,7 +3,7 @@ import type { WeftClient } from '@weft/client';
 import { jsNode, publish, start, startE2E, task, waitRun, type E2E } from '../support/e2e-platform.js';
 
 /**
- * Payload hygiene end to end (issue 5 item 7, DESIGN §6): output_keep / output_drop trim what a
+ * Payload hygiene end to end: output_keep / output_drop trim what a
  * node's task stores, what its successors see and what the history records; a sensitive node's
  * input and output stay out of the history and are redacted in the API, while its successors
  * still receive them.

@@ -17,8 +17,8 @@ const CHECK = `const e = input.employer;
   return { failures: e.verified ? 0 : 1, messages: messages.length ? messages : null, checked: [e.name] };`;
 
 /**
- * Seed 003's employment verification as a static fan-out: a FORK checks three employers, a JOIN
- * merges their deltas (examples/employer-fanout.yaml does it with `for_each` now).
+ * Employment verification as a static fan-out: a FORK checks three employers, a JOIN merges
+ * their deltas (examples/employer-fanout.yaml does the same with `for_each`).
  */
 const STATIC_FANOUT = {
   nodes: [
@@ -45,7 +45,7 @@ const STATIC_FANOUT = {
   ],
 };
 
-describe('JOIN reducers over the API (DESIGN §6)', () => {
+describe('JOIN reducers over the API', () => {
   let e2e: E2E;
   let client: WeftClient;
 

@@ -14,7 +14,7 @@ const waitFor = (client: WeftClient, id: string, pred?: (run: any) => boolean, t
 const cancel = (client: WeftClient, runId: string) =>
   client.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id status } }`, { i: { runId, reason: 'stop' } }).then((r) => r.cancelRun);
 
-describe('SUBWORKFLOW: a node that runs another workflow as a child run (DESIGN §6)', () => {
+describe('SUBWORKFLOW: a node that runs another workflow as a child run', () => {
   let e2e: E2E;
   let client: WeftClient;
 

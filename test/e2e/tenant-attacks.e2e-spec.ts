@@ -5,7 +5,7 @@ import type { WeftClient } from '@weft/client';
 import { getRun, jsNode, publish, rejection, start, startE2E, task, waitRun, type E2E } from '../support/e2e-platform.js';
 
 /**
- * The attack suite of issue 3: tenant B, holding an admin key (the most it can hold, so no
+ * The tenant attack suite: tenant B, holding an admin key (the most it can hold, so no
  * FORBIDDEN can hide a leak), drives every query, mutation and subscription of the API with
  * tenant A's ids — runs, workflows, versions, tasks, keys, idempotency keys, cursors — and must
  * get NOT_FOUND or nothing every time, while A's state stays exactly as it was.

@@ -9,7 +9,7 @@ import { createTenant, def, edge, http, publishWorkflow } from '../support/build
 import { eventually, startWorkerPlatform, stubServer } from '../support/faults.js';
 
 /**
- * Outputs a worker may produce that cannot become a task output (issue 4 item 7): characters
+ * Outputs a worker may produce that cannot become a task output: characters
  * PostgreSQL cannot store, outputs over the size limit, values nested too deep, and what is not
  * JSON at all. Each fails that attempt with an error naming the problem, the node's retries run,
  * and the run ends FAILED — never RUNNING for good. And what can be stored comes back byte for

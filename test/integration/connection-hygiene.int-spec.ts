@@ -10,7 +10,7 @@ import { createTenant, def, edge, http } from '../support/builders.js';
  * What the hot path's own transaction handling (withTenant opening BEGIN and the tenant setting
  * in one message, named prepared statements) must never do to the pool: hand out a connection
  * still inside a transaction, keep a statement a migration made unusable, or let a manager run
- * after its transaction ended. Found by a review of issue 6's changes.
+ * after its transaction ended.
  */
 
 describe('query cancels landing anywhere in withTenant', () => {

@@ -6,7 +6,7 @@ import { createTenant, def, http, MemoryLogger, publishWorkflow, RecordingPublis
 import { sleep } from '../support/faults.js';
 
 /**
- * Time is the database's (issue 4, item 6): a coordinator built without a test clock — as in
+ * Time is the database's: a coordinator built without a test clock — as in
  * production — running in a process whose own clock is five hours off computes WAIT wake-ups,
  * retry `not_before`, WAIT_FOR_EVENT timeouts, lease expiries and every timestamp from
  * PostgreSQL's clock, and its scheduler passes compare with PostgreSQL's `now()`. The process

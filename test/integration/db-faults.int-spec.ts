@@ -7,7 +7,7 @@ import { createTenant, def, edge, http, publishWorkflow, wait, waitFor } from '.
 import { act, backendKiller, countRows, eventually, installFault, sleep, startWorkerPlatform, stubServer, type Fault } from '../support/faults.js';
 
 /**
- * PostgreSQL failing under the coordinator (DESIGN §4, issue 4 item 4): a connection terminated
+ * PostgreSQL failing under the coordinator: a connection terminated
  * while an event's transaction is open, serialization failures and deadlocks, and a worker whose
  * report cannot be written for a while. Each time the event is retried as a whole and applied
  * once: one history row, one outbox row and one dispatch per task attempt, and a task's side

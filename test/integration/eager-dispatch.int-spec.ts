@@ -10,7 +10,7 @@ import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { def, edge, http, RecordingPublisher } from '../support/builders.js';
 
 /**
- * Eager dispatch (issue 6): a worker's report may take the next attempt it dispatches on the
+ * Eager dispatch: a worker's report may take the next attempt it dispatches on the
  * worker's queue. The taken attempt is RUNNING under the worker's new lease in the report's own
  * transaction, gets neither a job nor an outbox row, and is still recovered by the lease sweep when
  * the worker disappears. Real PostgreSQL, recording queue, hand-moved clock.

@@ -5,7 +5,7 @@ import { createTenant, def, http, publishWorkflow } from '../support/builders.js
 import { act, countRows, installFault, openReplica, startWorkerPlatform, type Replica } from '../support/faults.js';
 
 /**
- * startRun with an idempotency key (issue 4 item 8): duplicates racing from separate connections
+ * startRun with an idempotency key: duplicates racing from separate connections
  * get one run. The partial unique index `runs_idempotency_key (tenant_id, idempotency_key)` decides
  * — `INSERT … ON CONFLICT DO NOTHING` waits for a concurrent insert of the same key to commit or
  * roll back — not a read before the write: test-only triggers hold every caller between its read

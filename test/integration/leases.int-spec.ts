@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 import { createTenant, def, http, ManualClock, MemoryLogger, publishWorkflow, RecordingPublisher } from '../support/builders.js';
 
 /**
- * Task leases in PostgreSQL (issue 4, items 1 and 2): the lease a dispatch gives, the worker's
+ * Task leases in PostgreSQL: the lease a dispatch gives, the worker's
  * claim and heartbeats, fencing of reports by lease token, and the scheduler's lease sweep that
  * re-dispatches tasks whose job is gone — on the real PostgreSQL and a real Bull queue under a
  * key prefix of its own (no other process consumes its jobs). Time is a hand-moved clock. The

@@ -8,7 +8,7 @@ import { def, edge, http } from '../support/builders.js';
  * A report that waits for its run's lock (another event of the run holds it) must see the task
  * as it is once the lock is granted: a claim by another worker or a lease revocation committed
  * during the wait makes the report stale. The coordinator here holds the run's node states from
- * its previous event, so the reported task's row is the only fresh input (issue 6 review).
+ * its previous event, so the reported task's row is the only fresh input.
  */
 
 let db: TestDatabase;

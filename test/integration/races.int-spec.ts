@@ -6,7 +6,7 @@ import { createTenant, def, edge, http, publishWorkflow, waitFor } from '../supp
 import { eventually, openReplica, sleep, startWorkerPlatform, stubServer, type Replica } from '../support/faults.js';
 
 /**
- * Races that other workflow engines have shipped bugs for (issue 4 item 5), each played on the
+ * Races that other workflow engines have shipped bugs for, each played on the
  * real PostgreSQL, Redis, worker and scheduler: cancel during a retry backoff, a signal meeting
  * its WAIT_FOR_EVENT timeout, a worker's success meeting the node's own timeout. In each, one
  * side wins, the other changes nothing, and the run ends in one consistent state.

@@ -10,7 +10,7 @@ import { createTenant, def, edge, http, MemoryLogger, publishWorkflow, Recording
 import { eventually, stubServer } from '../support/faults.js';
 
 /**
- * Redis is only a transport (issue 4, item 1): a worker and a scheduler run in this process on
+ * Redis is only a transport: a worker and a scheduler run in this process on
  * real PostgreSQL and Redis; runs are caught in every state a job can be in — executing, waiting
  * on the queue, delayed for a retry, not yet dispatched (a WAIT) — when every Redis key of this
  * installation is deleted (a FLUSHALL of its own keys only: other suites share this Redis). Every

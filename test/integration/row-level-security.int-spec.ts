@@ -6,7 +6,7 @@ import { TenantRepository, checkRuntimeRole, claimDueTimers, createDataSource, w
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 /**
- * The database's own wall between tenants (issue 3, DESIGN §5), checked as the runtime role
+ * The database's own wall between tenants, checked as the runtime role
  * `weft_app` — the role every Weft process connects as. Tenants A and B each own one row in
  * every tenant table (written by the owner, so the fixture does not depend on the policies
  * under test); then, table by table, the runtime role tries to read and write across the wall.

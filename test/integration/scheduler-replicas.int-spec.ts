@@ -5,7 +5,7 @@ import { createTenant, def, edge, http, MemoryLogger, publishWorkflow, Recording
 import { duplicateJobs, eventually, openReplica, sleep, type Replica } from '../support/faults.js';
 
 /**
- * Several scheduler replicas at once (DESIGN §4, issue 4 item 3): each replica has its own pool
+ * Several scheduler replicas at once: each replica has its own pool
  * and coordinator, as separate `weft scheduler` processes would, and they all loop over
  * fireDueTimers and relayOutbox at the same time over the same due timers and unsent outbox rows.
  * Whatever the interleaving, every timer is applied once and every outbox row is enqueued once.

@@ -6,7 +6,7 @@ import { createTenant, def, http, publishWorkflow } from '../support/builders.js
 import { openReplica, type Replica } from '../support/faults.js';
 
 /**
- * A coordinator keeps the node states its last event of a run left (issue 6: an event should not
+ * A coordinator keeps the node states its last event of a run left (so an event need not
  * reload every task of its run), and uses them only while no one else has applied an event to
  * the run since — two coordinators, as two processes, take turns on the same runs here.
  */

@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 import { createTenant } from '../support/builders.js';
 
 /**
- * withTenantStatement (issue 6): a hot one-statement transaction in one round trip. It must keep
+ * withTenantStatement: a hot one-statement transaction in one round trip. It must keep
  * withTenant's guarantees — row-level security holds it to its tenant, the tenant setting dies
  * with its implicit transaction (never leaking to the pooled connection's next user), and a
  * failing statement changes nothing.

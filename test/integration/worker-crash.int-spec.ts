@@ -12,7 +12,7 @@ import { spawnWorker } from '../support/spawn-worker.js';
 import { act, eventually, installFault, sleep } from '../support/faults.js';
 
 /**
- * Workers that die or cannot write (issue 4, items 2 and 4): a worker process SIGKILLed mid-task
+ * Workers that die or cannot write: a worker process SIGKILLed mid-task
  * has its job redelivered by Bull's stalled-job handling and the task completes once; the late
  * report of a superseded execution is ignored and visible in the history; a worker whose report
  * cannot be written retries the report — not the task — while it holds the lease. Real
@@ -221,7 +221,7 @@ describe('a worker whose report cannot be written', () => {
     const { runId } = await coordinator.startRun(h.tenantId, { workflowId });
     await eventually('the report is refused several times', async () => (await fault.hits()) >= 10, 10_000);
 
-    // Well past the run lease (1.5 s) and the old eight tries: still held, still active, not swept.
+    // Well past the run lease (1.5 s) and many tries: still held, still active, not swept.
     await sleep(2 * RUN_LEASE_MS);
     const task = await h.task(runId);
     expect(task.status).toBe('RUNNING');
@@ -230,7 +230,7 @@ describe('a worker whose report cannot be written', () => {
     expect(await coordinator.sweepLostTasks(100, queues)).toBe(0);
 
     const refused = await fault.hits();
-    expect(refused).toBeGreaterThan(8); // more than the worker's former fixed budget of tries
+    expect(refused).toBeGreaterThan(8); // no fixed budget of tries: it retries while it holds the lease
     await fault.remove(); // the database accepts the report again
     await eventually('the run ends', async () => (await h.run(runId)).status !== 'RUNNING', 15_000);
     expect(await h.run(runId)).toMatchObject({ status: 'SUCCEEDED', output: { a: { written: 'at last' } } });

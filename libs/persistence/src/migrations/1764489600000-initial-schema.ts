@@ -2,7 +2,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The initial schema. Every tenant-owned table carries `tenant_id` first in its keys and
- * indexes. Row-level security is issue 3's; this migration only shapes the tables.
+ * indexes. Row-level security is `1764748800000-row-level-security.ts`'s; this migration only shapes
+ * the tables.
  */
 export class InitialSchema1764489600000 implements MigrationInterface {
   name = 'InitialSchema1764489600000';

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Definition versions managed by tenant admins (issue 3): a pinned default version per workflow
+ * Definition versions managed by tenant admins: a pinned default version per workflow
  * (`null` follows the latest), who published each version, and deprecation (new runs refused,
  * running ones continue). Also indexes API keys by their display prefix, the constant-time
  * lookup's candidate search.

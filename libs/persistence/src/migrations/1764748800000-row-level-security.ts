@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** Tenant-owned tables and the column holding their tenant (DESIGN §5). */
+/** Tenant-owned tables and the column holding their tenant. */
 const TENANT_TABLES: readonly (readonly [table: string, column: string])[] = [
   ['tenants', 'id'],
   ['api_keys', 'tenant_id'],
@@ -26,7 +26,7 @@ const createRole = (role: string, options: string) => `
   END $$;`;
 
 /**
- * Row-level security (issue 3, DESIGN §5): the database's own wall between tenants.
+ * Row-level security: the database's own wall between tenants.
  *
  * - `weft_current_tenant()` is `app.tenant_id` (set per transaction by `withTenant`) as a uuid,
  *   or NULL when no tenant is set — then every policy compares with NULL and nothing is visible

@@ -8,7 +8,7 @@ const CLAIMS = [
 ];
 
 /**
- * Task leases in PostgreSQL (issue 4, items 1, 2 and 6; DESIGN §4).
+ * Task leases in PostgreSQL.
  *
  * - `tasks.lease_expires_at` (timestamptz): until when the dispatched attempt of a worker task
  *   is accounted for. Writing a DispatchTask/RetryTask sets it to `not_before` + the dispatch
@@ -19,11 +19,12 @@ const CLAIMS = [
  *   attempt; reports carry it and a report with another token is ignored (fencing). NULL until
  *   claimed, and again after the attempt is re-dispatched.
  * - Index `tasks_worker_leases (lease_expires_at)` over the active worker tasks replaces
- *   `tasks_active_workers (updated_at)` (the 60-s "unchanged" rule it served is gone).
+ *   `tasks_active_workers (updated_at)`: the lease, not the time of a task's last change, decides
+ *   when a task is lost.
  * - `weft_claim_lost_tasks(now, limit, lease_until)` is replaced (same name, new body and
  *   result): it claims active worker tasks whose lease expired at `now` by moving the lease to
- *   `lease_until`, and returns (tenant, task, run, attempt) ids. `weft_claimer` may now read and
- *   move `tasks.lease_expires_at`, and no longer moves `outbox.enqueued_at`.
+ *   `lease_until`, and returns (tenant, task, run, attempt) ids. `weft_claimer` is granted reading and
+ *   moving `tasks.lease_expires_at`, and its right to move `outbox.enqueued_at` is revoked.
  * - The three claim functions take a NULL `now` as the database's `now()` (and a NULL lease end
  *   as `now()` + a default), so production callers never pass a process clock reading.
  *

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Seed 003's dynamic fan-out and subgraphs on the DAG (issue 5, DESIGN §6).
+ * Dynamic fan-out (`for_each`) and child runs (SUBWORKFLOW) on the DAG.
  *
  * - `tasks.iteration` (int, NULL): the 0-based element index of a `for_each` iteration task. A
  *   `for_each` node has one aggregate task (`iteration` NULL, `queue` NULL: never dispatched,

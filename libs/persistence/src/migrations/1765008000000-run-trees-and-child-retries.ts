@@ -1,8 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Bounds on SUBWORKFLOW child runs found after `1764921600000-iterations-and-child-runs.ts` had
- * already been applied to development databases (issue 5), hence a migration of their own:
+ * Bounds on SUBWORKFLOW child runs, in a migration of their own so that a database already
+ * migrated past `1764921600000-iterations-and-child-runs.ts` gets them too:
  *
  * - `runs.root_run_id` (uuid, NULL): for a child run, the run at the top of its tree (NULL for
  *   that run itself), so the runs of one tree can be counted: the machine caps a tree at
