@@ -1,0 +1,52 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { OutboxEntity } from '../entities/outbox.entity.js';
+import type { RunEntity } from '../entities/run.entity.js';
+import type { TaskEntity } from '../entities/task.entity.js';
+import type { Json } from '../json.js';
+
+/** The database the coordinator works on (a pool of connections). */
+export type Database = DataSource;
+/** A transaction opened by `withTenant`, bound to one tenant; every event runs in one. */
+export type Transaction = EntityManager;
+
+/** The `runs` columns an event decides on: no output, no timestamps. */
+export type RunState = Pick<
+  RunEntity,
+  'id' | 'workflowId' | 'version' | 'status' | 'input' | 'config' | 'eventSeq' | 'parentRunId' | 'parentTaskId' | 'parentAttempt' | 'depth' | 'rootRunId'
+>;
+
+/** The `runs` columns of a {@link RunState}, aliased to its field names. */
+export const RUN_STATE_COLUMNS = `id, workflow_id AS "workflowId", version, status, input, config, event_seq AS "eventSeq",
+  parent_run_id AS "parentRunId", parent_task_id AS "parentTaskId", parent_attempt AS "parentAttempt", depth, root_run_id AS "rootRunId"`;
+
+/**
+ * The `tasks` columns the state machine decides on, no inputs or outputs. `error` is read only
+ * for FAILED tasks (templates read it as `tasks.<id>.error`), `retryAt` only for WAITING ones.
+ */
+export type TaskState = Pick<TaskEntity, 'nodeId' | 'id' | 'status' | 'attempt' | 'branches' | 'awaitedSignal' | 'error' | 'leaseToken' | 'iteration' | 'retryAt'>;
+
+/** The `tasks t` columns of a {@link TaskState}. */
+export const TASK_STATE_COLUMNS = `t.node_id AS "nodeId", t.id, t.status, t.attempt, t.branches, t.awaited_signal AS "awaitedSignal",
+  CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token AS "leaseToken", t.iteration,
+  CASE WHEN t.status = 'WAITING' THEN t.retry_at END AS "retryAt"`;
+
+/**
+ * A task attempt read back to make its job again (outbox relay, lost-task sweep): the task, its
+ * outbox row's queue and `notBefore`, and its run's workflow and version (whose definition says
+ * whether the node is sensitive).
+ */
+export type JobSource = Pick<OutboxEntity, 'tenantId' | 'runId' | 'taskId' | 'attempt' | 'queue' | 'notBefore'> &
+  Pick<TaskEntity, 'nodeId' | 'nodeType' | 'runtime' | 'input' | 'status'> &
+  Pick<RunEntity, 'workflowId' | 'version'>;
+
+/** The run row columns an event may change besides `event_seq` and `updated_at`. */
+export interface RunPatch {
+  status?: string;
+  version?: number;
+  input?: Json;
+  config?: Json;
+  /** `null` clears the column. */
+  output?: Json | null;
+  error?: string | null;
+  finishedAt?: Date | null;
+}

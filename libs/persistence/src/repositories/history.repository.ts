@@ -1,0 +1,70 @@
+import type { Json } from '../json.js';
+import { jsonb } from '../sql.js';
+import type { RunPatch, Transaction } from './event-rows.js';
+import { TenantScopedRepository } from './tenant-scoped.repository.js';
+import { runWrites, type WritePart } from './write-batch.js';
+
+/** One event's `run_events` row and the run row's change with it. */
+export interface HistoryEntry {
+  /** The run's event sequence number after the event. */
+  seq: number;
+  /** The event's type and, apart, the rest of it as recorded. */
+  type: string;
+  payload: Json;
+  nodeId: string | null;
+  attempt: number | null;
+  /** The event's clock reading. */
+  at: Date;
+  /** Summaries of the actions the event produced. */
+  actions: Json[];
+  /** Why the event changed nothing, if it did not. */
+  ignored?: string;
+  /** Why the event was rejected (or applied as a failure). */
+  error?: string;
+  /** The run row's columns the event changes besides `event_seq` and `updated_at`. */
+  patch: RunPatch;
+}
+
+/**
+ * The run history (`run_events`) as the coordinator appends it, inside the event's tenant
+ * transaction: each event's row goes with the run row's `event_seq`, `updated_at` and patch.
+ */
+export class HistoryRepository extends TenantScopedRepository {
+  constructor(private readonly m: Transaction) {
+    super(m);
+  }
+
+  /**
+   * The history of one event as two writes for the event's batched statement: the `run_events`
+   * row, and the run row's `event_seq` and `updated_at` with the event's patch (status, output…).
+   */
+  parts(tenantId: string, runId: string, e: HistoryEntry): WritePart[] {
+    const params: unknown[] = [tenantId, runId, e.seq, e.at];
+    const sets = ['event_seq = $3', 'updated_at = $4'];
+    const set = (column: string, value: unknown, cast = '') => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}${cast}`);
+    };
+    const { patch } = e;
+    if (patch.status !== undefined) set('status', patch.status);
+    if (patch.version !== undefined) set('version', patch.version);
+    if (patch.input !== undefined) set('input', jsonb(patch.input), '::jsonb');
+    if (patch.config !== undefined) set('config', jsonb(patch.config), '::jsonb');
+    if (patch.output !== undefined) set('output', patch.output === null ? null : jsonb(patch.output), '::jsonb');
+    if (patch.error !== undefined) set('error', patch.error);
+    if (patch.finishedAt !== undefined) set('finished_at', patch.finishedAt, '::timestamptz');
+    return [
+      {
+        text: `INSERT INTO run_events (tenant_id, run_id, seq, type, at, node_id, attempt, payload, actions, ignored, error)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11)`,
+        params: [tenantId, runId, e.seq, e.type, e.at, e.nodeId, e.attempt, jsonb(e.payload), JSON.stringify(e.actions), e.ignored ?? null, e.error ?? null],
+      },
+      { text: `UPDATE runs SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2`, params },
+    ];
+  }
+
+  /** Appends entry `e` of run `runId` now, in one statement. */
+  async append(tenantId: string, runId: string, e: HistoryEntry): Promise<void> {
+    await this.inTenant(tenantId, () => runWrites(this.m, runId, this.parts(tenantId, runId, e)));
+  }
+}

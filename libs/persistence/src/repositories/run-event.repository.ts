@@ -1,0 +1,132 @@
+import { sql } from '../sql.js';
+import { RUN_STATE_COLUMNS, TASK_STATE_COLUMNS, type RunState, type TaskState, type Transaction } from './event-rows.js';
+import type { Json } from '../json.js';
+import { TenantScopedRepository } from './tenant-scoped.repository.js';
+
+/** A run row locked for an event, the database's clock after the lock, and the reported task. */
+export interface LockedRun {
+  run: RunState;
+  /** `clock_timestamp()` read after the run lock was granted. */
+  dbNow: Date;
+  /** The reported task's row, locked after the run's; null when no task was named or it is not the run's. */
+  task: TaskState | null;
+}
+
+/** A new top-level run as its start writes it (status RUNNING, `event_seq` 0). */
+export interface NewRun {
+  id: string;
+  workflowId: string;
+  version: number;
+  input: Json;
+  config: Json;
+  idempotencyKey: string | null;
+  startNodeId: string | null;
+  /** `created_at` and `updated_at`. */
+  now: Date;
+}
+
+/**
+ * The reads and writes of one event on its own run, inside the event's tenant transaction
+ * (construct it with that transaction's manager): the run lock, the node states, the clock, a
+ * new run's row and a timer's re-arming.
+ */
+export class RunEventRepository extends TenantScopedRepository {
+  constructor(m: Transaction) {
+    super(m);
+  }
+
+  /**
+   * One round trip: locks the run row (`FOR UPDATE`, which serializes a run's events across
+   * processes), then the row of task `taskId` if it belongs to the run (`FOR NO KEY UPDATE`,
+   * always run before task), then reads the clock. The task row is read by locking it: a plain
+   * read would see the statement's snapshot, taken before any wait for the run lock, and miss a
+   * claim or a lease revocation committed meanwhile; a locked row is its latest committed
+   * version. Undefined when the tenant has no such run.
+   */
+  async lockForEvent(tenantId: string, runId: string, taskId: string | null): Promise<LockedRun | undefined> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<{ run: RunState; db_now: Date; task: TaskState | null }>(
+        m,
+        `WITH r AS MATERIALIZED (SELECT ${RUN_STATE_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE),
+              t AS MATERIALIZED (SELECT ${TASK_STATE_COLUMNS} FROM tasks t
+                                  WHERE t.tenant_id = $1 AND t.id = $3::uuid AND t.run_id = $2 AND EXISTS (SELECT 1 FROM r)
+                                  FOR NO KEY UPDATE)
+         SELECT to_jsonb(r) AS run, clock_timestamp() AS db_now, CASE WHEN t.id IS NULL THEN NULL ELSE to_jsonb(t) END AS task
+           FROM r LEFT JOIN t ON true`,
+        [tenantId, runId, taskId],
+      );
+      const row = r.rows[0];
+      if (!row) return undefined;
+      return { run: row.run, dbNow: row.db_now, task: row.task === null ? null : taskFromJson(row.task) };
+    });
+  }
+
+  /** Locks run `runId` (`FOR UPDATE`) and returns its state; undefined when there is none. */
+  async lock(tenantId: string, runId: string): Promise<RunState | undefined> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<RunState>(m, `SELECT ${RUN_STATE_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [tenantId, runId]);
+      return r.rows[0];
+    });
+  }
+
+  /** Every task row of run `runId` as the machine decides on it (no inputs or outputs). */
+  async taskStates(tenantId: string, runId: string): Promise<TaskState[]> {
+    return this.inTenant(tenantId, async (m) => {
+      return (await sql<TaskState>(m, `SELECT ${TASK_STATE_COLUMNS} FROM tasks t WHERE t.tenant_id = $1 AND t.run_id = $2`, [tenantId, runId])).rows;
+    });
+  }
+
+  /** True when task `taskId` of run `runId` is WAITING. */
+  async isWaiting(tenantId: string, runId: string, taskId: string): Promise<boolean> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql(m, `SELECT 1 FROM tasks WHERE tenant_id = $1 AND id = $2 AND run_id = $3 AND status = 'WAITING'`, [tenantId, taskId, runId]);
+      return r.rowCount === 1;
+    });
+  }
+
+  /** The database's `clock_timestamp()`, read now in the transaction. */
+  async clock(tenantId: string): Promise<Date> {
+    return this.inTenant(tenantId, async (m) => (await sql<{ now: Date }>(m, `SELECT clock_timestamp() AS now`, [])).rows[0]!.now);
+  }
+
+  /** The id of the tenant's run started with `idempotencyKey`, if any. */
+  async runIdByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<string | undefined> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<{ id: string }>(m, `SELECT id FROM runs WHERE tenant_id = $1 AND idempotency_key = $2`, [tenantId, idempotencyKey]);
+      return r.rows[0]?.id;
+    });
+  }
+
+  /**
+   * Inserts a new top-level run (RUNNING, `event_seq` 0). Returns false, inserting nothing, when
+   * the tenant already has a run with `run.idempotencyKey` (the partial unique index decides
+   * between concurrent starts).
+   */
+  async insertRun(tenantId: string, run: NewRun): Promise<boolean> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql(
+        m,
+        `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, idempotency_key, start_node_id,
+                           event_seq, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9)
+         ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+         RETURNING id`,
+        [tenantId, run.id, run.workflowId, run.version, JSON.stringify(run.input), JSON.stringify(run.config), run.idempotencyKey, run.startNodeId, run.now],
+      );
+      return r.rowCount === 1;
+    });
+  }
+
+  /**
+   * Sets the `wake_at` of WAITING task `taskId` to `wakeAt`: null for a timer nobody will act on
+   * again (never claimed again), a Date for one that came too early (a retry's due time).
+   */
+  async rearmTimer(tenantId: string, taskId: string, wakeAt: Date | null): Promise<void> {
+    await this.inTenant(tenantId, (m) => sql(m, `UPDATE tasks SET wake_at = $3 WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`, [tenantId, taskId, wakeAt]));
+  }
+}
+
+/** A task row read through `to_jsonb`: its timestamp comes back as text. */
+function taskFromJson(t: TaskState): TaskState {
+  return t.retryAt === null ? t : { ...t, retryAt: new Date(t.retryAt as unknown as string) };
+}

@@ -1,0 +1,111 @@
+import { sql } from '../sql.js';
+import { sqlLiteral, withTenantStatement } from '../tenant-transaction.js';
+import type { Database, JobSource, Transaction } from './event-rows.js';
+import { isDataSource, TenantScopedRepository } from './tenant-scoped.repository.js';
+
+/** A lease a worker asks to extend: its task attempt and the token its claim returned. */
+export interface LeaseToExtend {
+  taskId: string;
+  attempt: number;
+  leaseToken: string;
+}
+
+/** A task attempt the lease sweep claimed, read back with what its job needs and its lease token. */
+export type SweptTask = JobSource & { leaseToken: string | null };
+
+/**
+ * The leases of dispatched worker attempts (`tasks.lease_token`, `tasks.lease_expires_at`): a
+ * worker's claim and heartbeats, and what the lease sweep reads and revokes. Times are the
+ * database's clock unless a test clock `now` is given (a Date; null in production).
+ */
+export class TaskLeaseRepository extends TenantScopedRepository {
+  /** With a Database each call is its own transaction; `swept` may also run in a caller's transaction. */
+  constructor(db: Database | Transaction) {
+    super(db);
+  }
+
+  /**
+   * Claims `attempt` of task `taskId` for a worker in one round trip (one statement with the
+   * tenant setting, no transaction of its own): the task becomes RUNNING with `leaseToken` and a
+   * lease of `leaseMs` after now, if it is PENDING, QUEUED or RUNNING at that attempt (a RUNNING
+   * one is claimed again: the previous execution's lease is superseded). The ids and token must
+   * be UUIDs and `attempt` an integer (they are written inline). Returns whether it matched.
+   */
+  async claim(tenantId: string, taskId: string, attempt: number, leaseToken: string, leaseMs: number, now: Date | null): Promise<boolean> {
+    if (!isDataSource(this.db)) throw new Error('TaskLeaseRepository.claim needs a Database: it is a transaction of its own');
+    const r = await withTenantStatement(
+      this.db,
+      tenantId,
+      `WITH c AS (SELECT COALESCE(${sqlLiteral(now)}::timestamptz, clock_timestamp()) AS now)
+       UPDATE tasks SET status = 'RUNNING', updated_at = c.now, lease_token = ${sqlLiteral(leaseToken)},
+              lease_expires_at = c.now + ${sqlLiteral(leaseMs)} * interval '1 millisecond'
+         FROM c
+        WHERE tenant_id = ${sqlLiteral(tenantId)} AND id = ${sqlLiteral(taskId)} AND attempt = ${sqlLiteral(attempt)}
+          AND status IN ('PENDING', 'QUEUED', 'RUNNING')`,
+    );
+    return r.rowCount === 1;
+  }
+
+  /**
+   * Extends to now + `leaseMs` each of `leases` whose task is still RUNNING at that attempt with
+   * that token, in one UPDATE; returns the tokens it extended (lower case).
+   */
+  async extend(tenantId: string, leases: readonly LeaseToExtend[], leaseMs: number, now: Date | null): Promise<Set<string>> {
+    return this.inTenant(tenantId, async (m) => {
+      const rows = JSON.stringify(leases.map((l) => ({ task_id: l.taskId, attempt: l.attempt, token: l.leaseToken })));
+      const r = await sql<{ token: string }>(
+        m,
+        `UPDATE tasks t SET lease_expires_at = COALESCE($3::timestamptz, clock_timestamp()) + $4 * interval '1 millisecond'
+           FROM jsonb_to_recordset($2::jsonb) AS q(task_id uuid, attempt int, token uuid)
+          WHERE t.tenant_id = $1 AND t.id = q.task_id AND t.attempt = q.attempt AND t.lease_token = q.token
+            AND t.status = 'RUNNING'
+         RETURNING q.token::text AS token`,
+        [tenantId, rows, now, leaseMs],
+      );
+      return new Set(r.rows.map((row) => row.token));
+    });
+  }
+
+  /**
+   * The tasks `taskIds` the sweep claimed, with what their jobs need; `notBefore` is the outbox
+   * row's, or `now` (the transaction's clock reading) for an attempt that has none (taken
+   * eagerly by a worker). Also returns that clock reading.
+   */
+  async swept(tenantId: string, taskIds: readonly string[], now: Date | null): Promise<{ tasks: SweptTask[]; now: Date }> {
+    return this.inTenant(tenantId, async (m) => {
+      const clock = now ?? (await sql<{ now: Date }>(m, `SELECT clock_timestamp() AS now`, [])).rows[0]!.now;
+      const r = await sql<SweptTask>(
+        m,
+        `SELECT t.tenant_id AS "tenantId", t.run_id AS "runId", t.id AS "taskId", t.attempt, t.queue, t.node_id AS "nodeId",
+                t.node_type AS "nodeType", t.runtime, t.input, t.status, t.lease_token AS "leaseToken",
+                COALESCE(o.not_before, $3::timestamptz) AS "notBefore", r.workflow_id AS "workflowId", r.version
+           FROM tasks t
+           JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id
+           LEFT JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt
+          WHERE t.tenant_id = $1 AND t.id = ANY($2::uuid[])`,
+        [tenantId, taskIds, clock],
+      );
+      return { tasks: r.rows, now: clock };
+    });
+  }
+
+  /**
+   * After the sweep re-enqueued `attempt` of task `taskId`: clears its lease token if it is still
+   * RUNNING under `leaseToken` (the previous execution's late report is then ignored as stale),
+   * and marks its outbox row enqueued.
+   */
+  async revoke(tenantId: string, taskId: string, attempt: number, leaseToken: string | null, now: Date | null): Promise<void> {
+    await this.inTenant(tenantId, (m) =>
+      sql(
+        m,
+        `WITH revoked AS (
+           UPDATE tasks SET lease_token = NULL
+            WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'RUNNING' AND lease_token = $5
+         )
+         UPDATE outbox SET enqueued_at = COALESCE($4::timestamptz, clock_timestamp())
+          WHERE tenant_id = $1 AND task_id = $2 AND attempt = $3 AND enqueued_at IS NULL`,
+        [tenantId, taskId, attempt, now, leaseToken],
+      ),
+    );
+  }
+}

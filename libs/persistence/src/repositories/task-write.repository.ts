@@ -1,0 +1,207 @@
+import type { OutboxEntity } from '../entities/outbox.entity.js';
+import type { TaskEntity } from '../entities/task.entity.js';
+import type { Json } from '../json.js';
+import { jsonb, sql } from '../sql.js';
+import type { Transaction } from './event-rows.js';
+import { TenantScopedRepository } from './tenant-scoped.repository.js';
+import type { WritePart } from './write-batch.js';
+
+/** A new `tasks` row, as an event creates it (a task of a node, or one `for_each` iteration). */
+export type NewTask = Pick<TaskEntity, 'id' | 'nodeId' | 'nodeType' | 'queue' | 'runtime' | 'status' | 'iteration' | 'input' | 'output' | 'error' | 'branches' | 'wakeAt' | 'awaitedSignal'> & {
+  /** True when `status` is already final: `finished_at` is the event's now. */
+  finished: boolean;
+  /** Set when the row's attempt is dispatched by the same event (its dispatch lease, or a taken attempt's run lease). */
+  leaseExpiresAt?: Date;
+  leaseToken?: string | null;
+};
+
+/** A new (or replaced) `outbox` row: one task attempt to enqueue after commit. */
+export type NewOutboxRow = Pick<OutboxEntity, 'taskId' | 'attempt' | 'queue' | 'notBefore'>;
+
+/** What dispatching a stored task again needs of it (a retry, a released iteration). */
+export type StoredDispatch = Pick<TaskEntity, 'nodeId' | 'nodeType' | 'queue' | 'runtime' | 'input' | 'attempt'>;
+
+const DISPATCH_COLUMNS = `node_id AS "nodeId", node_type AS "nodeType", queue, runtime, input, attempt`;
+
+/**
+ * The writes of a transition's actions to `tasks` and `outbox`, inside the event's tenant
+ * transaction (construct it with that transaction's manager), each fenced by task id and, where
+ * the action has one, attempt. Methods ending in `Part` return a {@link WritePart} for the
+ * event's batched statement instead of running it; the others run at once and return the rows
+ * they changed, which the caller checks against what the action expects.
+ */
+export class TaskWriteRepository extends TenantScopedRepository {
+  constructor(m: Transaction) {
+    super(m);
+  }
+
+  /** Inserts `tasks` of run `runId` in one statement, stamped `now` (created, updated, finished when final). */
+  insertPart(tenantId: string, runId: string, now: Date, tasks: readonly NewTask[]): WritePart {
+    return {
+      text: `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
+                          branches, wake_at, awaited_signal, created_at, updated_at, finished_at, lease_expires_at, lease_token)
+       SELECT $1, t.id, $2, t."nodeId", t."nodeType", t.queue, t.runtime, t.status, 0, t.iteration, t.input, t.output, t.error,
+              t.branches, t."wakeAt", t."awaitedSignal", $3, $3, CASE WHEN t.finished THEN $3::timestamptz END, t."leaseExpiresAt", t."leaseToken"
+         FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, "nodeId" text, "nodeType" text, queue text, runtime text, status text, iteration int,
+              input jsonb, output jsonb, error text, branches text[], "wakeAt" timestamptz, "awaitedSignal" text, finished boolean,
+              "leaseExpiresAt" timestamptz, "leaseToken" uuid)`,
+      params: [tenantId, runId, now, JSON.stringify(tasks)],
+    };
+  }
+
+  /** Upserts the outbox rows of run `runId` (one per task: a new attempt replaces the old row and its marks). */
+  outboxPart(tenantId: string, runId: string, now: Date, rows: readonly NewOutboxRow[]): WritePart {
+    return {
+      text: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at)
+         SELECT $1, $2, o."taskId", o.attempt, o.queue, o."notBefore", $3
+           FROM jsonb_to_recordset($4::jsonb) AS o("taskId" uuid, attempt int, queue text, "notBefore" timestamptz)
+         ON CONFLICT (tenant_id, task_id) DO UPDATE
+           SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
+               created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL`,
+      params: [tenantId, runId, now, JSON.stringify(rows)],
+    };
+  }
+
+  /** The lease of an existing task's dispatched `attempt`; with `running`, a taken attempt also becomes RUNNING. */
+  leasePart(tenantId: string, taskId: string, attempt: number, leaseExpiresAt: Date, leaseToken: string | null, running: boolean): WritePart {
+    return {
+      text: `UPDATE tasks SET lease_expires_at = $4, lease_token = $5::uuid, status = COALESCE($6, status)
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+      params: [tenantId, taskId, attempt, leaseExpiresAt, leaseToken, running ? 'RUNNING' : null],
+    };
+  }
+
+  /** Completes `attempt` of task `taskId` with `output`; expects one row. */
+  completePart(tenantId: string, taskId: string, attempt: number, output: Json, now: Date): WritePart {
+    return {
+      text: `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb, error = NULL, updated_at = $5, finished_at = $5
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+      params: [tenantId, taskId, attempt, jsonb(output), now],
+      expect: { rows: 1, what: `task ${taskId} attempt ${attempt} to complete` },
+    };
+  }
+
+  /** Fails `attempt` of task `taskId` for good with `reason`; expects one row. */
+  failPart(tenantId: string, taskId: string, attempt: number, reason: string, now: Date): WritePart {
+    return {
+      text: `UPDATE tasks SET status = 'FAILED', error = $4, updated_at = $5, finished_at = $5
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+      params: [tenantId, taskId, attempt, reason, now],
+      expect: { rows: 1, what: `task ${taskId} attempt ${attempt} to fail` },
+    };
+  }
+
+  /** Makes WAITING iteration task `taskId` PENDING; returns what dispatching it needs, or undefined when no row matched. */
+  async releaseIteration(tenantId: string, taskId: string, now: Date): Promise<StoredDispatch | undefined> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<StoredDispatch>(
+        m,
+        `UPDATE tasks SET status = 'PENDING', updated_at = $3
+          WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING' AND iteration IS NOT NULL
+          RETURNING ${DISPATCH_COLUMNS}`,
+        [tenantId, taskId, now],
+      );
+      return r.rows[0];
+    });
+  }
+
+  /** Skips the WAITING iteration tasks `taskIds` with `reason`; returns how many rows changed. */
+  async skipIterations(tenantId: string, taskIds: readonly string[], reason: string, now: Date): Promise<number> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql(
+        m,
+        `UPDATE tasks SET status = 'SKIPPED', error = $3, updated_at = $4, finished_at = $4
+          WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND status = 'WAITING' AND iteration IS NOT NULL`,
+        [tenantId, taskIds, reason, now],
+      );
+      return r.rowCount;
+    });
+  }
+
+  /** Clears the timer of WAITING SUBWORKFLOW task `taskId` at `attempt` as its child run starts; returns the rows changed. */
+  async disarmForChild(tenantId: string, taskId: string, attempt: number, now: Date): Promise<number> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql(
+        m,
+        `UPDATE tasks SET wake_at = NULL, retry_at = NULL, updated_at = $4 WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'WAITING'`,
+        [tenantId, taskId, attempt, now],
+      );
+      return r.rowCount;
+    });
+  }
+
+  /** Moves WAITING SUBWORKFLOW task `taskId` to the next attempt, due at `notBefore`; returns the rows changed. */
+  async retryChild(tenantId: string, taskId: string, attempt: number, reason: string, notBefore: Date, now: Date): Promise<number> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql(
+        m,
+        `UPDATE tasks SET attempt = attempt + 1, error = $4, wake_at = $5, retry_at = $5, updated_at = $6
+          WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'WAITING'`,
+        [tenantId, taskId, attempt, reason, notBefore, now],
+      );
+      return r.rowCount;
+    });
+  }
+
+  /** Makes `attempt` + 1 of task `taskId` PENDING with the last `reason`; returns what dispatching it needs, or undefined. */
+  async retry(tenantId: string, taskId: string, attempt: number, reason: string, now: Date): Promise<StoredDispatch | undefined> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<StoredDispatch>(
+        m,
+        `UPDATE tasks SET status = 'PENDING', attempt = attempt + 1, error = $4, updated_at = $5
+          WHERE tenant_id = $1 AND id = $2 AND attempt = $3
+          RETURNING ${DISPATCH_COLUMNS}`,
+        [tenantId, taskId, attempt, reason, now],
+      );
+      return r.rows[0];
+    });
+  }
+
+  /** Records the SWITCH branches task `taskId` chose; returns the rows changed. */
+  async recordBranches(tenantId: string, taskId: string, branches: readonly string[], now: Date): Promise<number> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql(m, `UPDATE tasks SET branches = $3::text[], updated_at = $4 WHERE tenant_id = $1 AND id = $2`, [tenantId, taskId, branches, now]);
+      return r.rowCount;
+    });
+  }
+
+  /** Ends WAITING task `taskId` with `status`, `output` and `reason`, clearing its timer and awaited signal; returns the rows changed. */
+  async resolveWait(tenantId: string, taskId: string, status: string, output: Json | undefined, reason: string | null, now: Date): Promise<number> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql(
+        m,
+        `UPDATE tasks SET status = $3, output = $4::jsonb, error = $5, wake_at = NULL, awaited_signal = NULL,
+                updated_at = $6, finished_at = $6
+          WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`,
+        [tenantId, taskId, status, jsonb(output), reason, now],
+      );
+      return r.rowCount;
+    });
+  }
+
+  /** Deletes the tasks of `nodeIds` in run `runId`, with their outbox rows (a retry from a node resets it and its descendants). */
+  async resetNodes(tenantId: string, runId: string, nodeIds: readonly string[]): Promise<void> {
+    await this.inTenant(tenantId, (m) =>
+      sql(
+        m,
+        `WITH reset AS (
+           DELETE FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($3::text[]) RETURNING id
+         )
+         DELETE FROM outbox WHERE tenant_id = $1 AND task_id IN (SELECT id FROM reset)`,
+        [tenantId, runId, nodeIds],
+      ),
+    );
+  }
+
+  /** Cancels every task of run `runId` whose status is one of `active`, with `reason`. */
+  async cancelActive(tenantId: string, runId: string, reason: string, active: readonly string[], now: Date): Promise<void> {
+    await this.inTenant(tenantId, (m) =>
+      sql(
+        m,
+        `UPDATE tasks SET status = 'CANCELLED', error = $3, wake_at = NULL, updated_at = $4, finished_at = $4
+          WHERE tenant_id = $1 AND run_id = $2 AND status = ANY($5::text[])`,
+        [tenantId, runId, reason, now, active],
+      ),
+    );
+  }
+}

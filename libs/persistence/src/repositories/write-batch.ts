@@ -1,0 +1,63 @@
+import type { EntityManager } from 'typeorm';
+import { sql } from '../sql.js';
+
+/**
+ * A write of one event changed another number of rows than it expected: the stored run no longer
+ * matches the snapshot the state machine decided on. A bug, never retried; the event rolls back.
+ */
+export class WriteInvariantError extends Error {
+  override name = 'WriteInvariantError';
+}
+
+/**
+ * Throws {@link WriteInvariantError} naming run `runId` and `what` unless a write changed
+ * exactly `expected` rows (it `matched`).
+ */
+export function expectRows(runId: string, expected: number, matched: number | undefined, what: string): void {
+  if (matched !== expected) {
+    throw new WriteInvariantError(`run ${runId}: expected exactly ${expected === 1 ? 'one' : expected} ${what}, matched ${matched}`);
+  }
+}
+
+/**
+ * One write of an event: a single INSERT, UPDATE or DELETE (no WITH, no RETURNING) with its own
+ * parameters `$1…$n`. Parts that touch different rows are sent together by {@link runWrites},
+ * in one statement and one round trip. With `expect`, the part must change exactly `rows` rows.
+ */
+export interface WritePart {
+  text: string;
+  params: unknown[];
+  expect?: { rows: number; what: string };
+}
+
+/**
+ * Runs `parts` in transaction `m` as one statement: each part becomes a data-modifying CTE (its
+ * parameters renumbered after the previous parts'), and the statement returns how many rows
+ * each part with `expect` changed. All parts see the same snapshot and none sees another's rows,
+ * so a caller only combines parts that touch different rows and do not read each other's writes
+ * (foreign keys are checked at the end of the statement, after every part). One part without
+ * `expect` is sent as it is.
+ * @throws WriteInvariantError naming the run and `expect.what` when a part changed another
+ * number of rows than expected; the driver's error when the statement fails.
+ */
+export async function runWrites(m: EntityManager, runId: string, parts: readonly WritePart[]): Promise<void> {
+  if (parts.length === 0) return;
+  if (parts.length === 1 && !parts[0]!.expect) {
+    await sql(m, parts[0]!.text, parts[0]!.params);
+    return;
+  }
+  const params: unknown[] = [];
+  const ctes: string[] = [];
+  const counts: string[] = [];
+  parts.forEach((p, i) => {
+    const offset = params.length;
+    params.push(...p.params);
+    const text = offset === 0 ? p.text : p.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
+    if (p.expect) counts.push(`(SELECT count(*) FROM w${i})::int AS w${i}`);
+  });
+  const r = await sql<Record<string, number>>(m, `WITH ${ctes.join(',\n')}\nSELECT ${counts.length ? counts.join(', ') : '1 AS done'}`, params);
+  parts.forEach((p, i) => {
+    if (p.expect) expectRows(runId, p.expect.rows, r.rows[0]?.[`w${i}`], p.expect.what);
+  });
+}
