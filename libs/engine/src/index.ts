@@ -1,17 +1,46 @@
-/** @weft/engine: the workflow model, CEL templates, the pure state machine and the coordinator ports. */
+/**
+ * @weft/engine: the workflow model, CEL templates, the pure state machine and the coordinator.
+ * Every name a pure engine file exports is exported here, so code outside the pure engine
+ * (the coordinator included) never needs a deep import. The state machine's test harness
+ * (`statemachine/testing/`) is the one exception: it is for specs only.
+ */
 export * from './errors.js';
+
+// model/: the definition, its DAG and the pure value checks.
 export * from './model/workflow-types.js';
 export * from './model/workflow-definition.js';
+export * from './model/run-context.js';
+export * from './model/template-syntax.js';
 export * from './model/dag.js';
 export * from './model/rfc3339.js';
+export * from './model/reducers.js';
+export * from './model/storable-json.js';
+export * from './model/payload-hygiene.js';
 export * from './model/validate.js';
-export * from './template/template-syntax.js';
+
+// template/: CEL evaluation.
+export * from './template/template-resolver.js';
 export * from './template/resolver.js';
+export * from './template/re2.js';
+
+// statemachine/: the contract (events, state, actions, collaborators, errors) and the machine.
 export * from './statemachine/events.js';
 export * from './statemachine/state.js';
 export * from './statemachine/actions.js';
 export * from './statemachine/errors.js';
 export * from './statemachine/deps.js';
 export * from './statemachine/machine.js';
-export * from './coordinator/ports.js';
+// statemachine/: the machine's working parts, exported for tooling and the coordinator.
+export * from './statemachine/apply-action.js';
+export * from './statemachine/journal.js';
+export * from './statemachine/run-index.js';
+export * from './statemachine/step.js';
+export * from './statemachine/routing.js';
+export * from './statemachine/waits.js';
+export * from './statemachine/for-each.js';
+export * from './statemachine/subworkflow.js';
+
+// The ports the coordinator drives (task queue, run updates).
+export * from './ports.js';
+// coordinator/: the shell that persists the machine's decisions (its own entry point).
 export * from './coordinator/index.js';

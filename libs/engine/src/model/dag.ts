@@ -1,5 +1,5 @@
-import type { StepResult } from '../statemachine/state.js';
-import { expressionTaskRefs, templatePattern } from '../template/template-syntax.js';
+import type { StepResult } from './run-context.js';
+import { expressionTaskRefs, templatePattern } from './template-syntax.js';
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from './workflow-definition.js';
 import { NodeType, isTaskCompleted, type JsonValue } from './workflow-types.js';
 

@@ -6,7 +6,7 @@
 import YAML, { type YAMLError } from 'yaml';
 import { WeftError, type Problem } from '../errors.js';
 import { checkTemplateSyntax } from '../template/resolver.js';
-import { findTemplates, hasTemplate, unclosedTemplate } from '../template/template-syntax.js';
+import { findTemplates, hasTemplate, unclosedTemplate } from './template-syntax.js';
 import { templateTaskRefs } from './dag.js';
 import { isReducerName, REDUCER_NAMES } from './reducers.js';
 import { isRfc3339, MAX_TIMESTAMP_MS, parseRfc3339 } from './rfc3339.js';

@@ -1,12 +1,10 @@
 import type { JsonValue, RunStatus } from '../model/workflow-types.js';
-import type { RunContext, BufferedSignal } from './state.js';
+import type { TemplateResolver } from '../template/template-resolver.js';
+import type { BufferedSignal } from './state.js';
 import type { Action } from './actions.js';
 
-/** Evaluates `{{ }}` CEL templates in node specs and conditions (implemented by template/resolver.ts). */
-export interface TemplateResolver {
-  /** Resolves every string in `spec` (recursively); throws a TemplateError on a bad template. */
-  resolve(spec: JsonValue, ctx: RunContext, now: Date): JsonValue;
-}
+/** Re-exported so the machine's collaborators are all named here; defined in template/. */
+export type { TemplateResolver };
 
 /**
  * Read access to run data the machine loads on demand (seed 000 `Store`). Any rejection is

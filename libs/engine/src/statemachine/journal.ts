@@ -7,7 +7,8 @@
  * iterations included), the same contents, the same key order.
  */
 import type { JsonValue } from '../model/workflow-types.js';
-import type { NodeState, RunSnapshot, StepResult } from './state.js';
+import type { StepResult } from '../model/run-context.js';
+import type { NodeState, RunSnapshot } from './state.js';
 
 type Entries<V> = Array<[string, V]>;
 

@@ -1,44 +1,7 @@
+import type { RunContext } from '../model/run-context.js';
 import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 
-/**
- * What templates read (seed 002 "run context"): the run's input and config, plus a cache of
- * completed nodes' outputs filled on demand through the Store. Only input and config are
- * persisted on the run row; outputs live on task rows.
- */
-export interface RunContext {
-  input: JsonValue;
-  config: JsonValue;
-  tasks: Map<string, StepResult>;
-  /**
-   * Every reached node's status (and error, when known), by node id, so templates can read
-   * `tasks.<id>.status` and `tasks.<id>.error` of nodes whose outputs were not loaded (skipped,
-   * failed, waiting…). The machine passes its `RunSnapshot.nodes` here; absent, templates see
-   * only the nodes in `tasks`.
-   */
-  reached?: ReadonlyMap<string, NodeStatus>;
-  /**
-   * Extra top-level variables of one resolution: a `for_each` iteration's element under its
-   * alias, with `<as>Index` and `<as>Count` (DESIGN §6). They shadow nothing: validation refuses
-   * an alias named input, config, tasks or system.
-   */
-  locals?: Readonly<Record<string, JsonValue>>;
-}
-
-/** What templates read of a reached node without loading its output. */
-export interface NodeStatus {
-  status: TaskStatus;
-  /** Why the node failed (its last failure), when known. */
-  error?: string;
-}
-
-/** A node's result as templates see it under `tasks.<id>`. */
-export interface StepResult {
-  status: TaskStatus;
-  output: JsonValue;
-  error?: string;
-}
-
-/** Per reached node, only what routing needs (seed 000 `NodeState`): no input, no output. */
+/** Per reached node, only what routing needs: no input, no output (those stay on the task rows). */
 export interface NodeState {
   taskId: string;
   status: TaskStatus;
@@ -125,7 +88,10 @@ export function reportTarget(run: RunSnapshot, nodeId: string, taskId: string): 
   return n.iterations.find((it) => it.taskId === taskId);
 }
 
-/** Fencing: a report is for this node's current task attempt (seed 000 `matches`). */
+/**
+ * Fencing: true when a report for (`taskId`, `attempt`) addresses `n`'s current task attempt;
+ * anything else (a stale attempt, another task, no state) is false.
+ */
 export function matchesAttempt(n: NodeState | undefined, taskId: string, attempt: number): n is NodeState {
   return n !== undefined && n.taskId === taskId && n.attempt === attempt;
 }

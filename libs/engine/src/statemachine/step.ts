@@ -11,7 +11,8 @@ import { DEFAULT_MAX_SUBWORKFLOW_DEPTH, DEFAULT_MAX_VALUE_BYTES, type Deps, type
 import { StoreError } from './errors.js';
 import { applyAction } from './apply-action.js';
 import type { Journal } from './journal.js';
-import type { RunContext, RunSnapshot } from './state.js';
+import type { RunContext } from '../model/run-context.js';
+import type { RunSnapshot } from './state.js';
 
 /**
  * How many times the largest single value a value gathered from many may be: the default run

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { TaskStatus, type JsonValue } from '../model/workflow-types.js';
-import type { RunContext, StepResult } from '../statemachine/state.js';
+import type { RunContext, StepResult } from '../model/run-context.js';
 import { CelTemplateResolver, checkTemplateSyntax, compileExpression, EVALUATION_LIMITS, TemplateError } from './resolver.js';
-import { findTemplates } from './template-syntax.js';
+import { findTemplates } from '../model/template-syntax.js';
 
 const NOW = new Date('2030-01-01T12:00:00.000Z');
 const r = new CelTemplateResolver();

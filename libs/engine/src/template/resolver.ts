@@ -14,10 +14,10 @@
 import { Environment, Optional, type ParseResult } from '@marcbachmann/cel-js';
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import type { JsonValue } from '../model/workflow-types.js';
-import type { TemplateResolver } from '../statemachine/deps.js';
-import type { RunContext } from '../statemachine/state.js';
+import type { RunContext } from '../model/run-context.js';
+import { expressionTaskRefs, findTemplates, templatePattern } from '../model/template-syntax.js';
 import { cachedRegex, RegexError, type Re2Regex } from './re2.js';
-import { expressionTaskRefs, findTemplates, templatePattern } from './template-syntax.js';
+import type { TemplateResolver } from './template-resolver.js';
 
 /**
  * Structural limits on every expression (tenants write them): at most 2,000 AST nodes, nesting
