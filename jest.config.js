@@ -10,6 +10,7 @@ const shared = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   moduleNameMapper: {
     '^@weft/engine$': '<rootDir>/libs/engine/src/index.ts',
+    '^@weft/engine/coordinator$': '<rootDir>/libs/engine/src/coordinator/index.ts',
     '^@weft/persistence$': '<rootDir>/libs/persistence/src/index.ts',
     '^@weft/platform$': '<rootDir>/libs/platform/src/index.ts',
     '^@weft/client$': '<rootDir>/libs/client/src/index.ts',

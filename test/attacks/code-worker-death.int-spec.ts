@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunCoordinator } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import { RunRepository } from '@weft/persistence';
 import { BullTaskQueues, queuePrefix } from '@weft/platform';
 import { DEFAULT_UID_SLOTS, uidLockDir } from '../../apps/worker/src/executors/code/uid-pool.js';
@@ -145,19 +145,19 @@ async function ownedBy(dir: string, block: { first: number; count: number }): Pr
     closers.push(() => killWorker(first.child));
     const base = await blockOf(first.child.pid!);
     const block = { first: base, count: DEFAULT_UID_SLOTS };
-    const { runId: spyRun } = await coordinator.startRun(a.tenantId, { workflowId: spy.workflowId });
+    const { runId: spyRun } = await coordinator.runs.startRun(a.tenantId, { workflowId: spy.workflowId });
     // The handler and its daemon run as the slot's uid.
     await eventually('the spy and its daemon run', async () => (await processesOf(block)).length >= 2, 30_000);
 
     await killWorker(first.child);
     // Its sandbox dies with it: not one process of the block is left.
     await eventually('no process of the dead worker\'s uids is left', async () => (await processesOf(block)).length === 0, 10_000);
-    await coordinator.cancelRun(a.tenantId, { runId: spyRun, reason: 'attack over' });
+    await coordinator.runs.cancelRun(a.tenantId, { runId: spyRun, reason: 'attack over' });
 
     const second = await startWorker();
     closers.push(() => killWorker(second.child));
     expect(await blockOf(second.child.pid!)).toBe(base); // the dead worker's block, taken over
-    const { runId } = await coordinator.startRun(b.tenantId, { workflowId: victim.workflowId, config: { db_password: 'B-SECRET-123' } });
+    const { runId } = await coordinator.runs.startRun(b.tenantId, { workflowId: victim.workflowId, config: { db_password: 'B-SECRET-123' } });
     await eventually('B\'s run ends', async () => ['SUCCEEDED', 'FAILED'].includes((await runs.findRun(b.tenantId, runId))!.status), 30_000);
 
     expect(await runs.findRun(b.tenantId, runId)).toMatchObject({ status: 'SUCCEEDED', output: { read: { mine: 'B-' } } });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RunRepository } from '@weft/persistence';
-import { RunCoordinator, type WorkflowNode } from '@weft/engine';
+import { type WorkflowNode } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import { BullTaskQueues, ConfigError, LOG_LINE_CHARS, LOG_STRING_CHARS, loadConfig, queuePrefix, WeftLogger } from '@weft/platform';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, MemoryLogger, publishWorkflow, RecordingPublisher } from '../support/builders.js';
@@ -61,7 +62,7 @@ describe("a worker's log", () => {
       spec: { code: `def handler(input):\n    raise Exception("boom\\n" + ${JSON.stringify(FORGED_JSON)} + "\\n" + ${JSON.stringify(FORGED_NEST)} + "\\r\\n" + "E" * 5000000 + "\\nend")` },
     };
     const { workflowId } = await publishWorkflow(db.ds, tenantId, def([raise]));
-    const { runId } = await coordinator.startRun(tenantId, { workflowId });
+    const { runId } = await coordinator.runs.startRun(tenantId, { workflowId });
     await eventually('the run fails', async () => (await new RunRepository(db.ds).findRun(tenantId, runId))?.status === 'FAILED', 30_000);
     await eventually('the worker logs the failure', async () => output().includes(`run ${runId} node a attempt 1 failed`), 10_000);
 

@@ -52,7 +52,7 @@ describe('jobs of a sensitive node', () => {
     const runId = await h.start(definition, { input: { token: 's3cr3t-token' } });
     expect(h.dispatcher.jobs).toEqual([]);
     h.clock.advance(6_000);
-    await h.coordinator.relayOutbox(100);
+    await h.coordinator.outbox.relay(100);
     expect(flags(h.dispatcher.jobs.filter((j) => j.runId === runId)).sort()).toEqual([
       ['plain', 0, false],
       ['secret', 0, true],
@@ -60,7 +60,7 @@ describe('jobs of a sensitive node', () => {
 
     h.dispatcher.jobs.length = 0;
     h.clock.advance(31_000); // past the dispatch lease, and no worker claimed them
-    await h.coordinator.sweepLostTasks(100, emptyQueues); // the other test's tasks are lost too
+    await h.coordinator.lostTasks.sweep(100, emptyQueues); // the other test's tasks are lost too
     expect(flags(h.dispatcher.jobs.filter((j) => j.runId === runId)).sort()).toEqual([
       ['plain', 0, false],
       ['secret', 0, true],

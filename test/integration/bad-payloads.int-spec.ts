@@ -102,7 +102,7 @@ describe('a worker with WEFT_MAX_OUTPUT_BYTES=65536, end to end', () => {
     const started = await Promise.all(
       nodes.map(async (node) => {
         const { workflowId } = await publishWorkflow(db.ds, tenantId, def([node]));
-        return (await platform.coordinator.startRun(tenantId, { workflowId, config: { stub: stub.base } })).runId;
+        return (await platform.coordinator.runs.startRun(tenantId, { workflowId, config: { stub: stub.base } })).runId;
       }),
     );
     return Promise.all(

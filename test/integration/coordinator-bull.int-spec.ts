@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { sql, withTenant } from '@weft/persistence';
-import { RunCoordinator, jobId, type TaskJob } from '@weft/engine';
+import { jobId, type TaskJob } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import { BullTaskQueues } from '@weft/platform';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, edge, http, MemoryLogger, publishWorkflow, RecordingPublisher } from '../support/builders.js';
@@ -29,7 +30,7 @@ describe('coordinator with a real Bull queue', () => {
     const coordinator = new RunCoordinator(db.ds, queues, new RecordingPublisher(), { logger: new MemoryLogger(), outboxGraceMs: 0 });
     const node = (id: string) => http(id, { url: `http://example.test/${id}` }, { queue: QUEUE, retry: { max_attempts: 2, backoff_seconds: 30 } });
     const { workflowId } = await publishWorkflow(db.ds, tenantId, def([node('a'), node('b')], [edge('a', 'b')]));
-    const { runId } = await coordinator.startRun(tenantId, { workflowId });
+    const { runId } = await coordinator.runs.startRun(tenantId, { workflowId });
 
     const q = queues.queue(QUEUE);
     const taskA = await withTenant(db.ds, tenantId, (m) =>
@@ -41,11 +42,11 @@ describe('coordinator with a real Bull queue', () => {
 
     // A crash between enqueue and marking the outbox: the relay enqueues again, Bull keeps one job.
     await withTenant(db.ds, tenantId, (m) => sql(m, `UPDATE outbox SET enqueued_at = NULL WHERE tenant_id = $1 AND task_id = $2`, [tenantId, aId]));
-    expect(await coordinator.relayOutbox(10)).toBe(1);
+    expect(await coordinator.outbox.relay(10)).toBe(1);
     expect((await q.getJobCounts()).waiting).toBe(1);
 
     // A failed attempt is retried as a delayed job with the next attempt's id.
-    await coordinator.reportFailed(tenantId, { runId, taskId: aId, nodeId: 'a', attempt: 0, error: 'HTTP 503' });
+    await coordinator.runs.reportFailed(tenantId, { runId, taskId: aId, nodeId: 'a', attempt: 0, error: 'HTTP 503' });
     const retry = await q.getJob(jobId(aId, 1));
     expect(retry).not.toBeNull();
     expect(await retry!.isDelayed()).toBe(true);
@@ -55,8 +56,8 @@ describe('coordinator with a real Bull queue', () => {
     // A worker loop over the real queue: claim, "execute", report.
     const done = new Promise<void>((resolve) => {
       queues.consume([QUEUE], 2, async (j: TaskJob) => {
-        if (!(await coordinator.markRunning(j.tenantId, j.taskId, j.attempt))) return;
-        await coordinator.reportCompleted(j.tenantId, { runId: j.runId, taskId: j.taskId, nodeId: j.nodeId, attempt: j.attempt, output: { node: j.nodeId } });
+        if (!(await coordinator.leases.markRunning(j.tenantId, j.taskId, j.attempt))) return;
+        await coordinator.runs.reportCompleted(j.tenantId, { runId: j.runId, taskId: j.taskId, nodeId: j.nodeId, attempt: j.attempt, output: { node: j.nodeId } });
         if (j.nodeId === 'b') resolve();
       });
     });

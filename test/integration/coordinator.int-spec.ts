@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RunRepository, sql, TransientDbError, withTenant } from '@weft/persistence';
-import { RunCoordinator, WeftError, type RunCoordinatorOptions } from '@weft/engine';
+import { WeftError } from '@weft/engine';
+import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import {
@@ -77,11 +78,11 @@ describe('startRun', () => {
   it('returns the existing run for a repeated idempotency key, also under concurrent duplicates', async () => {
     const h = await setup();
     const { workflowId } = await h.publish(def([http('a')]));
-    const first = await h.coordinator.startRun(h.tenantId, { workflowId, idempotencyKey: 'k1' });
+    const first = await h.coordinator.runs.startRun(h.tenantId, { workflowId, idempotencyKey: 'k1' });
     expect(first.created).toBe(true);
-    expect(await h.coordinator.startRun(h.tenantId, { workflowId, idempotencyKey: 'k1' })).toEqual({ runId: first.runId, created: false });
+    expect(await h.coordinator.runs.startRun(h.tenantId, { workflowId, idempotencyKey: 'k1' })).toEqual({ runId: first.runId, created: false });
 
-    const racing = await Promise.all(Array.from({ length: 8 }, () => h.coordinator.startRun(h.tenantId, { workflowId, idempotencyKey: 'k2' })));
+    const racing = await Promise.all(Array.from({ length: 8 }, () => h.coordinator.runs.startRun(h.tenantId, { workflowId, idempotencyKey: 'k2' })));
     expect(racing.filter((r) => r.created)).toHaveLength(1);
     expect(new Set(racing.map((r) => r.runId)).size).toBe(1);
     const count = await withTenant(db.ds, h.tenantId, (m) =>
@@ -94,11 +95,11 @@ describe('startRun', () => {
   it('rejects unknown workflows, versions and start nodes without leaving a run', async () => {
     const h = await setup();
     const { workflowId } = await h.publish(def([http('a')]));
-    expect(await code(h.coordinator.startRun(h.tenantId, { workflowId: 'nope' }))).toBe('NOT_FOUND');
-    expect(await code(h.coordinator.startRun(h.tenantId, { workflowId, version: 9 }))).toBe('NOT_FOUND');
-    expect(await code(h.coordinator.startRun(h.tenantId, { workflowId, startNodeId: 'ghost' }))).toBe('BAD_USER_INPUT');
+    expect(await code(h.coordinator.runs.startRun(h.tenantId, { workflowId: 'nope' }))).toBe('NOT_FOUND');
+    expect(await code(h.coordinator.runs.startRun(h.tenantId, { workflowId, version: 9 }))).toBe('NOT_FOUND');
+    expect(await code(h.coordinator.runs.startRun(h.tenantId, { workflowId, startNodeId: 'ghost' }))).toBe('BAD_USER_INPUT');
     const other = await createTenant(db.ds, 'other');
-    expect(await code(h.coordinator.startRun(other.tenantId, { workflowId }))).toBe('NOT_FOUND');
+    expect(await code(h.coordinator.runs.startRun(other.tenantId, { workflowId }))).toBe('NOT_FOUND');
     expect((await new RunRepository(db.ds).listRuns(h.tenantId)).edges).toEqual([]);
   });
 });
@@ -194,7 +195,7 @@ describe('reports', () => {
     const h = await setup();
     const runId = await h.start(def([http('a', undefined, { retry: { max_attempts: 3 } })]));
     const job = h.dispatcher.last('a');
-    await h.coordinator.reportFailed(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a', attempt: 0, error: 'bad spec', retryable: false });
+    await h.coordinator.runs.reportFailed(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a', attempt: 0, error: 'bad spec', retryable: false });
     expect((await h.tasks(runId)).a).toMatchObject({ status: 'FAILED', attempt: 0, error: 'bad spec' });
     expect((await h.events(runId))[1]!.payload).toMatchObject({ retryable: false });
     expect((await h.run(runId)).status).toBe('FAILED');
@@ -223,28 +224,28 @@ describe('reports', () => {
     expect((await h.tasks(runId)).a!.output).toEqual({});
     expect(h.dispatcher.forNode('b')).toHaveLength(1);
 
-    expect(await h.coordinator.reportCompleted(h.tenantId, { runId: '0190d5b4-0000-7000-8000-000000000000', taskId: first.taskId, nodeId: 'a', attempt: 0, output: {} })).toEqual({
+    expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId: '0190d5b4-0000-7000-8000-000000000000', taskId: first.taskId, nodeId: 'a', attempt: 0, output: {} })).toEqual({
       ignored: 'run not found',
     });
-    expect(await h.coordinator.reportFailed(h.tenantId, { runId: 'garbage', taskId: first.taskId, nodeId: 'a', attempt: 0, error: 'x' })).toEqual({ ignored: 'run not found' });
+    expect(await h.coordinator.runs.reportFailed(h.tenantId, { runId: 'garbage', taskId: first.taskId, nodeId: 'a', attempt: 0, error: 'x' })).toEqual({ ignored: 'run not found' });
     // Another tenant's report for this run is "not found" too.
     const other = await createTenant(db.ds, 'other');
-    expect((await h.coordinator.reportCompleted(other.tenantId, { runId, taskId: first.taskId, nodeId: 'a', attempt: 0, output: {} })).ignored).toBe('run not found');
+    expect((await h.coordinator.runs.reportCompleted(other.tenantId, { runId, taskId: first.taskId, nodeId: 'a', attempt: 0, output: {} })).ignored).toBe('run not found');
   });
 
   it('markRunning moves the current attempt to RUNNING and refuses stale ones', async () => {
     const h = await setup();
     const runId = await h.start(def([http('a')]));
     const job = h.dispatcher.last('a');
-    expect(await h.coordinator.markRunning(h.tenantId, job.taskId, 1)).toBeNull();
-    const first = await h.coordinator.markRunning(h.tenantId, job.taskId, 0);
+    expect(await h.coordinator.leases.markRunning(h.tenantId, job.taskId, 1)).toBeNull();
+    const first = await h.coordinator.leases.markRunning(h.tenantId, job.taskId, 0);
     expect(first).toEqual(expect.any(String)); // the lease token
     expect((await h.tasks(runId)).a!.status).toBe('RUNNING');
-    const again = await h.coordinator.markRunning(h.tenantId, job.taskId, 0); // redelivery: a new lease
+    const again = await h.coordinator.leases.markRunning(h.tenantId, job.taskId, 0); // redelivery: a new lease
     expect(again).toEqual(expect.any(String));
     expect(again).not.toBe(first);
     await h.complete('a');
-    expect(await h.coordinator.markRunning(h.tenantId, job.taskId, 0)).toBeNull();
+    expect(await h.coordinator.leases.markRunning(h.tenantId, job.taskId, 0)).toBeNull();
     expect((await h.tasks(runId)).a!.status).toBe('COMPLETED');
     expect((await h.events(runId)).map((e) => e.type)).toEqual(['RunStarted', 'NodeCompleted']);
   });
@@ -254,8 +255,8 @@ describe('signals and timers', () => {
   it('buffers an early signal and consumes it when the node parks', async () => {
     const h = await setup();
     const runId = await h.start(def([http('a'), waitFor('w', 'approve'), http('b', { url: 'http://x/{{tasks.w.output.who}}' })], [edge('a', 'w'), edge('w', 'b')]));
-    expect(await h.coordinator.sendSignal(h.tenantId, { runId, name: 'approve', payload: { who: 'ann' } })).toEqual({ delivered: false });
-    expect(await h.coordinator.sendSignal(h.tenantId, { runId, name: 'approve', payload: { who: 'bob' } })).toEqual({ delivered: false });
+    expect(await h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'approve', payload: { who: 'ann' } })).toEqual({ delivered: false });
+    expect(await h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'approve', payload: { who: 'bob' } })).toEqual({ delivered: false });
     await h.complete('a');
 
     const tasks = await h.tasks(runId);
@@ -278,12 +279,12 @@ describe('signals and timers', () => {
     const h = await setup();
     const runId = await h.start(def([waitFor('w', 'go'), http('b')], [edge('w', 'b')]));
     expect((await h.tasks(runId)).w).toMatchObject({ status: 'WAITING', awaitedSignal: 'go', wakeAt: null });
-    expect(await code(h.coordinator.sendSignal(h.tenantId, { runId, name: '' }))).toBe('BAD_USER_INPUT');
-    expect(await h.coordinator.sendSignal(h.tenantId, { runId, name: 'go' })).toEqual({ delivered: true });
+    expect(await code(h.coordinator.runs.sendSignal(h.tenantId, { runId, name: '' }))).toBe('BAD_USER_INPUT');
+    expect(await h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'go' })).toEqual({ delivered: true });
     expect((await h.tasks(runId)).w).toMatchObject({ status: 'COMPLETED', output: {}, awaitedSignal: null });
     await h.complete('b');
-    expect(await code(h.coordinator.sendSignal(h.tenantId, { runId, name: 'go' }))).toBe('CONFLICT');
-    expect(await code(h.coordinator.sendSignal(h.tenantId, { runId: '0190d5b4-0000-7000-8000-000000000000', name: 'go' }))).toBe('NOT_FOUND');
+    expect(await code(h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'go' }))).toBe('CONFLICT');
+    expect(await code(h.coordinator.runs.sendSignal(h.tenantId, { runId: '0190d5b4-0000-7000-8000-000000000000', name: 'go' }))).toBe('NOT_FOUND');
     // Rejected signals write nothing: the history holds only what was applied.
     const events = await h.events(runId);
     expect(events.map((e) => e.type)).toEqual(['RunStarted', 'SignalReceived', 'NodeCompleted']);
@@ -295,19 +296,19 @@ describe('signals and timers', () => {
     const runId = await h.start(def([waitFor('w', 'approve', 10), http('b')], [edge('w', 'b')]));
     const w = (await h.tasks(runId)).w!;
     expect(w.wakeAt?.getTime()).toBe(h.clock.now().getTime() + 10_000);
-    expect(await h.coordinator.fireDueTimers(10)).toBe(0);
+    expect(await h.coordinator.timers.fireDue(10)).toBe(0);
     h.clock.advance(10_001);
-    expect(await h.coordinator.fireDueTimers(10)).toBe(1);
+    expect(await h.coordinator.timers.fireDue(10)).toBe(1);
     expect((await h.tasks(runId)).w).toMatchObject({ status: 'FAILED', error: 'timed out waiting for event "approve"', wakeAt: null });
     expect(await h.run(runId)).toMatchObject({ status: 'FAILED' });
-    expect(await h.coordinator.fireDueTimers(10)).toBe(0);
+    expect(await h.coordinator.timers.fireDue(10)).toBe(0);
   });
 
   it('completes a WAIT when its timer fires and routes on', async () => {
     const h = await setup();
     const runId = await h.start(def([wait('w', 5), http('b')], [edge('w', 'b')]));
     h.clock.advance(5_000);
-    expect(await h.coordinator.fireDueTimers(10)).toBe(1);
+    expect(await h.coordinator.timers.fireDue(10)).toBe(1);
     expect((await h.tasks(runId)).w).toMatchObject({ status: 'COMPLETED', output: { woke_at: h.clock.now().toISOString() } });
     expect(h.dispatcher.forNode('b')).toHaveLength(1);
   });
@@ -316,10 +317,10 @@ describe('signals and timers', () => {
     const h = await setup();
     const { workflowId } = await h.publish(def([wait('w', 1), http('b')], [edge('w', 'b')]));
     const runIds: string[] = [];
-    for (let i = 0; i < 12; i++) runIds.push((await h.coordinator.startRun(h.tenantId, { workflowId })).runId);
+    for (let i = 0; i < 12; i++) runIds.push((await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId);
     h.clock.advance(2_000);
     const replica = new RunCoordinator(db.ds, h.dispatcher, h.publisher, { now: h.clock.now, logger: h.logger });
-    const [x, y] = await Promise.all([h.coordinator.fireDueTimers(100), replica.fireDueTimers(100)]);
+    const [x, y] = await Promise.all([h.coordinator.timers.fireDue(100), replica.timers.fireDue(100)]);
     expect(x + y).toBe(12);
     for (const runId of runIds) {
       expect((await h.events(runId)).filter((e) => e.type === 'TimerFired')).toHaveLength(1);
@@ -336,11 +337,11 @@ describe('signals and timers', () => {
     await h.complete('a', {});
     expect((await h.run(runId)).status).toBe('FAILED');
     h.clock.advance(6_000);
-    expect(await h.coordinator.fireDueTimers(10)).toBe(1);
+    expect(await h.coordinator.timers.fireDue(10)).toBe(1);
     expect((await h.events(runId)).at(-1)).toMatchObject({ type: 'TimerFired', ignored: 'timer for w no longer pending' });
     expect((await h.tasks(runId)).w).toMatchObject({ status: 'WAITING', wakeAt: null });
     h.clock.advance(120_000);
-    expect(await h.coordinator.fireDueTimers(10)).toBe(0);
+    expect(await h.coordinator.timers.fireDue(10)).toBe(0);
   });
 });
 
@@ -348,13 +349,13 @@ describe('cancel and retry', () => {
   it('cancels every active task and the run; later reports are ignored', async () => {
     const h = await setup();
     const runId = await h.start(def([fork('f'), http('x'), waitFor('w', 'go', 60)], [edge('f', 'x'), edge('f', 'w')]));
-    await h.coordinator.cancelRun(h.tenantId, { runId, reason: 'user said so' });
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId, reason: 'user said so' });
     expect(await h.run(runId)).toMatchObject({ status: 'CANCELLED', error: 'user said so' });
     expect(await h.statuses(runId)).toEqual({ f: 'COMPLETED', x: 'CANCELLED', w: 'CANCELLED' });
     expect((await h.tasks(runId)).w!.wakeAt).toBeNull();
     expect((await h.complete('x')).ignored).toMatch(/stale or duplicate/);
-    expect(await code(h.coordinator.cancelRun(h.tenantId, { runId }))).toBe('CONFLICT');
-    expect(await code(h.coordinator.cancelRun(h.tenantId, { runId: '0190d5b4-0000-7000-8000-000000000000' }))).toBe('NOT_FOUND');
+    expect(await code(h.coordinator.runs.cancelRun(h.tenantId, { runId }))).toBe('CONFLICT');
+    expect(await code(h.coordinator.runs.cancelRun(h.tenantId, { runId: '0190d5b4-0000-7000-8000-000000000000' }))).toBe('NOT_FOUND');
     expect(h.publisher.updates.at(-1)).toMatchObject({ runId, status: 'CANCELLED' });
   });
 
@@ -366,16 +367,16 @@ describe('cancel and retry', () => {
     await h.fail('b');
     expect((await h.run(runId)).status).toBe('FAILED');
 
-    expect(await code(h.coordinator.retryRun(h.tenantId, { runId, fromNodeId: 'ghost' }))).toBe('BAD_USER_INPUT');
-    expect(await code(h.coordinator.retryRun(h.tenantId, { runId, fromNodeId: 'b', version: 7 }))).toBe('NOT_FOUND');
-    await h.coordinator.retryRun(h.tenantId, { runId, fromNodeId: 'b' });
+    expect(await code(h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'ghost' }))).toBe('BAD_USER_INPUT');
+    expect(await code(h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'b', version: 7 }))).toBe('NOT_FOUND');
+    await h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'b' });
     const run = await h.run(runId);
     expect(run).toMatchObject({ status: 'RUNNING', error: null, finishedAt: null, output: null });
     const tasks = await h.tasks(runId);
     expect(tasks.a).toMatchObject({ status: 'COMPLETED', output: { n: 1 } });
     expect(tasks.b).toMatchObject({ status: 'PENDING', attempt: 0, input: { url: 'http://x/1' } });
     expect(tasks.b!.id).not.toBe(oldB.taskId);
-    expect(await code(h.coordinator.retryRun(h.tenantId, { runId, fromNodeId: 'a' }))).toBe('CONFLICT');
+    expect(await code(h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'a' }))).toBe('CONFLICT');
 
     expect((await h.complete('b', {}, oldB)).ignored).toMatch(/stale/);
     await h.complete('b');
@@ -387,10 +388,10 @@ describe('cancel and retry', () => {
   it('retries on a new version with new input', async () => {
     const h = await setup();
     const { workflowId } = await h.publish(def([http('a')]), 'versioned');
-    const { runId } = await h.coordinator.startRun(h.tenantId, { workflowId, input: { v: 1 } });
+    const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { v: 1 } });
     await h.complete('a');
     await h.publish(def([http('a', { url: 'http://v2/{{input.v}}' })]), 'versioned');
-    await h.coordinator.retryRun(h.tenantId, { runId, fromNodeId: 'a', version: 2, input: { v: 2 } });
+    await h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'a', version: 2, input: { v: 2 } });
     expect(await h.run(runId)).toMatchObject({ status: 'RUNNING', version: 2, input: { v: 2 } });
     expect(h.dispatcher.last('a').input).toEqual({ url: 'http://v2/2' });
   });
@@ -433,15 +434,15 @@ describe('outbox relay', () => {
     expect(h.logger.warnings.join('\n')).toMatch(/outbox relay will retry/);
     expect((await h.outbox(runId))[0]!.enqueued_at).toBeNull();
 
-    expect(await h.coordinator.relayOutbox(10)).toBe(0); // within the grace period
+    expect(await h.coordinator.outbox.relay(10)).toBe(0); // within the grace period
     h.clock.advance(6_000);
-    expect(await h.coordinator.relayOutbox(10)).toBe(1);
+    expect(await h.coordinator.outbox.relay(10)).toBe(1);
     const task = (await h.tasks(runId)).a!;
     expect(h.dispatcher.jobs).toEqual([
       { tenantId: h.tenantId, runId, taskId: task.id, nodeId: 'a', nodeType: 'HTTP', attempt: 0, queue: 'http', input: task.input, notBefore: task.createdAt.getTime() },
     ]);
     expect((await h.outbox(runId))[0]!.enqueued_at).not.toBeNull();
-    expect(await h.coordinator.relayOutbox(10)).toBe(0);
+    expect(await h.coordinator.outbox.relay(10)).toBe(0);
   });
 
   it('keeps a row for the next relay when Redis is still down, and drops rows of cancelled tasks', async () => {
@@ -449,16 +450,16 @@ describe('outbox relay', () => {
     h.dispatcher.failNext = 2;
     const runId = await h.start(def([http('a')]));
     h.clock.advance(6_000);
-    expect(await h.coordinator.relayOutbox(10)).toBe(0); // enqueue failed: claim kept for the lease
-    expect(await h.coordinator.relayOutbox(10)).toBe(0); // claimed: not taken again yet
+    expect(await h.coordinator.outbox.relay(10)).toBe(0); // enqueue failed: claim kept for the lease
+    expect(await h.coordinator.outbox.relay(10)).toBe(0); // claimed: not taken again yet
     h.clock.advance(31_000);
-    expect(await h.coordinator.relayOutbox(10)).toBe(1);
+    expect(await h.coordinator.outbox.relay(10)).toBe(1);
 
     h.dispatcher.failNext = 1;
     const second = await h.start(def([http('a')]));
-    await h.coordinator.cancelRun(h.tenantId, { runId: second });
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId: second });
     h.clock.advance(6_000);
-    expect(await h.coordinator.relayOutbox(10)).toBe(0);
+    expect(await h.coordinator.outbox.relay(10)).toBe(0);
     expect((await h.outbox(second))[0]!.enqueued_at).not.toBeNull();
     expect(h.dispatcher.jobs.map((j) => j.runId)).toEqual([runId]);
   });
@@ -480,7 +481,7 @@ describe('transient failures', () => {
     const { workflowId } = await h.publish(def([http('a')]));
     // Two failures inside the transaction, then success: one run, one history record.
     failures = 2;
-    const { runId } = await h.coordinator.startRun(h.tenantId, { workflowId });
+    const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
     expect((await h.events(runId)).map((e) => e.seq)).toEqual([1]);
 
     const stubborn = new RunCoordinator(db.ds, h.dispatcher, h.publisher, {
@@ -489,7 +490,7 @@ describe('transient failures', () => {
         throw new TransientDbError('40P01', 'deadlock detected');
       },
     });
-    const err = await stubborn.startRun(h.tenantId, { workflowId }).catch((e) => e);
+    const err = await stubborn.runs.startRun(h.tenantId, { workflowId }).catch((e) => e);
     expect(err).toBeInstanceOf(WeftError);
     expect((err as WeftError).code).toBe('TRANSIENT');
     expect((err as WeftError).message).toMatch(/after 3 attempt/);

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { RunRepository, claimDueTimers, sql, withTenant } from '@weft/persistence';
-import { RunCoordinator, type TaskDispatcher, type TaskJob, type WorkflowDefinition } from '@weft/engine';
+import { type TaskDispatcher, type TaskJob, type WorkflowDefinition } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, http, MemoryLogger, publishWorkflow, RecordingPublisher, wait, waitFor } from '../support/builders.js';
 import { sleep } from '../support/faults.js';
@@ -80,7 +81,7 @@ async function setup(opts: { outboxGraceMs?: number } = {}) {
     coordinator,
     async start(definition: WorkflowDefinition) {
       const { workflowId } = await publishWorkflow(db.ds, tenantId, definition);
-      return (await coordinator.startRun(tenantId, { workflowId })).runId;
+      return (await coordinator.runs.startRun(tenantId, { workflowId })).runId;
     },
     async task(runId: string, nodeId: string) {
       const r = await withTenant(db.ds, tenantId, (m) =>
@@ -128,12 +129,12 @@ describe.each([
     near(first.lease_expires_at?.getTime(), before + DISPATCH_LEASE); // not_before is now
     const job = h.dispatcher.calls.at(-1)!;
     near(job.now?.getTime(), before); // the enqueue's delay is measured from the database's now
-    const token = await h.coordinator.markRunning(h.tenantId, first.id, 0);
+    const token = await h.coordinator.leases.markRunning(h.tenantId, first.id, 0);
     near((await h.task(retried, 'a')).lease_expires_at?.getTime(), before + RUN_LEASE);
-    expect(await h.coordinator.heartbeat([{ tenantId: h.tenantId, taskId: first.id, attempt: 0, leaseToken: token! }])).toEqual(new Set());
+    expect(await h.coordinator.leases.heartbeat([{ tenantId: h.tenantId, taskId: first.id, attempt: 0, leaseToken: token! }])).toEqual(new Set());
     near((await h.task(retried, 'a')).lease_expires_at?.getTime(), before + RUN_LEASE);
 
-    await h.coordinator.reportFailed(h.tenantId, { runId: retried, taskId: first.id, nodeId: 'a', attempt: 0, error: 'HTTP 503', leaseToken: token! });
+    await h.coordinator.runs.reportFailed(h.tenantId, { runId: retried, taskId: first.id, nodeId: 'a', attempt: 0, error: 'HTTP 503', leaseToken: token! });
     const retry = await h.task(retried, 'a');
     expect(retry.attempt).toBe(1);
     near(retry.not_before?.getTime(), before + 30_000);
@@ -154,16 +155,16 @@ describe.each([
     const probe = { hasJob: async () => false };
     skewProcessClock(offset);
 
-    expect(await h.coordinator.fireDueTimers(100)).toBe(0);
-    expect(await h.coordinator.sweepLostTasks(100, probe)).toBe(0);
-    expect(await h.coordinator.relayOutbox(100)).toBe(0);
+    expect(await h.coordinator.timers.fireDue(100)).toBe(0);
+    expect(await h.coordinator.lostTasks.sweep(100, probe)).toBe(0);
+    expect(await h.coordinator.outbox.relay(100)).toBe(0);
     // The claim functions themselves take NULL as the database's now().
     expect(await claimDueTimers(db.ds, null, 100, 60_000)).toEqual([]);
 
     await sleep(1_200);
-    expect(await h.coordinator.relayOutbox(100)).toBe(1);
-    expect(await h.coordinator.fireDueTimers(100)).toBe(1);
+    expect(await h.coordinator.outbox.relay(100)).toBe(1);
+    expect(await h.coordinator.timers.fireDue(100)).toBe(1);
     expect((await h.run(waiting)).status).toBe('SUCCEEDED');
-    expect(await h.coordinator.sweepLostTasks(100, probe)).toBe(0); // its lease runs 30 s
+    expect(await h.coordinator.lostTasks.sweep(100, probe)).toBe(0); // its lease runs 30 s
   });
 });

@@ -58,11 +58,11 @@ describe('a connection terminated while the event transaction is open', () => {
         }
       };
 
-      const { runId } = await step('RunStarted', () => h.coordinator.startRun(h.tenantId, { workflowId }));
+      const { runId } = await step('RunStarted', () => h.coordinator.runs.startRun(h.tenantId, { workflowId }));
       expect(await countRows(db.ds, h.tenantId, 'runs')).toBe(1);
       expect((await h.tasks(runId)).e!.status).toBe('WAITING');
 
-      expect(await step('SignalReceived', () => h.coordinator.sendSignal(h.tenantId, { runId, name: 'go', payload: { by: 'me' } }))).toEqual({ delivered: true });
+      expect(await step('SignalReceived', () => h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'go', payload: { by: 'me' } }))).toEqual({ delivered: true });
       expect((await h.tasks(runId)).e).toMatchObject({ status: 'COMPLETED', output: { by: 'me' } });
       expect(h.dispatcher.forNode('a')).toHaveLength(1);
 
@@ -70,7 +70,7 @@ describe('a connection terminated while the event transaction is open', () => {
       expect((await h.tasks(runId)).w!.status).toBe('WAITING');
 
       await sleep(1100);
-      expect(await step('TimerFired', () => h.coordinator.fireDueTimers(10))).toBe(1);
+      expect(await step('TimerFired', () => h.coordinator.timers.fireDue(10))).toBe(1);
 
       expect(await history(h, runId)).toEqual(['RunStarted', 'SignalReceived', 'NodeCompleted', 'TimerFired']);
       expect(await h.statuses(runId)).toEqual({ e: 'COMPLETED', a: 'COMPLETED', w: 'COMPLETED', b: 'PENDING' });
@@ -173,7 +173,7 @@ describe('a worker whose report cannot be written for a while', () => {
     const fault = await onEvent(tenantId, 'NodeCompleted', action, { forMs: 3000 });
     try {
       const started = Date.now();
-      const { runId } = await coordinator.startRun(tenantId, { workflowId });
+      const { runId } = await coordinator.runs.startRun(tenantId, { workflowId });
       const runs = new RunRepository(db.ds);
       const run = await eventually('the run ends', async () => {
         const r = await runs.findRun(tenantId, runId);

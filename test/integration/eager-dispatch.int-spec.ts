@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql, withTenant } from '@weft/persistence';
-import { RunCoordinator, type JobProbe } from '@weft/engine';
+import { type JobProbe } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import type { BullTaskQueues, WeftConfig } from '@weft/platform';
 import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -62,7 +63,7 @@ describe('a report that takes from its queue', () => {
     const runId = await h.start(chain('a', 'b', 'c'));
     const a = h.dispatcher.last('a');
 
-    const res = await h.coordinator.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: { n: 1 }, takeFrom: 'http' });
+    const res = await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: { n: 1 }, takeFrom: 'http' });
 
     expect(res.taken?.job).toMatchObject({ runId, nodeId: 'b', attempt: 0, queue: 'http', input: { url: 'http://example.test/b' } });
     expect(h.dispatcher.forNode('b')).toEqual([]);
@@ -76,10 +77,10 @@ describe('a report that takes from its queue', () => {
     const h = await setup();
     const runId = await h.start(chain('a', 'b', 'c'));
     const a = h.dispatcher.last('a');
-    const first = await h.coordinator.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: {}, takeFrom: 'http' });
+    const first = await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: {}, takeFrom: 'http' });
     const b = first.taken!;
 
-    const second = await h.coordinator.reportCompleted(h.tenantId, {
+    const second = await h.coordinator.runs.reportCompleted(h.tenantId, {
       runId,
       taskId: b.job.taskId,
       nodeId: 'b',
@@ -97,14 +98,14 @@ describe('a report that takes from its queue', () => {
     const h = await setup();
     const other = await h.start(def([http('a'), http('b', undefined, { queue: 'slow' })], [edge('a', 'b')]));
     const a = h.dispatcher.last('a');
-    const res = await h.coordinator.reportCompleted(h.tenantId, { runId: other, taskId: a.taskId, nodeId: 'a', attempt: 0, output: {}, takeFrom: 'http' });
+    const res = await h.coordinator.runs.reportCompleted(h.tenantId, { runId: other, taskId: a.taskId, nodeId: 'a', attempt: 0, output: {}, takeFrom: 'http' });
     expect(res.taken).toBeUndefined();
     expect(h.dispatcher.forNode('b')).toHaveLength(1);
     expect((await h.lease(other, 'b')).enqueued_at).not.toBeNull();
 
     const retried = await h.start(def([http('r', undefined, { retry: { max_attempts: 2, backoff_seconds: 5 } })]));
     const r = h.dispatcher.last('r');
-    const failed = await h.coordinator.reportFailed(h.tenantId, { runId: retried, taskId: r.taskId, nodeId: 'r', attempt: 0, error: 'boom', takeFrom: 'http' });
+    const failed = await h.coordinator.runs.reportFailed(h.tenantId, { runId: retried, taskId: r.taskId, nodeId: 'r', attempt: 0, error: 'boom', takeFrom: 'http' });
     expect(failed.taken).toBeUndefined();
     expect(h.dispatcher.last('r')).toMatchObject({ attempt: 1, notBefore: h.clock.now().getTime() + 5_000 });
   });
@@ -125,17 +126,17 @@ async function sweptWhenLost(own: TestDatabase): Promise<void> {
   const h = await setupOn(own);
   const runId = await h.start(chain('a', 'b'));
   const a = h.dispatcher.last('a');
-  const { taken } = await h.coordinator.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: {}, takeFrom: 'http' });
+  const { taken } = await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: {}, takeFrom: 'http' });
   const gone: JobProbe = { hasJob: async () => false };
 
   h.clock.advance(RUN_LEASE - 1);
-  expect(await h.coordinator.sweepLostTasks(10, gone)).toBe(0);
+  expect(await h.coordinator.lostTasks.sweep(10, gone)).toBe(0);
   h.clock.advance(2);
-  expect(await h.coordinator.sweepLostTasks(10, gone)).toBe(1);
+  expect(await h.coordinator.lostTasks.sweep(10, gone)).toBe(1);
 
   expect(h.dispatcher.last('b')).toMatchObject({ taskId: taken!.job.taskId, attempt: 0 });
   expect((await h.lease(runId, 'b')).lease_token).toBeNull();
-  const late = await h.coordinator.reportCompleted(h.tenantId, { runId, taskId: taken!.job.taskId, nodeId: 'b', attempt: 0, output: {}, leaseToken: taken!.leaseToken });
+  const late = await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: taken!.job.taskId, nodeId: 'b', attempt: 0, output: {}, leaseToken: taken!.leaseToken });
   expect(late.ignored).toMatch(/lease/);
 }
 
@@ -182,7 +183,7 @@ describe('a worker slot with eager dispatch', () => {
     const processor = new TaskProcessor(coordinator, {} as BullTaskQueues, config, { heartbeatMs: 0, eagerDispatch: 2 });
     const ids = ['n1', 'n2', 'n3', 'n4', 'n5'];
     const { workflowId } = await h.publish(def(ids.map((id) => http(id, { url: `${url}/${id}` })), ids.slice(1).map((id, i) => edge(ids[i]!, id))));
-    const { runId } = await coordinator.startRun(h.tenantId, { workflowId });
+    const { runId } = await coordinator.runs.startRun(h.tenantId, { workflowId });
     hits.length = 0;
 
     await processor.process(h.dispatcher.last('n1'));

@@ -42,7 +42,7 @@ describe('concurrent duplicate starts', () => {
     // would see no run twenty times and create twenty.
     const held = await onInsert('runs', tenantId, act.sleep(0.2));
     try {
-      const calls = replicas.flatMap((r) => Array.from({ length: 5 }, () => r.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'order-7', input: { order: 7 } })));
+      const calls = replicas.flatMap((r) => Array.from({ length: 5 }, () => r.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'order-7', input: { order: 7 } })));
       const results = await Promise.all(calls);
       expect(await held.hits()).toBe(20);
       const runIds = new Set(results.map((r) => r.runId));
@@ -66,10 +66,10 @@ describe('concurrent duplicate starts', () => {
     const slow = await onInsert('run_events', tenantId, act.sleep(0.5), 1);
     try {
       const [a, b] = replicas;
-      const first = a!.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
+      const first = a!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
       await new Promise((r) => setTimeout(r, 150));
       const t0 = Date.now();
-      const second = await b!.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
+      const second = await b!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
       expect(Date.now() - t0).toBeGreaterThan(200); // it waited on the key, not on a read
       expect(second).toEqual({ runId: (await first).runId, created: false });
       expect((await first).created).toBe(true);
@@ -86,18 +86,18 @@ describe('concurrent duplicate starts', () => {
     const doomed = await onInsert('run_events', tenantId, `${act.sleep(0.5)} ${act.raise('P0001', 'first start refused')}`, 1);
     try {
       const [a, b] = replicas;
-      const first = a!.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'k' }).then(
+      const first = a!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' }).then(
         () => 'started',
         (e: Error) => e.message,
       );
       await new Promise((r) => setTimeout(r, 150));
-      const second = await b!.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
+      const second = await b!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
       expect(await first).toMatch(/first start refused/);
       expect(second.created).toBe(true);
       expect(await countRows(db.ds, tenantId, 'runs')).toBe(1);
       expect(await countRows(db.ds, tenantId, 'runs', 'id = $2', second.runId)).toBe(1);
       // And the key now belongs to that run.
-      expect(await a!.coordinator.startRun(tenantId, { workflowId, idempotencyKey: 'k' })).toEqual({ runId: second.runId, created: false });
+      expect(await a!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' })).toEqual({ runId: second.runId, created: false });
     } finally {
       await doomed.remove();
     }
@@ -109,8 +109,8 @@ describe('concurrent duplicate starts', () => {
     const wf1 = await publishWorkflow(db.ds, one.tenantId, def([http('a')]), { workflowId: 'same' });
     const wf2 = await publishWorkflow(db.ds, two.tenantId, def([http('a')]), { workflowId: 'same' });
     const [r1, r2] = await Promise.all([
-      replicas[0]!.coordinator.startRun(one.tenantId, { workflowId: wf1.workflowId, idempotencyKey: 'shared' }),
-      replicas[1]!.coordinator.startRun(two.tenantId, { workflowId: wf2.workflowId, idempotencyKey: 'shared' }),
+      replicas[0]!.coordinator.runs.startRun(one.tenantId, { workflowId: wf1.workflowId, idempotencyKey: 'shared' }),
+      replicas[1]!.coordinator.runs.startRun(two.tenantId, { workflowId: wf2.workflowId, idempotencyKey: 'shared' }),
     ]);
     expect(r1.created && r2.created).toBe(true);
     expect(r1.runId).not.toBe(r2.runId);

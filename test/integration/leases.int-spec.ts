@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { RunRepository, sql, withTenant } from '@weft/persistence';
-import { RunCoordinator, jobId } from '@weft/engine';
+import { jobId } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import { BullTaskQueues, type WeftConfig } from '@weft/platform';
-import { SchedulerPoller } from '../../apps/scheduler/src/pollers/scheduler.poller.js';
+import { Scheduler } from '@weft/scheduler';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, http, ManualClock, MemoryLogger, publishWorkflow, RecordingPublisher } from '../support/builders.js';
 
@@ -54,7 +55,7 @@ async function setup() {
     opts,
     q: queues.queue(QUEUE),
     async start() {
-      const { runId } = await coordinator.startRun(tenantId, { workflowId });
+      const { runId } = await coordinator.runs.startRun(tenantId, { workflowId });
       return { runId, taskId: (await h.task(runId)).id };
     },
     async task(runId: string) {
@@ -85,12 +86,12 @@ describe('a worker task lease', () => {
     expect(await h.task(t.runId)).toMatchObject({ status: 'PENDING', lease_token: null, lease_expires_at: new Date(started + DISPATCH_LEASE) });
 
     h.clock.advance(2_000);
-    const token = await h.coordinator.markRunning(h.tenantId, t.taskId, 0);
+    const token = await h.coordinator.leases.markRunning(h.tenantId, t.taskId, 0);
     expect(token).toMatch(/^[0-9a-f-]{36}$/);
     expect(await h.task(t.runId)).toMatchObject({ status: 'RUNNING', lease_token: token, lease_expires_at: new Date(started + 2_000 + RUN_LEASE) });
 
     h.clock.advance(5_000);
-    expect(await h.coordinator.heartbeat([h.lease(t.taskId, 0, token!)])).toEqual(new Set());
+    expect(await h.coordinator.leases.heartbeat([h.lease(t.taskId, 0, token!)])).toEqual(new Set());
     expect((await h.task(t.runId)).lease_expires_at).toEqual(new Date(started + 7_000 + RUN_LEASE));
   });
 
@@ -98,18 +99,18 @@ describe('a worker task lease', () => {
     const h = await setup();
     const a = await h.start();
     const b = await h.start();
-    const first = (await h.coordinator.markRunning(h.tenantId, a.taskId, 0))!;
-    const second = (await h.coordinator.markRunning(h.tenantId, a.taskId, 0))!; // a redelivery claims again
-    const other = (await h.coordinator.markRunning(h.tenantId, b.taskId, 0))!;
-    await h.coordinator.cancelRun(h.tenantId, { runId: b.runId });
-    const lost = await h.coordinator.heartbeat([
+    const first = (await h.coordinator.leases.markRunning(h.tenantId, a.taskId, 0))!;
+    const second = (await h.coordinator.leases.markRunning(h.tenantId, a.taskId, 0))!; // a redelivery claims again
+    const other = (await h.coordinator.leases.markRunning(h.tenantId, b.taskId, 0))!;
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId: b.runId });
+    const lost = await h.coordinator.leases.heartbeat([
       h.lease(a.taskId, 0, first),
       h.lease(a.taskId, 0, second),
       h.lease(b.taskId, 0, other),
       { tenantId: 'x', taskId: 'y', attempt: 0, leaseToken: 'z' },
     ]);
     expect([...lost].sort()).toEqual([first, other, 'z'].sort());
-    expect(await h.coordinator.heartbeat([h.lease(a.taskId, 0, second)])).toEqual(new Set());
+    expect(await h.coordinator.leases.heartbeat([h.lease(a.taskId, 0, second)])).toEqual(new Set());
   });
 });
 
@@ -117,16 +118,16 @@ describe('fencing by lease token', () => {
   it('ignores a late report of a superseded execution, records why in the history, and accepts the current one', async () => {
     const h = await setup();
     const t = await h.start();
-    const old = (await h.coordinator.markRunning(h.tenantId, t.taskId, 0))!;
-    const current = (await h.coordinator.markRunning(h.tenantId, t.taskId, 0))!; // Bull redelivered the job
+    const old = (await h.coordinator.leases.markRunning(h.tenantId, t.taskId, 0))!;
+    const current = (await h.coordinator.leases.markRunning(h.tenantId, t.taskId, 0))!; // Bull redelivered the job
 
-    const late = await h.coordinator.reportCompleted(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, output: { from: 'old' }, leaseToken: old });
+    const late = await h.coordinator.runs.reportCompleted(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, output: { from: 'old' }, leaseToken: old });
     expect(late).toEqual({ ignored: 'stale lease: attempt 0 of node a was re-dispatched; this execution\'s lease was superseded' });
-    const failed = await h.coordinator.reportFailed(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, error: 'x', leaseToken: old });
+    const failed = await h.coordinator.runs.reportFailed(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, error: 'x', leaseToken: old });
     expect(failed.ignored).toMatch(/^stale lease/);
     expect(await h.task(t.runId)).toMatchObject({ status: 'RUNNING', attempt: 0, lease_token: current });
 
-    expect(await h.coordinator.reportCompleted(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, output: { from: 'current' }, leaseToken: current })).toEqual({});
+    expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, output: { from: 'current' }, leaseToken: current })).toEqual({});
     expect(await h.history(t.runId)).toEqual([
       { type: 'RunStarted', attempt: null, ignored: null },
       { type: 'NodeCompleted', attempt: 0, ignored: late.ignored },
@@ -140,8 +141,8 @@ describe('fencing by lease token', () => {
   it('a report without a token is fenced by its attempt only (tools and tests)', async () => {
     const h = await setup();
     const t = await h.start();
-    await h.coordinator.markRunning(h.tenantId, t.taskId, 0);
-    expect(await h.coordinator.reportCompleted(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, output: {} })).toEqual({});
+    await h.coordinator.leases.markRunning(h.tenantId, t.taskId, 0);
+    expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, output: {} })).toEqual({});
   });
 });
 
@@ -152,26 +153,26 @@ describe('the lease sweep', () => {
     const running = await h.start(); // RUNNING, the worker died and its job vanished
     const live = await h.start(); // job still waiting on the queue
     const finished = await h.start(); // completed, job gone
-    const oldToken = (await h.coordinator.markRunning(h.tenantId, running.taskId, 0))!;
-    await h.coordinator.markRunning(h.tenantId, finished.taskId, 0);
-    await h.coordinator.reportCompleted(h.tenantId, { runId: finished.runId, taskId: finished.taskId, nodeId: 'a', attempt: 0, output: {} });
+    const oldToken = (await h.coordinator.leases.markRunning(h.tenantId, running.taskId, 0))!;
+    await h.coordinator.leases.markRunning(h.tenantId, finished.taskId, 0);
+    await h.coordinator.runs.reportCompleted(h.tenantId, { runId: finished.runId, taskId: finished.taskId, nodeId: 'a', attempt: 0, output: {} });
     for (const t of [lost, running, finished]) await (await h.q.getJob(jobId(t.taskId, 0)))!.remove();
     const liveJob = await h.q.getJob(jobId(live.taskId, 0));
     expect(liveJob).not.toBeNull();
 
     // Before the leases end nothing is probed: the running task's lease ends first (15 s).
     h.clock.advance(RUN_LEASE - 1_000);
-    expect(await h.coordinator.sweepLostTasks(100, queues)).toBe(0);
+    expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(0);
     h.clock.advance(2_000);
-    expect(await h.coordinator.sweepLostTasks(100, queues)).toBe(1);
+    expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(1);
     expect((await h.q.getJob(jobId(running.taskId, 0)))?.data).toMatchObject({ taskId: running.taskId, attempt: 0, queue: QUEUE });
     // The dead execution's lease is revoked: its late report is ignored.
     expect(await h.task(running.runId)).toMatchObject({ status: 'RUNNING', lease_token: null });
-    const stale = await h.coordinator.reportCompleted(h.tenantId, { runId: running.runId, taskId: running.taskId, nodeId: 'a', attempt: 0, output: {}, leaseToken: oldToken });
+    const stale = await h.coordinator.runs.reportCompleted(h.tenantId, { runId: running.runId, taskId: running.taskId, nodeId: 'a', attempt: 0, output: {}, leaseToken: oldToken });
     expect(stale.ignored).toMatch(/^stale lease: attempt 0 of node a was re-dispatched/);
 
     h.clock.advance(DISPATCH_LEASE - RUN_LEASE);
-    expect(await h.coordinator.sweepLostTasks(100, queues)).toBe(1);
+    expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(1);
     expect((await h.q.getJob(jobId(lost.taskId, 0)))?.data).toMatchObject({ tenantId: h.tenantId, runId: lost.runId, taskId: lost.taskId, nodeId: 'a', attempt: 0, input: { url: 'http://example.test/a' } });
     expect((await h.q.getJob(jobId(live.taskId, 0)))?.timestamp).toBe(liveJob!.timestamp);
     expect(await h.q.getJob(jobId(finished.taskId, 0))).toBeNull();
@@ -180,27 +181,27 @@ describe('the lease sweep', () => {
     // A live job's lease was pushed a dispatch lease ahead: not probed at every poll.
     const pushed = (await h.task(live.runId)).lease_expires_at!.getTime();
     expect(pushed).toBe(h.clock.now().getTime() + DISPATCH_LEASE);
-    expect(await h.coordinator.sweepLostTasks(100, queues)).toBe(0);
+    expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(0);
     // The re-dispatched RUNNING attempt is claimed again by whoever takes the job.
-    expect(await h.coordinator.markRunning(h.tenantId, running.taskId, 0)).toEqual(expect.any(String));
+    expect(await h.coordinator.leases.markRunning(h.tenantId, running.taskId, 0)).toEqual(expect.any(String));
     await h.q.obliterate({ force: true });
   });
 
   it('waits for a delayed retry until its not_before plus the dispatch lease; the poller sweeps it', async () => {
     const h = await setup();
     const t = await h.start();
-    await h.coordinator.reportFailed(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, error: 'HTTP 503' });
+    await h.coordinator.runs.reportFailed(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, error: 'HTTP 503' });
     const retry = await h.q.getJob(jobId(t.taskId, 1));
     expect(await retry!.isDelayed()).toBe(true);
     expect(await h.task(t.runId)).toMatchObject({ attempt: 1, lease_token: null, lease_expires_at: new Date(h.clock.now().getTime() + 120_000 + DISPATCH_LEASE) });
     await retry!.remove();
 
     h.clock.advance(120_000); // not_before, not yet its lease's end
-    expect(await h.coordinator.sweepLostTasks(100, queues)).toBe(0);
+    expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(0);
 
     h.clock.advance(DISPATCH_LEASE);
-    const poller = new SchedulerPoller(h.coordinator, { schedulerIntervalMs: 1_000 } as WeftConfig, queues);
-    expect(await poller.pollOnce()).toEqual({ timers: 0, relayed: 0, redispatched: 1 });
+    const scheduler = Scheduler.create(h.coordinator, { schedulerIntervalMs: 1_000 } as WeftConfig, queues);
+    expect(await scheduler.pollOnce()).toEqual({ timers: 0, relayed: 0, redispatched: 1 });
     const again = await h.q.getJob(jobId(t.taskId, 1));
     expect(again?.data).toMatchObject({ taskId: t.taskId, attempt: 1 });
     expect(await again!.isDelayed()).toBe(false); // due by the coordinator's clock: no delay
@@ -210,11 +211,11 @@ describe('the lease sweep', () => {
   it('promotes a live job still delayed although its attempt is due by the database clock', async () => {
     const h = await setup();
     const t = await h.start();
-    await h.coordinator.reportFailed(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, error: 'HTTP 503' });
+    await h.coordinator.runs.reportFailed(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, error: 'HTTP 503' });
     const retry = await h.q.getJob(jobId(t.taskId, 1));
     expect(await retry!.isDelayed()).toBe(true); // Bull counts 120 s on its own clock
     h.clock.advance(120_000 + DISPATCH_LEASE);
-    expect(await h.coordinator.sweepLostTasks(100, queues)).toBe(0);
+    expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(0);
     expect(await (await h.q.getJob(jobId(t.taskId, 1)))!.getState()).toBe('waiting');
     await h.q.obliterate({ force: true });
   });
@@ -235,7 +236,7 @@ describe('the lease sweep', () => {
     expect(await h.q.getJob(jobId(t.taskId, 0))).toBeNull();
 
     h.clock.advance(DISPATCH_LEASE + 1_000);
-    expect(await h.coordinator.sweepLostTasks(100, queues)).toBe(1);
+    expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(1);
     expect(await queues.hasJob(QUEUE, jobId(t.taskId, 0))).toBe(true);
     await h.q.obliterate({ force: true });
   });
@@ -249,8 +250,8 @@ describe('the lease sweep', () => {
     const recording = { enqueue: async (jobs: { taskId: string; attempt: number }[]) => void enqueued.push(...jobs.map((j) => jobId(j.taskId, j.attempt))) };
     const replica = () => new RunCoordinator(h.db.ds, recording as never, new RecordingPublisher(), h.opts);
     const missing = { hasJob: async () => false };
-    const counts = await Promise.all([replica().sweepLostTasks(7, missing), replica().sweepLostTasks(7, missing), replica().sweepLostTasks(7, missing)]);
-    const more = await Promise.all([replica().sweepLostTasks(7, missing), replica().sweepLostTasks(7, missing)]);
+    const counts = await Promise.all([replica().lostTasks.sweep(7, missing), replica().lostTasks.sweep(7, missing), replica().lostTasks.sweep(7, missing)]);
+    const more = await Promise.all([replica().lostTasks.sweep(7, missing), replica().lostTasks.sweep(7, missing)]);
     expect([...counts, ...more].reduce((a, b) => a + b, 0)).toBe(20);
     expect(enqueued.sort()).toEqual(tasks.map((t) => jobId(t.taskId, 0)).sort());
   });

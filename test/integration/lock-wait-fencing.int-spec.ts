@@ -25,7 +25,7 @@ async function claimedAfterCachedEvent() {
   const runId = await h.start(def([http('z'), http('a'), http('b')], [edge('z', 'a'), edge('a', 'b')]));
   await h.complete('z');
   const a = h.dispatcher.last('a');
-  const tokenA = (await h.coordinator.markRunning(h.tenantId, a.taskId, 0))!;
+  const tokenA = (await h.coordinator.leases.markRunning(h.tenantId, a.taskId, 0))!;
   return { h, runId, a, tokenA };
 }
 
@@ -56,13 +56,13 @@ describe('a report waiting for the run lock', () => {
   it('is stale when another worker claimed the attempt meanwhile, and the new holder completes the node', async () => {
     const { h, runId, a, tokenA } = await claimedAfterCachedEvent();
     const lock = await lockRun(runId);
-    const late = h.coordinator.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: { by: 'A' }, leaseToken: tokenA });
+    const late = h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: { by: 'A' }, leaseToken: tokenA });
     await lock.waiter();
-    const tokenB = (await h.coordinator.markRunning(h.tenantId, a.taskId, 0))!;
+    const tokenB = (await h.coordinator.leases.markRunning(h.tenantId, a.taskId, 0))!;
     await lock.release();
 
     expect((await late).ignored).toMatch(/stale lease/);
-    const byB = await h.coordinator.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: { by: 'B' }, leaseToken: tokenB });
+    const byB = await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: { by: 'B' }, leaseToken: tokenB });
     expect(byB).toEqual({});
     expect((await h.tasks(runId)).a).toMatchObject({ status: 'COMPLETED', output: { by: 'B' } });
   });
@@ -70,7 +70,7 @@ describe('a report waiting for the run lock', () => {
   it('is stale when the lease sweep revoked its lease meanwhile', async () => {
     const { h, runId, a, tokenA } = await claimedAfterCachedEvent();
     const lock = await lockRun(runId);
-    const late = h.coordinator.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: { by: 'A' }, leaseToken: tokenA });
+    const late = h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: { by: 'A' }, leaseToken: tokenA });
     await lock.waiter();
     await db.owner.query(`UPDATE tasks SET lease_token = NULL WHERE id = $1`, [a.taskId]); // what the sweep's revocation writes
     await lock.release();
@@ -82,13 +82,13 @@ describe('a report waiting for the run lock', () => {
   it("cannot fail the run with a superseded execution's permanent failure", async () => {
     const { h, runId, a, tokenA } = await claimedAfterCachedEvent();
     const lock = await lockRun(runId);
-    const late = h.coordinator.reportFailed(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, error: 'timed out while paused', retryable: false, leaseToken: tokenA });
+    const late = h.coordinator.runs.reportFailed(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, error: 'timed out while paused', retryable: false, leaseToken: tokenA });
     await lock.waiter();
-    const tokenB = (await h.coordinator.markRunning(h.tenantId, a.taskId, 0))!;
+    const tokenB = (await h.coordinator.leases.markRunning(h.tenantId, a.taskId, 0))!;
     await lock.release();
 
     expect((await late).ignored).toMatch(/stale lease/);
-    await h.coordinator.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: {}, leaseToken: tokenB });
+    await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: {}, leaseToken: tokenB });
     expect((await h.run(runId)).status).toBe('RUNNING');
     expect((await h.tasks(runId)).b).toBeDefined();
   });

@@ -68,7 +68,7 @@ describe('cancel while a task waits in retry backoff', () => {
   it('the retry never runs, nothing downstream starts and the run ends CANCELLED', async () => {
     const { tenantId } = await createTenant(db.ds);
     const { workflowId } = await publishWorkflow(db.ds, tenantId, flow(tenantId, 1.5));
-    const { runId } = await platform.coordinator.startRun(tenantId, { workflowId, input: { i: 0 } });
+    const { runId } = await platform.coordinator.runs.startRun(tenantId, { workflowId, input: { i: 0 } });
     // The first attempt fails (503); attempt 1 waits 1.5 s as a delayed job.
     const backoff = await eventually('charge waits in backoff', async () => {
       const t = (await tasksOf(tenantId, runId)).charge;
@@ -77,7 +77,7 @@ describe('cancel while a task waits in retry backoff', () => {
     const retryJob = await platform.queues.queue('http').getJob(jobId(backoff.id, 1));
     expect(await retryJob?.isDelayed()).toBe(true);
 
-    await platform.coordinator.cancelRun(tenantId, { runId, reason: 'customer changed their mind' });
+    await platform.coordinator.runs.cancelRun(tenantId, { runId, reason: 'customer changed their mind' });
     // Past the backoff: the delayed job was delivered to the worker, which dropped it.
     await eventually('the retry job is gone from the queue', async () => (await platform.queues.queue('http').getJob(jobId(backoff.id, 1))) === null, 5000, 50);
     await sleep(300); // the scheduler polls every 50 ms: give it rounds to re-dispatch anything
@@ -94,10 +94,10 @@ describe('cancel while a task waits in retry backoff', () => {
     const { workflowId } = await publishWorkflow(db.ds, tenantId, flow(tenantId, 0.4));
     const rounds = await Promise.all(
       Array.from({ length: 10 }, async (_, i) => {
-        const { runId } = await platform.coordinator.startRun(tenantId, { workflowId, input: { i } });
+        const { runId } = await platform.coordinator.runs.startRun(tenantId, { workflowId, input: { i } });
         await eventually('charge fails once', async () => (await tasksOf(tenantId, runId)).charge?.attempt === 1);
         await sleep(150 + i * 25); // 150 … 375 ms after the failure was seen, in a 400 ms backoff
-        await platform.coordinator.cancelRun(tenantId, { runId });
+        await platform.coordinator.runs.cancelRun(tenantId, { runId });
         return runId;
       }),
     );
@@ -143,15 +143,15 @@ describe('a signal and its WAIT_FOR_EVENT timeout arriving together', () => {
     const { tenantId } = await createTenant(own.ds);
     const { workflowId } = await publishWorkflow(own.ds, tenantId, def([waitFor('approval', 'approve', 1), http('ship', { url: `${stub.base}/never` })], [edge('approval', 'ship')]));
     const runIds: string[] = [];
-    for (let i = 0; i < 20; i++) runIds.push((await api.coordinator.startRun(tenantId, { workflowId, input: { i } })).runId);
+    for (let i = 0; i < 20; i++) runIds.push((await api.coordinator.runs.startRun(tenantId, { workflowId, input: { i } })).runId);
     await sleep(1100); // every timeout is due
 
     // The scheduler fires the timeouts oldest first; the signals go out newest first, in parallel.
     const [fired, signals] = await Promise.all([
-      scheduler.coordinator.fireDueTimers(100),
+      scheduler.coordinator.timers.fireDue(100),
       Promise.all(
         [...runIds].reverse().map((runId) =>
-          api.coordinator.sendSignal(tenantId, { runId, name: 'approve', payload: { by: 'ops' } }).then(
+          api.coordinator.runs.sendSignal(tenantId, { runId, name: 'approve', payload: { by: 'ops' } }).then(
             (r) => ({ runId, delivered: r.delivered }),
             (e: unknown) => ({ runId, refused: e instanceof WeftError ? e.code : String(e) }),
           ),
@@ -188,7 +188,7 @@ describe('a signal and its WAIT_FOR_EVENT timeout arriving together', () => {
         expect(tasks.ship).toBeUndefined();
         expect(run.status).toBe('FAILED');
       }
-      expect(await api.coordinator.sendSignal(tenantId, { runId, name: 'approve' }).catch((e: WeftError) => e.code)).toEqual(
+      expect(await api.coordinator.runs.sendSignal(tenantId, { runId, name: 'approve' }).catch((e: WeftError) => e.code)).toEqual(
         signalWon ? { delivered: false } : 'CONFLICT',
       );
     }
@@ -223,7 +223,7 @@ describe("a worker's success report racing the node's own timeout", () => {
     const started = await Promise.all(
       cases.map(async (c) => {
         const { workflowId } = await publishWorkflow(db.ds, tenantId, def([c.node]));
-        return { ...c, runId: (await platform.coordinator.startRun(tenantId, { workflowId })).runId };
+        return { ...c, runId: (await platform.coordinator.runs.startRun(tenantId, { workflowId })).runId };
       }),
     );
     const seen = { completed: 0, timedOut: 0 };
@@ -258,12 +258,12 @@ describe("a worker's success report racing the node's own timeout", () => {
       const { workflowId } = await publishWorkflow(db.ds, tenantId, def([node, http('next', { url: `${stub.base}/never`, queue: 'parked' })], [edge('work', 'next')]));
       const wins = { completed: 0, failed: 0 };
       for (let round = 0; round < 20; round++) {
-        const { runId } = await w1.coordinator.startRun(tenantId, { workflowId });
+        const { runId } = await w1.coordinator.runs.startRun(tenantId, { workflowId });
         const job = w1.dispatcher.last('work');
         const base = { runId, taskId: job.taskId, nodeId: 'work', attempt: 0 };
         const [done, failed] = await Promise.all([
-          w1.coordinator.reportCompleted(tenantId, { ...base, output: { round } as JsonValue }),
-          w2.coordinator.reportFailed(tenantId, { ...base, error: 'timed out after 1s' }),
+          w1.coordinator.runs.reportCompleted(tenantId, { ...base, output: { round } as JsonValue }),
+          w2.coordinator.runs.reportFailed(tenantId, { ...base, error: 'timed out after 1s' }),
         ]);
         expect([done.ignored === undefined, failed.ignored === undefined].filter(Boolean)).toHaveLength(1);
         const events = await runs().eventsOfRun(tenantId, runId);

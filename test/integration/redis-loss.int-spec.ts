@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import { RunRepository, sql, withTenant } from '@weft/persistence';
-import { RunCoordinator, type WorkflowDefinition } from '@weft/engine';
+import { type WorkflowDefinition } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import { BullTaskQueues, loadConfig, queuePrefix } from '@weft/platform';
 import { startPlatform, type RunningPlatform } from '../../apps/cli/src/platform.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -88,7 +89,7 @@ describe('after every Redis key of the installation is lost', () => {
     const url = (path: string) => `${service.base}${path}`;
     const start = async (definition: WorkflowDefinition, input: object = {}) => {
       const { workflowId } = await publishWorkflow(db.ds, tenantId, definition);
-      return (await coordinator.startRun(tenantId, { workflowId, input: input as never })).runId;
+      return (await coordinator.runs.startRun(tenantId, { workflowId, input: input as never })).runId;
     };
     const task = async (runId: string, nodeId = 'a') => {
       const r = await withTenant(db.ds, tenantId, (m) =>

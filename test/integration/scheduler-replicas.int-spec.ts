@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RunCoordinator, type JsonValue, type RunCoordinatorOptions } from '@weft/engine';
+import { type JsonValue } from '@weft/engine';
+import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, edge, http, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher, wait } from '../support/builders.js';
 import { duplicateJobs, eventually, openReplica, sleep, type Replica } from '../support/faults.js';
@@ -34,7 +35,7 @@ async function parkedRuns() {
   const start = async (workflowId: string, n: number) => {
     const ids: string[] = [];
     for (let i = 0; i < n; i += 10) {
-      const batch = await Promise.all(Array.from({ length: Math.min(10, n - i) }, () => api.startRun(tenantId, { workflowId: workflowId, input: { i } as JsonValue })));
+      const batch = await Promise.all(Array.from({ length: Math.min(10, n - i) }, () => api.runs.startRun(tenantId, { workflowId: workflowId, input: { i } as JsonValue })));
       ids.push(...batch.map((r) => r.runId));
     }
     return ids;
@@ -72,8 +73,8 @@ async function schedulersRace(replicas: Replica[], batch: number, extraRounds = 
     let after = 0;
     while (after < extraRounds) {
       if (drained) after++;
-      did.fired += await r.coordinator.fireDueTimers(batch);
-      did.relayed += await r.coordinator.relayOutbox(batch);
+      did.fired += await r.coordinator.timers.fireDue(batch);
+      did.relayed += await r.coordinator.outbox.relay(batch);
     }
     return did;
   });
@@ -144,7 +145,7 @@ describe('scheduler replicas running at once', () => {
     const api = new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), { logger: new MemoryLogger() });
     const runIds: string[] = [];
     for (let i = 0; i < RUNS; i += 10) {
-      runIds.push(...(await Promise.all(Array.from({ length: 10 }, () => api.startRun(tenantId, { workflowId })))).map((r) => r.runId));
+      runIds.push(...(await Promise.all(Array.from({ length: 10 }, () => api.runs.startRun(tenantId, { workflowId })))).map((r) => r.runId));
     }
     // A lease of 0 ms: a claimed timer is due again at once, so replicas claiming big batches
     // fire the same timers; only the run lock and fencing stand between them and a double fire.

@@ -25,7 +25,7 @@ afterAll(async () => {
 /** Reports the node's current job (as dispatched by either coordinator) completed through `via`. */
 async function complete(via: Replica, tenantId: string, runId: string, nodeId: string, output: JsonValue = {}) {
   const job = [...a.dispatcher.jobs, ...b.dispatcher.jobs].filter((j) => j.runId === runId && j.nodeId === nodeId).at(-1)!;
-  return via.coordinator.reportCompleted(tenantId, { runId, taskId: job.taskId, nodeId, attempt: job.attempt, output });
+  return via.coordinator.runs.reportCompleted(tenantId, { runId, taskId: job.taskId, nodeId, attempt: job.attempt, output });
 }
 
 describe('node states kept between events', () => {
@@ -36,7 +36,7 @@ describe('node states kept between events', () => {
       { from: 'n2', to: 'n3' },
       { from: 'n3', to: 'n4' },
     ]));
-    const { runId } = await a.coordinator.startRun(tenantId, { workflowId });
+    const { runId } = await a.coordinator.runs.startRun(tenantId, { workflowId });
     // a, then b, then a again (its kept states are one event behind), then a once more (fresh).
     expect(await complete(a, tenantId, runId, 'n1')).toEqual({});
     expect(await complete(b, tenantId, runId, 'n2')).toEqual({});
@@ -57,7 +57,7 @@ describe('node states kept between events', () => {
   it('a duplicate report through the process that kept the states is still ignored, and a later one applies', async () => {
     const { tenantId } = await createTenant(db.ds);
     const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('n1'), http('n2')], [{ from: 'n1', to: 'n2' }]));
-    const { runId } = await a.coordinator.startRun(tenantId, { workflowId });
+    const { runId } = await a.coordinator.runs.startRun(tenantId, { workflowId });
     expect(await complete(a, tenantId, runId, 'n1')).toEqual({});
     expect((await complete(a, tenantId, runId, 'n1')).ignored).toMatch(/stale or duplicate completion of n1/);
     expect(await complete(a, tenantId, runId, 'n2')).toEqual({});

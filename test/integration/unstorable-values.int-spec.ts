@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mapDriverError, sql, withTenant } from '@weft/persistence';
-import { WeftError, type RunCoordinatorOptions } from '@weft/engine';
+import { WeftError } from '@weft/engine';
+import { type RunCoordinatorOptions } from '@weft/engine/coordinator';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import {
@@ -98,10 +99,10 @@ describe('a worker output PostgreSQL cannot store', () => {
     const runId = await h.start(def([http('a')]));
     const job = h.dispatcher.last('a');
     for (const attempt of [2 ** 40, -1, 1.5, Number.NaN]) {
-      expect(await h.coordinator.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a', attempt, output: {} })).toEqual({ ignored: `invalid attempt ${attempt}` });
+      expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a', attempt, output: {} })).toEqual({ ignored: `invalid attempt ${attempt}` });
     }
-    expect(await h.coordinator.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a\u0000', attempt: 0, output: {} })).toMatchObject({ ignored: expect.stringMatching(/stale/) });
-    expect(await h.coordinator.markRunning(h.tenantId, job.taskId, 2 ** 40)).toBeNull();
+    expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a\u0000', attempt: 0, output: {} })).toMatchObject({ ignored: expect.stringMatching(/stale/) });
+    expect(await h.coordinator.leases.markRunning(h.tenantId, job.taskId, 2 ** 40)).toBeNull();
     expect((await h.tasks(runId)).a!.status).toBe('PENDING');
   });
 });
@@ -110,7 +111,7 @@ describe('user input PostgreSQL cannot store', () => {
   it('refuses a run input, config, idempotency key or start node it cannot store, naming the field and path', async () => {
     const h = await setup();
     const { workflowId } = await publishWorkflow(db.ds, h.tenantId, def([http('a')]));
-    const start = (extra: object) => rejection(h.coordinator.startRun(h.tenantId, { workflowId, ...extra }));
+    const start = (extra: object) => rejection(h.coordinator.runs.startRun(h.tenantId, { workflowId, ...extra }));
     expect(await start({ input: { a: { b: 'x\u0000' } } })).toEqual({
       code: 'BAD_USER_INPUT',
       message: 'input is not storable: NUL character at $.a.b',
@@ -123,7 +124,7 @@ describe('user input PostgreSQL cannot store', () => {
     expect(await start({ idempotencyKey: 'k'.repeat(5000) })).toMatchObject({ code: 'BAD_USER_INPUT', message: 'idempotencyKey is longer than 1024 characters' });
     expect(await start({ startNodeId: 'a\u0000' })).toMatchObject({ code: 'BAD_USER_INPUT' });
     expect(await start({ version: 2 ** 40 })).toMatchObject({ code: 'NOT_FOUND' });
-    expect(await rejection(h.coordinator.startRun(h.tenantId, { workflowId: 'wf\u0000' }))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await rejection(h.coordinator.runs.startRun(h.tenantId, { workflowId: 'wf\u0000' }))).toMatchObject({ code: 'NOT_FOUND' });
     const count = await withTenant(db.ds, h.tenantId, (m) => sql<{ n: string }>(m, `SELECT count(*) AS n FROM runs WHERE tenant_id = $1`, [h.tenantId]));
     expect(count.rows[0]!.n).toBe('0');
   });
@@ -131,24 +132,24 @@ describe('user input PostgreSQL cannot store', () => {
   it('refuses a signal name or payload, a cancel reason and retry input it cannot store, writing nothing', async () => {
     const h = await setup();
     const runId = await h.start(def([waitFor('w', 'go'), http('b')], [edge('w', 'b')]));
-    expect(await rejection(h.coordinator.sendSignal(h.tenantId, { runId, name: 'go', payload: { x: 'a\u0000' } }))).toEqual({
+    expect(await rejection(h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'go', payload: { x: 'a\u0000' } }))).toEqual({
       code: 'BAD_USER_INPUT',
       message: 'payload is not storable: NUL character at $.x',
       problems: [{ path: 'payload.x', message: 'payload is not storable: NUL character at $.x' }],
     });
-    expect(await rejection(h.coordinator.sendSignal(h.tenantId, { runId, name: 'go', payload: { ['\ud800']: 1 } }))).toMatchObject({
+    expect(await rejection(h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'go', payload: { ['\ud800']: 1 } }))).toMatchObject({
       code: 'BAD_USER_INPUT',
       message: 'payload is not storable: lone surrogate U+D800 in key at $["\\ud800"]',
     });
-    expect(await rejection(h.coordinator.sendSignal(h.tenantId, { runId, name: 'g\u0000o' }))).toMatchObject({ code: 'BAD_USER_INPUT', message: 'name is not storable: NUL character' });
-    expect(await rejection(h.coordinator.cancelRun(h.tenantId, { runId, reason: 'why\u0000' }))).toMatchObject({ code: 'BAD_USER_INPUT', message: 'reason is not storable: NUL character' });
-    expect(await rejection(h.coordinator.retryRun(h.tenantId, { runId, fromNodeId: 'w', input: { s: '\u0000' } }))).toMatchObject({ code: 'BAD_USER_INPUT', message: 'input is not storable: NUL character at $.s' });
-    expect(await rejection(h.coordinator.retryRun(h.tenantId, { runId, fromNodeId: 'w', version: 2 ** 40 }))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await rejection(h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'g\u0000o' }))).toMatchObject({ code: 'BAD_USER_INPUT', message: 'name is not storable: NUL character' });
+    expect(await rejection(h.coordinator.runs.cancelRun(h.tenantId, { runId, reason: 'why\u0000' }))).toMatchObject({ code: 'BAD_USER_INPUT', message: 'reason is not storable: NUL character' });
+    expect(await rejection(h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'w', input: { s: '\u0000' } }))).toMatchObject({ code: 'BAD_USER_INPUT', message: 'input is not storable: NUL character at $.s' });
+    expect(await rejection(h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'w', version: 2 ** 40 }))).toMatchObject({ code: 'NOT_FOUND' });
     expect((await h.events(runId)).map((e) => e.type)).toEqual(['RunStarted']);
     expect(await h.signalCount(runId)).toBe(0);
     expect((await h.tasks(runId)).w!.status).toBe('WAITING');
     // A storable signal still goes through.
-    expect(await h.coordinator.sendSignal(h.tenantId, { runId, name: 'go', payload: { x: 'fine \ud83d\ude00' } })).toEqual({ delivered: true });
+    expect(await h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'go', payload: { x: 'fine \ud83d\ude00' } })).toEqual({ delivered: true });
   });
 });
 
@@ -201,7 +202,7 @@ describe('values the database refuses although they passed the checks (INVALID_D
     const h = await setup();
     const runId = await h.start(def([wait('w', 1), http('b', POISON)], [edge('w', 'b')]));
     h.clock.advance(2000);
-    expect(await h.coordinator.fireDueTimers(10)).toBe(1);
+    expect(await h.coordinator.timers.fireDue(10)).toBe(1);
     expect((await h.tasks(runId)).w).toMatchObject({ status: 'FAILED', wakeAt: null, error: expect.stringMatching(/^could not store the TimerFired of node w: .*\(INVALID_DATA\)$/) });
     const run = await h.run(runId);
     expect(run.status).toBe('FAILED');
@@ -209,13 +210,13 @@ describe('values the database refuses although they passed the checks (INVALID_D
     expect((await h.events(runId)).at(-1)).toMatchObject({ type: 'TimerFired', error: expect.stringMatching(/INVALID_DATA/) });
     // Nothing left to fire.
     h.clock.advance(120_000);
-    expect(await h.coordinator.fireDueTimers(10)).toBe(0);
+    expect(await h.coordinator.timers.fireDue(10)).toBe(0);
   });
 
   it('refuses a signal whose delivery the database refuses, as BAD_USER_INPUT, writing nothing', async () => {
     const h = await setup();
     const runId = await h.start(def([waitFor('w', 'go'), http('b', POISON)], [edge('w', 'b')]));
-    expect(await rejection(h.coordinator.sendSignal(h.tenantId, { runId, name: 'go' }))).toMatchObject({
+    expect(await rejection(h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'go' }))).toMatchObject({
       code: 'BAD_USER_INPUT',
       message: expect.stringMatching(/^the signal cannot be stored: /),
     });
@@ -232,11 +233,11 @@ describe('rejected commands write nothing', () => {
     const before = await h.run(runId);
     expect(before.status).toBe('SUCCEEDED');
     for (let i = 0; i < 25; i++) {
-      expect((await rejection(h.coordinator.sendSignal(h.tenantId, { runId, name: 'go', payload: { i } }))).code).toBe('CONFLICT');
+      expect((await rejection(h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'go', payload: { i } }))).code).toBe('CONFLICT');
     }
-    expect((await rejection(h.coordinator.sendSignal(h.tenantId, { runId, name: '' }))).code).toBe('BAD_USER_INPUT');
-    expect((await rejection(h.coordinator.cancelRun(h.tenantId, { runId }))).code).toBe('CONFLICT');
-    expect((await rejection(h.coordinator.retryRun(h.tenantId, { runId, fromNodeId: 'ghost' }))).code).toBe('BAD_USER_INPUT');
+    expect((await rejection(h.coordinator.runs.sendSignal(h.tenantId, { runId, name: '' }))).code).toBe('BAD_USER_INPUT');
+    expect((await rejection(h.coordinator.runs.cancelRun(h.tenantId, { runId }))).code).toBe('CONFLICT');
+    expect((await rejection(h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'ghost' }))).code).toBe('BAD_USER_INPUT');
     const after = await h.run(runId);
     expect(after.eventSeq).toBe(before.eventSeq);
     expect(after.updatedAt).toEqual(before.updatedAt);
@@ -248,7 +249,7 @@ describe('rejected commands write nothing', () => {
     const h = await setup();
     const runId = await h.start(def([twoAttempts('a')]));
     const first = h.dispatcher.last('a');
-    expect((await rejection(h.coordinator.retryRun(h.tenantId, { runId, fromNodeId: 'a' }))).code).toBe('CONFLICT');
+    expect((await rejection(h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'a' }))).code).toBe('CONFLICT');
     await h.fail('a', 'HTTP 503');
     expect((await h.complete('a', {}, first)).ignored).toMatch(/stale/);
     const events = await h.events(runId);

@@ -3,7 +3,8 @@ import type { ChildProcess } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RunRepository, sql, withTenant } from '@weft/persistence';
-import { RunCoordinator, jobId, type TaskJob } from '@weft/engine';
+import { jobId, type TaskJob } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import { BullTaskQueues, queuePrefix, type WeftConfig } from '@weft/platform';
 import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
@@ -136,7 +137,7 @@ describe('a worker killed mid-task', () => {
 
     const first = await startWorker(queue);
     closers.push(async () => first.kill('SIGKILL'));
-    const { runId } = await coordinator.startRun(h.tenantId, { workflowId });
+    const { runId } = await coordinator.runs.startRun(h.tenantId, { workflowId });
     await eventually('the first worker executes the task', async () => service.waiting('/crash') === 1 && (await h.task(runId)).status === 'RUNNING', 20_000);
     const claimedBy = (await h.task(runId)).lease_token;
     expect(claimedBy).not.toBeNull();
@@ -170,7 +171,7 @@ describe('a late report of a superseded execution', () => {
     const dispatcher = new RecordingDispatcher();
     const coordinator = h.coordinatorOn(dispatcher);
     const { workflowId } = await publishWorkflow(db.ds, h.tenantId, def([http('a', { url: `${service.base}/late` })]));
-    const { runId } = await coordinator.startRun(h.tenantId, { workflowId });
+    const { runId } = await coordinator.runs.startRun(h.tenantId, { workflowId });
     const job: TaskJob = dispatcher.last('a');
 
     // The old execution does not heartbeat (a stalled event loop), so it cannot learn it lost its lease.
@@ -218,7 +219,7 @@ describe('a worker whose report cannot be written', () => {
 
     const worker = new TaskProcessor(coordinator, queues, workerConfig([queue]), { heartbeatMs: 300, reportBackoffMs: 20, reportBackoffCapMs: 100 });
     worker.start([queue]);
-    const { runId } = await coordinator.startRun(h.tenantId, { workflowId });
+    const { runId } = await coordinator.runs.startRun(h.tenantId, { workflowId });
     await eventually('the report is refused several times', async () => (await fault.hits()) >= 10, 10_000);
 
     // Well past the run lease (1.5 s) and many tries: still held, still active, not swept.
@@ -227,7 +228,7 @@ describe('a worker whose report cannot be written', () => {
     expect(task.status).toBe('RUNNING');
     expect(task.lease_expires_at!.getTime()).toBeGreaterThan(task.db_now.getTime());
     expect(await queues.queue(queue).getJob(jobId(task.id, 0)).then((j) => j?.getState())).toBe('active');
-    expect(await coordinator.sweepLostTasks(100, queues)).toBe(0);
+    expect(await coordinator.lostTasks.sweep(100, queues)).toBe(0);
 
     const refused = await fault.hits();
     expect(refused).toBeGreaterThan(8); // no fixed budget of tries: it retries while it holds the lease
@@ -246,11 +247,11 @@ describe('a worker whose report cannot be written', () => {
     const fault = await installFault(db.owner, { table: 'tasks', events: 'UPDATE', when: `NEW.status = 'COMPLETED'`, action: act.raise('40001') });
     closers.push(() => fault.remove());
     service.answerAll('/cancelled', {});
-    const { runId } = await coordinator.startRun(h.tenantId, { workflowId });
+    const { runId } = await coordinator.runs.startRun(h.tenantId, { workflowId });
     const worker = new TaskProcessor(coordinator, {} as BullTaskQueues, workerConfig([]), { heartbeatMs: 100, reportBackoffMs: 20, reportBackoffCapMs: 50 });
     const done = worker.process(dispatcher.last('a'));
     await eventually('the report is refused', async () => (await fault.hits()) >= 3);
-    await coordinator.cancelRun(h.tenantId, { runId, reason: 'stop' });
+    await coordinator.runs.cancelRun(h.tenantId, { runId, reason: 'stop' });
     await done; // resolves: nothing left to report
     await fault.remove();
     // The run's history: the start and the cancel applied; a retry of the report that got through

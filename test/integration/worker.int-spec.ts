@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { RunRepository, type TaskEntity } from '@weft/persistence';
-import { RunCoordinator, type JsonValue, type TaskJob, type WorkflowDefinition, type WorkflowNode } from '@weft/engine';
+import { type JsonValue, type TaskJob, type WorkflowDefinition, type WorkflowNode } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import type { BullTaskQueues, WeftConfig } from '@weft/platform';
 import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
 import { DEFAULT_UID_BASE, MAX_UID } from '../../apps/worker/src/executors/code/uid-pool.js';
@@ -69,7 +70,7 @@ async function setup() {
     processor,
     async start(definition: WorkflowDefinition) {
       const { workflowId } = await publishWorkflow(db.ds, tenantId, definition);
-      return (await coordinator.startRun(tenantId, { workflowId })).runId;
+      return (await coordinator.runs.startRun(tenantId, { workflowId })).runId;
     },
     job(nodeId: string): TaskJob {
       return dispatcher.last(nodeId);
@@ -174,7 +175,7 @@ describe('cancelling a run with work in flight', () => {
       await new Promise((r) => setTimeout(r, 25));
     }
     const cancelled = Date.now();
-    await h.coordinator.cancelRun(h.tenantId, { runId, reason: 'stop' });
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId, reason: 'stop' });
     await processing;
     return Date.now() - cancelled;
   }
@@ -218,11 +219,11 @@ describe('cancelling a run with work in flight', () => {
     const b = await h.start(def([http('b')]));
     const ja = h.job('a');
     const jb = h.job('b');
-    const ta = (await h.coordinator.markRunning(h.tenantId, ja.taskId, ja.attempt))!;
-    const tb = (await h.coordinator.markRunning(h.tenantId, jb.taskId, jb.attempt))!;
-    await h.coordinator.cancelRun(h.tenantId, { runId: b });
+    const ta = (await h.coordinator.leases.markRunning(h.tenantId, ja.taskId, ja.attempt))!;
+    const tb = (await h.coordinator.leases.markRunning(h.tenantId, jb.taskId, jb.attempt))!;
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId: b });
     const stale = '00000000-0000-4000-8000-000000000000';
-    const lost = await h.coordinator.heartbeat([
+    const lost = await h.coordinator.leases.heartbeat([
       { ...ja, leaseToken: ta },
       { ...jb, leaseToken: tb },
       { ...ja, attempt: 1, leaseToken: stale },

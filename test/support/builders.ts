@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { TenantRepository, WorkflowRepository, type Json } from '@weft/persistence';
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../libs/engine/src/model/workflow-definition.js';
 import type { JsonValue } from '../../libs/engine/src/model/workflow-types.js';
-import type { RunUpdate, RunUpdatePublisher, TaskDispatcher, TaskJob } from '../../libs/engine/src/coordinator/ports.js';
+import type { RunUpdate, RunUpdatePublisher, TaskDispatcher, TaskJob } from '@weft/engine';
 
 /** Creates a tenant with an admin key; returns `{tenantId, apiKey}`. */
 export async function createTenant(ds: DataSource, name = 'acme'): Promise<{ tenantId: string; apiKey: string }> {

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { RunRepository, sql, withTenant, type TaskEntity } from '@weft/persistence';
-import { RunCoordinator, type JsonValue, type RunCoordinatorOptions, type TaskJob, type WorkflowDefinition } from '@weft/engine';
+import { type JsonValue, type TaskJob, type WorkflowDefinition } from '@weft/engine';
+import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
 import { createTenant, ManualClock, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher } from './builders.js';
 
 /**
@@ -30,7 +31,7 @@ export async function coordinatorHarness(ds: DataSource, opts: RunCoordinatorOpt
     /** Publishes `definition` and starts a run of it. */
     async start(definition: WorkflowDefinition, extra: { input?: JsonValue; idempotencyKey?: string } = {}) {
       const { workflowId } = await h.publish(definition);
-      const { runId } = await coordinator.startRun(tenantId, { workflowId, ...extra });
+      const { runId } = await coordinator.runs.startRun(tenantId, { workflowId, ...extra });
       return runId;
     },
     async run(runId: string) {
@@ -61,10 +62,10 @@ export async function coordinatorHarness(ds: DataSource, opts: RunCoordinatorOpt
     },
     /** Reports the current job of `nodeId` completed. */
     async complete(nodeId: string, output: unknown = {}, job: TaskJob = dispatcher.last(nodeId)) {
-      return coordinator.reportCompleted(tenantId, { runId: job.runId, taskId: job.taskId, nodeId, attempt: job.attempt, output: output as never });
+      return coordinator.runs.reportCompleted(tenantId, { runId: job.runId, taskId: job.taskId, nodeId, attempt: job.attempt, output: output as never });
     },
     async fail(nodeId: string, error = 'boom', job: TaskJob = dispatcher.last(nodeId)) {
-      return coordinator.reportFailed(tenantId, { runId: job.runId, taskId: job.taskId, nodeId, attempt: job.attempt, error });
+      return coordinator.runs.reportFailed(tenantId, { runId: job.runId, taskId: job.taskId, nodeId, attempt: job.attempt, error });
     },
   };
   return h;

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { DataSource } from 'typeorm';
 import { createDataSource, sql, withTenant } from '@weft/persistence';
-import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine';
+import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
 import { BullTaskQueues, queuePrefix } from '@weft/platform';
 import { startPlatform } from '../../apps/cli/src/platform.js';
 import { MemoryLogger, RecordingDispatcher, RecordingPublisher } from './builders.js';

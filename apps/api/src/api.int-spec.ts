@@ -5,7 +5,8 @@ import { Global, Module } from '@nestjs/common';
 import { createClient, type Client } from 'graphql-ws';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
-import { RunCoordinator, WeftError, type JsonValue } from '@weft/engine';
+import { WeftError, type JsonValue } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import {
   RunRepository,
   TenantRepository,

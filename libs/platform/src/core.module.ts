@@ -1,6 +1,6 @@
 import { Global, Injectable, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { RunCoordinator } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import { createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
 import { BullTaskQueues, queuePrefix } from './bull-queue.adapter.js';
 import { RedisRunUpdatePublisher } from './redis-run-updates.js';

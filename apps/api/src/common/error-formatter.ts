@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
-import { MachineError, toWeftError, WeftError, type Problem } from '@weft/engine';
+import { MachineError, WeftError, type Problem } from '@weft/engine';
+import { toWeftError } from '@weft/engine/coordinator';
 import { PersistenceError } from '@weft/persistence';
 
 const log = new Logger('GraphQL');

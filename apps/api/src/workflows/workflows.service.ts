@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DagCache, loadDefinition, WeftError, type JsonValue, type WorkflowDefinition } from '@weft/engine';
+import { loadDefinition, WeftError, type JsonValue, type WorkflowDefinition } from '@weft/engine';
+import { DagCache } from '@weft/engine/coordinator';
 import { WorkflowRepository, type WorkflowSummary, type WorkflowVersionEntity, type WorkflowVersionInfo } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
 import { toMermaid } from '../common/mermaid.js';

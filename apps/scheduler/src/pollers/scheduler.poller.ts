@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { RunCoordinator } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import { BullTaskQueues, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 
 /** Rows each poll claims at most, so one busy tenant cannot hold a poll for long. */
@@ -40,9 +40,9 @@ export class SchedulerPoller implements OnApplicationShutdown {
   async pollOnce(): Promise<{ timers: number; relayed: number; redispatched: number }> {
     let timers = 0;
     let relayed = 0;
-    for (let n = BATCH; n === BATCH && !this.stopped; ) timers += n = await this.coordinator.fireDueTimers(BATCH);
-    for (let n = BATCH; n === BATCH && !this.stopped; ) relayed += n = await this.coordinator.relayOutbox(BATCH);
-    const redispatched = this.stopped ? 0 : await this.coordinator.sweepLostTasks(BATCH, this.queues);
+    for (let n = BATCH; n === BATCH && !this.stopped; ) timers += n = await this.coordinator.timers.fireDue(BATCH);
+    for (let n = BATCH; n === BATCH && !this.stopped; ) relayed += n = await this.coordinator.outbox.relay(BATCH);
+    const redispatched = this.stopped ? 0 : await this.coordinator.lostTasks.sweep(BATCH, this.queues);
     return { timers, relayed, redispatched };
   }
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
-import { RunCoordinator, type ReportResult, type TakenTask, type TaskJob } from '@weft/engine';
+import { type TakenTask, type TaskJob } from '@weft/engine';
+import { RunCoordinator, type ReportResult } from '@weft/engine/coordinator';
 import { BullTaskQueues, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { ExecutionError, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
@@ -124,7 +125,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
    * dropped.
    */
   async process(job: TaskJob): Promise<void> {
-    const token = await this.coordinator.markRunning(job.tenantId, job.taskId, job.attempt);
+    const token = await this.coordinator.leases.markRunning(job.tenantId, job.taskId, job.attempt);
     if (!token) return;
     let next: TakenTask | undefined = { job, leaseToken: token };
     for (let taken = 0; next; taken++) {
@@ -207,9 +208,9 @@ export class TaskProcessor implements BeforeApplicationShutdown {
       const takeFrom = take && !this.stopping ? { takeFrom: job.queue } : {};
       try {
         if (outcome.ok) {
-          return await this.coordinator.reportCompleted(job.tenantId, { ...base, ...takeFrom, output: outcome.output as never });
+          return await this.coordinator.runs.reportCompleted(job.tenantId, { ...base, ...takeFrom, output: outcome.output as never });
         }
-        return await this.coordinator.reportFailed(job.tenantId, { ...base, ...takeFrom, error: outcome.error, retryable: outcome.retryable });
+        return await this.coordinator.runs.reportFailed(job.tenantId, { ...base, ...takeFrom, error: outcome.error, retryable: outcome.retryable });
       } catch (err) {
         const msg = err instanceof Error ? err.message : String(err);
         const kind = reportErrorKind(err);
@@ -260,7 +261,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     this.beating = true;
     try {
       const held = [...this.held.values()].filter((h) => !h.lost.signal.aborted);
-      const lost = await this.coordinator.heartbeat(
+      const lost = await this.coordinator.leases.heartbeat(
         held.map((h) => ({ tenantId: h.job.tenantId, taskId: h.job.taskId, attempt: h.job.attempt, leaseToken: h.token })),
       );
       for (const h of held) if (lost.has(h.token)) h.lost.abort();

@@ -1,5 +1,4 @@
-import { buildDag, type WorkflowDag } from '../model/dag.js';
-import type { WorkflowDefinition } from '../model/workflow-definition.js';
+import { buildDag, type WorkflowDag, type WorkflowDefinition } from '../index.js';
 
 /** Default number of workflow versions a {@link DagCache} keeps. */
 export const DAG_CACHE_SIZE = 512;

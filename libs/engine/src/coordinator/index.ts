@@ -1,5 +1,19 @@
+/**
+ * @weft/engine/coordinator: the shell around the pure state machine — the only code that turns
+ * events into rows, over @weft/persistence. Apps compose a {@link RunCoordinator} and call its
+ * rooms.
+ */
 export * from './run-coordinator.js';
-export * from './action-writer.js';
-export * from './dag-cache.js';
+export * from './coordinator-options.js';
+export * from './inputs.js';
+export type { FireTimerInput } from './applied.js';
+export { RunCommands } from './run-commands.js';
+export { TaskLeases } from './task-leases.js';
+export { DueTimers } from './due-timers.js';
+export { OutboxRelay } from './outbox-relay.js';
+export { LostTaskSweep } from './lost-task-sweep.js';
+export { toWeftError } from './error-mapping.js';
+export { summarizeAction } from './history.js';
+export { DagCache } from './dag-cache.js';
 export * from './storable.js';
 export * from './signal-buffer.js';

@@ -1,7 +1,5 @@
-import type { EntityManager } from 'typeorm';
-import { SignalRepository } from '@weft/persistence';
-import { WeftError } from '../errors.js';
-import type { Action, BufferSignal } from '../statemachine/actions.js';
+import { SignalRepository, type Transaction } from '@weft/persistence';
+import { WeftError, type Action, type BufferSignal } from '../index.js';
 
 /** Default of {@link SignalBufferCaps.maxSignals}: unconsumed signals one run may buffer. */
 export const DEFAULT_MAX_BUFFERED_SIGNALS = 1_000;
@@ -27,7 +25,7 @@ export interface SignalBufferCaps {
  * rolls back and the run is unchanged.
  */
 export async function refuseOverfullSignalBuffer(
-  m: EntityManager,
+  m: Transaction,
   tenantId: string,
   runId: string,
   actions: readonly Action[],

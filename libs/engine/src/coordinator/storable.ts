@@ -3,21 +3,10 @@
  * outside (a worker's output or error, a user's signal, input or config). `jsonb` rejects a NUL
  * character (U+0000) in any string or key and a lone UTF-16 surrogate (both SQLSTATE class 22);
  * `text` rejects NUL. Everything here is synchronous; the
- * pure parts live in `model/storable-json.ts` (re-exported here), `jsonBytes` needs Buffer.
+ * pure parts live in `model/storable-json.ts`; these need Buffer.
  */
 
-export {
-  MAX_JSON_DEPTH,
-  DEFAULT_MAX_INPUT_BYTES,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  MAX_ERROR_CHARS,
-  MAX_NAME_CHARS,
-  badCharacter,
-  findUnstorable,
-  formatBytes,
-  type Unstorable,
-} from '../model/storable-json.js';
-import { BAD_CHARS, MAX_ERROR_CHARS, SUSPECT, findUnstorable, formatBytes, type Unstorable } from '../model/storable-json.js';
+import { BAD_CHARS, MAX_ERROR_CHARS, SUSPECT, findUnstorable, formatBytes, type Unstorable } from '../index.js';
 
 /** Bytes of `value`'s JSON text (UTF-8); `undefined` counts as `null`. */
 export function jsonBytes(value: unknown): number {

@@ -1,4 +1,4 @@
-import type { JsonValue, RunStatus } from '../model/workflow-types.js';
+import type { JsonValue, RunStatus } from './model/workflow-types.js';
 
 /**
  * What a worker receives for one task attempt: a Bull job whose id is `${taskId}:${attempt}`

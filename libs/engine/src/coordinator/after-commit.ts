@@ -1,0 +1,49 @@
+import { OutboxRepository } from '@weft/persistence';
+import { jobId } from '../index.js';
+import type { Applied, FireTimerInput } from './applied.js';
+import type { CoordinatorContext } from './coordinator-context.js';
+import { message } from './error-mapping.js';
+
+/**
+ * What follows a committed event, outside any transaction: enqueue its jobs on Bull (then mark
+ * their outbox rows; a failure is logged and the outbox relay retries), publish the run update,
+ * the same for the runs it changed in its transaction, and fire the parents' SUBWORKFLOW tasks
+ * it woke (the fast path; the scheduler fires them when it fails).
+ */
+export class AfterCommit {
+  /** `fireTimer` applies a TimerFired, as the run commands do. */
+  constructor(
+    private readonly ctx: CoordinatorContext,
+    private readonly fireTimer: (tenantId: string, t: FireTimerInput) => Promise<unknown>,
+  ) {}
+
+  /** Runs after the commit of `applied`, an event of run `runId`; never throws for a lost enqueue or publish. */
+  async run(tenantId: string, runId: string, applied: Applied): Promise<void> {
+    const { ctx } = this;
+    if (applied.jobs.length) {
+      let enqueued = false;
+      try {
+        await ctx.dispatcher.enqueue(applied.jobs, applied.now);
+        enqueued = true;
+      } catch (err) {
+        ctx.log.warn(`run ${runId}: enqueue of ${applied.jobs.map((j) => jobId(j.taskId, j.attempt)).join(', ')} failed, the outbox relay will retry: ${message(err)}`);
+      }
+      if (enqueued) {
+        await new OutboxRepository(ctx.ds)
+          .markEnqueued(tenantId, applied.jobs, ctx.testNow())
+          .catch((err) => ctx.log.warn(`run ${runId}: jobs enqueued but outbox not marked (the relay re-enqueues harmlessly): ${message(err)}`));
+      }
+    }
+    try {
+      await ctx.publisher.publish({ tenantId, runId, status: applied.status, seq: applied.seq });
+    } catch (err) {
+      ctx.log.warn(`run ${runId}: update not published: ${message(err)}`);
+    }
+    for (const n of applied.nested ?? []) await this.run(tenantId, n.runId, n.applied);
+    for (const w of applied.wakes ?? []) {
+      await this.fireTimer(tenantId, w).catch((err: unknown) =>
+        ctx.log.warn(`run ${w.runId}: the end of a child run was not applied at once (the scheduler fires it): ${message(err)}`),
+      );
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import { v7 as uuidv7 } from 'uuid';
+import { VersionLookupRepository, withTenant, type Database, type Transaction } from '@weft/persistence';
+import {
+  CelTemplateResolver,
+  DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DEFAULT_MAX_RUN_TREE,
+  DEFAULT_MAX_SUBWORKFLOW_DEPTH,
+  WeftError,
+  type TaskDispatcher,
+  type RunUpdatePublisher,
+  type TemplateResolver,
+  type WorkflowDag,
+  type WorkflowDefinition,
+} from '../index.js';
+import type { CoordinatorLogger, RunCoordinatorOptions } from './coordinator-options.js';
+import { DagCache } from './dag-cache.js';
+import { isTransient, message } from './error-mapping.js';
+import { DEFAULT_MAX_BUFFERED_SIGNAL_BYTES, DEFAULT_MAX_BUFFERED_SIGNALS, type SignalBufferCaps } from './signal-buffer.js';
+import { SnapshotCache } from './snapshot-cache.js';
+
+/**
+ * What every room of the coordinator shares: the database, the ports, the settings with their
+ * defaults applied, the DAG and snapshot caches, the clock and the retry of transient failures.
+ */
+export class CoordinatorContext {
+  /** The injected test clock; undefined in production (the database's clock is used). */
+  readonly testClock: (() => Date) | undefined;
+  readonly newId: () => string;
+  readonly log: CoordinatorLogger;
+  readonly templates: TemplateResolver;
+  readonly timerLeaseMs: number;
+  readonly outboxGraceMs: number;
+  readonly outboxLeaseMs: number;
+  readonly dispatchLeaseMs: number;
+  readonly runLeaseMs: number;
+  readonly maxOutputBytes: number;
+  readonly maxInputBytes: number;
+  readonly maxSubworkflowDepth: number;
+  readonly maxRunTree: number;
+  readonly signalCaps: SignalBufferCaps;
+  readonly snapshots = new SnapshotCache();
+  private readonly maxRetries: number;
+  private readonly dags: DagCache;
+
+  constructor(
+    readonly ds: Database,
+    readonly dispatcher: TaskDispatcher,
+    readonly publisher: RunUpdatePublisher,
+    opts: RunCoordinatorOptions = {},
+  ) {
+    this.testClock = opts.now;
+    this.newId = opts.newId ?? (() => uuidv7());
+    this.log = opts.logger ?? { warn: (m) => console.warn(m), error: (m) => console.error(m) };
+    this.maxRetries = Math.max(0, opts.maxEventRetries ?? 5);
+    this.templates = opts.templates ?? new CelTemplateResolver();
+    this.dags = new DagCache(opts.dagCacheSize);
+    this.timerLeaseMs = opts.timerLeaseMs ?? 10_000;
+    this.outboxGraceMs = opts.outboxGraceMs ?? 5_000;
+    this.outboxLeaseMs = opts.outboxLeaseMs ?? 10_000;
+    this.dispatchLeaseMs = opts.dispatchLeaseMs ?? 30_000;
+    this.runLeaseMs = opts.runLeaseMs ?? 15_000;
+    this.maxOutputBytes = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    this.maxInputBytes = opts.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
+    this.maxSubworkflowDepth = opts.maxSubworkflowDepth ?? DEFAULT_MAX_SUBWORKFLOW_DEPTH;
+    this.maxRunTree = opts.maxRunTree ?? DEFAULT_MAX_RUN_TREE;
+    this.signalCaps = {
+      maxSignals: opts.maxBufferedSignals ?? DEFAULT_MAX_BUFFERED_SIGNALS,
+      maxBytes: opts.maxBufferedSignalBytes ?? DEFAULT_MAX_BUFFERED_SIGNAL_BYTES,
+    };
+  }
+
+  /** Runs `fn` in a transaction bound to `tenantId`, retried when transient (see {@link retrying}). */
+  inTenant<T>(what: string, tenantId: string, fn: (m: Transaction) => Promise<T>): Promise<T> {
+    return this.retrying(what, () => withTenant(this.ds, tenantId, fn));
+  }
+
+  /** Runs `fn` again after transient failures (bounded, jittered), then throws WeftError TRANSIENT. */
+  async retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (!isTransient(err)) throw err;
+        if (attempt >= this.maxRetries) {
+          throw new WeftError('TRANSIENT', `${what} failed after ${attempt + 1} attempt(s): ${message(err)}`);
+        }
+        const base = Math.min(200, 5 * 2 ** attempt);
+        await new Promise((r) => setTimeout(r, base + Math.random() * base));
+      }
+    }
+  }
+
+  /**
+   * The test clock's reading, or null in production: statements then use the database's clock
+   * (`COALESCE($n::timestamptz, clock_timestamp())`, or `now()` in the claim functions).
+   */
+  testNow(): Date | null {
+    return this.testClock ? this.testClock() : null;
+  }
+
+  /** The DAG of a version, from the cache or loaded in transaction `m`. @throws WeftError NOT_FOUND. */
+  async dag(m: Transaction, tenantId: string, workflowId: string, version: number): Promise<WorkflowDag> {
+    const dag = await this.dags.get(tenantId, workflowId, version, async () => {
+      return (await new VersionLookupRepository(m).definition(tenantId, workflowId, version)) as WorkflowDefinition | undefined;
+    });
+    if (!dag) throw new WeftError('NOT_FOUND', `workflow ${workflowId} version ${version} not found`);
+    return dag;
+  }
+}

@@ -1,0 +1,65 @@
+import type { TemplateResolver } from '../index.js';
+
+/** Where the coordinator reports what it could not do after commit (enqueue, publish). */
+export interface CoordinatorLogger {
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** Options of the coordinator; every field has a default. */
+export interface RunCoordinatorOptions {
+  /**
+   * A clock to use instead of the database's, for tests (a fake clock). By default every time the
+   * coordinator computes with — the machine's now (WAIT wake-ups, retry `not_before`, timeouts,
+   * `system.now`), the timestamps it writes, lease expiries and the scheduler's "due" comparisons
+   * — is PostgreSQL's: `clock_timestamp()` read in the event's transaction after the run lock, and
+   * `now()` inside the claim functions. The process clock is never used, so a worker or
+   * scheduler whose clock is off cannot make a timer fire early or a lease expire.
+   */
+  now?: () => Date;
+  /** Id generator for runs, tasks and signals (default UUIDv7, time-ordered). */
+  newId?: () => string;
+  logger?: CoordinatorLogger;
+  /** Retries of an event after a transient failure before TRANSIENT is thrown (default 5). */
+  maxEventRetries?: number;
+  /** Template resolver for the machine (default a CEL resolver). */
+  templates?: TemplateResolver;
+  /** DAG cache size in workflow versions (default 512). */
+  dagCacheSize?: number;
+  /**
+   * How long a claimed timer is hidden from other schedulers before it may fire again, ms
+   * (default 10 000): how late a timer fires when the scheduler that claimed it dies before
+   * applying it (applying takes milliseconds; one fired twice is ignored by fencing).
+   */
+  timerLeaseMs?: number;
+  /** Age an un-enqueued outbox row must reach before the relay takes it, ms (default 5 000). */
+  outboxGraceMs?: number;
+  /** How long a relay's claim on an outbox row lasts, ms (default 10 000): the delay when its scheduler dies mid-relay. */
+  outboxLeaseMs?: number;
+  /**
+   * The lease of a dispatched worker attempt, ms after its `not_before` (default 30 000): past it,
+   * an attempt no worker claimed whose job is not live is re-dispatched by the lost-task sweep.
+   * Also how far the sweep pushes a lease it found live.
+   */
+  dispatchLeaseMs?: number;
+  /**
+   * The lease a worker's claim and each of its heartbeats give, ms after the database's now
+   * (default 15 000). A worker heartbeats every third of it.
+   */
+  runLeaseMs?: number;
+  /**
+   * Largest task output a worker may report, in bytes of its JSON text (default 1 MiB); a larger
+   * one fails the attempt (`OUTPUT_TOO_LARGE`).
+   */
+  maxOutputBytes?: number;
+  /** Largest signal payload, run input or run config, in bytes of its JSON text (default 1 MiB). */
+  maxInputBytes?: number;
+  /** The deepest chain of SUBWORKFLOW child runs (default 10): a run at this depth cannot start a child. */
+  maxSubworkflowDepth?: number;
+  /** The most runs one tree of child runs may hold (default 1,000). */
+  maxRunTree?: number;
+  /** Unconsumed signals one run may buffer (default 1,000); one more is refused with CONFLICT. */
+  maxBufferedSignals?: number;
+  /** Bytes of payload (stored JSON text) one run's unconsumed signals may hold (default 16 MiB). */
+  maxBufferedSignalBytes?: number;
+}

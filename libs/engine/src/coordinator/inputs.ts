@@ -1,0 +1,87 @@
+import type { JsonValue, TakenTask } from '../index.js';
+
+/** Input of a run's start. */
+export interface StartRunInput {
+  workflowId: string;
+  /** Default: the workflow's pinned default version, else the latest. */
+  version?: number;
+  input?: JsonValue;
+  config?: JsonValue;
+  /** Overrides the definition's entry node. */
+  startNodeId?: string;
+  /** A second start with the same key (per tenant) returns the first run. */
+  idempotencyKey?: string;
+}
+
+/** A worker's successful report of one task attempt. */
+export interface ReportCompletedInput {
+  runId: string;
+  taskId: string;
+  nodeId: string;
+  attempt: number;
+  output: JsonValue;
+  /**
+   * The lease token the worker's claim returned to this execution. A report whose token is not
+   * the task's current one (the attempt was re-dispatched and claimed again) is ignored. Without
+   * a token the report is fenced by `attempt` only (tools, tests).
+   */
+  leaseToken?: string;
+  /**
+   * Eager dispatch: the queue of the reporting worker, which will execute at once the first
+   * attempt this report dispatches on that queue that is due now, instead of it going through
+   * Bull. That attempt comes back as {@link ReportResult.taken}, already RUNNING under its own
+   * lease token.
+   */
+  takeFrom?: string;
+}
+
+/** A worker's failed report of one task attempt; `retryable: false` asks to fail for good. */
+export interface ReportFailedInput {
+  runId: string;
+  taskId: string;
+  nodeId: string;
+  attempt: number;
+  error: string;
+  retryable?: boolean;
+  /** See {@link ReportCompletedInput.leaseToken}. */
+  leaseToken?: string;
+  /** See {@link ReportCompletedInput.takeFrom}. */
+  takeFrom?: string;
+}
+
+/** A lease a worker holds: the attempt it executes and the token its claim returned. */
+export interface HeldLease {
+  tenantId: string;
+  taskId: string;
+  attempt: number;
+  leaseToken: string;
+}
+
+/** Input of a signal sent to a run. */
+export interface SendSignalInput {
+  runId: string;
+  name: string;
+  payload?: JsonValue;
+}
+
+/** Input of a run's cancellation. */
+export interface CancelRunInput {
+  runId: string;
+  reason?: string;
+}
+
+/** Input of a run's retry; `version` defaults to the run's current version. */
+export interface RetryRunInput {
+  runId: string;
+  fromNodeId: string;
+  version?: number;
+  input?: JsonValue;
+  config?: JsonValue;
+}
+
+/** Outcome of a worker/scheduler report: `ignored` says why it changed nothing. */
+export interface ReportResult {
+  ignored?: string;
+  /** The attempt the reporting worker took (see {@link ReportCompletedInput.takeFrom}). */
+  taken?: TakenTask;
+}

@@ -1,0 +1,65 @@
+import type { TaskState } from '@weft/persistence';
+import type { NodeState, TaskStatus } from '../index.js';
+
+/**
+ * The node states each run's last event left, in this process, keyed by tenant and run, with the
+ * run's `event_seq` after that event, so an event need not reload every task of its run. An
+ * entry is used only for the event whose locked run row still has that `event_seq`: any event
+ * applied elsewhere (another process, a timer applied as a failure) bumps it, and the entry is
+ * then ignored. Writes that do not bump it change nothing the node states hold (a claim's
+ * RUNNING, leases, wake-ups, which the machine treats alike). `take` removes the entry while an
+ * event uses it, so a failed or retried transaction never leaves a half-applied snapshot behind.
+ * At most `max` runs (default 1,000), least recently used out first.
+ */
+export class SnapshotCache {
+  private readonly entries = new Map<string, { seq: number; nodes: Map<string, NodeState> }>();
+
+  constructor(private readonly max = 1_000) {}
+
+  /** The node states for the event about to be applied at `seq`, or undefined (then load them). */
+  take(tenantId: string, runId: string, seq: number): Map<string, NodeState> | undefined {
+    const key = `${tenantId}:${runId}`;
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    this.entries.delete(key);
+    return e.seq === seq ? e.nodes : undefined;
+  }
+
+  /** Keeps the node states committed at `seq`. */
+  put(tenantId: string, runId: string, seq: number, nodes: Map<string, NodeState>): void {
+    const key = `${tenantId}:${runId}`;
+    this.entries.delete(key);
+    this.entries.set(key, { seq, nodes });
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
+  }
+}
+
+/**
+ * The node states of a run from its task rows: one per node, with a `for_each` node's iterations
+ * (rows with an `iteration`) attached to its aggregate task in element order.
+ */
+export function snapshotNodes(rows: readonly TaskState[]): Map<string, NodeState> {
+  const nodes = new Map<string, NodeState>();
+  const iterations: TaskState[] = [];
+  for (const t of rows) {
+    if (t.iteration !== null) {
+      iterations.push(t);
+      continue;
+    }
+    const n: NodeState = { taskId: t.id, status: t.status as TaskStatus, attempt: t.attempt };
+    if (t.branches !== null) n.branches = t.branches;
+    if (t.awaitedSignal !== null) n.awaitedSignal = t.awaitedSignal;
+    if (t.error !== null) n.error = t.error;
+    if (t.retryAt !== null) n.retryAt = t.retryAt;
+    nodes.set(t.nodeId, n);
+  }
+  iterations.sort((a, b) => (a.iteration as number) - (b.iteration as number));
+  for (const t of iterations) {
+    const agg = nodes.get(t.nodeId);
+    if (!agg) continue;
+    const it: NodeState = { taskId: t.id, status: t.status as TaskStatus, attempt: t.attempt };
+    if (t.error !== null) it.error = t.error;
+    (agg.iterations ??= []).push(it);
+  }
+  return nodes;
+}

@@ -1,0 +1,55 @@
+import { v4 as uuidv4 } from 'uuid';
+import { byTenant, isUuid, TaskLeaseRepository } from '@weft/persistence';
+import type { CoordinatorContext } from './coordinator-context.js';
+import { isAttempt } from './input-checks.js';
+import type { HeldLease } from './inputs.js';
+
+/**
+ * The worker's side of a task attempt's lease: the claim when it picks up the attempt's job and
+ * the heartbeats while it executes and reports. No event, no history: a lease only decides whose
+ * report of an attempt counts.
+ */
+export class TaskLeases {
+  constructor(private readonly ctx: CoordinatorContext) {}
+
+  /**
+   * A worker picked up the job of (`taskId`, `attempt`) and claims its lease: in one fenced UPDATE
+   * the task becomes RUNNING with a fresh random `lease_token` (UUIDv4) and `lease_expires_at` =
+   * the database's now + `runLeaseMs`. Returns the token, which the worker sends with its
+   * heartbeats and its report; null when the worker must drop the job (unknown task, another
+   * attempt, finished or cancelled, malformed ids).
+   *
+   * A claim of an attempt that is already RUNNING (Bull redelivered a stalled job, the lease
+   * sweep re-dispatched it) succeeds and supersedes the previous execution's lease: that
+   * execution learns it at its next heartbeat, and its report is ignored as stale.
+   * @throws WeftError TRANSIENT when the database stays unavailable.
+   */
+  async markRunning(tenantId: string, taskId: string, attempt: number): Promise<string | null> {
+    if (!isUuid(tenantId) || !isUuid(taskId) || !isAttempt(attempt)) return null;
+    const token = uuidv4();
+    const { ctx } = this;
+    const claimed = await ctx.retrying('markRunning', () => new TaskLeaseRepository(ctx.ds).claim(tenantId, taskId, attempt, token, ctx.runLeaseMs, ctx.testNow()));
+    return claimed ? token : null;
+  }
+
+  /**
+   * A worker's heartbeat over the leases it holds (executing or still reporting), across
+   * tenants: one UPDATE per tenant extends each lease whose task is still RUNNING at that attempt
+   * with that token to the database's now + `runLeaseMs`. Returns the lease tokens of the leases
+   * it lost — superseded by another claim, re-dispatched, task finished, cancelled or reset, or
+   * malformed — whose executions the worker aborts and does not report.
+   * @throws WeftError TRANSIENT when the database stays unavailable (the worker keeps its leases
+   * and tries again at the next beat).
+   */
+  async heartbeat(leases: readonly HeldLease[]): Promise<Set<string>> {
+    const { ctx } = this;
+    const lost = new Set(leases.map((l) => l.leaseToken));
+    const valid = leases.filter((l) => isUuid(l.tenantId) && isUuid(l.taskId) && isAttempt(l.attempt) && isUuid(l.leaseToken));
+    const repo = new TaskLeaseRepository(ctx.ds);
+    for (const [tenantId, group] of byTenant(valid)) {
+      const held = await ctx.retrying('heartbeat', () => repo.extend(tenantId, group, ctx.runLeaseMs, ctx.testNow()));
+      for (const l of group) if (held.has(l.leaseToken.toLowerCase())) lost.delete(l.leaseToken);
+    }
+    return lost;
+  }
+}

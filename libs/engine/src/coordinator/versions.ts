@@ -1,0 +1,26 @@
+import { VersionLookupRepository, type Transaction } from '@weft/persistence';
+import { WeftError } from '../index.js';
+
+/**
+ * The version a new run of `workflowId` runs on: `requested`, or else the workflow's default —
+ * its pinned `default_version`, or the latest when none is pinned.
+ * @throws WeftError NOT_FOUND (unknown workflow, or no such version); BAD_USER_INPUT when that
+ * version is deprecated (the message names the workflow and version and what to do instead).
+ */
+export async function versionToRun(m: Transaction, tenantId: string, workflowId: string, requested?: number): Promise<number> {
+  const row = await new VersionLookupRepository(m).choose(tenantId, workflowId, requested);
+  if (!row?.latestVersion) throw new WeftError('NOT_FOUND', `workflow ${workflowId} not found`);
+  if (row.version === null) throw new WeftError('NOT_FOUND', `workflow ${workflowId} version ${requested} not found`);
+  if (row.deprecated) {
+    const which = requested !== undefined ? '' : row.defaultVersion !== null ? ' (its pinned default version)' : ' (its latest version, the default)';
+    const instead =
+      requested !== undefined
+        ? 'start the run on another version, or restore this one with deprecateVersion(deprecated: false)'
+        : row.defaultVersion !== null
+          ? 'pin another default with setDefaultVersion, pass a version, or restore this one with deprecateVersion(deprecated: false)'
+          : 'publish a new version, pin another default with setDefaultVersion, or pass a version';
+    const msg = `workflow ${workflowId} version ${row.version}${which} is deprecated: new runs on it are refused; ${instead}`;
+    throw new WeftError('BAD_USER_INPUT', msg, [{ path: 'version', message: msg }]);
+  }
+  return row.version;
+}
