@@ -36,9 +36,12 @@ export * from './statemachine/journal.js';
 export * from './statemachine/run-index.js';
 export * from './statemachine/step.js';
 export * from './statemachine/routing.js';
-export * from './statemachine/waits.js';
-export * from './statemachine/for-each.js';
-export * from './statemachine/subworkflow.js';
+export * from './statemachine/node-kinds/outcome.js';
+export * from './statemachine/node-kinds/wait-spec.js';
+export * from './statemachine/node-kinds/wait.js';
+export * from './statemachine/node-kinds/wait-for-event.js';
+export * from './statemachine/node-kinds/for-each.js';
+export * from './statemachine/node-kinds/subworkflow.js';
 
 // The ports the coordinator drives (task queue, run updates).
 export * from './ports.js';

@@ -1,14 +1,15 @@
 /**
- * The workflow state machine (seed 000): one event in, a transition (actions as data) out. No I/O
- * of its own: the clock, ids, templates and on-demand reads come from {@link Deps}.
+ * The workflow state machine: one event in, a transition (actions as data) out. No I/O of its
+ * own: the clock, ids, templates and on-demand reads come from {@link Deps}. This file handles
+ * each event; routing.ts walks the DAG and node-kinds/ says how waiting and fanning nodes
+ * activate and settle.
  */
 import type { WorkflowDag } from '../model/dag.js';
+import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
 import { maxAttempts, retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
-import { RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
-import type { Deps, Transition } from './deps.js';
+import { NodeType, RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
 import { hasActiveNode, liveCounts } from './apply-action.js';
-import { Journal } from './journal.js';
-import { dropRunIndex } from './run-index.js';
+import type { Deps, Transition } from './deps.js';
 import { MachineError } from './errors.js';
 import type {
   NodeCompleted,
@@ -17,18 +18,24 @@ import type {
   RunEvent,
   RunRetried,
   RunStarted,
+  SignalReceived,
+  TimerFired,
 } from './events.js';
-import { advanceFrom, begin, isHandledFailure, propagate, routeFailure } from './routing.js';
-import { isTaskActive, matchesAttempt, reportTarget, type RunSnapshot } from './state.js';
-import { iterationSettled } from './for-each.js';
+import { Journal } from './journal.js';
+import { settleIteration } from './node-kinds/for-each.js';
+import type { NodeOutcome } from './node-kinds/outcome.js';
+import { settleChildTimer } from './node-kinds/subworkflow.js';
+import { deliverSignal, eventNameProblem, timeOutWaitForEvent } from './node-kinds/wait-for-event.js';
+import { wakeWait } from './node-kinds/wait.js';
+import { begin, isHandledFailure, propagate, routeOutcome } from './routing.js';
+import { dropRunIndex } from './run-index.js';
+import { isTaskActive, matchesAttempt, reportTarget, type NodeState, type RunSnapshot } from './state.js';
 import { GATHERED_VALUE_FACTOR, Step, errorMessage, isStoreError, sizeProblem, valueProblem } from './step.js';
-import { onSignalReceived, onTimerFired } from './waits.js';
-import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
 
 export { applyAction, runCounts } from './apply-action.js';
 
 /**
- * Decides how one event moves one run forward (seed 000 `Machine`). Create one per event with the
+ * Decides how one event moves one run forward. Create one per event with the
  * run's snapshot; it is not safe for concurrent use, and the caller serializes events per run
  * (the coordinator holds the run's row lock).
  *
@@ -112,7 +119,7 @@ async function onRunStarted(s: Step, ev: RunStarted): Promise<void> {
  * NodeCompleted: fenced by (taskId, attempt) — a stale attempt, another task, or an already
  * finished (or cancelled) task is ignored. Otherwise the task completes and routing continues,
  * unless the run already finished (the output is kept, nothing is scheduled). For a `for_each`
- * node the report addresses one iteration (never the aggregate task); see `iterationSettled`.
+ * node the report addresses one iteration (never the aggregate task); see `settleIteration`.
  */
 async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
   const n = reportTarget(s.run, ev.nodeId, ev.taskId);
@@ -120,15 +127,14 @@ async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
     s.ignore(`stale or duplicate completion of ${ev.nodeId} attempt ${ev.attempt}`);
     return;
   }
-  // output_keep / output_drop: what is stored is what successors see (DESIGN §6).
+  // output_keep / output_drop: what is stored is what successors see, so trim before storing.
   const output = trimOutput(s.dag.getNode(ev.nodeId), ev.output);
   s.emit({ type: 'CompleteTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, output });
-  if (s.run.nodes.get(ev.nodeId)?.iterations !== undefined) {
-    await iterationSettled(s, ev.nodeId, { taskId: ev.taskId, output });
-    return;
-  }
-  if (s.terminal()) return;
-  await advanceFrom(s, ev.nodeId, output);
+  const outcome: NodeOutcome =
+    s.run.nodes.get(ev.nodeId)?.iterations !== undefined
+      ? await settleIteration(s, ev.nodeId, { taskId: ev.taskId, output })
+      : { kind: 'completed', output };
+  await routeOutcome(s, ev.nodeId, outcome);
 }
 
 /**
@@ -136,7 +142,7 @@ async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
  * max_attempts` (and the run is not finished) the same task is retried with attempt + 1 at now +
  * `retryDelayMs(node, attempt + 1)`; otherwise — or when the worker marked the failure
  * `retryable: false` — it fails for good: without an `on_error` edge its edges stay unresolved;
- * with one, routing continues along the error edges it selects (see `routeFailure`). A `for_each`
+ * with one, routing continues along the error edges it selects (see `routeOutcome`). A `for_each`
  * iteration retries on its own; one failed for good fails the node once the others settle.
  */
 async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
@@ -158,8 +164,50 @@ async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
     return;
   }
   s.emit({ type: 'FailTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, reason: ev.error });
-  if (s.run.nodes.get(ev.nodeId)?.iterations !== undefined) await iterationSettled(s, ev.nodeId);
-  else await routeFailure(s, ev.nodeId);
+  const outcome: NodeOutcome =
+    s.run.nodes.get(ev.nodeId)?.iterations !== undefined ? await settleIteration(s, ev.nodeId) : { kind: 'failed', reason: ev.error };
+  await routeOutcome(s, ev.nodeId, outcome);
+}
+
+/**
+ * TimerFired on the current task of a WAITING node of a running run: a WAIT completes with
+ * `{woke_at}`; for a WAIT_FOR_EVENT it is a timeout and the node fails with `timed out waiting
+ * for event "x"`; for a SUBWORKFLOW its child run ended or a retry is due (`settleChildTimer`).
+ * Routing then follows the outcome. A timer for another task, a node no longer waiting, or a
+ * finished run is ignored.
+ * @throws StoreError (transient).
+ */
+async function onTimerFired(s: Step, ev: TimerFired): Promise<void> {
+  const n = s.run.nodes.get(ev.nodeId);
+  if (!n || n.taskId !== ev.taskId || n.status !== TaskStatus.Waiting || s.terminal()) {
+    s.ignore(`timer for ${ev.nodeId} no longer pending`);
+    return;
+  }
+  await routeOutcome(s, ev.nodeId, await timerOutcome(s, ev, n));
+}
+
+/** What a due timer does to waiting node state `n`, by its node kind (a WAIT when in doubt). */
+async function timerOutcome(s: Step, ev: TimerFired, n: NodeState): Promise<NodeOutcome> {
+  const node = s.dag.getNode(ev.nodeId);
+  if (node?.type === NodeType.Subworkflow) return settleChildTimer(s, ev, n, node);
+  if (node?.type === NodeType.WaitForEvent) return timeOutWaitForEvent(s, ev, n);
+  return wakeWait(s, ev);
+}
+
+/**
+ * SignalReceived: the oldest node waiting for that name completes with the payload (`{}` when
+ * absent) and routing continues; with no waiter the signal is buffered for a later
+ * WAIT_FOR_EVENT. `signalDelivered` on the transition tells which.
+ * @throws MachineError INVALID_REQUEST without a name or for one that is too long or unstorable;
+ * RUN_FINISHED on a finished run; StoreError (transient).
+ */
+async function onSignalReceived(s: Step, ev: SignalReceived): Promise<void> {
+  const badName = eventNameProblem(ev.name);
+  if (badName) throw new MachineError('INVALID_REQUEST', badName);
+  if (s.terminal()) throw new MachineError('RUN_FINISHED', `run is ${s.run.status}`);
+  const delivered = deliverSignal(s, ev);
+  s.tr.signalDelivered = delivered !== undefined;
+  if (delivered) await routeOutcome(s, delivered.nodeId, delivered.outcome);
 }
 
 /**
@@ -221,7 +269,7 @@ async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
 /**
  * Finishes the run once nothing is active: FAILED if any task failed (or was cancelled), else
  * SUCCEEDED with the run output. A failure that took one of its node's `on_error` edges is
- * handled and does not count (DESIGN §6). A run output that cannot be resolved, or is larger than
+ * handled and does not count: the workflow dealt with it. A run output that cannot be resolved, or is larger than
  * one value may be (`maxValueBytes`; the default output of the sinks, {@link GATHERED_VALUE_FACTOR}
  * times that), fails the run.
  */

@@ -1,18 +1,22 @@
 /**
- * Dynamic fan-out (seed 003 `forEach`, DESIGN §6): a worker node with `for_each` runs one task per
- * element of an array. The node's own task is the aggregate (RUNNING until every iteration
- * settled, then COMPLETED with the iterations' outputs or FAILED); each iteration has its own
- * attempts, retries and lease. Internal to the state machine.
+ * `for_each` (HTTP and CODE nodes): the node runs one task, an iteration, per element of the
+ * array its `for_each` template gives. The node's own task is the aggregate: RUNNING until every
+ * iteration settled, then COMPLETED with the iterations' outputs in element order (or their merge
+ * with the node's `reducers`), or FAILED. Each iteration has its own attempts, retries and lease;
+ * `max_concurrency` holds the others back as WAITING.
  */
-import { reduceJoin } from '../model/reducers.js';
-import { formatBytes } from '../model/storable-json.js';
-import { MAX_ITERATIONS, iterationAlias, type WorkflowNode } from '../model/workflow-definition.js';
-import { TaskStatus, type JsonValue } from '../model/workflow-types.js';
-import { advanceFrom, routeFailure } from './routing.js';
-import { isNodeActive, isTaskActive, type NodeState } from './state.js';
-import { GATHERED_VALUE_FACTOR, Step, errorMessage, isStoreError, sizeProblem, storeError } from './step.js';
+import { reduceJoin } from '../../model/reducers.js';
+import { formatBytes } from '../../model/storable-json.js';
+import { MAX_ITERATIONS, iterationAlias, type WorkflowNode } from '../../model/workflow-definition.js';
+import { TaskStatus, type JsonValue } from '../../model/workflow-types.js';
+import { isNodeActive, isTaskActive, type NodeState } from '../state.js';
+import { GATHERED_VALUE_FACTOR, errorMessage, isStoreError, sizeProblem, storeError, type Step } from '../step.js';
+import { completed, failActivation, failed, PENDING, type ActivationOutcome, type NodeOutcome } from './outcome.js';
 
-/** The variables an iteration's templates see: the element under the alias, its index and the count. */
+/**
+ * The variables the templates of iteration `index` (0-based) of `count` see: `item` (the
+ * element) under the node's alias, `<as>Index` and `<as>Count`.
+ */
 export function iterationLocals(n: WorkflowNode, item: JsonValue, index: number, count: number): Record<string, JsonValue> {
   const as = iterationAlias(n);
   return { [as]: item, [`${as}Index`]: index, [`${as}Count`]: count };
@@ -21,18 +25,16 @@ export function iterationLocals(n: WorkflowNode, item: JsonValue, index: number,
 /**
  * Activates a ready `for_each` node: resolves its array, then each iteration's input (its spec
  * with the element, index and count bound), and records the aggregate task and the iterations in
- * one CreateIterations, dispatching the first `max_concurrency` (all by default). An empty array
- * completes the node at once with `[]` (with `reducers`, `{}`: the merge of nothing) and returns
- * its successors. A template that cannot be resolved, a value that is not an array, more than
- * {@link MAX_ITERATIONS} elements, or an iteration input that cannot be stored records the node
- * FAILED with a reason naming it (and the iteration).
+ * one CreateIterations, dispatching the first `max_concurrency` (all by default): `pending`. An
+ * empty array completes the node at once with `[]` (with `reducers`, `{}`: the merge of
+ * nothing): `completed`. A template that cannot be resolved, a value that is not an array, more
+ * than {@link MAX_ITERATIONS} elements, an iteration input that cannot be stored, or resolved
+ * inputs of more than {@link GATHERED_VALUE_FACTOR} × `maxValueBytes` characters in all record the
+ * node FAILED with a reason naming it (and the iteration): `failed`.
  * @throws StoreError (transient).
  */
-export async function fanOut(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
-  const fail = (reason: string): WorkflowNode[] => {
-    s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Failed, error: `for_each of node ${n.node_id}: ${reason}` });
-    return [];
-  };
+export async function activateForEach(s: Step, n: WorkflowNode): Promise<ActivationOutcome> {
+  const fail = (reason: string): ActivationOutcome => failActivation(s, n, `for_each of node ${n.node_id}: ${reason}`);
   let items: JsonValue;
   try {
     await s.ensureOutputs(n);
@@ -46,8 +48,7 @@ export async function fanOut(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> 
   if (items.length === 0) {
     const output: JsonValue = n.reducers !== undefined ? {} : [];
     s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Completed, output });
-    s.setOutput(n.node_id, output);
-    return s.dag.successors(n.node_id);
+    return completed(output);
   }
   const iterations: Array<{ taskId: string; input: JsonValue }> = [];
   let total = 0;
@@ -66,23 +67,25 @@ export async function fanOut(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> 
   }
   const dispatch = Math.min(items.length, n.max_concurrency ?? items.length);
   s.emit({ type: 'CreateIterations', taskId: s.newId(), node: n, iterations, dispatch, notBefore: s.now });
-  return [];
+  return PENDING;
 }
 
 /**
  * After an iteration of `nodeId` settled (completed, or failed for good): frees its
- * `max_concurrency` slot for the next WAITING iteration — unless an iteration failed for good or
- * the run finished, which skips every iteration not started yet — and, once no iteration is
- * active, settles the aggregate task: FAILED with the first failed iteration's reason (`iteration
- * 2 of 5 failed: …`), else COMPLETED with the iteration outputs in element order (or their merge
- * with the node's `reducers`), and routes on like any node. `completed` is the iteration this
- * event completed (its output is not stored yet).
+ * `max_concurrency` slot for the next WAITING iteration (ReleaseIteration) — unless an iteration
+ * failed for good or the run finished, which skips every iteration not started yet
+ * (SkipIterations). Once no iteration is active it settles the aggregate task: FAILED with the
+ * first failed iteration's reason (`iteration 2 of 5 failed: …`), or when the outputs are too
+ * large together or cannot be merged (`failed`); else COMPLETED with the iteration outputs in
+ * element order, or their merge with the node's `reducers` (`completed`). While iterations are
+ * active, or when `nodeId` is no running `for_each` node, the outcome is `pending`.
+ * `justCompleted` is the iteration this event completed (its output is not stored yet).
  * @throws StoreError (transient).
  */
-export async function iterationSettled(s: Step, nodeId: string, completed?: { taskId: string; output: JsonValue }): Promise<void> {
+export async function settleIteration(s: Step, nodeId: string, justCompleted?: { taskId: string; output: JsonValue }): Promise<NodeOutcome> {
   const agg = s.run.nodes.get(nodeId);
   const node = s.dag.getNode(nodeId);
-  if (!agg?.iterations || !node || !isTaskActive(agg)) return;
+  if (!agg?.iterations || !node || !isTaskActive(agg)) return PENDING;
   const its = agg.iterations;
   const failedAt = its.findIndex((it) => it.status === TaskStatus.Failed);
   const held = its.filter((it) => it.status === TaskStatus.Waiting);
@@ -98,12 +101,9 @@ export async function iterationSettled(s: Step, nodeId: string, completed?: { ta
       active++;
     }
   }
-  if (its.some(isNodeActive)) return;
+  if (its.some(isNodeActive)) return PENDING;
   if (failedAt >= 0) {
-    const reason = `iteration ${failedAt} of ${its.length} failed: ${its[failedAt]!.error ?? 'no reason given'}`;
-    failAggregate(s, nodeId, agg, reason);
-    await routeFailure(s, nodeId);
-    return;
+    return failAggregate(s, nodeId, agg, `iteration ${failedAt} of ${its.length} failed: ${its[failedAt]!.error ?? 'no reason given'}`);
   }
   const budget = s.maxValueBytes * GATHERED_VALUE_FACTOR;
   let loaded: JsonValue[] | { tooLarge: number };
@@ -113,30 +113,25 @@ export async function iterationSettled(s: Step, nodeId: string, completed?: { ta
     throw storeError(err);
   }
   if (!Array.isArray(loaded)) {
-    failAggregate(s, nodeId, agg, `for_each output of node ${nodeId} too large: ${formatBytes(loaded.tooLarge)} > ${formatBytes(budget)}`);
-    await routeFailure(s, nodeId);
-    return;
+    return failAggregate(s, nodeId, agg, `for_each output of node ${nodeId} too large: ${formatBytes(loaded.tooLarge)} > ${formatBytes(budget)}`);
   }
   const outputs = loaded;
   // The iteration this event completed is not written yet: the Store cannot have its output.
-  const at = completed ? its.findIndex((it) => it.taskId === completed.taskId) : -1;
-  if (completed && at >= 0) outputs[at] = completed.output;
+  const at = justCompleted ? its.findIndex((it) => it.taskId === justCompleted.taskId) : -1;
+  if (justCompleted && at >= 0) outputs[at] = justCompleted.output;
   const merged =
     node.reducers !== undefined
       ? reduceJoin(node.reducers, outputs.map((output, i) => ({ nodeId: `${nodeId}[${i}]`, output })))
       : ({ ok: true, output: outputs } as const);
   // Gathered from stored iteration outputs: only the size of the whole is new, and it may exceed one value's.
   const problem = merged.ok ? sizeProblem(merged.output, budget, `for_each output of node ${nodeId}`) : `for_each of node ${nodeId}: ${merged.error}`;
-  if (!merged.ok || problem !== undefined) {
-    failAggregate(s, nodeId, agg, problem ?? 'cannot merge the iteration outputs');
-    await routeFailure(s, nodeId);
-    return;
-  }
+  if (!merged.ok || problem !== undefined) return failAggregate(s, nodeId, agg, problem ?? 'cannot merge the iteration outputs');
   s.emit({ type: 'CompleteTask', taskId: agg.taskId, nodeId, attempt: agg.attempt, output: merged.output });
-  if (s.terminal()) return;
-  await advanceFrom(s, nodeId, merged.output);
+  return completed(merged.output);
 }
 
-function failAggregate(s: Step, nodeId: string, agg: NodeState, reason: string): void {
+/** Fails the aggregate task `agg` of `nodeId` for good with `reason` (one FailTask). */
+function failAggregate(s: Step, nodeId: string, agg: NodeState, reason: string): NodeOutcome {
   s.emit({ type: 'FailTask', taskId: agg.taskId, nodeId, attempt: agg.attempt, reason });
+  return failed(reason);
 }

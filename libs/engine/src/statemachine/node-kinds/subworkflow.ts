@@ -1,22 +1,21 @@
 /**
- * SUBWORKFLOW nodes (seed 003 "subgraph as a function call", DESIGN §6): the node's task is
- * WAITING while a child run of another (or the same) workflow runs in the same tenant; the
- * child's run output becomes the node's output. The machine only decides: StartChildRun asks the
- * coordinator to create the child, and the child's end reaches the parent as a TimerFired on the
- * waiting task (the coordinator sets its `wake_at`), which reads the child through the Store.
- * Internal to the state machine.
+ * SUBWORKFLOW: the node calls another workflow (or its own) like a function. Its task is WAITING
+ * while a child run of that workflow runs in the same tenant, and the child's run output becomes
+ * the node's output. The machine only decides: StartChildRun asks the coordinator to create the
+ * child, and the child's end reaches the parent as a TimerFired on the waiting task (the
+ * coordinator sets its `wake_at`), which reads the child through the Store.
  */
-import { maxAttempts, retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
-import { RunStatus, TaskStatus, type JsonObject, type JsonValue } from '../model/workflow-types.js';
-import type { StartChildRun } from './actions.js';
-import type { TimerFired } from './events.js';
-import { advanceFrom, routeFailure } from './routing.js';
-import type { NodeState } from './state.js';
-import { DEFAULT_MAX_RUN_TREE } from './deps.js';
-import { Step, errorMessage, isStoreError, storeError, valueProblem } from './step.js';
+import { maxAttempts, retryDelayMs, type WorkflowNode } from '../../model/workflow-definition.js';
+import { RunStatus, TaskStatus, type JsonObject, type JsonValue } from '../../model/workflow-types.js';
+import type { StartChildRun } from '../actions.js';
+import { DEFAULT_MAX_RUN_TREE, type ChildRun } from '../deps.js';
+import type { TimerFired } from '../events.js';
+import type { NodeState } from '../state.js';
+import { errorMessage, isStoreError, storeError, valueProblem, type Step } from '../step.js';
+import { completed, failActivation, failed, ignored, PENDING, type ActivationOutcome, type NodeOutcome } from './outcome.js';
 
 /** What a resolved SUBWORKFLOW spec names: the child's workflow, version (optional), input and config. */
-interface ChildSpec {
+export interface ChildSpec {
   workflow: string;
   version?: number;
   input: JsonValue;
@@ -25,8 +24,9 @@ interface ChildSpec {
 
 /**
  * Reads a resolved SUBWORKFLOW spec: `workflow` a non-empty string, `version` absent, null or a
- * positive integer, `input` and `config` objects (a run's input and config are), default `{}`.
- * @throws Error naming the field.
+ * positive 32-bit integer, `input` and `config` objects (a run's input and config are), default
+ * `{}`.
+ * @throws Error naming the field that is wrong.
  */
 export function childSpec(spec: JsonValue): ChildSpec {
   if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw new Error('spec must be an object {workflow, version?, input?, config?}');
@@ -51,19 +51,16 @@ export function childSpec(spec: JsonValue): ChildSpec {
 }
 
 /**
- * Activates a SUBWORKFLOW node: resolves its spec, refuses to go deeper than the depth limit
+ * Activates SUBWORKFLOW node `n`: resolves its spec, refuses to go deeper than the depth limit
  * (`Deps.maxSubworkflowDepth`, default 10: a run at that depth cannot start a child) or to grow
- * the tree of runs beyond `Deps.maxRunTree` (default 1,000), asks the
- * Store which version the child would run, and records the task WAITING with a StartChildRun for
- * attempt 0. Anything that prevents the start (a bad spec, an unknown workflow or version, a
- * deprecated version, the depth or tree limit) records the node FAILED with the reason instead.
+ * the tree of runs beyond `Deps.maxRunTree` (default 1,000), asks the Store which version the
+ * child would run, and records the task WAITING with a StartChildRun for attempt 0: `pending`.
+ * Anything that prevents the start (a bad spec, an unknown workflow or version, a deprecated
+ * version, the depth or tree limit) records the node FAILED with the reason instead: `failed`.
  * @throws StoreError (transient).
  */
-export async function startSubworkflow(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
-  const fail = (reason: string, input?: JsonValue): WorkflowNode[] => {
-    s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Failed, input, error: `SUBWORKFLOW ${n.node_id}: ${reason}` });
-    return [];
-  };
+export async function activateSubworkflow(s: Step, n: WorkflowNode): Promise<ActivationOutcome> {
+  const fail = (reason: string, input?: JsonValue): ActivationOutcome => failActivation(s, n, `SUBWORKFLOW ${n.node_id}: ${reason}`, { input });
   let input: JsonValue;
   try {
     input = await s.resolveInput(n);
@@ -84,7 +81,7 @@ export async function startSubworkflow(s: Step, n: WorkflowNode): Promise<Workfl
   if ('error' in start) return fail(start.error, input);
   s.emit({ type: 'CreateTask', taskId, node: n, status: TaskStatus.Waiting, input });
   s.emit(start.action);
-  return [];
+  return PENDING;
 }
 
 /** Why the run's tree cannot take another child run (it holds `maxRunTree` runs), or undefined. */
@@ -147,22 +144,23 @@ async function childStart(
 }
 
 /**
- * TimerFired on a WAITING SUBWORKFLOW task (the caller checked it is the current, waiting task of
+ * TimerFired on a WAITING SUBWORKFLOW task (the caller checked it is the node's current task in
  * a running run): the child run of the current attempt ended, or a retry's backoff elapsed.
- * - no child for this attempt yet (after a RetryChild): start it, from the task's stored input,
- *   once its backoff elapsed (an earlier wake-up is ignored and its timer kept);
- * - a child created but not started yet (deferred by the coordinator): start it;
- * - the child still running: ignored;
- * - SUCCEEDED: the node completes with the child's run output (`{}` when it has none);
+ * - no child for this attempt yet (after a RetryChild): once the backoff elapsed, the child is
+ *   started from the task's stored input (`pending`); an earlier wake-up is `ignored` and its
+ *   timer rearmed for the retry;
+ * - a child created but not started yet (the coordinator deferred it): started (`pending`);
+ * - the child still running: `ignored`;
+ * - SUCCEEDED: the node completes with the child's run output, `{}` when it has none
+ *   (`completed`), unless that output cannot be stored, which fails the attempt;
  * - FAILED or CANCELLED: the attempt fails with `child run <id> failed: <its error> (node <id>:
- *   <that task's error>)`, naming the child's first failed task when there is one; with
- *   attempts left (`retry.max_attempts`) a RetryChild wakes the task after the backoff (at once
- *   without one) to start a new child, else the node fails for good and routing continues as
- *   for any failure (error edges).
+ *   <that task's error>)`, naming the child's first failed task when there is one. With attempts
+ *   left (`retry.max_attempts`) a RetryChild wakes the task after the backoff (at once without
+ *   one) to start a new child (`pending`); else the node fails for good (`failed`).
  * @throws StoreError (transient).
  */
-export async function onChildTimer(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode): Promise<void> {
-  let child;
+export async function settleChildTimer(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode): Promise<NodeOutcome> {
+  let child: ChildRun | undefined;
   try {
     child = await s.deps.store.childRun(n.taskId, n.attempt);
   } catch (err) {
@@ -171,12 +169,9 @@ export async function onChildTimer(s: Step, ev: TimerFired, n: NodeState, node: 
   if (!child) {
     if (n.retryAt !== undefined && n.retryAt.getTime() > s.now.getTime()) {
       // A wake-up meant for the failed child arrived after its RetryChild: the backoff stands.
-      s.ignore(`the retry of ${ev.nodeId} is not due until ${n.retryAt.toISOString()}`);
-      s.tr.rearmAt = n.retryAt;
-      return;
+      return ignored(`the retry of ${ev.nodeId} is not due until ${n.retryAt.toISOString()}`, n.retryAt);
     }
-    await startNextChild(s, ev, n, node);
-    return;
+    return startNextChild(s, ev, n, node);
   }
   if (!child.started) {
     // Created by an event that had already started one level of child runs: start it now.
@@ -191,41 +186,38 @@ export async function onChildTimer(s: Step, ev: TimerFired, n: NodeState, node: 
       input: child.input,
       config: child.config,
     });
-    return;
+    return PENDING;
   }
   if (child.status === RunStatus.Running || child.status === RunStatus.Pending) {
-    s.ignore(`child run ${child.id} of ${ev.nodeId} is still running`);
-    return;
+    return ignored(`child run ${child.id} of ${ev.nodeId} is still running`);
   }
   if (child.status === RunStatus.Succeeded) {
     const output: JsonValue = child.output ?? {};
     const problem = valueProblem(`the output of child run ${child.id}`, output, s.maxValueBytes);
     if (problem === undefined) {
       s.emit({ type: 'ResolveWait', taskId: n.taskId, nodeId: ev.nodeId, status: TaskStatus.Completed, output });
-      await advanceFrom(s, ev.nodeId, output);
-      return;
+      return completed(output);
     }
-    await childFailed(s, ev, n, node, problem);
-    return;
+    return childFailed(s, ev, n, node, problem);
   }
   const cause = child.failedTask ? ` (node ${child.failedTask.nodeId}: ${child.failedTask.error ?? 'no reason given'})` : '';
-  await childFailed(s, ev, n, node, `child run ${child.id} ${child.status === RunStatus.Cancelled ? 'was cancelled' : 'failed'}: ${child.error ?? 'no reason given'}${cause}`);
+  return childFailed(s, ev, n, node, `child run ${child.id} ${child.status === RunStatus.Cancelled ? 'was cancelled' : 'failed'}: ${child.error ?? 'no reason given'}${cause}`);
 }
 
 /** The current attempt's child failed: retry with a new child after the backoff, or fail the node. */
-async function childFailed(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode, reason: string): Promise<void> {
+async function childFailed(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode, reason: string): Promise<NodeOutcome> {
   if (n.attempt + 1 < maxAttempts(node)) {
     const notBefore = new Date(s.now.getTime() + retryDelayMs(node, n.attempt + 1));
     s.emit({ type: 'RetryChild', taskId: n.taskId, nodeId: ev.nodeId, attempt: n.attempt, reason, notBefore });
-    if (notBefore.getTime() <= s.now.getTime()) await startNextChild(s, ev, n, node);
-    return;
+    if (notBefore.getTime() <= s.now.getTime()) return startNextChild(s, ev, n, node);
+    return PENDING;
   }
   s.emit({ type: 'ResolveWait', taskId: n.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason });
-  await routeFailure(s, ev.nodeId);
+  return failed(reason);
 }
 
 /** Starts the child of the task's current attempt from its stored input; fails the node when it cannot. */
-async function startNextChild(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode): Promise<void> {
+async function startNextChild(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode): Promise<NodeOutcome> {
   let input: JsonValue | undefined;
   try {
     input = await s.deps.store.taskInput(n.taskId);
@@ -235,8 +227,9 @@ async function startNextChild(s: Step, ev: TimerFired, n: NodeState, node: Workf
   const start = await childStart(s, node, n.taskId, n.attempt, input ?? null);
   if ('action' in start) {
     s.emit(start.action);
-    return;
+    return PENDING;
   }
-  s.emit({ type: 'ResolveWait', taskId: n.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason: `SUBWORKFLOW ${ev.nodeId}: ${start.error}` });
-  await routeFailure(s, ev.nodeId);
+  const reason = `SUBWORKFLOW ${ev.nodeId}: ${start.error}`;
+  s.emit({ type: 'ResolveWait', taskId: n.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason });
+  return failed(reason);
 }

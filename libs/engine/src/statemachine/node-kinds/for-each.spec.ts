@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { RunStatus, TaskStatus } from '../model/workflow-types.js';
-import { actionsOf, created, dispatched, edge, finished, forEach, Harness, task, types } from './testing/harness.js';
+import { RunStatus, TaskStatus } from '../../model/workflow-types.js';
+import { actionsOf, created, dispatched, edge, finished, forEach, Harness, task, types } from '../testing/harness.js';
 
 const EMPLOYERS = ['Acme', 'Globex', 'Initech'];
 

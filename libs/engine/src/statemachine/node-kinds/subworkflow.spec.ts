@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { RunStatus, TaskStatus } from '../model/workflow-types.js';
-import { actionsOf, edge, finished, Harness, subworkflow, task, types } from './testing/harness.js';
+import { RunStatus, TaskStatus } from '../../model/workflow-types.js';
+import { actionsOf, edge, finished, Harness, subworkflow, task, types } from '../testing/harness.js';
 
 /** order → pay (SUBWORKFLOW of `child`) → ship, which reads the child's output. */
 function orderFlow(extra: Parameters<typeof subworkflow>[2] = {}, spec: Record<string, unknown> = {}): Harness {
