@@ -2,7 +2,7 @@ import type { JsonValue, RunStatus } from './model/workflow-types.js';
 
 /**
  * What a worker receives for one task attempt: a Bull job whose id is `${taskId}:${attempt}`
- * (DESIGN §4), on the queue `queue`. `input` is the node's resolved spec; the worker never sees a
+ * on the queue `queue`. `input` is the node's resolved spec; the worker never sees a
  * template.
  */
 export interface TaskJob {
@@ -54,7 +54,7 @@ export interface TaskDispatcher {
 
 /**
  * Tells whether a task attempt's job is still on its queue (implemented over Bull in
- * @weft/platform), so the scheduler can re-dispatch tasks whose job vanished (DESIGN §4).
+ * @weft/platform), so the scheduler can re-dispatch tasks whose job vanished.
  */
 export interface JobProbe {
   /**

@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { mapDriverError } from './errors.js';
 
 /**
- * The cross-tenant claims (DESIGN §4–5, issue 3): the only way the runtime role reaches rows of
+ * The cross-tenant claims: the only way the runtime role reaches rows of
  * every tenant. Each calls one SECURITY DEFINER function of the row-level-security migration,
  * which runs as the NOLOGIN role `weft_claimer`, marks what it claims (so other scheduler
  * replicas skip it) and returns ids only; the caller then handles each item inside its tenant's

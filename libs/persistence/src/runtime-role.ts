@@ -7,7 +7,7 @@ export class RuntimeRoleError extends Error {
 
 /**
  * Checks that `ds` (initialized) connects as a role row-level security applies to, on a migrated
- * database (DESIGN §5, issue 3): neither the role nor any role it is a member of is a superuser,
+ * database: neither the role nor any role it is a member of is a superuser,
  * has BYPASSRLS or owns a table of the schema; the role is `weft_app` or inherits from it; and the
  * tables exist. Throws {@link RuntimeRoleError} with one line
  * saying what is wrong and how to fix it.

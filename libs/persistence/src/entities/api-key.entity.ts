@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** The role an API key carries (DESIGN §5). */
+/** The role an API key carries; the API's roles guard says which operations each role may call. */
 export type ApiKeyRole = 'admin' | 'operator' | 'viewer';
 
 /**

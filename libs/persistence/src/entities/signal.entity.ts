@@ -2,7 +2,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { Json } from '../json.js';
 
 /**
- * `signals`: a signal sent to a run before any node waited for it (seed 000 BufferSignal);
+ * `signals`: a signal sent to a run before any node waited for it (the machine's BufferSignal action);
  * consumed oldest first (ids are UUIDv7) by a WAIT_FOR_EVENT task, which sets `consumed_at`.
  */
 @Entity({ name: 'signals' })
