@@ -35,6 +35,8 @@ export * from './statemachine/apply-action.js';
 export * from './statemachine/journal.js';
 export * from './statemachine/run-index.js';
 export * from './statemachine/step.js';
+export * from './statemachine/branches.js';
+export * from './statemachine/readiness.js';
 export * from './statemachine/routing.js';
 export * from './statemachine/node-kinds/outcome.js';
 export * from './statemachine/node-kinds/wait-spec.js';

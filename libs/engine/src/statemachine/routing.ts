@@ -1,177 +1,21 @@
 /**
- * Routing forward: the one readiness rule, propagation, the activation of every node kind,
- * SWITCH decisions, conditional and error edges on any node, and the entry points `begin` and
- * `routeOutcome`. Node kinds that wait or fan out (`node-kinds/`) report an outcome; this file
+ * Routing forward: propagation over the DAG (readiness.ts says when a node runs, branches.ts
+ * where a finished one routes), the activation of every node kind, and the entry points `begin`
+ * and `routeOutcome`. Node kinds that wait or fan out (`node-kinds/`) report an outcome; this file
  * alone turns an outcome into the next step. Internal to the state machine.
  */
-import { templateTaskRefs } from '../model/dag.js';
 import { joinReducers, reduceJoin } from '../model/reducers.js';
-import type { WorkflowEdge, WorkflowNode } from '../model/workflow-definition.js';
+import type { WorkflowNode } from '../model/workflow-definition.js';
 import { NodeType, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
+import { decide, hasErrorEdge, selectBranches } from './branches.js';
 import { MachineError, assertNever } from './errors.js';
 import { activateForEach } from './node-kinds/for-each.js';
 import type { ActivationOutcome, NodeOutcome } from './node-kinds/outcome.js';
 import { activateSubworkflow } from './node-kinds/subworkflow.js';
 import { activateWaitForEvent } from './node-kinds/wait-for-event.js';
 import { activateWait } from './node-kinds/wait.js';
-import { runIndex, type ReadinessProgress } from './run-index.js';
-import { isNodeActive, type NodeState } from './state.js';
+import { edgeState, readiness } from './readiness.js';
 import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
-
-/** Readiness of a node: some incoming edge unresolved / all resolved and one active / none active. */
-type Readiness = 'waiting' | 'run' | 'skip';
-
-/**
- * The one readiness rule: a node is ready once every incoming edge is resolved; it runs if at
- * least one is active and is skipped otherwise.
- *
- * Incremental, without changing the rule, so that one event costs the same in a run of 10,000
- * nodes as in one of 10: the edges are walked up to the first
- * unresolved one, and the stretch of edges found resolved for good (the source settled and its
- * decision, if it takes one, recorded) is remembered per node in the run's index, so the next
- * event resumes where this one stopped. A JOIN of N branches costs O(N) over the whole run, not
- * per event, whatever order its branches settle in. The walk runs in incoming-edge order from the
- * first edge, or — when no source of the node decides its routing, so that no edge ever needs an
- * evaluation and the order changes nothing observable — cyclically from `via`, the source whose
- * settling led here (in a snapshot without a memo, the next edge is then often the witness that
- * the node must wait). The memo is forgotten when a settled source changes (ReopenRun, a node
- * recorded anew) or the event is rolled back, and is kept per DAG.
- */
-async function readiness(s: Step, n: WorkflowNode, via?: string): Promise<Readiness> {
-  const edges = s.dag.incomingEdges(n.node_id);
-  const total = edges.length;
-  const memo = readinessMemo(s);
-  let known = memo.get(n.node_id);
-  if (!known) {
-    const at = via !== undefined && s.dag.hasPlainSources(n.node_id) ? s.dag.incomingPosition(via, n.node_id) : undefined;
-    known = { start: at ?? 0, count: 0, anyActive: false };
-  }
-  let count = known.count;
-  let prefixActive = known.anyActive;
-  let anyActive = prefixActive;
-  let final = true; // every edge walked so far is resolved for good
-  let k = count;
-  for (; k < total; k++) {
-    const edge = edges[(known.start + k) % total];
-    const recorded = recordedEdgeState(s, edge);
-    const { active, resolved } = recorded ?? (await evaluatedEdgeState(s, edge));
-    if (!resolved) {
-      noteActive(s, edge.from);
-      break;
-    }
-    anyActive ||= active;
-    if (final && recorded !== undefined) {
-      count = k + 1;
-      prefixActive ||= active;
-    } else final = false;
-  }
-  if (count > known.count) memo.set(n.node_id, { start: known.start, count, anyActive: prefixActive });
-  if (k < total) return 'waiting';
-  return anyActive ? 'run' : 'skip';
-}
-
-/** Remembers `nodeId` as proof that the run cannot finish yet, if it is active (see `hasActiveNode`). */
-function noteActive(s: Step, nodeId: string): void {
-  const n = s.run.nodes.get(nodeId);
-  if (n && isNodeActive(n)) runIndex(s.run).activeWitness = nodeId;
-}
-
-/** The readiness progress of the run's unreached nodes, for this DAG (see {@link readiness}). */
-function readinessMemo(s: Step): Map<string, ReadinessProgress> {
-  const ix = runIndex(s.run);
-  if (ix.readiness?.dag !== s.dag) ix.readiness = { dag: s.dag, byNode: new Map() };
-  return ix.readiness.byNode;
-}
-
-interface EdgeState {
-  active: boolean;
-  resolved: boolean;
-}
-
-const UNRESOLVED: EdgeState = Object.freeze({ active: false, resolved: false });
-const INACTIVE: EdgeState = Object.freeze({ active: false, resolved: true });
-const ACTIVE: EdgeState = Object.freeze({ active: true, resolved: true });
-
-/**
- * An edge is active when its source completed and the edge is a normal one its source selected
- * (a SWITCH's or conditional edges' recorded decision; an unconditional edge of a node without
- * conditional or error edges always), or when its source failed for good and it is an `on_error`
- * edge that source selected. It is inactive when its source was skipped, completed and did not
- * select it (an `on_error` edge of a completed source never is), or failed for good and has
- * `on_error` edges but did not select this one (its normal edges never are). It is unresolved
- * while its source is unreached, pending, running, waiting or cancelled, or failed for good
- * without any `on_error` edge — so nothing below an unhandled failure runs.
- */
-async function edgeState(s: Step, edge: WorkflowEdge): Promise<EdgeState> {
-  return recordedEdgeState(s, edge) ?? evaluatedEdgeState(s, edge);
-}
-
-/**
- * {@link edgeState} when the source's state decides it alone, synchronously; `undefined` when it
- * needs the source's decision and none was recorded (see {@link branchesOf}'s fallback). A
- * resolved result stays true as long as the source's status and decision do.
- */
-function recordedEdgeState(s: Step, edge: WorkflowEdge): EdgeState | undefined {
-  const from = s.run.nodes.get(edge.from);
-  if (!from) return UNRESOLVED;
-  if (from.status === TaskStatus.Skipped) return INACTIVE;
-  if (from.status === TaskStatus.Failed && hasErrorEdge(s, edge.from)) {
-    if (edge.on_error !== true) return INACTIVE;
-    return from.branches === undefined ? undefined : from.branches.includes(edge.to) ? ACTIVE : INACTIVE;
-  }
-  if (!isTaskCompleted(from.status)) return UNRESOLVED;
-  if (edge.on_error === true) return INACTIVE;
-  const node = s.dag.getNode(edge.from);
-  if (!node || (node.type !== NodeType.Switch && !isRouted(s, edge.from))) return ACTIVE;
-  return from.branches === undefined ? undefined : from.branches.includes(edge.to) ? ACTIVE : INACTIVE;
-}
-
-/** {@link edgeState} of an edge whose source's decision was never recorded: evaluated now. */
-async function evaluatedEdgeState(s: Step, edge: WorkflowEdge): Promise<EdgeState> {
-  const from = s.run.nodes.get(edge.from) as NodeState;
-  return (await branchesOf(s, edge.from, from)).includes(edge.to) ? ACTIVE : INACTIVE;
-}
-
-/** The node has an outgoing `on_error` edge (its failures are routed, not run failures). */
-export function hasErrorEdge(s: Step, nodeId: string): boolean {
-  return s.dag.hasErrorEdge(nodeId);
-}
-
-/** A non-SWITCH node whose routing is decided and recorded: it has a conditional or error edge. */
-function isRouted(s: Step, nodeId: string): boolean {
-  return s.dag.hasRoutedEdge(nodeId);
-}
-
-/**
- * A failed node whose failure an `on_error` edge handled: it selected at least one error edge, so
- * the failure does not fail the run.
- */
-export function isHandledFailure(s: Step, nodeId: string, state: NodeState): boolean {
-  return state.status === TaskStatus.Failed && hasErrorEdge(s, nodeId) && (state.branches?.length ?? 0) > 0;
-}
-
-/**
- * Decides and records (RecordBranches) where a finished non-SWITCH node routes, once, in the event
- * that finished it: after completing, when it has a conditional or error edge; after failing for
- * good, when it has an error edge. A SWITCH records its own decision when it activates.
- * @throws Error naming the edge when a condition cannot be evaluated; StoreError.
- */
-export async function decide(s: Step, nodeId: string): Promise<void> {
-  const node = s.dag.getNode(nodeId);
-  const state = s.run.nodes.get(nodeId);
-  if (!node || !state || node.type === NodeType.Switch || state.branches !== undefined) return;
-  const failed = state.status === TaskStatus.Failed;
-  if (failed ? !hasErrorEdge(s, nodeId) : !isTaskCompleted(state.status) || !isRouted(s, nodeId)) return;
-  await loadConditionRefs(s, nodeId);
-  const branches = selectBranches(s, node, failed);
-  s.emit({ type: 'RecordBranches', taskId: state.taskId, nodeId, branches });
-}
-
-/** Loads the outputs the conditions of `nodeId`'s outgoing edges read, and the node's own. */
-async function loadConditionRefs(s: Step, nodeId: string): Promise<void> {
-  const refs = templateTaskRefs(s.dag.outgoingEdges(nodeId).map((e) => e.condition ?? ''));
-  await s.ensureLoaded(refs === undefined ? undefined : [...refs, nodeId]);
-}
 
 /**
  * What a node just reached by {@link activate} adds to the walk: a completed one records its
@@ -315,74 +159,6 @@ async function activateSwitch(s: Step, n: WorkflowNode): Promise<WorkflowNode[]>
   s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Completed, output, branches });
   s.setOutput(n.node_id, output);
   return s.dag.successors(n.node_id);
-}
-
-/**
- * Evaluates the conditions of a node's normal edges (or, with `failed`, of its `on_error` edges);
- * edges without a condition are always selected. The result is never undefined, so an empty
- * decision is still recorded. Outputs must already be loaded.
- * @throws Error naming the edge when a condition cannot be evaluated.
- */
-function selectBranches(s: Step, n: WorkflowNode, failed = false): string[] {
-  const branches: string[] = [];
-  for (const edge of s.dag.outgoingEdges(n.node_id)) {
-    if ((edge.on_error === true) !== failed) continue;
-    if (edge.condition) {
-      let ok: boolean;
-      try {
-        ok = evalCondition(s, edge.condition);
-      } catch (err) {
-        throw new Error(`condition eval for edge ${edge.from}→${edge.to}: ${errorMessage(err)}`);
-      }
-      if (!ok) continue;
-    }
-    branches.push(edge.to);
-  }
-  return branches;
-}
-
-/**
- * The successors a finished SWITCH (or routed node) selected: its recorded decision, never
- * re-evaluated. Only a task without a recorded decision falls back to evaluating the conditions
- * now (a broken condition then selects nothing).
- * @throws StoreError if loading outputs for the fallback fails: a transient failure must not
- * pass for a decision that selects nothing.
- */
-async function branchesOf(s: Step, nodeId: string, state: NodeState): Promise<string[]> {
-  if (state.branches !== undefined) return state.branches;
-  const node = s.dag.getNode(nodeId);
-  if (!node) return [];
-  if (node.type === NodeType.Switch) await s.ensureOutputs(node);
-  else await loadConditionRefs(s, nodeId);
-  try {
-    return selectBranches(s, node, state.status === TaskStatus.Failed);
-  } catch {
-    return [];
-  }
-}
-
-/**
- * Evaluates a condition template and coerces it forgivingly: booleans
- * as is, strings true when non-empty, numbers when non-zero, null false, anything else true.
- * @throws Error when the template cannot be resolved.
- */
-function evalCondition(s: Step, condition: string): boolean {
-  let val: JsonValue;
-  try {
-    val = s.deps.templates.resolve(condition, s.templateContext(), s.now);
-  } catch (err) {
-    throw new Error(`failed to evaluate condition: ${errorMessage(err)}`);
-  }
-  switch (typeof val) {
-    case 'boolean':
-      return val;
-    case 'string':
-      return val !== '';
-    case 'number':
-      return val !== 0;
-    default:
-      return val !== null;
-  }
 }
 
 /**
