@@ -1,6 +1,6 @@
 import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 
-/** Error codes of @weft/persistence (STYLE: one union per package). */
+/** Error codes of @weft/persistence: one union for the package. */
 export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA' | 'LAST_ADMIN_KEY';
 
 /** Base class of every error @weft/persistence throws on purpose; `code` says which. */
@@ -131,10 +131,13 @@ export function mapDriverError(err: unknown): Error {
  * True for PostgreSQL's refusal of a prepared statement whose result columns changed type since
  * the connection prepared it (an `ALTER TABLE … TYPE` by a migration): the statement fails on
  * that connection until the connection is closed. Such an error is transient (a retry runs on
- * another connection); {@link withTenant} discards the connection.
+ * another connection); {@link withTenant} discards the connection. Also true for the
+ * {@link TransientDbError} that error was mapped to.
  */
 export function isStalePreparedStatement(err: unknown): boolean {
-  const driver = (err instanceof QueryFailedError ? err.driverError : err) as { code?: unknown; message?: unknown } | undefined;
+  // A repository bound to a transaction maps the error first; the driver's is its cause.
+  const raw = err instanceof TransientDbError && err.cause !== undefined ? err.cause : err;
+  const driver = (raw instanceof QueryFailedError ? raw.driverError : raw) as { code?: unknown; message?: unknown } | undefined;
   return driver?.code === '0A000' && typeof driver.message === 'string' && /cached plan must not change result type/i.test(driver.message);
 }
 
