@@ -17,6 +17,7 @@ export * from './model/reducers.js';
 export * from './model/storable-json.js';
 export * from './model/payload-hygiene.js';
 export * from './model/validate.js';
+export * from './model/validation/vocabulary.js';
 
 // template/: CEL evaluation.
 export * from './template/template-resolver.js';

@@ -1,0 +1,129 @@
+/**
+ * The rules over one node that do not depend on its type: its id, keys, texts, queue, payload
+ * hygiene fields, type, retry policy and the values of its spec. The per-type spec rules and the
+ * `for_each` rules are in spec-rules.ts.
+ */
+import type { Problem } from '../../errors.js';
+import { NODE_TYPES, isWorkerType } from '../workflow-types.js';
+import { eachString, isObject, nonJson, unknownKeys, type NodeRule } from './context.js';
+import { templateProblems } from './templates.js';
+import { NODE_ID_PATTERN, NODE_KEYS, RETRY_KEYS, RETRY_LIMITS, UNSUPPORTED_NODE_KEYS } from './vocabulary.js';
+
+/** The node types a definition may use, as listed in messages. */
+const SUPPORTED_TYPES: readonly string[] = NODE_TYPES;
+
+/**
+ * `node_id` is present, a string, matches {@link NODE_ID_PATTERN} and was not declared by an
+ * earlier node.
+ */
+export const uniqueNodeId: NodeRule = ({ raw, at, index, nodeId, ctx }) => {
+  if (raw.node_id === undefined || raw.node_id === '') return [{ path: `${at}.node_id`, message: 'node_id is required' }];
+  if (nodeId === undefined) return [{ path: `${at}.node_id`, message: 'node_id must be a string' }];
+  const out: Problem[] = [];
+  if (!NODE_ID_PATTERN.test(nodeId)) {
+    out.push({
+      nodeId,
+      path: `${at}.node_id`,
+      message:
+        `invalid node_id ${JSON.stringify(nodeId)}: it must start with a letter or "_" and ` +
+        'continue with letters, digits, "_" or "-", at most 128 characters in all',
+    });
+  }
+  const first = ctx.ids.get(nodeId);
+  if (first !== undefined && first !== index) {
+    out.push({ nodeId, path: `${at}.node_id`, message: `duplicate node_id "${nodeId}" (first declared at nodes[${first}])` });
+  }
+  return out;
+};
+
+/** Every key of the node is one of {@link NODE_KEYS}. */
+export const nodeKeys: NodeRule = ({ raw, at, nodeId }) => unknownKeys(raw, NODE_KEYS, UNSUPPORTED_NODE_KEYS, at, nodeId);
+
+/** `name` and `description`, when given, are strings. */
+export const nodeTexts: NodeRule = ({ raw, at, nodeId }) =>
+  ['name', 'description'].flatMap((key) =>
+    raw[key] !== undefined && typeof raw[key] !== 'string' ? [{ nodeId, path: `${at}.${key}`, message: `${key} must be a string` }] : [],
+  );
+
+/**
+ * `queue`, when given, is a non-empty string on an HTTP or CODE node: only their tasks reach a
+ * worker, so on any other node a queue would be silently ignored.
+ */
+export const queue: NodeRule = ({ raw, at, nodeId, type, known }) => {
+  if (raw.queue !== undefined && (typeof raw.queue !== 'string' || raw.queue.trim() === '')) {
+    return [{ nodeId, path: `${at}.queue`, message: 'queue must be a non-empty string' }];
+  }
+  if (raw.queue !== undefined && known && !isWorkerType(type as string)) {
+    return [{ nodeId, path: `${at}.queue`, message: `queue applies to HTTP and CODE nodes only, not to a ${type as string} node` }];
+  }
+  return [];
+};
+
+/**
+ * Payload hygiene: `output_keep` and `output_drop` are non-empty lists of distinct top-level
+ * output field names and `sensitive` is a boolean, all on HTTP and CODE nodes only. Those are the
+ * nodes whose output comes from tenant code or a remote service; a FORK, JOIN, SWITCH or WAIT
+ * output is derived from others, which would leak through.
+ */
+export const payloadHygiene: NodeRule = ({ raw, at, nodeId, type, known }) => {
+  const out: Problem[] = [];
+  for (const key of ['output_keep', 'output_drop']) {
+    const fields = raw[key];
+    if (fields === undefined) continue;
+    if (!Array.isArray(fields) || fields.length === 0 || fields.some((f) => typeof f !== 'string' || f === '')) {
+      out.push({ nodeId, path: `${at}.${key}`, message: `${key} must be a non-empty list of output field names` });
+    } else if (new Set(fields).size !== fields.length) {
+      out.push({ nodeId, path: `${at}.${key}`, message: `${key} names a field twice` });
+    }
+  }
+  if (raw.sensitive !== undefined && typeof raw.sensitive !== 'boolean') {
+    out.push({ nodeId, path: `${at}.sensitive`, message: 'sensitive must be true or false' });
+  }
+  if (known && !isWorkerType(type as string)) {
+    for (const key of ['output_keep', 'output_drop', 'sensitive']) {
+      if (raw[key] !== undefined) out.push({ nodeId, path: `${at}.${key}`, message: `${key} applies to HTTP and CODE nodes only, not to a ${type as string} node` });
+    }
+  }
+  return out;
+};
+
+/** `type` is given and is one of the node types. */
+export const nodeType: NodeRule = ({ at, nodeId, type, known }) => {
+  if (type === undefined) return [{ nodeId, path: `${at}.type`, message: `type is required (one of ${SUPPORTED_TYPES.join(', ')})` }];
+  if (!known) return [{ nodeId, path: `${at}.type`, message: `unknown node type ${JSON.stringify(type)}; expected one of ${SUPPORTED_TYPES.join(', ')}` }];
+  return [];
+};
+
+/**
+ * `retry`, when given, is an object of {@link RETRY_KEYS}: `max_attempts` an integer from 1 to
+ * 100 and `backoff_seconds`, when given, a number from 0 to 86,400.
+ */
+export const retry: NodeRule = ({ raw, at, nodeId }) => {
+  const r = raw.retry;
+  if (r === undefined) return [];
+  if (!isObject(r)) return [{ nodeId, path: `${at}.retry`, message: 'retry must be an object {max_attempts, backoff_seconds}' }];
+  const out = unknownKeys(r, RETRY_KEYS, [], `${at}.retry`, nodeId);
+  const m = r.max_attempts;
+  if (typeof m !== 'number' || !Number.isInteger(m) || m < 1 || m > RETRY_LIMITS.maxAttempts) {
+    out.push({ nodeId, path: `${at}.retry.max_attempts`, message: `retry.max_attempts must be an integer >= 1 and <= ${RETRY_LIMITS.maxAttempts}` });
+  }
+  const b = r.backoff_seconds;
+  if (b !== undefined && (typeof b !== 'number' || !Number.isFinite(b) || b < 0 || b > RETRY_LIMITS.maxBackoffSeconds)) {
+    out.push({
+      nodeId,
+      path: `${at}.retry.backoff_seconds`,
+      message: `retry.backoff_seconds must be a number >= 0 and <= ${RETRY_LIMITS.maxBackoffSeconds} (one day; a retry waits at most 10 minutes anyway)`,
+    });
+  }
+  return out;
+};
+
+/** Every value of `spec` is JSON, and every template in its strings passes {@link templateProblems}. */
+export const specValues: NodeRule = ({ ctx, spec, at, nodeId }) => {
+  if (spec === undefined) return [];
+  const out: Problem[] = [];
+  const bad = nonJson(spec, `${at}.spec`);
+  if (bad) out.push({ nodeId, path: bad, message: 'spec values must be JSON (no NaN, Infinity or binary)' });
+  eachString(spec, `${at}.spec`, (s, path) => out.push(...templateProblems(ctx, s, path, nodeId)));
+  return out;
+};

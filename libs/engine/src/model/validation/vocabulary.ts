@@ -1,0 +1,65 @@
+/**
+ * What a definition may say: the keys of each object, the CODE runtimes and HTTP methods, the
+ * shape of node ids and aliases, and the bounds of literal values. Validation refuses anything
+ * else by name.
+ */
+
+/** CODE runtimes a definition may name. */
+export const CODE_RUNTIMES: readonly string[] = ['python', 'js', 'node'];
+
+/** HTTP methods a literal `spec.method` may name (case-insensitive). */
+export const HTTP_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** The keys a node may have; anything else is an unknown field. */
+export const NODE_KEYS: readonly string[] = [
+  'node_id',
+  'name',
+  'type',
+  'runtime',
+  'spec',
+  'retry',
+  'queue',
+  'description',
+  'output_keep',
+  'output_drop',
+  'sensitive',
+  'for_each',
+  'as',
+  'max_concurrency',
+  'reducers',
+];
+/** The keys an edge may have. */
+export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition', 'on_error'];
+/** The keys a definition may have at the top level. */
+export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', 'name', 'description', 'workflow_id'];
+/** The keys of a retry policy. */
+export const RETRY_KEYS: readonly string[] = ['max_attempts', 'backoff_seconds'];
+/** The keys of a SUBWORKFLOW node's spec: a typo (`inputs:`) would otherwise start the child with `{}`. */
+export const SUBWORKFLOW_SPEC_KEYS: readonly string[] = ['workflow', 'version', 'input', 'config'];
+
+/**
+ * Node keys that are part of the definition language but not implemented, so refused as `… is not
+ * supported yet` rather than ignored. Empty: every key is implemented.
+ */
+export const UNSUPPORTED_NODE_KEYS: readonly string[] = [];
+/** Edge keys refused as not implemented yet, like {@link UNSUPPORTED_NODE_KEYS}. Empty. */
+export const UNSUPPORTED_EDGE_KEYS: readonly string[] = [];
+
+/** A node id: a letter or `_`, then up to 127 letters, digits, `_` or `-`. */
+export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
+
+/** A `for_each` alias: a CEL identifier of at most 64 characters. */
+export const ALIAS_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** Names a `for_each` alias may not take: the template variables every node sees. */
+export const RESERVED_ALIASES: readonly string[] = ['input', 'config', 'tasks', 'system'];
+/** CEL's reserved words: an alias named so could not be read (`{{true}}` is the literal). */
+export const CEL_RESERVED: readonly string[] = [
+  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if',
+  'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while',
+];
+
+/** Bounds of a retry policy: `max_attempts` 1..100, `backoff_seconds` 0..86,400 (one day). */
+export const RETRY_LIMITS = { maxAttempts: 100, maxBackoffSeconds: 86_400 } as const;
+
+/** Bounds of a literal CODE `spec.memory_mb`, in megabytes. */
+export const CODE_MEMORY_MB = { min: 16, max: 4096 } as const;
