@@ -22,6 +22,7 @@ export * from './model/validation/vocabulary.js';
 // template/: CEL evaluation.
 export * from './template/template-resolver.js';
 export * from './template/resolver.js';
+export { EVALUATION_LIMITS } from './template/evaluation-budget.js';
 export * from './template/re2.js';
 
 // statemachine/: the contract (events, state, actions, collaborators, errors) and the machine.

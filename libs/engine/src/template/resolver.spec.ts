@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import type { RunContext, StepResult } from '../model/run-context.js';
-import { CelTemplateResolver, checkTemplateSyntax, compileExpression, EVALUATION_LIMITS, TemplateError } from './resolver.js';
+import { EVALUATION_LIMITS } from './evaluation-budget.js';
+import { CelTemplateResolver, checkTemplateSyntax, compileExpression, TemplateError } from './resolver.js';
 import { findTemplates } from '../model/template-syntax.js';
 
 const NOW = new Date('2030-01-01T12:00:00.000Z');

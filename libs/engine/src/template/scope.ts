@@ -1,0 +1,78 @@
+/**
+ * The variables one template resolution sees: `input`, `config`, `tasks`, `system.now` and an
+ * iteration's locals, built from the run context without loading anything.
+ */
+import type { RunContext } from '../model/run-context.js';
+
+type TaskView = { status: string; output?: unknown; error?: string };
+
+/**
+ * The variables of one resolution, built lazily on the first evaluated template. The `tasks` view
+ * holds, per node, `{status, error?}` when it was reached, plus `output` when its output is
+ * loaded. It is filled only with the node ids the expressions evaluated so far name statically
+ * (`tasks.a`, `tasks["a"]`), O(refs); an expression that uses `tasks` otherwise (`tasks[input.k]`,
+ * bare `tasks`) gets the full view, O(reached nodes), in the same key order as ever (reached nodes,
+ * then loaded outputs). An expression only ever reads the ids it names, so it sees exactly what
+ * the full view would show it. Outputs are never loaded here; the machine loads what the static
+ * references need.
+ */
+export class Scope {
+  private vars?: Record<string, unknown>;
+  // Null-prototype object: node ids such as `__proto__` stay plain keys.
+  private tasks: Record<string, TaskView> = Object.create(null);
+  private full = false;
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly now: Date,
+  ) {}
+
+  /** The variables for an expression reading `refs` (`undefined`: it may read any node). */
+  get(refs: readonly string[] | undefined): Record<string, unknown> {
+    if (!this.vars) {
+      this.vars = {
+        input: this.ctx.input ?? {},
+        config: this.ctx.config ?? {},
+        tasks: this.tasks,
+        system: { now: this.now.toISOString() },
+        ...this.ctx.locals,
+      };
+    }
+    if (this.full) return this.vars;
+    if (refs === undefined) {
+      this.tasks = this.fullView();
+      this.vars.tasks = this.tasks;
+      this.full = true;
+    } else {
+      for (const id of refs) {
+        if (id in this.tasks) continue;
+        const view = this.viewOf(id);
+        if (view) this.tasks[id] = view;
+      }
+    }
+    return this.vars;
+  }
+
+  /** What `tasks.<id>` shows, or undefined for a node neither reached nor loaded. */
+  private viewOf(id: string): TaskView | undefined {
+    const n = this.ctx.reached?.get(id);
+    const r = this.ctx.tasks.get(id);
+    if (!r) return n === undefined ? undefined : n.error === undefined ? { status: n.status } : { status: n.status, error: n.error };
+    const status = n?.status ?? r.status;
+    const error = n?.error ?? r.error;
+    return error === undefined ? { status, output: r.output } : { status, output: r.output, error };
+  }
+
+  private fullView(): Record<string, TaskView> {
+    const tasks: Record<string, TaskView> = Object.create(null);
+    for (const [id, n] of this.ctx.reached ?? []) {
+      tasks[id] = n.error === undefined ? { status: n.status } : { status: n.status, error: n.error };
+    }
+    for (const [id, r] of this.ctx.tasks) {
+      const seen = tasks[id];
+      const status = seen?.status ?? r.status;
+      const error = seen?.error ?? r.error;
+      tasks[id] = error === undefined ? { status, output: r.output } : { status, output: r.output, error };
+    }
+    return tasks;
+  }
+}
