@@ -47,7 +47,5 @@ export * from './statemachine/node-kinds/wait-for-event.js';
 export * from './statemachine/node-kinds/for-each.js';
 export * from './statemachine/node-kinds/subworkflow.js';
 
-// The ports the coordinator drives (task queue, run updates).
+// The ports the coordinator drives (task queue, run updates): pure types and helpers.
 export * from './ports.js';
-// coordinator/: the shell that persists the machine's decisions (its own entry point).
-export * from './coordinator/index.js';
