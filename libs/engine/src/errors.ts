@@ -1,6 +1,6 @@
 /**
  * Coded errors that cross from the engine/coordinator to the apps. The API maps `code` to
- * GraphQL `extensions.code` in one formatter (DESIGN §7); nothing else reaches clients.
+ * GraphQL `extensions.code` in one formatter; nothing else reaches clients.
  */
 export type WeftErrorCode =
   | 'BAD_USER_INPUT'
@@ -19,6 +19,7 @@ export interface Problem {
 
 /** An error with a client-facing code; `problems` lists every validation problem found. */
 export class WeftError extends Error {
+  /** `message` is the summary clients see; `problems` (default none) the details. */
   constructor(
     readonly code: WeftErrorCode,
     message: string,

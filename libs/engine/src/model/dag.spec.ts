@@ -5,7 +5,7 @@ import { NodeType, TaskStatus, type JsonValue } from './workflow-types.js';
 
 const node = (id: string, type: NodeType, spec?: JsonValue): WorkflowNode => ({ node_id: id, type, ...(spec !== undefined ? { spec } : {}) });
 
-describe('task references (seed 002 TestTaskRefs)', () => {
+describe('task references', () => {
   const dag = buildDag({
     nodes: [
       node('p', NodeType.Http, {}),
@@ -58,7 +58,7 @@ describe('task references (seed 002 TestTaskRefs)', () => {
   });
 });
 
-describe('retry policy (seed 002 TestNodeRetryDelay)', () => {
+describe('retry policy', () => {
   it('counts attempts and doubles the backoff, capped at 10 minutes', () => {
     const n: WorkflowNode = { node_id: 'n', type: NodeType.Http, retry: { max_attempts: 3, backoff_seconds: 2 } };
     expect(maxAttempts(n)).toBe(3);

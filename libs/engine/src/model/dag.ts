@@ -5,7 +5,7 @@ import { NodeType, isTaskCompleted, type JsonValue } from './workflow-types.js';
 
 /**
  * Extracts `tasks.<id>` and `tasks["<id>"]` references from the `{{ }}` expressions in `texts`
- * (seed 002 `templateTaskRefs`), in order, duplicates kept. Returns `undefined` when any
+ * in order, duplicates kept. Returns `undefined` when any
  * expression uses `tasks` in another way (e.g. `tasks[input.key]`): the count of static
  * references must equal the count of the word `tasks`, otherwise any output may be read.
  * The word `tasks` outside `{{ }}` is ignored.
@@ -23,7 +23,7 @@ export function templateTaskRefs(texts: readonly string[]): string[] | undefined
 }
 
 /**
- * Every string in a JSON value, object keys included, depth first (seed 002 `jsonStrings`), so
+ * Every string in a JSON value, object keys included, depth first, so
  * templates nested deep in a body are found. A bare string yields itself; `undefined` nothing.
  */
 export function jsonStrings(v: JsonValue | undefined): string[] {
@@ -45,7 +45,7 @@ export function jsonStrings(v: JsonValue | undefined): string[] {
 const EMPTY_EDGES: readonly WorkflowEdge[] = Object.freeze([]);
 
 /**
- * An indexed, read-only view of a {@link WorkflowDefinition} (seed 002 `WorkflowDAG`): adjacency
+ * An indexed, read-only view of a {@link WorkflowDefinition}: adjacency
  * maps make every graph query O(1) or O(degree). Build once per definition version with
  * {@link buildDag} and share it (the coordinator caches it per workflow version). It does not
  * validate: see `validateDefinition`.
@@ -103,7 +103,7 @@ export class WorkflowDag {
   }
 
   /**
-   * The workflow entry node (seed 002 `StartNode`): the node `hint` if given, else the first node
+   * The workflow entry node: the node `hint` if given, else the first node
    * in spec order without incoming edges.
    * @throws Error when `hint` names no node, or no node lacks incoming edges.
    */
@@ -177,8 +177,8 @@ export class WorkflowDag {
   }
 
   /**
-   * Every node id reachable from `nodeId`, breadth first, `nodeId` itself excluded (seed 002
-   * `Descendants`; powers retry-from-node).
+   * Every node id reachable from `nodeId`, breadth first, `nodeId` itself excluded (what a
+   * retry from `nodeId` resets).
    */
   descendants(nodeId: string): string[] {
     const visited = new Set([nodeId]);
@@ -199,8 +199,8 @@ export class WorkflowDag {
 
   /**
    * The output of the first completed predecessor of `nodeId` (in incoming-edge order) that has
-   * one, from the loaded `tasks`; `undefined` if none (seed 002 `PredecessorOutput`, used by
-   * SWITCH to pass its input through).
+   * one, from the loaded `tasks`; `undefined` if none (a SWITCH passes it through as its
+   * output).
    */
   predecessorOutput(nodeId: string, tasks: ReadonlyMap<string, StepResult>): JsonValue | undefined {
     for (const e of this.incomingEdges(nodeId)) {
@@ -211,7 +211,7 @@ export class WorkflowDag {
   }
 
   /**
-   * The node ids whose outputs `nodeId`'s templates may read (seed 002 `TaskRefs`), duplicates
+   * The node ids whose outputs `nodeId`'s templates may read, duplicates
    * kept; a SWITCH adds its conditions' refs and its predecessors, a `for_each` node its array's. `undefined` when they cannot
    * be determined statically: the caller must load every completed output.
    */
@@ -240,7 +240,7 @@ function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
 }
 
 /**
- * Builds the indexed DAG of a definition (seed 002 `BuildDAG`): adjacency, the entry node (first
+ * Builds the indexed DAG of a definition: adjacency, the entry node (first
  * node in spec order without incoming edges) and the static task references of every node. A
  * missing `edges` list counts as empty. Never throws; validate first.
  */

@@ -2,7 +2,7 @@ import type { WorkflowNode } from './workflow-definition.js';
 import type { JsonValue } from './workflow-types.js';
 
 /**
- * Payload hygiene (DESIGN §6, seed 003's Keep / Delete): what of a node's output is stored and
+ * Payload hygiene: what of a node's output is stored and
  * passed on. `output_keep: [fields]` keeps only those top-level fields of an object output;
  * `output_drop: [fields]` then removes these. Both apply to object outputs only: an array, a
  * string, a number, a boolean or null is stored as it is. Fields named but absent are ignored.

@@ -73,7 +73,7 @@ describe('null, absent fields and non-object outputs', () => {
     });
   });
 
-  it('with replace, null wins like any other value (seed 003)', () => {
+  it('with replace, null wins like any other value', () => {
     expect(merged({}, { r: 1 }, { r: null })).toEqual({ r: null });
     expect(merged({ r: 'replace' }, { r: 1 }, { r: null })).toEqual({ r: null });
   });

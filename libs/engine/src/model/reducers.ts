@@ -1,11 +1,11 @@
 /**
- * JOIN reducers (DESIGN §6, seed 003 "State Merges at Fan-In via Reducers"): a JOIN with
+ * JOIN reducers: a JOIN with
  * `spec.reducers: {field: reducer}` outputs the field-by-field merge of its predecessors' object
  * outputs. Pure: no I/O, no clock; the state machine gathers the contributions.
  */
 import type { JsonObject, JsonValue } from './workflow-types.js';
 
-/** The reducers `spec.reducers` may name (seed 003's vocabulary, lower-case). */
+/** The reducers `spec.reducers` may name, lower-case. */
 export const REDUCER_NAMES = ['add', 'append', 'union', 'min', 'max', 'merge', 'and', 'or', 'concat', 'replace'] as const;
 /** One reducer name. */
 export type ReducerName = (typeof REDUCER_NAMES)[number];
@@ -157,7 +157,7 @@ function mergeObjects(a: JsonObject, b: JsonObject): JsonObject {
 }
 
 /**
- * Merges the JOIN's contributions field by field (DESIGN §6), in the order given (the caller passes
+ * Merges the JOIN's contributions field by field, in the order given (the caller passes
  * the completed predecessors in incoming-edge order, so the result never depends on completion
  * order):
  * - a contribution whose output is not a JSON object (null, an array, a scalar) contributes nothing;
@@ -165,7 +165,7 @@ function mergeObjects(a: JsonObject, b: JsonObject): JsonObject {
  *   identity and is skipped, so a field that only ever holds `null` (or is never provided) stays
  *   absent from the output;
  * - a field not listed (or listed as `replace`) takes the last contribution's value, `null`
- *   included (seed 003: "with the default replace reducer, the null wins");
+ *   included: with the default `replace`, a null wins like any other value;
  * - output keys come in order of first appearance.
  *
  * Returns `{ok: false, error}` naming the field, the reducer and the predecessor node on a type

@@ -1,4 +1,4 @@
-/** RFC 3339 date-times, as WAIT `until` and `system.now` use them (seed 000 `time.RFC3339`). */
+/** RFC 3339 date-times, as WAIT `until` and `system.now` use them. */
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
 

@@ -25,8 +25,10 @@ export interface Unstorable {
   reason: string;
 }
 
+/** A cheap first test: a string without a match holds no NUL and no surrogate, so it is storable. */
 export const SUSPECT = /[\u0000\ud800-\udfff]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** Every character PostgreSQL refuses: NUL and lone surrogates (global: use with `replace`). */
 export const BAD_CHARS = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 

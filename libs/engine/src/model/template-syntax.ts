@@ -1,11 +1,11 @@
 /**
- * The `{{ expression }}` template syntax (seed 002, step 8), shared by the resolver, the static
+ * The `{{ expression }}` template syntax, shared by the resolver, the static
  * task-reference analysis of the DAG and definition validation. No CEL here: this file only finds
  * templates in text.
  */
 
 /**
- * Source of the template pattern, exactly seed 002's `{{\s*([^}]+)\s*}}`: group 1 is the
+ * Source of the template pattern, `{{\s*([^}]+)\s*}}`: group 1 is the
  * expression (untrimmed). An expression cannot contain `}`, so CEL map literals are not usable
  * inside a template.
  */

@@ -52,7 +52,7 @@ function problemsOf(fn: () => unknown): Problem[] {
 }
 
 describe('loading definitions', () => {
-  it('accepts the seed 002 order flow in YAML', () => {
+  it('accepts the order flow in YAML', () => {
     const def = loadDefinition(ORDER_FLOW);
     expect(def.nodes.map((n) => n.node_id)).toEqual(['fetch_order', 'is_large', 'approval', 'ship']);
     expect(def.nodes[0].retry).toEqual({ max_attempts: 3, backoff_seconds: 2 });
@@ -237,7 +237,7 @@ function oneNode(extra: Record<string, unknown>, spec: Record<string, unknown> =
 }
 const messages = (def: unknown): string[] => validateDefinition(def).map((p) => `${p.path}: ${p.message}`);
 
-describe('DESIGN §6 node fields: for_each and SUBWORKFLOW', () => {
+describe('node fields: for_each and SUBWORKFLOW', () => {
   it('accepts a for_each HTTP node with an alias, a concurrency limit and reducers, and a SUBWORKFLOW node', () => {
     expect(messages(oneNode({ for_each: '{{ input.items }}', as: 'employer', max_concurrency: 2, reducers: { total: 'add' } }))).toEqual([]);
     expect(messages(oneNode({}, { workflow: 'billing', version: 2, input: { amount: '{{ input.total }}' } }, 'SUBWORKFLOW'))).toEqual([]);
@@ -300,7 +300,7 @@ describe('DESIGN §6 node fields: for_each and SUBWORKFLOW', () => {
   });
 });
 
-describe('DESIGN §6 fields: payload hygiene, error edges, unknown fields', () => {
+describe('fields: payload hygiene, error edges, unknown fields', () => {
   it('refuses output_keep, output_drop and sensitive on nodes whose output is not their own (FORK, JOIN, SWITCH, WAIT)', () => {
     const problems = validateDefinition({
       nodes: [
@@ -410,7 +410,7 @@ describe('DESIGN §6 fields: payload hygiene, error edges, unknown fields', () =
     expect(messages(def2)).toContain('edges[0].when: unknown field "when"; expected one of from, to, condition, on_error');
   });
 
-  it('still accepts the seed 002 order flow and every supported node type', () => {
+  it('accepts the order flow and every supported node type', () => {
     expect(validateDefinition(parseDefinition(ORDER_FLOW))).toEqual([]);
   });
 });

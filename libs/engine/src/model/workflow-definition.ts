@@ -1,7 +1,7 @@
 import { NodeType, type JsonValue } from './workflow-types.js';
 
 /**
- * Retry policy of a worker node (seed 002): `max_attempts` counts every execution,
+ * Retry policy of a worker node: `max_attempts` counts every execution,
  * including the first; attempt n (1-based retry) waits `backoff_seconds * 2^(n-1)` seconds,
  * capped at {@link MAX_RETRY_BACKOFF_MS}.
  */
@@ -10,7 +10,7 @@ export interface RetryPolicy {
   backoff_seconds?: number;
 }
 
-/** A node of the workflow DAG, exactly as written in the definition's YAML/JSON (seed 002). */
+/** A node of the workflow DAG, exactly as written in the definition's YAML/JSON. */
 export interface WorkflowNode {
   node_id: string;
   name?: string;
@@ -22,14 +22,14 @@ export interface WorkflowNode {
   retry?: RetryPolicy;
   /** Routes the node to a dedicated worker pool instead of its runtime's queue. */
   queue?: string;
-  /** Only these top-level fields of an object output are stored and passed on (DESIGN §6). */
+  /** Only these top-level fields of an object output are stored and passed on. */
   output_keep?: string[];
-  /** These top-level fields of an object output are dropped before it is stored (DESIGN §6). */
+  /** These top-level fields of an object output are dropped before it is stored. */
   output_drop?: string[];
-  /** Input and output stay out of the run history and are redacted in the API; successors still get them (DESIGN §6). */
+  /** Input and output stay out of the run history and are redacted in the API; successors still get them. */
   sensitive?: boolean;
   /**
-   * Dynamic fan-out (seed 003 `forEach`, DESIGN §6), HTTP and CODE nodes only: a `{{ }}` template
+   * Dynamic fan-out, HTTP and CODE nodes only: a `{{ }}` template
    * giving an array; the node runs one task (iteration) per element.
    */
   for_each?: string;
@@ -51,8 +51,8 @@ export function iterationAlias(n: WorkflowNode): string {
 
 /**
  * A directed edge. `condition` is a `{{ }}` CEL template evaluated when its source completes (any
- * node type; DESIGN §6 "conditional transitions"); `on_error: true` makes it an error edge, taken
- * only when its source fails for good (DESIGN §6 "error transition"), with the condition, if any,
+ * node type); `on_error: true` makes it an error edge, taken
+ * only when its source fails for good, with the condition, if any,
  * evaluated then (`tasks.<from>.error` holds the reason).
  */
 export interface WorkflowEdge {
@@ -66,7 +66,7 @@ export interface WorkflowEdge {
 export interface WorkflowDefinition {
   nodes: WorkflowNode[];
   edges: WorkflowEdge[];
-  /** Optional run output template (DESIGN §3); default: the outputs of the sink nodes keyed by node id. */
+  /** Optional run output template; default: the outputs of the sink nodes keyed by node id. */
   output?: JsonValue;
 }
 
@@ -76,11 +76,11 @@ export interface WorkflowDefinition {
  */
 export const MAX_DURATION_SECONDS = 31_536_000;
 
-/** Cap on a retry's backoff: 10 minutes, in milliseconds (seed 002 `maxRetryBackoff`). */
+/** Cap on a retry's backoff: 10 minutes, in milliseconds. */
 export const MAX_RETRY_BACKOFF_MS = 10 * 60 * 1000;
 
 /**
- * The queue a worker node is dispatched on (seed 002 `Node.Queue`): the node's `queue`
+ * The queue a worker node is dispatched on: the node's `queue`
  * lower-cased; else CODE nodes go to their runtime (`py`→`python`, `javascript`/`node`→`js`,
  * default `python`) and other nodes to their lower-cased type (`http`).
  */
@@ -92,14 +92,14 @@ export function nodeQueue(n: WorkflowNode): string {
   return key;
 }
 
-/** How many times the node may execute, at least 1 (seed 002 `MaxAttempts`). */
+/** How many times the node may execute: its `retry.max_attempts`, rounded down, at least 1. */
 export function maxAttempts(n: WorkflowNode): number {
   const m = n.retry?.max_attempts;
   return m === undefined || !(m >= 1) ? 1 : Math.floor(m);
 }
 
 /**
- * The backoff before the given retry (1-based), in milliseconds (seed 002 `RetryDelay`):
+ * The backoff before the given retry (1-based), in milliseconds:
  * `backoff_seconds * 2^(attempt-1)` seconds, capped at 10 minutes; 0 without a backoff.
  */
 export function retryDelayMs(n: WorkflowNode, attempt: number): number {

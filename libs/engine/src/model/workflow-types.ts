@@ -1,6 +1,6 @@
 /**
- * Run and task statuses and node types (seed 002, "Statuses and node types").
- * Weft adds `CANCELLED` for user cancellation where seed 000 used FAILED (DESIGN §3).
+ * Run and task statuses and node types. `CANCELLED` marks what a user stopped, apart from what
+ * failed, so a cancelled run never reads as a failure.
  */
 
 /** A JSON value as stored in PostgreSQL `jsonb` and exchanged over the API. */
@@ -8,6 +8,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
+/** The statuses of a run: PENDING until started, RUNNING, then one of three terminal ones. */
 export const RunStatus = {
   Pending: 'PENDING',
   Running: 'RUNNING',
@@ -15,6 +16,7 @@ export const RunStatus = {
   Failed: 'FAILED',
   Cancelled: 'CANCELLED',
 } as const;
+/** One of the {@link RunStatus} values. */
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
 /** True when no further node may be scheduled for a run in this status. */
@@ -22,6 +24,7 @@ export function isRunTerminal(s: RunStatus): boolean {
   return s === RunStatus.Succeeded || s === RunStatus.Failed || s === RunStatus.Cancelled;
 }
 
+/** The statuses of a task (one reached node, or one `for_each` iteration). */
 export const TaskStatus = {
   Pending: 'PENDING',
   Queued: 'QUEUED',
@@ -32,9 +35,10 @@ export const TaskStatus = {
   Skipped: 'SKIPPED',
   /** A WAIT or WAIT_FOR_EVENT node parked until its timer fires or its signal arrives. */
   Waiting: 'WAITING',
-  /** A task stopped by a user's cancel (seed 000 uses FAILED). */
+  /** A task stopped by a user's cancel. */
   Cancelled: 'CANCELLED',
 } as const;
+/** One of the {@link TaskStatus} values. */
 export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
 
 /** True when the task finished successfully. */
@@ -42,6 +46,7 @@ export function isTaskCompleted(s: TaskStatus): boolean {
   return s === TaskStatus.Completed;
 }
 
+/** The node types a definition may use. */
 export const NodeType = {
   Code: 'CODE',
   Http: 'HTTP',
@@ -52,8 +57,10 @@ export const NodeType = {
   WaitForEvent: 'WAIT_FOR_EVENT',
   Subworkflow: 'SUBWORKFLOW',
 } as const;
+/** One of the {@link NodeType} values. */
 export type NodeType = (typeof NodeType)[keyof typeof NodeType];
 
+/** Every node type, in declaration order (for messages and checks). */
 export const NODE_TYPES: readonly NodeType[] = Object.values(NodeType);
 
 /** True for nodes the coordinator resolves inline instead of dispatching (SWITCH, FORK, JOIN). */

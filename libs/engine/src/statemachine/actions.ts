@@ -2,7 +2,7 @@ import type { WorkflowNode } from '../model/workflow-definition.js';
 import type { JsonValue, RunStatus, TaskStatus } from '../model/workflow-types.js';
 
 /**
- * Actions: state changes the machine decided on (seed 000, step 3). The coordinator persists
+ * Actions: state changes the machine decided on. The coordinator persists
  * them in order; `applyAction` (in machine.ts) evolves the in-memory snapshot the same way.
  */
 export type Action =
@@ -87,8 +87,7 @@ export interface RetryTask {
 }
 
 /**
- * Records which successors a finished non-SWITCH node routes to (DESIGN §6 "conditional
- * transitions", "error transition"): after it completed, the targets of its normal edges whose
+ * Records which successors a finished non-SWITCH node routes to: after it completed, the targets of its normal edges whose
  * condition held; after it failed for good, the targets of its `on_error` edges whose condition
  * held. Emitted once, in the event that finished the node; never re-evaluated.
  */
@@ -150,7 +149,7 @@ export interface FinishRun {
 }
 
 /**
- * A `for_each` node fans out (DESIGN §6): its aggregate task `taskId` (RUNNING, never dispatched)
+ * A `for_each` node fans out: its aggregate task `taskId` (RUNNING, never dispatched)
  * and one task per element, in element order, each with its resolved input. The first `dispatch`
  * iterations are PENDING and dispatched at `notBefore`; the others are WAITING for a
  * `max_concurrency` slot.
@@ -182,7 +181,7 @@ export interface SkipIterations {
 }
 
 /**
- * A WAITING SUBWORKFLOW task starts its child run `childRunId` for `attempt` (DESIGN §6): same
+ * A WAITING SUBWORKFLOW task starts its child run `childRunId` for `attempt`: same
  * tenant, `workflowId` at `version`, with `input` and `config`. The coordinator creates the run
  * and applies its RunStarted in the same transaction.
  */
@@ -212,4 +211,5 @@ export interface RetryChild {
   notBefore: Date;
 }
 
+/** The `type` tag of an {@link Action}. */
 export type ActionType = Action['type'];

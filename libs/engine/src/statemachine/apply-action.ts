@@ -1,5 +1,5 @@
 /**
- * How each action evolves the in-memory run snapshot (seed 000's `Action.apply`). Kept apart from
+ * How each action evolves the in-memory run snapshot. Kept apart from
  * machine.ts so the per-event working state (step.ts) can use it without an import cycle.
  */
 import { RunStatus, TaskStatus } from '../model/workflow-types.js';
@@ -10,8 +10,7 @@ import { runIndex, type RunCounts, type RunIndex } from './run-index.js';
 import { isNodeActive, type NodeState, type RunSnapshot } from './state.js';
 
 /**
- * Evolves the in-memory snapshot the way persisting `action` evolves the stored run (seed 000's
- * `Action.apply`). DispatchTask, BufferSignal and ConsumeSignal change nothing routing reads.
+ * Evolves the in-memory snapshot the way persisting `action` evolves the stored run. DispatchTask, BufferSignal and ConsumeSignal change nothing routing reads.
  * With a `journal`, every change is recorded there first, so the event can be rolled back. Keeps
  * the snapshot's derived counts (`liveCounts`) and readiness progress up to date when it has them.
  */

@@ -7,7 +7,7 @@ import type { Action } from './actions.js';
 export type { TemplateResolver };
 
 /**
- * Read access to run data the machine loads on demand (seed 000 `Store`). Any rejection is
+ * Read access to run data the machine loads on demand. Any rejection is
  * wrapped by the machine in a transient {@link StoreError}.
  */
 export interface Store {
@@ -27,7 +27,7 @@ export interface Store {
   iterationOutputs(nodeId: string, maxChars: number): Promise<JsonValue[] | { tooLarge: number }>;
   /** The stored (resolved) input of a task of this run, or undefined when there is no such task. */
   taskInput(taskId: string): Promise<JsonValue | undefined>;
-  /** The child run a SUBWORKFLOW task started for `attempt`, if any (DESIGN §6). */
+  /** The child run a SUBWORKFLOW task started for `attempt`, if any. */
   childRun(taskId: string, attempt: number): Promise<ChildRun | undefined>;
   /** How many runs the tree of this run holds: the run at its top and every descendant. */
   treeRuns(): Promise<number>;
@@ -61,7 +61,7 @@ export interface ChildRun {
   config: JsonValue;
 }
 
-/** The machine's collaborators; time and ids are injected (STYLE: no ambient clock or randomness). */
+/** The machine's collaborators. Time and ids are injected so the machine never reads a clock or draws a random number: the same snapshot and event give the same transition. */
 export interface Deps {
   templates: TemplateResolver;
   store: Store;
@@ -94,7 +94,7 @@ export const DEFAULT_MAX_SUBWORKFLOW_DEPTH = 10;
 /** Default for {@link Deps.maxValueBytes}: 1 MiB. */
 export const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;
 
-/** The outcome of applying one event (seed 000 `Transition`). */
+/** The outcome of applying one event: the actions to persist, in order, and what else the caller needs to know. */
 export interface Transition {
   actions: Action[];
   /** Why the event changed nothing, e.g. a duplicate or stale report. */

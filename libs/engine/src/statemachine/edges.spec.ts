@@ -8,7 +8,7 @@ function onError(from: string, to: string, condition?: string): WorkflowEdge {
   return { from, to, on_error: true, ...(condition !== undefined ? { condition } : {}) };
 }
 
-describe('conditional edges on any node (DESIGN §6 "conditional transitions")', () => {
+describe('conditional edges on any node', () => {
   it('a worker node takes only the edges whose condition holds, records them, and skips the rest with its cascade', async () => {
     // a ─(n > 1)→ hi ──────────┐
     //   ─(n <= 1)→ lo → lo2 ───┴→ end
@@ -68,7 +68,7 @@ describe('conditional edges on any node (DESIGN §6 "conditional transitions")',
   });
 });
 
-describe('error edges (DESIGN §6 "error transition")', () => {
+describe('error edges', () => {
   const payFlow = () =>
     new Harness(
       [
@@ -138,7 +138,7 @@ describe('error edges (DESIGN §6 "error transition")', () => {
     expect(finished(tr2)).toMatchObject({ status: RunStatus.Failed, reason: 'workflow has 1 failed task(s)' });
   });
 
-  it('without an error edge a failure still leaves its edges unresolved and fails the run (seed 000)', async () => {
+  it('without an error edge a failure still leaves its edges unresolved and fails the run', async () => {
     const h = new Harness([task('a'), task('b')], [edge('a', 'b')]);
     await h.start();
     const tr = await h.fail('a');

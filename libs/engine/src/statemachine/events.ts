@@ -1,7 +1,7 @@
 import type { JsonValue } from '../model/workflow-types.js';
 
 /**
- * Events: things that happened to a run; `Machine.apply` consumes one at a time (seed 000, step 1).
+ * Events: things that happened to a run; `Machine.apply` consumes one at a time.
  * External events sent to WAIT_FOR_EVENT nodes are called signals.
  */
 export type RunEvent =
@@ -68,4 +68,5 @@ export interface RunCancelled {
   reason?: string;
 }
 
+/** The `type` tag of a {@link RunEvent}. */
 export type RunEventType = RunEvent['type'];

@@ -1,5 +1,5 @@
 /**
- * The machinery that keeps one event's cost independent of the run's size (issue 6): the undo
+ * The machinery that keeps one event's cost independent of the run's size: the undo
  * journal, the maintained counts and the incremental JOIN readiness. Each is checked against the
  * plain computation it replaces.
  */

@@ -23,7 +23,7 @@ function fanOut(j: WorkflowNode, order: string[] = ['a', 'b', 'c']): Harness {
   );
 }
 
-describe('JOIN reducers (DESIGN §6)', () => {
+describe('JOIN reducers', () => {
   it('merges the predecessors field by field and the successor reads the merge', async () => {
     const h = fanOut(reducing('j', { count: 'add', messages: 'append' }));
     expect(dispatched(await h.start())).toEqual(['a', 'b', 'c']);

@@ -62,6 +62,7 @@ export class Journal {
   private readonly nodes: MapJournal<NodeState>;
   private readonly tasks: MapJournal<StepResult>;
 
+  /** Starts a journal of `run`: records its status, version, input and config as they are now. */
   constructor(private readonly run: RunSnapshot) {
     this.status = run.status;
     this.version = run.version;

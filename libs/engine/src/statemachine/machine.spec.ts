@@ -3,7 +3,7 @@ import { RunStatus, TaskStatus } from '../model/workflow-types.js';
 import { MachineError, StoreError } from './errors.js';
 import { actionsOf, cond, created, dispatched, edge, finished, fork, Harness, sw, task, types, wait } from './testing/harness.js';
 
-describe('seed 000 stories', () => {
+describe('stories', () => {
   it('fork/join waits for multi-node branches', async () => {
     // fork → a1 → a2 ─┐
     //      → b1 ──────┴→ join
@@ -89,7 +89,7 @@ describe('seed 000 stories', () => {
       { input: { flag: true } },
     );
     await h.start();
-    h.node('s').branches = undefined; // a run persisted before decisions were recorded
+    h.node('s').branches = undefined; // a SWITCH task stored without its decision
     await h.complete('slow');
     expect(dispatched(await h.complete('x'))).toEqual(['j']);
   });
@@ -297,7 +297,7 @@ describe('task lifecycle', () => {
   });
 });
 
-describe('templates read the status of every reached node (DESIGN §2)', () => {
+describe('templates read the status of every reached node', () => {
   it('a node after a switch reads that the untaken branch was SKIPPED', async () => {
     // a → sw ─(small)→ cheap ──┐
     //         ─(large)→ costly ┴→ report

@@ -44,6 +44,7 @@ export { applyAction, runCounts } from './apply-action.js';
  * empty and the machine loads what templates need through `deps.store`.
  */
 export class Machine {
+  /** A machine deciding on `run` (which `apply` evolves in place) over `dag`, the DAG of the run's version. */
   constructor(
     private readonly dag: WorkflowDag,
     private readonly run: RunSnapshot,

@@ -1,6 +1,6 @@
 /**
  * Internal: facts derived from a run snapshot that the machine keeps up to date event by event, so
- * that one event costs the same in a run of 100 nodes as in one of 10,000 (issue 6). They live
+ * that one event costs the same in a run of 100 nodes as in one of 10,000. They live
  * beside the snapshot, keyed by its node map, never on it: a snapshot stays plain data (tests
  * compare and clone it) and one built by hand or loaded from storage simply has none yet — each
  * fact is computed from scratch the first time it is needed, then maintained by `applyAction`.

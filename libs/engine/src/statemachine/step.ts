@@ -1,6 +1,6 @@
 /**
- * Internal: the working state of one `Machine.apply` call (seed 000's `Machine` fields `tr`,
- * `now`, `loaded`) and the helpers every handler shares. Not exported from the package.
+ * Internal: the working state of one `Machine.apply` call (the transition being built, the clock
+ * reading, the signals consumed) and the helpers every handler shares. Not exported from the package.
  */
 import type { WorkflowDag } from '../model/dag.js';
 import type { WorkflowNode } from '../model/workflow-definition.js';
@@ -26,7 +26,7 @@ export function storeError(err: unknown): StoreError {
   return err instanceof StoreError ? err : new StoreError(err);
 }
 
-/** True for a transient Store failure (seed 000 `isStoreError`). */
+/** True for a transient Store failure: the caller should retry the event. */
 export function isStoreError(err: unknown): err is StoreError {
   return err instanceof StoreError;
 }
@@ -64,7 +64,9 @@ export function sizeProblem(value: unknown, maxBytes: number, sizeField: string)
 
 /** One event's working state: the transition being built, the clock reading, the run. */
 export class Step {
+  /** The transition being built: every action emitted so far, in order. */
   readonly tr: Transition = { actions: [] };
+  /** The clock reading of this event (`Deps.now()`, read once): every time the event computes uses it. */
   readonly now: Date;
   /** Ids of buffered signals consumed by this transition (not yet persisted). */
   readonly consumedSignals: string[] = [];
@@ -79,13 +81,13 @@ export class Step {
     this.now = deps.now();
   }
 
-  /** Records an action and applies it to the snapshot (seed 000 `emit`). */
+  /** Records action `a` on the transition and applies it to the snapshot (through the journal). */
   emit(a: Action): void {
     this.tr.actions.push(a);
     applyAction(this.run, a, this.journal);
   }
 
-  /** Marks the event as changing nothing, with a reason (seed 000 `ignore`). */
+  /** Marks the event as changing nothing, with `reason`. */
   ignore(reason: string): void {
     this.tr.ignored = reason;
   }
@@ -100,7 +102,7 @@ export class Step {
     return this.deps.newId();
   }
 
-  /** Caches a completed node's output for templates that reference it (seed 000 `setOutput`). */
+  /** Caches completed node `nodeId`'s `output` for templates that reference it (through the journal). */
   setOutput(nodeId: string, output: JsonValue): void {
     this.journal?.settingOutput(nodeId);
     this.run.context.tasks.set(nodeId, { status: TaskStatus.Completed, output });
@@ -108,7 +110,7 @@ export class Step {
 
   /**
    * Loads, in one Store call, the outputs of the completed nodes among `refs` that are not cached
-   * yet; `undefined` refs means every reached node (seed 000 `ensureOutputs`).
+   * yet; `undefined` refs means every reached node.
    * @throws StoreError when the Store rejects.
    */
   async ensureLoaded(refs: readonly string[] | undefined): Promise<void> {
@@ -147,7 +149,7 @@ export class Step {
 
   /**
    * Resolves the CEL templates of `node.spec` (an absent spec resolves as `{}`) against the run
-   * context (seed 000 `resolveInput`) and checks that the result can be stored.
+   * context and checks that the result can be stored.
    * @throws StoreError (transient) while loading outputs; Error naming the node for a template
    * that cannot be resolved; Error `input is not storable: … at $.k` or `resolved input too
    * large: …` for a result the database would refuse (or that is over `maxValueBytes`).
@@ -188,7 +190,7 @@ export class Step {
     return { input, config, tasks, reached: this.run.nodes };
   }
 
-  /** Fails the run for a permanent routing error (seed 000 `failRun`). */
+  /** Fails the run with `reason` (one FinishRun FAILED), for a permanent routing error. */
   failRun(reason: string): void {
     this.emit({ type: 'FinishRun', status: RunStatus.Failed, reason });
   }

@@ -33,8 +33,11 @@ export const EVALUATION_LIMITS = {
 
 /** The budget of the evaluation in progress (see {@link EVALUATION_LIMITS}). */
 export class Meter {
+  /** Operations evaluated so far. */
   operations = 0;
+  /** Size of the values produced so far (characters, list elements, map entries). */
   valueSize = 0;
+  /** Worst-case `matches` steps charged so far. */
   regexSteps = 0;
   /** Set once a limit is exceeded; thrown again by every later operation. */
   error?: Error;

@@ -65,7 +65,9 @@ export class RegexError extends Error {
 /** A match whose worst-case cost exceeds what the caller's budget has left. */
 export class RegexBudgetError extends Error {
   constructor(
+    /** The steps the budget had left. */
     readonly limit: number,
+    /** The worst-case steps of the refused match. */
     readonly cost: number,
   ) {
     super(`regular expression match would cost up to ${cost} steps, more than the ${limit} allowed`);

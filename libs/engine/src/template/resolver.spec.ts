@@ -14,7 +14,7 @@ function ctx(input: JsonValue, tasks: Record<string, StepResult> = {}, config: J
 const done = (output: JsonValue): StepResult => ({ status: TaskStatus.Completed, output });
 const resolve = (spec: JsonValue, c: RunContext = ctx({})): JsonValue => r.resolve(spec, c, NOW);
 
-describe('type preservation and interpolation (seed 002)', () => {
+describe('type preservation and interpolation', () => {
   const c = ctx({ count: 42, id: 7, name: 'ann', nothing: null, tags: ['a', 'b'] }, { fetch: done({ total: 1200 }) });
 
   it('a string that is exactly one template keeps the value type', () => {
@@ -54,7 +54,7 @@ describe('type preservation and interpolation (seed 002)', () => {
   });
 });
 
-describe('numbers (the STACK.md trap)', () => {
+describe('numbers: JSON doubles meet CEL int literals', () => {
   const c = ctx({ count: 42, price: 10, n: 5, items: [1, 2, 3] });
 
   it('JSON numbers mix with int literals in arithmetic', () => {
@@ -143,7 +143,7 @@ describe('checkTemplateSyntax and compilation', () => {
     expect(compileExpression('input.x + 1')).not.toBe(compileExpression('input.x + 2'));
   });
 
-  it('finds templates the way seed 002 does', () => {
+  it('finds every closed {{ }} template, trimming its expression', () => {
     expect(findTemplates('a {{ x }} b {{y.z}}').map((t) => t.expression)).toEqual(['x', 'y.z']);
     expect(findTemplates('{{ unterminated')).toEqual([]);
   });

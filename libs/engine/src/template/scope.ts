@@ -11,7 +11,7 @@ type TaskView = { status: string; output?: unknown; error?: string };
  * holds, per node, `{status, error?}` when it was reached, plus `output` when its output is
  * loaded. It is filled only with the node ids the expressions evaluated so far name statically
  * (`tasks.a`, `tasks["a"]`), O(refs); an expression that uses `tasks` otherwise (`tasks[input.k]`,
- * bare `tasks`) gets the full view, O(reached nodes), in the same key order as ever (reached nodes,
+ * bare `tasks`) gets the full view, O(reached nodes), in a fixed key order (reached nodes,
  * then loaded outputs). An expression only ever reads the ids it names, so it sees exactly what
  * the full view would show it. Outputs are never loaded here; the machine loads what the static
  * references need.
@@ -21,6 +21,7 @@ export class Scope {
   // Null-prototype object: node ids such as `__proto__` stay plain keys.
   private tasks: Record<string, TaskView> = Object.create(null);
   private full = false;
+  /** The variables of one resolution against `ctx`; `now` is what `system.now` shows (RFC 3339). */
   constructor(
     private readonly ctx: RunContext,
     private readonly now: Date,

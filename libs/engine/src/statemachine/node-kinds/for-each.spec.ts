@@ -16,7 +16,7 @@ function fanOut(extra: Parameters<typeof forEach>[3] = {}, employers: unknown = 
   );
 }
 
-describe('for_each: one task per element (DESIGN §6, seed 003 forEach)', () => {
+describe('for_each: one task per element', () => {
   it('dispatches one iteration per element, each seeing its element, index and count', async () => {
     const h = fanOut();
     const tr = await h.start();

@@ -15,7 +15,7 @@ function orderFlow(extra: Parameters<typeof subworkflow>[2] = {}, spec: Record<s
   );
 }
 
-describe('SUBWORKFLOW: a child run as a function call (DESIGN §6, seed 003 subgraphs)', () => {
+describe('SUBWORKFLOW: a child run as a function call', () => {
   it('waits while the child runs, started with the resolved input and config on the default version', async () => {
     const h = orderFlow();
     await h.start();

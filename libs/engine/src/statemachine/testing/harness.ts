@@ -1,5 +1,5 @@
 /**
- * Test harness for the state machine (seed 000, step 10). It plays the coordinator's role: keeps
+ * Test harness for the state machine. It plays the coordinator's role: keeps
  * the run snapshot between events, persists what actions write (outputs, buffered signals) in two
  * maps, and builds a fresh Machine per event with an empty output cache, so outputs are only
  * reachable through the Store — exactly as after a reload from the database. Fixed clock, task
@@ -109,8 +109,11 @@ export interface HarnessOptions {
 
 /** See the file comment. */
 export class Harness implements Store {
+  /** The DAG the next event runs on (see {@link publish}). */
   dag: WorkflowDag;
+  /** The run's snapshot, kept between events as the coordinator keeps it. */
   readonly run: RunSnapshot;
+  /** The real CEL resolver. */
   readonly templates = new CelTemplateResolver();
   /** The fixed clock; tests move it explicitly. */
   now = new Date('2030-01-01T00:00:00.000Z');
@@ -124,16 +127,19 @@ export class Harness implements Store {
   readonly tasks = new Map<string, CreateTask>();
   /** What `treeRuns` answers, when set (default: this run and its children); Deps `maxRunTree`. */
   treeSize: number | undefined;
+  /** Deps `maxRunTree`, when set. */
   maxTree: number | undefined;
-  /** Deps `maxSubworkflowDepth` and `maxValueBytes`, when set. */
+  /** Deps `maxSubworkflowDepth`, when set. */
   maxDepth: number | undefined;
+  /** Deps `maxValueBytes`, when set. */
   maxValueBytes: number | undefined;
   /** When true, every Store call rejects (a lost database connection). */
   storeDown = false;
-  /** When true, `pendingSignal` ignores its `skip` argument (an older Store implementation). */
+  /** When true, `pendingSignal` ignores its `skip` argument (a Store that does not honour it). */
   ignoreSignalSkip = false;
-  /** Stored task inputs and iteration outputs, by task id. */
+  /** Stored task inputs, by task id. */
   readonly inputsByTask = new Map<string, JsonValue>();
+  /** Stored `for_each` iteration outputs, by task id. */
   readonly outputsByTask = new Map<string, JsonValue>();
   /** Iteration task ids of each `for_each` node, in element order. */
   readonly iterationIds = new Map<string, string[]>();
@@ -141,18 +147,22 @@ export class Harness implements Store {
   readonly children: StoredChild[] = [];
   /** Workflows a SUBWORKFLOW may start: id → default version; `deprecated` lists `id@version`s refused. */
   readonly workflows = new Map<string, number>([['child', 1]]);
+  /** `id@version`s that `startableVersion` refuses as deprecated. */
   readonly deprecated = new Set<string>();
   /** Ids handed out before the counter (to control id order). */
   nextIds: string[] = [];
   private ids = 0;
 
+  /** A run of the workflow of `nodes` and `edges` (and `opts.output`), created and not started. */
   constructor(nodes: WorkflowNode[], edges: WorkflowEdge[], opts: HarnessOptions = {}) {
     const def: WorkflowDefinition = { nodes, edges, ...(opts.output !== undefined ? { output: opts.output } : {}) };
     this.dag = buildDag(def);
     this.run = newRunSnapshot('run-1', 'wf', 1, opts.input ?? {}, opts.config ?? {});
   }
 
-  // Store.
+  // Store: answered from the maps above; each call rejects while `storeDown`.
+
+  /** The saved outputs of `nodeIds` (recorded in {@link loads}). */
   async outputs(nodeIds: string[]): Promise<Map<string, JsonValue>> {
     if (this.storeDown) throw new Error('connection lost');
     this.loads.push([...nodeIds]);
@@ -161,6 +171,7 @@ export class Harness implements Store {
     return out;
   }
 
+  /** The oldest unconsumed buffered signal named `name`, skipping `skip` (unless `ignoreSignalSkip`). */
   async pendingSignal(name: string, skip: readonly string[] = []): Promise<BufferedSignal | undefined> {
     if (this.storeDown) throw new Error('connection lost');
     const skipped = this.ignoreSignalSkip ? [] : skip;
@@ -168,6 +179,7 @@ export class Harness implements Store {
     return s && { id: s.id, payload: s.payload };
   }
 
+  /** The iteration outputs of `nodeId` in element order, or their total size when over `maxChars`. */
   async iterationOutputs(nodeId: string, maxChars: number): Promise<JsonValue[] | { tooLarge: number }> {
     if (this.storeDown) throw new Error('connection lost');
     const outputs = (this.iterationIds.get(nodeId) ?? []).map((id) => this.outputsByTask.get(id) ?? null);
@@ -175,11 +187,13 @@ export class Harness implements Store {
     return total > maxChars ? { tooLarge: total } : outputs;
   }
 
+  /** The stored input of task `taskId`. */
   async taskInput(taskId: string): Promise<JsonValue | undefined> {
     if (this.storeDown) throw new Error('connection lost');
     return this.inputsByTask.get(taskId);
   }
 
+  /** The latest child run started for (`taskId`, `attempt`). */
   async childRun(taskId: string, attempt: number): Promise<ChildRun | undefined> {
     if (this.storeDown) throw new Error('connection lost');
     const c = [...this.children].reverse().find((x) => x.taskId === taskId && x.attempt === attempt);
@@ -199,11 +213,13 @@ export class Harness implements Store {
     );
   }
 
+  /** {@link treeSize}, else this run and its children. */
   async treeRuns(): Promise<number> {
     if (this.storeDown) throw new Error('connection lost');
     return this.treeSize ?? 1 + this.children.length;
   }
 
+  /** `version`, else the workflow's default from {@link workflows}; an error for an unknown or deprecated one. */
   async startableVersion(workflowId: string, version?: number): Promise<{ version: number } | { error: string }> {
     if (this.storeDown) throw new Error('connection lost');
     const dflt = this.workflows.get(workflowId);
@@ -331,6 +347,7 @@ export class Harness implements Store {
     return n;
   }
 
+  /** Starts the run (at `startNodeId`, else the entry node). */
   start(startNodeId?: string): Promise<Transition> {
     return this.try({ type: 'RunStarted', ...(startNodeId ? { startNodeId } : {}) });
   }
@@ -352,10 +369,12 @@ export class Harness implements Store {
     return this.try({ type: 'TimerFired', taskId: this.node(nodeId).taskId, nodeId });
   }
 
+  /** Sends the run the signal `name` with `payload`. */
   signal(name: string, payload?: JsonValue): Promise<Transition> {
     return this.try({ type: 'SignalReceived', name, ...(payload !== undefined ? { payload } : {}) });
   }
 
+  /** Cancels the run, with `reason` when given. */
   cancel(reason?: string): Promise<Transition> {
     return this.try({ type: 'RunCancelled', ...(reason ? { reason } : {}) });
   }
