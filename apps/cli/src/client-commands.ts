@@ -178,7 +178,7 @@ async function watchAndReport(c: WeftClient, runId: string): Promise<void> {
   if (final?.status !== 'SUCCEEDED') process.exitCode = 2;
 }
 
-/** Registers the client-side commands, speaking to `WEFT_URL` with `WEFT_API_KEY` (DESIGN §7). */
+/** Registers the client-side commands, speaking to `WEFT_URL` with `WEFT_API_KEY`. */
 export function clientCommands(program: Command): void {
   program
     .command('apply')

@@ -6,8 +6,8 @@ import { clientCommands } from './client-commands.js';
 /**
  * `weft`: the server side (dev, api, worker, scheduler, migrate, admin create-tenant/create-key)
  * and the client side (apply, run, runs, run-status, signal, cancel, retry, versions,
- * default-version, deprecate, keys create/list/revoke) of DESIGN §7. Errors print one line to
- * stderr and exit 1.
+ * default-version, deprecate, keys create/list/revoke). Errors print one line to stderr and
+ * exit 1.
  */
 const program = new Command('weft')
   .description('Weft: durable multi-tenant workflows')

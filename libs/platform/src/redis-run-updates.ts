@@ -6,7 +6,7 @@ export const RUN_UPDATED_CHANNEL = 'weft.run-updated';
 
 /**
  * Publishes run updates on Redis pub/sub so API subscribers in any process see changes made by
- * workers and schedulers (STACK: the in-memory PubSub is one process only). Message: the JSON of
+ * workers and schedulers (an in-memory PubSub reaches one process only). Message: the JSON of
  * a {@link RunUpdate}. A publish failure is swallowed and reported through `onError`: a lost live
  * update never loses data, the run is in PostgreSQL.
  */

@@ -19,9 +19,9 @@ const toBool = ({ value }: { value: unknown }) => {
 };
 
 /**
- * The process environment Weft reads, validated once at boot (STYLE: config validated once;
- * `process.env` is read nowhere else). Every field has a default that works on a developer
- * machine with local PostgreSQL and Redis.
+ * The process environment Weft reads, validated once at boot (`process.env` is read nowhere
+ * else). Every field has a default that works on a developer machine with local PostgreSQL and
+ * Redis.
  */
 export class WeftEnv {
   /**
@@ -183,7 +183,7 @@ export class WeftEnv {
   WEFT_MAX_OUTPUT_BYTES = 1024 * 1024;
 
   /**
-   * The deepest chain of SUBWORKFLOW child runs (DESIGN §6): a run at this depth (a run started
+   * The deepest chain of SUBWORKFLOW child runs: a run at this depth (a run started
    * over the API is at 0) cannot start a child, and its SUBWORKFLOW node fails saying so.
    */
   @Transform(toInt)
@@ -205,7 +205,7 @@ export class WeftEnv {
 
   /**
    * Lease of a dispatched worker task, ms after its `not_before`: an attempt no worker claimed
-   * within it, whose Bull job is gone, is re-dispatched by the scheduler (issue 4).
+   * within it, whose Bull job is gone, is re-dispatched by the scheduler.
    */
   @Transform(toInt)
   @IsInt()

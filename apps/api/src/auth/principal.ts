@@ -1,4 +1,4 @@
-/** The role an API key carries (DESIGN §5). */
+/** The role an API key carries. */
 export type Role = 'admin' | 'operator' | 'viewer';
 
 /** Who is calling: the tenant and key resolved from `Authorization: Bearer <key>`. */

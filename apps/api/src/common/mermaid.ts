@@ -106,7 +106,7 @@ export function edgeState(
 }
 
 /**
- * A Mermaid `flowchart TD` of the DAG (seed 003's HistoryMermaid). With `tasks` (node id -> the
+ * A Mermaid `flowchart TD` of the DAG. With `tasks` (node id -> the
  * task's status and decision, see {@link mermaidTasks}) each reached node shows its status and
  * gets a class per status (nodes never reached stay plain), edges the run went along are drawn
  * thick (`==>`) and edges it did not take dotted and grey; undecided edges stay plain. A

@@ -2,7 +2,7 @@ import { Field, ID, ObjectType, OmitType, registerEnumType } from '@nestjs/graph
 import type { Role } from '../auth/principal.js';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
 
-/** The GraphQL enum of key roles, named as DESIGN §5 and the database name them (`admin`). */
+/** The GraphQL enum of key roles, named as the database names them (`admin`). */
 export const ApiKeyRoleEnum = { admin: 'admin', operator: 'operator', viewer: 'viewer' } as const satisfies Record<Role, Role>;
 
 registerEnumType(ApiKeyRoleEnum, {

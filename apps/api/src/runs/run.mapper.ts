@@ -27,7 +27,7 @@ export function toRunObject(r: RunEntity): RunObject {
 }
 
 /**
- * Maps a task row; `redact` hides the input and output of a `sensitive: true` node (DESIGN §6),
+ * Maps a task row; `redact` hides the input and output of a `sensitive: true` node,
  * which the caller decides by node id, so a `for_each` node's iteration rows are hidden with it.
  */
 export function toTaskObject(t: TaskEntity, redact: boolean): TaskObject {

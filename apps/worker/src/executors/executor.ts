@@ -1,7 +1,7 @@
 /**
  * What a worker hands an executor and what it gets back. An executor turns a task's
  * resolved input (the node's `spec` after template resolution) into the task's output;
- * it never touches the database (STYLE: executors have no DB access).
+ * it never touches the database.
  */
 
 /** The output of a successful execution: any JSON value. */

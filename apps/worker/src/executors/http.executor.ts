@@ -44,7 +44,7 @@ const IN_FULL: Shown = { url: displayUrl, excerpt: excerptOf, cause: describeErr
 const REDACTED: Shown = { url: () => REDACTED_URL, excerpt: () => '', cause: errorKind };
 
 /**
- * Executes `HTTP` tasks (DESIGN §2).
+ * Executes `HTTP` tasks.
  *
  * Input, the resolved spec: `{url, method = 'GET', headers?, body?, timeout_seconds? = 30,
  * accept_status?, response? = 'body'}`. `body` is sent as is when a string, otherwise as

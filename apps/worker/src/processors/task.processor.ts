@@ -19,7 +19,7 @@ export interface TaskProcessorOptions {
    * claimed by another worker) is aborted and not reported.
    */
   heartbeatMs?: number;
-  /** The former name of {@link heartbeatMs}. */
+  /** Another name of {@link heartbeatMs}, used when that is not given. */
   currentCheckMs?: number;
   /** Options of the CODE executor. */
   code?: CodeExecutorOptions;
@@ -46,7 +46,7 @@ interface Held {
 
 /**
  * Consumes task jobs from the configured queues, runs them on the right executor and reports
- * the outcome through the coordinator (issue 4):
+ * the outcome through the coordinator:
  *
  * - A job starts with a lease claim ({@link RunCoordinator.markRunning}); a job for an attempt
  *   that is no longer current (a duplicate enqueue, a task cancelled meanwhile) is dropped.
