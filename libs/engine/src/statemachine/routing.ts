@@ -23,7 +23,7 @@ import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
  * unresolvable, a wait that cannot park, a JOIN merge error) with an error edge records its
  * decision and hands routing to its successors.
  */
-async function settle(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
+async function decideReached(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
   const state = s.run.nodes.get(n.node_id);
   if (!state) return [];
   if (isTaskCompleted(state.status)) await decide(s, n.node_id);
@@ -36,7 +36,9 @@ async function settle(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
  * Walks forward, breadth first, from `candidates`, running or skipping each unreached node whose
  * incoming edges are all resolved. Skips cascade; control nodes and satisfied waits resolve inline
  * and keep walking; worker nodes and real waits stop the walk. Nodes still waiting on a
- * predecessor are left for a later event.
+ * predecessor are left for a later event. `from` is the node whose settling led to the
+ * candidates, a hint for where readiness starts looking.
+ * @throws Error for a condition that cannot be evaluated; StoreError (transient).
  */
 export async function propagate(s: Step, candidates: readonly WorkflowNode[], from?: string): Promise<void> {
   const queue = [...candidates];
@@ -51,7 +53,8 @@ export async function propagate(s: Step, candidates: readonly WorkflowNode[], fr
   for (let head = 0; head < queue.length; head++) {
     const n = queue[head];
     if (s.run.nodes.has(n.node_id)) continue;
-    switch (await readiness(s, n, via[head])) {
+    const r = await readiness(s, n, via[head]);
+    switch (r) {
       case 'waiting':
         continue;
       case 'skip':
@@ -60,8 +63,10 @@ export async function propagate(s: Step, candidates: readonly WorkflowNode[], fr
         break;
       case 'run':
         enqueue(await activate(s, n), n.node_id);
-        enqueue(await settle(s, n), n.node_id);
+        enqueue(await decideReached(s, n), n.node_id);
         break;
+      default:
+        assertNever(r);
     }
   }
 }
@@ -99,9 +104,10 @@ export async function activate(s: Step, n: WorkflowNode): Promise<WorkflowNode[]
 }
 
 /**
- * The nodes to consider after node kind activation of `n` gave `outcome`: for `completed`, its
- * successors (its output is cached for their templates; {@link settle} records its decision);
- * none for `failed` ({@link settle} follows its error edges) or `pending`.
+ * The nodes to consider after the node kind's activation of `n` gave `outcome`: for
+ * `completed`, its successors (its output is cached for their templates, and
+ * {@link decideReached} records its decision); none for `failed` ({@link decideReached} follows
+ * its error edges) or `pending`.
  */
 function afterActivation(s: Step, n: WorkflowNode, outcome: ActivationOutcome): WorkflowNode[] {
   switch (outcome.kind) {
@@ -188,7 +194,7 @@ async function schedule(s: Step, n: WorkflowNode): Promise<void> {
 export async function begin(s: Step, node: WorkflowNode): Promise<void> {
   try {
     const next = await activate(s, node);
-    await propagate(s, [...next, ...(await settle(s, node))], node.node_id);
+    await propagate(s, [...next, ...(await decideReached(s, node))], node.node_id);
   } catch (err) {
     if (isStoreError(err)) throw err;
     throw new MachineError('INVALID_REQUEST', errorMessage(err));

@@ -10,10 +10,11 @@ import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../model
 import { NodeType, RunStatus, type JsonValue } from '../../model/workflow-types.js';
 import { CelTemplateResolver } from '../../template/resolver.js';
 import type { Action, CreateTask, FinishRun } from '../actions.js';
-import type { ChildRun, Store, Transition } from '../deps.js';
+import type { ChildRun, Deps, Store, Transition } from '../deps.js';
 import type { RunEvent } from '../events.js';
 import { Machine } from '../machine.js';
 import { newRunSnapshot, type BufferedSignal, type NodeState, type RunSnapshot } from '../state.js';
+import { Step } from '../step.js';
 
 /** A worker (HTTP) node, optionally with a spec and extra fields (retry, …). */
 export function task(id: string, spec?: JsonValue, extra: Partial<WorkflowNode> = {}): WorkflowNode {
@@ -265,10 +266,9 @@ export class Harness implements Store {
     return this.try({ type: 'NodeFailed', taskId: it.taskId, nodeId, attempt: it.attempt, error });
   }
 
-  /** Applies one event on a fresh Machine; persists the transition on success. */
-  async try(ev: RunEvent): Promise<Transition> {
-    this.run.context.tasks = new Map(); // reloaded snapshot: no outputs cached
-    const m = new Machine(this.dag, this.run, {
+  /** What a machine of this harness is given: its resolver, itself as the Store, its clock and ids, the limits set. */
+  deps(): Deps {
+    return {
       templates: this.templates,
       store: this,
       now: () => this.now,
@@ -276,10 +276,25 @@ export class Harness implements Store {
       ...(this.maxDepth !== undefined ? { maxSubworkflowDepth: this.maxDepth } : {}),
       ...(this.maxTree !== undefined ? { maxRunTree: this.maxTree } : {}),
       ...(this.maxValueBytes !== undefined ? { maxValueBytes: this.maxValueBytes } : {}),
-    });
-    const tr = await m.apply(ev);
+    };
+  }
+
+  /** Applies one event on a fresh Machine; persists the transition on success. */
+  async try(ev: RunEvent): Promise<Transition> {
+    this.run.context.tasks = new Map(); // reloaded snapshot: no outputs cached
+    const tr = await new Machine(this.dag, this.run, this.deps()).apply(ev);
     this.persist(tr);
     return tr;
+  }
+
+  /**
+   * One event's working state over the run as it is (no outputs cached), for calling a node kind
+   * directly and reading its outcome. What it emits lands in `step.tr` and evolves the snapshot,
+   * but is not persisted: use one harness per direct call, or call it last.
+   */
+  step(): Step {
+    this.run.context.tasks = new Map();
+    return new Step(this.dag, this.run, this.deps());
   }
 
   /** Alias of {@link try} for events expected to succeed. */
