@@ -14,6 +14,10 @@ const shared = {
     '^@weft/persistence$': '<rootDir>/libs/persistence/src/index.ts',
     '^@weft/platform$': '<rootDir>/libs/platform/src/index.ts',
     '^@weft/client$': '<rootDir>/libs/client/src/index.ts',
+    '^@weft/api$': '<rootDir>/apps/api/src/index.ts',
+    '^@weft/worker$': '<rootDir>/apps/worker/src/index.ts',
+    '^@weft/scheduler$': '<rootDir>/apps/scheduler/src/index.ts',
+    '^@weft/cli$': '<rootDir>/apps/cli/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

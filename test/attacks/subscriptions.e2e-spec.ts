@@ -4,9 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import WebSocket from 'ws';
 import { TenantRepository } from '@weft/persistence';
 import { CoreModule } from '@weft/platform';
-import { startApi, type RunningApi } from '../../apps/api/src/main.js';
-import { MAX_MESSAGE_BYTES } from '../../apps/api/src/common/query-limits.js';
-import { SocketServer } from '../../apps/api/src/sockets/socket-server.service.js';
+import { MAX_MESSAGE_BYTES, SocketServer, startApi, type RunningApi } from '@weft/api';
 import { testConfig } from '../support/e2e-platform.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 

@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { Command } from 'commander';
-import { clientCommands } from '../../apps/cli/src/client-commands.js';
+import { clientCommands } from '@weft/cli';
 
 /**
  * Runs `weft <args>` in this process with the commands `register` adds (the CLI's

@@ -2,7 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { TenantRepository } from '@weft/persistence';
 import { loadConfig, type WeftConfig } from '@weft/platform';
 import { WeftApiError, WeftClient } from '@weft/client';
-import { startPlatform, type RunningPlatform } from '../../apps/cli/src/platform.js';
+import { startPlatform, type RunningPlatform } from '@weft/cli';
 import { startOrderService } from '../../examples/demo/order-service.js';
 import { createTestDatabase } from './test-database.js';
 

@@ -1,9 +1,8 @@
 import 'reflect-metadata';
-import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CoreModule, ensureRuntimeRole, loadConfig, WeftLogger } from '@weft/platform';
-import { WorkerModule } from '../../apps/worker/src/worker.module.js';
-import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
+import { loadConfig, prepareServer } from '@weft/platform';
+// The worker's entry point by its path: ts-loader.mjs maps the libraries' `@weft/*` aliases only.
+import { TaskProcessor, WorkerAppModule } from '../../apps/worker/src/index.js';
 
 /**
  * A Weft worker as its own process, straight from the sources (run with
@@ -13,12 +12,8 @@ import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.j
  * WEFT_LOG_LEVEL). For suites that SIGKILL a worker mid-task or read its log.
  */
 const config = loadConfig();
-await ensureRuntimeRole(config.databaseUrl);
-
-@Module({ imports: [CoreModule.forRoot(config), WorkerModule] })
-class WorkerProcessModule {}
-
-const app = await NestFactory.createApplicationContext(WorkerProcessModule, { logger: new WeftLogger(config.logLevel) });
+const logger = await prepareServer(config);
+const app = await NestFactory.createApplicationContext(WorkerAppModule.forRoot(config), { logger });
 app.enableShutdownHooks();
 app.get(TaskProcessor).start(config.queues);
 process.stdout.write('worker ready\n');

@@ -18,7 +18,7 @@ import {
   type WorkflowVersionEntity,
 } from '@weft/persistence';
 import { RUN_UPDATED_CHANNEL, WEFT_CONFIG } from '@weft/platform';
-import { startApi, type RunningApi } from './main.js';
+import { startApi, type RunningApi } from './start-api.js';
 
 /**
  * Boots ApiModule over real HTTP and graphql-ws (and real Redis pub/sub) with in-memory stand-ins

@@ -1,39 +1,19 @@
 import 'reflect-metadata';
-import { Module, type DynamicModule, type INestApplication, type LogLevel } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ApiModule, listenApi } from './api.module.js';
+import { loadConfig, logDatabase, prepareServer, runMain } from '@weft/platform';
+import { ApiAppModule, listenApi } from './index.js';
 
-export { ApiModule, listenApi, createRedisPubSub } from './api.module.js';
-export { REDIS_PUBSUB } from './api.tokens.js';
-
-/** Options of {@link startApi}. */
-export interface StartApiOptions {
-  /** 0 picks a free port. */
-  port: number;
-  host?: string;
-  /** Modules booted beside ApiModule; must provide what it needs (CoreModule.forRoot(config)). */
-  moduleImports: NonNullable<DynamicModule['imports']>;
-  logger?: LogLevel[] | false;
-}
-
-/** A running API: its GraphQL URL and how to stop it. */
-export interface RunningApi {
-  app: INestApplication;
-  url: string;
-  close(): Promise<void>;
-}
-
-/** Boots the API alone in one Nest application (the CLI's `startPlatform` composes it with other roles). */
-export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
-  @Module({ imports: [...opts.moduleImports, ApiModule] })
-  class ApiRootModule {}
-
-  const app = await NestFactory.create(ApiRootModule, opts.logger === undefined ? {} : { logger: opts.logger });
-  try {
-    const url = await listenApi(app, opts.port, opts.host);
-    return { app, url, close: () => app.close() };
-  } catch (err) {
+runMain('weft-api', async () => {
+  const config = loadConfig();
+  const logger = await prepareServer(config);
+  // abortOnError off: a provider failing at boot rejects here (one line, exit 1) instead of process.abort().
+  const app = await NestFactory.create(ApiAppModule.forRoot(config), { logger, abortOnError: false });
+  app.enableShutdownHooks();
+  const url = await listenApi(app, config.port).catch(async (err: { code?: string }) => {
     await app.close();
-    throw err;
-  }
-}
+    throw err.code === 'EADDRINUSE' ? new Error(`port ${config.port} is already in use: set PORT (0 picks a free port)`) : err;
+  });
+  new Logger('weft').log(`GraphQL API at ${url}`);
+  logDatabase(config);
+});

@@ -1,13 +1,10 @@
 import 'reflect-metadata';
 import { Logger, Module, type DynamicModule, type INestApplicationContext, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { runMigrations } from '@weft/persistence';
-import { CoreModule, databaseNameOf, ensureDatabase, ensureRedis, ensureRuntimeRole, serverOf, WeftLogger, type WeftConfig } from '@weft/platform';
-import { ApiModule, listenApi } from '../../api/src/api.module.js';
-import { WorkerModule } from '../../worker/src/worker.module.js';
-import { TaskProcessor } from '../../worker/src/processors/task.processor.js';
-import { SchedulerModule } from '../../scheduler/src/scheduler.module.js';
-import { SchedulerPoller } from '../../scheduler/src/pollers/scheduler.poller.js';
+import { CoreModule, logDatabase, prepareServer, type WeftConfig } from '@weft/platform';
+import { ApiModule, listenApi } from '@weft/api';
+import { TaskProcessor, WorkerModule } from '@weft/worker';
+import { Scheduler, SchedulerModule } from '@weft/scheduler';
 
 /** Which roles this process plays. */
 export interface Roles {
@@ -28,17 +25,11 @@ export interface RunningPlatform {
  * The composition root: checks PostgreSQL and Redis answer (creating the database when
  * missing), optionally migrates, then boots one Nest application with the requested roles.
  * `weft dev` is all three roles plus migrations in one process. The process logs JSON lines
- * through a {@link WeftLogger} at `config.logLevel`, or through `opts.logger`. Throws
+ * through a WeftLogger at `config.logLevel`, or through `opts.logger`. Throws
  * ServiceUnavailableError with one clear line when a service cannot be reached.
  */
 export async function startPlatform(config: WeftConfig, roles: Roles, opts: { migrate?: boolean; logger?: LoggerService } = {}): Promise<RunningPlatform> {
-  // Structured JSON lines (WeftLogger); every `new Logger(context)` of the apps forwards to it.
-  const logger = opts.logger ?? new WeftLogger(config.logLevel);
-  Logger.overrideLogger(logger);
-  await ensureDatabase(config.ownerDatabaseUrl, { create: !!opts.migrate });
-  await ensureRedis(config.redisUrl);
-  if (opts.migrate) await runMigrations(config.ownerDatabaseUrl);
-  await ensureRuntimeRole(config.databaseUrl);
+  const logger = await prepareServer(config, opts);
 
   const imports: DynamicModule['imports'] = [CoreModule.forRoot(config)];
   if (roles.api) imports.push(ApiModule);
@@ -67,8 +58,8 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
   }
   app.enableShutdownHooks();
   if (roles.worker) app.get(TaskProcessor).start(config.queues);
-  if (roles.scheduler) app.get(SchedulerPoller).start();
+  if (roles.scheduler) app.get(Scheduler).start();
   if (url) new Logger('weft').log(`GraphQL API at ${url}`);
-  new Logger('weft').log(`database ${databaseNameOf(config.databaseUrl, '(none named)')} on ${serverOf(config.databaseUrl)}`);
+  logDatabase(config);
   return { url, close: () => app.close() };
 }

@@ -4,9 +4,9 @@ import type { WeftConfig } from '@weft/platform';
 import type { Roles } from './platform.js';
 
 // The server side loads Nest, TypeORM and Bull only when a server command runs, so the client
-// commands and --help start fast.
-const platform = () => import('@weft/platform');
-const persistence = () => import('@weft/persistence');
+// commands and --help start fast. Through a local module: `nest build` rewrites the path aliases
+// of static imports only, not of `import('@weft/…')`.
+const serverSide = () => import('./server-side.js');
 
 function port(v: string): number {
   const n = Number(v);
@@ -54,7 +54,7 @@ async function serve(config: WeftConfig, roles: Roles, migrate: boolean): Promis
   await running.close();
 }
 
-/** Registers the server-side commands (DESIGN §7). */
+/** Registers the server-side commands. */
 export function serverCommands(program: Command): void {
   program
     .command('dev')
@@ -62,7 +62,7 @@ export function serverCommands(program: Command): void {
     .option('--port <n>', 'HTTP port (default $PORT or 4000; 0 picks a free port)', port)
     .option('--host <addr>', 'interface to listen on', '127.0.0.1')
     .action(async (o: { port?: number; host: string }) => {
-      const loaded = (await platform()).loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
+      const loaded = (await serverSide()).loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
       // Local development: CODE runs even where it cannot be isolated (the worker's start-up log
       // says what holds and warns when it runs unconfined); WEFT_CODE_UNCONFINED=0 refuses it.
       const config = { ...loaded, codeUnconfined: loaded.codeUnconfined ?? true };
@@ -75,7 +75,7 @@ export function serverCommands(program: Command): void {
     .option('--port <n>', 'HTTP port (default $PORT or 4000)', port)
     .option('--host <addr>', 'interface to listen on (default: all)')
     .action(async (o: { port?: number; host?: string }) => {
-      const config = (await platform()).loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
+      const config = (await serverSide()).loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
       await serve(config, { api: true, host: o.host }, false);
     });
 
@@ -88,22 +88,22 @@ export function serverCommands(program: Command): void {
       const overrides: Record<string, string | number> = {};
       if (o.queues) overrides.WEFT_QUEUES = o.queues;
       if (o.concurrency) overrides.WEFT_WORKER_CONCURRENCY = o.concurrency;
-      await serve((await platform()).loadConfig(process.env, overrides), { worker: true }, false);
+      await serve((await serverSide()).loadConfig(process.env, overrides), { worker: true }, false);
     });
 
   program
     .command('scheduler')
     .description('run the scheduler (timers, outbox relay)')
-    .action(async () => serve((await platform()).loadConfig(), { scheduler: true }, false));
+    .action(async () => serve((await serverSide()).loadConfig(), { scheduler: true }, false));
 
   program
     .command('migrate')
     .description('create the database if missing and apply migrations')
     .action(async () => {
-      const { loadConfig, ensureDatabase } = await platform();
+      const { loadConfig, ensureDatabase, runMigrations } = await serverSide();
       const config = loadConfig();
       await ensureDatabase(config.ownerDatabaseUrl);
-      const applied = await (await persistence()).runMigrations(config.ownerDatabaseUrl);
+      const applied = await runMigrations(config.ownerDatabaseUrl);
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
     });
 
@@ -127,7 +127,7 @@ export function serverCommands(program: Command): void {
     .option('--name <name>', 'a label for the key, at most 100 characters (default: the role)')
     .action(async (o: { tenant: string; role: (typeof KEY_ROLES)[number]; name?: string }) => {
       const name = cleanName('key name', o.name ?? o.role, 100);
-      const { isUuid } = await persistence();
+      const { isUuid } = await serverSide();
       const tenantId = o.tenant.trim().toLowerCase();
       if (!isUuid(tenantId)) throw new Error(`unknown tenant ${JSON.stringify(o.tenant)}: a tenant id is a UUID, as printed by \`weft admin create-tenant\``);
       await withTenants(async (tenants, config) => {
@@ -145,8 +145,7 @@ export function serverCommands(program: Command): void {
  * closing it afterwards.
  */
 async function withTenants(fn: (tenants: import('@weft/persistence').TenantRepository, config: WeftConfig) => Promise<void>): Promise<void> {
-  const { loadConfig, ensureDatabase, ensureRuntimeRole } = await platform();
-  const { runMigrations, createDataSource, TenantRepository } = await persistence();
+  const { loadConfig, ensureDatabase, ensureRuntimeRole, runMigrations, createDataSource, TenantRepository } = await serverSide();
   const config = loadConfig();
   await ensureDatabase(config.ownerDatabaseUrl, { create: false });
   await runMigrations(config.ownerDatabaseUrl);

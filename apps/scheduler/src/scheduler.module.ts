@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
-import { SchedulerPoller } from './pollers/scheduler.poller.js';
+import { DueTimersPoller } from './pollers/due-timers.poller.js';
+import { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
+import { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
+import { Scheduler } from './scheduler.js';
 
-/** The scheduler: due timers, the outbox relay and the lease sweep. Needs CoreModule imported beside it. */
-@Module({ providers: [SchedulerPoller], exports: [SchedulerPoller] })
+/** The scheduler: due timers, the outbox relay and the lost-task sweep. Needs CoreModule imported beside it. */
+@Module({ providers: [DueTimersPoller, OutboxRelayPoller, LostTaskSweepPoller, Scheduler], exports: [Scheduler] })
 export class SchedulerModule {}

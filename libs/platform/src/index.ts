@@ -3,5 +3,6 @@ export * from './weft-logger.js';
 export * from './bull-queue.adapter.js';
 export * from './redis-run-updates.js';
 export * from './services.js';
+export * from './server-process.js';
 export * from './urls.js';
 export * from './core.module.js';

@@ -1,0 +1,3 @@
+export { startPlatform, type Roles, type RunningPlatform } from './platform.js';
+export { serverCommands } from './server-commands.js';
+export { clientCommands } from './client-commands.js';

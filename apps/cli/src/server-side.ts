@@ -1,0 +1,2 @@
+export { ensureDatabase, ensureRuntimeRole, loadConfig } from '@weft/platform';
+export { createDataSource, isUuid, runMigrations, TenantRepository } from '@weft/persistence';

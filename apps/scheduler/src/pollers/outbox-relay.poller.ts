@@ -1,0 +1,19 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { RunCoordinator } from '@weft/engine/coordinator';
+import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
+import { IntervalPoller } from './interval-poller.js';
+
+/** Enqueues the outbox rows that were committed but never reached Redis, until none is left. */
+@Injectable()
+export class OutboxRelayPoller extends IntervalPoller {
+  constructor(
+    private readonly coordinator: RunCoordinator,
+    @Inject(WEFT_CONFIG) config: WeftConfig,
+  ) {
+    super('outbox relay', config.schedulerIntervalMs);
+  }
+
+  pollOnce(): Promise<number> {
+    return this.drain((limit) => this.coordinator.outbox.relay(limit));
+  }
+}

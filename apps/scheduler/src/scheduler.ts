@@ -1,0 +1,48 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { JobProbe } from '@weft/engine';
+import type { RunCoordinator } from '@weft/engine/coordinator';
+import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
+import { DueTimersPoller } from './pollers/due-timers.poller.js';
+import { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
+import { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
+
+/**
+ * The scheduler's three pollers, each on its own timer every `WEFT_SCHEDULER_INTERVAL_MS`: due
+ * timers, the outbox relay and the lost-task sweep. Safe with several replicas: the coordinator
+ * claims rows with `FOR UPDATE SKIP LOCKED` and fencing drops duplicates.
+ */
+@Injectable()
+export class Scheduler {
+  private readonly log = new Logger('scheduler');
+
+  constructor(
+    readonly timers: DueTimersPoller,
+    readonly outbox: OutboxRelayPoller,
+    readonly sweep: LostTaskSweepPoller,
+    @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
+  ) {}
+
+  /** The three pollers over `coordinator`, outside Nest; `probe` tells whether a task's job is still in Redis. */
+  static create(coordinator: RunCoordinator, config: WeftConfig, probe: JobProbe): Scheduler {
+    return new Scheduler(
+      new DueTimersPoller(coordinator, config),
+      new OutboxRelayPoller(coordinator, config),
+      new LostTaskSweepPoller(coordinator, config, probe),
+      config,
+    );
+  }
+
+  /** Starts the three pollers. */
+  start(): void {
+    for (const poller of [this.timers, this.outbox, this.sweep]) poller.start();
+    this.log.log(`polling every ${this.config.schedulerIntervalMs} ms: ${[this.timers, this.outbox, this.sweep].map((p) => p.job).join(', ')}`);
+  }
+
+  /** One poll of each, one after the other: timers and the outbox until drained, then one sweep batch. */
+  async pollOnce(): Promise<{ timers: number; relayed: number; redispatched: number }> {
+    const timers = await this.timers.pollOnce();
+    const relayed = await this.outbox.pollOnce();
+    const redispatched = await this.sweep.pollOnce();
+    return { timers, relayed, redispatched };
+  }
+}
