@@ -26,17 +26,21 @@ export interface BullTaskQueuesOptions {
 }
 
 /**
- * The one file that knows Bull (STACK: Bull is in maintenance mode; moving to BullMQ should be
- * this file only). Holds one Bull queue per queue name over shared Redis connections, enqueues
- * task jobs idempotently (job id `taskId:attempt`, DESIGN §4) and lets a worker consume them.
+ * The one file that knows Bull (Bull is in maintenance mode; moving to BullMQ should be this file
+ * only). Holds one Bull queue per queue name over shared Redis connections, enqueues task jobs
+ * idempotently (job id `taskId:attempt`) and lets a worker consume them.
+ *
+ * Not `@nestjs/bull`: its queues are registered by name when the modules are built
+ * (`registerQueue`, `@Processor('name')`), while here the API, the scheduler and a worker's eager
+ * dispatch enqueue on whatever queue a node names, created on first use, and a worker consumes
+ * the queues of its runtime configuration (`WEFT_QUEUES`), all over shared connections.
  *
  * Retries are the engine's business, so every job has `attempts: 1` and is removed when it
  * completes or fails; a job's `delay` is its `notBefore` (retry backoff, database clock) minus
  * the database time the coordinator passes. Redis is only a transport: PostgreSQL's task leases
  * and the scheduler's lease sweep re-dispatch whatever Redis loses.
  *
- * Worker crashes (issue 4, item 2) — Bull's stalled-job handling, with `jobLockMs` = L
- * (default 15 s):
+ * Worker crashes — Bull's stalled-job handling, with `jobLockMs` = L (default 15 s):
  * - `lockDuration` L: a worker holds a lock on each active job; a SIGKILLed worker's locks lapse
  *   at most L after their last renewal. 15 s instead of Bull's 30 s so a crashed worker's job is
  *   redelivered in well under half a minute; still far above any event-loop pause of a worker,
@@ -55,6 +59,7 @@ export interface BullTaskQueuesOptions {
  */
 export class BullTaskQueues implements TaskDispatcher, JobProbe {
   private readonly queues = new Map<string, Queue.Queue<TaskJob>>();
+  private readonly consumed = new Set<string>();
   private readonly shared: Redis[] = [];
   private client?: Redis;
   private subscriber?: Redis;
@@ -137,16 +142,26 @@ export class BullTaskQueues implements TaskDispatcher, JobProbe {
    */
   consume(names: string[], concurrency: number, handler: (job: TaskJob) => Promise<void>): void {
     for (const name of names) {
+      this.consumed.add(name);
       this.queue(name)
         .process(concurrency, (job: Job<TaskJob>) => handler(job.data))
         .catch((err: unknown) => this.onError(`queue ${name}: consumer stopped: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
 
+  /**
+   * Stops taking jobs on every queue this process consumes and resolves once the jobs in flight
+   * finished, as {@link close} does first; the queues still enqueue until closed.
+   */
+  async stopConsuming(): Promise<void> {
+    await Promise.allSettled([...this.consumed].map((name) => this.queue(name).pause(true)));
+  }
+
   /** Closes every queue and connection. */
   async close(): Promise<void> {
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
+    this.consumed.clear();
     for (const c of this.shared) c.disconnect();
     this.shared.length = 0;
     this.client = this.subscriber = undefined;

@@ -1,4 +1,5 @@
-import { Global, Injectable, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Injectable, Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RunCoordinator } from '@weft/engine/coordinator';
 import { createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
@@ -10,24 +11,53 @@ import type { WeftConfig } from './weft-config.js';
 /** Injection token of the validated {@link WeftConfig}. */
 export const WEFT_CONFIG = Symbol('WEFT_CONFIG');
 
+/**
+ * Shutdown in two steps. Before the application shuts down (after the worker's own hook), the
+ * queues stop taking jobs and the jobs in flight finish: they report through the DataSource, and
+ * TypeOrmModule destroys it in the last step, in an order Nest does not fix between it and this
+ * global module. Last, the Redis connections close.
+ */
 @Injectable()
-class CoreLifecycle implements OnApplicationShutdown {
+class CoreLifecycle implements BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
-    private readonly ds: DataSource,
     private readonly queues: BullTaskQueues,
     private readonly publisher: RedisRunUpdatePublisher,
   ) {}
 
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.queues.stopConsuming();
+  }
+
   async onApplicationShutdown(): Promise<void> {
     await this.queues.close();
     await this.publisher.close();
-    if (this.ds.isInitialized) await this.ds.destroy();
   }
 }
 
 /**
- * What every Weft process shares, as one global Nest module: the config, the PostgreSQL
- * DataSource, the Bull queues, the run-update publisher, the coordinator and the read
+ * The runtime DataSource through `@nestjs/typeorm`: `createDataSource` builds it and opens it
+ * here, so a failure is the one-line {@link runtimeConnectionError}, never retried (the runtime
+ * role was checked once already, before boot, by `ensureRuntimeRole`).
+ */
+function dataSourceModule(config: WeftConfig): DynamicModule {
+  return TypeOrmModule.forRootAsync({
+    useFactory: () => ({ toRetry: () => false }),
+    dataSourceFactory: async () => {
+      const ds = createDataSource(config.databaseUrl, { poolSize: config.dbPoolSize });
+      try {
+        await ds.initialize();
+      } catch (err) {
+        if (ds.isInitialized) await ds.destroy().catch(() => undefined);
+        throw runtimeConnectionError(err, config.databaseUrl);
+      }
+      return ds;
+    },
+  });
+}
+
+/**
+ * What every Weft process shares, as one global Nest module: the config, the PostgreSQL DataSource
+ * (`@nestjs/typeorm`), the Bull queues, the run-update publisher, the coordinator and the read
  * repositories. Closes its connections on application shutdown. The composition root checks
  * `config.databaseUrl` with `ensureRuntimeRole` before booting it (one line, no Nest stack trace).
  */
@@ -38,22 +68,9 @@ export class CoreModule {
     const log = new Logger('coordinator');
     return {
       module: CoreModule,
+      imports: [dataSourceModule(config)],
       providers: [
         { provide: WEFT_CONFIG, useValue: config },
-        {
-          provide: DataSource,
-          useFactory: async () => {
-            const ds = createDataSource(config.databaseUrl, { poolSize: config.dbPoolSize });
-            // The runtime role was checked once already, before boot (ensureRuntimeRole).
-            try {
-              await ds.initialize();
-            } catch (err) {
-              if (ds.isInitialized) await ds.destroy().catch(() => undefined);
-              throw runtimeConnectionError(err, config.databaseUrl);
-            }
-            return ds;
-          },
-        },
         {
           provide: BullTaskQueues,
           useFactory: () =>
@@ -86,7 +103,7 @@ export class CoreModule {
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
         CoreLifecycle,
       ],
-      exports: [WEFT_CONFIG, DataSource, BullTaskQueues, RedisRunUpdatePublisher, RunCoordinator, RunRepository, WorkflowRepository, TenantRepository],
+      exports: [WEFT_CONFIG, BullTaskQueues, RedisRunUpdatePublisher, RunCoordinator, RunRepository, WorkflowRepository, TenantRepository],
     };
   }
 }
