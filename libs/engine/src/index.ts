@@ -1,8 +1,12 @@
 /**
- * @weft/engine: the workflow model, CEL templates, the pure state machine and the coordinator.
- * Every name a pure engine file exports is exported here, so code outside the pure engine
- * (the coordinator included) never needs a deep import. The state machine's test harness
- * (`statemachine/testing/`) is the one exception: it is for specs only.
+ * @weft/engine: the pure engine (the workflow model, CEL templates and the state machine) and the
+ * ports the coordinator drives. Code outside the pure engine, the coordinator included, imports
+ * it only from here. Exported: the model, its validation and vocabulary, the template resolver,
+ * the machine with its contract (events, state, actions, Deps, errors) and the working parts the
+ * coordinator and tools use. Not exported: the individual validation rules, the evaluation
+ * machinery behind the resolver, the node kinds' activate and settle functions, and the spec
+ * harness (`statemachine/testing/`). The coordinator has its own entry point,
+ * `@weft/engine/coordinator`.
  */
 export * from './errors.js';
 
@@ -32,20 +36,19 @@ export * from './statemachine/actions.js';
 export * from './statemachine/errors.js';
 export * from './statemachine/deps.js';
 export * from './statemachine/machine.js';
-// statemachine/: the machine's working parts, exported for tooling and the coordinator.
+// statemachine/: the machine's working parts, for the coordinator and tools.
 export * from './statemachine/apply-action.js';
 export * from './statemachine/journal.js';
 export * from './statemachine/run-index.js';
 export * from './statemachine/step.js';
-export * from './statemachine/branches.js';
-export * from './statemachine/readiness.js';
-export * from './statemachine/routing.js';
-export * from './statemachine/node-kinds/outcome.js';
-export * from './statemachine/node-kinds/wait-spec.js';
-export * from './statemachine/node-kinds/wait.js';
-export * from './statemachine/node-kinds/wait-for-event.js';
-export * from './statemachine/node-kinds/for-each.js';
-export * from './statemachine/node-kinds/subworkflow.js';
+export { decide, hasErrorEdge, isHandledFailure } from './statemachine/branches.js';
+export { activate, begin, propagate, routeOutcome } from './statemachine/routing.js';
+export type { ActivationOutcome, NodeOutcome } from './statemachine/node-kinds/outcome.js';
+export { parseSecondsMs, wakeTime } from './statemachine/node-kinds/wait-spec.js';
+export { wokeAt } from './statemachine/node-kinds/wait.js';
+export { eventNameProblem, signalOutput } from './statemachine/node-kinds/wait-for-event.js';
+export { iterationLocals } from './statemachine/node-kinds/for-each.js';
+export { childSpec, type ChildSpec } from './statemachine/node-kinds/subworkflow.js';
 
 // The ports the coordinator drives (task queue, run updates): pure types and helpers.
 export * from './ports.js';
