@@ -84,6 +84,27 @@ module.exports = {
       to: { path: '(^|node_modules/)@marcbachmann/cel-js(/|$)' },
     },
     {
+      name: 'coordinator-holds-no-driver',
+      severity: 'error',
+      comment: 'The coordinator maps actions to repository calls: the driver and every SQL statement live in libs/persistence.',
+      from: { path: '^libs/engine/src/coordinator/' },
+      to: { path: '(^|node_modules/)(typeorm|pg|pg-.+)(/|$)' },
+    },
+    {
+      name: 'coordinator-reads-the-pure-engine-through-its-entry',
+      severity: 'error',
+      comment: 'The coordinator sees the pure engine as everyone else does, through libs/engine/src/index.ts.',
+      from: { path: '^libs/engine/src/coordinator/' },
+      to: { path: '^libs/engine/src/(model|template|statemachine)/' },
+    },
+    {
+      name: 'engine-entry-loads-no-coordinator',
+      severity: 'error',
+      comment: 'Importing @weft/engine loads the pure engine and its ports only; the coordinator has its own entry point.',
+      from: { path: '^libs/engine/src/(index|ports)\\.ts$' },
+      to: { path: '^(libs/engine/src/coordinator/|libs/persistence/)' },
+    },
+    {
       name: 'persistence-stands-alone',
       severity: 'error',
       comment: 'libs/persistence (entities, migrations, SQL) knows neither the engine, the platform nor the apps.',

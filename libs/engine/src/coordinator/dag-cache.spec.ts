@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { DagCache } from './dag-cache.js';
-import type { WorkflowDefinition } from '../model/workflow-definition.js';
+import type { WorkflowDefinition } from '../index.js';
 
 const defn = (id: string): WorkflowDefinition => ({ nodes: [{ node_id: id, type: 'HTTP', spec: {} }], edges: [] });
 
