@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TenantRepository, withTenant } from '@weft/persistence';
 import { WeftClient } from '@weft/client';
-import { startPlatform, type RunningPlatform } from '../../apps/cli/src/platform.js';
+import { startPlatform, type RunningPlatform } from '@weft/cli';
 import { runWeft } from '../support/cli.js';
 import { jsNode, publish, rejection, testConfig } from '../support/e2e-platform.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';

@@ -5,7 +5,7 @@ import { sql, withTenant } from '@weft/persistence';
 import { type JobProbe } from '@weft/engine';
 import { RunCoordinator } from '@weft/engine/coordinator';
 import type { BullTaskQueues, WeftConfig } from '@weft/platform';
-import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
+import { TaskProcessor } from '@weft/worker';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { def, edge, http, RecordingPublisher } from '../support/builders.js';

@@ -5,7 +5,7 @@ import { RunRepository, sql, withTenant } from '@weft/persistence';
 import { type WorkflowDefinition } from '@weft/engine';
 import { RunCoordinator } from '@weft/engine/coordinator';
 import { BullTaskQueues, loadConfig, queuePrefix } from '@weft/platform';
-import { startPlatform, type RunningPlatform } from '../../apps/cli/src/platform.js';
+import { startPlatform, type RunningPlatform } from '@weft/cli';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, edge, http, MemoryLogger, publishWorkflow, RecordingPublisher, wait } from '../support/builders.js';
 import { eventually, stubServer } from '../support/faults.js';

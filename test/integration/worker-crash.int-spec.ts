@@ -6,7 +6,7 @@ import { RunRepository, sql, withTenant } from '@weft/persistence';
 import { jobId, type TaskJob } from '@weft/engine';
 import { RunCoordinator } from '@weft/engine/coordinator';
 import { BullTaskQueues, queuePrefix, type WeftConfig } from '@weft/platform';
-import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
+import { TaskProcessor } from '@weft/worker';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, http, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher } from '../support/builders.js';
 import { spawnWorker } from '../support/spawn-worker.js';

@@ -6,7 +6,7 @@ import { RunRepository, type TaskEntity } from '@weft/persistence';
 import { type JsonValue, type TaskJob, type WorkflowDefinition, type WorkflowNode } from '@weft/engine';
 import { RunCoordinator } from '@weft/engine/coordinator';
 import type { BullTaskQueues, WeftConfig } from '@weft/platform';
-import { TaskProcessor } from '../../apps/worker/src/processors/task.processor.js';
+import { TaskProcessor } from '@weft/worker';
 import { DEFAULT_UID_BASE, MAX_UID } from '../../apps/worker/src/executors/code/uid-pool.js';
 import { processesOf } from '../../apps/worker/src/executors/code/processes.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';

@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { createDataSource, sql, withTenant } from '@weft/persistence';
 import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
 import { BullTaskQueues, queuePrefix } from '@weft/platform';
-import { startPlatform } from '../../apps/cli/src/platform.js';
+import { startPlatform } from '@weft/cli';
 import { MemoryLogger, RecordingDispatcher, RecordingPublisher } from './builders.js';
 import { testConfig } from './e2e-platform.js';
 
