@@ -14,9 +14,13 @@ import ts from 'typescript';
 const root = new URL('../../', import.meta.url);
 const ALIASES = {
   '@weft/engine': 'libs/engine/src/index.ts',
+  '@weft/engine/coordinator': 'libs/engine/src/coordinator/index.ts',
   '@weft/persistence': 'libs/persistence/src/index.ts',
   '@weft/platform': 'libs/platform/src/index.ts',
   '@weft/client': 'libs/client/src/index.ts',
+  '@weft/api': 'apps/api/src/index.ts',
+  '@weft/worker': 'apps/worker/src/index.ts',
+  '@weft/scheduler': 'apps/scheduler/src/index.ts',
 };
 const OPTIONS = {
   module: ts.ModuleKind.ESNext,

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, prepareServer } from '@weft/platform';
 // The worker's entry point by its path: ts-loader.mjs maps the libraries' `@weft/*` aliases only.
-import { TaskProcessor, WorkerAppModule } from '../../apps/worker/src/index.js';
+import { TaskProcessor, WorkerAppModule } from '@weft/worker';
 
 /**
  * A Weft worker as its own process, straight from the sources (run with

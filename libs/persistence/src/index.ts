@@ -12,3 +12,4 @@ export * from './data-source.js';
 export * from './entities/index.js';
 export * from './repositories/index.js';
 export { InitialSchema1764489600000 } from './migrations/1764489600000-initial-schema.js';
+export * from './database-admin.js';

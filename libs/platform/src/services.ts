@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { checkRuntimeRole, createDataSource, RuntimeRoleError } from '@weft/persistence';
+import { checkRuntimeRole, createDatabase, createDataSource, RuntimeRoleError } from '@weft/persistence';
 import { databaseNameOf, serverOf } from './urls.js';
 
 /** A backing service could not be reached; `message` is one line saying which and how to start it. */
@@ -55,11 +55,9 @@ export async function ensureDatabase(url: string, opts: { create?: boolean } = {
     throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${serverOf(url)}: ${reason(err)}`);
   });
   try {
-    await c.query(`CREATE DATABASE "${dbName.replace(/"/g, '""')}"`);
+    await createDatabase(c, dbName);
   } catch (err) {
-    if ((err as { code?: string }).code !== '42P04') {
-      throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${serverOf(url)}: ${reason(err)}`);
-    }
+    throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${serverOf(url)}: ${reason(err)}`);
   } finally {
     await c.end();
   }
