@@ -6,7 +6,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { WeftError, type JsonValue } from '@weft/engine';
-import { RunCoordinator } from '@weft/engine/coordinator';
+import { RunCommands } from '@weft/engine/coordinator';
 import {
   RunRepository,
   TenantRepository,
@@ -105,44 +105,42 @@ const runs = {
   },
 } as unknown as RunRepository;
 
-/** The coordinator's `runs` room, as RunsService calls it: starts runs with one RUNNING task per entry node. */
-const coordinator = {
-  runs: {
-    async startRun(tenantId: string, req: { workflowId: string; version?: number; input?: JsonValue }) {
-      const v = await workflows.getVersion(tenantId, req.workflowId, req.version);
-      if (!v) throw new WeftError('NOT_FOUND', `workflow ${req.workflowId} not found`);
-      const now = new Date();
-      const run = {
-        tenantId, id: randomUUID(), workflowId: v.workflowId, version: v.version, status: 'RUNNING', input: req.input ?? {}, config: {},
-        output: null, error: null, idempotencyKey: null, startNodeId: null, eventSeq: 1, createdAt: now, updatedAt: now, finishedAt: null,
-      } as RunEntity;
-      store.runs.push(run);
-      const first = (v.definition as { nodes: { node_id: string; type: string }[] }).nodes[0]!;
-      store.tasks.push({
-        tenantId, id: randomUUID(), runId: run.id, nodeId: first.node_id, nodeType: first.type, queue: 'js', runtime: 'js', status: 'RUNNING',
-        attempt: 0, input: { secret: 's3cr3t' }, output: null, error: null, iteration: null, retryAt: null, branches: null, wakeAt: null, awaitedSignal: null,
-        leaseToken: null, leaseExpiresAt: null, createdAt: now, updatedAt: now, finishedAt: null,
-      } as TaskEntity);
-      store.events.push({ tenantId, runId: run.id, seq: 1, type: 'RunStarted', at: now, nodeId: null, attempt: null, payload: {}, actions: [{ type: 'CreateTask', nodeId: first.node_id }], ignored: null, error: null } as RunEventEntity);
-      return { runId: run.id, created: true };
-    },
-    async sendSignal(tenantId: string, req: { runId: string }) {
-      if (!store.runs.some((r) => r.tenantId === tenantId && r.id === req.runId)) throw new WeftError('NOT_FOUND', 'run not found');
-      return { delivered: false };
-    },
-    async cancelRun(tenantId: string, req: { runId: string }) {
-      const run = store.runs.find((r) => r.tenantId === tenantId && r.id === req.runId);
-      if (!run) throw new WeftError('NOT_FOUND', 'run not found');
-      if (run.status !== 'RUNNING') throw new WeftError('CONFLICT', 'run already finished');
-      run.status = 'CANCELLED';
-      run.eventSeq++;
-    },
-    async retryRun(tenantId: string, req: { runId: string; fromNodeId: string }) {
-      if (!store.runs.some((r) => r.tenantId === tenantId && r.id === req.runId)) throw new WeftError('NOT_FOUND', 'run not found');
-      throw new WeftError('BAD_USER_INPUT', `unknown node ${req.fromNodeId}`, [{ nodeId: req.fromNodeId, message: 'no such node' }]);
-    },
+/** The coordinator's run commands, as RunsService calls them: starts runs with one RUNNING task per entry node. */
+const commands = {
+  async startRun(tenantId: string, req: { workflowId: string; version?: number; input?: JsonValue }) {
+    const v = await workflows.getVersion(tenantId, req.workflowId, req.version);
+    if (!v) throw new WeftError('NOT_FOUND', `workflow ${req.workflowId} not found`);
+    const now = new Date();
+    const run = {
+      tenantId, id: randomUUID(), workflowId: v.workflowId, version: v.version, status: 'RUNNING', input: req.input ?? {}, config: {},
+      output: null, error: null, idempotencyKey: null, startNodeId: null, eventSeq: 1, createdAt: now, updatedAt: now, finishedAt: null,
+    } as RunEntity;
+    store.runs.push(run);
+    const first = (v.definition as { nodes: { node_id: string; type: string }[] }).nodes[0]!;
+    store.tasks.push({
+      tenantId, id: randomUUID(), runId: run.id, nodeId: first.node_id, nodeType: first.type, queue: 'js', runtime: 'js', status: 'RUNNING',
+      attempt: 0, input: { secret: 's3cr3t' }, output: null, error: null, iteration: null, retryAt: null, branches: null, wakeAt: null, awaitedSignal: null,
+      leaseToken: null, leaseExpiresAt: null, createdAt: now, updatedAt: now, finishedAt: null,
+    } as TaskEntity);
+    store.events.push({ tenantId, runId: run.id, seq: 1, type: 'RunStarted', at: now, nodeId: null, attempt: null, payload: {}, actions: [{ type: 'CreateTask', nodeId: first.node_id }], ignored: null, error: null } as RunEventEntity);
+    return { runId: run.id, created: true };
   },
-} as unknown as RunCoordinator;
+  async sendSignal(tenantId: string, req: { runId: string }) {
+    if (!store.runs.some((r) => r.tenantId === tenantId && r.id === req.runId)) throw new WeftError('NOT_FOUND', 'run not found');
+    return { delivered: false };
+  },
+  async cancelRun(tenantId: string, req: { runId: string }) {
+    const run = store.runs.find((r) => r.tenantId === tenantId && r.id === req.runId);
+    if (!run) throw new WeftError('NOT_FOUND', 'run not found');
+    if (run.status !== 'RUNNING') throw new WeftError('CONFLICT', 'run already finished');
+    run.status = 'CANCELLED';
+    run.eventSeq++;
+  },
+  async retryRun(tenantId: string, req: { runId: string; fromNodeId: string }) {
+    if (!store.runs.some((r) => r.tenantId === tenantId && r.id === req.runId)) throw new WeftError('NOT_FOUND', 'run not found');
+    throw new WeftError('BAD_USER_INPUT', `unknown node ${req.fromNodeId}`, [{ nodeId: req.fromNodeId, message: 'no such node' }]);
+},
+} as unknown as RunCommands;
 
 @Global()
 @Module({
@@ -151,9 +149,9 @@ const coordinator = {
     { provide: TenantRepository, useValue: tenants },
     { provide: WorkflowRepository, useValue: workflows },
     { provide: RunRepository, useValue: runs },
-    { provide: RunCoordinator, useValue: coordinator },
+    { provide: RunCommands, useValue: commands },
   ],
-  exports: [WEFT_CONFIG, TenantRepository, WorkflowRepository, RunRepository, RunCoordinator],
+  exports: [WEFT_CONFIG, TenantRepository, WorkflowRepository, RunRepository, RunCommands],
 })
 class FakeCoreModule {}
 

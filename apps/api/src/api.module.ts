@@ -22,7 +22,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
 /**
  * The GraphQL API (HTTP POST /graphql, and graphql-ws on the same path served by
  * {@link SocketServer}). Needs the global
- * CoreModule of @weft/platform beside it, which provides WEFT_CONFIG, RunCoordinator,
+ * CoreModule of @weft/platform beside it, which provides WEFT_CONFIG, RunCommands,
  * RunRepository, WorkflowRepository and TenantRepository. REDIS_PUBSUB is built here from
  * WEFT_CONFIG.redisUrl (override it to test without Redis).
  */

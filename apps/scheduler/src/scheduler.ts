@@ -25,9 +25,9 @@ export class Scheduler {
   /** The three pollers over `coordinator`, outside Nest; `probe` tells whether a task's job is still in Redis. */
   static create(coordinator: RunCoordinator, config: WeftConfig, probe: JobProbe): Scheduler {
     return new Scheduler(
-      new DueTimersPoller(coordinator, config),
-      new OutboxRelayPoller(coordinator, config),
-      new LostTaskSweepPoller(coordinator, config, probe),
+      new DueTimersPoller(coordinator.timers, config),
+      new OutboxRelayPoller(coordinator.outbox, config),
+      new LostTaskSweepPoller(coordinator.lostTasks, config, probe),
       config,
     );
   }

@@ -1,7 +1,7 @@
 import { Global, Injectable, Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { RunCoordinator } from '@weft/engine/coordinator';
+import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, TaskLeases } from '@weft/engine/coordinator';
 import { createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
 import { BullTaskQueues, queuePrefix } from './bull-queue.adapter.js';
 import { RedisRunUpdatePublisher } from './redis-run-updates.js';
@@ -98,12 +98,18 @@ export class CoreModule {
               runLeaseMs: config.runLeaseMs,
             }),
         },
+        // Each app injects the rooms it calls, never the whole coordinator.
+        { provide: RunCommands, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.runs },
+        { provide: TaskLeases, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.leases },
+        { provide: DueTimers, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.timers },
+        { provide: OutboxRelay, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.outbox },
+        { provide: LostTaskSweep, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.lostTasks },
         { provide: RunRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunRepository(ds) },
         { provide: WorkflowRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkflowRepository(ds) },
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
         CoreLifecycle,
       ],
-      exports: [WEFT_CONFIG, BullTaskQueues, RedisRunUpdatePublisher, RunCoordinator, RunRepository, WorkflowRepository, TenantRepository],
+      exports: [WEFT_CONFIG, BullTaskQueues, RedisRunUpdatePublisher, RunCoordinator, RunCommands, TaskLeases, DueTimers, OutboxRelay, LostTaskSweep, RunRepository, WorkflowRepository, TenantRepository],
     };
   }
 }

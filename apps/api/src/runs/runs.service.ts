@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { WeftError } from '@weft/engine';
-import { RunCoordinator } from '@weft/engine/coordinator';
+import { RunCommands } from '@weft/engine/coordinator';
 import { isUuid, RunRepository, type TaskEntity } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
 import { mermaidTasks, toMermaid } from '../common/mermaid.js';
@@ -25,7 +25,7 @@ type SharedRun = RunObject & { shared?: Map<string, Promise<unknown>> };
 @Injectable()
 export class RunsService {
   constructor(
-    private readonly coordinator: RunCoordinator,
+    private readonly commands: RunCommands,
     private readonly runs: RunRepository,
     private readonly workflows: WorkflowsService,
   ) {}
@@ -85,7 +85,7 @@ export class RunsService {
    * that run is of another workflow.
    */
   async start(p: Principal, input: StartRunInput): Promise<RunObject> {
-    const { runId, created } = await this.coordinator.runs.startRun(p.tenantId, {
+    const { runId, created } = await this.commands.startRun(p.tenantId, {
       workflowId: input.workflowId,
       version: input.version ?? undefined,
       input: input.input ?? undefined,
@@ -103,7 +103,7 @@ export class RunsService {
 
   async signal(p: Principal, input: SendSignalInput): Promise<SignalResult> {
     assertRunId(input.runId);
-    const { delivered } = await this.coordinator.runs.sendSignal(p.tenantId, {
+    const { delivered } = await this.commands.sendSignal(p.tenantId, {
       runId: input.runId,
       name: input.name,
       payload: input.payload ?? undefined,
@@ -113,13 +113,13 @@ export class RunsService {
 
   async cancel(p: Principal, input: CancelRunInput): Promise<RunObject> {
     assertRunId(input.runId);
-    await this.coordinator.runs.cancelRun(p.tenantId, { runId: input.runId, reason: input.reason ?? undefined });
+    await this.commands.cancelRun(p.tenantId, { runId: input.runId, reason: input.reason ?? undefined });
     return this.load(p.tenantId, input.runId);
   }
 
   async retry(p: Principal, input: RetryRunInput): Promise<RunObject> {
     assertRunId(input.runId);
-    await this.coordinator.runs.retryRun(p.tenantId, {
+    await this.commands.retryRun(p.tenantId, {
       runId: input.runId,
       fromNodeId: input.fromNodeId,
       version: input.version ?? undefined,

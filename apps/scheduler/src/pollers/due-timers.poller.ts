@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { RunCoordinator } from '@weft/engine/coordinator';
+import { DueTimers } from '@weft/engine/coordinator';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { IntervalPoller } from './interval-poller.js';
 
@@ -7,13 +7,13 @@ import { IntervalPoller } from './interval-poller.js';
 @Injectable()
 export class DueTimersPoller extends IntervalPoller {
   constructor(
-    private readonly coordinator: RunCoordinator,
+    private readonly timers: DueTimers,
     @Inject(WEFT_CONFIG) config: WeftConfig,
   ) {
     super('due timers', config.schedulerIntervalMs);
   }
 
   pollOnce(): Promise<number> {
-    return this.drain((limit) => this.coordinator.timers.fireDue(limit));
+    return this.drain((limit) => this.timers.fireDue(limit));
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type JobProbe } from '@weft/engine';
-import { RunCoordinator } from '@weft/engine/coordinator';
+import { LostTaskSweep } from '@weft/engine/coordinator';
 import { BullTaskQueues, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { BATCH, IntervalPoller } from './interval-poller.js';
 
@@ -12,7 +12,7 @@ import { BATCH, IntervalPoller } from './interval-poller.js';
 @Injectable()
 export class LostTaskSweepPoller extends IntervalPoller {
   constructor(
-    private readonly coordinator: RunCoordinator,
+    private readonly lostTasks: LostTaskSweep,
     @Inject(WEFT_CONFIG) config: WeftConfig,
     @Inject(BullTaskQueues) private readonly probe: JobProbe,
   ) {
@@ -20,6 +20,6 @@ export class LostTaskSweepPoller extends IntervalPoller {
   }
 
   async pollOnce(): Promise<number> {
-    return this.stopped ? 0 : this.coordinator.lostTasks.sweep(BATCH, this.probe);
+    return this.stopped ? 0 : this.lostTasks.sweep(BATCH, this.probe);
   }
 }

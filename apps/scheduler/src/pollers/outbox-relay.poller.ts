@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { RunCoordinator } from '@weft/engine/coordinator';
+import { OutboxRelay } from '@weft/engine/coordinator';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { IntervalPoller } from './interval-poller.js';
 
@@ -7,13 +7,13 @@ import { IntervalPoller } from './interval-poller.js';
 @Injectable()
 export class OutboxRelayPoller extends IntervalPoller {
   constructor(
-    private readonly coordinator: RunCoordinator,
+    private readonly outbox: OutboxRelay,
     @Inject(WEFT_CONFIG) config: WeftConfig,
   ) {
     super('outbox relay', config.schedulerIntervalMs);
   }
 
   pollOnce(): Promise<number> {
-    return this.drain((limit) => this.coordinator.outbox.relay(limit));
+    return this.drain((limit) => this.outbox.relay(limit));
   }
 }
