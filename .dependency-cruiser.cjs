@@ -121,8 +121,6 @@ module.exports = {
     // Resolves the @weft/* path aliases.
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {
-      // NodeNext imports name the compiled file (`./dag.js`); the source is `./dag.ts`.
-      extensionAlias: { '.js': ['.ts', '.js'] },
       // Packages such as @marcbachmann/cel-js/evaluator exist only as `exports` subpaths.
       exportsFields: ['exports'],
       conditionNames: ['types', 'import', 'require', 'node', 'default'],
