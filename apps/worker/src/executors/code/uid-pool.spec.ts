@@ -17,8 +17,10 @@ afterEach(async () => {
 });
 
 /**
- * `count` processes claiming blocks of 10 uids from 1000 (4 blocks) at the same instant, each
- * holding its claim for a second; resolves with what each claimed (or `none`).
+ * `count` processes claiming blocks of 10 uids from 1000 (4 blocks) at the same instant; each
+ * holds its claim until every one has said what it claimed, so a claimer that started late
+ * (a loaded machine) still meets the others' claims. Resolves with what each claimed (or `none`)
+ * once all have exited.
  */
 async function claimAtOnce(count: number): Promise<string[]> {
   const start = Date.now() + 1500;
@@ -26,14 +28,26 @@ async function claimAtOnce(count: number): Promise<string[]> {
     `import { claimUidBlock } from ${JSON.stringify(POOL)};` +
     `while (Date.now() < ${start}) {}` +
     `let out; try { out = String(claimUidBlock(1000, 10, 1039, ${JSON.stringify(lockDir)}, (f) => '/tmp/weft-code-' + f).first); } catch { out = 'none'; }` +
-    `console.log(out); setTimeout(() => {}, 1000);`;
-  const runs = Array.from({ length: count }, () => {
-    const child = spawn(process.execPath, ['--import', './test/support/ts-register.mjs', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    return new Promise<string>((resolve) => child.on('close', () => resolve(out.trim())));
-  });
-  return Promise.all(runs);
+    `console.log(out); process.stdin.resume(); process.stdin.on('end', () => process.exit(0));`;
+  const children = Array.from({ length: count }, () =>
+    spawn(process.execPath, ['--import', './test/support/ts-register.mjs', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] }),
+  );
+  const claims = children.map(
+    (child) =>
+      new Promise<string>((resolve) => {
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('\n')) resolve(out.trim());
+        });
+        child.on('close', () => resolve(out.trim()));
+      }),
+  );
+  const claimed = await Promise.all(claims);
+  const exited = children.map((child) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.on('close', () => resolve()))));
+  for (const child of children) child.stdin.end();
+  await Promise.all(exited);
+  return claimed;
 }
 
 describe('claimUidBlock', () => {
