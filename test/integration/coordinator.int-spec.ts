@@ -291,7 +291,7 @@ describe('signals and timers', () => {
     expect(events.filter((e) => e.error !== null)).toEqual([]);
   });
 
-  it('fails a WAIT_FOR_EVENT on timeout through fireDueTimers', async () => {
+  it('fails a WAIT_FOR_EVENT on timeout through the due timers', async () => {
     const h = await setup();
     const runId = await h.start(def([waitFor('w', 'approve', 10), http('b')], [edge('w', 'b')]));
     const w = (await h.tasks(runId)).w!;

@@ -8,7 +8,7 @@ import { duplicateJobs, eventually, openReplica, sleep, type Replica } from '../
 /**
  * Several scheduler replicas at once: each replica has its own pool
  * and coordinator, as separate `weft scheduler` processes would, and they all loop over
- * fireDueTimers and relayOutbox at the same time over the same due timers and unsent outbox rows.
+ * the due timers and the outbox relay at the same time over the same due timers and unsent outbox rows.
  * Whatever the interleaving, every timer is applied once and every outbox row is enqueued once.
  */
 

@@ -48,7 +48,7 @@ interface Held {
  * Consumes task jobs from the configured queues, runs them on the right executor and reports
  * the outcome through the coordinator:
  *
- * - A job starts with a lease claim ({@link RunCoordinator.markRunning}); a job for an attempt
+ * - A job starts with a lease claim ({@link TaskLeases.markRunning}); a job for an attempt
  *   that is no longer current (a duplicate enqueue, a task cancelled meanwhile) is dropped.
  * - While it executes and until its report is written, the lease is heartbeated every
  *   `heartbeatMs`; a lost lease aborts the execution and nothing is reported.

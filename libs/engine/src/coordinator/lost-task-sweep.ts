@@ -52,7 +52,7 @@ export class LostTaskSweep {
   /** One tenant's part of {@link sweep}; returns how many jobs it re-enqueued. */
   private async sweepTenant(tenantId: string, claims: readonly ClaimedLostTask[], probe: JobProbe): Promise<number> {
     const { ctx } = this;
-    const { tasks, sensitive, now } = await ctx.inTenant('sweepLostTasks', tenantId, async (m) => {
+    const { tasks, sensitive, now } = await ctx.inTenant('lost-task sweep', tenantId, async (m) => {
       const read = await new TaskLeaseRepository(m).swept(tenantId, claims.map((c) => c.taskId), ctx.testClock?.() ?? null);
       return { ...read, sensitive: await sensitiveTasks(ctx, m, tenantId, read.tasks) };
     });
@@ -73,7 +73,7 @@ export class LostTaskSweep {
         continue;
       }
       await ctx
-        .retrying('sweepLostTasks', () => leases.revoke(tenantId, r.taskId, r.attempt, r.leaseToken, ctx.testNow()))
+        .retrying('lost-task sweep', () => leases.revoke(tenantId, r.taskId, r.attempt, r.leaseToken, ctx.testNow()))
         .catch((err) => ctx.log.warn(`run ${r.runId}: job ${id} re-dispatched but its lease not revoked: ${message(err)}`));
     }
     return redispatched;

@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Index for the scheduler's sweep of worker tasks whose job vanished
- * (`RunCoordinator.sweepLostTasks`): the active worker tasks, oldest change first.
+ * (the lost-task sweep, `LostTaskSweep.sweep`): the active worker tasks, oldest change first.
  */
 export class LostTaskIndex1764576000000 implements MigrationInterface {
   name = 'LostTaskIndex1764576000000';
