@@ -243,7 +243,7 @@ export class ActionWriter {
       parts.push(this.tasks.outboxPart(this.tenantId, this.runId, this.now, [...this.outbox.values()]));
       this.outbox = new Map();
     }
-    await runWrites(this.m, this.runId, [...parts, ...closing]);
+    await runWrites(this.m, this.tenantId, this.runId, [...parts, ...closing]);
   }
 
   /** Buffers the outbox row of a task attempt and the job to enqueue after commit. */

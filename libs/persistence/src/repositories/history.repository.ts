@@ -65,6 +65,6 @@ export class HistoryRepository extends TenantScopedRepository {
 
   /** Appends entry `e` of run `runId` now, in one statement. */
   async append(tenantId: string, runId: string, e: HistoryEntry): Promise<void> {
-    await this.inTenant(tenantId, () => runWrites(this.m, runId, this.parts(tenantId, runId, e)));
+    await this.inTenant(tenantId, () => runWrites(this.m, tenantId, runId, this.parts(tenantId, runId, e)));
   }
 }

@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { sql } from '../sql.js';
+import { assertTenant } from '../tenant-transaction.js';
 
 /**
  * A write of one event changed another number of rows than it expected: the stored run no longer
@@ -31,16 +32,18 @@ export interface WritePart {
 }
 
 /**
- * Runs `parts` in transaction `m` as one statement: each part becomes a data-modifying CTE (its
+ * Runs `parts` in transaction `m`, which must be bound to `tenantId`, as one statement: each part becomes a data-modifying CTE (its
  * parameters renumbered after the previous parts'), and the statement returns how many rows
  * each part with `expect` changed. All parts see the same snapshot and none sees another's rows,
  * so a caller only combines parts that touch different rows and do not read each other's writes
  * (foreign keys are checked at the end of the statement, after every part). One part without
  * `expect` is sent as it is.
- * @throws WriteInvariantError naming the run and `expect.what` when a part changed another
+ * @throws Error when `m` is not a transaction of `tenantId`, before anything is sent;
+ * WriteInvariantError naming the run and `expect.what` when a part changed another
  * number of rows than expected; the driver's error when the statement fails.
  */
-export async function runWrites(m: EntityManager, runId: string, parts: readonly WritePart[]): Promise<void> {
+export async function runWrites(m: EntityManager, tenantId: string, runId: string, parts: readonly WritePart[]): Promise<void> {
+  assertTenant(m, tenantId);
   if (parts.length === 0) return;
   if (parts.length === 1 && !parts[0]!.expect) {
     await sql(m, parts[0]!.text, parts[0]!.params);
