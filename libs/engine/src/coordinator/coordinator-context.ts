@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { VersionLookupRepository, withTenant, type Database, type Transaction } from '@weft/persistence';
+import { RunEventRepository, VersionLookupRepository, withTenant, type Database, type Transaction } from '@weft/persistence';
 import {
   CelTemplateResolver,
   DEFAULT_MAX_INPUT_BYTES,
@@ -89,6 +89,11 @@ export class CoordinatorContext {
         await new Promise((r) => setTimeout(r, base + Math.random() * base));
       }
     }
+  }
+
+  /** The event clock inside transaction `m` of `tenantId`: the test clock, else the database's `clock_timestamp()`. */
+  async clock(m: Transaction, tenantId: string): Promise<Date> {
+    return this.testClock?.() ?? new RunEventRepository(m).clock(tenantId);
   }
 
   /**

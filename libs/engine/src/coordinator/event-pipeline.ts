@@ -2,6 +2,7 @@ import { v4 as uuidv4 } from 'uuid';
 import { HistoryRepository, RunEventRepository, isInvalidDataError, isUuid, type RunState, type TaskState, type Transaction } from '@weft/persistence';
 import {
   DEFAULT_MAX_VALUE_BYTES,
+  isWithWorker,
   Machine,
   MachineError,
   RunStatus,
@@ -10,16 +11,14 @@ import {
   type Action,
   type Deps,
   type NodeFailed,
-  type NodeState,
   type RunEvent,
   type RunSnapshot,
   type TimerFired,
   type Transition,
-  type WorkflowDag,
 } from '../index.js';
 import { ActionWriter } from './action-writer.js';
 import type { AfterCommit } from './after-commit.js';
-import type { Applied, ApplyOptions } from './applied.js';
+import type { Applied, ApplyLocked, ApplyOptions } from './applied.js';
 import { ChildRuns } from './child-runs.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message, userError } from './error-mapping.js';
@@ -31,8 +30,6 @@ import { refuseOverfullSignalBuffer } from './signal-buffer.js';
 import { snapshotNodes } from './snapshot-cache.js';
 import { sanitizeText } from './storable.js';
 
-/** Task statuses of an attempt that is dispatched and not finished. */
-const ACTIVE_WORKER = new Set<string>([TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running]);
 const RUN_NOT_FOUND = 'run not found';
 
 /** What an event is built from: the locked run's state gives the event and, for a retry, the version to decide with. */
@@ -64,7 +61,7 @@ export class EventPipeline {
     private readonly ctx: CoordinatorContext,
     private readonly after: AfterCommit,
   ) {
-    this.linked = new ChildRuns(ctx, (...args) => this.applyLocked(...args));
+    this.linked = new ChildRuns(ctx, this.applyLocked);
   }
 
   /**
@@ -133,7 +130,7 @@ export class EventPipeline {
       if (waiting) actions.push({ type: 'ResolveWait', taskId: ev.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason });
       const finished = run.status !== RunStatus.Running;
       if (!finished) actions.push({ type: 'FinishRun', status: RunStatus.Failed, reason });
-      const now = this.ctx.testClock?.() ?? (await events.clock(tenantId));
+      const now = await this.ctx.clock(m, tenantId);
       const dag = await this.ctx.dag(m, tenantId, run.workflowId, run.version);
       const written = await new ActionWriter(m, tenantId, runId, now, dag, this.ctx.dispatchLeaseMs).write(actions);
       const seq = run.eventSeq + 1;
@@ -197,16 +194,7 @@ export class EventPipeline {
    * the MachineError is thrown) or, for worker/scheduler reports, is recorded in the history
    * (`error`) and returned as `rejected`.
    */
-  async applyLocked(
-    m: Transaction,
-    tenantId: string,
-    run: RunState,
-    nodes: Map<string, NodeState>,
-    dag: WorkflowDag,
-    ev: RunEvent,
-    now: Date,
-    opts: ApplyOptions,
-  ): Promise<Applied> {
+  readonly applyLocked: ApplyLocked = async (m, tenantId, run, nodes, dag, ev, now, opts) => {
     const { ctx } = this;
     const snapshot: RunSnapshot = {
       id: run.id,
@@ -249,7 +237,7 @@ export class EventPipeline {
     const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
     await this.linked.follow(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
     return applied;
-  }
+  };
 
   /** Appends the history row of `record` and updates the run with it, in one statement. */
   private async appendHistory(m: Transaction, tenantId: string, runId: string, record: EventRecord): Promise<void> {
@@ -270,6 +258,6 @@ export function reportedTask(ev: RunEvent): string | null {
 function staleLease(ev: RunEvent, tasks: readonly TaskState[], token: string): string | undefined {
   if (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed') return undefined;
   const task = tasks.find((n) => n.id === ev.taskId);
-  if (!task || task.attempt !== ev.attempt || !ACTIVE_WORKER.has(task.status) || task.leaseToken === token.toLowerCase()) return undefined;
+  if (!task || task.attempt !== ev.attempt || !isWithWorker(task.status) || task.leaseToken === token.toLowerCase()) return undefined;
   return `stale lease: attempt ${ev.attempt} of node ${task.nodeId} was re-dispatched; this execution's lease was superseded`;
 }

@@ -1,11 +1,8 @@
 import { byTenant, claimLostTasks, TaskLeaseRepository, type ClaimedLostTask } from '@weft/persistence';
-import { jobId, TaskStatus, type JobProbe } from '../index.js';
+import { isWithWorker, jobId, type JobProbe } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
 import { jobOf, sensitiveTasks } from './jobs.js';
-
-/** Task statuses of an attempt that is dispatched and not finished. */
-const ACTIVE_WORKER = new Set<string>([TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running]);
 
 /** The scheduler's lost-task sweep: worker attempts whose lease expired and whose Bull job is gone. */
 export class LostTaskSweep {
@@ -53,15 +50,16 @@ export class LostTaskSweep {
   private async sweepTenant(tenantId: string, claims: readonly ClaimedLostTask[], probe: JobProbe): Promise<number> {
     const { ctx } = this;
     const { tasks, sensitive, now } = await ctx.inTenant('lost-task sweep', tenantId, async (m) => {
-      const read = await new TaskLeaseRepository(m).swept(tenantId, claims.map((c) => c.taskId), ctx.testClock?.() ?? null);
-      return { ...read, sensitive: await sensitiveTasks(ctx, m, tenantId, read.tasks) };
+      const now = await ctx.clock(m, tenantId);
+      const tasks = await new TaskLeaseRepository(m).swept(tenantId, claims.map((c) => c.taskId), now);
+      return { tasks, now, sensitive: await sensitiveTasks(ctx, m, tenantId, tasks) };
     });
     const byId = new Map(tasks.map((r) => [r.taskId, r]));
     const leases = new TaskLeaseRepository(ctx.ds);
     let redispatched = 0;
     for (const claim of claims) {
       const r = byId.get(claim.taskId);
-      if (!r || r.attempt !== claim.attempt || !ACTIVE_WORKER.has(r.status) || !r.queue) continue;
+      if (!r || r.attempt !== claim.attempt || !isWithWorker(r.status) || !r.queue) continue;
       const id = jobId(r.taskId, r.attempt);
       try {
         if (await probe.hasJob(r.queue, id, { due: r.notBefore.getTime() <= now.getTime() })) continue;

@@ -1,4 +1,4 @@
-import { byTenant, claimOutbox, OutboxRepository, RunEventRepository, type ClaimedOutboxRow, type OutboxMark } from '@weft/persistence';
+import { byTenant, claimOutbox, OutboxRepository, type ClaimedOutboxRow, type OutboxMark } from '@weft/persistence';
 import type { TaskJob } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
@@ -35,7 +35,7 @@ export class OutboxRelay {
   private async relayTenant(tenantId: string, rows: readonly ClaimedOutboxRow[]): Promise<number> {
     const { ctx } = this;
     const { found, sensitive, now } = await ctx.inTenant('outboxJobs', tenantId, async (m) => {
-      const now = ctx.testClock?.() ?? (await new RunEventRepository(m).clock(tenantId));
+      const now = await ctx.clock(m, tenantId);
       const jobs = await new OutboxRepository(m).jobs(tenantId, rows.map((x) => x.outboxId));
       return { found: new Map(jobs.map((j) => [j.outboxId, j])), sensitive: await sensitiveTasks(ctx, m, tenantId, jobs), now };
     });

@@ -57,7 +57,7 @@ export class RunCommands {
         }
         const version = await versionToRun(m, tenantId, input.workflowId, input.version);
         const dag = await ctx.dag(m, tenantId, input.workflowId, version);
-        const now = ctx.testClock?.() ?? (await events.clock(tenantId));
+        const now = await ctx.clock(m, tenantId);
         const runId = ctx.newId();
         const run: RunState = {
           id: runId,

@@ -11,6 +11,7 @@ export class RunStore implements Store {
   private readonly handedOut: string[] = [];
   private readonly reads: RunStoreRepository;
   private readonly children: ChildRunRepository;
+  private readonly signals: SignalRepository;
 
   constructor(
     private readonly m: Transaction,
@@ -21,6 +22,7 @@ export class RunStore implements Store {
   ) {
     this.reads = new RunStoreRepository(m);
     this.children = new ChildRunRepository(m);
+    this.signals = new SignalRepository(m);
   }
 
   async outputs(nodeIds: string[]): Promise<Map<string, JsonValue>> {
@@ -71,7 +73,7 @@ export class RunStore implements Store {
   }
 
   async pendingSignal(name: string): Promise<BufferedSignal | undefined> {
-    const row = await new SignalRepository(this.m).oldestPending(this.tenantId, this.runId, name, this.handedOut);
+    const row = await this.signals.oldestPending(this.tenantId, this.runId, name, this.handedOut);
     if (!row) return undefined;
     this.handedOut.push(row.id);
     return { id: row.id, payload: row.payload };

@@ -41,6 +41,11 @@ export const TaskStatus = {
 /** One of the {@link TaskStatus} values. */
 export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
 
+/** True for a task with (or on its way to) a worker: PENDING, QUEUED or RUNNING. */
+export function isWithWorker(s: string): boolean {
+  return s === TaskStatus.Pending || s === TaskStatus.Queued || s === TaskStatus.Running;
+}
+
 /** True when the task finished successfully. */
 export function isTaskCompleted(s: TaskStatus): boolean {
   return s === TaskStatus.Completed;

@@ -1,5 +1,5 @@
 import type { RunContext } from '../model/run-context.js';
-import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
+import { isWithWorker, RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 
 /** Per reached node, only what routing needs: no input, no output (those stay on the task rows). */
 export interface NodeState {
@@ -68,7 +68,7 @@ export function newRunSnapshot(
 
 /** The node's task is with (or on its way to) a worker. */
 export function isTaskActive(n: NodeState): boolean {
-  return n.status === TaskStatus.Pending || n.status === TaskStatus.Queued || n.status === TaskStatus.Running;
+  return isWithWorker(n.status);
 }
 
 /** The node still has to finish before the run can. */

@@ -30,7 +30,7 @@ export interface HistoryEntry {
  * transaction: each event's row goes with the run row's `event_seq`, `updated_at` and patch.
  */
 export class HistoryRepository extends TenantScopedRepository {
-  constructor(private readonly m: Transaction) {
+  constructor(m: Transaction) {
     super(m);
   }
 
@@ -65,6 +65,6 @@ export class HistoryRepository extends TenantScopedRepository {
 
   /** Appends entry `e` of run `runId` now, in one statement. */
   async append(tenantId: string, runId: string, e: HistoryEntry): Promise<void> {
-    await this.inTenant(tenantId, () => runWrites(this.m, tenantId, runId, this.parts(tenantId, runId, e)));
+    await this.inTenant(tenantId, (m) => runWrites(m, tenantId, runId, this.parts(tenantId, runId, e)));
   }
 }

@@ -69,11 +69,10 @@ export class TaskLeaseRepository extends TenantScopedRepository {
   /**
    * The tasks `taskIds` the sweep claimed, with what their jobs need; `notBefore` is the outbox
    * row's, or `now` (the transaction's clock reading) for an attempt that has none (taken
-   * eagerly by a worker). Also returns that clock reading.
+   * eagerly by a worker).
    */
-  async swept(tenantId: string, taskIds: readonly string[], now: Date | null): Promise<{ tasks: SweptTask[]; now: Date }> {
+  async swept(tenantId: string, taskIds: readonly string[], now: Date): Promise<SweptTask[]> {
     return this.inTenant(tenantId, async (m) => {
-      const clock = now ?? (await sql<{ now: Date }>(m, `SELECT clock_timestamp() AS now`, [])).rows[0]!.now;
       const r = await sql<SweptTask>(
         m,
         `SELECT t.tenant_id AS "tenantId", t.run_id AS "runId", t.id AS "taskId", t.attempt, t.queue, t.node_id AS "nodeId",
@@ -83,9 +82,9 @@ export class TaskLeaseRepository extends TenantScopedRepository {
            JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id
            LEFT JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt
           WHERE t.tenant_id = $1 AND t.id = ANY($2::uuid[])`,
-        [tenantId, taskIds, clock],
+        [tenantId, taskIds, now],
       );
-      return { tasks: r.rows, now: clock };
+      return r.rows;
     });
   }
 
