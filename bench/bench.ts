@@ -45,8 +45,10 @@ const HELP = `usage: npm run bench -- [options]
   --warmup-runs N      Weft runs before measuring, ${IN_FLIGHT} at a time (default 16)
   --solo-runs N        runs timed alone (default 3; the median is reported)
   --no-engine          skip the engine bench (its target is then n/a)
-  --pg-restart MODE    auto (default): load pg_stat_statements by restarting PostgreSQL when no
-                       other session is connected; never; force (restart even with other sessions)
+  --pg-restart MODE    never (default): leave the PostgreSQL server alone (statements/step is then
+                       n/a unless pg_stat_statements is already loaded); auto: load it with ALTER
+                       SYSTEM SET shared_preload_libraries and a restart of PostgreSQL once no other
+                       session is connected, and undo both at the end; force: the same without waiting
   --keep               keep the database, its Redis keys and the process logs
   --postgres URL       PostgreSQL superuser URL without a database (default postgres://postgres@127.0.0.1:5432)
   --redis URL          Redis URL (default redis://127.0.0.1:6379)
@@ -74,7 +76,7 @@ function options(argv: string[]): Options {
       'warmup-runs': { type: 'string', default: '16' },
       'solo-runs': { type: 'string', default: '3' },
       'no-engine': { type: 'boolean', default: false },
-      'pg-restart': { type: 'string', default: 'auto' },
+      'pg-restart': { type: 'string', default: 'never' },
       keep: { type: 'boolean', default: false },
       postgres: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
       redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
@@ -178,6 +180,7 @@ async function main(): Promise<number> {
     if (unexpected.length) throw new Error(`${unexpected[0].name} exited on its own (code ${unexpected[0].code}); see ${work}/${unexpected[0].name}.log`);
   };
 
+  let support: StatementsSupport = { available: false };
   try {
     // 0. The engine alone first, while nothing else of the bench runs.
     let engine: EngineResult | undefined;
@@ -188,7 +191,7 @@ async function main(): Promise<number> {
     }
 
     // 1. pg_stat_statements (may restart PostgreSQL once), the database, the tenant.
-    const support: StatementsSupport = await ensureStatements(withDb(o.postgres, 'postgres'), { restart: o.pgRestart, quietMs: 60_000, say });
+    support = await ensureStatements(withDb(o.postgres, 'postgres'), { restart: o.pgRestart, quietMs: 60_000, say });
     if (support.note) say(`bench: ${support.note}`);
     const env = weftEnv(databaseUrl, ownerUrl, o.redis, { WEFT_LOG_LEVEL: process.env.WEFT_LOG_LEVEL ?? 'warn' });
     const { tenantId, apiKey } = await provisionTenant(cli, env, 'bench');
@@ -406,6 +409,13 @@ async function main(): Promise<number> {
     }
     redis.disconnect();
     privateRedis?.kill('SIGTERM');
+    if (support.restore) {
+      try {
+        say(`bench: ${await support.restore()}`);
+      } catch (err) {
+        say(`bench: could not undo the PostgreSQL change (${(err as Error).message}): restore shared_preload_libraries by hand`);
+      }
+    }
   }
 }
 

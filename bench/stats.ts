@@ -38,14 +38,20 @@ export interface StatementsSupport {
   available: boolean;
   /** What the bench did (restarted PostgreSQL) or why statements are n/a. */
   note?: string;
+  /**
+   * Set when the bench changed the server: puts `shared_preload_libraries` back as it was and
+   * restarts PostgreSQL again; resolves what it did.
+   */
+  restore?: () => Promise<string>;
 }
 
 /**
- * Makes pg_stat_statements available when it can: when it is not in
+ * Makes pg_stat_statements available when asked to: with `restart` other than `never` (the
+ * default of `npm run bench`, which leaves a user's server alone), when it is not in
  * `shared_preload_libraries` and this process runs as root with `pg_ctlcluster`, adds it with
- * ALTER SYSTEM and restarts the cluster — but only once no other client session is connected
- * (waiting up to `quietMs`), unless `force`, so it does not cut other people's test runs short.
- * The setting persists: later runs find it loaded and restart nothing.
+ * ALTER SYSTEM and restarts the cluster — with `auto` only once no other client session is
+ * connected (waiting up to `quietMs`), so it does not cut other people's test runs short. The
+ * result's `restore` undoes both at the end of the bench.
  */
 export async function ensureStatements(
   adminUrl: string,
@@ -58,7 +64,9 @@ export async function ensureStatements(
     const libs = spl.split(',').map((s) => s.trim().replace(/^"|"$/g, '')).filter(Boolean);
     if (libs.includes('pg_stat_statements')) return { available: true };
     const why = 'pg_stat_statements is not in shared_preload_libraries';
-    if (opts.restart === 'never') return { available: false, note: `${why} (--pg-restart never)` };
+    if (opts.restart === 'never') {
+      return { available: false, note: `${why}; statements/step is n/a (--pg-restart auto would load it by reconfiguring and restarting PostgreSQL, and undo that at the end)` };
+    }
     if (process.getuid?.() !== 0 || !existsSync('/usr/bin/pg_ctlcluster')) {
       return { available: false, note: `${why}, and this process cannot restart PostgreSQL (needs root and pg_ctlcluster)` };
     }
@@ -88,27 +96,48 @@ export async function ensureStatements(
         };
       }
     }
+    const fromAutoConf = await admin.query(
+      `SELECT count(*)::int AS n FROM pg_file_settings WHERE name = 'shared_preload_libraries' AND sourcefile LIKE '%postgresql.auto.conf' AND applied`,
+    );
+    const previous = fromAutoConf.rows[0].n > 0 ? `ALTER SYSTEM SET shared_preload_libraries = '${spl.replace(/'/g, "''")}'` : 'ALTER SYSTEM RESET shared_preload_libraries';
     const value = [...libs, 'pg_stat_statements'].join(',');
     await admin.query(`ALTER SYSTEM SET shared_preload_libraries = '${value.replace(/'/g, "''")}'`);
     await admin.end().catch(() => undefined);
-    opts.say(`bench: ${why}: ALTER SYSTEM SET shared_preload_libraries = '${value}' and restarting PostgreSQL ${version}/main (pg_ctlcluster)`);
-    await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart']);
-    for (let i = 0; ; i++) {
+    opts.say(`bench: ${why}: ALTER SYSTEM SET shared_preload_libraries = '${value}' and restarting PostgreSQL ${version}/main (pg_ctlcluster); undone at the end`);
+    const restore = async (): Promise<string> => {
       const c = new pg.Client({ connectionString: adminUrl, application_name: 'weft-bench' });
+      await c.connect();
       try {
-        await c.connect();
-        const now = String((await c.query('SHOW shared_preload_libraries')).rows[0].shared_preload_libraries ?? '');
-        await c.end();
-        if (!now.includes('pg_stat_statements')) return { available: false, note: `${why}, and still not after the restart` };
-        return { available: true, note: `restarted PostgreSQL ${version}/main to load pg_stat_statements (shared_preload_libraries = '${now}')` };
-      } catch (err) {
+        await c.query(previous);
+      } finally {
         await c.end().catch(() => undefined);
-        if (i > 100) throw new Error(`PostgreSQL did not come back after the restart: ${(err as Error).message}`);
-        await sleep(300);
       }
-    }
+      await restartCluster(version, adminUrl);
+      return `${previous} and restarted PostgreSQL ${version}/main again: its configuration is as the bench found it`;
+    };
+    const now = await restartCluster(version, adminUrl);
+    if (!now.includes('pg_stat_statements')) return { available: false, note: `${why}, and still not after the restart`, restore };
+    return { available: true, note: `restarted PostgreSQL ${version}/main to load pg_stat_statements (shared_preload_libraries = '${now}')`, restore };
   } finally {
     await admin.end().catch(() => undefined);
+  }
+}
+
+/** Restarts cluster `version`/main and waits until it answers; resolves its `shared_preload_libraries`. */
+async function restartCluster(version: string, adminUrl: string): Promise<string> {
+  await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart']);
+  for (let i = 0; ; i++) {
+    const c = new pg.Client({ connectionString: adminUrl, application_name: 'weft-bench' });
+    try {
+      await c.connect();
+      const now = String((await c.query('SHOW shared_preload_libraries')).rows[0].shared_preload_libraries ?? '');
+      await c.end();
+      return now;
+    } catch (err) {
+      await c.end().catch(() => undefined);
+      if (i > 100) throw new Error(`PostgreSQL did not come back after the restart: ${(err as Error).message}`);
+      await sleep(300);
+    }
   }
 }
 
