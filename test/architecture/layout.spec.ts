@@ -30,12 +30,12 @@ function sources(dirs: string[], filter = (f: string) => /\.(ts|cjs|py)$/.test(f
 /** Statement keywords as they open SQL text; what a TypeScript identifier or prose does not start with. */
 const SQL = /\b(?:SELECT\s+[\w*"(]|(?:INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+[a-z_]+\s+(?:[a-z]\s+)?SET|CREATE\s+(?:TABLE|DATABASE|ROLE|INDEX|FUNCTION)|ALTER\s+(?:TABLE|ROLE|SYSTEM)|DROP\s+(?:TABLE|DATABASE|ROLE))\b)/;
 /**
- * What a citation looks like: an issue number, the design notes, the seeds, the stack notes or the
- * folder they live in. Assembled from pieces so that this file, which must name them, does not
+ * What a citation looks like: an issue number, the design notes, the seeds, the stack notes, the
+ * style notes or the folder they live in. Assembled from pieces so that this file, which must name them, does not
  * itself match when the repository is searched for them.
  */
-const WORDS = { issue: ['iss', 'ue'].join(''), design: ['DES', 'IGN'].join(''), seed: ['se', 'ed'].join(''), stack: ['ST', 'ACK'].join('') };
-const CITATION = new RegExp(`${WORDS.issue} [0-9]|${WORDS.design}|${WORDS.seed} 00|${WORDS.stack}|\\.\\.${'/'}shared`);
+const WORDS = { issue: ['iss', 'ue'].join(''), design: ['DES', 'IGN'].join(''), seed: ['se', 'ed'].join(''), stack: ['ST', 'ACK'].join(''), style: ['ST', 'YLE'].join('') };
+const CITATION = new RegExp(`${WORDS.issue} [0-9]|${WORDS.design}|${WORDS.seed} 00|${WORDS.stack}|\\b${WORDS.style}\\b|\\.\\.${'/'}shared`);
 
 function overLong(text: string): boolean {
   return text.split('\n').length - (text.endsWith('\n') ? 1 : 0) > MAX_LINES;
@@ -83,7 +83,8 @@ describe('the layout', () => {
     expect(CITATION.test(`the lease (${WORDS.design} §4)`)).toBe(true);
     expect(CITATION.test(`as in ${WORDS.seed} 000`)).toBe(true);
     expect(CITATION.test(`see ${WORDS.stack}.md`)).toBe(true);
+    expect(CITATION.test(`(${WORDS.style} "Errors")`)).toBe(true);
     expect(CITATION.test(`from ..${'/'}shared/notes`)).toBe(true);
-    expect(CITATION.test('a design review, a stack of seeds, the issues of a queue')).toBe(false);
+    expect(CITATION.test('a design review, a stack of seeds, the issues of a queue, the house style')).toBe(false);
   });
 });

@@ -7,7 +7,7 @@ import type { DataSource } from 'typeorm';
 import { createDataSource, runMigrations } from '@weft/persistence';
 
 /**
- * One PostgreSQL database per test file, cloned from a migrated template (STYLE "Tests", after
+ * One PostgreSQL database per test file, cloned from a migrated template (after
  * Trigger.dev): the template `weft_test_template_<hash of the migration files>` is created once
  * (by Jest's globalSetup, or lazily by the first clone) and every suite gets a fresh
  * `CREATE DATABASE … TEMPLATE …` copy in milliseconds instead of re-running migrations.

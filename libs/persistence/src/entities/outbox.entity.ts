@@ -2,7 +2,7 @@ import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * `outbox`: a task attempt to put on its queue, written in the event's transaction and enqueued
- * after commit (STYLE: nothing touches Redis inside a transaction). One row per task (unique
+ * after commit (nothing touches Redis inside a transaction). One row per task (unique
  * `(tenant_id, task_id)`), rewritten on each dispatch; `enqueued_at` is set once Bull accepted
  * the job, `claimed_at` while a relay is enqueuing it.
  */

@@ -56,7 +56,7 @@ export function decodeRunCursor(cursor: string): { createdAtMicros: string; runI
 
 /**
  * The read side of runs for the API: runs, their tasks and their history. Writes go through
- * the coordinator only (STYLE "Layering" 3). Ids that are not UUIDs read as "not found".
+ * the coordinator only. Ids that are not UUIDs read as "not found".
  */
 export class RunRepository extends TenantScopedRepository {
   constructor(db: DataSource | EntityManager) {

@@ -5,7 +5,7 @@ import { assertTenant, withTenant } from '../tenant-transaction.js';
 /**
  * Base of every tenant-owned repository: each public method takes the `tenantId` first and runs
  * its queries through {@link TenantScopedRepository.inTenant}, so no query can run without a
- * tenant (STYLE, after Novu's base repository).
+ * tenant (after Novu's base repository).
  *
  * Constructed with a DataSource, each call opens its own `withTenant` transaction; constructed
  * with an EntityManager from `withTenant` (to compose several calls in one transaction), each
