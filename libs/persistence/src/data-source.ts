@@ -18,6 +18,7 @@ import { TaskLeases1764835200000 } from './migrations/1764835200000-task-leases.
 import { IterationsAndChildRuns1764921600000 } from './migrations/1764921600000-iterations-and-child-runs.js';
 import { RunTreesAndChildRetries1765008000000 } from './migrations/1765008000000-run-trees-and-child-retries.js';
 import { TasksByRun1765094400000 } from './migrations/1765094400000-tasks-by-run.js';
+import { WriteAssertions1765180800000 } from './migrations/1765180800000-write-assertions.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -42,6 +43,7 @@ export const MIGRATIONS = [
   IterationsAndChildRuns1764921600000,
   RunTreesAndChildRetries1765008000000,
   TasksByRun1765094400000,
+  WriteAssertions1765180800000,
 ];
 
 /** Options of {@link createDataSource}. */

@@ -30,6 +30,19 @@ export class UniqueViolation extends PersistenceError {
 }
 
 /**
+ * A write of one event changed another number of rows than it expected: the stored run no longer
+ * matches the snapshot the state machine decided on. A bug, never retried; the event rolls back.
+ * Raised in JavaScript, or by the database (SQLSTATE {@link WRITE_INVARIANT_SQLSTATE}) for a
+ * write sent together with its COMMIT.
+ */
+export class WriteInvariantError extends Error {
+  override name = 'WriteInvariantError';
+}
+
+/** The SQLSTATE `weft_expect_rows()` raises (a class of its own, used by no PostgreSQL error). */
+export const WRITE_INVARIANT_SQLSTATE = 'WF001';
+
+/**
  * A failure that retrying the whole transaction may cure: serialization failure (40001),
  * deadlock (40P01), lock timeout (55P03), the server shutting down or the connection lost
  * (57P0x, class 08, ECONNRESET, "Connection terminated", pool connect timeout).
@@ -90,7 +103,7 @@ const INVALID_DATA_CLASSES = ['22', '54'];
 
 /**
  * Maps a driver (pg) or TypeORM error to a typed {@link PersistenceError}, once, at the edge of
- * persistence (STYLE "Errors"): unique violation → {@link UniqueViolation}; serialization
+ * persistence: unique violation → {@link UniqueViolation}; serialization
  * failure, deadlock, connection loss → {@link TransientDbError}; a data exception or program
  * limit (SQLSTATE class 22, 54) → {@link InvalidDataError}, which is permanent. Any other error (including
  * errors already mapped, and domain errors thrown by callbacks) is returned unchanged; a
@@ -108,6 +121,7 @@ export function mapDriverError(err: unknown): Error {
     | undefined;
   const code = typeof driver?.code === 'string' ? driver.code : undefined;
   const message = typeof driver?.message === 'string' ? driver.message : String(err);
+  if (code === WRITE_INVARIANT_SQLSTATE) return new WriteInvariantError(message);
   if (code === '23505') {
     return new UniqueViolation(typeof driver?.constraint === 'string' ? driver.constraint : undefined, message, err);
   }

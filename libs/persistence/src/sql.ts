@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { QueryRunnerAlreadyReleasedError, type EntityManager } from 'typeorm';
+import { deferToCommit, runIn, transactionOf } from './round-trips.js';
 
 /** Rows and affected-row count of one statement. */
 export interface SqlResult<R> {
@@ -27,10 +28,32 @@ export async function sql<R = Record<string, unknown>>(m: EntityManager, text: s
   // A manager kept past its transaction must not run on the connection's next transaction
   // (another tenant's, perhaps): TypeORM's own query() refuses it the same way.
   if (qr.isReleased) throw new QueryRunnerAlreadyReleasedError();
-  const client = (await qr.connect()) as pg.ClientBase;
   const name = statementName(text);
+  const tx = transactionOf(m);
+  if (tx) {
+    const res = await runIn(tx, name, text, params);
+    return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+  }
+  const client = (await qr.connect()) as pg.ClientBase;
   const res = await (name === undefined ? client.query(text, params) : client.query({ name, text, values: params }));
   return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+}
+
+/**
+ * Holds the write `text` back to go in one message with the COMMIT of `m`'s {@link withTenant}
+ * transaction (see `round-trips.ts`); a statement the transaction runs before its end sends it
+ * first. Nothing of its result is returned: the statement must check what it expects itself
+ * (`weft_expect_rows`), so a wrong count raises and the COMMIT never runs. The error, if any,
+ * comes from `withTenant`. Outside such a transaction it runs at once, like {@link sql}.
+ */
+export async function sqlAtCommit(m: EntityManager, text: string, params: unknown[] = []): Promise<void> {
+  const tx = transactionOf(m);
+  if (!tx) {
+    await sql(m, text, params);
+    return;
+  }
+  if (m.queryRunner?.isReleased) throw new QueryRunnerAlreadyReleasedError();
+  await deferToCommit(tx, statementName(text), text, params);
 }
 
 const names = new Map<string, string>();

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { isStalePreparedStatement, mapDriverError } from './errors.js';
+import { closeTransaction, commit, flush, openTransaction, started, type OpenTransaction } from './round-trips.js';
 import type { SqlResult } from './sql.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -15,18 +16,19 @@ const tenantOfManager = new WeakMap<EntityManager, string>();
 
 /**
  * Runs `fn` in one transaction bound to `tenantId`: `BEGIN; select set_config('app.tenant_id',
- * …, true)` in one round trip (the setting is transaction-local, so a pooled connection never
- * carries a tenant into the next transaction; never a session `SET`), then `fn`, then COMMIT
- * (ROLLBACK when `fn` throws). Row-level security policies read that setting.
+ * …, true)` (the setting is transaction-local, so a pooled connection never carries a tenant into
+ * the next transaction; never a session `SET`), then `fn`, then COMMIT (ROLLBACK when `fn`
+ * throws). Row-level security policies read that setting.
  *
- * The transaction is opened on the query runner's own connection rather than through TypeORM's
- * `transaction()` (which sends START TRANSACTION and the setting as two round trips); the query
- * runner is marked as in a transaction, so TypeORM calls made with the manager inside `fn` join
- * it instead of opening their own.
+ * The opening is sent with the transaction's first statement, and a write `fn` deferred to the
+ * commit with the COMMIT ({@link OpenTransaction}): a transaction of one read and one write is
+ * two round trips. A transaction that ran no statement sends nothing. TypeORM calls made with
+ * the manager inside `fn` join the transaction (the query runner is marked as in one, and its
+ * `query` sends what is pending first), instead of opening their own.
  *
  * Errors are passed through {@link mapDriverError}, so callers see `UniqueViolation` /
- * `TransientDbError` instead of raw driver errors; errors thrown by `fn` itself come back
- * unchanged. Throws a TypeError when `tenantId` is not a UUID (nothing is opened).
+ * `TransientDbError` / `WriteInvariantError` instead of raw driver errors; errors thrown by `fn`
+ * itself come back unchanged. Throws a TypeError when `tenantId` is not a UUID (nothing is opened).
  */
 export async function withTenant<T>(ds: DataSource, tenantId: string, fn: (m: EntityManager) => Promise<T>): Promise<T> {
   if (!isUuid(tenantId)) throw new TypeError(`tenant id must be a UUID, got ${JSON.stringify(tenantId)}`);
@@ -36,21 +38,30 @@ export async function withTenant<T>(ds: DataSource, tenantId: string, fn: (m: En
   let broken: unknown;
   try {
     const client = (await runner.connect()) as pg.ClientBase;
+    const tx: OpenTransaction = { client, opening: `BEGIN; ${tenantSetting(tenantId)}` };
     try {
-      await client.query(`BEGIN; ${tenantSetting(tenantId)}`);
       state.isTransactionActive = true;
       state.transactionDepth = 1;
       tenantOfManager.set(m, tenantId);
+      openTransaction(m, tx);
+      const query = runner.query.bind(runner);
+      runner.query = (async (...args: Parameters<typeof runner.query>) => {
+        await flush(tx);
+        return query(...args);
+      }) as typeof runner.query;
       const result = await fn(m);
-      await client.query('COMMIT');
+      await commit(tx);
       return result;
     } catch (err) {
-      // Also when the opening message failed after its BEGIN ran (a cancel): the connection must
-      // never go back to the pool inside a transaction. A ROLLBACK outside one only warns.
-      await client.query('ROLLBACK').catch((rollbackErr: unknown) => {
-        // The connection is unusable: the pool must not hand it out again.
-        broken = rollbackErr;
-      });
+      // Also when a message failed after its BEGIN ran (a cancel, a write refused with its
+      // COMMIT): the connection must never go back to the pool inside a transaction. A ROLLBACK
+      // outside one only warns; a transaction that sent nothing needs none.
+      if (started(tx)) {
+        await client.query('ROLLBACK').catch((rollbackErr: unknown) => {
+          // The connection is unusable: the pool must not hand it out again.
+          broken = rollbackErr;
+        });
+      }
       // A prepared statement this connection can no longer run (a column changed type): close
       // the connection, so its statements are prepared again on a new one.
       if (isStalePreparedStatement(err)) broken = err;
@@ -60,6 +71,7 @@ export async function withTenant<T>(ds: DataSource, tenantId: string, fn: (m: En
     throw mapDriverError(err);
   } finally {
     tenantOfManager.delete(m);
+    closeTransaction(m);
     state.isTransactionActive = false;
     state.transactionDepth = 0;
     // TypeORM's Postgres runner releases with an error so that pg-pool discards the connection.

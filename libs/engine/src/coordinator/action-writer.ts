@@ -126,7 +126,8 @@ export class ActionWriter {
   async write(actions: readonly Action[], closing: (result: WriteResult) => WritePart[] = () => []): Promise<WriteResult> {
     for (const a of actions) await this.one(a);
     const result: WriteResult = { jobs: this.jobs, run: this.run, children: this.children, ...(this.taken ? { taken: this.taken } : {}) };
-    await this.flush(closing(result));
+    // The event's last write: it goes with the COMMIT (a later statement of the event sends it first).
+    await this.flush(closing(result), true);
     return result;
   }
 
@@ -227,11 +228,12 @@ export class ActionWriter {
   }
 
   /**
-   * Writes every buffered write, and `closing`, in one statement ({@link runWrites}): the
+   * Writes every buffered write, and `closing`, in one statement ({@link runWrites}; with the
+   * transaction's COMMIT when `atCommit`): the
    * completions and failures, the new tasks (one INSERT, each dispatched one with its lease), the
    * outbox rows (one upsert) and the leases of attempts dispatched again.
    */
-  private async flush(closing: WritePart[] = []): Promise<void> {
+  private async flush(closing: WritePart[] = [], atCommit = false): Promise<void> {
     const parts = this.pending;
     this.pending = [];
     if (this.creates.length) {
@@ -243,7 +245,7 @@ export class ActionWriter {
       parts.push(this.tasks.outboxPart(this.tenantId, this.runId, this.now, [...this.outbox.values()]));
       this.outbox = new Map();
     }
-    await runWrites(this.m, this.tenantId, this.runId, [...parts, ...closing]);
+    await runWrites(this.m, this.tenantId, this.runId, [...parts, ...closing], { atCommit });
   }
 
   /** Buffers the outbox row of a task attempt and the job to enqueue after commit. */

@@ -63,8 +63,8 @@ export class HistoryRepository extends TenantScopedRepository {
     ];
   }
 
-  /** Appends entry `e` of run `runId` now, in one statement. */
+  /** Appends entry `e` of run `runId` now, in one statement (sent with its COMMIT in a transaction of its own). */
   async append(tenantId: string, runId: string, e: HistoryEntry): Promise<void> {
-    await this.inTenant(tenantId, (m) => runWrites(m, tenantId, runId, this.parts(tenantId, runId, e)));
+    await this.inTenant(tenantId, (m) => runWrites(m, tenantId, runId, this.parts(tenantId, runId, e), { atCommit: true }));
   }
 }

@@ -1,14 +1,8 @@
 import type { EntityManager } from 'typeorm';
-import { sql } from '../sql.js';
+import { WriteInvariantError } from '../errors.js';
+import { sql, sqlAtCommit } from '../sql.js';
 import { assertTenant } from '../tenant-transaction.js';
 
-/**
- * A write of one event changed another number of rows than it expected: the stored run no longer
- * matches the snapshot the state machine decided on. A bug, never retried; the event rolls back.
- */
-export class WriteInvariantError extends Error {
-  override name = 'WriteInvariantError';
-}
 
 /**
  * Throws {@link WriteInvariantError} naming run `runId` and `what` unless a write changed
@@ -16,7 +10,7 @@ export class WriteInvariantError extends Error {
  */
 export function expectRows(runId: string, expected: number, matched: number | undefined, what: string): void {
   if (matched !== expected) {
-    throw new WriteInvariantError(`run ${runId}: expected exactly ${expected === 1 ? 'one' : expected} ${what}, matched ${matched}`);
+    throw new WriteInvariantError(`${expectation(runId, expected, what)}, matched ${matched}`);
   }
 }
 
@@ -38,15 +32,19 @@ export interface WritePart {
  * so a caller only combines parts that touch different rows and do not read each other's writes
  * (foreign keys are checked at the end of the statement, after every part). One part without
  * `expect` is sent as it is.
+ *
+ * With `atCommit`, the statement goes with the transaction's COMMIT (`sqlAtCommit`) and checks
+ * the counts itself (`weft_expect_rows`): the caller must run it as the event's last write, and
+ * the error of a wrong count comes from `withTenant`, before anything is committed.
  * @throws Error when `m` is not a transaction of `tenantId`, before anything is sent;
  * WriteInvariantError naming the run and `expect.what` when a part changed another
  * number of rows than expected; the driver's error when the statement fails.
  */
-export async function runWrites(m: EntityManager, tenantId: string, runId: string, parts: readonly WritePart[]): Promise<void> {
+export async function runWrites(m: EntityManager, tenantId: string, runId: string, parts: readonly WritePart[], opts: { atCommit?: boolean } = {}): Promise<void> {
   assertTenant(m, tenantId);
   if (parts.length === 0) return;
   if (parts.length === 1 && !parts[0]!.expect) {
-    await sql(m, parts[0]!.text, parts[0]!.params);
+    await (opts.atCommit ? sqlAtCommit : sql)(m, parts[0]!.text, parts[0]!.params);
     return;
   }
   const params: unknown[] = [];
@@ -57,10 +55,28 @@ export async function runWrites(m: EntityManager, tenantId: string, runId: strin
     params.push(...p.params);
     const text = offset === 0 ? p.text : p.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
     ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
-    if (p.expect) counts.push(`(SELECT count(*) FROM w${i})::int AS w${i}`);
   });
-  const r = await sql<Record<string, number>>(m, `WITH ${ctes.join(',\n')}\nSELECT ${counts.length ? counts.join(', ') : '1 AS done'}`, params);
+  parts.forEach((p, i) => {
+    if (!p.expect) return;
+    if (!opts.atCommit) {
+      counts.push(`(SELECT count(*) FROM w${i})::int AS w${i}`);
+      return;
+    }
+    params.push(p.expect.rows, expectation(runId, p.expect.rows, p.expect.what));
+    counts.push(`weft_expect_rows((SELECT count(*) FROM w${i}), $${params.length - 1}::int, $${params.length}::text) AS w${i}`);
+  });
+  const text = `WITH ${ctes.join(',\n')}\nSELECT ${counts.length ? counts.join(', ') : '1 AS done'}`;
+  if (opts.atCommit) {
+    await sqlAtCommit(m, text, params);
+    return;
+  }
+  const r = await sql<Record<string, number>>(m, text, params);
   parts.forEach((p, i) => {
     if (p.expect) expectRows(runId, p.expect.rows, r.rows[0]?.[`w${i}`], p.expect.what);
   });
+}
+
+/** `run <id>: expected exactly <n> <what>`, the message of a wrong count without its `matched …`. */
+function expectation(runId: string, expected: number, what: string): string {
+  return `run ${runId}: expected exactly ${expected === 1 ? 'one' : expected} ${what}`;
 }
