@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { HistoryRepository, TaskWriteRepository, WriteInvariantError, runWrites, sql, sqlAtCommit, withTenant } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { createTenant } from '../support/builders.js';
+import { createTenant, def, edge, http } from '../support/builders.js';
+import { coordinatorHarness } from '../support/coordinator-harness.js';
 
 /**
  * A tenant transaction sends its opening with its first statement and a deferred write with its
@@ -129,5 +130,29 @@ describe('round trips of a tenant transaction', () => {
     }
     const [row] = await db.owner.query(`SELECT (SELECT count(*) FROM rt_values WHERE id = 4)::int AS v, (SELECT count(*) FROM run_events WHERE run_id = $1)::int AS h`, [runId]);
     expect(row).toEqual({ v: 0, h: 0 });
+  });
+
+  it("sends a chain's step, reported by the worker that takes the next node, in two messages", async () => {
+    const h = await coordinatorHarness(db.ds);
+    const ids = Array.from({ length: 12 }, (_, i) => `n${i + 1}`);
+    const runId = await h.start(def(ids.map((id) => http(id)), ids.slice(1).map((id, i) => edge(ids[i]!, id))));
+    let task = h.dispatcher.last('n1');
+    let token: string | undefined;
+    const perStep: string[][] = [];
+    for (let i = 0; i < ids.length - 1; i++) {
+      const report = () =>
+        h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: task.taskId, nodeId: ids[i]!, attempt: 0, output: { i }, takeFrom: 'http', ...(token ? { leaseToken: token } : {}) });
+      let res: Awaited<ReturnType<typeof report>> | undefined;
+      perStep.push(await sent(async () => (res = await report())));
+      task = res!.taken!.job;
+      token = res!.taken!.leaseToken;
+    }
+    // Once the connections prepared the statements of a step: the lock with the opening, the write with the COMMIT.
+    for (const step of perStep.slice(-4)) {
+      expect(step).toHaveLength(2);
+      expect(step[0]).toMatch(/^BEGIN; select set_config\('app\.tenant_id', .*; EXECUTE weft_/s);
+      expect(step[1]).toMatch(/^EXECUTE weft_[0-9a-f]{24}\(.*\); COMMIT$/s);
+    }
+    expect((await h.tasks(runId)).n11).toMatchObject({ status: 'COMPLETED', output: { i: 10 } });
   });
 });
