@@ -15,12 +15,16 @@ const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
 /** The coordinator's run-update channel (libs/platform RUN_UPDATED_CHANNEL). */
 const RUN_UPDATED_CHANNEL = 'weft.run-updated';
 
-/** n1 → n2 → … → n20, each an HTTP GET of `<config.stub>/n<i>`. */
-export function chainDefinition(): Record<string, unknown> {
+/**
+ * n1 → n2 → … → n20, each an HTTP GET of `<config.stub>/n<i>`; with `keyed`, of
+ * `<config.stub>/n<i>?wf=<input.key>`, so that a stub can tell the runs apart (bench:peers).
+ */
+export function chainDefinition(opts: { keyed?: boolean } = {}): Record<string, unknown> {
+  const query = opts.keyed ? '?wf={{input.key}}' : '';
   const nodes = Array.from({ length: CHAIN_LENGTH }, (_, i) => ({
     node_id: `n${i + 1}`,
     type: 'HTTP',
-    spec: { url: `{{config.stub}}/n${i + 1}`, method: 'GET', timeout_seconds: 10 },
+    spec: { url: `{{config.stub}}/n${i + 1}${query}`, method: 'GET', timeout_seconds: 10 },
   }));
   const edges = Array.from({ length: CHAIN_LENGTH - 1 }, (_, i) => ({ from: `n${i + 1}`, to: `n${i + 2}` }));
   return { name: 'Bench: 20 HTTP nodes in a chain', nodes, edges };
@@ -118,10 +122,10 @@ export class RunWatcher {
   }
 }
 
-/** Starts a run of the bench workflow over the API; resolves its id. */
-export async function startRun(client: WeftClient, stubUrl: string, i: number): Promise<string> {
+/** Starts a run of the bench workflow over the API (input `{i}`, or `{i, key}` with `key`); resolves its id. */
+export async function startRun(client: WeftClient, stubUrl: string, i: number, key?: string): Promise<string> {
   const r = await client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, {
-    i: { workflowId: WORKFLOW_ID, input: { i }, config: { stub: stubUrl } },
+    i: { workflowId: WORKFLOW_ID, input: key === undefined ? { i } : { i, key }, config: { stub: stubUrl } },
   });
   return String(r.startRun.id).toLowerCase();
 }
@@ -138,6 +142,18 @@ export interface TimedRun {
 export async function readRun(client: WeftClient, id: string): Promise<TimedRun> {
   const r = await client.request(`query($id: ID!) { run(id: $id) { id status createdAt finishedAt tasks { nodeId status createdAt finishedAt } } }`, { id });
   return r.run as TimedRun;
+}
+
+/** A run's status and its tasks' outputs, as the API reports them. */
+export interface RunOutputs {
+  id: string;
+  status: string;
+  tasks: { nodeId: string; status: string; output: unknown; finishedAt: string | null }[];
+}
+
+export async function readRunOutputs(client: WeftClient, id: string): Promise<RunOutputs> {
+  const r = await client.request(`query($id: ID!) { run(id: $id) { id status tasks { nodeId status output finishedAt } } }`, { id });
+  return r.run as RunOutputs;
 }
 
 /** Per-step figures of runs that ran alone, from their own timestamps (ms). */
