@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { HistoryRepository, TaskWriteRepository, WriteInvariantError, runWrites, sql, sqlAtCommit, withTenant } from '@weft/persistence';
+import { HistoryRepository, InvalidDataError, TaskWriteRepository, WriteInvariantError, runWrites, sql, sqlAtCommit, withTenant } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, edge, http } from '../support/builders.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
@@ -85,6 +85,18 @@ describe('round trips of a tenant transaction', () => {
       b: false,
       nothing: null,
     });
+  });
+
+  it('refuses a NUL character as data on a prepared statement too, instead of cutting the message short', async () => {
+    for (let i = 0; i < 3; i++) {
+      const params = tricky(200 + i);
+      params[1] = 'before\u0000after';
+      const err = await withTenant(db.ds, tenantId, (m) => sql(m, INSERT, params)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InvalidDataError);
+      expect((err as Error).message).toMatch(/0x00/);
+    }
+    const [row] = await db.owner.query(`SELECT count(*)::int AS n FROM rt_values WHERE id >= 200`);
+    expect(row.n).toBe(0);
   });
 
   it('sends nothing for a transaction that runs no statement', async () => {

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import pgUtils from 'pg/lib/utils.js';
 import type { EntityManager } from 'typeorm';
 
@@ -129,8 +129,20 @@ function executeCall(client: pg.ClientBase, name: string | undefined, text: stri
   for (const p of params) {
     const v = pgUtils.prepareValue(p) as unknown;
     if (v === null || v === undefined) literals.push('NULL');
-    else if (typeof v === 'string') literals.push(pg.escapeLiteral(v));
-    else return undefined; // a Buffer: bytea goes in binary, not as a literal
+    // A NUL would end the message's text inside the literal: bound, PostgreSQL refuses it as
+    // data (22021), which callers rely on; a Buffer (bytea) goes in binary, not as a literal.
+    else if (typeof v === 'string' && !v.includes('\0')) literals.push(literal(v));
+    else return undefined;
   }
   return literals.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${literals.join(', ')})`;
+}
+
+/**
+ * `s` quoted as an SQL string literal, whatever `standard_conforming_strings` says: quotes
+ * doubled, and with backslashes an `E'…'` literal with them doubled too (what `pg.escapeLiteral`
+ * writes, with native replaces instead of its loop over every character of a large JSON text).
+ */
+function literal(s: string): string {
+  const quoted = s.replaceAll("'", "''");
+  return s.includes('\\') ? ` E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
 }
