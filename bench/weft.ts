@@ -72,16 +72,20 @@ export class RunWatcher {
     this.sub = new Redis(redisUrl, { maxRetriesPerRequest: null });
     this.sub.on('error', () => undefined);
     this.sub.on('message', (_channel: string, msg: string) => {
-      let m: { tenantId?: string; runId?: string; status?: string };
+      let parsed: unknown;
       try {
-        m = JSON.parse(msg);
+        parsed = JSON.parse(msg);
       } catch {
         return;
       }
-      if (m.tenantId !== this.tenantId || !m.runId || !m.status || !TERMINAL.has(m.status)) return;
-      const id = m.runId.toLowerCase();
-      this.ended.set(id, m.status);
-      this.waiting.get(id)?.(m.status);
+      // A message is an array of updates (one per run since the previous message).
+      for (const u of Array.isArray(parsed) ? parsed : [parsed]) {
+        const m = u as { tenantId?: string; runId?: string; status?: string };
+        if (m?.tenantId !== this.tenantId || !m.runId || !m.status || !TERMINAL.has(m.status)) continue;
+        const id = m.runId.toLowerCase();
+        this.ended.set(id, m.status);
+        this.waiting.get(id)?.(m.status);
+      }
     });
   }
 

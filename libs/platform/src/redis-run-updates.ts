@@ -1,35 +1,64 @@
 import { Redis } from 'ioredis';
-import type { RunUpdate, RunUpdatePublisher } from '@weft/engine';
+import { RunStatus, type RunUpdate, type RunUpdatePublisher } from '@weft/engine';
 
 /** The Redis channel run updates travel on; the API's RedisPubSub subscribes to it. */
 export const RUN_UPDATED_CHANNEL = 'weft.run-updated';
 
+/** How long an update that does not end its run may wait for others to share its message (ms). */
+export const RUN_UPDATE_COALESCE_MS = 20;
+
+const FINAL = new Set<string>([RunStatus.Succeeded, RunStatus.Failed, RunStatus.Cancelled]);
+
 /**
  * Publishes run updates on Redis pub/sub so API subscribers in any process see changes made by
- * workers and schedulers (an in-memory PubSub reaches one process only). Message: the JSON of
- * a {@link RunUpdate}. A publish failure is swallowed and reported through `onError`: a lost live
- * update never loses data, the run is in PostgreSQL.
+ * workers and schedulers (an in-memory PubSub reaches one process only). Message: the JSON array
+ * of the {@link RunUpdate}s gathered since the previous message.
+ *
+ * `publish` never waits for Redis: an event's commit is not held up by a live update. Updates
+ * that do not end their run wait up to `coalesceMs` and go out together, one per run (the one
+ * with the highest `seq`: a watcher re-reads the run, so the latest announcement is all it
+ * needs); an update that ends its run sends everything gathered at once. A publish failure is
+ * reported through `onError` and otherwise swallowed: a lost live update never loses data, the
+ * run is in PostgreSQL.
  */
 export class RedisRunUpdatePublisher implements RunUpdatePublisher {
   private readonly redis: Redis;
+  private pending = new Map<string, RunUpdate>();
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     redisUrl: string,
     private readonly onError: (err: unknown) => void = () => {},
+    private readonly coalesceMs = RUN_UPDATE_COALESCE_MS,
   ) {
     this.redis = new Redis(redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false });
     this.redis.on('error', () => {});
   }
 
   async publish(update: RunUpdate): Promise<void> {
-    try {
-      await this.redis.publish(RUN_UPDATED_CHANNEL, JSON.stringify(update));
-    } catch (err) {
-      this.onError(err);
-    }
+    const key = `${update.tenantId}/${update.runId}`;
+    const known = this.pending.get(key);
+    if (!known || known.seq <= update.seq) this.pending.set(key, update);
+    if (FINAL.has(update.status) || this.coalesceMs <= 0) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.coalesceMs);
   }
 
+  /** Sends what is gathered, in one PUBLISH; resolves when Redis answered (or the send failed). */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.size === 0) return Promise.resolve();
+    const updates = [...this.pending.values()];
+    this.pending = new Map();
+    return this.redis.publish(RUN_UPDATED_CHANNEL, JSON.stringify(updates)).then(
+      () => undefined,
+      (err: unknown) => this.onError(err),
+    );
+  }
+
+  /** Sends what is gathered (waiting at most 1 s for Redis), then closes the connection. */
   async close(): Promise<void> {
+    await Promise.race([this.flush(), new Promise((r) => setTimeout(r, 1_000).unref())]);
     this.redis.disconnect();
   }
 }

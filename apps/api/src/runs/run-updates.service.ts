@@ -11,8 +11,8 @@ export interface RunUpdatedPayload {
 }
 
 /**
- * Fans the one Redis channel of run updates (`{tenantId, runId, status, seq}` JSON, published
- * by the coordinator after each commit) out to the subscribers of each (tenant, run). The
+ * Fans the one Redis channel of run updates (JSON arrays of `{tenantId, runId, status, seq}`,
+ * published by the coordinator after its commits) out to the subscribers of each (tenant, run). The
  * channel is subscribed once, on the first watcher. The subscribers of one run in this process
  * share one {@link RunChannel}: an update is read from the database once for all of them.
  */
@@ -63,10 +63,14 @@ export class RunUpdatesService implements OnModuleDestroy {
     return this.subscription;
   }
 
+  /** A message is an array of updates (or one update, as older publishers sent them); anything else is dropped. */
   private dispatch(msg: unknown): void {
-    const m = (typeof msg === 'string' ? safeParse(msg) : msg) as { tenantId?: unknown; runId?: unknown; seq?: unknown } | undefined;
-    if (!m || typeof m.tenantId !== 'string' || typeof m.runId !== 'string') return;
-    this.channels.get(`${m.tenantId}/${m.runId}`)?.notify(typeof m.seq === 'number' ? m.seq : undefined);
+    const parsed = typeof msg === 'string' ? safeParse(msg) : msg;
+    for (const u of Array.isArray(parsed) ? parsed : [parsed]) {
+      const m = u as { tenantId?: unknown; runId?: unknown; seq?: unknown } | undefined;
+      if (!m || typeof m.tenantId !== 'string' || typeof m.runId !== 'string') continue;
+      this.channels.get(`${m.tenantId}/${m.runId}`)?.notify(typeof m.seq === 'number' ? m.seq : undefined);
+    }
   }
 
   private remove(key: string, channel: RunChannel, stream: RunStream): void {

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { RunStatus, type RunUpdate } from '@weft/engine';
+import { RUN_UPDATED_CHANNEL, RedisRunUpdatePublisher } from '@weft/platform';
+
+/**
+ * The run-update publisher on a real Redis: updates that do not end their run are gathered for
+ * a short while and go out as one message, one per run (the latest); an update that ends its run
+ * goes out at once with whatever was gathered; publish never waits for Redis.
+ */
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+let sub: Redis;
+const received: { at: number; updates: RunUpdate[] }[] = [];
+const tenantId = randomUUID();
+
+beforeAll(async () => {
+  sub = new Redis(REDIS_URL);
+  sub.on('message', (_c: string, msg: string) => {
+    const updates = (JSON.parse(msg) as RunUpdate[]).filter((u) => u.tenantId === tenantId);
+    if (updates.length) received.push({ at: Date.now(), updates });
+  });
+  await sub.subscribe(RUN_UPDATED_CHANNEL);
+});
+afterAll(() => sub?.disconnect());
+
+async function until(n: number, ms = 2_000): Promise<void> {
+  for (const end = Date.now() + ms; received.length < n && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+}
+
+describe('the run-update publisher', () => {
+  it('gathers updates that do not end their run into one message, the latest of each run', async () => {
+    received.length = 0;
+    const p = new RedisRunUpdatePublisher(REDIS_URL, undefined, 150);
+    const [a, b] = [randomUUID(), randomUUID()];
+    const started = Date.now();
+    await p.publish({ tenantId, runId: a, status: RunStatus.Running, seq: 1 });
+    await p.publish({ tenantId, runId: b, status: RunStatus.Running, seq: 4 });
+    await p.publish({ tenantId, runId: a, status: RunStatus.Running, seq: 3 });
+    await p.publish({ tenantId, runId: a, status: RunStatus.Running, seq: 2 }); // late: older than seq 3
+    await until(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(received).toHaveLength(1);
+    expect(received[0]!.at - started).toBeGreaterThanOrEqual(140);
+    expect(received[0]!.updates).toEqual([
+      { tenantId, runId: a, status: 'RUNNING', seq: 3 },
+      { tenantId, runId: b, status: 'RUNNING', seq: 4 },
+    ]);
+    await p.close();
+  });
+
+  it('sends an update that ends its run at once, with what was gathered', async () => {
+    received.length = 0;
+    const p = new RedisRunUpdatePublisher(REDIS_URL, undefined, 60_000);
+    const [a, b] = [randomUUID(), randomUUID()];
+    await p.publish({ tenantId, runId: a, status: RunStatus.Running, seq: 5 });
+    const started = Date.now();
+    await p.publish({ tenantId, runId: b, status: RunStatus.Succeeded, seq: 9 });
+    await until(1);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(received.map((r) => r.updates)).toEqual([
+      [
+        { tenantId, runId: a, status: 'RUNNING', seq: 5 },
+        { tenantId, runId: b, status: 'SUCCEEDED', seq: 9 },
+      ],
+    ]);
+    await p.close();
+  });
+
+  it('sends what is gathered when it closes', async () => {
+    received.length = 0;
+    const p = new RedisRunUpdatePublisher(REDIS_URL, undefined, 60_000);
+    const a = randomUUID();
+    await p.publish({ tenantId, runId: a, status: RunStatus.Running, seq: 1 });
+    await p.close();
+    await until(1);
+    expect(received.map((r) => r.updates)).toEqual([[{ tenantId, runId: a, status: 'RUNNING', seq: 1 }]]);
+  });
+
+  it('never waits for Redis: with nothing listening on the port, publish returns at once and the failure is reported', async () => {
+    const errors: unknown[] = [];
+    const p = new RedisRunUpdatePublisher('redis://127.0.0.1:1', (e) => errors.push(e), 10);
+    const started = Date.now();
+    await p.publish({ tenantId, runId: randomUUID(), status: RunStatus.Failed, seq: 2 });
+    expect(Date.now() - started).toBeLessThan(50);
+    for (const end = Date.now() + 5_000; errors.length === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    expect(errors).toHaveLength(1);
+    await p.close();
+  });
+});
