@@ -6,6 +6,7 @@ import {
   ENTITIES,
   InvalidCursorError,
   mapDriverError,
+  RunEntity,
   RunRepository,
   runMigrations,
   sql,
@@ -252,6 +253,10 @@ describe('RunRepository', () => {
     });
     const repo = new RunRepository(db.ds);
     expect((await repo.findRun(a.tenantId, runId))?.status).toBe('RUNNING');
+    // Every column, typed as TypeORM reads the entity (the read is a statement of its own).
+    const byTypeorm: RunEntity | null = await withTenant(db.ds, a.tenantId, (m) => m.getRepository(RunEntity).createQueryBuilder('r').where('r.id = :runId', { runId }).getOne());
+    expect(await repo.findRun(a.tenantId, runId)).toEqual(byTypeorm);
+    expect(Object.keys(byTypeorm!).sort()).toEqual(db.ds.getMetadata(RunEntity).columns.map((c) => c.propertyName).sort());
     expect(await repo.findRun(b.tenantId, runId)).toBeNull();
     expect(await repo.findRun(a.tenantId, 'not-a-uuid')).toBeNull();
     expect((await repo.tasksOfRun(a.tenantId, runId)).map((t) => t.nodeId)).toEqual(['z', 'y', 'x']);
