@@ -55,9 +55,9 @@ export class RunCommands {
           const existing = await events.runIdByIdempotencyKey(tenantId, input.idempotencyKey);
           if (existing) return { runId: existing, created: false as const };
         }
-        const version = await versionToRun(m, tenantId, input.workflowId, input.version);
+        const { version, dbNow } = await versionToRun(m, tenantId, input.workflowId, input.version);
         const dag = await ctx.dag(m, tenantId, input.workflowId, version);
-        const now = await ctx.clock(m, tenantId);
+        const now = ctx.testClock?.() ?? dbNow;
         const runId = ctx.newId();
         const run: RunState = {
           id: runId,

@@ -65,7 +65,7 @@ export class RunStore implements Store {
   async startableVersion(workflowId: string, version?: number): Promise<{ version: number } | { error: string }> {
     if (workflowId.length > MAX_NAME_CHARS || badCharacter(workflowId)) return { error: `workflow ${JSON.stringify(workflowId.slice(0, 80))} not found` };
     try {
-      return { version: await versionToRun(this.m, this.tenantId, workflowId, version) };
+      return { version: (await versionToRun(this.m, this.tenantId, workflowId, version)).version };
     } catch (err) {
       if (err instanceof WeftError && err.code !== 'TRANSIENT') return { error: err.message };
       throw err;

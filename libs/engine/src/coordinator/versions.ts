@@ -3,11 +3,12 @@ import { WeftError } from '../index.js';
 
 /**
  * The version a new run of `workflowId` runs on: `requested`, or else the workflow's default —
- * its pinned `default_version`, or the latest when none is pinned.
+ * its pinned `default_version`, or the latest when none is pinned; with the database's clock as
+ * it was read (`dbNow`).
  * @throws WeftError NOT_FOUND (unknown workflow, or no such version); BAD_USER_INPUT when that
  * version is deprecated (the message names the workflow and version and what to do instead).
  */
-export async function versionToRun(m: Transaction, tenantId: string, workflowId: string, requested?: number): Promise<number> {
+export async function versionToRun(m: Transaction, tenantId: string, workflowId: string, requested?: number): Promise<{ version: number; dbNow: Date }> {
   const row = await new VersionLookupRepository(m).choose(tenantId, workflowId, requested);
   if (!row?.latestVersion) throw new WeftError('NOT_FOUND', `workflow ${workflowId} not found`);
   if (row.version === null) throw new WeftError('NOT_FOUND', `workflow ${workflowId} version ${requested} not found`);
@@ -22,5 +23,5 @@ export async function versionToRun(m: Transaction, tenantId: string, workflowId:
     const msg = `workflow ${workflowId} version ${row.version}${which} is deprecated: new runs on it are refused; ${instead}`;
     throw new WeftError('BAD_USER_INPUT', msg, [{ path: 'version', message: msg }]);
   }
-  return row.version;
+  return { version: row.version, dbNow: row.dbNow };
 }

@@ -11,6 +11,8 @@ export interface VersionChoice {
   /** The chosen version (requested, else default, else latest); null when that version does not exist. */
   version: number | null;
   deprecated: boolean | null;
+  /** The database's `clock_timestamp()` as the choice was read (a new run's clock, without a statement of its own). */
+  dbNow: Date;
 }
 
 /** A run's version and the deprecation of another version of its workflow a retry asks for. */
@@ -34,7 +36,8 @@ export class VersionLookupRepository extends TenantScopedRepository {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<VersionChoice>(
         m,
-        `SELECT w.latest_version AS "latestVersion", w.default_version AS "defaultVersion", v.version, v.deprecated_at IS NOT NULL AS deprecated
+        `SELECT w.latest_version AS "latestVersion", w.default_version AS "defaultVersion", v.version, v.deprecated_at IS NOT NULL AS deprecated,
+                clock_timestamp() AS "dbNow"
            FROM workflows w
            LEFT JOIN workflow_versions v
              ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = COALESCE($3::int, w.default_version, w.latest_version)
