@@ -39,13 +39,14 @@ export type BuildEvent = (run: RunState) => { ev: RunEvent; version?: number };
  * The event pipeline: the only code that turns events into persisted state. Every event runs in
  * one tenant transaction:
  *
- * BEGIN with `set_config('app.tenant_id', …, true)` (one round trip); lock the run row (which
- * serializes a run's events across processes) and, in the same statement, read the database
- * clock (the event's now) and the reported task; the node states are those this process kept
- * after the run's previous event (the snapshot cache), else every task row (no inputs or
- * outputs); get the DAG from the per-version cache; `Machine.apply`; persist the actions in
- * order ({@link ActionWriter}), whose last writes go in one statement with the history row and
- * the run update; COMMIT. On a chain's step that is four round trips. Then {@link AfterCommit}.
+ * BEGIN with `set_config('app.tenant_id', …, true)`; lock the run row (which serializes a run's
+ * events across processes) and, in the same statement, read the database clock (the event's
+ * now) and the reported task; the node states are those this process kept after the run's
+ * previous event (the snapshot cache), else every task row (no inputs or outputs); get the DAG
+ * from the per-version cache; `Machine.apply`; persist the actions in order
+ * ({@link ActionWriter}), whose last writes go in one statement with the history row and the run
+ * update; COMMIT. The opening travels with the lock and the last write with the COMMIT
+ * (`withTenant`), so a chain's step is two round trips. Then {@link AfterCommit}.
  *
  * A transient failure retries the whole event with a small jittered backoff, then throws
  * WeftError `TRANSIENT`. A rejected user command rolls back and leaves no history row; an ignored
