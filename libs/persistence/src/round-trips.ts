@@ -121,7 +121,7 @@ export async function commit(tx: OpenTransaction): Promise<void> {
  * offset, arrays as array literals, objects as JSON), quoted by `escapeLiteral`, so PostgreSQL
  * casts it to the parameter's type as it would the bound value.
  */
-function executeCall(client: pg.ClientBase, name: string | undefined, text: string, params: unknown[]): string | undefined {
+export function executeCall(client: pg.ClientBase, name: string | undefined, text: string, params: unknown[]): string | undefined {
   if (name === undefined) return undefined;
   const parsed = (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
   if (parsed?.[name] !== text) return undefined;

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { isStalePreparedStatement, mapDriverError } from './errors.js';
-import { closeTransaction, commit, flush, openTransaction, started, type OpenTransaction } from './round-trips.js';
-import type { SqlResult } from './sql.js';
+import { closeTransaction, commit, executeCall, flush, openTransaction, started, type OpenTransaction } from './round-trips.js';
+import { sql, statementName, type SqlResult } from './sql.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -81,49 +81,39 @@ export async function withTenant<T>(ds: DataSource, tenantId: string, fn: (m: En
 }
 
 /**
- * Runs the one data statement `statement` for `tenantId` in a single round trip: it is sent
- * after `select set_config('app.tenant_id', …, true)` in one simple-protocol message, which
- * PostgreSQL runs as one implicit transaction — the setting is local to it, as in
- * {@link withTenant}, and the statement commits (or rolls back) before the answer comes — instead
- * of the three of a {@link withTenant} transaction (BEGIN with the setting, the statement,
- * COMMIT). For a hot one-statement transaction (a worker's claim, marking outbox rows enqueued).
- *
- * The simple protocol takes no parameters: every value in `statement` must be written with
- * {@link sqlLiteral}. Returns the statement's rows and row count; errors are mapped like
- * {@link withTenant}'s. Throws a TypeError when `tenantId` is not a UUID (nothing is sent).
+ * Runs the one parameterised statement `text` for `tenantId` as a transaction of its own, in one
+ * round trip once the connection has prepared it: `select set_config('app.tenant_id', …, true);
+ * EXECUTE name(literals)` in one simple-protocol message, which PostgreSQL runs as one implicit
+ * transaction (the setting is local to it; the statement commits, or rolls back, before the
+ * answer comes), with the statement's plan kept. On a connection that has not prepared it yet
+ * (or with a value that cannot go as a literal) it is a {@link withTenant} transaction, which
+ * prepares it. For hot one-statement reads and writes: a worker's claim, an outbox mark, a run
+ * read. Errors are mapped like {@link withTenant}'s; a TypeError when `tenantId` is not a UUID.
  */
-export async function withTenantStatement<R = Record<string, unknown>>(ds: DataSource, tenantId: string, statement: string): Promise<SqlResult<R>> {
+export async function sqlInTenant<R = Record<string, unknown>>(ds: DataSource, tenantId: string, text: string, params: unknown[] = []): Promise<SqlResult<R>> {
   if (!isUuid(tenantId)) throw new TypeError(`tenant id must be a UUID, got ${JSON.stringify(tenantId)}`);
   const runner = ds.createQueryRunner();
+  let call: string | undefined;
   try {
     const client = (await runner.connect()) as pg.ClientBase;
-    const results = (await client.query(`${tenantSetting(tenantId)}; ${statement}`)) as unknown as pg.QueryResult[];
-    const last = results[results.length - 1]!;
-    return { rows: last.rows as R[], rowCount: last.rowCount ?? 0 };
+    const name = statementName(text);
+    call = executeCall(client, name, text, params);
+    if (call !== undefined) {
+      const results = (await client.query(`${tenantSetting(tenantId)}; ${call}`)) as unknown as pg.QueryResult[];
+      const last = results[results.length - 1]!;
+      return { rows: last.rows as R[], rowCount: last.rowCount ?? 0 };
+    }
   } catch (err) {
     throw mapDriverError(err);
   } finally {
     await runner.release();
   }
+  return withTenant(ds, tenantId, (m) => sql<R>(m, text, params));
 }
 
 /** The statement binding the current transaction to `tenantId` (transaction-local, read by row-level security). */
 function tenantSetting(tenantId: string): string {
-  return `select set_config('app.tenant_id', ${sqlLiteral(tenantId)}, true)`;
-}
-
-/**
- * `value` as an SQL literal for {@link withTenantStatement}: a string quoted (and escaped), a
- * Date as its ISO text, a finite number as written, null as NULL. Cast it where the type
- * matters (`${sqlLiteral(d)}::timestamptz`).
- */
-export function sqlLiteral(value: string | number | Date | null): string {
-  if (value === null) return 'NULL';
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
-    return String(value);
-  }
-  return pg.escapeLiteral(value instanceof Date ? value.toISOString() : value);
+  return `select set_config('app.tenant_id', ${pg.escapeLiteral(tenantId)}, true)`;
 }
 
 /**

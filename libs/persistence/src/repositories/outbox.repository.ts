@@ -1,5 +1,5 @@
 import { sql } from '../sql.js';
-import { sqlLiteral, withTenantStatement } from '../tenant-transaction.js';
+import { sqlInTenant } from '../tenant-transaction.js';
 import type { Database, JobSource, Transaction } from './event-rows.js';
 import { isDataSource, TenantScopedRepository } from './tenant-scoped.repository.js';
 
@@ -55,19 +55,19 @@ export class OutboxRepository extends TenantScopedRepository {
 
   /**
    * Marks enqueued the outbox rows of the task attempts `jobs` just enqueued after their event's
-   * commit, in one round trip (one statement with the tenant setting): the ids must be UUIDs and
-   * the attempts integers, as the event that wrote them made them.
+   * commit, in one round trip (one statement, a transaction of its own: {@link sqlInTenant}).
    */
   async markEnqueued(tenantId: string, jobs: readonly { taskId: string; attempt: number }[], now: Date | null): Promise<void> {
     if (!isDataSource(this.db)) throw new Error('OutboxRepository.markEnqueued needs a Database: it is a transaction of its own');
     const rows = jobs.map((j) => ({ task_id: j.taskId, attempt: j.attempt }));
-    await withTenantStatement(
+    await sqlInTenant(
       this.db,
       tenantId,
-      `UPDATE outbox o SET enqueued_at = COALESCE(${sqlLiteral(now)}::timestamptz, clock_timestamp())
-         FROM jsonb_to_recordset(${sqlLiteral(JSON.stringify(rows))}::jsonb) AS j(task_id uuid, attempt int)
-        WHERE o.tenant_id = ${sqlLiteral(tenantId)} AND o.task_id = ANY(ARRAY[${rows.map((r) => sqlLiteral(r.task_id)).join(', ')}]::uuid[])
+      `UPDATE outbox o SET enqueued_at = COALESCE($1::timestamptz, clock_timestamp())
+         FROM jsonb_to_recordset($2::jsonb) AS j(task_id uuid, attempt int)
+        WHERE o.tenant_id = $3::uuid AND o.task_id = ANY($4::uuid[])
           AND o.task_id = j.task_id AND o.attempt = j.attempt AND o.enqueued_at IS NULL`,
+      [now, JSON.stringify(rows), tenantId, rows.map((r) => r.task_id)],
     );
   }
 }

@@ -4,8 +4,8 @@ import { RunEntity } from '../entities/run.entity.js';
 import { TaskEntity } from '../entities/task.entity.js';
 import { InvalidCursorError } from '../errors.js';
 import { sql } from '../sql.js';
-import { isUuid } from '../tenant-transaction.js';
-import { TenantScopedRepository } from './tenant-scoped.repository.js';
+import { isUuid, sqlInTenant } from '../tenant-transaction.js';
+import { TenantScopedRepository, isDataSource } from './tenant-scoped.repository.js';
 
 
 /** Most child runs {@link RunRepository.childrenOfRun} returns: the oldest this many. */
@@ -75,10 +75,11 @@ export class RunRepository extends TenantScopedRepository {
    */
   async findRun(tenantId: string, runId: string): Promise<RunEntity | null> {
     if (!isUuid(runId)) return null;
-    return this.inTenant(tenantId, async (m) => {
-      const r = await sql<RunEntity>(m, `SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2`, [tenantId, runId]);
-      return r.rows[0] ? Object.assign(new RunEntity(), r.rows[0]) : null;
-    });
+    const text = `SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2`;
+    const r = isDataSource(this.db)
+      ? await sqlInTenant<RunEntity>(this.db, tenantId, text, [tenantId, runId])
+      : await this.inTenant(tenantId, (m) => sql<RunEntity>(m, text, [tenantId, runId]));
+    return r.rows[0] ? Object.assign(new RunEntity(), r.rows[0]) : null;
   }
 
   /**

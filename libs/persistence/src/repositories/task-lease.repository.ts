@@ -1,5 +1,5 @@
 import { sql } from '../sql.js';
-import { sqlLiteral, withTenantStatement } from '../tenant-transaction.js';
+import { sqlInTenant } from '../tenant-transaction.js';
 import type { Database, JobSource, Transaction } from './event-rows.js';
 import { isDataSource, TenantScopedRepository } from './tenant-scoped.repository.js';
 
@@ -25,23 +25,23 @@ export class TaskLeaseRepository extends TenantScopedRepository {
   }
 
   /**
-   * Claims `attempt` of task `taskId` for a worker in one round trip (one statement with the
-   * tenant setting, no transaction of its own): the task becomes RUNNING with `leaseToken` and a
-   * lease of `leaseMs` after now, if it is PENDING, QUEUED or RUNNING at that attempt (a RUNNING
-   * one is claimed again: the previous execution's lease is superseded). The ids and token must
-   * be UUIDs and `attempt` an integer (they are written inline). Returns whether it matched.
+   * Claims `attempt` of task `taskId` for a worker in one round trip (one statement, a
+   * transaction of its own: {@link sqlInTenant}): the task becomes RUNNING with `leaseToken` and
+   * a lease of `leaseMs` after now, if it is PENDING, QUEUED or RUNNING at that attempt (a RUNNING
+   * one is claimed again: the previous execution's lease is superseded). Returns whether it matched.
    */
   async claim(tenantId: string, taskId: string, attempt: number, leaseToken: string, leaseMs: number, now: Date | null): Promise<boolean> {
     if (!isDataSource(this.db)) throw new Error('TaskLeaseRepository.claim needs a Database: it is a transaction of its own');
-    const r = await withTenantStatement(
+    const r = await sqlInTenant(
       this.db,
       tenantId,
-      `WITH c AS (SELECT COALESCE(${sqlLiteral(now)}::timestamptz, clock_timestamp()) AS now)
-       UPDATE tasks SET status = 'RUNNING', updated_at = c.now, lease_token = ${sqlLiteral(leaseToken)},
-              lease_expires_at = c.now + ${sqlLiteral(leaseMs)} * interval '1 millisecond'
+      `WITH c AS (SELECT COALESCE($1::timestamptz, clock_timestamp()) AS now)
+       UPDATE tasks SET status = 'RUNNING', updated_at = c.now, lease_token = $2::uuid,
+              lease_expires_at = c.now + $3::int * interval '1 millisecond'
          FROM c
-        WHERE tenant_id = ${sqlLiteral(tenantId)} AND id = ${sqlLiteral(taskId)} AND attempt = ${sqlLiteral(attempt)}
+        WHERE tenant_id = $4::uuid AND id = $5::uuid AND attempt = $6::int
           AND status IN ('PENDING', 'QUEUED', 'RUNNING')`,
+      [now, leaseToken, leaseMs, tenantId, taskId, attempt],
     );
     return r.rowCount === 1;
   }
