@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { WeftClient } from '../libs/client/src/index.js';
-import { WeftProcess, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, type UnexpectedExit } from '../chaos/processes.js';
+import { WeftProcess, dropInstallation, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, type UnexpectedExit } from '../chaos/processes.js';
 import { runEngineBench, type EngineResult } from './engine-bench.js';
 import { bullFloor, createCounterTable, createStepTables, pgbench, STEP_SCRIPT, type BullFloor, type PgbenchResult } from './floors.js';
 import { ENGINE_RATIO_TARGET, LATENCY_TARGET, THROUGHPUT_TARGET, fmt, table, verdict } from './report.js';
@@ -46,9 +46,10 @@ const HELP = `usage: npm run bench -- [options]
   --solo-runs N        runs timed alone (default 3; the median is reported)
   --no-engine          skip the engine bench (its target is then n/a)
   --pg-restart MODE    never (default): leave the PostgreSQL server alone (statements/step is then
-                       n/a unless pg_stat_statements is already loaded); auto: load it with ALTER
-                       SYSTEM SET shared_preload_libraries and a restart of PostgreSQL once no other
-                       session is connected, and undo both at the end; force: the same without waiting
+                       n/a unless pg_stat_statements is already loaded); auto (as root, with
+                       pg_ctlcluster): load it with ALTER SYSTEM SET shared_preload_libraries and a
+                       restart of PostgreSQL once no other session is connected (waiting up to 60 s,
+                       else n/a), and undo both at the end; force: the same without waiting
   --keep               keep the database, its Redis keys and the process logs
   --postgres URL       PostgreSQL superuser URL without a database (default postgres://postgres@127.0.0.1:5432)
   --redis URL          Redis URL (default redis://127.0.0.1:6379)
@@ -391,20 +392,12 @@ async function main(): Promise<number> {
     if (o.keep) {
       say(`bench: kept database ${dbName}, Redis keys ${prefix}:* and logs in ${work}`);
     } else {
-      const admin = new pg.Client({ connectionString: withDb(o.postgres, 'postgres'), application_name: 'weft-bench' });
       try {
-        await admin.connect();
-        await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-        let deleted = 0;
-        for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
-          if ((keys as string[]).length) deleted += await redis.del(...(keys as string[]));
-        }
+        const deleted = await dropInstallation(o.postgres, dbName, redis, prefix, 'weft-bench');
         rmSync(work, { recursive: true, force: true });
-        say(`bench: dropped database ${dbName}, ${deleted} Redis keys and the logs`);
+        say(`bench: dropped database ${dbName}, ${deleted} Redis key${deleted === 1 ? "" : "s"} and the logs`);
       } catch (err) {
         say(`bench: cleanup failed: ${(err as Error).message}`);
-      } finally {
-        await admin.end().catch(() => undefined);
       }
     }
     redis.disconnect();

@@ -15,7 +15,7 @@ import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { WeftClient } from '../libs/client/src/index.js';
-import { WeftProcess, freePort, provisionTenant, weftEnv, withDb, type UnexpectedExit } from '../chaos/processes.js';
+import { WeftProcess, dropInstallation, freePort, provisionTenant, weftEnv, withDb, type UnexpectedExit } from '../chaos/processes.js';
 import { StubProcess } from './peer-children.js';
 import { Problems, checkCount, checkResults, checkStub, expectedBody } from './peer-check.js';
 import { fromWorkload, type EngineResult } from './peer-result.js';
@@ -217,7 +217,7 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
     await Promise.allSettled(procs.map((x) => x.stop()));
     await stub?.stop();
     await owner?.end().catch(() => undefined);
-    if (created) await dropInstallation(o, dbName, prefix, redis, logDir, say);
+    if (created) await dropWeftInstallation(o, dbName, prefix, redis, logDir, say);
     redis.disconnect();
   }
 }
@@ -255,24 +255,16 @@ async function checkRun(client: WeftClient, r: WorkflowRecord, p: Problems): Pro
 }
 
 /** Drops the database and its Redis keys (unless `keep`); reports what it did. */
-async function dropInstallation(o: WeftPeerOptions, dbName: string, prefix: string, redis: Redis, logDir: string, say: (l: string) => void): Promise<void> {
+async function dropWeftInstallation(o: WeftPeerOptions, dbName: string, prefix: string, redis: Redis, logDir: string, say: (l: string) => void): Promise<void> {
   if (o.keep) {
     say(`kept database ${dbName}, Redis keys ${prefix}:* and the logs in ${logDir}`);
     return;
   }
-  const admin = new pg.Client({ connectionString: withDb(o.postgres, 'postgres'), application_name: 'weft-peers-bench' });
   try {
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-    let deleted = 0;
-    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
-      if ((keys as string[]).length) deleted += await redis.del(...(keys as string[]));
-    }
-    say(`dropped database ${dbName} and ${deleted} Redis keys`);
+    const deleted = await dropInstallation(o.postgres, dbName, redis, prefix, 'weft-peers-bench');
+    say(`dropped database ${dbName} and ${deleted} Redis key${deleted === 1 ? "" : "s"}`);
   } catch (err) {
     say(`!! cleanup failed: ${(err as Error).message} (database ${dbName}, Redis keys ${prefix}:*)`);
-  } finally {
-    await admin.end().catch(() => undefined);
   }
 }
 

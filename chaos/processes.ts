@@ -11,6 +11,7 @@ import { openSync, closeSync, readdirSync, readFileSync, writeSync } from 'node:
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 
 /** Every child still running: SIGKILLed if the driver exits without stopping them (a crash, EPIPE). */
 const live = new Set<ChildProcess>();
@@ -399,4 +400,30 @@ export class UidBlockWatch {
       }
     }
   }
+}
+
+/**
+ * Drops database `dbName` (as the superuser of `postgresUrl`, a URL without a database) and every
+ * Redis key under `prefix:`; resolves how many keys it deleted.
+ * @throws the driver's error when the database cannot be dropped.
+ */
+export async function dropInstallation(postgresUrl: string, dbName: string, redis: RedisLike, prefix: string, applicationName: string): Promise<number> {
+  const admin = new pg.Client({ connectionString: withDb(postgresUrl, 'postgres'), application_name: applicationName });
+  try {
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  } finally {
+    await admin.end().catch(() => undefined);
+  }
+  let deleted = 0;
+  for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
+    if ((keys as string[]).length) deleted += await redis.del(...(keys as string[]));
+  }
+  return deleted;
+}
+
+/** What {@link dropInstallation} needs of an ioredis client. */
+export interface RedisLike {
+  scanStream(opts: { match: string; count: number }): AsyncIterable<unknown>;
+  del(...keys: string[]): Promise<number>;
 }

@@ -1,6 +1,9 @@
+import { createRequire } from 'node:module';
 import type pg from 'pg';
-import pgUtils from 'pg/lib/utils.js';
 import type { EntityManager } from 'typeorm';
+
+/** node-postgres's own parameter conversion, which its typings do not declare: the text form it binds (a string, a Buffer for bytea, or null). */
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue(value: unknown): string | Buffer | null };
 
 /**
  * How a {@link withTenant} transaction saves round trips to PostgreSQL: its opening (BEGIN and
@@ -127,7 +130,7 @@ export function executeCall(client: pg.ClientBase, name: string | undefined, tex
   if (parsed?.[name] !== text) return undefined;
   const literals: string[] = [];
   for (const p of params) {
-    const v = pgUtils.prepareValue(p) as unknown;
+    const v = prepareValue(p) as unknown;
     if (v === null || v === undefined) literals.push('NULL');
     // A NUL would end the message's text inside the literal: bound, PostgreSQL refuses it as
     // data (22021), which callers rely on; a Buffer (bytea) goes in binary, not as a literal.
