@@ -187,6 +187,16 @@ describe('the runtime role', () => {
     }
   });
 
+  it('is refused on a database that lacks the latest migration, naming the fix', async () => {
+    const behind = await createTestDatabase();
+    try {
+      await behind.owner.query(`DROP FUNCTION weft_expect_rows(bigint, int, text)`);
+      await expect(checkRuntimeRole(behind.ds)).rejects.toThrow(/lacks the latest migrations of this version of Weft: run `weft migrate`/);
+    } finally {
+      await behind.drop();
+    }
+  });
+
   it('is refused when booting as a superuser: the owner connection fails the runtime check', async () => {
     await expect(checkRuntimeRole(db.owner)).rejects.toThrow(/connects as postgres, a superuser or a member of one \([^)]*postgres[^)]*\), which bypasses row-level security/);
   });

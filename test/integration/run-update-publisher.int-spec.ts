@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RunStatus, type RunUpdate } from '@weft/engine';
 import { RUN_UPDATED_CHANNEL, RedisRunUpdatePublisher } from '@weft/platform';
+import { freePort } from '../../chaos/processes.js';
 
 /**
  * The run-update publisher on a real Redis: updates that do not end their run are gathered for
@@ -86,5 +88,26 @@ describe('the run-update publisher', () => {
     for (const end = Date.now() + 5_000; errors.length === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
     expect(errors).toHaveLength(1);
     await p.close();
+  });
+
+  it('drops updates past 1,000 messages waiting for a Redis that stopped answering, and says so', async () => {
+    const port = await freePort();
+    const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const probe = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: null });
+    const errors: string[] = [];
+    const p = new RedisRunUpdatePublisher(`redis://127.0.0.1:${port}`, (e) => errors.push(String(e)), 10);
+    try {
+      await probe.ping();
+      server.kill('SIGSTOP');
+      for (let i = 0; i < 1_050; i++) await p.publish({ tenantId, runId: randomUUID(), status: RunStatus.Succeeded, seq: 1 });
+      expect(errors).toHaveLength(50);
+      expect(errors[0]).toContain('Redis has not answered 1000 run-update messages: 1 update(s) dropped');
+      server.kill('SIGCONT');
+    } finally {
+      await p.close();
+      probe.disconnect();
+      server.kill('SIGCONT');
+      server.kill('SIGKILL');
+    }
   });
 });

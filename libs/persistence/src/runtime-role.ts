@@ -9,7 +9,7 @@ export class RuntimeRoleError extends Error {
  * Checks that `ds` (initialized) connects as a role row-level security applies to, on a migrated
  * database: neither the role nor any role it is a member of is a superuser,
  * has BYPASSRLS or owns a table of the schema; the role is `weft_app` or inherits from it; and the
- * tables exist. Throws {@link RuntimeRoleError} with one line
+ * tables exist, up to this version's latest migration (its function `weft_expect_rows`). Throws {@link RuntimeRoleError} with one line
  * saying what is wrong and how to fix it.
  */
 export async function checkRuntimeRole(ds: DataSource): Promise<void> {
@@ -26,8 +26,9 @@ export async function checkRuntimeRole(ds: DataSource): Promise<void> {
                 AND c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')) AS owned,
             to_regclass('public.runs') IS NOT NULL AS migrated,
             to_regprocedure('public.weft_claim_due_timers(timestamptz, integer, timestamptz)') IS NOT NULL AS secured,
+            to_regprocedure('public.weft_expect_rows(bigint, integer, text)') IS NOT NULL AS up_to_date,
             EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'weft_app' AND pg_has_role(current_user, r.oid, 'USAGE')) AS runtime`,
-  )) as { rolname: string; database: string; superusers: string | null; bypassers: string | null; owned: number; migrated: boolean; secured: boolean; runtime: boolean }[];
+  )) as { rolname: string; database: string; superusers: string | null; bypassers: string | null; owned: number; migrated: boolean; secured: boolean; up_to_date: boolean; runtime: boolean }[];
   if (!row) throw new RuntimeRoleError('cannot read the current role from pg_roles');
   const fix = 'connect DATABASE_URL as the runtime role weft_app (postgres://weft_app@host:port/db); migrations run as DATABASE_OWNER_URL';
   const as = (what: string) => `DATABASE_URL connects as ${row.rolname}, ${what}, which bypasses row-level security: ${fix}`;
@@ -36,6 +37,9 @@ export async function checkRuntimeRole(ds: DataSource): Promise<void> {
   if (row.owned > 0) throw new RuntimeRoleError(as(`the owner (or a member of the owner) of ${row.owned} table(s) of the schema`));
   if (!row.migrated || !row.secured) {
     throw new RuntimeRoleError(`database "${row.database}" is not migrated: check the name in DATABASE_URL, or run \`weft migrate\` (or start with \`weft dev\`)`);
+  }
+  if (!row.up_to_date) {
+    throw new RuntimeRoleError(`database "${row.database}" lacks the latest migrations of this version of Weft: run \`weft migrate\` before starting it`);
   }
   if (!row.runtime) {
     throw new RuntimeRoleError(

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { isStalePreparedStatement, mapDriverError } from './errors.js';
-import { closeTransaction, commit, executeCall, flush, openTransaction, started, type OpenTransaction } from './round-trips.js';
+import { closeTransaction, commit, executeCall, flush, openTransaction, started, transactionOf, type OpenTransaction } from './round-trips.js';
 import { sql, statementName, type SqlResult } from './sql.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -46,7 +46,9 @@ export async function withTenant<T>(ds: DataSource, tenantId: string, fn: (m: En
       openTransaction(m, tx);
       const query = runner.query.bind(runner);
       runner.query = (async (...args: Parameters<typeof runner.query>) => {
-        await flush(tx);
+        // Only while this transaction is open: a manager kept past it must not send its
+        // opening on the connection's next user (TypeORM's own check then refuses the call).
+        if (!runner.isReleased && transactionOf(m) === tx) await flush(tx);
         return query(...args);
       }) as typeof runner.query;
       const result = await fn(m);
@@ -72,6 +74,7 @@ export async function withTenant<T>(ds: DataSource, tenantId: string, fn: (m: En
   } finally {
     tenantOfManager.delete(m);
     closeTransaction(m);
+    delete (runner as { query?: unknown }).query; // TypeORM's own query() again
     state.isTransactionActive = false;
     state.transactionDepth = 0;
     // TypeORM's Postgres runner releases with an error so that pg-pool discards the connection.

@@ -7,6 +7,9 @@ export const RUN_UPDATED_CHANNEL = 'weft.run-updated';
 /** How long an update that does not end its run may wait for others to share its message (ms). */
 export const RUN_UPDATE_COALESCE_MS = 20;
 
+/** PUBLISHes waiting for Redis past which a message is dropped (Redis stalled: memory must not grow). */
+const MAX_IN_FLIGHT = 1_000;
+
 const FINAL = new Set<string>([RunStatus.Succeeded, RunStatus.Failed, RunStatus.Cancelled]);
 
 /**
@@ -17,7 +20,8 @@ const FINAL = new Set<string>([RunStatus.Succeeded, RunStatus.Failed, RunStatus.
  * `publish` never waits for Redis: an event's commit is not held up by a live update. Updates
  * that do not end their run wait up to `coalesceMs` and go out together, one per run (the one
  * with the highest `seq`: a watcher re-reads the run, so the latest announcement is all it
- * needs); an update that ends its run sends everything gathered at once. A publish failure is
+ * needs); an update that ends its run sends everything gathered at once. While Redis does not
+ * answer, at most 1,000 messages wait for it; later ones are dropped and reported. A failure is
  * reported through `onError` and otherwise swallowed: a lost live update never loses data, the
  * run is in PostgreSQL.
  */
@@ -25,6 +29,7 @@ export class RedisRunUpdatePublisher implements RunUpdatePublisher {
   private readonly redis: Redis;
   private pending = new Map<string, RunUpdate>();
   private timer: NodeJS.Timeout | undefined;
+  private inFlight = 0;
 
   constructor(
     redisUrl: string,
@@ -50,9 +55,19 @@ export class RedisRunUpdatePublisher implements RunUpdatePublisher {
     if (this.pending.size === 0) return Promise.resolve();
     const updates = [...this.pending.values()];
     this.pending = new Map();
+    if (this.inFlight >= MAX_IN_FLIGHT) {
+      this.onError(new Error(`Redis has not answered ${this.inFlight} run-update messages: ${updates.length} update(s) dropped`));
+      return Promise.resolve();
+    }
+    this.inFlight++;
     return this.redis.publish(RUN_UPDATED_CHANNEL, JSON.stringify(updates)).then(
-      () => undefined,
-      (err: unknown) => this.onError(err),
+      () => {
+        this.inFlight--;
+      },
+      (err: unknown) => {
+        this.inFlight--;
+        this.onError(err);
+      },
     );
   }
 
