@@ -30,7 +30,7 @@ import {
   type StatementRow,
   type StatementsSupport,
 } from './stats.js';
-import { CHAIN_LENGTH, RunWatcher, Stub, WORKFLOW_ID, chainDefinition, median, readRun, soloFigures, startRun, type SoloFigures } from './weft.js';
+import { CHAIN_LENGTH, RunWatcher, Stub, WORKFLOW_ID, chainDefinition, median, readRun, soloFigures, startRun, waitForApi, type SoloFigures } from './weft.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const cli = join(root, 'dist/apps/cli/src/main.js');
@@ -234,16 +234,7 @@ async function main(): Promise<number> {
     const worker = proc('worker', ['worker']);
     const scheduler = proc('scheduler', ['scheduler']);
     const client = new WeftClient(apiUrl, apiKey);
-    for (let i = 0; ; i++) {
-      try {
-        await client.request('{ __typename }');
-        break;
-      } catch (err) {
-        check();
-        if (i > 240) throw new Error(`the API did not answer within 60 s: ${(err as Error).message}`);
-        await sleep(250);
-      }
-    }
+    await waitForApi(client, check, 'the API');
     await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
       i: { workflowId: WORKFLOW_ID, definition: JSON.stringify(chainDefinition()) },
     });

@@ -22,7 +22,7 @@ import { fromWorkload, type EngineResult } from './peer-result.js';
 import { nonLoopbackPeers } from './peer-sockets.js';
 import { CHAIN_STEPS, IN_FLIGHT, keyPrefix, runWorkload, type EngineDriver, type WorkflowRecord } from './peer-workload.js';
 import { PgCounters, foreignActiveClients, redisPid } from './stats.js';
-import { RunWatcher, WORKFLOW_ID, chainDefinition, readRunOutputs, startRun } from './weft.js';
+import { RunWatcher, WORKFLOW_ID, chainDefinition, readRunOutputs, startRun, waitForApi } from './weft.js';
 
 const RUNTIME_ROLE = 'weft_app';
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -105,16 +105,7 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
       if (unexpected.length) throw new Error(`weft ${unexpected[0].name} exited on its own (code ${unexpected[0].code}); see ${logDir}/${unexpected[0].name}.log`);
     };
     const client = new WeftClient(`http://127.0.0.1:${port}/graphql`, apiKey);
-    for (let i = 0; ; i++) {
-      try {
-        await client.request('{ __typename }');
-        break;
-      } catch (err) {
-        check();
-        if (i > 240) throw new Error(`the Weft API did not answer within 60 s: ${(err as Error).message}`);
-        await sleep(250);
-      }
-    }
+    await waitForApi(client, check, 'the Weft API');
     await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
       i: { workflowId: WORKFLOW_ID, definition: JSON.stringify(chainDefinition({ keyed: true })) },
     });

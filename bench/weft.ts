@@ -126,6 +126,24 @@ export class RunWatcher {
   }
 }
 
+/**
+ * Waits until the API behind `client` answers (every 250 ms, up to 60 s); `check` runs between
+ * tries and throws to give up early (a process exited).
+ * @throws Error naming `what` when it did not answer in time.
+ */
+export async function waitForApi(client: WeftClient, check: () => void, what: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      await client.request('{ __typename }');
+      return;
+    } catch (err) {
+      check();
+      if (i > 240) throw new Error(`${what} did not answer within 60 s: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
 /** Starts a run of the bench workflow over the API (input `{i}`, or `{i, key}` with `key`); resolves its id. */
 export async function startRun(client: WeftClient, stubUrl: string, i: number, key?: string): Promise<string> {
   const r = await client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, {
