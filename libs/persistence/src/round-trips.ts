@@ -121,7 +121,7 @@ export async function commit(tx: OpenTransaction): Promise<void> {
  * `EXECUTE name(…)` with `params` written as literals, when connection `client` prepared `name`
  * for exactly `text` and every parameter has a text form; undefined otherwise. Each literal is
  * what node-postgres would send for the parameter (`prepareValue`: dates in ISO form with their
- * offset, arrays as array literals, objects as JSON), quoted by `escapeLiteral`, so PostgreSQL
+ * offset, arrays as array literals, objects as JSON), quoted by {@link literal}, so PostgreSQL
  * casts it to the parameter's type as it would the bound value.
  */
 export function executeCall(client: pg.ClientBase, name: string | undefined, text: string, params: unknown[]): string | undefined {
