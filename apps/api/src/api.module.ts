@@ -84,3 +84,13 @@ export async function listenApi(app: INestApplication, port: number, host?: stri
   const shown = !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return `http://${shown}:${actual}/graphql`;
 }
+
+/**
+ * The log line announcing the API at `url` (from {@link listenApi}): it names the address to
+ * reach it by, and says when the server listens on every interface (no `host`, `0.0.0.0` or `::`),
+ * which the loopback address in the URL would hide.
+ */
+export function apiAnnouncement(url: string, host?: string): string {
+  const everywhere = !host || host === '0.0.0.0' || host === '::';
+  return `GraphQL API at ${url}${everywhere ? ' (listening on every interface)' : ''}`;
+}

@@ -1,5 +1,5 @@
 export { ApiAppModule } from './api-app.module.js';
-export { ApiModule, createRedisPubSub, listenApi } from './api.module.js';
+export { ApiModule, apiAnnouncement, createRedisPubSub, listenApi } from './api.module.js';
 export { REDIS_PUBSUB } from './api.tokens.js';
 export { startApi, type RunningApi, type StartApiOptions } from './start-api.js';
 export { MAX_MESSAGE_BYTES } from './common/query-limits.js';

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, logDatabase, prepareServer, runMain } from '@weft/platform';
-import { ApiAppModule, listenApi } from './index.js';
+import { ApiAppModule, apiAnnouncement, listenApi } from './index.js';
 
 runMain('weft-api', async () => {
   const config = loadConfig();
@@ -14,6 +14,6 @@ runMain('weft-api', async () => {
     await app.close();
     throw err.code === 'EADDRINUSE' ? new Error(`port ${config.port} is already in use: set PORT (0 picks a free port)`) : err;
   });
-  new Logger('weft').log(`GraphQL API at ${url}`);
+  new Logger('weft').log(apiAnnouncement(url));
   logDatabase(config);
 });

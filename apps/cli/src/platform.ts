@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger, Module, type DynamicModule, type INestApplicationContext, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { CoreModule, logDatabase, prepareServer, type WeftConfig } from '@weft/platform';
-import { ApiModule, listenApi } from '@weft/api';
+import { ApiModule, apiAnnouncement, listenApi } from '@weft/api';
 import { TaskProcessor, WorkerModule } from '@weft/worker';
 import { Scheduler, SchedulerModule } from '@weft/scheduler';
 
@@ -59,7 +59,7 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
   app.enableShutdownHooks();
   if (roles.worker) app.get(TaskProcessor).start(config.queues);
   if (roles.scheduler) app.get(Scheduler).start();
-  if (url) new Logger('weft').log(`GraphQL API at ${url}`);
+  if (url) new Logger('weft').log(apiAnnouncement(url, roles.host));
   logDatabase(config);
   return { url, close: () => app.close() };
 }
