@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { RunStatus, type RunUpdate, type RunUpdatePublisher } from '@weft/engine';
+import { isRunTerminal, type RunUpdate, type RunUpdatePublisher } from '@weft/engine';
 
 /** The Redis channel run updates travel on; the API's RedisPubSub subscribes to it. */
 export const RUN_UPDATED_CHANNEL = 'weft.run-updated';
@@ -9,8 +9,6 @@ export const RUN_UPDATE_COALESCE_MS = 20;
 
 /** PUBLISHes waiting for Redis past which a message is dropped (Redis stalled: memory must not grow). */
 const MAX_IN_FLIGHT = 1_000;
-
-const FINAL = new Set<string>([RunStatus.Succeeded, RunStatus.Failed, RunStatus.Cancelled]);
 
 /**
  * Publishes run updates on Redis pub/sub so API subscribers in any process see changes made by
@@ -44,7 +42,7 @@ export class RedisRunUpdatePublisher implements RunUpdatePublisher {
     const key = `${update.tenantId}/${update.runId}`;
     const known = this.pending.get(key);
     if (!known || known.seq <= update.seq) this.pending.set(key, update);
-    if (FINAL.has(update.status) || this.coalesceMs <= 0) this.flush();
+    if (isRunTerminal(update.status) || this.coalesceMs <= 0) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.coalesceMs);
   }
 
