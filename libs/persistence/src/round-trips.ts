@@ -60,7 +60,7 @@ export async function flush(tx: OpenTransaction): Promise<void> {
   if (tx.deferred) {
     const { text, params, name } = tx.deferred;
     tx.deferred = undefined;
-    await (name === undefined ? tx.client.query(text, params) : tx.client.query({ name, text, values: params }));
+    await send(tx.client, name, text, params);
   }
 }
 
@@ -81,7 +81,12 @@ export async function runIn(tx: OpenTransaction, name: string | undefined, text:
     }
     await tx.client.query(opening);
   }
-  return name === undefined ? tx.client.query(text, params) : tx.client.query({ name, text, values: params });
+  return send(tx.client, name, text, params);
+}
+
+/** Sends `text` the extended way: as the named prepared statement `name`, or unnamed when undefined. */
+export function send(client: pg.ClientBase, name: string | undefined, text: string, params: unknown[]): Promise<pg.QueryResult> {
+  return name === undefined ? client.query(text, params) : client.query({ name, text, values: params });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { QueryRunnerAlreadyReleasedError, type EntityManager } from 'typeorm';
-import { deferToCommit, runIn, transactionOf } from './round-trips.js';
+import { deferToCommit, runIn, send, transactionOf } from './round-trips.js';
 
 /** Rows and affected-row count of one statement. */
 export interface SqlResult<R> {
@@ -30,12 +30,7 @@ export async function sql<R = Record<string, unknown>>(m: EntityManager, text: s
   if (qr.isReleased) throw new QueryRunnerAlreadyReleasedError();
   const name = statementName(text);
   const tx = transactionOf(m);
-  if (tx) {
-    const res = await runIn(tx, name, text, params);
-    return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
-  }
-  const client = (await qr.connect()) as pg.ClientBase;
-  const res = await (name === undefined ? client.query(text, params) : client.query({ name, text, values: params }));
+  const res = tx ? await runIn(tx, name, text, params) : await send((await qr.connect()) as pg.ClientBase, name, text, params);
   return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
 }
 
