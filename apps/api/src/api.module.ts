@@ -81,7 +81,7 @@ export async function listenApi(app: INestApplication, port: number, host?: stri
   else await app.listen(port);
   const address = app.getHttpServer().address() as { port: number } | string | null;
   const actual = typeof address === 'object' && address ? address.port : port;
-  const shown = !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const shown = !host || listensEverywhere(host) ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return `http://${shown}:${actual}/graphql`;
 }
 
@@ -91,6 +91,10 @@ export async function listenApi(app: INestApplication, port: number, host?: stri
  * which the loopback address in the URL would hide.
  */
 export function apiAnnouncement(url: string, host?: string): string {
-  const everywhere = !host || host === '0.0.0.0' || host === '::';
-  return `GraphQL API at ${url}${everywhere ? ' (listening on every interface)' : ''}`;
+  return `GraphQL API at ${url}${listensEverywhere(host) ? ' (listening on every interface)' : ''}`;
+}
+
+/** True when a server given `host` (none, `0.0.0.0` or `::`) listens on every interface. */
+function listensEverywhere(host: string | undefined): boolean {
+  return !host || host === '0.0.0.0' || host === '::';
 }
