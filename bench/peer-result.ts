@@ -68,3 +68,18 @@ export function failedResult(engine: string, reason: string): EngineResult {
     problems: [`did not run to the end: ${reason}`],
   };
 }
+
+/**
+ * Runs a peer driver's `main` and exits: 0 when it resolved, 130 when it was interrupted, else 1
+ * with the error on stderr, prefixed by `label`.
+ */
+export function runDriver(label: string, main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      if (err instanceof Error && err.message === 'interrupted') process.exit(130);
+      process.stderr.write(`${label}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -14,7 +14,7 @@ import { numberOption, onInterrupt } from '../../chaos/processes.js';
 import { StubProcess } from '../peer-children.js';
 import { Problems, checkCount, checkResults, checkStub } from '../peer-check.js';
 import { getJson } from '../peer-http.js';
-import { fromWorkload, writeResult, type EngineResult } from '../peer-result.js';
+import { fromWorkload, runDriver, writeResult, type EngineResult } from '../peer-result.js';
 import { nonLoopbackPeers } from '../peer-sockets.js';
 import { CHAIN_STEPS, keyPrefix, runWorkload, type EngineDriver } from '../peer-workload.js';
 import { PgCounters } from '../stats.js';
@@ -152,11 +152,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    if (err instanceof Error && err.message === 'interrupted') process.exit(130);
-    process.stderr.write(`dbos: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runDriver('dbos', main);
