@@ -190,7 +190,7 @@ describe('the runtime role', () => {
   it('is refused on a database that lacks the latest migration, naming the fix', async () => {
     const behind = await createTestDatabase();
     try {
-      await behind.owner.query(`DROP FUNCTION weft_expect_rows(bigint, int, text)`);
+      await behind.owner.query(`DROP FUNCTION weft_queue_stats(timestamptz)`);
       await expect(checkRuntimeRole(behind.ds)).rejects.toThrow(/lacks the latest migrations of this version of Weft: run `weft migrate`/);
     } finally {
       await behind.drop();
@@ -290,15 +290,17 @@ describe.each(Object.keys(TABLES))('table %s', (table) => {
 });
 
 describe('the cross-tenant paths', () => {
-  it('claim due timers of every tenant through the SECURITY DEFINER function, returning ids only', async () => {
+  it('claim due timers of every tenant through the SECURITY DEFINER function, returning ids and times only', async () => {
     const now = new Date();
     const claimed = await claimDueTimers(db.ds, now, 10, new Date(now.getTime() + 60_000));
     expect(claimed).toEqual(
       expect.arrayContaining([
-        { tenantId: A.tenant, taskId: A.task, runId: A.run, nodeId: 'a' },
-        { tenantId: B.tenant, taskId: B.task, runId: B.run, nodeId: 'a' },
+        { tenantId: A.tenant, taskId: A.task, runId: A.run, nodeId: 'a', dueAt: expect.any(Date), claimedAt: now },
+        { tenantId: B.tenant, taskId: B.task, runId: B.run, nodeId: 'a', dueAt: expect.any(Date), claimedAt: now },
       ]),
     );
+    // Due an hour before the claim (the rows were written with wake_at = now() - 1 hour).
+    for (const c of claimed) expect(Math.round((c.claimedAt.getTime() - c.dueAt.getTime()) / 60_000)).toBe(60);
     // Claimed means leased: a second replica claiming now gets neither.
     const again = await claimDueTimers(db.ds, now, 10, new Date(now.getTime() + 60_000));
     expect(again.map((c) => c.taskId)).not.toContain(A.task);
@@ -320,7 +322,14 @@ describe('the cross-tenant paths', () => {
                       FROM aclexplode(p.proacl) a WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> p.proowner ORDER BY 1) AS callers
          FROM pg_proc p WHERE p.proname LIKE 'weft\\_%' AND p.prosecdef ORDER BY 1`,
     );
-    expect(acl.map((a) => a.proname)).toEqual(['weft_api_key_candidates', 'weft_claim_due_timers', 'weft_claim_lost_tasks', 'weft_claim_outbox']);
+    expect(acl.map((a) => a.proname)).toEqual([
+      'weft_api_key_candidates',
+      'weft_claim_due_timers',
+      'weft_claim_lost_tasks',
+      'weft_claim_outbox',
+      'weft_outbox_stats',
+      'weft_queue_stats',
+    ]);
     for (const a of acl) expect({ fn: a.proname, owner: a.owner, callers: a.callers }).toEqual({ fn: a.proname, owner: 'weft_claimer', callers: ['weft_app'] });
   });
 

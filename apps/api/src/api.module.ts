@@ -4,7 +4,7 @@ import { GraphQLModule } from '@nestjs/graphql';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { RedisPubSub } from 'graphql-redis-subscriptions';
 import { Redis } from 'ioredis';
-import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
+import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import { MAX_MESSAGE_BYTES } from './common/query-limits.js';
 import { REDIS_PUBSUB } from './api.tokens.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -32,8 +32,8 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
       imports: [AuthModule],
-      inject: [AuthService],
-      useFactory: (auth: AuthService) => graphqlOptions(auth),
+      inject: [AuthService, WeftMetrics],
+      useFactory: (auth: AuthService, metrics: WeftMetrics) => graphqlOptions(auth, metrics),
     }),
   ],
   providers: [

@@ -9,6 +9,8 @@ import type { GqlContext } from './auth/gql-context.js';
 import type { Principal } from './auth/principal.js';
 import { formatError, formatExecutionResult, formatValidationErrors } from './common/error-formatter.js';
 import { assessOperation, limitExceeded, QUERY_LIMITS } from './common/query-limits.js';
+import { requestMetricsPlugin } from './common/request-metrics.js';
+import type { WeftMetrics } from '@weft/platform';
 import { CLOSE_TOO_MANY_KEY_CONNECTIONS, type ConnectionLimits } from './sockets/connection-limits.js';
 
 /** What the graphql-ws socket carries once onConnect authenticated it. */
@@ -64,7 +66,7 @@ export const GRAPHQL_PATH = '/graphql';
  * onSubscribe, which also caps the operations in flight on one connection). Request batching
  * stays off.
  */
-export function graphqlOptions(auth: AuthService): Omit<ApolloDriverConfig, 'driver'> {
+export function graphqlOptions(auth: AuthService, metrics?: WeftMetrics): Omit<ApolloDriverConfig, 'driver'> {
   return {
     path: GRAPHQL_PATH,
     autoSchemaFile: true,
@@ -74,7 +76,7 @@ export function graphqlOptions(auth: AuthService): Omit<ApolloDriverConfig, 'dri
     autoTransformHttpErrors: false,
     allowBatchedHttpRequests: false,
     parseOptions: { maxTokens: QUERY_LIMITS.maxTokens },
-    plugins: [costLimitPlugin],
+    plugins: metrics ? [costLimitPlugin, requestMetricsPlugin(metrics)] : [costLimitPlugin],
     formatError,
     context: (arg: unknown): Promise<GqlContext> => httpContext(arg, auth),
   };

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger, Module, type DynamicModule, type INestApplicationContext, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CoreModule, logDatabase, prepareServer, type WeftConfig } from '@weft/platform';
+import { CoreModule, OpsModule, logDatabase, prepareServer, type WeftConfig } from '@weft/platform';
 import { ApiModule, apiAnnouncement, listenApi } from '@weft/api';
 import { TaskProcessor, WorkerModule } from '@weft/worker';
 import { Scheduler, SchedulerModule } from '@weft/scheduler';
@@ -18,6 +18,8 @@ export interface Roles {
 /** A running Weft process: the GraphQL URL when it serves the API, and how to stop it. */
 export interface RunningPlatform {
   url?: string;
+  /** The metrics and health listener of a process without the API (`WEFT_METRICS_PORT`). */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -31,7 +33,7 @@ export interface RunningPlatform {
 export async function startPlatform(config: WeftConfig, roles: Roles, opts: { migrate?: boolean; logger?: LoggerService } = {}): Promise<RunningPlatform> {
   const logger = await prepareServer(config, opts);
 
-  const imports: DynamicModule['imports'] = [CoreModule.forRoot(config)];
+  const imports: DynamicModule['imports'] = [CoreModule.forRoot(config), OpsModule.forRoot({ queueGauges: roles.scheduler === true })];
   if (roles.api) imports.push(ApiModule);
   if (roles.worker) imports.push(WorkerModule);
   if (roles.scheduler) imports.push(SchedulerModule);
@@ -41,6 +43,7 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
 
   let app: INestApplicationContext;
   let url: string | undefined;
+  let metricsUrl: string | undefined;
   if (roles.api) {
     const api = await NestFactory.create(WeftProcessModule, { logger });
     try {
@@ -53,6 +56,20 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
       throw err;
     }
     app = api;
+  } else if (config.metricsPort !== undefined) {
+    // No API: a listener of its own for /metrics, /healthz and /readyz.
+    const ops = await NestFactory.create(WeftProcessModule, { logger });
+    try {
+      await ops.listen(config.metricsPort, roles.host ?? '0.0.0.0');
+    } catch (err) {
+      await ops.close();
+      if ((err as { code?: string }).code === 'EADDRINUSE') {
+        throw new Error(`metrics port ${config.metricsPort} is already in use: pass --metrics-port N (0 picks a free port) or set WEFT_METRICS_PORT`);
+      }
+      throw err;
+    }
+    metricsUrl = await ops.getUrl();
+    app = ops;
   } else {
     app = await NestFactory.createApplicationContext(WeftProcessModule, { logger });
   }
@@ -60,6 +77,7 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
   if (roles.worker) app.get(TaskProcessor).start(config.queues);
   if (roles.scheduler) app.get(Scheduler).start();
   if (url) new Logger('weft').log(apiAnnouncement(url, roles.host));
+  if (metricsUrl) new Logger('weft').log(`metrics and health: ${metricsUrl}/metrics, /healthz, /readyz`);
   logDatabase(config);
-  return { url, close: () => app.close() };
+  return { url, ...(metricsUrl ? { metricsUrl } : {}), close: () => app.close() };
 }

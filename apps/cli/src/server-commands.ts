@@ -46,6 +46,7 @@ async function serve(config: WeftConfig, roles: Roles, migrate: boolean): Promis
   const { startPlatform } = await import('./platform.js');
   const running = await startPlatform(config, roles, { migrate });
   if (running.url) process.stdout.write(`Weft GraphQL API: ${running.url}\n`);
+  if (running.metricsUrl) process.stdout.write(`Weft metrics: ${running.metricsUrl}/metrics\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
@@ -84,17 +85,22 @@ export function serverCommands(program: Command): void {
     .description('run a worker for some queues (default $WEFT_QUEUES, or all)')
     .option('--queues <a,b>', 'comma-separated queues')
     .option('--concurrency <n>', 'jobs at once per queue', positive)
-    .action(async (o: { queues?: string; concurrency?: number }) => {
+    .option('--metrics-port <n>', 'serve /metrics, /healthz and /readyz on this port (default $WEFT_METRICS_PORT; none when unset)', port)
+    .action(async (o: { queues?: string; concurrency?: number; metricsPort?: number }) => {
       const overrides: Record<string, string | number> = {};
       if (o.queues) overrides.WEFT_QUEUES = o.queues;
       if (o.concurrency) overrides.WEFT_WORKER_CONCURRENCY = o.concurrency;
+      if (o.metricsPort !== undefined) overrides.WEFT_METRICS_PORT = o.metricsPort;
       await serve((await serverSide()).loadConfig(process.env, overrides), { worker: true }, false);
     });
 
   program
     .command('scheduler')
     .description('run the scheduler (timers, outbox relay)')
-    .action(async () => serve((await serverSide()).loadConfig(), { scheduler: true }, false));
+    .option('--metrics-port <n>', 'serve /metrics, /healthz and /readyz on this port (default $WEFT_METRICS_PORT; none when unset)', port)
+    .action(async (o: { metricsPort?: number }) =>
+      serve((await serverSide()).loadConfig(process.env, o.metricsPort !== undefined ? { WEFT_METRICS_PORT: o.metricsPort } : {}), { scheduler: true }, false),
+    );
 
   program
     .command('migrate')

@@ -16,6 +16,10 @@ export interface ClaimedTimer {
   taskId: string;
   runId: string;
   nodeId: string;
+  /** When the timer was due (its `wake_at` before the claim moved it), on the database's clock. */
+  dueAt: Date;
+  /** When it was claimed (the claim's now): `claimedAt - dueAt` is how late the scheduler took it. */
+  claimedAt: Date;
 }
 
 /** An outbox row (one task attempt to enqueue), claimed by the outbox relay. */
@@ -54,14 +58,14 @@ async function call<R>(ds: DataSource | EntityManager, query: string, params: un
  * that now.
  */
 export async function claimDueTimers(ds: DataSource, now: Date | null, limit: number, lease: Date | number): Promise<ClaimedTimer[]> {
-  const rows = await call<{ tenant_id: string; task_id: string; run_id: string; node_id: string }>(
+  const rows = await call<{ tenant_id: string; task_id: string; run_id: string; node_id: string; due_at: Date; claimed_at: Date }>(
     ds,
     typeof lease === 'number'
       ? `SELECT * FROM weft_claim_due_timers($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`
       : 'SELECT * FROM weft_claim_due_timers($1, $2, $3)',
     [now, limit, lease],
   );
-  return rows.map((r) => ({ tenantId: r.tenant_id, taskId: r.task_id, runId: r.run_id, nodeId: r.node_id }));
+  return rows.map((r) => ({ tenantId: r.tenant_id, taskId: r.task_id, runId: r.run_id, nodeId: r.node_id, dueAt: r.due_at, claimedAt: r.claimed_at }));
 }
 
 /**

@@ -8,6 +8,7 @@ export * from './sql.js';
 export * from './tenant-transaction.js';
 export * from './claims.js';
 export * from './runtime-role.js';
+export * from './operational-stats.js';
 export * from './data-source.js';
 export * from './entities/index.js';
 export * from './repositories/index.js';

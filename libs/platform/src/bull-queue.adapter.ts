@@ -25,6 +25,12 @@ export interface BullTaskQueuesOptions {
   onError?: (message: string) => void;
 }
 
+/** How a job reached its worker. */
+export interface JobDelivery {
+  /** When the job became due (added, plus its delay), epoch ms of the enqueuing process's clock. */
+  dueAt: number;
+}
+
 /**
  * The one file that knows Bull (Bull is in maintenance mode; moving to BullMQ should be this file
  * only). Holds one Bull queue per queue name over shared Redis connections, enqueues task jobs
@@ -140,11 +146,11 @@ export class BullTaskQueues implements TaskDispatcher, JobProbe {
    * A handler that throws leaves the job failed (and removed); the engine's lease sweep owns
    * recovery. The job stays active, its lock renewed, for as long as the handler runs.
    */
-  consume(names: string[], concurrency: number, handler: (job: TaskJob) => Promise<void>): void {
+  consume(names: string[], concurrency: number, handler: (job: TaskJob, delivery: JobDelivery) => Promise<void>): void {
     for (const name of names) {
       this.consumed.add(name);
       this.queue(name)
-        .process(concurrency, (job: Job<TaskJob>) => handler(job.data))
+        .process(concurrency, (job: Job<TaskJob>) => handler(job.data, { dueAt: job.timestamp + (job.opts.delay ?? 0) }))
         .catch((err: unknown) => this.onError(`queue ${name}: consumer stopped: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
@@ -155,6 +161,11 @@ export class BullTaskQueues implements TaskDispatcher, JobProbe {
    */
   async stopConsuming(): Promise<void> {
     await Promise.allSettled([...this.consumed].map((name) => this.queue(name).pause(true)));
+  }
+
+  /** One PING on the queues' shared connection. @throws when Redis does not answer (the caller bounds the wait). */
+  async ping(): Promise<void> {
+    await this.connection('client').ping();
   }
 
   /** Closes every queue and connection. */

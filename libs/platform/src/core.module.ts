@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, TaskLeases } from '@weft/engine/coordinator';
 import { createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
 import { BullTaskQueues, queuePrefix } from './bull-queue.adapter.js';
+import { EngineTelemetry } from './ops/engine-telemetry.js';
+import { WeftMetrics } from './ops/weft-metrics.js';
 import { RedisRunUpdatePublisher } from './redis-run-updates.js';
 import { runtimeConnectionError } from './services.js';
 import type { WeftConfig } from './weft-config.js';
@@ -57,7 +59,8 @@ function dataSourceModule(config: WeftConfig): DynamicModule {
 
 /**
  * What every Weft process shares, as one global Nest module: the config, the PostgreSQL DataSource
- * (`@nestjs/typeorm`), the Bull queues, the run-update publisher, the coordinator and the read
+ * (`@nestjs/typeorm`), the Bull queues, the run-update publisher, the metrics, the coordinator
+ * (its observer counting into the metrics and logging runs) and the read
  * repositories. Closes its connections on application shutdown. The composition root checks
  * `config.databaseUrl` with `ensureRuntimeRole` before booting it (one line, no Nest stack trace).
  */
@@ -83,12 +86,14 @@ export class CoreModule {
           provide: RedisRunUpdatePublisher,
           useFactory: () => new RedisRunUpdatePublisher(config.redisUrl, (e) => log.warn(`run update not published: ${String(e)}`)),
         },
+        { provide: WeftMetrics, useFactory: () => new WeftMetrics({ tenantLabel: config.metricsTenantLabel }) },
         {
           provide: RunCoordinator,
-          inject: [DataSource, BullTaskQueues, RedisRunUpdatePublisher],
-          useFactory: (ds: DataSource, q: BullTaskQueues, p: RedisRunUpdatePublisher) =>
+          inject: [DataSource, BullTaskQueues, RedisRunUpdatePublisher, WeftMetrics],
+          useFactory: (ds: DataSource, q: BullTaskQueues, p: RedisRunUpdatePublisher, metrics: WeftMetrics) =>
             new RunCoordinator(ds, q, p, {
               logger: { warn: (m: string) => log.warn(m), error: (m: string) => log.error(m) },
+              observer: new EngineTelemetry(metrics),
               maxOutputBytes: config.maxOutputBytes,
               maxSubworkflowDepth: config.maxSubworkflowDepth,
               maxRunTree: config.maxRunTree,
@@ -109,7 +114,7 @@ export class CoreModule {
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
         CoreLifecycle,
       ],
-      exports: [WEFT_CONFIG, BullTaskQueues, RedisRunUpdatePublisher, RunCoordinator, RunCommands, TaskLeases, DueTimers, OutboxRelay, LostTaskSweep, RunRepository, WorkflowRepository, TenantRepository],
+      exports: [WEFT_CONFIG, WeftMetrics, BullTaskQueues, RedisRunUpdatePublisher, RunCoordinator, RunCommands, TaskLeases, DueTimers, OutboxRelay, LostTaskSweep, RunRepository, WorkflowRepository, TenantRepository],
     };
   }
 }

@@ -6,3 +6,8 @@ export * from './services.js';
 export * from './server-process.js';
 export * from './urls.js';
 export * from './core.module.js';
+export * from './ops/weft-metrics.js';
+export * from './ops/bounded-label.js';
+export * from './ops/engine-telemetry.js';
+export * from './ops/ops.module.js';
+export * from './ops/readiness.js';

@@ -234,6 +234,23 @@ export class WeftEnv {
   WEFT_JOB_LOCK_MS = 15_000;
 
   /**
+   * Port of the HTTP listener serving `/metrics`, `/healthz` and `/readyz` on a process without
+   * the API (`weft worker`, `weft scheduler`); unset, such a process has none. A process with the
+   * API serves them on the API's port.
+   */
+  @ValidateIf((env: WeftEnv) => env.WEFT_METRICS_PORT !== undefined)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  WEFT_METRICS_PORT: number | undefined = undefined;
+
+  /** Add a `tenant` label to the run and task metrics (one series per tenant: off by default). */
+  @Transform(toBool)
+  @IsBoolean({ message: 'WEFT_METRICS_TENANT_LABEL must be 1/true/yes/on or 0/false/no/off' })
+  WEFT_METRICS_TENANT_LABEL = false;
+
+  /**
    * The least severe level logged: fatal, error, warn, info, debug or trace (`log` is accepted
    * as `info`, Nest's name for it).
    */
@@ -288,6 +305,10 @@ export interface WeftConfig {
   jobLockMs: number;
   /** WEFT_LOG_LEVEL: the least severe level logged (default info). */
   logLevel: WeftLogLevel;
+  /** WEFT_METRICS_PORT: the metrics and health listener of a process without the API; undefined: none. */
+  metricsPort: number | undefined;
+  /** WEFT_METRICS_TENANT_LABEL: a `tenant` label on run and task metrics. */
+  metricsTenantLabel: boolean;
 }
 
 /** Thrown when the environment is invalid; `message` lists each bad variable on its own line. */
@@ -351,6 +372,8 @@ export function loadConfig(
     runLeaseMs: dto.WEFT_RUN_LEASE_MS,
     jobLockMs: dto.WEFT_JOB_LOCK_MS,
     logLevel: dto.WEFT_LOG_LEVEL === 'log' ? 'info' : dto.WEFT_LOG_LEVEL,
+    metricsPort: dto.WEFT_METRICS_PORT,
+    metricsTenantLabel: dto.WEFT_METRICS_TENANT_LABEL,
   };
 }
 

@@ -35,6 +35,10 @@ const NEST_TO_PINO: Record<LogLevel, WeftLogLevel> = {
  * raw, U+0085, U+2028 and U+2029, are escaped too), and every string is cut to
  * {@link LOG_STRING_CHARS}, so a record is one line of at most {@link LOG_LINE_CHARS}.
  *
+ * A structured record is a plain object with a string `msg`: `log.log({ msg, event: 'run.finished',
+ * tenantId, runId, … }, 'runs')` writes its other fields into the line beside `msg` (bounded: see
+ * `boundedFields`), so logs can be filtered by tenant, run, task and attempt.
+ *
  * `new Logger('worker')` from @nestjs/common forwards here once an application was created with
  * it (`NestFactory.create(…, { logger })`). Records go to `destination` when given (tests), else
  * fatal, error and warn to stderr and the rest to stdout, as Nest's console logger does.
@@ -90,7 +94,8 @@ export class WeftLogger implements LoggerService {
    * One record. Nest passes the context last (`new Logger('worker')`) and, for errors, a stack
    * before it; any other parameter joins the message.
    */
-  private write(level: WeftLogLevel, message: unknown, params: unknown[]): void {
+  private write(level: WeftLogLevel, first: unknown, params: unknown[]): void {
+    let message = first;
     if (!this.pino.isLevelEnabled(level)) return;
     const rest = [...params];
     let context: string | undefined;
@@ -98,6 +103,13 @@ export class WeftLogger implements LoggerService {
       context = rest.pop() as string;
     }
     let stack: string | undefined;
+    let record: Record<string, unknown> = {};
+    if (isRecord(message)) {
+      // A structured record: `msg` is the message, the other fields go into the line as they are.
+      const { msg, ...rest } = message;
+      record = boundedFields(rest);
+      message = msg;
+    }
     if (message instanceof Error) stack = message.stack;
     const extra: string[] = [];
     for (const p of rest) {
@@ -106,7 +118,7 @@ export class WeftLogger implements LoggerService {
       else extra.push(text(p));
     }
     const msg = [message instanceof Error ? message.message : text(message), ...extra].join(' ');
-    const fields: { context?: string; stack?: string } = {};
+    const fields: { context?: string; stack?: string } & Record<string, unknown> = record;
     if (context !== undefined) fields.context = clip(context);
     if (stack !== undefined) fields.stack = clip(stack);
     this.pino[level](fields, clip(msg));
@@ -144,6 +156,38 @@ export function clip(s: string, limit = LOG_STRING_CHARS): string {
   }
   if (cost <= limit) return s;
   return `${s.slice(0, cut)}…[cut ${s.length - cut} chars]`;
+}
+
+/** A structured record: a plain object with a string `msg` (e.g. `{ msg, event, tenantId, runId }`). */
+function isRecord(v: unknown): v is { msg: string } & Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Error) && typeof (v as { msg?: unknown }).msg === 'string';
+}
+
+/** The most characters one field value of a structured record takes (ids, names, classes). */
+const FIELD_CHARS = 128;
+/** Fields a record may not replace: pino's own and the logger's. */
+const RESERVED = new Set(['level', 'time', 'pid', 'msg', 'context', 'stack', 'hostname']);
+
+/**
+ * A structured record's fields, bounded so the line stays within {@link LOG_LINE_CHARS}: strings
+ * cut to {@link FIELD_CHARS}, arrays to their first 5 items (cut likewise), numbers and booleans
+ * kept, anything else dropped; if their JSON is still over {@link LOG_STRING_CHARS}, fields are
+ * dropped from the last until it fits.
+ */
+function boundedFields(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const value = (v: unknown): unknown =>
+    typeof v === 'string' ? clip(v, FIELD_CHARS) : typeof v === 'number' || typeof v === 'boolean' ? v : undefined;
+  for (const [k, v] of Object.entries(fields)) {
+    if (RESERVED.has(k) || k.length > 64) continue;
+    const kept = Array.isArray(v) ? v.slice(0, 5).map(value).filter((x) => x !== undefined) : value(v);
+    if (kept !== undefined) out[k] = kept;
+  }
+  const keys = Object.keys(out);
+  // As written: the line separators JSON leaves raw are escaped to six characters each.
+  const cost = () => JSON.stringify(out).replace(/[\u0085\u2028\u2029]/g, '\\u2028').length;
+  while (keys.length > 0 && cost() > LOG_STRING_CHARS) delete out[keys.pop()!];
+  return out;
 }
 
 function looksLikeStack(v: unknown): boolean {

@@ -19,10 +19,37 @@ export class ExecutionError extends Error {
   constructor(
     message: string,
     readonly retryable = true,
+    /** What kind of failure it is, for metrics (`weft_task_failures_total{error_class}`). */
+    readonly kind: FailureKind = retryable ? 'error' : 'invalid_spec',
   ) {
     super(message);
     this.name = 'ExecutionError';
   }
+}
+
+/**
+ * The classes of failed attempts: `timeout`, `cancelled`, `http_status` (an answer outside
+ * `accept`), `connection` (no answer: refused, reset, DNS), `refused_address` (the address guard),
+ * `output_too_large`, `code_exception` (the tenant's code raised or crashed), `invalid_spec` (a
+ * spec that can never work), `unavailable` (this worker cannot run the node), `error` (any other
+ * execution failure); `internal` is a worker's own error (not an ExecutionError).
+ */
+export type FailureKind =
+  | 'timeout'
+  | 'cancelled'
+  | 'http_status'
+  | 'connection'
+  | 'refused_address'
+  | 'output_too_large'
+  | 'code_exception'
+  | 'invalid_spec'
+  | 'unavailable'
+  | 'error'
+  | 'internal';
+
+/** The class of a failed attempt's error, see {@link FailureKind}. */
+export function failureKind(err: unknown): FailureKind {
+  return err instanceof ExecutionError ? err.kind : 'internal';
 }
 
 /** Where an execution runs: the task and attempt (1-based), the node's runtime, and a cancel signal. */

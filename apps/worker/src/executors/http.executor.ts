@@ -112,17 +112,17 @@ export class HttpExecutor implements TaskExecutor {
       return await this.send(spec, controller.signal, shown);
     } catch (err) {
       if (timedOut) {
-        throw new ExecutionError(`${label} timed out after ${spec.timeoutMs / 1000}s`);
+        throw new ExecutionError(`${label} timed out after ${spec.timeoutMs / 1000}s`, true, 'timeout');
       }
-      if (ctx.signal?.aborted) throw new ExecutionError(`${label} was cancelled`);
+      if (ctx.signal?.aborted) throw new ExecutionError(`${label} was cancelled`, true, 'cancelled');
       if (err instanceof RefusedAddressError && ctx.sensitive) {
-        throw new ExecutionError(`${label}: refused to connect to ${err.reason} (only public addresses are allowed)`, false);
+        throw new ExecutionError(`${label}: refused to connect to ${err.reason} (only public addresses are allowed)`, false, 'refused_address');
       }
       if (err instanceof ExecutionError) throw err;
       if (isUndiciError(err, 'UND_ERR_INVALID_ARG')) {
         throw new ExecutionError(`${label}: invalid request: ${shown.cause(err)}`, false);
       }
-      throw new ExecutionError(`${label} failed: ${shown.cause(err)}`);
+      throw new ExecutionError(`${label} failed: ${shown.cause(err)}`, true, err instanceof RefusedAddressError ? 'refused_address' : 'connection');
     } finally {
       timer.clear();
       ctx.signal?.removeEventListener('abort', onCancel);
@@ -173,7 +173,7 @@ export class HttpExecutor implements TaskExecutor {
       const contentType = firstHeader(res.headers['content-type']) ?? '';
       if (!accepted) {
         const excerpt = shown.excerpt(decodeText(raw, contentType));
-        throw new ExecutionError(`HTTP ${method} ${shown.url(url)} returned status ${res.statusCode}` + (excerpt ? `: ${excerpt}` : ''));
+        throw new ExecutionError(`HTTP ${method} ${shown.url(url)} returned status ${res.statusCode}` + (excerpt ? `: ${excerpt}` : ''), true, 'http_status');
       }
       const parsed = parseBody(raw, contentType);
       if (!spec.full) return parsed;
@@ -184,7 +184,7 @@ export class HttpExecutor implements TaskExecutor {
   /** The response body; `label` (method and url as shown) names the request in its error. */
   private async readBody(res: Dispatcher.ResponseData, label: string): Promise<Buffer> {
     const limit = this.maxResponseBytes;
-    const tooLarge = (): ExecutionError => new ExecutionError(`${label}: response body exceeds ${limit} bytes (OUTPUT_TOO_LARGE)`);
+    const tooLarge = (): ExecutionError => new ExecutionError(`${label}: response body exceeds ${limit} bytes (OUTPUT_TOO_LARGE)`, true, 'output_too_large');
     const declared = Number(firstHeader(res.headers['content-length']));
     if (Number.isFinite(declared) && declared > limit) {
       res.body.destroy();

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { type TakenTask, type TaskJob } from '@weft/engine';
 import { RunCoordinator, type ReportResult } from '@weft/engine/coordinator';
-import { BullTaskQueues, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
-import { ExecutionError, type TaskExecutor } from '../executors/executor.js';
+import { BullTaskQueues, WEFT_CONFIG, WeftMetrics, type JobDelivery, type WeftConfig } from '@weft/platform';
+import { ExecutionError, failureKind, type FailureKind, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
 import { redactInputs } from './redact-inputs.js';
 import { CodeExecutor, type CodeExecutorOptions } from '../executors/code/code.executor.js';
@@ -35,7 +35,7 @@ export interface TaskProcessorOptions {
   eagerDispatch?: number;
 }
 
-type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean };
+type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean; kind: FailureKind };
 
 /** An execution this worker holds a lease for; `lost` is aborted when the lease is gone. */
 interface Held {
@@ -83,6 +83,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     private readonly queues: BullTaskQueues,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
     @Optional() @Inject(TASK_PROCESSOR_OPTIONS) options: TaskProcessorOptions | null = null,
+    @Optional() @Inject(WeftMetrics) private readonly metrics: WeftMetrics | null = null,
   ) {
     // The executors stop reading a result or body at a bound of their own; keep it above the
     // output limit (plus room for JSON escaping) so an allowed output is never cut short.
@@ -102,7 +103,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
 
   /** Starts consuming `queues` (default: the configured ones). */
   start(queues: string[] = this.config.queues): void {
-    this.queues.consume(queues, this.config.workerConcurrency, (job) => this.process(job));
+    this.queues.consume(queues, this.config.workerConcurrency, (job, delivery) => this.process(job, delivery));
     this.log.log(`consuming queues ${queues.join(', ')} (concurrency ${this.config.workerConcurrency}, eager dispatch ${this.eagerDispatch === 0 ? 'off' : `up to ${this.eagerDispatch} in a row`})`);
     void this.code.isolation().then(
       (isolation) => {
@@ -124,12 +125,13 @@ export class TaskProcessor implements BeforeApplicationShutdown {
    * back an attempt it took (eager dispatch), execute and report that one. Resolves when done or
    * dropped.
    */
-  async process(job: TaskJob): Promise<void> {
+  async process(job: TaskJob, delivery?: JobDelivery): Promise<void> {
     const token = await this.coordinator.leases.markRunning(job.tenantId, job.taskId, job.attempt);
     if (!token) return;
     let next: TakenTask | undefined = { job, leaseToken: token };
     for (let taken = 0; next; taken++) {
-      next = await this.execute(next.job, next.leaseToken, taken < this.eagerDispatch);
+      const dispatchMs = taken === 0 && delivery ? Date.now() - delivery.dueAt : undefined;
+      next = await this.execute(next.job, next.leaseToken, taken < this.eagerDispatch, dispatchMs);
     }
   }
 
@@ -137,8 +139,9 @@ export class TaskProcessor implements BeforeApplicationShutdown {
    * Executes one attempt whose lease `token` this worker holds and reports it; with `take`, the
    * report may hand back the next attempt to execute.
    */
-  private async execute(job: TaskJob, token: string, take: boolean): Promise<TakenTask | undefined> {
+  private async execute(job: TaskJob, token: string, take: boolean, dispatchMs?: number): Promise<TakenTask | undefined> {
     const held: Held = { job, token, lost: new AbortController() };
+    const started = performance.now();
     const slot = this.nextSlot++;
     this.held.set(slot, held);
     this.startHeartbeats();
@@ -156,7 +159,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
         outcome = { ok: true, output };
       } catch (err) {
         const retryable = !(err instanceof ExecutionError) || err.retryable;
-        outcome = { ok: false, error: failureText(job, err instanceof Error ? err.message : String(err)), retryable };
+        outcome = { ok: false, error: failureText(job, err instanceof Error ? err.message : String(err)), retryable, kind: failureKind(err) };
       }
       if (held.lost.signal.aborted) {
         // The coordinator would ignore the report as stale: the attempt was cancelled or replaced.
@@ -165,9 +168,32 @@ export class TaskProcessor implements BeforeApplicationShutdown {
       }
       if (!outcome.ok) {
         // Tenant code chooses this text: no NUL bytes in the log stream.
-        this.log.warn(`run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} failed${outcome.retryable ? '' : ' for good'}: ${outcome.error.replace(/\u0000/g, '\ufffd')}`);
+        this.log.warn({
+          msg: `run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} failed${outcome.retryable ? '' : ' for good'}: ${outcome.error.replace(/\u0000/g, '\ufffd')}`,
+          event: 'task.failed',
+          tenantId: job.tenantId,
+          runId: job.runId,
+          taskId: job.taskId,
+          nodeId: job.nodeId,
+          attempt: job.attempt + 1,
+          queue: job.queue,
+          errorClass: outcome.kind,
+          retryable: outcome.retryable,
+        });
       }
-      return (await this.report(held, outcome, take))?.taken;
+      const executed = performance.now();
+      const reported = await this.report(held, outcome, take);
+      this.metrics?.attempt({
+        tenantId: job.tenantId,
+        queue: job.queue,
+        nodeType: job.nodeType,
+        attempt: job.attempt,
+        ...(dispatchMs === undefined ? {} : { dispatchMs }),
+        executionMs: executed - started,
+        reportMs: performance.now() - executed,
+        outcome: outcome.ok ? 'succeeded' : outcome.kind,
+      });
+      return reported?.taken;
     } finally {
       this.held.delete(slot);
       if (this.held.size === 0) this.stopHeartbeats();
@@ -222,7 +248,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
             throw err;
           }
           this.log.warn(`result of task ${job.taskId} attempt ${job.attempt} refused (${msg}); reporting the attempt failed`);
-          outcome = { ok: false, error: failureText(job, `the result could not be reported: ${msg}`), retryable: true };
+          outcome = { ok: false, error: failureText(job, `the result could not be reported: ${msg}`), retryable: true, kind: 'internal' };
           i = 0;
           continue;
         }

@@ -5,7 +5,8 @@ import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
 
 /**
- * What follows a committed event, outside any transaction: enqueue its jobs on Bull (then mark
+ * What follows a committed event, outside any transaction: tell the observer a run started or
+ * finished; enqueue its jobs on Bull (then mark
  * their outbox rows; a failure is logged and the outbox relay retries), publish the run update,
  * the same for the runs it changed in its transaction, and fire the parents' SUBWORKFLOW tasks
  * it woke (the fast path; the scheduler fires them when it fails).
@@ -20,6 +21,9 @@ export class AfterCommit {
   /** Runs after the commit of `applied`, an event of run `runId`; never throws for a lost enqueue or publish. */
   async run(tenantId: string, runId: string, applied: Applied): Promise<void> {
     const { ctx } = this;
+    const { started, finished } = applied;
+    if (started) ctx.observe((o) => o.runStarted({ tenantId, runId, ...started }));
+    if (finished) ctx.observe((o) => o.runFinished({ tenantId, runId, ...finished }));
     if (applied.jobs.length) {
       let enqueued = false;
       try {

@@ -1,4 +1,5 @@
 import type { RunState, Transaction } from '@weft/persistence';
+import type { RunFinishedNote, RunStartedNote } from './coordinator-options.js';
 import type { MachineError, NodeState, RunEvent, RunStatus, TakenTask, TaskJob, Transition, WorkflowDag } from '../index.js';
 
 /** A timer to fire for a WAITING task: its run, task and node. */
@@ -33,6 +34,10 @@ export interface Applied {
    * run's next event; absent when the event was not applied through the machine (or rejected).
    */
   nodes?: Map<string, NodeState>;
+  /** Set when this event started the run (its RunStarted applied): told to the observer after commit. */
+  started?: Omit<RunStartedNote, 'tenantId' | 'runId'>;
+  /** Set when this event finished the run: told to the observer after commit. */
+  finished?: Omit<RunFinishedNote, 'tenantId' | 'runId'>;
 }
 
 /** How an event is applied on a locked run (see the event pipeline). */

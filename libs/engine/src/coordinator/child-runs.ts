@@ -2,6 +2,7 @@ import { ChildRunRepository, RunEventRepository, type RunState, type Transaction
 import { RunStatus, type Action, type FinishRun, type StartChildRun } from '../index.js';
 import type { Applied, ApplyLocked } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
+import { noteFinished } from './run-notes.js';
 import { snapshotNodes } from './snapshot-cache.js';
 
 /**
@@ -78,6 +79,8 @@ export class ChildRuns {
     if (started.rejected) {
       await repo.failUnstarted(tenantId, row.id, `the child run could not start: ${started.rejected.message}`, now);
       started.status = RunStatus.Failed;
+      started.started = { workflowId: row.workflowId, version: row.version, parentRunId: row.parentRunId };
+      noteFinished(started, row, RunStatus.Failed, now, new Map(), started.rejected.message);
       await this.wakeParent(m, tenantId, row, started);
     }
     (applied.nested ??= []).push({ runId: row.id, applied: started });

@@ -13,7 +13,7 @@ import {
   type WorkflowDag,
   type WorkflowDefinition,
 } from '../index.js';
-import type { CoordinatorLogger, RunCoordinatorOptions } from './coordinator-options.js';
+import type { CoordinatorLogger, CoordinatorObserver, RunCoordinatorOptions } from './coordinator-options.js';
 import { DagCache } from './dag-cache.js';
 import { isTransient, message } from './error-mapping.js';
 import { DEFAULT_MAX_BUFFERED_SIGNAL_BYTES, DEFAULT_MAX_BUFFERED_SIGNALS, type SignalBufferCaps } from './signal-buffer.js';
@@ -28,6 +28,7 @@ export class CoordinatorContext {
   readonly testClock: (() => Date) | undefined;
   readonly newId: () => string;
   readonly log: CoordinatorLogger;
+  readonly observer: CoordinatorObserver | undefined;
   readonly templates: TemplateResolver;
   readonly timerLeaseMs: number;
   readonly outboxGraceMs: number;
@@ -52,6 +53,7 @@ export class CoordinatorContext {
     this.testClock = opts.now;
     this.newId = opts.newId ?? (() => uuidv7());
     this.log = opts.logger ?? { warn: (m) => console.warn(m), error: (m) => console.error(m) };
+    this.observer = opts.observer;
     this.maxRetries = Math.max(0, opts.maxEventRetries ?? 5);
     this.templates = opts.templates ?? new CelTemplateResolver();
     this.dags = new DagCache(opts.dagCacheSize);
@@ -68,6 +70,16 @@ export class CoordinatorContext {
       maxSignals: opts.maxBufferedSignals ?? DEFAULT_MAX_BUFFERED_SIGNALS,
       maxBytes: opts.maxBufferedSignalBytes ?? DEFAULT_MAX_BUFFERED_SIGNAL_BYTES,
     };
+  }
+
+  /** Tells the observer, if any, through `tell`; an observer that throws is logged, never rethrown. */
+  observe(tell: (o: CoordinatorObserver) => void): void {
+    if (!this.observer) return;
+    try {
+      tell(this.observer);
+    } catch (err) {
+      this.log.warn(`observer failed: ${message(err)}`);
+    }
   }
 
   /** Runs `fn` in a transaction bound to `tenantId`, retried when transient (see {@link retrying}). */

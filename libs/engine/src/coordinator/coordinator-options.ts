@@ -1,9 +1,67 @@
-import type { TemplateResolver } from '../index.js';
+import type { RunStatus, TemplateResolver } from '../index.js';
 
 /** Where the coordinator reports what it could not do after commit (enqueue, publish). */
 export interface CoordinatorLogger {
   warn(message: string): void;
   error(message: string): void;
+}
+
+/** A run created and started (a child run too), told after its commit. */
+export interface RunStartedNote {
+  tenantId: string;
+  runId: string;
+  workflowId: string;
+  version: number;
+  /** The parent run of a child run (SUBWORKFLOW); null for a run started through the API. */
+  parentRunId: string | null;
+}
+
+/** A run that reached SUCCEEDED, FAILED or CANCELLED, told after the commit of its last event. */
+export interface RunFinishedNote {
+  tenantId: string;
+  runId: string;
+  workflowId: string;
+  status: RunStatus;
+  /** From the run's creation to its end, in milliseconds of the event clock. */
+  durationMs: number;
+  /** Nodes whose task ended FAILED, in definition order of their tasks (empty when none). */
+  failedNodes: string[];
+  reason?: string;
+}
+
+/** A worker attempt whose lease expired with its job gone, put back on its queue by the lease sweep. */
+export interface LeaseRecoveredNote {
+  tenantId: string;
+  runId: string;
+  taskId: string;
+  nodeId: string;
+  /** 0-based, as in the task row. */
+  attempt: number;
+  queue: string;
+  /** The task's status when its lease was found expired (PENDING, QUEUED or RUNNING). */
+  status: string;
+}
+
+/** A due timer the scheduler fired (a WAIT wake-up, a timeout, a retry's or a child's wake-up). */
+export interface TimerFiredNote {
+  tenantId: string;
+  runId: string;
+  taskId: string;
+  nodeId: string;
+  /** How long after its due time the scheduler claimed it, in milliseconds of the database's clock. */
+  lateMs: number;
+}
+
+/**
+ * What the coordinator tells as it goes, for metrics and logs (implemented in @weft/platform).
+ * Called after the commit of what it tells, synchronously; an observer that throws is logged
+ * and ignored, never undoing or failing the event.
+ */
+export interface CoordinatorObserver {
+  runStarted(note: RunStartedNote): void;
+  runFinished(note: RunFinishedNote): void;
+  leaseRecovered(note: LeaseRecoveredNote): void;
+  timerFired(note: TimerFiredNote): void;
 }
 
 /** Options of the coordinator; every field has a default. */
@@ -20,6 +78,8 @@ export interface RunCoordinatorOptions {
   /** Id generator for runs, tasks and signals (default UUIDv7, time-ordered). */
   newId?: () => string;
   logger?: CoordinatorLogger;
+  /** Told of runs started and finished, leases recovered and timers fired (default: nobody). */
+  observer?: CoordinatorObserver;
   /** Retries of an event after a transient failure before TRANSIENT is thrown (default 5). */
   maxEventRetries?: number;
   /** Template resolver for the machine (default a CEL resolver). */

@@ -18,6 +18,7 @@ import {
 } from '../index.js';
 import { ActionWriter } from './action-writer.js';
 import type { AfterCommit } from './after-commit.js';
+import { noteFinished, noteRunChanges } from './run-notes.js';
 import type { Applied, ApplyLocked, ApplyOptions } from './applied.js';
 import { ChildRuns } from './child-runs.js';
 import type { CoordinatorContext } from './coordinator-context.js';
@@ -137,7 +138,9 @@ export class EventPipeline {
       const seq = run.eventSeq + 1;
       const ignored = actions.length === 0 ? 'timer no longer pending' : undefined;
       await this.appendHistory(m, tenantId, runId, { seq, ev, now, actions, ...(ignored ? { ignored } : {}), error: reason, patch: written.run });
-      return { status: finished ? (run.status as RunStatus) : RunStatus.Failed, seq, jobs: [], now } satisfies Applied;
+      const applied: Applied = { status: finished ? (run.status as RunStatus) : RunStatus.Failed, seq, jobs: [], now };
+      if (!finished) noteFinished(applied, run, RunStatus.Failed, now, new Map(), reason);
+      return applied;
     });
   }
 
@@ -236,6 +239,7 @@ export class EventPipeline {
       history.parts(tenantId, run.id, historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }), patch: w.run })),
     );
     const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
+    noteRunChanges(applied, run, ev, transition, nodes, now);
     await this.linked.follow(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
     return applied;
   };

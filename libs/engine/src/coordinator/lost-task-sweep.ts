@@ -65,6 +65,8 @@ export class LostTaskSweep {
         if (await probe.hasJob(r.queue, id, { due: r.notBefore.getTime() <= now.getTime() })) continue;
         await ctx.dispatcher.enqueue([jobOf(r, sensitive.has(r.taskId))], now);
         redispatched++;
+        const queue = r.queue;
+        ctx.observe((o) => o.leaseRecovered({ tenantId, runId: r.runId, taskId: r.taskId, nodeId: r.nodeId, attempt: r.attempt, queue, status: r.status }));
         ctx.log.warn(`run ${r.runId}: lease of ${r.status} task ${r.nodeId} (job ${id}) expired and its job is gone from queue ${r.queue}; re-dispatched`);
       } catch (err) {
         ctx.log.warn(`run ${r.runId}: job ${id} not checked or re-dispatched, retrying after ${ctx.dispatchLeaseMs} ms: ${message(err)}`);

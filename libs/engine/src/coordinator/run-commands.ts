@@ -72,6 +72,7 @@ export class RunCommands {
           parentAttempt: null,
           depth: 0,
           rootRunId: null,
+          createdAt: now,
         };
         const inserted = await events.insertRun(tenantId, {
           id: runId,

@@ -57,7 +57,9 @@ export class RunEventRepository extends TenantScopedRepository {
       );
       const row = r.rows[0];
       if (!row) return undefined;
-      return { run: row.run, dbNow: row.db_now, task: row.task === null ? null : taskFromJson(row.task) };
+      // to_jsonb gives the timestamp as text.
+      const run = { ...row.run, createdAt: new Date(row.run.createdAt as unknown as string) };
+      return { run, dbNow: row.db_now, task: row.task === null ? null : taskFromJson(row.task) };
     });
   }
 

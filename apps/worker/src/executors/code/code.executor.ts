@@ -180,7 +180,7 @@ export class CodeExecutor implements TaskExecutor {
     }
     const isolation = await this.isolation();
     if (!isolation.confined && !this.options.allowUnconfined) {
-      throw new ExecutionError(`this worker does not run CODE: ${isolation.missing.join('; ')}. ${isolation.remedy}`, false);
+      throw new ExecutionError(`this worker does not run CODE: ${isolation.missing.join('; ')}. ${isolation.remedy}`, false, 'unavailable');
     }
 
     const slot = this.pool ? await this.pool.take() : undefined;
@@ -245,8 +245,8 @@ export class CodeExecutor implements TaskExecutor {
         if (runAs) await sweep();
         else if (!sandboxed) await killMarked(`${EXECUTION_ENV}=${executionId}`, await realpath(files.workDir).catch(() => files.workDir));
       }
-      if (outcome.timedOut) throw new ExecutionError(`timed out after ${limits.seconds}s`);
-      if (outcome.cancelled) throw new ExecutionError('execution was cancelled');
+      if (outcome.timedOut) throw new ExecutionError(`timed out after ${limits.seconds}s`, true, 'timeout');
+      if (outcome.cancelled) throw new ExecutionError('execution was cancelled', true, 'cancelled');
       const text = await readResultFile(files.resultFile, { ownerUid: runAs?.uid ?? process.getuid?.(), maxBytes: this.maxResultBytes });
       const envelope = parseEnvelope(text === '' ? undefined : text, outcome.exitCode === 0);
       if (!envelope) throw crashed(language, sandboxed ? unwrapSignal(outcome) : outcome, limits, outOfMemory);
@@ -254,11 +254,11 @@ export class CodeExecutor implements TaskExecutor {
       switch (envelope.kind) {
         case 'no_handler':
         case 'syntax':
-          throw new ExecutionError(envelope.message, false);
+          throw new ExecutionError(envelope.message, false, 'code_exception');
         case 'exception':
-          throw new ExecutionError(explainException(envelope.message, limits));
+          throw new ExecutionError(explainException(envelope.message, limits), true, 'code_exception');
         case 'not_json':
-          throw new ExecutionError(envelope.message);
+          throw new ExecutionError(envelope.message, true, 'code_exception');
       }
     } finally {
       await cgroup?.destroy();
@@ -334,7 +334,7 @@ function crashed(language: Language, outcome: ProcessOutcome, limits: CodeLimits
         ? ` (used more than ${limits.cpuSeconds}s of CPU)`
         : '';
   const excerpt = outcome.stderr.trim().slice(-STDERR_EXCERPT_CHARS);
-  return new ExecutionError(`${language === 'python' ? 'python' : 'node'} exited with ${how} without a result${why}${excerpt ? `: ${excerpt}` : ''}`);
+  return new ExecutionError(`${language === 'python' ? 'python' : 'node'} exited with ${how} without a result${why}${excerpt ? `: ${excerpt}` : ''}`, true, 'code_exception');
 }
 
 /**

@@ -80,7 +80,7 @@ export function parseEnvelope(text: string | undefined, cleanExit: boolean): Env
 }
 
 function tooLarge(maxBytes: number): ExecutionError {
-  return new ExecutionError(`the result exceeds ${maxBytes} bytes (OUTPUT_TOO_LARGE)`);
+  return new ExecutionError(`the result exceeds ${maxBytes} bytes (OUTPUT_TOO_LARGE)`, true, 'output_too_large');
 }
 
 function kindOf(info: { isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isDirectory(): boolean; isSocket(): boolean }): string {

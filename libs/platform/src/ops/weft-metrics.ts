@@ -1,0 +1,108 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { BoundedLabel } from './bounded-label.js';
+
+/** Options of {@link WeftMetrics}. */
+export interface WeftMetricsOptions {
+  /** Add a `tenant` label to run and task metrics (default off: one series per tenant and more). */
+  tenantLabel?: boolean;
+  /** Distinct workflows (and tenants) kept as label values per process before `_other` (default 200). */
+  maxLabelValues?: number;
+  /** Also collect Node's process metrics (`process_*`, `nodejs_*`; default on). */
+  processMetrics?: boolean;
+}
+
+/** How one worker attempt went, as the worker saw it. */
+export interface AttemptObservation {
+  tenantId: string;
+  queue: string;
+  nodeType: string;
+  /** 0-based, as in the task row: an attempt past the first is a retry. */
+  attempt: number;
+  /** From the job's due time to the start of its execution, ms; absent for an attempt taken at its predecessor's report. */
+  dispatchMs?: number;
+  executionMs: number;
+  reportMs: number;
+  /** `succeeded`, or the failure's class (see the worker's failure classes). */
+  outcome: string;
+}
+
+const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+const RUN_SECONDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 86_400];
+
+/**
+ * The Prometheus metrics of one Weft process (prom-client), in a registry of its own so several
+ * processes' worth can live in one test process. Label values are bounded: queues and node types
+ * come from the deployment and the definition format, workflows (and tenants, when
+ * `tenantLabel`) are capped by {@link BoundedLabel}; never a run, task or attempt id.
+ */
+export class WeftMetrics {
+  readonly registry = new Registry();
+  private readonly tenantLabel: boolean;
+  private readonly workflows: BoundedLabel;
+  private readonly tenants: BoundedLabel;
+
+  readonly runsStarted: Counter<string>;
+  readonly runsFinished: Counter<string>;
+  readonly runDuration: Histogram<string>;
+  readonly attempts: Counter<string>;
+  readonly retries: Counter<string>;
+  readonly failures: Counter<string>;
+  readonly dispatchSeconds: Histogram<string>;
+  readonly executionSeconds: Histogram<string>;
+  readonly reportSeconds: Histogram<string>;
+  readonly leaseRecoveries: Counter<string>;
+  readonly timerLag: Histogram<string>;
+  readonly apiRequests: Histogram<string>;
+
+  constructor(opts: WeftMetricsOptions = {}) {
+    this.tenantLabel = opts.tenantLabel ?? false;
+    this.workflows = new BoundedLabel(opts.maxLabelValues ?? 200);
+    this.tenants = new BoundedLabel(opts.maxLabelValues ?? 200);
+    const t = this.tenantLabel ? ['tenant'] : [];
+    const registers = [this.registry];
+    this.runsStarted = new Counter({ name: 'weft_runs_started_total', help: 'Runs started (child runs included), by workflow.', labelNames: ['workflow', ...t], registers });
+    this.runsFinished = new Counter({ name: 'weft_runs_finished_total', help: 'Runs finished, by workflow and final status.', labelNames: ['workflow', 'status', ...t], registers });
+    this.runDuration = new Histogram({ name: 'weft_run_duration_seconds', help: 'From a run\'s creation to its end, by final status.', labelNames: ['status', ...t], buckets: RUN_SECONDS, registers });
+    this.attempts = new Counter({ name: 'weft_task_attempts_total', help: 'Worker task attempts executed, by queue and node type.', labelNames: ['queue', 'node_type', ...t], registers });
+    this.retries = new Counter({ name: 'weft_task_retries_total', help: 'Worker task attempts past the first (retries), by queue and node type.', labelNames: ['queue', 'node_type', ...t], registers });
+    this.failures = new Counter({ name: 'weft_task_failures_total', help: 'Worker task attempts that failed, by queue, node type and error class.', labelNames: ['queue', 'node_type', 'error_class', ...t], registers });
+    this.dispatchSeconds = new Histogram({ name: 'weft_task_dispatch_seconds', help: 'From a queued attempt being due to its execution starting (attempts taken at a report are not counted).', labelNames: ['queue'], buckets: SECONDS, registers });
+    this.executionSeconds = new Histogram({ name: 'weft_task_execution_seconds', help: 'Execution time of worker attempts, by queue, node type and outcome.', labelNames: ['queue', 'node_type', 'outcome'], buckets: SECONDS, registers });
+    this.reportSeconds = new Histogram({ name: 'weft_task_report_seconds', help: 'Time to commit a worker attempt\'s report (its event transaction, retries included).', labelNames: ['queue'], buckets: SECONDS, registers });
+    this.leaseRecoveries = new Counter({ name: 'weft_lease_recoveries_total', help: 'Attempts whose lease expired with their job gone, re-dispatched by the lease sweep.', labelNames: ['queue'], registers });
+    this.timerLag = new Histogram({ name: 'weft_timer_lag_seconds', help: 'From a timer\'s due time to the scheduler claiming it.', buckets: SECONDS, registers });
+    this.apiRequests = new Histogram({ name: 'weft_api_request_duration_seconds', help: 'GraphQL operations, by root field, operation type and outcome (ok or an error code).', labelNames: ['field', 'type', 'outcome'], buckets: SECONDS, registers });
+    if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** A run started. */
+  runStarted(tenantId: string, workflowId: string): void {
+    this.runsStarted.inc(this.labels({ workflow: this.workflows.of(workflowId) }, tenantId));
+  }
+
+  /** A run finished with `status` after `durationMs`. */
+  runFinished(tenantId: string, workflowId: string, status: string, durationMs: number): void {
+    this.runsFinished.inc(this.labels({ workflow: this.workflows.of(workflowId), status }, tenantId));
+    this.runDuration.observe(this.labels({ status }, tenantId), durationMs / 1000);
+  }
+
+  /** A worker attempt executed and reported. */
+  attempt(a: AttemptObservation): void {
+    const base = this.labels({ queue: a.queue, node_type: a.nodeType }, a.tenantId);
+    this.attempts.inc(base);
+    if (a.attempt > 0) this.retries.inc(base);
+    if (a.outcome !== 'succeeded') this.failures.inc({ ...base, error_class: a.outcome });
+    if (a.dispatchMs !== undefined) this.dispatchSeconds.observe({ queue: a.queue }, Math.max(0, a.dispatchMs) / 1000);
+    this.executionSeconds.observe({ queue: a.queue, node_type: a.nodeType, outcome: a.outcome === 'succeeded' ? 'succeeded' : 'failed' }, a.executionMs / 1000);
+    this.reportSeconds.observe({ queue: a.queue }, a.reportMs / 1000);
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  private labels<L extends Record<string, string>>(labels: L, tenantId: string): L & { tenant?: string } {
+    return this.tenantLabel ? { ...labels, tenant: this.tenants.of(tenantId) } : labels;
+  }
+}

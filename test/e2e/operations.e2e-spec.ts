@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { get as httpGet } from 'node:http';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import type { WeftClient } from '@weft/client';
+import { startPlatform } from '@weft/cli';
+import { createTestDatabase } from '../support/test-database.js';
+import { stubServer } from '../support/faults.js';
+import { publish, start, startE2E, testConfig, waitRun, type E2E } from '../support/e2e-platform.js';
+
+/** The value of the series `name` whose labels include `labels` (summed when several match); 0 when none. */
+function metric(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const open = await new Promise<boolean>((resolve) => {
+      const c = connect(port, '127.0.0.1', () => {
+        c.end();
+        resolve(true);
+      }).on('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+
+/** GET `url` on a connection of its own (closed after the answer: no keep-alive left behind). */
+function get(url: string): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
+    }).on('error', reject);
+  });
+}
+
+describe('metrics, health and readiness', () => {
+  let e2e: E2E;
+  let client: WeftClient;
+  let stub: Awaited<ReturnType<typeof stubServer>>;
+  let root: string;
+
+  beforeAll(async () => {
+    stub = await stubServer((req, res) => {
+      if (req.url?.startsWith('/broken')) res.writeHead(500).end('down');
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    e2e = await startE2E();
+    root = e2e.url.replace(/\/graphql$/, '');
+    ({ client } = await e2e.tenant('ops'));
+    await publish(client, 'two-steps', {
+      nodes: [
+        { node_id: 'a', type: 'HTTP', spec: { url: `${stub.base}/a` } },
+        { node_id: 'b', type: 'HTTP', spec: { url: `${stub.base}/b` } },
+      ],
+      edges: [{ from: 'a', to: 'b' }],
+    });
+    await publish(client, 'always-fails', {
+      nodes: [{ node_id: 'call', type: 'HTTP', spec: { url: `${stub.base}/broken` }, retry: { max_attempts: 2, backoff_seconds: 0.05 } }],
+    });
+    await publish(client, 'pause', { nodes: [{ node_id: 'nap', type: 'WAIT', spec: { duration_seconds: 0.2 } }] });
+    await publish(client, 'unserved', { nodes: [{ node_id: 'stuck', type: 'HTTP', queue: 'nobody-serves', spec: { url: `${stub.base}/a` } }] });
+  });
+  afterAll(async () => {
+    await e2e.close();
+    await stub.close();
+  });
+
+  it('counts runs, attempts, retries, failures, timers and requests by the right amounts', async () => {
+    const before = (await get(`${root}/metrics`)).body;
+    const ok = [await start(client, 'two-steps'), await start(client, 'two-steps')];
+    const failed = await start(client, 'always-fails');
+    const paused = await start(client, 'pause');
+    for (const id of ok) expect((await waitRun(client, id)).status).toBe('SUCCEEDED');
+    expect((await waitRun(client, failed)).status).toBe('FAILED');
+    expect((await waitRun(client, paused)).status).toBe('SUCCEEDED');
+
+    const scraped = await get(`${root}/metrics`);
+    expect(scraped.status).toBe(200);
+    expect(scraped.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    const after = scraped.body;
+    const delta = (name: string, labels: Record<string, string> = {}) => metric(after, name, labels) - metric(before, name, labels);
+
+    expect(delta('weft_runs_started_total', { workflow: 'two-steps' })).toBe(2);
+    expect(delta('weft_runs_started_total', { workflow: 'always-fails' })).toBe(1);
+    expect(delta('weft_runs_finished_total', { workflow: 'two-steps', status: 'SUCCEEDED' })).toBe(2);
+    expect(delta('weft_runs_finished_total', { workflow: 'always-fails', status: 'FAILED' })).toBe(1);
+    expect(delta('weft_runs_finished_total', { workflow: 'pause', status: 'SUCCEEDED' })).toBe(1);
+    expect(delta('weft_run_duration_seconds_count', { status: 'SUCCEEDED' })).toBe(3);
+    // 2 runs × 2 nodes, and the failing node's 2 attempts.
+    expect(delta('weft_task_attempts_total', { queue: 'http', node_type: 'HTTP' })).toBe(6);
+    expect(delta('weft_task_retries_total', { queue: 'http', node_type: 'HTTP' })).toBe(1);
+    expect(delta('weft_task_failures_total', { queue: 'http', node_type: 'HTTP', error_class: 'http_status' })).toBe(2);
+    expect(delta('weft_task_execution_seconds_count', { queue: 'http', outcome: 'succeeded' })).toBe(4);
+    expect(delta('weft_task_execution_seconds_count', { queue: 'http', outcome: 'failed' })).toBe(2);
+    expect(delta('weft_task_report_seconds_count', { queue: 'http' })).toBe(6);
+    // The WAIT's timer, and the retry's backoff (a timer of its own).
+    expect(delta('weft_timer_lag_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(delta('weft_api_request_duration_seconds_count', { field: 'startRun', type: 'mutation', outcome: 'ok' })).toBe(4);
+    expect(metric(after, 'weft_db_pool_max')).toBe(10);
+    expect(metric(after, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+    expect(after).not.toContain(ok[0]);
+  });
+
+  it('reports a queue nobody serves: its backlog and how long its oldest task waits', async () => {
+    const runId = await start(client, 'unserved');
+    await new Promise((r) => setTimeout(r, 300));
+    const text = (await get(`${root}/metrics`)).body;
+    expect(metric(text, 'weft_queue_backlog', { queue: 'nobody-serves' })).toBe(1);
+    expect(metric(text, 'weft_queue_running', { queue: 'nobody-serves' })).toBe(0);
+    expect(metric(text, 'weft_queue_oldest_pending_age_seconds', { queue: 'nobody-serves' })).toBeGreaterThan(0.2);
+    expect(text).toMatch(/^weft_outbox_unsent \d+$/m);
+    await client.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id } }`, { i: { runId } });
+  });
+
+  it('answers /healthz and /readyz on the API', async () => {
+    expect(await get(`${root}/healthz`)).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+    const ready = await get(`${root}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(JSON.parse(ready.body)).toMatchObject({ status: 'ok', info: { database: { status: 'up' }, redis: { status: 'up' } } });
+  });
+});
+
+describe('the listener of a process without the API', () => {
+  it('serves metrics and health on WEFT_METRICS_PORT, and is not ready while Redis is down or the schema is behind', async () => {
+    const db = await createTestDatabase();
+    const worker = await startPlatform(testConfig(db, { WEFT_METRICS_PORT: 0 }), { worker: true, host: '127.0.0.1' });
+    // A Redis of its own, stopped while the process runs (the shared one must stay up).
+    const port = await freePort();
+    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await waitForPort(port);
+    const noRedis = await startPlatform(testConfig(db, { WEFT_METRICS_PORT: 0, REDIS_URL: `redis://127.0.0.1:${port}` }), { host: '127.0.0.1' });
+    try {
+      expect((await get(`${noRedis.metricsUrl}/readyz`)).status).toBe(200);
+      redis.kill('SIGKILL');
+      await new Promise((r) => redis.once('exit', r));
+      expect(worker.url).toBeUndefined();
+      expect(await get(`${worker.metricsUrl}/healthz`)).toMatchObject({ status: 200 });
+      expect((await get(`${worker.metricsUrl}/readyz`)).status).toBe(200);
+      const text = (await get(`${worker.metricsUrl}/metrics`)).body;
+      expect(text).toContain('# TYPE weft_task_attempts_total counter');
+      // Queue gauges come from the scheduler's processes only.
+      expect(text).not.toContain('weft_queue_backlog');
+
+      const down = await get(`${noRedis.metricsUrl}/readyz`);
+      expect(down.status).toBe(503);
+      const body = JSON.parse(down.body);
+      expect(body.status).toBe('error');
+      expect(body.error.redis.status).toBe('down');
+      expect(body.info.database.status).toBe('up');
+
+      await db.owner.query('DROP FUNCTION weft_queue_stats(timestamptz)');
+      const behind = await get(`${worker.metricsUrl}/readyz`);
+      expect(behind.status).toBe(503);
+      expect(JSON.parse(behind.body).error.database.message).toMatch(/lacks the latest migrations of this version of Weft: run `weft migrate`/);
+      expect((await get(`${worker.metricsUrl}/healthz`)).status).toBe(200);
+    } finally {
+      redis.kill('SIGKILL');
+      await noRedis.close();
+      await worker.close();
+      await db.drop();
+    }
+  });
+});
