@@ -19,12 +19,12 @@ import {
   runOutput,
 } from './validation/definition-rules.js';
 import { edgeCondition, edgeEnds, edgeKeys, edgeOnError, uniqueEdge } from './validation/edge-rules.js';
-import { nodeKeys, nodeTexts, nodeType, payloadHygiene, queue, retry, specValues, uniqueNodeId } from './validation/node-rules.js';
+import { nodeKeys, nodeTexts, nodeType, payloadHygiene, queue, retry, runtimeOnCode, specValues, uniqueNodeId } from './validation/node-rules.js';
 import { forEach, typeSpec } from './validation/spec-rules.js';
 import type { WorkflowDefinition } from './workflow-definition.js';
 
 /** The rules over each node, in the order their problems are reported. */
-const NODE_RULES: readonly NodeRule[] = [uniqueNodeId, nodeKeys, nodeTexts, queue, payloadHygiene, nodeType, typeSpec, forEach, retry, specValues];
+const NODE_RULES: readonly NodeRule[] = [uniqueNodeId, nodeKeys, nodeTexts, queue, runtimeOnCode, payloadHygiene, nodeType, typeSpec, forEach, retry, specValues];
 
 /** The rules over each edge, in order. */
 const EDGE_RULES: readonly EdgeRule[] = [edgeKeys, edgeEnds, edgeCondition, edgeOnError, uniqueEdge];
