@@ -30,6 +30,7 @@ import { wakeWait } from './node-kinds/wait.js';
 import { isHandledFailure } from './branches.js';
 import { begin, propagate, routeOutcome } from './routing.js';
 import { dropRunIndex } from './run-index.js';
+import { unsuccessfulRunReason, type UnsuccessfulNode } from './run-failure.js';
 import { isTaskActive, matchesAttempt, reportTarget, type NodeState, type RunSnapshot } from './state.js';
 import { GATHERED_VALUE_FACTOR, Step, errorMessage, isStoreError, sizeProblem, valueProblem } from './step.js';
 
@@ -269,8 +270,9 @@ async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
 }
 
 /**
- * Finishes the run once nothing is active: FAILED if any task failed (or was cancelled), else
- * SUCCEEDED with the run output. A failure that took one of its node's `on_error` edges is
+ * Finishes the run once nothing is active: FAILED if any task failed (or was cancelled), with a
+ * reason naming those nodes and their errors ({@link unsuccessfulRunReason}), else SUCCEEDED with
+ * the run output. A failure that took one of its node's `on_error` edges is
  * handled and does not count: the workflow dealt with it. A run output that cannot be resolved, or is larger than
  * one value may be (`maxValueBytes`; the default output of the sinks, {@link GATHERED_VALUE_FACTOR}
  * times that), fails the run.
@@ -280,14 +282,12 @@ async function finishIfDone(s: Step): Promise<void> {
   const counts = liveCounts(s.run);
   const { active, cancelled } = counts;
   if (active > 0) return;
-  let failed = counts.failed;
-  for (const [id, n] of s.run.nodes) if (isHandledFailure(s, id, n)) failed--;
-  if (failed > 0 || cancelled > 0) {
-    const parts = [];
-    if (failed > 0) parts.push(`${failed} failed`);
-    if (cancelled > 0) parts.push(`${cancelled} cancelled`);
-    s.emit({ type: 'FinishRun', status: RunStatus.Failed, reason: `workflow has ${parts.join(' and ')} task(s)` });
-    return;
+  if (counts.failed > 0 || cancelled > 0) {
+    const unsuccessful = unsuccessfulNodes(s);
+    if (unsuccessful.length > 0) {
+      s.emit({ type: 'FinishRun', status: RunStatus.Failed, reason: unsuccessfulRunReason(unsuccessful) });
+      return;
+    }
   }
   let output: JsonValue;
   try {
@@ -306,6 +306,24 @@ async function finishIfDone(s: Step): Promise<void> {
     return;
   }
   s.emit({ type: 'FinishRun', status: RunStatus.Succeeded, output });
+}
+
+/**
+ * The nodes that make a finished run FAILED, in the definition's node order: those that failed
+ * without one of their `on_error` edges taking the failure, and those that were cancelled, each
+ * with its error.
+ */
+function unsuccessfulNodes(s: Step): UnsuccessfulNode[] {
+  const out: UnsuccessfulNode[] = [];
+  for (const [nodeId, n] of s.run.nodes) {
+    if (n.status === TaskStatus.Cancelled || (n.status === TaskStatus.Failed && !isHandledFailure(s, nodeId, n))) {
+      out.push({ nodeId, status: n.status, ...(n.error !== undefined ? { error: n.error } : {}) });
+    }
+  }
+  if (out.length < 2) return out;
+  const order = new Map(s.dag.nodes.map((n, i) => [n.node_id, i]));
+  const at = (id: string) => order.get(id) ?? order.size;
+  return out.sort((a, b) => at(a.nodeId) - at(b.nodeId));
 }
 
 /**
