@@ -25,6 +25,7 @@ import { Journal } from './journal.js';
 import { settleIteration } from './node-kinds/for-each.js';
 import type { NodeOutcome } from './node-kinds/outcome.js';
 import { settleChildTimer } from './node-kinds/subworkflow.js';
+import { signalRefusal } from './node-kinds/signal-names.js';
 import { deliverSignal, eventNameProblem, timeOutWaitForEvent } from './node-kinds/wait-for-event.js';
 import { wakeWait } from './node-kinds/wait.js';
 import { isHandledFailure } from './branches.js';
@@ -201,13 +202,17 @@ async function timerOutcome(s: Step, ev: TimerFired, n: NodeState): Promise<Node
  * SignalReceived: the oldest node waiting for that name completes with the payload (`{}` when
  * absent) and routing continues; with no waiter the signal is buffered for a later
  * WAIT_FOR_EVENT. `signalDelivered` on the transition tells which.
- * @throws MachineError INVALID_REQUEST without a name or for one that is too long or unstorable;
- * RUN_FINISHED on a finished run; StoreError (transient).
+ * @throws MachineError INVALID_REQUEST without a name, for one that is too long or unstorable, or
+ * for one no WAIT_FOR_EVENT node of the run could ever take (saying which names the run waits for,
+ * {@link signalRefusal}); RUN_FINISHED on a finished run (`run R is SUCCEEDED: …`); StoreError
+ * (transient).
  */
 async function onSignalReceived(s: Step, ev: SignalReceived): Promise<void> {
   const badName = eventNameProblem(ev.name);
   if (badName) throw new MachineError('INVALID_REQUEST', badName);
-  if (s.terminal()) throw new MachineError('RUN_FINISHED', `run is ${s.run.status}`);
+  if (s.terminal()) throw new MachineError('RUN_FINISHED', `run ${s.run.id} is ${s.run.status}: it waits for no signal any more`);
+  const refusal = signalRefusal(s, ev.name);
+  if (refusal) throw new MachineError('INVALID_REQUEST', refusal);
   const delivered = deliverSignal(s, ev);
   s.tr.signalDelivered = delivered !== undefined;
   if (delivered) await routeOutcome(s, delivered.nodeId, delivered.outcome);
