@@ -81,7 +81,12 @@ describe('a sensitive node that fails', () => {
     const history = (await client.request(`query($id: ID!) { run(id: $id) { error history { type nodeId attempt payload actions ignored error } } }`, { id: runId })).run;
     const failed = history.history.filter((e: any) => e.type === 'NodeFailed' && e.nodeId === 'secret');
     expect(failed.map((e: any) => e.payload.error)).toEqual(['HTTP GET <redacted url> returned status 500', 'HTTP GET <redacted url> returned status 500']);
-    expect(history.error).toBe('workflow has 3 failed task(s)');
+    // The run's error repeats the nodes' errors as the tasks show them: the sensitive ones redacted.
+    expect(history.error).toBe(
+      'node secret failed: HTTP GET <redacted url> returned status 500; ' +
+        `node public failed: HTTP GET ${stub.base}/fail?user=me&page=2 returned status 500: upstream failed for /fail?user=me&page=2; ` +
+        `node script failed: ${task(run, 'script').error}`,
+    );
     expect(shownText({ run, history })).not.toContain(SECRET);
 
     // The worker logged each failure, without the secret.
@@ -95,7 +100,7 @@ describe('a sensitive node that fails', () => {
     const runId = await start(client, 'caller', {}, { config: { api_token: SECRET } });
     const run = await waitRun(client, runId);
     expect(run.status).toBe('FAILED');
-    expect(task(run, 'child').error).toMatch(/^child run \S+ failed: workflow has 1 failed task\(s\) \(node secret: HTTP GET <redacted url> returned status 500\)$/);
+    expect(task(run, 'child').error).toMatch(/^child run \S+ failed: node secret failed: HTTP GET <redacted url> returned status 500$/);
     const history = (await client.request(`query($id: ID!) { run(id: $id) { history { payload actions error } children { error tasks { error } history { payload error } } } }`, { id: runId })).run;
     expect(shownText({ run, history })).not.toContain(SECRET);
     expect(logLines.join('')).not.toContain(SECRET);

@@ -130,8 +130,10 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run', () => 
     const last = run.children.find((c: any) => buy.error.includes(`child run ${c.id} failed`));
     expect(last).toBeDefined();
     expect(buy.error).toContain(last.error);
-    // ...and the cause: the child's failed node and its error.
-    expect(buy.error).toMatch(/\(node reserve: .*out of stock: X-9/);
+    // ...which names the cause, the child's failed node and its error, once.
+    expect(last.error).toBe('node reserve failed: Error: out of stock: X-9 (handler.js:1:33)');
+    expect(buy.error).toBe(`child run ${last.id} failed: node reserve failed: Error: out of stock: X-9 (handler.js:1:33)`);
+    expect(run.error).toBe(`node buy failed: child run ${last.id} failed: node reserve failed: Error: out of stock: X-9 (handler.js:1:33)`);
     for (const c of run.children) expect(task(await read(client, c.id), 'reserve').error).toContain('out of stock: X-9');
     expect(task(run, 'after')).toBeUndefined();
   });

@@ -159,7 +159,7 @@ describe('a worker with WEFT_MAX_OUTPUT_BYTES=65536, end to end', () => {
         task: { status: 'FAILED', attempt: 1, output: null, error: expected },
       });
       expect({ what, events }).toEqual({ what, events: ['RunStarted', 'NodeFailed:0', 'NodeFailed:1'] });
-      expect(run.error).toBe('workflow has 1 failed task(s)');
+      expect(run.error).toBe(`node c failed: ${task.error}`);
     }
   });
 

@@ -188,7 +188,7 @@ describe('reports', () => {
     await h.fail('a', 'for good');
     task = (await h.tasks(runId)).a!;
     expect(task).toMatchObject({ status: 'FAILED', attempt: 2, error: 'for good' });
-    expect(await h.run(runId)).toMatchObject({ status: 'FAILED', error: 'workflow has 1 failed task(s)' });
+    expect(await h.run(runId)).toMatchObject({ status: 'FAILED', error: 'node a failed: for good' });
   });
 
   it('fails for good at once when the worker says the failure is not retryable', async () => {

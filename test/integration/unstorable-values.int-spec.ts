@@ -61,7 +61,7 @@ describe('a worker output PostgreSQL cannot store', () => {
     // The same output again exhausts the attempts: the run ends.
     expect(await h.complete('a', output)).toEqual({});
     expect((await h.tasks(runId)).a).toMatchObject({ status: 'FAILED', attempt: 1, error: reason });
-    expect(await h.run(runId)).toMatchObject({ status: 'FAILED', error: 'workflow has 1 failed task(s)' });
+    expect(await h.run(runId)).toMatchObject({ status: 'FAILED', error: `node a failed: ${reason}` });
     expect((await h.events(runId)).map((e) => e.type)).toEqual(['RunStarted', 'NodeFailed', 'NodeFailed']);
   });
 

@@ -9,19 +9,28 @@ import { clientCommands } from '@weft/cli';
  * swallowed; a failing command rejects.
  */
 export async function runCommands(register: (program: Command) => void, env: Record<string, string>, ...args: string[]): Promise<string> {
+  return (await runCapturing(register, env, args)).stdout;
+}
+
+/** As {@link runCommands}, resolving what the command wrote to stdout and to stderr (Commander's own output left out). */
+async function runCapturing(register: (program: Command) => void, env: Record<string, string>, args: string[]): Promise<{ stdout: string; stderr: string }> {
   const program = new Command('weft').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
   register(program);
   let out = '';
+  let errOut = '';
   const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out += String(chunk);
     return true;
   });
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    errOut += String(chunk);
+    return true;
+  });
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   Object.assign(process.env, env);
   try {
     await program.parseAsync(args, { from: 'user' });
-    return out;
+    return { stdout: out, stderr: errOut };
   } finally {
     write.mockRestore();
     err.mockRestore();
@@ -35,4 +44,9 @@ export async function runCommands(register: (program: Command) => void, env: Rec
 /** The client side of the CLI (`weft <args>`) against the API at `url` with `apiKey` (WEFT_URL / WEFT_API_KEY). */
 export function runWeft(url: string, apiKey: string, ...args: string[]): Promise<string> {
   return runCommands(clientCommands, { WEFT_URL: url, WEFT_API_KEY: apiKey }, ...args);
+}
+
+/** {@link runWeft}, resolving stdout and stderr (warnings go to stderr). */
+export function runWeftCapturing(url: string, apiKey: string, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return runCapturing(clientCommands, { WEFT_URL: url, WEFT_API_KEY: apiKey }, args);
 }

@@ -191,10 +191,14 @@ export function clientCommands(program: Command): void {
       const workflowId = o.id ?? basename(o.file, extname(o.file));
       const c = client();
       const r = await c.request(
-        `mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version createdAt } }`,
+        `mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version createdAt warnings { nodeId path message } } }`,
         { i: { workflowId, name: o.name, definition } },
       );
-      print(r.publishWorkflow);
+      const { warnings, ...published } = r.publishWorkflow;
+      for (const w of warnings as { nodeId: string | null; path: string | null; message: string }[]) {
+        process.stderr.write(`weft: warning: ${[w.nodeId, w.path].filter(Boolean).join(' ')}: ${w.message}\n`);
+      }
+      print(published);
     });
 
   program

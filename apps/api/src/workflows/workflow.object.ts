@@ -1,5 +1,5 @@
 import { Field, Int, ObjectType } from '@nestjs/graphql';
-import type { JsonValue } from '@weft/engine';
+import type { JsonValue, Problem } from '@weft/engine';
 import type { WorkflowVersionInfo } from '@weft/persistence';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
 import { GraphQLJSON } from '../common/json.scalar.js';
@@ -38,6 +38,9 @@ export class WorkflowObject {
 export class WorkflowVersionObject {
   /** The owning tenant: definition and source are loaded with it when absent. Not exposed. */
   tenantId: string;
+
+  /** The warnings publishWorkflow found for it; absent otherwise, when the field resolver reads them. Exposed as `warnings`. */
+  warnings?: Problem[];
 
   @Field(() => String)
   workflowId: string;

@@ -1,9 +1,10 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
 import { Args, Context, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
-import type { JsonValue } from '@weft/engine';
+import type { JsonValue, Problem } from '@weft/engine';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
 import { GraphQLJSON } from '../common/json.scalar.js';
+import { ProblemObject } from '../common/problem.object.js';
 import { RethrowFilter } from '../common/rethrow.filter.js';
 import { createValidationPipe } from '../common/validation.pipe.js';
 import { PublishWorkflowInput } from './publish-workflow.input.js';
@@ -20,7 +21,7 @@ export class WorkflowsResolver {
 
   @Mutation(() => WorkflowVersionObject, {
     description:
-      'Validates a YAML or JSON definition and stores it as the next version (admin). A definition identical to the latest version returns that version instead.',
+      'Validates a YAML or JSON definition and stores it as the next version (admin). A definition identical to the latest version returns that version instead. Problems that do not refuse it (a SUBWORKFLOW calling a workflow the tenant does not have) come back in warnings.',
   })
   @Requires('administer', 'publish workflow definitions')
   publishWorkflow(
@@ -69,6 +70,14 @@ export class WorkflowsResolver {
   @ResolveField(() => String)
   source(@Parent() version: WorkflowVersionObject): Promise<string> {
     return this.workflowService.sourceOf(version);
+  }
+
+  @ResolveField(() => [ProblemObject], {
+    description:
+      'What does not refuse this version but fails its runs when they get there, as of now: each SUBWORKFLOW node calling a workflow the tenant does not have (or a version it does not have, or a deprecated version). publishWorkflow returns those of the version it published.',
+  })
+  warnings(@Parent() version: WorkflowVersionObject): Promise<Problem[]> {
+    return this.workflowService.warnings(version);
   }
 
   @ResolveField(() => String, { description: 'The DAG as a Mermaid flowchart.' })

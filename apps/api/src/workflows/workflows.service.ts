@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { loadDefinition, WeftError, type JsonValue, type WorkflowDefinition } from '@weft/engine';
+import { childWorkflowRefs, childWorkflowWarnings, loadDefinition, WeftError, type JsonValue, type Problem, type WorkflowDefinition } from '@weft/engine';
 import { DagCache } from '@weft/engine/coordinator';
 import { WorkflowRepository, type WorkflowSummary, type WorkflowVersionEntity, type WorkflowVersionInfo } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
@@ -26,7 +26,8 @@ export class WorkflowsService {
    * definition identical to the latest version's (same checksum) returns that version instead
    * (its stored source text; a new `name` is still applied). The text was checked by the
    * validation pipe; escapes in it (`"\u0000"`, YAML `"\0"`) may still parse to strings
-   * PostgreSQL cannot store, refused here at `definition.$.<path>`.
+   * PostgreSQL cannot store, refused here at `definition.$.<path>`. The result carries the
+   * version's warnings, found after it was stored (a SUBWORKFLOW may call the workflow itself).
    */
   async publish(p: Principal, input: PublishWorkflowInput): Promise<WorkflowVersionObject> {
     const definition = loadDefinition(input.definition);
@@ -41,7 +42,29 @@ export class WorkflowsService {
       checksum: definitionChecksum(json),
       createdByKeyId: p.keyId,
     });
-    return toVersionObject(published);
+    return { ...toVersionObject(published), warnings: await this.childWorkflowWarnings(p.tenantId, definition) };
+  }
+
+  /** The version's warnings: those publish found, else computed now ({@link childWorkflowWarnings}). */
+  async warnings(v: WorkflowVersionObject): Promise<Problem[]> {
+    return v.warnings ?? this.childWorkflowWarnings(v.tenantId, (await this.definitionOf(v)) as unknown as WorkflowDefinition);
+  }
+
+  /**
+   * The warnings about the workflows `definition`'s SUBWORKFLOW nodes call, against what the
+   * tenant has now: one query for the called workflows' versions when there are calls, and one
+   * for the tenant's workflow ids (the suggestions) when a called workflow is missing.
+   */
+  private async childWorkflowWarnings(tenantId: string, definition: WorkflowDefinition): Promise<Problem[]> {
+    const refs = childWorkflowRefs(definition);
+    if (refs.length === 0) return [];
+    const infos = await this.workflows.versionInfos(
+      tenantId,
+      refs.map((r) => r.workflow),
+    );
+    const versions = new Map([...infos].map(([id, list]) => [id, list.map((v) => ({ version: v.version, deprecated: v.deprecatedAt != null }))]));
+    const missing = [...versions.values()].some((list) => list.length === 0);
+    return childWorkflowWarnings(refs, { ids: missing ? await this.workflows.workflowIds(tenantId) : [], versions });
   }
 
   /** The tenant's workflows by id; their `versions` are loaded for the whole list in one query. */

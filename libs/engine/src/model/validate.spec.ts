@@ -226,8 +226,8 @@ output: {total: "{{tasks.flaky.output.n * }}"}
   });
 
   it('refuses values JSON cannot hold', () => {
-    const def = parseDefinition('nodes:\n  - {node_id: a, type: HTTP, spec: {url: "https://x", n: .inf}}\n');
-    expect(validateDefinition(def)).toEqual([expect.objectContaining({ nodeId: 'a', path: 'nodes[0].spec.n' })]);
+    const def = parseDefinition('nodes:\n  - {node_id: a, type: HTTP, spec: {url: "https://x", body: {n: .inf}}}\n');
+    expect(validateDefinition(def)).toEqual([expect.objectContaining({ nodeId: 'a', path: 'nodes[0].spec.body.n' })]);
   });
 });
 
@@ -282,7 +282,7 @@ describe('node fields: for_each and SUBWORKFLOW', () => {
   it('refuses unknown SUBWORKFLOW spec fields, an input or config that is not an object, and a queue', () => {
     expect(messages(oneNode({ queue: 'payments' }, { workflow: 'billing', inputs: { a: 1 }, input: [1], config: 'x' }, 'SUBWORKFLOW'))).toEqual([
       'nodes[0].queue: queue applies to HTTP and CODE nodes only, not to a SUBWORKFLOW node',
-      'nodes[0].spec.inputs: unknown field "inputs"; expected one of workflow, version, input, config',
+      'nodes[0].spec.inputs: unknown field "inputs" in a SUBWORKFLOW spec (did you mean "input"?); expected one of workflow, version, input, config',
       "nodes[0].spec.input: a SUBWORKFLOW node's spec.input must be an object (the child run's input)",
       "nodes[0].spec.config: a SUBWORKFLOW node's spec.config must be an object (the child run's config)",
     ]);
@@ -405,7 +405,7 @@ describe('fields: payload hygiene, error edges, unknown fields', () => {
     expect(messages(def)).toEqual([
       'version: unknown field "version"; expected one of nodes, edges, output, name, description, workflow_id',
       'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive, for_each, as, max_concurrency, reducers',
-      'nodes[0].retry.backoff: unknown field "backoff"; expected one of max_attempts, backoff_seconds',
+      'nodes[0].retry.backoff: unknown field "backoff" (did you mean "backoff_seconds"?); expected one of max_attempts, backoff_seconds',
     ]);
     expect(messages(def2)).toContain('edges[0].when: unknown field "when"; expected one of from, to, condition, on_error');
   });
@@ -434,7 +434,7 @@ describe('bounds', () => {
         { node_id: 'year_nap', type: 'WAIT', spec: { duration_seconds: String(year) } },
         { node_id: 'ear', type: 'WAIT_FOR_EVENT', spec: { event: 'go', timeout_seconds: year + 1 } },
         { node_id: 'call', type: 'HTTP', spec: { url: 'https://x', timeout_seconds: -1 } },
-        { node_id: 'run', type: 'CODE', spec: { code: 'x', timeout_seconds: '{{input.t}}' } },
+        { node_id: 'run', type: 'CODE', runtime: 'python', spec: { code: 'x', timeout_seconds: '{{input.t}}' } },
         { node_id: 'far', type: 'WAIT', spec: { until: '9999-12-31T23:59:59-01:00' } },
         { node_id: 'feb', type: 'WAIT', spec: { until: '2030-02-30T00:00:00Z' } },
       ],
@@ -452,17 +452,17 @@ describe('bounds', () => {
   it('refuses a literal HTTP or CODE timeout of 0 (the executors refuse it at run time)', () => {
     const positive = 'must be a positive number of seconds, at most 31536000 (365 days)';
     expect(messages(oneNode({}, { url: 'https://x', timeout_seconds: 0 }, 'HTTP'))).toEqual([`nodes[0].spec.timeout_seconds: a HTTP node's timeout_seconds ${positive}`]);
-    expect(messages(oneNode({}, { code: 'x', timeout_seconds: '0' }, 'CODE'))).toEqual([`nodes[0].spec.timeout_seconds: a CODE node's timeout_seconds ${positive}`]);
+    expect(messages(oneNode({ runtime: 'python' }, { code: 'x', timeout_seconds: '0' }, 'CODE'))).toEqual([`nodes[0].spec.timeout_seconds: a CODE node's timeout_seconds ${positive}`]);
     expect(messages(oneNode({}, { url: 'https://x', timeout_seconds: 0.5 }, 'HTTP'))).toEqual([]);
-    expect(messages(oneNode({}, { code: 'x', timeout_seconds: '{{input.t}}' }, 'CODE'))).toEqual([]); // checked when run
+    expect(messages(oneNode({ runtime: 'python' }, { code: 'x', timeout_seconds: '{{input.t}}' }, 'CODE'))).toEqual([]); // checked when run
     // A WAIT_FOR_EVENT timeout is the machine's, not an executor's: 0 stays accepted.
     expect(messages(oneNode({}, { event: 'go', timeout_seconds: 0 }, 'WAIT_FOR_EVENT'))).toEqual([]);
   });
 
   it('checks a literal CODE memory_mb and a literal HTTP method', () => {
-    expect(messages(oneNode({}, { code: 'x', memory_mb: 8 }, 'CODE'))).toEqual(['nodes[0].spec.memory_mb: memory_mb must be a number from 16 to 4096 (megabytes)']);
-    expect(messages(oneNode({}, { code: 'x', memory_mb: 4097 }, 'CODE'))).toHaveLength(1);
-    expect(messages(oneNode({}, { code: 'x', memory_mb: 256 }, 'CODE'))).toEqual([]);
+    expect(messages(oneNode({ runtime: 'python' }, { code: 'x', memory_mb: 8 }, 'CODE'))).toEqual(['nodes[0].spec.memory_mb: memory_mb must be a number from 16 to 4096 (megabytes)']);
+    expect(messages(oneNode({ runtime: 'python' }, { code: 'x', memory_mb: 4097 }, 'CODE'))).toHaveLength(1);
+    expect(messages(oneNode({ runtime: 'python' }, { code: 'x', memory_mb: 256 }, 'CODE'))).toEqual([]);
     expect(messages(oneNode({}, { url: 'https://x', method: 'FETCH' }))).toEqual([
       'nodes[0].spec.method: unknown HTTP method "FETCH"; expected one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS',
     ]);

@@ -19,12 +19,12 @@ import {
   runOutput,
 } from './validation/definition-rules.js';
 import { edgeCondition, edgeEnds, edgeKeys, edgeOnError, uniqueEdge } from './validation/edge-rules.js';
-import { nodeKeys, nodeTexts, nodeType, payloadHygiene, queue, retry, specValues, uniqueNodeId } from './validation/node-rules.js';
+import { nodeKeys, nodeTexts, nodeType, payloadHygiene, queue, retry, runtimeOnCode, specValues, uniqueNodeId } from './validation/node-rules.js';
 import { forEach, typeSpec } from './validation/spec-rules.js';
 import type { WorkflowDefinition } from './workflow-definition.js';
 
 /** The rules over each node, in the order their problems are reported. */
-const NODE_RULES: readonly NodeRule[] = [uniqueNodeId, nodeKeys, nodeTexts, queue, payloadHygiene, nodeType, typeSpec, forEach, retry, specValues];
+const NODE_RULES: readonly NodeRule[] = [uniqueNodeId, nodeKeys, nodeTexts, queue, runtimeOnCode, payloadHygiene, nodeType, typeSpec, forEach, retry, specValues];
 
 /** The rules over each edge, in order. */
 const EDGE_RULES: readonly EdgeRule[] = [edgeKeys, edgeEnds, edgeCondition, edgeOnError, uniqueEdge];
@@ -45,7 +45,9 @@ const DEFINITION_RULES: readonly DefinitionRule[] = [
  * Validates a parsed definition and lists EVERY problem found (an empty list means valid), each
  * with `nodeId` (when it concerns a node), `path` (e.g. `nodes[2].spec.url`, `edges[0].to`) and
  * `message`. The checks, rule by rule: the shape and its keys (anything unknown is an `unknown
- * field`); node ids, types and per-type specs; payload hygiene and `for_each` fields; retry
+ * field`, with `(did you mean "X"?)` when an allowed key is close); node ids, types and per-type
+ * specs, each spec with only the keys its executor reads (a CODE spec's other keys are its
+ * handler's input: only near misses of its limits are refused); payload hygiene and `for_each` fields; retry
  * policies; JSON-only values; edge ends, conditions and `on_error`; every template of every spec,
  * condition and the `output` (closed, CEL that compiles, static `tasks.<id>` references to
  * declared nodes); cycles; the entry node and reachability from it. Never throws.

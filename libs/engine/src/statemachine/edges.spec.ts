@@ -115,7 +115,7 @@ describe('error edges', () => {
     await h.fail('pay');
     await h.fail('pay');
     const tr = await h.fail('refund', 'bank offline');
-    expect(finished(tr)).toMatchObject({ status: RunStatus.Failed, reason: 'workflow has 1 failed task(s)' });
+    expect(finished(tr)).toMatchObject({ status: RunStatus.Failed, reason: 'node refund failed: bank offline' });
   });
 
   it('with a condition, it is taken only when the condition over tasks.<id>.error holds; otherwise the failure fails the run', async () => {
@@ -135,7 +135,7 @@ describe('error edges', () => {
     const tr2 = await unhandled.fail('pay', 'card declined');
     expect(unhandled.node('pay').branches).toEqual([]);
     expect(created(tr2, TaskStatus.Skipped)).toEqual(['ship', 'retry_later']);
-    expect(finished(tr2)).toMatchObject({ status: RunStatus.Failed, reason: 'workflow has 1 failed task(s)' });
+    expect(finished(tr2)).toMatchObject({ status: RunStatus.Failed, reason: 'node pay failed: card declined' });
   });
 
   it('without an error edge a failure still leaves its edges unresolved and fails the run', async () => {

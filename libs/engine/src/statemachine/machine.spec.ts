@@ -180,7 +180,7 @@ describe('task lifecycle', () => {
     const r3 = await h.fail('a', 'HTTP 500');
     expect(types(r3)).toEqual(['FailTask', 'FinishRun']);
     expect(actionsOf(r3, 'FailTask')[0]).toMatchObject({ attempt: 2, reason: 'HTTP 500' });
-    expect(finished(r3)).toMatchObject({ status: RunStatus.Failed, reason: 'workflow has 1 failed task(s)' });
+    expect(finished(r3)).toMatchObject({ status: RunStatus.Failed, reason: 'node a failed: HTTP 500' });
     expect(h.run.nodes.has('b')).toBe(false);
   });
 
@@ -211,7 +211,7 @@ describe('task lifecycle', () => {
 
     const cb = await h.complete('b');
     expect(dispatched(cb)).toEqual([]); // a failed edge stays unresolved: j never runs
-    expect(finished(cb)).toMatchObject({ status: RunStatus.Failed, reason: 'workflow has 1 failed task(s)' });
+    expect(finished(cb)).toMatchObject({ status: RunStatus.Failed, reason: 'node a failed: boom' });
     expect(h.run.nodes.has('j')).toBe(false);
   });
 

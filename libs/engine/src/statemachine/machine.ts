@@ -25,11 +25,13 @@ import { Journal } from './journal.js';
 import { settleIteration } from './node-kinds/for-each.js';
 import type { NodeOutcome } from './node-kinds/outcome.js';
 import { settleChildTimer } from './node-kinds/subworkflow.js';
+import { signalRefusal } from './node-kinds/signal-names.js';
 import { deliverSignal, eventNameProblem, timeOutWaitForEvent } from './node-kinds/wait-for-event.js';
 import { wakeWait } from './node-kinds/wait.js';
 import { isHandledFailure } from './branches.js';
 import { begin, propagate, routeOutcome } from './routing.js';
 import { dropRunIndex } from './run-index.js';
+import { unsuccessfulRunReason, type UnsuccessfulNode } from './run-failure.js';
 import { isTaskActive, matchesAttempt, reportTarget, type NodeState, type RunSnapshot } from './state.js';
 import { GATHERED_VALUE_FACTOR, Step, errorMessage, isStoreError, sizeProblem, valueProblem } from './step.js';
 
@@ -200,13 +202,17 @@ async function timerOutcome(s: Step, ev: TimerFired, n: NodeState): Promise<Node
  * SignalReceived: the oldest node waiting for that name completes with the payload (`{}` when
  * absent) and routing continues; with no waiter the signal is buffered for a later
  * WAIT_FOR_EVENT. `signalDelivered` on the transition tells which.
- * @throws MachineError INVALID_REQUEST without a name or for one that is too long or unstorable;
- * RUN_FINISHED on a finished run; StoreError (transient).
+ * @throws MachineError INVALID_REQUEST without a name, for one that is too long or unstorable, or
+ * for one no WAIT_FOR_EVENT node of the run could ever take (saying which names the run waits for,
+ * {@link signalRefusal}); RUN_FINISHED on a finished run (`run R is SUCCEEDED: …`); StoreError
+ * (transient).
  */
 async function onSignalReceived(s: Step, ev: SignalReceived): Promise<void> {
   const badName = eventNameProblem(ev.name);
   if (badName) throw new MachineError('INVALID_REQUEST', badName);
-  if (s.terminal()) throw new MachineError('RUN_FINISHED', `run is ${s.run.status}`);
+  if (s.terminal()) throw new MachineError('RUN_FINISHED', `run ${s.run.id} is ${s.run.status}: it waits for no signal any more`);
+  const refusal = signalRefusal(s, ev.name);
+  if (refusal) throw new MachineError('INVALID_REQUEST', refusal);
   const delivered = deliverSignal(s, ev);
   s.tr.signalDelivered = delivered !== undefined;
   if (delivered) await routeOutcome(s, delivered.nodeId, delivered.outcome);
@@ -269,8 +275,9 @@ async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
 }
 
 /**
- * Finishes the run once nothing is active: FAILED if any task failed (or was cancelled), else
- * SUCCEEDED with the run output. A failure that took one of its node's `on_error` edges is
+ * Finishes the run once nothing is active: FAILED if any task failed (or was cancelled), with a
+ * reason naming those nodes and their errors ({@link unsuccessfulRunReason}), else SUCCEEDED with
+ * the run output. A failure that took one of its node's `on_error` edges is
  * handled and does not count: the workflow dealt with it. A run output that cannot be resolved, or is larger than
  * one value may be (`maxValueBytes`; the default output of the sinks, {@link GATHERED_VALUE_FACTOR}
  * times that), fails the run.
@@ -280,14 +287,12 @@ async function finishIfDone(s: Step): Promise<void> {
   const counts = liveCounts(s.run);
   const { active, cancelled } = counts;
   if (active > 0) return;
-  let failed = counts.failed;
-  for (const [id, n] of s.run.nodes) if (isHandledFailure(s, id, n)) failed--;
-  if (failed > 0 || cancelled > 0) {
-    const parts = [];
-    if (failed > 0) parts.push(`${failed} failed`);
-    if (cancelled > 0) parts.push(`${cancelled} cancelled`);
-    s.emit({ type: 'FinishRun', status: RunStatus.Failed, reason: `workflow has ${parts.join(' and ')} task(s)` });
-    return;
+  if (counts.failed > 0 || cancelled > 0) {
+    const unsuccessful = unsuccessfulNodes(s);
+    if (unsuccessful.length > 0) {
+      s.emit({ type: 'FinishRun', status: RunStatus.Failed, reason: unsuccessfulRunReason(unsuccessful) });
+      return;
+    }
   }
   let output: JsonValue;
   try {
@@ -306,6 +311,24 @@ async function finishIfDone(s: Step): Promise<void> {
     return;
   }
   s.emit({ type: 'FinishRun', status: RunStatus.Succeeded, output });
+}
+
+/**
+ * The nodes that make a finished run FAILED, in the definition's node order: those that failed
+ * without one of their `on_error` edges taking the failure, and those that were cancelled, each
+ * with its error.
+ */
+function unsuccessfulNodes(s: Step): UnsuccessfulNode[] {
+  const out: UnsuccessfulNode[] = [];
+  for (const [nodeId, n] of s.run.nodes) {
+    if (n.status === TaskStatus.Cancelled || (n.status === TaskStatus.Failed && !isHandledFailure(s, nodeId, n))) {
+      out.push({ nodeId, status: n.status, ...(n.error !== undefined ? { error: n.error } : {}) });
+    }
+  }
+  if (out.length < 2) return out;
+  const order = new Map(s.dag.nodes.map((n, i) => [n.node_id, i]));
+  const at = (id: string) => order.get(id) ?? order.size;
+  return out.sort((a, b) => at(a.nodeId) - at(b.nodeId));
 }
 
 /**

@@ -91,7 +91,7 @@ describe('retry from a node', () => {
     await h.cancel();
     await h.retry('a');
     const tr = await h.complete('a');
-    expect(finished(tr)).toMatchObject({ status: RunStatus.Failed, reason: 'workflow has 1 cancelled task(s)' });
+    expect(finished(tr)).toMatchObject({ status: RunStatus.Failed, reason: 'node b was cancelled' });
   });
 });
 

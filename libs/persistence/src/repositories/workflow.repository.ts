@@ -179,6 +179,14 @@ export class WorkflowRepository extends TenantScopedRepository {
     });
   }
 
+  /** The ids of the tenant's published workflows, in order; nothing else is read. */
+  async workflowIds(tenantId: string): Promise<string[]> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<{ id: string }>(m, `SELECT id FROM workflows WHERE tenant_id = $1 AND latest_version > 0 ORDER BY id`, [tenantId]);
+      return r.rows.map((row) => row.id);
+    });
+  }
+
   /** One workflow with its latest version, or null when the tenant has no such workflow. */
   async getWorkflow(tenantId: string, workflowId: string): Promise<WorkflowSummary | null> {
     return this.inTenant(tenantId, (m) => summaryOf(m, tenantId, workflowId));

@@ -7,6 +7,7 @@ import type { Problem } from '../../errors.js';
 import { hasTemplate } from '../template-syntax.js';
 import { MAX_DURATION_SECONDS } from '../workflow-definition.js';
 import { NODE_TYPES } from '../workflow-types.js';
+import { didYouMean } from './suggest.js';
 
 /** A plain object read from YAML or JSON, not yet known to have any shape. */
 export type Obj = Record<string, unknown>;
@@ -142,7 +143,8 @@ export function edgeContext(ctx: DefinitionContext, raw: Obj, index: number): Ed
 /**
  * One problem per key of `obj` outside `allowed`, at `at.<key>` (the key alone when `at` is
  * empty): a key of `unsupported` as `X is not supported yet`, anything else as `unknown field
- * "X"` with the allowed keys.
+ * "X"` with the allowed keys, and `(did you mean "Y"?)` when one of them is close to it
+ * ({@link didYouMean}). `where` (e.g. ` in an HTTP spec`) follows the key in the message.
  */
 export function unknownKeys(
   obj: Obj,
@@ -150,6 +152,7 @@ export function unknownKeys(
   unsupported: readonly string[],
   at: string,
   nodeId: string | undefined,
+  where = '',
 ): Problem[] {
   const out: Problem[] = [];
   for (const key of Object.keys(obj)) {
@@ -157,7 +160,7 @@ export function unknownKeys(
     const path = at === '' ? key : `${at}.${key}`;
     const message = unsupported.includes(key)
       ? `${key} is not supported yet`
-      : `unknown field ${JSON.stringify(key)}; expected one of ${allowed.join(', ')}`;
+      : `unknown field ${JSON.stringify(key)}${where}${didYouMean(key, allowed)}; expected one of ${allowed.join(', ')}`;
     out.push({ nodeId, path, message });
   }
   return out;

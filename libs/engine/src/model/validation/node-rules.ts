@@ -4,7 +4,7 @@
  * `for_each` rules are in spec-rules.ts.
  */
 import type { Problem } from '../../errors.js';
-import { NODE_TYPES, isWorkerType } from '../workflow-types.js';
+import { NODE_TYPES, NodeType, isWorkerType } from '../workflow-types.js';
 import { eachString, isObject, nonJson, unknownKeys, type NodeRule } from './context.js';
 import { templateProblems } from './templates.js';
 import { NODE_ID_PATTERN, NODE_KEYS, RETRY_KEYS, RETRY_LIMITS, UNSUPPORTED_NODE_KEYS } from './vocabulary.js';
@@ -36,7 +36,7 @@ export const uniqueNodeId: NodeRule = ({ raw, at, index, nodeId, ctx }) => {
   return out;
 };
 
-/** Every key of the node is one of {@link NODE_KEYS}. */
+/** Every key of the node is one of {@link NODE_KEYS} (`unknown field "X"`, with a suggestion when one is close). */
 export const nodeKeys: NodeRule = ({ raw, at, nodeId }) => unknownKeys(raw, NODE_KEYS, UNSUPPORTED_NODE_KEYS, at, nodeId);
 
 /** `name` and `description`, when given, are strings. */
@@ -58,6 +58,12 @@ export const queue: NodeRule = ({ raw, at, nodeId, type, known }) => {
   }
   return [];
 };
+
+/** `runtime` is given on CODE nodes only: no other node runs code, so it would be silently ignored. */
+export const runtimeOnCode: NodeRule = ({ raw, at, nodeId, type, known }) =>
+  raw.runtime !== undefined && known && type !== NodeType.Code
+    ? [{ nodeId, path: `${at}.runtime`, message: `runtime applies to CODE nodes only, not to ${type === NodeType.Http ? 'an' : 'a'} ${type as string} node` }]
+    : [];
 
 /**
  * Payload hygiene: `output_keep` and `output_drop` are non-empty lists of distinct top-level

@@ -11,20 +11,38 @@ import { MAX_ITERATIONS } from '../workflow-definition.js';
 import { NodeType, isWorkerType } from '../workflow-types.js';
 import { isTemplated, secondsProblem, unknownKeys, type NodeContext, type NodeRule } from './context.js';
 import { templateProblems } from './templates.js';
+import { didYouMean, suggestKey } from './suggest.js';
 import {
   ALIAS_PATTERN,
   CEL_RESERVED,
   CODE_MEMORY_MB,
   CODE_RUNTIMES,
+  CODE_SPEC_KEYS,
   HTTP_METHODS,
+  HTTP_RESPONSES,
+  HTTP_SPEC_KEYS,
+  JOIN_SPEC_KEYS,
   RESERVED_ALIASES,
   SUBWORKFLOW_SPEC_KEYS,
+  WAIT_FOR_EVENT_SPEC_KEYS,
+  WAIT_SPEC_KEYS,
 } from './vocabulary.js';
 
 /** The spec of a node whose type needs one: an object, when given. */
 function specObject(node: NodeContext, type: string): Problem[] {
   const { spec, specObj, at, nodeId } = node;
   return spec !== undefined && !specObj ? [{ nodeId, path: `${at}.spec`, message: `a ${type} node's spec must be an object` }] : [];
+}
+
+/** Every key of the spec, when it is an object, is one of `allowed` (`unknown field "X" in a <type> spec`, with a suggestion). */
+function specKeys(node: NodeContext, type: string, allowed: readonly string[]): Problem[] {
+  const { specObj, at, nodeId } = node;
+  return specObj ? unknownKeys(specObj, allowed, [], `${at}.spec`, nodeId, ` in ${article(type)} ${type} spec`) : [];
+}
+
+/** `a` or `an` before a node type, as it is read aloud (`an HTTP`, `a CODE`). */
+function article(type: string): string {
+  return type === NodeType.Http ? 'an' : 'a';
 }
 
 /** `spec.<key>` is a non-empty string. */
@@ -42,12 +60,50 @@ function taskTimeout(node: NodeContext, type: string): Problem[] {
   return p ? [{ nodeId: node.nodeId, path: `${node.at}.spec.timeout_seconds`, message: `a ${type} node's timeout_seconds ${p}` }] : [];
 }
 
-/** CODE: `spec.code`, a known `runtime`, a task timeout and a literal `memory_mb` within {@link CODE_MEMORY_MB}. */
+/**
+ * The keys of a CODE spec other than {@link CODE_SPEC_KEYS} are the handler's input, so only a near
+ * miss of `timeout_seconds` or `memory_mb` is refused (it would leave the default limit in place);
+ * a near miss of `code` is named in the problem of the missing `code`.
+ */
+function codeSpecKeys(node: NodeContext): Problem[] {
+  const { specObj, at, nodeId } = node;
+  if (!specObj) return [];
+  const limits = CODE_SPEC_KEYS.filter((k) => k !== 'code');
+  return Object.keys(specObj)
+    .filter((key) => !CODE_SPEC_KEYS.includes(key) && suggestKey(key, limits) !== undefined)
+    .map((key) => ({
+      nodeId,
+      path: `${at}.spec.${key}`,
+      message:
+        `unknown field ${JSON.stringify(key)} in a CODE spec${didYouMean(key, limits)}: the spec's other fields than ` +
+        `${CODE_SPEC_KEYS.join(', ')} are the handler's input, so a near miss of a limit is refused; ` +
+        `to hand ${JSON.stringify(key)} to the handler, nest it under another field`,
+    }));
+}
+
+/** The problem of a CODE node's missing `spec.code`, naming a key that looks like a misspelling of it. */
+function codeRequired(node: NodeContext, type: string): Problem[] {
+  const out = requiredString(node, 'code', type);
+  const near = Object.keys(node.specObj ?? {}).find((key) => key !== 'code' && suggestKey(key, ['code']) !== undefined);
+  if (out.length === 1 && near !== undefined && node.specObj?.code === undefined) {
+    out[0] = { ...out[0]!, message: `${out[0]!.message}; spec.${near} is not it (did you mean "code"?)` };
+  }
+  return out;
+}
+
+/**
+ * CODE: `spec.code`, a `runtime` among {@link CODE_RUNTIMES} (required: the executor refuses a
+ * task without one), no near miss of a limit's key, a task timeout and a literal `memory_mb`
+ * within {@link CODE_MEMORY_MB}.
+ */
 function codeSpec(node: NodeContext, type: string): Problem[] {
   const { raw, specObj, at, nodeId } = node;
-  const out = [...specObject(node, type), ...requiredString(node, 'code', type)];
-  if (raw.runtime !== undefined && (typeof raw.runtime !== 'string' || !CODE_RUNTIMES.includes(raw.runtime))) {
-    out.push({ nodeId, path: `${at}.runtime`, message: `unknown CODE runtime ${JSON.stringify(raw.runtime)}; expected one of ${CODE_RUNTIMES.join(', ')}` });
+  const out = [...specObject(node, type), ...codeSpecKeys(node), ...codeRequired(node, type)];
+  if (raw.runtime === undefined) {
+    out.push({ nodeId, path: `${at}.runtime`, message: `a CODE node requires runtime (one of ${CODE_RUNTIMES.join(', ')})` });
+  } else if (typeof raw.runtime !== 'string' || !CODE_RUNTIMES.includes(raw.runtime)) {
+    const hint = typeof raw.runtime === 'string' ? didYouMean(raw.runtime, CODE_RUNTIMES) : '';
+    out.push({ nodeId, path: `${at}.runtime`, message: `unknown CODE runtime ${JSON.stringify(raw.runtime)}${hint}; expected one of ${CODE_RUNTIMES.join(', ')}` });
   }
   out.push(...taskTimeout(node, type));
   const mem = specObj?.memory_mb;
@@ -57,13 +113,22 @@ function codeSpec(node: NodeContext, type: string): Problem[] {
   return out;
 }
 
-/** HTTP: `spec.url`, a task timeout and a literal `method` among {@link HTTP_METHODS}. */
+/**
+ * HTTP: only the keys of {@link HTTP_SPEC_KEYS}, `spec.url`, a task timeout, a literal `method`
+ * among {@link HTTP_METHODS} and a literal `response` among {@link HTTP_RESPONSES}.
+ */
 function httpSpec(node: NodeContext, type: string): Problem[] {
   const { specObj, at, nodeId } = node;
-  const out = [...specObject(node, type), ...requiredString(node, 'url', type), ...taskTimeout(node, type)];
+  const out = [...specObject(node, type), ...specKeys(node, type, HTTP_SPEC_KEYS), ...requiredString(node, 'url', type), ...taskTimeout(node, type)];
   const method = specObj?.method;
   if (method !== undefined && !isTemplated(method) && !(typeof method === 'string' && HTTP_METHODS.includes(method.toUpperCase()))) {
-    out.push({ nodeId, path: `${at}.spec.method`, message: `unknown HTTP method ${JSON.stringify(method)}; expected one of ${HTTP_METHODS.join(', ')}` });
+    const hint = typeof method === 'string' ? didYouMean(method.toUpperCase(), HTTP_METHODS) : '';
+    out.push({ nodeId, path: `${at}.spec.method`, message: `unknown HTTP method ${JSON.stringify(method)}${hint}; expected one of ${HTTP_METHODS.join(', ')}` });
+  }
+  const response = specObj?.response;
+  if (response !== undefined && response !== null && !isTemplated(response) && !(typeof response === 'string' && HTTP_RESPONSES.includes(response))) {
+    const hint = typeof response === 'string' ? didYouMean(response, HTTP_RESPONSES) : '';
+    out.push({ nodeId, path: `${at}.spec.response`, message: `unknown HTTP response ${JSON.stringify(response)}${hint}; expected one of ${HTTP_RESPONSES.join(', ')}` });
   }
   return out;
 }
@@ -71,7 +136,7 @@ function httpSpec(node: NodeContext, type: string): Problem[] {
 /** JOIN: `spec.reducers`, when given, maps fields to known reducers. */
 function joinSpec(node: NodeContext, type: string): Problem[] {
   const { specObj, at, nodeId } = node;
-  const out = specObject(node, type);
+  const out = [...specObject(node, type), ...specKeys(node, type, JOIN_SPEC_KEYS)];
   if (specObj?.reducers !== undefined) out.push(...reducerProblems(specObj.reducers, `${at}.spec.reducers`, `JOIN ${nodeId}`, nodeId));
   return out;
 }
@@ -82,7 +147,7 @@ function joinSpec(node: NodeContext, type: string): Problem[] {
  */
 function waitSpec(node: NodeContext, type: string): Problem[] {
   const { specObj, at, nodeId } = node;
-  const out = specObject(node, type);
+  const out = [...specObject(node, type), ...specKeys(node, type, WAIT_SPEC_KEYS)];
   const d = specObj?.duration_seconds;
   const u = specObj?.until;
   if (d === undefined && u === undefined) {
@@ -103,7 +168,7 @@ function waitSpec(node: NodeContext, type: string): Problem[] {
 /** WAIT_FOR_EVENT: `spec.event`, and `spec.timeout_seconds` from 0 to 365 days when given. */
 function waitForEventSpec(node: NodeContext, type: string): Problem[] {
   const { specObj, at, nodeId } = node;
-  const out = [...specObject(node, type), ...requiredString(node, 'event', type)];
+  const out = [...specObject(node, type), ...specKeys(node, type, WAIT_FOR_EVENT_SPEC_KEYS), ...requiredString(node, 'event', type)];
   const t = specObj?.timeout_seconds;
   if (t !== undefined && t !== null) {
     const p = secondsProblem(t);
@@ -118,8 +183,7 @@ function waitForEventSpec(node: NodeContext, type: string): Problem[] {
  */
 function subworkflowSpec(node: NodeContext, type: string): Problem[] {
   const { specObj, at, nodeId } = node;
-  const out = [...specObject(node, type), ...requiredString(node, 'workflow', type)];
-  if (specObj) out.push(...unknownKeys(specObj, SUBWORKFLOW_SPEC_KEYS, [], `${at}.spec`, nodeId));
+  const out = [...specObject(node, type), ...specKeys(node, type, SUBWORKFLOW_SPEC_KEYS), ...requiredString(node, 'workflow', type)];
   const v = specObj?.version;
   if (v !== undefined && v !== null && !isTemplated(v) && !(typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 2 ** 31 - 1)) {
     out.push({ nodeId, path: `${at}.spec.version`, message: 'a SUBWORKFLOW node\'s spec.version must be a positive integer (omit it for the default version)' });
@@ -133,7 +197,18 @@ function subworkflowSpec(node: NodeContext, type: string): Problem[] {
   return out;
 }
 
-/** What the spec of a node of a known type must hold (SWITCH and FORK take none of their own). */
+/**
+ * SWITCH and FORK take no spec: one that holds anything (an empty object or null is allowed) is
+ * refused rather than ignored. A SWITCH's conditions go on its outgoing edges.
+ */
+function noSpec(node: NodeContext, type: string): Problem[] {
+  const { spec, specObj, at, nodeId } = node;
+  if (spec === undefined || spec === null || (specObj && Object.keys(specObj).length === 0)) return [];
+  const why = type === NodeType.Switch ? ': put its conditions on its outgoing edges ({from, to, condition})' : '';
+  return [{ nodeId, path: `${at}.spec`, message: `a ${type} node takes no spec${why}` }];
+}
+
+/** What the spec of a node of a known type must hold, and that SWITCH and FORK have none of their own. */
 export const typeSpec: NodeRule = (node) => {
   const type = node.type;
   switch (type) {
@@ -149,6 +224,9 @@ export const typeSpec: NodeRule = (node) => {
       return waitForEventSpec(node, type);
     case NodeType.Subworkflow:
       return subworkflowSpec(node, type);
+    case NodeType.Switch:
+    case NodeType.Fork:
+      return noSpec(node, type);
     default:
       return [];
   }

@@ -10,6 +10,9 @@ export const CODE_RUNTIMES: readonly string[] = ['python', 'js', 'node'];
 /** HTTP methods a literal `spec.method` may name (case-insensitive). */
 export const HTTP_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
+/** What a literal HTTP `spec.response` may be: the parsed body (default) or `{status, headers, body}`. */
+export const HTTP_RESPONSES: readonly string[] = ['body', 'full'];
+
 /** The keys a node may have; anything else is an unknown field. */
 export const NODE_KEYS: readonly string[] = [
   'node_id',
@@ -34,8 +37,25 @@ export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition', 'on_erro
 export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', 'name', 'description', 'workflow_id'];
 /** The keys of a retry policy. */
 export const RETRY_KEYS: readonly string[] = ['max_attempts', 'backoff_seconds'];
+/**
+ * The keys of an HTTP node's spec, each read by the worker's HTTP executor: a typo (`methd: POST`)
+ * would otherwise send a GET.
+ */
+export const HTTP_SPEC_KEYS: readonly string[] = ['url', 'method', 'headers', 'body', 'timeout_seconds', 'accept_status', 'response'];
+/**
+ * The keys of a CODE node's spec that the CODE executor reads itself. Every other key is the
+ * handler's input, so only a near miss of one of these (`memory`, `timeoutSeconds`) is refused:
+ * it would otherwise leave the default limit in place and hand the handler a stray key.
+ */
+export const CODE_SPEC_KEYS: readonly string[] = ['code', 'timeout_seconds', 'memory_mb'];
+/** The keys of a WAIT node's spec. */
+export const WAIT_SPEC_KEYS: readonly string[] = ['duration_seconds', 'until'];
+/** The keys of a WAIT_FOR_EVENT node's spec: a typo (`timeout:`) would otherwise wait forever. */
+export const WAIT_FOR_EVENT_SPEC_KEYS: readonly string[] = ['event', 'timeout_seconds'];
 /** The keys of a SUBWORKFLOW node's spec: a typo (`inputs:`) would otherwise start the child with `{}`. */
 export const SUBWORKFLOW_SPEC_KEYS: readonly string[] = ['workflow', 'version', 'input', 'config'];
+/** The keys of a JOIN node's spec: a typo (`reducer:`) would otherwise leave its output `{}`. */
+export const JOIN_SPEC_KEYS: readonly string[] = ['reducers'];
 
 /**
  * Node keys that are part of the definition language but not implemented, so refused as `… is not

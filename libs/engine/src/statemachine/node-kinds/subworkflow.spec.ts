@@ -49,10 +49,20 @@ describe('SUBWORKFLOW: a child run as a function call', () => {
     await h.start();
     await h.complete('order');
     const child = h.children[0]!.id;
-    const tr = await h.endChild('pay', RunStatus.Failed, { error: 'workflow has 1 failed task(s)', failedTask: { nodeId: 'charge', error: 'card declined' } });
+    const tr = await h.endChild('pay', RunStatus.Failed, { error: 'node charge failed: card declined', failedTask: { nodeId: 'charge', error: 'card declined' } });
     expect(h.node('pay').status).toBe(TaskStatus.Failed);
-    expect(h.node('pay').error).toBe(`child run ${child} failed: workflow has 1 failed task(s) (node charge: card declined)`);
-    expect(finished(tr)?.status).toBe(RunStatus.Failed);
+    // The child's error names its failed node already: it is not repeated.
+    expect(h.node('pay').error).toBe(`child run ${child} failed: node charge failed: card declined`);
+    expect(finished(tr)).toMatchObject({ status: RunStatus.Failed, reason: `node pay failed: child run ${child} failed: node charge failed: card declined` });
+  });
+
+  it("names the child's failed node when the child's own error does not", async () => {
+    const h = orderFlow();
+    await h.start();
+    await h.complete('order');
+    const child = h.children[0]!.id;
+    await h.endChild('pay', RunStatus.Failed, { error: 'cannot resolve the run output: No such key: total', failedTask: { nodeId: 'charge', error: 'card declined' } });
+    expect(h.node('pay').error).toBe(`child run ${child} failed: cannot resolve the run output: No such key: total (node charge: card declined)`);
   });
 
   it('a retry policy starts a new child for the next attempt, after the backoff', async () => {

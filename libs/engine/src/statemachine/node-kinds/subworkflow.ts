@@ -154,7 +154,8 @@ async function childStart(
  * - SUCCEEDED: the node completes with the child's run output, `{}` when it has none
  *   (`completed`), unless that output cannot be stored, which fails the attempt;
  * - FAILED or CANCELLED: the attempt fails with `child run <id> failed: <its error> (node <id>:
- *   <that task's error>)`, naming the child's first failed task when there is one. With attempts
+ *   <that task's error>)`, naming the child's first failed task when there is one and the child's
+ *   error does not name it already (`child run <id> failed: node charge failed: …`). With attempts
  *   left (`retry.max_attempts`) a RetryChild wakes the task after the backoff (at once without
  *   one) to start a new child (`pending`); else the node fails for good (`failed`).
  * @throws StoreError (transient).
@@ -200,7 +201,9 @@ export async function settleChildTimer(s: Step, ev: TimerFired, n: NodeState, no
     }
     return childFailed(s, ev, n, node, problem);
   }
-  const cause = child.failedTask ? ` (node ${child.failedTask.nodeId}: ${child.failedTask.error ?? 'no reason given'})` : '';
+  // A child that failed because of its nodes names them in its own error already.
+  const named = child.failedTask !== undefined && (child.error ?? '').includes(`node ${child.failedTask.nodeId} failed`);
+  const cause = child.failedTask && !named ? ` (node ${child.failedTask.nodeId}: ${child.failedTask.error ?? 'no reason given'})` : '';
   return childFailed(s, ev, n, node, `child run ${child.id} ${child.status === RunStatus.Cancelled ? 'was cancelled' : 'failed'}: ${child.error ?? 'no reason given'}${cause}`);
 }
 

@@ -112,7 +112,7 @@ describe('WAIT_FOR_EVENT and signals', () => {
     await h.complete('a');
     expect(h.run.status).toBe(RunStatus.Succeeded);
     const done = await h.signal('go').catch((e: unknown) => e);
-    expect(done).toMatchObject({ code: 'RUN_FINISHED', message: 'run is SUCCEEDED' });
+    expect(done).toMatchObject({ code: 'RUN_FINISHED', message: 'run run-1 is SUCCEEDED: it waits for no signal any more' });
     expect(h.signals).toEqual([]);
   });
 
