@@ -7,13 +7,13 @@ import { WeftLogger } from './weft-logger.js';
 
 /**
  * What a server process does before Nest boots: routes every `new Logger(context)` to `logger`
- * (default a {@link WeftLogger} at `config.logLevel`), checks PostgreSQL answers (with `migrate`,
+ * (default a {@link WeftLogger} at `config.logLevel`, in `config.logFormat`), checks PostgreSQL answers (with `migrate`,
  * creating the database when it is missing, then migrating it), Redis answers and
  * `DATABASE_URL` is the runtime role. Throws ServiceUnavailableError with one clear line;
  * resolves the logger to create the Nest application with.
  */
 export async function prepareServer(config: WeftConfig, opts: { migrate?: boolean; logger?: LoggerService } = {}): Promise<LoggerService> {
-  const logger = opts.logger ?? new WeftLogger(config.logLevel);
+  const logger = opts.logger ?? new WeftLogger(config.logLevel, undefined, config.logFormat);
   Logger.overrideLogger(logger);
   await ensureDatabase(config.ownerDatabaseUrl, { create: !!opts.migrate });
   await ensureRedis(config.redisUrl);

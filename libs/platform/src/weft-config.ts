@@ -257,6 +257,14 @@ export class WeftEnv {
   @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value))
   @IsIn([...WEFT_LOG_LEVELS, 'log'], { message: `WEFT_LOG_LEVEL must be one of ${WEFT_LOG_LEVELS.join(', ')}` })
   WEFT_LOG_LEVEL: WeftLogLevel | 'log' = 'info';
+
+  /**
+   * How records are written: `json` (one JSON object per line, for collectors), `pretty` (one
+   * readable line, for people) or `auto` (pretty when stdout is a terminal, else json).
+   */
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value))
+  @IsIn(['json', 'pretty', 'auto'], { message: 'WEFT_LOG_FORMAT must be json, pretty or auto' })
+  WEFT_LOG_FORMAT: 'json' | 'pretty' | 'auto' = 'auto';
 }
 
 /** The validated configuration handed to every module. */
@@ -305,6 +313,8 @@ export interface WeftConfig {
   jobLockMs: number;
   /** WEFT_LOG_LEVEL: the least severe level logged (default info). */
   logLevel: WeftLogLevel;
+  /** WEFT_LOG_FORMAT, `auto` resolved against the process's stdout. */
+  logFormat: 'json' | 'pretty';
   /** WEFT_METRICS_PORT: the metrics and health listener of a process without the API; undefined: none. */
   metricsPort: number | undefined;
   /** WEFT_METRICS_TENANT_LABEL: a `tenant` label on run and task metrics. */
@@ -372,6 +382,7 @@ export function loadConfig(
     runLeaseMs: dto.WEFT_RUN_LEASE_MS,
     jobLockMs: dto.WEFT_JOB_LOCK_MS,
     logLevel: dto.WEFT_LOG_LEVEL === 'log' ? 'info' : dto.WEFT_LOG_LEVEL,
+    logFormat: dto.WEFT_LOG_FORMAT === 'auto' ? (process.stdout.isTTY ? 'pretty' : 'json') : dto.WEFT_LOG_FORMAT,
     metricsPort: dto.WEFT_METRICS_PORT,
     metricsTenantLabel: dto.WEFT_METRICS_TENANT_LABEL,
   };

@@ -1,5 +1,6 @@
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import { pino, type DestinationStream, type Logger as Pino } from 'pino';
+import PinoPretty from 'pino-pretty';
 
 /**
  * The log levels Weft processes take (`WEFT_LOG_LEVEL`), most severe first: pino's names. Nest's
@@ -46,14 +47,23 @@ const NEST_TO_PINO: Record<LogLevel, WeftLogLevel> = {
 export class WeftLogger implements LoggerService {
   private readonly pino: Pino;
 
-  constructor(level: WeftLogLevel = 'info', destination?: DestinationStream) {
+  /**
+   * `format` `pretty` writes one readable line per record through pino-pretty (time, level,
+   * context, message, then the record's fields as JSON; control characters in the message shown
+   * escaped, so tenant text cannot start a line); `json` (default) one JSON object per line.
+   */
+  constructor(
+    level: WeftLogLevel = 'info',
+    destination?: DestinationStream,
+    private readonly format: 'json' | 'pretty' = 'json',
+  ) {
     const options = {
       level,
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label: string) => ({ level: label }) },
     };
-    this.pino = pino(options, destination ? escapingLineSeparators(destination) : consoleStreams());
+    this.pino = pino(options, format === 'pretty' ? prettyStreams(destination) : destination ? escapingLineSeparators(destination) : consoleStreams());
   }
 
   /** The pino level records are written from. */
@@ -121,7 +131,7 @@ export class WeftLogger implements LoggerService {
     const fields: { context?: string; stack?: string } & Record<string, unknown> = record;
     if (context !== undefined) fields.context = clip(context);
     if (stack !== undefined) fields.stack = clip(stack);
-    this.pino[level](fields, clip(msg));
+    this.pino[level](fields, this.format === 'pretty' ? visible(clip(msg)) : clip(msg));
   }
 }
 
@@ -224,6 +234,33 @@ function consoleStreams(): DestinationStream {
     ],
     { dedupe: true },
   );
+}
+
+/** Pretty lines: to `destination` when given, else stdout below warn and stderr from warn up, as for JSON. */
+function prettyStreams(destination?: DestinationStream): DestinationStream {
+  const options = (fd: 1 | 2) => ({
+    sync: true,
+    singleLine: true,
+    colorize: fd === 1 ? process.stdout.isTTY : process.stderr.isTTY,
+    translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l',
+    ignore: 'pid,hostname,context',
+    messageFormat: '{if context}[{context}] {end}{msg}',
+    destination: fd,
+  });
+  if (destination) return PinoPretty({ ...options(1), colorize: false, destination: destination as never });
+  return pino.multistream(
+    [
+      { level: 'trace', stream: PinoPretty(options(1)) },
+      { level: 'warn', stream: PinoPretty(options(2)) },
+    ],
+    { dedupe: true },
+  );
+}
+
+/** `s` with line breaks, other control characters and the Unicode line separators written as escapes. */
+function visible(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 
 /** JSON leaves U+0085, U+2028 and U+2029 raw, and some readers split lines there: escape them. */

@@ -51,3 +51,24 @@ describe('BoundedLabel', () => {
     expect(new BoundedLabel(5).of('w'.repeat(300))).toHaveLength(128);
   });
 });
+
+describe('the pretty format', () => {
+  it('writes one readable line per record, its fields after the message, and no raw line break from the message', async () => {
+    const { Writable } = await import('node:stream');
+    let out = '';
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        out += chunk.toString();
+        done();
+      },
+    });
+    const logger = new WeftLogger('info', sink as never, 'pretty');
+    logger.warn({ msg: 'run failed: orders\nFAKE INFO [weft] all keys revoked', event: 'run.finished', runId: 'r-1' }, 'runs');
+    logger.log('plain message', 'weft');
+    await new Promise((r) => setTimeout(r, 50));
+    const lines = out.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] WARN: \[runs\] run failed: orders\\nFAKE INFO \[weft\] all keys revoked \{"event":"run\.finished","runId":"r-1"\}$/);
+    expect(lines[1]).toMatch(/INFO: \[weft\] plain message$/);
+  });
+});
