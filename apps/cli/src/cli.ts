@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { clientCommands } from './client-commands.js';
+import { completionCommand } from './completion-command.js';
 import { EXIT, USAGE_ERROR } from './exit-codes.js';
 import { serverCommands } from './server-commands.js';
 
@@ -34,7 +35,7 @@ function reportErrors(cmd: Command, path: string, report: (err: CommanderError) 
 /**
  * The `weft` command: the server side (dev, api, worker, scheduler, migrate, admin), the client
  * side (apply, validate, workflows, versions, default-version, deprecate, run, runs, run-status,
- * watch, history, signal, cancel, retry, keys, context).
+ * watch, history, signal, cancel, retry, keys, context) and completion.
  */
 export function buildProgram(report: (err: CommanderError) => never = (err) => { throw err; }): Command {
   const program = new Command('weft')
@@ -45,6 +46,7 @@ export function buildProgram(report: (err: CommanderError) => never = (err) => {
   serverCommands(program);
   clientCommands(program);
   program.commandsGroup('Other:');
+  completionCommand(program);
   program.helpCommand(true);
   reportErrors(program, 'weft', report);
   return program;
