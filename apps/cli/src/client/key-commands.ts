@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { role, ROLES } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
-import { cell, printAs, table, withOutput, type OutputFormat } from './output.js';
+import { cell, printAs, table, when, withOutput, type OutputFormat } from './output.js';
 
 /** One API key as `keys list` reads it (never its secret). */
 interface ApiKeyRow {
@@ -32,7 +32,7 @@ export function keyCommands(program: Command): void {
     .description("list the tenant's API keys (never their secrets)")
     .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
       const r = await withClient(o, (c) => c.request(`query { apiKeys { id name role keyPrefix createdAt revokedAt } }`));
-      const rows = r.apiKeys.map((k: ApiKeyRow) => [k.id, cell(k.name), k.role, `${k.keyPrefix}…`, k.createdAt, k.revokedAt ? `revoked ${k.revokedAt}` : 'active']);
+      const rows = r.apiKeys.map((k: ApiKeyRow) => [k.id, cell(k.name), k.role, `${k.keyPrefix}…`, when(k.createdAt), k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'active']);
       printAs(o.output, r.apiKeys, () => table(['ID', 'NAME', 'ROLE', 'PREFIX', 'CREATED', 'STATUS'], rows));
     });
 

@@ -56,13 +56,24 @@ export function runStatusView(run: any, parent: ParentRun | null): Record<string
   return view;
 }
 
+/** Node types whose tasks execute, with attempts and retries: the others resolve inline or wait. */
+const EXECUTING_TYPES = ['HTTP', 'CODE', 'SUBWORKFLOW'];
+
+/**
+ * Whether a task's attempt means something to people: it executes (or starts a child run) and
+ * is not a for_each aggregate (whose iterations have the attempts) nor a skipped task.
+ */
+function executes(t: { nodeType?: string; status: string; iterations?: string }): boolean {
+  return (t.nodeType === undefined || EXECUTING_TYPES.includes(t.nodeType)) && !t.iterations && t.status !== 'SKIPPED';
+}
+
 /** Longest run output or error `run-status` shows in its table form (the rest: `-o json`). */
 const SHOWN_CHARS = 300;
 
 /**
  * The table form of {@link runStatusView}: the run's fields, then one row per node (status,
  * attempt 1-based with the node's limit from `limits`, iteration counts, the awaited signal or
- * the error), then the child runs. `now` (ms since the epoch) dates a run still going.
+ * the error; `-` for a task that does not execute), then the child runs. `now` (ms since the epoch) dates a run still going.
  */
 export function runStatusTable(view: Record<string, any>, limits: AttemptLimits | undefined, now: number): string {
   const head: [string, string][] = [
@@ -78,7 +89,7 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
   const rows = (view.tasks as any[]).map((t) => [
     cell(t.nodeId),
     t.status,
-    attemptLabel(t.attempt, limits?.get(t.nodeId)),
+    executes(t) ? attemptLabel(t.attempt, limits?.get(t.nodeId)) : '-',
     t.iterations ? cell(t.iterations) : '',
     t.error ? clip(cell(t.error), SHOWN_CHARS) : t.awaitedSignal ? `waiting for signal ${cell(t.awaitedSignal)}` : t.wakeAt && t.status === 'WAITING' ? `wakes at ${when(t.wakeAt)}` : '',
   ]);

@@ -52,7 +52,7 @@ export function iterationSummaries(tasks: readonly Pick<TaskRow, 'nodeId' | 'sta
  * With `format` `table`, prints one line per task change: `node: STATUS (notes)`, the notes
  * being a for_each node's iteration counts (a new line when they change), the attempt from the
  * second one on, 1-based with the node's limit when `limits` has it (`attempt 2 of 3`), the
- * awaited signal and the error. An iteration gets a line of its own, as `node[i]`, only when it
+ * awaited signal while it waits, and the error. An iteration gets a line of its own, as `node[i]`, only when it
  * fails. With `json` or `yaml`, prints every update whole: one JSON object per line, or one YAML
  * document each (`---`); attempts there are the API's, 0-based.
  */
@@ -81,7 +81,7 @@ function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits: Attem
     const notes = [
       iterations ?? '',
       t.attempt > 0 ? `attempt ${attemptLabel(t.attempt, limits?.get(t.nodeId))}` : '',
-      t.awaitedSignal ? `waiting for signal "${t.awaitedSignal}"` : '',
+      t.awaitedSignal && t.status === 'WAITING' ? `waiting for signal "${t.awaitedSignal}"` : '',
       t.error ? `error: ${t.error}` : '',
     ].filter(Boolean);
     process.stdout.write(`${name}: ${t.status}${notes.length ? ` (${notes.join('; ')})` : ''}\n`);

@@ -81,7 +81,7 @@ export function workflowCommands(program: Command): void {
       printAs(o.output, w, () => {
         const rows = w.versions.map((v: { version: number; createdAt: string; createdBy: string | null; deprecated: boolean }) => {
           const marks = [v.version === w.defaultVersion ? 'default' : '', v.version === w.latestVersion ? 'latest' : '', v.deprecated ? 'deprecated' : ''];
-          return [String(v.version), v.createdAt, cell(v.createdBy), marks.filter(Boolean).join(', ')];
+          return [String(v.version), when(v.createdAt), cell(v.createdBy), marks.filter(Boolean).join(', ')];
         });
         return `workflow ${cell(w.id)}${w.name ? ` (${cell(w.name)})` : ''}: ${describeDefault(w)}\n${table(['VERSION', 'CREATED', 'CREATED BY', ''], rows)}`;
       });
