@@ -39,9 +39,10 @@ export async function listRuns(c: WeftClient, filter: RunListFilter, limit: numb
          edges { node { ${RUN_LIST_FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
       { f: filter, n: Math.min(RUNS_PAGE_MAX, limit - runs.length), a: after },
     );
-    runs.push(...r.runs.edges.map((e: { node: unknown }) => e.node));
+    const edges: { node: unknown }[] = r.runs.edges;
+    runs.push(...edges.map((e) => e.node));
     const { hasNextPage, endCursor } = r.runs.pageInfo;
-    if (!hasNextPage || !endCursor) return { runs, more: false };
+    if (!hasNextPage || !endCursor || edges.length === 0) return { runs, more: false };
     if (runs.length >= limit) return { runs, more: true };
     after = endCursor;
   }
