@@ -146,7 +146,7 @@ describe('iterations and child runs through the API and the CLI', () => {
   });
 
   it('weft run-status shows one entry per node with the iteration counts, failed iterations and the children', async () => {
-    const shown = JSON.parse(await runWeft(url, apiKey, 'run-status', parent));
+    const shown = JSON.parse(await runWeft(url, apiKey, 'run-status', parent, '-o', 'json'));
     expect(shown.tasks.map((t: any) => t.nodeId)).toEqual(['start', 'fetch', 'settle']);
     expect(shown.tasks[1]).toMatchObject({ status: 'RUNNING', iterations: '×4: 1 completed, 1 running, 1 waiting, 1 failed', failedIterations: [{ iteration: 1, attempt: 0, error: 'boom' }] });
     expect(shown.tasks[0].iterations).toBeUndefined();
@@ -158,7 +158,7 @@ describe('iterations and child runs through the API and the CLI', () => {
   });
 
   it('weft run-status of a child run names its parent; --mermaid prints the flowchart', async () => {
-    const shown = JSON.parse(await runWeft(url, apiKey, 'run-status', child1));
+    const shown = JSON.parse(await runWeft(url, apiKey, 'run-status', child1, '-o', 'json'));
     expect(shown).toMatchObject({ id: child1, depth: 1, parent: { id: parent, workflowId: 'batch', status: 'RUNNING', taskId: settleTask } });
     expect(shown.children).toBeUndefined();
     const text = await runWeft(url, apiKey, 'run-status', parent, '--mermaid');

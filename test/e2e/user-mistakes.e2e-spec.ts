@@ -90,7 +90,7 @@ describe('errors that find the user’s mistake', () => {
       expect(JSON.parse(stdout)).toMatchObject({ workflowId: 'caller', version: 1 });
       expect(JSON.parse(stdout).warnings).toBeUndefined();
       expect(stderr).toBe(
-        'weft: warning: call nodes[0].spec.workflow: SUBWORKFLOW node "call" calls workflow "ghost", which this tenant does not have; runs that reach the node will fail there until it is published\n',
+        'warning: call nodes[0].spec.workflow: SUBWORKFLOW node "call" calls workflow "ghost", which this tenant does not have; runs that reach the node will fail there until it is published\n',
       );
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -1,21 +1,5 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
-import { serverCommands } from './server-commands.js';
-import { clientCommands } from './client-commands.js';
-
-/**
- * `weft`: the server side (dev, api, worker, scheduler, migrate, admin create-tenant/create-key)
- * and the client side (apply, run, runs, run-status, signal, cancel, retry, versions,
- * default-version, deprecate, keys create/list/revoke). Errors print one line to stderr and
- * exit 1.
- */
-const program = new Command('weft')
-  .description('Weft: durable multi-tenant workflows')
-  .showHelpAfterError()
-  .configureOutput({ outputError: (str, write) => write(str) });
-
-serverCommands(program);
-clientCommands(program);
+import { runCli } from './cli.js';
 
 // A reader that closed the pipe (`weft runs | head`) ends the command quietly, as for other CLIs.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -23,7 +7,6 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-program.parseAsync(process.argv).catch((err: unknown) => {
-  process.stderr.write(`weft: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+// Exits once the command is done, with its code (see exit-codes.ts), even if a connection of a
+// library is still open.
+runCli(process.argv.slice(2)).then((code) => process.exit(code));

@@ -84,7 +84,9 @@ export class TaskObject {
   @Field(() => TaskStatusEnum)
   status: TaskStatus;
 
-  @Field(() => Int, { description: '0-based attempt of the current execution.' })
+  @Field(() => Int, {
+    description: "The current execution's attempt, counted from 0: 0 is the first execution, 2 the third. A node executes at most its retry.max_attempts times, so the last attempt is max_attempts - 1.",
+  })
   attempt: number;
 
   @Field(() => GraphQLJSON, { nullable: true, description: 'The resolved input; null for a sensitive node.' })
@@ -139,7 +141,10 @@ export class RunEventObject {
   @Field(() => String, { nullable: true })
   nodeId: string | null;
 
-  @Field(() => Int, { nullable: true })
+  @Field(() => Int, {
+    nullable: true,
+    description: 'The attempt a worker report (NodeCompleted, NodeFailed) is for, counted from 0 as Task.attempt is; null for the other events.',
+  })
   attempt: number | null;
 
   @Field(() => GraphQLJSON, { nullable: true })

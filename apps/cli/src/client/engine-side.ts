@@ -1,0 +1,4 @@
+// The engine (CEL, YAML, the validators) loads only for the commands that need it, so the other
+// client commands start fast. Through a local module, as for the server side: the build rewrites
+// the path aliases of static imports only.
+export { maxAttempts, parseDefinition, validateDefinition, WeftError, type Problem, type WorkflowDefinition } from '@weft/engine';

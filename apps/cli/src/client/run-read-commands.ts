@@ -1,0 +1,112 @@
+import { Option, type Command } from 'commander';
+import type { WeftClient } from '@weft/client';
+import { positiveInt, RUN_STATUSES, runStatus, since } from './arguments.js';
+import { attemptLimits } from './attempts.js';
+import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import { cell, printAs, table, took, when, withOutput, type OutputFormat } from './output.js';
+import { HISTORY_FIELDS, historyTable } from './run-history.js';
+import { RUN_STATUS_FIELDS, runStatusTable, runStatusView } from './run-view.js';
+import { watchAndReport } from './run-watch.js';
+
+/** What `runs -o json` prints of each run: every field of the run but its tasks, history and children. */
+export const RUN_LIST_FIELDS = `id status workflowId version input config output error startNodeId idempotencyKey
+  parentRunId parentTaskId depth seq createdAt updatedAt finishedAt`;
+
+/** The most runs the API returns in one page (`runs(first:)`). */
+export const RUNS_PAGE_MAX = 200;
+
+/** How many runs `runs` lists without `--limit`. */
+const DEFAULT_LIMIT = 20;
+
+/** The filter of `runs`, in the API's terms (RunFilter). */
+export interface RunListFilter {
+  status?: string;
+  workflowId?: string;
+  createdAfter?: string;
+}
+
+/**
+ * Up to `limit` runs matching `filter`, newest first, read page by page (at most
+ * {@link RUNS_PAGE_MAX} a page) by following the connection's `endCursor`; `more` tells whether
+ * runs beyond `limit` match.
+ */
+export async function listRuns(c: WeftClient, filter: RunListFilter, limit: number): Promise<{ runs: any[]; more: boolean }> {
+  const runs: any[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const r: any = await c.request(
+      `query($f: RunFilter, $n: Int, $a: String) { runs(filter: $f, first: $n, after: $a) {
+         edges { node { ${RUN_LIST_FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
+      { f: filter, n: Math.min(RUNS_PAGE_MAX, limit - runs.length), a: after },
+    );
+    const edges: { node: unknown }[] = r.runs.edges;
+    runs.push(...edges.map((e) => e.node));
+    const { hasNextPage, endCursor } = r.runs.pageInfo;
+    if (!hasNextPage || !endCursor || edges.length === 0) return { runs, more: false };
+    if (runs.length >= limit) return { runs, more: true };
+    after = endCursor;
+  }
+}
+
+/** Registers `runs`, `run-status`, `watch` and `history`: the commands that read runs. */
+export function runReadCommands(program: Command): void {
+  withOutput(withConnection(program.command('runs')))
+    .description('list runs, newest first')
+    .addOption(new Option('--status <status>', 'only runs with this status').choices(RUN_STATUSES).argParser(runStatus))
+    .option('--workflow <id>', 'only runs of this workflow')
+    .option('--since <when>', 'only runs created since: a length of time back from now (30m, 1h, 2h30m, 7d) or an RFC 3339 time', since)
+    .option('--limit <n>', `how many runs at most (default ${DEFAULT_LIMIT}); pages through the API ${RUNS_PAGE_MAX} at a time`, positiveInt('--limit'))
+    .addOption(new Option('--first <n>', 'the same as --limit').argParser(positiveInt('--first')).hideHelp())
+    .action(async (o: ConnectionFlags & { status?: string; workflow?: string; since?: ReturnType<typeof since>; limit?: number; first?: number; output: OutputFormat }) => {
+      const createdAfter = o.since && ('at' in o.since ? o.since.at : new Date(Date.now() - o.since.agoMs).toISOString());
+      const limit = o.limit ?? o.first ?? DEFAULT_LIMIT;
+      const { runs, more } = await withClient(o, (c) => listRuns(c, { status: o.status, workflowId: o.workflow, createdAfter }, limit));
+      const now = Date.now();
+      printAs(o.output, runs, () =>
+        table(
+          ['ID', 'WORKFLOW', 'VERSION', 'STATUS', 'CREATED', 'DURATION'],
+          runs.map((r) => [r.id, cell(r.workflowId), String(r.version), r.status, when(r.createdAt), took(r.createdAt, r.finishedAt, now)]),
+        ),
+      );
+      if (more && o.output === 'table') process.stderr.write(`note: the newest ${runs.length} runs shown; more match (--limit N to see them)\n`);
+    });
+
+  withOutput(withConnection(program.command('run-status <runId>')))
+    .description("show a run, its tasks (a for_each node's with its iteration counts), and its parent and child runs")
+    .option('--mermaid', 'print the DAG with node statuses as a Mermaid flowchart')
+    .action(async (runId: string, o: ConnectionFlags & { mermaid?: boolean; output: OutputFormat }) => {
+      await withClient(o, async (c) => {
+        if (o.mermaid) {
+          const r = await c.request(`query($id: ID!) { run(id: $id) { mermaid } }`, { id: runId });
+          process.stdout.write(`${r.run.mermaid}\n`);
+          return;
+        }
+        const { run } = await c.request(`query($id: ID!) { run(id: $id) { ${RUN_STATUS_FIELDS} } }`, { id: runId });
+        const parent = run.parentRunId
+          ? (await c.request(`query($id: ID!) { run(id: $id) { id workflowId status } }`, { id: run.parentRunId })).run
+          : null;
+        const view = runStatusView(run, parent);
+        const limits = o.output === 'table' ? await attemptLimits(c, run.workflowId, run.version) : undefined;
+        printAs(o.output, view, () => runStatusTable(view, limits, Date.now()));
+      });
+    });
+
+  withOutput(withConnection(program.command('watch <runId>')))
+    .description("follow a run's progress live until it ends (exit code 0 when it succeeded, 3 when it failed or was cancelled)")
+    .action(async (runId: string, o: ConnectionFlags & { output: OutputFormat }) => {
+      await withClient(o, async (c) => {
+        const { run } = await c.request(`query($id: ID!) { run(id: $id) { id workflowId version } }`, { id: runId });
+        await watchAndReport(c, run, o.output);
+      });
+    });
+
+  withOutput(withConnection(program.command('history <runId>')))
+    .description('list the events applied to a run, oldest first, with the actions each produced')
+    .action(async (runId: string, o: ConnectionFlags & { output: OutputFormat }) => {
+      await withClient(o, async (c) => {
+        const { run } = await c.request(`query($id: ID!) { run(id: $id) { workflowId version history { ${HISTORY_FIELDS} } } }`, { id: runId });
+        const limits = o.output === 'table' ? await attemptLimits(c, run.workflowId, run.version) : undefined;
+        printAs(o.output, run.history, () => historyTable(run.history, limits));
+      });
+    });
+}

@@ -1,0 +1,108 @@
+import { attemptLabel, type AttemptLimits } from './attempts.js';
+import { cell, clip, fields, table, took, when } from './output.js';
+import { iterationSummaries, type TaskRow } from './run-watch.js';
+
+/** What `run-status` reads of a run: the whole run, its tasks, and its place among parent and child runs. */
+export const RUN_STATUS_FIELDS = `id status workflowId version input config output error startNodeId idempotencyKey
+  parentRunId parentTaskId depth seq createdAt updatedAt finishedAt
+  tasks { id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue createdAt updatedAt finishedAt }
+  children { id workflowId status parentTaskId }`;
+
+/** The parent of a child run, as `run-status` shows it. */
+export interface ParentRun {
+  id: string;
+  workflowId: string;
+  status: string;
+}
+
+/**
+ * What `run-status` prints of a run read with RUN_STATUS_FIELDS: the run with one entry per
+ * node's own task (not per iteration); a for_each node's entry adds `iterations` (its counts)
+ * and `failedIterations` (index, attempt and error of each failed one). `parent` (id, workflow,
+ * status, the starting task's id) and `children` (id, workflow, status, the node that started
+ * each) are there only when the run has them; `depth` only for a child run. Attempts are the
+ * API's, 0-based.
+ */
+export function runStatusView(run: any, parent: ParentRun | null): Record<string, unknown> {
+  const { tasks, children, parentRunId, parentTaskId, depth, ...rest } = run;
+  const summaries = iterationSummaries(tasks as TaskRow[]);
+  const nodeOfTask = new Map<string, string>();
+  for (const t of tasks as TaskRow[]) if (t.iteration == null && t.id) nodeOfTask.set(t.id, t.nodeId);
+  const view: Record<string, unknown> = {
+    ...rest,
+    tasks: (tasks as TaskRow[])
+      .filter((t) => t.iteration == null)
+      .map(({ id: _id, iteration: _iteration, ...t }) => {
+        const iterations = summaries.get(t.nodeId);
+        if (!iterations) return t;
+        const failed = (tasks as TaskRow[])
+          .filter((i) => i.nodeId === t.nodeId && i.iteration != null && i.status === 'FAILED')
+          .map((i) => ({ iteration: i.iteration, attempt: i.attempt, error: i.error }));
+        return { ...t, iterations, ...(failed.length ? { failedIterations: failed } : {}) };
+      }),
+  };
+  if (parentRunId) {
+    view.depth = depth;
+    view.parent = { id: parentRunId, workflowId: parent?.workflowId ?? null, status: parent?.status ?? null, taskId: parentTaskId };
+  }
+  if (children?.length) {
+    view.children = children.map((c: { id: string; workflowId: string; status: string; parentTaskId: string | null }) => ({
+      id: c.id,
+      workflowId: c.workflowId,
+      status: c.status,
+      nodeId: (c.parentTaskId && nodeOfTask.get(c.parentTaskId)) ?? null,
+    }));
+  }
+  return view;
+}
+
+/** Node types whose tasks execute, with attempts and retries: the others resolve inline or wait. */
+const EXECUTING_TYPES = ['HTTP', 'CODE', 'SUBWORKFLOW'];
+
+/**
+ * Whether a task's attempt means something to people: it executes (or starts a child run) and
+ * is not a for_each aggregate (whose iterations have the attempts) nor a skipped task.
+ */
+function executes(t: { nodeType?: string; status: string; iterations?: string }): boolean {
+  return (t.nodeType === undefined || EXECUTING_TYPES.includes(t.nodeType)) && !t.iterations && t.status !== 'SKIPPED';
+}
+
+/** Longest run output or error `run-status` shows in its table form (the rest: `-o json`). */
+const SHOWN_CHARS = 300;
+
+/**
+ * The table form of {@link runStatusView}: the run's fields, then one row per node (status,
+ * attempt 1-based with the node's limit from `limits`, iteration counts, the awaited signal or
+ * the error; `-` for a task that does not execute), then the child runs. `now` (ms since the epoch) dates a run still going.
+ */
+export function runStatusTable(view: Record<string, any>, limits: AttemptLimits | undefined, now: number): string {
+  const head: [string, string][] = [
+    ['run', view.id],
+    ['workflow', `${cell(view.workflowId)} version ${view.version}`],
+    ['status', view.status],
+    ['created', when(view.createdAt)],
+    ['finished', view.finishedAt ? `${when(view.finishedAt)} (took ${took(view.createdAt, view.finishedAt, now)})` : `- (running for ${took(view.createdAt, null, now)})`],
+  ];
+  if (view.error) head.push(['error', clip(cell(view.error), SHOWN_CHARS)]);
+  if (view.status === 'SUCCEEDED') head.push(['output', clip(cell(view.output), SHOWN_CHARS)]);
+  if (view.parent) head.push(['parent', `${view.parent.id} (${cell(view.parent.workflowId)}, ${cell(view.parent.status)}), depth ${view.depth}`]);
+  const rows = (view.tasks as any[]).map((t) => [
+    cell(t.nodeId),
+    t.status,
+    executes(t) ? attemptLabel(t.attempt, limits?.get(t.nodeId)) : '-',
+    t.iterations ? cell(t.iterations) : '',
+    t.error ? clip(cell(t.error), SHOWN_CHARS) : t.awaitedSignal ? `waiting for signal ${cell(t.awaitedSignal)}` : t.wakeAt && t.status === 'WAITING' ? `wakes at ${when(t.wakeAt)}` : '',
+  ]);
+  let out = `${fields(head)}\n${table(['NODE', 'STATUS', 'ATTEMPT', 'ITERATIONS', 'DETAIL'], rows)}`;
+  const failed = (view.tasks as any[]).flatMap((t) =>
+    (t.failedIterations ?? []).map((i: any) => [`${cell(t.nodeId)}[${i.iteration}]`, attemptLabel(i.attempt, limits?.get(t.nodeId)), clip(cell(i.error), SHOWN_CHARS)]),
+  );
+  if (failed.length) out += `\n${table(['FAILED ITERATION', 'ATTEMPT', 'ERROR'], failed)}`;
+  if (view.children?.length) {
+    out += `\n${table(
+      ['CHILD RUN', 'WORKFLOW', 'STATUS', 'NODE'],
+      (view.children as any[]).map((c) => [c.id, cell(c.workflowId), c.status, cell(c.nodeId)]),
+    )}`;
+  }
+  return out;
+}

@@ -1,0 +1,104 @@
+import type { WeftClient } from '@weft/client';
+import { EXIT } from '../exit-codes.js';
+import { attemptLabel, attemptLimits, type AttemptLimits } from './attempts.js';
+import { formatData, type OutputFormat } from './output.js';
+
+/** The run fields a watch reads from each update (also what `-o json` prints of each update). */
+export const WATCH_FIELDS = `id status workflowId version input output error createdAt finishedAt
+  tasks { nodeId status attempt output error awaitedSignal iteration }`;
+
+/** The run statuses after which a run changes no more. */
+export const FINAL_RUN_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+
+/** A task as the client commands read it; `iteration` is set on a for_each node's iteration tasks. */
+export interface TaskRow {
+  id?: string;
+  nodeId: string;
+  status: string;
+  attempt: number;
+  output?: unknown;
+  error: string | null;
+  awaitedSignal: string | null;
+  iteration: number | null;
+}
+
+const COUNT_ORDER = ['COMPLETED', 'RUNNING', 'QUEUED', 'PENDING', 'WAITING', 'FAILED', 'CANCELLED', 'SKIPPED'];
+
+/**
+ * Node id -> `×5: 3 completed, 1 running, 1 failed` (the number of iterations, then each non-zero
+ * count per status) for every node with iteration tasks; nodes without any are absent.
+ */
+export function iterationSummaries(tasks: readonly Pick<TaskRow, 'nodeId' | 'status' | 'iteration'>[]): Map<string, string> {
+  const counts = new Map<string, Map<string, number>>();
+  for (const t of tasks) {
+    if (t.iteration == null) continue;
+    const byStatus = counts.get(t.nodeId) ?? new Map<string, number>();
+    counts.set(t.nodeId, byStatus.set(t.status, (byStatus.get(t.status) ?? 0) + 1));
+  }
+  const rank = (s: string) => (COUNT_ORDER.includes(s) ? COUNT_ORDER.indexOf(s) : COUNT_ORDER.length);
+  return new Map(
+    [...counts].map(([nodeId, byStatus]) => {
+      const statuses = [...byStatus.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+      const total = [...byStatus.values()].reduce((n, c) => n + c, 0);
+      return [nodeId, `×${total}: ${statuses.map((st) => `${byStatus.get(st)} ${st.toLowerCase()}`).join(', ')}`];
+    }),
+  );
+}
+
+/**
+ * Follows a run over the `runUpdated` subscription until it ends; resolves the final run (read
+ * with {@link WATCH_FIELDS}), or `undefined` when the subscription ended first.
+ *
+ * With `format` `table`, prints one line per task change: `node: STATUS (notes)`, the notes
+ * being a for_each node's iteration counts (a new line when they change), the attempt from the
+ * second one on, 1-based with the node's limit when `limits` has it (`attempt 2 of 3`), the
+ * awaited signal while it waits, and the error. An iteration gets a line of its own, as `node[i]`, only when it
+ * fails. With `json` or `yaml`, prints every update whole: one JSON object per line, or one YAML
+ * document each (`---`); attempts there are the API's, 0-based.
+ */
+export async function watchRun(c: WeftClient, runId: string, limits?: AttemptLimits, format: OutputFormat = 'table'): Promise<any> {
+  const seen = new Map<string, string>();
+  let last: any;
+  await c.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { ${WATCH_FIELDS} } }`, { id: runId }, (data: any) => {
+    last = data.runUpdated;
+    if (format === 'json') process.stdout.write(`${JSON.stringify(last)}\n`);
+    else if (format === 'yaml') process.stdout.write(`---\n${formatData('yaml', last)}`);
+    else printChanges(last.tasks as TaskRow[], seen, limits);
+    return !FINAL_RUN_STATUSES.includes(last.status);
+  }).done;
+  return last;
+}
+
+function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits: AttemptLimits | undefined): void {
+  const summaries = iterationSummaries(tasks);
+  for (const t of tasks) {
+    if (t.iteration != null && t.status !== 'FAILED') continue;
+    const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
+    const iterations = t.iteration == null ? summaries.get(t.nodeId) : undefined;
+    const key = `${t.status}#${t.attempt}#${t.error ?? ''}#${iterations ?? ''}`;
+    if (seen.get(name) === key) continue;
+    seen.set(name, key);
+    const notes = [
+      iterations ?? '',
+      t.attempt > 0 ? `attempt ${attemptLabel(t.attempt, limits?.get(t.nodeId))}` : '',
+      t.awaitedSignal && t.status === 'WAITING' ? `waiting for signal "${t.awaitedSignal}"` : '',
+      t.error ? `error: ${t.error}` : '',
+    ].filter(Boolean);
+    process.stdout.write(`${name}: ${t.status}${notes.length ? ` (${notes.join('; ')})` : ''}\n`);
+  }
+}
+
+/**
+ * Watches a run of `workflowId` at `version` to its end ({@link watchRun}, with the attempt
+ * limits of that version); in `table` format then prints the outcome `{status, output, error}`
+ * as JSON. Sets the exit code {@link EXIT}.runNotSucceeded (3) unless the run succeeded.
+ * @throws Error when the subscription ends before the run does; a WeftApiError from the API
+ *   (e.g. NOT_FOUND).
+ */
+export async function watchAndReport(c: WeftClient, run: { id: string; workflowId: string; version: number }, format: OutputFormat = 'table'): Promise<void> {
+  const limits = format === 'table' ? await attemptLimits(c, run.workflowId, run.version) : undefined;
+  const final = await watchRun(c, run.id, limits, format);
+  if (!final || !FINAL_RUN_STATUSES.includes(final.status)) throw new Error(`the API ended the subscription before run ${run.id} finished`);
+  if (format === 'table') process.stdout.write(`${JSON.stringify({ status: final.status, output: final.output, error: final.error }, null, 2)}\n`);
+  if (final.status !== 'SUCCEEDED') process.exitCode = EXIT.runNotSucceeded;
+}

@@ -1,0 +1,123 @@
+import { readFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import type { Command } from 'commander';
+import { usageError } from '../exit-codes.js';
+import { positiveInt, readStdin } from './arguments.js';
+import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import { cell, printAs, table, when, withOutput, type OutputFormat } from './output.js';
+
+/** A workflow's default: its pinned version, else its latest. */
+interface WorkflowDefault {
+  defaultVersion: number;
+  pinnedVersion: number | null;
+  latestVersion: number;
+}
+
+/** What `workflows -o json` and `versions -o json` print of a workflow. */
+const WORKFLOW_FIELDS = `id name latestVersion defaultVersion pinnedVersion createdAt updatedAt
+  versions { version checksum createdAt createdBy deprecated deprecatedAt }`;
+
+function describeDefault(w: WorkflowDefault): string {
+  return w.pinnedVersion === null
+    ? `default version ${w.defaultVersion} (follows the latest)`
+    : `default version ${w.pinnedVersion} (pinned; latest ${w.latestVersion})`;
+}
+
+/**
+ * Reads a definition file for `apply` and `validate`: `-` is stdin.
+ * @throws Error naming the file when it cannot be read.
+ */
+export async function readDefinitionFile(path: string): Promise<string> {
+  try {
+    return path === '-' ? await readStdin() : await readFile(path, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new Error(`cannot read ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+  }
+}
+
+/** Registers `apply`, `workflows`, `versions`, `default-version` and `deprecate`. */
+export function workflowCommands(program: Command): void {
+  withConnection(program.command('apply'))
+    .description('publish a workflow definition (YAML or JSON) as a new version')
+    .requiredOption('-f, --file <path>', 'definition file (- for stdin, then --id is needed)')
+    .option('--id <workflowId>', 'workflow id (default: the file name without extension)')
+    .option('--name <name>', 'display name')
+    .action(async (o: ConnectionFlags & { file: string; id?: string; name?: string }, cmd: Command) => {
+      if (o.file === '-' && !o.id) usageError(cmd, '-f - (stdin) needs --id: there is no file name to take the workflow id from');
+      const definition = await readDefinitionFile(o.file);
+      const workflowId = o.id ?? basename(o.file, extname(o.file));
+      const r = await withClient(o, (c) =>
+        c.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version createdAt warnings { nodeId path message } } }`, {
+          i: { workflowId, name: o.name, definition },
+        }),
+      );
+      // Published all the same: what may fail at run time goes to stderr, the version to stdout.
+      const { warnings, ...published } = r.publishWorkflow as { warnings: { nodeId: string | null; path: string | null; message: string }[] };
+      for (const w of warnings) process.stderr.write(`warning: ${[w.nodeId, w.path].filter(Boolean).join(' ')}: ${w.message}\n`);
+      process.stdout.write(`${JSON.stringify(published, null, 2)}\n`);
+    });
+
+  withOutput(withConnection(program.command('workflows')))
+    .description("list the tenant's workflows with their default and latest versions")
+    .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
+      const r = await withClient(o, (c) => c.request(`query { workflows { ${WORKFLOW_FIELDS} } }`));
+      const rows = r.workflows.map((w: WorkflowDefault & { id: string; name: string | null; updatedAt: string; versions: { deprecated: boolean }[] }) => {
+        const deprecated = w.versions.filter((v) => v.deprecated).length;
+        return [
+          cell(w.id),
+          cell(w.name),
+          `${w.defaultVersion}${w.pinnedVersion === null ? '' : ' (pinned)'}`,
+          String(w.latestVersion),
+          `${w.versions.length}${deprecated ? ` (${deprecated} deprecated)` : ''}`,
+          when(w.updatedAt),
+        ];
+      });
+      printAs(o.output, r.workflows, () => table(['ID', 'NAME', 'DEFAULT', 'LATEST', 'VERSIONS', 'UPDATED'], rows));
+    });
+
+  withOutput(withConnection(program.command('versions <workflowId>')))
+    .description('list the versions of a workflow, marking the default, the latest and deprecated ones')
+    .action(async (workflowId: string, o: ConnectionFlags & { output: OutputFormat }) => {
+      const r = await withClient(o, (c) => c.request(`query($id: String!) { workflow(workflowId: $id) { ${WORKFLOW_FIELDS} } }`, { id: workflowId }));
+      const w = r.workflow;
+      printAs(o.output, w, () => {
+        const rows = w.versions.map((v: { version: number; createdAt: string; createdBy: string | null; deprecated: boolean }) => {
+          const marks = [v.version === w.defaultVersion ? 'default' : '', v.version === w.latestVersion ? 'latest' : '', v.deprecated ? 'deprecated' : ''];
+          return [String(v.version), when(v.createdAt), cell(v.createdBy), marks.filter(Boolean).join(', ')];
+        });
+        return `workflow ${cell(w.id)}${w.name ? ` (${cell(w.name)})` : ''}: ${describeDefault(w)}\n${table(['VERSION', 'CREATED', 'CREATED BY', ''], rows)}`;
+      });
+    });
+
+  withOutput(withConnection(program.command('default-version <workflowId>')))
+    .argument('[version]', 'the version to pin', positiveInt('version'))
+    .description('show the version new runs use, pin one (admin), or --unpin to follow the latest again')
+    .option('--unpin', 'follow the latest version again')
+    .action(async (workflowId: string, version: number | undefined, o: ConnectionFlags & { unpin?: boolean; output: OutputFormat }, cmd: Command) => {
+      if (version !== undefined && o.unpin) usageError(cmd, 'give a version or --unpin, not both');
+      const fields = 'id latestVersion defaultVersion pinnedVersion';
+      const w: WorkflowDefault & { id: string } = await withClient(o, async (c) =>
+        version === undefined && !o.unpin
+          ? (await c.request(`query($id: String!) { workflow(workflowId: $id) { ${fields} } }`, { id: workflowId })).workflow
+          : (await c.request(`mutation($id: String!, $v: Int) { setDefaultVersion(workflowId: $id, version: $v) { ${fields} } }`, { id: workflowId, v: version ?? null }))
+              .setDefaultVersion,
+      );
+      printAs(o.output, w, () => `workflow ${cell(w.id)}: ${describeDefault(w)}\n`);
+    });
+
+  withConnection(program.command('deprecate <workflowId>'))
+    .argument('<version>', 'the version', positiveInt('version'))
+    .description('deprecate a version (admin): new runs on it are refused, running runs continue')
+    .option('--restore', 'undo: allow new runs on the version again')
+    .action(async (workflowId: string, version: number, o: ConnectionFlags & { restore?: boolean }) => {
+      const r = await withClient(o, (c) =>
+        c.request(
+          `mutation($id: String!, $v: Int!, $d: Boolean!) { deprecateVersion(workflowId: $id, version: $v, deprecated: $d) { workflowId version deprecated } }`,
+          { id: workflowId, v: version, d: !o.restore },
+        ),
+      );
+      const d = r.deprecateVersion;
+      process.stdout.write(`workflow ${d.workflowId} version ${d.version} ${d.deprecated ? 'deprecated: new runs on it are refused' : 'restored: new runs may use it'}\n`);
+    });
+}

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { cli } from '../../../test/support/weft-cli.js';
+
+describe('weft completion', () => {
+  let dir: string;
+  let script: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'weft-completion-'));
+    const r = await cli({}, 'completion', 'bash');
+    expect(r.code).toBe(0);
+    script = join(dir, 'weft.bash');
+    await writeFile(script, r.stdout);
+    await writeFile(join(dir, 'order-flow.yaml'), '');
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  /** What bash offers for the command line `words` (the last one being completed), with the script loaded. */
+  async function offered(...words: string[]): Promise<string[]> {
+    const program = `source ${JSON.stringify(script)}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _weft; printf '%s\\n' "\${COMPREPLY[@]}"`;
+    const { stdout } = await promisify(execFile)('bash', ['--norc', '-c', program], { cwd: dir });
+    return stdout.split('\n').filter(Boolean);
+  }
+
+  it('offers bash the commands, the subcommands of a group and the options of a command', async () => {
+    expect(await offered('weft', 'ru')).toEqual(['run', 'runs', 'run-status']);
+    expect(await offered('weft', 'context', '')).toEqual(['add', 'use', 'list', 'remove', '-h', '--help']);
+    expect(await offered('weft', 'runs', '--s')).toEqual(['--status', '--since']);
+    expect(await offered('weft', 'runs', '--')).not.toContain('--first');
+  });
+
+  it('offers the values of an option with a fixed list, files after -f, and nothing for a free value', async () => {
+    expect(await offered('weft', 'runs', '--status', '')).toEqual(['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED']);
+    expect(await offered('weft', 'history', 'r1', '-o', 'y')).toEqual(['yaml']);
+    expect(await offered('weft', 'validate', '-f', 'order')).toEqual(['order-flow.yaml']);
+    expect(await offered('weft', 'runs', '--workflow', '')).toEqual([]);
+  });
+
+  it('does not take the value of an option for a command', async () => {
+    expect(await offered('weft', 'runs', '--workflow', 'keys', '--l')).toEqual(['--limit']);
+  });
+
+  it('prints a zsh script that describes each command and registers itself', async () => {
+    const r = await cli({}, 'completion', 'zsh');
+    expect(r.stdout.startsWith('#compdef weft\n')).toBe(true);
+    expect(r.stdout).toContain("'watch:follow a run'");
+    expect(r.stdout).toContain("('runs|--status') compadd -- 'PENDING' 'RUNNING' 'SUCCEEDED' 'FAILED' 'CANCELLED'; return ;;");
+    expect(r.stdout).toContain('compdef _weft weft');
+  });
+});

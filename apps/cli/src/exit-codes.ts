@@ -1,0 +1,20 @@
+import type { Command } from 'commander';
+
+/**
+ * The `weft` command's exit codes, as kubectl and argo use them: 0 success; 1 the command failed
+ * while running (the API refused or could not be reached, a file could not be read); 2 the
+ * command line is wrong (unknown command or option, a missing or malformed argument), said in
+ * one line with a hint; 3 a watched run ended without succeeding (FAILED or CANCELLED).
+ */
+export const EXIT = { ok: 0, failure: 1, usage: 2, runNotSucceeded: 3 } as const;
+
+/** The `code` of a usage error an action raises (commander's own start with `commander.`). */
+export const USAGE_ERROR = 'weft.usage';
+
+/**
+ * Ends `cmd` with a usage error: `error: <message>` and the command's hint on stderr, exit code
+ * {@link EXIT}.usage. For a mistake only the action can see (two options that exclude each other).
+ */
+export function usageError(cmd: Command, message: string): never {
+  cmd.error(`error: ${message}`, { exitCode: EXIT.usage, code: USAGE_ERROR });
+}
