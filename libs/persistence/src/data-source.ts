@@ -19,6 +19,7 @@ import { IterationsAndChildRuns1764921600000 } from './migrations/1764921600000-
 import { RunTreesAndChildRetries1765008000000 } from './migrations/1765008000000-run-trees-and-child-retries.js';
 import { TasksByRun1765094400000 } from './migrations/1765094400000-tasks-by-run.js';
 import { WriteAssertions1765180800000 } from './migrations/1765180800000-write-assertions.js';
+import { TenantFirstKeys1765267200000 } from './migrations/1765267200000-tenant-first-keys.js';
 import { OperationalStats1765353600000 } from './migrations/1765353600000-operational-stats.js';
 
 /** Every entity of the schema. */
@@ -45,6 +46,7 @@ export const MIGRATIONS = [
   RunTreesAndChildRetries1765008000000,
   TasksByRun1765094400000,
   WriteAssertions1765180800000,
+  TenantFirstKeys1765267200000,
   OperationalStats1765353600000,
 ];
 

@@ -7,10 +7,23 @@ import { databaseNameOf } from './urls.js';
 /**
  * Bull key prefix for the queues of the Weft installation whose database is at `databaseUrl`:
  * `weft:<database name>`, so two installations (a test database and `weft dev`) sharing one
- * Redis never take each other's jobs.
+ * Redis never take each other's jobs. Braces in the name become `_`, so the prefix never holds a
+ * Redis Cluster hash tag of its own ({@link bullQueueName} adds the queue's).
  */
 export function queuePrefix(databaseUrl: string): string {
-  return `weft:${databaseNameOf(databaseUrl, 'weft')}`;
+  return `weft:${databaseNameOf(databaseUrl, 'weft').replace(/[{}]/g, '_')}`;
+}
+
+/**
+ * The Bull queue behind Weft queue `name`: the name, percent-encoded, in braces — a Redis
+ * Cluster hash tag. Bull keeps a queue in several keys (`<prefix>:<queue>:wait`, `…:active`,
+ * `…:delayed`, one per job, …) that its Lua scripts touch together, which a cluster allows only
+ * when they hash to one slot; Redis hashes just the part in the first braces, so every key of a
+ * queue lands on the slot of its name, and different queues spread over the cluster's shards.
+ * On a single Redis the braces are part of the key names and change nothing else.
+ */
+export function bullQueueName(name: string): string {
+  return `{${encodeURIComponent(name)}}`;
 }
 
 /** Options of {@link BullTaskQueues}; every field has a default. */
@@ -86,7 +99,7 @@ export class BullTaskQueues implements TaskDispatcher, JobProbe {
     let q = this.queues.get(name);
     if (!q) {
       const third = Math.max(1, Math.round(this.jobLockMs / 3));
-      q = new Queue<TaskJob>(name, {
+      q = new Queue<TaskJob>(bullQueueName(name), {
         prefix: this.prefix,
         createClient: (type) => this.connection(type),
         settings: {

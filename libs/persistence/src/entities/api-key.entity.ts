@@ -4,8 +4,8 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 export type ApiKeyRole = 'admin' | 'operator' | 'viewer';
 
 /**
- * `api_keys`: a tenant's API keys, stored as the SHA-256 hex hash of the raw key (unique across
- * tenants) plus a short prefix for display. A key with `revoked_at` no longer authenticates.
+ * `api_keys`: a tenant's API keys, stored as the SHA-256 hex hash of the raw key (unique within
+ * the tenant; a key is 32 random bytes) plus a short prefix for display. A key with `revoked_at` no longer authenticates.
  */
 @Entity({ name: 'api_keys' })
 export class ApiKeyEntity {

@@ -1,18 +1,18 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * `outbox`: a task attempt to put on its queue, written in the event's transaction and enqueued
- * after commit (nothing touches Redis inside a transaction). One row per task (unique
- * `(tenant_id, task_id)`), rewritten on each dispatch; `enqueued_at` is set once Bull accepted
+ * after commit (nothing touches Redis inside a transaction). Keyed `(tenant_id, id)`, the id from
+ * a sequence; one row per task (unique `(tenant_id, task_id)`), rewritten on each dispatch; `enqueued_at` is set once Bull accepted
  * the job, `claimed_at` while a relay is enqueuing it.
  */
 @Entity({ name: 'outbox' })
 export class OutboxEntity {
+  @PrimaryColumn({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
   @PrimaryGeneratedColumn({ name: 'id', type: 'bigint' })
   id: string;
-
-  @Column({ name: 'tenant_id', type: 'uuid' })
-  tenantId: string;
 
   @Column({ name: 'run_id', type: 'uuid' })
   runId: string;
