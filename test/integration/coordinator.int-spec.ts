@@ -52,6 +52,8 @@ describe('startRun', () => {
         queue: 'http',
         input: { url: 'http://x/a' },
         notBefore: h.clock.now().getTime(),
+        // The run's span (a trace of its own: started without a caller's): its attempts join it.
+        traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/),
       },
     ]);
     const outbox = await h.outbox(runId);

@@ -158,7 +158,13 @@ async function httpContext(arg: unknown, auth: AuthService): Promise<GqlContext>
   const req = (arg as { req?: { headers?: Record<string, unknown> } }).req;
   try {
     const authorization = req?.headers?.authorization;
-    return { principal: await auth.authenticate(authorization), authorization, authenticatedAt: Date.now() };
+    const traceparent = req?.headers?.traceparent;
+    return {
+      principal: await auth.authenticate(authorization),
+      authorization,
+      authenticatedAt: Date.now(),
+      ...(typeof traceparent === 'string' ? { traceparent } : {}),
+    };
   } catch (err) {
     if (err instanceof WeftError && err.code === 'UNAUTHENTICATED') {
       throw new GraphQLError(err.message, { originalError: err, extensions: { code: err.code, http: { status: 401 } } });

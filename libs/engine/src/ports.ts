@@ -23,6 +23,12 @@ export interface TaskJob {
    * resolved input out of the attempt's error and its logs. Absent for other nodes.
    */
   sensitive?: boolean;
+  /**
+   * The run's span as a W3C `traceparent` value: the attempt's spans are its children and an
+   * HTTP node sends it on. Absent for a run older than tracing, and for an attempt re-dispatched
+   * by the outbox relay or the lease sweep.
+   */
+  traceparent?: string;
 }
 
 /**

@@ -5,6 +5,7 @@ import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, Tas
 import { createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
 import { BullTaskQueues, queuePrefix } from './bull-queue.adapter.js';
 import { EngineTelemetry } from './ops/engine-telemetry.js';
+import { WeftTracing } from './ops/tracing.js';
 import { WeftMetrics } from './ops/weft-metrics.js';
 import { RedisRunUpdatePublisher } from './redis-run-updates.js';
 import { runtimeConnectionError } from './services.js';
@@ -24,6 +25,7 @@ class CoreLifecycle implements BeforeApplicationShutdown, OnApplicationShutdown 
   constructor(
     private readonly queues: BullTaskQueues,
     private readonly publisher: RedisRunUpdatePublisher,
+    private readonly tracing: WeftTracing,
   ) {}
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -33,6 +35,7 @@ class CoreLifecycle implements BeforeApplicationShutdown, OnApplicationShutdown 
   async onApplicationShutdown(): Promise<void> {
     await this.queues.close();
     await this.publisher.close();
+    await this.tracing.shutdown();
   }
 }
 
@@ -87,13 +90,14 @@ export class CoreModule {
           useFactory: () => new RedisRunUpdatePublisher(config.redisUrl, (e) => log.warn(`run update not published: ${String(e)}`)),
         },
         { provide: WeftMetrics, useFactory: () => new WeftMetrics({ tenantLabel: config.metricsTenantLabel }) },
+        { provide: WeftTracing, useFactory: () => new WeftTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.serviceName }) },
         {
           provide: RunCoordinator,
-          inject: [DataSource, BullTaskQueues, RedisRunUpdatePublisher, WeftMetrics],
-          useFactory: (ds: DataSource, q: BullTaskQueues, p: RedisRunUpdatePublisher, metrics: WeftMetrics) =>
+          inject: [DataSource, BullTaskQueues, RedisRunUpdatePublisher, WeftMetrics, WeftTracing],
+          useFactory: (ds: DataSource, q: BullTaskQueues, p: RedisRunUpdatePublisher, metrics: WeftMetrics, tracing: WeftTracing) =>
             new RunCoordinator(ds, q, p, {
               logger: { warn: (m: string) => log.warn(m), error: (m: string) => log.error(m) },
-              observer: new EngineTelemetry(metrics),
+              observer: new EngineTelemetry(metrics, tracing),
               maxOutputBytes: config.maxOutputBytes,
               maxSubworkflowDepth: config.maxSubworkflowDepth,
               maxRunTree: config.maxRunTree,
@@ -114,7 +118,7 @@ export class CoreModule {
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
         CoreLifecycle,
       ],
-      exports: [WEFT_CONFIG, WeftMetrics, BullTaskQueues, RedisRunUpdatePublisher, RunCoordinator, RunCommands, TaskLeases, DueTimers, OutboxRelay, LostTaskSweep, RunRepository, WorkflowRepository, TenantRepository],
+      exports: [WEFT_CONFIG, WeftMetrics, WeftTracing, BullTaskQueues, RedisRunUpdatePublisher, RunCoordinator, RunCommands, TaskLeases, DueTimers, OutboxRelay, LostTaskSweep, RunRepository, WorkflowRepository, TenantRepository],
     };
   }
 }

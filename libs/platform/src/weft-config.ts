@@ -245,6 +245,23 @@ export class WeftEnv {
   @Max(65535)
   WEFT_METRICS_PORT: number | undefined = undefined;
 
+  /**
+   * OpenTelemetry: the OTLP/HTTP endpoint spans are sent to (`/v1/traces` is appended), as the
+   * OpenTelemetry SDKs read it; unset, no span is exported.
+   */
+  @ValidateIf((env: WeftEnv) => env.OTEL_EXPORTER_OTLP_ENDPOINT !== '')
+  @Matches(/^https?:\/\/\S+$/, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL' })
+  OTEL_EXPORTER_OTLP_ENDPOINT = '';
+
+  /** The traces endpoint itself (used as it is), winning over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  @ValidateIf((env: WeftEnv) => env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== '')
+  @Matches(/^https?:\/\/\S+$/, { message: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http:// or https:// URL' })
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = '';
+
+  /** `service.name` of the exported spans. */
+  @IsString()
+  OTEL_SERVICE_NAME = 'weft';
+
   /** Add a `tenant` label to the run and task metrics (one series per tenant: off by default). */
   @Transform(toBool)
   @IsBoolean({ message: 'WEFT_METRICS_TENANT_LABEL must be 1/true/yes/on or 0/false/no/off' })
@@ -319,6 +336,10 @@ export interface WeftConfig {
   metricsPort: number | undefined;
   /** WEFT_METRICS_TENANT_LABEL: a `tenant` label on run and task metrics. */
   metricsTenantLabel: boolean;
+  /** Where spans are sent (OTLP/HTTP traces URL); undefined: none. */
+  otlpTracesUrl: string | undefined;
+  /** OTEL_SERVICE_NAME. */
+  serviceName: string;
 }
 
 /** Thrown when the environment is invalid; `message` lists each bad variable on its own line. */
@@ -385,6 +406,8 @@ export function loadConfig(
     logFormat: dto.WEFT_LOG_FORMAT === 'auto' ? (process.stdout.isTTY ? 'pretty' : 'json') : dto.WEFT_LOG_FORMAT,
     metricsPort: dto.WEFT_METRICS_PORT,
     metricsTenantLabel: dto.WEFT_METRICS_TENANT_LABEL,
+    otlpTracesUrl: dto.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (dto.OTEL_EXPORTER_OTLP_ENDPOINT ? `${dto.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined),
+    serviceName: dto.OTEL_SERVICE_NAME,
   };
 }
 

@@ -7,6 +7,8 @@ export interface GqlContext {
   authorization?: unknown;
   /** When the key was last found valid, ms since the epoch. */
   authenticatedAt?: number;
+  /** The request's W3C `traceparent` header (HTTP only): a run started by it continues that trace. */
+  traceparent?: string;
 }
 
 /** Reads the key from `Bearer <key>` (scheme case-insensitive); undefined when absent or malformed. */

@@ -43,8 +43,12 @@ export class RunsResolver {
 
   @Mutation(() => RunObject, { description: 'Starts a run; a repeated idempotencyKey returns the run it first started.' })
   @Requires('operate')
-  startRun(@Args('input', { type: () => StartRunInput }, validate) input: StartRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
-    return this.runService.start(principal, input);
+  startRun(
+    @Args('input', { type: () => StartRunInput }, validate) input: StartRunInput,
+    @Context('principal') principal: Principal,
+    @Context('traceparent') traceparent?: string,
+  ): Promise<RunObject> {
+    return this.runService.start(principal, input, traceparent);
   }
 
   @Mutation(() => SignalResult, { description: 'Sends a signal; delivered is false when it was buffered for a later waiter.' })

@@ -82,9 +82,10 @@ export class RunsService {
 
   /**
    * Starts a run, or returns the one an idempotency key already started; WeftError CONFLICT when
-   * that run is of another workflow.
+   * that run is of another workflow. `traceparent` (the request's header) is the trace the run
+   * continues.
    */
-  async start(p: Principal, input: StartRunInput): Promise<RunObject> {
+  async start(p: Principal, input: StartRunInput, traceparent?: string): Promise<RunObject> {
     const { runId, created } = await this.commands.startRun(p.tenantId, {
       workflowId: input.workflowId,
       version: input.version ?? undefined,
@@ -92,6 +93,7 @@ export class RunsService {
       config: input.config ?? undefined,
       startNodeId: input.startNodeId ?? undefined,
       idempotencyKey: input.idempotencyKey ?? undefined,
+      ...(traceparent ? { traceparent } : {}),
     });
     const run = await this.load(p.tenantId, runId);
     if (!created && run.workflowId !== input.workflowId) {

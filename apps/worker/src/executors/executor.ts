@@ -64,6 +64,8 @@ export interface ExecutionContext {
    * headers, bodies, input values). The worker also redacts every input value from the message.
    */
   sensitive?: boolean;
+  /** The W3C `traceparent` an HTTP request of this execution carries (the attempt's span, or the run's). */
+  traceparent?: string;
 }
 
 /**

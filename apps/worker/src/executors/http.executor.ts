@@ -109,7 +109,7 @@ export class HttpExecutor implements TaskExecutor {
     ctx.signal?.addEventListener('abort', onCancel, { once: true });
     if (ctx.signal?.aborted) controller.abort();
     try {
-      return await this.send(spec, controller.signal, shown);
+      return await this.send(spec, controller.signal, shown, ctx.traceparent);
     } catch (err) {
       if (timedOut) {
         throw new ExecutionError(`${label} timed out after ${spec.timeoutMs / 1000}s`, true, 'timeout');
@@ -134,11 +134,12 @@ export class HttpExecutor implements TaskExecutor {
     await this.agent.close();
   }
 
-  private async send(spec: HttpSpec, signal: AbortSignal, shown: Shown): Promise<unknown> {
+  /** The request of `spec` (redirects followed); `traceparent` is sent unless the spec sets one itself. */
+  private async send(spec: HttpSpec, signal: AbortSignal, shown: Shown, traceparent?: string): Promise<unknown> {
     let url = spec.url;
     let method = spec.method;
     let body = spec.body;
-    let headers = spec.headers;
+    let headers = traceparent && !Object.keys(spec.headers).some((h) => h.toLowerCase() === 'traceparent') ? { ...spec.headers, traceparent } : spec.headers;
     for (let hop = 0; ; hop++) {
       const res = await request(url, { method, headers, body, signal, dispatcher: this.agent });
       const location = firstHeader(res.headers.location);

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { type TakenTask, type TaskJob } from '@weft/engine';
 import { RunCoordinator, type ReportResult } from '@weft/engine/coordinator';
-import { BullTaskQueues, WEFT_CONFIG, WeftMetrics, type JobDelivery, type WeftConfig } from '@weft/platform';
+import { BullTaskQueues, WEFT_CONFIG, WeftMetrics, WeftTracing, type JobDelivery, type WeftConfig } from '@weft/platform';
 import { ExecutionError, failureKind, type FailureKind, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
 import { redactInputs } from './redact-inputs.js';
@@ -84,6 +84,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
     @Optional() @Inject(TASK_PROCESSOR_OPTIONS) options: TaskProcessorOptions | null = null,
     @Optional() @Inject(WeftMetrics) private readonly metrics: WeftMetrics | null = null,
+    @Optional() @Inject(WeftTracing) private readonly tracing: WeftTracing | null = null,
   ) {
     // The executors stop reading a result or body at a bound of their own; keep it above the
     // output limit (plus room for JSON escaping) so an allowed output is never cut short.
@@ -145,17 +146,21 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     const slot = this.nextSlot++;
     this.held.set(slot, held);
     this.startHeartbeats();
+    const spans = (this.tracing ?? UNTRACED).attempt(job);
+    let outcome: Outcome | undefined;
     try {
-      let outcome: Outcome;
       try {
-        const output = await this.executorFor(job).execute(job.input, {
-          taskId: job.taskId,
-          nodeId: job.nodeId,
-          attempt: job.attempt,
-          runtime: job.runtime,
-          signal: held.lost.signal,
-          ...(job.sensitive ? { sensitive: true } : {}),
-        });
+        const output = await spans.execute((traceparent) =>
+          this.executorFor(job).execute(job.input, {
+            taskId: job.taskId,
+            nodeId: job.nodeId,
+            attempt: job.attempt,
+            runtime: job.runtime,
+            signal: held.lost.signal,
+            ...(job.sensitive ? { sensitive: true } : {}),
+            ...(traceparent ? { traceparent } : {}),
+          }),
+        );
         outcome = { ok: true, output };
       } catch (err) {
         const retryable = !(err instanceof ExecutionError) || err.retryable;
@@ -182,7 +187,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
         });
       }
       const executed = performance.now();
-      const reported = await this.report(held, outcome, take);
+      const reported = await spans.report(() => this.report(held, outcome!, take));
       this.metrics?.attempt({
         tenantId: job.tenantId,
         queue: job.queue,
@@ -195,6 +200,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
       });
       return reported?.taken;
     } finally {
+      spans.end(outcome === undefined ? 'internal' : outcome.ok ? 'succeeded' : outcome.kind);
       this.held.delete(slot);
       if (this.held.size === 0) this.stopHeartbeats();
     }
@@ -320,6 +326,9 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/** The spans of a worker built without the platform's tracing (tests): none, the run's traceparent passed on. */
+const UNTRACED = new WeftTracing();
 
 /** Attempts one slot takes in a row from its own reports when nothing else is configured. */
 export const DEFAULT_EAGER_DISPATCH = 64;

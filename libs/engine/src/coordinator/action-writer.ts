@@ -113,6 +113,8 @@ export class ActionWriter {
     private readonly dag: WorkflowDag,
     private readonly dispatchLeaseMs = 30_000,
     private readonly take?: EagerTake,
+    /** The run's span (`runs.traceparent`), carried by its jobs so attempts join the run's trace. */
+    private readonly traceparent?: string | null,
   ) {
     this.tasks = new TaskWriteRepository(m);
     this.signals = new SignalRepository(m);
@@ -271,6 +273,7 @@ export class ActionWriter {
       input,
       notBefore: notBefore.getTime(),
       ...(isSensitive(this.dag.getNode(nodeId)) ? { sensitive: true } : {}),
+      ...(this.traceparent ? { traceparent: this.traceparent } : {}),
     };
     const take = this.take && !this.taken && queue === this.take.queue && notBefore.getTime() <= this.now.getTime() ? this.take : undefined;
     // A taken attempt has nothing to enqueue, so no outbox row: if its worker dies, the lease

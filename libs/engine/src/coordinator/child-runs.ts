@@ -3,6 +3,7 @@ import { RunStatus, type Action, type FinishRun, type StartChildRun } from '../i
 import type { Applied, ApplyLocked } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { noteFinished } from './run-notes.js';
+import { newRunTrace } from './trace-context.js';
 import { snapshotNodes } from './snapshot-cache.js';
 
 /**
@@ -52,6 +53,8 @@ export class ChildRuns {
   private async start(m: Transaction, tenantId: string, parent: RunState, c: StartChildRun, applied: Applied, nesting: number): Promise<void> {
     const now = applied.now;
     const repo = new ChildRunRepository(m);
+    // The child's span is a child of its parent run's (a new trace for a parent older than tracing).
+    const trace = newRunTrace(parent.traceparent);
     await repo.insert(
       tenantId,
       {
@@ -65,6 +68,8 @@ export class ChildRuns {
         parentAttempt: c.attempt,
         depth: parent.depth + 1,
         rootRunId: parent.rootRunId ?? parent.id,
+        traceparent: trace.traceparent,
+        traceCallerSpan: trace.callerSpan,
       },
       now,
     );

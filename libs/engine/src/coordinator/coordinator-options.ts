@@ -27,6 +27,12 @@ export interface RunFinishedNote {
   /** Nodes whose task ended FAILED, in definition order of their tasks (empty when none). */
   failedNodes: string[];
   reason?: string;
+  /** When the run was created and when it finished (the event clock). */
+  createdAt: Date;
+  finishedAt: Date;
+  /** The run's span (`traceparent` form) and its parent span id, when the run has a trace. */
+  traceparent?: string;
+  traceCallerSpan?: string;
 }
 
 /** A worker attempt whose lease expired with its job gone, put back on its queue by the lease sweep. */

@@ -235,7 +235,7 @@ export class EventPipeline {
     const take = opts.takeFrom === undefined ? undefined : { queue: opts.takeFrom, leaseToken: uuidv4(), leaseMs: ctx.runLeaseMs };
     const history = new HistoryRepository(m);
     // The history row and the run update go in the same statement as the actions' last writes.
-    const written = await new ActionWriter(m, tenantId, run.id, now, dag, ctx.dispatchLeaseMs, take).write(transition.actions, (w) =>
+    const written = await new ActionWriter(m, tenantId, run.id, now, dag, ctx.dispatchLeaseMs, take, run.traceparent).write(transition.actions, (w) =>
       history.parts(tenantId, run.id, historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }), patch: w.run })),
     );
     const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };

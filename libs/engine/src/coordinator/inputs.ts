@@ -11,6 +11,8 @@ export interface StartRunInput {
   startNodeId?: string;
   /** A second start with the same key (per tenant) returns the first run. */
   idempotencyKey?: string;
+  /** The caller's W3C `traceparent`: the run's trace continues it (ignored when malformed). */
+  traceparent?: string;
 }
 
 /** A worker's successful report of one task attempt. */

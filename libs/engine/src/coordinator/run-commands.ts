@@ -1,6 +1,7 @@
 import { RunEventRepository, RunRepository, TransientDbError, VersionLookupRepository, isUuid, type RunState } from '@weft/persistence';
 import { badCharacter, MAX_ERROR_CHARS, RunStatus, WeftError, type RunEvent } from '../index.js';
 import type { AfterCommit } from './after-commit.js';
+import { newRunTrace } from './trace-context.js';
 import type { FireTimerInput } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { userError } from './error-mapping.js';
@@ -59,6 +60,7 @@ export class RunCommands {
         const dag = await ctx.dag(m, tenantId, input.workflowId, version);
         const now = ctx.testClock?.() ?? dbNow;
         const runId = ctx.newId();
+        const trace = newRunTrace(input.traceparent);
         const run: RunState = {
           id: runId,
           workflowId: input.workflowId,
@@ -73,6 +75,8 @@ export class RunCommands {
           depth: 0,
           rootRunId: null,
           createdAt: now,
+          traceparent: trace.traceparent,
+          traceCallerSpan: trace.callerSpan,
         };
         const inserted = await events.insertRun(tenantId, {
           id: runId,
@@ -82,6 +86,8 @@ export class RunCommands {
           config: run.config,
           idempotencyKey: input.idempotencyKey ?? null,
           startNodeId: input.startNodeId ?? null,
+          traceparent: trace.traceparent,
+          traceCallerSpan: trace.callerSpan,
           now,
         });
         if (!inserted) {

@@ -23,5 +23,9 @@ export function noteFinished(applied: Applied, run: RunState, status: FinishRun[
     durationMs: Math.max(0, now.getTime() - run.createdAt.getTime()),
     failedNodes,
     ...(reason === undefined ? {} : { reason }),
+    createdAt: run.createdAt,
+    finishedAt: now,
+    ...(run.traceparent ? { traceparent: run.traceparent } : {}),
+    ...(run.traceCallerSpan ? { traceCallerSpan: run.traceCallerSpan } : {}),
   };
 }

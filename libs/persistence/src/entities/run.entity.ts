@@ -61,6 +61,14 @@ export class RunEntity {
   @Column({ name: 'depth', type: 'int' })
   depth: number;
 
+  /** The run's span in its trace, as a W3C `traceparent` value; null for runs older than tracing. */
+  @Column({ name: 'traceparent', type: 'text', nullable: true })
+  traceparent: string | null;
+
+  /** The span the run was started from (16 hex digits), parent of the run's span; null for a trace of its own. */
+  @Column({ name: 'trace_caller_span', type: 'text', nullable: true })
+  traceCallerSpan: string | null;
+
   @Column({ name: 'event_seq', type: 'int' })
   eventSeq: number;
 

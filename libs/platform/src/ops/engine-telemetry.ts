@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { CoordinatorObserver, LeaseRecoveredNote, RunFinishedNote, RunStartedNote, TimerFiredNote } from '@weft/engine/coordinator';
+import type { WeftTracing } from './tracing.js';
 import type { WeftMetrics } from './weft-metrics.js';
 
 /** A timer claimed this late or later is logged as late (ms). */
@@ -7,14 +8,17 @@ export const LATE_TIMER_MS = 5_000;
 
 /**
  * The coordinator's observer in a Weft process: counts into {@link WeftMetrics} and writes one
- * structured log record per run started and finished (info), lease recovered (warn) and timer
+ * structured log record per run started and finished (and the run's span, see {@link WeftTracing}) (info), lease recovered (warn) and timer
  * fired late (warn, at {@link LATE_TIMER_MS} or more), each with the tenant, run, task and
  * attempt ids it concerns. Attempts in records are 1-based, as people count them.
  */
 export class EngineTelemetry implements CoordinatorObserver {
   private readonly log = new Logger('runs');
 
-  constructor(private readonly metrics: WeftMetrics) {}
+  constructor(
+    private readonly metrics: WeftMetrics,
+    private readonly tracing?: WeftTracing,
+  ) {}
 
   runStarted(n: RunStartedNote): void {
     this.metrics.runStarted(n.tenantId, n.workflowId);
@@ -31,6 +35,7 @@ export class EngineTelemetry implements CoordinatorObserver {
 
   runFinished(n: RunFinishedNote): void {
     this.metrics.runFinished(n.tenantId, n.workflowId, n.status, n.durationMs);
+    this.tracing?.runFinished(n);
     const record = {
       msg: `run ${n.status.toLowerCase()}: ${n.workflowId} after ${n.durationMs} ms${n.failedNodes.length ? ` (failed: ${n.failedNodes.slice(0, 5).join(', ')}${n.failedNodes.length > 5 ? `, and ${n.failedNodes.length - 5} more` : ''})` : ''}`,
       event: 'run.finished',
