@@ -1,6 +1,6 @@
-import { jest } from '@jest/globals';
 import { Command } from 'commander';
 import { clientCommands } from '@weft/cli';
+import { captured } from './weft-cli.js';
 
 /**
  * Runs `weft <args>` in this process with the commands `register` adds (the CLI's
@@ -16,29 +16,8 @@ export async function runCommands(register: (program: Command) => void, env: Rec
 async function runCapturing(register: (program: Command) => void, env: Record<string, string>, args: string[]): Promise<{ stdout: string; stderr: string }> {
   const program = new Command('weft').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
   register(program);
-  let out = '';
-  let errOut = '';
-  const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
-  });
-  const err = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    errOut += String(chunk);
-    return true;
-  });
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  try {
-    await program.parseAsync(args, { from: 'user' });
-    return { stdout: out, stderr: errOut };
-  } finally {
-    write.mockRestore();
-    err.mockRestore();
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
+  const { stdout, stderr } = await captured(env, () => program.parseAsync(args, { from: 'user' }));
+  return { stdout, stderr };
 }
 
 /** The client side of the CLI (`weft <args>`) against the API at `url` with `apiKey` (WEFT_URL / WEFT_API_KEY). */

@@ -17,6 +17,15 @@ export interface CliResult {
  * config file is one that does not exist, so no context of the machine is used.
  */
 export async function cli(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
+  const { result, stdout, stderr } = await captured({ WEFT_CONFIG: '/nonexistent/weft-test/config.yaml', ...env }, () => runCli(args));
+  return { code: result, stdout, stderr };
+}
+
+/**
+ * Runs `fn` with the environment variables `vars` set (an `undefined` value unsets one) and
+ * stdout and stderr captured; restores both afterwards, also when `fn` rejects.
+ */
+export async function captured<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<{ result: T; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   const out = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
@@ -27,15 +36,13 @@ export async function cli(env: Record<string, string | undefined>, ...args: stri
     stderr += String(chunk);
     return true;
   });
-  const vars = { WEFT_CONFIG: '/nonexistent/weft-test/config.yaml', ...env };
   const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
   for (const [k, v] of Object.entries(vars)) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
   try {
-    const code = await runCli(args);
-    return { code, stdout, stderr };
+    return { result: await fn(), stdout, stderr };
   } finally {
     out.mockRestore();
     err.mockRestore();
