@@ -92,6 +92,7 @@ describe('metrics, health and readiness', () => {
 
   it('counts runs, attempts, retries, failures, timers and requests by the right amounts', async () => {
     const before = (await get(`${root}/metrics`)).body;
+    await client.request(`query { run(id: "00000000-0000-7000-8000-000000000000") { id } }`).catch(() => undefined);
     const ok = [await start(client, 'two-steps'), await start(client, 'two-steps')];
     const failed = await start(client, 'always-fails');
     const paused = await start(client, 'pause');
@@ -121,6 +122,8 @@ describe('metrics, health and readiness', () => {
     // The WAIT's timer, and the retry's backoff (a timer of its own).
     expect(delta('weft_timer_lag_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(delta('weft_api_request_duration_seconds_count', { field: 'startRun', type: 'mutation', outcome: 'ok' })).toBe(4);
+    // The outcome is the code the caller got.
+    expect(delta('weft_api_request_duration_seconds_count', { field: 'run', type: 'query', outcome: 'NOT_FOUND' })).toBe(1);
     expect(metric(after, 'weft_db_pool_max')).toBe(10);
     expect(metric(after, 'process_cpu_seconds_total')).toBeGreaterThan(0);
     expect(after).not.toContain(ok[0]);
@@ -148,12 +151,12 @@ describe('metrics, health and readiness', () => {
 describe('the listener of a process without the API', () => {
   it('serves metrics and health on WEFT_METRICS_PORT, and is not ready while Redis is down or the schema is behind', async () => {
     const db = await createTestDatabase();
-    const worker = await startPlatform(testConfig(db, { WEFT_METRICS_PORT: 0 }), { worker: true, host: '127.0.0.1' });
+    const worker = await startPlatform(testConfig(db, { WEFT_METRICS_PORT: 0, WEFT_METRICS_HOST: '127.0.0.1' }), { worker: true, host: '127.0.0.1' });
     // A Redis of its own, stopped while the process runs (the shared one must stay up).
     const port = await freePort();
     const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     await waitForPort(port);
-    const noRedis = await startPlatform(testConfig(db, { WEFT_METRICS_PORT: 0, REDIS_URL: `redis://127.0.0.1:${port}` }), { host: '127.0.0.1' });
+    const noRedis = await startPlatform(testConfig(db, { WEFT_METRICS_PORT: 0, WEFT_METRICS_HOST: '127.0.0.1', REDIS_URL: `redis://127.0.0.1:${port}` }), { host: '127.0.0.1' });
     try {
       expect((await get(`${noRedis.metricsUrl}/readyz`)).status).toBe(200);
       redis.kill('SIGKILL');

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger, Module, type DynamicModule, type INestApplicationContext, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CoreModule, OpsModule, logDatabase, prepareServer, type WeftConfig } from '@weft/platform';
+import { CoreModule, OpsModule, bootWithoutApi, logDatabase, prepareServer, type WeftConfig } from '@weft/platform';
 import { ApiModule, apiAnnouncement, listenApi } from '@weft/api';
 import { TaskProcessor, WorkerModule } from '@weft/worker';
 import { Scheduler, SchedulerModule } from '@weft/scheduler';
@@ -56,28 +56,14 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
       throw err;
     }
     app = api;
-  } else if (config.metricsPort !== undefined) {
-    // No API: a listener of its own for /metrics, /healthz and /readyz.
-    const ops = await NestFactory.create(WeftProcessModule, { logger });
-    try {
-      await ops.listen(config.metricsPort, roles.host ?? '0.0.0.0');
-    } catch (err) {
-      await ops.close();
-      if ((err as { code?: string }).code === 'EADDRINUSE') {
-        throw new Error(`metrics port ${config.metricsPort} is already in use: pass --metrics-port N (0 picks a free port) or set WEFT_METRICS_PORT`);
-      }
-      throw err;
-    }
-    metricsUrl = await ops.getUrl();
-    app = ops;
   } else {
-    app = await NestFactory.createApplicationContext(WeftProcessModule, { logger });
+    // No API: with WEFT_METRICS_PORT, a listener of its own for /metrics, /healthz and /readyz.
+    ({ app, metricsUrl } = await bootWithoutApi(WeftProcessModule, config, logger));
   }
   app.enableShutdownHooks();
   if (roles.worker) app.get(TaskProcessor).start(config.queues);
   if (roles.scheduler) app.get(Scheduler).start();
   if (url) new Logger('weft').log(apiAnnouncement(url, roles.host));
-  if (metricsUrl) new Logger('weft').log(`metrics and health: ${metricsUrl}/metrics, /healthz, /readyz`);
   logDatabase(config);
   return { url, ...(metricsUrl ? { metricsUrl } : {}), close: () => app.close() };
 }

@@ -46,7 +46,6 @@ async function serve(config: WeftConfig, roles: Roles, migrate: boolean): Promis
   const { startPlatform } = await import('./platform.js');
   const running = await startPlatform(config, roles, { migrate });
   if (running.url) process.stdout.write(`Weft GraphQL API: ${running.url}\n`);
-  if (running.metricsUrl) process.stdout.write(`Weft metrics: ${running.metricsUrl}/metrics\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);

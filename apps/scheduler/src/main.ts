@@ -1,13 +1,13 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import { loadConfig, logDatabase, prepareServer, runMain } from '@weft/platform';
+import { bootWithoutApi, loadConfig, logDatabase, prepareServer, runMain } from '@weft/platform';
 import { Scheduler, SchedulerAppModule } from './index.js';
 
 runMain('weft-scheduler', async () => {
   const config = loadConfig();
   const logger = await prepareServer(config);
-  // abortOnError off: a provider failing at boot rejects here (one line, exit 1) instead of process.abort().
-  const app = await NestFactory.createApplicationContext(SchedulerAppModule.forRoot(config), { logger, abortOnError: false });
+  // abortOnError off (in bootWithoutApi): a provider failing at boot rejects here (one line, exit 1).
+  // With WEFT_METRICS_PORT, an HTTP listener for /metrics, /healthz and /readyz.
+  const { app } = await bootWithoutApi(SchedulerAppModule.forRoot(config), config, logger);
   app.enableShutdownHooks();
   app.get(Scheduler).start();
   logDatabase(config);

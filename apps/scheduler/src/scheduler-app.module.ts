@@ -1,11 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { CoreModule, type WeftConfig } from '@weft/platform';
+import { CoreModule, OpsModule, type WeftConfig } from '@weft/platform';
 import { SchedulerModule } from './scheduler.module.js';
 
-/** The scheduler as a process of its own: CoreModule over `config` and the SchedulerModule. */
+/** The scheduler as a process of its own: CoreModule over `config`, the OpsModule (metrics, health) and the SchedulerModule. */
 @Module({})
 export class SchedulerAppModule {
   static forRoot(config: WeftConfig): DynamicModule {
-    return { module: SchedulerAppModule, imports: [CoreModule.forRoot(config), SchedulerModule] };
+    return { module: SchedulerAppModule, imports: [CoreModule.forRoot(config), OpsModule.forRoot({ queueGauges: true }), SchedulerModule] };
   }
 }

@@ -1,11 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { CoreModule, type WeftConfig } from '@weft/platform';
+import { CoreModule, OpsModule, type WeftConfig } from '@weft/platform';
 import { WorkerModule } from './worker.module.js';
 
-/** The worker as a process of its own: CoreModule over `config` and the WorkerModule. */
+/** The worker as a process of its own: CoreModule over `config`, the OpsModule (metrics, health) and the WorkerModule. */
 @Module({})
 export class WorkerAppModule {
   static forRoot(config: WeftConfig): DynamicModule {
-    return { module: WorkerAppModule, imports: [CoreModule.forRoot(config), WorkerModule] };
+    return { module: WorkerAppModule, imports: [CoreModule.forRoot(config), OpsModule.forRoot({ queueGauges: false }), WorkerModule] };
   }
 }

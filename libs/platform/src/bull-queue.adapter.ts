@@ -204,6 +204,8 @@ export class BullTaskQueues implements TaskDispatcher, JobProbe {
 
   private track(c: Redis): Redis {
     this.shared.push(c);
+    // ioredis prints an error without a listener on stderr (not as a log record) and retries.
+    c.on('error', (err: Error) => this.onError(`Redis connection: ${err.message}`));
     return c;
   }
 }

@@ -12,3 +12,4 @@ export * from './ops/engine-telemetry.js';
 export * from './ops/ops.module.js';
 export * from './ops/readiness.js';
 export * from './ops/tracing.js';
+export * from './ops/ops-listener.js';

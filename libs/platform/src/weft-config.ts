@@ -262,6 +262,10 @@ export class WeftEnv {
   @IsString()
   OTEL_SERVICE_NAME = 'weft';
 
+  /** The interface that listener binds to (default every one: orchestrators probe it from outside). */
+  @IsString()
+  WEFT_METRICS_HOST = '0.0.0.0';
+
   /** Add a `tenant` label to the run and task metrics (one series per tenant: off by default). */
   @Transform(toBool)
   @IsBoolean({ message: 'WEFT_METRICS_TENANT_LABEL must be 1/true/yes/on or 0/false/no/off' })
@@ -334,6 +338,8 @@ export interface WeftConfig {
   logFormat: 'json' | 'pretty';
   /** WEFT_METRICS_PORT: the metrics and health listener of a process without the API; undefined: none. */
   metricsPort: number | undefined;
+  /** WEFT_METRICS_HOST: the interface of that listener. */
+  metricsHost: string;
   /** WEFT_METRICS_TENANT_LABEL: a `tenant` label on run and task metrics. */
   metricsTenantLabel: boolean;
   /** Where spans are sent (OTLP/HTTP traces URL); undefined: none. */
@@ -405,6 +411,7 @@ export function loadConfig(
     logLevel: dto.WEFT_LOG_LEVEL === 'log' ? 'info' : dto.WEFT_LOG_LEVEL,
     logFormat: dto.WEFT_LOG_FORMAT === 'auto' ? (process.stdout.isTTY ? 'pretty' : 'json') : dto.WEFT_LOG_FORMAT,
     metricsPort: dto.WEFT_METRICS_PORT,
+    metricsHost: dto.WEFT_METRICS_HOST.trim() || '0.0.0.0',
     metricsTenantLabel: dto.WEFT_METRICS_TENANT_LABEL,
     otlpTracesUrl: dto.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (dto.OTEL_EXPORTER_OTLP_ENDPOINT ? `${dto.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined),
     serviceName: dto.OTEL_SERVICE_NAME,

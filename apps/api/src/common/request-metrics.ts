@@ -5,9 +5,10 @@ import type { WeftMetrics } from '@weft/platform';
 /**
  * Times every GraphQL operation over HTTP into `weft_api_request_duration_seconds`, labelled by
  * its root field (`startRun`; `multiple` when it selects several, `__introspection` for
- * introspection, `unparsed` when it never resolved: a syntax, validation or key error), its type
+ * introspection, `unparsed` when it never resolved: a syntax or validation error), its type
  * (`query`, `mutation`, `subscription` or `unknown`) and its outcome (`ok`, or the first error's
  * code). Aliases and operation names are not used: clients choose them, and labels stay bounded.
+ * A request refused before it starts (a missing or bad key: UNAUTHENTICATED) is not counted.
  */
 export function requestMetricsPlugin(metrics: WeftMetrics): ApolloServerPlugin {
   return {
@@ -21,8 +22,10 @@ export function requestMetricsPlugin(metrics: WeftMetrics): ApolloServerPlugin {
           type = operation.operation;
           field = rootField(operation);
         },
-        async willSendResponse({ errors }) {
-          const outcome = errors?.length ? errorCode(errors[0]?.extensions?.code) : 'ok';
+        async willSendResponse({ response }) {
+          // The errors as sent: their codes are the ones the error formatter gave them.
+          const sent = response.body.kind === 'single' ? response.body.singleResult.errors : undefined;
+          const outcome = sent?.length ? errorCode(sent[0]?.extensions?.code) : 'ok';
           metrics.apiRequests.observe({ field, type, outcome }, (performance.now() - started) / 1000);
         },
       };

@@ -15,7 +15,7 @@ export class RefusedAddressError extends ExecutionError {
     message: string,
     readonly reason: string,
   ) {
-    super(message, false);
+    super(message, false, 'refused_address');
   }
 }
 

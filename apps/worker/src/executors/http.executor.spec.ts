@@ -278,3 +278,11 @@ describe('addressRefusal', () => {
     },
   );
 });
+
+describe('the class of a refused address', () => {
+  it('is refused_address, for the failure metrics', async () => {
+    const { RefusedAddressError } = await import('./http-address-guard.js');
+    const { failureKind } = await import('./executor.js');
+    expect(failureKind(new RefusedAddressError('refused', 'a loopback address'))).toBe('refused_address');
+  });
+});

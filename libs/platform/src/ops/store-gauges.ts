@@ -50,7 +50,7 @@ export function registerStoreGauges(metrics: WeftMetrics, ds: DataSource, opts: 
   perQueue('weft_queue_backlog', 'Worker tasks due and waiting for a worker, by queue (all tenants).', (q) => q.backlog);
   perQueue('weft_queue_delayed', 'Worker tasks waiting for their retry backoff, by queue (all tenants).', (q) => q.delayed);
   perQueue('weft_queue_running', 'Worker tasks running, by queue (all tenants).', (q) => q.running);
-  perQueue('weft_queue_oldest_pending_age_seconds', 'How long the longest-waiting due task of a queue has waited (0 without backlog).', (q) => (q.oldestWaitMs ?? 0) / 1000);
+  perQueue('weft_queue_oldest_pending_age_seconds', 'How long the longest-waiting due task of a queue has waited (0 without backlog; no series for a queue without active tasks).', (q) => (q.oldestWaitMs ?? 0) / 1000);
   new Gauge({
     name: 'weft_outbox_unsent',
     help: 'Task attempts committed and not yet enqueued on Bull (all tenants).',
