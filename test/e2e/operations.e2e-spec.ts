@@ -161,6 +161,7 @@ describe('the listener of a process without the API', () => {
       expect((await get(`${noRedis.metricsUrl}/readyz`)).status).toBe(200);
       redis.kill('SIGKILL');
       await new Promise((r) => redis.once('exit', r));
+      await new Promise((r) => setTimeout(r, 1_100)); // past the reuse of the last answer
       expect(worker.url).toBeUndefined();
       expect(await get(`${worker.metricsUrl}/healthz`)).toMatchObject({ status: 200 });
       expect((await get(`${worker.metricsUrl}/readyz`)).status).toBe(200);
@@ -177,6 +178,7 @@ describe('the listener of a process without the API', () => {
       expect(body.info.database.status).toBe('up');
 
       await db.owner.query('DROP FUNCTION weft_queue_stats(timestamptz)');
+      await new Promise((r) => setTimeout(r, 1_100));
       const behind = await get(`${worker.metricsUrl}/readyz`);
       expect(behind.status).toBe(503);
       expect(JSON.parse(behind.body).error.database.message).toMatch(/lacks the latest migrations of this version of Weft: run `weft migrate`/);

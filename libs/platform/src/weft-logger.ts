@@ -131,6 +131,10 @@ export class WeftLogger implements LoggerService {
     const fields: { context?: string; stack?: string } & Record<string, unknown> = record;
     if (context !== undefined) fields.context = clip(context);
     if (stack !== undefined) fields.stack = clip(stack);
+    if (this.format === 'pretty') {
+      // pino-pretty writes field values as JSON, which leaves some separators and controls raw.
+      for (const [k, v] of Object.entries(fields)) fields[k] = typeof v === 'string' ? visible(v) : Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? visible(x) : x)) : v;
+    }
     this.pino[level](fields, this.format === 'pretty' ? visible(clip(msg)) : clip(msg));
   }
 }
@@ -138,7 +142,7 @@ export class WeftLogger implements LoggerService {
 /**
  * `s` cut so that its JSON text (without the quotes) is at most `limit` characters, marker
  * included: `"`, `\` and the common control characters take 2 characters, other control
- * characters, U+007F-U+009F, U+2028, U+2029 and lone surrogates 6, the rest 1.
+ * characters, U+007F-U+009F, U+2028-U+202E, U+2066-U+2069 and lone surrogates 6, the rest 1.
  */
 export function clip(s: string, limit = LOG_STRING_CHARS): string {
   if (s.length <= limit / 6) return s;
@@ -149,7 +153,7 @@ export function clip(s: string, limit = LOG_STRING_CHARS): string {
     const c = s.charCodeAt(end);
     let w = 1;
     if (c === 0x22 || c === 0x5c || c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d) w = 2;
-    else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029) w = 6;
+    else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)) w = 6;
     else if (c >= 0xd800 && c <= 0xdbff) {
       const next = s.charCodeAt(end + 1);
       if (next >= 0xdc00 && next <= 0xdfff) {
@@ -195,7 +199,7 @@ function boundedFields(fields: Record<string, unknown>): Record<string, unknown>
   }
   const keys = Object.keys(out);
   // As written: the line separators JSON leaves raw are escaped to six characters each.
-  const cost = () => JSON.stringify(out).replace(/[\u0085\u2028\u2029]/g, '\\u2028').length;
+  const cost = () => JSON.stringify(out).replace(/[\u0080-\u009f\u2028-\u202e\u2066-\u2069]/g, '\\u2028').length;
   while (keys.length > 0 && cost() > LOG_STRING_CHARS) delete out[keys.pop()!];
   return out;
 }
@@ -260,13 +264,17 @@ function prettyStreams(destination?: DestinationStream): DestinationStream {
 /** `s` with line breaks, other control characters and the Unicode line separators written as escapes. */
 function visible(s: string): string {
   // eslint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 
-/** JSON leaves U+0085, U+2028 and U+2029 raw, and some readers split lines there: escape them. */
+/**
+ * JSON leaves U+0085, U+2028 and U+2029 raw, and some readers split lines there; it also leaves
+ * the other C1 controls (U+0080-U+009F, which some terminals act on) and the bidirectional
+ * overrides (U+202A-U+202E, U+2066-U+2069, which reorder what a reader sees): escape them all.
+ */
 function escapingLineSeparators(out: DestinationStream): DestinationStream {
-  const any = /[\u0085\u2028\u2029]/;
-  const all = /[\u0085\u2028\u2029]/g;
+  const any = /[\u0080-\u009f\u2028-\u202e\u2066-\u2069]/;
+  const all = /[\u0080-\u009f\u2028-\u202e\u2066-\u2069]/g;
   const escape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
   return {
     write(line: string) {

@@ -279,6 +279,16 @@ describe('node fields: for_each and SUBWORKFLOW', () => {
     }
   });
 
+  it('takes a queue name an operator can type, and refuses any other', () => {
+    expect(messages(oneNode({ queue: 'Payments.EU-1_b' }))).toEqual([]);
+    expect(messages(oneNode({ queue: 'a b' }))).toEqual([
+      `nodes[0].queue: queue "a b" is not a queue name: 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit`,
+    ]);
+    expect(messages(oneNode({ queue: 'q'.repeat(65) }))).toHaveLength(1);
+    expect(messages(oneNode({ queue: '-lead' }))).toHaveLength(1);
+    expect(messages(oneNode({ queue: 'x\ny' }))).toHaveLength(1);
+  });
+
   it('refuses unknown SUBWORKFLOW spec fields, an input or config that is not an object, and a queue', () => {
     expect(messages(oneNode({ queue: 'payments' }, { workflow: 'billing', inputs: { a: 1 }, input: [1], config: 'x' }, 'SUBWORKFLOW'))).toEqual([
       'nodes[0].queue: queue applies to HTTP and CODE nodes only, not to a SUBWORKFLOW node',

@@ -1,7 +1,31 @@
 import { Gauge } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { outboxStats, poolStats, queueStats, type OutboxStats, type QueueStats } from '@weft/persistence';
+import { OTHER_LABEL } from './bounded-label.js';
 import type { WeftMetrics } from './weft-metrics.js';
+
+/** The most queues the queue gauges name; the rest are summed into one `_other` series. */
+export const MAX_QUEUE_SERIES = 100;
+
+/**
+ * `stats` bounded to {@link MAX_QUEUE_SERIES} queues: the busiest (most active tasks) by name,
+ * the rest added up as {@link OTHER_LABEL} (its oldest wait the longest of theirs). Queue names
+ * come from definitions, so tenants could otherwise make thousands of series.
+ */
+export function boundedQueues(stats: QueueStats[]): QueueStats[] {
+  if (stats.length <= MAX_QUEUE_SERIES) return stats;
+  const active = (q: QueueStats) => q.backlog + q.delayed + q.running;
+  const sorted = [...stats].sort((a, b) => active(b) - active(a) || a.queue.localeCompare(b.queue));
+  const rest = sorted.slice(MAX_QUEUE_SERIES - 1);
+  const other: QueueStats = { queue: OTHER_LABEL, backlog: 0, delayed: 0, running: 0, oldestWaitMs: null };
+  for (const q of rest) {
+    other.backlog += q.backlog;
+    other.delayed += q.delayed;
+    other.running += q.running;
+    if (q.oldestWaitMs !== null) other.oldestWaitMs = Math.max(other.oldestWaitMs ?? 0, q.oldestWaitMs);
+  }
+  return [...sorted.slice(0, MAX_QUEUE_SERIES - 1), other];
+}
 
 /**
  * Gauges read at scrape time: the process's PostgreSQL pool always; with `queues`, the queues'
@@ -30,7 +54,7 @@ export function registerStoreGauges(metrics: WeftMetrics, ds: DataSource, opts: 
   // One read of each per scrape, shared by its gauges: a scrape collects every metric at once.
   let queues: Promise<QueueStats[] | undefined> | undefined;
   let outbox: Promise<OutboxStats | undefined> | undefined;
-  const readQueues = () => (queues ??= queueStats(ds).catch(() => undefined).finally(() => (queues = undefined)));
+  const readQueues = () => (queues ??= queueStats(ds).then(boundedQueues, () => undefined).finally(() => (queues = undefined)));
   const readOutbox = () => (outbox ??= outboxStats(ds).catch(() => undefined).finally(() => (outbox = undefined)));
   const perQueue = (name: string, help: string, value: (q: QueueStats) => number | null) =>
     new Gauge({

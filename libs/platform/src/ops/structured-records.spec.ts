@@ -72,3 +72,19 @@ describe('the pretty format', () => {
     expect(lines[1]).toMatch(/INFO: \[weft\] plain message$/);
   });
 });
+
+describe('characters a reader may act on', () => {
+  it('escapes C1 controls and bidirectional overrides in JSON lines and in pretty fields', async () => {
+    const { logger, lines } = capture();
+    logger.warn({ msg: 'a\u009b31mb\u202ec\u2066d', reason: 'x\u2028y' }, 'runs');
+    expect(lines[0]).not.toMatch(/[\u0080-\u009f\u2028-\u202e\u2066-\u2069]/);
+    expect(JSON.parse(lines[0]!).msg).toBe('a\u009b31mb\u202ec\u2066d');
+    const { Writable } = await import('node:stream');
+    let out = '';
+    const sink = new Writable({ write: (chunk: Buffer, _e, done) => void ((out += chunk.toString()), done()) });
+    new WeftLogger('info', sink as never, 'pretty').warn({ msg: 'm\u202e', reason: 'x\u2028y\u0085z' }, 'runs');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(out).not.toMatch(/[\u0080-\u009f\u2028-\u202e\u2066-\u2069]/);
+    expect(out).toContain('x\\u2028y\\u0085z');
+  });
+});

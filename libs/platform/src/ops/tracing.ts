@@ -109,7 +109,14 @@ export class WeftTracing {
     this.ids.nextSpan = m[2];
     const attributes: Attributes = { 'weft.tenant_id': n.tenantId, 'weft.run_id': n.runId, 'weft.workflow_id': n.workflowId, 'weft.status': n.status };
     if (n.failedNodes.length) attributes['weft.failed_nodes'] = n.failedNodes.slice(0, 20);
-    const span = this.tracer.startSpan(`run ${n.workflowId}`, { kind: SpanKind.INTERNAL, startTime: n.createdAt, attributes }, parent);
+    let span: Span;
+    try {
+      span = this.tracer.startSpan(`run ${n.workflowId}`, { kind: SpanKind.INTERNAL, startTime: n.createdAt, attributes }, parent);
+    } finally {
+      // Never left for the next span: with a parent the SDK takes no trace id, and a stale one
+      // would put another run's (another tenant's) trace on it.
+      this.ids.nextTrace = this.ids.nextSpan = undefined;
+    }
     if (n.status !== 'SUCCEEDED') span.setStatus({ code: SpanStatusCode.ERROR, message: n.reason ?? n.status });
     span.end(n.finishedAt);
   }

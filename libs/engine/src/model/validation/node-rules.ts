@@ -46,12 +46,20 @@ export const nodeTexts: NodeRule = ({ raw, at, nodeId }) =>
   );
 
 /**
- * `queue`, when given, is a non-empty string on an HTTP or CODE node: only their tasks reach a
- * worker, so on any other node a queue would be silently ignored.
+ * `queue`, when given, is a queue name on an HTTP or CODE node: only their tasks reach a worker,
+ * so on any other node a queue would be silently ignored. A name is what an operator can type in
+ * `WEFT_QUEUES`: 1 to 64 of `a-z`, `0-9`, `_`, `.`, `-` (in any case: queues are lower-cased),
+ * starting with a letter or digit.
  */
+/** A queue name, as `WEFT_QUEUES` takes it. */
+const QUEUE_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/i;
+
 export const queue: NodeRule = ({ raw, at, nodeId, type, known }) => {
   if (raw.queue !== undefined && (typeof raw.queue !== 'string' || raw.queue.trim() === '')) {
     return [{ nodeId, path: `${at}.queue`, message: 'queue must be a non-empty string' }];
+  }
+  if (typeof raw.queue === 'string' && !QUEUE_NAME.test(raw.queue.trim())) {
+    return [{ nodeId, path: `${at}.queue`, message: `queue ${JSON.stringify(raw.queue.slice(0, 80))} is not a queue name: 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit` }];
   }
   if (raw.queue !== undefined && known && !isWorkerType(type as string)) {
     return [{ nodeId, path: `${at}.queue`, message: `queue applies to HTTP and CODE nodes only, not to a ${type as string} node` }];
