@@ -20,6 +20,7 @@ import { RunTreesAndChildRetries1765008000000 } from './migrations/1765008000000
 import { TasksByRun1765094400000 } from './migrations/1765094400000-tasks-by-run.js';
 import { WriteAssertions1765180800000 } from './migrations/1765180800000-write-assertions.js';
 import { OperationalStats1765353600000 } from './migrations/1765353600000-operational-stats.js';
+import { WorkersAndQueueReservations1765440000000 } from './migrations/1765440000000-workers-and-queue-reservations.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -46,6 +47,7 @@ export const MIGRATIONS = [
   TasksByRun1765094400000,
   WriteAssertions1765180800000,
   OperationalStats1765353600000,
+  WorkersAndQueueReservations1765440000000,
 ];
 
 /** Options of {@link createDataSource}. */
