@@ -74,7 +74,7 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
     app = await NestFactory.createApplicationContext(WeftProcessModule, { logger });
   }
   app.enableShutdownHooks();
-  if (roles.worker) app.get(TaskProcessor).start(config.queues);
+  if (roles.worker) await app.get(TaskProcessor).start(config.queues);
   if (roles.scheduler) app.get(Scheduler).start();
   if (url) new Logger('weft').log(apiAnnouncement(url, roles.host));
   if (metricsUrl) new Logger('weft').log(`metrics and health: ${metricsUrl}/metrics, /healthz, /readyz`);

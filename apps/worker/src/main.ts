@@ -9,6 +9,6 @@ runMain('weft-worker', async () => {
   // abortOnError off: a provider failing at boot rejects here (one line, exit 1) instead of process.abort().
   const app = await NestFactory.createApplicationContext(WorkerAppModule.forRoot(config), { logger, abortOnError: false });
   app.enableShutdownHooks();
-  app.get(TaskProcessor).start(config.queues);
+  await app.get(TaskProcessor).start(config.queues);
   logDatabase(config);
 });

@@ -11,3 +11,4 @@ export * from './ops/bounded-label.js';
 export * from './ops/engine-telemetry.js';
 export * from './ops/ops.module.js';
 export * from './ops/readiness.js';
+export * from './weft-version.js';
