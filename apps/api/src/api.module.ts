@@ -4,6 +4,8 @@ import { GraphQLModule } from '@nestjs/graphql';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { RedisPubSub } from 'graphql-redis-subscriptions';
 import { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import { QueueReservationRepository, QueueViewRepository, WorkerRegistryRepository } from '@weft/persistence';
 import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import { MAX_MESSAGE_BYTES } from './common/query-limits.js';
 import { REDIS_PUBSUB } from './api.tokens.js';
@@ -12,6 +14,8 @@ import { AuthService } from './auth/auth.service.js';
 import { graphqlOptions } from './graphql.options.js';
 import { KeysResolver } from './keys/keys.resolver.js';
 import { KeysService } from './keys/keys.service.js';
+import { QueuesResolver } from './queues/queues.resolver.js';
+import { QueuesService } from './queues/queues.service.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
 import { RunsResolver } from './runs/runs.resolver.js';
 import { RunsService } from './runs/runs.service.js';
@@ -47,6 +51,11 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     WorkflowResolver,
     RunsResolver,
     KeysResolver,
+    QueuesService,
+    QueuesResolver,
+    { provide: QueueViewRepository, inject: [DataSource], useFactory: (ds: DataSource) => new QueueViewRepository(ds) },
+    { provide: QueueReservationRepository, inject: [DataSource], useFactory: (ds: DataSource) => new QueueReservationRepository(ds) },
+    { provide: WorkerRegistryRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkerRegistryRepository(ds) },
   ],
 })
 export class ApiModule {}
