@@ -1,3 +1,4 @@
 export { startPlatform, type Roles, type RunningPlatform } from './platform.js';
 export { serverCommands } from './server-commands.js';
 export { clientCommands } from './client-commands.js';
+export { queueCommands } from './queue-commands.js';
