@@ -4,8 +4,6 @@ import { GraphQLModule } from '@nestjs/graphql';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { RedisPubSub } from 'graphql-redis-subscriptions';
 import { Redis } from 'ioredis';
-import { DataSource } from 'typeorm';
-import { QueueReservationRepository, QueueViewRepository, WorkerRegistryRepository } from '@weft/persistence';
 import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import { MAX_MESSAGE_BYTES } from './common/query-limits.js';
 import { REDIS_PUBSUB } from './api.tokens.js';
@@ -27,7 +25,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
  * The GraphQL API (HTTP POST /graphql, and graphql-ws on the same path served by
  * {@link SocketServer}). Needs the global
  * CoreModule of @weft/platform beside it, which provides WEFT_CONFIG, RunCommands,
- * RunRepository, WorkflowRepository and TenantRepository. REDIS_PUBSUB is built here from
+ * RunRepository, WorkflowRepository, TenantRepository and the queue and worker repositories. REDIS_PUBSUB is built here from
  * WEFT_CONFIG.redisUrl (override it to test without Redis).
  */
 @Module({
@@ -53,9 +51,6 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     KeysResolver,
     QueuesService,
     QueuesResolver,
-    { provide: QueueViewRepository, inject: [DataSource], useFactory: (ds: DataSource) => new QueueViewRepository(ds) },
-    { provide: QueueReservationRepository, inject: [DataSource], useFactory: (ds: DataSource) => new QueueReservationRepository(ds) },
-    { provide: WorkerRegistryRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkerRegistryRepository(ds) },
   ],
 })
 export class ApiModule {}
