@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RunRepository, WorkerRegistryRepository } from '@weft/persistence';
+import { RunRepository, WorkerRegistryRepository, sql, withTenant } from '@weft/persistence';
 import { RunCoordinator } from '@weft/engine/coordinator';
 import { BullTaskQueues, queuePrefix, type WeftConfig } from '@weft/platform';
 import { TaskProcessor } from '@weft/worker';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { createTenant, def, edge, http, MemoryLogger, publishWorkflow, RecordingPublisher } from '../support/builders.js';
+import { createTenant, def, edge, http, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher } from '../support/builders.js';
 import { spawnWorker } from '../support/spawn-worker.js';
 import { eventually } from '../support/faults.js';
 
@@ -186,3 +186,43 @@ describe('a worker stopped with SIGTERM under load', () => {
     await secondWorker.beforeApplicationShutdown();
   }, 90_000);
 });
+
+describe('a draining worker, in this process', () => {
+  it('hands back untouched a job delivered once the drain began, and at the deadline the execution it holds', async () => {
+    const svc = await service();
+    closers.push(() => svc.close());
+    const { tenantId } = await createTenant(db.ds);
+    const dispatcher = new RecordingDispatcher();
+    const coordinator = new RunCoordinator(db.ds, dispatcher, new RecordingPublisher(), { logger: new MemoryLogger(), runLeaseMs: RUN_LEASE_MS });
+    const queues = new BullTaskQueues(REDIS_URL, queuePrefix(db.url), { onError: () => undefined });
+    closers.push(() => queues.close());
+    const config = { queues: ['drain-idle'], workerConcurrency: 1, httpAllowPrivate: true, httpAllowHosts: [], runLeaseMs: RUN_LEASE_MS } as unknown as WeftConfig;
+    const worker = new TaskProcessor(coordinator, queues, config, { heartbeatMs: 500, drainMs: 1_000 });
+    await worker.start(['drain-idle']);
+    const row = async (taskId: string) =>
+      (
+        await withTenant(db.ds, tenantId, (m) =>
+          sql<{ status: string; lease_token: string | null }>(m, `SELECT status, lease_token FROM tasks WHERE tenant_id = $1 AND id = $2`, [tenantId, taskId]),
+        )
+      ).rows[0]!;
+
+    const long = await publishWorkflow(db.ds, tenantId, def([http('long', { url: `${svc.base}/long` })]), { workflowId: 'held' });
+    await coordinator.runs.startRun(tenantId, { workflowId: long.workflowId });
+    const longJob = dispatcher.last('long');
+    const holding = worker.process(longJob, { dueAt: Date.now(), queue: 'http' });
+    await eventually('the worker calls /long', async () => svc.hitCount('/long') === 1);
+    const late = await publishWorkflow(db.ds, tenantId, def([http('late', { url: `${svc.base}/short/late` })]), { workflowId: 'late' });
+    await coordinator.runs.startRun(tenantId, { workflowId: late.workflowId });
+    const lateJob = dispatcher.last('late');
+
+    const stopping = worker.beforeApplicationShutdown();
+    expect(await worker.process(lateJob, { dueAt: Date.now(), queue: 'http' })).toEqual({ handBack: lateJob });
+    expect(await row(lateJob.taskId)).toEqual({ status: 'PENDING', lease_token: null }); // never claimed
+    expect(svc.hitCount('/short/late')).toBe(0);
+
+    expect(await holding).toEqual({ handBack: longJob });
+    await stopping;
+    expect(await row(longJob.taskId)).toEqual({ status: 'PENDING', lease_token: null });
+  });
+});
+

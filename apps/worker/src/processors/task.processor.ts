@@ -171,7 +171,8 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     if (claim.refused) return this.refuse(first, claim.leaseToken);
     let next: TakenTask | undefined = { job: first, leaseToken: claim.leaseToken };
     for (let taken = 0; next; taken++) {
-      if (taken > 0 && this.drain.active) return this.handBackTaken(next);
+      // The drain began during the claim or the last report: nothing more starts here.
+      if (this.drain.active) return this.handBackTaken(next);
       const dispatchMs = taken === 0 && delivery ? Date.now() - delivery.dueAt : undefined;
       const step = await this.execute(next.job, next.leaseToken, taken < this.eagerDispatch, dispatchMs);
       if (step.handBack) return { handBack: step.handBack };
@@ -190,9 +191,9 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     await this.report(held, { ok: false, error, retryable: false, kind: 'reserved_queue' }, false);
   }
 
-  /** An attempt a report took after the drain began: its lease released and its job handed back at once. */
+  /** An attempt claimed or taken after the drain began: its lease released and its job handed back at once. */
   private async handBackTaken(taken: TakenTask): Promise<JobHandlerResult> {
-    await handBack(this.coordinator.leases, [{ job: taken.job, token: taken.leaseToken, lost: new AbortController() }], this.log, 'taken after the drain began');
+    await handBack(this.coordinator.leases, [{ job: taken.job, token: taken.leaseToken, lost: new AbortController() }], this.log, 'claimed or taken after the drain began');
     return { handBack: taken.job };
   }
 
