@@ -162,12 +162,13 @@ export class TaskProcessor implements BeforeApplicationShutdown {
   }
 
   private async handle(job: TaskJob, delivery?: JobDelivery): Promise<JobHandlerResult> {
+    // The queue the job came from is the one it runs on (the claim checks the task's is the same)
+    // and the one it goes back to.
+    const first = delivery ? { ...job, queue: delivery.queue } : job;
     // A job delivered once the drain began goes back untouched, for another worker.
-    if (this.drain.active) return { handBack: job };
+    if (this.drain.active) return { handBack: first };
     const claim = await this.coordinator.leases.claim(job.tenantId, job.taskId, job.attempt, delivery?.queue);
     if (!claim) return;
-    // The claim matched the task on the queue the job came from: that is the queue it runs on.
-    const first = delivery ? { ...job, queue: delivery.queue } : job;
     if (claim.refused) return this.refuse(first, claim.leaseToken);
     let next: TakenTask | undefined = { job: first, leaseToken: claim.leaseToken };
     for (let taken = 0; next; taken++) {
