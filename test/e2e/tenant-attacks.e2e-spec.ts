@@ -115,6 +115,9 @@ describe("tenant B attacking tenant A's objects", () => {
     A.cursor = page.runs.pageInfo.endCursor;
     // B has a workflow of its own, so "nothing" is distinguishable from "everything broken".
     await publish(b, 'b-own', { nodes: [jsNode('x', 'return {};')], edges: [] });
+    // A has a backlog on a queue of its own that no worker serves.
+    await publish(a, 'a-backlog', { nodes: [{ ...jsNode('queued', 'return {};'), queue: 'a-private' }], edges: [] });
+    await start(a, 'a-backlog');
   }, 60_000);
 
   afterAll(async () => {
@@ -185,6 +188,26 @@ describe("tenant B attacking tenant A's objects", () => {
         const ids = (await b.request(`{ apiKeys { id } }`)).apiKeys.map((k: any) => k.id);
         expect(ids).not.toContain(A.adminKeyId);
         expect(ids).not.toContain(A.viewerKeyId);
+      },
+    },
+    {
+      name: 'lists queues (A’s backlog and queue are not counted or named)',
+      fields: ['queues'],
+      run: async () => {
+        const r = await b.request(`{ queues { name backlog running delayed oldestPendingAgeMs workers { queues } } }`);
+        expect(JSON.stringify(r)).not.toContain('a-private');
+        for (const q of r.queues) expect({ name: q.name, backlog: q.backlog, running: q.running, delayed: q.delayed }).toEqual({ name: q.name, backlog: 0, running: 0, delayed: 0 });
+        const own = await a.request(`{ queues { name backlog } }`);
+        expect(own.queues).toContainEqual({ name: 'a-private', backlog: 1 });
+      },
+    },
+    {
+      name: 'lists workers (none names A’s queue)',
+      fields: ['workers'],
+      run: async () => {
+        const r = await b.request(`{ workers { id queues } }`);
+        expect(r.workers.length).toBeGreaterThan(0);
+        expect(JSON.stringify(r)).not.toContain('a-private');
       },
     },
     // --- mutations

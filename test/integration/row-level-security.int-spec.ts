@@ -66,6 +66,7 @@ function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
       'outbox',
       { sql: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, $2, $3, 1, 'http', now())`, params: [tenant, run, task] },
     ],
+    ['queue_reservations', { sql: `INSERT INTO queue_reservations (tenant_id, queue) VALUES ($1, $2)`, params: [tenant, `reserved-${n}`] }],
   ];
 }
 
@@ -80,6 +81,17 @@ const TABLES: Record<string, { tenantColumn: string; touch: string }> = {
   signals: { tenantColumn: 'tenant_id', touch: `name = name` },
   run_events: { tenantColumn: 'tenant_id', touch: `error = error` },
   outbox: { tenantColumn: 'tenant_id', touch: `queue = queue` },
+  queue_reservations: { tenantColumn: 'tenant_id', touch: `queue = queue` },
+};
+
+/**
+ * The tables that are not tenant data, without row-level security, and exactly what the runtime
+ * role may do with each (table privileges, then column privileges as `PRIVILEGE(column)`).
+ * `workers`: each worker process writes its own row and the API lists them; a heartbeat or a
+ * drain moves only its times.
+ */
+const GLOBAL_TABLES: Record<string, string[]> = {
+  workers: ['DELETE', 'INSERT', 'SELECT', 'UPDATE(draining_since)', 'UPDATE(expires_at)', 'UPDATE(last_heartbeat_at)'],
 };
 
 let db: TestDatabase;
@@ -174,23 +186,54 @@ describe('the runtime role', () => {
   });
 
   it('finds every tenant table forced under row-level security with a tenant_isolation policy', async () => {
-    const rows: { relname: string; relrowsecurity: boolean; relforcerowsecurity: boolean; policies: string[] }[] = await db.owner.query(
+    const all: { relname: string; relrowsecurity: boolean; relforcerowsecurity: boolean; policies: string[] }[] = await db.owner.query(
       `SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
               array(SELECT p.polname::text FROM pg_policy p WHERE p.polrelid = c.oid ORDER BY 1) AS policies
          FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND c.relname <> 'migrations'
         ORDER BY c.relname`,
     );
-    expect(rows.map((r) => r.relname)).toEqual(Object.keys(TABLES).sort());
+    // Every table is a tenant table or one of the few global ones, listed with what the runtime may do.
+    expect(all.map((r) => r.relname)).toEqual([...Object.keys(TABLES), ...Object.keys(GLOBAL_TABLES)].sort());
+    const rows = all.filter((r) => r.relname in TABLES);
     for (const r of rows) {
       expect({ table: r.relname, enabled: r.relrowsecurity, forced: r.relforcerowsecurity }).toEqual({ table: r.relname, enabled: true, forced: true });
       expect(r.policies).toContain('tenant_isolation');
     }
   });
 
-  it('is refused on a database that lacks the latest migration, naming the fix', async () => {
+  it('has exactly the listed privileges on each global table, which holds no tenant data and no policy', async () => {
+    for (const [table, expected] of Object.entries(GLOBAL_TABLES)) {
+      const [row] = await db.owner.query(
+        `SELECT c.relrowsecurity AS rls, pg_get_userbyid(c.relowner)::text AS owner,
+                array(SELECT a.privilege_type::text FROM aclexplode(c.relacl) a WHERE a.grantee = 'weft_app'::regrole
+                      UNION ALL
+                      SELECT a.privilege_type || '(' || att.attname || ')' FROM pg_attribute att, aclexplode(att.attacl) a
+                       WHERE att.attrelid = c.oid AND att.attacl IS NOT NULL AND a.grantee = 'weft_app'::regrole
+                      ORDER BY 1) AS privileges,
+                EXISTS (SELECT 1 FROM pg_attribute att WHERE att.attrelid = c.oid AND att.attname = 'tenant_id') AS has_tenant
+           FROM pg_class c WHERE c.oid = $1::regclass`,
+        [table],
+      );
+      expect({ table, ...row }).toEqual({ table, rls: false, owner: 'postgres', privileges: expected, has_tenant: false });
+    }
+  });
+
+  it('may move only the times of a worker row, and never truncate the registry', async () => {
+    const id = uuidv7();
+    await noTenant(async (m) => {
+      await m.query(`INSERT INTO workers (id, host, pid, version, queues, concurrency, expires_at) VALUES ($1, 'h', 1, 'v', '{http}', 1, now())`, [id]);
+      expect(affected(await m.query(`UPDATE workers SET last_heartbeat_at = now(), expires_at = now(), draining_since = now() WHERE id = $1`, [id]))).toBe(1);
+      for (const column of ['host', 'pid', 'version', 'queues', 'concurrency', 'started_at', 'id']) {
+        expect({ column, code: (await refusal(m, `UPDATE workers SET ${column} = ${column} WHERE id = $1`, [id]))?.code }).toEqual({ column, code: '42501' });
+      }
+      expect((await refusal(m, `TRUNCATE workers`, []))?.code).toBe('42501');
+    });
+  });
+
+  it.each(['weft_queue_stats(timestamptz)', 'weft_queue_access(text)'])('is refused on a database that lacks the latest migration (no %s), naming the fix', async (fn) => {
     const behind = await createTestDatabase();
     try {
-      await behind.owner.query(`DROP FUNCTION weft_queue_stats(timestamptz)`);
+      await behind.owner.query(`DROP FUNCTION ${fn}`);
       await expect(checkRuntimeRole(behind.ds)).rejects.toThrow(/lacks the latest migrations of this version of Weft: run `weft migrate`/);
     } finally {
       await behind.drop();
@@ -328,9 +371,39 @@ describe('the cross-tenant paths', () => {
       'weft_claim_lost_tasks',
       'weft_claim_outbox',
       'weft_outbox_stats',
+      'weft_queue_access',
+      'weft_queue_reservations',
       'weft_queue_stats',
     ]);
     for (const a of acl) expect({ fn: a.proname, owner: a.owner, callers: a.callers }).toEqual({ fn: a.proname, owner: 'weft_claimer', callers: ['weft_app'] });
+  });
+
+  it("tell a tenant its access to a queue without naming the tenants it is reserved for", async () => {
+    // Fixture: reserved-1 is A's, reserved-2 is B's; http is reserved for nobody.
+    const access = (m: EntityManager) => m.query(`SELECT q, weft_queue_access(q) AS access FROM unnest(ARRAY['reserved-1', 'reserved-2', 'http']) q`);
+    expect(await asTenant(A.tenant, access)).toEqual([
+      { q: 'reserved-1', access: 'reserved' },
+      { q: 'reserved-2', access: 'denied' },
+      { q: 'http', access: 'shared' },
+    ]);
+    expect(await asTenant(B.tenant, access)).toEqual([
+      { q: 'reserved-1', access: 'denied' },
+      { q: 'reserved-2', access: 'reserved' },
+      { q: 'http', access: 'shared' },
+    ]);
+    // With no tenant set, a reserved queue is nobody's to use.
+    expect(await noTenant(access)).toEqual([
+      { q: 'reserved-1', access: 'denied' },
+      { q: 'reserved-2', access: 'denied' },
+      { q: 'http', access: 'shared' },
+    ]);
+    // Each tenant reads its own reservations only; the operator's function lists them all.
+    expect(await asTenant(B.tenant, (m) => m.query(`SELECT queue FROM queue_reservations`))).toEqual([{ queue: 'reserved-2' }]);
+    const all: { queue: string; tenant_id: string }[] = await db.ds.query(`SELECT queue, tenant_id FROM weft_queue_reservations() WHERE queue LIKE 'reserved-_'`);
+    expect(all).toEqual([
+      { queue: 'reserved-1', tenant_id: A.tenant },
+      { queue: 'reserved-2', tenant_id: B.tenant },
+    ]);
   });
 
   it('cannot be hijacked by a temporary table shadowing a real one', async () => {

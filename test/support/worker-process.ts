@@ -15,5 +15,5 @@ const config = loadConfig();
 const logger = await prepareServer(config);
 const app = await NestFactory.createApplicationContext(WorkerAppModule.forRoot(config), { logger });
 app.enableShutdownHooks();
-app.get(TaskProcessor).start(config.queues);
+await app.get(TaskProcessor).start(config.queues);
 process.stdout.write('worker ready\n');

@@ -8,16 +8,19 @@ import WebSocket from 'ws';
 import { WeftError, type JsonValue } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
 import {
+  QueueReservationRepository,
+  QueueViewRepository,
   RunRepository,
   TenantRepository,
   TransientDbError,
+  WorkerRegistryRepository,
   WorkflowRepository,
   type RunEntity,
   type RunEventEntity,
   type TaskEntity,
   type WorkflowVersionEntity,
 } from '@weft/persistence';
-import { RUN_UPDATED_CHANNEL, WEFT_CONFIG } from '@weft/platform';
+import { RUN_UPDATED_CHANNEL, WEFT_CONFIG, WeftMetrics } from '@weft/platform';
 import { startApi, type RunningApi } from './start-api.js';
 
 /**
@@ -150,8 +153,13 @@ const commands = {
     { provide: WorkflowRepository, useValue: workflows },
     { provide: RunRepository, useValue: runs },
     { provide: RunCommands, useValue: commands },
+    { provide: WeftMetrics, useValue: new WeftMetrics() },
+    // No queue is reserved and no worker is registered here.
+    { provide: QueueReservationRepository, useValue: { access: async () => new Map() } },
+    { provide: QueueViewRepository, useValue: { queues: async () => [] } },
+    { provide: WorkerRegistryRepository, useValue: { live: async () => [] } },
   ],
-  exports: [WEFT_CONFIG, TenantRepository, WorkflowRepository, RunRepository, RunCommands],
+  exports: [WEFT_CONFIG, TenantRepository, WorkflowRepository, RunRepository, RunCommands, WeftMetrics, QueueReservationRepository, QueueViewRepository, WorkerRegistryRepository],
 })
 class FakeCoreModule {}
 

@@ -12,6 +12,8 @@ import { AuthService } from './auth/auth.service.js';
 import { graphqlOptions } from './graphql.options.js';
 import { KeysResolver } from './keys/keys.resolver.js';
 import { KeysService } from './keys/keys.service.js';
+import { QueuesResolver } from './queues/queues.resolver.js';
+import { QueuesService } from './queues/queues.service.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
 import { RunsResolver } from './runs/runs.resolver.js';
 import { RunsService } from './runs/runs.service.js';
@@ -23,7 +25,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
  * The GraphQL API (HTTP POST /graphql, and graphql-ws on the same path served by
  * {@link SocketServer}). Needs the global
  * CoreModule of @weft/platform beside it, which provides WEFT_CONFIG, RunCommands,
- * RunRepository, WorkflowRepository and TenantRepository. REDIS_PUBSUB is built here from
+ * RunRepository, WorkflowRepository, TenantRepository and the queue and worker repositories. REDIS_PUBSUB is built here from
  * WEFT_CONFIG.redisUrl (override it to test without Redis).
  */
 @Module({
@@ -48,6 +50,8 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     WorkflowResolver,
     RunsResolver,
     KeysResolver,
+    QueuesService,
+    QueuesResolver,
   ],
 })
 export class ApiModule {}

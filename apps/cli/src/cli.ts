@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { clientCommands } from './client-commands.js';
+import { queueCommands } from './queue-commands.js';
 import { completionCommand } from './completion-command.js';
 import { EXIT, USAGE_ERROR } from './exit-codes.js';
 import { serverCommands } from './server-commands.js';
@@ -45,6 +46,7 @@ export function buildProgram(report: (err: CommanderError) => never = (err) => {
   program.commandsGroup('Server (on PostgreSQL and Redis directly):');
   serverCommands(program);
   clientCommands(program);
+  queueCommands(program);
   program.commandsGroup('Other:');
   completionCommand(program);
   program.helpCommand(true);

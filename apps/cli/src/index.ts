@@ -3,3 +3,4 @@ export { serverCommands } from './server-commands.js';
 export { clientCommands } from './client-commands.js';
 export { buildProgram, runCli } from './cli.js';
 export { EXIT } from './exit-codes.js';
+export { queueCommands } from './queue-commands.js';

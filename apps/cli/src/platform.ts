@@ -61,7 +61,7 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
     ({ app, metricsUrl } = await bootWithoutApi(WeftProcessModule, config, logger));
   }
   app.enableShutdownHooks();
-  if (roles.worker) app.get(TaskProcessor).start(config.queues);
+  if (roles.worker) await app.get(TaskProcessor).start(config.queues);
   if (roles.scheduler) app.get(Scheduler).start();
   if (url) new Logger('weft').log(apiAnnouncement(url, roles.host));
   logDatabase(config);

@@ -9,6 +9,6 @@ runMain('weft-worker', async () => {
   // With WEFT_METRICS_PORT, an HTTP listener for /metrics, /healthz and /readyz.
   const { app } = await bootWithoutApi(WorkerAppModule.forRoot(config), config, logger);
   app.enableShutdownHooks();
-  app.get(TaskProcessor).start(config.queues);
+  await app.get(TaskProcessor).start(config.queues);
   logDatabase(config);
 });

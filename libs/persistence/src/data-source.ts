@@ -21,7 +21,8 @@ import { TasksByRun1765094400000 } from './migrations/1765094400000-tasks-by-run
 import { WriteAssertions1765180800000 } from './migrations/1765180800000-write-assertions.js';
 import { TenantFirstKeys1765267200000 } from './migrations/1765267200000-tenant-first-keys.js';
 import { OperationalStats1765353600000 } from './migrations/1765353600000-operational-stats.js';
-import { RunTraces1765440000000 } from './migrations/1765440000000-run-traces.js';
+import { WorkersAndQueueReservations1765440000000 } from './migrations/1765440000000-workers-and-queue-reservations.js';
+import { RunTraces1765526400000 } from './migrations/1765526400000-run-traces.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -49,7 +50,8 @@ export const MIGRATIONS = [
   WriteAssertions1765180800000,
   TenantFirstKeys1765267200000,
   OperationalStats1765353600000,
-  RunTraces1765440000000,
+  WorkersAndQueueReservations1765440000000,
+  RunTraces1765526400000,
 ];
 
 /** Options of {@link createDataSource}. */

@@ -9,8 +9,9 @@ export class RuntimeRoleError extends Error {
  * Checks that `ds` (initialized) connects as a role row-level security applies to, on a migrated
  * database: neither the role nor any role it is a member of is a superuser,
  * has BYPASSRLS or owns a table of the schema; the role is `weft_app` or inherits from it; and the
- * tables exist, up to this version's latest migration (its function `weft_queue_stats`). Throws {@link RuntimeRoleError} with one line
- * saying what is wrong and how to fix it.
+ * tables exist, up to this version's latest migrations (their functions `weft_queue_stats` and
+ * `weft_queue_access`, the column `runs.traceparent`). Throws {@link RuntimeRoleError} with one line saying what is wrong and
+ * how to fix it.
  */
 export async function checkRuntimeRole(ds: DataSource): Promise<void> {
   // Membership counts: a role that may SET ROLE to a superuser, BYPASSRLS or owning role is as
@@ -26,7 +27,10 @@ export async function checkRuntimeRole(ds: DataSource): Promise<void> {
                 AND c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')) AS owned,
             to_regclass('public.runs') IS NOT NULL AS migrated,
             to_regprocedure('public.weft_claim_due_timers(timestamptz, integer, timestamptz)') IS NOT NULL AS secured,
-            to_regprocedure('public.weft_queue_stats(timestamptz)') IS NOT NULL AS up_to_date,
+            to_regprocedure('public.weft_queue_stats(timestamptz)') IS NOT NULL
+              AND to_regprocedure('public.weft_queue_access(text)') IS NOT NULL
+              AND EXISTS (SELECT 1 FROM information_schema.columns
+                           WHERE table_schema = 'public' AND table_name = 'runs' AND column_name = 'traceparent') AS up_to_date,
             EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'weft_app' AND pg_has_role(current_user, r.oid, 'USAGE')) AS runtime`,
   )) as { rolname: string; database: string; superusers: string | null; bypassers: string | null; owned: number; migrated: boolean; secured: boolean; up_to_date: boolean; runtime: boolean }[];
   if (!row) throw new RuntimeRoleError('cannot read the current role from pg_roles');

@@ -42,7 +42,16 @@ export interface BullTaskQueuesOptions {
 export interface JobDelivery {
   /** When the job became due (added, plus its delay), epoch ms of the enqueuing process's clock. */
   dueAt: number;
+  /** The queue it was delivered on. */
+  queue: string;
 }
+
+/**
+ * What a consumer's handler resolves to: nothing when it is done with the job, or a job to put
+ * back on its queue once Bull has let go of the delivered one (a draining worker handing back an
+ * attempt it will not finish; see {@link BullTaskQueues.consume}).
+ */
+export type JobHandlerResult = void | { handBack: TaskJob };
 
 /**
  * The one file that knows Bull (Bull is in maintenance mode; moving to BullMQ should be this file
@@ -79,6 +88,10 @@ export interface JobDelivery {
 export class BullTaskQueues implements TaskDispatcher, JobProbe {
   private readonly queues = new Map<string, Queue.Queue<TaskJob>>();
   private readonly consumed = new Set<string>();
+  /** Jobs to enqueue again once Bull has finished the delivered job, by `queue/job id`. */
+  private readonly handBacks = new Map<string, TaskJob>();
+  /** Hand-back enqueues under way. */
+  private readonly handingBack = new Set<Promise<void>>();
   private readonly shared: Redis[] = [];
   private client?: Redis;
   private subscriber?: Redis;
@@ -123,17 +136,19 @@ export class BullTaskQueues implements TaskDispatcher, JobProbe {
    */
   async enqueue(jobs: TaskJob[], now: Date = new Date()): Promise<void> {
     const at = now.getTime();
-    await Promise.all(
-      jobs.map((job) =>
-        this.queue(job.queue).add(job, {
-          jobId: jobId(job.taskId, job.attempt),
-          delay: Math.max(0, job.notBefore - at),
-          attempts: 1,
-          removeOnComplete: true,
-          removeOnFail: true,
-        }),
-      ),
-    );
+    await Promise.all(jobs.map((job) => this.add(job, Math.max(0, job.notBefore - at), false)));
+  }
+
+  /** Adds one job under its idempotent id; `first` puts it at the head of the waiting list. */
+  private add(job: TaskJob, delay: number, first: boolean): Promise<unknown> {
+    return this.queue(job.queue).add(job, {
+      jobId: jobId(job.taskId, job.attempt),
+      delay,
+      attempts: 1,
+      removeOnComplete: true,
+      removeOnFail: true,
+      ...(first ? { lifo: true } : {}),
+    });
   }
 
   /**
@@ -158,22 +173,63 @@ export class BullTaskQueues implements TaskDispatcher, JobProbe {
    * Runs `handler` for every job of each queue in `names`, `concurrency` at a time per queue.
    * A handler that throws leaves the job failed (and removed); the engine's lease sweep owns
    * recovery. The job stays active, its lock renewed, for as long as the handler runs.
+   *
+   * A handler resolving `{ handBack: job }` asks for `job` to be enqueued again: that happens once
+   * Bull has removed the delivered job (its `completed` event), since a job whose id is still in
+   * Redis cannot be added again. It goes to the head of the queue (it was delivered before the
+   * jobs waiting now), so another worker of the queue takes it next.
    */
-  consume(names: string[], concurrency: number, handler: (job: TaskJob, delivery: JobDelivery) => Promise<void>): void {
+  consume(names: string[], concurrency: number, handler: (job: TaskJob, delivery: JobDelivery) => Promise<JobHandlerResult>): void {
     for (const name of names) {
+      if (this.consumed.has(name)) continue;
       this.consumed.add(name);
-      this.queue(name)
-        .process(concurrency, (job: Job<TaskJob>) => handler(job.data, { dueAt: job.timestamp + (job.opts.delay ?? 0) }))
-        .catch((err: unknown) => this.onError(`queue ${name}: consumer stopped: ${err instanceof Error ? err.message : String(err)}`));
+      const q = this.queue(name);
+      const settle = (job: Job<TaskJob>) => {
+        const key = `${name}/${String(job.id)}`;
+        const again = this.handBacks.get(key);
+        if (!again) return;
+        this.handBacks.delete(key);
+        this.handBack(again);
+      };
+      q.on('completed', settle);
+      q.on('failed', settle);
+      q.process(concurrency, async (job: Job<TaskJob>) => {
+        const result = await handler(job.data, { dueAt: job.timestamp + (job.opts.delay ?? 0), queue: name });
+        if (result) this.handBacks.set(`${name}/${String(job.id)}`, result.handBack);
+      }).catch((err: unknown) => this.onError(`queue ${name}: consumer stopped: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
 
   /**
+   * Stops fetching jobs on every queue this process consumes, at once, without waiting for the
+   * jobs in flight (they go on and finish); {@link stopConsuming} then waits for them.
+   */
+  async pauseConsuming(): Promise<void> {
+    await Promise.allSettled([...this.consumed].map((name) => this.queue(name).pause(true, true)));
+  }
+
+  /**
    * Stops taking jobs on every queue this process consumes and resolves once the jobs in flight
-   * finished, as {@link close} does first; the queues still enqueue until closed.
+   * finished and the jobs handed back are enqueued again, as {@link close} does first; the queues
+   * still enqueue until closed.
    */
   async stopConsuming(): Promise<void> {
     await Promise.allSettled([...this.consumed].map((name) => this.queue(name).pause(true)));
+    // A delivered job Bull could not move (its lock lost with Redis): enqueued anyway, a no-op
+    // while the old job lingers, and the task's lease covers it then.
+    for (const job of this.handBacks.values()) this.handBack(job);
+    this.handBacks.clear();
+    await Promise.allSettled([...this.handingBack]);
+  }
+
+  /** Enqueues a handed-back job at the head of its queue: it was delivered before those waiting now. */
+  private handBack(job: TaskJob): void {
+    const p = this.add(job, 0, true).then(
+      () => undefined,
+      (err: unknown) => this.onError(`queue ${job.queue}: job ${jobId(job.taskId, job.attempt)} not handed back (${err instanceof Error ? err.message : String(err)}); its lease sweep re-dispatches it`),
+    );
+    this.handingBack.add(p);
+    void p.finally(() => this.handingBack.delete(p));
   }
 
   /** One PING on the queues' shared connection. @throws when Redis does not answer (the caller bounds the wait). */

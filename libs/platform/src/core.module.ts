@@ -2,7 +2,15 @@ import { Global, Injectable, Logger, Module, type BeforeApplicationShutdown, typ
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, TaskLeases } from '@weft/engine/coordinator';
-import { createDataSource, RunRepository, TenantRepository, WorkflowRepository } from '@weft/persistence';
+import {
+  createDataSource,
+  QueueReservationRepository,
+  QueueViewRepository,
+  RunRepository,
+  TenantRepository,
+  WorkerRegistryRepository,
+  WorkflowRepository,
+} from '@weft/persistence';
 import { BullTaskQueues, queuePrefix } from './bull-queue.adapter.js';
 import { EngineTelemetry } from './ops/engine-telemetry.js';
 import { WeftTracing } from './ops/tracing.js';
@@ -116,9 +124,30 @@ export class CoreModule {
         { provide: RunRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunRepository(ds) },
         { provide: WorkflowRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkflowRepository(ds) },
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
+        { provide: QueueReservationRepository, inject: [DataSource], useFactory: (ds: DataSource) => new QueueReservationRepository(ds) },
+        { provide: QueueViewRepository, inject: [DataSource], useFactory: (ds: DataSource) => new QueueViewRepository(ds) },
+        { provide: WorkerRegistryRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkerRegistryRepository(ds) },
         CoreLifecycle,
       ],
-      exports: [WEFT_CONFIG, WeftMetrics, WeftTracing, BullTaskQueues, RedisRunUpdatePublisher, RunCoordinator, RunCommands, TaskLeases, DueTimers, OutboxRelay, LostTaskSweep, RunRepository, WorkflowRepository, TenantRepository],
+      exports: [
+        WEFT_CONFIG,
+        WeftMetrics,
+        WeftTracing,
+        BullTaskQueues,
+        RedisRunUpdatePublisher,
+        RunCoordinator,
+        RunCommands,
+        TaskLeases,
+        DueTimers,
+        OutboxRelay,
+        LostTaskSweep,
+        RunRepository,
+        WorkflowRepository,
+        TenantRepository,
+        QueueReservationRepository,
+        QueueViewRepository,
+        WorkerRegistryRepository,
+      ],
     };
   }
 }

@@ -13,3 +13,4 @@ export * from './ops/ops.module.js';
 export * from './ops/readiness.js';
 export * from './ops/tracing.js';
 export * from './ops/ops-listener.js';
+export * from './weft-version.js';

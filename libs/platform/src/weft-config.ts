@@ -76,6 +76,18 @@ export class WeftEnv {
   @Max(1_000_000)
   WEFT_EAGER_DISPATCH = 64;
 
+  /**
+   * On SIGTERM a worker stops taking jobs and gives the executions it holds this many seconds to
+   * finish; those still running then are aborted and handed back, so another worker takes them
+   * at once. 25 by default: with the second or so handing back and closing take, the worker is
+   * gone within the 30 s a container orchestrator commonly waits before it sends SIGKILL.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  WEFT_DRAIN_SECONDS = 25;
+
   /** Allow HTTP nodes to reach loopback, private and link-local addresses. */
   @Transform(toBool)
   @IsBoolean({ message: 'WEFT_HTTP_ALLOW_PRIVATE must be 1/true/yes/on or 0/false/no/off' })
@@ -300,6 +312,8 @@ export interface WeftConfig {
   workerConcurrency: number;
   /** WEFT_EAGER_DISPATCH: attempts a worker slot takes in a row from its own reports (0: none). */
   eagerDispatch: number;
+  /** WEFT_DRAIN_SECONDS: how long a worker stopping on SIGTERM lets its executions finish before it hands them back. */
+  drainSeconds: number;
   httpAllowPrivate: boolean;
   httpAllowHosts: string[];
   /** WEFT_CODE_UNCONFINED: run CODE without full isolation (local development). `undefined`: not set. */
@@ -390,6 +404,7 @@ export function loadConfig(
     queues,
     workerConcurrency: dto.WEFT_WORKER_CONCURRENCY,
     eagerDispatch: dto.WEFT_EAGER_DISPATCH,
+    drainSeconds: dto.WEFT_DRAIN_SECONDS,
     httpAllowPrivate: dto.WEFT_HTTP_ALLOW_PRIVATE,
     httpAllowHosts: dto.WEFT_HTTP_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     codeUnconfined: raw.WEFT_CODE_UNCONFINED === undefined ? undefined : dto.WEFT_CODE_UNCONFINED,

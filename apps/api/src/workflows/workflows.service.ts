@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { childWorkflowRefs, childWorkflowWarnings, loadDefinition, WeftError, type JsonValue, type Problem, type WorkflowDefinition } from '@weft/engine';
 import { DagCache } from '@weft/engine/coordinator';
-import { WorkflowRepository, type WorkflowSummary, type WorkflowVersionEntity, type WorkflowVersionInfo } from '@weft/persistence';
+import { QueueReservationRepository, WorkflowRepository, type WorkflowSummary, type WorkflowVersionEntity, type WorkflowVersionInfo } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
 import { toMermaid } from '../common/mermaid.js';
 import { unstorableJson } from '../common/storable.js';
+import { reservedQueueMessage, reservedQueueProblems, workerNodeQueues } from '../queues/worker-node-queues.js';
 import { definitionChecksum } from './canonical-json.js';
 import type { PublishWorkflowInput } from './publish-workflow.input.js';
 import type { WorkflowObject, WorkflowVersionObject } from './workflow.object.js';
@@ -18,7 +19,10 @@ export class WorkflowsService {
   /** Versions are immutable: the coordinator's LRU of built DAGs serves their definitions too. */
   private readonly dags = new DagCache(500);
 
-  constructor(private readonly workflows: WorkflowRepository) {}
+  constructor(
+    private readonly workflows: WorkflowRepository,
+    private readonly reservations: QueueReservationRepository,
+  ) {}
 
   /**
    * Validates the YAML/JSON text (WeftError BAD_USER_INPUT listing every problem) and stores it
@@ -26,7 +30,9 @@ export class WorkflowsService {
    * definition identical to the latest version's (same checksum) returns that version instead
    * (its stored source text; a new `name` is still applied). The text was checked by the
    * validation pipe; escapes in it (`"\u0000"`, YAML `"\0"`) may still parse to strings
-   * PostgreSQL cannot store, refused here at `definition.$.<path>`. The result carries the
+   * PostgreSQL cannot store, refused here at `definition.$.<path>`. A worker node whose queue is
+   * reserved for other tenants is refused too, naming the node and the queue (a node's own
+   * `queue`, or its runtime's default queue). The result carries the
    * version's warnings, found after it was stored (a SUBWORKFLOW may call the workflow itself).
    */
   async publish(p: Principal, input: PublishWorkflowInput): Promise<WorkflowVersionObject> {
@@ -34,6 +40,9 @@ export class WorkflowsService {
     const json = definition as unknown as JsonValue;
     const unstorable = unstorableJson(json, 'definition.$');
     if (unstorable.length > 0) throw new WeftError('BAD_USER_INPUT', `${unstorable[0]!.path}: ${unstorable[0]!.message}`, unstorable);
+    const nodeQueues = workerNodeQueues(definition);
+    const denied = reservedQueueProblems(nodeQueues, await this.reservations.access(p.tenantId, nodeQueues.map((n) => n.queue)));
+    if (denied.length > 0) throw new WeftError('BAD_USER_INPUT', reservedQueueMessage(nodeQueues, denied), denied);
     const published = await this.workflows.publishVersion(p.tenantId, {
       workflowId: input.workflowId,
       name: input.name ?? undefined,

@@ -31,7 +31,8 @@ export class ExecutionError extends Error {
  * The classes of failed attempts: `timeout`, `cancelled`, `http_status` (an answer outside
  * `accept`), `connection` (no answer: refused, reset, DNS), `refused_address` (the address guard),
  * `output_too_large`, `code_exception` (the tenant's code raised or crashed), `invalid_spec` (a
- * spec that can never work), `unavailable` (this worker cannot run the node), `error` (any other
+ * spec that can never work), `unavailable` (this worker cannot run the node), `reserved_queue` (the
+ * task's queue is reserved for other tenants: refused at the claim, never executed), `error` (any other
  * execution failure); `internal` is a worker's own error (not an ExecutionError).
  */
 export type FailureKind =
@@ -44,6 +45,7 @@ export type FailureKind =
   | 'code_exception'
   | 'invalid_spec'
   | 'unavailable'
+  | 'reserved_queue'
   | 'error'
   | 'internal';
 

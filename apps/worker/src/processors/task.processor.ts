@@ -1,11 +1,13 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { type TakenTask, type TaskJob } from '@weft/engine';
 import { RunCoordinator, type ReportResult } from '@weft/engine/coordinator';
-import { BullTaskQueues, WEFT_CONFIG, WeftMetrics, WeftTracing, type JobDelivery, type WeftConfig } from '@weft/platform';
+import { BullTaskQueues, WEFT_CONFIG, WeftMetrics, WeftTracing, type JobDelivery, type JobHandlerResult, type WeftConfig } from '@weft/platform';
 import { ExecutionError, failureKind, type FailureKind, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
 import { redactInputs } from './redact-inputs.js';
 import { CodeExecutor, type CodeExecutorOptions } from '../executors/code/code.executor.js';
+import { WorkerRegistration } from '../registry/worker-registration.js';
+import { Drain, handBack, type HeldExecution } from './drain.js';
 
 /** Injection token of the optional {@link TaskProcessorOptions}. */
 export const TASK_PROCESSOR_OPTIONS = Symbol('TASK_PROCESSOR_OPTIONS');
@@ -33,16 +35,17 @@ export interface TaskProcessorOptions {
    * off). See {@link TaskProcessor}.
    */
   eagerDispatch?: number;
+  /** How long a stopping worker lets its executions finish before it hands them back, ms (default `WEFT_DRAIN_SECONDS`). */
+  drainMs?: number;
 }
 
 type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean; kind: FailureKind };
 
-/** An execution this worker holds a lease for; `lost` is aborted when the lease is gone. */
-interface Held {
-  job: TaskJob;
-  token: string;
-  lost: AbortController;
-}
+/** An execution this worker holds a lease for. */
+type Held = HeldExecution;
+
+/** Where one executed attempt leaves its slot: the attempt its report took, or the job to hand back. */
+type Step = { next?: TakenTask; handBack?: TaskJob };
 
 /**
  * Consumes task jobs from the configured queues, runs them on the right executor and reports
@@ -62,6 +65,12 @@ interface Held {
  *   ({@link ReportCompletedInput.takeFrom}); the slot then executes it at once, with no claim,
  *   no Bull job and no outbox row. At most `eagerDispatch` attempts are taken in a row per slot,
  *   so queued jobs are not starved by long chains; none while the worker shuts down.
+ * - Reserved queues: the claim reads the tenant's access to the task's queue; a queue reserved
+ *   for other tenants is refused there: the attempt fails for good without being executed.
+ * - Stopping ({@link beforeApplicationShutdown}): the worker drains. It takes no job and no eager
+ *   attempt any more, lets the executions it holds finish for `drainMs`, then hands back those
+ *   still running (their leases released, aborted, their jobs enqueued again for another worker),
+ *   and deregisters.
  */
 @Injectable()
 export class TaskProcessor implements BeforeApplicationShutdown {
@@ -77,6 +86,8 @@ export class TaskProcessor implements BeforeApplicationShutdown {
   private beat: NodeJS.Timeout | undefined;
   private beating = false;
   private stopping = false;
+  private started = false;
+  private readonly drain: Drain;
 
   constructor(
     private readonly coordinator: RunCoordinator,
@@ -85,6 +96,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     @Optional() @Inject(TASK_PROCESSOR_OPTIONS) options: TaskProcessorOptions | null = null,
     @Optional() @Inject(WeftMetrics) private readonly metrics: WeftMetrics | null = null,
     @Optional() @Inject(WeftTracing) private readonly tracing: WeftTracing | null = null,
+    @Optional() @Inject(WorkerRegistration) private readonly registration: WorkerRegistration | null = null,
   ) {
     // The executors stop reading a result or body at a bound of their own; keep it above the
     // output limit (plus room for JSON escaping) so an allowed output is never cut short.
@@ -100,10 +112,12 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     this.reportBackoffMs = options?.reportBackoffMs ?? 200;
     this.reportBackoffCapMs = options?.reportBackoffCapMs ?? 5_000;
     this.eagerDispatch = Math.max(0, options?.eagerDispatch ?? config.eagerDispatch ?? DEFAULT_EAGER_DISPATCH);
+    this.drain = new Drain(options?.drainMs ?? (config.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000);
   }
 
-  /** Starts consuming `queues` (default: the configured ones). */
-  start(queues: string[] = this.config.queues): void {
+  /** Starts consuming `queues` (default: the configured ones); resolves once the worker is registered. */
+  start(queues: string[] = this.config.queues): Promise<void> {
+    this.started = true;
     this.queues.consume(queues, this.config.workerConcurrency, (job, delivery) => this.process(job, delivery));
     this.log.log(`consuming queues ${queues.join(', ')} (concurrency ${this.config.workerConcurrency}, eager dispatch ${this.eagerDispatch === 0 ? 'off' : `up to ${this.eagerDispatch} in a row`})`);
     void this.code.isolation().then(
@@ -114,33 +128,93 @@ export class TaskProcessor implements BeforeApplicationShutdown {
       },
       (err: unknown) => this.log.error(`CODE isolation could not be set up: ${err instanceof Error ? err.message : String(err)}`),
     );
+    return this.registration?.register(queues, this.config.workerConcurrency) ?? Promise.resolve();
   }
 
-  /** On shutdown, reports still retrying give up (the lease sweep re-dispatches their tasks). */
-  beforeApplicationShutdown(): void {
+  /**
+   * Stopping: drains (see the class), then deregisters. Reports still retrying at the deadline
+   * give up (the lease sweep re-dispatches their tasks). Nest runs this before CoreModule's own
+   * hook, which then waits for Bull to let go of the jobs and closes the connections.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.started) {
+      this.stopping = true;
+      return;
+    }
+    const inFlight = this.drain.inFlight;
+    const drained = this.drain.run(() => this.handBackHeld());
+    this.log.log(`draining: taking no more jobs; ${inFlight} in flight get ${this.drain.deadlineMs / 1000} s to finish`);
+    await Promise.all([this.queues.pauseConsuming(), this.registration?.draining()]);
+    const outcome = await drained;
     this.stopping = true;
+    await this.queues.stopConsuming();
+    await this.registration?.deregister();
+    this.log.log(`drained in ${outcome.tookMs} ms: ${outcome.inFlight - outcome.handedBack} finished, ${outcome.handedBack} handed back`);
   }
 
   /**
    * Runs one job end to end: claim the lease, execute, report; then, as long as a report hands
    * back an attempt it took (eager dispatch), execute and report that one. Resolves when done or
-   * dropped.
+   * dropped, or with `{ handBack }` when a drain gives the job (or an attempt taken after it) back
+   * to the queue.
    */
-  async process(job: TaskJob, delivery?: JobDelivery): Promise<void> {
-    const token = await this.coordinator.leases.markRunning(job.tenantId, job.taskId, job.attempt);
-    if (!token) return;
-    let next: TakenTask | undefined = { job, leaseToken: token };
+  process(job: TaskJob, delivery?: JobDelivery): Promise<JobHandlerResult> {
+    return this.drain.track(this.handle(job, delivery));
+  }
+
+  private async handle(job: TaskJob, delivery?: JobDelivery): Promise<JobHandlerResult> {
+    // The queue the job came from is the one it runs on (the claim checks the task's is the same)
+    // and the one it goes back to.
+    const first = delivery ? { ...job, queue: delivery.queue } : job;
+    // A job delivered once the drain began goes back untouched, for another worker.
+    if (this.drain.active) return { handBack: first };
+    const claim = await this.coordinator.leases.claim(job.tenantId, job.taskId, job.attempt, delivery?.queue);
+    if (!claim) return;
+    if (claim.refused) return this.refuse(first, claim.leaseToken);
+    let next: TakenTask | undefined = { job: first, leaseToken: claim.leaseToken };
     for (let taken = 0; next; taken++) {
+      // The drain began during the claim or the last report: nothing more starts here.
+      if (this.drain.active) return this.handBackTaken(next);
       const dispatchMs = taken === 0 && delivery ? Date.now() - delivery.dueAt : undefined;
-      next = await this.execute(next.job, next.leaseToken, taken < this.eagerDispatch, dispatchMs);
+      const step = await this.execute(next.job, next.leaseToken, taken < this.eagerDispatch, dispatchMs);
+      if (step.handBack) return { handBack: step.handBack };
+      next = step.next;
     }
+  }
+
+  /**
+   * A claim the database refused because the task's queue is reserved for other tenants: the
+   * attempt is reported failed for good, without executing it, so the run does not wait on it.
+   */
+  private async refuse(job: TaskJob, token: string): Promise<void> {
+    const error = `queue "${job.queue}" is reserved for other tenants: this tenant's tasks may not run on it; route node ${job.nodeId} to another queue, or ask the operator to reserve "${job.queue}" for this tenant too`;
+    this.log.warn({ msg: `run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} refused: ${error}`, event: 'task.refused', tenantId: job.tenantId, runId: job.runId, taskId: job.taskId, queue: job.queue });
+    const held: Held = { job, token, lost: new AbortController(), reporting: true };
+    await this.report(held, { ok: false, error, retryable: false, kind: 'reserved_queue' }, false);
+  }
+
+  /** An attempt claimed or taken after the drain began: its lease released and its job handed back at once. */
+  private async handBackTaken(taken: TakenTask): Promise<JobHandlerResult> {
+    await handBack(this.coordinator.leases, [{ job: taken.job, token: taken.leaseToken, lost: new AbortController() }], this.log, 'claimed or taken after the drain began');
+    return { handBack: taken.job };
+  }
+
+  /**
+   * The drain's deadline passed: reports still retrying give up, and every execution still
+   * running is handed back ({@link handBack}; {@link execute} then returns its job to put back on
+   * the queue). Reports under way are left to finish. Returns how many were handed back.
+   */
+  private handBackHeld(): Promise<number> {
+    this.stopping = true;
+    const running = [...this.held.values()].filter((h) => !h.reporting && !h.lost.signal.aborted);
+    return handBack(this.coordinator.leases, running, this.log, 'still running at the drain deadline');
   }
 
   /**
    * Executes one attempt whose lease `token` this worker holds and reports it; with `take`, the
    * report may hand back the next attempt to execute.
    */
-  private async execute(job: TaskJob, token: string, take: boolean, dispatchMs?: number): Promise<TakenTask | undefined> {
+  private async execute(job: TaskJob, token: string, take: boolean, dispatchMs?: number): Promise<Step> {
     const held: Held = { job, token, lost: new AbortController() };
     const started = performance.now();
     const slot = this.nextSlot++;
@@ -166,11 +240,13 @@ export class TaskProcessor implements BeforeApplicationShutdown {
         const retryable = !(err instanceof ExecutionError) || err.retryable;
         outcome = { ok: false, error: failureText(job, err instanceof Error ? err.message : String(err)), retryable, kind: failureKind(err) };
       }
+      if (held.handedBack) return { handBack: job };
       if (held.lost.signal.aborted) {
         // The coordinator would ignore the report as stale: the attempt was cancelled or replaced.
         this.log.log(`run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} aborted: its lease is lost`);
-        return undefined;
+        return {};
       }
+      held.reporting = true;
       if (!outcome.ok) {
         // Tenant code chooses this text: no NUL bytes in the log stream.
         this.log.warn({
@@ -198,7 +274,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
         reportMs: performance.now() - executed,
         outcome: outcome.ok ? 'succeeded' : outcome.kind,
       });
-      return reported?.taken;
+      return reported?.taken ? { next: reported.taken } : {};
     } finally {
       spans.end(outcome === undefined ? 'internal' : outcome.ok ? 'succeeded' : outcome.kind);
       this.held.delete(slot);
@@ -236,8 +312,8 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     const { job, token } = held;
     const base = { runId: job.runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, leaseToken: token };
     for (let i = 1; ; i++) {
-      // Checked on every try: a worker that began shutting down takes nothing more.
-      const takeFrom = take && !this.stopping ? { takeFrom: job.queue } : {};
+      // Checked on every try: a draining worker takes nothing more.
+      const takeFrom = take && !this.drain.active && !this.stopping ? { takeFrom: job.queue } : {};
       try {
         if (outcome.ok) {
           return await this.coordinator.runs.reportCompleted(job.tenantId, { ...base, ...takeFrom, output: outcome.output as never });
@@ -332,6 +408,9 @@ const UNTRACED = new WeftTracing();
 
 /** Attempts one slot takes in a row from its own reports when nothing else is configured. */
 export const DEFAULT_EAGER_DISPATCH = 64;
+
+/** Seconds a stopping worker lets its executions finish when nothing else is configured. */
+const DEFAULT_DRAIN_SECONDS = 25;
 
 /** Times a report failing with an error of no known kind is tried before it counts as refused. */
 const UNKNOWN_REPORT_ATTEMPTS = 20;

@@ -158,7 +158,7 @@ export class EventPipeline {
     const { ctx } = this;
     const applied = await ctx.inTenant('event', tenantId, async (m) => {
       const events = new RunEventRepository(m);
-      const locked = await events.lockForEvent(tenantId, runId, opts.taskId ?? null);
+      const locked = await events.lockForEvent(tenantId, runId, opts.taskId ?? null, opts.takeFrom ?? null);
       if (!locked) return undefined;
       const { run, task } = locked;
       const { ev, version } = build(run);
@@ -178,7 +178,8 @@ export class EventPipeline {
       }
       const nodes = cached ?? snapshotNodes(rows);
       const dag = await ctx.dag(m, tenantId, run.workflowId, version ?? run.version);
-      const result = await this.applyLocked(m, tenantId, run, nodes, dag, ev, now, opts);
+      // A queue reserved for other tenants gives this tenant nothing, not even by eager dispatch.
+      const result = await this.applyLocked(m, tenantId, run, nodes, dag, ev, now, locked.mayTake === false ? { ...opts, takeFrom: undefined } : opts);
       if (ev.type === 'TimerFired' && result.transition?.ignored !== undefined && isUuid(ev.taskId)) {
         // A timer nobody will act on again must not be claimed again after its lease; one that
         // came too early for a retry is set again for the retry's due time.

@@ -17,7 +17,7 @@ export class TaskLeases {
    * the task becomes RUNNING with a fresh random `lease_token` (UUIDv4) and `lease_expires_at` =
    * the database's now + `runLeaseMs`. Returns the token, which the worker sends with its
    * heartbeats and its report; null when the worker must drop the job (unknown task, another
-   * attempt, finished or cancelled, malformed ids).
+   * attempt, finished or cancelled, malformed ids). {@link claim} also checks the queue.
    *
    * A claim of an attempt that is already RUNNING (Bull redelivered a stalled job, the lease
    * sweep re-dispatched it) succeeds and supersedes the previous execution's lease: that
@@ -25,11 +25,46 @@ export class TaskLeases {
    * @throws WeftError TRANSIENT when the database stays unavailable.
    */
   async markRunning(tenantId: string, taskId: string, attempt: number): Promise<string | null> {
+    return (await this.claim(tenantId, taskId, attempt))?.leaseToken ?? null;
+  }
+
+  /**
+   * {@link markRunning} for a job delivered on `queue`: the claim matches only a task routed to
+   * that queue (a job put on another queue than its task's is dropped: it is not the task's job),
+   * and reads in the same statement the tenant's access to the queue. `refused` is true when the
+   * queue is reserved for other tenants: the worker holds the lease only to report the attempt
+   * failed for good, without executing it. Null when the job must be dropped.
+   * @throws WeftError TRANSIENT when the database stays unavailable.
+   */
+  async claim(tenantId: string, taskId: string, attempt: number, queue?: string): Promise<{ leaseToken: string; refused: boolean } | null> {
     if (!isUuid(tenantId) || !isUuid(taskId) || !isAttempt(attempt)) return null;
     const token = uuidv4();
     const { ctx } = this;
-    const claimed = await ctx.retrying('markRunning', () => new TaskLeaseRepository(ctx.ds).claim(tenantId, taskId, attempt, token, ctx.runLeaseMs, ctx.testNow()));
-    return claimed ? token : null;
+    const access = await ctx.retrying('markRunning', () =>
+      new TaskLeaseRepository(ctx.ds).claim(tenantId, taskId, attempt, token, ctx.runLeaseMs, ctx.testNow(), queue ?? null),
+    );
+    return access === null ? null : { leaseToken: token, refused: access === 'denied' };
+  }
+
+  /**
+   * A draining worker hands back executions it will not finish: one UPDATE per tenant puts each
+   * task still RUNNING at that attempt with that token back to PENDING, clears its token and ends
+   * its lease now (see `TaskLeaseRepository.release`). The caller enqueues the attempts' jobs again
+   * so that another worker takes them at once. Returns the tokens handed back; a lease lost
+   * meanwhile is not among them.
+   * @throws WeftError TRANSIENT when the database stays unavailable (the leases then expire and
+   * the lease sweep re-dispatches the tasks).
+   */
+  async release(leases: readonly HeldLease[]): Promise<Set<string>> {
+    const { ctx } = this;
+    const released = new Set<string>();
+    const valid = leases.filter((l) => isUuid(l.tenantId) && isUuid(l.taskId) && isAttempt(l.attempt) && isUuid(l.leaseToken));
+    const repo = new TaskLeaseRepository(ctx.ds);
+    for (const [tenantId, group] of byTenant(valid)) {
+      const done = await ctx.retrying('release', () => repo.release(tenantId, group, ctx.testNow()));
+      for (const l of group) if (done.has(l.leaseToken.toLowerCase())) released.add(l.leaseToken);
+    }
+    return released;
   }
 
   /**

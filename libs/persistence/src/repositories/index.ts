@@ -13,3 +13,6 @@ export * from './outbox.repository.js';
 export * from './child-run.repository.js';
 export * from './run-store.repository.js';
 export * from './version-lookup.repository.js';
+export * from './worker-registry.repository.js';
+export * from './queue-reservation.repository.js';
+export * from './queue-view.repository.js';

@@ -10,6 +10,11 @@ export interface LockedRun {
   dbNow: Date;
   /** The reported task's row, locked after the run's; null when no task was named or it is not the run's. */
   task: TaskState | null;
+  /**
+   * Whether the reporting worker may take an attempt from the queue it asked for (eager
+   * dispatch): false when that queue is reserved for other tenants; undefined when none was asked.
+   */
+  mayTake?: boolean;
 }
 
 /** A new top-level run as its start writes it (status RUNNING, `event_seq` 0). */
@@ -43,25 +48,28 @@ export class RunEventRepository extends TenantScopedRepository {
    * always run before task), then reads the clock. The task row is read by locking it: a plain
    * read would see the statement's snapshot, taken before any wait for the run lock, and miss a
    * claim or a lease revocation committed meanwhile; a locked row is its latest committed
-   * version. Undefined when the tenant has no such run.
+   * version. With `takeQueue` (a worker's report asking to take its next attempt from that queue)
+   * the same statement asks `weft_queue_access` whether the tenant may use it. Undefined when the
+   * tenant has no such run.
    */
-  async lockForEvent(tenantId: string, runId: string, taskId: string | null): Promise<LockedRun | undefined> {
+  async lockForEvent(tenantId: string, runId: string, taskId: string | null, takeQueue: string | null = null): Promise<LockedRun | undefined> {
     return this.inTenant(tenantId, async (m) => {
-      const r = await sql<{ run: RunState; db_now: Date; task: TaskState | null }>(
+      const r = await sql<{ run: RunState; db_now: Date; task: TaskState | null; may_take: boolean | null }>(
         m,
         `WITH r AS MATERIALIZED (SELECT ${RUN_STATE_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE),
               t AS MATERIALIZED (SELECT ${TASK_STATE_COLUMNS} FROM tasks t
                                   WHERE t.tenant_id = $1 AND t.id = $3::uuid AND t.run_id = $2 AND EXISTS (SELECT 1 FROM r)
                                   FOR NO KEY UPDATE)
-         SELECT to_jsonb(r) AS run, clock_timestamp() AS db_now, CASE WHEN t.id IS NULL THEN NULL ELSE to_jsonb(t) END AS task
+         SELECT to_jsonb(r) AS run, clock_timestamp() AS db_now, CASE WHEN t.id IS NULL THEN NULL ELSE to_jsonb(t) END AS task,
+                CASE WHEN $4::text IS NULL THEN NULL ELSE weft_queue_access($4::text) <> 'denied' END AS may_take
            FROM r LEFT JOIN t ON true`,
-        [tenantId, runId, taskId],
+        [tenantId, runId, taskId, takeQueue],
       );
       const row = r.rows[0];
       if (!row) return undefined;
       // to_jsonb gives the timestamp as text.
       const run = { ...row.run, createdAt: new Date(row.run.createdAt as unknown as string) };
-      return { run, dbNow: row.db_now, task: row.task === null ? null : taskFromJson(row.task) };
+      return { run, dbNow: row.db_now, task: row.task === null ? null : taskFromJson(row.task), ...(row.may_take === null ? {} : { mayTake: row.may_take }) };
     });
   }
 

@@ -1,6 +1,7 @@
 import { sql } from '../sql.js';
 import { sqlInTenant } from '../tenant-transaction.js';
 import type { Database, JobSource, Transaction } from './event-rows.js';
+import type { QueueAccess } from './queue-reservation.repository.js';
 import { isDataSource, TenantScopedRepository } from './tenant-scoped.repository.js';
 
 /** A lease a worker asks to extend: its task attempt and the token its claim returned. */
@@ -28,11 +29,15 @@ export class TaskLeaseRepository extends TenantScopedRepository {
    * Claims `attempt` of task `taskId` for a worker in one round trip (one statement, a
    * transaction of its own: {@link sqlInTenant}): the task becomes RUNNING with `leaseToken` and
    * a lease of `leaseMs` after now, if it is PENDING, QUEUED or RUNNING at that attempt (a RUNNING
-   * one is claimed again: the previous execution's lease is superseded). Returns whether it matched.
+   * one is claimed again: the previous execution's lease is superseded) and, when `queue` is
+   * given (the queue the job was delivered on), the task is routed to that queue. Returns null
+   * when nothing matched, else the tenant's {@link QueueAccess} to the task's queue, read in the
+   * same statement: `denied` means the queue is reserved for other tenants, and the worker must
+   * fail the attempt instead of executing it.
    */
-  async claim(tenantId: string, taskId: string, attempt: number, leaseToken: string, leaseMs: number, now: Date | null): Promise<boolean> {
+  async claim(tenantId: string, taskId: string, attempt: number, leaseToken: string, leaseMs: number, now: Date | null, queue: string | null = null): Promise<QueueAccess | null> {
     if (!isDataSource(this.db)) throw new Error('TaskLeaseRepository.claim needs a Database: it is a transaction of its own');
-    const r = await sqlInTenant(
+    const r = await sqlInTenant<{ access: QueueAccess }>(
       this.db,
       tenantId,
       `WITH c AS (SELECT COALESCE($1::timestamptz, clock_timestamp()) AS now)
@@ -40,10 +45,35 @@ export class TaskLeaseRepository extends TenantScopedRepository {
               lease_expires_at = c.now + $3::int * interval '1 millisecond'
          FROM c
         WHERE tenant_id = $4::uuid AND id = $5::uuid AND attempt = $6::int
-          AND status IN ('PENDING', 'QUEUED', 'RUNNING')`,
-      [now, leaseToken, leaseMs, tenantId, taskId, attempt],
+          AND status IN ('PENDING', 'QUEUED', 'RUNNING') AND ($7::text IS NULL OR queue = $7::text)
+       RETURNING weft_queue_access(queue) AS access`,
+      [now, leaseToken, leaseMs, tenantId, taskId, attempt, queue],
     );
-    return r.rowCount === 1;
+    return r.rowCount === 1 ? (r.rows[0]?.access ?? 'shared') : null;
+  }
+
+  /**
+   * Hands back each of `leases` whose task is still RUNNING at that attempt with that token: the
+   * task becomes PENDING again (dispatched, waiting for a worker), its token is cleared (a late report of the execution is then
+   * ignored as stale) and its lease ends now, so another worker's claim takes it and, should its
+   * job be lost, the lease sweep re-dispatches it at once. One UPDATE; returns the tokens handed
+   * back (lower case).
+   */
+  async release(tenantId: string, leases: readonly LeaseToExtend[], now: Date | null): Promise<Set<string>> {
+    return this.inTenant(tenantId, async (m) => {
+      const rows = JSON.stringify(leases.map((l) => ({ task_id: l.taskId, attempt: l.attempt, token: l.leaseToken })));
+      const r = await sql<{ token: string }>(
+        m,
+        `WITH c AS (SELECT COALESCE($3::timestamptz, clock_timestamp()) AS now)
+         UPDATE tasks t SET status = 'PENDING', lease_token = NULL, updated_at = c.now, lease_expires_at = c.now
+           FROM c, jsonb_to_recordset($2::jsonb) AS q(task_id uuid, attempt int, token uuid)
+          WHERE t.tenant_id = $1 AND t.id = q.task_id AND t.attempt = q.attempt AND t.lease_token = q.token
+            AND t.status = 'RUNNING'
+         RETURNING q.token::text AS token`,
+        [tenantId, rows, now],
+      );
+      return new Set(r.rows.map((row) => row.token));
+    });
   }
 
   /**

@@ -10,8 +10,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   `traceparent`, or the parent run's span for a child run), the parent of the run's span;
  *   NULL when the run started a trace of its own.
  */
-export class RunTraces1765440000000 implements MigrationInterface {
-  name = 'RunTraces1765440000000';
+export class RunTraces1765526400000 implements MigrationInterface {
+  name = 'RunTraces1765526400000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE runs ADD COLUMN traceparent text, ADD COLUMN trace_caller_span text`);

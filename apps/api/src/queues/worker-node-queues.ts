@@ -1,0 +1,30 @@
+import { isWorkerType, nodeQueue, type Problem, type WorkflowDefinition } from '@weft/engine';
+import type { QueueAccess } from '@weft/persistence';
+
+/** A worker node of a definition and the queue its tasks are dispatched on. */
+export interface NodeQueue {
+  nodeId: string;
+  /** Where the queue comes from: `nodes[i].queue`, or `nodes[i].type` for a runtime's default queue. */
+  path: string;
+  queue: string;
+}
+
+/** The queue of every HTTP and CODE node of `definition`, in definition order. */
+export function workerNodeQueues(definition: WorkflowDefinition): NodeQueue[] {
+  return definition.nodes.flatMap((n, i) =>
+    isWorkerType(n.type) ? [{ nodeId: n.node_id, path: n.queue ? `nodes[${i}].queue` : `nodes[${i}].type`, queue: nodeQueue(n) }] : [],
+  );
+}
+
+/** One problem per node whose queue `access` says the tenant may not use (`denied`), at the node and naming the queue. */
+export function reservedQueueProblems(nodes: readonly NodeQueue[], access: ReadonlyMap<string, QueueAccess>): Problem[] {
+  return nodes
+    .filter((n) => access.get(n.queue) === 'denied')
+    .map((n) => ({ nodeId: n.nodeId, path: n.path, message: `queue "${n.queue}" is reserved for other tenants: this tenant may not use it` }));
+}
+
+/** The message of the error refusing `problems` ({@link reservedQueueProblems}): each node with its queue. */
+export function reservedQueueMessage(nodes: readonly NodeQueue[], problems: readonly Problem[]): string {
+  const named = problems.map((p) => `node ${p.nodeId} uses queue "${nodes.find((n) => n.nodeId === p.nodeId)!.queue}"`);
+  return `invalid workflow definition: ${named.join(', ')}, reserved for other tenants`;
+}

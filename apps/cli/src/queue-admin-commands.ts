@@ -1,0 +1,134 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import type { DataSource } from 'typeorm';
+import type { WeftConfig } from '@weft/platform';
+import { outputFormat, printed, table, type OutputFormat } from './output-format.js';
+
+// Loaded when an admin command runs, like the other server commands (see server-commands.ts).
+const serverSide = () => import('./server-side.js');
+
+/** A queue name as workers consume it (`WEFT_QUEUES`): lower case letters, digits, `_`, `.` and `-`. */
+export function queueName(v: string): string {
+  const q = v.trim().toLowerCase();
+  if (!/^[a-z0-9_.-]{1,200}$/.test(q)) throw new InvalidArgumentError('a queue name is 1 to 200 letters, digits, "_", "." or "-" (as in WEFT_QUEUES)');
+  return q;
+}
+
+/** A tenant id as `create-tenant` printed it (a UUID, any case). */
+function tenantId(v: string, previous: string[] = []): string[] {
+  const id = v.trim().toLowerCase();
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) {
+    throw new InvalidArgumentError(`"${v}" is not a tenant id: a tenant id is a UUID, as printed by \`weft admin create-tenant\``);
+  }
+  return previous.includes(id) ? previous : [...previous, id];
+}
+
+/**
+ * The operator's queue reservations, on the database directly: `weft admin queue reserve QUEUE
+ * --tenant ID…`, `release QUEUE [--tenant ID…]` and `list`. A reserved queue may be used only by
+ * its tenants: publishing a definition that routes a node to it is refused for the others, and a
+ * worker refuses their tasks on it. The queues every runtime uses by default (`http`, `python`,
+ * `js`) cannot be reserved: that would refuse every other tenant's nodes without a `queue`.
+ * Registered under `admin` (created when `serverCommands` did not already).
+ */
+export function queueAdminCommands(program: Command): void {
+  const admin = program.commands.find((c) => c.name() === 'admin') ?? program.command('admin').description('administration on the database directly');
+  const queue = admin.command('queue').description('reserve queues for some tenants (only they may use a reserved queue), release them, list them');
+
+  queue
+    .command('reserve <queue>')
+    .description('reserve a queue for the given tenants (added to those it is already reserved for)')
+    .requiredOption('--tenant <id>', 'a tenant the queue is reserved for (repeat for several)', tenantId)
+    .action(async (q: string, o: { tenant: string[] }) => {
+      const name = queueName(q);
+      const { DEFAULT_QUEUES } = await serverSide();
+      if ((DEFAULT_QUEUES as readonly string[]).includes(name)) {
+        throw new Error(`queue "${name}" is where ${name === 'http' ? 'HTTP' : `${name} CODE`} nodes go by default and cannot be reserved: reserve a dedicated queue (say gpu) and route the tenant's nodes to it (\`queue: gpu\`)`);
+      }
+      await withDatabase(async (ds, s, config) => {
+        const tenants = new s.TenantRepository(ds);
+        for (const id of o.tenant) if (!(await tenants.findTenant(id))) throw new Error(`unknown tenant ${id}: no tenant has this id in ${redactedUrl(config.databaseUrl)}; nothing was reserved`);
+        const reservations = new s.QueueReservationRepository(ds);
+        for (const id of o.tenant) {
+          const made = await reservations.reserve(id, name);
+          process.stdout.write(made ? `reserved queue "${name}" for tenant ${id}\n` : `queue "${name}" was already reserved for tenant ${id}\n`);
+        }
+        process.stdout.write(`queue "${name}" is reserved for: ${(await holders(ds, s, name)).join(', ')}\n`);
+      });
+    });
+
+  queue
+    .command('release <queue>')
+    .description('withdraw the reservation of a queue for the given tenants, or for all of them (then every tenant may use it again)')
+    .option('--tenant <id>', 'a tenant to release the queue for (repeat for several; default: every tenant it is reserved for)', tenantId)
+    .action(async (q: string, o: { tenant?: string[] }) => {
+      const name = queueName(q);
+      await withDatabase(async (ds, s) => {
+        const reservations = new s.QueueReservationRepository(ds);
+        const from = o.tenant ?? (await holders(ds, s, name));
+        if (from.length === 0) process.stdout.write(`queue "${name}" is not reserved\n`);
+        for (const id of from) {
+          const released = await reservations.release(id, name);
+          process.stdout.write(released ? `released queue "${name}" for tenant ${id}\n` : `queue "${name}" was not reserved for tenant ${id}\n`);
+        }
+        const left = await holders(ds, s, name);
+        process.stdout.write(left.length === 0 ? `queue "${name}" is shared: every tenant may use it\n` : `queue "${name}" is still reserved for: ${left.join(', ')}\n`);
+      });
+    });
+
+  queue
+    .command('list')
+    .description('list every reservation: queue, tenant and its name, when it was made')
+    .option('-o, --output <format>', 'table, json, yaml', outputFormat, 'table' as OutputFormat)
+    .action(async (o: { output: OutputFormat }) => {
+      await withDatabase(async (ds, s) => {
+        const tenants = new s.TenantRepository(ds);
+        const names = new Map<string, string | null>();
+        const rows = [];
+        for (const r of await s.allQueueReservations(ds)) {
+          if (!names.has(r.tenantId)) names.set(r.tenantId, (await tenants.findTenant(r.tenantId))?.name ?? null);
+          rows.push({ queue: r.queue, tenantId: r.tenantId, tenantName: names.get(r.tenantId) ?? null, reservedAt: r.createdAt.toISOString() });
+        }
+        if (o.output !== 'table') return void process.stdout.write(printed(rows, o.output));
+        process.stdout.write(table(['QUEUE', 'TENANT', 'NAME', 'RESERVED'], rows.map((r) => [r.queue, r.tenantId, r.tenantName ?? '-', r.reservedAt])));
+      });
+    });
+}
+
+type ServerSide = Awaited<ReturnType<typeof serverSide>>;
+
+/** The tenants `queue` is reserved for, oldest reservation first. */
+async function holders(ds: DataSource, s: ServerSide, queue: string): Promise<string[]> {
+  return (await s.allQueueReservations(ds)).filter((r) => r.queue === queue).map((r) => r.tenantId);
+}
+
+/**
+ * The database as the `admin` commands use it: refuses a database that does not exist, migrates
+ * it as the owner, checks the runtime role like every server process, then runs `fn` on a runtime
+ * connection (row-level security applies) and closes it.
+ */
+async function withDatabase(fn: (ds: DataSource, s: ServerSide, config: WeftConfig) => Promise<void>): Promise<void> {
+  const s = await serverSide();
+  const config = s.loadConfig();
+  await s.ensureDatabase(config.ownerDatabaseUrl, { create: false });
+  await s.runMigrations(config.ownerDatabaseUrl);
+  await s.ensureRuntimeRole(config.databaseUrl);
+  const ds = s.createDataSource(config.databaseUrl, { poolSize: 1 });
+  await ds.initialize();
+  try {
+    await fn(ds, s, config);
+  } finally {
+    await ds.destroy();
+  }
+}
+
+/** The URL without its password, for messages. */
+function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the database';
+  }
+}
