@@ -29,8 +29,8 @@ export async function checkRuntimeRole(ds: DataSource): Promise<void> {
             to_regprocedure('public.weft_claim_due_timers(timestamptz, integer, timestamptz)') IS NOT NULL AS secured,
             to_regprocedure('public.weft_queue_stats(timestamptz)') IS NOT NULL
               AND to_regprocedure('public.weft_queue_access(text)') IS NOT NULL
-              AND EXISTS (SELECT 1 FROM information_schema.columns
-                           WHERE table_schema = 'public' AND table_name = 'runs' AND column_name = 'traceparent') AS up_to_date,
+              AND EXISTS (SELECT 1 FROM pg_attribute
+                           WHERE attrelid = to_regclass('public.runs') AND attname = 'traceparent' AND NOT attisdropped) AS up_to_date,
             EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'weft_app' AND pg_has_role(current_user, r.oid, 'USAGE')) AS runtime`,
   )) as { rolname: string; database: string; superusers: string | null; bypassers: string | null; owned: number; migrated: boolean; secured: boolean; up_to_date: boolean; runtime: boolean }[];
   if (!row) throw new RuntimeRoleError('cannot read the current role from pg_roles');

@@ -58,7 +58,8 @@ export function decodeRunCursor(cursor: string): { createdAtMicros: string; runI
 const RUN_COLUMNS = `tenant_id AS "tenantId", id, workflow_id AS "workflowId", version, status, input, config, output, error,
   idempotency_key AS "idempotencyKey", start_node_id AS "startNodeId", parent_run_id AS "parentRunId",
   parent_task_id AS "parentTaskId", parent_attempt AS "parentAttempt", root_run_id AS "rootRunId", depth,
-  event_seq AS "eventSeq", created_at AS "createdAt", updated_at AS "updatedAt", finished_at AS "finishedAt"`;
+  event_seq AS "eventSeq", created_at AS "createdAt", updated_at AS "updatedAt", finished_at AS "finishedAt",
+  traceparent, trace_caller_span AS "traceCallerSpan"`;
 
 /**
  * The read side of runs for the API: runs, their tasks and their history. Writes go through
