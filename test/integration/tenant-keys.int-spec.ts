@@ -11,12 +11,13 @@ import { readCatalogKeys, tenantKeyBreaches } from '../support/tenant-key-rule.j
  */
 
 /** Tables owned by one tenant: every row has `tenant_id`. */
-const TENANT_TABLES = ['api_keys', 'outbox', 'run_events', 'runs', 'signals', 'tasks', 'workflow_versions', 'workflows'];
+const TENANT_TABLES = ['api_keys', 'outbox', 'queue_reservations', 'run_events', 'runs', 'signals', 'tasks', 'workflow_versions', 'workflows'];
 
 /** Tables without `tenant_id`, and why. */
 const GLOBAL_TABLES: Record<string, string> = {
   migrations: "TypeORM's record of the migrations applied to this database",
   tenants: 'the tenants themselves: `id` is the tenant, which other tables reference as their tenant_id',
+  workers: 'the worker processes of the installation, which serve every tenant',
 };
 
 let db: TestDatabase;
@@ -42,11 +43,13 @@ describe('the migrated schema', () => {
       'api_keys(tenant_id, id)',
       'migrations(id)',
       'outbox(tenant_id, id)',
+      'queue_reservations(tenant_id, queue)',
       'run_events(tenant_id, run_id, seq)',
       'runs(tenant_id, id)',
       'signals(tenant_id, id)',
       'tasks(tenant_id, id)',
       'tenants(id)',
+      'workers(id)',
       'workflow_versions(tenant_id, workflow_id, version)',
       'workflows(tenant_id, id)',
     ]);
@@ -59,6 +62,7 @@ describe('the migrated schema', () => {
     ]);
     expect(catalog.foreignKeys.map((f) => `${f.table}(${f.columns.join(', ')}) -> ${f.references}(${f.referencedColumns.join(', ')})`)).toEqual([
       'api_keys(tenant_id) -> tenants(id)',
+      'queue_reservations(tenant_id) -> tenants(id)',
       'run_events(tenant_id, run_id) -> runs(tenant_id, id)',
       'runs(tenant_id, parent_run_id) -> runs(tenant_id, id)',
       'runs(tenant_id) -> tenants(id)',
