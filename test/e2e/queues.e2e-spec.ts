@@ -229,6 +229,6 @@ describe('queues, workers and reservations', () => {
     expect(json).toEqual([expect.objectContaining({ queues: ['http', 'python', 'js'], concurrency: 4 })]);
     const yaml = await weft(bKey, 'queues', '-o', 'yaml');
     expect(yaml).toMatch(/^- name: b-parked\n {2}backlog: 1\n/);
-    await expect(weft(bKey, 'queues', '-o', 'xml')).rejects.toThrow(/must be one of table, json, yaml/);
+    await expect(weft(bKey, 'queues', '-o', 'xml')).rejects.toThrow(/argument .xml. is invalid\. Allowed choices are table, json, yaml/);
   });
 });

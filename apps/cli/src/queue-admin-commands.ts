@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { DataSource } from 'typeorm';
 import type { WeftConfig } from '@weft/platform';
-import { outputFormat, printed, table, type OutputFormat } from './output-format.js';
+import { cell, printAs, table, withOutput, type OutputFormat } from './client/output.js';
 
 // Loaded when an admin command runs, like the other server commands (see server-commands.ts).
 const serverSide = () => import('./server-side.js');
@@ -76,21 +76,18 @@ export function queueAdminCommands(program: Command): void {
       });
     });
 
-  queue
-    .command('list')
+  withOutput(queue.command('list'))
     .description('list every reservation: queue, tenant and its name, when it was made')
-    .option('-o, --output <format>', 'table, json, yaml', outputFormat, 'table' as OutputFormat)
     .action(async (o: { output: OutputFormat }) => {
       await withDatabase(async (ds, s) => {
         const tenants = new s.TenantRepository(ds);
         const names = new Map<string, string | null>();
-        const rows = [];
+        const rows: { queue: string; tenantId: string; tenantName: string | null; reservedAt: string }[] = [];
         for (const r of await s.allQueueReservations(ds)) {
           if (!names.has(r.tenantId)) names.set(r.tenantId, (await tenants.findTenant(r.tenantId))?.name ?? null);
           rows.push({ queue: r.queue, tenantId: r.tenantId, tenantName: names.get(r.tenantId) ?? null, reservedAt: r.createdAt.toISOString() });
         }
-        if (o.output !== 'table') return void process.stdout.write(printed(rows, o.output));
-        process.stdout.write(table(['QUEUE', 'TENANT', 'NAME', 'RESERVED'], rows.map((r) => [r.queue, r.tenantId, r.tenantName ?? '-', r.reservedAt])));
+        printAs(o.output, rows, () => table(['QUEUE', 'TENANT', 'NAME', 'RESERVED'], rows.map((r) => [cell(r.queue), r.tenantId, cell(r.tenantName), r.reservedAt])));
       });
     });
 }

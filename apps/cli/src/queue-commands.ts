@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { WeftClient } from '@weft/client';
-import { duration, FORMATS, outputFormat, printed, table, type OutputFormat } from './output-format.js';
+import { withClient, withConnection, type ConnectionFlags } from './client/connection.js';
+import { cell, duration, printAs, table, when, withOutput, type OutputFormat } from './client/output.js';
 import { queueAdminCommands } from './queue-admin-commands.js';
 
 const WORKER_FIELDS = 'id host pid version queues concurrency startedAt lastHeartbeatAt drainingSince';
@@ -35,11 +35,11 @@ export function queuesTable(queues: readonly QueueRow[]): string {
   return table(
     ['QUEUE', 'BACKLOG', 'RUNNING', 'DELAYED', 'OLDEST', 'WORKERS', 'SLOTS', 'ACCESS'],
     queues.map((q) => [
-      q.name,
+      cell(q.name),
       String(q.backlog),
       String(q.running),
       String(q.delayed),
-      duration(q.oldestPendingAgeMs),
+      q.oldestPendingAgeMs === null ? '-' : duration(q.oldestPendingAgeMs),
       String(q.workers.length),
       String(q.workers.filter((w) => !w.drainingSince).reduce((n, w) => n + w.concurrency, 0)),
       !q.allowed ? 'denied' : q.reserved ? 'reserved' : 'shared',
@@ -53,49 +53,38 @@ export function workersTable(workers: readonly WorkerRow[], now: number): string
     ['ID', 'HOST', 'PID', 'VERSION', 'QUEUES', 'CONCURRENCY', 'STARTED', 'HEARTBEAT', 'STATE'],
     workers.map((w) => [
       w.id,
-      w.host ?? '-',
-      w.pid === null ? '-' : String(w.pid),
-      w.version,
-      w.queues.join(','),
+      cell(w.host),
+      cell(w.pid),
+      cell(w.version),
+      cell(w.queues.join(',')),
       String(w.concurrency),
-      w.startedAt,
+      when(w.startedAt),
       `${duration(Math.max(0, now - Date.parse(w.lastHeartbeatAt)))} ago`,
       w.drainingSince ? 'draining' : 'live',
     ]),
   );
 }
 
-function client(): WeftClient {
-  const url = process.env.WEFT_URL ?? 'http://127.0.0.1:4000/graphql';
-  const key = process.env.WEFT_API_KEY;
-  if (!key) throw new Error('WEFT_API_KEY is not set: create a tenant with `weft admin create-tenant NAME` and export its apiKey');
-  return new WeftClient(url, key);
-}
-
 /**
- * Registers `weft queues` and `weft workers` (speaking to `WEFT_URL` with `WEFT_API_KEY`) and the
+ * Registers `weft queues` and `weft workers` (speaking to the API like every client command:
+ * `--url`/`--api-key`, the environment, the current context; `-o table|json|yaml`) and the
  * operator's `weft admin queue reserve|release|list` (on the database directly).
  */
 export function queueCommands(program: Command): void {
-  program
-    .command('queues')
+  withOutput(withConnection(program.command('queues')))
     .description("list the queues the tenant has tasks on or a live worker serves: the tenant's own backlog, running and delayed tasks, the oldest wait, the live workers")
-    .option('-o, --output <format>', `${FORMATS.join(', ')}`, outputFormat, 'table' as OutputFormat)
-    .action(async (o: { output: OutputFormat }) => {
-      const c = client();
-      const r = await c.request<{ queues: QueueRow[] }>(
-        `query { queues { name backlog running delayed oldestPendingAgeMs reserved allowed workers { ${WORKER_FIELDS} } } }`,
+    .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
+      const r = await withClient(o, (c) =>
+        c.request<{ queues: QueueRow[] }>(`query { queues { name backlog running delayed oldestPendingAgeMs reserved allowed workers { ${WORKER_FIELDS} } } }`),
       );
-      process.stdout.write(o.output === 'table' ? queuesTable(r.queues) : printed(r.queues, o.output));
+      printAs(o.output, r.queues, () => queuesTable(r.queues));
     });
 
-  program
-    .command('workers')
+  withOutput(withConnection(program.command('workers')))
     .description('list the live workers serving queues the tenant may use (host and pid for admin keys only)')
-    .option('-o, --output <format>', `${FORMATS.join(', ')}`, outputFormat, 'table' as OutputFormat)
-    .action(async (o: { output: OutputFormat }) => {
-      const r = await client().request<{ workers: WorkerRow[] }>(`query { workers { ${WORKER_FIELDS} } }`);
-      process.stdout.write(o.output === 'table' ? workersTable(r.workers, Date.now()) : printed(r.workers, o.output));
+    .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
+      const r = await withClient(o, (c) => c.request<{ workers: WorkerRow[] }>(`query { workers { ${WORKER_FIELDS} } }`));
+      printAs(o.output, r.workers, () => workersTable(r.workers, Date.now()));
     });
 
   queueAdminCommands(program);
