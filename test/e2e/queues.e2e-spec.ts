@@ -109,7 +109,7 @@ describe('queues, workers and reservations', () => {
     await expect(admin('admin', 'queue', 'reserve', 'http', '--tenant', A)).rejects.toThrow(/queue "http" is where HTTP nodes go by default and cannot be reserved/);
     await expect(admin('admin', 'queue', 'reserve', 'x', '--tenant', '019ae0b4-0000-7000-8000-000000000000')).rejects.toThrow(/unknown tenant 019ae0b4-0000-7000-8000-000000000000: .*nothing was reserved/);
     await expect(admin('admin', 'queue', 'reserve', 'x', '--tenant', 'acme')).rejects.toThrow(/"acme" is not a tenant id/);
-    await expect(admin('admin', 'queue', 'reserve', 'bad queue', '--tenant', A)).rejects.toThrow(/a queue name is 1 to 200 letters/);
+    await expect(admin('admin', 'queue', 'reserve', 'bad queue', '--tenant', A)).rejects.toThrow(/a queue name is 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit/);
     await expect(admin('admin', 'queue', 'reserve', 'x')).rejects.toThrow(/--tenant/);
   });
 

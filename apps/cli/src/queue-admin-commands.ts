@@ -2,15 +2,14 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { DataSource } from 'typeorm';
 import type { WeftConfig } from '@weft/platform';
+import { redactedUrl, withAdminDatabase, type ServerSide } from './admin-database.js';
 import { cell, printAs, table, withOutput, type OutputFormat } from './client/output.js';
 
-// Loaded when an admin command runs, like the other server commands (see server-commands.ts).
-const serverSide = () => import('./server-side.js');
 
 /** A queue name as workers consume it (`WEFT_QUEUES`): lower case letters, digits, `_`, `.` and `-`. */
 export function queueName(v: string): string {
   const q = v.trim().toLowerCase();
-  if (!/^[a-z0-9_.-]{1,200}$/.test(q)) throw new InvalidArgumentError('a queue name is 1 to 200 letters, digits, "_", "." or "-" (as in WEFT_QUEUES)');
+  if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(q)) throw new InvalidArgumentError('a queue name is 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit (as definitions name it)');
   return q;
 }
 
@@ -41,11 +40,10 @@ export function queueAdminCommands(program: Command): void {
     .requiredOption('--tenant <id>', 'a tenant the queue is reserved for (repeat for several)', tenantId)
     .action(async (q: string, o: { tenant: string[] }) => {
       const name = queueName(q);
-      const { DEFAULT_QUEUES } = await serverSide();
-      if ((DEFAULT_QUEUES as readonly string[]).includes(name)) {
-        throw new Error(`queue "${name}" is where ${name === 'http' ? 'HTTP' : `${name} CODE`} nodes go by default and cannot be reserved: reserve a dedicated queue (say gpu) and route the tenant's nodes to it (\`queue: gpu\`)`);
-      }
-      await withDatabase(async (ds, s, config) => {
+      await withAdminDatabase(async (ds, s, config) => {
+        if ((s.DEFAULT_QUEUES as readonly string[]).includes(name)) {
+          throw new Error(`queue "${name}" is where ${name === 'http' ? 'HTTP' : `${name} CODE`} nodes go by default and cannot be reserved: reserve a dedicated queue (say gpu) and route the tenant's nodes to it (\`queue: gpu\`)`);
+        }
         const tenants = new s.TenantRepository(ds);
         for (const id of o.tenant) if (!(await tenants.findTenant(id))) throw new Error(`unknown tenant ${id}: no tenant has this id in ${redactedUrl(config.databaseUrl)}; nothing was reserved`);
         const reservations = new s.QueueReservationRepository(ds);
@@ -63,7 +61,7 @@ export function queueAdminCommands(program: Command): void {
     .option('--tenant <id>', 'a tenant to release the queue for (repeat for several; default: every tenant it is reserved for)', tenantId)
     .action(async (q: string, o: { tenant?: string[] }) => {
       const name = queueName(q);
-      await withDatabase(async (ds, s) => {
+      await withAdminDatabase(async (ds, s) => {
         const reservations = new s.QueueReservationRepository(ds);
         const from = o.tenant ?? (await holders(ds, s, name));
         if (from.length === 0) process.stdout.write(`queue "${name}" is not reserved\n`);
@@ -79,7 +77,7 @@ export function queueAdminCommands(program: Command): void {
   withOutput(queue.command('list'))
     .description('list every reservation: queue, tenant and its name, when it was made')
     .action(async (o: { output: OutputFormat }) => {
-      await withDatabase(async (ds, s) => {
+      await withAdminDatabase(async (ds, s) => {
         const tenants = new s.TenantRepository(ds);
         const names = new Map<string, string | null>();
         const rows: { queue: string; tenantId: string; tenantName: string | null; reservedAt: string }[] = [];
@@ -92,40 +90,9 @@ export function queueAdminCommands(program: Command): void {
     });
 }
 
-type ServerSide = Awaited<ReturnType<typeof serverSide>>;
 
 /** The tenants `queue` is reserved for, oldest reservation first. */
 async function holders(ds: DataSource, s: ServerSide, queue: string): Promise<string[]> {
   return (await s.allQueueReservations(ds)).filter((r) => r.queue === queue).map((r) => r.tenantId);
 }
 
-/**
- * The database as the `admin` commands use it: refuses a database that does not exist, migrates
- * it as the owner, checks the runtime role like every server process, then runs `fn` on a runtime
- * connection (row-level security applies) and closes it.
- */
-async function withDatabase(fn: (ds: DataSource, s: ServerSide, config: WeftConfig) => Promise<void>): Promise<void> {
-  const s = await serverSide();
-  const config = s.loadConfig();
-  await s.ensureDatabase(config.ownerDatabaseUrl, { create: false });
-  await s.runMigrations(config.ownerDatabaseUrl);
-  await s.ensureRuntimeRole(config.databaseUrl);
-  const ds = s.createDataSource(config.databaseUrl, { poolSize: 1 });
-  await ds.initialize();
-  try {
-    await fn(ds, s, config);
-  } finally {
-    await ds.destroy();
-  }
-}
-
-/** The URL without its password, for messages. */
-function redactedUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'the database';
-  }
-}

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { WeftConfig } from '@weft/platform';
 import type { Roles } from './platform.js';
+import { redactedUrl, withAdminDatabase } from './admin-database.js';
 
 // The server side loads Nest, TypeORM and Bull only when a server command runs, so the client
 // commands and --help start fast. Through a local module: `nest build` rewrites the path aliases
@@ -143,34 +144,7 @@ export function serverCommands(program: Command): void {
     });
 }
 
-/**
- * The `admin` commands' database access: refuses a database that does not exist (a mistyped
- * name), migrates it as the owner (`DATABASE_OWNER_URL`), checks the runtime role like every server process does, then runs `fn`
- * with a TenantRepository on the runtime connection (`DATABASE_URL`, under row-level security),
- * closing it afterwards.
- */
+/** The `admin` commands' tenants: a TenantRepository on the admin database ({@link withAdminDatabase}). */
 async function withTenants(fn: (tenants: import('@weft/persistence').TenantRepository, config: WeftConfig) => Promise<void>): Promise<void> {
-  const { loadConfig, ensureDatabase, ensureRuntimeRole, runMigrations, createDataSource, TenantRepository } = await serverSide();
-  const config = loadConfig();
-  await ensureDatabase(config.ownerDatabaseUrl, { create: false });
-  await runMigrations(config.ownerDatabaseUrl);
-  await ensureRuntimeRole(config.databaseUrl);
-  const ds = createDataSource(config.databaseUrl, { poolSize: 1 });
-  await ds.initialize();
-  try {
-    await fn(new TenantRepository(ds), config);
-  } finally {
-    await ds.destroy();
-  }
-}
-
-/** The URL without its password, for messages. */
-function redactedUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'the database';
-  }
+  await withAdminDatabase((ds, s, config) => fn(new s.TenantRepository(ds), config));
 }
