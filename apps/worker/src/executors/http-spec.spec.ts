@@ -1,18 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { HTTP_SPEC_KEYS } from '@weft/engine';
 import { parseSpec } from './http-spec.js';
-
-/** `spec` behind a proxy that records every key read from it. */
-function watched(spec: Record<string, unknown>): { spec: Record<string, unknown>; read: Set<string> } {
-  const read = new Set<string>();
-  const proxy = new Proxy(spec, {
-    get(target, key, receiver) {
-      if (typeof key === 'string') read.add(key);
-      return Reflect.get(target, key, receiver);
-    },
-  });
-  return { spec: proxy, read };
-}
+import { watched } from '../../../../test/support/watched.js';
 
 describe('the HTTP spec the executor reads', () => {
   it('reads no key that publishing refuses: every key it reads is one of HTTP_SPEC_KEYS', () => {

@@ -3,18 +3,7 @@ import { SUBWORKFLOW_SPEC_KEYS, WAIT_SPEC_KEYS } from '../../model/validation/vo
 import type { JsonObject } from '../../model/workflow-types.js';
 import { childSpec } from './subworkflow.js';
 import { wakeTime } from './wait-spec.js';
-
-/** `spec` behind a proxy that records every key read from it. */
-function watched(spec: JsonObject): { spec: JsonObject; read: Set<string> } {
-  const read = new Set<string>();
-  const proxy = new Proxy(spec, {
-    get(target, key, receiver) {
-      if (typeof key === 'string') read.add(key);
-      return Reflect.get(target, key, receiver);
-    },
-  });
-  return { spec: proxy, read };
-}
+import { watched } from '../../../../../test/support/watched.js';
 
 /** Publishing refuses any spec key outside its type's list: the machine must read no other. */
 describe('the spec keys the machine reads are the ones publishing allows', () => {
