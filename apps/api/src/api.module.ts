@@ -9,6 +9,7 @@ import { MAX_MESSAGE_BYTES } from './common/query-limits.js';
 import { REDIS_PUBSUB } from './api.tokens.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AuthService } from './auth/auth.service.js';
+import { ConsoleModule } from './console/console.module.js';
 import { graphqlOptions } from './graphql.options.js';
 import { KeysResolver } from './keys/keys.resolver.js';
 import { KeysService } from './keys/keys.service.js';
@@ -31,6 +32,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
 @Module({
   imports: [
     AuthModule,
+    ConsoleModule.forRoot(),
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: ApolloDriver,
       imports: [AuthModule],

@@ -72,6 +72,8 @@ export function graphqlOptions(auth: AuthService, metrics?: WeftMetrics): Omit<A
     autoSchemaFile: true,
     sortSchema: true,
     introspection: true,
+    // Browsers get the bundled IDE page at GET /graphql (ConsoleModule), never one from a CDN.
+    graphiql: false,
     includeStacktraceInErrorResponses: false,
     autoTransformHttpErrors: false,
     allowBatchedHttpRequests: false,

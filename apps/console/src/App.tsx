@@ -1,0 +1,33 @@
+import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
+import { Shell } from './layout/Shell.js';
+import { KeysPage } from './pages/KeysPage.js';
+import { NotFoundPage } from './pages/NotFoundPage.js';
+import { QueuesPage } from './pages/QueuesPage.js';
+import { RunPage } from './pages/RunPage.js';
+import { RunsPage } from './pages/RunsPage.js';
+import { SignInPage } from './pages/SignInPage.js';
+import { WorkflowPage } from './pages/WorkflowPage.js';
+import { WorkflowsPage } from './pages/WorkflowsPage.js';
+import { SessionProvider } from './session/session.js';
+
+/** The console: sign-in, then the pages under one frame. */
+export function App() {
+  return (
+    <SessionProvider signIn={(submit, notice) => <SignInPage submit={submit} notice={notice} />}>
+      <BrowserRouter>
+        <Routes>
+          <Route element={<Shell />}>
+            <Route index element={<Navigate to="/runs" replace />} />
+            <Route path="runs" element={<RunsPage />} />
+            <Route path="runs/:runId" element={<RunPage />} />
+            <Route path="workflows" element={<WorkflowsPage />} />
+            <Route path="workflows/:workflowId" element={<WorkflowPage />} />
+            <Route path="queues" element={<QueuesPage />} />
+            <Route path="keys" element={<KeysPage />} />
+            <Route path="*" element={<NotFoundPage />} />
+          </Route>
+        </Routes>
+      </BrowserRouter>
+    </SessionProvider>
+  );
+}

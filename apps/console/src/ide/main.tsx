@@ -1,0 +1,2 @@
+/** Placeholder until the IDE page is built. */
+document.getElementById('ide')!.textContent = 'GraphQL IDE';

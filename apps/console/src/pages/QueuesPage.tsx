@@ -1,0 +1,4 @@
+/** Placeholder until the page is built. */
+export function QueuesPage() {
+  return <h1>QueuesPage</h1>;
+}

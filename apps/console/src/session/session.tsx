@@ -1,0 +1,122 @@
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { Provider } from 'urql';
+import { connect, type ApiConnection } from '../api/client.js';
+import { errorText } from '../api/errors.js';
+import { WHOAMI } from '../api/operations.js';
+
+/** A key's role; each includes the ones after it. */
+export type Role = 'admin' | 'operator' | 'viewer';
+
+/** Who the console is signed in as. */
+export interface Caller {
+  tenantId: string;
+  keyId: string;
+  keyName: string;
+  role: Role;
+}
+
+/** What a page may do, by the role of the key (the API enforces the same; the page only hides). */
+export interface Can {
+  /** Start, signal, cancel and retry runs (operator, admin). */
+  operate: boolean;
+  /** Publish, set default and deprecate versions, manage keys (admin). */
+  administer: boolean;
+}
+
+interface SessionValue {
+  caller: Caller;
+  can: Can;
+  signOut(reason?: string): void;
+}
+
+const SessionContext = createContext<SessionValue | null>(null);
+
+/** The key is kept for this browser tab's session only (sessionStorage), never in localStorage. */
+const STORAGE_KEY = 'weft.console.apiKey';
+
+/** The signed-in caller; throws outside {@link SessionProvider}'s signed-in branch. */
+export function useSession(): SessionValue {
+  const value = useContext(SessionContext);
+  if (!value) throw new Error('useSession outside a signed-in console');
+  return value;
+}
+
+/** What the role of the signed-in key allows. */
+export function useCan(): Can {
+  return useSession().can;
+}
+
+export function canOf(role: Role): Can {
+  return { operate: role === 'operator' || role === 'admin', administer: role === 'admin' };
+}
+
+interface SignedIn {
+  key: string;
+  caller: Caller;
+  connection: ApiConnection;
+}
+
+/**
+ * Signs the console in and out. Signed out, it renders `signIn` with a submit function that
+ * checks the key against the API (`whoami`) before keeping it; signed in, it renders `children`
+ * inside a urql Provider bound to the key. A key the API refuses later (revoked: an
+ * UNAUTHENTICATED answer or the socket closed with 4401) signs the page out with a message.
+ */
+export function SessionProvider(props: {
+  signIn: (submit: (key: string) => Promise<string | null>, notice: string | null) => ReactNode;
+  children: ReactNode;
+}) {
+  const [state, setState] = useState<SignedIn | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [restoring, setRestoring] = useState(() => sessionStorage.getItem(STORAGE_KEY) !== null);
+
+  const signOut = useCallback((reason?: string) => {
+    sessionStorage.removeItem(STORAGE_KEY);
+    setState((s) => {
+      s?.connection.dispose();
+      return null;
+    });
+    setNotice(reason ?? null);
+  }, []);
+
+  const submit = useCallback(
+    async (key: string): Promise<string | null> => {
+      const trimmed = key.trim();
+      if (!trimmed) return 'Enter an API key (it starts with weft_).';
+      const connection = connect(trimmed, () => signOut('The API no longer accepts this key (revoked?): sign in again.'));
+      const result = await connection.client.query(WHOAMI, {}, { requestPolicy: 'network-only' }).toPromise();
+      const caller = result.data?.whoami as Caller | undefined;
+      if (!caller) {
+        connection.dispose();
+        return result.error ? errorText(result.error) : 'The API did not say who this key is.';
+      }
+      sessionStorage.setItem(STORAGE_KEY, trimmed);
+      setNotice(null);
+      setState({ key: trimmed, caller, connection });
+      return null;
+    },
+    [signOut],
+  );
+
+  useEffect(() => {
+    const kept = sessionStorage.getItem(STORAGE_KEY);
+    if (!kept) return;
+    void submit(kept).then((problem) => {
+      if (problem) {
+        sessionStorage.removeItem(STORAGE_KEY);
+        setNotice(problem);
+      }
+      setRestoring(false);
+    });
+  }, [submit]);
+
+  const value = useMemo(() => (state ? { caller: state.caller, can: canOf(state.caller.role), signOut } : null), [state, signOut]);
+
+  if (restoring && !state) return <p className="loading" role="status">Signing in…</p>;
+  if (!state || !value) return <>{props.signIn(submit, notice)}</>;
+  return (
+    <SessionContext.Provider value={value}>
+      <Provider value={state.connection.client}>{props.children}</Provider>
+    </SessionContext.Provider>
+  );
+}

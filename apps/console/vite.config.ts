@@ -1,0 +1,24 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/**
+ * The console's build: two pages (the console at `/`, the GraphQL IDE that the API serves at
+ * GET /graphql) into dist/console, every asset hashed under /assets. JSX goes through esbuild's
+ * automatic runtime; nothing is loaded from outside the bundle.
+ */
+export default defineConfig({
+  root: here('.'),
+  base: '/',
+  publicDir: false,
+  esbuild: { jsx: 'automatic' },
+  build: {
+    outDir: here('../../dist/console'),
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    chunkSizeWarningLimit: 6000,
+    rollupOptions: { input: { console: here('index.html'), ide: here('ide.html') } },
+  },
+  logLevel: 'warn',
+});
