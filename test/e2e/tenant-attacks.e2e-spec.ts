@@ -309,6 +309,34 @@ describe("tenant B attacking tenant A's objects", () => {
       },
     },
     {
+      name: 'watches every run change while A’s runs change (sees only its own)',
+      fields: ['runChanged'],
+      run: async () => {
+        const watching = collect(socket(bKey), `subscription { runChanged { runId status seq } }`, {}, 2500);
+        await new Promise((r) => setTimeout(r, 300));
+        const aRun = await start(a, 'a-fails');
+        const bRun = await start(b, 'b-own');
+        await Promise.all([waitRun(a, aRun), waitRun(b, bRun)]);
+        const r = await watching;
+        const ids = r.data.map((d: any) => d.runChanged.runId);
+        expect(ids).toContain(bRun);
+        expect(ids).not.toContain(aRun);
+        expect(r.errors).toEqual([]);
+      },
+    },
+    {
+      name: 'asks who it is (B’s own key, never A’s)',
+      fields: ['whoami'],
+      run: async () => {
+        const me = (await b.request(`{ whoami { tenantId keyId keyName role } }`)).whoami;
+        expect(me.keyId).not.toBe(A.adminKeyId);
+        expect(me.keyId).not.toBe(A.viewerKeyId);
+        expect(me.keyName).toBe('admin');
+        const aMe = (await a.request(`{ whoami { tenantId } }`)).whoami;
+        expect(me.tenantId).not.toBe(aMe.tenantId);
+      },
+    },
+    {
       name: 'subscribes to A’s failed run',
       fields: ['runUpdated'],
       run: async () => {

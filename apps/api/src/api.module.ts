@@ -13,6 +13,7 @@ import { ConsoleModule } from './console/console.module.js';
 import { graphqlOptions } from './graphql.options.js';
 import { KeysResolver } from './keys/keys.resolver.js';
 import { KeysService } from './keys/keys.service.js';
+import { WhoamiResolver } from './keys/whoami.resolver.js';
 import { QueuesResolver } from './queues/queues.resolver.js';
 import { QueuesService } from './queues/queues.service.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
@@ -52,6 +53,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     WorkflowResolver,
     RunsResolver,
     KeysResolver,
+    WhoamiResolver,
     QueuesService,
     QueuesResolver,
   ],

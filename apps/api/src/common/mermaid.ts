@@ -153,7 +153,7 @@ export function toMermaid(graph: MermaidGraph, tasks?: ReadonlyMap<string, Merma
 }
 
 /** `payments` or `payments@2` from a SUBWORKFLOW spec, when `workflow` is a string without a template. */
-function childWorkflow(spec: unknown): string | undefined {
+export function childWorkflow(spec: unknown): string | undefined {
   if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return undefined;
   const { workflow, version } = spec as { workflow?: unknown; version?: unknown };
   if (typeof workflow !== 'string' || !workflow || workflow.includes('{{')) return undefined;

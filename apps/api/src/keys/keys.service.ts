@@ -3,6 +3,7 @@ import { WeftError } from '@weft/engine';
 import { isUuid, LastAdminKeyError, TenantRepository, type ApiKeyInfo } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
 import type { ApiKeyObject, CreatedApiKeyObject } from './api-key.object.js';
+import type { CallerObject } from './caller.object.js';
 import type { CreateApiKeyInput } from './create-api-key.input.js';
 
 /** The tenant's API keys, for its admins: create (the secret shown once), list, revoke. */
@@ -49,6 +50,16 @@ export class KeysService {
       throw new WeftError('CONFLICT', message, [{ path: 'id', message }]);
     }
     return toApiKeyObject((await this.find(p.tenantId, keyId)) ?? key);
+  }
+
+  /**
+   * The caller's own key, as {@link CallerObject}.
+   * @throws WeftError UNAUTHENTICATED when the key is gone or revoked since the request authenticated.
+   */
+  async whoami(p: Principal): Promise<CallerObject> {
+    const key = await this.find(p.tenantId, p.keyId);
+    if (!key || key.revokedAt) throw new WeftError('UNAUTHENTICATED', 'Invalid API key');
+    return { tenantId: p.tenantId, keyId: key.id, keyName: key.name, keyPrefix: key.keyPrefix, role: p.role };
   }
 
   private async find(tenantId: string, keyId: string): Promise<ApiKeyInfo | undefined> {

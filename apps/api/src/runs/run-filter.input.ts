@@ -1,5 +1,5 @@
-import { Field, InputType } from '@nestjs/graphql';
-import { IsDate, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { Field, InputType, Int } from '@nestjs/graphql';
+import { IsDate, IsIn, IsInt, IsOptional, IsString, MaxLength, Min } from 'class-validator';
 import { RunStatus } from '@weft/engine';
 import { DATE_TIME_MESSAGE, GraphQLDateTime } from '../common/date-time.scalar.js';
 import { RunStatusEnum } from '../common/statuses.js';
@@ -16,6 +16,12 @@ export class RunFilter {
   @IsString()
   @MaxLength(128)
   workflowId?: string | null;
+
+  @Field(() => Int, { nullable: true, description: 'Runs of this version (of any workflow unless workflowId is given too).' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  version?: number | null;
 
   @Field(() => GraphQLDateTime, { nullable: true, description: 'Runs created at or after this instant.' })
   @IsOptional()

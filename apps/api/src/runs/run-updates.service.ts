@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { PubSubEngine } from 'graphql-subscriptions';
-import { WeftError } from '@weft/engine';
+import { RunStatus, WeftError } from '@weft/engine';
 import { RUN_UPDATED_CHANNEL } from '@weft/platform';
 import { REDIS_PUBSUB } from '../api.tokens.js';
+import type { RunChangedPayload } from './run-change.object.js';
 import type { RunObject } from './run.object.js';
+import { TenantChangeStream } from './tenant-change-stream.js';
 
 /** What `runUpdated` yields: the payload's root field. */
 export interface RunUpdatedPayload {
@@ -20,6 +22,8 @@ export interface RunUpdatedPayload {
 export class RunUpdatesService implements OnModuleDestroy {
   private readonly log = new Logger('RunUpdates');
   private readonly channels = new Map<string, RunChannel>();
+  /** The `runChanged` subscribers of each tenant in this process. */
+  private readonly tenants = new Map<string, Set<TenantChangeStream>>();
   private subscription?: Promise<number>;
 
   constructor(@Inject(REDIS_PUBSUB) private readonly pubsub: PubSubEngine) {}
@@ -49,8 +53,31 @@ export class RunUpdatesService implements OnModuleDestroy {
     return stream;
   }
 
+  /**
+   * A stream of every change to the tenant's runs (see {@link TenantChangeStream}), from the
+   * moment the Redis subscription is in place: nothing is replayed.
+   */
+  async watchTenant(tenantId: string): Promise<AsyncIterableIterator<RunChangedPayload>> {
+    let streams = this.tenants.get(tenantId);
+    if (!streams) this.tenants.set(tenantId, (streams = new Set()));
+    const set = streams;
+    const stream = new TenantChangeStream(() => {
+      set.delete(stream);
+      if (set.size === 0 && this.tenants.get(tenantId) === set) this.tenants.delete(tenantId);
+    });
+    set.add(stream);
+    try {
+      await this.subscribe();
+    } catch (err) {
+      await stream.return();
+      throw err;
+    }
+    return stream;
+  }
+
   async onModuleDestroy(): Promise<void> {
     this.channels.clear();
+    this.tenants.clear();
     await closePubSub(this.pubsub);
   }
 
@@ -67,9 +94,14 @@ export class RunUpdatesService implements OnModuleDestroy {
   private dispatch(msg: unknown): void {
     const parsed = typeof msg === 'string' ? safeParse(msg) : msg;
     for (const u of Array.isArray(parsed) ? parsed : [parsed]) {
-      const m = u as { tenantId?: unknown; runId?: unknown; seq?: unknown } | undefined;
+      const m = u as { tenantId?: unknown; runId?: unknown; seq?: unknown; status?: unknown } | undefined;
       if (!m || typeof m.tenantId !== 'string' || typeof m.runId !== 'string') continue;
-      this.channels.get(`${m.tenantId}/${m.runId}`)?.notify(typeof m.seq === 'number' ? m.seq : undefined);
+      const seq = typeof m.seq === 'number' ? m.seq : undefined;
+      this.channels.get(`${m.tenantId}/${m.runId}`)?.notify(seq);
+      const watchers = this.tenants.get(m.tenantId);
+      if (watchers && seq !== undefined && RUN_STATUSES.has(m.status)) {
+        for (const s of watchers) s.push({ runId: m.runId, status: m.status as RunStatus, seq });
+      }
     }
   }
 
@@ -118,6 +150,8 @@ async function closePubSub(pubsub: PubSubEngine): Promise<void> {
   const closable = pubsub as PubSubEngine & { close?: () => Promise<unknown> };
   await closable.close?.()?.catch?.(() => undefined);
 }
+
+const RUN_STATUSES = new Set<unknown>(Object.values(RunStatus));
 
 function safeParse(text: string): unknown {
   try {

@@ -6,8 +6,11 @@ import { Requires, RolesGuard } from '../auth/roles.guard.js';
 import { RethrowFilter } from '../common/rethrow.filter.js';
 import { createValidationPipe } from '../common/validation.pipe.js';
 import { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
+import { GraphObject } from '../common/graph.object.js';
+import type { DagShape } from '../common/graph.js';
 import { RunFilter } from './run-filter.input.js';
 import { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
+import { RunChangeObject, type RunChangedPayload } from './run-change.object.js';
 import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service.js';
 import { RunsService } from './runs.service.js';
 
@@ -76,6 +79,14 @@ export class RunsResolver {
     return this.updates.watch(principal.tenantId, id, () => this.runService.loadShared(principal.tenantId, id));
   }
 
+  @Subscription(() => RunChangeObject, {
+    description:
+      "Every change to any run of the caller's tenant from now on (new runs included): its id, status and seq. A subscriber that falls behind gets each changed run once, in its latest state.",
+  })
+  runChanged(@Context('principal') principal: Principal): Promise<AsyncIterableIterator<RunChangedPayload>> {
+    return this.updates.watchTenant(principal.tenantId);
+  }
+
   @ResolveField(() => [TaskObject], {
     description:
       "Every task of the run in creation order; a for_each node's iteration tasks follow its aggregate task (iteration null) in index order.",
@@ -102,5 +113,13 @@ export class RunsResolver {
   })
   mermaid(@Parent() run: RunObject): Promise<string> {
     return this.runService.mermaid(run);
+  }
+
+  @ResolveField(() => GraphObject, {
+    description:
+      "The run's DAG as data, in definition order: each node with its task's status (a for_each node's with its iteration counts), each edge TAKEN, SKIPPED or OPEN. The same facts as mermaid.",
+  })
+  graph(@Parent() run: RunObject): Promise<DagShape> {
+    return this.runService.graph(run);
   }
 }

@@ -3,7 +3,8 @@ import { WeftError } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
 import { isUuid, RunRepository, type TaskEntity } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
-import { mermaidTasks, toMermaid } from '../common/mermaid.js';
+import { toDag, type DagShape } from '../common/graph.js';
+import { mermaidTasks, toMermaid, type MermaidGraph, type MermaidTask } from '../common/mermaid.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
 import type { RunFilter } from './run-filter.input.js';
@@ -60,6 +61,7 @@ export class RunsService {
       {
         status: filter?.status ?? undefined,
         workflowId: filter?.workflowId ?? undefined,
+        version: filter?.version ?? undefined,
         createdAfter: filter?.createdAfter ?? undefined,
         createdBefore: filter?.createdBefore ?? undefined,
       },
@@ -160,11 +162,27 @@ export class RunsService {
    */
   mermaid(run: RunObject): Promise<string> {
     return once(run, 'mermaid', async () => {
+      const { def, tasks } = await this.picture(run);
+      return toMermaid(def, tasks);
+    });
+  }
+
+  /** The run's DAG as data: the same facts as {@link mermaid}, for drawings that lay it out themselves. */
+  graph(run: RunObject): Promise<DagShape> {
+    return once(run, 'graph', async () => {
+      const { def, tasks } = await this.picture(run);
+      return toDag(def, tasks);
+    });
+  }
+
+  /** What {@link mermaid} and {@link graph} draw: the version's definition and each node's state, read once per run object. */
+  private picture(run: RunObject): Promise<{ def: MermaidGraph; tasks: Map<string, MermaidTask> }> {
+    return once(run, 'picture', async () => {
       const [def, rows] = await Promise.all([
         this.workflows.definition(run.tenantId, run.workflowId, run.version),
         this.runs.tasksOfRun(run.tenantId, run.id),
       ]);
-      return toMermaid(def, mermaidTasks(rows));
+      return { def, tasks: mermaidTasks(rows) };
     });
   }
 

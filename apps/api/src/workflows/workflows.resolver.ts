@@ -3,6 +3,8 @@ import { Args, Context, Int, Mutation, Parent, Query, ResolveField, Resolver } f
 import type { JsonValue, Problem } from '@weft/engine';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
+import { GraphObject } from '../common/graph.object.js';
+import type { DagShape } from '../common/graph.js';
 import { GraphQLJSON } from '../common/json.scalar.js';
 import { ProblemObject } from '../common/problem.object.js';
 import { RethrowFilter } from '../common/rethrow.filter.js';
@@ -83,6 +85,11 @@ export class WorkflowsResolver {
   @ResolveField(() => String, { description: 'The DAG as a Mermaid flowchart.' })
   mermaid(@Parent() version: WorkflowVersionObject): Promise<string> {
     return this.workflowService.mermaid(version);
+  }
+
+  @ResolveField(() => GraphObject, { description: 'The DAG as data, in definition order (every node unreached, every edge OPEN), for drawings that lay it out themselves.' })
+  graph(@Parent() version: WorkflowVersionObject): Promise<DagShape> {
+    return this.workflowService.graph(version);
   }
 }
 

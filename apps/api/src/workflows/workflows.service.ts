@@ -3,6 +3,7 @@ import { childWorkflowRefs, childWorkflowWarnings, loadDefinition, WeftError, ty
 import { DagCache } from '@weft/engine/coordinator';
 import { QueueReservationRepository, WorkflowRepository, type WorkflowSummary, type WorkflowVersionEntity, type WorkflowVersionInfo } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
+import { toDag, type DagShape } from '../common/graph.js';
 import { toMermaid } from '../common/mermaid.js';
 import { unstorableJson } from '../common/storable.js';
 import { reservedQueueMessage, reservedQueueProblems, workerNodeQueues } from '../queues/worker-node-queues.js';
@@ -165,6 +166,11 @@ export class WorkflowsService {
 
   async mermaid(v: WorkflowVersionObject): Promise<string> {
     return toMermaid((await this.definitionOf(v)) as unknown as WorkflowDefinition);
+  }
+
+  /** The version's DAG as data: every node unreached, every edge OPEN. */
+  async graph(v: WorkflowVersionObject): Promise<DagShape> {
+    return toDag((await this.definitionOf(v)) as unknown as WorkflowDefinition);
   }
 }
 

@@ -14,6 +14,8 @@ export const RUN_CHILDREN_MAX = 100;
 export interface RunFilter {
   status?: string;
   workflowId?: string;
+  /** Runs of this version number (with workflowId: of that workflow). */
+  version?: number;
   /** Runs created at or after this instant. */
   createdAfter?: Date;
   /** Runs created strictly before this instant. */
@@ -99,6 +101,7 @@ export class RunRepository extends TenantScopedRepository {
         .where('r.tenant_id = :tenantId', { tenantId });
       if (filter.status) qb.andWhere('r.status = :status', { status: filter.status });
       if (filter.workflowId) qb.andWhere('r.workflow_id = :workflowId', { workflowId: filter.workflowId });
+      if (filter.version !== undefined) qb.andWhere('r.version = :version', { version: filter.version });
       if (filter.createdAfter) qb.andWhere('r.created_at >= :createdAfter', { createdAfter: filter.createdAfter });
       if (filter.createdBefore) qb.andWhere('r.created_at < :createdBefore', { createdBefore: filter.createdBefore });
       if (cursor) {

@@ -1,0 +1,84 @@
+import { describe, expect, it } from '@jest/globals';
+import { toDag } from './graph.js';
+import { mermaidTasks, type MermaidGraph } from './mermaid.js';
+
+const graph: MermaidGraph = {
+  nodes: [
+    { node_id: 'fetch', type: 'HTTP' },
+    { node_id: 'route', type: 'SWITCH' },
+    { node_id: 'big', type: 'CODE' },
+    { node_id: 'small', type: 'CODE', for_each: '{{input.items}}' },
+    { node_id: 'pay', type: 'SUBWORKFLOW', spec: { workflow: 'payments', version: 2 } },
+    { node_id: 'dyn', type: 'SUBWORKFLOW', spec: { workflow: '{{input.flow}}' } },
+    { node_id: 'undo', type: 'CODE' },
+  ],
+  edges: [
+    { from: 'fetch', to: 'route' },
+    { from: 'route', to: 'big', condition: '{{input.n > 5}}' },
+    { from: 'route', to: 'small', condition: '{{input.n <= 5}}' },
+    { from: 'small', to: 'pay' },
+    { from: 'pay', to: 'dyn' },
+    { from: 'fetch', to: 'undo', on_error: true },
+  ],
+};
+
+describe('toDag', () => {
+  it("gives a version's graph in definition order, every node unreached and every edge open", () => {
+    const dag = toDag(graph);
+    expect(dag.nodes.map((n) => [n.id, n.type, n.status, n.forEach, n.iterations, n.childWorkflow])).toEqual([
+      ['fetch', 'HTTP', null, false, null, null],
+      ['route', 'SWITCH', null, false, null, null],
+      ['big', 'CODE', null, false, null, null],
+      ['small', 'CODE', null, true, null, null],
+      ['pay', 'SUBWORKFLOW', null, false, null, 'payments@2'],
+      ['dyn', 'SUBWORKFLOW', null, false, null, null],
+      ['undo', 'CODE', null, false, null, null],
+    ]);
+    expect(dag.edges.map((e) => [e.from, e.to, e.label, e.onError, e.state])).toEqual([
+      ['fetch', 'route', null, false, 'OPEN'],
+      ['route', 'big', '{{input.n > 5}}', false, 'OPEN'],
+      ['route', 'small', '{{input.n <= 5}}', false, 'OPEN'],
+      ['small', 'pay', null, false, 'OPEN'],
+      ['pay', 'dyn', null, false, 'OPEN'],
+      ['fetch', 'undo', 'on error', true, 'OPEN'],
+    ]);
+  });
+
+  it("tells a run's taken, skipped and open edges apart and counts a fan-out's iterations", () => {
+    const tasks = mermaidTasks([
+      { nodeId: 'fetch', status: 'COMPLETED' },
+      { nodeId: 'route', status: 'COMPLETED', branches: ['small'] },
+      { nodeId: 'big', status: 'SKIPPED' },
+      { nodeId: 'small', status: 'RUNNING' },
+      { nodeId: 'small', status: 'COMPLETED', iteration: 0 },
+      { nodeId: 'small', status: 'RUNNING', iteration: 1 },
+      { nodeId: 'small', status: 'COMPLETED', iteration: 2 },
+    ]);
+    const dag = toDag(graph, tasks);
+    const node = (id: string) => dag.nodes.find((n) => n.id === id)!;
+    expect(node('fetch').status).toBe('COMPLETED');
+    expect(node('big').status).toBe('SKIPPED');
+    expect(node('small').status).toBe('RUNNING');
+    expect(node('small').iterations).toEqual([
+      { status: 'COMPLETED', count: 2 },
+      { status: 'RUNNING', count: 1 },
+    ]);
+    expect(node('pay').status).toBeNull();
+    expect(dag.edges.map((e) => `${e.from}->${e.to}:${e.state}`)).toEqual([
+      'fetch->route:TAKEN',
+      'route->big:SKIPPED',
+      'route->small:TAKEN',
+      'small->pay:OPEN',
+      'pay->dyn:OPEN',
+      // fetch succeeded, so its on_error edge did not apply.
+      'fetch->undo:SKIPPED',
+    ]);
+  });
+
+  it('gives a reached fan-out with no iterations yet an empty count, and takes an on_error edge after a failure', () => {
+    const dag = toDag(graph, mermaidTasks([{ nodeId: 'fetch', status: 'FAILED' }, { nodeId: 'undo', status: 'COMPLETED' }, { nodeId: 'small', status: 'COMPLETED' }]));
+    expect(dag.nodes.find((n) => n.id === 'small')!.iterations).toEqual([]);
+    expect(dag.edges.find((e) => e.to === 'undo')!.state).toBe('TAKEN');
+    expect(dag.edges.find((e) => e.to === 'route')!.state).toBe('SKIPPED');
+  });
+});

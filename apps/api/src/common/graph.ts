@@ -1,0 +1,62 @@
+import { childWorkflow, edgeState, type MermaidGraph, type MermaidTask } from './mermaid.js';
+
+/** One node of {@link DagShape}: what a drawing needs to place and colour it. */
+export interface DagNode {
+  id: string;
+  type: string;
+  /** The status of the node's own task (a for_each node's aggregate); null while unreached. */
+  status: string | null;
+  forEach: boolean;
+  /** For a reached for_each node: its iterations per status, in the order statuses first appear; null otherwise. */
+  iterations: { status: string; count: number }[] | null;
+  /** A SUBWORKFLOW node's child workflow when its spec names it literally (`payments@2`); null otherwise. */
+  childWorkflow: string | null;
+}
+
+/** One edge of {@link DagShape}, with whether the run went along it (see edgeState). */
+export interface DagEdge {
+  from: string;
+  to: string;
+  /** The edge's condition, or `on error` for an on_error edge; null for a plain edge. */
+  label: string | null;
+  onError: boolean;
+  state: 'TAKEN' | 'SKIPPED' | 'OPEN';
+}
+
+/** A definition's DAG as data, for drawings that lay it out themselves (the console). */
+export interface DagShape {
+  nodes: DagNode[];
+  edges: DagEdge[];
+}
+
+/**
+ * The DAG of `graph` in definition order, the same facts {@link toMermaid} draws: with `tasks`
+ * (see mermaidTasks) each reached node carries its status and a reached for_each node its
+ * iteration counts (none yet: an empty list), and each edge its state; without them (a version,
+ * not a run) every node is unreached and every edge OPEN.
+ */
+export function toDag(graph: MermaidGraph, tasks?: ReadonlyMap<string, MermaidTask>): DagShape {
+  const nodes = (graph.nodes ?? []).map((n): DagNode => {
+    const task = tasks?.get(n.node_id);
+    const forEach = n.for_each != null;
+    const counts = task?.iterations ?? (forEach && task ? {} : undefined);
+    return {
+      id: n.node_id,
+      type: n.type ?? 'UNKNOWN',
+      status: task?.status || null,
+      forEach,
+      iterations: counts ? Object.entries(counts).map(([status, count]) => ({ status, count })) : null,
+      childWorkflow: n.type === 'SUBWORKFLOW' ? (childWorkflow(n.spec) ?? null) : null,
+    };
+  });
+  const edges = (graph.edges ?? []).map(
+    (e): DagEdge => ({
+      from: e.from,
+      to: e.to,
+      label: e.on_error ? 'on error' : (e.condition ?? null),
+      onError: e.on_error === true,
+      state: tasks ? (edgeState(e, tasks).toUpperCase() as DagEdge['state']) : 'OPEN',
+    }),
+  );
+  return { nodes, edges };
+}
