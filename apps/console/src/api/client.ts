@@ -10,6 +10,12 @@ const CLOSE_UNAUTHENTICATED = 4401;
 /** A GraphQL client bound to one API key, and how to let it go. */
 export interface ApiConnection {
   client: Client;
+  /**
+   * Calls `listener` each time the socket connects again after a loss. Changes announced while
+   * it was down are not replayed, so a page that follows them reads its data again. Returns the
+   * function that removes the listener.
+   */
+  onReconnected(listener: () => void): () => void;
   dispose(): void;
 }
 
@@ -27,13 +33,17 @@ export function connect(key: string, onUnauthenticated: () => void): ApiConnecti
     refused = true;
     onUnauthenticated();
   };
+  const reconnected = new Set<() => void>();
   const socket: SocketClient = createSocket({
     url: socketUrl(),
     connectionParams: { authorization },
     lazy: true,
     retryAttempts: Infinity,
     shouldRetry: (event) => !(isCloseEvent(event) && event.code === CLOSE_UNAUTHENTICATED),
-    on: { closed: (event) => isCloseEvent(event) && event.code === CLOSE_UNAUTHENTICATED && refuse() },
+    on: {
+      closed: (event) => isCloseEvent(event) && event.code === CLOSE_UNAUTHENTICATED && refuse(),
+      connected: (_socket, _payload, wasRetry) => wasRetry && reconnected.forEach((listener) => listener()),
+    },
   });
   const client = new Client({
     url: GRAPHQL_PATH,
@@ -53,7 +63,14 @@ export function connect(key: string, onUnauthenticated: () => void): ApiConnecti
       }),
     ],
   });
-  return { client, dispose: () => void socket.dispose() };
+  return {
+    client,
+    onReconnected: (listener) => {
+      reconnected.add(listener);
+      return () => reconnected.delete(listener);
+    },
+    dispose: () => void socket.dispose(),
+  };
 }
 
 /** True when the API refused the key (HTTP 401, or an UNAUTHENTICATED GraphQL error). */

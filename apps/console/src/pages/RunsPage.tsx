@@ -11,6 +11,7 @@ import { RunFilters } from './runs/RunFilters.js';
 import { RunsTable } from './runs/RunsTable.js';
 import type { RunChange, RunsPage as RunsPageData } from './runs/types.js';
 import { useRunChanges } from './runs/useRunChanges.js';
+import { useReconnected } from '../session/session.js';
 import './runs.css';
 
 const PAGE_SIZE = 25;
@@ -68,6 +69,8 @@ export function RunsPage() {
     [refetch],
   );
   const liveError = useRunChanges(onChange);
+  // Changes made while the socket was down are not replayed: read the page again.
+  useReconnected(() => refetch.trigger());
 
   const apply = (next: RunFilterParams) => navigate({ search: `?${writeFilters(params, next)}` });
   const goTo = (cursor: string | null, state: PagingState) => {

@@ -1,4 +1,4 @@
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { Provider } from 'urql';
 import { connect, type ApiConnection } from '../api/client.js';
 import { errorText } from '../api/errors.js';
@@ -27,6 +27,8 @@ interface SessionValue {
   caller: Caller;
   can: Can;
   signOut(reason?: string): void;
+  /** See {@link ApiConnection.onReconnected}. */
+  onReconnected(listener: () => void): () => void;
 }
 
 const SessionContext = createContext<SessionValue | null>(null);
@@ -39,6 +41,14 @@ export function useSession(): SessionValue {
   const value = useContext(SessionContext);
   if (!value) throw new Error('useSession outside a signed-in console');
   return value;
+}
+
+/** Calls `listener` (the latest given) each time the live socket connects again after a loss. */
+export function useReconnected(listener: () => void): void {
+  const { onReconnected } = useSession();
+  const latest = useRef(listener);
+  latest.current = listener;
+  useEffect(() => onReconnected(() => latest.current()), [onReconnected]);
 }
 
 /** What the role of the signed-in key allows. */
@@ -110,7 +120,10 @@ export function SessionProvider(props: {
     });
   }, [submit]);
 
-  const value = useMemo(() => (state ? { caller: state.caller, can: canOf(state.caller.role), signOut } : null), [state, signOut]);
+  const value = useMemo(
+    () => (state ? { caller: state.caller, can: canOf(state.caller.role), signOut, onReconnected: state.connection.onReconnected } : null),
+    [state, signOut],
+  );
 
   if (restoring && !state) return <p className="loading" role="status">Signing in…</p>;
   if (!state || !value) return <>{props.signIn(submit, notice)}</>;
