@@ -60,6 +60,8 @@ RUN npm ci --omit=dev \
  && npm cache clean --force
 COPY --from=build /app/dist/apps ./dist/apps
 COPY --from=build /app/dist/libs ./dist/libs
+# The web console's bundle, served by the API at /.
+COPY --from=build /app/dist/console ./dist/console
 USER weft
 # 4000: the GraphQL API (weft api, weft dev). 9464: the health and metrics listener of every
 # process (WEFT_METRICS_PORT).

@@ -3,7 +3,8 @@
  * examples/order-flow.yaml, runs a small order (ships at once) and a large order (waits for the
  * signal `approve-<order_id>`, which the demo sends), streams both runs' progress from the
  * `runUpdated` subscription, prints each task's final status and the outputs, and exits 0 only
- * when both orders shipped.
+ * when both orders shipped. It prints the web console's address and the tenant's key first;
+ * with `--stay` it keeps the platform up after the orders (until Ctrl-C) to look at them there.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import { startOrderService } from './order-service.js';
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const cli = join(root, 'dist/apps/cli/src/main.js');
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+const STAY = process.argv.includes('--stay');
 
 const RUN = `id status output error tasks { nodeId status attempt output error awaitedSignal }`;
 
@@ -58,6 +60,7 @@ async function main(): Promise<number> {
     const { stdout } = await promisify(execFile)(process.execPath, [cli, 'admin', 'create-tenant', `demo-${Date.now()}`], { env });
     const { apiKey, tenantId } = JSON.parse(stdout.trim().split('\n').pop()!);
     say(`tenant ${tenantId} created`);
+    say(`web console: ${new URL(url).origin}/ (sign in with the API key ${apiKey})`);
     const client = new WeftClient(url, apiKey);
 
     const definition = await readFile(join(root, 'examples/order-flow.yaml'), 'utf8');
@@ -114,6 +117,15 @@ async function main(): Promise<number> {
       const shipped = f.run.tasks.find((t: any) => t.nodeId === 'ship')?.output?.shipped === true;
       say(`  shipped: ${shipped}`);
       ok &&= shipped && f.run.status === 'SUCCEEDED';
+    }
+    if (STAY) {
+      say(`\nthe platform stays up: open ${new URL(url).origin}/ and sign in with ${apiKey}; Ctrl-C to stop`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+    } else {
+      say(`\nto look at these runs in the web console, run \`npm run demo -- --stay\``);
     }
     return ok ? 0 : 1;
   } finally {

@@ -38,6 +38,9 @@ export function connect(key: string, onUnauthenticated: () => void): ApiConnecti
   const client = new Client({
     url: GRAPHQL_PATH,
     requestPolicy: 'cache-and-network',
+    // urql sends short queries as GET by default; the API (Apollo's CSRF prevention) refuses a
+    // GET without a preflight header, so every operation goes as a JSON POST.
+    preferGetMethod: false,
     fetchOptions: () => ({ headers: { authorization } }),
     exchanges: [
       mapExchange({ onError: (error) => isUnauthenticated(error) && refuse() }),

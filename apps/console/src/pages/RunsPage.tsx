@@ -1,4 +1,127 @@
-/** Placeholder until the page is built. */
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useLocation, useNavigate, useSearchParams } from 'react-router';
+import { useQuery } from 'urql';
+import { ErrorText } from '../components/ErrorText.js';
+import { errorText } from '../api/errors.js';
+import { coalesce } from './runs/coalesce.js';
+import { CURSOR_PARAM, hasFilters, readFilters, toFilterInput, writeFilters, type RunFilterParams } from './runs/filters.js';
+import { isFinished, recordChange, withLiveStatus, type LiveStatuses } from './runs/model.js';
+import { RUNS } from './runs/operations.js';
+import { RunFilters } from './runs/RunFilters.js';
+import { RunsTable } from './runs/RunsTable.js';
+import type { RunChange, RunsPage as RunsPageData } from './runs/types.js';
+import { useRunChanges } from './runs/useRunChanges.js';
+import './runs.css';
+
+const PAGE_SIZE = 25;
+/** How long changes are gathered before the list is asked for again. */
+const REFETCH_DELAY_MS = 300;
+
+/** What the history entry of a page remembers: the cursors of the pages before it, oldest first. */
+interface PagingState {
+  previous?: (string | null)[];
+}
+
+/**
+ * `/runs`: the tenant's runs, newest first, filtered by the URL's search params, a page at a
+ * time (Relay cursors: the page's cursor is in the URL, the ones before it in the history
+ * entry). Live: a `runChanged` for a listed run updates its status at once (and a finished one
+ * is re-read for its times); a change of a run not listed (a new run) re-reads the first page.
+ */
 export function RunsPage() {
-  return <h1>RunsPage</h1>;
+  const [params] = useSearchParams();
+  const navigate = useNavigate();
+  const location = useLocation();
+  const filters = useMemo(() => readFilters(params), [params]);
+  const after = params.get(CURSOR_PARAM);
+  // Unknown after a reload on a later page: "Previous page" then goes back to the newest runs.
+  const remembered = (location.state as PagingState | null)?.previous;
+  const previous = remembered ?? [];
+  const { filter, problem } = toFilterInput(filters);
+
+  const [result, reexecute] = useQuery<{ runs: RunsPageData }>({
+    query: RUNS,
+    variables: { filter, first: PAGE_SIZE, after },
+    pause: problem !== null,
+  });
+
+  const rows = result.data?.runs.edges.map((e) => e.node);
+  const [live, setLive] = useState<LiveStatuses>(() => new Map());
+
+  // What the live handler needs of the current render.
+  const view = useRef({ ids: new Set<string>(), firstPage: true });
+  view.current = { ids: new Set(rows?.map((r) => r.id)), firstPage: after === null };
+  const refetchNow = useRef(reexecute);
+  refetchNow.current = reexecute;
+  const refetch = useMemo(() => coalesce(() => refetchNow.current({ requestPolicy: 'network-only' }), REFETCH_DELAY_MS), []);
+  useEffect(() => () => refetch.cancel(), [refetch]);
+
+  const onChange = useCallback(
+    (change: RunChange) => {
+      if (view.current.ids.has(change.runId)) {
+        setLive((l) => recordChange(l, change));
+        if (isFinished(change.status)) refetch.trigger(); // for its finish time and duration
+      } else if (view.current.firstPage) {
+        refetch.trigger();
+      }
+    },
+    [refetch],
+  );
+  const liveError = useRunChanges(onChange);
+
+  const apply = (next: RunFilterParams) => navigate({ search: `?${writeFilters(params, next)}` });
+  const goTo = (cursor: string | null, state: PagingState) => {
+    const next = new URLSearchParams(params);
+    if (cursor) next.set(CURSOR_PARAM, cursor);
+    else next.delete(CURSOR_PARAM);
+    navigate({ search: `?${next}` }, { state });
+  };
+  const endCursor = result.data?.runs.pageInfo.endCursor ?? null;
+  const hasNext = result.data?.runs.pageInfo.hasNextPage ?? false;
+  const pageNumber = after === null ? 1 : remembered ? remembered.length + 1 : null;
+
+  const shown = rows?.map((r) => withLiveStatus(r, live));
+
+  return (
+    <section className="runs-page" aria-labelledby="runs-title">
+      <div className="runs-heading">
+        <h1 id="runs-title">Runs</h1>
+        <p className="muted live-note">
+          {liveError ? `Live updates unavailable: ${errorText(liveError)}` : 'Live: statuses update as runs change.'}
+        </p>
+      </div>
+      <RunFilters filters={filters} onApply={apply} />
+      <ErrorText error={problem} />
+      <ErrorText error={result.error} />
+      {!problem && !rows && result.fetching && (
+        <p className="loading" role="status">Loading runs…</p>
+      )}
+      {shown && shown.length === 0 && (
+        <p className="empty-state">
+          {after !== null
+            ? 'No more runs on this page.'
+            : hasFilters(filters)
+              ? 'No runs match these filters.'
+              : 'No runs yet. Start one from a workflow, or with `weft run <workflow>`.'}
+        </p>
+      )}
+      {shown && shown.length > 0 && <RunsTable runs={shown} caption={`Runs${pageNumber ? `, page ${pageNumber}` : ''}, newest first`} />}
+      {(after !== null || hasNext) && (
+        <nav className="pager" aria-label="Pages of runs">
+          <button
+            type="button"
+            className="quiet"
+            disabled={after === null}
+            onClick={() => goTo(previous.at(-1) ?? null, { previous: previous.slice(0, -1) })}
+          >
+            Previous page
+          </button>
+          <span className="muted">{pageNumber ? `Page ${pageNumber}` : 'Older runs'}</span>
+          <button type="button" className="quiet" disabled={!hasNext || !endCursor} onClick={() => goTo(endCursor, { previous: [...previous, after] })}>
+            Next page
+          </button>
+        </nav>
+      )}
+    </section>
+  );
 }

@@ -1,0 +1,67 @@
+import { Link } from 'react-router';
+import { StatusBadge } from '../../components/StatusBadge.js';
+import { TimeCell, WorkflowLink } from './RunsTable.js';
+import { elapsed, formatDuration } from './time.js';
+import type { RunDetail } from './types.js';
+
+/** The run's identity, status, times, parent and error. */
+export function RunHeader(props: { run: RunDetail }) {
+  const { run } = props;
+  const took = elapsed(run.createdAt, run.finishedAt);
+  return (
+    <header className="panel run-header">
+      <div className="run-title">
+        <h1>
+          Run <span className="mono run-id">{run.id}</span>
+        </h1>
+        <span data-testid="run-status" data-status={run.status}>
+          <StatusBadge status={run.status} />
+        </span>
+      </div>
+      <dl className="facts">
+        <div>
+          <dt>Workflow</dt>
+          <dd><WorkflowLink workflowId={run.workflowId} version={run.version} /></dd>
+        </div>
+        <div>
+          <dt>Version</dt>
+          <dd>{run.version}</dd>
+        </div>
+        <div>
+          <dt>Created</dt>
+          <dd><TimeCell at={run.createdAt} /></dd>
+        </div>
+        <div>
+          <dt>Updated</dt>
+          <dd><TimeCell at={run.updatedAt} /></dd>
+        </div>
+        <div>
+          <dt>Finished</dt>
+          <dd><TimeCell at={run.finishedAt} /></dd>
+        </div>
+        <div>
+          <dt>Duration</dt>
+          <dd>{took === null ? <span className="muted">running</span> : formatDuration(took)}</dd>
+        </div>
+        <div>
+          <dt>Last event</dt>
+          <dd>#{run.seq}</dd>
+        </div>
+        {run.parentRunId && (
+          <div>
+            <dt>Parent run</dt>
+            <dd>
+              <Link className="mono" to={`/runs/${run.parentRunId}`}>{run.parentRunId}</Link>
+              {run.depth > 1 && <span className="muted"> (depth {run.depth})</span>}
+            </dd>
+          </div>
+        )}
+      </dl>
+      {run.error && (
+        <div className="run-error">
+          <strong>{run.status === 'CANCELLED' ? 'Cancelled' : 'Error'}:</strong> <span className="pre-wrap">{run.error}</span>
+        </div>
+      )}
+    </header>
+  );
+}

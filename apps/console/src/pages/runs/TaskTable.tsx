@@ -1,0 +1,81 @@
+import { StatusBadge } from '../../components/StatusBadge.js';
+import { JsonField } from './JsonField.js';
+import { TimeCell } from './RunsTable.js';
+import type { Task } from './types.js';
+
+/**
+ * The run's tasks in creation order (a for_each node's iterations after its own task), each
+ * `<tr data-task-node>`; the rows of the node selected on the graph are highlighted. Input and
+ * output open from a one-line preview; a sensitive node's read "redacted".
+ */
+export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: string | null; sensitive: ReadonlySet<string> | undefined }) {
+  if (props.tasks.length === 0) return <p className="empty-state">No task yet: the run has not reached a node.</p>;
+  return (
+    <div className="table-wrap">
+      <table className="task-table">
+        <caption className="visually-hidden">Tasks of the run, in creation order</caption>
+        <thead>
+          <tr>
+            <th scope="col">Node</th>
+            <th scope="col">Type</th>
+            <th scope="col">Status</th>
+            <th scope="col" title="Counted from 0">Attempt</th>
+            <th scope="col">Queue</th>
+            <th scope="col">Created</th>
+            <th scope="col">Updated</th>
+            <th scope="col">Finished</th>
+            <th scope="col">Awaited signal</th>
+            <th scope="col">Error</th>
+            <th scope="col">Input</th>
+            <th scope="col">Output</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.tasks.map((t) => {
+            const name = t.iteration === null ? t.nodeId : `${t.nodeId} [${t.iteration}]`;
+            const redacted = props.sensitive === undefined ? undefined : props.sensitive.has(t.nodeId);
+            return (
+              <tr
+                key={t.id}
+                data-task-node={t.nodeId}
+                data-task-iteration={t.iteration ?? undefined}
+                data-status={t.status}
+                className={t.nodeId === props.selectedNodeId ? 'selected' : undefined}
+              >
+                <th scope="row" className="mono">
+                  {name}
+                  {t.iteration !== null && <span className="visually-hidden"> (iteration {t.iteration})</span>}
+                </th>
+                <td className="nowrap">
+                  {t.nodeType}
+                  {t.branches?.length ? <div className="muted">→ {t.branches.join(', ')}</div> : null}
+                </td>
+                <td><StatusBadge status={t.status} /></td>
+                <td>{t.attempt}</td>
+                <td>{t.queue ?? <span className="muted">—</span>}</td>
+                <td className="nowrap"><TimeCell at={t.createdAt} short /></td>
+                <td className="nowrap"><TimeCell at={t.updatedAt} short /></td>
+                <td className="nowrap"><TimeCell at={t.finishedAt} short /></td>
+                <td className="nowrap">
+                  <Waiting task={t} />
+                </td>
+                <td className="task-error">{t.error ? <span className="pre-wrap">{t.error}</span> : <span className="muted">—</span>}</td>
+                <td><JsonField value={t.input} redacted={redacted} label={`Input of ${name}`} mode="details" /></td>
+                <td><JsonField value={t.output} redacted={redacted} label={`Output of ${name}`} mode="details" /></td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** What a task waits for: its signal, and while it waits, when it wakes up (timer or timeout). */
+function Waiting(props: { task: Task }) {
+  const { task } = props;
+  const parts = [];
+  if (task.awaitedSignal) parts.push(<div key="s">signal <code>{task.awaitedSignal}</code></div>);
+  if (task.wakeAt && task.status === 'WAITING') parts.push(<div key="w">until <TimeCell at={task.wakeAt} short /></div>);
+  return parts.length ? <>{parts}</> : <span className="muted">—</span>;
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from '@jest/globals';
+import { awaitedSignal, childRunsByNode, isCancellable, isFinished, newer, nodeIds, recordChange, sensitiveNodes, withLiveStatus } from './model.js';
+import type { Graph } from '../../api/graph.js';
+
+describe('childRunsByNode', () => {
+  it('maps each child to the node of the task that started it, oldest first', () => {
+    const tasks = [
+      { id: 't1', nodeId: 'fetch' },
+      { id: 't2', nodeId: 'pay' },
+      { id: 't3', nodeId: 'fan' },
+      { id: 't4', nodeId: 'fan' },
+    ];
+    const children = [
+      { id: 'c1', status: 'FAILED', parentTaskId: 't2', workflowId: 'payment' },
+      { id: 'c2', status: 'SUCCEEDED', parentTaskId: 't4', workflowId: 'x' },
+      { id: 'c3', status: 'RUNNING', parentTaskId: 't2', workflowId: 'payment' },
+      { id: 'c4', status: 'RUNNING', parentTaskId: 't3', workflowId: 'x' },
+      { id: 'c5', status: 'RUNNING', parentTaskId: 'gone', workflowId: 'x' },
+      { id: 'c6', status: 'RUNNING', parentTaskId: null, workflowId: 'x' },
+    ];
+    const map = childRunsByNode(tasks, children);
+    expect([...map.keys()].sort()).toEqual(['fan', 'pay']);
+    expect(map.get('pay')).toEqual([
+      { runId: 'c1', status: 'FAILED' },
+      { runId: 'c3', status: 'RUNNING' },
+    ]);
+    expect(map.get('fan')).toEqual([
+      { runId: 'c2', status: 'SUCCEEDED' },
+      { runId: 'c4', status: 'RUNNING' },
+    ]);
+  });
+  it('is empty without children', () => {
+    expect(childRunsByNode([{ id: 't1', nodeId: 'a' }], []).size).toBe(0);
+  });
+});
+
+describe('sensitiveNodes', () => {
+  it('lists the nodes marked sensitive: true, and only those', () => {
+    const definition = {
+      nodes: [
+        { node_id: 'a', type: 'HTTP', sensitive: true },
+        { node_id: 'b', type: 'CODE', sensitive: false },
+        { node_id: 'c', type: 'CODE' },
+        { node_id: 'd', type: 'CODE', sensitive: 'yes' },
+      ],
+      edges: [],
+    };
+    expect([...sensitiveNodes(definition)]).toEqual(['a']);
+  });
+  it('is empty for a missing or odd definition', () => {
+    expect(sensitiveNodes(undefined).size).toBe(0);
+    expect(sensitiveNodes({ nodes: 'x' }).size).toBe(0);
+    expect(sensitiveNodes([1, 2]).size).toBe(0);
+  });
+});
+
+describe('run statuses', () => {
+  it('tell finished runs (retryable) from cancellable ones', () => {
+    expect(['SUCCEEDED', 'FAILED', 'CANCELLED'].every(isFinished)).toBe(true);
+    expect(['PENDING', 'RUNNING'].some(isFinished)).toBe(false);
+    expect(['PENDING', 'RUNNING'].every(isCancellable)).toBe(true);
+    expect(['SUCCEEDED', 'FAILED', 'CANCELLED'].some(isCancellable)).toBe(false);
+  });
+});
+
+describe('awaitedSignal', () => {
+  it('is the signal of the first WAITING task that has one', () => {
+    expect(
+      awaitedSignal([
+        { status: 'COMPLETED', awaitedSignal: 'old' },
+        { status: 'WAITING', awaitedSignal: null },
+        { status: 'WAITING', awaitedSignal: 'approve-7' },
+      ]),
+    ).toBe('approve-7');
+    expect(awaitedSignal([{ status: 'COMPLETED', awaitedSignal: 'old' }])).toBe('');
+  });
+});
+
+describe('nodeIds', () => {
+  it('lists graph nodes in order, then nodes only tasks name, each once', () => {
+    const graph = { nodes: [{ id: 'b' }, { id: 'a' }], edges: [] } as unknown as Graph;
+    expect(nodeIds({ graph, tasks: [{ nodeId: 'a' }, { nodeId: 'z' }, { nodeId: 'z' }] as never })).toEqual(['b', 'a', 'z']);
+  });
+});
+
+describe('newer', () => {
+  it('keeps the state with the higher seq whichever arrived first', () => {
+    const a = { id: 'r', seq: 5 };
+    const b = { id: 'r', seq: 3 };
+    expect(newer(a, b)).toBe(a);
+    expect(newer(b, a)).toBe(a);
+    const tie = { id: 'r', seq: 5 };
+    expect(newer(a, tie)).toBe(tie);
+  });
+  it('takes whichever exists, and ignores another run', () => {
+    const a = { id: 'r', seq: 1 };
+    expect(newer(undefined, a)).toBe(a);
+    expect(newer(a, null)).toBe(a);
+    expect(newer(a, { id: 'other', seq: 9 })).toBe(a);
+    expect(newer(undefined, undefined)).toBeUndefined();
+  });
+});
+
+describe('live statuses', () => {
+  it('keep the newest change per run and override only rows older than it', () => {
+    let live = recordChange(new Map(), { runId: 'r1', status: 'RUNNING', seq: 2 });
+    live = recordChange(live, { runId: 'r1', status: 'SUCCEEDED', seq: 4 });
+    const stale = recordChange(live, { runId: 'r1', status: 'RUNNING', seq: 3 });
+    expect(stale).toBe(live);
+    expect(live.get('r1')?.status).toBe('SUCCEEDED');
+
+    const row = { id: 'r1', status: 'RUNNING', seq: 2, workflowId: 'w' };
+    expect(withLiveStatus(row, live)).toEqual({ ...row, status: 'SUCCEEDED' });
+    const fresher = { id: 'r1', status: 'FAILED', seq: 6 };
+    expect(withLiveStatus(fresher, live)).toBe(fresher);
+    const other = { id: 'r2', status: 'PENDING', seq: 0 };
+    expect(withLiveStatus(other, live)).toBe(other);
+  });
+});

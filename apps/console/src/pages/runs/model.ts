@@ -1,0 +1,84 @@
+import type { ChildRun, Json, RunChange, RunDetail, RunSummary, Task } from './types.js';
+
+/** A run's statuses from which it does not move on its own. */
+const FINISHED_RUN = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+
+/** True once the run succeeded, failed or was cancelled (it can then be retried, not cancelled). */
+export function isFinished(status: string): boolean {
+  return FINISHED_RUN.has(status);
+}
+
+/** True while the run can be cancelled. */
+export function isCancellable(status: string): boolean {
+  return status === 'PENDING' || status === 'RUNNING';
+}
+
+/**
+ * For DagView's `childRuns`: the child runs each SUBWORKFLOW node started, by node id, in the
+ * API's order (oldest first). A child points at its parent's task (`parentTaskId` = Task.id),
+ * so a for_each node gathers the children of all its iteration tasks. Children whose task is
+ * not among `tasks` are left out.
+ */
+export function childRunsByNode(tasks: readonly Pick<Task, 'id' | 'nodeId'>[], children: readonly ChildRun[]): Map<string, { runId: string; status: string }[]> {
+  const nodeOfTask = new Map(tasks.map((t) => [t.id, t.nodeId]));
+  const out = new Map<string, { runId: string; status: string }[]>();
+  for (const child of children) {
+    const nodeId = child.parentTaskId ? nodeOfTask.get(child.parentTaskId) : undefined;
+    if (!nodeId) continue;
+    let list = out.get(nodeId);
+    if (!list) out.set(nodeId, (list = []));
+    list.push({ runId: child.id, status: child.status });
+  }
+  return out;
+}
+
+/** The ids of the nodes a version's definition marks `sensitive: true` (their input and output are never shown). */
+export function sensitiveNodes(definition: Json | undefined): Set<string> {
+  const out = new Set<string>();
+  const nodes = definition && typeof definition === 'object' && !Array.isArray(definition) ? definition.nodes : undefined;
+  if (!Array.isArray(nodes)) return out;
+  for (const node of nodes) {
+    if (node && typeof node === 'object' && !Array.isArray(node) && node.sensitive === true && typeof node.node_id === 'string') out.add(node.node_id);
+  }
+  return out;
+}
+
+/** The signal a WAITING task waits for (the first such task), to prefill the signal form; '' when none. */
+export function awaitedSignal(tasks: readonly Pick<Task, 'status' | 'awaitedSignal'>[]): string {
+  return tasks.find((t) => t.status === 'WAITING' && t.awaitedSignal)?.awaitedSignal ?? '';
+}
+
+/** The node ids of a run, each once, in the order the graph lists them (then any task-only ones). */
+export function nodeIds(run: Pick<RunDetail, 'graph' | 'tasks'>): string[] {
+  const ids = new Set(run.graph?.nodes.map((n) => n.id) ?? []);
+  for (const t of run.tasks) ids.add(t.nodeId);
+  return [...ids];
+}
+
+/**
+ * The newer of two states of one run, by `seq` (the query's answer and the subscription's may
+ * arrive in either order); on a tie the second one, which arrived later.
+ */
+export function newer<T extends { id: string; seq: number }>(a: T | null | undefined, b: T | null | undefined): T | undefined {
+  if (!a) return b ?? undefined;
+  if (!b || b.id !== a.id) return a;
+  return b.seq >= a.seq ? b : a;
+}
+
+/** Live statuses of listed runs, from `runChanged`: the latest change seen per run. */
+export type LiveStatuses = ReadonlyMap<string, RunChange>;
+
+/** Records a change when it is newer than the one already kept for that run. */
+export function recordChange(live: LiveStatuses, change: RunChange): LiveStatuses {
+  const kept = live.get(change.runId);
+  if (kept && kept.seq >= change.seq) return live;
+  const next = new Map(live);
+  next.set(change.runId, change);
+  return next;
+}
+
+/** A listed run with the live status when a change newer than the row itself was seen. */
+export function withLiveStatus<T extends Pick<RunSummary, 'id' | 'status' | 'seq'>>(row: T, live: LiveStatuses): T {
+  const change = live.get(row.id);
+  return change && change.seq > row.seq ? { ...row, status: change.status } : row;
+}

@@ -1,0 +1,71 @@
+import { GRAPH_FIELDS } from '../../api/graph.js';
+
+/** The fields of a row of the runs list (also what keeps a row's status comparable by seq). */
+const RUN_SUMMARY_FIELDS = `id status workflowId version seq createdAt updatedAt finishedAt`;
+
+/** A page of runs, newest first. */
+export const RUNS = /* GraphQL */ `
+  query Runs($filter: RunFilter, $first: Int, $after: String) {
+    runs(filter: $filter, first: $first, after: $after) {
+      edges { cursor node { ${RUN_SUMMARY_FIELDS} } }
+      pageInfo { endCursor hasNextPage }
+    }
+  }
+`;
+
+/** Every change of any run of the caller's tenant (new runs included). */
+export const RUN_CHANGED = /* GraphQL */ `
+  subscription RunChanged {
+    runChanged { runId status seq }
+  }
+`;
+
+/** Everything the run page shows: the query and the subscription ask for exactly these. */
+const RUN_DETAIL_FIELDS = `
+  ${RUN_SUMMARY_FIELDS}
+  input config output error parentRunId parentTaskId depth
+  tasks {
+    id nodeId nodeType status attempt iteration input output error
+    createdAt updatedAt finishedAt wakeAt awaitedSignal branches queue
+  }
+  history { seq type nodeId attempt at payload actions ignored error }
+  children { id status parentTaskId workflowId }
+  graph { ${GRAPH_FIELDS} }
+`;
+
+export const RUN = /* GraphQL */ `
+  query Run($id: ID!) {
+    run(id: $id) { ${RUN_DETAIL_FIELDS} }
+  }
+`;
+
+export const RUN_UPDATED = /* GraphQL */ `
+  subscription RunUpdated($runId: ID!) {
+    runUpdated(runId: $runId) { ${RUN_DETAIL_FIELDS} }
+  }
+`;
+
+/** The definition of a run's version: which nodes are sensitive. */
+export const VERSION_DEFINITION = /* GraphQL */ `
+  query VersionDefinition($workflowId: String!, $version: Int) {
+    workflowVersion(workflowId: $workflowId, version: $version) { workflowId version definition }
+  }
+`;
+
+export const CANCEL_RUN = /* GraphQL */ `
+  mutation CancelRun($input: CancelRunInput!) {
+    cancelRun(input: $input) { id status seq error finishedAt }
+  }
+`;
+
+export const RETRY_RUN = /* GraphQL */ `
+  mutation RetryRun($input: RetryRunInput!) {
+    retryRun(input: $input) { id status seq version }
+  }
+`;
+
+export const SEND_SIGNAL = /* GraphQL */ `
+  mutation SendSignal($input: SendSignalInput!) {
+    sendSignal(input: $input) { delivered }
+  }
+`;
