@@ -1,4 +1,11 @@
+import { Fragment, useId, useLayoutEffect, useMemo, useRef } from 'react';
 import type { Graph } from '../../api/graph.js';
+import { DagChildLinks } from './DagChildLinks.js';
+import { DagEdge, DagMarkers } from './DagEdge.js';
+import { DagLegend } from './DagLegend.js';
+import { DagNode } from './DagNode.js';
+import { layoutDag } from './layout.js';
+import './dag.css';
 
 /** What {@link DagView} draws and how it reports a choice. */
 export interface DagViewProps {
@@ -13,18 +20,69 @@ export interface DagViewProps {
   childRuns?: ReadonlyMap<string, readonly { runId: string; status: string }[]>;
 }
 
+/** Below this share of its natural size the drawing stops shrinking and scrolls sideways instead. */
+const MIN_SCALE = 0.85;
+
 /**
- * Placeholder drawing: one button per node. Each node element carries `data-node-id` and
- * `data-status` (the contract the browser tests rely on).
+ * A DAG drawn top to bottom in SVG (laid out by dagre, see layout.ts), scaled down to the width
+ * of its container and scrolling sideways once that would make it too small to read, with a
+ * legend under it. Each node element (`<g>`) carries `data-node-id` and `data-status` (the
+ * status, or `UNREACHED`), each edge `data-from`, `data-to` and `data-state`.
  */
 export function DagView(props: DagViewProps) {
+  const { graph, childRuns, selectedNodeId, onSelectNode } = props;
+  const layout = useMemo(() => layoutDag(graph, { childRuns }), [graph, childRuns]);
+  const prefix = `dag${useId().replace(/[^a-zA-Z0-9]/g, '')}`;
+  const scroller = useRef<HTMLDivElement>(null);
+  const shape = layout.nodes.map((n) => n.node.id).join('\n');
+  const focusId = selectedNodeId ?? graph.nodes[0]?.id;
+
+  // A drawing wider than its box opens scrolled to the selected node (else the first, the entry),
+  // once per set of nodes: a run's updates redraw it without moving the reader's scroll.
+  useLayoutEffect(() => {
+    const box = scroller.current;
+    const target = layout.nodes.find((n) => n.node.id === focusId);
+    const svg = box?.querySelector('svg');
+    if (!box || !svg || !target || box.scrollWidth <= box.clientWidth) return;
+    const scale = svg.clientWidth / layout.width;
+    box.scrollLeft = (target.x + target.width / 2) * scale - box.clientWidth / 2;
+  }, [shape]); // not on focusId or layout: only a new set of nodes re-centres
+
+  if (!layout.nodes.length) return <p className="muted">This graph has no nodes.</p>;
+
+  const minWidth = Math.min(layout.width, Math.round(layout.width * MIN_SCALE));
   return (
-    <ul aria-label={props.label}>
-      {props.graph.nodes.map((n) => (
-        <li key={n.id} data-node-id={n.id} data-status={n.status ?? 'UNREACHED'}>
-          <button type="button" onClick={() => props.onSelectNode?.(n.id)}>{n.id} {n.status}</button>
-        </li>
-      ))}
-    </ul>
+    <figure className="dag">
+      {/* Without focusable nodes the box itself takes the focus, so the keyboard can scroll it. */}
+      <div className="dag-scroll" ref={scroller} {...(onSelectNode ? {} : { tabIndex: 0, role: 'region', 'aria-label': `${props.label}, scrollable` })}>
+        <svg
+          className="dag-svg"
+          role="group"
+          aria-label={props.label}
+          viewBox={`0 0 ${layout.width} ${layout.height}`}
+          width={layout.width}
+          height={layout.height}
+          style={{ minWidth }}
+        >
+          <DagMarkers prefix={prefix} />
+          <g className="dag-edges">
+            {layout.edges.map((e) => (
+              <DagEdge key={e.key} item={e} markerPrefix={prefix} />
+            ))}
+          </g>
+          <g className="dag-nodes">
+            {layout.nodes.map((n) => (
+              <Fragment key={n.node.id}>
+                <DagNode item={n} plan={layout.plan} selected={n.node.id === selectedNodeId} onSelect={onSelectNode} />
+                <DagChildLinks item={n} />
+              </Fragment>
+            ))}
+          </g>
+        </svg>
+      </div>
+      <figcaption>
+        <DagLegend layout={layout} />
+      </figcaption>
+    </figure>
   );
 }

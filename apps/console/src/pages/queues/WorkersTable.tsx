@@ -1,0 +1,61 @@
+import { Time } from '../workflows/Time.js';
+import { ago } from './format.js';
+import type { WorkerRow } from './operations.js';
+
+/** The live workers serving a queue the tenant may use; host and pid only when the API shows them (admin keys). */
+export function WorkersTable(props: { workers: WorkerRow[]; now: number }) {
+  const { workers, now } = props;
+  if (!workers.length) return <p className="muted">No live worker serves a queue this tenant may use: tasks wait until one starts.</p>;
+  const hosts = workers.some((w) => w.host !== null || w.pid !== null);
+  return (
+    <div className="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Worker</th>
+            <th scope="col">Queues</th>
+            <th scope="col" className="num">Concurrency</th>
+            <th scope="col">Version</th>
+            <th scope="col">Started</th>
+            <th scope="col">Last heartbeat</th>
+            <th scope="col">Draining since</th>
+            {hosts && <th scope="col">Host / pid</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {workers.map((w) => (
+            <tr key={w.id}>
+              <th scope="row" className="row-head">
+                <code title={w.id}>{w.id.slice(0, 8)}</code>
+              </th>
+              <td className="mono">{w.queues.join(', ')}</td>
+              <td className="num">{w.concurrency}</td>
+              <td className="mono">{w.version}</td>
+              <td>
+                <Time value={w.startedAt} />
+              </td>
+              <td>
+                <Time value={w.lastHeartbeatAt} seconds /> <span className="muted nowrap">({ago(w.lastHeartbeatAt, now)})</span>
+              </td>
+              <td>
+                {w.drainingSince ? (
+                  <>
+                    <span className="mark mark-draining">draining</span> <Time value={w.drainingSince} seconds />
+                  </>
+                ) : (
+                  <span className="muted">—</span>
+                )}
+              </td>
+              {hosts && (
+                <td className="mono">
+                  {w.host ?? '—'}
+                  {w.pid !== null && ` / ${w.pid}`}
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
