@@ -11,9 +11,11 @@ export function errorText(error: CombinedError): string {
       .map((e) => {
         const code = typeof e.extensions?.code === 'string' ? e.extensions.code : undefined;
         const listed = Array.isArray(e.extensions?.problems) ? (e.extensions.problems as Problem[]) : [];
-        // A problem that only repeats the message (no path, no node) adds nothing.
-        const problems = listed.filter((p) => p.path || p.nodeId || p.message !== e.message);
-        const detail = problems.map((p) => `\n  ${[p.path, p.nodeId && `node ${p.nodeId}`].filter(Boolean).join(', ')}: ${p.message}`).join('');
+        // A problem that repeats the message only adds where it is: `(at id)` on the message's line.
+        const repeats = listed.filter((p) => p.message === e.message);
+        const where = repeats.map((p) => [p.path, p.nodeId && `node ${p.nodeId}`].filter(Boolean).join(', ')).filter(Boolean);
+        const problems = listed.filter((p) => p.message !== e.message);
+        const detail = (where.length ? ` (at ${where.join('; ')})` : '') + problems.map((p) => `\n  ${[p.path, p.nodeId && `node ${p.nodeId}`].filter(Boolean).join(', ')}: ${p.message}`).join('');
         return `${code ? `${code}: ` : ''}${e.message}${detail}`;
       })
       .join('\n');

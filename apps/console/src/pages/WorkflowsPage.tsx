@@ -2,7 +2,7 @@ import { Link } from 'react-router';
 import { useQuery } from 'urql';
 import { ErrorText } from '../components/ErrorText.js';
 import { DefaultVersion } from './workflows/DefaultVersion.js';
-import { Time } from './workflows/Time.js';
+import { Time } from '../components/Time.js';
 import { WORKFLOWS, type WorkflowSummary } from './workflows/operations.js';
 import './admin.css';
 

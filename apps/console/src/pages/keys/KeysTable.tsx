@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
-import { Time } from '../workflows/Time.js';
+import { Time } from '../../components/Time.js';
 import { REVOKE_API_KEY, type ApiKeyRow } from './operations.js';
 
 /**

@@ -1,4 +1,4 @@
-import { Time } from '../workflows/Time.js';
+import { Time } from '../../components/Time.js';
 import { ago } from './format.js';
 import type { WorkerRow } from './operations.js';
 

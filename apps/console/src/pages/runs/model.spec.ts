@@ -40,7 +40,7 @@ describe('sensitiveNodes', () => {
       nodes: [
         { node_id: 'a', type: 'HTTP', sensitive: true },
         { node_id: 'b', type: 'CODE', sensitive: false },
-        { node_id: 'c', type: 'CODE' },
+        { node_id: 'c', type: 'CODE', sensitive: null },
         { node_id: 'd', type: 'CODE', sensitive: 'yes' },
       ],
       edges: [],

@@ -3,7 +3,7 @@ import { useQuery } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
 import { DagView } from '../../components/dag/DagView.js';
 import { useCan } from '../../session/session.js';
-import { Time } from './Time.js';
+import { Time } from '../../components/Time.js';
 import { VersionActions } from './VersionActions.js';
 import { VersionMarks } from './VersionMarks.js';
 import { WORKFLOW_VERSION, type VersionDetail, type WorkflowWithVersions } from './operations.js';

@@ -1,5 +1,5 @@
 import { Link } from 'react-router';
-import { Time } from './Time.js';
+import { Time } from '../../components/Time.js';
 import { VersionMarks } from './VersionMarks.js';
 import type { WorkflowWithVersions } from './operations.js';
 
