@@ -20,6 +20,8 @@ export * from './model/rfc3339.js';
 export * from './model/reducers.js';
 export * from './model/storable-json.js';
 export * from './model/payload-hygiene.js';
+export * from './model/schedule.js';
+export * from './model/schedule-times.js';
 export * from './model/validate.js';
 export * from './model/validation/vocabulary.js';
 export * from './model/validation/child-workflows.js';
