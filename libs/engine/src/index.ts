@@ -22,6 +22,7 @@ export * from './model/storable-json.js';
 export * from './model/payload-hygiene.js';
 export * from './model/schedule.js';
 export * from './model/schedule-times.js';
+export * from './model/schedule-plan.js';
 export * from './model/validate.js';
 export * from './model/validation/vocabulary.js';
 export * from './model/validation/child-workflows.js';

@@ -1,12 +1,14 @@
 import { Global, Injectable, Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, TaskLeases } from '@weft/engine/coordinator';
+import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, ScheduleFires, TaskLeases } from '@weft/engine/coordinator';
 import {
   createDataSource,
   QueueReservationRepository,
   QueueViewRepository,
   RunRepository,
+  ScheduleBackfillRepository,
+  ScheduleRepository,
   TenantRepository,
   WorkerRegistryRepository,
   WorkflowRepository,
@@ -121,6 +123,9 @@ export class CoreModule {
         { provide: DueTimers, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.timers },
         { provide: OutboxRelay, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.outbox },
         { provide: LostTaskSweep, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.lostTasks },
+        { provide: ScheduleFires, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.schedules },
+        { provide: ScheduleRepository, inject: [DataSource], useFactory: (ds: DataSource) => new ScheduleRepository(ds) },
+        { provide: ScheduleBackfillRepository, inject: [DataSource], useFactory: (ds: DataSource) => new ScheduleBackfillRepository(ds) },
         { provide: RunRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunRepository(ds) },
         { provide: WorkflowRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkflowRepository(ds) },
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
@@ -141,6 +146,9 @@ export class CoreModule {
         DueTimers,
         OutboxRelay,
         LostTaskSweep,
+        ScheduleFires,
+        ScheduleRepository,
+        ScheduleBackfillRepository,
         RunRepository,
         WorkflowRepository,
         TenantRepository,
