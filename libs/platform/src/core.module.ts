@@ -10,6 +10,7 @@ import {
   ScheduleBackfillRepository,
   ScheduleRepository,
   TenantRepository,
+  VersionLookupRepository,
   WorkerRegistryRepository,
   WorkflowRepository,
 } from '@weft/persistence';
@@ -126,6 +127,7 @@ export class CoreModule {
         { provide: ScheduleFires, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.schedules },
         { provide: ScheduleRepository, inject: [DataSource], useFactory: (ds: DataSource) => new ScheduleRepository(ds) },
         { provide: ScheduleBackfillRepository, inject: [DataSource], useFactory: (ds: DataSource) => new ScheduleBackfillRepository(ds) },
+        { provide: VersionLookupRepository, inject: [DataSource], useFactory: (ds: DataSource) => new VersionLookupRepository(ds) },
         { provide: RunRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunRepository(ds) },
         { provide: WorkflowRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkflowRepository(ds) },
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
@@ -149,6 +151,7 @@ export class CoreModule {
         ScheduleFires,
         ScheduleRepository,
         ScheduleBackfillRepository,
+        VersionLookupRepository,
         RunRepository,
         WorkflowRepository,
         TenantRepository,

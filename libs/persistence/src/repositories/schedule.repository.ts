@@ -274,6 +274,11 @@ export class ScheduleRepository extends TenantScopedRepository {
     });
   }
 
+  /** The database's clock (`clock_timestamp()`), read in the tenant's transaction. */
+  async dbNow(tenantId: string): Promise<Date> {
+    return this.inTenant(tenantId, async (m) => (await sql<{ now: Date }>(m, `SELECT clock_timestamp() AS now`)).rows[0]!.now);
+  }
+
   /** The name of API key `keyId` of the tenant (who paused a schedule), or null. */
   async keyName(tenantId: string, keyId: string): Promise<string | null> {
     if (!isUuid(keyId)) return null;
