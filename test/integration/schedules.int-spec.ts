@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RunCoordinator } from '@weft/engine/coordinator';
-import { ScheduleBackfillRepository, ScheduleRepository } from '@weft/persistence';
+import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
+import { RunRepository, ScheduleBackfillRepository, ScheduleRepository } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, fork, ManualClock, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher, waitFor } from '../support/builders.js';
 import { openReplica, type Replica } from '../support/faults.js';
@@ -8,7 +8,8 @@ import { insertBackfill, insertSchedule, runsOfSchedule, scheduleRow } from '../
 
 /**
  * Schedules fired by the coordinator's schedule room over the real database, on a hand-moved
- * clock: each nominal time starts one run (replicas racing included), overlap policies, the
+ * clock (each test its own; the claim is across tenants, so a test reads its own schedule's runs,
+ * never how many schedules a poll handled): each nominal time starts one run (replicas racing included), overlap policies, the
  * catch-up window after an outage, backfills, pause across a restart, and time zones.
  */
 
@@ -21,10 +22,10 @@ afterAll(async () => {
 });
 
 /** A tenant, a clock, a coordinator on them, an instant workflow (ends at its start) and a held one (waits for signal `go`). */
-async function setup(start = '2030-01-01T00:00:00.000Z') {
+async function setup(start = '2030-01-01T00:00:00.000Z', opts: RunCoordinatorOptions = {}) {
   const { tenantId } = await createTenant(db.ds);
   const clock = new ManualClock(start);
-  const coordinator = new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), { now: clock.now, logger: new MemoryLogger() });
+  const coordinator = new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), { now: clock.now, logger: new MemoryLogger(), ...opts });
   const instant = (await publishWorkflow(db.ds, tenantId, def([fork('a')]))).workflowId;
   const held = (await publishWorkflow(db.ds, tenantId, def([waitFor('w', 'go')]))).workflowId;
   const poll = async (c = coordinator) => {
@@ -66,14 +67,17 @@ describe('exactly once', () => {
     expect(row.skipped).toEqual({ overlap: 0, missed: 0, bufferFull: 0, startFailed: 0, alreadyFired: 0 });
   });
 
-  it('gives the run its schedule and nominal time, in its input and on its row', async () => {
-    const { tenantId, clock, instant, poll } = await setup();
-    const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 60, input: { region: 'eu' } }, clock.now());
+  it('gives the run its schedule and nominal time, in its input (read by templates) and on its row', async () => {
+    const { tenantId, clock, poll } = await setup();
+    const report = (await publishWorkflow(db.ds, tenantId, def([fork('a')], [], { for: '{{ input.schedule.nominalTime }}', by: '{{ input.schedule.id }}', region: '{{ input.region }}' }))).workflowId;
+    const s = await insertSchedule(db.ds, tenantId, report, { intervalSeconds: 60, input: { region: 'eu' } }, clock.now());
     clock.advance(60_000);
-    expect(await poll()).toBe(1);
+    await poll();
     const [run] = await runsOfSchedule(db.ds, tenantId, s.id);
     expect(run!.input).toEqual({ region: 'eu', schedule: { id: s.id, nominalTime: '2030-01-01T00:01:00.000Z' } });
-    expect(run!.status).toBe('SUCCEEDED');
+    const row = await new RunRepository(db.ds).findRun(tenantId, run!.id);
+    expect(row).toMatchObject({ status: 'SUCCEEDED', scheduleId: s.id, nominalTime: new Date('2030-01-01T00:01:00Z'), idempotencyKey: `schedule:${s.id}:2030-01-01T00:01:00.000Z` });
+    expect(row!.output).toEqual({ for: '2030-01-01T00:01:00.000Z', by: s.id, region: 'eu' });
   });
 
   it('starts no second run for a nominal time whose run exists (the idempotency key)', async () => {
@@ -101,8 +105,20 @@ describe('exactly once', () => {
 
 describe('downtime', () => {
   it('after a stop longer than the catch-up window fires only the times within it and counts the rest as missed', async () => {
-    const { tenantId, clock, instant, poll } = await setup();
+    // The claim is across tenants, so this coordinator also fires the schedules earlier tests left: keep this one's notes.
+    const notes: { fired: { source: string; lagMs: number }[]; skipped: { reason: string; count: number }[] } = { fired: [], skipped: [] };
+    let mine = '';
+    const observer = {
+      runStarted: () => undefined,
+      runFinished: () => undefined,
+      leaseRecovered: () => undefined,
+      timerFired: () => undefined,
+      scheduleFired: (n: { scheduleId: string; source: string; lagMs: number }) => void (n.scheduleId === mine && notes.fired.push({ source: n.source, lagMs: n.lagMs })),
+      scheduleSkipped: (n: { scheduleId: string; reason: string; count: number }) => void (n.scheduleId === mine && notes.skipped.push({ reason: n.reason, count: n.count })),
+    };
+    const { tenantId, clock, instant, poll } = await setup('2030-01-01T00:00:00.000Z', { observer });
     const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 10, catchUpSeconds: 30, overlapPolicy: 'allow_all' }, clock.now());
+    mine = s.id;
     const start = clock.now().getTime();
     clock.advance(10 * 60_000); // ten minutes down: 60 nominal times
     await poll();
@@ -113,6 +129,9 @@ describe('downtime', () => {
     expect(row.skipped.missed).toBe(56);
     expect(row.firedCount).toBe(4);
     expect(row.nextFireAt?.toISOString()).toBe(iso(start + 610_000));
+    // What the metrics are told: four clock fires, 30, 20, 10 and 0 s behind their nominal times, and 56 missed.
+    expect(notes.fired).toEqual([30_000, 20_000, 10_000, 0].map((lagMs) => ({ source: 'clock', lagMs })));
+    expect(notes.skipped).toEqual([{ reason: 'missed', count: 56 }]);
   });
 
   it('holds a pause across a scheduler restart, and resumes from now on unpause', async () => {
@@ -120,12 +139,13 @@ describe('downtime', () => {
     const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 60 }, clock.now());
     await new ScheduleRepository(db.ds).setPaused(tenantId, s.id, { paused: true, note: 'maintenance', by: 'ops', now: clock.now() });
     clock.advance(5 * 60_000);
-    expect(await poll()).toBe(0);
+    await poll();
+    expect(await runsOfSchedule(db.ds, tenantId, s.id)).toEqual([]);
     // A new scheduler process (another coordinator, another pool) sees the same pause.
     const restarted = await openReplica(db.url, { now: clock.now });
     try {
       clock.advance(5 * 60_000);
-      expect(await restarted.coordinator.schedules.fireDue(200)).toBe(0);
+      await restarted.coordinator.schedules.fireDue(200);
       expect(await runsOfSchedule(db.ds, tenantId, s.id)).toEqual([]);
       const row = await scheduleRow(db.ds, tenantId, s.id);
       expect(row).toMatchObject({ paused: true, pauseNote: 'maintenance', pausedBy: 'ops' });
