@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
-import { RunRepository, ScheduleBackfillRepository, ScheduleRepository } from '@weft/persistence';
+import { RunRepository, ScheduleBackfillRepository, ScheduleRepository, WorkflowRepository } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, fork, ManualClock, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher, waitFor } from '../support/builders.js';
-import { openReplica, type Replica } from '../support/faults.js';
+import { act, installFault, openReplica, type Replica } from '../support/faults.js';
+import type { WeftConfig } from '@weft/platform';
+import { Scheduler } from '@weft/scheduler';
 import { insertBackfill, insertSchedule, runsOfSchedule, scheduleRow } from '../support/schedules.js';
 
 /**
@@ -45,17 +47,21 @@ describe('exactly once', () => {
     for (const r of replicas) await r.close();
   });
 
-  it('fires each nominal time of an every-second schedule once while two scheduler replicas race for a minute', async () => {
+  it('fires each nominal time of an every-second schedule once while two schedulers race for a minute', async () => {
     const { tenantId, clock, instant } = await setup();
+    // Two scheduler processes: each its own pool, coordinator and Scheduler (all four pollers).
     replicas = [await openReplica(db.url, { now: clock.now }), await openReplica(db.url, { now: clock.now })];
     await Promise.all(replicas.map((r) => r.warm()));
+    const probe = { hasJob: async () => true };
+    const schedulers = replicas.map((r) => Scheduler.create(r.coordinator, { schedulerIntervalMs: 1_000 } as WeftConfig, probe));
     const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 1, overlapPolicy: 'allow_all' }, clock.now());
     const start = clock.now().getTime();
     // Uneven steps, so a step sometimes brings no fire and sometimes two.
     const steps = [700, 300, 1300, 900, 1100, 400, 1600];
     for (let i = 0; clock.now().getTime() - start < 60_000; i++) {
       clock.advance(Math.min(steps[i % steps.length]!, 60_000 - (clock.now().getTime() - start)));
-      await Promise.all(replicas.flatMap((r) => [r.coordinator.schedules.fireDue(200), r.coordinator.schedules.fireDue(200)]));
+      // Each scheduler polls twice per step, all four polls at once.
+      await Promise.all(schedulers.flatMap((x) => [x.pollOnce(), x.schedules.pollOnce()]));
     }
     const runs = await runsOfSchedule(db.ds, tenantId, s.id);
     const expected = Array.from({ length: 60 }, (_, k) => iso(start + (k + 1) * 1000));
@@ -80,6 +86,34 @@ describe('exactly once', () => {
     expect(row!.output).toEqual({ for: '2030-01-01T00:01:00.000Z', by: s.id, region: 'eu' });
   });
 
+  it('after a crash between starting the run and advancing the schedule, fires that nominal time again, once', async () => {
+    const { tenantId, clock, instant, poll } = await setup();
+    const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 60 }, clock.now());
+    // The schedule's advance (the UPDATE after the run's start, in the same transaction) fails once.
+    const crash = await installFault(db.owner, {
+      table: 'schedules',
+      events: 'UPDATE',
+      when: `NEW.id = '${s.id}' AND NEW.fired_count > OLD.fired_count`,
+      action: act.raise('XX000', 'scheduler died'),
+      times: 1,
+    });
+    try {
+      clock.advance(60_000);
+      await poll();
+      expect(await crash.hits()).toBe(1);
+      // The run rolled back with the advance; the schedule still owes 00:01.
+      expect(await runsOfSchedule(db.ds, tenantId, s.id)).toEqual([]);
+      expect((await scheduleRow(db.ds, tenantId, s.id)).nextFireAt?.toISOString()).toBe('2030-01-01T00:01:00.000Z');
+      // Claimed again once the dead scheduler's claim lease is over.
+      clock.advance(10_000);
+      await poll();
+      expect((await runsOfSchedule(db.ds, tenantId, s.id)).map((r) => r.nominal)).toEqual(['2030-01-01T00:01:00.000Z']);
+      expect((await scheduleRow(db.ds, tenantId, s.id)).firedCount).toBe(1);
+    } finally {
+      await crash.remove();
+    }
+  });
+
   it('starts no second run for a nominal time whose run exists (the idempotency key)', async () => {
     const { tenantId, clock, instant, poll } = await setup();
     const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 60 }, clock.now());
@@ -100,6 +134,26 @@ describe('exactly once', () => {
     await poll();
     expect((await runsOfSchedule(db.ds, tenantId, s.id)).map((r) => r.nominal)).toEqual(['2030-01-01T00:01:00.000Z']);
     expect((await scheduleRow(db.ds, tenantId, s.id)).skipped.alreadyFired).toBe(1);
+  });
+});
+
+describe('a run that cannot start', () => {
+  it('is skipped as start_failed with the reason kept, and the schedule moves on', async () => {
+    const { tenantId, clock, instant, poll } = await setup();
+    const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 60, version: 1 }, clock.now());
+    await new WorkflowRepository(db.ds).setDeprecated(tenantId, instant, 1, true);
+    clock.advance(60_000);
+    await poll();
+    let row = await scheduleRow(db.ds, tenantId, s.id);
+    expect(row).toMatchObject({ firedCount: 0, skipped: expect.objectContaining({ startFailed: 1 }) });
+    expect(row.lastError).toMatch(/^the run for 2030-01-01T00:01:00.000Z could not start: .*deprecated/);
+    expect(row.nextFireAt?.toISOString()).toBe('2030-01-01T00:02:00.000Z');
+    // Restored, the next fire starts its run and clears the error.
+    await new WorkflowRepository(db.ds).setDeprecated(tenantId, instant, 1, false);
+    clock.advance(60_000);
+    await poll();
+    row = await scheduleRow(db.ds, tenantId, s.id);
+    expect(row).toMatchObject({ firedCount: 1, lastError: null, lastNominalTime: new Date('2030-01-01T00:02:00Z') });
   });
 });
 
