@@ -24,7 +24,9 @@ const POLICIES = `'skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all
  *   RUNNING ones for the overlap check (`runs_schedule_active`).
  * - `weft_claim_due_schedules(now, limit, lease_until)` (SECURITY DEFINER, owned by
  *   `weft_claimer`): claims up to `limit` unpaused schedules with work, skipping rows another
- *   replica holds (`FOR UPDATE SKIP LOCKED`) and those still under another claim: a fire due
+ *   replica holds (`FOR UPDATE SKIP LOCKED`) and those still under another claim. Candidates
+ *   come through three partial indexes (due times, buffered fires, unfinished backfills), so a
+ *   poll reads the schedules with work, not every schedule. With work means: a fire due
  *   (`next_due_at <= now`), or buffered fires or an unfinished backfill that may proceed (no
  *   RUNNING run of the schedule, or a policy that does not wait for one). Sets `claimed_until`
  *   and returns ids and times only. `weft_claimer` may read those columns of every tenant and
@@ -78,6 +80,7 @@ export class Schedules1765612800000 implements MigrationInterface {
         CHECK (end_at IS NULL OR start_at IS NULL OR end_at > start_at)
       );
       CREATE INDEX schedules_due ON schedules (next_due_at) WHERE NOT paused AND next_due_at IS NOT NULL;
+      -- The claim's candidates across tenants: schedules holding buffered fires.
       CREATE INDEX schedules_buffered ON schedules (tenant_id, id) WHERE cardinality(buffered_times) > 0;
       CREATE INDEX schedules_workflow ON schedules (tenant_id, workflow_id);
 
@@ -98,6 +101,8 @@ export class Schedules1765612800000 implements MigrationInterface {
         CHECK (to_time >= from_time)
       );
       CREATE INDEX schedule_backfills_open ON schedule_backfills (tenant_id, schedule_id, created_at) WHERE finished_at IS NULL;
+      -- The claim's candidates across tenants: the (few) unfinished backfills.
+      CREATE INDEX schedule_backfills_unfinished ON schedule_backfills (finished_at) WHERE finished_at IS NULL;
       CREATE INDEX schedule_backfills_schedule ON schedule_backfills (tenant_id, schedule_id, created_at);
 
       ALTER TABLE runs ADD COLUMN schedule_id uuid, ADD COLUMN nominal_time timestamptz;
@@ -127,8 +132,19 @@ export class Schedules1765612800000 implements MigrationInterface {
         RETURNS TABLE (tenant_id uuid, schedule_id uuid, due_at timestamptz, claimed_at timestamptz)
         LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
         AS $$
-          WITH due AS (
+          -- Candidates through three small indexes (due, buffered, open backfills), never a scan
+          -- of every schedule; then the full condition on each, under the row lock.
+          WITH candidates AS (
+            SELECT s.tenant_id, s.id FROM public.schedules s
+             WHERE NOT s.paused AND s.next_due_at IS NOT NULL AND s.next_due_at <= COALESCE(p_now, now())
+            UNION
+            SELECT s.tenant_id, s.id FROM public.schedules s WHERE cardinality(s.buffered_times) > 0
+            UNION
+            SELECT b.tenant_id, b.schedule_id FROM public.schedule_backfills b WHERE b.finished_at IS NULL
+          ),
+          due AS (
             SELECT s.tenant_id, s.id, s.next_due_at FROM public.schedules s
+              JOIN candidates c ON c.tenant_id = s.tenant_id AND c.id = s.id
              WHERE NOT s.paused
                AND (s.claimed_until IS NULL OR s.claimed_until <= COALESCE(p_now, now()))
                AND (s.next_due_at <= COALESCE(p_now, now())
