@@ -109,6 +109,8 @@ describe('firing over the API', () => {
     const back = (await admin.request(`mutation($id: ID!) { unpauseSchedule(id: $id, note: "done") { paused pauseNote nextFireAt } }`, { id: s.id })).unpauseSchedule;
     expect(back).toMatchObject({ paused: false, pauseNote: 'done' });
     expect(new Date(back.nextFireAt).getTime()).toBeGreaterThan(Date.parse(s.nextFireAt) - 1);
+    const long = await rejection(admin.request(`mutation($id: ID!, $n: String) { pauseSchedule(id: $id, note: $n) { id } }`, { id: s.id, n: 'x'.repeat(2_001) }));
+    expect((long.errors[0]?.extensions?.problems as any[]).map((p) => p.path)).toEqual(['note']);
   });
 
   it('updates the timing (an interval replaces the cron) and deletes, keeping the runs', async () => {

@@ -1,6 +1,5 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
 import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
-import { MAX_SCHEDULE_NOTE_CHARS } from '@weft/engine';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
@@ -59,7 +58,7 @@ export class SchedulesResolver {
     @Args('note', { type: () => String, nullable: true }, validate) note: string | null | undefined,
     @Context('principal') principal: Principal,
   ): Promise<ScheduleObject> {
-    return this.service.setPaused(principal, id, true, clip(note));
+    return this.service.setPaused(principal, id, true, note ?? null);
   }
 
   @Mutation(() => ScheduleObject, { description: 'Unpauses the schedule; its next fire time is computed from now, so nothing missed while paused fires.' })
@@ -69,7 +68,7 @@ export class SchedulesResolver {
     @Args('note', { type: () => String, nullable: true }, validate) note: string | null | undefined,
     @Context('principal') principal: Principal,
   ): Promise<ScheduleObject> {
-    return this.service.setPaused(principal, id, false, clip(note));
+    return this.service.setPaused(principal, id, false, note ?? null);
   }
 
   @Mutation(() => ScheduleFireObject, { description: 'Fires the schedule now (nominal time: now) under its overlap policy; its clock is not moved.' })
@@ -103,7 +102,7 @@ export class SchedulesResolver {
     return this.service.recentRuns(s, first);
   }
 
-  @ResolveField(() => [GraphQLDateTime], { description: 'The next nominal fire times (at most 100), from nextFireAt on; fewer when the schedule ends.' })
+  @ResolveField(() => [GraphQLDateTime], { description: 'The next nominal fire times (at most 100), from nextFireAt on; fewer when the schedule ends. While paused, the times it had before the pause (unpausing computes them again from then).' })
   upcoming(@Parent() s: ScheduleObject, @Args('count', { type: () => Int, defaultValue: 5 }) count: number): Date[] {
     return this.service.upcoming(s, count);
   }
@@ -112,8 +111,4 @@ export class SchedulesResolver {
   backfills(@Parent() s: ScheduleObject, @Args('first', { type: () => Int, defaultValue: 10 }) first: number): Promise<ScheduleBackfillObject[]> {
     return this.service.backfillsOf(s, first);
   }
-}
-
-function clip(note: string | null | undefined): string | null {
-  return note == null ? null : note.slice(0, MAX_SCHEDULE_NOTE_CHARS);
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
-import { firstFire, fireTimesBetween, MAX_BACKFILL_FIRES, upcomingFireTimes, WeftError, type OverlapPolicy, type Problem } from '@weft/engine';
+import { firstFire, fireTimesBetween, MAX_BACKFILL_FIRES, MAX_SCHEDULE_NOTE_CHARS, upcomingFireTimes, WeftError, type OverlapPolicy, type Problem } from '@weft/engine';
 import { ScheduleFires, timingOf } from '@weft/engine/coordinator';
 import {
   isUuid,
@@ -78,9 +78,14 @@ export class SchedulesService {
     return toScheduleObject(row);
   }
 
-  /** Pauses (`paused`) or unpauses the schedule with `note`, recording the caller's key name; unpausing fires nothing that came due while paused. */
+  /**
+   * Pauses (`paused`) or unpauses the schedule with `note`, recording the caller's key name;
+   * unpausing fires nothing that came due while paused.
+   * @throws WeftError NOT_FOUND; BAD_USER_INPUT for a note over MAX_SCHEDULE_NOTE_CHARS.
+   */
   async setPaused(p: Principal, id: string, paused: boolean, note: string | null): Promise<ScheduleObject> {
     const current = await this.row(p.tenantId, id);
+    if (note !== null && note.length > MAX_SCHEDULE_NOTE_CHARS) throw badInput('note', `must be at most ${MAX_SCHEDULE_NOTE_CHARS} characters`);
     const now = await this.schedules.dbNow(p.tenantId);
     const by = await this.schedules.keyName(p.tenantId, p.keyId);
     const next = paused ? undefined : firstFire({ ...timingOf(current) }, current.id, now, current.jitterSeconds);
