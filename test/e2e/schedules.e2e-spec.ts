@@ -69,6 +69,16 @@ describe('createSchedule', () => {
     expect(err.code).toBe('FORBIDDEN');
     expect((await viewer.request(`{ schedules { edges { node { id } } } }`)).schedules.edges.length).toBeGreaterThan(0);
   });
+
+  it('pages schedules in creation order by cursor, and refuses a cursor it did not give', async () => {
+    for (let i = 0; i < 2; i++) await create(admin, { workflowId: 'nightly', cron: '@daily' });
+    const first = (await admin.request(`{ schedules(first: 1) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`)).schedules;
+    expect(first.pageInfo.hasNextPage).toBe(true);
+    const next = (await admin.request(`query($a: String) { schedules(first: 1, after: $a) { edges { node { id } } } }`, { a: first.pageInfo.endCursor })).schedules;
+    expect(next.edges[0].node.id > first.edges[0].node.id).toBe(true);
+    const err = await rejection(admin.request(`{ schedules(after: "page-2") { edges { cursor } } }`));
+    expect((err.errors[0]?.extensions?.problems as any[]).map((p) => p.path)).toEqual(['after']);
+  });
 });
 
 describe('firing over the API', () => {

@@ -48,6 +48,7 @@ export class SchedulesService {
   async list(p: Principal, workflowId: string | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<ScheduleConnection> {
     const n = first ?? SCHEDULES_FIRST_DEFAULT;
     if (!Number.isInteger(n) || n < 1 || n > SCHEDULES_FIRST_MAX) throw badInput('first', `must be between 1 and ${SCHEDULES_FIRST_MAX}`);
+    if (after != null && !isUuid(after)) throw badInput('after', 'is not a cursor of this list (an endCursor of a previous page)');
     const rows = await this.schedules.list(p.tenantId, { workflowId: workflowId ?? undefined, first: n, after: after ?? undefined });
     const page = rows.slice(0, n).map(toScheduleObject);
     return {
