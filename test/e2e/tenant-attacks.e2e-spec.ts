@@ -40,6 +40,8 @@ describe("tenant B attacking tenant A's objects", () => {
     idempotencyKey: 'a-order-42',
     idempotentRun: '',
     cursor: '',
+    scheduleId: '',
+    backfillId: '',
   };
   const sockets: Client[] = [];
 
@@ -118,6 +120,12 @@ describe("tenant B attacking tenant A's objects", () => {
     // A has a backlog on a queue of its own that no worker serves.
     await publish(a, 'a-backlog', { nodes: [{ ...jsNode('queued', 'return {};'), queue: 'a-private' }], edges: [] });
     await start(a, 'a-backlog');
+    // A has a schedule (that fires once a year) and a backfill of it.
+    await publish(a, 'a-nightly', { nodes: [{ node_id: 'n', type: 'FORK' }], edges: [] });
+    A.scheduleId = (await a.request(`mutation { createSchedule(input: {workflowId: "a-nightly", cron: "@yearly", note: "A-only"}) { id } }`)).createSchedule.id;
+    A.backfillId = (
+      await a.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2029-01-01T00:00:00Z", to: "2030-01-01T00:00:00Z") { id } }`, { id: A.scheduleId })
+    ).backfillSchedule.id;
   }, 60_000);
 
   afterAll(async () => {
@@ -345,6 +353,61 @@ describe("tenant B attacking tenant A's objects", () => {
         expect(r.errors.map((e) => e.extensions?.code)).toEqual([NOT_FOUND]);
       },
     },
+    // --- schedules
+    {
+      name: 'lists schedules, and runs, by A’s workflow and schedule',
+      fields: ['schedules', 'runs'],
+      run: async () => {
+        const own = await b.request(`query($w: String) { schedules(workflowId: $w) { edges { node { id } } } }`, { w: 'a-nightly' });
+        expect(own.schedules.edges).toEqual([]);
+        const all = await b.request(`{ schedules(first: 200) { edges { node { id } } } }`);
+        expect(all.schedules.edges.map((e: any) => e.node.id)).not.toContain(A.scheduleId);
+        const runs = await b.request(`query($s: ID) { runs(filter: {scheduleId: $s}) { edges { node { id } } } }`, { s: A.scheduleId });
+        expect(runs.runs.edges).toEqual([]);
+      },
+    },
+    { name: 'reads A’s schedule', fields: ['schedule'], run: () => expectNotFound(b.request(`query($id: ID!) { schedule(id: $id) { id note } }`, { id: A.scheduleId }), 'schedule') },
+    {
+      name: 'reads A’s backfill',
+      fields: ['scheduleBackfill'],
+      run: () => expectNotFound(b.request(`query($id: ID!) { scheduleBackfill(id: $id) { id total } }`, { id: A.backfillId }), 'scheduleBackfill'),
+    },
+    {
+      name: 'schedules A’s workflow: refused exactly as a workflow nobody has',
+      fields: ['createSchedule'],
+      run: async () => {
+        const attempt = (w: string) => rejection(b.request(`mutation($w: String!) { createSchedule(input: {workflowId: $w, cron: "@daily"}) { id } }`, { w }));
+        const [theirs, nobodys] = [await attempt('a-nightly'), await attempt('nobody-has-this')];
+        expect(theirs.code).toBe('BAD_USER_INPUT');
+        expect(theirs.errors[0]!.extensions!.problems).toEqual([{ path: 'workflowId', message: 'workflow a-nightly not found' }]);
+        expect(nobodys.errors[0]!.extensions!.problems).toEqual([{ path: 'workflowId', message: 'workflow nobody-has-this not found' }]);
+      },
+    },
+    {
+      name: 'changes A’s schedule',
+      fields: ['updateSchedule'],
+      run: () => expectNotFound(b.request(`mutation($i: UpdateScheduleInput!) { updateSchedule(input: $i) { id } }`, { i: { id: A.scheduleId, workflowId: 'b-own', cron: '* * * * *' } }), 'updateSchedule'),
+    },
+    {
+      name: 'pauses and unpauses A’s schedule',
+      fields: ['pauseSchedule', 'unpauseSchedule'],
+      run: async () => {
+        await expectNotFound(b.request(`mutation($id: ID!) { pauseSchedule(id: $id, note: "B") { id } }`, { id: A.scheduleId }), 'pauseSchedule');
+        await expectNotFound(b.request(`mutation($id: ID!) { unpauseSchedule(id: $id, note: "B") { id } }`, { id: A.scheduleId }), 'unpauseSchedule');
+      },
+    },
+    {
+      name: 'fires A’s schedule now',
+      fields: ['triggerSchedule'],
+      run: () => expectNotFound(b.request(`mutation($id: ID!) { triggerSchedule(id: $id) { outcome run { id } } }`, { id: A.scheduleId }), 'triggerSchedule'),
+    },
+    {
+      name: 'backfills A’s schedule',
+      fields: ['backfillSchedule'],
+      run: () =>
+        expectNotFound(b.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2031-01-01T00:00:00Z", to: "2032-01-01T00:00:00Z") { id } }`, { id: A.scheduleId }), 'backfillSchedule'),
+    },
+    { name: 'deletes A’s schedule', fields: ['deleteSchedule'], run: () => expectNotFound(b.request(`mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: A.scheduleId }), 'deleteSchedule') },
   ];
 
   it('covers every root field of the schema with at least one attack', async () => {
@@ -367,6 +430,9 @@ describe("tenant B attacking tenant A's objects", () => {
     expect(w.workflow).toEqual({ defaultVersion: 2, latestVersion: 2, versions: [{ version: 1, deprecated: false }, { version: 2, deprecated: false }] });
     const keys = (await a.request(`{ apiKeys { id revokedAt } }`)).apiKeys;
     expect(keys.filter((k: any) => [A.adminKeyId, A.viewerKeyId].includes(k.id)).map((k: any) => k.revokedAt)).toEqual([null, null]);
+    const sched = (await a.request(`query($id: ID!) { schedule(id: $id) { paused note cron workflowId backfills { id } } }`, { id: A.scheduleId })).schedule;
+    expect(sched).toEqual({ paused: false, note: 'A-only', cron: '@yearly', workflowId: 'a-nightly', backfills: [{ id: A.backfillId }] });
+    expect((await a.request(`query($s: ID) { runs(filter: {scheduleId: $s}) { edges { node { nominalTime } } } }`, { s: A.scheduleId })).runs.edges.length).toBeLessThanOrEqual(2);
     // A's own signal still reaches its node (no signal of B's was buffered into A's run first).
     expect((await signal(a, A.waitingRun, 'go')).sendSignal.delivered).toBe(true);
     const done = await waitRun(a, A.waitingRun);

@@ -201,7 +201,7 @@ describe('the lease sweep', () => {
 
     h.clock.advance(DISPATCH_LEASE);
     const scheduler = Scheduler.create(h.coordinator, { schedulerIntervalMs: 1_000 } as WeftConfig, queues);
-    expect(await scheduler.pollOnce()).toEqual({ timers: 0, relayed: 0, redispatched: 1 });
+    expect(await scheduler.pollOnce()).toEqual({ timers: 0, schedules: 0, relayed: 0, redispatched: 1 });
     const again = await h.q.getJob(jobId(t.taskId, 1));
     expect(again?.data).toMatchObject({ taskId: t.taskId, attempt: 1 });
     expect(await again!.isDelayed()).toBe(false); // due by the coordinator's clock: no delay

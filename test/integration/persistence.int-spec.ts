@@ -49,7 +49,22 @@ describe('migrations', () => {
   it('built every table and are idempotent', async () => {
     const tables = await db.ds.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
     expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual(
-      ['api_keys', 'migrations', 'outbox', 'queue_reservations', 'run_events', 'runs', 'signals', 'tasks', 'tenants', 'workers', 'workflow_versions', 'workflows'],
+      [
+        'api_keys',
+        'migrations',
+        'outbox',
+        'queue_reservations',
+        'run_events',
+        'runs',
+        'schedule_backfills',
+        'schedules',
+        'signals',
+        'tasks',
+        'tenants',
+        'workers',
+        'workflow_versions',
+        'workflows',
+      ],
     );
     expect(await runMigrations(db.ownerUrl)).toEqual([]);
   });

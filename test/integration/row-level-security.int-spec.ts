@@ -24,13 +24,15 @@ interface Ids {
   run: string;
   task: string;
   signal: string;
+  schedule: string;
+  backfill: string;
 }
 
-const freshIds = (tenant: string): Ids => ({ tenant, key: uuidv7(), run: uuidv7(), task: uuidv7(), signal: uuidv7() });
+const freshIds = (tenant: string): Ids => ({ tenant, key: uuidv7(), run: uuidv7(), task: uuidv7(), signal: uuidv7(), schedule: uuidv7(), backfill: uuidv7() });
 
 /** The INSERT of each tenant table for `ids`, parents first (a table's row may need the ones before it). */
 function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
-  const { tenant, key, run, task, signal } = ids;
+  const { tenant, key, run, task, signal, schedule, backfill } = ids;
   return [
     ['tenants', { sql: `INSERT INTO tenants (id, name) VALUES ($1, $2)`, params: [tenant, `tenant ${n}`] }],
     [
@@ -67,6 +69,20 @@ function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
       { sql: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, $2, $3, 1, 'http', now())`, params: [tenant, run, task] },
     ],
     ['queue_reservations', { sql: `INSERT INTO queue_reservations (tenant_id, queue) VALUES ($1, $2)`, params: [tenant, `reserved-${n}`] }],
+    [
+      'schedules',
+      {
+        sql: `INSERT INTO schedules (tenant_id, id, workflow_id, interval_seconds, next_fire_at, next_due_at) VALUES ($1, $2, $3, 60, now() - interval '1 hour', now() - interval '1 hour')`,
+        params: [tenant, schedule, `wf-${n}`],
+      },
+    ],
+    [
+      'schedule_backfills',
+      {
+        sql: `INSERT INTO schedule_backfills (tenant_id, id, schedule_id, from_time, to_time, total) VALUES ($1, $2, $3, now(), now(), 0)`,
+        params: [tenant, backfill, schedule],
+      },
+    ],
   ];
 }
 
@@ -82,6 +98,8 @@ const TABLES: Record<string, { tenantColumn: string; touch: string }> = {
   run_events: { tenantColumn: 'tenant_id', touch: `error = error` },
   outbox: { tenantColumn: 'tenant_id', touch: `queue = queue` },
   queue_reservations: { tenantColumn: 'tenant_id', touch: `queue = queue` },
+  schedules: { tenantColumn: 'tenant_id', touch: `note = note` },
+  schedule_backfills: { tenantColumn: 'tenant_id', touch: `total = total` },
 };
 
 /**
@@ -278,7 +296,7 @@ describe('the runtime role', () => {
 describe.each(Object.keys(TABLES))('table %s', (table) => {
   const { tenantColumn, touch } = TABLES[table]!;
   // A fresh row of tenant A for this table (its parents are A's fixture rows).
-  const extra = (tenant: Ids, n: number) => rowsOf({ ...freshIds(tenant.tenant), run: tenant.run, task: uuidv7() }, n).find(([t]) => t === table)![1];
+  const extra = (tenant: Ids, n: number) => rowsOf({ ...freshIds(tenant.tenant), run: tenant.run, task: uuidv7(), schedule: table === 'schedules' ? uuidv7() : tenant.schedule }, n).find(([t]) => t === table)![1];
   const newRowOf = (ids: Ids): Row => {
     if (table === 'tenants') return { sql: `INSERT INTO tenants (id, name) VALUES ($1, 'x')`, params: [ids.tenant] };
     if (table === 'workflows') return { sql: `INSERT INTO workflows (tenant_id, id) VALUES ($1, 'another')`, params: [ids.tenant] };
@@ -367,6 +385,7 @@ describe('the cross-tenant paths', () => {
     );
     expect(acl.map((a) => a.proname)).toEqual([
       'weft_api_key_candidates',
+      'weft_claim_due_schedules',
       'weft_claim_due_timers',
       'weft_claim_lost_tasks',
       'weft_claim_outbox',

@@ -11,7 +11,19 @@ import { readCatalogKeys, tenantKeyBreaches } from '../support/tenant-key-rule.j
  */
 
 /** Tables owned by one tenant: every row has `tenant_id`. */
-const TENANT_TABLES = ['api_keys', 'outbox', 'queue_reservations', 'run_events', 'runs', 'signals', 'tasks', 'workflow_versions', 'workflows'];
+const TENANT_TABLES = [
+  'api_keys',
+  'outbox',
+  'queue_reservations',
+  'run_events',
+  'runs',
+  'schedule_backfills',
+  'schedules',
+  'signals',
+  'tasks',
+  'workflow_versions',
+  'workflows',
+];
 
 /** Tables without `tenant_id`, and why. */
 const GLOBAL_TABLES: Record<string, string> = {
@@ -46,6 +58,8 @@ describe('the migrated schema', () => {
       'queue_reservations(tenant_id, queue)',
       'run_events(tenant_id, run_id, seq)',
       'runs(tenant_id, id)',
+      'schedule_backfills(tenant_id, id)',
+      'schedules(tenant_id, id)',
       'signals(tenant_id, id)',
       'tasks(tenant_id, id)',
       'tenants(id)',
@@ -67,6 +81,10 @@ describe('the migrated schema', () => {
       'runs(tenant_id, parent_run_id) -> runs(tenant_id, id)',
       'runs(tenant_id) -> tenants(id)',
       'runs(tenant_id, workflow_id, version) -> workflow_versions(tenant_id, workflow_id, version)',
+      'schedule_backfills(tenant_id, schedule_id) -> schedules(tenant_id, id)',
+      'schedules(tenant_id) -> tenants(id)',
+      'schedules(tenant_id, workflow_id) -> workflows(tenant_id, id)',
+      'schedules(tenant_id, workflow_id, version) -> workflow_versions(tenant_id, workflow_id, version)',
       'signals(tenant_id, run_id) -> runs(tenant_id, id)',
       'tasks(tenant_id, run_id) -> runs(tenant_id, id)',
       'workflow_versions(tenant_id, workflow_id) -> workflows(tenant_id, id)',

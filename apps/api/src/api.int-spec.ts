@@ -6,13 +6,16 @@ import { createClient, type Client } from 'graphql-ws';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { WeftError, type JsonValue } from '@weft/engine';
-import { RunCommands } from '@weft/engine/coordinator';
+import { RunCommands, ScheduleFires } from '@weft/engine/coordinator';
 import {
   QueueReservationRepository,
   QueueViewRepository,
   RunRepository,
+  ScheduleBackfillRepository,
+  ScheduleRepository,
   TenantRepository,
   TransientDbError,
+  VersionLookupRepository,
   WorkerRegistryRepository,
   WorkflowRepository,
   type RunEntity,
@@ -158,8 +161,27 @@ const commands = {
     { provide: QueueReservationRepository, useValue: { access: async () => new Map() } },
     { provide: QueueViewRepository, useValue: { queues: async () => [] } },
     { provide: WorkerRegistryRepository, useValue: { live: async () => [] } },
+    // Schedules are not exercised here (test/e2e/schedules.e2e-spec.ts drives them on a real platform).
+    { provide: ScheduleRepository, useValue: {} },
+    { provide: ScheduleBackfillRepository, useValue: {} },
+    { provide: VersionLookupRepository, useValue: {} },
+    { provide: ScheduleFires, useValue: {} },
   ],
-  exports: [WEFT_CONFIG, TenantRepository, WorkflowRepository, RunRepository, RunCommands, WeftMetrics, QueueReservationRepository, QueueViewRepository, WorkerRegistryRepository],
+  exports: [
+    WEFT_CONFIG,
+    TenantRepository,
+    WorkflowRepository,
+    RunRepository,
+    RunCommands,
+    WeftMetrics,
+    QueueReservationRepository,
+    QueueViewRepository,
+    WorkerRegistryRepository,
+    ScheduleRepository,
+    ScheduleBackfillRepository,
+    VersionLookupRepository,
+    ScheduleFires,
+  ],
 })
 class FakeCoreModule {}
 

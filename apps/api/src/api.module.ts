@@ -19,6 +19,8 @@ import { QueuesService } from './queues/queues.service.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
 import { RunsResolver } from './runs/runs.resolver.js';
 import { RunsService } from './runs/runs.service.js';
+import { SchedulesResolver } from './schedules/schedules.resolver.js';
+import { SchedulesService } from './schedules/schedules.service.js';
 import { SocketServer } from './sockets/socket-server.service.js';
 import { WorkflowResolver, WorkflowsResolver } from './workflows/workflows.resolver.js';
 import { WorkflowsService } from './workflows/workflows.service.js';
@@ -56,6 +58,8 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     WhoamiResolver,
     QueuesService,
     QueuesResolver,
+    SchedulesService,
+    SchedulesResolver,
   ],
 })
 export class ApiModule {}

@@ -4,3 +4,4 @@ export { Scheduler } from './scheduler.js';
 export { DueTimersPoller } from './pollers/due-timers.poller.js';
 export { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
 export { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
+export { SchedulesPoller } from './pollers/schedules.poller.js';

@@ -5,10 +5,11 @@ import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { DueTimersPoller } from './pollers/due-timers.poller.js';
 import { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
 import { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
+import { SchedulesPoller } from './pollers/schedules.poller.js';
 
 /**
- * The scheduler's three pollers, each on its own timer every `WEFT_SCHEDULER_INTERVAL_MS`: due
- * timers, the outbox relay and the lost-task sweep. Safe with several replicas: the coordinator
+ * The scheduler's four pollers, each on its own timer every `WEFT_SCHEDULER_INTERVAL_MS`: due
+ * timers, schedules, the outbox relay and the lost-task sweep. Safe with several replicas: the coordinator
  * claims rows with `FOR UPDATE SKIP LOCKED` and fencing drops duplicates.
  */
 @Injectable()
@@ -19,30 +20,34 @@ export class Scheduler {
     readonly timers: DueTimersPoller,
     readonly outbox: OutboxRelayPoller,
     readonly sweep: LostTaskSweepPoller,
+    readonly schedules: SchedulesPoller,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
   ) {}
 
-  /** The three pollers over `coordinator`, outside Nest; `probe` tells whether a task's job is still in Redis. */
+  /** The four pollers over `coordinator`, outside Nest; `probe` tells whether a task's job is still in Redis. */
   static create(coordinator: RunCoordinator, config: WeftConfig, probe: JobProbe): Scheduler {
     return new Scheduler(
       new DueTimersPoller(coordinator.timers, config),
       new OutboxRelayPoller(coordinator.outbox, config),
       new LostTaskSweepPoller(coordinator.lostTasks, config, probe),
+      new SchedulesPoller(coordinator.schedules, config),
       config,
     );
   }
 
-  /** Starts the three pollers. */
+  /** Starts the four pollers. */
   start(): void {
-    for (const poller of [this.timers, this.outbox, this.sweep]) poller.start();
-    this.log.log(`polling every ${this.config.schedulerIntervalMs} ms: ${[this.timers, this.outbox, this.sweep].map((p) => p.job).join(', ')}`);
+    const pollers = [this.timers, this.schedules, this.outbox, this.sweep];
+    for (const poller of pollers) poller.start();
+    this.log.log(`polling every ${this.config.schedulerIntervalMs} ms: ${pollers.map((p) => p.job).join(', ')}`);
   }
 
-  /** One poll of each, one after the other: timers and the outbox until drained, then one sweep batch. */
-  async pollOnce(): Promise<{ timers: number; relayed: number; redispatched: number }> {
+  /** One poll of each, one after the other: timers, schedules and the outbox until drained, then one sweep batch. */
+  async pollOnce(): Promise<{ timers: number; schedules: number; relayed: number; redispatched: number }> {
     const timers = await this.timers.pollOnce();
+    const schedules = await this.schedules.pollOnce();
     const relayed = await this.outbox.pollOnce();
     const redispatched = await this.sweep.pollOnce();
-    return { timers, relayed, redispatched };
+    return { timers, schedules, relayed, redispatched };
   }
 }

@@ -112,6 +112,34 @@ export async function claimLostTasks(ds: DataSource, opts: { now: Date | null; l
   return rows.map((r) => ({ tenantId: r.tenant_id, taskId: r.task_id, runId: r.run_id, attempt: r.attempt }));
 }
 
+/** A schedule with work to do (a fire due, buffered fires or a backfill that may proceed), claimed by the scheduler. */
+export interface ClaimedSchedule {
+  tenantId: string;
+  scheduleId: string;
+  /** When its next fire was due (null when it was claimed for buffered fires or a backfill). */
+  dueAt: Date | null;
+  /** The claim's now. */
+  claimedAt: Date;
+}
+
+/**
+ * Claims up to `limit` unpaused schedules with work, earliest due first, skipping rows another
+ * replica holds or still has claimed, and sets their claim lease (`claimed_until`) to `lease`
+ * after now, so another replica skips them until the claimer has saved them (which ends the
+ * claim) or died. `now`: `null` (production) is the database's `now()`; a Date (tests) is used as
+ * given. `lease`: a Date, or its length in milliseconds after that now.
+ */
+export async function claimDueSchedules(ds: DataSource, now: Date | null, limit: number, lease: Date | number): Promise<ClaimedSchedule[]> {
+  const rows = await call<{ tenant_id: string; schedule_id: string; due_at: Date | null; claimed_at: Date }>(
+    ds,
+    typeof lease === 'number'
+      ? `SELECT * FROM weft_claim_due_schedules($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`
+      : 'SELECT * FROM weft_claim_due_schedules($1, $2, $3)',
+    [now, limit, lease],
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, scheduleId: r.schedule_id, dueAt: r.due_at, claimedAt: r.claimed_at }));
+}
+
 /** The active API keys (at most 16) whose display prefix is `prefix`, across tenants. */
 export async function apiKeyCandidates(ds: DataSource | EntityManager, prefix: string): Promise<ApiKeyCandidate[]> {
   const rows = await call<{ tenant_id: string; key_id: string; role: string; key_hash: string }>(

@@ -23,6 +23,7 @@ import { TenantFirstKeys1765267200000 } from './migrations/1765267200000-tenant-
 import { OperationalStats1765353600000 } from './migrations/1765353600000-operational-stats.js';
 import { WorkersAndQueueReservations1765440000000 } from './migrations/1765440000000-workers-and-queue-reservations.js';
 import { RunTraces1765526400000 } from './migrations/1765526400000-run-traces.js';
+import { Schedules1765612800000 } from './migrations/1765612800000-schedules.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -52,6 +53,7 @@ export const MIGRATIONS = [
   OperationalStats1765353600000,
   WorkersAndQueueReservations1765440000000,
   RunTraces1765526400000,
+  Schedules1765612800000,
 ];
 
 /** Options of {@link createDataSource}. */

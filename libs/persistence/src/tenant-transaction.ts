@@ -137,3 +137,24 @@ export function assertTenant(m: EntityManager, tenantId: string): void {
   if (bound === undefined) throw new Error('EntityManager is not inside a withTenant() transaction');
   if (bound !== tenantId) throw new Error(`EntityManager is bound to tenant ${bound}, not ${tenantId}`);
 }
+
+/**
+ * Runs `fn` inside a savepoint of the {@link withTenant} transaction of `m`: when `fn` throws (or
+ * a write it deferred to the commit fails when the savepoint is released), everything `fn` wrote
+ * is rolled back and the error is thrown, while the transaction itself stays usable. For one
+ * step of a batch that may fail on its own (a scheduled run that cannot start) without undoing
+ * the steps before it.
+ */
+export async function withSavepoint<T>(m: EntityManager, fn: () => Promise<T>): Promise<T> {
+  if (!tenantOfManager.has(m)) throw new Error('withSavepoint needs a manager from withTenant()');
+  await m.query('SAVEPOINT weft_step');
+  try {
+    const out = await fn();
+    // Sends any write deferred to the commit first, so its failure is this step's.
+    await m.query('RELEASE SAVEPOINT weft_step');
+    return out;
+  } catch (err) {
+    await m.query('ROLLBACK TO SAVEPOINT weft_step');
+    throw err;
+  }
+}

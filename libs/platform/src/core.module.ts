@@ -1,13 +1,16 @@
 import { Global, Injectable, Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, TaskLeases } from '@weft/engine/coordinator';
+import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, ScheduleFires, TaskLeases } from '@weft/engine/coordinator';
 import {
   createDataSource,
   QueueReservationRepository,
   QueueViewRepository,
   RunRepository,
+  ScheduleBackfillRepository,
+  ScheduleRepository,
   TenantRepository,
+  VersionLookupRepository,
   WorkerRegistryRepository,
   WorkflowRepository,
 } from '@weft/persistence';
@@ -121,6 +124,10 @@ export class CoreModule {
         { provide: DueTimers, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.timers },
         { provide: OutboxRelay, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.outbox },
         { provide: LostTaskSweep, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.lostTasks },
+        { provide: ScheduleFires, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.schedules },
+        { provide: ScheduleRepository, inject: [DataSource], useFactory: (ds: DataSource) => new ScheduleRepository(ds) },
+        { provide: ScheduleBackfillRepository, inject: [DataSource], useFactory: (ds: DataSource) => new ScheduleBackfillRepository(ds) },
+        { provide: VersionLookupRepository, inject: [DataSource], useFactory: (ds: DataSource) => new VersionLookupRepository(ds) },
         { provide: RunRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunRepository(ds) },
         { provide: WorkflowRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkflowRepository(ds) },
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
@@ -141,6 +148,10 @@ export class CoreModule {
         DueTimers,
         OutboxRelay,
         LostTaskSweep,
+        ScheduleFires,
+        ScheduleRepository,
+        ScheduleBackfillRepository,
+        VersionLookupRepository,
         RunRepository,
         WorkflowRepository,
         TenantRepository,

@@ -30,6 +30,12 @@ export const QUERY_LIMITS = {
   maxRootFields: 20,
   /** Complexity budget; see {@link estimator}. */
   maxComplexity: 50_000,
+  /**
+   * The budget of an operation that reads only the schema (`__schema`, `__type`, `__typename`
+   * roots): its cost grows with the schema, not with any tenant's data, and the standard
+   * introspection query (GraphiQL's, codegen's) must keep fitting as the API grows.
+   */
+  maxIntrospectionComplexity: 200_000,
   /** Selections the complexity walk may visit once fragments are expanded. */
   maxSelections: 10_000,
   /** Lexical tokens in one document (string and number literals count one each). */
@@ -120,10 +126,12 @@ export function assessOperation(schema: GraphQLSchema, document: DocumentNode, o
     }
     return []; // variables that do not fit their types: execution refuses them
   }
-  if (complexity > QUERY_LIMITS.maxComplexity) {
+  const schemaOnly = [...roots.values()].every((r) => r.name === '__schema' || r.name === '__type' || r.name === '__typename');
+  const budget = schemaOnly ? QUERY_LIMITS.maxIntrospectionComplexity : QUERY_LIMITS.maxComplexity;
+  if (complexity > budget) {
     problems.push({
       message:
-        `complexity ${complexity} exceeds the budget of ${QUERY_LIMITS.maxComplexity} ` +
+        `complexity ${complexity} exceeds the budget of ${budget} ` +
         `(each field costs 1; a connection multiplies its fields by first, default ${RUNS_PAGE_DEFAULT}; ` +
         `tasks by ${LIST_LENGTHS['Run.tasks']}, history by ${LIST_LENGTHS['Run.history']})`,
     });

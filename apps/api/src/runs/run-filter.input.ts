@@ -1,4 +1,4 @@
-import { Field, InputType, Int } from '@nestjs/graphql';
+import { Field, ID, InputType, Int } from '@nestjs/graphql';
 import { IsDate, IsIn, IsInt, IsOptional, IsString, MaxLength, Min } from 'class-validator';
 import { RunStatus } from '@weft/engine';
 import { DATE_TIME_MESSAGE, GraphQLDateTime } from '../common/date-time.scalar.js';
@@ -32,4 +32,10 @@ export class RunFilter {
   @IsOptional()
   @IsDate({ message: DATE_TIME_MESSAGE })
   createdBefore?: Date | null;
+
+  @Field(() => ID, { nullable: true, description: 'Runs started by this schedule.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  scheduleId?: string | null;
 }

@@ -18,6 +18,8 @@ export function toRunObject(r: RunEntity): RunObject {
     idempotencyKey: r.idempotencyKey,
     parentRunId: r.parentRunId ?? null,
     parentTaskId: r.parentTaskId ?? null,
+    scheduleId: r.scheduleId ?? null,
+    nominalTime: r.nominalTime ?? null,
     depth: r.depth ?? 0,
     seq: r.eventSeq,
     createdAt: r.createdAt,

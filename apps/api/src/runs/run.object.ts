@@ -51,6 +51,12 @@ export class RunObject {
   })
   parentTaskId: string | null;
 
+  @Field(() => ID, { nullable: true, description: 'The schedule that started this run; null for a run not started by a schedule.' })
+  scheduleId: string | null;
+
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'The nominal fire time the schedule started this run for.' })
+  nominalTime: Date | null;
+
   @Field(() => Int, { description: "Nesting depth: 0 for a run started over the API, the parent's depth + 1 for a child run." })
   depth: number;
 

@@ -64,6 +64,7 @@ export class RunsService {
         version: filter?.version ?? undefined,
         createdAfter: filter?.createdAfter ?? undefined,
         createdBefore: filter?.createdBefore ?? undefined,
+        scheduleId: filter?.scheduleId ?? undefined,
       },
       first ?? undefined,
       after ?? undefined,

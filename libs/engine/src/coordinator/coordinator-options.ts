@@ -58,6 +58,27 @@ export interface TimerFiredNote {
   lateMs: number;
 }
 
+/** A run a schedule started, told after its commit. */
+export interface ScheduleFiredNote {
+  tenantId: string;
+  scheduleId: string;
+  runId: string;
+  /** `clock`, `buffer` (kept while a run was active), `backfill` or `trigger`. */
+  source: string;
+  nominalTime: Date;
+  /** From the nominal time to the start, in milliseconds of the event clock (0 when started early). */
+  lagMs: number;
+}
+
+/** Nominal times of a schedule that started no run, told after their commit. */
+export interface ScheduleSkippedNote {
+  tenantId: string;
+  scheduleId: string;
+  /** A SkipReason: `overlap`, `missed`, `buffer_full`, `start_failed`, `already_fired`. */
+  reason: string;
+  count: number;
+}
+
 /**
  * What the coordinator tells as it goes, for metrics and logs (implemented in @weft/platform).
  * Called after the commit of what it tells, synchronously; an observer that throws is logged
@@ -68,6 +89,8 @@ export interface CoordinatorObserver {
   runFinished(note: RunFinishedNote): void;
   leaseRecovered(note: LeaseRecoveredNote): void;
   timerFired(note: TimerFiredNote): void;
+  scheduleFired(note: ScheduleFiredNote): void;
+  scheduleSkipped(note: ScheduleSkippedNote): void;
 }
 
 /** Options of the coordinator; every field has a default. */

@@ -12,6 +12,7 @@ export { TaskLeases } from './task-leases.js';
 export { DueTimers } from './due-timers.js';
 export { OutboxRelay } from './outbox-relay.js';
 export { LostTaskSweep } from './lost-task-sweep.js';
+export { ScheduleFires, timingOf, BACKFILL_STEP, type FireOutcome, type FireSource } from './schedule-fires.js';
 export { toWeftError } from './error-mapping.js';
 export { summarizeAction } from './history.js';
 export { DagCache } from './dag-cache.js';

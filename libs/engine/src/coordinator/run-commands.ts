@@ -1,7 +1,6 @@
-import { RunEventRepository, RunRepository, TransientDbError, VersionLookupRepository, isUuid, type RunState } from '@weft/persistence';
-import { badCharacter, MAX_ERROR_CHARS, RunStatus, WeftError, type RunEvent } from '../index.js';
+import { RunRepository, VersionLookupRepository, isUuid } from '@weft/persistence';
+import { badCharacter, MAX_ERROR_CHARS, WeftError, type RunEvent } from '../index.js';
 import type { AfterCommit } from './after-commit.js';
-import { newRunTrace } from './trace-context.js';
 import type { FireTimerInput } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { userError } from './error-mapping.js';
@@ -9,7 +8,7 @@ import type { EventPipeline } from './event-pipeline.js';
 import { checkJson, checkName, isVersion, reportField } from './input-checks.js';
 import type { CancelRunInput, ReportCompletedInput, ReportFailedInput, ReportResult, RetryRunInput, SendSignalInput, StartRunInput } from './inputs.js';
 import { describeJsonProblem, jsonProblem, sanitizeText } from './storable.js';
-import { versionToRun } from './versions.js';
+import type { RunStarts } from './run-starts.js';
 
 /**
  * The commands a run takes — a user's start, signal, cancel and retry; a worker's reports; the
@@ -25,6 +24,7 @@ export class RunCommands {
     private readonly ctx: CoordinatorContext,
     private readonly pipeline: EventPipeline,
     private readonly after: AfterCommit,
+    private readonly starts: RunStarts,
   ) {}
 
   /**
@@ -50,61 +50,12 @@ export class RunCommands {
     checkJson('input', input.input, ctx.maxInputBytes);
     checkJson('config', input.config, ctx.maxInputBytes);
     const res = await ctx
-      .inTenant('startRun', tenantId, async (m) => {
-        const events = new RunEventRepository(m);
-        if (input.idempotencyKey !== undefined) {
-          const existing = await events.runIdByIdempotencyKey(tenantId, input.idempotencyKey);
-          if (existing) return { runId: existing, created: false as const };
-        }
-        const { version, dbNow } = await versionToRun(m, tenantId, input.workflowId, input.version);
-        const dag = await ctx.dag(m, tenantId, input.workflowId, version);
-        const now = ctx.testClock?.() ?? dbNow;
-        const runId = ctx.newId();
-        const trace = newRunTrace(input.traceparent);
-        const run: RunState = {
-          id: runId,
-          workflowId: input.workflowId,
-          version,
-          status: RunStatus.Running,
-          input: input.input ?? {},
-          config: input.config ?? {},
-          eventSeq: 0,
-          parentRunId: null,
-          parentTaskId: null,
-          parentAttempt: null,
-          depth: 0,
-          rootRunId: null,
-          createdAt: now,
-          traceparent: trace.traceparent,
-          traceCallerSpan: trace.callerSpan,
-        };
-        const inserted = await events.insertRun(tenantId, {
-          id: runId,
-          workflowId: run.workflowId,
-          version,
-          input: run.input,
-          config: run.config,
-          idempotencyKey: input.idempotencyKey ?? null,
-          startNodeId: input.startNodeId ?? null,
-          traceparent: trace.traceparent,
-          traceCallerSpan: trace.callerSpan,
-          now,
-        });
-        if (!inserted) {
-          // A concurrent start with the same key committed first: return the winner.
-          const winner = await events.runIdByIdempotencyKey(tenantId, input.idempotencyKey!);
-          if (!winner) throw new TransientDbError(undefined, 'idempotency key owner vanished; retrying');
-          return { runId: winner, created: false as const };
-        }
-        const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
-        const applied = await this.pipeline.applyLocked(m, tenantId, run, new Map(), dag, ev, now, { rejectedRollsBack: true });
-        return { runId, created: true as const, applied };
-      })
+      .inTenant('startRun', tenantId, (m) => this.starts.startIn(m, tenantId, input))
       .catch((err: unknown) => {
         // A rejected start rolled back with its run row: nothing to publish.
         throw userError(err, 'the run');
       });
-    if ('applied' in res && res.applied) await this.after.run(tenantId, res.runId, res.applied);
+    if (res.applied) await this.after.run(tenantId, res.runId, res.applied);
     return { runId: res.runId, created: res.created };
   }
 

@@ -8,13 +8,15 @@ import { EventPipeline } from './event-pipeline.js';
 import { LostTaskSweep } from './lost-task-sweep.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { RunCommands } from './run-commands.js';
+import { RunStarts } from './run-starts.js';
+import { ScheduleFires } from './schedule-fires.js';
 import { TaskLeases } from './task-leases.js';
 
 /**
  * The shell around the pure state machine, composed over one database: its rooms share one
  * context (settings, caches, clock). `runs` takes the commands of users, workers and timers and
  * applies each as one event in one tenant transaction; `leases` is the worker's claim and
- * heartbeat; `timers`, `outbox` and `lostTasks` are the scheduler's three jobs.
+ * heartbeat; `timers`, `outbox`, `lostTasks` and `schedules` are the scheduler's jobs (`schedules` also takes a user's trigger).
  */
 export class RunCoordinator {
   /** Commands and reports, each applied as one event. */
@@ -27,12 +29,17 @@ export class RunCoordinator {
   readonly outbox: OutboxRelay;
   /** The lost-task sweep, run by the scheduler. */
   readonly lostTasks: LostTaskSweep;
+  /** Schedules' fires: by the scheduler's clock, and a user's trigger. */
+  readonly schedules: ScheduleFires;
 
   constructor(ds: Database, dispatcher: TaskDispatcher, publisher: RunUpdatePublisher, opts: RunCoordinatorOptions = {}) {
     const ctx = new CoordinatorContext(ds, dispatcher, publisher, opts);
     const fireTimer = (tenantId: string, t: Parameters<RunCommands['fireTimer']>[1]) => this.runs.fireTimer(tenantId, t);
     const after = new AfterCommit(ctx, fireTimer);
-    this.runs = new RunCommands(ctx, new EventPipeline(ctx, after), after);
+    const pipeline = new EventPipeline(ctx, after);
+    const starts = new RunStarts(ctx, pipeline.applyLocked);
+    this.runs = new RunCommands(ctx, pipeline, after, starts);
+    this.schedules = new ScheduleFires(ctx, starts, after);
     this.leases = new TaskLeases(ctx);
     this.timers = new DueTimers(ctx, fireTimer);
     this.outbox = new OutboxRelay(ctx);

@@ -69,6 +69,14 @@ export class RunEntity {
   @Column({ name: 'trace_caller_span', type: 'text', nullable: true })
   traceCallerSpan: string | null;
 
+  /** The schedule that started this run; null for a run not started by a schedule. */
+  @Column({ name: 'schedule_id', type: 'uuid', nullable: true })
+  scheduleId: string | null;
+
+  /** The nominal fire time this run was started for by its schedule (null for other runs). */
+  @Column({ name: 'nominal_time', type: 'timestamptz', nullable: true })
+  nominalTime: Date | null;
+
   @Column({ name: 'event_seq', type: 'int' })
   eventSeq: number;
 

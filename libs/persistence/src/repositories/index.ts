@@ -16,3 +16,5 @@ export * from './version-lookup.repository.js';
 export * from './worker-registry.repository.js';
 export * from './queue-reservation.repository.js';
 export * from './queue-view.repository.js';
+export * from './schedule.repository.js';
+export * from './schedule-backfill.repository.js';

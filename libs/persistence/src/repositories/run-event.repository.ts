@@ -28,6 +28,9 @@ export interface NewRun {
   startNodeId: string | null;
   traceparent: string | null;
   traceCallerSpan: string | null;
+  /** The schedule that starts the run and the nominal time it fires for; absent for other runs. */
+  scheduleId?: string | null;
+  nominalTime?: Date | null;
   /** `created_at` and `updated_at`. */
   now: Date;
 }
@@ -119,11 +122,11 @@ export class RunEventRepository extends TenantScopedRepository {
       const r = await sql(
         m,
         `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, idempotency_key, start_node_id,
-                           event_seq, created_at, updated_at, traceparent, trace_caller_span)
-         VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9, $10, $11)
+                           event_seq, created_at, updated_at, traceparent, trace_caller_span, schedule_id, nominal_time)
+         VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9, $10, $11, $12, $13)
          ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
          RETURNING id`,
-        [tenantId, run.id, run.workflowId, run.version, JSON.stringify(run.input), JSON.stringify(run.config), run.idempotencyKey, run.startNodeId, run.now, run.traceparent, run.traceCallerSpan],
+        [tenantId, run.id, run.workflowId, run.version, JSON.stringify(run.input), JSON.stringify(run.config), run.idempotencyKey, run.startNodeId, run.now, run.traceparent, run.traceCallerSpan, run.scheduleId ?? null, run.nominalTime ?? null],
       );
       return r.rowCount === 1;
     });

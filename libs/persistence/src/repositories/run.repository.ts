@@ -20,6 +20,8 @@ export interface RunFilter {
   createdAfter?: Date;
   /** Runs created strictly before this instant. */
   createdBefore?: Date;
+  /** Runs started by this schedule. */
+  scheduleId?: string;
 }
 
 /** One page of runs, Relay style: each edge carries the cursor to resume after it. */
@@ -61,7 +63,7 @@ const RUN_COLUMNS = `tenant_id AS "tenantId", id, workflow_id AS "workflowId", v
   idempotency_key AS "idempotencyKey", start_node_id AS "startNodeId", parent_run_id AS "parentRunId",
   parent_task_id AS "parentTaskId", parent_attempt AS "parentAttempt", root_run_id AS "rootRunId", depth,
   event_seq AS "eventSeq", created_at AS "createdAt", updated_at AS "updatedAt", finished_at AS "finishedAt",
-  traceparent, trace_caller_span AS "traceCallerSpan"`;
+  traceparent, trace_caller_span AS "traceCallerSpan", schedule_id AS "scheduleId", nominal_time AS "nominalTime"`;
 
 /**
  * The read side of runs for the API: runs, their tasks and their history. Writes go through
@@ -104,6 +106,11 @@ export class RunRepository extends TenantScopedRepository {
       if (filter.version !== undefined) qb.andWhere('r.version = :version', { version: filter.version });
       if (filter.createdAfter) qb.andWhere('r.created_at >= :createdAfter', { createdAfter: filter.createdAfter });
       if (filter.createdBefore) qb.andWhere('r.created_at < :createdBefore', { createdBefore: filter.createdBefore });
+      if (filter.scheduleId !== undefined) {
+        // An id that is not a UUID names no schedule: no runs (rather than a cast error).
+        if (!isUuid(filter.scheduleId)) qb.andWhere('false');
+        else qb.andWhere('r.schedule_id = :scheduleId', { scheduleId: filter.scheduleId });
+      }
       if (cursor) {
         qb.andWhere(
           `(r.created_at, r.id) < (timestamptz 'epoch' + CAST(:micros AS bigint) * interval '1 microsecond', CAST(:afterId AS uuid))`,

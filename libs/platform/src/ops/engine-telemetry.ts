@@ -1,5 +1,13 @@
 import { Logger } from '@nestjs/common';
-import type { CoordinatorObserver, LeaseRecoveredNote, RunFinishedNote, RunStartedNote, TimerFiredNote } from '@weft/engine/coordinator';
+import type {
+  CoordinatorObserver,
+  LeaseRecoveredNote,
+  RunFinishedNote,
+  RunStartedNote,
+  ScheduleFiredNote,
+  ScheduleSkippedNote,
+  TimerFiredNote,
+} from '@weft/engine/coordinator';
 import type { WeftTracing } from './tracing.js';
 import type { WeftMetrics } from './weft-metrics.js';
 
@@ -77,5 +85,13 @@ export class EngineTelemetry implements CoordinatorObserver {
       nodeId: n.nodeId,
       lateMs: n.lateMs,
     });
+  }
+
+  scheduleFired(n: ScheduleFiredNote): void {
+    this.metrics.scheduleFired(n.tenantId, n.source, n.lagMs);
+  }
+
+  scheduleSkipped(n: ScheduleSkippedNote): void {
+    this.metrics.scheduleSkipped(n.tenantId, n.reason, n.count);
   }
 }

@@ -26,6 +26,8 @@ export interface AttemptObservation {
   outcome: string;
 }
 
+/** Schedule lag: from on time to a backfill of old times (a day and more lands in +Inf). */
+const LAG_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86400];
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 const RUN_SECONDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 86_400];
 
@@ -53,6 +55,9 @@ export class WeftMetrics {
   readonly leaseRecoveries: Counter<string>;
   readonly timerLag: Histogram<string>;
   readonly apiRequests: Histogram<string>;
+  readonly scheduleFires: Counter<string>;
+  readonly scheduleSkips: Counter<string>;
+  readonly scheduleLag: Histogram<string>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     this.tenantLabel = opts.tenantLabel ?? false;
@@ -72,6 +77,9 @@ export class WeftMetrics {
     this.leaseRecoveries = new Counter({ name: 'weft_lease_recoveries_total', help: 'Attempts whose lease expired with their job gone, re-dispatched by the lease sweep.', labelNames: ['queue'], registers });
     this.timerLag = new Histogram({ name: 'weft_timer_lag_seconds', help: 'From a timer\'s due time to the scheduler claiming it.', buckets: SECONDS, registers });
     this.apiRequests = new Histogram({ name: 'weft_api_request_duration_seconds', help: 'GraphQL operations, by root field, operation type and outcome (ok or an error code).', labelNames: ['field', 'type', 'outcome'], buckets: SECONDS, registers });
+    this.scheduleFires = new Counter({ name: 'weft_schedule_fires_total', help: 'Runs started by schedules, by source (clock, buffer, backfill, trigger).', labelNames: ['source', ...t], registers });
+    this.scheduleSkips = new Counter({ name: 'weft_schedule_skips_total', help: 'Nominal fire times of schedules that started no run, by reason.', labelNames: ['reason', ...t], registers });
+    this.scheduleLag = new Histogram({ name: 'weft_schedule_lag_seconds', help: 'From a scheduled run\'s nominal time to its start, by source.', labelNames: ['source'], buckets: LAG_SECONDS, registers });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -95,6 +103,17 @@ export class WeftMetrics {
     if (a.dispatchMs !== undefined) this.dispatchSeconds.observe({ queue: a.queue }, Math.max(0, a.dispatchMs) / 1000);
     this.executionSeconds.observe({ queue: a.queue, node_type: a.nodeType, outcome: a.outcome === 'succeeded' ? 'succeeded' : 'failed' }, a.executionMs / 1000);
     this.reportSeconds.observe({ queue: a.queue }, a.reportMs / 1000);
+  }
+
+  /** A schedule started a run for a nominal time, `lagMs` after it. */
+  scheduleFired(tenantId: string, source: string, lagMs: number): void {
+    this.scheduleFires.inc(this.labels({ source }, tenantId));
+    this.scheduleLag.observe({ source }, Math.max(0, lagMs) / 1000);
+  }
+
+  /** `count` nominal times of a schedule started no run, for `reason`. */
+  scheduleSkipped(tenantId: string, reason: string, count: number): void {
+    this.scheduleSkips.inc(this.labels({ reason }, tenantId), count);
   }
 
   /** The Prometheus text exposition of every metric. */

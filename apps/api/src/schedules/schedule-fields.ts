@@ -1,0 +1,52 @@
+import {
+  DEFAULT_CATCH_UP_SECONDS,
+  MAX_CATCH_UP_SECONDS,
+  MAX_JITTER_SECONDS,
+  OverlapPolicy,
+  SCHEDULE_INPUT_KEY,
+  scheduleTimingProblems,
+  secondsProblems,
+  type Problem,
+} from '@weft/engine';
+import type { Json, ScheduleFields } from '@weft/persistence';
+import type { CreateScheduleInput, ScheduleFieldsInput, UpdateScheduleInput } from './schedule.input.js';
+
+/**
+ * A schedule's stored fields from a create input, or from an update input over the stored
+ * `current` fields (an omitted field keeps its value, null clears it; giving `cron` drops the
+ * interval and giving `intervalSeconds` drops the cron), with every problem of the result named
+ * by its field. Whether the workflow and version exist is checked by the caller.
+ */
+export function scheduleFields(input: CreateScheduleInput | UpdateScheduleInput, current?: ScheduleFields): { fields: ScheduleFields; problems: Problem[] } {
+  const has = (k: keyof ScheduleFieldsInput) => input[k] !== undefined;
+  const pick = <K extends keyof ScheduleFieldsInput & keyof ScheduleFields>(k: K, fallback: ScheduleFields[K]): ScheduleFields[K] =>
+    has(k) ? ((input[k] ?? null) as ScheduleFields[K]) : current ? current[k] : fallback;
+  let cron = pick('cron', null);
+  let intervalSeconds = pick('intervalSeconds', null);
+  if (current && has('cron') && input.cron !== null && !has('intervalSeconds')) intervalSeconds = null;
+  if (current && has('intervalSeconds') && input.intervalSeconds !== null && !has('cron')) cron = null;
+  const fields: ScheduleFields = {
+    workflowId: input.workflowId ?? current!.workflowId,
+    version: pick('version', null),
+    cron: cron === null ? null : cron.trim(),
+    intervalSeconds,
+    timeZone: pick('timeZone', 'UTC') ?? 'UTC',
+    input: (has('input') ? (input.input ?? {}) : (current?.input ?? {})) as Json,
+    config: (has('config') ? (input.config ?? {}) : (current?.config ?? {})) as Json,
+    startAt: pick('startAt', null),
+    endAt: pick('endAt', null),
+    jitterSeconds: pick('jitterSeconds', 0) ?? 0,
+    note: pick('note', null),
+    overlapPolicy: pick('overlapPolicy', OverlapPolicy.Skip) ?? OverlapPolicy.Skip,
+    catchUpSeconds: pick('catchUpSeconds', DEFAULT_CATCH_UP_SECONDS) ?? DEFAULT_CATCH_UP_SECONDS,
+  };
+  const problems: Problem[] = [
+    ...scheduleTimingProblems(fields),
+    ...secondsProblems('jitterSeconds', fields.jitterSeconds, MAX_JITTER_SECONDS),
+    ...secondsProblems('catchUpSeconds', fields.catchUpSeconds, MAX_CATCH_UP_SECONDS),
+  ];
+  if (fields.input && typeof fields.input === 'object' && !Array.isArray(fields.input) && SCHEDULE_INPUT_KEY in fields.input) {
+    problems.push({ path: `input.${SCHEDULE_INPUT_KEY}`, message: `is reserved: each scheduled run gets input.${SCHEDULE_INPUT_KEY} = {id, nominalTime}` });
+  }
+  return { fields, problems };
+}

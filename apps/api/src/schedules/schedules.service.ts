@@ -1,0 +1,201 @@
+import { Injectable } from '@nestjs/common';
+import { v7 as uuidv7 } from 'uuid';
+import { firstFire, fireTimesBetween, MAX_BACKFILL_FIRES, MAX_SCHEDULE_NOTE_CHARS, upcomingFireTimes, WeftError, type OverlapPolicy, type Problem } from '@weft/engine';
+import { ScheduleFires, timingOf } from '@weft/engine/coordinator';
+import {
+  isUuid,
+  RunRepository,
+  ScheduleBackfillRepository,
+  ScheduleRepository,
+  VersionLookupRepository,
+  type BackfillRow,
+  type ScheduleFields,
+  type ScheduleRow,
+} from '@weft/persistence';
+import type { Principal } from '../auth/principal.js';
+import { toRunObject } from '../runs/run.mapper.js';
+import type { RunObject } from '../runs/run.object.js';
+import { scheduleFields } from './schedule-fields.js';
+import type { CreateScheduleInput, UpdateScheduleInput } from './schedule.input.js';
+import type { ScheduleBackfillObject, ScheduleConnection, ScheduleFireObject, ScheduleObject } from './schedule.object.js';
+
+/** Most schedules one page lists, and the default. */
+export const SCHEDULES_FIRST_MAX = 200;
+const SCHEDULES_FIRST_DEFAULT = 50;
+/** Most upcoming fire times one read computes. */
+export const UPCOMING_MAX = 100;
+
+/**
+ * Schedules over the API: management through the schedule repositories, fires (trigger) through
+ * the coordinator's schedule room, so a trigger follows the same overlap policy and transaction
+ * as the scheduler's fires. Another tenant's schedule, an unknown id and an id that is not a UUID
+ * are all WeftError NOT_FOUND.
+ */
+@Injectable()
+export class SchedulesService {
+  constructor(
+    private readonly schedules: ScheduleRepository,
+    private readonly backfills: ScheduleBackfillRepository,
+    private readonly versions: VersionLookupRepository,
+    private readonly runs: RunRepository,
+    private readonly fires: ScheduleFires,
+  ) {}
+
+  async get(p: Principal, id: string): Promise<ScheduleObject> {
+    return toScheduleObject(await this.row(p.tenantId, id));
+  }
+
+  async list(p: Principal, workflowId: string | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<ScheduleConnection> {
+    const n = first ?? SCHEDULES_FIRST_DEFAULT;
+    if (!Number.isInteger(n) || n < 1 || n > SCHEDULES_FIRST_MAX) throw badInput('first', `must be between 1 and ${SCHEDULES_FIRST_MAX}`);
+    if (after != null && !isUuid(after)) throw badInput('after', 'is not a cursor of this list (an endCursor of a previous page)');
+    const rows = await this.schedules.list(p.tenantId, { workflowId: workflowId ?? undefined, first: n, after: after ?? undefined });
+    const page = rows.slice(0, n).map(toScheduleObject);
+    return {
+      edges: page.map((node) => ({ cursor: node.id, node })),
+      pageInfo: { hasNextPage: rows.length > n, hasPreviousPage: false, startCursor: page[0]?.id ?? null, endCursor: page[page.length - 1]?.id ?? null },
+    };
+  }
+
+  /** @throws WeftError BAD_USER_INPUT naming each field (bad cron, unknown zone, interval < 1 s, end before start, unknown workflow or version, a deprecated pinned version). */
+  async create(p: Principal, input: CreateScheduleInput): Promise<ScheduleObject> {
+    const { fields, problems } = scheduleFields(input);
+    const now = await this.checkWorkflow(p.tenantId, fields, problems);
+    const id = uuidv7();
+    const row = await this.schedules.insert(p.tenantId, id, fields, firstFire({ ...fields, anchor: now }, id, now, fields.jitterSeconds), now);
+    if (!input.paused) return toScheduleObject(row);
+    return this.setPaused(p, id, true, null);
+  }
+
+  /** Changes the given fields; a change of timing computes the next fire time again from now. Errors as {@link create}, and NOT_FOUND. */
+  async update(p: Principal, input: UpdateScheduleInput): Promise<ScheduleObject> {
+    const current = await this.row(p.tenantId, input.id);
+    const { fields, problems } = scheduleFields(input, current);
+    const now = await this.checkWorkflow(p.tenantId, fields, problems);
+    const retimed = (['cron', 'intervalSeconds', 'timeZone', 'startAt', 'endAt', 'jitterSeconds'] as const).some((k) => String(fields[k]) !== String(current[k]));
+    const next = retimed ? firstFire({ ...fields, anchor: current.createdAt }, current.id, now, fields.jitterSeconds) : { fireAt: current.nextFireAt, dueAt: current.nextDueAt };
+    const row = await this.schedules.update(p.tenantId, current.id, fields, next, now);
+    if (!row) throw notFound(input.id);
+    return toScheduleObject(row);
+  }
+
+  /**
+   * Pauses (`paused`) or unpauses the schedule with `note`, recording the caller's key name;
+   * unpausing fires nothing that came due while paused.
+   * @throws WeftError NOT_FOUND; BAD_USER_INPUT for a note over MAX_SCHEDULE_NOTE_CHARS.
+   */
+  async setPaused(p: Principal, id: string, paused: boolean, note: string | null): Promise<ScheduleObject> {
+    const current = await this.row(p.tenantId, id);
+    if (note !== null && note.length > MAX_SCHEDULE_NOTE_CHARS) throw badInput('note', `must be at most ${MAX_SCHEDULE_NOTE_CHARS} characters`);
+    const now = await this.schedules.dbNow(p.tenantId);
+    const by = await this.schedules.keyName(p.tenantId, p.keyId);
+    const next = paused ? undefined : firstFire({ ...timingOf(current) }, current.id, now, current.jitterSeconds);
+    const row = await this.schedules.setPaused(p.tenantId, current.id, { paused, note, by, now, ...(next ? { next } : {}) });
+    if (!row) throw notFound(id);
+    return toScheduleObject(row);
+  }
+
+  async trigger(p: Principal, id: string): Promise<ScheduleFireObject> {
+    if (!isUuid(id)) throw notFound(id);
+    const out = await this.fires.trigger(p.tenantId, id);
+    const run = out.runId ? await this.runs.findRun(p.tenantId, out.runId) : null;
+    return {
+      nominalTime: out.nominalTime,
+      outcome: out.outcome,
+      reason: out.reason ?? null,
+      run: run ? toRunObject(run) : null,
+      cancelledRunIds: out.cancelled ?? [],
+    };
+  }
+
+  /**
+   * A backfill of every nominal time of the schedule in `[from, to]` (at most
+   * {@link MAX_BACKFILL_FIRES}), fired by the scheduler under the overlap policy.
+   * @throws WeftError BAD_USER_INPUT (`to` before `from`, too many times), NOT_FOUND.
+   */
+  async backfill(p: Principal, id: string, from: Date, to: Date): Promise<ScheduleBackfillObject> {
+    const s = await this.row(p.tenantId, id);
+    if (to.getTime() < from.getTime()) throw badInput('to', `must not be before from (${from.toISOString()})`);
+    const times = fireTimesBetween({ ...timingOf(s), startAt: null, endAt: null, anchor: s.startAt ?? s.createdAt }, from, to, MAX_BACKFILL_FIRES);
+    if (times.length > MAX_BACKFILL_FIRES) throw badInput('to', `the range holds more than ${MAX_BACKFILL_FIRES} fire times; backfill it in parts`);
+    const now = await this.schedules.dbNow(p.tenantId);
+    const b = await this.backfills.insert(p.tenantId, { id: uuidv7(), scheduleId: s.id, fromTime: from, toTime: to, total: times.length, first: times[0] ?? null, now });
+    return toBackfillObject(b);
+  }
+
+  async backfillById(p: Principal, id: string): Promise<ScheduleBackfillObject> {
+    const b = await this.backfills.find(p.tenantId, id);
+    if (!b) throw new WeftError('NOT_FOUND', isUuid(id) ? `backfill ${id} not found` : 'backfill not found');
+    return toBackfillObject(b);
+  }
+
+  /** Deletes the schedule and its backfills; its runs stay (and keep their scheduleId). Returns its id. */
+  async delete(p: Principal, id: string): Promise<string> {
+    if (!(await this.schedules.delete(p.tenantId, id))) throw notFound(id);
+    return id.toLowerCase();
+  }
+
+  /** The schedule's newest runs, at most `first` (1…100). */
+  async recentRuns(s: ScheduleObject, first: number): Promise<RunObject[]> {
+    if (!Number.isInteger(first) || first < 1 || first > 100) throw badInput('first', 'must be between 1 and 100');
+    const page = await this.runs.listRuns(s.tenantId, { scheduleId: s.id }, first);
+    return page.edges.map((e) => toRunObject(e.node));
+  }
+
+  /** The next `count` nominal fire times (1…{@link UPCOMING_MAX}), from the stored next one; fewer when the schedule ends. */
+  upcoming(s: ScheduleObject, count: number): Date[] {
+    if (!Number.isInteger(count) || count < 1 || count > UPCOMING_MAX) throw badInput('count', `must be between 1 and ${UPCOMING_MAX}`);
+    if (!s.nextFireAt) return [];
+    const timing = timingOf(s);
+    return [s.nextFireAt, ...upcomingFireTimes(timing, s.nextFireAt, count - 1)];
+  }
+
+  async backfillsOf(s: ScheduleObject, first: number): Promise<ScheduleBackfillObject[]> {
+    if (!Number.isInteger(first) || first < 1 || first > 100) throw badInput('first', 'must be between 1 and 100');
+    return (await this.backfills.ofSchedule(s.tenantId, s.id, first)).map(toBackfillObject);
+  }
+
+  private async row(tenantId: string, id: string): Promise<ScheduleRow> {
+    const row = await this.schedules.find(tenantId, id);
+    if (!row) throw notFound(id);
+    return row;
+  }
+
+  /** Adds the workflow's and version's problems to `problems`, throws them all, else returns the database's now. */
+  private async checkWorkflow(tenantId: string, f: ScheduleFields, problems: Problem[]): Promise<Date> {
+    const choice = await this.versions.choose(tenantId, f.workflowId, f.version ?? undefined);
+    if (!choice?.latestVersion) problems.unshift({ path: 'workflowId', message: `workflow ${f.workflowId} not found` });
+    else if (choice.version === null) problems.unshift({ path: 'version', message: `workflow ${f.workflowId} has no version ${f.version}` });
+    else if (f.version !== null && choice.deprecated) problems.unshift({ path: 'version', message: `workflow ${f.workflowId} version ${f.version} is deprecated: new runs on it are refused` });
+    if (problems.length > 0) throw new WeftError('BAD_USER_INPUT', problems.map((q) => `${q.path}: ${q.message}`).join('; '), problems);
+    return choice!.dbNow;
+  }
+}
+
+function toScheduleObject(r: ScheduleRow): ScheduleObject {
+  return { ...r, input: r.input as never, config: r.config as never, overlapPolicy: r.overlapPolicy as OverlapPolicy };
+}
+
+function toBackfillObject(b: BackfillRow): ScheduleBackfillObject {
+  return {
+    id: b.id,
+    scheduleId: b.scheduleId,
+    from: b.fromTime,
+    to: b.toTime,
+    total: b.total,
+    started: b.started,
+    skipped: b.skipped,
+    pending: Math.max(0, b.total - b.started - b.skipped),
+    nextNominalTime: b.nextNominal,
+    createdAt: b.createdAt,
+    finishedAt: b.finishedAt,
+  };
+}
+
+function notFound(id: string): WeftError {
+  return new WeftError('NOT_FOUND', isUuid(id) ? `schedule ${id} not found` : 'schedule not found');
+}
+
+function badInput(path: string, message: string): WeftError {
+  return new WeftError('BAD_USER_INPUT', `${path} ${message}`, [{ path, message }]);
+}

@@ -1,0 +1,111 @@
+import { RunEventRepository, TransientDbError, type RunState, type Transaction } from '@weft/persistence';
+import { RunStatus, type RunEvent } from '../index.js';
+import type { Applied, ApplyLocked } from './applied.js';
+import type { CoordinatorContext } from './coordinator-context.js';
+import type { StartRunInput } from './inputs.js';
+import { snapshotNodes } from './snapshot-cache.js';
+import { newRunTrace } from './trace-context.js';
+import { versionToRun } from './versions.js';
+
+/** A run start inside a caller's transaction: the run, whether it is new, and what applying its RunStarted did. */
+export interface StartedIn {
+  runId: string;
+  /** False when the idempotency key already named a run (that run is returned, nothing is written). */
+  created: boolean;
+  /** Set when the run was created: for {@link AfterCommit} once the caller's transaction committed. */
+  applied?: Applied;
+}
+
+/** The schedule a run is started by, and the nominal time it fires for (stored on the run row). */
+export interface ScheduledBy {
+  scheduleId: string;
+  nominalTime: Date;
+}
+
+/**
+ * Starting and cancelling top-level runs inside a transaction the caller owns — the user's
+ * `startRun` (its own transaction) and a schedule's fire (the schedule's transaction, so the run
+ * and the schedule's next fire time commit together). The same RunStarted and RunCancelled events
+ * as every other path, applied by the event pipeline on the locked run row.
+ */
+export class RunStarts {
+  constructor(
+    private readonly ctx: CoordinatorContext,
+    private readonly apply: ApplyLocked,
+  ) {}
+
+  /**
+   * Creates a run (UUIDv7 id, RUNNING) and applies its RunStarted in `m`, or returns the run an
+   * already used `idempotencyKey` names (also when a concurrent start with the key committed
+   * first: the partial unique index decides). Input values must have been checked by the caller.
+   * @throws WeftError NOT_FOUND (unknown workflow or version), BAD_USER_INPUT (deprecated
+   * version); MachineError when the machine rejects the start (it rolls back with `m`).
+   */
+  async startIn(m: Transaction, tenantId: string, input: StartRunInput, scheduled?: ScheduledBy): Promise<StartedIn> {
+    const { ctx } = this;
+    const events = new RunEventRepository(m);
+    if (input.idempotencyKey !== undefined) {
+      const existing = await events.runIdByIdempotencyKey(tenantId, input.idempotencyKey);
+      if (existing) return { runId: existing, created: false };
+    }
+    const { version, dbNow } = await versionToRun(m, tenantId, input.workflowId, input.version);
+    const dag = await ctx.dag(m, tenantId, input.workflowId, version);
+    const now = ctx.testClock?.() ?? dbNow;
+    const runId = ctx.newId();
+    const trace = newRunTrace(input.traceparent);
+    const run: RunState = {
+      id: runId,
+      workflowId: input.workflowId,
+      version,
+      status: RunStatus.Running,
+      input: input.input ?? {},
+      config: input.config ?? {},
+      eventSeq: 0,
+      parentRunId: null,
+      parentTaskId: null,
+      parentAttempt: null,
+      depth: 0,
+      rootRunId: null,
+      createdAt: now,
+      traceparent: trace.traceparent,
+      traceCallerSpan: trace.callerSpan,
+    };
+    const inserted = await events.insertRun(tenantId, {
+      id: runId,
+      workflowId: run.workflowId,
+      version,
+      input: run.input,
+      config: run.config,
+      idempotencyKey: input.idempotencyKey ?? null,
+      startNodeId: input.startNodeId ?? null,
+      traceparent: trace.traceparent,
+      traceCallerSpan: trace.callerSpan,
+      scheduleId: scheduled?.scheduleId ?? null,
+      nominalTime: scheduled?.nominalTime ?? null,
+      now,
+    });
+    if (!inserted) {
+      // A concurrent start with the same key committed first: return the winner.
+      const winner = await events.runIdByIdempotencyKey(tenantId, input.idempotencyKey!);
+      if (!winner) throw new TransientDbError(undefined, 'idempotency key owner vanished; retrying');
+      return { runId: winner, created: false };
+    }
+    const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
+    const applied = await this.apply(m, tenantId, run, new Map(), dag, ev, now, { rejectedRollsBack: true });
+    return { runId, created: true, applied };
+  }
+
+  /**
+   * Applies RunCancelled with `reason` to run `runId` in `m` when it is still RUNNING; returns
+   * what it did (for {@link AfterCommit}), or undefined when the run is gone or already ended.
+   */
+  async cancelIn(m: Transaction, tenantId: string, runId: string, reason: string, now: Date): Promise<Applied | undefined> {
+    const events = new RunEventRepository(m);
+    const run = await events.lock(tenantId, runId);
+    if (!run || run.status !== RunStatus.Running) return undefined;
+    const tasks = await events.taskStates(tenantId, runId);
+    const dag = await this.ctx.dag(m, tenantId, run.workflowId, run.version);
+    const applied = await this.apply(m, tenantId, run, snapshotNodes(tasks), dag, { type: 'RunCancelled', reason }, now, { rejectedRollsBack: false });
+    return applied.rejected ? undefined : applied;
+  }
+}

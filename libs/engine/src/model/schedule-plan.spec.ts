@@ -1,0 +1,42 @@
+import { describe, expect, it } from '@jest/globals';
+import { jitterMs } from './schedule.js';
+import { firstFire, MAX_FIRES_PER_PASS, planClockFires } from './schedule-plan.js';
+import type { CheckedTiming } from './schedule-times.js';
+
+const anchor = new Date('2030-01-01T00:00:00Z');
+const everySecond: CheckedTiming = { intervalSeconds: 1, anchor };
+const at = (s: number) => new Date(anchor.getTime() + s * 1000);
+
+describe('planClockFires', () => {
+  it('fires what is due and nothing ahead of now', () => {
+    const plan = planClockFires(everySecond, 's', at(1), at(3.5), 60, 0);
+    expect(plan.due).toEqual([at(1), at(2), at(3)]);
+    expect(plan).toMatchObject({ missed: 0, next: at(4), nextDue: at(4) });
+  });
+
+  it('counts times older than the catch-up window as missed, never firing them', () => {
+    const plan = planClockFires(everySecond, 's', at(1), at(600), 10, 0);
+    expect(plan.due[0]).toEqual(at(590));
+    expect(plan.due).toHaveLength(11);
+    expect(plan.missed).toBe(589);
+  });
+
+  it('fires at most a bounded number of times per pass, leaving the rest due', () => {
+    const plan = planClockFires(everySecond, 's', at(1), at(1_000), 3_600, 0);
+    expect(plan.due).toHaveLength(MAX_FIRES_PER_PASS);
+    expect(plan.next).toEqual(at(MAX_FIRES_PER_PASS + 1));
+  });
+
+  it('waits for a time’s jitter before firing it', () => {
+    const hourly: CheckedTiming = { cron: '0 * * * *', anchor };
+    const delay = jitterMs('s', at(3600), 600);
+    expect(planClockFires(hourly, 's', at(3600), new Date(at(3600).getTime() + delay - 1), 60, 600).due).toEqual([]);
+    expect(planClockFires(hourly, 's', at(3600), new Date(at(3600).getTime() + delay), 60, 600).due).toEqual([at(3600)]);
+    expect(firstFire(hourly, 's', anchor, 600)).toEqual({ fireAt: at(3600), dueAt: new Date(at(3600).getTime() + delay) });
+  });
+
+  it('ends with the schedule', () => {
+    const plan = planClockFires({ ...everySecond, endAt: at(3) }, 's', at(1), at(10), 60, 0);
+    expect(plan).toMatchObject({ due: [at(1), at(2)], next: null, nextDue: null });
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * A schedule's nominal fire times, computed with croner for cron expressions (time zones and
+ * daylight saving time included) and by arithmetic for fixed intervals. Pure: every "after" is
+ * an argument; croner is only asked about given instants and never starts a timer.
+ *
+ * Daylight saving time, as croner evaluates a cron expression in a zone:
+ * - a local time that does not exist on a spring-forward day (02:30 in America/New_York on
+ *   2027-03-14, when 02:00 jumps to 03:00) fires once, at the first instant after the gap
+ *   (03:00 local, 07:00 UTC);
+ * - a local time that happens twice on a fall-back day (01:30 on 2027-11-07) fires once, at its
+ *   first occurrence (01:30 EDT); 02:30 on that day exists once (EST) and fires once.
+ */
+import { Cron } from 'croner';
+import { timingProblems, type ScheduleProblem, type ScheduleTiming } from './schedule.js';
+
+/** A timing whose fields were checked by {@link scheduleTimingProblems}, with the anchor of its interval. */
+export interface CheckedTiming extends ScheduleTiming {
+  /** Where a fixed interval counts from when there is no `startAt`: the schedule's creation. */
+  anchor: Date;
+}
+
+/** croner's verdict on a cron expression in `zone`, or undefined when it takes it. */
+export function cronValueProblem(cron: string, zone: string): string | undefined {
+  try {
+    const c = new Cron(cron.trim(), { timezone: zone, paused: true });
+    // An expression that can never match (30 February) has no next time.
+    if (c.nextRun(new Date(Date.UTC(2000, 0, 1))) === null) return 'the cron expression never matches';
+    return undefined;
+  } catch (err) {
+    return `invalid cron expression: ${(err as Error).message.replace(/^CronPattern: /, '')}`;
+  }
+}
+
+/** Every problem with a schedule's timing fields, each naming its field; empty when valid. */
+export function scheduleTimingProblems(t: ScheduleTiming): ScheduleProblem[] {
+  return timingProblems(t, cronValueProblem);
+}
+
+/**
+ * The first nominal fire time strictly after `after` (and at or after `startAt`, before `endAt`),
+ * or null when the schedule has none left. Cron times have whole-second precision; interval
+ * times are `anchor + k · intervalSeconds` (anchor: `startAt`, else the creation).
+ */
+export function nextFireTime(t: CheckedTiming, after: Date): Date | null {
+  const from = t.startAt && t.startAt.getTime() > after.getTime() ? new Date(t.startAt.getTime() - 1) : after;
+  let next: Date | null;
+  if (t.cron) {
+    next = new Cron(t.cron.trim(), { timezone: t.timeZone ?? 'UTC', paused: true }).nextRun(from);
+  } else {
+    const step = t.intervalSeconds! * 1000;
+    const anchor = (t.startAt ?? t.anchor).getTime();
+    const k = from.getTime() < anchor ? 0 : Math.floor((from.getTime() - anchor) / step) + 1;
+    next = new Date(anchor + k * step);
+  }
+  if (next && t.endAt && next.getTime() >= t.endAt.getTime()) return null;
+  return next;
+}
+
+/** The next `count` nominal fire times strictly after `after`, fewer when the schedule ends. */
+export function upcomingFireTimes(t: CheckedTiming, after: Date, count: number): Date[] {
+  const out: Date[] = [];
+  for (let at = after; out.length < count; ) {
+    const next = nextFireTime(t, at);
+    if (!next) break;
+    out.push(next);
+    at = next;
+  }
+  return out;
+}
+
+/**
+ * The nominal fire times in `[from, to]` (both inclusive), at most `limit` + 1 of them, so a
+ * caller can tell a range holding more than `limit` times.
+ */
+export function fireTimesBetween(t: CheckedTiming, from: Date, to: Date, limit: number): Date[] {
+  const out: Date[] = [];
+  for (let next = nextFireTime(t, new Date(from.getTime() - 1)); next && next.getTime() <= to.getTime() && out.length <= limit; next = nextFireTime(t, next)) {
+    out.push(next);
+  }
+  return out;
+}
