@@ -1,8 +1,10 @@
 /**
- * Jest in native ESM mode: ts-jest transpiles, `npm run typecheck` type-checks. Two projects:
- * `unit` (`*.spec.ts`: the pure engine, the executors, the parsers; no database, no Redis) and
+ * Jest in native ESM mode: ts-jest transpiles, `npm run typecheck` type-checks. Three projects:
+ * `unit` (`*.spec.ts`: the pure engine, the executors, the parsers; no database, no Redis),
  * `integration` (`*.int-spec.ts`, `*.e2e-spec.ts`: real PostgreSQL and Redis, one database per
- * file cloned from a migrated template that the global setup creates).
+ * file cloned from a migrated template that the global setup creates) and `browser`
+ * (`test/browser/*.browser-spec.ts`: the console's build in Debian's Chromium, driven by
+ * playwright-core, against a whole platform per file; needs `npm run build:console` first).
  */
 const shared = {
   testEnvironment: 'node',
@@ -33,6 +35,13 @@ export default {
       displayName: 'integration',
       testMatch: ['<rootDir>/**/*.int-spec.ts', '<rootDir>/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
+    },
+    {
+      ...shared,
+      displayName: 'browser',
+      testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      testTimeout: 120000,
     },
   ],
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],

@@ -13,6 +13,8 @@ export default defineConfig({
   base: '/',
   publicDir: false,
   esbuild: { jsx: 'automatic' },
+  // The IDE's monaco workers (graphiql/setup-workers/vite) split into chunks: module workers.
+  worker: { format: 'es' },
   build: {
     outDir: here('../../dist/console'),
     emptyOutDir: true,

@@ -69,7 +69,9 @@ export function connect(key: string, onUnauthenticated: () => void): ApiConnecti
       reconnected.add(listener);
       return () => reconnected.delete(listener);
     },
-    dispose: () => void socket.dispose(),
+    // graphql-ws's dispose waits for a connection still being made, and rejects with its close
+    // (a revoked key's 4401): the socket is gone either way, so that is nothing to report.
+    dispose: () => void Promise.resolve(socket.dispose()).catch(() => {}),
   };
 }
 

@@ -93,13 +93,16 @@ export function SessionProvider(props: {
     async (key: string): Promise<string | null> => {
       const trimmed = key.trim();
       if (!trimmed) return 'Enter an API key (it starts with weft_).';
-      const connection = connect(trimmed, () => signOut('The API no longer accepts this key (revoked?): sign in again.'));
+      // Until whoami accepted the key, a refusal is this form's answer, not a revoked session.
+      let accepted = false;
+      const connection = connect(trimmed, () => accepted && signOut('The API no longer accepts this key (revoked?): sign in again.'));
       const result = await connection.client.query(WHOAMI, {}, { requestPolicy: 'network-only' }).toPromise();
       const caller = result.data?.whoami as Caller | undefined;
       if (!caller) {
         connection.dispose();
         return result.error ? errorText(result.error) : 'The API did not say who this key is.';
       }
+      accepted = true;
       sessionStorage.setItem(STORAGE_KEY, trimmed);
       setNotice(null);
       setState({ key: trimmed, caller, connection });
