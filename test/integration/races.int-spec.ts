@@ -235,7 +235,9 @@ describe("a worker's success report racing the node's own timeout", () => {
       expect(reports).toHaveLength(1);
       if (reports[0]!.type === 'NodeCompleted') {
         seen.completed++;
-        expect(c.ms).toBeLessThan(1150);
+        // Only well after the deadline must it time out: a loaded machine can fire the worker's
+        // timeout timer a few hundred ms late while the node's own sleep ends on time.
+        expect(c.ms).toBeLessThan(1600);
         expect(run).toMatchObject({ status: 'SUCCEEDED', error: null });
         expect(work).toMatchObject({ status: 'COMPLETED', error: null });
         expect(run.output).toEqual({ work: work.output });
