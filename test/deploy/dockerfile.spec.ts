@@ -67,7 +67,7 @@ describe('the Dockerfile', () => {
       { op: 'RUN', args: 'npm run build' },
     ]);
     // The build writes the compiled apps, libraries and the CODE runners under dist/apps and dist/libs.
-    expect(pkg.scripts.build).toMatch(/^tsc -p tsconfig\.build\.json && tsc-alias -p tsconfig\.build\.json && .* dist\/apps\/worker\/src\/executors\/code\/runners\/$/);
+    expect(pkg.scripts.build).toMatch(/^tsc -p tsconfig\.build\.json && tsc-alias -p tsconfig\.build\.json && .* dist\/apps\/worker\/src\/executors\/code\/runners\/ && npm run build:console --silent$/);
     expect((JSON.parse(read('tsconfig.json')) as { compilerOptions: { outDir: string; rootDir: string } }).compilerOptions).toMatchObject({ outDir: 'dist', rootDir: '.' });
   });
 
@@ -81,6 +81,7 @@ describe('the Dockerfile', () => {
       'package.json package-lock.json ./',
       '--from=build /app/dist/apps ./dist/apps',
       '--from=build /app/dist/libs ./dist/libs',
+      '--from=build /app/dist/console ./dist/console',
     ]);
     expect(runtime.find((i) => i.op === 'USER')).toEqual({ op: 'USER', args: 'weft' });
     expect(runtime.find((i) => i.op === 'ENV')).toEqual({ op: 'ENV', args: 'NODE_ENV=production' });
