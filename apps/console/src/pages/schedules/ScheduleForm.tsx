@@ -43,8 +43,8 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
     <form className="panel schedule-form" aria-labelledby={`${id}-title`} onSubmit={submit} noValidate>
       <h2 id={`${id}-title`}>{editing ? 'Edit schedule' : 'New schedule'}</h2>
       <div className="form-grid">
-        <label className="field" htmlFor={`${id}-workflow`}>
-          Workflow
+        <div className="field">
+          <label htmlFor={`${id}-workflow`}>Workflow</label>
           <select id={`${id}-workflow`} value={draft.workflowId} onChange={set('workflowId')} required>
             <option value="">{workflowsData ? 'Choose a workflow' : 'Loading workflows…'}</option>
             {editing && !chosen && draft.workflowId && <option value={draft.workflowId}>{draft.workflowId}</option>}
@@ -55,9 +55,9 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
               </option>
             ))}
           </select>
-        </label>
-        <label className="field" htmlFor={`${id}-version`}>
-          Version (optional)
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-version`}>Version (optional)</label>
           <input
             id={`${id}-version`}
             type="number"
@@ -72,7 +72,7 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
           <span className="hint" id={`${id}-version-hint`}>
             Empty: the workflow’s default version at each fire.
           </span>
-        </label>
+        </div>
         <fieldset className="field timing">
           <legend>Timing</legend>
           <span className="radios">
@@ -86,8 +86,8 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
             </label>
           </span>
           {draft.timing === 'cron' ? (
-            <label className="field" htmlFor={`${id}-cron`}>
-              Cron expression
+            <div className="field">
+              <label htmlFor={`${id}-cron`}>Cron expression</label>
               <input
                 id={`${id}-cron`}
                 className="mono"
@@ -101,19 +101,19 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
               <span className="hint" id={`${id}-cron-hint`}>
                 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly.
               </span>
-            </label>
+            </div>
           ) : (
-            <label className="field" htmlFor={`${id}-interval`}>
-              Interval (seconds)
+            <div className="field">
+              <label htmlFor={`${id}-interval`}>Interval (seconds)</label>
               <input id={`${id}-interval`} type="number" min={1} step={1} inputMode="numeric" value={draft.intervalSeconds} onChange={set('intervalSeconds')} aria-describedby={`${id}-interval-hint`} />
               <span className="hint" id={`${id}-interval-hint`}>
                 Counted from the start, else from the schedule’s creation.
               </span>
-            </label>
+            </div>
           )}
         </fieldset>
-        <label className="field" htmlFor={`${id}-zone`}>
-          Time zone
+        <div className="field">
+          <label htmlFor={`${id}-zone`}>Time zone</label>
           <input
             id={`${id}-zone`}
             list={`${id}-zones`}
@@ -132,9 +132,9 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
           <span className="hint" id={`${id}-zone-hint`}>
             IANA zone the cron expression is read in, e.g. America/New_York.
           </span>
-        </label>
-        <label className="field" htmlFor={`${id}-overlap`}>
-          Overlap policy
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-overlap`}>Overlap policy</label>
           <select id={`${id}-overlap`} value={draft.overlapPolicy} onChange={(e) => setDraft((d) => ({ ...d, overlapPolicy: e.target.value as OverlapPolicy }))} aria-describedby={`${id}-overlap-hint`}>
             {OVERLAP_POLICIES.map((p) => (
               <option key={p} value={p}>
@@ -145,44 +145,44 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
           <span className="hint" id={`${id}-overlap-hint`}>
             What a fire does while the previous run is still RUNNING.
           </span>
-        </label>
-        <label className="field" htmlFor={`${id}-catchup`}>
-          Catch-up seconds
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-catchup`}>Catch-up seconds</label>
           <input id={`${id}-catchup`} type="number" min={0} step={1} inputMode="numeric" value={draft.catchUpSeconds} onChange={set('catchUpSeconds')} aria-describedby={`${id}-catchup-hint`} />
           <span className="hint" id={`${id}-catchup-hint`}>
             Fires missed by at most this long still fire; older ones are skipped as missed.
           </span>
-        </label>
-        <label className="field" htmlFor={`${id}-jitter`}>
-          Jitter seconds
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-jitter`}>Jitter seconds</label>
           <input id={`${id}-jitter`} type="number" min={0} step={1} inputMode="numeric" value={draft.jitterSeconds} onChange={set('jitterSeconds')} aria-describedby={`${id}-jitter-hint`} />
           <span className="hint" id={`${id}-jitter-hint`}>
             Each fire is delayed by up to this long.
           </span>
-        </label>
-        <label className="field" htmlFor={`${id}-start`}>
-          Start (optional)
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-start`}>Start (optional)</label>
           <input id={`${id}-start`} type="datetime-local" step={1} value={draft.startAt} onChange={set('startAt')} />
-        </label>
-        <label className="field" htmlFor={`${id}-end`}>
-          End (optional)
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-end`}>End (optional)</label>
           <input id={`${id}-end`} type="datetime-local" step={1} value={draft.endAt} onChange={set('endAt')} />
-        </label>
-        <label className="field wide" htmlFor={`${id}-input`}>
-          Input (JSON)
+        </div>
+        <div className="field wide">
+          <label htmlFor={`${id}-input`}>Input (JSON)</label>
           <textarea id={`${id}-input`} value={draft.input} onChange={set('input')} spellCheck={false} rows={3} aria-describedby={`${id}-input-hint`} />
           <span className="hint" id={`${id}-input-hint`}>
             A JSON object; each run also gets <code>input.schedule</code> = {'{id, nominalTime}'}.
           </span>
-        </label>
-        <label className="field wide" htmlFor={`${id}-config`}>
-          Config (JSON)
+        </div>
+        <div className="field wide">
+          <label htmlFor={`${id}-config`}>Config (JSON)</label>
           <textarea id={`${id}-config`} value={draft.config} onChange={set('config')} spellCheck={false} rows={3} />
-        </label>
-        <label className="field wide" htmlFor={`${id}-note`}>
-          Note (optional)
+        </div>
+        <div className="field wide">
+          <label htmlFor={`${id}-note`}>Note (optional)</label>
           <input id={`${id}-note`} value={draft.note} onChange={set('note')} maxLength={2000} placeholder="e.g. nightly export for finance" />
-        </label>
+        </div>
         {!editing && (
           <label className="check">
             <input type="checkbox" checked={paused} onChange={(e) => setPaused(e.target.checked)} /> Create paused
