@@ -2,15 +2,17 @@
  * The schedules pages in a real Chromium, on a one-node workflow (a FORK, done at once): an
  * operator creates an every-N-seconds schedule from the page and sees it listed with its next
  * fire time, triggers it and follows the run's link to a run page that names the schedule,
- * pauses it with a note; a bad cron shows the API's words; a viewer is offered no action; and a
- * backfill's progress reaches its end on a phone-sized page that does not scroll sideways.
+ * pauses it with a note, edits and deletes it; a bad cron shows the API's words; a viewer is
+ * offered no action; and a backfill's progress reaches its end on a phone-sized page that does
+ * not scroll sideways.
  *
  * The selectors are the schedules pages' contract: `tr[data-schedule-id]` rows on /schedules
  * with `[data-testid="next-fire"]`; on /schedules/<id> `[data-testid="pause-note"]`,
  * `li[data-backfill-id][data-finished]`; the form "New schedule" (fields "Workflow",
  * "Interval (seconds)", "Cron expression", "Note (optional)"; the radios "By cron expression" and
  * "Every N seconds"; the button "Create schedule"); the buttons "Trigger now", "Pause schedule",
- * "Unpause schedule", "Start backfill", "Edit schedule", "Delete schedule".
+ * "Unpause schedule", "Start backfill", "Edit schedule" (form "Edit schedule", "Save changes"),
+ * "Delete schedule" then "Confirm delete".
  */
 import { beforeAll, describe, expect } from '@jest/globals';
 import type { Page } from 'playwright-core';
@@ -48,7 +50,7 @@ describe('schedules pages in the browser', () => {
     operator = (await createKey(admin, 'browser-operator', 'operator')).secret;
   });
 
-  suite.test('creates an interval schedule, triggers it, follows its run and pauses it with a note', async ({ page }) => {
+  suite.test('creates an interval schedule, triggers it, follows its run, pauses it with a note, edits and deletes it', async ({ page }) => {
     await signIn(page, operator, '/schedules');
     const form = await openNewForm(page);
     await form.getByRole('radio', { name: 'Every N seconds' }).check();
@@ -91,6 +93,19 @@ describe('schedules pages in the browser', () => {
     await page.locator('[data-testid="pause-note"]').filter({ hasText: 'upstream maintenance' }).filter({ hasText: 'Paused by browser-operator' }).waitFor();
     await page.getByRole('button', { name: 'Unpause schedule' }).waitFor();
     expect(await readSchedule(id)).toMatchObject({ paused: true, pauseNote: 'upstream maintenance', pausedBy: 'browser-operator', firedCount: 1 });
+
+    // Edit it (the form holds its fields), then delete it (asked first): the list says so.
+    await page.getByRole('button', { name: 'Edit schedule' }).click();
+    const edit = page.getByRole('form', { name: 'Edit schedule' });
+    expect(await edit.getByLabel('Note (optional)').inputValue()).toBe('hourly from the browser');
+    await edit.getByLabel('Interval (seconds)').fill('7200');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved the schedule.' }).waitFor();
+    await page.locator('.schedule-facts').getByText('every 7200 s (2 h)').waitFor();
+    await page.getByRole('button', { name: 'Delete schedule' }).click();
+    await page.getByRole('button', { name: 'Confirm delete' }).click();
+    await page.getByRole('status').filter({ hasText: `Deleted schedule ${id}` }).waitFor();
+    expect(await page.locator(`tr[data-schedule-id="${id}"]`).count()).toBe(0);
   });
 
   suite.test("shows the API's words for a bad cron expression", async ({ page }) => {
