@@ -5,6 +5,8 @@ import { NotFoundPage } from './pages/NotFoundPage.js';
 import { QueuesPage } from './pages/QueuesPage.js';
 import { RunPage } from './pages/RunPage.js';
 import { RunsPage } from './pages/RunsPage.js';
+import { SchedulePage } from './pages/SchedulePage.js';
+import { SchedulesPage } from './pages/SchedulesPage.js';
 import { SignInPage } from './pages/SignInPage.js';
 import { WorkflowPage } from './pages/WorkflowPage.js';
 import { WorkflowsPage } from './pages/WorkflowsPage.js';
@@ -22,6 +24,8 @@ export function App() {
             <Route path="runs/:runId" element={<RunPage />} />
             <Route path="workflows" element={<WorkflowsPage />} />
             <Route path="workflows/:workflowId" element={<WorkflowPage />} />
+            <Route path="schedules" element={<SchedulesPage />} />
+            <Route path="schedules/:scheduleId" element={<SchedulePage />} />
             <Route path="queues" element={<QueuesPage />} />
             <Route path="keys" element={<KeysPage />} />
             <Route path="*" element={<NotFoundPage />} />

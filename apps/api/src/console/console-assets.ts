@@ -41,4 +41,4 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** The console's client-side routes: GET on these serves index.html (the page routes itself). */
-export const CONSOLE_ROUTES = /^\/(?:(?:runs|workflows|queues|keys)(?:\/[^.]*)?)?$/;
+export const CONSOLE_ROUTES = /^\/(?:(?:runs|workflows|schedules|queues|keys)(?:\/[^.]*)?)?$/;

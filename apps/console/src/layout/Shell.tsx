@@ -12,6 +12,7 @@ export function Shell() {
         <nav aria-label="Main">
           <NavLink to="/runs">Runs</NavLink>
           <NavLink to="/workflows">Workflows</NavLink>
+          <NavLink to="/schedules">Schedules</NavLink>
           <NavLink to="/queues">Queues</NavLink>
           {can.administer && <NavLink to="/keys">Keys</NavLink>}
           <a href="/graphql">GraphQL IDE</a>

@@ -10,6 +10,7 @@ interface Draft {
   version: string;
   createdAfter: string;
   createdBefore: string;
+  schedule: string;
 }
 
 function draftOf(filters: RunFilterParams): Draft {
@@ -24,6 +25,7 @@ function filtersOf(draft: Draft): RunFilterParams {
     version: draft.version.trim(),
     createdAfter: localInputToIso(draft.createdAfter) ?? '',
     createdBefore: localInputToIso(draft.createdBefore) ?? '',
+    schedule: draft.schedule.trim(),
   };
 }
 
@@ -72,6 +74,10 @@ export function RunFilters(props: { filters: RunFilterParams; onApply: (filters:
       <label htmlFor={`${id}-version`}>
         Version
         <input id={`${id}-version`} className="run-filters-version" type="number" min={1} step={1} inputMode="numeric" value={draft.version} onChange={set('version')} placeholder="any" />
+      </label>
+      <label htmlFor={`${id}-schedule`}>
+        Schedule id
+        <input id={`${id}-schedule`} className="mono" value={draft.schedule} onChange={set('schedule')} placeholder="any" autoComplete="off" spellCheck={false} />
       </label>
       <label htmlFor={`${id}-after`}>
         Created after

@@ -47,6 +47,18 @@ export function RunHeader(props: { run: RunDetail }) {
           <dt>Last event</dt>
           <dd>#{run.seq}</dd>
         </div>
+        {run.scheduleId && (
+          <>
+            <div>
+              <dt>Schedule</dt>
+              <dd><Link className="mono" to={`/schedules/${run.scheduleId}`}>{run.scheduleId}</Link></dd>
+            </div>
+            <div>
+              <dt>Nominal time</dt>
+              <dd><TimeCell at={run.nominalTime} /></dd>
+            </div>
+          </>
+        )}
         {run.parentRunId && (
           <div>
             <dt>Parent run</dt>

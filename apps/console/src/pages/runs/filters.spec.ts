@@ -17,7 +17,7 @@ describe('run filters in the URL', () => {
     expect(current.get(CURSOR_PARAM)).toBe('abc');
   });
   it('round-trip', () => {
-    const filters = { status: 'RUNNING', workflowId: 'w', version: '3', createdAfter: '2025-01-01T00:00:00.000Z', createdBefore: '2025-02-01T00:00:00.000Z' };
+    const filters = { status: 'RUNNING', workflowId: 'w', version: '3', createdAfter: '2025-01-01T00:00:00.000Z', createdBefore: '2025-02-01T00:00:00.000Z', schedule: '0190aaaa-0000-7000-8000-000000000001' };
     expect(readFilters(writeFilters(new URLSearchParams(), filters))).toEqual(filters);
     expect(hasFilters(filters)).toBe(true);
     expect(hasFilters(NO_FILTERS)).toBe(false);
@@ -29,7 +29,7 @@ describe('toFilterInput', () => {
     expect(toFilterInput(NO_FILTERS)).toEqual({ filter: {}, problem: null });
   });
   it('converts the version to a number and the dates to ISO', () => {
-    expect(toFilterInput({ status: 'SUCCEEDED', workflowId: 'w', version: '12', createdAfter: '2025-01-01T10:00:00+02:00', createdBefore: '' })).toEqual({
+    expect(toFilterInput({ status: 'SUCCEEDED', workflowId: 'w', version: '12', createdAfter: '2025-01-01T10:00:00+02:00', createdBefore: '', schedule: '' })).toEqual({
       filter: { status: 'SUCCEEDED', workflowId: 'w', version: 12, createdAfter: '2025-01-01T08:00:00.000Z' },
       problem: null,
     });
@@ -38,6 +38,7 @@ describe('toFilterInput', () => {
     expect(toFilterInput({ ...NO_FILTERS, status: 'DONE' }).problem).toBe('Unknown status "DONE".');
     expect(toFilterInput({ ...NO_FILTERS, workflowId: 'w', version: '1.5' }).problem).toBe('Version must be a whole number from 1, not "1.5".');
     expect(toFilterInput({ ...NO_FILTERS, workflowId: 'w', version: '0' }).problem).toMatch(/^Version must be/);
+    expect(toFilterInput({ ...NO_FILTERS, schedule: 's-1' })).toEqual({ filter: { scheduleId: 's-1' }, problem: null });
     expect(toFilterInput({ ...NO_FILTERS, version: '2' })).toEqual({ filter: { version: 2 }, problem: null }); // of any workflow
     expect(toFilterInput({ ...NO_FILTERS, createdAfter: 'tomorrow' }).problem).toBe('Created after is not a date: "tomorrow".');
     expect(

@@ -8,6 +8,8 @@ export interface RunFilterParams {
   /** ISO instants. */
   createdAfter: string;
   createdBefore: string;
+  /** A schedule id (`?schedule=`): the runs it started. */
+  schedule: string;
 }
 
 /** The GraphQL RunFilter input. */
@@ -17,14 +19,15 @@ export interface RunFilterInput {
   version?: number;
   createdAfter?: string;
   createdBefore?: string;
+  scheduleId?: string;
 }
 
-export const FILTER_KEYS = ['status', 'workflowId', 'version', 'createdAfter', 'createdBefore'] as const;
+export const FILTER_KEYS = ['status', 'workflowId', 'version', 'createdAfter', 'createdBefore', 'schedule'] as const;
 
 /** The search param holding the cursor of the page shown (absent on the first page). */
 export const CURSOR_PARAM = 'after';
 
-export const NO_FILTERS: RunFilterParams = { status: '', workflowId: '', version: '', createdAfter: '', createdBefore: '' };
+export const NO_FILTERS: RunFilterParams = { status: '', workflowId: '', version: '', createdAfter: '', createdBefore: '', schedule: '' };
 
 export function readFilters(params: URLSearchParams): RunFilterParams {
   const out = { ...NO_FILTERS };
@@ -55,6 +58,7 @@ export function toFilterInput(filters: RunFilterParams): { filter: RunFilterInpu
     filter.status = filters.status;
   }
   if (filters.workflowId) filter.workflowId = filters.workflowId;
+  if (filters.schedule) filter.scheduleId = filters.schedule;
   if (filters.version) {
     const version = Number(filters.version);
     if (!/^\d+$/.test(filters.version) || !Number.isSafeInteger(version) || version < 1) {

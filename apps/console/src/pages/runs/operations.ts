@@ -23,7 +23,7 @@ export const RUN_CHANGED = /* GraphQL */ `
 /** Everything the run page shows: the query and the subscription ask for exactly these. */
 const RUN_DETAIL_FIELDS = `
   ${RUN_SUMMARY_FIELDS}
-  input config output error parentRunId parentTaskId depth
+  input config output error parentRunId parentTaskId depth scheduleId nominalTime
   tasks {
     id nodeId nodeType status attempt iteration input output error
     createdAt updatedAt finishedAt wakeAt awaitedSignal branches queue

@@ -78,6 +78,9 @@ export interface RunDetail extends RunSummary {
   parentRunId: string | null;
   parentTaskId: string | null;
   depth: number;
+  /** The schedule that started the run, and the fire time it was started for. */
+  scheduleId: string | null;
+  nominalTime: string | null;
   tasks: Task[];
   history: RunEvent[];
   children: ChildRun[];
