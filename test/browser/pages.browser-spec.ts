@@ -38,6 +38,7 @@ describe('workflows, keys, queues and run details in the browser', () => {
     await page.locator('[data-node-id="second"]').waitFor({ timeout: WAIT_MS });
     expect(await page.locator('[data-node-id="then"]').count()).toBe(0);
     await page.getByText('return 2;').first().waitFor();
+    expect(await page.getByRole('link', { name: 'Runs of this version' }).getAttribute('href')).toBe('/runs?workflowId=two-step&version=1');
 
     await page.getByRole('button', { name: 'Set as default' }).click();
     await page.getByRole('status').filter({ hasText: /default/i }).first().waitFor({ timeout: WAIT_MS });

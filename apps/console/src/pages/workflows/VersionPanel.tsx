@@ -18,7 +18,7 @@ export function VersionPanel(props: { workflow: WorkflowWithVersions; version: n
   });
   const detail = data?.workflowVersion;
   const summary = workflow.versions.find((v) => v.version === version);
-  const runsHref = `/runs?workflow=${encodeURIComponent(workflow.id)}&version=${version}`;
+  const runsHref = `/runs?workflowId=${encodeURIComponent(workflow.id)}&version=${version}`;
 
   return (
     <section className="version-panel" aria-labelledby="version-title">
