@@ -112,10 +112,17 @@ export function lengthMs(v: string): number | undefined {
   return ms;
 }
 
-/** True for an instant in RFC 3339 with an offset (`2030-01-01T00:00:00Z`, `…+05:30`) that is a real date. */
+/**
+ * True for an instant in RFC 3339 with an offset (`2030-01-01T00:00:00Z`, `…+05:30`) that names a
+ * real day and time (not 30 February, which `Date.parse` rolls over into March).
+ */
 export function isRfc3339(v: string): boolean {
-  const text = v.trim();
-  return /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(text) && !Number.isNaN(Date.parse(text));
+  const m = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-](\d\d):(\d\d))$/i.exec(v.trim());
+  if (!m) return false;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  const offsetOk = m[9] === undefined || (Number(m[9]) < 24 && Number(m[10]) < 60);
+  return day.getUTCFullYear() === y && day.getUTCMonth() === mo - 1 && day.getUTCDate() === d && h < 24 && mi < 60 && s < 60 && offsetOk;
 }
 
 /**
