@@ -167,6 +167,18 @@ describe('weft schedules', () => {
       expect((await weft('schedules', 'describe', id)).stdout).toMatch(/\nfired\s+1\nskipped\s+1 \(overlap 1\)\n/);
     });
 
+    it('says a fire was buffered under buffer_one, and which run cancel_other cancelled', async () => {
+      const buffered = createdId(await weft('schedules', 'create', '--workflow', 'approval', '--cron', '@yearly', '--overlap', 'buffer_one'));
+      expect((await weft('schedules', 'trigger', buffered)).stdout).toMatch(/^run \S+ started/);
+      expect((await weft('schedules', 'trigger', buffered)).stdout).toMatch(
+        /^buffered \(nominal time \S+Z\): the schedule's previous run is still running; this fire starts when it ends \(overlap policy buffer_one\)\n$/,
+      );
+      const cancelling = createdId(await weft('schedules', 'create', '--workflow', 'approval', '--cron', '@yearly', '--overlap', 'cancel_other'));
+      const [, first] = /^run (\S+) started/.exec((await weft('schedules', 'trigger', cancelling)).stdout)!;
+      const r = await weft('schedules', 'trigger', cancelling);
+      expect(r.stdout).toMatch(new RegExp(`^run ${first} cancelled first \\(overlap policy cancel_other\\)\\nrun (?!${first})\\S+ started \\(nominal time \\S+Z\\)\\n$`));
+    });
+
     it('says why a run could not start, exit code 1', async () => {
       await publish(client, 'legacy', { nodes: [{ node_id: 'a', type: 'FORK' }], edges: [] });
       await publish(client, 'legacy', { nodes: [{ node_id: 'b', type: 'FORK' }], edges: [] });
@@ -201,7 +213,9 @@ describe('weft schedules', () => {
     });
 
     it("prints the API's refusal of a range with too many fire times", async () => {
-      const r = await weft('schedules', 'backfill', id, '--from', '2030-01-01T00:00:00Z', '--to', '2031-01-01T00:00:00Z');
+      // Every second for three hours: 10,801 times, computed without croner.
+      const often = createdId(await weft('schedules', 'create', '--workflow', 'nightly', '--every', '1s', '--paused'));
+      const r = await weft('schedules', 'backfill', often, '--from', '2030-01-01T00:00:00Z', '--to', '2030-01-01T03:00:00Z');
       expect(r).toEqual({ code: 1, stdout: '', stderr: 'error: BAD_USER_INPUT: to the range holds more than 10000 fire times; backfill it in parts\n  - to: the range holds more than 10000 fire times; backfill it in parts\n' });
     });
 
