@@ -3,6 +3,7 @@ import { contextCommands } from './client/context-commands.js';
 import { keyCommands } from './client/key-commands.js';
 import { runControlCommands } from './client/run-control-commands.js';
 import { runReadCommands } from './client/run-read-commands.js';
+import { scheduleCommands } from './client/schedule-commands.js';
 import { validateCommand } from './client/validate-command.js';
 import { workflowCommands } from './client/workflow-commands.js';
 
@@ -18,6 +19,8 @@ export function clientCommands(program: Command): void {
   program.commandsGroup('Runs:');
   runControlCommands(program);
   runReadCommands(program);
+  program.commandsGroup('Schedules:');
+  scheduleCommands(program);
   program.commandsGroup('Keys and contexts:');
   keyCommands(program);
   contextCommands(program);

@@ -29,7 +29,7 @@ describe('weft completion', () => {
   it('offers bash the commands, the subcommands of a group and the options of a command', async () => {
     expect(await offered('weft', 'ru')).toEqual(['run', 'runs', 'run-status']);
     expect(await offered('weft', 'context', '')).toEqual(['add', 'use', 'list', 'remove', '-h', '--help']);
-    expect(await offered('weft', 'runs', '--s')).toEqual(['--status', '--since']);
+    expect(await offered('weft', 'runs', '--s')).toEqual(['--status', '--schedule', '--since']);
     expect(await offered('weft', 'runs', '--')).not.toContain('--first');
   });
 
@@ -38,6 +38,15 @@ describe('weft completion', () => {
     expect(await offered('weft', 'history', 'r1', '-o', 'y')).toEqual(['yaml']);
     expect(await offered('weft', 'validate', '-f', 'order')).toEqual(['order-flow.yaml']);
     expect(await offered('weft', 'runs', '--workflow', '')).toEqual([]);
+  });
+
+  it('offers the schedules subcommands, their options and the overlap policies', async () => {
+    expect(await offered('weft', 'sche')).toEqual(['scheduler', 'schedules']);
+    expect(await offered('weft', 'schedules', '')).toEqual(['create', 'list', 'describe', 'delete', 'pause', 'unpause', 'trigger', 'backfill', '-h', '--help']);
+    expect(await offered('weft', 'schedules', 'create', '--c')).toEqual(['--cron', '--config', '--catch-up']);
+    expect(await offered('weft', 'schedules', 'create', '--overlap', '')).toEqual(['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all']);
+    expect(await offered('weft', 'schedules', 'backfill', 's1', '--')).toEqual(['--url', '--api-key', '--from', '--to', '--watch', '--help']);
+    expect(await offered('weft', 'runs', '--sc')).toEqual(['--schedule']);
   });
 
   it('does not take the value of an option for a command', async () => {

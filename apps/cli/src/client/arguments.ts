@@ -101,6 +101,31 @@ export function runStatus(v: string): string {
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /**
+ * A length of time written as numbers with a unit `s`, `m`, `h` or `d`, several in a row
+ * (`90s`, `30m`, `1h30m`, `7d`), in milliseconds; undefined for any other text.
+ */
+export function lengthMs(v: string): number | undefined {
+  const text = v.trim();
+  if (!/^(\d+[smhd])+$/.test(text)) return undefined;
+  let ms = 0;
+  for (const [, n, unit] of text.matchAll(/(\d+)([smhd])/g)) ms += Number(n) * UNIT_MS[unit!]!;
+  return ms;
+}
+
+/**
+ * True for an instant in RFC 3339 with an offset (`2030-01-01T00:00:00Z`, `…+05:30`) that names a
+ * real day and time (not 30 February, which `Date.parse` rolls over into March).
+ */
+export function isRfc3339(v: string): boolean {
+  const m = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-](\d\d):(\d\d))$/i.exec(v.trim());
+  if (!m) return false;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  const offsetOk = m[9] === undefined || (Number(m[9]) < 24 && Number(m[10]) < 60);
+  return day.getUTCFullYear() === y && day.getUTCMonth() === mo - 1 && day.getUTCDate() === d && h < 24 && mi < 60 && s < 60 && offsetOk;
+}
+
+/**
  * `--since`: a length of time back from now — a number with a unit `s`, `m`, `h` or `d`, several
  * of them in a row (`90s`, `30m`, `1h30m`, `7d`) — or an instant in RFC 3339 with an offset
  * (`2030-01-01T00:00:00Z`), checked by the API. Returns the length in milliseconds or the instant
@@ -109,12 +134,11 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 8
  */
 export function since(v: string): { agoMs: number } | { at: string } {
   const text = v.trim();
-  if (/^(\d+[smhd])+$/.test(text)) {
-    let ms = 0;
-    for (const [, n, unit] of text.matchAll(/(\d+)([smhd])/g)) ms += Number(n) * UNIT_MS[unit!]!;
+  const ms = lengthMs(text);
+  if (ms !== undefined) {
     if (ms === 0) throw new InvalidArgumentError('must be longer than 0');
     return { agoMs: ms };
   }
-  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(text) && !Number.isNaN(Date.parse(text))) return { at: text };
+  if (isRfc3339(text)) return { at: text };
   throw new InvalidArgumentError('must be a length of time (30m, 1h, 2h30m, 7d) or an RFC 3339 time (2030-01-01T00:00:00Z)');
 }

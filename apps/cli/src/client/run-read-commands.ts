@@ -10,7 +10,7 @@ import { watchAndReport } from './run-watch.js';
 
 /** What `runs -o json` prints of each run: every field of the run but its tasks, history and children. */
 export const RUN_LIST_FIELDS = `id status workflowId version input config output error startNodeId idempotencyKey
-  parentRunId parentTaskId depth seq createdAt updatedAt finishedAt`;
+  parentRunId parentTaskId scheduleId nominalTime depth seq createdAt updatedAt finishedAt`;
 
 /** The most runs the API returns in one page (`runs(first:)`). */
 export const RUNS_PAGE_MAX = 200;
@@ -23,6 +23,7 @@ export interface RunListFilter {
   status?: string;
   workflowId?: string;
   createdAfter?: string;
+  scheduleId?: string;
 }
 
 /**
@@ -54,13 +55,14 @@ export function runReadCommands(program: Command): void {
     .description('list runs, newest first')
     .addOption(new Option('--status <status>', 'only runs with this status').choices(RUN_STATUSES).argParser(runStatus))
     .option('--workflow <id>', 'only runs of this workflow')
+    .option('--schedule <id>', 'only runs this schedule started')
     .option('--since <when>', 'only runs created since: a length of time back from now (30m, 1h, 2h30m, 7d) or an RFC 3339 time', since)
     .option('--limit <n>', `how many runs at most (default ${DEFAULT_LIMIT}); pages through the API ${RUNS_PAGE_MAX} at a time`, positiveInt('--limit'))
     .addOption(new Option('--first <n>', 'the same as --limit').argParser(positiveInt('--first')).hideHelp())
-    .action(async (o: ConnectionFlags & { status?: string; workflow?: string; since?: ReturnType<typeof since>; limit?: number; first?: number; output: OutputFormat }) => {
+    .action(async (o: ConnectionFlags & { status?: string; workflow?: string; schedule?: string; since?: ReturnType<typeof since>; limit?: number; first?: number; output: OutputFormat }) => {
       const createdAfter = o.since && ('at' in o.since ? o.since.at : new Date(Date.now() - o.since.agoMs).toISOString());
       const limit = o.limit ?? o.first ?? DEFAULT_LIMIT;
-      const { runs, more } = await withClient(o, (c) => listRuns(c, { status: o.status, workflowId: o.workflow, createdAfter }, limit));
+      const { runs, more } = await withClient(o, (c) => listRuns(c, { status: o.status, workflowId: o.workflow, scheduleId: o.schedule, createdAfter }, limit));
       const now = Date.now();
       printAs(o.output, runs, () =>
         table(
