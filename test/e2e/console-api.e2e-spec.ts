@@ -137,6 +137,9 @@ describe('the API of the web console', () => {
     const deep = await fetch(`${origin}/runs/0190a4c2-0000-7000-8000-000000000000`);
     expect(deep.status).toBe(200);
     expect(await deep.text()).toBe(html);
+    // Workflow ids may hold dots; only /assets holds files.
+    expect(await (await fetch(`${origin}/workflows/billing.v2`)).text()).toBe(html);
+    expect((await fetch(`${origin}/assets/no-such-file.js`)).status).toBe(404);
 
     const ide = await fetch(`${origin}/graphql`, { headers: { accept: 'text/html,application/xhtml+xml' } });
     expect(ide.status).toBe(200);

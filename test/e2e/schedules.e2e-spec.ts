@@ -50,6 +50,10 @@ describe('createSchedule', () => {
     ['an unknown workflow', { workflowId: 'nope', cron: '@daily' }, 'workflowId'],
     ['an unknown version', { version: 9, cron: '@daily' }, 'version'],
     ['the reserved input key', { cron: '@daily', input: { schedule: 1 } }, 'input.schedule'],
+    // Every fire would start a run with it, which startRun refuses over 1 MiB.
+    ['an input over the size of a run input', { cron: '@daily', input: { blob: 'x'.repeat(1024 * 1024 + 1) } }, 'input'],
+    ['a config with a NUL character', { cron: '@daily', config: { k: 'a\u0000b' } }, 'config.k'],
+    ['a jitter as long as the interval', { intervalSeconds: 60, jitterSeconds: 60 }, 'jitterSeconds'],
   ])('refuses %s with BAD_USER_INPUT naming the field', async (_what, fields, path) => {
     const err = await rejection(create(admin, { workflowId: 'nightly', ...fields }));
     expect(err.code).toBe('BAD_USER_INPUT');
@@ -93,6 +97,28 @@ describe('firing over the API', () => {
     expect(runs.runs.edges.map((e: any) => e.node.id)).toEqual([fire.run.id]);
     const recent = await admin.request(`query($id: ID!) { schedule(id: $id) { firedCount recentRuns { id } } }`, { id: s.id });
     expect(recent.schedule).toEqual({ firedCount: 1, recentRuns: [{ id: fire.run.id }] });
+  });
+
+  it('counts upcoming fire times in the cost of a query, so a page of them cannot stall the API', async () => {
+    const err = await rejection(admin.request(`{ schedules(first: 200) { edges { node { upcoming(count: 100) } } } }`));
+    expect(err.errors[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(err.message).toMatch(/complexity \d+ exceeds the budget/);
+    // One schedule's hundred times fit.
+    const s = await create(admin, { workflowId: 'nightly', cron: '*/7 3-5 * * 1-5', timeZone: 'America/New_York' });
+    const one = await admin.request(`query($id: ID!) { schedule(id: $id) { upcoming(count: 100) } }`, { id: s.id });
+    expect(one.schedule.upcoming).toHaveLength(100);
+  });
+
+  it('refuses a backfill over more fire times than it takes, having counted them', async () => {
+    // Paused: a paused schedule holds its backfills, so none of these fire.
+    const s = await create(admin, { workflowId: 'nightly', cron: '* * * * *', paused: true });
+    // A week of minutes: 10,081 times, more than the 10,000 a backfill takes.
+    const err = await rejection(admin.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2030-01-01T00:00:00Z", to: "2030-01-08T00:00:00Z") { id } }`, { id: s.id }));
+    expect(err.message).toMatch(/more than 10000 fire times/);
+    // Just under: 10,000 minutes from the first.
+    const ok = await admin.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2030-01-01T00:00:00Z", to: "2030-01-07T22:39:00Z") { total } }`, { id: s.id });
+    expect(ok.backfillSchedule.total).toBe(10_000);
+    await admin.request(`mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: s.id });
   });
 
   it('backfills a range as a tracked batch until it is finished', async () => {

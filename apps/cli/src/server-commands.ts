@@ -46,7 +46,7 @@ function cleanName(label: string, value: string, max: number): string {
 async function serve(config: WeftConfig, roles: Roles, migrate: boolean): Promise<void> {
   const { startPlatform } = await import('./platform.js');
   const running = await startPlatform(config, roles, { migrate });
-  if (running.url) process.stdout.write(`Weft GraphQL API: ${running.url}\n`);
+  if (running.url) process.stdout.write(`Weft GraphQL API: ${running.url}\nWeft web console: ${new URL(running.url).origin}/\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);

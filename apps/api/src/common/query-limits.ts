@@ -146,8 +146,22 @@ export function assessOperation(schema: GraphQLSchema, document: DocumentNode, o
  */
 function estimator(schema: GraphQLSchema): ComplexityEstimator {
   const introspection = introspectionLengths(schema);
-  return (args: ComplexityEstimatorArgs) => 1 + lengthOf(args, introspection) * args.childComplexity;
+  return (args: ComplexityEstimatorArgs) => {
+    const computed = COMPUTED_FIELDS[`${args.type.name}.${args.field.name}`];
+    return computed ? computed(args.args) : 1 + lengthOf(args, introspection) * args.childComplexity;
+  };
 }
+
+/**
+ * Fields whose answer is computed on the API's thread, by what one call costs: each upcoming
+ * fire time walks the cron in its zone (a few hundred µs), so `upcoming(count: 100)` on a page of
+ * 200 schedules would stall the process for seconds. At {@link UPCOMING_TIME_COST} a time, one
+ * operation within the budget computes at most about a thousand.
+ */
+const COMPUTED_FIELDS: Readonly<Record<string, (args: Record<string, unknown>) => number>> = {
+  'Schedule.upcoming': (args) => 1 + UPCOMING_TIME_COST * (typeof args.count === 'number' && Number.isFinite(args.count) ? Math.max(1, Math.min(100, Math.floor(args.count))) : 5),
+};
+export const UPCOMING_TIME_COST = 50;
 
 function lengthOf({ type, field, args }: ComplexityEstimatorArgs, introspection: Record<string, number>): number {
   if (field.args.some((a) => a.name === 'first')) {

@@ -8,6 +8,7 @@ import {
   secondsProblems,
   type Problem,
 } from '@weft/engine';
+import { describeJsonProblem, jsonProblem } from '@weft/engine/coordinator';
 import type { Json, ScheduleFields } from '@weft/persistence';
 import type { CreateScheduleInput, ScheduleFieldsInput, UpdateScheduleInput } from './schedule.input.js';
 
@@ -17,7 +18,11 @@ import type { CreateScheduleInput, ScheduleFieldsInput, UpdateScheduleInput } fr
  * interval and giving `intervalSeconds` drops the cron), with every problem of the result named
  * by its field. Whether the workflow and version exist is checked by the caller.
  */
-export function scheduleFields(input: CreateScheduleInput | UpdateScheduleInput, current?: ScheduleFields): { fields: ScheduleFields; problems: Problem[] } {
+export function scheduleFields(
+  input: CreateScheduleInput | UpdateScheduleInput,
+  current: ScheduleFields | undefined,
+  maxInputBytes: number,
+): { fields: ScheduleFields; problems: Problem[] } {
   const has = (k: keyof ScheduleFieldsInput) => input[k] !== undefined;
   const pick = <K extends keyof ScheduleFieldsInput & keyof ScheduleFields>(k: K, fallback: ScheduleFields[K]): ScheduleFields[K] =>
     has(k) ? ((input[k] ?? null) as ScheduleFields[K]) : current ? current[k] : fallback;
@@ -45,6 +50,14 @@ export function scheduleFields(input: CreateScheduleInput | UpdateScheduleInput,
     ...secondsProblems('jitterSeconds', fields.jitterSeconds, MAX_JITTER_SECONDS),
     ...secondsProblems('catchUpSeconds', fields.catchUpSeconds, MAX_CATCH_UP_SECONDS),
   ];
+  // Every fire starts a run with these: refused here, as startRun would refuse them, not at each fire.
+  for (const field of ['input', 'config'] as const) {
+    const p = jsonProblem(fields[field], maxInputBytes);
+    if (p) problems.push({ path: p.kind === 'unstorable' ? field + p.path.slice(1) : field, message: describeJsonProblem(field, p) });
+  }
+  if (fields.intervalSeconds != null && fields.intervalSeconds >= 1 && (fields.jitterSeconds ?? 0) > 0 && fields.jitterSeconds! >= fields.intervalSeconds) {
+    problems.push({ path: 'jitterSeconds', message: `must be less than intervalSeconds (${fields.intervalSeconds}): a fire delayed past the next one would be counted missed` });
+  }
   if (fields.input && typeof fields.input === 'object' && !Array.isArray(fields.input) && SCHEDULE_INPUT_KEY in fields.input) {
     problems.push({ path: `input.${SCHEDULE_INPUT_KEY}`, message: `is reserved: each scheduled run gets input.${SCHEDULE_INPUT_KEY} = {id, nominalTime}` });
   }

@@ -19,6 +19,26 @@ import { scheduleFields } from './schedule-fields.js';
 import type { CreateScheduleInput, UpdateScheduleInput } from './schedule.input.js';
 import type { ScheduleBackfillObject, ScheduleConnection, ScheduleFireObject, ScheduleObject } from './schedule.object.js';
 
+/** Fire times computed between two turns of the event loop while a backfill's range is counted. */
+const FIRE_TIMES_PER_TURN = 250;
+
+/**
+ * {@link fireTimesBetween} in slices of {@link FIRE_TIMES_PER_TURN}, yielding to the event loop
+ * between them: counting a large range with a zoned cron takes a second or more, which must not
+ * stall every other request of this process meanwhile.
+ */
+async function countedFireTimes(t: Parameters<typeof fireTimesBetween>[0], from: Date, to: Date, limit: number): Promise<Date[]> {
+  const out: Date[] = [];
+  let cursor = from;
+  for (;;) {
+    const slice = fireTimesBetween(t, cursor, to, FIRE_TIMES_PER_TURN - 1);
+    out.push(...slice);
+    if (slice.length < FIRE_TIMES_PER_TURN || out.length > limit) return out;
+    cursor = new Date(slice.at(-1)!.getTime() + 1);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
 /** Most schedules one page lists, and the default. */
 export const SCHEDULES_FIRST_MAX = 200;
 const SCHEDULES_FIRST_DEFAULT = 50;
@@ -59,7 +79,7 @@ export class SchedulesService {
 
   /** @throws WeftError BAD_USER_INPUT naming each field (bad cron, unknown zone, interval < 1 s, end before start, unknown workflow or version, a deprecated pinned version). */
   async create(p: Principal, input: CreateScheduleInput): Promise<ScheduleObject> {
-    const { fields, problems } = scheduleFields(input);
+    const { fields, problems } = scheduleFields(input, undefined, this.fires.maxInputBytes);
     const now = await this.checkWorkflow(p.tenantId, fields, problems);
     const id = uuidv7();
     const row = await this.schedules.insert(p.tenantId, id, fields, firstFire({ ...fields, anchor: now }, id, now, fields.jitterSeconds), now);
@@ -70,7 +90,7 @@ export class SchedulesService {
   /** Changes the given fields; a change of timing computes the next fire time again from now. Errors as {@link create}, and NOT_FOUND. */
   async update(p: Principal, input: UpdateScheduleInput): Promise<ScheduleObject> {
     const current = await this.row(p.tenantId, input.id);
-    const { fields, problems } = scheduleFields(input, current);
+    const { fields, problems } = scheduleFields(input, current, this.fires.maxInputBytes);
     const now = await this.checkWorkflow(p.tenantId, fields, problems);
     const retimed = (['cron', 'intervalSeconds', 'timeZone', 'startAt', 'endAt', 'jitterSeconds'] as const).some((k) => String(fields[k]) !== String(current[k]));
     const next = retimed ? firstFire({ ...fields, anchor: current.createdAt }, current.id, now, fields.jitterSeconds) : { fireAt: current.nextFireAt, dueAt: current.nextDueAt };
@@ -116,7 +136,7 @@ export class SchedulesService {
   async backfill(p: Principal, id: string, from: Date, to: Date): Promise<ScheduleBackfillObject> {
     const s = await this.row(p.tenantId, id);
     if (to.getTime() < from.getTime()) throw badInput('to', `must not be before from (${from.toISOString()})`);
-    const times = fireTimesBetween({ ...timingOf(s), startAt: null, endAt: null, anchor: s.startAt ?? s.createdAt }, from, to, MAX_BACKFILL_FIRES);
+    const times = await countedFireTimes({ ...timingOf(s), startAt: null, endAt: null, anchor: s.startAt ?? s.createdAt }, from, to, MAX_BACKFILL_FIRES);
     if (times.length > MAX_BACKFILL_FIRES) throw badInput('to', `the range holds more than ${MAX_BACKFILL_FIRES} fire times; backfill it in parts`);
     const now = await this.schedules.dbNow(p.tenantId);
     const b = await this.backfills.insert(p.tenantId, { id: uuidv7(), scheduleId: s.id, fromTime: from, toTime: to, total: times.length, first: times[0] ?? null, now });

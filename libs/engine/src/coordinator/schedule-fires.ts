@@ -105,6 +105,11 @@ export class ScheduleFires {
     private readonly after: AfterCommit,
   ) {}
 
+  /** The most bytes of JSON a run's input or config may have (a schedule's are checked against it when saved). */
+  get maxInputBytes(): number {
+    return this.ctx.maxInputBytes;
+  }
+
   /**
    * Claims up to `limit` schedules with work (by the database's clock, or the test clock) and
    * handles each in its tenant's transaction; returns how many it handled. A schedule whose pass
