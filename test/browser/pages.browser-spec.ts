@@ -64,12 +64,17 @@ describe('workflows, keys, queues and run details in the browser', () => {
     await secretField.waitFor({ timeout: WAIT_MS });
     const secret = await secretField.inputValue();
     expect(secret).toMatch(/^weft_/);
+    // A second key would replace the panel and lose this secret: not while the panel is open.
+    const createButton = page.getByRole('button', { name: 'Create key' });
+    expect(await createButton.isDisabled()).toBe(true);
+    await page.getByText('Copy the key shown, then press Done').waitFor({ timeout: WAIT_MS });
     const made = new WeftClient(suite.e2e.url, secret);
     try {
       expect((await made.request(`{ whoami { keyName role } }`)).whoami).toEqual({ keyName: 'browser-made', role: 'operator' });
       await page.getByRole('button', { name: 'Done' }).click();
       expect(await page.getByLabel('The new API key').count()).toBe(0);
       expect(await page.content()).not.toContain(secret);
+      expect(await createButton.isDisabled()).toBe(false);
 
       const row = page.locator('tr', { hasText: 'browser-made' });
       await row.getByRole('button', { name: 'Revoke' }).click();
