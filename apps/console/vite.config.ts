@@ -20,7 +20,16 @@ export default defineConfig({
     emptyOutDir: true,
     assetsDir: 'assets',
     chunkSizeWarningLimit: 6000,
-    rollupOptions: { input: { console: here('index.html'), ide: here('ide.html') } },
+    rollupOptions: {
+      input: { console: here('index.html'), ide: here('ide.html') },
+      // Libraries built for React Server Components start their modules with "use client";
+      // bundling drops it, harmlessly, and Rollup warns once per module (about a hundred
+      // lines). Only that warning is silenced; every other one passes through.
+      onwarn(warning, warn) {
+        if (warning.code === 'MODULE_LEVEL_DIRECTIVE') return;
+        warn(warning);
+      },
+    },
   },
   logLevel: 'warn',
 });

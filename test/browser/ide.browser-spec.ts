@@ -55,6 +55,10 @@ describe('GraphQL IDE in the browser', () => {
     expect(text).toContain('"role": "admin"');
     // The key is kept where the console keeps it, for this tab only.
     expect(await storedKey(page)).toBe(apiKey);
+    // …and nowhere in the page: the field is emptied, its placeholder names the key's start only.
+    expect(await field.inputValue()).toBe('');
+    expect(await field.getAttribute('placeholder')).toBe(`key in use: ${apiKey.slice(0, 9)}…`);
+    expect(await page.content()).not.toContain(apiKey);
 
     // Autocompletion comes from monaco's GraphQL worker (a same-origin module worker) and the schema.
     await page.locator('.graphiql-query-editor .monaco-editor').first().click();
@@ -71,11 +75,14 @@ describe('GraphQL IDE in the browser', () => {
     await signIn(page, apiKey);
     await nav(page).getByRole('link', { name: 'GraphQL IDE' }).click();
     await page.waitForURL('**/graphql');
-    // No key typed: the console's key (this tab's sessionStorage) is already in use.
-    expect(await page.getByLabel('API key').inputValue()).toBe(apiKey);
+    // No key typed: the console's key (this tab's sessionStorage) is already in use, but not
+    // written into the field (nor anywhere in the page's HTML).
+    expect(await page.getByLabel('API key').inputValue()).toBe('');
+    expect(await page.getByLabel('API key').getAttribute('placeholder')).toBe(`key in use: ${apiKey.slice(0, 9)}…`);
     await waitForSchema(page);
     const text = await runAndWaitFor(page, /"admin"/);
     expect(text).toContain('"role": "admin"');
+    expect(await page.content()).not.toContain(apiKey);
 
     await page.getByLabel('API key').fill('weft_not-a-key');
     await page.getByRole('button', { name: 'Use key' }).click();

@@ -55,6 +55,17 @@ describe('workflows, keys, queues and run details in the browser', () => {
     expect(await deprecated()).toBe(false);
   });
 
+  suite.test('lists the nodes of a DAG too big to draw instead of laying it out', async ({ page }) => {
+    // One entry fanning out to 400 nodes: above the console's 300-node drawing limit.
+    const ids = Array.from({ length: 401 }, (_, i) => `n${i}`);
+    await publish(admin, 'huge', { nodes: ids.map((id) => jsNode(id, 'return 1;')), edges: ids.slice(1).map((to) => ({ from: 'n0', to })) });
+    await signIn(page, adminKey, '/workflows/huge');
+    await page.getByText('This DAG has 401 nodes: too many to draw here.').waitFor({ timeout: WAIT_MS });
+    expect(await page.locator('li[data-node-id]').count()).toBe(401);
+    expect(await page.locator('li[data-node-id="n400"]').getAttribute('data-status')).toBe('UNREACHED');
+    expect(await page.locator('.dag-svg').count()).toBe(0);
+  });
+
   suite.test('creates a key whose secret is shown once and works, then revokes it', async ({ page }) => {
     await signIn(page, adminKey, '/keys');
     await page.getByLabel('Name').fill('browser-made');
@@ -64,12 +75,17 @@ describe('workflows, keys, queues and run details in the browser', () => {
     await secretField.waitFor({ timeout: WAIT_MS });
     const secret = await secretField.inputValue();
     expect(secret).toMatch(/^weft_/);
+    // A second key would replace the panel and lose this secret: not while the panel is open.
+    const createButton = page.getByRole('button', { name: 'Create key' });
+    expect(await createButton.isDisabled()).toBe(true);
+    await page.getByText('Copy the key shown, then press Done').waitFor({ timeout: WAIT_MS });
     const made = new WeftClient(suite.e2e.url, secret);
     try {
       expect((await made.request(`{ whoami { keyName role } }`)).whoami).toEqual({ keyName: 'browser-made', role: 'operator' });
       await page.getByRole('button', { name: 'Done' }).click();
       expect(await page.getByLabel('The new API key').count()).toBe(0);
       expect(await page.content()).not.toContain(secret);
+      expect(await createButton.isDisabled()).toBe(false);
 
       const row = page.locator('tr', { hasText: 'browser-made' });
       await row.getByRole('button', { name: 'Revoke' }).click();

@@ -144,6 +144,13 @@ describe('runs pages in the browser', () => {
     await runStatus(page).waitFor();
     await page.locator('[data-node-id="approval"]').waitFor();
     for (const name of actions) expect({ name, count: await page.getByRole('button', { name }).count() }).toEqual({ name, count: 0 });
+    // No Actions panel, no empty column: the graph panel spans the row.
+    const widths = await page.evaluate(() => {
+      const row = document.querySelector('.run-main')!.getBoundingClientRect().width;
+      const graph = document.querySelector('.run-graph')!.getBoundingClientRect().width;
+      return { row, graph };
+    });
+    expect(Math.abs(widths.row - widths.graph)).toBeLessThan(2);
 
     await admin.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id } }`, { i: { runId: waiting } });
   });

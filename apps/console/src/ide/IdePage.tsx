@@ -1,6 +1,6 @@
 import { createGraphiQLFetcher, type Fetcher } from '@graphiql/toolkit';
 import { GraphiQL } from 'graphiql';
-import { useMemo, useState, type FormEvent } from 'react';
+import { useMemo, useRef, useState, type FormEvent } from 'react';
 
 /** The key is shared with the console (same tab, same sessionStorage entry), never in localStorage. */
 export const STORAGE_KEY = 'weft.console.apiKey';
@@ -24,22 +24,42 @@ export function ideFetcher(key: string, location: Pick<Location, 'protocol' | 'h
 }
 
 /**
+ * The key field's placeholder: which key is in use, by its first 9 characters ("weft_" and four
+ * more), never the whole key.
+ */
+export function keyPlaceholder(key: string | null): string {
+  return key ? `key in use: ${key.slice(0, 9)}…` : 'weft_…';
+}
+
+/**
  * The GraphQL IDE page (GET /graphql in a browser): an API key field, then GraphiQL talking to
  * this API with that key, so the schema, the docs and autocompletion load for what the key may
  * see. Everything it runs is in the console's bundle (monaco's workers included); it reaches
  * nothing but this origin. A console user of the same tab arrives with the key already in use.
+ * The key lives in state and sessionStorage only, never in the DOM: the field is uncontrolled,
+ * starts empty and is emptied once its key is taken (a controlled input would write the key
+ * into its value attribute, and so into the page's HTML).
  */
 export function IdePage() {
   const [key, setKey] = useState<string | null>(() => sessionStorage.getItem(STORAGE_KEY));
-  const [draft, setDraft] = useState(() => key ?? '');
+  const field = useRef<HTMLInputElement>(null);
   const fetcher = useMemo(() => (key ? ideFetcher(key) : null), [key]);
 
   const useKey = (event: FormEvent) => {
     event.preventDefault();
-    const trimmed = draft.trim();
-    if (trimmed) sessionStorage.setItem(STORAGE_KEY, trimmed);
-    else sessionStorage.removeItem(STORAGE_KEY);
-    setKey(trimmed || null);
+    const input = field.current;
+    const typed = input?.value.trim() ?? '';
+    if (input) input.value = '';
+    // An empty field keeps the key in use ("Forget key" drops it).
+    if (!typed) return;
+    sessionStorage.setItem(STORAGE_KEY, typed);
+    setKey(typed);
+  };
+
+  const forgetKey = () => {
+    sessionStorage.removeItem(STORAGE_KEY);
+    if (field.current) field.current.value = '';
+    setKey(null);
   };
 
   return (
@@ -54,11 +74,15 @@ export function IdePage() {
             type="password"
             autoComplete="off"
             spellCheck={false}
-            placeholder="weft_…"
-            value={draft}
-            onChange={(e) => setDraft(e.target.value)}
+            placeholder={keyPlaceholder(key)}
+            ref={field}
           />
           <button type="submit">Use key</button>
+          {key && (
+            <button type="button" onClick={forgetKey}>
+              Forget key
+            </button>
+          )}
         </form>
         <span className="ide-state" role="status">
           {key ? 'Requests carry this key; the schema and docs are what it may see.' : 'Enter an API key to load the schema.'}

@@ -1,9 +1,14 @@
-import { NavLink, Outlet } from 'react-router';
+import { NavLink, Outlet, useLocation } from 'react-router';
+import { ErrorBoundary } from '../components/ErrorBoundary.js';
 import { useSession } from '../session/session.js';
 
-/** The frame of every signed-in page: the navigation, who is signed in, and the page. */
+/**
+ * The frame of every signed-in page: the navigation, who is signed in, and the page. A page that
+ * throws is caught by an error boundary that the location resets, so navigating away clears it.
+ */
 export function Shell() {
   const { caller, can, signOut } = useSession();
+  const location = useLocation();
   return (
     <div className="shell">
       <a className="skip" href="#main">Skip to content</a>
@@ -23,7 +28,9 @@ export function Shell() {
         <button type="button" className="quiet" onClick={() => signOut()}>Sign out</button>
       </header>
       <main id="main" tabIndex={-1}>
-        <Outlet />
+        <ErrorBoundary resetKey={location.key}>
+          <Outlet />
+        </ErrorBoundary>
       </main>
     </div>
   );

@@ -34,6 +34,7 @@ function KeysAdmin(props: { ownKeyId: string }) {
       <h1>API keys</h1>
       {created && <SecretPanel created={created} onDone={() => setCreated(null)} />}
       <CreateKeyForm
+        blocked={created !== null}
         onCreated={(key) => {
           setCreated(key);
           refresh();

@@ -4,7 +4,8 @@ import { DagChildLinks } from './DagChildLinks.js';
 import { DagEdge, DagMarkers } from './DagEdge.js';
 import { DagLegend } from './DagLegend.js';
 import { DagNode } from './DagNode.js';
-import { layoutDag } from './layout.js';
+import { distinctNodes, isPlan, layoutDag, tooManyToDraw } from './layout.js';
+import { StatusBadge } from '../StatusBadge.js';
 import './dag.css';
 
 /** What {@link DagView} draws and how it reports a choice. */
@@ -28,19 +29,23 @@ const MIN_SCALE = 0.85;
  * of its container and scrolling sideways once that would make it too small to read, with a
  * legend under it. Each node element (`<g>`) carries `data-node-id` and `data-status` (the
  * status, or `UNREACHED`), each edge `data-from`, `data-to` and `data-state`.
+ * Above MAX_DRAWN_NODES (layout.ts) nodes nothing is laid out: a plain list of the nodes stands in
+ * (see {@link DagNodeList}).
  */
 export function DagView(props: DagViewProps) {
   const { graph, childRuns, selectedNodeId, onSelectNode } = props;
-  const layout = useMemo(() => layoutDag(graph, { childRuns }), [graph, childRuns]);
+  const tooMany = tooManyToDraw(graph);
+  const layout = useMemo(() => (tooMany ? null : layoutDag(graph, { childRuns })), [tooMany, graph, childRuns]);
   const prefix = `dag${useId().replace(/[^a-zA-Z0-9]/g, '')}`;
   const scroller = useRef<HTMLDivElement>(null);
-  const shape = layout.nodes.map((n) => n.node.id).join('\n');
+  const shape = layout ? layout.nodes.map((n) => n.node.id).join('\n') : '';
   const focusId = selectedNodeId ?? graph.nodes[0]?.id;
 
   // A drawing wider than its box opens scrolled to the selected node (else the first, the entry),
   // once per set of nodes: a run's updates redraw it without moving the reader's scroll.
   useLayoutEffect(() => {
     const box = scroller.current;
+    if (!layout) return;
     const target = layout.nodes.find((n) => n.node.id === focusId);
     const svg = box?.querySelector('svg');
     if (!box || !svg || !target || box.scrollWidth <= box.clientWidth) return;
@@ -48,6 +53,7 @@ export function DagView(props: DagViewProps) {
     box.scrollLeft = (target.x + target.width / 2) * scale - box.clientWidth / 2;
   }, [shape]); // not on focusId or layout: only a new set of nodes re-centres
 
+  if (!layout) return <DagNodeList graph={graph} label={props.label} selectedNodeId={selectedNodeId} onSelectNode={onSelectNode} />;
   if (!layout.nodes.length) return <p className="muted">This graph has no nodes.</p>;
 
   const minWidth = Math.min(layout.width, Math.round(layout.width * MIN_SCALE));
@@ -84,5 +90,35 @@ export function DagView(props: DagViewProps) {
         <DagLegend layout={layout} />
       </figcaption>
     </figure>
+  );
+}
+
+/**
+ * A graph too big to draw: how many nodes it has, then each node's id, type and status in the
+ * API's order. The items carry `data-node-id` and `data-status` as the drawn nodes do; with
+ * `onSelectNode` each id is a toggle button.
+ */
+function DagNodeList(props: Pick<DagViewProps, 'graph' | 'label' | 'selectedNodeId' | 'onSelectNode'>) {
+  const { graph, selectedNodeId, onSelectNode } = props;
+  const nodes = distinctNodes(graph);
+  const plan = isPlan(graph);
+  return (
+    <div className="dag dag-too-many">
+      <p className="notice">This DAG has {nodes.length} nodes: too many to draw here.</p>
+      <ul className="dag-node-list" aria-label={props.label}>
+        {nodes.map((n) => (
+          <li key={n.id} data-node-id={n.id} data-status={n.status ?? 'UNREACHED'} className={n.id === selectedNodeId ? 'selected' : undefined}>
+            {onSelectNode ? (
+              <button type="button" className="quiet mono" aria-pressed={n.id === selectedNodeId} onClick={() => onSelectNode(n.id)}>
+                {n.id}
+              </button>
+            ) : (
+              <code>{n.id}</code>
+            )}{' '}
+            <span className="muted">{n.type}</span> {!plan && <StatusBadge status={n.status} />}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }

@@ -1,5 +1,5 @@
 import type { Graph, GraphEdge, GraphNode } from '../../api/graph.js';
-import { edgePath, isPlan, layoutDag, MARGIN, type DagLayout, type PositionedNode } from './layout.js';
+import { distinctNodes, edgePath, isPlan, layoutDag, MARGIN, MAX_DRAWN_NODES, tooManyToDraw, type DagLayout, type PositionedNode } from './layout.js';
 import { clipMiddle, iterationSummary, nodeAriaLabel, nodeLines, wrapAtCommas } from './text.js';
 
 function node(id: string, extra: Partial<GraphNode> = {}): GraphNode {
@@ -224,5 +224,27 @@ describe('clipMiddle', () => {
   it('keeps both ends of a long condition', () => {
     expect(clipMiddle('tasks.fetch_order.output.total > 1000', 20)).toBe('tasks.fetc…al > 1000');
     expect(clipMiddle('short', 20)).toBe('short');
+  });
+});
+
+describe('tooManyToDraw', () => {
+  const chain = (n: number): Graph => ({
+    nodes: Array.from({ length: n }, (_, i) => node(`n${i}`)),
+    edges: Array.from({ length: Math.max(0, n - 1) }, (_, i) => edge(`n${i}`, `n${i + 1}`)),
+  });
+
+  it('draws up to MAX_DRAWN_NODES nodes and lists anything bigger', () => {
+    expect(MAX_DRAWN_NODES).toBe(300);
+    expect(tooManyToDraw(orderFlow)).toBe(false);
+    expect(tooManyToDraw(chain(MAX_DRAWN_NODES))).toBe(false);
+    expect(tooManyToDraw(chain(MAX_DRAWN_NODES + 1))).toBe(true);
+    expect(tooManyToDraw(chain(3000))).toBe(true);
+  });
+
+  it('counts distinct node ids, as the drawing does', () => {
+    const repeated: Graph = { nodes: [...chain(3).nodes, node('n1'), node('n2')], edges: [] };
+    expect(distinctNodes(repeated).map((n) => n.id)).toEqual(['n0', 'n1', 'n2']);
+    expect(tooManyToDraw(repeated, 3)).toBe(false);
+    expect(tooManyToDraw(repeated, 2)).toBe(true);
   });
 });

@@ -60,6 +60,23 @@ export const MARGIN = 16;
 const LABEL_PAD_X = 6;
 const LABEL_HEIGHT = 18;
 
+/**
+ * Above this many nodes a DAG is not laid out: dagre takes seconds on a thousand nodes and
+ * overflows the stack on a few thousand, and nobody reads such a drawing anyway.
+ */
+export const MAX_DRAWN_NODES = 300;
+
+/** The graph's distinct node ids, in the API's order. */
+export function distinctNodes(graph: Graph): GraphNode[] {
+  const seen = new Set<string>();
+  return graph.nodes.filter((n) => !seen.has(n.id) && (seen.add(n.id), true));
+}
+
+/** True when the graph has more (distinct) nodes than `limit`: DagView lists them instead of drawing. */
+export function tooManyToDraw(graph: Graph, limit: number = MAX_DRAWN_NODES): boolean {
+  return distinctNodes(graph).length > limit;
+}
+
 /** A version's graph, or a run's before anything was reached: no node has a status. */
 export function isPlan(graph: Graph): boolean {
   return graph.nodes.every((n) => n.status === null);

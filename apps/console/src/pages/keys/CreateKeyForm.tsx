@@ -10,14 +10,20 @@ const ROLES: { role: Role; says: string }[] = [
   { role: 'admin', says: 'admin (everything)' },
 ];
 
-/** Name and role of a new key, and the "Create key" button; hands the created key (with its secret) up. */
-export function CreateKeyForm(props: { onCreated: (key: CreatedKey) => void }) {
+/**
+ * Name and role of a new key, and the "Create key" button; hands the created key (with its secret) up.
+ * `blocked` while a created key's secret is still on show: a second key would replace that panel
+ * and its secret, which is never shown again, so the button stays disabled until Done.
+ */
+export function CreateKeyForm(props: { onCreated: (key: CreatedKey) => void; blocked?: boolean }) {
+  const blocked = props.blocked ?? false;
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('viewer');
   const [state, create] = useMutation<{ createApiKey: CreatedKey }>(CREATE_API_KEY);
 
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
+    if (blocked) return;
     const result = await create({ input: { name, role } });
     if (result.data?.createApiKey) {
       setName('');
@@ -43,10 +49,15 @@ export function CreateKeyForm(props: { onCreated: (key: CreatedKey) => void }) {
             ))}
           </select>
         </label>
-        <button type="submit" disabled={state.fetching}>
+        <button type="submit" disabled={state.fetching || blocked} aria-describedby={blocked ? 'create-key-blocked' : undefined}>
           Create key
         </button>
       </div>
+      {blocked && (
+        <p className="hint" id="create-key-blocked">
+          Copy the key shown, then press Done
+        </p>
+      )}
       <p className="hint" id="role-hint">
         viewer: read only. operator: also start, signal, cancel and retry runs. admin: also publish workflows, manage versions and keys.
       </p>

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { JsonField } from './JsonField.js';
+import { displayAttempt } from './model.js';
 import { TimeCell } from './RunsTable.js';
 import type { RunEvent } from './types.js';
 
@@ -36,7 +37,7 @@ export function HistoryTimeline(props: { history: readonly RunEvent[] }) {
                   node <code>{e.nodeId}</code>
                 </span>
               )}
-              {e.attempt !== null && <span className="muted">attempt {e.attempt}</span>}
+              {e.attempt !== null && <span className="muted">attempt {displayAttempt(e.attempt)}</span>}
               <span className="event-at muted"><TimeCell at={e.at} short /></span>
             </div>
             {e.ignored && <div className="event-mark event-ignored">ignored: {e.ignored}</div>}

@@ -1,5 +1,6 @@
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { JsonField } from './JsonField.js';
+import { displayAttempt } from './model.js';
 import { TimeCell } from './RunsTable.js';
 import type { Task } from './types.js';
 
@@ -19,7 +20,7 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
             <th scope="col">Node</th>
             <th scope="col">Type</th>
             <th scope="col">Status</th>
-            <th scope="col" title="Counted from 0">Attempt</th>
+            <th scope="col" title="1 for the first execution">Attempt</th>
             <th scope="col">Queue</th>
             <th scope="col">Created</th>
             <th scope="col">Updated</th>
@@ -51,7 +52,7 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
                   {t.branches?.length ? <div className="muted">→ {t.branches.join(', ')}</div> : null}
                 </td>
                 <td><StatusBadge status={t.status} /></td>
-                <td>{t.attempt}</td>
+                <td>{displayAttempt(t.attempt)}</td>
                 <td>{t.queue ?? <span className="muted">—</span>}</td>
                 <td className="nowrap"><TimeCell at={t.createdAt} short /></td>
                 <td className="nowrap"><TimeCell at={t.updatedAt} short /></td>

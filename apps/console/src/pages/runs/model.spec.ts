@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { awaitedSignal, childRunsByNode, isCancellable, isFinished, newer, nodeIds, recordChange, sensitiveNodes, withLiveStatus } from './model.js';
+import { awaitedSignal, childRunsByNode, displayAttempt, isCancellable, isFinished, newer, nodeIds, recordChange, sensitiveNodes, withLiveStatus } from './model.js';
 import type { Graph } from '../../api/graph.js';
 
 describe('childRunsByNode', () => {
@@ -115,5 +115,12 @@ describe('live statuses', () => {
     expect(withLiveStatus(fresher, live)).toBe(fresher);
     const other = { id: 'r2', status: 'PENDING', seq: 0 };
     expect(withLiveStatus(other, live)).toBe(other);
+  });
+});
+
+describe('displayAttempt', () => {
+  it('shows the API\'s 0-based attempt 1-based, as the CLI and the logs do', () => {
+    expect(displayAttempt(0)).toBe(1);
+    expect(displayAttempt(2)).toBe(3);
   });
 });

@@ -8,6 +8,14 @@ export function isFinished(status: string): boolean {
   return FINISHED_RUN.has(status);
 }
 
+/**
+ * An attempt number as people read it: the API counts Task.attempt and RunEvent.attempt from 0,
+ * the CLI and the logs say "attempt 1" for a first execution, and so does the console.
+ */
+export function displayAttempt(attempt: number): number {
+  return attempt + 1;
+}
+
 /** True while the run can be cancelled. */
 export function isCancellable(status: string): boolean {
   return status === 'PENDING' || status === 'RUNNING';
