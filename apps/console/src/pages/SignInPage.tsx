@@ -2,12 +2,14 @@ import { useState, type FormEvent } from 'react';
 
 /** The sign-in form: an API key, checked against the API before the console opens. */
 export function SignInPage(props: { submit: (key: string) => Promise<string | null>; notice: string | null }) {
-  const [key, setKey] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const onSubmit = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
+    // Read from the form, never kept in React state: a controlled value is mirrored into the
+    // input's HTML attribute, and the key would sit in the page's markup while it is typed.
+    const key = String(new FormData(event.currentTarget as HTMLFormElement).get('api-key') ?? '');
     setProblem(await props.submit(key));
     setBusy(false);
   };
@@ -24,8 +26,6 @@ export function SignInPage(props: { submit: (key: string) => Promise<string | nu
           autoComplete="off"
           spellCheck={false}
           placeholder="weft_…"
-          value={key}
-          onChange={(e) => setKey(e.target.value)}
           autoFocus
         />
         <p className="hint">Kept in this tab until you sign out or close it. Its role decides what you can do here.</p>
