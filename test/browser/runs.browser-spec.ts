@@ -146,9 +146,10 @@ describe('runs pages in the browser', () => {
     for (const name of actions) expect({ name, count: await page.getByRole('button', { name }).count() }).toEqual({ name, count: 0 });
     // No Actions panel, no empty column: the graph panel spans the row.
     const widths = await page.evaluate(() => {
-      const row = document.querySelector('.run-main')!.getBoundingClientRect().width;
-      const graph = document.querySelector('.run-graph')!.getBoundingClientRect().width;
-      return { row, graph };
+      // Runs in the page: the suites are type-checked without the DOM's types.
+      type Box = { getBoundingClientRect(): { width: number } };
+      const doc = (globalThis as unknown as { document: { querySelector(selector: string): Box | null } }).document;
+      return { row: doc.querySelector('.run-main')!.getBoundingClientRect().width, graph: doc.querySelector('.run-graph')!.getBoundingClientRect().width };
     });
     expect(Math.abs(widths.row - widths.graph)).toBeLessThan(2);
 
