@@ -202,14 +202,14 @@ describe('weft schedules', () => {
       expect(r).toMatchObject({ code: 0, stderr: '' });
       const out = lines(r);
       const [, backfillId] = new RegExp(`^backfill (\\S+) of schedule ${id}: 7 fire times from 2030-01-01T00:00:00Z to 2030-01-01T01:00:00Z$`).exec(out[0]!)!;
-      expect(out[1]).toMatch(new RegExp(`^backfill ${backfillId}: \\d of 7 fired \\(\\d started, 0 skipped, \\d pending\\)$`));
-      expect(out.at(-2)).toBe(`backfill ${backfillId}: 7 of 7 fired (7 started, 0 skipped, 0 pending)`);
+      expect(out[1]).toMatch(new RegExp(`^backfill ${backfillId}: \\d of 7 done \\(\\d started, 0 skipped, \\d pending\\)$`));
+      expect(out.at(-2)).toBe(`backfill ${backfillId}: 7 of 7 done (7 started, 0 skipped, 0 pending)`);
       expect(out.at(-1)).toMatch(new RegExp(`^backfill ${backfillId} finished at \\S+Z: 7 started, 0 skipped$`));
 
       const runs = JSON.parse((await weft('runs', '--schedule', id, '-o', 'json')).stdout);
       expect(runs.map((x: { nominalTime: string }) => x.nominalTime).sort()).toEqual([0, 10, 20, 30, 40, 50, 60].map((m) => new Date(Date.UTC(2030, 0, 1, 0, m)).toISOString()));
       const d = await weft('schedules', 'describe', id);
-      expect(d.stdout).toMatch(new RegExp(`\\nBACKFILL\\s+FROM\\s+TO\\s+PROGRESS\\s+STATUS\\n${backfillId}\\s+2030-01-01T00:00:00Z\\s+2030-01-01T01:00:00Z\\s+7 of 7 fired \\(7 started, 0 skipped, 0 pending\\)\\s+finished \\S+Z\\n`));
+      expect(d.stdout).toMatch(new RegExp(`\\nBACKFILL\\s+FROM\\s+TO\\s+PROGRESS\\s+STATUS\\n${backfillId}\\s+2030-01-01T00:00:00Z\\s+2030-01-01T01:00:00Z\\s+7 of 7 done \\(7 started, 0 skipped, 0 pending\\)\\s+finished \\S+Z\\n`));
     });
 
     it("prints the API's refusal of a range with too many fire times", async () => {

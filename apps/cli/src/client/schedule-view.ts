@@ -140,9 +140,9 @@ export function scheduleListTable(schedules: Schedule[]): string {
   );
 }
 
-/** A backfill's progress: `5 of 13 fired (5 started, 0 skipped, 8 pending)`. */
+/** A backfill's progress: `5 of 13 done (5 started, 0 skipped, 8 pending)`: a skipped time is done, not fired. */
 export function backfillProgress(b: Backfill): string {
-  return `${b.started + b.skipped} of ${b.total} fired (${b.started} started, ${b.skipped} skipped, ${b.pending} pending)`;
+  return `${b.started + b.skipped} of ${b.total} done (${b.started} started, ${b.skipped} skipped, ${b.pending} pending)`;
 }
 
 /** Whether and why the schedule is paused, with who paused or unpaused it last and their note. */
