@@ -176,13 +176,14 @@ export class RunsService {
     });
   }
 
-  /** What {@link mermaid} and {@link graph} draw: the version's definition and each node's state, read once per run object. */
+  /**
+   * What {@link mermaid} and {@link graph} draw: the version's definition and each node's state.
+   * The states come from {@link tasks}, so a run object that is asked for its tasks and its
+   * picture (a watched run, on every update) reads its task rows once, not once for each.
+   */
   private picture(run: RunObject): Promise<{ def: MermaidGraph; tasks: Map<string, MermaidTask> }> {
     return once(run, 'picture', async () => {
-      const [def, rows] = await Promise.all([
-        this.workflows.definition(run.tenantId, run.workflowId, run.version),
-        this.runs.tasksOfRun(run.tenantId, run.id),
-      ]);
+      const [def, rows] = await Promise.all([this.workflows.definition(run.tenantId, run.workflowId, run.version), this.tasks(run)]);
       return { def, tasks: mermaidTasks(rows) };
     });
   }
