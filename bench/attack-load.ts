@@ -1,0 +1,160 @@
+/**
+ * `npm run bench:attack`: one tenant attacking a shared Weft while another goes about its
+ * business. On a fresh database and Redis prefix it starts `weft api`, `weft worker` and
+ * `weft scheduler` as separate processes, two tenants A and B, and A's set-up (a run whose tasks
+ * hold large outputs, a schedule, viewer keys). It measures B's request latency (`whoami` and a
+ * small `runs` page, one after another) with the platform idle, then again while A runs the four
+ * attacks of bench/attack-mix.ts at once, and prints both, their ratio and what each attack got.
+ * Pass: B's p99 under attack within 10 × its idle p99, and none of B's requests failed. It exits 0
+ * whenever it ran (a miss prints NOT MET); everything it made is removed at the end. It talks to
+ * 127.0.0.1 only. See bench/README.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { WeftClient } from '@weft/client';
+import { dropInstallation, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, WeftProcess } from '../chaos/processes.js';
+import { closeAttack, neighbourConnects, neighbourLatencies, prepareAttack, quantile, REPORTED_ATTACK, runAttacks, type AttackOutcome } from './attack-mix.js';
+import { fmt, table, verdict } from './report.js';
+import { waitForApi } from './weft.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const cli = join(root, 'dist/apps/cli/src/main.js');
+/** B's p99 under attack may be at most this many times its idle p99. */
+const P99_RATIO_TARGET = 10;
+
+const HELP = `usage: npm run bench:attack -- [options]
+
+  --seconds S        how long B is measured idle, and how long the attacks run (default 30)
+  --keep             keep the database, its Redis keys and the process logs
+  --postgres URL     PostgreSQL superuser URL without a database (default postgres://postgres@127.0.0.1:5432)
+  --redis URL        Redis URL (default redis://127.0.0.1:6379)
+`;
+
+async function main(): Promise<number> {
+  process.stdout.on('error', () => undefined);
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      seconds: { type: 'string', default: '30' },
+      keep: { type: 'boolean', default: false },
+      postgres: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
+      redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  for (const url of [values.postgres!, values.redis!]) {
+    if (!['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname)) throw new Error(`bench:attack runs against this machine only, not ${new URL(url).host}`);
+  }
+  const seconds = numberOption('seconds', values.seconds, 1);
+  const postgres = values.postgres!.replace(/\/+$/, '');
+  const say = (l = '') => process.stdout.write(`${l}\n`);
+  const dbName = `weft_attack_${randomBytes(4).toString('hex')}`;
+  const logDir = mkdtempSync(join(tmpdir(), `${dbName}-`));
+  const prefix = `weft:${dbName}`;
+  say(`bench:attack: database ${dbName} · Redis keys ${prefix}:* · logs ${logDir} · ${seconds} s idle, ${seconds} s under attack`);
+  const redis = new Redis(values.redis!, { maxRetriesPerRequest: 3 });
+  redis.on('error', () => undefined);
+  const procs: WeftProcess[] = [];
+  onInterrupt('bench:attack', say);
+  let prepared: Awaited<ReturnType<typeof prepareAttack>> | undefined;
+  try {
+    const env = weftEnv(withDb(postgres, dbName, 'weft_app'), withDb(postgres, dbName), values.redis!, { WEFT_LOG_LEVEL: process.env.WEFT_LOG_LEVEL ?? 'warn' });
+    const a = await provisionTenant(cli, env, 'attacker');
+    const created = await promisify(execFile)(process.execPath, [cli, 'admin', 'create-tenant', 'neighbour'], { env });
+    const b = JSON.parse(created.stdout.trim().split('\n').pop()!) as { tenantId: string; apiKey: string };
+    const port = await freePort();
+    const t0 = performance.now();
+    const exits: string[] = [];
+    for (const [name, args] of [
+      ['api', ['api', '--port', String(port), '--host', '127.0.0.1']],
+      ['worker', ['worker']],
+      ['scheduler', ['scheduler']],
+    ] as const) {
+      const p = new WeftProcess(name, cli, [...args], env, logDir, () => Math.round(performance.now() - t0), (e) => exits.push(`${e.name} (code ${e.code}, signal ${e.signal})`));
+      procs.push(p);
+      p.start();
+    }
+    const url = `http://127.0.0.1:${port}/graphql`;
+    const admin = new WeftClient(url, a.apiKey);
+    await waitForApi(admin, () => undefined, 'api');
+    say('bench:attack: preparing tenant A (a run of 40 tasks of 900 kB each, a schedule, 10 viewer keys)');
+    prepared = await prepareAttack(url, admin, REPORTED_ATTACK);
+
+    say(`bench:attack: B idle for ${seconds} s`);
+    const idle = await neighbourLatencies(url, b.apiKey, seconds);
+    say(`bench:attack: B beside A's attacks for ${seconds} s`);
+    const load = [loadavg()[0]!];
+    const connectAfter = new Promise<string>((resolve) => setTimeout(() => resolve(neighbourConnects(url, b.apiKey)), (seconds * 1000) / 2));
+    const [attacks, busy, bConnect] = await Promise.all([runAttacks(prepared, REPORTED_ATTACK, seconds), neighbourLatencies(url, b.apiKey, seconds), connectAfter]);
+    load.push(loadavg()[0]!);
+
+    const p = (xs: number[], q: number) => fmt(quantile(xs, q), 1);
+    const ratio = quantile(busy.ms, 0.99) / quantile(idle.ms, 0.99);
+    const met = ratio <= P99_RATIO_TARGET && busy.failures.length === 0 && idle.failures.length === 0 && bConnect === 'ack' && exits.length === 0;
+    const L: string[] = [];
+    L.push(`== weft bench:attack · ${new Date().toISOString()} · ${cpus().length} CPUs · Node ${process.version} · load average ${load.map((x) => x.toFixed(2)).join(' → ')} ==`);
+    L.push('');
+    L.push("tenant B's requests (whoami and runs(first: 5), one after another):");
+    for (const l of table(
+      ['', 'requests', 'failed', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
+      [
+        ['idle', String(idle.ms.length), String(idle.failures.length), p(idle.ms, 0.5), p(idle.ms, 0.9), p(idle.ms, 0.99), p(idle.ms, 1)],
+        ['under attack', String(busy.ms.length), String(busy.failures.length), p(busy.ms, 0.5), p(busy.ms, 0.9), p(busy.ms, 0.99), p(busy.ms, 1)],
+      ],
+    ))
+      L.push(`  ${l}`);
+    for (const f of [...idle.failures, ...busy.failures].slice(0, 5)) L.push(`  failed: ${f}`);
+    L.push(`  a graphql-ws connection of B's, half way through the attacks: ${bConnect}`);
+    L.push('');
+    L.push("tenant A's attacks:");
+    for (const l of table(['attack', 'attempts', 'answers', 'largest answer'], attacks.map((o) => [o.name, String(o.attempts), answers(o), o.largestAnswerBytes ? `${fmt(o.largestAnswerBytes / 1e6, 1)} MB` : '-']), true)) L.push(`  ${l}`);
+    for (const o of attacks) for (const [k, m] of Object.entries(o.samples)) L.push(`  ${o.name} ${k}: ${m}`);
+    if (prepared.keysRefused) L.push(`  keys: minting stopped after ${prepared.keys.length}: ${prepared.keysRefused}`);
+    if (exits.length) L.push(`  processes that exited on their own: ${exits.join(', ')}`);
+    L.push('');
+    L.push(`B's p99 under attack / idle: ${fmt(ratio, 2)} × (target ≤ ${P99_RATIO_TARGET} ×, no failed request, B's connection acknowledged) ${verdict(met)}`);
+    say('');
+    for (const l of L) say(l);
+    return 0;
+  } finally {
+    if (prepared) await closeAttack(prepared);
+    await Promise.allSettled(procs.map((p) => p.stop()));
+    if (values.keep) {
+      say(`bench:attack: kept database ${dbName}, Redis keys ${prefix}:* and logs in ${logDir}`);
+    } else {
+      try {
+        const deleted = await dropInstallation(postgres, dbName, redis, prefix, 'weft-bench-attack');
+        rmSync(logDir, { recursive: true, force: true });
+        say(`bench:attack: dropped database ${dbName}, ${deleted} Redis key${deleted === 1 ? '' : 's'} and the logs`);
+      } catch (err) {
+        say(`bench:attack: cleanup failed: ${(err as Error).message}`);
+      }
+    }
+    redis.disconnect();
+  }
+}
+
+function answers(o: AttackOutcome): string {
+  return Object.entries(o.answers)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench:attack: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);
