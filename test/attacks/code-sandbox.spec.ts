@@ -167,6 +167,111 @@ suite('what the kernel shares beyond the namespaces', () => {
     expect(out).toEqual({ unshare: 1, echo: 'child ok' });
   });
 
+  it('opens no socket of a family other than Unix, IPv4 and IPv6, and no io_uring, userfaultfd, BPF or perf event', async () => {
+    const probe =
+      'import ctypes, os, socket\n' +
+      'def handler(input):\n' +
+      '    out = {}\n' +
+      '    def sock(name, family, kind=socket.SOCK_STREAM, proto=0):\n' +
+      '        try:\n' +
+      '            socket.socket(family, kind, proto).close()\n' +
+      '            out[name] = "opened"\n' +
+      '        except OSError as e:\n' +
+      '            out[name] = os.strerror(e.errno)\n' +
+      '    sock("netlink", socket.AF_NETLINK, socket.SOCK_RAW, 0)\n' +
+      '    sock("vsock", 40)\n' +
+      '    sock("packet", 17, socket.SOCK_DGRAM)\n' +
+      '    sock("bluetooth", 31)\n' +
+      '    sock("inet", socket.AF_INET)\n' +
+      '    sock("inet6", socket.AF_INET6)\n' +
+      '    sock("unix", socket.AF_UNIX)\n' +
+      '    try:\n' +
+      '        a, b = socket.socketpair(socket.AF_UNIX)\n' +
+      '        a.sendall(b"ping"); out["socketpair"] = b.recv(4).decode()\n' +
+      '    except OSError as e:\n' +
+      '        out["socketpair"] = os.strerror(e.errno)\n' +
+      '    try:\n' +
+      '        socket.socketpair(socket.AF_INET)\n' +
+      '        out["socketpair_inet"] = "opened"\n' +
+      '    except OSError as e:\n' +
+      '        out["socketpair_inet"] = os.strerror(e.errno)\n' +
+      '    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)\n' +
+      '    cli = socket.create_connection(srv.getsockname()); conn, _ = srv.accept()\n' +
+      '    cli.sendall(b"pong"); out["loopback"] = conn.recv(4).decode()\n' +
+      '    libc = ctypes.CDLL(None, use_errno=True)\n' +
+      '    libc.syscall.restype = ctypes.c_long\n' +
+      '    params = ctypes.create_string_buffer(120)\n' +
+      '    attr = ctypes.create_string_buffer(128)\n' +
+      '    for name, args in input["calls"].items():\n' +
+      '        ctypes.set_errno(0)\n' +
+      '        args = [params if a == "buf" else attr if a == "attr" else a for a in args]\n' +
+      '        r = libc.syscall(*args)\n' +
+      '        out[name] = os.strerror(ctypes.get_errno()) if r < 0 else "ok"\n' +
+      '    out["dev_userfaultfd"] = os.path.exists("/dev/userfaultfd")\n' +
+      '    return out\n';
+    const x64 = process.arch === 'x64';
+    const calls = {
+      // io_uring_setup(8, &params), io_uring_enter(-1, …), io_uring_register(-1, …)
+      io_uring_setup: [425, 8, 'buf'],
+      io_uring_enter: [426, -1, 0, 0, 0, 0, 0],
+      io_uring_register: [427, -1, 0, 0, 0],
+      // userfaultfd(O_CLOEXEC | O_NONBLOCK)
+      userfaultfd: [x64 ? 323 : 282, 0o2004000],
+      // bpf(BPF_PROG_LOAD, &attr, sizeof attr), perf_event_open(&attr, 0, -1, -1, 0)
+      bpf: [x64 ? 321 : 280, 5, 'attr', 128],
+      perf_event_open: [x64 ? 298 : 241, 'attr', 0, -1, -1, 0],
+    };
+    const refused = 'Address family not supported by protocol';
+    expect(await code.execute({ code: probe, calls }, py)).toEqual({
+      netlink: refused,
+      vsock: refused,
+      packet: refused,
+      bluetooth: refused,
+      inet: 'opened',
+      inet6: 'opened',
+      unix: 'opened',
+      socketpair: 'ping',
+      socketpair_inet: refused,
+      loopback: 'pong',
+      io_uring_setup: 'Operation not permitted',
+      io_uring_enter: 'Operation not permitted',
+      io_uring_register: 'Operation not permitted',
+      userfaultfd: 'Operation not permitted',
+      bpf: 'Operation not permitted',
+      perf_event_open: 'Operation not permitted',
+      dev_userfaultfd: false,
+    });
+  });
+
+  it('still runs Node with its event loop, file system, threads and loopback sockets under the filter', async () => {
+    const out = await code.execute(
+      {
+        code:
+          'const fs = require("node:fs");\n' +
+          'const net = require("node:net");\n' +
+          'const { Worker } = require("node:worker_threads");\n' +
+          'async function handler() {\n' +
+          '  await fs.promises.writeFile("f.txt", "written");\n' +
+          '  const read = await fs.promises.readFile("f.txt", "utf8");\n' +
+          '  const thread = await new Promise((resolve, reject) => {\n' +
+          '    const w = new Worker("require(\'node:worker_threads\').parentPort.postMessage(6 * 7)", { eval: true });\n' +
+          '    w.once("message", resolve); w.once("error", reject);\n' +
+          '  });\n' +
+          '  const echoed = await new Promise((resolve, reject) => {\n' +
+          '    const server = net.createServer((s) => s.pipe(s)).listen(0, "127.0.0.1", () => {\n' +
+          '      const c = net.connect(server.address().port, "127.0.0.1", () => c.end("echo"));\n' +
+          '      let got = ""; c.on("data", (d) => (got += d)); c.on("end", () => { server.close(); resolve(got); });\n' +
+          '      c.on("error", reject);\n' +
+          '    });\n' +
+          '  });\n' +
+          '  return { read, thread, echoed };\n' +
+          '}\n',
+      },
+      js,
+    );
+    expect(out).toEqual({ read: 'written', thread: 42, echoed: 'echo' });
+  });
+
   it('caps open files per process, so 128 processes cannot fill the host\'s file table', async () => {
     const opened = await code.execute(
       {

@@ -57,7 +57,7 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
   if (probe.prlimit) holds.push('file size, CPU time and process count rlimits (prlimit)');
   else missing.push('prlimit (util-linux) is not on PATH: no file size or CPU time limit');
   let bwrap = probe.bwrap;
-  if (!probe.seccomp) missing.push(`no seccomp filter for the ${process.arch} architecture: keyrings and user namespaces stay open to CODE`);
+  if (!probe.seccomp) missing.push(`no seccomp filter for the ${process.arch} architecture: keyrings, user namespaces, io_uring and every socket family stay open to CODE`);
   if (!bwrap) missing.push('bubblewrap (bwrap) is not on PATH: no pid, mount and network namespaces, nothing stops processes outliving the attempt');
   else if (probe.uidRange && !probe.setpriv) {
     missing.push('setpriv (util-linux) is not on PATH: the sandbox cannot drop to the execution uid');
@@ -69,7 +69,7 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
       bwrap = undefined;
     } else {
       holds.push(
-        `bubblewrap: own pid, mount, network, IPC and UTS namespaces, --die-with-parent, private size-capped /tmp and /dev/shm, no network${probe.seccomp ? ', a seccomp filter (no keyrings, no user namespaces)' : ''}`,
+        `bubblewrap: own pid, mount, network, IPC and UTS namespaces, --die-with-parent, private size-capped /tmp and /dev/shm, no network${probe.seccomp ? ', a seccomp filter (no keyrings, user namespaces, io_uring, userfaultfd, BPF or perf events; sockets of the Unix, IPv4 and IPv6 families only)' : ''}`,
       );
     }
   }
