@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -272,7 +272,7 @@ suite('what the kernel shares beyond the namespaces', () => {
     expect(out).toEqual({ read: 'written', thread: 42, echoed: 'echo' });
   });
 
-  it('caps open files per process, so 128 processes cannot fill the host\'s file table', async () => {
+  it('caps open files per process at 256, so the 128 processes of an execution hold at most 32,768', async () => {
     const opened = await code.execute(
       {
         code:
@@ -288,7 +288,67 @@ suite('what the kernel shares beyond the namespaces', () => {
       py,
     );
     expect(opened).toEqual([expect.any(Number), 'Too many open files']);
-    expect((opened as [number])[0]).toBeLessThan(1024);
+    // 256 less stdin, stdout, stderr and the runner's own files.
+    expect((opened as [number])[0]).toBeGreaterThan(200);
+    expect((opened as [number])[0]).toBeLessThan(256);
+  });
+});
+
+suite('the memory of all of a worker\'s executions together', () => {
+  const MIB = 1024 * 1024;
+  let small: CodeExecutor;
+  const events: string[] = [];
+  beforeAll(() => {
+    small = new CodeExecutor({ tempDir, maxTotalMemoryMb: 256, onMemory: (e) => events.push(`${e.type} ${e.taskId}`) });
+  });
+
+  it('limits the cgroup holding every execution to the total', async () => {
+    const isolation = await small.isolation();
+    expect(isolation.missing).toEqual([]);
+    const all = isolation.cgroups!;
+    expect(all.parents[0]).toMatch(new RegExp(`/weft-code-${small.uidRange!.base}$`));
+    const limit = all.version === 2 ? 'memory.max' : 'memory.limit_in_bytes';
+    expect(Number((await readFile(join(all.parents[0], limit), 'utf8')).trim())).toBe(256 * MIB);
+    expect(isolation.holds.join('\n')).toMatch(/256 MiB for all executions together/);
+  });
+
+  it('makes a second 200 MB execution wait until the first one ended, in a 256 MB total', async () => {
+    events.length = 0;
+    const handler = 'import time\ndef handler(input):\n    time.sleep(input["sleep"])\n    return input["name"]\n';
+    const first = small.execute({ code: handler, memory_mb: 200, sleep: 1, name: 'first' }, { ...py, taskId: 'first' });
+    const second = small.execute({ code: handler, memory_mb: 200, sleep: 0, name: 'second' }, { ...py, taskId: 'second' });
+    expect(await Promise.all([first, second])).toEqual(['first', 'second']);
+    expect(events).toEqual(['reserved first', 'waiting second', 'released first', 'reserved second', 'released second']);
+    expect(small.memory.state).toEqual({ totalMb: 256, reservedMb: 0, waiting: 0 });
+  });
+
+  it('stops a wait for memory when the attempt is cancelled, and lets the next one in', async () => {
+    events.length = 0;
+    const cancel = new AbortController();
+    const stopLoop = new AbortController();
+    const loop = small.execute({ code: 'def handler(input):\n    while True:\n        pass\n', memory_mb: 200, timeout_seconds: 60 }, { ...py, taskId: 'loop', signal: stopLoop.signal });
+    const waiting = small.execute({ code: 'def handler(input):\n    return 1\n', memory_mb: 100 }, { ...py, taskId: 'waiting', signal: cancel.signal });
+    const next = small.execute({ code: 'def handler(input):\n    return 2\n', memory_mb: 50 }, { ...py, taskId: 'next' });
+    await new Promise<void>((resolve) => {
+      const check = (): void => void (small.memory.state.waiting === 2 ? resolve() : setTimeout(check, 10));
+      check();
+    });
+    cancel.abort();
+    expect((await failure(waiting)).message).toBe('execution was cancelled');
+    // 50 MB fit beside the 200 once the 100 MB waiter ahead of it left the queue.
+    expect(await next).toBe(2);
+    expect(events).toEqual(['reserved loop', 'waiting waiting', 'waiting next', 'reserved next', 'released next']);
+    stopLoop.abort();
+    expect((await failure(loop)).message).toBe('execution was cancelled');
+    expect(events.slice(5)).toEqual(['released loop']);
+  });
+
+  it('fails an execution larger than the whole total at once, for good, naming the setting', async () => {
+    const err = await failure(small.execute({ code: 'def handler(input):\n    return 1\n', memory_mb: 300 }, py));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toBe(
+      'spec.memory_mb 300 is over the 256 MB that all CODE executions of this worker may hold together (WEFT_CODE_MAX_TOTAL_MB): it can never run here; lower memory_mb or raise WEFT_CODE_MAX_TOTAL_MB',
+    );
   });
 });
 

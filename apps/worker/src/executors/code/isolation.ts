@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { runProcess } from './child.js';
 import { Cgroups } from './cgroup.js';
-import type { CodeLimits } from './limits.js';
+import { MAX_OPEN_FILES, type CodeLimits } from './limits.js';
 import { createExecutionFiles, launchCommand, type ExecutionFiles, type SandboxTools } from './sandbox.js';
 import type { UidRange } from './uid-pool.js';
 
@@ -87,7 +87,7 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
 /** Runs `node -e ''` in the sandbox as the executions would; the reason it failed, or undefined. */
 async function tryBwrap(tools: SandboxTools, probe: IsolationProbe, cgroups: Cgroups | undefined): Promise<string | undefined> {
   const runAs = probe.uidRange ? { uid: probe.uidRange.base, gid: probe.uidRange.base } : undefined;
-  const limits: CodeLimits = { seconds: 20, memoryMb: 256, maxProcesses: 128, maxFileBytes: 1024, maxOpenFiles: 1024, cpuSeconds: 25, scratchBytes: 1024 * 1024 };
+  const limits: CodeLimits = { seconds: 20, memoryMb: 256, maxProcesses: 128, maxFileBytes: 1024, maxOpenFiles: MAX_OPEN_FILES, cpuSeconds: 25, scratchBytes: 1024 * 1024 };
   const cgroup = await cgroups?.create(`weft-probe-${process.pid}-bwrap`, { memoryBytes: 256 * 1024 * 1024, maxProcesses: 128 }).catch(() => undefined);
   let files: ExecutionFiles | undefined;
   try {
