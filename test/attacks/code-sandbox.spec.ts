@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -167,7 +167,112 @@ suite('what the kernel shares beyond the namespaces', () => {
     expect(out).toEqual({ unshare: 1, echo: 'child ok' });
   });
 
-  it('caps open files per process, so 128 processes cannot fill the host\'s file table', async () => {
+  it('opens no socket of a family other than Unix, IPv4 and IPv6, and no io_uring, userfaultfd, BPF or perf event', async () => {
+    const probe =
+      'import ctypes, os, socket\n' +
+      'def handler(input):\n' +
+      '    out = {}\n' +
+      '    def sock(name, family, kind=socket.SOCK_STREAM, proto=0):\n' +
+      '        try:\n' +
+      '            socket.socket(family, kind, proto).close()\n' +
+      '            out[name] = "opened"\n' +
+      '        except OSError as e:\n' +
+      '            out[name] = os.strerror(e.errno)\n' +
+      '    sock("netlink", socket.AF_NETLINK, socket.SOCK_RAW, 0)\n' +
+      '    sock("vsock", 40)\n' +
+      '    sock("packet", 17, socket.SOCK_DGRAM)\n' +
+      '    sock("bluetooth", 31)\n' +
+      '    sock("inet", socket.AF_INET)\n' +
+      '    sock("inet6", socket.AF_INET6)\n' +
+      '    sock("unix", socket.AF_UNIX)\n' +
+      '    try:\n' +
+      '        a, b = socket.socketpair(socket.AF_UNIX)\n' +
+      '        a.sendall(b"ping"); out["socketpair"] = b.recv(4).decode()\n' +
+      '    except OSError as e:\n' +
+      '        out["socketpair"] = os.strerror(e.errno)\n' +
+      '    try:\n' +
+      '        socket.socketpair(socket.AF_INET)\n' +
+      '        out["socketpair_inet"] = "opened"\n' +
+      '    except OSError as e:\n' +
+      '        out["socketpair_inet"] = os.strerror(e.errno)\n' +
+      '    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)\n' +
+      '    cli = socket.create_connection(srv.getsockname()); conn, _ = srv.accept()\n' +
+      '    cli.sendall(b"pong"); out["loopback"] = conn.recv(4).decode()\n' +
+      '    libc = ctypes.CDLL(None, use_errno=True)\n' +
+      '    libc.syscall.restype = ctypes.c_long\n' +
+      '    params = ctypes.create_string_buffer(120)\n' +
+      '    attr = ctypes.create_string_buffer(128)\n' +
+      '    for name, args in input["calls"].items():\n' +
+      '        ctypes.set_errno(0)\n' +
+      '        args = [params if a == "buf" else attr if a == "attr" else a for a in args]\n' +
+      '        r = libc.syscall(*args)\n' +
+      '        out[name] = os.strerror(ctypes.get_errno()) if r < 0 else "ok"\n' +
+      '    out["dev_userfaultfd"] = os.path.exists("/dev/userfaultfd")\n' +
+      '    return out\n';
+    const x64 = process.arch === 'x64';
+    const calls = {
+      // io_uring_setup(8, &params), io_uring_enter(-1, …), io_uring_register(-1, …)
+      io_uring_setup: [425, 8, 'buf'],
+      io_uring_enter: [426, -1, 0, 0, 0, 0, 0],
+      io_uring_register: [427, -1, 0, 0, 0],
+      // userfaultfd(O_CLOEXEC | O_NONBLOCK)
+      userfaultfd: [x64 ? 323 : 282, 0o2004000],
+      // bpf(BPF_PROG_LOAD, &attr, sizeof attr), perf_event_open(&attr, 0, -1, -1, 0)
+      bpf: [x64 ? 321 : 280, 5, 'attr', 128],
+      perf_event_open: [x64 ? 298 : 241, 'attr', 0, -1, -1, 0],
+    };
+    const refused = 'Address family not supported by protocol';
+    expect(await code.execute({ code: probe, calls }, py)).toEqual({
+      netlink: refused,
+      vsock: refused,
+      packet: refused,
+      bluetooth: refused,
+      inet: 'opened',
+      inet6: 'opened',
+      unix: 'opened',
+      socketpair: 'ping',
+      socketpair_inet: refused,
+      loopback: 'pong',
+      io_uring_setup: 'Operation not permitted',
+      io_uring_enter: 'Operation not permitted',
+      io_uring_register: 'Operation not permitted',
+      userfaultfd: 'Operation not permitted',
+      bpf: 'Operation not permitted',
+      perf_event_open: 'Operation not permitted',
+      dev_userfaultfd: false,
+    });
+  });
+
+  it('still runs Node with its event loop, file system, threads and loopback sockets under the filter', async () => {
+    const out = await code.execute(
+      {
+        code:
+          'const fs = require("node:fs");\n' +
+          'const net = require("node:net");\n' +
+          'const { Worker } = require("node:worker_threads");\n' +
+          'async function handler() {\n' +
+          '  await fs.promises.writeFile("f.txt", "written");\n' +
+          '  const read = await fs.promises.readFile("f.txt", "utf8");\n' +
+          '  const thread = await new Promise((resolve, reject) => {\n' +
+          '    const w = new Worker("require(\'node:worker_threads\').parentPort.postMessage(6 * 7)", { eval: true });\n' +
+          '    w.once("message", resolve); w.once("error", reject);\n' +
+          '  });\n' +
+          '  const echoed = await new Promise((resolve, reject) => {\n' +
+          '    const server = net.createServer((s) => s.pipe(s)).listen(0, "127.0.0.1", () => {\n' +
+          '      const c = net.connect(server.address().port, "127.0.0.1", () => c.end("echo"));\n' +
+          '      let got = ""; c.on("data", (d) => (got += d)); c.on("end", () => { server.close(); resolve(got); });\n' +
+          '      c.on("error", reject);\n' +
+          '    });\n' +
+          '  });\n' +
+          '  return { read, thread, echoed };\n' +
+          '}\n',
+      },
+      js,
+    );
+    expect(out).toEqual({ read: 'written', thread: 42, echoed: 'echo' });
+  });
+
+  it('caps open files per process at 256, so the 128 processes of an execution hold at most 32,768', async () => {
     const opened = await code.execute(
       {
         code:
@@ -183,7 +288,67 @@ suite('what the kernel shares beyond the namespaces', () => {
       py,
     );
     expect(opened).toEqual([expect.any(Number), 'Too many open files']);
-    expect((opened as [number])[0]).toBeLessThan(1024);
+    // 256 less stdin, stdout, stderr and the runner's own files.
+    expect((opened as [number])[0]).toBeGreaterThan(200);
+    expect((opened as [number])[0]).toBeLessThan(256);
+  });
+});
+
+suite('the memory of all of a worker\'s executions together', () => {
+  const MIB = 1024 * 1024;
+  let small: CodeExecutor;
+  const events: string[] = [];
+  beforeAll(() => {
+    small = new CodeExecutor({ tempDir, maxTotalMemoryMb: 256, onMemory: (e) => events.push(`${e.type} ${e.taskId}`) });
+  });
+
+  it('limits the cgroup holding every execution to the total', async () => {
+    const isolation = await small.isolation();
+    expect(isolation.missing).toEqual([]);
+    const all = isolation.cgroups!;
+    expect(all.parents[0]).toMatch(new RegExp(`/weft-code-${small.uidRange!.base}$`));
+    const limit = all.version === 2 ? 'memory.max' : 'memory.limit_in_bytes';
+    expect(Number((await readFile(join(all.parents[0], limit), 'utf8')).trim())).toBe(256 * MIB);
+    expect(isolation.holds.join('\n')).toMatch(/256 MiB for all executions together/);
+  });
+
+  it('makes a second 200 MB execution wait until the first one ended, in a 256 MB total', async () => {
+    events.length = 0;
+    const handler = 'import time\ndef handler(input):\n    time.sleep(input["sleep"])\n    return input["name"]\n';
+    const first = small.execute({ code: handler, memory_mb: 200, sleep: 1, name: 'first' }, { ...py, taskId: 'first' });
+    const second = small.execute({ code: handler, memory_mb: 200, sleep: 0, name: 'second' }, { ...py, taskId: 'second' });
+    expect(await Promise.all([first, second])).toEqual(['first', 'second']);
+    expect(events).toEqual(['reserved first', 'waiting second', 'released first', 'reserved second', 'released second']);
+    expect(small.memory.state).toEqual({ totalMb: 256, reservedMb: 0, waiting: 0 });
+  });
+
+  it('stops a wait for memory when the attempt is cancelled, and lets the next one in', async () => {
+    events.length = 0;
+    const cancel = new AbortController();
+    const stopLoop = new AbortController();
+    const loop = small.execute({ code: 'def handler(input):\n    while True:\n        pass\n', memory_mb: 200, timeout_seconds: 60 }, { ...py, taskId: 'loop', signal: stopLoop.signal });
+    const waiting = small.execute({ code: 'def handler(input):\n    return 1\n', memory_mb: 100 }, { ...py, taskId: 'waiting', signal: cancel.signal });
+    const next = small.execute({ code: 'def handler(input):\n    return 2\n', memory_mb: 50 }, { ...py, taskId: 'next' });
+    await new Promise<void>((resolve) => {
+      const check = (): void => void (small.memory.state.waiting === 2 ? resolve() : setTimeout(check, 10));
+      check();
+    });
+    cancel.abort();
+    expect((await failure(waiting)).message).toBe('execution was cancelled');
+    // 50 MB fit beside the 200 once the 100 MB waiter ahead of it left the queue.
+    expect(await next).toBe(2);
+    expect(events).toEqual(['reserved loop', 'waiting waiting', 'waiting next', 'reserved next', 'released next']);
+    stopLoop.abort();
+    expect((await failure(loop)).message).toBe('execution was cancelled');
+    expect(events.slice(5)).toEqual(['released loop']);
+  });
+
+  it('fails an execution larger than the whole total at once, for good, naming the setting', async () => {
+    const err = await failure(small.execute({ code: 'def handler(input):\n    return 1\n', memory_mb: 300 }, py));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toBe(
+      'spec.memory_mb 300 is over the 256 MB that all CODE executions of this worker may hold together (WEFT_CODE_MAX_TOTAL_MB): it can never run here; lower memory_mb or raise WEFT_CODE_MAX_TOTAL_MB',
+    );
   });
 });
 

@@ -67,7 +67,10 @@ describe('graphql-ws and signal-buffer limits', () => {
 
 describe('CODE settings', () => {
   it('leave WEFT_CODE_UNCONFINED unset (so weft dev can default it) unless given, and cap processes', () => {
-    expect(loadConfig({})).toMatchObject({ codeUnconfined: undefined, codeMaxProcesses: 128 });
+    expect(loadConfig({})).toMatchObject({ codeUnconfined: undefined, codeMaxProcesses: 128, codeMaxTotalMb: undefined });
+    expect(loadConfig({ WEFT_CODE_MAX_TOTAL_MB: '256' })).toMatchObject({ codeMaxTotalMb: 256 });
+    expect(configError({ WEFT_CODE_MAX_TOTAL_MB: 'half' })).toMatch(/WEFT_CODE_MAX_TOTAL_MB="half".*whole number of MiB/);
+    expect(configError({ WEFT_CODE_MAX_TOTAL_MB: '8' })).toMatch(/WEFT_CODE_MAX_TOTAL_MB="8"/);
     expect(loadConfig({ WEFT_CODE_UNCONFINED: '0', WEFT_CODE_MAX_PROCESSES: '64' })).toMatchObject({ codeUnconfined: false, codeMaxProcesses: 64 });
     expect(loadConfig({ WEFT_CODE_UNCONFINED: 'yes' }).codeUnconfined).toBe(true);
     expect(configError({ WEFT_CODE_UNCONFINED: 'maybe', WEFT_CODE_MAX_PROCESSES: '4' })).toMatch(/WEFT_CODE_UNCONFINED="maybe".*\n.*WEFT_CODE_MAX_PROCESSES="4"/);

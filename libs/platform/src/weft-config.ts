@@ -109,6 +109,17 @@ export class WeftEnv {
   @Max(65_536)
   WEFT_CODE_MAX_PROCESSES = 128;
 
+  /**
+   * Memory all of a worker's CODE executions may hold together, MiB: their parent cgroup's limit,
+   * and what an execution reserves before it starts. Unset: half the host's memory, at least 4,096.
+   */
+  @Transform(toInt)
+  @ValidateIf((_env: WeftEnv, value: unknown) => value !== undefined)
+  @IsInt({ message: 'WEFT_CODE_MAX_TOTAL_MB must be a whole number of MiB' })
+  @Min(16)
+  @Max(16_777_216)
+  WEFT_CODE_MAX_TOTAL_MB: number | undefined = undefined;
+
   /** Host names HTTP nodes may reach even when they resolve to private addresses. */
   @IsString()
   WEFT_HTTP_ALLOW_HOSTS = '';
@@ -320,6 +331,8 @@ export interface WeftConfig {
   codeUnconfined: boolean | undefined;
   /** WEFT_CODE_MAX_PROCESSES: processes and threads one CODE execution may hold (default 128). */
   codeMaxProcesses: number;
+  /** WEFT_CODE_MAX_TOTAL_MB: memory all CODE executions of a worker hold together, MiB (`undefined`: half the host's, at least 4,096). */
+  codeMaxTotalMb: number | undefined;
   schedulerIntervalMs: number;
   dbPoolSize: number;
   /** A revoked key's open graphql-ws connection is closed within this many milliseconds. */
@@ -409,6 +422,7 @@ export function loadConfig(
     httpAllowHosts: dto.WEFT_HTTP_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     codeUnconfined: raw.WEFT_CODE_UNCONFINED === undefined ? undefined : dto.WEFT_CODE_UNCONFINED,
     codeMaxProcesses: dto.WEFT_CODE_MAX_PROCESSES,
+    codeMaxTotalMb: dto.WEFT_CODE_MAX_TOTAL_MB,
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
     dbPoolSize: dto.WEFT_DB_POOL_SIZE,
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,

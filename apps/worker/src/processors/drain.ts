@@ -99,6 +99,8 @@ export interface HeldExecution {
   reporting?: boolean;
   /** Set when a drain handed the execution back: its job goes back on the queue. */
   handedBack?: boolean;
+  /** Set while the execution waits for memory, before it started: a drain hands it back at once. */
+  waiting?: boolean;
 }
 
 /**

@@ -5,7 +5,7 @@ import { BullTaskQueues, WEFT_CONFIG, WeftMetrics, WeftTracing, type JobDelivery
 import { ExecutionError, failureKind, type FailureKind, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
 import { redactInputs } from './redact-inputs.js';
-import { CodeExecutor, type CodeExecutorOptions } from '../executors/code/code.executor.js';
+import { CodeExecutor, type CodeExecutorOptions, type CodeMemoryEvent } from '../executors/code/code.executor.js';
 import { WorkerRegistration } from '../registry/worker-registration.js';
 import { Drain, handBack, type HeldExecution } from './drain.js';
 
@@ -106,6 +106,8 @@ export class TaskProcessor implements BeforeApplicationShutdown {
       maxResultBytes: readLimit,
       allowUnconfined: config.codeUnconfined ?? false,
       maxProcesses: config.codeMaxProcesses,
+      maxTotalMemoryMb: config.codeMaxTotalMb,
+      onMemory: (event) => this.codeMemory(event),
       ...options?.code,
     });
     this.heartbeatMs = options?.heartbeatMs ?? options?.currentCheckMs ?? Math.round((config.runLeaseMs ?? 15_000) / 3);
@@ -143,6 +145,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     }
     const inFlight = this.drain.inFlight;
     const drained = this.drain.run(() => this.handBackHeld());
+    void this.handBackWaiting();
     this.log.log(`draining: taking no more jobs; ${inFlight} in flight get ${this.drain.deadlineMs / 1000} s to finish`);
     await Promise.all([this.queues.pauseConsuming(), this.registration?.draining()]);
     const outcome = await drained;
@@ -208,6 +211,33 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     this.stopping = true;
     const running = [...this.held.values()].filter((h) => !h.reporting && !h.lost.signal.aborted);
     return handBack(this.coordinator.leases, running, this.log, 'still running at the drain deadline');
+  }
+
+  /**
+   * A CODE execution waits for, reserves or releases its memory: the gauges, a log line when it
+   * waits, and during a drain a waiting one (it has not started) is handed back at once.
+   */
+  private codeMemory(event: CodeMemoryEvent): void {
+    this.metrics?.codeMemory(event.reservedMb, event.waiting);
+    const held = [...this.held.values()].find((h) => h.job.taskId === event.taskId && h.job.attempt === event.attempt);
+    if (event.type !== 'waiting') {
+      if (held) held.waiting = false;
+      return;
+    }
+    this.log.log({
+      msg: `task ${event.taskId} attempt ${event.attempt + 1} waits for ${event.memoryMb} MB of CODE memory: running executions hold ${event.reservedMb} of ${event.totalMb} MB (WEFT_CODE_MAX_TOTAL_MB), ${event.waiting} waiting`,
+      event: 'code.memory_wait',
+      taskId: event.taskId,
+    });
+    if (!held) return;
+    held.waiting = true;
+    if (this.drain.active) void this.handBackWaiting();
+  }
+
+  /** The drain began: executions still waiting for CODE memory go back to the queue at once, for another worker. */
+  private handBackWaiting(): Promise<number> {
+    const waiting = [...this.held.values()].filter((h) => h.waiting && !h.reporting && !h.handedBack && !h.lost.signal.aborted);
+    return handBack(this.coordinator.leases, waiting, this.log, 'waiting for CODE memory when the drain began');
   }
 
   /**

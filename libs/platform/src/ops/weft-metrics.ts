@@ -58,6 +58,8 @@ export class WeftMetrics {
   readonly scheduleFires: Counter<string>;
   readonly scheduleSkips: Counter<string>;
   readonly scheduleLag: Histogram<string>;
+  readonly codeMemoryReserved: Gauge<string>;
+  readonly codeMemoryWaiting: Gauge<string>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     this.tenantLabel = opts.tenantLabel ?? false;
@@ -80,6 +82,8 @@ export class WeftMetrics {
     this.scheduleFires = new Counter({ name: 'weft_schedule_fires_total', help: 'Runs started by schedules, by source (clock, buffer, backfill, trigger).', labelNames: ['source', ...t], registers });
     this.scheduleSkips = new Counter({ name: 'weft_schedule_skips_total', help: 'Nominal fire times of schedules that started no run, by reason.', labelNames: ['reason', ...t], registers });
     this.scheduleLag = new Histogram({ name: 'weft_schedule_lag_seconds', help: 'From a scheduled run\'s nominal time to its start, by source.', labelNames: ['source'], buckets: LAG_SECONDS, registers });
+    this.codeMemoryReserved = new Gauge({ name: 'weft_code_memory_reserved_bytes', help: 'Memory reserved by the CODE executions a worker runs (its WEFT_CODE_MAX_TOTAL_MB total).', registers });
+    this.codeMemoryWaiting = new Gauge({ name: 'weft_code_memory_waiting', help: 'CODE executions waiting for their memory_mb to fit in the worker\'s total.', registers });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -114,6 +118,12 @@ export class WeftMetrics {
   /** `count` nominal times of a schedule started no run, for `reason`. */
   scheduleSkipped(tenantId: string, reason: string, count: number): void {
     this.scheduleSkips.inc(this.labels({ reason }, tenantId), count);
+  }
+
+  /** A worker's CODE memory changed: `reservedMb` held by running executions, `waiting` executions waiting. */
+  codeMemory(reservedMb: number, waiting: number): void {
+    this.codeMemoryReserved.set(reservedMb * 1024 * 1024);
+    this.codeMemoryWaiting.set(waiting);
   }
 
   /** The Prometheus text exposition of every metric. */

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,5 +63,46 @@ describe('Cgroups on cgroup v1', () => {
     await mkdir(join(root, 'memory'));
     await writeFile(join(root, 'memory', 'cgroup.procs'), '');
     expect(await Cgroups.detect({ root, self: '4:memory:/\n8:pids:/\n' })).toMatch(/no cgroup pids controller is mounted/);
+  });
+});
+
+describe('the group holding all of a worker\'s executions', () => {
+  it('on cgroup v2: limits their memory together, hands the controllers on, and holds the execution groups', async () => {
+    const own = join(root, 'weft');
+    await mkdir(own, { recursive: true });
+    await writeFile(join(root, 'cgroup.controllers'), 'memory pids');
+    await writeFile(join(own, 'cgroup.controllers'), 'memory pids');
+    await writeFile(join(own, 'cgroup.subtree_control'), 'memory pids');
+    const cgroups = await Cgroups.detect({ root, self: '0::/weft\n' });
+    if (!(cgroups instanceof Cgroups)) throw new Error(cgroups);
+    const all = await cgroups.nest('weft-code-7', 256 * 1024 * 1024);
+    const dir = join(own, 'weft-code-7');
+    expect(await readFile(join(dir, 'memory.max'), 'utf8')).toBe(String(256 * 1024 * 1024));
+    expect(await readFile(join(dir, 'memory.swap.max'), 'utf8')).toBe('0');
+    expect(await readFile(join(dir, 'cgroup.subtree_control'), 'utf8')).toBe('+memory +pids');
+    const group = await all.create('weft-7-0-1', { memoryBytes: 200 * 1024 * 1024, maxProcesses: 64 });
+    expect(group.procsFiles).toEqual([join(dir, 'weft-7-0-1', 'cgroup.procs')]);
+    expect(all.describe()).toMatch(/256 MiB for all executions together/);
+  });
+
+  it('on cgroup v1: writes the memory limit of the parent (memory + swap too where accounted) and reuses a group left behind', async () => {
+    for (const controller of ['memory', 'pids']) {
+      await mkdir(join(root, controller, 'weft'), { recursive: true });
+      await writeFile(join(root, controller, 'cgroup.procs'), '');
+    }
+    const memory = join(root, 'memory', 'weft', 'weft-code-7');
+    // Left by a dead worker: a lower memory + swap limit and one execution group.
+    await mkdir(join(memory, 'weft-7-3-9'), { recursive: true });
+    await writeFile(join(memory, 'memory.memsw.limit_in_bytes'), String(64 * 1024 * 1024));
+    const cgroups = await Cgroups.detect({ root, self: '7:memory:/weft\n5:pids:/weft\n' });
+    if (!(cgroups instanceof Cgroups)) throw new Error(cgroups);
+    const all = await cgroups.nest('weft-code-7', 512 * 1024 * 1024);
+    expect(await readFile(join(memory, 'memory.limit_in_bytes'), 'utf8')).toBe(String(512 * 1024 * 1024));
+    expect(await readFile(join(memory, 'memory.memsw.limit_in_bytes'), 'utf8')).toBe(String(512 * 1024 * 1024));
+    expect(await readFile(join(memory, 'memory.use_hierarchy'), 'utf8')).toBe('1');
+    expect(existsSync(join(memory, 'weft-7-3-9'))).toBe(false);
+    expect(all.parents).toEqual([memory, join(root, 'pids', 'weft', 'weft-code-7')]);
+    await all.create('weft-7-0-1', { memoryBytes: 200 * 1024 * 1024, maxProcesses: 64 });
+    expect(await readFile(join(memory, 'weft-7-0-1', 'memory.limit_in_bytes'), 'utf8')).toBe(String(200 * 1024 * 1024));
   });
 });

@@ -1,7 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { killQuietly, SWEEP_BOUND_MS } from './processes.js';
+
+const MIB = 1024 * 1024;
 
 /** The limits a cgroup holds for all the processes of one execution together. */
 export interface CgroupLimits {
@@ -41,7 +43,9 @@ export class Cgroups {
   private constructor(
     readonly version: 1 | 2,
     /** v1: [memory dir, pids dir]; v2: [the unified dir]. Each is the parent of the execution groups. */
-    private readonly parents: string[],
+    readonly parents: string[],
+    /** The memory limit of all the execution groups together, bytes, when {@link nest} set one. */
+    readonly totalMemoryBytes?: number,
   ) {}
 
   /**
@@ -113,6 +117,42 @@ export class Cgroups {
   }
 
   /**
+   * A group `name` under the worker's own one, whose memory limit is `memoryBytes` for every
+   * execution group created through the returned Cgroups together: however many run at once,
+   * they cannot take more of the host (on v1 `memory.limit_in_bytes`, with `memory.use_hierarchy`
+   * so the children count toward it; on v2 `memory.max`, and the memory and pids controllers
+   * handed on to the children). A group of that name that a dead worker left is reused, its
+   * execution groups removed first.
+   *
+   * @throws Error (from the file system) when it cannot be created or limited
+   */
+  async nest(name: string, memoryBytes: number): Promise<Cgroups> {
+    const dirs = this.parents.map((parent) => join(parent, name));
+    for (const dir of dirs) {
+      await mkdir(dir).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err;
+      });
+    }
+    const nested = new Cgroups(this.version, dirs, memoryBytes);
+    await nested.sweep('');
+    if (this.version === 2) {
+      await writeFile(join(dirs[0], 'memory.max'), String(memoryBytes));
+      await writeFile(join(dirs[0], 'memory.swap.max'), '0').catch(() => undefined); // no swap accounting: nothing to cap
+      await writeFile(join(dirs[0], 'cgroup.subtree_control'), '+memory +pids');
+    } else {
+      // Counting the children toward the parent is the only mode of recent kernels, a choice on old ones.
+      await writeFile(join(dirs[0], 'memory.use_hierarchy'), '1').catch(() => undefined);
+      const memsw = join(dirs[0], 'memory.memsw.limit_in_bytes');
+      const swapAccounted = existsSync(memsw);
+      // memory + swap may never be below memory: lift it before the memory limit moves.
+      if (swapAccounted) await writeFile(memsw, '-1');
+      await writeFile(join(dirs[0], 'memory.limit_in_bytes'), String(memoryBytes));
+      if (swapAccounted) await writeFile(memsw, String(memoryBytes));
+    }
+    return nested;
+  }
+
+  /**
    * Kills the processes of, and removes, every execution group whose name starts with `prefix`
    * (those a dead worker left behind).
    */
@@ -126,9 +166,21 @@ export class Cgroups {
     for (const name of names) await new Group(this.version, this.parents.map((parent) => join(parent, name))).destroy();
   }
 
+  /** Removes this worker's groups when they are empty (synchronous, best effort: at process exit). */
+  removeSync(): void {
+    for (const dir of this.parents) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // not empty or already gone: the next holder of the name reuses it
+      }
+    }
+  }
+
   /** Where execution groups are created: for the worker's start-up report. */
   describe(): string {
-    return `cgroup v${this.version} (${this.version === 1 ? 'memory and pids hierarchies' : 'memory and pids controllers'} under ${this.parents.join(', ')})`;
+    const total = this.totalMemoryBytes === undefined ? '' : `, ${Math.round(this.totalMemoryBytes / MIB)} MiB for all executions together`;
+    return `cgroup v${this.version} (${this.version === 1 ? 'memory and pids hierarchies' : 'memory and pids controllers'} under ${this.parents.join(', ')}${total})`;
   }
 }
 

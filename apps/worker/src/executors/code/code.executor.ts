@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdir, realpath, rm, writeFile } from 'node:fs/promises';
-import { constants as osConstants, tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir, totalmem } from 'node:os';
 import { basename, join } from 'node:path';
 import { ExecutionError } from '../executor.js';
 import type { ExecutionContext, TaskExecutor } from '../executor.js';
 import { runProcess, type ProcessOutcome } from './child.js';
 import { Cgroups, type ExecutionCgroup } from './cgroup.js';
 import { detectIsolation, findOnPath, executableByAnyone, type CodeIsolation } from './isolation.js';
-import { codeLimits, DEFAULT_MAX_PROCESSES, invalid, type CodeLimits } from './limits.js';
+import { codeLimits, DEFAULT_MAX_PROCESSES, invalid, totalMemoryMb, type CodeLimits } from './limits.js';
+import { MemoryBudget, ReservationAborted, type MemoryBudgetState } from './memory-budget.js';
+import { setLongTimeout } from '../long-timer.js';
 import { killMarked, killUids } from './processes.js';
 import { parseEnvelope, readResultFile } from './result-file.js';
 import { seccompFilter } from './seccomp.js';
@@ -18,6 +20,17 @@ import { onProcessExit, resolveUidRange, SlotPool, type UidRange } from './uid-p
 export { DEFAULT_UID_BASE, type UidRange } from './uid-pool.js';
 export type { CodeIsolation } from './isolation.js';
 export type { RunAsUser } from './sandbox.js';
+export type { MemoryBudgetState } from './memory-budget.js';
+
+/** A change of an execution's share of the worker's CODE memory ({@link CodeExecutorOptions.onMemory}). */
+export interface CodeMemoryEvent extends MemoryBudgetState {
+  /** `waiting`: its `memory_mb` does not fit in what is left, it waits; `reserved`: it may run; `released`: it ended. */
+  type: 'waiting' | 'reserved' | 'released';
+  taskId: string;
+  attempt: number;
+  /** The execution's `memory_mb`. */
+  memoryMb: number;
+}
 
 export interface CodeExecutorOptions {
   /** Python interpreter, looked up on PATH (default `python3`; the first one any user may run). */
@@ -53,6 +66,15 @@ export interface CodeExecutorOptions {
   allowUnconfined?: boolean;
   /** Processes and threads an execution may hold at once (default 128). */
   maxProcesses?: number;
+  /**
+   * Memory all executions together may hold, MiB (`WEFT_CODE_MAX_TOTAL_MB`; default half the
+   * host's memory, at least the largest `memory_mb`): the limit of the cgroup that holds every
+   * execution's, and what executions reserve before they start (an execution that does not fit
+   * waits, first come first served; one larger than the whole fails for good).
+   */
+  maxTotalMemoryMb?: number;
+  /** Told of every execution that waits for, reserves or releases its memory (logs, metrics). */
+  onMemory?: (event: CodeMemoryEvent) => void;
 }
 
 type Language = 'python' | 'js';
@@ -127,6 +149,8 @@ export class CodeExecutor implements TaskExecutor {
   private readonly maxResultBytes: number;
   private readonly maxLogBytes: number;
   private readonly maxProcesses: number;
+  /** The memory all executions together may hold, MiB. */
+  readonly memory: MemoryBudget;
   /** The uids executions run as (root only); undefined: the worker's own user. */
   readonly uidRange: UidRange | undefined;
   private readonly pool: SlotPool | undefined;
@@ -143,6 +167,7 @@ export class CodeExecutor implements TaskExecutor {
     this.maxResultBytes = maxResult !== undefined && Number.isSafeInteger(maxResult) && maxResult > 0 ? maxResult : DEFAULT_MAX_RESULT_BYTES;
     this.maxLogBytes = options.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES;
     this.maxProcesses = options.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+    this.memory = new MemoryBudget(totalMemoryMb(options.maxTotalMemoryMb, totalmem()));
     this.uidRange = resolveUidRange(options.uidBase, options.uidSlots, (first) => this.blockDirOf(first));
     this.pool = this.uidRange ? new SlotPool(this.uidRange.size) : undefined;
   }
@@ -183,6 +208,16 @@ export class CodeExecutor implements TaskExecutor {
       throw new ExecutionError(`this worker does not run CODE: ${isolation.missing.join('; ')}. ${isolation.remedy}`, false, 'unavailable');
     }
 
+    if (limits.memoryMb > this.memory.totalMb) {
+      throw new ExecutionError(
+        `spec.memory_mb ${limits.memoryMb} is over the ${this.memory.totalMb} MB that all CODE executions of this worker may hold together (WEFT_CODE_MAX_TOTAL_MB): it can never run here; lower memory_mb or raise WEFT_CODE_MAX_TOTAL_MB`,
+        false,
+        'invalid_spec',
+      );
+    }
+    // timeout_seconds is the wall-clock time of the whole attempt, the wait for memory included.
+    const deadline = Date.now() + limits.seconds * 1000;
+    const releaseMemory = await this.reserveMemory(limits, ctx);
     const slot = this.pool ? await this.pool.take() : undefined;
     const runAs: RunAsUser | undefined = slot === undefined ? undefined : { uid: this.uidRange!.base + slot, gid: this.uidRange!.base + slot };
     // The sweep after the process ended, before the result is read; the slot's release reuses it.
@@ -191,9 +226,47 @@ export class CodeExecutor implements TaskExecutor {
       if (runAs) swept = await killUids({ first: runAs.uid, count: 1 });
     };
     try {
-      return await this.executeAs(isolation, runAs, slot, language, code, inputJson, limits, ctx.signal, sweep);
+      return await this.executeAs(isolation, runAs, slot, language, code, inputJson, limits, deadline, ctx.signal, sweep);
     } finally {
+      // The execution's cgroup is gone: its processes hold no memory any more.
+      releaseMemory();
       if (slot !== undefined) await this.releaseSlot(slot, runAs!.uid, swept);
+    }
+  }
+
+  /**
+   * Reserves the execution's `memory_mb` in the worker's budget, waiting (first come, first served)
+   * while it does not fit, for at most `timeout_seconds`, until the attempt is cancelled (its
+   * signal: a lost lease, a cancelled run, a drain handing it back). Resolves to its release.
+   *
+   * @throws ExecutionError `cancelled` or `timeout` (retryable) when the wait ends without memory
+   */
+  private async reserveMemory(limits: CodeLimits, ctx: ExecutionContext): Promise<() => void> {
+    const tell = (type: CodeMemoryEvent['type']): void =>
+      this.options.onMemory?.({ type, taskId: ctx.taskId, attempt: ctx.attempt, memoryMb: limits.memoryMb, ...this.memory.state });
+    const ended = new AbortController();
+    const cancel = (): void => ended.abort();
+    ctx.signal?.addEventListener('abort', cancel, { once: true });
+    if (ctx.signal?.aborted) cancel();
+    const timer = setLongTimeout(cancel, limits.seconds * 1000);
+    try {
+      return await this.memory.reserve(limits.memoryMb, ended.signal, {
+        waiting: () => tell('waiting'),
+        reserved: () => tell('reserved'),
+        released: () => tell('released'),
+      });
+    } catch (err) {
+      if (!(err instanceof ReservationAborted)) throw err;
+      if (ctx.signal?.aborted) throw new ExecutionError('execution was cancelled', true, 'cancelled');
+      const { reservedMb, totalMb } = this.memory.state;
+      throw new ExecutionError(
+        `timed out after ${limits.seconds}s waiting for ${limits.memoryMb} MB of CODE memory: running executions hold ${reservedMb} of the ${totalMb} MB this worker allows (WEFT_CODE_MAX_TOTAL_MB)`,
+        true,
+        'timeout',
+      );
+    } finally {
+      timer.clear();
+      ctx.signal?.removeEventListener('abort', cancel);
     }
   }
 
@@ -205,6 +278,7 @@ export class CodeExecutor implements TaskExecutor {
     code: string,
     inputJson: string,
     limits: CodeLimits,
+    deadline: number,
     signal: AbortSignal | undefined,
     sweep: () => Promise<void>,
   ): Promise<unknown> {
@@ -236,7 +310,7 @@ export class CodeExecutor implements TaskExecutor {
       let outcome: ProcessOutcome;
       let outOfMemory = false;
       try {
-        outcome = await runProcess(launch, limits.seconds, signal, this.maxLogBytes);
+        outcome = await runProcess(launch, Math.max(0, deadline - Date.now()) / 1000, signal, this.maxLogBytes);
       } finally {
         // Before the result is read: nothing of this execution may write it any more.
         outOfMemory = (await cgroup?.oomKilled()) ?? false;
@@ -289,8 +363,11 @@ export class CodeExecutor implements TaskExecutor {
     const filter = seccompFilter();
     const seccomp = filter ? join(blockDir, 'seccomp.bpf') : undefined;
     if (filter && seccomp) await writeFile(seccomp, filter, { mode: 0o600 });
-    const cgroups = this.options.cgroups === false ? 'cgroups are turned off in the worker options' : await Cgroups.detect();
-    if (cgroups instanceof Cgroups) await cgroups.sweep(this.cgroupPrefix());
+    let cgroups = this.options.cgroups === false ? 'cgroups are turned off in the worker options' : await Cgroups.detect();
+    if (cgroups instanceof Cgroups) {
+      await cgroups.sweep(this.cgroupPrefix());
+      cgroups = await this.holdAll(cgroups);
+    }
     return detectIsolation({
       blockDir,
       uidRange: this.uidRange,
@@ -301,6 +378,21 @@ export class CodeExecutor implements TaskExecutor {
       node: this.node,
       seccomp,
     });
+  }
+
+  /**
+   * The group every execution's cgroup is created in, limited to the memory all of them may hold
+   * together; removed at exit when empty. A sentence saying why when it cannot be made.
+   */
+  private async holdAll(cgroups: Cgroups): Promise<Cgroups | string> {
+    const name = `weft-code-${this.uidRange ? this.uidRange.base : `p${process.pid}`}`;
+    try {
+      const all = await cgroups.nest(name, this.memory.totalMb * 1024 * 1024);
+      onProcessExit(() => all.removeSync());
+      return all;
+    } catch (err) {
+      return `cannot create the cgroup ${name} holding all executions (${this.memory.totalMb} MB together, WEFT_CODE_MAX_TOTAL_MB) under ${cgroups.parents.join(' and ')}: ${(err as Error).message}`;
+    }
   }
 
   /**

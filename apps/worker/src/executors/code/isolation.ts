@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { runProcess } from './child.js';
 import { Cgroups } from './cgroup.js';
-import type { CodeLimits } from './limits.js';
+import { MAX_OPEN_FILES, type CodeLimits } from './limits.js';
 import { createExecutionFiles, launchCommand, type ExecutionFiles, type SandboxTools } from './sandbox.js';
 import type { UidRange } from './uid-pool.js';
 
@@ -57,7 +57,7 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
   if (probe.prlimit) holds.push('file size, CPU time and process count rlimits (prlimit)');
   else missing.push('prlimit (util-linux) is not on PATH: no file size or CPU time limit');
   let bwrap = probe.bwrap;
-  if (!probe.seccomp) missing.push(`no seccomp filter for the ${process.arch} architecture: keyrings and user namespaces stay open to CODE`);
+  if (!probe.seccomp) missing.push(`no seccomp filter for the ${process.arch} architecture: keyrings, user namespaces, io_uring and every socket family stay open to CODE`);
   if (!bwrap) missing.push('bubblewrap (bwrap) is not on PATH: no pid, mount and network namespaces, nothing stops processes outliving the attempt');
   else if (probe.uidRange && !probe.setpriv) {
     missing.push('setpriv (util-linux) is not on PATH: the sandbox cannot drop to the execution uid');
@@ -69,7 +69,7 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
       bwrap = undefined;
     } else {
       holds.push(
-        `bubblewrap: own pid, mount, network, IPC and UTS namespaces, --die-with-parent, private size-capped /tmp and /dev/shm, no network${probe.seccomp ? ', a seccomp filter (no keyrings, no user namespaces)' : ''}`,
+        `bubblewrap: own pid, mount, network, IPC and UTS namespaces, --die-with-parent, private size-capped /tmp and /dev/shm, no network${probe.seccomp ? ', a seccomp filter (no keyrings, user namespaces, io_uring, userfaultfd, BPF or perf events; sockets of the Unix, IPv4 and IPv6 families only)' : ''}`,
       );
     }
   }
@@ -87,7 +87,7 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
 /** Runs `node -e ''` in the sandbox as the executions would; the reason it failed, or undefined. */
 async function tryBwrap(tools: SandboxTools, probe: IsolationProbe, cgroups: Cgroups | undefined): Promise<string | undefined> {
   const runAs = probe.uidRange ? { uid: probe.uidRange.base, gid: probe.uidRange.base } : undefined;
-  const limits: CodeLimits = { seconds: 20, memoryMb: 256, maxProcesses: 128, maxFileBytes: 1024, maxOpenFiles: 1024, cpuSeconds: 25, scratchBytes: 1024 * 1024 };
+  const limits: CodeLimits = { seconds: 20, memoryMb: 256, maxProcesses: 128, maxFileBytes: 1024, maxOpenFiles: MAX_OPEN_FILES, cpuSeconds: 25, scratchBytes: 1024 * 1024 };
   const cgroup = await cgroups?.create(`weft-probe-${process.pid}-bwrap`, { memoryBytes: 256 * 1024 * 1024, maxProcesses: 128 }).catch(() => undefined);
   let files: ExecutionFiles | undefined;
   try {

@@ -11,7 +11,7 @@ export interface CodeLimits {
   maxProcesses: number;
   /** Largest file the execution may write, bytes (RLIMIT_FSIZE): its result included. */
   maxFileBytes: number;
-  /** Open files of each process (RLIMIT_NOFILE): 128 processes of 1,024 each stay far below the host's table. */
+  /** Open files of each process (RLIMIT_NOFILE, {@link openFilesPerProcess}): times `maxProcesses`, the most the execution holds. */
   maxOpenFiles: number;
   /** CPU time of each process, seconds (RLIMIT_CPU): the wall-clock limit plus a grace. */
   cpuSeconds: number;
@@ -31,8 +31,18 @@ export const DEFAULT_TIMEOUT_SECONDS = 30;
 export const DEFAULT_MEMORY_MB = 256;
 /** Default `pids.max`: a Node runtime alone holds about 20 threads. */
 export const DEFAULT_MAX_PROCESSES = 128;
-/** RLIMIT_NOFILE of each process of an execution. */
-export const MAX_OPEN_FILES = 1024;
+/**
+ * Open files one execution may hold in all its processes together. The kernel has no per-cgroup
+ * limit on open files: RLIMIT_NOFILE is per process (threads share their process's table), so the
+ * execution's total is bounded by RLIMIT_NOFILE × `pids.max` ({@link openFilesPerProcess}).
+ */
+export const MAX_OPEN_FILES_PER_EXECUTION = 32_768;
+/** The most RLIMIT_NOFILE of a process of an execution (what a handler gets at the default 128 processes). */
+export const MAX_OPEN_FILES = 256;
+/** The least RLIMIT_NOFILE: a Node runtime opens about 20 files at start. */
+export const MIN_OPEN_FILES = 64;
+/** The most memory a worker's CODE executions hold together, when not configured: this share of the host's memory. */
+export const DEFAULT_TOTAL_MEMORY_SHARE = 0.5;
 /** RLIMIT_CPU beyond the wall-clock limit: the runtime's start-up and the watchdog's own grace. */
 const CPU_GRACE_SECONDS = 5;
 
@@ -52,10 +62,31 @@ export function codeLimits(spec: { timeout_seconds?: unknown; memory_mb?: unknow
     memoryMb,
     maxProcesses: worker.maxProcesses,
     maxFileBytes: worker.maxFileBytes,
-    maxOpenFiles: MAX_OPEN_FILES,
+    maxOpenFiles: openFilesPerProcess(worker.maxProcesses),
     cpuSeconds: Math.ceil(seconds) + CPU_GRACE_SECONDS,
     scratchBytes: Math.floor((memoryMb * 1024 * 1024) / 4),
   };
+}
+
+/**
+ * RLIMIT_NOFILE of each process of an execution that may hold `maxProcesses` processes: its share
+ * of {@link MAX_OPEN_FILES_PER_EXECUTION}, within {@link MIN_OPEN_FILES}…{@link MAX_OPEN_FILES}.
+ * At the default 128 processes: 256 files each, 32,768 for the execution; above 512 processes
+ * each keeps 64, and the execution's bound is 64 × `maxProcesses`.
+ */
+export function openFilesPerProcess(maxProcesses: number): number {
+  return Math.min(MAX_OPEN_FILES, Math.max(MIN_OPEN_FILES, Math.floor(MAX_OPEN_FILES_PER_EXECUTION / maxProcesses)));
+}
+
+/**
+ * The memory all of a worker's CODE executions may hold together, MiB: `configured` when given,
+ * else {@link DEFAULT_TOTAL_MEMORY_SHARE} of `hostBytes` (the host's memory), and never below the
+ * largest `memory_mb` one execution may ask for, so that a worker on a small host still runs one
+ * of any size at a time.
+ */
+export function totalMemoryMb(configured: number | undefined, hostBytes: number): number {
+  if (configured !== undefined) return configured;
+  return Math.max(CODE_MEMORY_MB.max, Math.floor((hostBytes * DEFAULT_TOTAL_MEMORY_SHARE) / (1024 * 1024)));
 }
 
 function numberIn(value: unknown, fallback: number, name: string, unit: string, min: number, max: number, exclusiveMin: boolean): number {

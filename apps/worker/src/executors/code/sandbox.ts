@@ -78,7 +78,7 @@ const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || ex
  *    processes together), then execs
  * 2. `prlimit` (RLIMIT_FSIZE = the largest file, RLIMIT_CPU, RLIMIT_NPROC, RLIMIT_NOFILE, no core
  *    dumps), then
- * 3. `bwrap` with `--die-with-parent` and a seccomp filter (no keyrings, no user namespaces) (the worker's death kills the sandbox's pid 1, and with it
+ * 3. `bwrap` with `--die-with-parent` and a seccomp filter (see seccomp.ts) (the worker's death kills the sandbox's pid 1, and with it
  *    every process of the execution): new pid, network (nothing but its own loopback), IPC, UTS
  *    and cgroup namespaces, a mount namespace holding only `/usr` (and the runtime's own prefix
  *    when it lives elsewhere), a few `/etc` entries, a fresh `/proc` and `/dev`, size-capped
