@@ -83,11 +83,15 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
 /**
  * Opens the ops listener ({@link OpsListener}) of `app` (which imports {@link OpsModule}) on
  * `config.metricsHost`:`config.metricsPort` and logs where it listens; returns its base URL
- * (`http://<host>:<port>`, loopback for a wildcard host), or undefined without `metricsPort`.
+ * (`http://<host>:<port>`, loopback for a wildcard host), or undefined without `metricsPort`
+ * (and logs that there is none).
  * @throws Error naming the fix when the port is taken.
  */
 export async function startOpsListener(app: INestApplicationContext, config: WeftConfig): Promise<string | undefined> {
-  if (config.metricsPort === undefined) return undefined;
+  if (config.metricsPort === undefined) {
+    new Logger('weft').log('no ops listener: set WEFT_METRICS_PORT (or --metrics-port) to serve /metrics, /readyz and /healthz');
+    return undefined;
+  }
   const host = config.metricsHost;
   let port: number;
   try {
