@@ -30,13 +30,20 @@
 #   --security-opt apparmor=unconfined` (plus `--security-opt systempaths=unconfined` where the
 #   kernel refuses a fresh /proc over Docker's masked paths), but the cgroup stays read-only
 #   there, so the worker still refuses CODE without WEFT_CODE_UNCONFINED=1. Either way, run the
-#   workers of untrusted tenants on hosts (or VMs) of their own.
+#   workers of untrusted tenants on hosts (or VMs) of their own: a privileged root container
+#   is one kernel bug away from its host, and the sandbox is what stands in between. See
+#   docs/OPERATIONS.md, "The CODE worker's privileges".
 # What was checked without a container engine: the runtime stage's packages and production-only
 # dependencies run `weft migrate`, `api`, `worker` (CODE confined, as root) and `scheduler` on
 # Debian bookworm. Not checked: a build of this file, and which of the options above a given
 # host's Docker, kernel and AppArmor need (the worker's start-up line tells).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# The base image of both stages. The default is a tag, which moves with Debian and Node patch
+# releases. For a build that does not change under you, pin it by digest: look the digest up with
+#   docker buildx imagetools inspect node:20.20-bookworm-slim
+# and build with --build-arg NODE_IMAGE=node:20.20-bookworm-slim@sha256:<digest> (docker-compose.yml
+# passes WEFT_NODE_IMAGE through to it). Bump the digest deliberately, after a rebuild and tests.
+ARG NODE_IMAGE=node:20.20-bookworm-slim
 
 # ---- build: every dependency, TypeScript compiled to dist/ ------------------------------------
 FROM ${NODE_IMAGE} AS build
@@ -54,7 +61,11 @@ RUN apt-get update \
  && groupadd --system --gid 10001 weft \
  && useradd --system --uid 10001 --gid weft --home-dir /app --shell /usr/sbin/nologin weft
 WORKDIR /app
-ENV NODE_ENV=production
+# The ops listener (WEFT_METRICS_PORT: /metrics, /readyz, /healthz) listens on 127.0.0.1 unless
+# told otherwise; in a container, probes and scrapers come from outside it (the kubelet, a
+# Prometheus on the compose network), so the image listens on every interface of the
+# container. It is published only where you map its port: do not map it to the internet.
+ENV NODE_ENV=production WEFT_METRICS_HOST=0.0.0.0
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev \
  && npm cache clean --force
@@ -63,8 +74,8 @@ COPY --from=build /app/dist/libs ./dist/libs
 # The web console's bundle, served by the API at /.
 COPY --from=build /app/dist/console ./dist/console
 USER weft
-# 4000: the GraphQL API (weft api, weft dev). 9464: the health and metrics listener of every
-# process (WEFT_METRICS_PORT).
+# 4000: the GraphQL API (weft api, weft dev) and a bare GET /healthz. 9464: the ops listener of
+# every process when WEFT_METRICS_PORT=9464 (metrics and readiness: keep it private).
 EXPOSE 4000 9464
 ENTRYPOINT ["node", "dist/apps/cli/src/main.js"]
 # `weft dev` listens on 127.0.0.1 unless told otherwise, which a container's port mapping cannot

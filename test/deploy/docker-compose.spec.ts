@@ -7,7 +7,8 @@ import { parse } from 'yaml';
 /**
  * docker-compose.yml as Docker Compose would read it (YAML with merge keys), checked without a
  * container engine: the services and their order of start, the health checks, the roles' commands,
- * the database roles in each service's URLs, and that the files it mounts exist. The health
+ * the database roles in each service's URLs, the passwords it requires (no defaults), the one
+ * port it publishes, and that the files it mounts exist. The health
  * check one-liners are parsed as JavaScript, since the image runs them with `node -e`.
  */
 
@@ -15,7 +16,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 interface Service {
   image?: string;
-  build?: string;
+  build?: { context: string; args?: Record<string, string> };
   command?: string[];
   user?: string;
   privileged?: boolean;
@@ -28,7 +29,8 @@ interface Service {
   restart?: string;
 }
 
-const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const composeText = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+const compose = parse(composeText, { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const services = compose.services;
 const WEFT = ['migrate', 'api', 'worker', 'scheduler'];
 const SERVERS = ['api', 'worker', 'scheduler'];
@@ -46,7 +48,12 @@ describe('docker-compose.yml', () => {
     expect(services.postgres!.image).toBe('postgres:16-bookworm');
     expect(services.redis!.image).toBe('redis:7-bookworm');
     for (const name of WEFT) {
-      expect({ name, image: services[name]!.image, build: services[name]!.build, init: services[name]!.init }).toEqual({ name, image: 'weft:local', build: '.', init: true });
+      expect({ name, image: services[name]!.image, build: services[name]!.build, init: services[name]!.init }).toEqual({
+        name,
+        image: 'weft:local',
+        build: { context: '.', args: { NODE_IMAGE: '${WEFT_NODE_IMAGE:-node:20.20-bookworm-slim}' } },
+        init: true,
+      });
     }
     expect(Object.fromEntries(WEFT.map((n) => [n, services[n]!.command]))).toEqual({ migrate: ['migrate'], api: ['api'], worker: ['worker'], scheduler: ['scheduler'] });
     expect(services.migrate!.restart).toBe('no');
@@ -67,16 +74,17 @@ describe('docker-compose.yml', () => {
     expect(services.redis!.depends_on).toBeUndefined();
   });
 
-  it('checks health with pg_isready, redis-cli ping and GET /readyz on each server’s own port', () => {
+  it('checks health with pg_isready, an authenticated redis-cli ping and GET /readyz on each server’s ops listener', () => {
     const tests = Object.fromEntries(Object.entries(services).map(([n, s]) => [n, s.healthcheck?.test]));
-    const readyz = (port: number) => ['CMD', 'node', '-e', `fetch('http://127.0.0.1:${port}/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`];
+    const readyz = ['CMD', 'node', '-e', `fetch('http://127.0.0.1:9464/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))`];
     expect(tests).toEqual({
       postgres: ['CMD', 'pg_isready', '-U', 'postgres', '-d', 'weft', '-h', '127.0.0.1'],
-      redis: ['CMD', 'redis-cli', 'ping'],
+      // Without the password redis-cli prints NOAUTH, so the check looks for PONG.
+      redis: ['CMD-SHELL', 'redis-cli ping | grep -q PONG'],
       migrate: undefined,
-      api: readyz(4000),
-      worker: readyz(9464),
-      scheduler: readyz(9464),
+      api: readyz,
+      worker: readyz,
+      scheduler: readyz,
     });
     for (const name of SERVERS) {
       expect(() => new Function(services[name]!.healthcheck!.test[3]!)).not.toThrow();
@@ -85,24 +93,55 @@ describe('docker-compose.yml', () => {
     expect(services.api!.environment!.PORT).toBe('4000');
   });
 
+  it('publishes the API’s port only: the ops listener (metrics, readiness) stays on the compose network', () => {
+    expect(Object.fromEntries(Object.entries(services).map(([n, s]) => [n, s.ports]))).toEqual({
+      postgres: undefined,
+      redis: undefined,
+      migrate: undefined,
+      api: ['4000:4000'],
+      worker: undefined,
+      scheduler: undefined,
+    });
+    for (const name of SERVERS) expect(services[name]!.environment!.WEFT_METRICS_HOST).toBe('0.0.0.0');
+  });
+
+  it('refuses to start without each password instead of falling back to a well-known one', () => {
+    // Every ${…} naming a password is ${VAR:?message}: Compose stops with the message when VAR is unset or empty.
+    const uses = [...composeText.matchAll(/\$\{(WEFT_\w*PASSWORD)([^}]*)\}/g)];
+    expect(new Set(uses.map((m) => m[1]))).toEqual(new Set(['WEFT_POSTGRES_PASSWORD', 'WEFT_APP_PASSWORD', 'WEFT_REDIS_PASSWORD']));
+    for (const [, name, rest] of uses) expect(rest).toMatch(new RegExp(`^:\\?set ${name} \\(.+\\) in the environment or \\.env$`));
+    expect(composeText).not.toMatch(/:-[\w-]*local\}/);
+  });
+
+  it('runs Redis with a password that every Weft service’s REDIS_URL carries', () => {
+    const password = '${WEFT_REDIS_PASSWORD:?set WEFT_REDIS_PASSWORD (Redis requirepass) in the environment or .env}';
+    expect(services.redis!.environment).toEqual({ REDISCLI_AUTH: password });
+    expect(services.redis!.command).toEqual(['sh', '-c', `exec docker-entrypoint.sh redis-server --save '' --appendonly no --requirepass "$$REDISCLI_AUTH"`]);
+    for (const name of WEFT) expect(services[name]!.environment!.REDIS_URL).toBe(`redis://:${password}@redis:6379`);
+  });
+
+  it('explains next to the worker why it runs as root and privileged, and the alternative', () => {
+    const worker = composeText.slice(composeText.indexOf('\n  worker:'), composeText.indexOf('\n  scheduler:'));
+    expect(worker).toMatch(/bubblewrap/);
+    expect(worker).toMatch(/CAP_SYS_ADMIN/);
+    expect(worker).toMatch(/cgroup/);
+    expect(worker).toMatch(/hosts \(or VMs\) of their own/);
+  });
+
   it('gives the owner’s password to the migration only; every server connects as weft_app', () => {
+    const APP = '${WEFT_APP_PASSWORD:?set WEFT_APP_PASSWORD (the runtime role weft_app\'s password) in the environment or .env}';
+    const OWNER = '${WEFT_POSTGRES_PASSWORD:?set WEFT_POSTGRES_PASSWORD (the PostgreSQL owner\'s password) in the environment or .env}';
     const runtime = pgUrl(services.api!.environment!.DATABASE_URL);
-    expect(runtime).toEqual({ user: 'weft_app', password: '${WEFT_APP_PASSWORD:-weft-app-local}', host: 'postgres', db: 'weft' });
+    expect(runtime).toEqual({ user: 'weft_app', password: APP, host: 'postgres', db: 'weft' });
     for (const name of WEFT) expect(pgUrl(services[name]!.environment!.DATABASE_URL)).toEqual(runtime);
     for (const name of SERVERS) expect(pgUrl(services[name]!.environment!.DATABASE_OWNER_URL)).toEqual(runtime);
     expect(pgUrl(services.migrate!.environment!.DATABASE_OWNER_URL)).toEqual({
       user: 'postgres',
-      password: '${WEFT_POSTGRES_PASSWORD:-postgres-local}',
+      password: OWNER,
       host: 'postgres',
       db: 'weft',
     });
-    expect(services.postgres!.environment).toEqual({
-      POSTGRES_USER: 'postgres',
-      POSTGRES_PASSWORD: '${WEFT_POSTGRES_PASSWORD:-postgres-local}',
-      POSTGRES_DB: 'weft',
-      WEFT_APP_PASSWORD: '${WEFT_APP_PASSWORD:-weft-app-local}',
-    });
-    for (const name of WEFT) expect(services[name]!.environment!.REDIS_URL).toBe('redis://redis:6379');
+    expect(services.postgres!.environment).toEqual({ POSTGRES_USER: 'postgres', POSTGRES_PASSWORD: OWNER, POSTGRES_DB: 'weft', WEFT_APP_PASSWORD: APP });
   });
 
   it('mounts the role script into the image’s init folder, executable, and runs only the worker as root', () => {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 /**
  * The Dockerfile read instruction by instruction, checked without a container engine against
  * what the repository builds and runs: a build stage with every dependency that compiles, a
- * runtime stage on Node 20 bookworm-slim with production dependencies only, python3 and
+ * runtime stage on Node 20.20 bookworm-slim (an argument, to pin by digest) with production dependencies only, python3 and
  * bubblewrap for CODE, a non-root user, and an entry point that is the package's `weft` bin. The
  * runtime stage copies dist/apps and dist/libs only, so no source file there may import a file
  * outside apps/ and libs/. .dockerignore must keep what the build needs.
@@ -51,11 +51,15 @@ const byStage = stages(all);
 const pkg = JSON.parse(read('package.json')) as { bin: Record<string, string>; scripts: Record<string, string> };
 
 describe('the Dockerfile', () => {
-  it('has a build stage and a runtime stage, both on node:20-bookworm-slim', () => {
-    expect(all[0]).toEqual({ op: 'ARG', args: 'NODE_IMAGE=node:20-bookworm-slim' });
+  it('has a build stage and a runtime stage, both FROM the NODE_IMAGE argument: node 20.20 bookworm-slim, pinnable by digest', () => {
+    expect(all[0]!.op).toBe('ARG');
+    // The default is the tag, or the tag pinned by its digest.
+    expect(all[0]!.args).toMatch(/^NODE_IMAGE=node:20\.20-bookworm-slim(@sha256:[0-9a-f]{64})?$/);
     expect([...byStage.keys()]).toEqual(['build', 'runtime']);
-    expect(byStage.get('build')![0]!.args).toBe('${NODE_IMAGE} AS build');
-    expect(byStage.get('runtime')![0]!.args).toBe('${NODE_IMAGE} AS runtime');
+    expect(all.filter((i) => i.op === 'FROM').map((i) => i.args)).toEqual(['${NODE_IMAGE} AS build', '${NODE_IMAGE} AS runtime']);
+    // How to pin it, next to it.
+    expect(read('Dockerfile')).toContain('docker buildx imagetools inspect node:20.20-bookworm-slim');
+    expect(read('Dockerfile')).toContain('--build-arg NODE_IMAGE=node:20.20-bookworm-slim@sha256:<digest>');
   });
 
   it('builds with every dependency: npm ci, then npm run build over the sources', () => {
@@ -84,7 +88,8 @@ describe('the Dockerfile', () => {
       '--from=build /app/dist/console ./dist/console',
     ]);
     expect(runtime.find((i) => i.op === 'USER')).toEqual({ op: 'USER', args: 'weft' });
-    expect(runtime.find((i) => i.op === 'ENV')).toEqual({ op: 'ENV', args: 'NODE_ENV=production' });
+    // The ops listener on every interface of the container (loopback is the default outside one).
+    expect(runtime.find((i) => i.op === 'ENV')).toEqual({ op: 'ENV', args: 'NODE_ENV=production WEFT_METRICS_HOST=0.0.0.0' });
   });
 
   it('enters through the package’s weft bin, exposes the API and health ports, and runs weft dev by default', () => {
@@ -119,11 +124,11 @@ describe('the Dockerfile', () => {
 });
 
 describe('.dockerignore', () => {
-  it('leaves out installed and built trees and version control, and keeps what the build needs', () => {
+  it('leaves out installed and built trees, version control and the .env of passwords, and keeps what the build needs', () => {
     const ignored = read('.dockerignore')
       .split('\n')
       .filter((l) => l.trim() && !l.startsWith('#'));
-    expect(ignored).toEqual(expect.arrayContaining(['.git', 'node_modules', 'dist']));
+    expect(ignored).toEqual(expect.arrayContaining(['.git', 'node_modules', 'dist', '.env']));
     for (const needed of ['package.json', 'package-lock.json', 'apps', 'libs', 'bench', 'chaos', 'examples', 'tsconfig.json', 'tsconfig.build.json']) {
       expect(ignored.some((p) => p === needed || needed.startsWith(`${p}/`))).toBe(false);
     }

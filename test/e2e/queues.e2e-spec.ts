@@ -15,7 +15,8 @@ import { publish, rejection, start, testConfig, waitRun } from '../support/e2e-p
  * queues for tenant A with `weft admin queue`; tenant B may not publish a definition naming them,
  * and its tasks that reach them anyway (a definition published before the reservation, a forged
  * job) are never executed; each tenant's `queues` counts its own tasks only and shows nothing of
- * a queue reserved for another; `workers` lists the live workers, with host and pid for admins.
+ * a queue reserved for another; `workers` lists the live workers, never with their host and pid
+ * (not even to an admin key: those are the operator's, in `weft admin workers`).
  */
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -197,13 +198,13 @@ describe('queues, workers and reservations', () => {
     expect((await waitRun(a, holding)).status).toBe('SUCCEEDED');
   });
 
-  it('lists the live workers: host and pid for admins, the queues each tenant may use', async () => {
+  it('lists the live workers: the queues each tenant may use, and no host or pid even to an admin key', async () => {
     const fields = `{ workers { id host pid version queues concurrency startedAt lastHeartbeatAt drainingSince } }`;
     const [asAdmin] = (await a.request(fields)).workers;
     expect(asAdmin).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      host: hostname(),
-      pid: process.pid,
+      host: null,
+      pid: null,
       version: WEFT_VERSION,
       queues: QUEUES.split(','),
       concurrency: 4,
@@ -212,8 +213,10 @@ describe('queues, workers and reservations', () => {
       drainingSince: null,
     });
     expect(Date.parse(asAdmin.lastHeartbeatAt)).toBeGreaterThanOrEqual(Date.parse(asAdmin.startedAt));
-    expect((await aViewer.request(fields)).workers).toEqual([{ ...asAdmin, host: null, pid: null, lastHeartbeatAt: expect.any(String) }]);
+    expect((await aViewer.request(fields)).workers).toEqual([{ ...asAdmin, lastHeartbeatAt: expect.any(String) }]);
     expect((await b.request(fields)).workers).toEqual([{ ...asAdmin, queues: ['http', 'python', 'js'], lastHeartbeatAt: expect.any(String) }]);
+    const [inQueues] = (await b.request(`{ queues { name workers { host pid } } }`)).queues.filter((q: { workers: unknown[] }) => q.workers.length > 0);
+    expect(inQueues.workers).toEqual([{ host: null, pid: null }]);
   });
 
   it('prints the queues and the workers as tables with a header, and as JSON', async () => {
@@ -223,8 +226,12 @@ describe('queues, workers and reservations', () => {
     expect(queues.find((l) => l.startsWith('gpu '))).toMatch(/^gpu\s+0\s+0\s+0\s+-\s+1\s+4\s+reserved$/);
 
     const workers = (await weft(aKey, 'workers')).split('\n');
-    expect(workers[0]).toMatch(/^ID\s+HOST\s+PID\s+VERSION\s+QUEUES\s+CONCURRENCY\s+STARTED\s+HEARTBEAT\s+STATE$/);
-    expect(workers[1]).toMatch(new RegExp(`^[0-9a-f-]{36}\\s+${hostname()}\\s+${process.pid}\\s+${WEFT_VERSION}\\s+${QUEUES}\\s+4\\s+\\S+\\s+\\d.* ago\\s+live$`));
+    expect(workers[0]).toMatch(/^ID\s+VERSION\s+QUEUES\s+CONCURRENCY\s+STARTED\s+HEARTBEAT\s+STATE$/);
+    expect(workers[1]).toMatch(new RegExp(`^[0-9a-f-]{36}\\s+${WEFT_VERSION}\\s+${QUEUES}\\s+4\\s+\\S+\\s+\\d.* ago\\s+live$`));
+    // The operator's view, on the database: hosts and pids, every queue.
+    const operator = (await admin('admin', 'workers')).split('\n');
+    expect(operator[0]).toMatch(/^ID\s+HOST\s+PID\s+VERSION\s+QUEUES\s+CONCURRENCY\s+STARTED\s+HEARTBEAT\s+STATE$/);
+    expect(operator[1]).toMatch(new RegExp(`^[0-9a-f-]{36}\\s+${hostname()}\\s+${process.pid}\\s+${WEFT_VERSION}\\s+${QUEUES}\\s+4\\s+\\S+\\s+\\d.* ago\\s+live$`));
     const json = JSON.parse(await weft(bKey, 'workers', '-o', 'json'));
     expect(json).toEqual([expect.objectContaining({ queues: ['http', 'python', 'js'], concurrency: 4 })]);
     const yaml = await weft(bKey, 'queues', '-o', 'yaml');

@@ -29,6 +29,8 @@ export async function startE2E(env: Record<string, string | number> = {}, opts: 
 
   return {
     url,
+    /** The ops listener (`/metrics`, `/readyz`, `/healthz`) when `env` gives WEFT_METRICS_PORT. */
+    metricsUrl: platform.metricsUrl,
     shop,
     /** Creates a tenant; returns its id and a client with its admin key. */
     async tenant(name = 'e2e') {

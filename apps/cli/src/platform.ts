@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger, Module, type DynamicModule, type INestApplicationContext, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CoreModule, OpsModule, bootWithoutApi, logDatabase, prepareServer, type WeftConfig } from '@weft/platform';
+import { CoreModule, OpsModule, bootWithoutApi, logDatabase, prepareServer, startOpsListener, type WeftConfig } from '@weft/platform';
 import { ApiModule, apiAnnouncement, listenApi } from '@weft/api';
 import { TaskProcessor, WorkerModule } from '@weft/worker';
 import { Scheduler, SchedulerModule } from '@weft/scheduler';
@@ -18,7 +18,7 @@ export interface Roles {
 /** A running Weft process: the GraphQL URL when it serves the API, and how to stop it. */
 export interface RunningPlatform {
   url?: string;
-  /** The metrics and health listener of a process without the API (`WEFT_METRICS_PORT`). */
+  /** The ops listener (`/metrics`, `/readyz`, `/healthz`; `WEFT_METRICS_PORT`), of any role. */
   metricsUrl?: string;
   close(): Promise<void>;
 }
@@ -55,9 +55,13 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
       }
       throw err;
     }
+    // /metrics and /readyz are never on the API's port: with WEFT_METRICS_PORT, a listener of their own.
+    metricsUrl = await startOpsListener(api, config).catch(async (err: unknown) => {
+      await api.close();
+      throw err;
+    });
     app = api;
   } else {
-    // No API: with WEFT_METRICS_PORT, a listener of its own for /metrics, /healthz and /readyz.
     ({ app, metricsUrl } = await bootWithoutApi(WeftProcessModule, config, logger));
   }
   app.enableShutdownHooks();

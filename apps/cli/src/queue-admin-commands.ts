@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { WeftConfig } from '@weft/platform';
 import { redactedUrl, withAdminDatabase, type ServerSide } from './admin-database.js';
 import { cell, printAs, table, withOutput, type OutputFormat } from './client/output.js';
+import { workersTable } from './workers-table.js';
 
 
 /** A queue name as workers consume it (`WEFT_QUEUES`): lower case letters, digits, `_`, `.` and `-`. */
@@ -88,8 +89,26 @@ export function queueAdminCommands(program: Command): void {
         printAs(o.output, rows, () => table(['QUEUE', 'TENANT', 'NAME', 'RESERVED'], rows.map((r) => [cell(r.queue), r.tenantId, cell(r.tenantName), r.reservedAt])));
       });
     });
-}
 
+  withOutput(admin.command('workers'))
+    .description('list every live worker with its host and pid (which the API shows to no tenant) and all its queues')
+    .action(async (o: { output: OutputFormat }) => {
+      await withAdminDatabase(async (ds, s) => {
+        const rows = (await new s.WorkerRegistryRepository(ds).live()).map((w) => ({
+          id: w.id,
+          host: w.host,
+          pid: w.pid,
+          version: w.version,
+          queues: w.queues,
+          concurrency: w.concurrency,
+          startedAt: w.startedAt.toISOString(),
+          lastHeartbeatAt: w.lastHeartbeatAt.toISOString(),
+          drainingSince: w.drainingSince?.toISOString() ?? null,
+        }));
+        printAs(o.output, rows, () => workersTable(rows, Date.now(), true));
+      });
+    });
+}
 
 /** The tenants `queue` is reserved for, oldest reservation first. */
 async function holders(ds: DataSource, s: ServerSide, queue: string): Promise<string[]> {

@@ -1,22 +1,10 @@
 import type { Command } from 'commander';
 import { withClient, withConnection, type ConnectionFlags } from './client/connection.js';
-import { cell, duration, printAs, table, when, withOutput, type OutputFormat } from './client/output.js';
+import { cell, duration, printAs, table, withOutput, type OutputFormat } from './client/output.js';
 import { queueAdminCommands } from './queue-admin-commands.js';
+import { workersTable, type WorkerRow } from './workers-table.js';
 
-const WORKER_FIELDS = 'id host pid version queues concurrency startedAt lastHeartbeatAt drainingSince';
-
-/** A worker as the API answers it. */
-interface WorkerRow {
-  id: string;
-  host: string | null;
-  pid: number | null;
-  version: string;
-  queues: string[];
-  concurrency: number;
-  startedAt: string;
-  lastHeartbeatAt: string;
-  drainingSince: string | null;
-}
+const WORKER_FIELDS = 'id version queues concurrency startedAt lastHeartbeatAt drainingSince';
 
 /** A queue as the API answers it. */
 interface QueueRow {
@@ -47,28 +35,10 @@ export function queuesTable(queues: readonly QueueRow[]): string {
   );
 }
 
-/** The workers table; `now` (epoch ms) dates the heartbeats as ages. Host and pid are `-` when the key may not see them. */
-export function workersTable(workers: readonly WorkerRow[], now: number): string {
-  return table(
-    ['ID', 'HOST', 'PID', 'VERSION', 'QUEUES', 'CONCURRENCY', 'STARTED', 'HEARTBEAT', 'STATE'],
-    workers.map((w) => [
-      w.id,
-      cell(w.host),
-      cell(w.pid),
-      cell(w.version),
-      cell(w.queues.join(',')),
-      String(w.concurrency),
-      when(w.startedAt),
-      `${duration(Math.max(0, now - Date.parse(w.lastHeartbeatAt)))} ago`,
-      w.drainingSince ? 'draining' : 'live',
-    ]),
-  );
-}
-
 /**
  * Registers `weft queues` and `weft workers` (speaking to the API like every client command:
  * `--url`/`--api-key`, the environment, the current context; `-o table|json|yaml`) and the
- * operator's `weft admin queue reserve|release|list` (on the database directly).
+ * operator's `weft admin queue reserve|release|list` and `weft admin workers` (on the database directly).
  */
 export function queueCommands(program: Command): void {
   withOutput(withConnection(program.command('queues')))
@@ -81,7 +51,7 @@ export function queueCommands(program: Command): void {
     });
 
   withOutput(withConnection(program.command('workers')))
-    .description('list the live workers serving queues the tenant may use (host and pid for admin keys only)')
+    .description('list the live workers serving queues the tenant may use (their hosts and pids: weft admin workers)')
     .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
       const r = await withClient(o, (c) => c.request<{ workers: WorkerRow[] }>(`query { workers { ${WORKER_FIELDS} } }`));
       printAs(o.output, r.workers, () => workersTable(r.workers, Date.now()));

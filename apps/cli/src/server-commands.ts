@@ -47,6 +47,7 @@ async function serve(config: WeftConfig, roles: Roles, migrate: boolean): Promis
   const { startPlatform } = await import('./platform.js');
   const running = await startPlatform(config, roles, { migrate });
   if (running.url) process.stdout.write(`Weft GraphQL API: ${running.url}\nWeft web console: ${new URL(running.url).origin}/\n`);
+  if (running.metricsUrl) process.stdout.write(`Weft ops endpoints (no key): ${running.metricsUrl}/metrics, ${running.metricsUrl}/readyz, ${running.metricsUrl}/healthz\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
@@ -62,11 +63,16 @@ export function serverCommands(program: Command): void {
     .description('migrate, then run the API, a worker for every queue and the scheduler in one process')
     .option('--port <n>', 'HTTP port (default $PORT or 4000; 0 picks a free port)', port)
     .option('--host <addr>', 'interface to listen on', '127.0.0.1')
-    .action(async (o: { port?: number; host: string }) => {
-      const loaded = (await serverSide()).loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
+    .option('--metrics-port <n>', 'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT, or a free port)', port)
+    .action(async (o: { port?: number; host: string; metricsPort?: number }) => {
+      const overrides: Record<string, number> = {};
+      if (o.port !== undefined) overrides.PORT = o.port;
+      if (o.metricsPort !== undefined) overrides.WEFT_METRICS_PORT = o.metricsPort;
+      const loaded = (await serverSide()).loadConfig(process.env, overrides);
       // Local development: CODE runs even where it cannot be isolated (the worker's start-up log
       // says what holds and warns when it runs unconfined); WEFT_CODE_UNCONFINED=0 refuses it.
-      const config = { ...loaded, codeUnconfined: loaded.codeUnconfined ?? true };
+      // The ops endpoints are not on the API's port: without a port for them, any free one.
+      const config = { ...loaded, codeUnconfined: loaded.codeUnconfined ?? true, metricsPort: loaded.metricsPort ?? 0 };
       await serve(config, { api: true, worker: true, scheduler: true, host: o.host }, true);
     });
 
@@ -75,8 +81,12 @@ export function serverCommands(program: Command): void {
     .description('run the GraphQL API')
     .option('--port <n>', 'HTTP port (default $PORT or 4000)', port)
     .option('--host <addr>', 'interface to listen on (default: all)')
-    .action(async (o: { port?: number; host?: string }) => {
-      const config = (await serverSide()).loadConfig(process.env, o.port !== undefined ? { PORT: o.port } : {});
+    .option('--metrics-port <n>', 'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT; none when unset)', port)
+    .action(async (o: { port?: number; host?: string; metricsPort?: number }) => {
+      const overrides: Record<string, number> = {};
+      if (o.port !== undefined) overrides.PORT = o.port;
+      if (o.metricsPort !== undefined) overrides.WEFT_METRICS_PORT = o.metricsPort;
+      const config = (await serverSide()).loadConfig(process.env, overrides);
       await serve(config, { api: true, host: o.host }, false);
     });
 
@@ -85,7 +95,7 @@ export function serverCommands(program: Command): void {
     .description('run a worker for some queues (default $WEFT_QUEUES, or all)')
     .option('--queues <a,b>', 'comma-separated queues')
     .option('--concurrency <n>', 'jobs at once per queue', positive)
-    .option('--metrics-port <n>', 'serve /metrics, /healthz and /readyz on this port (default $WEFT_METRICS_PORT; none when unset)', port)
+    .option('--metrics-port <n>', 'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT; none when unset)', port)
     .action(async (o: { queues?: string; concurrency?: number; metricsPort?: number }) => {
       const overrides: Record<string, string | number> = {};
       if (o.queues) overrides.WEFT_QUEUES = o.queues;
@@ -97,7 +107,7 @@ export function serverCommands(program: Command): void {
   program
     .command('scheduler')
     .description('run the scheduler (timers, outbox relay)')
-    .option('--metrics-port <n>', 'serve /metrics, /healthz and /readyz on this port (default $WEFT_METRICS_PORT; none when unset)', port)
+    .option('--metrics-port <n>', 'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT; none when unset)', port)
     .action(async (o: { metricsPort?: number }) =>
       serve((await serverSide()).loadConfig(process.env, o.metricsPort !== undefined ? { WEFT_METRICS_PORT: o.metricsPort } : {}), { scheduler: true }, false),
     );

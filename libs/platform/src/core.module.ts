@@ -100,7 +100,11 @@ export class CoreModule {
           provide: RedisRunUpdatePublisher,
           useFactory: () => new RedisRunUpdatePublisher(config.redisUrl, (e) => log.warn(`run update not published: ${String(e)}`)),
         },
-        { provide: WeftMetrics, useFactory: () => new WeftMetrics({ tenantLabel: config.metricsTenantLabel }) },
+        {
+          provide: WeftMetrics,
+          useFactory: () =>
+            new WeftMetrics({ tenantLabel: config.metricsTenantLabel, workflowsPerTenant: config.metricsWorkflowsPerTenant, maxLabelValues: config.metricsMaxWorkflows }),
+        },
         { provide: WeftTracing, useFactory: () => new WeftTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.serviceName }) },
         {
           provide: RunCoordinator,

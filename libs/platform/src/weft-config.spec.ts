@@ -76,3 +76,18 @@ describe('CODE settings', () => {
     expect(configError({ WEFT_CODE_UNCONFINED: 'maybe', WEFT_CODE_MAX_PROCESSES: '4' })).toMatch(/WEFT_CODE_UNCONFINED="maybe".*\n.*WEFT_CODE_MAX_PROCESSES="4"/);
   });
 });
+
+describe('ops settings', () => {
+  it('keep the ops listener off by default and on loopback, and budget workflow labels per tenant', () => {
+    const c = loadConfig({});
+    expect([c.metricsPort, c.metricsHost, c.metricsWorkflowsPerTenant, c.metricsMaxWorkflows]).toEqual([undefined, '127.0.0.1', 20, 200]);
+    const set = loadConfig({ WEFT_METRICS_PORT: '9464', WEFT_METRICS_HOST: '0.0.0.0', WEFT_METRICS_WORKFLOWS_PER_TENANT: '5', WEFT_METRICS_MAX_WORKFLOWS: '50' });
+    expect([set.metricsPort, set.metricsHost, set.metricsWorkflowsPerTenant, set.metricsMaxWorkflows]).toEqual([9464, '0.0.0.0', 5, 50]);
+    expect(configError({ WEFT_METRICS_WORKFLOWS_PER_TENANT: '0' })).toContain('WEFT_METRICS_WORKFLOWS_PER_TENANT must not be less than 1');
+  });
+
+  it('take a Redis URL that carries a password, as docker-compose.yml gives it', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://:s3cret-pw@redis:6379' }).redisUrl).toBe('redis://:s3cret-pw@redis:6379');
+    expect(loadConfig({ REDIS_URL: 'rediss://weft:s3cret-pw@redis.internal:6380/2' }).redisUrl).toBe('rediss://weft:s3cret-pw@redis.internal:6380/2');
+  });
+});

@@ -257,9 +257,9 @@ export class WeftEnv {
   WEFT_JOB_LOCK_MS = 15_000;
 
   /**
-   * Port of the HTTP listener serving `/metrics`, `/healthz` and `/readyz` on a process without
-   * the API (`weft worker`, `weft scheduler`); unset, such a process has none. A process with the
-   * API serves them on the API's port.
+   * Port of the ops listener serving `/metrics`, `/healthz` and `/readyz` of any process (API,
+   * worker, scheduler), apart from the API's public port (which answers only a bare `/healthz`);
+   * unset, the process has none (`weft dev` then picks a free one).
    */
   @ValidateIf((env: WeftEnv) => env.WEFT_METRICS_PORT !== undefined)
   @Transform(toInt)
@@ -285,9 +285,29 @@ export class WeftEnv {
   @IsString()
   OTEL_SERVICE_NAME = 'weft';
 
-  /** The interface that listener binds to (default every one: orchestrators probe it from outside). */
+  /**
+   * The interface that listener binds to (default loopback; `0.0.0.0` where a scraper or a probe
+   * comes from another container or host, as the image and docker-compose.yml set).
+   */
   @IsString()
-  WEFT_METRICS_HOST = '0.0.0.0';
+  WEFT_METRICS_HOST = '127.0.0.1';
+
+  /**
+   * Distinct workflows of one tenant kept as `workflow` label values per process; the tenant's
+   * later ones count as `workflow="_other"` under its own budget, so no tenant takes another's.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  WEFT_METRICS_WORKFLOWS_PER_TENANT = 20;
+
+  /** Distinct `workflow` label values per process, all tenants together; past it, `_other`. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  WEFT_METRICS_MAX_WORKFLOWS = 200;
 
   /** Add a `tenant` label to the run and task metrics (one series per tenant: off by default). */
   @Transform(toBool)
@@ -363,10 +383,14 @@ export interface WeftConfig {
   logLevel: WeftLogLevel;
   /** WEFT_LOG_FORMAT, `auto` resolved against the process's stdout. */
   logFormat: 'json' | 'pretty';
-  /** WEFT_METRICS_PORT: the metrics and health listener of a process without the API; undefined: none. */
+  /** WEFT_METRICS_PORT: the ops listener (metrics, readiness, liveness) of the process; undefined: none. */
   metricsPort: number | undefined;
   /** WEFT_METRICS_HOST: the interface of that listener. */
   metricsHost: string;
+  /** WEFT_METRICS_WORKFLOWS_PER_TENANT: `workflow` label values per tenant. */
+  metricsWorkflowsPerTenant: number;
+  /** WEFT_METRICS_MAX_WORKFLOWS: `workflow` label values in all. */
+  metricsMaxWorkflows: number;
   /** WEFT_METRICS_TENANT_LABEL: a `tenant` label on run and task metrics. */
   metricsTenantLabel: boolean;
   /** Where spans are sent (OTLP/HTTP traces URL); undefined: none. */
@@ -440,7 +464,9 @@ export function loadConfig(
     logLevel: dto.WEFT_LOG_LEVEL === 'log' ? 'info' : dto.WEFT_LOG_LEVEL,
     logFormat: dto.WEFT_LOG_FORMAT === 'auto' ? (process.stdout.isTTY ? 'pretty' : 'json') : dto.WEFT_LOG_FORMAT,
     metricsPort: dto.WEFT_METRICS_PORT,
-    metricsHost: dto.WEFT_METRICS_HOST.trim() || '0.0.0.0',
+    metricsHost: dto.WEFT_METRICS_HOST.trim() || '127.0.0.1',
+    metricsWorkflowsPerTenant: dto.WEFT_METRICS_WORKFLOWS_PER_TENANT,
+    metricsMaxWorkflows: dto.WEFT_METRICS_MAX_WORKFLOWS,
     metricsTenantLabel: dto.WEFT_METRICS_TENANT_LABEL,
     otlpTracesUrl: dto.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (dto.OTEL_EXPORTER_OTLP_ENDPOINT ? `${dto.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined),
     serviceName: dto.OTEL_SERVICE_NAME,

@@ -6,10 +6,10 @@ export class WorkerObject {
   @Field(() => ID, { description: 'The UUIDv7 the worker chose when it started.' })
   id: string;
 
-  @Field(() => String, { nullable: true, description: 'The host it runs on; shown to admin keys only (null for other roles).' })
+  @Field(() => String, { nullable: true, description: "Always null: the operator's host names are not shown to tenants (operators see them with `weft admin workers`)." })
   host: string | null;
 
-  @Field(() => Int, { nullable: true, description: 'Its process id on that host; shown to admin keys only (null for other roles).' })
+  @Field(() => Int, { nullable: true, description: "Always null: the operator's process ids are not shown to tenants (operators see them with `weft admin workers`)." })
   pid: number | null;
 
   @Field(() => String, { description: 'The Weft version it runs.' })

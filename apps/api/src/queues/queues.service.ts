@@ -8,7 +8,8 @@ import type { QueueObject, WorkerObject } from './queue.object.js';
  * its tenant transaction. Workers serve every tenant, so they are shown to all, with two limits:
  * a queue reserved for other tenants is left out (of the queue list and of every worker's
  * queues; a worker serving none of the tenant's queues is left out), and a worker's host and pid,
- * which describe the operator's machines, only to admin keys.
+ * which describe the operator's machines, are null for every key, admin keys included: the
+ * operator reads them with `weft admin workers`.
  */
 @Injectable()
 export class QueuesService {
@@ -34,7 +35,7 @@ export class QueuesService {
       oldestPendingAgeMs: r.oldestPendingAgeMs,
       reserved: r.access !== 'shared',
       allowed: r.access !== 'denied',
-      workers: live.filter((w) => w.queues.includes(r.queue)).map((w) => toWorkerObject(p, w, allowed)),
+      workers: live.filter((w) => w.queues.includes(r.queue)).map((w) => toWorkerObject(w, allowed)),
     }));
   }
 
@@ -43,17 +44,16 @@ export class QueuesService {
     const live = await this.registry.live();
     const access = await this.reservations.access(p.tenantId, live.flatMap((w) => w.queues));
     const allowed = new Set([...access].filter(([, a]) => a !== 'denied').map(([q]) => q));
-    return live.filter((w) => w.queues.some((q) => allowed.has(q))).map((w) => toWorkerObject(p, w, allowed));
+    return live.filter((w) => w.queues.some((q) => allowed.has(q))).map((w) => toWorkerObject(w, allowed));
   }
 }
 
-/** `w` as `p` may see it: only the queues in `allowed`; host and pid for admins only. */
-function toWorkerObject(p: Principal, w: WorkerRecord, allowed: ReadonlySet<string>): WorkerObject {
-  const admin = p.role === 'admin';
+/** `w` as a tenant may see it: only the queues in `allowed`; never its host or pid. */
+function toWorkerObject(w: WorkerRecord, allowed: ReadonlySet<string>): WorkerObject {
   return {
     id: w.id,
-    host: admin ? w.host : null,
-    pid: admin ? w.pid : null,
+    host: null,
+    pid: null,
     version: w.version,
     queues: w.queues.filter((q) => allowed.has(q)),
     concurrency: w.concurrency,

@@ -1,7 +1,8 @@
 import { Module, type DynamicModule, type OnModuleInit, Inject, Injectable } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
-import { OpsController } from './ops.controller.js';
+import { LivenessController } from './liveness.controller.js';
+import { OpsListener } from './ops-listener.js';
 import { Readiness } from './readiness.js';
 import { registerStoreGauges } from './store-gauges.js';
 import { WeftMetrics } from './weft-metrics.js';
@@ -28,8 +29,10 @@ class StoreGauges implements OnModuleInit {
 }
 
 /**
- * `/healthz`, `/readyz` and `/metrics` ({@link OpsController}) with the gauges read at scrape
- * time. Needs {@link CoreModule} (the DataSource, the queues, {@link WeftMetrics}).
+ * The ops listener ({@link OpsListener}: `/healthz`, `/readyz`, `/metrics`, opened by
+ * {@link startOpsListener}) with the gauges read at scrape time, and a bare `/healthz` on an
+ * HTTP application's own port ({@link LivenessController}). Needs {@link CoreModule} (the
+ * DataSource, the queues, {@link WeftMetrics}).
  */
 @Module({})
 export class OpsModule {
@@ -37,8 +40,9 @@ export class OpsModule {
     return {
       module: OpsModule,
       imports: [TerminusModule.forRoot({ logger: false })],
-      controllers: [OpsController],
-      providers: [{ provide: OPS_OPTIONS, useValue: opts }, Readiness, StoreGauges],
+      controllers: [LivenessController],
+      providers: [{ provide: OPS_OPTIONS, useValue: opts }, Readiness, StoreGauges, OpsListener],
+      exports: [OpsListener],
     };
   }
 }

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { BoundedLabel } from './bounded-label.js';
+import { BoundedLabel, TenantBoundedLabel } from './bounded-label.js';
 
 /** Options of {@link WeftMetrics}. */
 export interface WeftMetricsOptions {
@@ -7,6 +7,8 @@ export interface WeftMetricsOptions {
   tenantLabel?: boolean;
   /** Distinct workflows (and tenants) kept as label values per process before `_other` (default 200). */
   maxLabelValues?: number;
+  /** Distinct workflows of one tenant kept as label values before its `_other` (default 20). */
+  workflowsPerTenant?: number;
   /** Also collect Node's process metrics (`process_*`, `nodejs_*`; default on). */
   processMetrics?: boolean;
 }
@@ -34,13 +36,14 @@ const RUN_SECONDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 4 *
 /**
  * The Prometheus metrics of one Weft process (prom-client), in a registry of its own so several
  * processes' worth can live in one test process. Label values are bounded: queues and node types
- * come from the deployment and the definition format, workflows (and tenants, when
- * `tenantLabel`) are capped by {@link BoundedLabel}; never a run, task or attempt id.
+ * come from the deployment and the definition format, workflows are capped per tenant and in all
+ * ({@link TenantBoundedLabel}), tenants (when `tenantLabel`) by {@link BoundedLabel}; never a
+ * run, task or attempt id.
  */
 export class WeftMetrics {
   readonly registry = new Registry();
   private readonly tenantLabel: boolean;
-  private readonly workflows: BoundedLabel;
+  private readonly workflows: TenantBoundedLabel;
   private readonly tenants: BoundedLabel;
 
   readonly runsStarted: Counter<string>;
@@ -63,7 +66,7 @@ export class WeftMetrics {
 
   constructor(opts: WeftMetricsOptions = {}) {
     this.tenantLabel = opts.tenantLabel ?? false;
-    this.workflows = new BoundedLabel(opts.maxLabelValues ?? 200);
+    this.workflows = new TenantBoundedLabel(opts.workflowsPerTenant ?? 20, opts.maxLabelValues ?? 200);
     this.tenants = new BoundedLabel(opts.maxLabelValues ?? 200);
     const t = this.tenantLabel ? ['tenant'] : [];
     const registers = [this.registry];
@@ -89,12 +92,12 @@ export class WeftMetrics {
 
   /** A run started. */
   runStarted(tenantId: string, workflowId: string): void {
-    this.runsStarted.inc(this.labels({ workflow: this.workflows.of(workflowId) }, tenantId));
+    this.runsStarted.inc(this.labels({ workflow: this.workflows.of(tenantId, workflowId) }, tenantId));
   }
 
   /** A run finished with `status` after `durationMs`. */
   runFinished(tenantId: string, workflowId: string, status: string, durationMs: number): void {
-    this.runsFinished.inc(this.labels({ workflow: this.workflows.of(workflowId), status }, tenantId));
+    this.runsFinished.inc(this.labels({ workflow: this.workflows.of(tenantId, workflowId), status }, tenantId));
     this.runDuration.observe(this.labels({ status }, tenantId), durationMs / 1000);
   }
 

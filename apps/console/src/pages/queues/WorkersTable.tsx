@@ -2,11 +2,10 @@ import { Time } from '../../components/Time.js';
 import { ago } from './format.js';
 import type { WorkerRow } from './operations.js';
 
-/** The live workers serving a queue the tenant may use; host and pid only when the API shows them (admin keys). */
+/** The live workers serving a queue the tenant may use (their hosts are the operator's: not shown to tenants). */
 export function WorkersTable(props: { workers: WorkerRow[]; now: number }) {
   const { workers, now } = props;
   if (!workers.length) return <p className="muted">No live worker serves a queue this tenant may use: tasks wait until one starts.</p>;
-  const hosts = workers.some((w) => w.host !== null || w.pid !== null);
   return (
     <div className="table-wrap">
       <table>
@@ -19,7 +18,6 @@ export function WorkersTable(props: { workers: WorkerRow[]; now: number }) {
             <th scope="col">Started</th>
             <th scope="col">Last heartbeat</th>
             <th scope="col">Draining since</th>
-            {hosts && <th scope="col">Host / pid</th>}
           </tr>
         </thead>
         <tbody>
@@ -46,12 +44,6 @@ export function WorkersTable(props: { workers: WorkerRow[]; now: number }) {
                   <span className="muted">—</span>
                 )}
               </td>
-              {hosts && (
-                <td className="mono">
-                  {w.host ?? '—'}
-                  {w.pid !== null && ` / ${w.pid}`}
-                </td>
-              )}
             </tr>
           ))}
         </tbody>

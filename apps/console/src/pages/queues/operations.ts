@@ -8,8 +8,6 @@ export interface WorkerRow {
   startedAt: string;
   lastHeartbeatAt: string;
   drainingSince: string | null;
-  host: string | null;
-  pid: number | null;
 }
 
 export interface QueueRow {
@@ -31,6 +29,6 @@ export interface QueuesData {
 export const QUEUES_AND_WORKERS = /* GraphQL */ `
   query QueuesAndWorkers {
     queues { name allowed reserved backlog running delayed oldestPendingAgeMs workers { id } }
-    workers { id queues concurrency version startedAt lastHeartbeatAt drainingSince host pid }
+    workers { id queues concurrency version startedAt lastHeartbeatAt drainingSince }
   }
 `;
