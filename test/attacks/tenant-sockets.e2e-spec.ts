@@ -3,14 +3,15 @@ import WebSocket from 'ws';
 import { WeftClient } from '@weft/client';
 import { TenantRepository } from '@weft/persistence';
 import { CoreModule } from '@weft/platform';
-import { SocketServer, startApi, type RunningApi } from '@weft/api';
+import { RunUpdatesService, SocketServer, startApi, type RunningApi } from '@weft/api';
 import { publish, rejection, start, testConfig } from '../support/e2e-platform.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 /**
  * What one tenant could do to another's live updates: mint many API keys (each with its own
  * per-key connection cap) and hold every graphql-ws connection of the API process, so the other
- * tenant's console is refused. Caps here: 30 connections in all, 4 per key, 5 per tenant, 4 live keys per
+ * tenant's console is refused; and open many subscriptions so that each update is handled once
+ * per subscription. Caps here: 30 connections in all, 4 per key, 5 per tenant, 4 live keys per
  * tenant. Runs change through the API alone (start, cancel), so no worker runs.
  */
 
@@ -29,6 +30,7 @@ describe('one tenant cannot take another tenant’s live connections', () => {
   let db: TestDatabase;
   let api: RunningApi;
   let server: SocketServer;
+  let updates: RunUpdatesService;
   let wsUrl: string;
   const sockets: WebSocket[] = [];
   const clients: WeftClient[] = [];
@@ -43,6 +45,7 @@ describe('one tenant cannot take another tenant’s live connections', () => {
     });
     api = await startApi({ port: 0, host: '127.0.0.1', moduleImports: [CoreModule.forRoot(config)], logger: false });
     server = api.app.get(SocketServer);
+    updates = api.app.get(RunUpdatesService);
     wsUrl = api.url.replace(/^http/, 'ws');
   });
   afterEach(async () => {
@@ -178,6 +181,39 @@ describe('one tenant cannot take another tenant’s live connections', () => {
       const refused = tries.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => (r.reason as { code?: string }).code);
       expect(refused).toEqual(refused.map(() => 'CONFLICT'));
       expect(((await t.admin.request(`{ apiKeys { id } }`)).apiKeys as unknown[]).length).toBe(MAX_KEYS);
+    });
+  });
+
+  describe('one change stream per tenant, shared by its subscriptions', () => {
+    it('delivers a run’s change to every subscription and keeps it once, however many subscribe', async () => {
+      const t = await tenant('watchers', 1);
+      await publish(t.admin, 'park', PARK);
+      const runId = await start(t.admin, 'park');
+      const SUBS = 40; // over two connections: at most 50 operations run on one
+      const watchers = [client(t.keys[0]!), client(t.keys[1]!)];
+      const changed = Array.from({ length: SUBS }, (_, i) =>
+        first(watchers[i % 2]!, `subscription { runChanged { runId status } }`, {}, (d) =>
+          d.runChanged.runId === runId && d.runChanged.status === 'CANCELLED' ? true : undefined,
+        ),
+      );
+      const updated = Array.from({ length: SUBS }, (_, i) =>
+        first(watchers[i % 2]!, `subscription($id: ID!) { runUpdated(runId: $id) { status } }`, { id: runId }, (d) =>
+          d.runUpdated.status === 'CANCELLED' ? true : undefined,
+        ),
+      );
+      await Promise.all(updated.map((u) => u.ready)); // each got the run's state: the connections are up
+      // runChanged sends nothing until a change: wait until every subscription is registered.
+      await until(() => updates.stats.tenantSubscribers >= SUBS, 'the runChanged subscriptions to be registered');
+      const before = { ...updates.stats };
+      await t.admin.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id } }`, { i: { runId } });
+      await Promise.all([...changed, ...updated].map((s) => s.got));
+      const after = updates.stats;
+      const changes = after.changes - before.changes;
+      expect(changes).toBeGreaterThan(0);
+      // Each change was kept once for the tenant's 40 runChanged subscriptions, not once each.
+      expect(after.changeRecords - before.changeRecords).toBeLessThanOrEqual(changes);
+      // And the run read at most once per change for its 40 runUpdated subscriptions.
+      expect(after.runLoads - before.runLoads).toBeLessThanOrEqual(changes);
     });
   });
 });
