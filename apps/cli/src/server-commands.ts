@@ -143,7 +143,8 @@ export function serverCommands(program: Command): void {
         const created = await tenants.createApiKey(tenantId, { name, role: o.role }, { maxLive: max }).catch((err: unknown) => {
           if ((err as { code?: unknown }).code !== 'TOO_MANY_API_KEYS') throw err;
           throw new Error(
-            `tenant ${tenantId} holds ${max} live API keys, its most (WEFT_MAX_KEYS_PER_TENANT): revoke one (\`weft keys revoke <id>\`), or run this command with a higher WEFT_MAX_KEYS_PER_TENANT`,
+            `tenant ${tenantId} holds ${max} live API keys, its most (WEFT_MAX_KEYS_PER_TENANT): ` +
+              'revoke one (`weft keys revoke <id>`), or run this command with a higher WEFT_MAX_KEYS_PER_TENANT',
           );
         });
         process.stdout.write(`${JSON.stringify({ tenantId, keyId: created.keyId, name, role: created.role, apiKey: created.apiKey })}\n`);

@@ -419,8 +419,10 @@ export function loadConfig(
   if (raw.WEFT_WS_MAX_CONNECTIONS_PER_TENANT === undefined) {
     dto.WEFT_WS_MAX_CONNECTIONS_PER_TENANT = Math.min(dto.WEFT_WS_MAX_CONNECTIONS_PER_TENANT, Math.max(1, Math.floor(dto.WEFT_WS_MAX_CONNECTIONS / 2)));
   } else if (dto.WEFT_WS_MAX_CONNECTIONS_PER_TENANT >= dto.WEFT_WS_MAX_CONNECTIONS) {
+    const given = JSON.stringify(raw.WEFT_WS_MAX_CONNECTIONS_PER_TENANT);
     throw new ConfigError(
-      `invalid configuration:\n  WEFT_WS_MAX_CONNECTIONS_PER_TENANT=${JSON.stringify(raw.WEFT_WS_MAX_CONNECTIONS_PER_TENANT)}: must be below WEFT_WS_MAX_CONNECTIONS (${dto.WEFT_WS_MAX_CONNECTIONS}), or one tenant could hold every graphql-ws connection of the process`,
+      `invalid configuration:\n  WEFT_WS_MAX_CONNECTIONS_PER_TENANT=${given}: must be below WEFT_WS_MAX_CONNECTIONS ` +
+        `(${dto.WEFT_WS_MAX_CONNECTIONS}), or one tenant could hold every graphql-ws connection of the process`,
     );
   }
   const queues =
