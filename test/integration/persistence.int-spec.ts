@@ -11,6 +11,7 @@ import {
   runMigrations,
   sql,
   TenantRepository,
+  TooManyApiKeysError,
   TransientDbError,
   UniqueViolation,
   withTenant,
@@ -171,6 +172,21 @@ describe('TenantRepository', () => {
     const other = await repo.createTenant('other');
     expect(await repo.revokeApiKey(other.tenantId, t.keyId)).toBe(false);
     expect(await repo.findApiKey(t.apiKey)).not.toBeNull();
+  });
+
+  it('creates no key past maxLive live keys, even for concurrent creates; revoked keys do not count', async () => {
+    const repo = new TenantRepository(db.ds);
+    const t = await repo.createTenant('capped');
+    const tries = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => repo.createApiKey(t.tenantId, { name: `k${i}`, role: 'viewer' }, { maxLive: 3 })));
+    expect(tries.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    expect(tries.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual(Array(6).fill(new TooManyApiKeysError(3)));
+    const keys = await repo.listApiKeys(t.tenantId);
+    expect(keys).toHaveLength(3);
+    await repo.revokeApiKey(t.tenantId, keys[2]!.id);
+    expect((await repo.createApiKey(t.tenantId, { name: 'again', role: 'viewer' }, { maxLive: 3 })).role).toBe('viewer');
+    await expect(repo.createApiKey(t.tenantId, { name: 'over', role: 'viewer' }, { maxLive: 3 })).rejects.toThrow('the tenant holds 3 live API keys');
+    // Without maxLive (a tenant's first key) nothing is counted.
+    expect((await repo.createApiKey(t.tenantId, { name: 'uncapped', role: 'viewer' })).role).toBe('viewer');
   });
 });
 

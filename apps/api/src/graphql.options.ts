@@ -86,7 +86,7 @@ export function graphqlOptions(auth: AuthService, metrics?: WeftMetrics): Omit<A
 
 /**
  * The graphql-ws options of {@link SocketServer}: authentication in onConnect (and the per-key
- * connection cap of `limits`, counted once the key is known), the key's periodic re-check, the
+ * and per-tenant connection caps of `limits`, counted once the key is known), the key's periodic re-check, the
  * cost limits in onSubscribe, the one error formatter and the operation's context.
  */
 export function socketOptions(
@@ -189,9 +189,10 @@ async function authenticateSocket(ctx: WsContext, auth: AuthService, limits: Con
     extra.authorization = params.authorization ?? params.Authorization;
     extra.principal = await auth.authenticate(extra.authorization);
     extra.authenticatedAt = Date.now();
-    // Counted under its key once the key is known; a socket that closed meanwhile is not.
-    if (!extra.socket || !limits.bindKey(extra.socket, extra.principal.keyId)) {
-      extra.socket?.close(CLOSE_TOO_MANY_KEY_CONNECTIONS, limits.tooManyForKeyReason());
+    // Counted under its key and tenant once the key is known; a socket that closed meanwhile is not.
+    const bound = extra.socket ? limits.bindKey(extra.socket, extra.principal.keyId, extra.principal.tenantId) : false;
+    if (bound !== true) {
+      extra.socket?.close(CLOSE_TOO_MANY_KEY_CONNECTIONS, bound ? bound.refused : limits.tooManyForKeyReason());
       return false;
     }
     extra.recheck = setInterval(() => void recheckSocket(ctx, auth), recheckMs);

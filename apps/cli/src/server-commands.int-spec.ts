@@ -59,6 +59,22 @@ describe('weft admin create-key', () => {
     expect((await new TenantRepository(db.ds).listApiKeys(tenantId)).map((k) => k.name)).toEqual(['admin', 'deploy bot', 'viewer']);
   });
 
+  it('refuses a key over WEFT_MAX_KEYS_PER_TENANT live keys, naming the cap and its setting', async () => {
+    const saved = process.env.WEFT_MAX_KEYS_PER_TENANT;
+    process.env.WEFT_MAX_KEYS_PER_TENANT = '3';
+    try {
+      const live = (await new TenantRepository(db.ds).listApiKeys(tenantId)).filter((k) => !k.revokedAt).length;
+      expect(live).toBe(3);
+      await expect(weft('admin', 'create-key', '--tenant', tenantId, '--role', 'viewer')).rejects.toThrow(
+        `tenant ${tenantId} holds 3 live API keys, its most (WEFT_MAX_KEYS_PER_TENANT)`,
+      );
+      expect(await new TenantRepository(db.ds).listApiKeys(tenantId)).toHaveLength(3);
+    } finally {
+      if (saved === undefined) delete process.env.WEFT_MAX_KEYS_PER_TENANT;
+      else process.env.WEFT_MAX_KEYS_PER_TENANT = saved;
+    }
+  });
+
   it('refuses a database that does not exist instead of creating an empty one (a mistyped name)', async () => {
     const typo = `${db.name}_typo`;
     const url = (u: string) => u.replace(`/${db.name}`, `/${typo}`);

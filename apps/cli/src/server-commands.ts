@@ -137,7 +137,7 @@ export function serverCommands(program: Command): void {
 
   admin
     .command('create-key')
-    .description("create an API key for a tenant (printed once, as JSON on the last line)")
+    .description('create an API key for a tenant (printed once, as JSON on the last line); at most $WEFT_MAX_KEYS_PER_TENANT live keys')
     .requiredOption('--tenant <id>', 'the tenant id, as create-tenant printed it')
     .requiredOption('--role <role>', KEY_ROLES.join(', '), keyRole)
     .option('--name <name>', 'a label for the key, at most 100 characters (default: the role)')
@@ -148,7 +148,15 @@ export function serverCommands(program: Command): void {
       if (!isUuid(tenantId)) throw new Error(`unknown tenant ${JSON.stringify(o.tenant)}: a tenant id is a UUID, as printed by \`weft admin create-tenant\``);
       await withTenants(async (tenants, config) => {
         if (!(await tenants.findTenant(tenantId))) throw new Error(`unknown tenant ${tenantId}: no tenant has this id in ${redactedUrl(config.databaseUrl)}`);
-        const created = await tenants.createApiKey(tenantId, { name, role: o.role });
+        // The tenant's cap on live keys holds here too; an operator may raise it for one command.
+        const max = config.maxKeysPerTenant;
+        const created = await tenants.createApiKey(tenantId, { name, role: o.role }, { maxLive: max }).catch((err: unknown) => {
+          if ((err as { code?: unknown }).code !== 'TOO_MANY_API_KEYS') throw err;
+          throw new Error(
+            `tenant ${tenantId} holds ${max} live API keys, its most (WEFT_MAX_KEYS_PER_TENANT): ` +
+              'revoke one (`weft keys revoke <id>`), or run this command with a higher WEFT_MAX_KEYS_PER_TENANT',
+          );
+        });
         process.stdout.write(`${JSON.stringify({ tenantId, keyId: created.keyId, name, role: created.role, apiKey: created.apiKey })}\n`);
       });
     });

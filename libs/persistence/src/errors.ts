@@ -1,7 +1,7 @@
 import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 
 /** Error codes of @weft/persistence: one union for the package. */
-export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA' | 'LAST_ADMIN_KEY';
+export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA' | 'LAST_ADMIN_KEY' | 'TOO_MANY_API_KEYS';
 
 /** Base class of every error @weft/persistence throws on purpose; `code` says which. */
 export class PersistenceError extends Error {
@@ -85,6 +85,13 @@ export class InvalidCursorError extends PersistenceError {
 export class LastAdminKeyError extends PersistenceError {
   constructor(message = 'this is the last active admin key of the tenant; create another admin key before revoking it') {
     super('LAST_ADMIN_KEY', message);
+  }
+}
+
+/** The tenant already holds its most live (not revoked) API keys: `max`; nothing was created. */
+export class TooManyApiKeysError extends PersistenceError {
+  constructor(readonly max: number) {
+    super('TOO_MANY_API_KEYS', `the tenant holds ${max} live API keys, its most; revoke one before creating another`);
   }
 }
 

@@ -65,6 +65,22 @@ describe('graphql-ws and signal-buffer limits', () => {
   });
 });
 
+describe('graphql-ws connections per tenant and API keys per tenant', () => {
+  it('default to 200 connections (at most half the process cap) and 100 live keys', () => {
+    expect(loadConfig({})).toMatchObject({ wsMaxConnectionsPerTenant: 200, maxKeysPerTenant: 100 });
+    expect(loadConfig({ WEFT_WS_MAX_CONNECTIONS: '100' }).wsMaxConnectionsPerTenant).toBe(50);
+    expect(loadConfig({ WEFT_WS_MAX_CONNECTIONS: '1' }).wsMaxConnectionsPerTenant).toBe(1);
+    expect(loadConfig({ WEFT_WS_MAX_CONNECTIONS_PER_TENANT: '999', WEFT_MAX_KEYS_PER_TENANT: '7' })).toMatchObject({ wsMaxConnectionsPerTenant: 999, maxKeysPerTenant: 7 });
+  });
+
+  it('refuse at boot a per-tenant cap that is not below the process cap, naming both', () => {
+    const msg = configError({ WEFT_WS_MAX_CONNECTIONS: '50', WEFT_WS_MAX_CONNECTIONS_PER_TENANT: '50' });
+    expect(msg).toContain('WEFT_WS_MAX_CONNECTIONS_PER_TENANT="50": must be below WEFT_WS_MAX_CONNECTIONS (50)');
+    expect(configError({ WEFT_WS_MAX_CONNECTIONS_PER_TENANT: '1000' })).toContain('must be below WEFT_WS_MAX_CONNECTIONS (1000)');
+    expect(configError({ WEFT_WS_MAX_CONNECTIONS_PER_TENANT: '0', WEFT_MAX_KEYS_PER_TENANT: 'lots' })).toMatch(/WEFT_WS_MAX_CONNECTIONS_PER_TENANT="0"[^]*WEFT_MAX_KEYS_PER_TENANT="lots"/);
+  });
+});
+
 describe('CODE settings', () => {
   it('leave WEFT_CODE_UNCONFINED unset (so weft dev can default it) unless given, and cap processes', () => {
     expect(loadConfig({})).toMatchObject({ codeUnconfined: undefined, codeMaxProcesses: 128, codeMaxTotalMb: undefined });

@@ -166,6 +166,18 @@ export class WeftEnv {
   WEFT_WS_MAX_CONNECTIONS_PER_KEY = 100;
 
   /**
+   * Open graphql-ws connections one tenant may hold on the API process, whatever keys it uses;
+   * one more is closed once authenticated with 4029, reason `TOO_MANY_TENANT_CONNECTIONS`. Must
+   * be below WEFT_WS_MAX_CONNECTIONS, so one tenant never holds them all; unset, 200 or half of
+   * WEFT_WS_MAX_CONNECTIONS, whichever is less.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  WEFT_WS_MAX_CONNECTIONS_PER_TENANT = 200;
+
+  /**
    * Open graphql-ws connections one remote address may hold before `connection_init`
    * authenticated them; one more is closed at once with 1013, reason `TOO_MANY_PENDING_CONNECTIONS`.
    */
@@ -174,6 +186,13 @@ export class WeftEnv {
   @Min(1)
   @Max(1_000_000)
   WEFT_WS_MAX_PENDING_PER_ADDRESS = 16;
+
+  /** Live (not revoked) API keys one tenant may hold; one more is refused with CONFLICT. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  WEFT_MAX_KEYS_PER_TENANT = 100;
 
   /**
    * Signals one run may hold buffered (sent before a node waited for them, not consumed yet); one
@@ -361,8 +380,12 @@ export interface WeftConfig {
   wsMaxConnections: number;
   /** WEFT_WS_MAX_CONNECTIONS_PER_KEY: open graphql-ws connections per API key and process (default 100). */
   wsMaxConnectionsPerKey: number;
+  /** WEFT_WS_MAX_CONNECTIONS_PER_TENANT: open graphql-ws connections per tenant and process (default 200, at most half the process cap). */
+  wsMaxConnectionsPerTenant: number;
   /** WEFT_WS_MAX_PENDING_PER_ADDRESS: graphql-ws connections not yet authenticated per remote address (default 16). */
   wsMaxPendingPerAddress: number;
+  /** WEFT_MAX_KEYS_PER_TENANT: live API keys per tenant (default 100). */
+  maxKeysPerTenant: number;
   /** WEFT_MAX_BUFFERED_SIGNALS: unconsumed signals one run may buffer (default 1000). */
   maxBufferedSignals: number;
   /** WEFT_MAX_BUFFERED_SIGNAL_BYTES: bytes of payload one run's buffered signals may hold (default 16 MiB). */
@@ -429,6 +452,16 @@ export function loadConfig(
     });
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
+  // Unset, the per-tenant cap follows a small process cap down (half of it) instead of refusing it.
+  if (raw.WEFT_WS_MAX_CONNECTIONS_PER_TENANT === undefined) {
+    dto.WEFT_WS_MAX_CONNECTIONS_PER_TENANT = Math.min(dto.WEFT_WS_MAX_CONNECTIONS_PER_TENANT, Math.max(1, Math.floor(dto.WEFT_WS_MAX_CONNECTIONS / 2)));
+  } else if (dto.WEFT_WS_MAX_CONNECTIONS_PER_TENANT >= dto.WEFT_WS_MAX_CONNECTIONS) {
+    const given = JSON.stringify(raw.WEFT_WS_MAX_CONNECTIONS_PER_TENANT);
+    throw new ConfigError(
+      `invalid configuration:\n  WEFT_WS_MAX_CONNECTIONS_PER_TENANT=${given}: must be below WEFT_WS_MAX_CONNECTIONS ` +
+        `(${dto.WEFT_WS_MAX_CONNECTIONS}), or one tenant could hold every graphql-ws connection of the process`,
+    );
+  }
   const queues =
     dto.WEFT_QUEUES.trim().toLowerCase() === 'all'
       ? [...DEFAULT_QUEUES]
@@ -452,7 +485,9 @@ export function loadConfig(
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,
     wsMaxConnections: dto.WEFT_WS_MAX_CONNECTIONS,
     wsMaxConnectionsPerKey: dto.WEFT_WS_MAX_CONNECTIONS_PER_KEY,
+    wsMaxConnectionsPerTenant: dto.WEFT_WS_MAX_CONNECTIONS_PER_TENANT,
     wsMaxPendingPerAddress: dto.WEFT_WS_MAX_PENDING_PER_ADDRESS,
+    maxKeysPerTenant: dto.WEFT_MAX_KEYS_PER_TENANT,
     maxBufferedSignals: dto.WEFT_MAX_BUFFERED_SIGNALS,
     maxBufferedSignalBytes: dto.WEFT_MAX_BUFFERED_SIGNAL_BYTES,
     maxOutputBytes: dto.WEFT_MAX_OUTPUT_BYTES,

@@ -92,6 +92,7 @@ function fromPersistence(e: PersistenceError): WeftError {
     case 'UNIQUE_VIOLATION':
       return new WeftError('CONFLICT', 'The object already exists');
     case 'LAST_ADMIN_KEY':
+    case 'TOO_MANY_API_KEYS':
       return new WeftError('CONFLICT', e.message);
     default:
       // INVALID_DATA: the database refused a value as data (SQLSTATE class 22/54) that the edge

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { WeftError } from '@weft/engine';
-import { isUuid, LastAdminKeyError, TenantRepository, type ApiKeyInfo } from '@weft/persistence';
+import { isUuid, LastAdminKeyError, TenantRepository, TooManyApiKeysError, type ApiKeyInfo } from '@weft/persistence';
+import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
 import type { ApiKeyObject, CreatedApiKeyObject } from './api-key.object.js';
 import type { CallerObject } from './caller.object.js';
@@ -9,12 +10,24 @@ import type { CreateApiKeyInput } from './create-api-key.input.js';
 /** The tenant's API keys, for its admins: create (the secret shown once), list, revoke. */
 @Injectable()
 export class KeysService {
-  constructor(private readonly tenants: TenantRepository) {}
+  constructor(
+    private readonly tenants: TenantRepository,
+    @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
+  ) {}
 
-  /** Creates a key with the trimmed name and the role; the only answer that carries its secret. */
+  /**
+   * Creates a key with the trimmed name and the role; the only answer that carries its secret.
+   * @throws WeftError CONFLICT when the tenant holds `WEFT_MAX_KEYS_PER_TENANT` live keys.
+   */
   async create(p: Principal, input: CreateApiKeyInput): Promise<CreatedApiKeyObject> {
     const name = input.name.trim();
-    const created = await this.tenants.createApiKey(p.tenantId, { name, role: input.role });
+    let created;
+    try {
+      created = await this.tenants.createApiKey(p.tenantId, { name, role: input.role }, { maxLive: this.config.maxKeysPerTenant });
+    } catch (err) {
+      if (!(err instanceof TooManyApiKeysError)) throw err;
+      throw new WeftError('CONFLICT', tooManyKeysMessage(err.max));
+    }
     const stored = await this.find(p.tenantId, created.keyId);
     return {
       id: created.keyId,
@@ -66,6 +79,11 @@ export class KeysService {
     if (!isUuid(keyId)) return undefined;
     return (await this.tenants.listApiKeys(tenantId)).find((k) => k.id === keyId);
   }
+}
+
+/** Why a key over the tenant's cap was refused, naming the cap and its setting. */
+export function tooManyKeysMessage(max: number): string {
+  return `the tenant holds ${max} live API keys, its most (WEFT_MAX_KEYS_PER_TENANT): revoke one (revokeApiKey) before creating another`;
 }
 
 function toApiKeyObject(k: ApiKeyInfo): ApiKeyObject {

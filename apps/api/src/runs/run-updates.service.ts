@@ -5,28 +5,56 @@ import { RUN_UPDATED_CHANNEL } from '@weft/platform';
 import { REDIS_PUBSUB } from '../api.tokens.js';
 import type { RunChangedPayload } from './run-change.object.js';
 import type { RunObject } from './run.object.js';
-import { TenantChangeStream } from './tenant-change-stream.js';
+import { TenantChangeFeed } from './tenant-change-stream.js';
 
 /** What `runUpdated` yields: the payload's root field. */
 export interface RunUpdatedPayload {
   runUpdated: RunObject;
 }
 
+/** The work {@link RunUpdatesService} has done since it started, and who it serves now. */
+export interface RunUpdateStats {
+  /** Messages decoded from the run-update channel. */
+  messages: number;
+  /** Run changes they carried. */
+  changes: number;
+  /** Changes kept for `runChanged` subscribers: at most one per change, however many subscribe. */
+  changeRecords: number;
+  /** Runs read from the database for `runUpdated` subscribers. */
+  runLoads: number;
+  /** `runChanged` subscribers now. */
+  tenantSubscribers: number;
+  /** `runUpdated` subscribers now. */
+  runSubscribers: number;
+}
+
 /**
  * Fans the one Redis channel of run updates (JSON arrays of `{tenantId, runId, status, seq}`,
  * published by the coordinator after its commits) out to the subscribers of each (tenant, run). The
- * channel is subscribed once, on the first watcher. The subscribers of one run in this process
- * share one {@link RunChannel}: an update is read from the database once for all of them.
+ * channel is subscribed once, on the first watcher, and each message is decoded once. The
+ * subscribers of one run in this process share one {@link RunChannel}: an update is read from the
+ * database once for all of them. The `runChanged` subscribers of one tenant share one
+ * {@link TenantChangeFeed}: a change is kept once for all of them, each reading it at its pace.
  */
 @Injectable()
 export class RunUpdatesService implements OnModuleDestroy {
   private readonly log = new Logger('RunUpdates');
   private readonly channels = new Map<string, RunChannel>();
-  /** The `runChanged` subscribers of each tenant in this process. */
-  private readonly tenants = new Map<string, Set<TenantChangeStream>>();
+  /** The `runChanged` feed of each tenant with subscribers in this process. */
+  private readonly tenants = new Map<string, TenantChangeFeed>();
   private subscription?: Promise<number>;
+  private readonly counts = { messages: 0, changes: 0, changeRecords: 0, runLoads: 0 };
 
   constructor(@Inject(REDIS_PUBSUB) private readonly pubsub: PubSubEngine) {}
+
+  /** What has been done so far (counters) and who is subscribed now. */
+  get stats(): RunUpdateStats {
+    let tenantSubscribers = 0;
+    for (const feed of this.tenants.values()) tenantSubscribers += feed.subscribers;
+    let runSubscribers = 0;
+    for (const channel of this.channels.values()) runSubscribers += channel.streams.size;
+    return { ...this.counts, tenantSubscribers, runSubscribers };
+  }
 
   /**
    * A stream of the run's state: first as it is now, then re-read after each update. Updates
@@ -39,7 +67,13 @@ export class RunUpdatesService implements OnModuleDestroy {
   async watch(tenantId: string, runId: string, load: () => Promise<RunObject>): Promise<AsyncIterableIterator<RunUpdatedPayload>> {
     const key = `${tenantId}/${runId}`;
     let channel = this.channels.get(key);
-    if (!channel) this.channels.set(key, (channel = new RunChannel(load)));
+    if (!channel) {
+      const counted = () => {
+        this.counts.runLoads++;
+        return load();
+      };
+      this.channels.set(key, (channel = new RunChannel(counted)));
+    }
     const ch = channel;
     const stream = new RunStream(ch, () => this.remove(key, ch, stream));
     ch.streams.add(stream);
@@ -58,14 +92,14 @@ export class RunUpdatesService implements OnModuleDestroy {
    * moment the Redis subscription is in place: nothing is replayed.
    */
   async watchTenant(tenantId: string): Promise<AsyncIterableIterator<RunChangedPayload>> {
-    let streams = this.tenants.get(tenantId);
-    if (!streams) this.tenants.set(tenantId, (streams = new Set()));
-    const set = streams;
-    const stream = new TenantChangeStream(() => {
-      set.delete(stream);
-      if (set.size === 0 && this.tenants.get(tenantId) === set) this.tenants.delete(tenantId);
-    });
-    set.add(stream);
+    let feed = this.tenants.get(tenantId);
+    if (!feed) {
+      const created = new TenantChangeFeed(() => {
+        if (this.tenants.get(tenantId) === created) this.tenants.delete(tenantId);
+      });
+      this.tenants.set(tenantId, (feed = created));
+    }
+    const stream = feed.open();
     try {
       await this.subscribe();
     } catch (err) {
@@ -92,15 +126,17 @@ export class RunUpdatesService implements OnModuleDestroy {
 
   /** A message is an array of updates (or one update, as older publishers sent them); anything else is dropped. */
   private dispatch(msg: unknown): void {
+    this.counts.messages++;
     const parsed = typeof msg === 'string' ? safeParse(msg) : msg;
     for (const u of Array.isArray(parsed) ? parsed : [parsed]) {
       const m = u as { tenantId?: unknown; runId?: unknown; seq?: unknown; status?: unknown } | undefined;
       if (!m || typeof m.tenantId !== 'string' || typeof m.runId !== 'string') continue;
       const seq = typeof m.seq === 'number' ? m.seq : undefined;
+      this.counts.changes++;
       this.channels.get(`${m.tenantId}/${m.runId}`)?.notify(seq);
-      const watchers = this.tenants.get(m.tenantId);
-      if (watchers && seq !== undefined && RUN_STATUSES.has(m.status)) {
-        for (const s of watchers) s.push({ runId: m.runId, status: m.status as RunStatus, seq });
+      const feed = this.tenants.get(m.tenantId);
+      if (feed && seq !== undefined && RUN_STATUSES.has(m.status) && feed.push({ runId: m.runId, status: m.status as RunStatus, seq })) {
+        this.counts.changeRecords++;
       }
     }
   }

@@ -5,10 +5,10 @@
  */
 export const CLOSE_TOO_MANY_CONNECTIONS = 1013;
 /**
- * Close code of a graphql-ws connection refused, once authenticated, because its API key holds
- * its most connections: 4029, in the private range (4000-4999) outside graphql-ws's own 44xx
- * codes, after HTTP's 429. graphql-ws clients retry it with backoff, so a client whose other
- * connections close gets in again.
+ * Close code of a graphql-ws connection refused, once authenticated, because its API key or its
+ * tenant holds its most connections: 4029, in the private range (4000-4999) outside graphql-ws's
+ * own 44xx codes, after HTTP's 429. graphql-ws clients retry it with backoff, so a client whose
+ * other connections close gets in again.
  */
 export const CLOSE_TOO_MANY_KEY_CONNECTIONS = 4029;
 
@@ -16,8 +16,9 @@ export const CLOSE_TOO_MANY_KEY_CONNECTIONS = 4029;
 interface Admission {
   /** The remote address it is counted under until authenticated. */
   address: string;
-  /** The key it was counted under once authenticated; undefined while pending. */
+  /** The key and the tenant it was counted under once authenticated; undefined while pending. */
   keyId?: string;
+  tenantId?: string;
   released: boolean;
 }
 
@@ -34,16 +35,19 @@ export interface Refused {
 
 /**
  * The graphql-ws connections one API process holds, in all, per remote address until they
- * authenticate, and per API key once they did, against the caps `maxConnections`,
- * `maxPendingPerAddress` and `maxPerKey`. Every socket is counted from its upgrade
- * (authenticated or not) until its TCP connection closes, under its address until its key is
- * bound, and under its key from then on; a refused socket is never counted. The per-address cap
- * keeps one address from filling `maxConnections` with sockets that never authenticate.
+ * authenticate, and per API key and per tenant once they did, against the caps
+ * `maxConnections`, `maxPendingPerAddress`, `maxPerKey` and `maxPerTenant`. Every socket is
+ * counted from its upgrade (authenticated or not) until its TCP connection closes, under its
+ * address until its key is bound, and under its key and its key's tenant from then on; a refused
+ * socket is never counted. The per-address cap keeps one address from filling `maxConnections`
+ * with sockets that never authenticate; the per-tenant cap (below `maxConnections`) keeps one
+ * tenant, however many keys it mints, from holding every connection.
  * Single-threaded: no locking needed.
  */
 export class ConnectionLimits {
   private open = 0;
   private readonly byKey = new Map<string, number>();
+  private readonly byTenant = new Map<string, number>();
   private readonly pendingByAddress = new Map<string, number>();
   private readonly admissions = new WeakMap<object, Admission>();
 
@@ -51,6 +55,7 @@ export class ConnectionLimits {
     readonly maxConnections: number,
     readonly maxPerKey: number,
     readonly maxPendingPerAddress: number,
+    readonly maxPerTenant: number,
   ) {}
 
   /** Open connections counted now, in all. */
@@ -78,20 +83,30 @@ export class ConnectionLimits {
   }
 
   /**
-   * Counts the connection of `socket` (attached at its admission) under `keyId`; false when the
-   * key already holds `maxPerKey` connections, or the socket was never admitted or has closed.
-   * Counting the same socket under the same key again is a no-op that answers true.
+   * Counts the connection of `socket` (attached at its admission) under `keyId` and `tenantId`;
+   * answers true, or the close reason when the key already holds `maxPerKey` connections or the
+   * tenant `maxPerTenant` (then nothing is counted), or false when the socket was never admitted
+   * or has closed. Counting the same socket under the same key again is a no-op that answers true.
    */
-  bindKey(socket: object, keyId: string): boolean {
+  bindKey(socket: object, keyId: string, tenantId: string): true | false | Refused {
     const a = this.admissions.get(socket);
     if (!a || a.released) return false;
     if (a.keyId !== undefined) return a.keyId === keyId;
     const held = this.byKey.get(keyId) ?? 0;
-    if (held >= this.maxPerKey) return false;
+    if (held >= this.maxPerKey) return { refused: this.tooManyForKeyReason() };
+    const ofTenant = this.byTenant.get(tenantId) ?? 0;
+    if (ofTenant >= this.maxPerTenant) return { refused: this.tooManyForTenantReason() };
     this.byKey.set(keyId, held + 1);
+    this.byTenant.set(tenantId, ofTenant + 1);
     a.keyId = keyId;
+    a.tenantId = tenantId;
     this.unpend(a.address);
     return true;
+  }
+
+  /** Open connections the tenant holds now (authenticated ones). */
+  ofTenant(tenantId: string): number {
+    return this.byTenant.get(tenantId) ?? 0;
   }
 
   /** Close reason of a connection refused over {@link maxConnections} (at most 123 bytes, as RFC 6455 allows). */
@@ -109,14 +124,18 @@ export class ConnectionLimits {
     return `TOO_MANY_KEY_CONNECTIONS: this API key holds its most graphql-ws connections (${this.maxPerKey})`;
   }
 
+  /** Close reason of a connection refused over {@link maxPerTenant}. */
+  tooManyForTenantReason(): string {
+    return `TOO_MANY_TENANT_CONNECTIONS: this tenant holds its most graphql-ws connections (${this.maxPerTenant}, WEFT_WS_MAX_CONNECTIONS_PER_TENANT)`;
+  }
+
   private release(a: Admission): void {
     if (a.released) return;
     a.released = true;
     this.open--;
     if (a.keyId === undefined) return this.unpend(a.address);
-    const held = (this.byKey.get(a.keyId) ?? 1) - 1;
-    if (held > 0) this.byKey.set(a.keyId, held);
-    else this.byKey.delete(a.keyId);
+    decrement(this.byKey, a.keyId);
+    decrement(this.byTenant, a.tenantId!);
   }
 
   private unpend(address: string): void {
@@ -124,6 +143,12 @@ export class ConnectionLimits {
     if (pending > 0) this.pendingByAddress.set(address, pending);
     else this.pendingByAddress.delete(address);
   }
+}
+
+function decrement(counts: Map<string, number>, key: string): void {
+  const held = (counts.get(key) ?? 1) - 1;
+  if (held > 0) counts.set(key, held);
+  else counts.delete(key);
 }
 
 /** `::ffff:127.0.0.1` → `127.0.0.1`: a dual-stack listener reports IPv4 peers in that form. */

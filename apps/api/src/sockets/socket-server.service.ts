@@ -29,9 +29,10 @@ export const CLOSE_HANDSHAKE_MS = 1_000;
  *   `WEFT_WS_MAX_PENDING_PER_ADDRESS` per remote address until onConnect accepted their key, one
  *   more closed at once with 1013 `TOO_MANY_PENDING_CONNECTIONS`, so one address cannot fill the
  *   total with sockets that never authenticate; at most `WEFT_WS_MAX_CONNECTIONS_PER_KEY` per API
- *   key, counted once onConnect authenticated it, one more closed with 4029
- *   `TOO_MANY_KEY_CONNECTIONS` ({@link ConnectionLimits}). A connection is released when its TCP
- *   socket closes, however it closes.
+ *   key and `WEFT_WS_MAX_CONNECTIONS_PER_TENANT` per tenant, counted once onConnect authenticated
+ *   it, one more closed with 4029 `TOO_MANY_KEY_CONNECTIONS` or `TOO_MANY_TENANT_CONNECTIONS`
+ *   ({@link ConnectionLimits}). A connection is released when its TCP socket closes, however it
+ *   closes.
  * - Closing: a socket closed (refused, connection_init timeout, bad or revoked key, shutdown, or
  *   by its peer) is destroyed when the close handshake and TCP close have not finished within
  *   {@link CLOSE_HANDSHAKE_MS}; `ws`'s default of 30 s let a peer that never answers hold the
@@ -69,7 +70,8 @@ export class SocketServer implements OnApplicationBootstrap, OnModuleDestroy {
   onApplicationBootstrap(): void {
     this.http = this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined;
     if (!this.http) return;
-    this.limits = new ConnectionLimits(this.config.wsMaxConnections, this.config.wsMaxConnectionsPerKey, this.config.wsMaxPendingPerAddress);
+    const c = this.config;
+    this.limits = new ConnectionLimits(c.wsMaxConnections, c.wsMaxConnectionsPerKey, c.wsMaxPendingPerAddress, c.wsMaxConnectionsPerTenant);
     // `closeTimeout` (ws 8.23; not yet in @types/ws) applies to every close, ours or graphql-ws's.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, closeTimeout: CLOSE_HANDSHAKE_MS } as ServerOptions);
     this.graphqlWs = useServer(socketOptions(this.auth, this.schemaHost, this.limits, { keyRecheckMs: this.config.wsKeyRecheckMs }), this.wss);

@@ -6,7 +6,7 @@ import { ApiKeyEntity } from '../entities/api-key.entity.js';
 import { TenantEntity } from '../entities/tenant.entity.js';
 import { sql } from '../sql.js';
 import { apiKeyCandidates } from '../claims.js';
-import { LastAdminKeyError } from '../errors.js';
+import { LastAdminKeyError, TooManyApiKeysError } from '../errors.js';
 import { isUuid } from '../tenant-transaction.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
 
@@ -71,9 +71,23 @@ export class TenantRepository extends TenantScopedRepository {
     return this.inTenant(tenantId, (m) => m.getRepository(TenantEntity).findOneBy({ id: tenantId }));
   }
 
-  /** Creates another API key for the tenant, with `role`; returns the raw key (shown once). */
-  async createApiKey(tenantId: string, input: { name: string; role: ApiKeyRole }): Promise<CreatedApiKey> {
-    return this.inTenant(tenantId, (m) => insertKey(m, tenantId, input.name, input.role));
+  /**
+   * Creates another API key for the tenant, with `role`; returns the raw key (shown once). With
+   * `maxLive`, throws {@link TooManyApiKeysError} when the tenant already holds that many live
+   * (not revoked) keys. The tenant's row is locked first (`FOR NO KEY UPDATE`: inserts that only
+   * reference the tenant are not blocked), and the count is a statement of its own, so its
+   * snapshot is taken once the lock is granted: two concurrent creates cannot both take the last
+   * place.
+   */
+  async createApiKey(tenantId: string, input: { name: string; role: ApiKeyRole }, opts: { maxLive?: number } = {}): Promise<CreatedApiKey> {
+    return this.inTenant(tenantId, async (m) => {
+      if (opts.maxLive !== undefined) {
+        await sql(m, `SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE`, [tenantId]);
+        const live = await sql<{ n: string }>(m, `SELECT count(*) AS n FROM api_keys WHERE tenant_id = $1 AND revoked_at IS NULL`, [tenantId]);
+        if (Number(live.rows[0]?.n ?? 0) >= opts.maxLive) throw new TooManyApiKeysError(opts.maxLive);
+      }
+      return insertKey(m, tenantId, input.name, input.role);
+    });
   }
 
   /** The tenant's keys, oldest first, revoked ones included (with `revokedAt`). */
