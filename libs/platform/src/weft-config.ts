@@ -53,9 +53,14 @@ export class WeftEnv {
   @Max(65535)
   PORT = 4000;
 
-  /** Comma-separated queues a worker serves, or `all`. */
+  /**
+   * Comma-separated queues a worker serves, or `all`; each name as a definition's `queue` may give
+   * it (1 to 64 of `a-z0-9_.-`, first a letter or digit, any case), white space only around it.
+   */
   @IsString()
-  @Matches(/^[a-z0-9_,.\-\s]+$/i, { message: 'WEFT_QUEUES must be a comma-separated list of queue names, or "all"' })
+  @Matches(/^\s*(?:[a-z0-9][a-z0-9_.-]{0,63})?\s*(?:,\s*(?:[a-z0-9][a-z0-9_.-]{0,63})?\s*)*$/i, {
+    message: 'WEFT_QUEUES must be a comma-separated list of queue names (1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit), or "all"',
+  })
   WEFT_QUEUES = 'all';
 
   /** Jobs a worker runs at once, per queue. */
