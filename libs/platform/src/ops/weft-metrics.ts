@@ -58,6 +58,7 @@ export class WeftMetrics {
   readonly scheduleFires: Counter<string>;
   readonly scheduleSkips: Counter<string>;
   readonly scheduleLag: Histogram<string>;
+  readonly definitionChecks: Counter<string>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     this.tenantLabel = opts.tenantLabel ?? false;
@@ -80,6 +81,12 @@ export class WeftMetrics {
     this.scheduleFires = new Counter({ name: 'weft_schedule_fires_total', help: 'Runs started by schedules, by source (clock, buffer, backfill, trigger).', labelNames: ['source', ...t], registers });
     this.scheduleSkips = new Counter({ name: 'weft_schedule_skips_total', help: 'Nominal fire times of schedules that started no run, by reason.', labelNames: ['reason', ...t], registers });
     this.scheduleLag = new Histogram({ name: 'weft_schedule_lag_seconds', help: 'From a scheduled run\'s nominal time to its start, by source.', labelNames: ['source'], buckets: LAG_SECONDS, registers });
+    this.definitionChecks = new Counter({
+      name: 'weft_definition_checks_total',
+      help: 'Published definitions, by how they were checked: identical (to the latest version, not validated again), inline (on the API\'s thread) or thread (on its validation thread).',
+      labelNames: ['how'],
+      registers,
+    });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
