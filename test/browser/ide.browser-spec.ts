@@ -107,7 +107,7 @@ describe('GraphQL IDE in the browser', () => {
     // GraphiQL saves its editors as they change: into this tab's sessionStorage, not localStorage.
     const saved = async () => Object.values((await storage(page)).session).join('\n');
     for (let i = 0; !/query Secret/.test(await saved()) || !/4111-secret/.test(await saved()); i++) {
-      if (i > WAIT_MS / 50) throw new Error(`GraphiQL did not save the editors in sessionStorage: ${await saved()}`);
+      if (i > WAIT_MS / 50) throw new Error(`GraphiQL did not save the editors in sessionStorage (it holds ${Object.keys((await storage(page)).session).join(', ')})`);
       await page.waitForTimeout(50);
     }
     expect((await storage(page)).graphiqlLocal).toEqual(['graphiql:variables']);
