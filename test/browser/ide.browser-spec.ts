@@ -28,6 +28,24 @@ async function runAndWaitFor(page: Page, text: RegExp): Promise<string> {
   return (await result(page).innerText()).replace(/\s+/g, ' ');
 }
 
+/** This page's storage, as plain data: every sessionStorage item, and the localStorage keys GraphiQL uses. */
+async function storage(page: Page): Promise<{ session: Record<string, string>; graphiqlLocal: string[] }> {
+  return page.evaluate(() => {
+    type Store = { length: number; key(i: number): string | null; getItem(k: string): string | null };
+    const g = globalThis as unknown as { sessionStorage: Store; localStorage: Store };
+    const keys = (s: Store) => Array.from({ length: s.length }, (_, i) => s.key(i)!);
+    return {
+      session: Object.fromEntries(keys(g.sessionStorage).map((k) => [k, g.sessionStorage.getItem(k)!])),
+      graphiqlLocal: keys(g.localStorage).filter((k) => k.startsWith('graphiql:')),
+    };
+  });
+}
+
+/** Puts `value` under `key` in localStorage, as GraphiQL's default storage would have. */
+async function leaveInLocalStorage(page: Page, key: string, value: string): Promise<void> {
+  await page.evaluate(([k, v]) => (globalThis as unknown as { localStorage: { setItem(k: string, v: string): void } }).localStorage.setItem(k!, v!), [key, value]);
+}
+
 describe('GraphQL IDE in the browser', () => {
   const suite = browserSuite();
 
@@ -68,6 +86,45 @@ describe('GraphQL IDE in the browser', () => {
     await page.locator('.suggest-widget').getByText('whoami').first().waitFor({ timeout: WAIT_MS });
     expect(workers.length).toBeGreaterThan(0);
     expect(workers.every((url) => url.startsWith(`${suite.origin}/assets/`))).toBe(true);
+  });
+
+  suite.test('keeps typed queries and variables in this tab only, and forgets them with the key', async ({ page }) => {
+    const { apiKey } = await suite.e2e.tenant('ide-storage');
+    await page.goto('/graphql');
+    // What an IDE that kept its editors in localStorage would have left behind.
+    await leaveInLocalStorage(page, 'graphiql:variables', '{"payload": "left behind"}');
+    await page.getByLabel('API key').fill(apiKey);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    await waitForSchema(page);
+
+    await page.locator('.graphiql-query-editor .monaco-editor').first().click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('\nquery Secret($card: String) { whoami { role } }');
+    await page.locator('button[data-name="variables"]').click();
+    await page.locator('.graphiql-editor-tool .monaco-editor').first().click();
+    await page.keyboard.type('{"card": "4111-secret"');
+
+    // GraphiQL saves its editors as they change: into this tab's sessionStorage, not localStorage.
+    const saved = async () => Object.values((await storage(page)).session).join('\n');
+    for (let i = 0; !/query Secret/.test(await saved()) || !/4111-secret/.test(await saved()); i++) {
+      if (i > WAIT_MS / 50) throw new Error(`GraphiQL did not save the editors in sessionStorage (it holds ${Object.keys((await storage(page)).session).join(', ')})`);
+      await page.waitForTimeout(50);
+    }
+    expect((await storage(page)).graphiqlLocal).toEqual(['graphiql:variables']);
+
+    await page.getByRole('button', { name: 'Forget key' }).click();
+    await page.getByText('GraphiQL opens once a key is in use').waitFor();
+    expect(await storage(page)).toEqual({ session: {}, graphiqlLocal: [] });
+  });
+
+  suite.test('signing out of the console forgets what GraphiQL kept', async ({ page }) => {
+    const { apiKey } = await suite.e2e.tenant('ide-sign-out');
+    await signIn(page, apiKey);
+    await leaveInLocalStorage(page, 'graphiql:query', 'query Left { whoami { role } }');
+    await page.evaluate(() => (globalThis as unknown as { sessionStorage: { setItem(k: string, v: string): void } }).sessionStorage.setItem('graphiql:headers', '{"x": "y"}'));
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await storage(page)).toEqual({ session: {}, graphiqlLocal: [] });
   });
 
   suite.test('arrives signed in from the console, and a bad key gets the API\'s refusal', async ({ page }) => {

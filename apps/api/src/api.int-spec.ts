@@ -58,6 +58,10 @@ const store = new Store();
 const tenants = { findApiKey: async (raw: string) => KEYS[raw] ?? null } as unknown as TenantRepository;
 
 const workflows = {
+  // Every publish here is a new version: identical definitions are not answered from the checksum.
+  async latestIfIdentical() {
+    return null;
+  },
   async publishVersion(tenantId: string, input: { workflowId: string; definition: JsonValue; source: string; checksum: string }) {
     const version = store.versions.filter((v) => v.tenantId === tenantId && v.workflowId === input.workflowId).length + 1;
     const entity = { tenantId, version, createdAt: new Date(), createdBy: null, createdByKeyId: null, deprecatedAt: null, ...input } as WorkflowVersionEntity;

@@ -23,6 +23,7 @@ import { SchedulesResolver } from './schedules/schedules.resolver.js';
 import { SchedulesService } from './schedules/schedules.service.js';
 import { SocketServer } from './sockets/socket-server.service.js';
 import { WorkflowResolver, WorkflowsResolver } from './workflows/workflows.resolver.js';
+import { DefinitionChecker } from './workflows/definition-checker.js';
 import { WorkflowsService } from './workflows/workflows.service.js';
 
 /**
@@ -48,6 +49,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     { provide: REDIS_PUBSUB, inject: [WEFT_CONFIG], useFactory: (config: WeftConfig) => createRedisPubSub(config.redisUrl) },
     RunUpdatesService,
     SocketServer,
+    DefinitionChecker,
     WorkflowsService,
     RunsService,
     KeysService,

@@ -29,6 +29,13 @@ describe('configuration, validated once at boot', () => {
     expect(c.port).toBe(0);
   });
 
+  it('takes queue names as definitions give them, and refuses a name with white space inside', () => {
+    expect(loadConfig({ WEFT_QUEUES: ' GPU ,http,' }).queues).toEqual(['gpu', 'http']);
+    for (const bad of ['gpu queue', 'http, -lead', `${'q'.repeat(65)}`]) {
+      expect(configError({ WEFT_QUEUES: bad })).toContain(`WEFT_QUEUES=${JSON.stringify(bad)}: WEFT_QUEUES must be a comma-separated list of queue names`);
+    }
+  });
+
   it('names each bad variable with the value given and one reason', () => {
     const msg = configError({ PORT: 'abc', WEFT_HTTP_ALLOW_PRIVATE: 'maybe', REDIS_URL: 'http://x', WEFT_WORKER_CONCURRENCY: '0' });
     expect(msg).toContain('PORT="abc": PORT must be an integer number');

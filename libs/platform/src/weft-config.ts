@@ -53,9 +53,14 @@ export class WeftEnv {
   @Max(65535)
   PORT = 4000;
 
-  /** Comma-separated queues a worker serves, or `all`. */
+  /**
+   * Comma-separated queues a worker serves, or `all`; each name as a definition's `queue` may give
+   * it (1 to 64 of `a-z0-9_.-`, first a letter or digit, any case), white space only around it.
+   */
   @IsString()
-  @Matches(/^[a-z0-9_,.\-\s]+$/i, { message: 'WEFT_QUEUES must be a comma-separated list of queue names, or "all"' })
+  @Matches(/^\s*(?:[a-z0-9][a-z0-9_.-]{0,63})?\s*(?:,\s*(?:[a-z0-9][a-z0-9_.-]{0,63})?\s*)*$/i, {
+    message: 'WEFT_QUEUES must be a comma-separated list of queue names (1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit), or "all"',
+  })
   WEFT_QUEUES = 'all';
 
   /** Jobs a worker runs at once, per queue. */
@@ -246,6 +251,23 @@ export class WeftEnv {
   WEFT_MAX_RUN_TREE = 1000;
 
   /**
+   * The most nodes a published definition may have (default 2,000): one with more is refused
+   * with BAD_USER_INPUT right after parsing, before it is validated.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  WEFT_MAX_DEFINITION_NODES = 2000;
+
+  /** The most edges a published definition may have (default 10,000), refused like too many nodes. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(500_000)
+  WEFT_MAX_DEFINITION_EDGES = 10_000;
+
+  /**
    * Lease of a dispatched worker task, ms after its `not_before`: an attempt no worker claimed
    * within it, whose Bull job is gone, is re-dispatched by the scheduler.
    */
@@ -396,6 +418,9 @@ export interface WeftConfig {
   maxSubworkflowDepth: number;
   /** WEFT_MAX_RUN_TREE: the most runs one tree of child runs may hold (default 1000). */
   maxRunTree: number;
+  /** WEFT_MAX_DEFINITION_NODES and WEFT_MAX_DEFINITION_EDGES: the most nodes and edges a published definition may have. */
+  maxDefinitionNodes: number;
+  maxDefinitionEdges: number;
   /** Lease of a dispatched worker task after its `not_before`, ms. */
   dispatchLeaseMs: number;
   /** Lease a worker's claim and heartbeats give a running task, ms (heartbeat every third). */
@@ -493,6 +518,8 @@ export function loadConfig(
     maxOutputBytes: dto.WEFT_MAX_OUTPUT_BYTES,
     maxSubworkflowDepth: dto.WEFT_MAX_SUBWORKFLOW_DEPTH,
     maxRunTree: dto.WEFT_MAX_RUN_TREE,
+    maxDefinitionNodes: dto.WEFT_MAX_DEFINITION_NODES,
+    maxDefinitionEdges: dto.WEFT_MAX_DEFINITION_EDGES,
     dispatchLeaseMs: dto.WEFT_DISPATCH_LEASE_MS,
     runLeaseMs: dto.WEFT_RUN_LEASE_MS,
     jobLockMs: dto.WEFT_JOB_LOCK_MS,

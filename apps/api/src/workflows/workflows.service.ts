@@ -1,13 +1,14 @@
-import { Injectable } from '@nestjs/common';
-import { childWorkflowRefs, childWorkflowWarnings, loadDefinition, WeftError, type JsonValue, type Problem, type WorkflowDefinition } from '@weft/engine';
+import { Injectable, Optional } from '@nestjs/common';
+import { childWorkflowRefs, childWorkflowWarnings, invalidDefinition, WeftError, type JsonValue, type Problem, type WorkflowDefinition } from '@weft/engine';
 import { DagCache } from '@weft/engine/coordinator';
 import { QueueReservationRepository, WorkflowRepository, type WorkflowSummary, type WorkflowVersionEntity, type WorkflowVersionInfo } from '@weft/persistence';
+import { WeftMetrics } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
 import { toDag, type DagShape } from '../common/graph.js';
 import { toMermaid } from '../common/mermaid.js';
 import { unstorableJson } from '../common/storable.js';
 import { reservedQueueMessage, reservedQueueProblems, workerNodeQueues } from '../queues/worker-node-queues.js';
-import { definitionChecksum } from './canonical-json.js';
+import { DefinitionChecker } from './definition-checker.js';
 import type { PublishWorkflowInput } from './publish-workflow.input.js';
 import type { WorkflowObject, WorkflowVersionObject } from './workflow.object.js';
 
@@ -23,21 +24,34 @@ export class WorkflowsService {
   constructor(
     private readonly workflows: WorkflowRepository,
     private readonly reservations: QueueReservationRepository,
+    private readonly checker: DefinitionChecker,
+    @Optional() private readonly metrics?: WeftMetrics,
   ) {}
 
   /**
    * Validates the YAML/JSON text (WeftError BAD_USER_INPUT listing every problem) and stores it
    * as the next version, with the sha256 of its canonical JSON and the publishing key. A
-   * definition identical to the latest version's (same checksum) returns that version instead
-   * (its stored source text; a new `name` is still applied). The text was checked by the
-   * validation pipe; escapes in it (`"\u0000"`, YAML `"\0"`) may still parse to strings
-   * PostgreSQL cannot store, refused here at `definition.$.<path>`. A worker node whose queue is
-   * reserved for other tenants is refused too, naming the node and the queue (a node's own
-   * `queue`, or its runtime's default queue). The result carries the
-   * version's warnings, found after it was stored (a SUBWORKFLOW may call the workflow itself).
+   * definition over the node or edge limit is refused right after parsing, naming its count and
+   * the limit. A definition identical to the latest version's (same checksum) returns that
+   * version instead (its stored source text; a new `name` is still applied), answered before
+   * validating: that version passed validation when it was published. Large definitions are
+   * parsed and validated on the validation thread ({@link DefinitionChecker}). The text was
+   * checked by the validation pipe; escapes in it (`"\u0000"`, YAML `"\0"`) may still parse to
+   * strings PostgreSQL cannot store, refused here at `definition.$.<path>`. A worker node whose
+   * queue is reserved for other tenants is refused too, naming the node and the queue (a node's
+   * own `queue`, or its runtime's default queue). The result carries the version's warnings,
+   * found after it was stored (a SUBWORKFLOW may call the workflow itself).
    */
   async publish(p: Principal, input: PublishWorkflowInput): Promise<WorkflowVersionObject> {
-    const definition = loadDefinition(input.definition);
+    const parsed = await this.checker.parse(input.definition);
+    const same = await this.workflows.latestIfIdentical(p.tenantId, { workflowId: input.workflowId, name: input.name ?? undefined, checksum: parsed.checksum });
+    if (same) {
+      this.metrics?.definitionChecks.inc({ how: 'identical' });
+      return { ...toVersionObject(same), warnings: await this.childWorkflowWarnings(p.tenantId, same.definition as unknown as WorkflowDefinition) };
+    }
+    const problems = await this.checker.validate(parsed, input.definition.length);
+    if (problems.length > 0) throw invalidDefinition(problems);
+    const definition = parsed.definition;
     const json = definition as unknown as JsonValue;
     const unstorable = unstorableJson(json, 'definition.$');
     if (unstorable.length > 0) throw new WeftError('BAD_USER_INPUT', `${unstorable[0]!.path}: ${unstorable[0]!.message}`, unstorable);
@@ -49,7 +63,7 @@ export class WorkflowsService {
       name: input.name ?? undefined,
       definition: json,
       source: input.definition,
-      checksum: definitionChecksum(json),
+      checksum: parsed.checksum,
       createdByKeyId: p.keyId,
     });
     return { ...toVersionObject(published), warnings: await this.childWorkflowWarnings(p.tenantId, definition) };

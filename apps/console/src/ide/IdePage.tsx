@@ -1,6 +1,7 @@
 import { createGraphiQLFetcher, type Fetcher } from '@graphiql/toolkit';
 import { GraphiQL } from 'graphiql';
 import { useMemo, useRef, useState, type FormEvent } from 'react';
+import { forgetGraphiQL, openGraphiQLStorage } from '../session/graphiql-storage.js';
 
 /** The key is shared with the console (same tab, same sessionStorage entry), never in localStorage. */
 export const STORAGE_KEY = 'weft.console.apiKey';
@@ -38,12 +39,14 @@ export function keyPlaceholder(key: string | null): string {
  * nothing but this origin. A console user of the same tab arrives with the key already in use.
  * The key lives in state and sessionStorage only, never in the DOM: the field is uncontrolled,
  * starts empty and is emptied once its key is taken (a controlled input would write the key
- * into its value attribute, and so into the page's HTML).
+ * into its value attribute, and so into the page's HTML). What is typed into GraphiQL is kept in
+ * sessionStorage too, and "Forget key" removes it with the key.
  */
 export function IdePage() {
   const [key, setKey] = useState<string | null>(() => sessionStorage.getItem(STORAGE_KEY));
   const field = useRef<HTMLInputElement>(null);
   const fetcher = useMemo(() => (key ? ideFetcher(key) : null), [key]);
+  const storage = useMemo(() => (key ? openGraphiQLStorage() : null), [key]);
 
   const useKey = (event: FormEvent) => {
     event.preventDefault();
@@ -58,6 +61,9 @@ export function IdePage() {
 
   const forgetKey = () => {
     sessionStorage.removeItem(STORAGE_KEY);
+    // The GraphiQL about to unmount saves its tabs once more: closed first, it saves nothing.
+    storage?.close();
+    forgetGraphiQL();
     if (field.current) field.current.value = '';
     setKey(null);
   };
@@ -91,7 +97,7 @@ export function IdePage() {
       <main className="ide-main">
         {fetcher ? (
           // A new key is a new GraphiQL: it fetches the schema again with that key.
-          <GraphiQL key={key!} fetcher={fetcher} defaultQuery={DEFAULT_QUERY} />
+          <GraphiQL key={key!} fetcher={fetcher} defaultQuery={DEFAULT_QUERY} storage={storage!} />
         ) : (
           <p className="ide-empty">GraphiQL opens once a key is in use. Sign in to the console, or paste a key above.</p>
         )}

@@ -3,6 +3,7 @@ import { Provider } from 'urql';
 import { connect, type ApiConnection } from '../api/client.js';
 import { errorText } from '../api/errors.js';
 import { WHOAMI } from '../api/operations.js';
+import { forgetGraphiQL } from './graphiql-storage.js';
 
 /** A key's role; each includes the ones after it. */
 export type Role = 'admin' | 'operator' | 'viewer';
@@ -82,6 +83,7 @@ export function SessionProvider(props: {
 
   const signOut = useCallback((reason?: string) => {
     sessionStorage.removeItem(STORAGE_KEY);
+    forgetGraphiQL();
     setState((s) => {
       s?.connection.dispose();
       return null;

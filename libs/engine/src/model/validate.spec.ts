@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { WeftError, type Problem } from '../errors.js';
 import { buildDag } from './dag.js';
-import { loadDefinition, parseDefinition, validateDefinition } from './validate.js';
+import { definitionSizeProblem, loadDefinition, parseDefinition, validateDefinition } from './validate.js';
 
 /** Seed 002, step 1: the order flow, exactly as users write it. */
 const ORDER_FLOW = `
@@ -289,6 +289,18 @@ describe('node fields: for_each and SUBWORKFLOW', () => {
     expect(messages(oneNode({ queue: 'x\ny' }))).toHaveLength(1);
   });
 
+  it('refuses a queue name with white space around it: no worker serves " gpu "', () => {
+    for (const queue of [' GPU ', 'gpu ', '\tgpu']) {
+      expect(validateDefinition(oneNode({ queue }))).toEqual([
+        {
+          nodeId: 'a',
+          path: 'nodes[0].queue',
+          message: `queue ${JSON.stringify(queue)} is not a queue name: 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit`,
+        },
+      ]);
+    }
+  });
+
   it('refuses unknown SUBWORKFLOW spec fields, an input or config that is not an object, and a queue', () => {
     expect(messages(oneNode({ queue: 'payments' }, { workflow: 'billing', inputs: { a: 1 }, input: [1], config: 'x' }, 'SUBWORKFLOW'))).toEqual([
       'nodes[0].queue: queue applies to HTTP and CODE nodes only, not to a SUBWORKFLOW node',
@@ -426,6 +438,39 @@ describe('fields: payload hygiene, error edges, unknown fields', () => {
 });
 
 describe('bounds', () => {
+  /** `error` as thrown by `fn`: fails when `fn` returns. */
+  const thrown = (fn: () => unknown): WeftError => {
+    try {
+      fn();
+    } catch (e) {
+      return e as WeftError;
+    }
+    throw new Error('expected an error');
+  };
+
+  it('refuses a definition over the node or edge cap by its count, before any other rule runs', () => {
+    // 14,000 nodes, each of which would be a problem of its own: only the count is reported.
+    const many = JSON.stringify({ nodes: Array.from({ length: 14_000 }, () => ({})), edges: [] });
+    const err = thrown(() => loadDefinition(many));
+    expect(err).toBeInstanceOf(WeftError);
+    expect(err.code).toBe('BAD_USER_INPUT');
+    expect(err.message).toBe('definition has 14000 nodes; at most 2000 are allowed (WEFT_MAX_DEFINITION_NODES)');
+    expect(err.problems).toEqual([{ path: 'nodes', message: err.message }]);
+
+    const chain = (n: number) => ({
+      nodes: Array.from({ length: n }, (_, i) => ({ node_id: `n${i}`, type: 'FORK' })),
+      edges: Array.from({ length: n - 1 }, (_, i) => ({ from: `n${i}`, to: `n${i + 1}` })),
+    });
+    const limits = { maxNodes: 4, maxEdges: 2 };
+    expect(definitionSizeProblem(chain(4), { maxNodes: 4, maxEdges: 3 })).toBeUndefined();
+    expect(loadDefinition(JSON.stringify(chain(4)), { maxNodes: 4, maxEdges: 3 }).nodes).toHaveLength(4);
+    expect(thrown(() => loadDefinition(JSON.stringify(chain(4)), limits)).message).toBe('definition has 3 edges; at most 2 are allowed (WEFT_MAX_DEFINITION_EDGES)');
+    expect(definitionSizeProblem(chain(5), limits)).toEqual({ path: 'nodes', message: 'definition has 5 nodes; at most 4 are allowed (WEFT_MAX_DEFINITION_NODES)' });
+    // Not lists, or no object at all: left to the rules that say what is wrong.
+    expect(definitionSizeProblem({ nodes: 'many' }, limits)).toBeUndefined();
+    expect(definitionSizeProblem([1, 2, 3], limits)).toBeUndefined();
+  });
+
   it('keeps retry.max_attempts within 1..100 and retry.backoff_seconds within 0..86400', () => {
     expect(messages(oneNode({ retry: { max_attempts: 101, backoff_seconds: 86_401 } }))).toEqual([
       'nodes[0].retry.max_attempts: retry.max_attempts must be an integer >= 1 and <= 100',

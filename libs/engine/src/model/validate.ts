@@ -59,6 +59,39 @@ export function validateDefinition(def: unknown): Problem[] {
 }
 
 /**
+ * The most nodes and edges a definition may have. Publishing is refused above them before any
+ * rule runs: parsing and validation take time in proportion to the definition (CEL compilation
+ * of every template, the graph's analysis), and an API process validates on its own threads.
+ */
+export interface DefinitionLimits {
+  /** Most entries of `nodes` (`WEFT_MAX_DEFINITION_NODES`). */
+  maxNodes: number;
+  /** Most entries of `edges` (`WEFT_MAX_DEFINITION_EDGES`). */
+  maxEdges: number;
+}
+
+/**
+ * 2,000 nodes (about 0.2 s to validate with a template per node on one core; a definition of
+ * that many steps is a data set, better fanned out with `for_each`) and 10,000 edges (five per
+ * node: a dense DAG of 2,000 nodes).
+ */
+export const DEFAULT_DEFINITION_LIMITS: DefinitionLimits = { maxNodes: 2000, maxEdges: 10_000 };
+
+/**
+ * The problem with a definition over `limits` (its node or edge count, the cap and the setting
+ * that raises it), or undefined. Reads only the two lists' lengths: it runs before every other
+ * rule, whatever the definition holds.
+ */
+export function definitionSizeProblem(def: unknown, limits: DefinitionLimits = DEFAULT_DEFINITION_LIMITS): Problem | undefined {
+  if (!isObject(def)) return undefined;
+  const over = (list: unknown, max: number, what: string, setting: string): Problem | undefined =>
+    Array.isArray(list) && list.length > max
+      ? { path: what, message: `definition has ${list.length} ${what}; at most ${max} are allowed (${setting})` }
+      : undefined;
+  return over(def.nodes, limits.maxNodes, 'nodes', 'WEFT_MAX_DEFINITION_NODES') ?? over(def.edges, limits.maxEdges, 'edges', 'WEFT_MAX_DEFINITION_EDGES');
+}
+
+/**
  * Most alias expansions `toJS` performs (the `yaml` package's `maxAliasCount`): a "billion
  * laughs" document of nested anchors would otherwise expand exponentially.
  */
@@ -101,7 +134,7 @@ function recursiveAlias(doc: YAML.Document, lines: YAML.LineCounter): Problem | 
 }
 
 /** The error thrown for an invalid definition: `BAD_USER_INPUT` with every problem. */
-function invalid(problems: Problem[]): WeftError {
+export function invalidDefinition(problems: Problem[]): WeftError {
   return new WeftError('BAD_USER_INPUT', `invalid workflow definition: ${problems.length} problem(s)`, problems);
 }
 
@@ -113,24 +146,27 @@ function invalid(problems: Problem[]): WeftError {
 export function parseDefinition(source: string): WorkflowDefinition {
   const lines = new YAML.LineCounter();
   const doc = YAML.parseDocument(source, { uniqueKeys: true, prettyErrors: true, lineCounter: lines });
-  if (doc.errors.length > 0) throw invalid([yamlProblem(doc.errors[0])]);
+  if (doc.errors.length > 0) throw invalidDefinition([yamlProblem(doc.errors[0])]);
   const circular = recursiveAlias(doc, lines);
-  if (circular) throw invalid([circular]);
+  if (circular) throw invalidDefinition([circular]);
   try {
     return doc.toJS({ maxAliasCount: MAX_ALIASES }) as WorkflowDefinition;
   } catch (err) {
-    throw invalid([conversionProblem(err)]);
+    throw invalidDefinition([conversionProblem(err)]);
   }
 }
 
 /**
- * Parses, validates and normalizes (`edges` defaults to `[]`) a definition.
+ * Parses, validates and normalizes (`edges` defaults to `[]`) a definition. One over `limits`
+ * is refused before it is validated ({@link definitionSizeProblem}).
  * @throws WeftError `BAD_USER_INPUT`, message `invalid workflow definition: N problem(s)`, with
- * every problem in `problems`.
+ * every problem in `problems`; over a limit, the message is that problem's.
  */
-export function loadDefinition(source: string): WorkflowDefinition {
+export function loadDefinition(source: string, limits: DefinitionLimits = DEFAULT_DEFINITION_LIMITS): WorkflowDefinition {
   const def = parseDefinition(source);
+  const tooLarge = definitionSizeProblem(def, limits);
+  if (tooLarge) throw new WeftError('BAD_USER_INPUT', tooLarge.message, [tooLarge]);
   const problems = validateDefinition(def);
-  if (problems.length > 0) throw invalid(problems);
+  if (problems.length > 0) throw invalidDefinition(problems);
   return { ...def, edges: def.edges ?? [] };
 }

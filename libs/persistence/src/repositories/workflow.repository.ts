@@ -129,17 +129,7 @@ export class WorkflowRepository extends TenantScopedRepository {
         `SELECT checksum FROM workflow_versions WHERE tenant_id = $1 AND workflow_id = $2 AND version = $3`,
         [tenantId, input.workflowId, w.latest_version],
       );
-      if (latest.rows[0]?.checksum === input.checksum) {
-        if (input.name != null && input.name !== w.name) {
-          await sql(m, `UPDATE workflows SET name = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2`, [tenantId, input.workflowId, input.name]);
-        }
-        const same = await sql<VersionRow>(
-          m,
-          `SELECT ${INFO_COLUMNS}, definition, source FROM workflow_versions WHERE tenant_id = $1 AND workflow_id = $2 AND version = $3`,
-          [tenantId, input.workflowId, w.latest_version],
-        );
-        return { ...toVersion(tenantId, same.rows[0]!), created: false };
-      }
+      if (latest.rows[0]?.checksum === input.checksum) return sameVersion(m, tenantId, input, w);
       const bumped = await sql<{ latest_version: number }>(
         m,
         `UPDATE workflows SET latest_version = latest_version + 1, name = COALESCE($3, name), updated_at = now()
@@ -168,6 +158,26 @@ export class WorkflowRepository extends TenantScopedRepository {
         deprecatedAt: null,
       });
       return Object.assign(entity, { created: true });
+    });
+  }
+
+  /**
+   * The latest version of `workflowId` when its checksum is `input.checksum` (`created: false`;
+   * a new `name`, if given, is stored as {@link publishVersion} does), else null and nothing
+   * changes. Lets a publish answer an unchanged definition before validating it again; the
+   * workflow row is locked as {@link publishVersion} locks it.
+   */
+  async latestIfIdentical(tenantId: string, input: Pick<PublishVersionInput, 'workflowId' | 'name' | 'checksum'>): Promise<PublishedVersion | null> {
+    return this.inTenant(tenantId, async (m) => {
+      const locked = await sql<{ latest_version: number; name: string | null; checksum: string }>(
+        m,
+        `SELECT w.latest_version, w.name, v.checksum FROM workflows w
+           JOIN workflow_versions v ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = w.latest_version
+          WHERE w.tenant_id = $1 AND w.id = $2 FOR UPDATE OF w`,
+        [tenantId, input.workflowId],
+      );
+      const w = locked.rows[0];
+      return w?.checksum === input.checksum ? sameVersion(m, tenantId, input, w) : null;
     });
   }
 
@@ -318,6 +328,24 @@ function toSummary(tenantId: string, row: WorkflowRow): WorkflowSummary {
             deprecatedAt: row.v_deprecated_at,
           }),
   };
+}
+
+/** The latest version `w` returned for a publish identical to it, after storing a new `name` if one is given. */
+async function sameVersion(
+  m: EntityManager,
+  tenantId: string,
+  input: Pick<PublishVersionInput, 'workflowId' | 'name'>,
+  w: { latest_version: number; name: string | null },
+): Promise<PublishedVersion> {
+  if (input.name != null && input.name !== w.name) {
+    await sql(m, `UPDATE workflows SET name = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2`, [tenantId, input.workflowId, input.name]);
+  }
+  const same = await sql<VersionRow>(
+    m,
+    `SELECT ${INFO_COLUMNS}, definition, source FROM workflow_versions WHERE tenant_id = $1 AND workflow_id = $2 AND version = $3`,
+    [tenantId, input.workflowId, w.latest_version],
+  );
+  return { ...toVersion(tenantId, same.rows[0]!), created: false };
 }
 
 function toVersionInfo(tenantId: string, row: VersionRow): WorkflowVersionInfo {

@@ -63,6 +63,7 @@ export class WeftMetrics {
   readonly scheduleLag: Histogram<string>;
   readonly codeMemoryReserved: Gauge<string>;
   readonly codeMemoryWaiting: Gauge<string>;
+  readonly definitionChecks: Counter<string>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     this.tenantLabel = opts.tenantLabel ?? false;
@@ -87,6 +88,12 @@ export class WeftMetrics {
     this.scheduleLag = new Histogram({ name: 'weft_schedule_lag_seconds', help: 'From a scheduled run\'s nominal time to its start, by source.', labelNames: ['source'], buckets: LAG_SECONDS, registers });
     this.codeMemoryReserved = new Gauge({ name: 'weft_code_memory_reserved_bytes', help: 'Memory reserved by the CODE executions a worker runs (its WEFT_CODE_MAX_TOTAL_MB total).', registers });
     this.codeMemoryWaiting = new Gauge({ name: 'weft_code_memory_waiting', help: 'CODE executions waiting for their memory_mb to fit in the worker\'s total.', registers });
+    this.definitionChecks = new Counter({
+      name: 'weft_definition_checks_total',
+      help: 'Published definitions, by how they were checked: identical (to the latest version, not validated again), inline (on the API\'s thread) or thread (on its validation thread).',
+      labelNames: ['how'],
+      registers,
+    });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 

@@ -45,20 +45,21 @@ export const nodeTexts: NodeRule = ({ raw, at, nodeId }) =>
     raw[key] !== undefined && typeof raw[key] !== 'string' ? [{ nodeId, path: `${at}.${key}`, message: `${key} must be a string` }] : [],
   );
 
+/** A queue name, as `WEFT_QUEUES` takes it (any case: both sides lower-case it). */
+const QUEUE_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/i;
+
 /**
  * `queue`, when given, is a queue name on an HTTP or CODE node: only their tasks reach a worker,
  * so on any other node a queue would be silently ignored. A name is what an operator can type in
  * `WEFT_QUEUES`: 1 to 64 of `a-z`, `0-9`, `_`, `.`, `-` (in any case: queues are lower-cased),
- * starting with a letter or digit.
+ * starting with a letter or digit. It is taken as written, never trimmed: `" gpu "` would route
+ * to a queue no worker serves (`WEFT_QUEUES` trims its names), so white space is refused.
  */
-/** A queue name, as `WEFT_QUEUES` takes it. */
-const QUEUE_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/i;
-
 export const queue: NodeRule = ({ raw, at, nodeId, type, known }) => {
   if (raw.queue !== undefined && (typeof raw.queue !== 'string' || raw.queue.trim() === '')) {
     return [{ nodeId, path: `${at}.queue`, message: 'queue must be a non-empty string' }];
   }
-  if (typeof raw.queue === 'string' && !QUEUE_NAME.test(raw.queue.trim())) {
+  if (typeof raw.queue === 'string' && !QUEUE_NAME.test(raw.queue)) {
     return [{ nodeId, path: `${at}.queue`, message: `queue ${JSON.stringify(raw.queue.slice(0, 80))} is not a queue name: 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit` }];
   }
   if (raw.queue !== undefined && known && !isWorkerType(type as string)) {
