@@ -120,6 +120,27 @@ export class WeftEnv {
   @Max(60000)
   WEFT_SCHEDULER_INTERVAL_MS = 250;
 
+  /** Schedules one tenant may hold; one more is refused with BAD_USER_INPUT. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  WEFT_MAX_SCHEDULES_PER_TENANT = 1000;
+
+  /** The smallest gap between two fires a schedule may set (an interval, or a cron's seconds to hours), seconds. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
+  WEFT_MIN_SCHEDULE_INTERVAL_SECONDS = 10;
+
+  /** Unfinished backfills one tenant may hold at once; one more is refused with CONFLICT. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT = 4;
+
   /** Connections in each process's PostgreSQL pool. */
   @Transform(toInt)
   @IsInt()
@@ -321,6 +342,12 @@ export interface WeftConfig {
   /** WEFT_CODE_MAX_PROCESSES: processes and threads one CODE execution may hold (default 128). */
   codeMaxProcesses: number;
   schedulerIntervalMs: number;
+  /** WEFT_MAX_SCHEDULES_PER_TENANT: schedules one tenant may hold (default 1000). */
+  maxSchedulesPerTenant: number;
+  /** WEFT_MIN_SCHEDULE_INTERVAL_SECONDS: the smallest gap between a schedule's fires (default 10). */
+  minScheduleIntervalSeconds: number;
+  /** WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT: unfinished backfills one tenant may hold (default 4). */
+  maxActiveBackfillsPerTenant: number;
   dbPoolSize: number;
   /** A revoked key's open graphql-ws connection is closed within this many milliseconds. */
   wsKeyRecheckMs: number;
@@ -410,6 +437,9 @@ export function loadConfig(
     codeUnconfined: raw.WEFT_CODE_UNCONFINED === undefined ? undefined : dto.WEFT_CODE_UNCONFINED,
     codeMaxProcesses: dto.WEFT_CODE_MAX_PROCESSES,
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
+    maxSchedulesPerTenant: dto.WEFT_MAX_SCHEDULES_PER_TENANT,
+    minScheduleIntervalSeconds: dto.WEFT_MIN_SCHEDULE_INTERVAL_SECONDS,
+    maxActiveBackfillsPerTenant: dto.WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT,
     dbPoolSize: dto.WEFT_DB_POOL_SIZE,
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,
     wsMaxConnections: dto.WEFT_WS_MAX_CONNECTIONS,
