@@ -2,7 +2,12 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 const CLAIM = 'weft_claim_due_schedules(timestamptz, int, timestamptz)';
 
-/** The candidates and the full condition of a schedule with work, as the schedules migration defines them. */
+/**
+ * The candidates and the full condition of a schedule with work, as the schedules migration
+ * defines them. Each candidate's row is read by its primary key (the `LIMIT 1` of a key look-up
+ * keeps the planner from turning it into a scan of every schedule), and the condition, with its
+ * look-ups of backfills and runs, is checked on the candidates only (`MATERIALIZED`).
+ */
 const ELIGIBLE = `
   candidates AS (
     SELECT s.tenant_id, s.id FROM public.schedules s
@@ -12,9 +17,15 @@ const ELIGIBLE = `
     UNION
     SELECT b.tenant_id, b.schedule_id FROM public.schedule_backfills b WHERE b.finished_at IS NULL
   ),
+  joined AS MATERIALIZED (
+    SELECT s.* FROM candidates c
+     CROSS JOIN LATERAL (
+       SELECT s.tenant_id, s.id, s.paused, s.claimed_until, s.next_due_at, s.buffered_times, s.overlap_policy
+         FROM public.schedules s WHERE s.tenant_id = c.tenant_id AND s.id = c.id LIMIT 1
+     ) s
+  ),
   eligible AS (
-    SELECT s.tenant_id, s.id, s.next_due_at FROM public.schedules s
-      JOIN candidates c ON c.tenant_id = s.tenant_id AND c.id = s.id
+    SELECT s.tenant_id, s.id, s.next_due_at FROM joined s
      WHERE NOT s.paused
        AND (s.claimed_until IS NULL OR s.claimed_until <= COALESCE(p_now, now()))
        AND (s.next_due_at <= COALESCE(p_now, now())
@@ -36,7 +47,9 @@ const ELIGIBLE = `
  * made first and the chosen rows are then locked (`SKIP LOCKED`), their claim condition checked
  * again under the lock (another replica may have claimed one since). The candidates still come
  * through the three partial indexes of the schedules migration. The function also returns each
- * schedule's `turn`, for the caller to fire them in that order.
+ * schedule's `turn`, for the caller to fire them in that order. JIT compilation is off for it: the
+ * planner's estimate of the candidates can pass `jit_above_cost`, and compiling then costs
+ * hundreds of milliseconds a poll for a query that runs in a few.
  */
 export class FairScheduleClaims1765699200000 implements MigrationInterface {
   name = 'FairScheduleClaims1765699200000';
@@ -46,7 +59,7 @@ export class FairScheduleClaims1765699200000 implements MigrationInterface {
       DROP FUNCTION ${CLAIM};
       CREATE FUNCTION weft_claim_due_schedules(p_now timestamptz, p_limit int, p_lease_until timestamptz)
         RETURNS TABLE (tenant_id uuid, schedule_id uuid, due_at timestamptz, claimed_at timestamptz, turn bigint)
-        LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+        LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp SET jit = off
         AS $$
           WITH ${ELIGIBLE},
           chosen AS (
