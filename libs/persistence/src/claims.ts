@@ -120,24 +120,30 @@ export interface ClaimedSchedule {
   dueAt: Date | null;
   /** The claim's now. */
   claimedAt: Date;
+  /** Its place among its tenant's schedules with work, by due time: 1 for the earliest. */
+  turn: number;
 }
 
 /**
- * Claims up to `limit` unpaused schedules with work, earliest due first, skipping rows another
- * replica holds or still has claimed, and sets their claim lease (`claimed_until`) to `lease`
- * after now, so another replica skips them until the claimer has saved them (which ends the
- * claim) or died. `now`: `null` (production) is the database's `now()`; a Date (tests) is used as
- * given. `lease`: a Date, or its length in milliseconds after that now.
+ * Claims up to `limit` unpaused schedules with work round-robin by tenant (every tenant's
+ * earliest due first, then every tenant's second…; by due time within a turn), skipping rows
+ * another replica holds or still has claimed, and sets their claim lease (`claimed_until`) to
+ * `lease` after now, so another replica skips them until the claimer has saved them (which ends
+ * the claim) or died. Returns them in that order. `now`: `null` (production) is the database's
+ * `now()`; a Date (tests) is used as given. `lease`: a Date, or its length in milliseconds after
+ * that now.
  */
 export async function claimDueSchedules(ds: DataSource, now: Date | null, limit: number, lease: Date | number): Promise<ClaimedSchedule[]> {
-  const rows = await call<{ tenant_id: string; schedule_id: string; due_at: Date | null; claimed_at: Date }>(
+  const rows = await call<{ tenant_id: string; schedule_id: string; due_at: Date | null; claimed_at: Date; turn: string }>(
     ds,
     typeof lease === 'number'
       ? `SELECT * FROM weft_claim_due_schedules($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`
       : 'SELECT * FROM weft_claim_due_schedules($1, $2, $3)',
     [now, limit, lease],
   );
-  return rows.map((r) => ({ tenantId: r.tenant_id, scheduleId: r.schedule_id, dueAt: r.due_at, claimedAt: r.claimed_at }));
+  const claimed = rows.map((r) => ({ tenantId: r.tenant_id, scheduleId: r.schedule_id, dueAt: r.due_at, claimedAt: r.claimed_at, turn: Number(r.turn) }));
+  const due = (c: ClaimedSchedule) => c.dueAt?.getTime() ?? Infinity;
+  return claimed.sort((a, b) => a.turn - b.turn || due(a) - due(b));
 }
 
 /** The active API keys (at most 16) whose display prefix is `prefix`, across tenants. */

@@ -24,6 +24,7 @@ import { OperationalStats1765353600000 } from './migrations/1765353600000-operat
 import { WorkersAndQueueReservations1765440000000 } from './migrations/1765440000000-workers-and-queue-reservations.js';
 import { RunTraces1765526400000 } from './migrations/1765526400000-run-traces.js';
 import { Schedules1765612800000 } from './migrations/1765612800000-schedules.js';
+import { FairScheduleClaims1765699200000 } from './migrations/1765699200000-fair-schedule-claims.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -54,6 +55,7 @@ export const MIGRATIONS = [
   WorkersAndQueueReservations1765440000000,
   RunTraces1765526400000,
   Schedules1765612800000,
+  FairScheduleClaims1765699200000,
 ];
 
 /** Options of {@link createDataSource}. */

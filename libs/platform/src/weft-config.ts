@@ -136,6 +136,27 @@ export class WeftEnv {
   @Max(60000)
   WEFT_SCHEDULER_INTERVAL_MS = 250;
 
+  /** Schedules one tenant may hold; one more is refused with BAD_USER_INPUT. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  WEFT_MAX_SCHEDULES_PER_TENANT = 1000;
+
+  /** The smallest gap between two fires a schedule may set (an interval, or a cron's seconds to hours), seconds. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
+  WEFT_MIN_SCHEDULE_INTERVAL_SECONDS = 10;
+
+  /** Unfinished backfills one tenant may hold at once; one more is refused with CONFLICT. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT = 4;
+
   /** Connections in each process's PostgreSQL pool. */
   @Transform(toInt)
   @IsInt()
@@ -395,6 +416,12 @@ export interface WeftConfig {
   /** WEFT_CODE_MAX_TOTAL_MB: memory all CODE executions of a worker hold together, MiB (`undefined`: half the host's, at least 4,096). */
   codeMaxTotalMb: number | undefined;
   schedulerIntervalMs: number;
+  /** WEFT_MAX_SCHEDULES_PER_TENANT: schedules one tenant may hold (default 1000). */
+  maxSchedulesPerTenant: number;
+  /** WEFT_MIN_SCHEDULE_INTERVAL_SECONDS: the smallest gap between a schedule's fires (default 10). */
+  minScheduleIntervalSeconds: number;
+  /** WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT: unfinished backfills one tenant may hold (default 4). */
+  maxActiveBackfillsPerTenant: number;
   dbPoolSize: number;
   /** A revoked key's open graphql-ws connection is closed within this many milliseconds. */
   wsKeyRecheckMs: number;
@@ -506,6 +533,9 @@ export function loadConfig(
     codeMaxProcesses: dto.WEFT_CODE_MAX_PROCESSES,
     codeMaxTotalMb: dto.WEFT_CODE_MAX_TOTAL_MB,
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
+    maxSchedulesPerTenant: dto.WEFT_MAX_SCHEDULES_PER_TENANT,
+    minScheduleIntervalSeconds: dto.WEFT_MIN_SCHEDULE_INTERVAL_SECONDS,
+    maxActiveBackfillsPerTenant: dto.WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT,
     dbPoolSize: dto.WEFT_DB_POOL_SIZE,
     wsKeyRecheckMs: dto.WEFT_WS_KEY_RECHECK_MS,
     wsMaxConnections: dto.WEFT_WS_MAX_CONNECTIONS,

@@ -2,6 +2,7 @@ import {
   DEFAULT_CATCH_UP_SECONDS,
   MAX_CATCH_UP_SECONDS,
   MAX_JITTER_SECONDS,
+  minFireGapSeconds,
   OverlapPolicy,
   SCHEDULE_INPUT_KEY,
   scheduleTimingProblems,
@@ -12,17 +13,28 @@ import { describeJsonProblem, jsonProblem } from '@weft/engine/coordinator';
 import type { Json, ScheduleFields } from '@weft/persistence';
 import type { CreateScheduleInput, ScheduleFieldsInput, UpdateScheduleInput } from './schedule.input.js';
 
+/** The bounds a schedule's fields are checked against, from the configuration. */
+export interface ScheduleFieldLimits {
+  /** The most bytes of JSON a run's input or config may have. */
+  maxInputBytes: number;
+  /** WEFT_MIN_SCHEDULE_INTERVAL_SECONDS: the smallest gap a timing may allow between two fires. */
+  minIntervalSeconds: number;
+}
+
 /**
  * A schedule's stored fields from a create input, or from an update input over the stored
  * `current` fields (an omitted field keeps its value, null clears it; giving `cron` drops the
  * interval and giving `intervalSeconds` drops the cron), with every problem of the result named
- * by its field. Whether the workflow and version exist is checked by the caller.
+ * by its field. A timing that allows fires closer than `limits.minIntervalSeconds` is a problem
+ * when it is new (an update that keeps the timing keeps it). Whether the workflow and version
+ * exist is checked by the caller.
  */
 export function scheduleFields(
   input: CreateScheduleInput | UpdateScheduleInput,
   current: ScheduleFields | undefined,
-  maxInputBytes: number,
+  limits: ScheduleFieldLimits,
 ): { fields: ScheduleFields; problems: Problem[] } {
+  const { maxInputBytes } = limits;
   const has = (k: keyof ScheduleFieldsInput) => input[k] !== undefined;
   const pick = <K extends keyof ScheduleFieldsInput & keyof ScheduleFields>(k: K, fallback: ScheduleFields[K]): ScheduleFields[K] =>
     has(k) ? ((input[k] ?? null) as ScheduleFields[K]) : current ? current[k] : fallback;
@@ -45,8 +57,10 @@ export function scheduleFields(
     overlapPolicy: pick('overlapPolicy', OverlapPolicy.Skip) ?? OverlapPolicy.Skip,
     catchUpSeconds: pick('catchUpSeconds', DEFAULT_CATCH_UP_SECONDS) ?? DEFAULT_CATCH_UP_SECONDS,
   };
+  const timing = scheduleTimingProblems(fields);
   const problems: Problem[] = [
-    ...scheduleTimingProblems(fields),
+    ...timing,
+    ...gapProblems(fields, current, timing.length === 0 ? limits.minIntervalSeconds : 0),
     ...secondsProblems('jitterSeconds', fields.jitterSeconds, MAX_JITTER_SECONDS),
     ...secondsProblems('catchUpSeconds', fields.catchUpSeconds, MAX_CATCH_UP_SECONDS),
   ];
@@ -62,4 +76,14 @@ export function scheduleFields(
     problems.push({ path: `input.${SCHEDULE_INPUT_KEY}`, message: `is reserved: each scheduled run gets input.${SCHEDULE_INPUT_KEY} = {id, nominalTime}` });
   }
   return { fields, problems };
+}
+
+/** The timing's problem when it is new and allows two fires closer than `min` seconds (0: no check). */
+function gapProblems(f: ScheduleFields, current: ScheduleFields | undefined, min: number): Problem[] {
+  if (!(min > 1) || (current && current.cron === f.cron && current.intervalSeconds === f.intervalSeconds)) return [];
+  const gap = minFireGapSeconds(f);
+  if (gap >= min) return [];
+  const path = f.cron !== null ? 'cron' : 'intervalSeconds';
+  const what = f.cron !== null ? `fires as little as ${gap} s apart` : `is ${gap} s`;
+  return [{ path, message: `${what}; the smallest gap between fires is ${min} s (WEFT_MIN_SCHEDULE_INTERVAL_SECONDS)` }];
 }

@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
-import { firstFire, fireTimesBetween, MAX_BACKFILL_FIRES, MAX_SCHEDULE_NOTE_CHARS, upcomingFireTimes, WeftError, type OverlapPolicy, type Problem } from '@weft/engine';
+import { backfillCount, firstFire, fireTimesBetween, MAX_BACKFILL_FIRES, MAX_SCHEDULE_NOTE_CHARS, nextFireTime, upcomingFireTimes, WeftError, type OverlapPolicy, type Problem } from '@weft/engine';
 import { ScheduleFires, timingOf } from '@weft/engine/coordinator';
 import {
   isUuid,
@@ -12,10 +12,11 @@ import {
   type ScheduleFields,
   type ScheduleRow,
 } from '@weft/persistence';
+import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
 import { toRunObject } from '../runs/run.mapper.js';
 import type { RunObject } from '../runs/run.object.js';
-import { scheduleFields } from './schedule-fields.js';
+import { scheduleFields, type ScheduleFieldLimits } from './schedule-fields.js';
 import type { CreateScheduleInput, UpdateScheduleInput } from './schedule.input.js';
 import type { ScheduleBackfillObject, ScheduleConnection, ScheduleFireObject, ScheduleObject } from './schedule.object.js';
 
@@ -59,7 +60,12 @@ export class SchedulesService {
     private readonly versions: VersionLookupRepository,
     private readonly runs: RunRepository,
     private readonly fires: ScheduleFires,
+    @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
   ) {}
+
+  private get limits(): ScheduleFieldLimits {
+    return { maxInputBytes: this.fires.maxInputBytes, minIntervalSeconds: this.config.minScheduleIntervalSeconds };
+  }
 
   async get(p: Principal, id: string): Promise<ScheduleObject> {
     return toScheduleObject(await this.row(p.tenantId, id));
@@ -77,12 +83,19 @@ export class SchedulesService {
     };
   }
 
-  /** @throws WeftError BAD_USER_INPUT naming each field (bad cron, unknown zone, interval < 1 s, end before start, unknown workflow or version, a deprecated pinned version). */
+  /**
+   * @throws WeftError BAD_USER_INPUT naming each field (bad cron, unknown zone, fires closer than
+   * WEFT_MIN_SCHEDULE_INTERVAL_SECONDS, end before start, unknown workflow or version, a deprecated
+   * pinned version), or naming `input` when the tenant holds WEFT_MAX_SCHEDULES_PER_TENANT schedules.
+   */
   async create(p: Principal, input: CreateScheduleInput): Promise<ScheduleObject> {
-    const { fields, problems } = scheduleFields(input, undefined, this.fires.maxInputBytes);
+    const { fields, problems } = scheduleFields(input, undefined, this.limits);
     const now = await this.checkWorkflow(p.tenantId, fields, problems);
     const id = uuidv7();
-    const row = await this.schedules.insert(p.tenantId, id, fields, firstFire({ ...fields, anchor: now }, id, now, fields.jitterSeconds), now);
+    const max = this.config.maxSchedulesPerTenant;
+    const made = await this.schedules.insertWithin(p.tenantId, max, id, fields, firstFire({ ...fields, anchor: now }, id, now, fields.jitterSeconds), now);
+    if ('full' in made) throw badInput('input', `would be schedule ${made.full + 1} of the tenant; it may hold at most ${max} (WEFT_MAX_SCHEDULES_PER_TENANT): delete one first`);
+    const row = made.row;
     if (!input.paused) return toScheduleObject(row);
     return this.setPaused(p, id, true, null);
   }
@@ -90,7 +103,7 @@ export class SchedulesService {
   /** Changes the given fields; a change of timing computes the next fire time again from now. Errors as {@link create}, and NOT_FOUND. */
   async update(p: Principal, input: UpdateScheduleInput): Promise<ScheduleObject> {
     const current = await this.row(p.tenantId, input.id);
-    const { fields, problems } = scheduleFields(input, current, this.fires.maxInputBytes);
+    const { fields, problems } = scheduleFields(input, current, this.limits);
     const now = await this.checkWorkflow(p.tenantId, fields, problems);
     const retimed = (['cron', 'intervalSeconds', 'timeZone', 'startAt', 'endAt', 'jitterSeconds'] as const).some((k) => String(fields[k]) !== String(current[k]));
     const next = retimed ? firstFire({ ...fields, anchor: current.createdAt }, current.id, now, fields.jitterSeconds) : { fireAt: current.nextFireAt, dueAt: current.nextDueAt };
@@ -130,17 +143,38 @@ export class SchedulesService {
 
   /**
    * A backfill of every nominal time of the schedule in `[from, to]` (at most
-   * {@link MAX_BACKFILL_FIRES}), fired by the scheduler under the overlap policy.
-   * @throws WeftError BAD_USER_INPUT (`to` before `from`, too many times), NOT_FOUND.
+   * {@link MAX_BACKFILL_FIRES}), fired by the scheduler under the overlap policy. The count is
+   * bounded by arithmetic first ({@link backfillCount}): a range that holds too many times by its
+   * bounds is refused without computing one, and no range costs more than the cap's worth of times.
+   * @throws WeftError BAD_USER_INPUT (`to` before `from`, too many times), NOT_FOUND; CONFLICT when
+   * the tenant holds WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT unfinished backfills.
    */
   async backfill(p: Principal, id: string, from: Date, to: Date): Promise<ScheduleBackfillObject> {
     const s = await this.row(p.tenantId, id);
     if (to.getTime() < from.getTime()) throw badInput('to', `must not be before from (${from.toISOString()})`);
-    const times = await countedFireTimes({ ...timingOf(s), startAt: null, endAt: null, anchor: s.startAt ?? s.createdAt }, from, to, MAX_BACKFILL_FIRES);
-    if (times.length > MAX_BACKFILL_FIRES) throw badInput('to', `the range holds more than ${MAX_BACKFILL_FIRES} fire times; backfill it in parts`);
+    const timing = { ...timingOf(s), startAt: null, endAt: null, anchor: s.startAt ?? s.createdAt };
+    const tooMany = () => badInput('to', `the range holds more than ${MAX_BACKFILL_FIRES} fire times; backfill it in parts`);
+    const count = backfillCount(timing, from, to, MAX_BACKFILL_FIRES);
+    let total: number;
+    let first: Date | null;
+    if (count.kind === 'over') throw tooMany();
+    if (count.kind === 'exact') {
+      total = count.total;
+      first = total > 0 ? nextFireTime(timing, new Date(from.getTime() - 1)) : null;
+    } else {
+      const times = await countedFireTimes(timing, from, to, count.limit);
+      if (times.length > MAX_BACKFILL_FIRES) throw tooMany();
+      total = times.length;
+      first = times[0] ?? null;
+    }
     const now = await this.schedules.dbNow(p.tenantId);
-    const b = await this.backfills.insert(p.tenantId, { id: uuidv7(), scheduleId: s.id, fromTime: from, toTime: to, total: times.length, first: times[0] ?? null, now });
-    return toBackfillObject(b);
+    const max = this.config.maxActiveBackfillsPerTenant;
+    // A range without a time is finished at once, so it never counts against the cap.
+    const made = await this.backfills.insertWithin(p.tenantId, first ? max : Infinity, { id: uuidv7(), scheduleId: s.id, fromTime: from, toTime: to, total, first, now });
+    if ('full' in made) {
+      throw new WeftError('CONFLICT', `the tenant has ${made.full} unfinished backfills, the most it may have at once (WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT = ${max}): wait for one to finish, or delete its schedule`);
+    }
+    return toBackfillObject(made.row);
   }
 
   async backfillById(p: Principal, id: string): Promise<ScheduleBackfillObject> {

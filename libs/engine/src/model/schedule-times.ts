@@ -42,25 +42,34 @@ export function scheduleTimingProblems(t: ScheduleTiming): ScheduleProblem[] {
  * times are `anchor + k · intervalSeconds` (anchor: `startAt`, else the creation).
  */
 export function nextFireTime(t: CheckedTiming, after: Date): Date | null {
-  const from = t.startAt && t.startAt.getTime() > after.getTime() ? new Date(t.startAt.getTime() - 1) : after;
-  let next: Date | null;
-  if (t.cron) {
-    next = new Cron(t.cron.trim(), { timezone: t.timeZone ?? 'UTC', paused: true }).nextRun(from);
-  } else {
-    const step = t.intervalSeconds! * 1000;
-    const anchor = (t.startAt ?? t.anchor).getTime();
-    const k = from.getTime() < anchor ? 0 : Math.floor((from.getTime() - anchor) / step) + 1;
-    next = new Date(anchor + k * step);
-  }
-  if (next && t.endAt && next.getTime() >= t.endAt.getTime()) return null;
-  return next;
+  return fireTimeAfter(t)(after);
+}
+
+/** {@link nextFireTime} of `t` as a function of `after`, the cron expression parsed once for every call. */
+function fireTimeAfter(t: CheckedTiming): (after: Date) => Date | null {
+  const cron = t.cron ? new Cron(t.cron.trim(), { timezone: t.timeZone ?? 'UTC', paused: true }) : null;
+  return (after) => {
+    const from = t.startAt && t.startAt.getTime() > after.getTime() ? new Date(t.startAt.getTime() - 1) : after;
+    let next: Date | null;
+    if (cron) {
+      next = cron.nextRun(from);
+    } else {
+      const step = t.intervalSeconds! * 1000;
+      const anchor = (t.startAt ?? t.anchor).getTime();
+      const k = from.getTime() < anchor ? 0 : Math.floor((from.getTime() - anchor) / step) + 1;
+      next = new Date(anchor + k * step);
+    }
+    if (next && t.endAt && next.getTime() >= t.endAt.getTime()) return null;
+    return next;
+  };
 }
 
 /** The next `count` nominal fire times strictly after `after`, fewer when the schedule ends. */
 export function upcomingFireTimes(t: CheckedTiming, after: Date, count: number): Date[] {
+  const nextFireTime = fireTimeAfter(t);
   const out: Date[] = [];
   for (let at = after; out.length < count; ) {
-    const next = nextFireTime(t, at);
+    const next = nextFireTime(at);
     if (!next) break;
     out.push(next);
     at = next;
@@ -73,8 +82,9 @@ export function upcomingFireTimes(t: CheckedTiming, after: Date, count: number):
  * caller can tell a range holding more than `limit` times.
  */
 export function fireTimesBetween(t: CheckedTiming, from: Date, to: Date, limit: number): Date[] {
+  const nextFireTime = fireTimeAfter(t);
   const out: Date[] = [];
-  for (let next = nextFireTime(t, new Date(from.getTime() - 1)); next && next.getTime() <= to.getTime() && out.length <= limit; next = nextFireTime(t, next)) {
+  for (let next = nextFireTime(new Date(from.getTime() - 1)); next && next.getTime() <= to.getTime() && out.length <= limit; next = nextFireTime(next)) {
     out.push(next);
   }
   return out;

@@ -46,6 +46,26 @@ export class ScheduleBackfillRepository extends TenantScopedRepository {
     });
   }
 
+  /**
+   * {@link insert}, unless the tenant holds `max` unfinished backfills already (over all its
+   * schedules): then nothing is inserted and `{ full: count }` says how many it holds. Inserts of
+   * one tenant are serialized by a transaction-level advisory lock, taken before the count, so
+   * parallel requests cannot pass the cap.
+   */
+  async insertWithin(
+    tenantId: string,
+    max: number,
+    b: { id: string; scheduleId: string; fromTime: Date; toTime: Date; total: number; first: Date | null; now: Date },
+  ): Promise<{ row: BackfillRow } | { full: number }> {
+    return this.inTenant(tenantId, async (m) => {
+      await sql(m, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7355))`, [`weft-backfills:${tenantId}`]);
+      const open = await sql<{ n: string }>(m, `SELECT count(*) AS n FROM schedule_backfills WHERE tenant_id = $1 AND finished_at IS NULL`, [tenantId]);
+      const held = Number(open.rows[0]!.n);
+      if (held >= max) return { full: held };
+      return { row: await new ScheduleBackfillRepository(m).insert(tenantId, b) };
+    });
+  }
+
   /** The backfill, or null. */
   async find(tenantId: string, id: string): Promise<BackfillRow | null> {
     if (!isUuid(id)) return null;

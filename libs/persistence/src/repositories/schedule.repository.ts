@@ -136,6 +136,27 @@ export class ScheduleRepository extends TenantScopedRepository {
   }
 
   /**
+   * {@link insert}, unless the tenant holds `max` schedules already: then nothing is inserted and
+   * `{ full: count }` says how many it holds. Inserts of one tenant are serialized by a
+   * transaction-level advisory lock, taken before the count, so parallel creates cannot pass the cap.
+   */
+  async insertWithin(
+    tenantId: string,
+    max: number,
+    id: string,
+    f: ScheduleFields,
+    next: { fireAt: Date | null; dueAt: Date | null },
+    now: Date,
+  ): Promise<{ row: ScheduleRow } | { full: number }> {
+    return this.inTenant(tenantId, async (m) => {
+      await sql(m, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7355))`, [`weft-schedules:${tenantId}`]);
+      const held = Number((await sql<{ n: string }>(m, `SELECT count(*) AS n FROM schedules WHERE tenant_id = $1`, [tenantId])).rows[0]!.n);
+      if (held >= max) return { full: held };
+      return { row: await new ScheduleRepository(m).insert(tenantId, id, f, next, now) };
+    });
+  }
+
+  /**
    * Replaces the user's fields of schedule `id` and its next fire times; its counters, buffer and
    * pause stay. Returns the row, or null when the tenant has no such schedule.
    */
