@@ -1,6 +1,10 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
-import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
-import { RUN_CHILDREN_MAX } from '@weft/persistence';
+import { Args, Context, ID, Info, Int, Mutation, Parent, Query, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import type { JsonValue } from '@weft/engine';
+import { RUN_CHILDREN_MAX, RUN_ITEMS_PAGE_DEFAULT, RUN_ITEMS_PAGE_MAX } from '@weft/persistence';
+import type { GqlContext } from '../auth/gql-context.js';
+import { GraphQLJSON } from '../common/json.scalar.js';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
 import { RethrowFilter } from '../common/rethrow.filter.js';
@@ -87,17 +91,45 @@ export class RunsResolver {
     return this.updates.watchTenant(principal.tenantId);
   }
 
-  @ResolveField(() => [TaskObject], {
-    description:
-      "Every task of the run in creation order; a for_each node's iteration tasks follow its aggregate task (iteration null) in index order.",
-  })
-  tasks(@Parent() run: RunObject): Promise<TaskObject[]> {
-    return this.runService.tasks(run);
+  @ResolveField(() => GraphQLJSON, { nullable: true })
+  input(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'input' });
   }
 
-  @ResolveField(() => [RunEventObject], { description: 'Every applied event, oldest first.' })
-  history(@Parent() run: RunObject): Promise<RunEventObject[]> {
-    return this.runService.history(run);
+  @ResolveField(() => GraphQLJSON, { nullable: true })
+  config(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'config' });
+  }
+
+  @ResolveField(() => GraphQLJSON, { nullable: true, description: 'Set once the run succeeded.' })
+  output(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'output' });
+  }
+
+  @ResolveField(() => [TaskObject], {
+    description:
+      `A page of the run's tasks in creation order; a for_each node's iteration tasks follow its aggregate task (iteration null) in index order. ` +
+      `first: at most ${RUN_ITEMS_PAGE_MAX} (default ${RUN_ITEMS_PAGE_DEFAULT}); after: the id of the last task of the previous page. A page shorter than first is the last.`,
+  })
+  tasks(
+    @Parent() run: RunObject,
+    @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
+    @Args('after', { type: () => ID, nullable: true }) after: string | null | undefined,
+  ): Promise<TaskObject[]> {
+    return this.runService.tasks(run, first, after);
+  }
+
+  @ResolveField(() => [RunEventObject], {
+    description:
+      `A page of the applied events, oldest first. first: at most ${RUN_ITEMS_PAGE_MAX} (default ${RUN_ITEMS_PAGE_DEFAULT}); ` +
+      'after: the seq of the last event of the previous page. A page shorter than first is the last.',
+  })
+  history(
+    @Parent() run: RunObject,
+    @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
+    @Args('after', { type: () => Int, nullable: true }) after: number | null | undefined,
+  ): Promise<RunEventObject[]> {
+    return this.runService.history(run, first, after);
   }
 
   @ResolveField(() => [RunObject], {
@@ -121,5 +153,41 @@ export class RunsResolver {
   })
   graph(@Parent() run: RunObject): Promise<DagShape> {
     return this.runService.graph(run);
+  }
+}
+
+/** The stored JSON fields of a task, read after their size was charged to the answer's budget. */
+@Resolver(() => TaskObject)
+@UseFilters(RethrowFilter)
+export class TaskFieldsResolver {
+  constructor(private readonly runService: RunsService) {}
+
+  @ResolveField(() => GraphQLJSON, { nullable: true, description: 'The resolved input; null for a sensitive node.' })
+  input(@Parent() task: TaskObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    if (task.redacted) return Promise.resolve(null);
+    return this.runService.storedJson(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'input' });
+  }
+
+  @ResolveField(() => GraphQLJSON, { nullable: true, description: 'The output; null for a sensitive node.' })
+  output(@Parent() task: TaskObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    if (task.redacted) return Promise.resolve(null);
+    return this.runService.storedJson(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'output' });
+  }
+}
+
+/** The stored JSON fields of a history event, read after their size was charged to the answer's budget. */
+@Resolver(() => RunEventObject)
+@UseFilters(RethrowFilter)
+export class RunEventFieldsResolver {
+  constructor(private readonly runService: RunsService) {}
+
+  @ResolveField(() => GraphQLJSON, { nullable: true })
+  payload(@Parent() e: RunEventObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    return this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'payload' });
+  }
+
+  @ResolveField(() => GraphQLJSON, { description: 'The actions the event produced.' })
+  async actions(@Parent() e: RunEventObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue> {
+    return (await this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'actions' })) ?? [];
   }
 }

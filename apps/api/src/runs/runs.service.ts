@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
-import { WeftError } from '@weft/engine';
+import { Inject, Injectable } from '@nestjs/common';
+import type { GraphQLResolveInfo } from 'graphql';
+import { WeftError, type JsonValue } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
-import { isUuid, RunRepository, type TaskEntity } from '@weft/persistence';
+import { isUuid, RUN_ITEMS_PAGE_DEFAULT, RUN_ITEMS_PAGE_MAX, RunRepository, type SizedTask } from '@weft/persistence';
+import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
 import { toDag, type DagShape } from '../common/graph.js';
 import { mermaidTasks, toMermaid, type MermaidGraph, type MermaidTask } from '../common/mermaid.js';
@@ -10,11 +12,16 @@ import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } fr
 import type { RunFilter } from './run-filter.input.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
+import { jsonBytes, MAX_RESPONSE_BYTES_DEFAULT, ResponseBudget, responseScope, type ResponseScope } from './response-budget.js';
+import { StoredJsonLoader, type StoredJsonRef } from './stored-json.loader.js';
 
 export const RUNS_PAGE_MAX = 200;
 
-/** A run whose tasks were loaded with the rest of its page (one query for the page). */
-type PagedRun = RunObject & { pageTasks?: () => Promise<Map<string, TaskEntity[]>> };
+/** A run whose first page of tasks is loaded with the rest of its page of runs (one query for the page). */
+type PagedRun = RunObject & { pageTasks?: (first: number) => Promise<Map<string, SizedTask[]>> };
+
+/** What holds a stored JSON field: its value, read with the row, or else its size. */
+type JsonHolder = { jsonBytes?: Partial<Record<string, number>>; jsonLoader?: StoredJsonLoader };
 
 /** A run sent to every runUpdated subscriber of it: each field it loads is read once for all. */
 type SharedRun = RunObject & { shared?: Map<string, Promise<unknown>> };
@@ -29,7 +36,29 @@ export class RunsService {
     private readonly commands: RunCommands,
     private readonly runs: RunRepository,
     private readonly workflows: WorkflowsService,
+    @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
   ) {}
+
+  /**
+   * A stored JSON field of a run, task or history row for the answer `info` belongs to: its size
+   * is charged to the answer's budget (WEFT_MAX_RESPONSE_BYTES) before the value is read, so an
+   * answer over the budget is refused (ResponseTooLargeError) without reading what passes it.
+   */
+  async storedJson(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): Promise<JsonValue | null> {
+    const scope = this.scope(context, info);
+    if (!holder.jsonBytes) {
+      const value = ((holder as Record<string, unknown>)[ref.column] ?? null) as JsonValue | null;
+      scope.budget.charge(jsonBytes(value));
+      return value;
+    }
+    scope.budget.charge(holder.jsonBytes[ref.column] ?? 0);
+    return (await (holder.jsonLoader ?? scope.extra).load(ref)) as JsonValue | null;
+  }
+
+  private scope(context: object, info: GraphQLResolveInfo): ResponseScope<StoredJsonLoader> {
+    const limit = this.config.maxResponseBytes ?? MAX_RESPONSE_BYTES_DEFAULT;
+    return responseScope(context, info, () => ({ budget: new ResponseBudget(limit), extra: new StoredJsonLoader(this.runs) }));
+  }
 
   async get(p: Principal, runId: string): Promise<RunObject> {
     return this.load(p.tenantId, runId);
@@ -37,17 +66,18 @@ export class RunsService {
 
   /** The run of `tenantId`; WeftError NOT_FOUND when there is none. */
   async load(tenantId: string, runId: string): Promise<RunObject> {
-    const run = isUuid(runId) ? await this.runs.findRun(tenantId, runId) : null;
+    const run = isUuid(runId) ? await this.runs.findSizedRun(tenantId, runId) : null;
     if (!run) throw runNotFound(runId);
     return toRunObject(run);
   }
 
   /**
    * {@link load}, for a state shared by several readers (the subscribers of one run): tasks,
-   * history and mermaid are then read once, by the first reader that asks, and shared.
+   * history, mermaid and stored JSON values are then read once, by the first reader that asks,
+   * and shared (each reader's answer is still charged to its own budget).
    */
   async loadShared(tenantId: string, runId: string): Promise<RunObject> {
-    return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>() });
+    return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>(), jsonLoader: new StoredJsonLoader(this.runs) });
   }
 
   async list(p: Principal, filter: RunFilter | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<RunConnection> {
@@ -69,9 +99,13 @@ export class RunsService {
       first ?? undefined,
       after ?? undefined,
     );
-    let batch: Promise<Map<string, TaskEntity[]>> | undefined;
+    const batches = new Map<number, Promise<Map<string, SizedTask[]>>>();
     const ids = page.edges.map((e) => e.node.id);
-    const pageTasks = () => (batch ??= this.runs.tasksOfRuns(p.tenantId, ids));
+    const pageTasks = (first: number) => {
+      let batch = batches.get(first);
+      if (!batch) batches.set(first, (batch = this.runs.firstTaskPages(p.tenantId, ids, first)));
+      return batch;
+    };
     return {
       edges: page.edges.map((e) => ({ cursor: e.cursor, node: Object.assign(toRunObject(e.node), { pageTasks }) as PagedRun })),
       pageInfo: {
@@ -135,16 +169,19 @@ export class RunsService {
   }
 
   /**
-   * The run's tasks in creation order, a for_each node's iterations by index right after its
-   * aggregate task ({@link orderTasks}); every task of a sensitive node, iterations included,
-   * redacted.
+   * A page of the run's tasks: at most `first` (1…1000, default 1000) after the task `after` (a
+   * task id from a previous page), in creation order, a for_each node's iterations by index
+   * right after its aggregate task ({@link orderTasks}); every task of a sensitive node,
+   * iterations included, redacted. Input and output are read when asked for ({@link storedJson}).
    */
-  tasks(run: RunObject): Promise<TaskObject[]> {
-    return once(run, 'tasks', async () => {
+  tasks(run: RunObject, first?: number | null, after?: string | null): Promise<TaskObject[]> {
+    const n = pageSize(first);
+    return once(run, `tasks:${n}:${after ?? ''}`, async () => {
       const paged = (run as PagedRun).pageTasks;
-      const rows = paged ? ((await paged()).get(run.id) ?? []) : await this.runs.tasksOfRun(run.tenantId, run.id);
+      const rows = paged && after == null ? ((await paged(n)).get(run.id) ?? []) : await this.runs.taskPage(run.tenantId, run.id, n, after);
       const hidden = await this.sensitive(run, rows);
-      return orderTasks(rows).map((t) => toTaskObject(t, hidden.has(t.nodeId)));
+      const loader = run.jsonLoader;
+      return orderTasks(rows).map((t) => Object.assign(toTaskObject(t, hidden.has(t.nodeId)), loader ? { jsonLoader: loader } : {}));
     });
   }
 
@@ -153,8 +190,26 @@ export class RunsService {
     return once(run, 'children', async () => (await this.runs.childrenOfRun(run.tenantId, run.id)).map(toRunObject));
   }
 
-  history(run: RunObject): Promise<RunEventObject[]> {
-    return once(run, 'history', async () => (await this.runs.eventsOfRun(run.tenantId, run.id)).map(toRunEventObject));
+  /** A page of the run's history: at most `first` (1…1000, default 1000) events after seq `after`, oldest first. */
+  history(run: RunObject, first?: number | null, after?: number | null): Promise<RunEventObject[]> {
+    const n = pageSize(first);
+    return once(run, `history:${n}:${after ?? ''}`, async () => {
+      const loader = run.jsonLoader;
+      return (await this.runs.eventPage(run.tenantId, run.id, n, after)).map((e) => Object.assign(toRunEventObject(e), loader ? { jsonLoader: loader } : {}));
+    });
+  }
+
+  /** Every task of the run, page by page (the first page shared with {@link tasks} when asked for it too). */
+  private allTasks(run: RunObject): Promise<TaskObject[]> {
+    return once(run, 'allTasks', async () => {
+      const out: TaskObject[] = [];
+      for (let after: string | null = null; ; ) {
+        const page: TaskObject[] = await this.tasks(run, RUN_ITEMS_PAGE_MAX, after);
+        out.push(...page);
+        if (page.length < RUN_ITEMS_PAGE_MAX) return out;
+        after = page[page.length - 1]!.id;
+      }
+    });
   }
 
   /**
@@ -183,12 +238,12 @@ export class RunsService {
    */
   private picture(run: RunObject): Promise<{ def: MermaidGraph; tasks: Map<string, MermaidTask> }> {
     return once(run, 'picture', async () => {
-      const [def, rows] = await Promise.all([this.workflows.definition(run.tenantId, run.workflowId, run.version), this.tasks(run)]);
+      const [def, rows] = await Promise.all([this.workflows.definition(run.tenantId, run.workflowId, run.version), this.allTasks(run)]);
       return { def, tasks: mermaidTasks(rows) };
     });
   }
 
-  private async sensitive(run: RunObject, rows: TaskEntity[]): Promise<Set<string>> {
+  private async sensitive(run: RunObject, rows: readonly { nodeId: string }[]): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
     return sensitiveNodes(await this.workflows.definition(run.tenantId, run.workflowId, run.version));
   }
@@ -205,6 +260,15 @@ function once<T>(run: RunObject, field: string, read: () => Promise<T>): Promise
     value.catch(() => memo.delete(field));
   }
   return value;
+}
+
+/** A page size of tasks or history: `first` when given (1…{@link RUN_ITEMS_PAGE_MAX}), else the default. */
+function pageSize(first: number | null | undefined): number {
+  if (first == null) return RUN_ITEMS_PAGE_DEFAULT;
+  if (!Number.isInteger(first) || first < 1 || first > RUN_ITEMS_PAGE_MAX) {
+    throw new WeftError('BAD_USER_INPUT', `first must be between 1 and ${RUN_ITEMS_PAGE_MAX}`, [{ path: 'first', message: `must be between 1 and ${RUN_ITEMS_PAGE_MAX}` }]);
+  }
+  return first;
 }
 
 function assertRunId(runId: string): void {
