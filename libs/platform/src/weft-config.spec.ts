@@ -73,3 +73,12 @@ describe('CODE settings', () => {
     expect(configError({ WEFT_CODE_UNCONFINED: 'maybe', WEFT_CODE_MAX_PROCESSES: '4' })).toMatch(/WEFT_CODE_UNCONFINED="maybe".*\n.*WEFT_CODE_MAX_PROCESSES="4"/);
   });
 });
+
+describe('the bound on one GraphQL answer', () => {
+  it('defaults to 64 MiB of stored JSON and is refused at boot below 1 KiB or when not an integer', () => {
+    expect(loadConfig({}).maxResponseBytes).toBe(64 * 1024 * 1024);
+    expect(loadConfig({ WEFT_MAX_RESPONSE_BYTES: '1048576' }).maxResponseBytes).toBe(1024 * 1024);
+    expect(configError({ WEFT_MAX_RESPONSE_BYTES: '100' })).toContain('WEFT_MAX_RESPONSE_BYTES="100"');
+    expect(configError({ WEFT_MAX_RESPONSE_BYTES: 'lots' })).toContain('WEFT_MAX_RESPONSE_BYTES="lots"');
+  });
+});

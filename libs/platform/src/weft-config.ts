@@ -196,7 +196,7 @@ export class WeftEnv {
 
   /**
    * Bytes of stored JSON (run input/config/output, task input/output, history payloads and
-   * actions, as PostgreSQL prints them) one GraphQL answer may hold, default 64 MiB; an operation
+   * actions, and the error texts, as PostgreSQL prints them) one GraphQL answer may hold, default 64 MiB; an operation
    * that would return more is refused with BAD_USER_INPUT before the values are read.
    */
   @Transform(toInt)

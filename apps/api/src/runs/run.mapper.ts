@@ -7,7 +7,10 @@ import type { RunEventObject, RunObject, TaskObject } from './run.object.js';
  * with its JSON values or with their sizes only.
  */
 export function toRunObject(r: RunEntity | SizedRun): RunObject {
-  const json = 'jsonBytes' in r ? { jsonBytes: r.jsonBytes } : { input: r.input as JsonValue, config: r.config as JsonValue, output: r.output as JsonValue | null };
+  const json =
+    'jsonBytes' in r
+      ? { jsonBytes: r.jsonBytes }
+      : { input: r.input as JsonValue, config: r.config as JsonValue, output: r.output as JsonValue | null, error: r.error };
   return {
     ...json,
     tenantId: r.tenantId,
@@ -15,7 +18,6 @@ export function toRunObject(r: RunEntity | SizedRun): RunObject {
     status: r.status as RunStatus,
     workflowId: r.workflowId,
     version: r.version,
-    error: r.error,
     startNodeId: r.startNodeId,
     idempotencyKey: r.idempotencyKey,
     parentRunId: r.parentRunId ?? null,
@@ -36,7 +38,7 @@ export function toRunObject(r: RunEntity | SizedRun): RunObject {
  * iteration rows are hidden with it.
  */
 export function toTaskObject(t: TaskEntity | SizedTask, redact: boolean): TaskObject {
-  const json = 'jsonBytes' in t ? { jsonBytes: t.jsonBytes } : { input: t.input as JsonValue | null, output: t.output as JsonValue | null };
+  const json = 'jsonBytes' in t ? { jsonBytes: t.jsonBytes } : { input: t.input as JsonValue | null, output: t.output as JsonValue | null, error: t.error };
   return {
     ...json,
     tenantId: t.tenantId,
@@ -46,7 +48,6 @@ export function toTaskObject(t: TaskEntity | SizedTask, redact: boolean): TaskOb
     nodeType: t.nodeType,
     status: t.status as TaskStatus,
     attempt: t.attempt,
-    error: t.error,
     branches: t.branches,
     wakeAt: t.wakeAt,
     awaitedSignal: t.awaitedSignal,
@@ -59,7 +60,8 @@ export function toTaskObject(t: TaskEntity | SizedTask, redact: boolean): TaskOb
 }
 
 export function toRunEventObject(e: RunEventEntity | SizedEvent): RunEventObject {
-  const json = 'jsonBytes' in e ? { jsonBytes: e.jsonBytes } : { payload: e.payload as JsonValue | null, actions: (e.actions ?? []) as JsonValue };
+  const json =
+    'jsonBytes' in e ? { jsonBytes: e.jsonBytes } : { payload: e.payload as JsonValue | null, actions: (e.actions ?? []) as JsonValue, error: e.error };
   return {
     ...json,
     tenantId: e.tenantId,
@@ -70,7 +72,6 @@ export function toRunEventObject(e: RunEventEntity | SizedEvent): RunEventObject
     nodeId: e.nodeId,
     attempt: e.attempt,
     ignored: e.ignored,
-    error: e.error,
   };
 }
 

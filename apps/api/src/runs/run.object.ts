@@ -33,8 +33,8 @@ export class RunObject {
   /** Reads the values for every reader of a shared run state (its subscribers); else the answer's own. */
   jsonLoader?: StoredJsonLoader;
 
-  @Field(() => String, { nullable: true, description: 'Why the run failed or was cancelled.' })
-  error: string | null;
+  /** Why the run failed or was cancelled (resolved by RunsResolver), when read with the row. */
+  error?: string | null;
 
   @Field(() => String, { nullable: true })
   startNodeId: string | null;
@@ -107,12 +107,10 @@ export class TaskObject {
   })
   attempt: number;
 
-  /** input and output (resolved by TaskFieldsResolver) when read with the row. */
+  /** input, output and error (resolved by TaskFieldsResolver) when read with the row. */
   input?: JsonValue | null;
   output?: JsonValue | null;
-
-  @Field(() => String, { nullable: true })
-  error: string | null;
+  error?: string | null;
 
   @Field(() => [String], { nullable: true, description: 'Successors a SWITCH (or conditional edges) selected.' })
   branches: string[] | null;
@@ -170,15 +168,13 @@ export class RunEventObject {
   })
   attempt: number | null;
 
-  /** payload and actions (resolved by RunEventFieldsResolver) when read with the row. */
+  /** payload, actions and error (resolved by RunEventFieldsResolver) when read with the row. */
   payload?: JsonValue | null;
   actions?: JsonValue;
+  error?: string | null;
 
   @Field(() => String, { nullable: true, description: 'Why the event changed nothing (e.g. a stale attempt).' })
   ignored: string | null;
-
-  @Field(() => String, { nullable: true, description: 'Why the event was rejected.' })
-  error: string | null;
 }
 
 @ObjectType('RunEdge')

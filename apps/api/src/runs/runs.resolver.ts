@@ -106,6 +106,11 @@ export class RunsResolver {
     return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'output' });
   }
 
+  @ResolveField(() => String, { nullable: true, description: 'Why the run failed or was cancelled.' })
+  error(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<string | null> {
+    return this.runService.storedText(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'error' });
+  }
+
   @ResolveField(() => [TaskObject], {
     description:
       `A page of the run's tasks in creation order; a for_each node's iteration tasks follow its aggregate task (iteration null) in index order. ` +
@@ -156,7 +161,7 @@ export class RunsResolver {
   }
 }
 
-/** The stored JSON fields of a task, read after their size was charged to the answer's budget. */
+/** The stored JSON fields and the error of a task, read after their size was charged to the answer's budget. */
 @Resolver(() => TaskObject)
 @UseFilters(RethrowFilter)
 export class TaskFieldsResolver {
@@ -173,9 +178,14 @@ export class TaskFieldsResolver {
     if (task.redacted) return Promise.resolve(null);
     return this.runService.storedJson(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'output' });
   }
+
+  @ResolveField(() => String, { nullable: true })
+  error(@Parent() task: TaskObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<string | null> {
+    return this.runService.storedText(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'error' });
+  }
 }
 
-/** The stored JSON fields of a history event, read after their size was charged to the answer's budget. */
+/** The stored JSON fields and the error of a history event, read after their size was charged to the answer's budget. */
 @Resolver(() => RunEventObject)
 @UseFilters(RethrowFilter)
 export class RunEventFieldsResolver {
@@ -189,5 +199,10 @@ export class RunEventFieldsResolver {
   @ResolveField(() => GraphQLJSON, { description: 'The actions the event produced.' })
   async actions(@Parent() e: RunEventObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue> {
     return (await this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'actions' })) ?? [];
+  }
+
+  @ResolveField(() => String, { nullable: true, description: 'Why the event was rejected.' })
+  error(@Parent() e: RunEventObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<string | null> {
+    return this.runService.storedText(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'error' });
   }
 }

@@ -55,6 +55,12 @@ export class RunsService {
     return (await (holder.jsonLoader ?? scope.extra).load(ref)) as JsonValue | null;
   }
 
+  /** {@link storedJson} for a text column (an error): the same charge, a string or null. */
+  async storedText(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): Promise<string | null> {
+    const value = await this.storedJson(context, info, holder, ref);
+    return typeof value === 'string' ? value : null;
+  }
+
   private scope(context: object, info: GraphQLResolveInfo): ResponseScope<StoredJsonLoader> {
     const limit = this.config.maxResponseBytes ?? MAX_RESPONSE_BYTES_DEFAULT;
     return responseScope(context, info, () => ({ budget: new ResponseBudget(limit), extra: new StoredJsonLoader(this.runs) }));

@@ -2,20 +2,23 @@ import type { RunEntity } from '../entities/run.entity.js';
 import type { RunEventEntity } from '../entities/run-event.entity.js';
 import type { TaskEntity } from '../entities/task.entity.js';
 
-/** The JSON columns of `runs` that the API reads apart, after it knows their size. */
-export type RunJsonColumn = 'input' | 'config' | 'output';
-/** The JSON columns of `tasks` that the API reads apart. */
-export type TaskJsonColumn = 'input' | 'output';
-/** The JSON columns of `run_events` that the API reads apart. */
-export type EventJsonColumn = 'payload' | 'actions';
+/**
+ * The columns of `runs` that the API reads apart, after it knows their size: the JSON values,
+ * and the error text (up to 8,192 characters, so a page of them is large too).
+ */
+export type RunJsonColumn = 'input' | 'config' | 'output' | 'error';
+/** The columns of `tasks` that the API reads apart. */
+export type TaskJsonColumn = 'input' | 'output' | 'error';
+/** The columns of `run_events` that the API reads apart. */
+export type EventJsonColumn = 'payload' | 'actions' | 'error';
 
 /**
- * Bytes of each large column's JSON text as PostgreSQL prints it (`octet_length(col::text)`,
- * 0 for SQL NULL): what answering with it costs, known without reading the value.
+ * Bytes of each large column's text as PostgreSQL prints it (`octet_length(col::text)`, 0 for
+ * SQL NULL): what answering with it costs, known without reading the value.
  */
 export type JsonBytes<K extends string> = Record<K, number>;
 
-/** A run row without its JSON values, with their sizes instead. */
+/** A run row without its JSON values and error, with their sizes instead. */
 export type SizedRun = Omit<RunEntity, RunJsonColumn> & { jsonBytes: JsonBytes<RunJsonColumn> };
 /** A task row without its JSON values, with their sizes instead. */
 export type SizedTask = Omit<TaskEntity, TaskJsonColumn | 'leaseToken' | 'leaseExpiresAt'> & { jsonBytes: JsonBytes<TaskJsonColumn> };
@@ -27,16 +30,16 @@ export const RUN_ITEMS_PAGE_DEFAULT = 1000;
 /** Largest page of a run's tasks and of its history; larger requests are refused by the API. */
 export const RUN_ITEMS_PAGE_MAX = 1000;
 
-export const RUN_JSON_COLUMNS: readonly RunJsonColumn[] = ['input', 'config', 'output'];
-export const TASK_JSON_COLUMNS: readonly TaskJsonColumn[] = ['input', 'output'];
-export const EVENT_JSON_COLUMNS: readonly EventJsonColumn[] = ['payload', 'actions'];
+export const RUN_JSON_COLUMNS: readonly RunJsonColumn[] = ['input', 'config', 'output', 'error'];
+export const TASK_JSON_COLUMNS: readonly TaskJsonColumn[] = ['input', 'output', 'error'];
+export const EVENT_JSON_COLUMNS: readonly EventJsonColumn[] = ['payload', 'actions', 'error'];
 
 const bytes = (alias: string, c: string) => `COALESCE(octet_length(${alias}${c}::text), 0)::int AS "${c}Bytes"`;
 const sizes = (alias: string, cols: readonly string[]) => cols.map((c) => bytes(alias, c)).join(', ');
 
 /** The columns of `runs` but its JSON values, named as {@link RunEntity}'s properties, and their sizes. */
 export function sizedRunColumns(a = ''): string {
-  return `${a}tenant_id AS "tenantId", ${a}id, ${a}workflow_id AS "workflowId", ${a}version, ${a}status, ${a}error,
+  return `${a}tenant_id AS "tenantId", ${a}id, ${a}workflow_id AS "workflowId", ${a}version, ${a}status,
   ${a}idempotency_key AS "idempotencyKey", ${a}start_node_id AS "startNodeId", ${a}parent_run_id AS "parentRunId",
   ${a}parent_task_id AS "parentTaskId", ${a}parent_attempt AS "parentAttempt", ${a}root_run_id AS "rootRunId", ${a}depth,
   ${a}event_seq AS "eventSeq", ${a}created_at AS "createdAt", ${a}updated_at AS "updatedAt", ${a}finished_at AS "finishedAt",
@@ -46,13 +49,13 @@ export function sizedRunColumns(a = ''): string {
 
 /** The columns of `tasks` the API shows but its JSON values, and their sizes. */
 export const SIZED_TASK_COLUMNS = `tenant_id AS "tenantId", id, run_id AS "runId", node_id AS "nodeId", node_type AS "nodeType",
-  queue, runtime, status, attempt, error, retry_at AS "retryAt", iteration, branches, wake_at AS "wakeAt",
+  queue, runtime, status, attempt, retry_at AS "retryAt", iteration, branches, wake_at AS "wakeAt",
   awaited_signal AS "awaitedSignal", created_at AS "createdAt", updated_at AS "updatedAt", finished_at AS "finishedAt",
   ${sizes('', TASK_JSON_COLUMNS)}`;
 
 /** The columns of `run_events` but its JSON values, and their sizes. */
 export const SIZED_EVENT_COLUMNS = `tenant_id AS "tenantId", run_id AS "runId", seq, type, at, node_id AS "nodeId", attempt,
-  ignored, error, ${sizes('', EVENT_JSON_COLUMNS)}`;
+  ignored, ${sizes('', EVENT_JSON_COLUMNS)}`;
 
 /**
  * The order of a run's tasks, also the key of their pages: creation order, and among the tasks
