@@ -2,7 +2,18 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { GraphQLResolveInfo } from 'graphql';
 import { WeftError, type JsonValue } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
-import { isUuid, RUN_ITEMS_PAGE_DEFAULT, RUN_ITEMS_PAGE_MAX, RunRepository, type SizedTask } from '@weft/persistence';
+import {
+  EVENT_JSON_COLUMNS,
+  isUuid,
+  pickColumns,
+  RUN_ITEMS_PAGE_DEFAULT,
+  RUN_ITEMS_PAGE_MAX,
+  RUN_JSON_COLUMNS,
+  RunRepository,
+  TASK_JSON_COLUMNS,
+  type RunJsonColumn,
+  type SizedTask,
+} from '@weft/persistence';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
 import { toDag, type DagShape } from '../common/graph.js';
@@ -13,12 +24,13 @@ import type { RunFilter } from './run-filter.input.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 import { jsonBytes, MAX_RESPONSE_BYTES_DEFAULT, ResponseBudget, responseScope, type ResponseScope } from './response-budget.js';
+import { selectedFields } from './selection.js';
 import { StoredJsonLoader, type StoredJsonRef } from './stored-json.loader.js';
 
 export const RUNS_PAGE_MAX = 200;
 
 /** A run whose first page of tasks is loaded with the rest of its page of runs (one query for the page). */
-type PagedRun = RunObject & { pageTasks?: (first: number) => Promise<Map<string, SizedTask[]>> };
+type PagedRun = RunObject & { pageTasks?: (first: number, sized: typeof TASK_JSON_COLUMNS) => Promise<Map<string, SizedTask[]>> };
 
 /** What holds a stored JSON field: its value, read with the row, or else its size. */
 type JsonHolder = { jsonBytes?: Partial<Record<string, number>>; jsonLoader?: StoredJsonLoader };
@@ -51,8 +63,16 @@ export class RunsService {
       scope.budget.charge(jsonBytes(value));
       return value;
     }
-    scope.budget.charge(holder.jsonBytes[ref.column] ?? 0);
-    return (await (holder.jsonLoader ?? scope.extra).load(ref)) as JsonValue | null;
+    const loader = holder.jsonLoader ?? scope.extra;
+    const size = holder.jsonBytes[ref.column];
+    if (size !== undefined) {
+      scope.budget.charge(size);
+      return (await loader.load(ref)) as JsonValue | null;
+    }
+    // A field whose size was not read with the row (not found in the selection): read, then charge.
+    const value = (await loader.load(ref)) as JsonValue | null;
+    scope.budget.charge(jsonBytes(value));
+    return value;
   }
 
   /** {@link storedJson} for a text column (an error): the same charge, a string or null. */
@@ -66,13 +86,14 @@ export class RunsService {
     return responseScope(context, info, () => ({ budget: new ResponseBudget(limit), extra: new StoredJsonLoader(this.runs) }));
   }
 
-  async get(p: Principal, runId: string): Promise<RunObject> {
-    return this.load(p.tenantId, runId);
+  /** The run, with the sizes of the stored values `info` selects under it. */
+  async get(p: Principal, runId: string, info?: GraphQLResolveInfo): Promise<RunObject> {
+    return this.load(p.tenantId, runId, sized(selectedFields(info), RUN_JSON_COLUMNS));
   }
 
   /** The run of `tenantId`; WeftError NOT_FOUND when there is none. */
-  async load(tenantId: string, runId: string): Promise<RunObject> {
-    const run = isUuid(runId) ? await this.runs.findSizedRun(tenantId, runId) : null;
+  async load(tenantId: string, runId: string, sizedColumns?: RunJsonColumn[]): Promise<RunObject> {
+    const run = isUuid(runId) ? await this.runs.findSizedRun(tenantId, runId, sizedColumns) : null;
     if (!run) throw runNotFound(runId);
     return toRunObject(run);
   }
@@ -86,7 +107,13 @@ export class RunsService {
     return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>(), jsonLoader: new StoredJsonLoader(this.runs) });
   }
 
-  async list(p: Principal, filter: RunFilter | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<RunConnection> {
+  async list(
+    p: Principal,
+    filter: RunFilter | null | undefined,
+    first: number | null | undefined,
+    after: string | null | undefined,
+    info?: GraphQLResolveInfo,
+  ): Promise<RunConnection> {
     if (first != null && (!Number.isInteger(first) || first < 1 || first > RUNS_PAGE_MAX)) {
       throw new WeftError('BAD_USER_INPUT', `first must be between 1 and ${RUNS_PAGE_MAX}`, [
         { path: 'first', message: `must be between 1 and ${RUNS_PAGE_MAX}` },
@@ -104,12 +131,14 @@ export class RunsService {
       },
       first ?? undefined,
       after ?? undefined,
+      sized(selectedFields(info, ['edges', 'node']), RUN_JSON_COLUMNS),
     );
-    const batches = new Map<number, Promise<Map<string, SizedTask[]>>>();
+    const batches = new Map<string, Promise<Map<string, SizedTask[]>>>();
     const ids = page.edges.map((e) => e.node.id);
-    const pageTasks = (first: number) => {
-      let batch = batches.get(first);
-      if (!batch) batches.set(first, (batch = this.runs.firstTaskPages(p.tenantId, ids, first)));
+    const pageTasks = (first: number, columns: typeof TASK_JSON_COLUMNS) => {
+      const key = `${first}:${columns.join()}`;
+      let batch = batches.get(key);
+      if (!batch) batches.set(key, (batch = this.runs.firstTaskPages(p.tenantId, ids, first, columns)));
       return batch;
     };
     return {
@@ -178,13 +207,15 @@ export class RunsService {
    * A page of the run's tasks: at most `first` (1…1000, default 1000) after the task `after` (a
    * task id from a previous page), in creation order, a for_each node's iterations by index
    * right after its aggregate task ({@link orderTasks}); every task of a sensitive node,
-   * iterations included, redacted. Input and output are read when asked for ({@link storedJson}).
+   * iterations included, redacted. Input, output and error are read when asked for
+   * ({@link storedJson}), their sizes with the rows when `info` selects them.
    */
-  tasks(run: RunObject, first?: number | null, after?: string | null): Promise<TaskObject[]> {
+  tasks(run: RunObject, first?: number | null, after?: string | null, info?: GraphQLResolveInfo): Promise<TaskObject[]> {
     const n = pageSize(first);
-    return once(run, `tasks:${n}:${after ?? ''}`, async () => {
+    const cols = sized(selectedFields(info), TASK_JSON_COLUMNS) ?? [];
+    return once(run, `tasks:${n}:${after ?? ''}:${cols.join()}`, async () => {
       const paged = (run as PagedRun).pageTasks;
-      const rows = paged && after == null ? ((await paged(n)).get(run.id) ?? []) : await this.runs.taskPage(run.tenantId, run.id, n, after);
+      const rows = paged && after == null ? ((await paged(n, cols)).get(run.id) ?? []) : await this.runs.taskPage(run.tenantId, run.id, n, after, cols);
       const hidden = await this.sensitive(run, rows);
       const loader = run.jsonLoader;
       return orderTasks(rows).map((t) => Object.assign(toTaskObject(t, hidden.has(t.nodeId)), loader ? { jsonLoader: loader } : {}));
@@ -192,17 +223,31 @@ export class RunsService {
   }
 
   /** The run's child runs (started by its SUBWORKFLOW tasks), oldest first, at most the first 100 (RUN_CHILDREN_MAX). */
-  children(run: RunObject): Promise<RunObject[]> {
-    return once(run, 'children', async () => (await this.runs.childrenOfRun(run.tenantId, run.id)).map(toRunObject));
+  children(run: RunObject, info?: GraphQLResolveInfo): Promise<RunObject[]> {
+    const cols = sized(selectedFields(info), RUN_JSON_COLUMNS);
+    return once(run, `children:${cols?.join() ?? '*'}`, async () => (await this.runs.childrenOfRun(run.tenantId, run.id, undefined, cols)).map(toRunObject));
   }
 
   /** A page of the run's history: at most `first` (1…1000, default 1000) events after seq `after`, oldest first. */
-  history(run: RunObject, first?: number | null, after?: number | null): Promise<RunEventObject[]> {
+  history(run: RunObject, first?: number | null, after?: number | null, info?: GraphQLResolveInfo): Promise<RunEventObject[]> {
     const n = pageSize(first);
-    return once(run, `history:${n}:${after ?? ''}`, async () => {
+    const cols = sized(selectedFields(info), EVENT_JSON_COLUMNS);
+    return once(run, `history:${n}:${after ?? ''}:${cols?.join() ?? '*'}`, async () => {
       const loader = run.jsonLoader;
-      return (await this.runs.eventPage(run.tenantId, run.id, n, after)).map((e) => Object.assign(toRunEventObject(e), loader ? { jsonLoader: loader } : {}));
+      return (await this.runs.eventPage(run.tenantId, run.id, n, after, cols)).map((e) => Object.assign(toRunEventObject(e), loader ? { jsonLoader: loader } : {}));
     });
+  }
+
+  /**
+   * A page of tasks for {@link allTasks}: for a shared run whose first page a reader already
+   * asked for (with whatever sizes), that page.
+   */
+  private pictureTasks(run: RunObject, after: string | null): Promise<TaskObject[]> {
+    const memo = (run as SharedRun).shared;
+    if (memo && after === null) {
+      for (const [key, page] of memo) if (key.startsWith(`tasks:${RUN_ITEMS_PAGE_MAX}::`)) return page as Promise<TaskObject[]>;
+    }
+    return this.tasks(run, RUN_ITEMS_PAGE_MAX, after);
   }
 
   /** Every task of the run, page by page (the first page shared with {@link tasks} when asked for it too). */
@@ -210,7 +255,7 @@ export class RunsService {
     return once(run, 'allTasks', async () => {
       const out: TaskObject[] = [];
       for (let after: string | null = null; ; ) {
-        const page: TaskObject[] = await this.tasks(run, RUN_ITEMS_PAGE_MAX, after);
+        const page: TaskObject[] = await this.pictureTasks(run, after);
         out.push(...page);
         if (page.length < RUN_ITEMS_PAGE_MAX) return out;
         after = page[page.length - 1]!.id;
@@ -266,6 +311,14 @@ function once<T>(run: RunObject, field: string, read: () => Promise<T>): Promise
     value.catch(() => memo.delete(field));
   }
   return value;
+}
+
+/**
+ * The stored-value columns among the selected field names (each such field is named as its
+ * column); undefined (size them all) when the selection is unknown.
+ */
+function sized<K extends string>(selected: Set<string> | undefined, columns: readonly K[]): K[] | undefined {
+  return selected ? pickColumns(selected as Set<K>, columns) : undefined;
 }
 
 /** A page size of tasks or history: `first` when given (1…{@link RUN_ITEMS_PAGE_MAX}), else the default. */

@@ -12,8 +12,8 @@ import {
   RUN_ITEMS_PAGE_DEFAULT,
   RUN_ITEMS_PAGE_MAX,
   RUN_JSON_COLUMNS,
-  SIZED_EVENT_COLUMNS,
-  SIZED_TASK_COLUMNS,
+  sizedEventColumns,
+  sizedTaskColumns,
   sizedRunColumns,
   TASK_JSON_COLUMNS,
   TASK_ORDER,
@@ -108,16 +108,23 @@ export class RunRepository extends TenantScopedRepository {
   /**
    * A page of the tenant's runs, newest first (`created_at DESC, id DESC`), at most `first`
    * (default 20, clamped to 1…200), after the cursor `after` from a previous page; each run
-   * without its JSON values, with their sizes (read them with {@link runJson}).
+   * without its JSON values, with the sizes of those in `sized` (read them with {@link runJson}).
    * Throws {@link InvalidCursorError} for a cursor this method did not produce.
    */
-  async listRuns(tenantId: string, filter: RunFilter = {}, first: number = RUNS_PAGE_DEFAULT, after?: string | null): Promise<RunPage> {
+  async listRuns(
+    tenantId: string,
+    filter: RunFilter = {},
+    first: number = RUNS_PAGE_DEFAULT,
+    after?: string | null,
+    sized: Iterable<RunJsonColumn> = RUN_JSON_COLUMNS,
+  ): Promise<RunPage> {
+    const cols = pickColumns(sized, RUN_JSON_COLUMNS);
     const limit = Math.min(RUNS_PAGE_MAX, Math.max(1, Math.floor(Number.isFinite(first) ? first : RUNS_PAGE_DEFAULT)));
     const cursor = after ? decodeRunCursor(after) : undefined;
     return this.inTenant(tenantId, async (m) => {
       const qb = m
         .createQueryBuilder()
-        .select(sizedRunColumns('r.'))
+        .select(sizedRunColumns('r.', cols))
         .addSelect(`(extract(epoch from r.created_at) * 1000000)::bigint::text`, 'cursor_micros')
         .from('runs', 'r')
         .where('r.tenant_id = :tenantId', { tenantId });
@@ -172,12 +179,12 @@ export class RunRepository extends TenantScopedRepository {
   }
 
   /**
-   * The run, without its JSON values but with their sizes (read them with {@link runJson}), or
-   * null when the tenant has no such run.
+   * The run, without its JSON values but with the sizes of those in `sized` (read them with
+   * {@link runJson}), or null when the tenant has no such run.
    */
-  async findSizedRun(tenantId: string, runId: string): Promise<SizedRun | null> {
+  async findSizedRun(tenantId: string, runId: string, sized: Iterable<RunJsonColumn> = RUN_JSON_COLUMNS): Promise<SizedRun | null> {
     if (!isUuid(runId)) return null;
-    const text = `SELECT ${sizedRunColumns()} FROM runs WHERE tenant_id = $1 AND id = $2`;
+    const text = `SELECT ${sizedRunColumns('', pickColumns(sized, RUN_JSON_COLUMNS))} FROM runs WHERE tenant_id = $1 AND id = $2`;
     const r = isDataSource(this.db)
       ? await sqlInTenant<Record<string, unknown>>(this.db, tenantId, text, [tenantId, runId])
       : await this.inTenant(tenantId, (m) => sql<Record<string, unknown>>(m, text, [tenantId, runId]));
@@ -186,20 +193,27 @@ export class RunRepository extends TenantScopedRepository {
 
   /**
    * A page of the run's tasks in {@link TASK_ORDER} (creation order, a for_each node's
-   * iterations by index right after its own task), without their JSON values but with their
-   * sizes: at most `first` (clamped to 1…{@link RUN_ITEMS_PAGE_MAX}, default
+   * iterations by index right after its own task), without their JSON values but with the sizes
+   * of those in `sized`: at most `first` (clamped to 1…{@link RUN_ITEMS_PAGE_MAX}, default
    * {@link RUN_ITEMS_PAGE_DEFAULT}), after the task `after` (a task id of a previous page). Empty
    * for an unknown run; throws {@link InvalidCursorError} when `after` is not a task of the run.
    */
-  async taskPage(tenantId: string, runId: string, first: number = RUN_ITEMS_PAGE_DEFAULT, after?: string | null): Promise<SizedTask[]> {
+  async taskPage(
+    tenantId: string,
+    runId: string,
+    first: number = RUN_ITEMS_PAGE_DEFAULT,
+    after?: string | null,
+    sized: Iterable<TaskJsonColumn> = TASK_JSON_COLUMNS,
+  ): Promise<SizedTask[]> {
     if (!isUuid(runId)) return [];
+    const columns = sizedTaskColumns(pickColumns(sized, TASK_JSON_COLUMNS));
     if (after != null && !isUuid(after)) throw new InvalidCursorError();
     const limit = clampItems(first);
     return this.inTenant(tenantId, async (m) => {
       if (after == null) {
         const r = await sql<Record<string, unknown>>(
           m,
-          `SELECT ${SIZED_TASK_COLUMNS} FROM tasks WHERE tenant_id = $1 AND run_id = $2 ORDER BY ${TASK_ORDER} LIMIT $3`,
+          `SELECT ${columns} FROM tasks WHERE tenant_id = $1 AND run_id = $2 ORDER BY ${TASK_ORDER} LIMIT $3`,
           [tenantId, runId, limit],
         );
         return r.rows.map((row) => withJsonBytes<TaskJsonColumn, SizedTask>(row, TASK_JSON_COLUMNS));
@@ -208,7 +222,7 @@ export class RunRepository extends TenantScopedRepository {
         m,
         `WITH a AS (SELECT ${TASK_ORDER} FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND id = $3)
          SELECT true AS found, t.* FROM a LEFT JOIN LATERAL (
-           SELECT ${SIZED_TASK_COLUMNS} FROM tasks
+           SELECT ${columns} FROM tasks
             WHERE tenant_id = $1 AND run_id = $2 AND (${TASK_ORDER}) > (SELECT * FROM a)
             ORDER BY ${TASK_ORDER} LIMIT $4) t ON true`,
         [tenantId, runId, after, limit],
@@ -225,7 +239,12 @@ export class RunRepository extends TenantScopedRepository {
    * id, each list as {@link taskPage} gives it. Runs without tasks (or unknown) map to an
    * empty list.
    */
-  async firstTaskPages(tenantId: string, runIds: string[], first: number = RUN_ITEMS_PAGE_DEFAULT): Promise<Map<string, SizedTask[]>> {
+  async firstTaskPages(
+    tenantId: string,
+    runIds: string[],
+    first: number = RUN_ITEMS_PAGE_DEFAULT,
+    sized: Iterable<TaskJsonColumn> = TASK_JSON_COLUMNS,
+  ): Promise<Map<string, SizedTask[]>> {
     const ids = [...new Set(runIds.filter(isUuid))];
     const byRun = new Map<string, SizedTask[]>(runIds.map((id) => [id, []]));
     if (!ids.length) return byRun;
@@ -233,7 +252,7 @@ export class RunRepository extends TenantScopedRepository {
       sql<Record<string, unknown> & { n: string }>(
         m,
         `SELECT * FROM (
-           SELECT ${SIZED_TASK_COLUMNS}, row_number() OVER (PARTITION BY run_id ORDER BY ${TASK_ORDER}) AS n
+           SELECT ${sizedTaskColumns(pickColumns(sized, TASK_JSON_COLUMNS))}, row_number() OVER (PARTITION BY run_id ORDER BY ${TASK_ORDER}) AS n
              FROM tasks WHERE tenant_id = $1 AND run_id = ANY($2::uuid[])) t
           WHERE n <= $3 ORDER BY "runId", n`,
         [tenantId, ids, clampItems(first)],
@@ -284,16 +303,16 @@ export class RunRepository extends TenantScopedRepository {
   /**
    * The runs of `tenantId` whose `parent_run_id` is `runId` (started by its SUBWORKFLOW tasks),
    * oldest first (`created_at, id`), at most `limit` (clamped to 1…{@link RUN_CHILDREN_MAX}),
-   * without their JSON values but with their sizes; empty for an id that is not a UUID or a run
-   * without children.
+   * without their JSON values but with the sizes of those in `sized`; empty for an id that is not
+   * a UUID or a run without children.
    */
-  async childrenOfRun(tenantId: string, runId: string, limit: number = RUN_CHILDREN_MAX): Promise<SizedRun[]> {
+  async childrenOfRun(tenantId: string, runId: string, limit: number = RUN_CHILDREN_MAX, sized: Iterable<RunJsonColumn> = RUN_JSON_COLUMNS): Promise<SizedRun[]> {
     if (!isUuid(runId)) return [];
     const take = Math.min(RUN_CHILDREN_MAX, Math.max(1, Math.floor(limit)));
     const r = await this.inTenant(tenantId, (m) =>
       sql<Record<string, unknown>>(
         m,
-        `SELECT ${sizedRunColumns()} FROM runs WHERE tenant_id = $1 AND parent_run_id = $2 ORDER BY created_at, id LIMIT $3`,
+        `SELECT ${sizedRunColumns('', pickColumns(sized, RUN_JSON_COLUMNS))} FROM runs WHERE tenant_id = $1 AND parent_run_id = $2 ORDER BY created_at, id LIMIT $3`,
         [tenantId, runId, take],
       ),
     );
@@ -301,16 +320,22 @@ export class RunRepository extends TenantScopedRepository {
   }
 
   /**
-   * A page of the run's history ordered by `seq`, without the events' JSON values but with their
-   * sizes: at most `first` (clamped to 1…{@link RUN_ITEMS_PAGE_MAX}, default
+   * A page of the run's history ordered by `seq`, without the events' JSON values but with the
+   * sizes of those in `sized`: at most `first` (clamped to 1…{@link RUN_ITEMS_PAGE_MAX}, default
    * {@link RUN_ITEMS_PAGE_DEFAULT}), the events after seq `after`. Empty for an unknown run.
    */
-  async eventPage(tenantId: string, runId: string, first: number = RUN_ITEMS_PAGE_DEFAULT, after?: number | null): Promise<SizedEvent[]> {
+  async eventPage(
+    tenantId: string,
+    runId: string,
+    first: number = RUN_ITEMS_PAGE_DEFAULT,
+    after?: number | null,
+    sized: Iterable<EventJsonColumn> = EVENT_JSON_COLUMNS,
+  ): Promise<SizedEvent[]> {
     if (!isUuid(runId)) return [];
     const r = await this.inTenant(tenantId, (m) =>
       sql<Record<string, unknown>>(
         m,
-        `SELECT ${SIZED_EVENT_COLUMNS} FROM run_events WHERE tenant_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+        `SELECT ${sizedEventColumns(pickColumns(sized, EVENT_JSON_COLUMNS))} FROM run_events WHERE tenant_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
         [tenantId, runId, Math.max(0, Math.floor(after ?? 0)), clampItems(first)],
       ),
     );
