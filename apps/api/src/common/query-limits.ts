@@ -146,8 +146,10 @@ export function assessOperation(schema: GraphQLSchema, document: DocumentNode, o
 
 /**
  * The complexity of one field: `1 + length × childComplexity`, where length is the field's
- * `first` argument (clamped to 1…RUNS_PAGE_MAX, default RUNS_PAGE_DEFAULT), the assumed length
- * of a list field ({@link LIST_LENGTHS}; introspection lists by the schema's own averages), or 1.
+ * `first` argument (clamped to 1…RUNS_PAGE_MAX, default RUNS_PAGE_DEFAULT; for a run's tasks and
+ * history clamped to 1…RUN_ITEMS_PAGE_MAX, or {@link LIST_LENGTHS} without one), the assumed
+ * length of a list field ({@link LIST_LENGTHS}; introspection lists by the schema's own
+ * averages), or 1.
  */
 function estimator(schema: GraphQLSchema): ComplexityEstimator {
   const introspection = introspectionLengths(schema);
