@@ -298,6 +298,69 @@ describe('RunRepository', () => {
     expect((await repo.listRuns(b.tenantId)).edges).toEqual([]);
   });
 
+  it('reads runs, tasks and events with the sizes of their stored values, and pages tasks and history', async () => {
+    const a = await createTenant(db.ds, 'a');
+    const b = await createTenant(db.ds, 'b');
+    await publishWorkflow(db.ds, a.tenantId, def([http('a')]), { workflowId: 'w' });
+    const runId = await insertRun(a.tenantId, 'w', new Date());
+    const ids: Record<string, string> = {};
+    await withTenant(db.ds, a.tenantId, async (m) => {
+      await sql(m, `UPDATE runs SET input = '{"n": 12}'::jsonb, output = '[1, 2]'::jsonb WHERE tenant_id = $1 AND id = $2`, [a.tenantId, runId]);
+      const t0 = new Date('2030-01-01T00:00:00Z');
+      const t1 = new Date('2030-01-01T00:00:01Z');
+      // One event creates a for_each node's own task and its iterations at once: same created_at.
+      const rows: [string, string, number | null, Date][] = [['start', 'start', null, t0], ['i2', 'fan', 2, t1], ['agg', 'fan', null, t1], ['i0', 'fan', 0, t1], ['i1', 'fan', 1, t1]];
+      for (const [key, node, iteration, at] of rows) {
+        ids[key] = uuidv7();
+        await sql(
+          m,
+          `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, status, iteration, output, error, created_at)
+           VALUES ($1,$2,$3,$4,'HTTP','FAILED',$5,$6::jsonb,$7,$8)`,
+          [a.tenantId, ids[key], runId, node, iteration, JSON.stringify({ key }), `boom ${key}`, at],
+        );
+      }
+      for (const seq of [1, 2, 3]) {
+        await sql(m, `INSERT INTO run_events (tenant_id, run_id, seq, type, payload, actions) VALUES ($1,$2,$3,'RunStarted',$4::jsonb,'[]'::jsonb)`, [a.tenantId, runId, seq, JSON.stringify({ seq })]);
+      }
+    });
+    const repo = new RunRepository(db.ds);
+
+    const run = await repo.findSizedRun(a.tenantId, runId);
+    expect(run).not.toHaveProperty('input');
+    expect(run).not.toHaveProperty('output');
+    // The JSON text as PostgreSQL prints it: '{"n": 12}', the default '{}' and '[1, 2]'; SQL NULL counts 0.
+    expect(run?.jsonBytes).toEqual({ input: 9, config: 2, output: 6, error: 0 });
+    expect((await repo.findSizedRun(a.tenantId, runId, ['output']))?.jsonBytes).toEqual({ output: 6 });
+    expect(await repo.findSizedRun(b.tenantId, runId)).toBeNull();
+    expect((await repo.listRuns(a.tenantId, {}, 5, null, [])).edges[0]?.node.jsonBytes).toEqual({});
+
+    const order = ['start', 'agg', 'i0', 'i1', 'i2'].map((k) => ids[k]);
+    const all = await repo.taskPage(a.tenantId, runId);
+    expect(all.map((t) => t.id)).toEqual(order);
+    expect(all[0]).not.toHaveProperty('output');
+    expect(all[0]!.jsonBytes).toEqual({ input: 0, output: JSON.stringify({ key: 'start' }).length + 1, error: 'boom start'.length });
+    const paged: string[] = [];
+    for (let after: string | null = null; ; ) {
+      const page = await repo.taskPage(a.tenantId, runId, 2, after, ['output']);
+      paged.push(...page.map((t) => t.id));
+      if (page.length < 2) break;
+      after = page[1]!.id;
+    }
+    expect(paged).toEqual(order);
+    expect((await repo.firstTaskPages(a.tenantId, [runId], 3)).get(runId)?.map((t) => t.id)).toEqual(order.slice(0, 3));
+    await expect(repo.taskPage(a.tenantId, runId, 2, uuidv7())).rejects.toBeInstanceOf(InvalidCursorError);
+    expect(await repo.taskPage(b.tenantId, runId)).toEqual([]);
+
+    expect((await repo.eventPage(a.tenantId, runId, 1, 1)).map((e) => e.seq)).toEqual([2]);
+    expect((await repo.eventPage(a.tenantId, runId, 5, 1, ['payload'])).map((e) => e.jsonBytes)).toEqual([{ payload: 10 }, { payload: 10 }]);
+
+    const values = await repo.taskJson(a.tenantId, [ids.i1!, ids.start!], ['output', 'error']);
+    expect(values.get(ids.i1!)).toEqual({ output: { key: 'i1' }, error: 'boom i1' });
+    expect((await repo.runJson(a.tenantId, [runId], ['input'])).get(runId)).toEqual({ input: { n: 12 } });
+    expect((await repo.eventJson(a.tenantId, [{ runId, seq: 3 }], ['payload'])).get(`${runId}:3`)).toEqual({ payload: { seq: 3 } });
+    expect((await repo.taskJson(b.tenantId, [ids.i1!], ['output'])).size).toBe(0);
+  });
+
   it('enforces one run per idempotency key and tenant', async () => {
     const a = await createTenant(db.ds, 'a');
     const b = await createTenant(db.ds, 'b');

@@ -84,7 +84,7 @@ const workflows = {
 const count = (method: string) => (store.reads[method] = (store.reads[method] ?? 0) + 1);
 
 const runs = {
-  async findRun(tenantId: string, runId: string) {
+  async findSizedRun(tenantId: string, runId: string) {
     count('findRun');
     if (store.failNextRead) {
       const err = store.failNextRead;
@@ -102,14 +102,14 @@ const runs = {
       pageInfo: { hasNextPage: start + first < all.length, endCursor: page.at(-1)?.id ?? null },
     };
   },
-  async tasksOfRun(tenantId: string, runId: string) {
+  async taskPage(tenantId: string, runId: string) {
     count('tasksOfRun');
     return store.tasks.filter((t) => t.tenantId === tenantId && t.runId === runId);
   },
-  async tasksOfRuns(tenantId: string, runIds: string[]) {
+  async firstTaskPages(tenantId: string, runIds: string[]) {
     return new Map(runIds.map((id) => [id, store.tasks.filter((t) => t.tenantId === tenantId && t.runId === id)]));
   },
-  async eventsOfRun(tenantId: string, runId: string) {
+  async eventPage(tenantId: string, runId: string) {
     count('eventsOfRun');
     return store.events.filter((e) => e.tenantId === tenantId && e.runId === runId);
   },

@@ -17,7 +17,7 @@ import { WhoamiResolver } from './keys/whoami.resolver.js';
 import { QueuesResolver } from './queues/queues.resolver.js';
 import { QueuesService } from './queues/queues.service.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
-import { RunsResolver } from './runs/runs.resolver.js';
+import { RunEventFieldsResolver, RunsResolver, TaskFieldsResolver } from './runs/runs.resolver.js';
 import { RunsService } from './runs/runs.service.js';
 import { SchedulesResolver } from './schedules/schedules.resolver.js';
 import { SchedulesService } from './schedules/schedules.service.js';
@@ -56,6 +56,8 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     WorkflowsResolver,
     WorkflowResolver,
     RunsResolver,
+    TaskFieldsResolver,
+    RunEventFieldsResolver,
     KeysResolver,
     WhoamiResolver,
     QueuesService,

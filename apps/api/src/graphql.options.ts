@@ -10,6 +10,7 @@ import type { Principal } from './auth/principal.js';
 import { formatError, formatExecutionResult, formatValidationErrors } from './common/error-formatter.js';
 import { assessOperation, limitExceeded, QUERY_LIMITS } from './common/query-limits.js';
 import { requestMetricsPlugin } from './common/request-metrics.js';
+import { responseLimitPlugin, withoutRefusedData } from './common/response-limit.plugin.js';
 import type { WeftMetrics } from '@weft/platform';
 import { CLOSE_TOO_MANY_KEY_CONNECTIONS, type ConnectionLimits } from './sockets/connection-limits.js';
 
@@ -64,7 +65,8 @@ export const GRAPHQL_PATH = '/graphql';
  * maxTokens tokens fails to parse; a valid operation that exceeds a limit is refused with
  * BAD_USER_INPUT before it runs (over HTTP in didResolveOperation, over graphql-ws in
  * onSubscribe, which also caps the operations in flight on one connection). Request batching
- * stays off.
+ * stays off. An answer whose stored JSON passes WEFT_MAX_RESPONSE_BYTES is the refusal alone
+ * (see `runs/response-budget.ts`).
  */
 export function graphqlOptions(auth: AuthService, metrics?: WeftMetrics): Omit<ApolloDriverConfig, 'driver'> {
   return {
@@ -78,7 +80,7 @@ export function graphqlOptions(auth: AuthService, metrics?: WeftMetrics): Omit<A
     autoTransformHttpErrors: false,
     allowBatchedHttpRequests: false,
     parseOptions: { maxTokens: QUERY_LIMITS.maxTokens },
-    plugins: metrics ? [costLimitPlugin, requestMetricsPlugin(metrics)] : [costLimitPlugin],
+    plugins: metrics ? [costLimitPlugin, responseLimitPlugin, requestMetricsPlugin(metrics)] : [costLimitPlugin, responseLimitPlugin],
     formatError,
     context: (arg: unknown): Promise<GqlContext> => httpContext(arg, auth),
   };
@@ -106,7 +108,7 @@ export function socketOptions(
       if (!(await recheckSocket(ctx, auth))) return [new GraphQLError('Invalid API key', { extensions: { code: 'UNAUTHENTICATED' } })];
       return prepareSocketOperation(ctx, payload, schemaHost);
     },
-    onNext: (_ctx, _id, _payload, _args, result) => formatExecutionResult(result),
+    onNext: (_ctx, _id, _payload, _args, result) => formatExecutionResult(withoutRefusedData(result)),
     // The errors of a subscription that failed validation.
     onError: (_ctx, _id, _payload, errors) => formatValidationErrors(errors),
   };

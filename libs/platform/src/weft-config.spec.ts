@@ -114,3 +114,12 @@ describe('ops settings', () => {
     expect(loadConfig({ REDIS_URL: 'rediss://weft:s3cret-pw@redis.internal:6380/2' }).redisUrl).toBe('rediss://weft:s3cret-pw@redis.internal:6380/2');
   });
 });
+
+describe('the bound on one GraphQL answer', () => {
+  it('defaults to 64 MiB of stored JSON and is refused at boot below 1 KiB or when not an integer', () => {
+    expect(loadConfig({}).maxResponseBytes).toBe(64 * 1024 * 1024);
+    expect(loadConfig({ WEFT_MAX_RESPONSE_BYTES: '1048576' }).maxResponseBytes).toBe(1024 * 1024);
+    expect(configError({ WEFT_MAX_RESPONSE_BYTES: '100' })).toContain('WEFT_MAX_RESPONSE_BYTES="100"');
+    expect(configError({ WEFT_MAX_RESPONSE_BYTES: 'lots' })).toContain('WEFT_MAX_RESPONSE_BYTES="lots"');
+  });
+});

@@ -251,6 +251,17 @@ export class WeftEnv {
   WEFT_MAX_OUTPUT_BYTES = 1024 * 1024;
 
   /**
+   * Bytes of stored JSON (run input/config/output, task input/output, history payloads and
+   * actions, and the error texts, as PostgreSQL prints them) one GraphQL answer may hold, default 64 MiB; an operation
+   * that would return more is refused with BAD_USER_INPUT before the values are read.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  @Max(1024 * 1024 * 1024)
+  WEFT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+  /**
    * The deepest chain of SUBWORKFLOW child runs: a run at this depth (a run started
    * over the API is at 0) cannot start a child, and its SUBWORKFLOW node fails saying so.
    */
@@ -441,6 +452,8 @@ export interface WeftConfig {
   maxBufferedSignalBytes: number;
   /** Largest task output, in UTF-8 bytes of its JSON text; larger fails the attempt (OUTPUT_TOO_LARGE). */
   maxOutputBytes: number;
+  /** WEFT_MAX_RESPONSE_BYTES: bytes of stored JSON one GraphQL answer may hold (default 64 MiB). */
+  maxResponseBytes: number;
   /** WEFT_MAX_SUBWORKFLOW_DEPTH: the deepest chain of child runs (default 10). */
   maxSubworkflowDepth: number;
   /** WEFT_MAX_RUN_TREE: the most runs one tree of child runs may hold (default 1000). */
@@ -546,6 +559,7 @@ export function loadConfig(
     maxBufferedSignals: dto.WEFT_MAX_BUFFERED_SIGNALS,
     maxBufferedSignalBytes: dto.WEFT_MAX_BUFFERED_SIGNAL_BYTES,
     maxOutputBytes: dto.WEFT_MAX_OUTPUT_BYTES,
+    maxResponseBytes: dto.WEFT_MAX_RESPONSE_BYTES,
     maxSubworkflowDepth: dto.WEFT_MAX_SUBWORKFLOW_DEPTH,
     maxRunTree: dto.WEFT_MAX_RUN_TREE,
     maxDefinitionNodes: dto.WEFT_MAX_DEFINITION_NODES,

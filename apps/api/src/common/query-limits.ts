@@ -16,7 +16,7 @@ import {
 } from 'graphql';
 import { getComplexity, type ComplexityEstimator, type ComplexityEstimatorArgs } from 'graphql-query-complexity';
 import { WeftError, type Problem } from '@weft/engine';
-import { RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from '@weft/persistence';
+import { RUN_ITEMS_PAGE_MAX, RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from '@weft/persistence';
 
 /** How much one operation may ask for, over HTTP and graphql-ws alike. */
 export const QUERY_LIMITS = {
@@ -52,7 +52,12 @@ export const QUERY_LIMITS = {
  */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
-/** Assumed length of list fields that take no `first`: they are loaded whole. */
+/**
+ * Assumed length of list fields without a `first` argument, or (tasks, history) called without
+ * one: most runs have a few dozen tasks and events, while their default page is
+ * RUN_ITEMS_PAGE_DEFAULT; the bytes of their stored JSON are bounded apart
+ * (WEFT_MAX_RESPONSE_BYTES).
+ */
 const LIST_LENGTHS: Readonly<Record<string, number>> = {
   'Run.tasks': 50,
   'Run.history': 50,
@@ -133,7 +138,7 @@ export function assessOperation(schema: GraphQLSchema, document: DocumentNode, o
       message:
         `complexity ${complexity} exceeds the budget of ${budget} ` +
         `(each field costs 1; a connection multiplies its fields by first, default ${RUNS_PAGE_DEFAULT}; ` +
-        `tasks by ${LIST_LENGTHS['Run.tasks']}, history by ${LIST_LENGTHS['Run.history']})`,
+        `tasks and history by their first, or ${LIST_LENGTHS['Run.tasks']} without it)`,
     });
   }
   return problems;
@@ -141,8 +146,10 @@ export function assessOperation(schema: GraphQLSchema, document: DocumentNode, o
 
 /**
  * The complexity of one field: `1 + length × childComplexity`, where length is the field's
- * `first` argument (clamped to 1…RUNS_PAGE_MAX, default RUNS_PAGE_DEFAULT), the assumed length
- * of a list field ({@link LIST_LENGTHS}; introspection lists by the schema's own averages), or 1.
+ * `first` argument (clamped to 1…RUNS_PAGE_MAX, default RUNS_PAGE_DEFAULT; for a run's tasks and
+ * history clamped to 1…RUN_ITEMS_PAGE_MAX, or {@link LIST_LENGTHS} without one), the assumed
+ * length of a list field ({@link LIST_LENGTHS}; introspection lists by the schema's own
+ * averages), or 1.
  */
 function estimator(schema: GraphQLSchema): ComplexityEstimator {
   const introspection = introspectionLengths(schema);
@@ -163,13 +170,21 @@ const COMPUTED_FIELDS: Readonly<Record<string, (args: Record<string, unknown>) =
 };
 export const UPCOMING_TIME_COST = 50;
 
+/** List fields paged by `first` up to their own maximum, counted by `first` when it is given. */
+const PAGED_LISTS: Readonly<Record<string, number>> = { 'Run.tasks': RUN_ITEMS_PAGE_MAX, 'Run.history': RUN_ITEMS_PAGE_MAX };
+
 function lengthOf({ type, field, args }: ComplexityEstimatorArgs, introspection: Record<string, number>): number {
+  const key = `${type.name}.${field.name}`;
+  const pagedMax = PAGED_LISTS[key];
+  if (pagedMax !== undefined) {
+    const first = typeof args.first === 'number' && Number.isFinite(args.first) ? args.first : undefined;
+    return first === undefined ? LIST_LENGTHS[key]! : Math.min(pagedMax, Math.max(1, Math.floor(first)));
+  }
   if (field.args.some((a) => a.name === 'first')) {
     const first = typeof args.first === 'number' && Number.isFinite(args.first) ? args.first : RUNS_PAGE_DEFAULT;
     return Math.min(RUNS_PAGE_MAX, Math.max(1, Math.floor(first)));
   }
   if (!isListType(getNullableType(field.type))) return 1;
-  const key = `${type.name}.${field.name}`;
   return LIST_LENGTHS[key] ?? introspection[key] ?? DEFAULT_LIST_LENGTH;
 }
 

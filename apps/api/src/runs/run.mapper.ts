@@ -1,19 +1,23 @@
 import type { JsonValue, RunStatus, TaskStatus, WorkflowDefinition } from '@weft/engine';
-import type { RunEntity, RunEventEntity, TaskEntity } from '@weft/persistence';
+import type { RunEntity, RunEventEntity, SizedEvent, SizedRun, SizedTask, TaskEntity } from '@weft/persistence';
 import type { RunEventObject, RunObject, TaskObject } from './run.object.js';
 
-/** Maps a run row (its tasks, history, mermaid and children are loaded by field resolvers). */
-export function toRunObject(r: RunEntity): RunObject {
+/**
+ * Maps a run row (its tasks, history, mermaid and children are loaded by field resolvers), read
+ * with its JSON values or with their sizes only.
+ */
+export function toRunObject(r: RunEntity | SizedRun): RunObject {
+  const json =
+    'jsonBytes' in r
+      ? { jsonBytes: r.jsonBytes }
+      : { input: r.input as JsonValue, config: r.config as JsonValue, output: r.output as JsonValue | null, error: r.error };
   return {
+    ...json,
     tenantId: r.tenantId,
     id: r.id,
     status: r.status as RunStatus,
     workflowId: r.workflowId,
     version: r.version,
-    input: r.input as JsonValue,
-    config: r.config as JsonValue,
-    output: r.output as JsonValue | null,
-    error: r.error,
     startNodeId: r.startNodeId,
     idempotencyKey: r.idempotencyKey,
     parentRunId: r.parentRunId ?? null,
@@ -29,19 +33,21 @@ export function toRunObject(r: RunEntity): RunObject {
 }
 
 /**
- * Maps a task row; `redact` hides the input and output of a `sensitive: true` node,
- * which the caller decides by node id, so a `for_each` node's iteration rows are hidden with it.
+ * Maps a task row (read with its JSON values or their sizes); `redact` hides the input and output
+ * of a `sensitive: true` node, which the caller decides by node id, so a `for_each` node's
+ * iteration rows are hidden with it.
  */
-export function toTaskObject(t: TaskEntity, redact: boolean): TaskObject {
+export function toTaskObject(t: TaskEntity | SizedTask, redact: boolean): TaskObject {
+  const json = 'jsonBytes' in t ? { jsonBytes: t.jsonBytes } : { input: t.input as JsonValue | null, output: t.output as JsonValue | null, error: t.error };
   return {
+    ...json,
+    tenantId: t.tenantId,
+    redacted: redact,
     id: t.id,
     nodeId: t.nodeId,
     nodeType: t.nodeType,
     status: t.status as TaskStatus,
     attempt: t.attempt,
-    input: redact ? null : (t.input as JsonValue | null),
-    output: redact ? null : (t.output as JsonValue | null),
-    error: t.error,
     branches: t.branches,
     wakeAt: t.wakeAt,
     awaitedSignal: t.awaitedSignal,
@@ -53,17 +59,19 @@ export function toTaskObject(t: TaskEntity, redact: boolean): TaskObject {
   };
 }
 
-export function toRunEventObject(e: RunEventEntity): RunEventObject {
+export function toRunEventObject(e: RunEventEntity | SizedEvent): RunEventObject {
+  const json =
+    'jsonBytes' in e ? { jsonBytes: e.jsonBytes } : { payload: e.payload as JsonValue | null, actions: (e.actions ?? []) as JsonValue, error: e.error };
   return {
+    ...json,
+    tenantId: e.tenantId,
+    runId: e.runId,
     seq: e.seq,
     type: e.type,
     at: e.at,
     nodeId: e.nodeId,
     attempt: e.attempt,
-    payload: e.payload as JsonValue | null,
-    actions: (e.actions ?? []) as JsonValue,
     ignored: e.ignored,
-    error: e.error,
   };
 }
 

@@ -1,7 +1,8 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import type { JsonValue, RunStatus, TaskStatus } from '@weft/engine';
+import type { EventJsonColumn, JsonBytes, RunJsonColumn, TaskJsonColumn } from '@weft/persistence';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
-import { GraphQLJSON } from '../common/json.scalar.js';
+import type { StoredJsonLoader } from './stored-json.loader.js';
 import { RunStatusEnum, TaskStatusEnum } from '../common/statuses.js';
 
 @ObjectType('Run', { description: 'One run of a workflow version; tasks, history, mermaid and children are loaded when asked for.' })
@@ -21,17 +22,19 @@ export class RunObject {
   @Field(() => Int)
   version: number;
 
-  @Field(() => GraphQLJSON, { nullable: true })
-  input: JsonValue | null;
+  /**
+   * input, config and output (GraphQL fields resolved by RunsResolver): the values when the row
+   * was read with them, or else their sizes, to charge before they are read.
+   */
+  input?: JsonValue | null;
+  config?: JsonValue | null;
+  output?: JsonValue | null;
+  jsonBytes?: JsonBytes<RunJsonColumn>;
+  /** Reads the values for every reader of a shared run state (its subscribers); else the answer's own. */
+  jsonLoader?: StoredJsonLoader;
 
-  @Field(() => GraphQLJSON, { nullable: true })
-  config: JsonValue | null;
-
-  @Field(() => GraphQLJSON, { nullable: true, description: 'Set once the run succeeded.' })
-  output: JsonValue | null;
-
-  @Field(() => String, { nullable: true, description: 'Why the run failed or was cancelled.' })
-  error: string | null;
+  /** Why the run failed or was cancelled (resolved by RunsResolver), when read with the row. */
+  error?: string | null;
 
   @Field(() => String, { nullable: true })
   startNodeId: string | null;
@@ -78,6 +81,15 @@ export class RunObject {
     "The task of one reached node (iteration null); a retry bumps attempt on the same task. A for_each node also has one task per element (iteration 0, 1, …), and its own task (iteration null) is the aggregate holding the node's status and merged output.",
 })
 export class TaskObject {
+  /** The owning tenant, to read the JSON values with. Not exposed. */
+  tenantId: string;
+  /** True for a task of a `sensitive: true` node: input and output answer null. */
+  redacted: boolean;
+  /** Sizes of input and output when the row was read without them. */
+  jsonBytes?: JsonBytes<TaskJsonColumn>;
+  /** Reads the values for every reader of a shared run state (its subscribers); else the answer's own. */
+  jsonLoader?: StoredJsonLoader;
+
   @Field(() => ID)
   id: string;
 
@@ -95,14 +107,10 @@ export class TaskObject {
   })
   attempt: number;
 
-  @Field(() => GraphQLJSON, { nullable: true, description: 'The resolved input; null for a sensitive node.' })
-  input: JsonValue | null;
-
-  @Field(() => GraphQLJSON, { nullable: true, description: 'The output; null for a sensitive node.' })
-  output: JsonValue | null;
-
-  @Field(() => String, { nullable: true })
-  error: string | null;
+  /** input, output and error (resolved by TaskFieldsResolver) when read with the row. */
+  input?: JsonValue | null;
+  output?: JsonValue | null;
+  error?: string | null;
 
   @Field(() => [String], { nullable: true, description: 'Successors a SWITCH (or conditional edges) selected.' })
   branches: string[] | null;
@@ -135,6 +143,13 @@ export class TaskObject {
 
 @ObjectType('RunEvent', { description: 'One event the coordinator applied to the run, with the actions it produced.' })
 export class RunEventObject {
+  /** The owning tenant and run, to read the JSON values with. Not exposed. */
+  tenantId: string;
+  runId: string;
+  /** Sizes of payload and actions when the row was read without them. */
+  jsonBytes?: JsonBytes<EventJsonColumn>;
+  jsonLoader?: StoredJsonLoader;
+
   @Field(() => Int)
   seq: number;
 
@@ -153,17 +168,13 @@ export class RunEventObject {
   })
   attempt: number | null;
 
-  @Field(() => GraphQLJSON, { nullable: true })
-  payload: JsonValue | null;
-
-  @Field(() => GraphQLJSON, { description: 'The actions the event produced.' })
-  actions: JsonValue;
+  /** payload, actions and error (resolved by RunEventFieldsResolver) when read with the row. */
+  payload?: JsonValue | null;
+  actions?: JsonValue;
+  error?: string | null;
 
   @Field(() => String, { nullable: true, description: 'Why the event changed nothing (e.g. a stale attempt).' })
   ignored: string | null;
-
-  @Field(() => String, { nullable: true, description: 'Why the event was rejected.' })
-  error: string | null;
 }
 
 @ObjectType('RunEdge')

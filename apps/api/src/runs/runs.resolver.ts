@@ -1,6 +1,10 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
-import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
-import { RUN_CHILDREN_MAX } from '@weft/persistence';
+import { Args, Context, ID, Info, Int, Mutation, Parent, Query, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import type { JsonValue } from '@weft/engine';
+import { RUN_CHILDREN_MAX, RUN_ITEMS_PAGE_DEFAULT, RUN_ITEMS_PAGE_MAX } from '@weft/persistence';
+import type { GqlContext } from '../auth/gql-context.js';
+import { GraphQLJSON } from '../common/json.scalar.js';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
 import { RethrowFilter } from '../common/rethrow.filter.js';
@@ -30,8 +34,8 @@ export class RunsResolver {
     nullable: true,
     description: "A run of the caller's tenant. An unknown id, an id that is not a UUID and another tenant's run are all a NOT_FOUND error (never null).",
   })
-  run(@Args('id', { type: () => ID }) id: string, @Context('principal') principal: Principal): Promise<RunObject> {
-    return this.runService.get(principal, id);
+  run(@Args('id', { type: () => ID }) id: string, @Context('principal') principal: Principal, @Info() info: GraphQLResolveInfo): Promise<RunObject> {
+    return this.runService.get(principal, id, info);
   }
 
   @Query(() => RunConnection, { description: 'Runs newest first, Relay style; first defaults to 20 (at most 200).' })
@@ -40,8 +44,9 @@ export class RunsResolver {
     @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
     @Args('after', { type: () => String, nullable: true }, validate) after: string | null | undefined,
     @Context('principal') principal: Principal,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<RunConnection> {
-    return this.runService.list(principal, filter, first, after);
+    return this.runService.list(principal, filter, first, after, info);
   }
 
   @Mutation(() => RunObject, { description: 'Starts a run; a repeated idempotencyKey returns the run it first started.' })
@@ -87,24 +92,59 @@ export class RunsResolver {
     return this.updates.watchTenant(principal.tenantId);
   }
 
-  @ResolveField(() => [TaskObject], {
-    description:
-      "Every task of the run in creation order; a for_each node's iteration tasks follow its aggregate task (iteration null) in index order.",
-  })
-  tasks(@Parent() run: RunObject): Promise<TaskObject[]> {
-    return this.runService.tasks(run);
+  @ResolveField(() => GraphQLJSON, { nullable: true })
+  input(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'input' });
   }
 
-  @ResolveField(() => [RunEventObject], { description: 'Every applied event, oldest first.' })
-  history(@Parent() run: RunObject): Promise<RunEventObject[]> {
-    return this.runService.history(run);
+  @ResolveField(() => GraphQLJSON, { nullable: true })
+  config(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'config' });
+  }
+
+  @ResolveField(() => GraphQLJSON, { nullable: true, description: 'Set once the run succeeded.' })
+  output(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'output' });
+  }
+
+  @ResolveField(() => String, { nullable: true, description: 'Why the run failed or was cancelled.' })
+  error(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<string | null> {
+    return this.runService.storedText(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'error' });
+  }
+
+  @ResolveField(() => [TaskObject], {
+    description:
+      `A page of the run's tasks in creation order; a for_each node's iteration tasks follow its aggregate task (iteration null) in index order. ` +
+      `first: at most ${RUN_ITEMS_PAGE_MAX} (default ${RUN_ITEMS_PAGE_DEFAULT}); after: the id of the last task of the previous page. A page shorter than first is the last.`,
+  })
+  tasks(
+    @Parent() run: RunObject,
+    @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
+    @Args('after', { type: () => ID, nullable: true }) after: string | null | undefined,
+    @Info() info: GraphQLResolveInfo,
+  ): Promise<TaskObject[]> {
+    return this.runService.tasks(run, first, after, info);
+  }
+
+  @ResolveField(() => [RunEventObject], {
+    description:
+      `A page of the applied events, oldest first. first: at most ${RUN_ITEMS_PAGE_MAX} (default ${RUN_ITEMS_PAGE_DEFAULT}); ` +
+      'after: the seq of the last event of the previous page. A page shorter than first is the last.',
+  })
+  history(
+    @Parent() run: RunObject,
+    @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
+    @Args('after', { type: () => Int, nullable: true }) after: number | null | undefined,
+    @Info() info: GraphQLResolveInfo,
+  ): Promise<RunEventObject[]> {
+    return this.runService.history(run, first, after, info);
   }
 
   @ResolveField(() => [RunObject], {
     description: `The child runs this run's SUBWORKFLOW tasks started (every attempt of each; same tenant), oldest first; only the first ${RUN_CHILDREN_MAX}. Empty for a run without SUBWORKFLOW tasks.`,
   })
-  children(@Parent() run: RunObject): Promise<RunObject[]> {
-    return this.runService.children(run);
+  children(@Parent() run: RunObject, @Info() info: GraphQLResolveInfo): Promise<RunObject[]> {
+    return this.runService.children(run, info);
   }
 
   @ResolveField(() => String, {
@@ -121,5 +161,51 @@ export class RunsResolver {
   })
   graph(@Parent() run: RunObject): Promise<DagShape> {
     return this.runService.graph(run);
+  }
+}
+
+/** The stored JSON fields and the error of a task, read after their size was charged to the answer's budget. */
+@Resolver(() => TaskObject)
+@UseFilters(RethrowFilter)
+export class TaskFieldsResolver {
+  constructor(private readonly runService: RunsService) {}
+
+  @ResolveField(() => GraphQLJSON, { nullable: true, description: 'The resolved input; null for a sensitive node.' })
+  input(@Parent() task: TaskObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    if (task.redacted) return Promise.resolve(null);
+    return this.runService.storedJson(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'input' });
+  }
+
+  @ResolveField(() => GraphQLJSON, { nullable: true, description: 'The output; null for a sensitive node.' })
+  output(@Parent() task: TaskObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    if (task.redacted) return Promise.resolve(null);
+    return this.runService.storedJson(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'output' });
+  }
+
+  @ResolveField(() => String, { nullable: true })
+  error(@Parent() task: TaskObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<string | null> {
+    return this.runService.storedText(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'error' });
+  }
+}
+
+/** The stored JSON fields and the error of a history event, read after their size was charged to the answer's budget. */
+@Resolver(() => RunEventObject)
+@UseFilters(RethrowFilter)
+export class RunEventFieldsResolver {
+  constructor(private readonly runService: RunsService) {}
+
+  @ResolveField(() => GraphQLJSON, { nullable: true })
+  payload(@Parent() e: RunEventObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+    return this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'payload' });
+  }
+
+  @ResolveField(() => GraphQLJSON, { description: 'The actions the event produced.' })
+  async actions(@Parent() e: RunEventObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue> {
+    return (await this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'actions' })) ?? [];
+  }
+
+  @ResolveField(() => String, { nullable: true, description: 'Why the event was rejected.' })
+  error(@Parent() e: RunEventObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<string | null> {
+    return this.runService.storedText(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'error' });
   }
 }

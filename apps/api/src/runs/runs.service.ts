@@ -1,7 +1,20 @@
-import { Injectable } from '@nestjs/common';
-import { WeftError } from '@weft/engine';
+import { Inject, Injectable } from '@nestjs/common';
+import type { GraphQLResolveInfo } from 'graphql';
+import { WeftError, type JsonValue } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
-import { isUuid, RunRepository, type TaskEntity } from '@weft/persistence';
+import {
+  EVENT_JSON_COLUMNS,
+  isUuid,
+  pickColumns,
+  RUN_ITEMS_PAGE_DEFAULT,
+  RUN_ITEMS_PAGE_MAX,
+  RUN_JSON_COLUMNS,
+  RunRepository,
+  TASK_JSON_COLUMNS,
+  type RunJsonColumn,
+  type SizedTask,
+} from '@weft/persistence';
+import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
 import { toDag, type DagShape } from '../common/graph.js';
 import { mermaidTasks, toMermaid, type MermaidGraph, type MermaidTask } from '../common/mermaid.js';
@@ -10,11 +23,17 @@ import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } fr
 import type { RunFilter } from './run-filter.input.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
+import { jsonBytes, MAX_RESPONSE_BYTES_DEFAULT, ResponseBudget, responseScope, type ResponseScope } from './response-budget.js';
+import { selectedFields } from './selection.js';
+import { StoredJsonLoader, type StoredJsonRef } from './stored-json.loader.js';
 
 export const RUNS_PAGE_MAX = 200;
 
-/** A run whose tasks were loaded with the rest of its page (one query for the page). */
-type PagedRun = RunObject & { pageTasks?: () => Promise<Map<string, TaskEntity[]>> };
+/** A run whose first page of tasks is loaded with the rest of its page of runs (one query for the page). */
+type PagedRun = RunObject & { pageTasks?: (first: number, sized: typeof TASK_JSON_COLUMNS) => Promise<Map<string, SizedTask[]>> };
+
+/** What holds a stored JSON field: its value, read with the row, or else its size. */
+type JsonHolder = { jsonBytes?: Partial<Record<string, number>>; jsonLoader?: StoredJsonLoader };
 
 /** A run sent to every runUpdated subscriber of it: each field it loads is read once for all. */
 type SharedRun = RunObject & { shared?: Map<string, Promise<unknown>> };
@@ -29,28 +48,72 @@ export class RunsService {
     private readonly commands: RunCommands,
     private readonly runs: RunRepository,
     private readonly workflows: WorkflowsService,
+    @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
   ) {}
 
-  async get(p: Principal, runId: string): Promise<RunObject> {
-    return this.load(p.tenantId, runId);
+  /**
+   * A stored JSON field of a run, task or history row for the answer `info` belongs to: its size
+   * is charged to the answer's budget (WEFT_MAX_RESPONSE_BYTES) before the value is read, so an
+   * answer over the budget is refused (ResponseTooLargeError) without reading what passes it.
+   */
+  async storedJson(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): Promise<JsonValue | null> {
+    const scope = this.scope(context, info);
+    if (!holder.jsonBytes) {
+      const value = ((holder as Record<string, unknown>)[ref.column] ?? null) as JsonValue | null;
+      scope.budget.charge(jsonBytes(value));
+      return value;
+    }
+    const loader = holder.jsonLoader ?? scope.extra;
+    const size = holder.jsonBytes[ref.column];
+    if (size !== undefined) {
+      scope.budget.charge(size);
+      return (await loader.load(ref)) as JsonValue | null;
+    }
+    // A field whose size was not read with the row (not found in the selection): read, then charge.
+    const value = (await loader.load(ref)) as JsonValue | null;
+    scope.budget.charge(jsonBytes(value));
+    return value;
+  }
+
+  /** {@link storedJson} for a text column (an error): the same charge, a string or null. */
+  async storedText(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): Promise<string | null> {
+    const value = await this.storedJson(context, info, holder, ref);
+    return typeof value === 'string' ? value : null;
+  }
+
+  private scope(context: object, info: GraphQLResolveInfo): ResponseScope<StoredJsonLoader> {
+    const limit = this.config.maxResponseBytes ?? MAX_RESPONSE_BYTES_DEFAULT;
+    return responseScope(context, info, () => ({ budget: new ResponseBudget(limit), extra: new StoredJsonLoader(this.runs) }));
+  }
+
+  /** The run, with the sizes of the stored values `info` selects under it. */
+  async get(p: Principal, runId: string, info?: GraphQLResolveInfo): Promise<RunObject> {
+    return this.load(p.tenantId, runId, sized(selectedFields(info), RUN_JSON_COLUMNS));
   }
 
   /** The run of `tenantId`; WeftError NOT_FOUND when there is none. */
-  async load(tenantId: string, runId: string): Promise<RunObject> {
-    const run = isUuid(runId) ? await this.runs.findRun(tenantId, runId) : null;
+  async load(tenantId: string, runId: string, sizedColumns?: RunJsonColumn[]): Promise<RunObject> {
+    const run = isUuid(runId) ? await this.runs.findSizedRun(tenantId, runId, sizedColumns) : null;
     if (!run) throw runNotFound(runId);
     return toRunObject(run);
   }
 
   /**
    * {@link load}, for a state shared by several readers (the subscribers of one run): tasks,
-   * history and mermaid are then read once, by the first reader that asks, and shared.
+   * history, mermaid and stored JSON values are then read once, by the first reader that asks,
+   * and shared (each reader's answer is still charged to its own budget).
    */
   async loadShared(tenantId: string, runId: string): Promise<RunObject> {
-    return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>() });
+    return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>(), jsonLoader: new StoredJsonLoader(this.runs) });
   }
 
-  async list(p: Principal, filter: RunFilter | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<RunConnection> {
+  async list(
+    p: Principal,
+    filter: RunFilter | null | undefined,
+    first: number | null | undefined,
+    after: string | null | undefined,
+    info?: GraphQLResolveInfo,
+  ): Promise<RunConnection> {
     if (first != null && (!Number.isInteger(first) || first < 1 || first > RUNS_PAGE_MAX)) {
       throw new WeftError('BAD_USER_INPUT', `first must be between 1 and ${RUNS_PAGE_MAX}`, [
         { path: 'first', message: `must be between 1 and ${RUNS_PAGE_MAX}` },
@@ -68,10 +131,16 @@ export class RunsService {
       },
       first ?? undefined,
       after ?? undefined,
+      sized(selectedFields(info, ['edges', 'node']), RUN_JSON_COLUMNS),
     );
-    let batch: Promise<Map<string, TaskEntity[]>> | undefined;
+    const batches = new Map<string, Promise<Map<string, SizedTask[]>>>();
     const ids = page.edges.map((e) => e.node.id);
-    const pageTasks = () => (batch ??= this.runs.tasksOfRuns(p.tenantId, ids));
+    const pageTasks = (first: number, columns: typeof TASK_JSON_COLUMNS) => {
+      const key = `${first}:${columns.join()}`;
+      let batch = batches.get(key);
+      if (!batch) batches.set(key, (batch = this.runs.firstTaskPages(p.tenantId, ids, first, columns)));
+      return batch;
+    };
     return {
       edges: page.edges.map((e) => ({ cursor: e.cursor, node: Object.assign(toRunObject(e.node), { pageTasks }) as PagedRun })),
       pageInfo: {
@@ -135,26 +204,63 @@ export class RunsService {
   }
 
   /**
-   * The run's tasks in creation order, a for_each node's iterations by index right after its
-   * aggregate task ({@link orderTasks}); every task of a sensitive node, iterations included,
-   * redacted.
+   * A page of the run's tasks: at most `first` (1…1000, default 1000) after the task `after` (a
+   * task id from a previous page), in creation order, a for_each node's iterations by index
+   * right after its aggregate task ({@link orderTasks}); every task of a sensitive node,
+   * iterations included, redacted. Input, output and error are read when asked for
+   * ({@link storedJson}), their sizes with the rows when `info` selects them.
    */
-  tasks(run: RunObject): Promise<TaskObject[]> {
-    return once(run, 'tasks', async () => {
+  tasks(run: RunObject, first?: number | null, after?: string | null, info?: GraphQLResolveInfo): Promise<TaskObject[]> {
+    const n = pageSize(first);
+    const cols = sized(selectedFields(info), TASK_JSON_COLUMNS) ?? [];
+    return once(run, `tasks:${n}:${after ?? ''}:${cols.join()}`, async () => {
       const paged = (run as PagedRun).pageTasks;
-      const rows = paged ? ((await paged()).get(run.id) ?? []) : await this.runs.tasksOfRun(run.tenantId, run.id);
+      const rows = paged && after == null ? ((await paged(n, cols)).get(run.id) ?? []) : await this.runs.taskPage(run.tenantId, run.id, n, after, cols);
       const hidden = await this.sensitive(run, rows);
-      return orderTasks(rows).map((t) => toTaskObject(t, hidden.has(t.nodeId)));
+      const loader = run.jsonLoader;
+      return orderTasks(rows).map((t) => Object.assign(toTaskObject(t, hidden.has(t.nodeId)), loader ? { jsonLoader: loader } : {}));
     });
   }
 
   /** The run's child runs (started by its SUBWORKFLOW tasks), oldest first, at most the first 100 (RUN_CHILDREN_MAX). */
-  children(run: RunObject): Promise<RunObject[]> {
-    return once(run, 'children', async () => (await this.runs.childrenOfRun(run.tenantId, run.id)).map(toRunObject));
+  children(run: RunObject, info?: GraphQLResolveInfo): Promise<RunObject[]> {
+    const cols = sized(selectedFields(info), RUN_JSON_COLUMNS);
+    return once(run, `children:${cols?.join() ?? '*'}`, async () => (await this.runs.childrenOfRun(run.tenantId, run.id, undefined, cols)).map(toRunObject));
   }
 
-  history(run: RunObject): Promise<RunEventObject[]> {
-    return once(run, 'history', async () => (await this.runs.eventsOfRun(run.tenantId, run.id)).map(toRunEventObject));
+  /** A page of the run's history: at most `first` (1…1000, default 1000) events after seq `after`, oldest first. */
+  history(run: RunObject, first?: number | null, after?: number | null, info?: GraphQLResolveInfo): Promise<RunEventObject[]> {
+    const n = pageSize(first);
+    const cols = sized(selectedFields(info), EVENT_JSON_COLUMNS);
+    return once(run, `history:${n}:${after ?? ''}:${cols?.join() ?? '*'}`, async () => {
+      const loader = run.jsonLoader;
+      return (await this.runs.eventPage(run.tenantId, run.id, n, after, cols)).map((e) => Object.assign(toRunEventObject(e), loader ? { jsonLoader: loader } : {}));
+    });
+  }
+
+  /**
+   * A page of tasks for {@link allTasks}: for a shared run whose first page a reader already
+   * asked for (with whatever sizes), that page.
+   */
+  private pictureTasks(run: RunObject, after: string | null): Promise<TaskObject[]> {
+    const memo = (run as SharedRun).shared;
+    if (memo && after === null) {
+      for (const [key, page] of memo) if (key.startsWith(`tasks:${RUN_ITEMS_PAGE_MAX}::`)) return page as Promise<TaskObject[]>;
+    }
+    return this.tasks(run, RUN_ITEMS_PAGE_MAX, after);
+  }
+
+  /** Every task of the run, page by page (the first page shared with {@link tasks} when asked for it too). */
+  private allTasks(run: RunObject): Promise<TaskObject[]> {
+    return once(run, 'allTasks', async () => {
+      const out: TaskObject[] = [];
+      for (let after: string | null = null; ; ) {
+        const page: TaskObject[] = await this.pictureTasks(run, after);
+        out.push(...page);
+        if (page.length < RUN_ITEMS_PAGE_MAX) return out;
+        after = page[page.length - 1]!.id;
+      }
+    });
   }
 
   /**
@@ -183,12 +289,12 @@ export class RunsService {
    */
   private picture(run: RunObject): Promise<{ def: MermaidGraph; tasks: Map<string, MermaidTask> }> {
     return once(run, 'picture', async () => {
-      const [def, rows] = await Promise.all([this.workflows.definition(run.tenantId, run.workflowId, run.version), this.tasks(run)]);
+      const [def, rows] = await Promise.all([this.workflows.definition(run.tenantId, run.workflowId, run.version), this.allTasks(run)]);
       return { def, tasks: mermaidTasks(rows) };
     });
   }
 
-  private async sensitive(run: RunObject, rows: TaskEntity[]): Promise<Set<string>> {
+  private async sensitive(run: RunObject, rows: readonly { nodeId: string }[]): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
     return sensitiveNodes(await this.workflows.definition(run.tenantId, run.workflowId, run.version));
   }
@@ -205,6 +311,23 @@ function once<T>(run: RunObject, field: string, read: () => Promise<T>): Promise
     value.catch(() => memo.delete(field));
   }
   return value;
+}
+
+/**
+ * The stored-value columns among the selected field names (each such field is named as its
+ * column); undefined (size them all) when the selection is unknown.
+ */
+function sized<K extends string>(selected: Set<string> | undefined, columns: readonly K[]): K[] | undefined {
+  return selected ? pickColumns(selected as Set<K>, columns) : undefined;
+}
+
+/** A page size of tasks or history: `first` when given (1…{@link RUN_ITEMS_PAGE_MAX}), else the default. */
+function pageSize(first: number | null | undefined): number {
+  if (first == null) return RUN_ITEMS_PAGE_DEFAULT;
+  if (!Number.isInteger(first) || first < 1 || first > RUN_ITEMS_PAGE_MAX) {
+    throw new WeftError('BAD_USER_INPUT', `first must be between 1 and ${RUN_ITEMS_PAGE_MAX}`, [{ path: 'first', message: `must be between 1 and ${RUN_ITEMS_PAGE_MAX}` }]);
+  }
+  return first;
 }
 
 function assertRunId(runId: string): void {

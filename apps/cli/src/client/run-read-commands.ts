@@ -5,7 +5,8 @@ import { attemptLimits } from './attempts.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import { cell, printAs, table, took, when, withOutput, type OutputFormat } from './output.js';
 import { HISTORY_FIELDS, historyTable } from './run-history.js';
-import { RUN_STATUS_FIELDS, runStatusTable, runStatusView } from './run-view.js';
+import { RUN_PAGE, restOfPages } from './run-pages.js';
+import { RUN_STATUS_FIELDS, RUN_STATUS_TASK_FIELDS, runStatusTable, runStatusView } from './run-view.js';
 import { watchAndReport } from './run-watch.js';
 
 /** What `runs -o json` prints of each run: every field of the run but its tasks, history and children. */
@@ -84,6 +85,7 @@ export function runReadCommands(program: Command): void {
           return;
         }
         const { run } = await c.request(`query($id: ID!) { run(id: $id) { ${RUN_STATUS_FIELDS} } }`, { id: runId });
+        run.tasks = await restOfPages(c, runId, 'tasks', RUN_STATUS_TASK_FIELDS, run.tasks);
         const parent = run.parentRunId
           ? (await c.request(`query($id: ID!) { run(id: $id) { id workflowId status } }`, { id: run.parentRunId })).run
           : null;
@@ -106,7 +108,8 @@ export function runReadCommands(program: Command): void {
     .description('list the events applied to a run, oldest first, with the actions each produced')
     .action(async (runId: string, o: ConnectionFlags & { output: OutputFormat }) => {
       await withClient(o, async (c) => {
-        const { run } = await c.request(`query($id: ID!) { run(id: $id) { workflowId version history { ${HISTORY_FIELDS} } } }`, { id: runId });
+        const { run } = await c.request(`query($id: ID!) { run(id: $id) { workflowId version history(first: ${RUN_PAGE}) { ${HISTORY_FIELDS} } } }`, { id: runId });
+        run.history = await restOfPages(c, runId, 'history', HISTORY_FIELDS, run.history);
         const limits = o.output === 'table' ? await attemptLimits(c, run.workflowId, run.version) : undefined;
         printAs(o.output, run.history, () => historyTable(run.history, limits));
       });

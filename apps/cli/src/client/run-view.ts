@@ -1,11 +1,18 @@
 import { attemptLabel, type AttemptLimits } from './attempts.js';
 import { cell, clip, fields, table, took, when } from './output.js';
+import { RUN_PAGE } from './run-pages.js';
 import { iterationSummaries, type TaskRow } from './run-watch.js';
 
-/** What `run-status` reads of a run: the whole run, its tasks, and its place among parent and child runs. */
+/** The fields `run-status` reads of each task. */
+export const RUN_STATUS_TASK_FIELDS = 'id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue createdAt updatedAt finishedAt';
+
+/**
+ * What `run-status` reads of a run: the whole run, the first page of its tasks (the rest are read
+ * page by page), and its place among parent and child runs.
+ */
 export const RUN_STATUS_FIELDS = `id status workflowId version input config output error startNodeId idempotencyKey
   parentRunId parentTaskId depth seq createdAt updatedAt finishedAt
-  tasks { id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue createdAt updatedAt finishedAt }
+  tasks(first: ${RUN_PAGE}) { ${RUN_STATUS_TASK_FIELDS} }
   children { id workflowId status parentTaskId }`;
 
 /** The parent of a child run, as `run-status` shows it. */

@@ -2,6 +2,7 @@ export * from './tenant-scoped.repository.js';
 export * from './tenant.repository.js';
 export * from './workflow.repository.js';
 export * from './run.repository.js';
+export * from './run-json.js';
 export * from './signal.repository.js';
 export * from './write-batch.js';
 export * from './event-rows.js';

@@ -6,7 +6,25 @@ import { InvalidCursorError } from '../errors.js';
 import { sql } from '../sql.js';
 import { isUuid, sqlInTenant } from '../tenant-transaction.js';
 import { TenantScopedRepository, isDataSource } from './tenant-scoped.repository.js';
-
+import {
+  EVENT_JSON_COLUMNS,
+  pickColumns,
+  RUN_ITEMS_PAGE_DEFAULT,
+  RUN_ITEMS_PAGE_MAX,
+  RUN_JSON_COLUMNS,
+  sizedEventColumns,
+  sizedTaskColumns,
+  sizedRunColumns,
+  TASK_JSON_COLUMNS,
+  TASK_ORDER,
+  withJsonBytes,
+  type EventJsonColumn,
+  type RunJsonColumn,
+  type SizedEvent,
+  type SizedRun,
+  type SizedTask,
+  type TaskJsonColumn,
+} from './run-json.js';
 
 /** Most child runs {@link RunRepository.childrenOfRun} returns: the oldest this many. */
 export const RUN_CHILDREN_MAX = 100;
@@ -26,7 +44,7 @@ export interface RunFilter {
 
 /** One page of runs, Relay style: each edge carries the cursor to resume after it. */
 export interface RunPage {
-  edges: { cursor: string; node: RunEntity }[];
+  edges: { cursor: string; node: SizedRun }[];
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
@@ -89,17 +107,26 @@ export class RunRepository extends TenantScopedRepository {
 
   /**
    * A page of the tenant's runs, newest first (`created_at DESC, id DESC`), at most `first`
-   * (default 20, clamped to 1…200), after the cursor `after` from a previous page.
+   * (default 20, clamped to 1…200), after the cursor `after` from a previous page; each run
+   * without its JSON values, with the sizes of those in `sized` (read them with {@link runJson}).
    * Throws {@link InvalidCursorError} for a cursor this method did not produce.
    */
-  async listRuns(tenantId: string, filter: RunFilter = {}, first: number = RUNS_PAGE_DEFAULT, after?: string | null): Promise<RunPage> {
+  async listRuns(
+    tenantId: string,
+    filter: RunFilter = {},
+    first: number = RUNS_PAGE_DEFAULT,
+    after?: string | null,
+    sized: Iterable<RunJsonColumn> = RUN_JSON_COLUMNS,
+  ): Promise<RunPage> {
+    const cols = pickColumns(sized, RUN_JSON_COLUMNS);
     const limit = Math.min(RUNS_PAGE_MAX, Math.max(1, Math.floor(Number.isFinite(first) ? first : RUNS_PAGE_DEFAULT)));
     const cursor = after ? decodeRunCursor(after) : undefined;
     return this.inTenant(tenantId, async (m) => {
       const qb = m
-        .getRepository(RunEntity)
-        .createQueryBuilder('r')
+        .createQueryBuilder()
+        .select(sizedRunColumns('r.', cols))
         .addSelect(`(extract(epoch from r.created_at) * 1000000)::bigint::text`, 'cursor_micros')
+        .from('runs', 'r')
         .where('r.tenant_id = :tenantId', { tenantId });
       if (filter.status) qb.andWhere('r.status = :status', { status: filter.status });
       if (filter.workflowId) qb.andWhere('r.workflow_id = :workflowId', { workflowId: filter.workflowId });
@@ -118,11 +145,15 @@ export class RunRepository extends TenantScopedRepository {
         );
       }
       qb.orderBy('r.created_at', 'DESC').addOrderBy('r.id', 'DESC').limit(limit + 1);
-      const { entities, raw } = await qb.getRawAndEntities<{ cursor_micros: string }>();
-      const edges = entities.slice(0, limit).map((node, i) => ({ cursor: encodeRunCursor(raw[i]!.cursor_micros, node.id), node }));
+      const raw = await qb.getRawMany<Record<string, unknown> & { cursor_micros: string }>();
+      const edges = raw.slice(0, limit).map((row) => {
+        const { cursor_micros, ...rest } = row;
+        const node = withJsonBytes<RunJsonColumn, SizedRun>(rest, RUN_JSON_COLUMNS);
+        return { cursor: encodeRunCursor(cursor_micros, node.id), node };
+      });
       return {
         edges,
-        pageInfo: { hasNextPage: entities.length > limit, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
+        pageInfo: { hasNextPage: raw.length > limit, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
       };
     });
   }
@@ -147,7 +178,94 @@ export class RunRepository extends TenantScopedRepository {
     });
   }
 
-  /** The run's tasks in creation order (`created_at, id`); empty for an unknown run. */
+  /**
+   * The run, without its JSON values but with the sizes of those in `sized` (read them with
+   * {@link runJson}), or null when the tenant has no such run.
+   */
+  async findSizedRun(tenantId: string, runId: string, sized: Iterable<RunJsonColumn> = RUN_JSON_COLUMNS): Promise<SizedRun | null> {
+    if (!isUuid(runId)) return null;
+    const text = `SELECT ${sizedRunColumns('', pickColumns(sized, RUN_JSON_COLUMNS))} FROM runs WHERE tenant_id = $1 AND id = $2`;
+    const r = isDataSource(this.db)
+      ? await sqlInTenant<Record<string, unknown>>(this.db, tenantId, text, [tenantId, runId])
+      : await this.inTenant(tenantId, (m) => sql<Record<string, unknown>>(m, text, [tenantId, runId]));
+    return r.rows[0] ? withJsonBytes<RunJsonColumn, SizedRun>(r.rows[0], RUN_JSON_COLUMNS) : null;
+  }
+
+  /**
+   * A page of the run's tasks in {@link TASK_ORDER} (creation order, a for_each node's
+   * iterations by index right after its own task), without their JSON values but with the sizes
+   * of those in `sized`: at most `first` (clamped to 1…{@link RUN_ITEMS_PAGE_MAX}, default
+   * {@link RUN_ITEMS_PAGE_DEFAULT}), after the task `after` (a task id of a previous page). Empty
+   * for an unknown run; throws {@link InvalidCursorError} when `after` is not a task of the run.
+   */
+  async taskPage(
+    tenantId: string,
+    runId: string,
+    first: number = RUN_ITEMS_PAGE_DEFAULT,
+    after?: string | null,
+    sized: Iterable<TaskJsonColumn> = TASK_JSON_COLUMNS,
+  ): Promise<SizedTask[]> {
+    if (!isUuid(runId)) return [];
+    const columns = sizedTaskColumns(pickColumns(sized, TASK_JSON_COLUMNS));
+    if (after != null && !isUuid(after)) throw new InvalidCursorError();
+    const limit = clampItems(first);
+    return this.inTenant(tenantId, async (m) => {
+      if (after == null) {
+        const r = await sql<Record<string, unknown>>(
+          m,
+          `SELECT ${columns} FROM tasks WHERE tenant_id = $1 AND run_id = $2 ORDER BY ${TASK_ORDER} LIMIT $3`,
+          [tenantId, runId, limit],
+        );
+        return r.rows.map((row) => withJsonBytes<TaskJsonColumn, SizedTask>(row, TASK_JSON_COLUMNS));
+      }
+      const r = await sql<Record<string, unknown> & { found: boolean }>(
+        m,
+        `WITH a AS (SELECT ${TASK_ORDER} FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND id = $3)
+         SELECT true AS found, t.* FROM a LEFT JOIN LATERAL (
+           SELECT ${columns} FROM tasks
+            WHERE tenant_id = $1 AND run_id = $2 AND (${TASK_ORDER}) > (SELECT * FROM a)
+            ORDER BY ${TASK_ORDER} LIMIT $4) t ON true`,
+        [tenantId, runId, after, limit],
+      );
+      if (r.rows.length === 0) throw new InvalidCursorError();
+      return r.rows
+        .filter((row) => row.id != null)
+        .map(({ found: _found, ...row }) => withJsonBytes<TaskJsonColumn, SizedTask>(row, TASK_JSON_COLUMNS));
+    });
+  }
+
+  /**
+   * The first page of the tasks of several runs in one query (for batching list views), by run
+   * id, each list as {@link taskPage} gives it. Runs without tasks (or unknown) map to an
+   * empty list.
+   */
+  async firstTaskPages(
+    tenantId: string,
+    runIds: string[],
+    first: number = RUN_ITEMS_PAGE_DEFAULT,
+    sized: Iterable<TaskJsonColumn> = TASK_JSON_COLUMNS,
+  ): Promise<Map<string, SizedTask[]>> {
+    const ids = [...new Set(runIds.filter(isUuid))];
+    const byRun = new Map<string, SizedTask[]>(runIds.map((id) => [id, []]));
+    if (!ids.length) return byRun;
+    const r = await this.inTenant(tenantId, (m) =>
+      sql<Record<string, unknown> & { n: string }>(
+        m,
+        `SELECT * FROM (
+           SELECT ${sizedTaskColumns(pickColumns(sized, TASK_JSON_COLUMNS))}, row_number() OVER (PARTITION BY run_id ORDER BY ${TASK_ORDER}) AS n
+             FROM tasks WHERE tenant_id = $1 AND run_id = ANY($2::uuid[])) t
+          WHERE n <= $3 ORDER BY "runId", n`,
+        [tenantId, ids, clampItems(first)],
+      ),
+    );
+    for (const { n: _n, ...row } of r.rows) {
+      const t = withJsonBytes<TaskJsonColumn, SizedTask>(row, TASK_JSON_COLUMNS);
+      byRun.get(t.runId)!.push(t);
+    }
+    return byRun;
+  }
+
+  /** The run's tasks, with their values, in creation order (`created_at, id`); empty for an unknown run. */
   async tasksOfRun(tenantId: string, runId: string): Promise<TaskEntity[]> {
     if (!isUuid(runId)) return [];
     return this.inTenant(tenantId, (m) =>
@@ -156,8 +274,8 @@ export class RunRepository extends TenantScopedRepository {
   }
 
   /**
-   * The tasks of several runs in one query (for batching list views), by run id, each list in
-   * creation order. Runs without tasks (or unknown) map to an empty list.
+   * The tasks of several runs in one query, with their values, by run id, each list in creation
+   * order. Runs without tasks (or unknown) map to an empty list.
    */
   async tasksOfRuns(tenantId: string, runIds: string[]): Promise<Map<string, TaskEntity[]>> {
     const ids = [...new Set(runIds.filter(isUuid))];
@@ -176,22 +294,105 @@ export class RunRepository extends TenantScopedRepository {
     return byRun;
   }
 
-  /** The run's history ordered by `seq`; empty for an unknown run. */
-  /**
-   * The runs of `tenantId` whose `parent_run_id` is `runId` (started by its SUBWORKFLOW tasks),
-   * oldest first (`created_at, id`), at most `limit` (clamped to 1…{@link RUN_CHILDREN_MAX});
-   * empty for an id that is not a UUID or a run without children.
-   */
-  async childrenOfRun(tenantId: string, runId: string, limit: number = RUN_CHILDREN_MAX): Promise<RunEntity[]> {
-    if (!isUuid(runId)) return [];
-    const take = Math.min(RUN_CHILDREN_MAX, Math.max(1, Math.floor(limit)));
-    return this.inTenant(tenantId, (m) =>
-      m.getRepository(RunEntity).find({ where: { tenantId, parentRunId: runId }, order: { createdAt: 'ASC', id: 'ASC' }, take }),
-    );
-  }
-
+  /** The run's history, with its values, ordered by `seq`; empty for an unknown run. */
   async eventsOfRun(tenantId: string, runId: string): Promise<RunEventEntity[]> {
     if (!isUuid(runId)) return [];
     return this.inTenant(tenantId, (m) => m.getRepository(RunEventEntity).find({ where: { tenantId, runId }, order: { seq: 'ASC' } }));
   }
+
+  /**
+   * The runs of `tenantId` whose `parent_run_id` is `runId` (started by its SUBWORKFLOW tasks),
+   * oldest first (`created_at, id`), at most `limit` (clamped to 1…{@link RUN_CHILDREN_MAX}),
+   * without their JSON values but with the sizes of those in `sized`; empty for an id that is not
+   * a UUID or a run without children.
+   */
+  async childrenOfRun(tenantId: string, runId: string, limit: number = RUN_CHILDREN_MAX, sized: Iterable<RunJsonColumn> = RUN_JSON_COLUMNS): Promise<SizedRun[]> {
+    if (!isUuid(runId)) return [];
+    const take = Math.min(RUN_CHILDREN_MAX, Math.max(1, Math.floor(limit)));
+    const r = await this.inTenant(tenantId, (m) =>
+      sql<Record<string, unknown>>(
+        m,
+        `SELECT ${sizedRunColumns('', pickColumns(sized, RUN_JSON_COLUMNS))} FROM runs WHERE tenant_id = $1 AND parent_run_id = $2 ORDER BY created_at, id LIMIT $3`,
+        [tenantId, runId, take],
+      ),
+    );
+    return r.rows.map((row) => withJsonBytes<RunJsonColumn, SizedRun>(row, RUN_JSON_COLUMNS));
+  }
+
+  /**
+   * A page of the run's history ordered by `seq`, without the events' JSON values but with the
+   * sizes of those in `sized`: at most `first` (clamped to 1…{@link RUN_ITEMS_PAGE_MAX}, default
+   * {@link RUN_ITEMS_PAGE_DEFAULT}), the events after seq `after`. Empty for an unknown run.
+   */
+  async eventPage(
+    tenantId: string,
+    runId: string,
+    first: number = RUN_ITEMS_PAGE_DEFAULT,
+    after?: number | null,
+    sized: Iterable<EventJsonColumn> = EVENT_JSON_COLUMNS,
+  ): Promise<SizedEvent[]> {
+    if (!isUuid(runId)) return [];
+    const r = await this.inTenant(tenantId, (m) =>
+      sql<Record<string, unknown>>(
+        m,
+        `SELECT ${sizedEventColumns(pickColumns(sized, EVENT_JSON_COLUMNS))} FROM run_events WHERE tenant_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+        [tenantId, runId, Math.max(0, Math.floor(after ?? 0)), clampItems(first)],
+      ),
+    );
+    return r.rows.map((row) => withJsonBytes<EventJsonColumn, SizedEvent>(row, EVENT_JSON_COLUMNS));
+  }
+
+  /**
+   * The JSON values `columns` of the tenant's runs `ids`, by run id (unknown ids absent). The
+   * reader checked their sizes first ({@link findSizedRun}, {@link listRuns}).
+   */
+  async runJson(tenantId: string, ids: string[], columns: Iterable<RunJsonColumn>): Promise<Map<string, Partial<Record<RunJsonColumn, unknown>>>> {
+    return this.jsonOf(tenantId, 'runs', ids, pickColumns(columns, RUN_JSON_COLUMNS));
+  }
+
+  /** The JSON values `columns` of the tenant's tasks `ids`, by task id (unknown ids absent). */
+  async taskJson(tenantId: string, ids: string[], columns: Iterable<TaskJsonColumn>): Promise<Map<string, Partial<Record<TaskJsonColumn, unknown>>>> {
+    return this.jsonOf(tenantId, 'tasks', ids, pickColumns(columns, TASK_JSON_COLUMNS));
+  }
+
+  /**
+   * The JSON values `columns` of the history rows `keys` of the tenant, by `<runId>:<seq>`
+   * (unknown keys absent).
+   */
+  async eventJson(
+    tenantId: string,
+    keys: { runId: string; seq: number }[],
+    columns: Iterable<EventJsonColumn>,
+  ): Promise<Map<string, Partial<Record<EventJsonColumn, unknown>>>> {
+    const cols = pickColumns(columns, EVENT_JSON_COLUMNS);
+    const valid = keys.filter((k) => isUuid(k.runId) && Number.isInteger(k.seq));
+    const out = new Map<string, Partial<Record<EventJsonColumn, unknown>>>();
+    if (!cols.length || !valid.length) return out;
+    const r = await this.inTenant(tenantId, (m) =>
+      sql<Record<string, unknown> & { run_id: string; seq: number }>(
+        m,
+        `SELECT e.run_id, e.seq, ${cols.map((c) => `e.${c}`).join(', ')}
+           FROM run_events e JOIN unnest($2::uuid[], $3::int[]) AS k(run_id, seq) ON e.run_id = k.run_id AND e.seq = k.seq
+          WHERE e.tenant_id = $1`,
+        [tenantId, valid.map((k) => k.runId), valid.map((k) => k.seq)],
+      ),
+    );
+    for (const { run_id, seq, ...values } of r.rows) out.set(`${run_id}:${seq}`, values);
+    return out;
+  }
+
+  private async jsonOf<K extends string>(tenantId: string, table: 'runs' | 'tasks', ids: string[], cols: K[]): Promise<Map<string, Partial<Record<K, unknown>>>> {
+    const valid = [...new Set(ids.filter(isUuid))];
+    const out = new Map<string, Partial<Record<K, unknown>>>();
+    if (!cols.length || !valid.length) return out;
+    const r = await this.inTenant(tenantId, (m) =>
+      sql<Record<string, unknown> & { id: string }>(m, `SELECT id, ${cols.join(', ')} FROM ${table} WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [tenantId, valid]),
+    );
+    for (const { id, ...values } of r.rows) out.set(id, values as Partial<Record<K, unknown>>);
+    return out;
+  }
+}
+
+function clampItems(first: number): number {
+  return Math.min(RUN_ITEMS_PAGE_MAX, Math.max(1, Math.floor(Number.isFinite(first) ? first : RUN_ITEMS_PAGE_DEFAULT)));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { awaitedSignal, childRunsByNode, displayAttempt, isCancellable, isFinished, newer, nodeIds, recordChange, sensitiveNodes, withLiveStatus } from './model.js';
+import { awaitedSignal, childRunsByNode, displayAttempt, isCancellable, isFinished, newer, nodeIds, recordChange, restOfPages, sensitiveNodes, withLiveStatus } from './model.js';
 import type { Graph } from '../../api/graph.js';
 
 describe('childRunsByNode', () => {
@@ -122,5 +122,20 @@ describe('displayAttempt', () => {
   it('shows the API\'s 0-based attempt 1-based, as the CLI and the logs do', () => {
     expect(displayAttempt(0)).toBe(1);
     expect(displayAttempt(2)).toBe(3);
+  });
+});
+
+describe('restOfPages', () => {
+  const items = [...Array(23).keys()];
+  const after = (last: number) => Promise.resolve(items.slice(last + 1, last + 11));
+
+  it('reads the pages after a full first page until a short one, each item once', async () => {
+    expect([...items.slice(0, 10), ...(await restOfPages(items.slice(0, 10), 10, after))]).toEqual(items);
+  });
+
+  it('reads nothing when the first page is short', async () => {
+    let asked = 0;
+    expect(await restOfPages([1, 2], 10, async () => (asked++, []))).toEqual([]);
+    expect(asked).toBe(0);
   });
 });

@@ -90,3 +90,16 @@ export function withLiveStatus<T extends Pick<RunSummary, 'id' | 'status' | 'seq
   const change = live.get(row.id);
   return change && change.seq > row.seq ? { ...row, status: change.status } : row;
 }
+
+/**
+ * The items after a first page of `pageSize` read by `next` (given the last item read), page
+ * after page while a page is full; empty when `first` is short (it held every item).
+ */
+export async function restOfPages<T>(first: readonly T[], pageSize: number, next: (last: T) => Promise<readonly T[]>): Promise<T[]> {
+  const rest: T[] = [];
+  for (let page = first; page.length >= pageSize; ) {
+    page = await next(page[page.length - 1]!);
+    rest.push(...page);
+  }
+  return rest;
+}

@@ -20,17 +20,38 @@ export const RUN_CHANGED = /* GraphQL */ `
   }
 `;
 
+/**
+ * Tasks and events per page of a run (the API's largest page): the run page reads the first page
+ * with the run, and the next ones, after the last task's id or event's seq, while a page is full.
+ */
+export const RUN_PAGE = 1000;
+
+const TASK_FIELDS = `id nodeId nodeType status attempt iteration input output error
+    createdAt updatedAt finishedAt wakeAt awaitedSignal branches queue`;
+const EVENT_FIELDS = `seq type nodeId attempt at payload actions ignored error`;
+
 /** Everything the run page shows: the query and the subscription ask for exactly these. */
 const RUN_DETAIL_FIELDS = `
   ${RUN_SUMMARY_FIELDS}
   input config output error parentRunId parentTaskId depth scheduleId nominalTime
-  tasks {
-    id nodeId nodeType status attempt iteration input output error
-    createdAt updatedAt finishedAt wakeAt awaitedSignal branches queue
-  }
-  history { seq type nodeId attempt at payload actions ignored error }
+  tasks(first: ${RUN_PAGE}) { ${TASK_FIELDS} }
+  history(first: ${RUN_PAGE}) { ${EVENT_FIELDS} }
   children { id status parentTaskId workflowId }
   graph { ${GRAPH_FIELDS} }
+`;
+
+/** The page of a run's tasks after the task `after`. */
+export const RUN_TASKS_PAGE = /* GraphQL */ `
+  query RunTasksPage($id: ID!, $after: ID) {
+    run(id: $id) { id tasks(first: ${RUN_PAGE}, after: $after) { ${TASK_FIELDS} } }
+  }
+`;
+
+/** The page of a run's history after the event `after` (a seq). */
+export const RUN_HISTORY_PAGE = /* GraphQL */ `
+  query RunHistoryPage($id: ID!, $after: Int) {
+    run(id: $id) { id history(first: ${RUN_PAGE}, after: $after) { ${EVENT_FIELDS} } }
+  }
 `;
 
 export const RUN = /* GraphQL */ `
