@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { WeftClient } from '@weft/client';
 import { dropInstallation, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, WeftProcess } from '../chaos/processes.js';
-import { closeAttack, neighbourConnects, neighbourLatencies, prepareAttack, quantile, REPORTED_ATTACK, runAttacks, type AttackOutcome } from './attack-mix.js';
+import { ATTACK_NAMES, closeAttack, neighbourConnects, neighbourLatencies, prepareAttack, quantile, REPORTED_ATTACK, runAttacks, type AttackOutcome } from './attack-mix.js';
 import { fmt, table, verdict } from './report.js';
 import { waitForApi } from './weft.js';
 
@@ -32,6 +32,7 @@ const P99_RATIO_TARGET = 10;
 const HELP = `usage: npm run bench:attack -- [options]
 
   --seconds S        how long B is measured idle, and how long the attacks run (default 30)
+  --attacks A,B      only these of responses, definitions, connections, backfills (default: all)
   --keep             keep the database, its Redis keys and the process logs
   --postgres URL     PostgreSQL superuser URL without a database (default postgres://postgres@127.0.0.1:5432)
   --redis URL        Redis URL (default redis://127.0.0.1:6379)
@@ -43,6 +44,7 @@ async function main(): Promise<number> {
     args: process.argv.slice(2),
     options: {
       seconds: { type: 'string', default: '30' },
+      attacks: { type: 'string', default: ATTACK_NAMES.join(',') },
       keep: { type: 'boolean', default: false },
       postgres: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
       redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
@@ -57,6 +59,8 @@ async function main(): Promise<number> {
     if (!['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname)) throw new Error(`bench:attack runs against this machine only, not ${new URL(url).host}`);
   }
   const seconds = numberOption('seconds', values.seconds, 1);
+  const only = values.attacks!.split(',').map((a) => a.trim()) as AttackOutcome['name'][];
+  for (const a of only) if (!ATTACK_NAMES.includes(a)) throw new Error(`--attacks takes ${ATTACK_NAMES.join(', ')}; got ${JSON.stringify(a)}`);
   const postgres = values.postgres!.replace(/\/+$/, '');
   const say = (l = '') => process.stdout.write(`${l}\n`);
   const dbName = `weft_attack_${randomBytes(4).toString('hex')}`;
@@ -96,7 +100,7 @@ async function main(): Promise<number> {
     say(`bench:attack: B beside A's attacks for ${seconds} s`);
     const load = [loadavg()[0]!];
     const connectAfter = new Promise<string>((resolve) => setTimeout(() => resolve(neighbourConnects(url, b.apiKey)), (seconds * 1000) / 2));
-    const [attacks, busy, bConnect] = await Promise.all([runAttacks(prepared, REPORTED_ATTACK, seconds), neighbourLatencies(url, b.apiKey, seconds), connectAfter]);
+    const [attacks, busy, bConnect] = await Promise.all([runAttacks(prepared, REPORTED_ATTACK, seconds, only), neighbourLatencies(url, b.apiKey, seconds), connectAfter]);
     load.push(loadavg()[0]!);
 
     const p = (xs: number[], q: number) => fmt(quantile(xs, q), 1);

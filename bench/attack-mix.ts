@@ -286,16 +286,22 @@ async function connectionsAttack(p: PreparedAttack, sizes: AttackSizes, deadline
   return o;
 }
 
-/** Runs the four attacks at once until `seconds` have passed (each stops by itself by then). */
-export async function runAttacks(p: PreparedAttack, sizes: AttackSizes, seconds: number): Promise<AttackOutcome[]> {
+export const ATTACK_NAMES: AttackOutcome['name'][] = ['responses', 'definitions', 'connections', 'backfills'];
+
+/**
+ * Runs the attacks named in `only` (default: all four) at once until `seconds` have passed (each
+ * stops by itself by then).
+ */
+export async function runAttacks(p: PreparedAttack, sizes: AttackSizes, seconds: number, only: AttackOutcome['name'][] = ATTACK_NAMES): Promise<AttackOutcome[]> {
   const deadline = Date.now() + seconds * 1000;
   const adminKey = p.admin.apiKey!;
-  return Promise.all([
-    responsesAttack(p, p.keys[0] ?? adminKey, sizes, deadline),
-    definitionsAttack(p, adminKey, sizes, deadline),
-    connectionsAttack(p, sizes, deadline),
-    backfillsAttack(p, adminKey, sizes, deadline),
-  ]);
+  const attacks: Record<AttackOutcome['name'], () => Promise<AttackOutcome>> = {
+    responses: () => responsesAttack(p, p.keys[0] ?? adminKey, sizes, deadline),
+    definitions: () => definitionsAttack(p, adminKey, sizes, deadline),
+    connections: () => connectionsAttack(p, sizes, deadline),
+    backfills: () => backfillsAttack(p, adminKey, sizes, deadline),
+  };
+  return Promise.all(only.map((name) => attacks[name]()));
 }
 
 /** Latencies, in ms, of the neighbour's `whoami` and small `runs` queries, one after another. */
