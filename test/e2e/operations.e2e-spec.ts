@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { get as httpGet } from 'node:http';
-import { connect, createServer, type AddressInfo } from 'node:net';
 import type { WeftClient } from '@weft/client';
 import { startPlatform } from '@weft/cli';
 import { createTestDatabase } from '../support/test-database.js';
 import { stubServer } from '../support/faults.js';
 import { publish, start, startE2E, testConfig, waitRun, type E2E } from '../support/e2e-platform.js';
+import { freePort, waitForPort } from '../support/ports.js';
 
 /** The value of the series `name` whose labels include `labels` (summed when several match); 0 when none. */
 function metric(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -19,31 +19,6 @@ function metric(text: string, name: string, labels: Record<string, string> = {})
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
   }
   return sum;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const open = await new Promise<boolean>((resolve) => {
-      const c = connect(port, '127.0.0.1', () => {
-        c.end();
-        resolve(true);
-      }).on('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nothing listens on ${port}`);
 }
 
 /** GET `url` on a connection of its own (closed after the answer: no keep-alive left behind). */

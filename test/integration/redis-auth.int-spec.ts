@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer, type AddressInfo } from 'node:net';
 import { BullTaskQueues, ensureRedis, loadConfig } from '@weft/platform';
+import { freePort, waitForPort } from '../support/ports.js';
 
 /**
  * A Redis that requires a password (`requirepass`, as docker-compose.yml runs it): the URL of
@@ -11,31 +11,6 @@ import { BullTaskQueues, ensureRedis, loadConfig } from '@weft/platform';
  */
 
 const PASSWORD = 'c0mp0se-redis-pw';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const open = await new Promise<boolean>((resolve) => {
-      const c = connect(port, '127.0.0.1', () => {
-        c.end();
-        resolve(true);
-      }).on('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
 
 describe('Redis with a password', () => {
   let redis: ChildProcess;
