@@ -337,10 +337,10 @@ suite('the memory of all of a worker\'s executions together', () => {
     expect((await failure(waiting)).message).toBe('execution was cancelled');
     // 50 MB fit beside the 200 once the 100 MB waiter ahead of it left the queue.
     expect(await next).toBe(2);
-    expect(events).toEqual(['reserved loop', 'waiting waiting', 'waiting next', 'reserved next', 'released next']);
+    expect(events).toEqual(['reserved loop', 'waiting waiting', 'waiting next', 'abandoned waiting', 'reserved next', 'released next']);
     stopLoop.abort();
     expect((await failure(loop)).message).toBe('execution was cancelled');
-    expect(events.slice(5)).toEqual(['released loop']);
+    expect(events.slice(6)).toEqual(['released loop']);
   });
 
   it('fails an execution larger than the whole total at once, for good, naming the setting', async () => {

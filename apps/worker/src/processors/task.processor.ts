@@ -88,6 +88,8 @@ export class TaskProcessor implements BeforeApplicationShutdown {
   private stopping = false;
   private started = false;
   private readonly drain: Drain;
+  /** Executions handed back by the drain while they waited for CODE memory (the drain's outcome counts those of its deadline). */
+  private handedBackWaiting = 0;
 
   constructor(
     private readonly coordinator: RunCoordinator,
@@ -152,7 +154,8 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     this.stopping = true;
     await this.queues.stopConsuming();
     await this.registration?.deregister();
-    this.log.log(`drained in ${outcome.tookMs} ms: ${outcome.inFlight - outcome.handedBack} finished, ${outcome.handedBack} handed back`);
+    const handedBack = outcome.handedBack + this.handedBackWaiting;
+    this.log.log(`drained in ${outcome.tookMs} ms: ${outcome.inFlight - handedBack} finished, ${handedBack} handed back`);
   }
 
   /**
@@ -237,6 +240,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
   /** The drain began: executions still waiting for CODE memory go back to the queue at once, for another worker. */
   private handBackWaiting(): Promise<number> {
     const waiting = [...this.held.values()].filter((h) => h.waiting && !h.reporting && !h.handedBack && !h.lost.signal.aborted);
+    this.handedBackWaiting += waiting.length;
     return handBack(this.coordinator.leases, waiting, this.log, 'waiting for CODE memory when the drain began');
   }
 

@@ -24,8 +24,11 @@ export type { MemoryBudgetState } from './memory-budget.js';
 
 /** A change of an execution's share of the worker's CODE memory ({@link CodeExecutorOptions.onMemory}). */
 export interface CodeMemoryEvent extends MemoryBudgetState {
-  /** `waiting`: its `memory_mb` does not fit in what is left, it waits; `reserved`: it may run; `released`: it ended. */
-  type: 'waiting' | 'reserved' | 'released';
+  /**
+   * `waiting`: its `memory_mb` does not fit in what is left, it waits; `abandoned`: its wait ended
+   * without memory (cancelled, handed back, timed out); `reserved`: it may run; `released`: it ended.
+   */
+  type: 'waiting' | 'abandoned' | 'reserved' | 'released';
   taskId: string;
   attempt: number;
   /** The execution's `memory_mb`. */
@@ -252,6 +255,7 @@ export class CodeExecutor implements TaskExecutor {
     try {
       return await this.memory.reserve(limits.memoryMb, ended.signal, {
         waiting: () => tell('waiting'),
+        abandoned: () => tell('abandoned'),
         reserved: () => tell('reserved'),
         released: () => tell('released'),
       });

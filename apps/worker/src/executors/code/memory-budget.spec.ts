@@ -55,11 +55,15 @@ describe('MemoryBudget', () => {
     const budget = new MemoryBudget(500);
     await budget.reserve(300);
     const cancel = new AbortController();
-    const large = budget.reserve(400, cancel.signal);
-    const small = budget.reserve(200);
+    const told: string[] = [];
+    const at = (what: string) => () => told.push(`${what} ${budget.state.reservedMb}/${budget.state.waiting}`);
+    const large = budget.reserve(400, cancel.signal, { waiting: at('large waits'), abandoned: at('large abandoned'), reserved: at('large reserved') });
+    const small = budget.reserve(200, undefined, { waiting: at('small waits'), reserved: at('small reserved') });
     cancel.abort();
     await expect(large).rejects.toBeInstanceOf(ReservationAborted);
     await small;
+    // Told with the state after each change: the aborted one out of the queue before the next is granted.
+    expect(told).toEqual(['large waits 300/1', 'small waits 300/2', 'large abandoned 300/1', 'small reserved 500/0']);
     expect(budget.state).toEqual({ totalMb: 500, reservedMb: 500, waiting: 0 });
     await expect(budget.reserve(10, AbortSignal.abort())).rejects.toBeInstanceOf(ReservationAborted);
   });

@@ -26,6 +26,8 @@ interface Waiter {
 export interface ReservationHooks {
   /** It does not fit now: it waits. */
   waiting?(): void;
+  /** Its wait was aborted: it left the queue without memory (told before any waiter behind it is granted). */
+  abandoned?(): void;
   /** It was granted. */
   reserved?(): void;
   /** It was released (told before any waiter it makes room for is granted). */
@@ -75,6 +77,7 @@ export class MemoryBudget {
         if (at < 0) return;
         this.queue.splice(at, 1);
         reject(new ReservationAborted());
+        hooks.abandoned?.();
         this.grantWaiting();
         this.changed(this.state);
       };
