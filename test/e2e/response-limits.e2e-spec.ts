@@ -58,6 +58,12 @@ describe('bounded GraphQL answers', () => {
     });
   }
 
+  /** Stored values the API read so far (weft_api_stored_values_read_total). */
+  async function valuesRead(): Promise<number> {
+    const text = await (await fetch(`${e2e.metricsUrl}/metrics`)).text();
+    return Number(/^weft_api_stored_values_read_total (\d+)$/m.exec(text)![1]);
+  }
+
   function expectRefused(a: { errors?: Answer['errors']; data?: unknown }): void {
     expect(a.errors).toHaveLength(1);
     const e = a.errors![0]!;
@@ -69,7 +75,7 @@ describe('bounded GraphQL answers', () => {
   }
 
   beforeAll(async () => {
-    e2e = await startE2E({ WEFT_MAX_RESPONSE_BYTES: LIMIT });
+    e2e = await startE2E({ WEFT_MAX_RESPONSE_BYTES: LIMIT, WEFT_METRICS_PORT: 0 });
     echo = await stubServer((_req, res, _n, raw) => res.writeHead(200, { 'content-type': 'application/json' }).end(raw || 'null'));
     ({ client, apiKey } = await e2e.tenant('big-outputs'));
     ({ client: other } = await e2e.tenant('bystander'));
@@ -108,6 +114,21 @@ describe('bounded GraphQL answers', () => {
     const a = await gql(`query($id: ID!) { ${aliases} }`, { id: runId });
     expect(a.status).toBe(400);
     expectRefused(a);
+  });
+
+  it('reads none of the stored values of an operation it refuses', async () => {
+    const before = await valuesRead();
+    const aliases = [...Array(8).keys()].map((i) => `a${i}: run(id: $id) { output tasks { output } history { payload } }`).join(' ');
+    expectRefused(await gql(`query($id: ID!) { ${aliases} }`, { id: runId }));
+    expectRefused(await gql(`query($id: ID!) { a: run(id: $id) { tasks { output } } b: run(id: $id) { history { payload } } }`, { id: runId }));
+    expectRefused(await gql(`{ runs(first: 10) { edges { node { input tasks { input output } children { output } } } } }`));
+    expectRefused(await once(`query($id: ID!) { a: run(id: $id) { tasks { output } } b: run(id: $id) { tasks { output } } }`, { id: runId }));
+    expect(await valuesRead()).toBe(before);
+
+    // An answer under the bound reads its values.
+    const small = await gql(`query($id: ID!) { run(id: $id) { tasks(first: 3) { output } } }`, { id: runId });
+    expect(small.errors).toBeUndefined();
+    expect(await valuesRead()).toBe(before + 3);
   });
 
   it('counts fragments and the runs list, and answers the same refusal over graphql-ws', async () => {
