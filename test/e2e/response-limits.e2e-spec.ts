@@ -149,6 +149,30 @@ describe('bounded GraphQL answers', () => {
     expect(small.data.runUpdated.tasks).toHaveLength(2);
   });
 
+  it("charges workflow versions' source and definition, and schedules' input and config", async () => {
+    // Four versions of about 300 kB of source and of definition each: 2.4 MB in all.
+    for (let v = 0; v < 4; v++) {
+      await publish(client, 'wide', { nodes: [{ node_id: 'a', type: 'HTTP', spec: { url: 'http://127.0.0.1:1/', body: { v, pad: 'y'.repeat(300_000) } } }], edges: [] });
+    }
+    const one = await gql(`{ workflowVersion(workflowId: "wide", version: 2) { source definition } }`);
+    expect(one.errors).toBeUndefined();
+    expect(one.data.workflowVersion.definition.nodes[0].spec.body.v).toBe(1);
+    expect((await gql(`{ workflow(workflowId: "wide") { versions { version } } }`)).data.workflow.versions).toHaveLength(4);
+    expectRefused(await gql(`{ workflow(workflowId: "wide") { versions { source } } }`));
+    expectRefused(await gql(`{ workflows { versions { definition } } }`));
+    expectRefused(await gql(`{ a: workflowVersion(workflowId: "wide", version: 1) { source definition } b: workflowVersion(workflowId: "wide", version: 2) { source definition } }`));
+
+    for (let i = 0; i < 3; i++) {
+      await client.request(`mutation($i: CreateScheduleInput!) { createSchedule(input: $i) { id } }`, {
+        i: { workflowId: 'wide', cron: '@yearly', paused: true, input: { pad: 'z'.repeat(200_000) }, config: { pad: 'z'.repeat(200_000) } },
+      });
+    }
+    const ids = await gql(`{ schedules(workflowId: "wide") { edges { node { id input } } } }`);
+    expect(ids.errors).toBeUndefined();
+    expect(ids.data.schedules.edges).toHaveLength(3);
+    expectRefused(await gql(`{ schedules(workflowId: "wide") { edges { node { input config } } } }`));
+  });
+
   it("answers another tenant's whoami normally after a refusal", async () => {
     expectRefused(await gql(`query($id: ID!) { a: run(id: $id) { tasks { output } } b: run(id: $id) { history { payload } } }`, { id: runId }));
     const me = await other.request(`{ whoami { tenantId role } }`);

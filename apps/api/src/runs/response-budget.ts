@@ -58,6 +58,20 @@ export class ResponseBudget {
     else this.idle.push(then);
   }
 
+  /**
+   * Resolves once every size of the answer is charged: no read of sizes running, and the turn
+   * that charged the last of them over. Throws the refusal when the answer was refused, so that
+   * a value is read only for an answer still within its budget.
+   */
+  async charged(): Promise<void> {
+    for (;;) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.refused) throw this.refused;
+      if (!this.busy) return;
+      await new Promise<void>((resolve) => this.whenSized(resolve));
+    }
+  }
+
   /** Charges `bytes`; throws {@link ResponseTooLargeError} when the total passes the limit (or already did). */
   charge(bytes: number): void {
     if (this.refused) throw this.refused;
