@@ -1,5 +1,4 @@
 import type { EventJsonColumn, RunJsonColumn, RunRepository, TaskJsonColumn } from '@weft/persistence';
-import type { ResponseBudget } from './response-budget.js';
 
 /** Where a stored JSON value lives: the table, its row's key and its column. */
 export type StoredJsonRef =
@@ -7,10 +6,17 @@ export type StoredJsonRef =
   | { table: 'tasks'; tenantId: string; id: string; column: TaskJsonColumn }
   | { table: 'run_events'; tenantId: string; runId: string; seq: number; column: EventJsonColumn };
 
+/** What the loader asks of an answer's budget (ResponseBudget): whether it was refused, and whether its sizes are all read. */
+export interface ChargeGate {
+  readonly refused?: unknown;
+  readonly busy: boolean;
+  whenSized(then: () => void): void;
+}
+
 interface Waiter {
   ref: StoredJsonRef;
   key: string;
-  budget: ResponseBudget;
+  budget: ChargeGate;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
@@ -18,7 +24,7 @@ interface Waiter {
 /**
  * Reads stored JSON values for one answer (or for the answers of one shared run state), in
  * batches, one statement per table: a batch is read once none of its answers is still reading
- * rows whose sizes it charges ({@link ResponseBudget.whenSized}), so by then every size of those
+ * rows whose sizes it charges ({@link ChargeGate.whenSized}), so by then every size of those
  * answers is charged, and the values of an answer already refused are not read at all (its
  * waiters get null: the refusal is the whole answer, carried by the charge that passed the
  * limit). A value asked for twice (aliases, several subscribers) is read once.
@@ -35,7 +41,7 @@ export class StoredJsonLoader {
   ) {}
 
   /** The value at `ref` for an answer whose budget is `budget` (already charged for it); null once that answer is refused. */
-  load(ref: StoredJsonRef, budget: ResponseBudget): Promise<unknown> {
+  load(ref: StoredJsonRef, budget: ChargeGate): Promise<unknown> {
     if (budget.refused) return Promise.resolve(null);
     const key = refKey(ref);
     const read = this.values.get(key);
