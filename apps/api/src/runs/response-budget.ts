@@ -87,6 +87,8 @@ export class ResponseBudget {
 export interface ResponseScope {
   budget: ResponseBudget;
   loader?: StoredJsonLoader;
+  /** Rows read for this answer, by what was read (see RunsService.sizing). */
+  reads?: Map<string, Promise<unknown>>;
 }
 
 const scopes = new WeakMap<object, ResponseScope>();

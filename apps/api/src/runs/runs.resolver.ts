@@ -40,7 +40,7 @@ export class RunsResolver {
     @Context() ctx: GqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<RunObject> {
-    return this.runService.sizing(ctx, info, this.runService.get(principal, id, info));
+    return this.runService.sizing(ctx, info, () => this.runService.get(principal, id, info), `run:${principal.tenantId}:${id}`);
   }
 
   @Query(() => RunConnection, { description: 'Runs newest first, Relay style; first defaults to 20 (at most 200).' })
@@ -52,7 +52,7 @@ export class RunsResolver {
     @Context() ctx: GqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<RunConnection> {
-    return this.runService.sizing(ctx, info, this.runService.list(principal, filter, first, after, info));
+    return this.runService.sizing(ctx, info, () => this.runService.list(principal, filter, first, after, info));
   }
 
   @Mutation(() => RunObject, { description: 'Starts a run; a repeated idempotencyKey returns the run it first started.' })
@@ -130,7 +130,7 @@ export class RunsResolver {
     @Context() ctx: GqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<TaskObject[]> {
-    return this.runService.sizing(ctx, info, this.runService.tasks(run, first, after, info));
+    return this.runService.sizing(ctx, info, () => this.runService.tasks(run, first, after, info), `tasks:${run.tenantId}:${run.id}:${first}:${after}`);
   }
 
   @ResolveField(() => [RunEventObject], {
@@ -145,14 +145,14 @@ export class RunsResolver {
     @Context() ctx: GqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<RunEventObject[]> {
-    return this.runService.sizing(ctx, info, this.runService.history(run, first, after, info));
+    return this.runService.sizing(ctx, info, () => this.runService.history(run, first, after, info), `history:${run.tenantId}:${run.id}:${first}:${after}`);
   }
 
   @ResolveField(() => [RunObject], {
     description: `The child runs this run's SUBWORKFLOW tasks started (every attempt of each; same tenant), oldest first; only the first ${RUN_CHILDREN_MAX}. Empty for a run without SUBWORKFLOW tasks.`,
   })
   children(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<RunObject[]> {
-    return this.runService.sizing(ctx, info, this.runService.children(run, info));
+    return this.runService.sizing(ctx, info, () => this.runService.children(run, info), `children:${run.tenantId}:${run.id}`);
   }
 
   @ResolveField(() => String, {

@@ -86,12 +86,20 @@ export class RunsService {
   }
 
   /**
-   * `read`, a read of rows with the sizes of the stored values the answer `info` belongs to may
+   * `read()`, a read of rows with the sizes of the stored values the answer `info` belongs to may
    * charge: that answer's values are read only once no such read of it is running
-   * ({@link ResponseBudget.sizing}).
+   * ({@link ResponseBudget.sizing}). With a `key`, the read is made once per answer for that key
+   * and selection (aliases of one field with the same arguments read the same rows), each alias
+   * still charging its own values.
    */
-  sizing<T>(context: object, info: GraphQLResolveInfo, read: Promise<T>): Promise<T> {
-    return this.scope(context, info).budget.sizing(read);
+  sizing<T>(context: object, info: GraphQLResolveInfo, read: () => Promise<T>, key?: string): Promise<T> {
+    const scope = this.scope(context, info);
+    if (key === undefined) return scope.budget.sizing(read());
+    const full = `${key}|${[...(selectedFields(info) ?? ['*'])].sort().join()}`;
+    const reads = (scope.reads ??= new Map());
+    let rows = reads.get(full) as Promise<T> | undefined;
+    if (!rows) reads.set(full, (rows = scope.budget.sizing(read())));
+    return rows;
   }
 
   private scope(context: object, info: GraphQLResolveInfo): ResponseScope {
