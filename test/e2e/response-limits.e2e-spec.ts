@@ -125,6 +125,13 @@ describe('bounded GraphQL answers', () => {
     expectRefused(await once(`query($id: ID!) { a: run(id: $id) { tasks { output } } b: run(id: $id) { tasks { output } } }`, { id: runId }));
     expect(await valuesRead()).toBe(before);
 
+    // Fields a directive leaves out are not counted.
+    const skipped = await gql(`query($id: ID!, $no: Boolean!) { a: run(id: $id) { tasks { id output @skip(if: true) ...O } } b: run(id: $id) { tasks { output @include(if: $no) } } }
+      fragment O on Task { input @include(if: $no) }`, { id: runId, no: false });
+    expect(skipped.errors).toBeUndefined();
+    expect(skipped.data.a.tasks).toHaveLength(ITEMS + 1);
+    expect(await valuesRead()).toBe(before);
+
     // An answer under the bound reads its values.
     const small = await gql(`query($id: ID!) { run(id: $id) { tasks(first: 3) { output } } }`, { id: runId });
     expect(small.errors).toBeUndefined();

@@ -37,6 +37,19 @@ export class ResponseBudget {
 
   constructor(readonly limit: number) {}
 
+  /**
+   * Refuses the answer now when `bytes`, which it will surely charge later (the values of a page
+   * its items will each charge), would pass the limit; charges nothing.
+   * @throws ResponseTooLargeError when the total would pass the limit (or already did)
+   */
+  expect(bytes: number): void {
+    if (this.refused) throw this.refused;
+    if (this.used + bytes > this.limit) {
+      this.refused = new ResponseTooLargeError(this.used + bytes, this.limit);
+      throw this.refused;
+    }
+  }
+
   /** `read` (of rows whose values this answer may charge), counted as running until it settles. */
   async sizing<T>(read: Promise<T>): Promise<T> {
     this.reading++;

@@ -130,7 +130,8 @@ export class RunsResolver {
     @Context() ctx: GqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<TaskObject[]> {
-    return this.runService.sizing(ctx, info, () => this.runService.tasks(run, first, after, info), `tasks:${run.tenantId}:${run.id}:${first}:${after}`);
+    const rows = this.runService.sizing(ctx, info, () => this.runService.tasks(run, first, after, info), `tasks:${run.tenantId}:${run.id}:${first}:${after}`);
+    return rows.then((r) => this.runService.within(ctx, info, r));
   }
 
   @ResolveField(() => [RunEventObject], {
@@ -145,14 +146,16 @@ export class RunsResolver {
     @Context() ctx: GqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<RunEventObject[]> {
-    return this.runService.sizing(ctx, info, () => this.runService.history(run, first, after, info), `history:${run.tenantId}:${run.id}:${first}:${after}`);
+    const rows = this.runService.sizing(ctx, info, () => this.runService.history(run, first, after, info), `history:${run.tenantId}:${run.id}:${first}:${after}`);
+    return rows.then((r) => this.runService.within(ctx, info, r));
   }
 
   @ResolveField(() => [RunObject], {
     description: `The child runs this run's SUBWORKFLOW tasks started (every attempt of each; same tenant), oldest first; only the first ${RUN_CHILDREN_MAX}. Empty for a run without SUBWORKFLOW tasks.`,
   })
   children(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<RunObject[]> {
-    return this.runService.sizing(ctx, info, () => this.runService.children(run, info), `children:${run.tenantId}:${run.id}`);
+    const rows = this.runService.sizing(ctx, info, () => this.runService.children(run, info), `children:${run.tenantId}:${run.id}`);
+    return rows.then((r) => this.runService.within(ctx, info, r));
   }
 
   @ResolveField(() => String, {

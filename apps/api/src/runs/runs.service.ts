@@ -24,7 +24,7 @@ import type { RunFilter } from './run-filter.input.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 import { jsonBytes, MAX_RESPONSE_BYTES_DEFAULT, responseScope, type ResponseBudget, type ResponseScope } from './response-budget.js';
-import { selectedFields } from './selection.js';
+import { selectedFields, surelySelectedFields } from './selection.js';
 import { StoredJsonLoader, type StoredJsonRef } from './stored-json.loader.js';
 
 export const RUNS_PAGE_MAX = 200;
@@ -99,6 +99,21 @@ export class RunsService {
     const reads = (scope.reads ??= new Map());
     let rows = reads.get(full) as Promise<T> | undefined;
     if (!rows) reads.set(full, (rows = scope.budget.sizing(read())));
+    return rows;
+  }
+
+  /**
+   * A page of rows (tasks, history, child runs) for the answer `info` belongs to: when the stored
+   * values its items surely select (no directive may leave them out) pass the budget, the answer
+   * is refused here, before any item resolves; once refused, no rows (the answer is the refusal alone).
+   */
+  within<T extends { jsonBytes?: Partial<Record<string, number>>; redacted?: boolean }>(context: object, info: GraphQLResolveInfo, rows: T[]): T[] {
+    const budget = this.scope(context, info).budget;
+    if (budget.refused) return [];
+    const cols = [...surelySelectedFields(info)];
+    let bytes = 0;
+    for (const r of rows) if (!r.redacted) for (const c of cols) bytes += r.jsonBytes?.[c] ?? 0;
+    budget.expect(bytes);
     return rows;
   }
 
