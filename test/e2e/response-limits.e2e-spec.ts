@@ -58,6 +58,12 @@ describe('bounded GraphQL answers', () => {
     });
   }
 
+  /** Stored values the API read so far (weft_api_stored_values_read_total). */
+  async function valuesRead(): Promise<number> {
+    const text = await (await fetch(`${e2e.metricsUrl}/metrics`)).text();
+    return Number(/^weft_api_stored_values_read_total (\d+)$/m.exec(text)![1]);
+  }
+
   function expectRefused(a: { errors?: Answer['errors']; data?: unknown }): void {
     expect(a.errors).toHaveLength(1);
     const e = a.errors![0]!;
@@ -69,7 +75,7 @@ describe('bounded GraphQL answers', () => {
   }
 
   beforeAll(async () => {
-    e2e = await startE2E({ WEFT_MAX_RESPONSE_BYTES: LIMIT });
+    e2e = await startE2E({ WEFT_MAX_RESPONSE_BYTES: LIMIT, WEFT_METRICS_PORT: 0 });
     echo = await stubServer((_req, res, _n, raw) => res.writeHead(200, { 'content-type': 'application/json' }).end(raw || 'null'));
     ({ client, apiKey } = await e2e.tenant('big-outputs'));
     ({ client: other } = await e2e.tenant('bystander'));
@@ -110,6 +116,28 @@ describe('bounded GraphQL answers', () => {
     expectRefused(a);
   });
 
+  it('reads none of the stored values of an operation it refuses', async () => {
+    const before = await valuesRead();
+    const aliases = [...Array(8).keys()].map((i) => `a${i}: run(id: $id) { output tasks { output } history { payload } }`).join(' ');
+    expectRefused(await gql(`query($id: ID!) { ${aliases} }`, { id: runId }));
+    expectRefused(await gql(`query($id: ID!) { a: run(id: $id) { tasks { output } } b: run(id: $id) { history { payload } } }`, { id: runId }));
+    expectRefused(await gql(`{ runs(first: 10) { edges { node { input tasks { input output } children { output } } } } }`));
+    expectRefused(await once(`query($id: ID!) { a: run(id: $id) { tasks { output } } b: run(id: $id) { tasks { output } } }`, { id: runId }));
+    expect(await valuesRead()).toBe(before);
+
+    // Fields a directive leaves out are not counted.
+    const skipped = await gql(`query($id: ID!, $no: Boolean!) { a: run(id: $id) { tasks { id output @skip(if: true) ...O } } b: run(id: $id) { tasks { output @include(if: $no) } } }
+      fragment O on Task { input @include(if: $no) }`, { id: runId, no: false });
+    expect(skipped.errors).toBeUndefined();
+    expect(skipped.data.a.tasks).toHaveLength(ITEMS + 1);
+    expect(await valuesRead()).toBe(before);
+
+    // An answer under the bound reads its values.
+    const small = await gql(`query($id: ID!) { run(id: $id) { tasks(first: 3) { output } } }`, { id: runId });
+    expect(small.errors).toBeUndefined();
+    expect(await valuesRead()).toBe(before + 3);
+  });
+
   it('counts fragments and the runs list, and answers the same refusal over graphql-ws', async () => {
     const viaFragments = await gql(
       `query($id: ID!) { a: run(id: $id) { ...Big } b: run(id: $id) { ...Big } runs(first: 10) { edges { node { ...Big } } } }
@@ -126,6 +154,30 @@ describe('bounded GraphQL answers', () => {
     const small = await once(`subscription($id: ID!) { runUpdated(runId: $id) { status tasks(first: 2) { output } } }`, { id: runId });
     expect(small.errors).toBeUndefined();
     expect(small.data.runUpdated.tasks).toHaveLength(2);
+  });
+
+  it("charges workflow versions' source and definition, and schedules' input and config", async () => {
+    // Four versions of about 300 kB of source and of definition each: 2.4 MB in all.
+    for (let v = 0; v < 4; v++) {
+      await publish(client, 'wide', { nodes: [{ node_id: 'a', type: 'HTTP', spec: { url: 'http://127.0.0.1:1/', body: { v, pad: 'y'.repeat(300_000) } } }], edges: [] });
+    }
+    const one = await gql(`{ workflowVersion(workflowId: "wide", version: 2) { source definition } }`);
+    expect(one.errors).toBeUndefined();
+    expect(one.data.workflowVersion.definition.nodes[0].spec.body.v).toBe(1);
+    expect((await gql(`{ workflow(workflowId: "wide") { versions { version } } }`)).data.workflow.versions).toHaveLength(4);
+    expectRefused(await gql(`{ workflow(workflowId: "wide") { versions { source } } }`));
+    expectRefused(await gql(`{ workflows { versions { definition } } }`));
+    expectRefused(await gql(`{ a: workflowVersion(workflowId: "wide", version: 1) { source definition } b: workflowVersion(workflowId: "wide", version: 2) { source definition } }`));
+
+    for (let i = 0; i < 3; i++) {
+      await client.request(`mutation($i: CreateScheduleInput!) { createSchedule(input: $i) { id } }`, {
+        i: { workflowId: 'wide', cron: '@yearly', paused: true, input: { pad: 'z'.repeat(200_000) }, config: { pad: 'z'.repeat(200_000) } },
+      });
+    }
+    const ids = await gql(`{ schedules(workflowId: "wide") { edges { node { id input } } } }`);
+    expect(ids.errors).toBeUndefined();
+    expect(ids.data.schedules.edges).toHaveLength(3);
+    expectRefused(await gql(`{ schedules(workflowId: "wide") { edges { node { input config } } } }`));
   });
 
   it("answers another tenant's whoami normally after a refusal", async () => {

@@ -20,6 +20,7 @@ import {
 } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, edge, http, publishWorkflow } from '../support/builders.js';
+import { coordinatorHarness } from '../support/coordinator-harness.js';
 
 let db: TestDatabase;
 
@@ -373,5 +374,43 @@ describe('RunRepository', () => {
     await expect(insertRun(b.tenantId, 'w', new Date(), { idempotencyKey: 'k1' })).resolves.toBeDefined();
     await expect(insertRun(a.tenantId, 'w', new Date())).resolves.toBeDefined();
     await expect(insertRun(a.tenantId, 'w', new Date())).resolves.toBeDefined();
+  });
+});
+
+describe('stored sizes of JSON columns', () => {
+  /** Rows of `table` of the run whose `<col>_bytes` is not the bytes of `col`'s text. */
+  async function mismatches(tenantId: string, table: string, key: string, runId: string, cols: string[]) {
+    const wrong = cols.map((c) => `${c}_bytes IS DISTINCT FROM COALESCE(octet_length(${c}::text), 0)`).join(' OR ');
+    const r = await withTenant(db.ds, tenantId, (m) => sql(m, `SELECT count(*)::int AS n, count(*) FILTER (WHERE ${wrong})::int AS wrong FROM ${table} WHERE tenant_id = $1 AND ${key} = $2`, [tenantId, runId]));
+    return r.rows[0] as { n: number; wrong: number };
+  }
+
+  it('are kept at write time for runs, tasks, history and versions, and computed for rows without them', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const runId = await h.start(def([http('a'), http('b', { url: 'http://x/{{tasks.a.output.n}}' })], [edge('a', 'b')]), { input: { pad: 'é'.repeat(500) } });
+    await h.complete('a', { n: 7, text: 'ü'.repeat(3000) });
+    await h.complete('b', { done: true, nested: { list: [1, 2.5, 'x'] } });
+    expect((await h.run(runId)).status).toBe('SUCCEEDED');
+
+    // Written by INSERTs (tasks' input, history) and UPDATEs (tasks' and the run's output).
+    expect(await mismatches(h.tenantId, 'runs', 'id', runId, ['input', 'config', 'output'])).toEqual({ n: 1, wrong: 0 });
+    expect(await mismatches(h.tenantId, 'tasks', 'run_id', runId, ['input', 'output'])).toEqual({ n: 2, wrong: 0 });
+    expect(await mismatches(h.tenantId, 'run_events', 'run_id', runId, ['payload', 'actions'])).toMatchObject({ wrong: 0 });
+    const versions = await withTenant(db.ds, h.tenantId, (m) =>
+      sql(m, `SELECT count(*) FILTER (WHERE definition_bytes IS DISTINCT FROM octet_length(definition::text))::int AS wrong FROM workflow_versions WHERE tenant_id = $1`, [h.tenantId]),
+    );
+    expect(versions.rows[0]).toEqual({ wrong: 0 });
+
+    // A row written before the sizes were kept (NULL) is sized from its value.
+    const tasks = await h.tasks(runId);
+    await withTenant(db.ds, h.tenantId, (m) => sql(m, `UPDATE tasks SET output_bytes = NULL WHERE tenant_id = $1 AND id = $2`, [h.tenantId, tasks.a!.id]));
+    await withTenant(db.ds, h.tenantId, (m) => sql(m, `UPDATE runs SET output_bytes = NULL WHERE tenant_id = $1 AND id = $2`, [h.tenantId, runId]));
+    const repo = new RunRepository(db.ds);
+    const page = await repo.taskPage(h.tenantId, runId, 10, null, ['output']);
+    const sizeOf = async (table: string, col: string, id: string) =>
+      (await withTenant(db.ds, h.tenantId, (m) => sql<{ n: number }>(m, `SELECT octet_length(${col}::text) AS n FROM ${table} WHERE tenant_id = $1 AND id = $2`, [h.tenantId, id]))).rows[0]!.n;
+    expect(page.find((t) => t.id === tasks.a!.id)!.jsonBytes.output).toBe(await sizeOf('tasks', 'output', tasks.a!.id));
+    expect((await repo.findSizedRun(h.tenantId, runId, ['output']))!.jsonBytes.output).toBe(await sizeOf('runs', 'output', runId));
+    expect(await sizeOf('tasks', 'output', tasks.a!.id)).toBeGreaterThan(6000);
   });
 });

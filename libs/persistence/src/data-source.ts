@@ -25,6 +25,7 @@ import { WorkersAndQueueReservations1765440000000 } from './migrations/176544000
 import { RunTraces1765526400000 } from './migrations/1765526400000-run-traces.js';
 import { Schedules1765612800000 } from './migrations/1765612800000-schedules.js';
 import { FairScheduleClaims1765699200000 } from './migrations/1765699200000-fair-schedule-claims.js';
+import { StoredJsonSizes1765785600000 } from './migrations/1765785600000-stored-json-sizes.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -56,6 +57,7 @@ export const MIGRATIONS = [
   RunTraces1765526400000,
   Schedules1765612800000,
   FairScheduleClaims1765699200000,
+  StoredJsonSizes1765785600000,
 ];
 
 /** Options of {@link createDataSource}. */

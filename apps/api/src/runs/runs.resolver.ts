@@ -34,8 +34,13 @@ export class RunsResolver {
     nullable: true,
     description: "A run of the caller's tenant. An unknown id, an id that is not a UUID and another tenant's run are all a NOT_FOUND error (never null).",
   })
-  run(@Args('id', { type: () => ID }) id: string, @Context('principal') principal: Principal, @Info() info: GraphQLResolveInfo): Promise<RunObject> {
-    return this.runService.get(principal, id, info);
+  run(
+    @Args('id', { type: () => ID }) id: string,
+    @Context('principal') principal: Principal,
+    @Context() ctx: GqlContext,
+    @Info() info: GraphQLResolveInfo,
+  ): Promise<RunObject> {
+    return this.runService.sizing(ctx, info, () => this.runService.get(principal, id, info), `run:${principal.tenantId}:${id}`);
   }
 
   @Query(() => RunConnection, { description: 'Runs newest first, Relay style; first defaults to 20 (at most 200).' })
@@ -44,9 +49,10 @@ export class RunsResolver {
     @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
     @Args('after', { type: () => String, nullable: true }, validate) after: string | null | undefined,
     @Context('principal') principal: Principal,
+    @Context() ctx: GqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<RunConnection> {
-    return this.runService.list(principal, filter, first, after, info);
+    return this.runService.sizing(ctx, info, () => this.runService.list(principal, filter, first, after, info));
   }
 
   @Mutation(() => RunObject, { description: 'Starts a run; a repeated idempotencyKey returns the run it first started.' })
@@ -121,9 +127,11 @@ export class RunsResolver {
     @Parent() run: RunObject,
     @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
     @Args('after', { type: () => ID, nullable: true }) after: string | null | undefined,
+    @Context() ctx: GqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<TaskObject[]> {
-    return this.runService.tasks(run, first, after, info);
+    const rows = this.runService.sizing(ctx, info, () => this.runService.tasks(run, first, after, info), `tasks:${run.tenantId}:${run.id}:${first}:${after}`);
+    return rows.then((r) => this.runService.within(ctx, info, r));
   }
 
   @ResolveField(() => [RunEventObject], {
@@ -135,16 +143,19 @@ export class RunsResolver {
     @Parent() run: RunObject,
     @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
     @Args('after', { type: () => Int, nullable: true }) after: number | null | undefined,
+    @Context() ctx: GqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<RunEventObject[]> {
-    return this.runService.history(run, first, after, info);
+    const rows = this.runService.sizing(ctx, info, () => this.runService.history(run, first, after, info), `history:${run.tenantId}:${run.id}:${first}:${after}`);
+    return rows.then((r) => this.runService.within(ctx, info, r));
   }
 
   @ResolveField(() => [RunObject], {
     description: `The child runs this run's SUBWORKFLOW tasks started (every attempt of each; same tenant), oldest first; only the first ${RUN_CHILDREN_MAX}. Empty for a run without SUBWORKFLOW tasks.`,
   })
-  children(@Parent() run: RunObject, @Info() info: GraphQLResolveInfo): Promise<RunObject[]> {
-    return this.runService.children(run, info);
+  children(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<RunObject[]> {
+    const rows = this.runService.sizing(ctx, info, () => this.runService.children(run, info), `children:${run.tenantId}:${run.id}`);
+    return rows.then((r) => this.runService.within(ctx, info, r));
   }
 
   @ResolveField(() => String, {

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { GraphQLResolveInfo } from 'graphql';
 import { WeftError, type JsonValue } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
@@ -14,7 +14,7 @@ import {
   type RunJsonColumn,
   type SizedTask,
 } from '@weft/persistence';
-import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
+import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
 import { toDag, type DagShape } from '../common/graph.js';
 import { mermaidTasks, toMermaid, type MermaidGraph, type MermaidTask } from '../common/mermaid.js';
@@ -23,8 +23,8 @@ import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } fr
 import type { RunFilter } from './run-filter.input.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
-import { jsonBytes, MAX_RESPONSE_BYTES_DEFAULT, ResponseBudget, responseScope, type ResponseScope } from './response-budget.js';
-import { selectedFields } from './selection.js';
+import { jsonBytes, MAX_RESPONSE_BYTES_DEFAULT, responseScope, type ResponseBudget, type ResponseScope } from './response-budget.js';
+import { selectedFields, surelySelectedFields } from './selection.js';
 import { StoredJsonLoader, type StoredJsonRef } from './stored-json.loader.js';
 
 export const RUNS_PAGE_MAX = 200;
@@ -49,6 +49,7 @@ export class RunsService {
     private readonly runs: RunRepository,
     private readonly workflows: WorkflowsService,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
+    @Optional() private readonly metrics?: WeftMetrics,
   ) {}
 
   /**
@@ -58,19 +59,22 @@ export class RunsService {
    */
   async storedJson(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): Promise<JsonValue | null> {
     const scope = this.scope(context, info);
+    // Once refused, the answer is the refusal alone (response-limit.plugin.ts): the charge that
+    // passed the limit carries it, and the other fields answer null rather than an error each.
+    if (scope.budget.refused) return null;
     if (!holder.jsonBytes) {
       const value = ((holder as Record<string, unknown>)[ref.column] ?? null) as JsonValue | null;
       scope.budget.charge(jsonBytes(value));
       return value;
     }
-    const loader = holder.jsonLoader ?? scope.extra;
+    const loader = holder.jsonLoader ?? (scope.loader ??= this.loader());
     const size = holder.jsonBytes[ref.column];
     if (size !== undefined) {
       scope.budget.charge(size);
-      return (await loader.load(ref)) as JsonValue | null;
+      return (await loader.load(ref, scope.budget)) as JsonValue | null;
     }
     // A field whose size was not read with the row (not found in the selection): read, then charge.
-    const value = (await loader.load(ref)) as JsonValue | null;
+    const value = (await loader.load(ref, scope.budget)) as JsonValue | null;
     scope.budget.charge(jsonBytes(value));
     return value;
   }
@@ -81,9 +85,44 @@ export class RunsService {
     return typeof value === 'string' ? value : null;
   }
 
-  private scope(context: object, info: GraphQLResolveInfo): ResponseScope<StoredJsonLoader> {
-    const limit = this.config.maxResponseBytes ?? MAX_RESPONSE_BYTES_DEFAULT;
-    return responseScope(context, info, () => ({ budget: new ResponseBudget(limit), extra: new StoredJsonLoader(this.runs) }));
+  /**
+   * `read()`, a read of rows with the sizes of the stored values the answer `info` belongs to may
+   * charge: that answer's values are read only once no such read of it is running
+   * ({@link ResponseBudget.sizing}). With a `key`, the read is made once per answer for that key
+   * and selection (aliases of one field with the same arguments read the same rows), each alias
+   * still charging its own values.
+   */
+  sizing<T>(context: object, info: GraphQLResolveInfo, read: () => Promise<T>, key?: string): Promise<T> {
+    const scope = this.scope(context, info);
+    if (key === undefined) return scope.budget.sizing(read());
+    const full = `${key}|${[...(selectedFields(info) ?? ['*'])].sort().join()}`;
+    const reads = (scope.reads ??= new Map());
+    let rows = reads.get(full) as Promise<T> | undefined;
+    if (!rows) reads.set(full, (rows = scope.budget.sizing(read())));
+    return rows;
+  }
+
+  /**
+   * A page of rows (tasks, history, child runs) for the answer `info` belongs to: when the stored
+   * values its items surely select (no directive may leave them out) pass the budget, the answer
+   * is refused here, before any item resolves; once refused, no rows (the answer is the refusal alone).
+   */
+  within<T extends { jsonBytes?: Partial<Record<string, number>>; redacted?: boolean }>(context: object, info: GraphQLResolveInfo, rows: T[]): T[] {
+    const budget = this.scope(context, info).budget;
+    if (budget.refused) return [];
+    const cols = [...surelySelectedFields(info)];
+    let bytes = 0;
+    for (const r of rows) if (!r.redacted) for (const c of cols) bytes += r.jsonBytes?.[c] ?? 0;
+    budget.expect(bytes);
+    return rows;
+  }
+
+  private scope(context: object, info: GraphQLResolveInfo): ResponseScope {
+    return responseScope(context, info, this.config.maxResponseBytes ?? MAX_RESPONSE_BYTES_DEFAULT);
+  }
+
+  private loader(): StoredJsonLoader {
+    return new StoredJsonLoader(this.runs, this.metrics ? (n) => this.metrics!.storedValuesRead.inc(n) : undefined);
   }
 
   /** The run, with the sizes of the stored values `info` selects under it. */
@@ -104,7 +143,7 @@ export class RunsService {
    * and shared (each reader's answer is still charged to its own budget).
    */
   async loadShared(tenantId: string, runId: string): Promise<RunObject> {
-    return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>(), jsonLoader: new StoredJsonLoader(this.runs) });
+    return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>(), jsonLoader: this.loader() });
   }
 
   async list(

@@ -28,3 +28,27 @@ function fieldsOf(sets: readonly (SelectionSetNode | undefined)[], info: GraphQL
   for (const set of sets) walk(set);
   return out;
 }
+
+/**
+ * The names of the fields every execution of the field `info` resolves surely selects under it:
+ * {@link selectedFields} without the fields and fragments a directive (`@skip`, `@include`)
+ * may leave out.
+ */
+export function surelySelectedFields(info: GraphQLResolveInfo): Set<string> {
+  const out = new Set<string>();
+  const seen = new Set<string>();
+  const walk = (set: SelectionSetNode | undefined) => {
+    for (const s of set?.selections ?? []) {
+      if (s.directives?.length) continue;
+      if (s.kind === Kind.FIELD) out.add(s.name.value);
+      else if (s.kind === Kind.INLINE_FRAGMENT) walk(s.selectionSet);
+      else if (!seen.has(s.name.value)) {
+        seen.add(s.name.value);
+        const fragment = info.fragments[s.name.value];
+        if (!fragment?.directives?.length) walk(fragment?.selectionSet);
+      }
+    }
+  };
+  for (const f of info.fieldNodes) walk(f.selectionSet);
+  return out;
+}

@@ -6,71 +6,109 @@ export type StoredJsonRef =
   | { table: 'tasks'; tenantId: string; id: string; column: TaskJsonColumn }
   | { table: 'run_events'; tenantId: string; runId: string; seq: number; column: EventJsonColumn };
 
+/** What the loader asks of an answer's budget (ResponseBudget): whether it was refused, and whether its sizes are all read. */
+export interface ChargeGate {
+  readonly refused?: unknown;
+  readonly busy: boolean;
+  whenSized(then: () => void): void;
+}
+
 interface Waiter {
   ref: StoredJsonRef;
+  key: string;
+  budget: ChargeGate;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
 
 /**
- * Reads stored JSON values for one answer, in batches: the values asked for until the event loop
- * turns (every item of a list resolves its fields in the same turn) are read with one statement
- * per table. A value asked for twice (aliases) is read once.
+ * Reads stored JSON values for one answer (or for the answers of one shared run state), in
+ * batches, one statement per table: a batch is read once none of its answers is still reading
+ * rows whose sizes it charges ({@link ChargeGate.whenSized}), so by then every size of those
+ * answers is charged, and the values of an answer already refused are not read at all (its
+ * waiters get null: the refusal is the whole answer, carried by the charge that passed the
+ * limit). A value asked for twice (aliases, several subscribers) is read once.
  */
 export class StoredJsonLoader {
   private readonly values = new Map<string, Promise<unknown>>();
   private pending: Waiter[] = [];
+  private scheduled = false;
 
-  constructor(private readonly runs: RunRepository) {}
+  /** `onRead(n)` learns that `n` values were read from the database. */
+  constructor(
+    private readonly runs: RunRepository,
+    private readonly onRead?: (values: number) => void,
+  ) {}
 
-  load(ref: StoredJsonRef): Promise<unknown> {
+  /** The value at `ref` for an answer whose budget is `budget` (already charged for it); null once that answer is refused. */
+  load(ref: StoredJsonRef, budget: ChargeGate): Promise<unknown> {
+    if (budget.refused) return Promise.resolve(null);
     const key = refKey(ref);
-    let value = this.values.get(key);
-    if (!value) {
-      value = new Promise((resolve, reject) => {
-        if (this.pending.length === 0) setImmediate(() => void this.flush());
-        this.pending.push({ ref, resolve, reject });
-      });
-      this.values.set(key, value);
-    }
-    return value;
+    const read = this.values.get(key);
+    if (read) return read;
+    return new Promise((resolve, reject) => {
+      this.pending.push({ ref, key, budget, resolve, reject });
+      this.schedule();
+    });
   }
 
-  private async flush(): Promise<void> {
+  /** Flushes after the current turn: every field of a list's items asks in the same turn. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const busy = this.pending.find((w) => !w.budget.refused && w.budget.busy);
+    if (busy) return busy.budget.whenSized(() => this.schedule());
     const batch = this.pending;
     this.pending = [];
-    const groups = new Map<string, Waiter[]>();
+    const groups = new Map<string, Map<string, Waiter[]>>();
     for (const w of batch) {
-      const g = `${w.ref.table}|${w.ref.tenantId}`;
-      const list = groups.get(g);
-      if (list) list.push(w);
-      else groups.set(g, [w]);
-    }
-    await Promise.all([...groups.values()].map((ws) => this.read(ws)));
-  }
-
-  private async read(ws: Waiter[]): Promise<void> {
-    try {
-      const first = ws[0]!.ref;
-      const columns = new Set(ws.map((w) => w.ref.column));
-      let rows: Map<string, Record<string, unknown>>;
-      if (first.table === 'runs') {
-        rows = await this.runs.runJson(first.tenantId, ids(ws), columns as Set<RunJsonColumn>);
-      } else if (first.table === 'tasks') {
-        rows = await this.runs.taskJson(first.tenantId, ids(ws), columns as Set<TaskJsonColumn>);
-      } else {
-        const keys = ws.map((w) => w.ref as Extract<StoredJsonRef, { table: 'run_events' }>).map((r) => ({ runId: r.runId, seq: r.seq }));
-        rows = await this.runs.eventJson(first.tenantId, keys, columns as Set<EventJsonColumn>);
+      if (w.budget.refused) {
+        w.resolve(null);
+        continue;
       }
-      for (const w of ws) w.resolve(rows.get(rowKey(w.ref))?.[w.ref.column] ?? null);
-    } catch (err) {
-      for (const w of ws) w.reject(err);
+      const read = this.values.get(w.key);
+      if (read) {
+        read.then(w.resolve, w.reject);
+        continue;
+      }
+      const g = `${w.ref.table}|${w.ref.tenantId}`;
+      const byKey = groups.get(g) ?? groups.set(g, new Map()).get(g)!;
+      const list = byKey.get(w.key);
+      if (list) list.push(w);
+      else byKey.set(w.key, [w]);
+    }
+    for (const byKey of groups.values()) {
+      const read = this.read([...byKey.values()].map((ws) => ws[0]!.ref));
+      for (const [key, ws] of byKey) {
+        const value = read.then((rows) => rows.get(key) ?? null);
+        this.values.set(key, value);
+        for (const w of ws) value.then(w.resolve, w.reject);
+      }
     }
   }
-}
 
-function ids(ws: Waiter[]): string[] {
-  return [...new Set(ws.map((w) => rowKey(w.ref)))];
+  /** The values at `refs` (one table and tenant), by {@link refKey}. */
+  private async read(refs: StoredJsonRef[]): Promise<Map<string, unknown>> {
+    const first = refs[0]!;
+    const columns = new Set(refs.map((r) => r.column));
+    const rowIds = [...new Set(refs.map(rowKey))];
+    let rows: Map<string, Record<string, unknown>>;
+    if (first.table === 'runs') {
+      rows = await this.runs.runJson(first.tenantId, rowIds, columns as Set<RunJsonColumn>);
+    } else if (first.table === 'tasks') {
+      rows = await this.runs.taskJson(first.tenantId, rowIds, columns as Set<TaskJsonColumn>);
+    } else {
+      const keys = refs.map((r) => r as Extract<StoredJsonRef, { table: 'run_events' }>).map((r) => ({ runId: r.runId, seq: r.seq }));
+      rows = await this.runs.eventJson(first.tenantId, keys, columns as Set<EventJsonColumn>);
+    }
+    this.onRead?.(refs.length);
+    return new Map(refs.map((r) => [refKey(r), rows.get(rowKey(r))?.[r.column] ?? null]));
+  }
 }
 
 function rowKey(ref: StoredJsonRef): string {

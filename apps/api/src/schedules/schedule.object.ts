@@ -1,7 +1,6 @@
 import { Field, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import type { JsonValue, OverlapPolicy } from '@weft/engine';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
-import { GraphQLJSON } from '../common/json.scalar.js';
 import { PageInfo } from '../runs/run.object.js';
 import { RunObject } from '../runs/run.object.js';
 import { ScheduleOverlapPolicyEnum } from './schedule.input.js';
@@ -39,10 +38,11 @@ export class ScheduleObject {
   intervalSeconds: number | null;
   @Field(() => String)
   timeZone: string;
-  @Field(() => GraphQLJSON)
+  /** input and config (GraphQL fields resolved by SchedulesResolver, which charges their sizes to the answer). */
   input: JsonValue;
-  @Field(() => GraphQLJSON)
   config: JsonValue;
+  inputBytes: number;
+  configBytes: number;
   @Field(() => GraphQLDateTime, { nullable: true })
   startAt: Date | null;
   @Field(() => GraphQLDateTime, { nullable: true })

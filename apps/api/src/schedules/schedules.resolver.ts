@@ -1,8 +1,12 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
-import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { Args, Context, ID, Info, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import type { JsonValue } from '@weft/engine';
+import type { GraphQLResolveInfo } from 'graphql';
+import type { GqlContext } from '../auth/gql-context.js';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
+import { GraphQLJSON } from '../common/json.scalar.js';
 import { RethrowFilter } from '../common/rethrow.filter.js';
 import { createValidationPipe } from '../common/validation.pipe.js';
 import { RunObject } from '../runs/run.object.js';
@@ -95,6 +99,16 @@ export class SchedulesResolver {
   @Requires('operate', CHANGE)
   deleteSchedule(@Args('id', { type: () => ID }) id: string, @Context('principal') principal: Principal): Promise<string> {
     return this.service.delete(principal, id);
+  }
+
+  @ResolveField(() => GraphQLJSON)
+  input(@Parent() s: ScheduleObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): JsonValue {
+    return this.service.storedValue(ctx, info, s, 'input');
+  }
+
+  @ResolveField(() => GraphQLJSON)
+  config(@Parent() s: ScheduleObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): JsonValue {
+    return this.service.storedValue(ctx, info, s, 'config');
   }
 
   @ResolveField(() => [RunObject], { description: 'The runs this schedule started, newest first.' })

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
-import { backfillCount, firstFire, fireTimesBetween, MAX_BACKFILL_FIRES, MAX_SCHEDULE_NOTE_CHARS, nextFireTime, upcomingFireTimes, WeftError, type OverlapPolicy, type Problem } from '@weft/engine';
+import { backfillCount, firstFire, fireTimesBetween, MAX_BACKFILL_FIRES, MAX_SCHEDULE_NOTE_CHARS, nextFireTime, upcomingFireTimes, WeftError, type JsonValue, type OverlapPolicy, type Problem } from '@weft/engine';
+import type { GraphQLResolveInfo } from 'graphql';
 import { ScheduleFires, timingOf } from '@weft/engine/coordinator';
 import {
   isUuid,
@@ -14,6 +15,7 @@ import {
 } from '@weft/persistence';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
+import { MAX_RESPONSE_BYTES_DEFAULT, responseScope } from '../runs/response-budget.js';
 import { toRunObject } from '../runs/run.mapper.js';
 import type { RunObject } from '../runs/run.object.js';
 import { scheduleFields, type ScheduleFieldLimits } from './schedule-fields.js';
@@ -65,6 +67,13 @@ export class SchedulesService {
 
   private get limits(): ScheduleFieldLimits {
     return { maxInputBytes: this.fires.maxInputBytes, minIntervalSeconds: this.config.minScheduleIntervalSeconds };
+  }
+
+  /** The schedule's input or config for the answer `info` belongs to, its size charged to that answer's budget (WEFT_MAX_RESPONSE_BYTES). */
+  storedValue(context: object, info: GraphQLResolveInfo, s: ScheduleObject, column: 'input' | 'config'): JsonValue {
+    const budget = responseScope(context, info, this.config.maxResponseBytes ?? MAX_RESPONSE_BYTES_DEFAULT).budget;
+    budget.charge(column === 'input' ? s.inputBytes : s.configBytes);
+    return s[column];
   }
 
   async get(p: Principal, id: string): Promise<ScheduleObject> {

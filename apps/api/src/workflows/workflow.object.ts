@@ -39,6 +39,10 @@ export class WorkflowVersionObject {
   /** The owning tenant: definition and source are loaded with it when absent. Not exposed. */
   tenantId: string;
 
+  /** Bytes of the stored definition and source, to charge before they are read (absent: counted from the values). Not exposed. */
+  definitionBytes?: number;
+  sourceBytes?: number;
+
   /** The warnings publishWorkflow found for it; absent otherwise, when the field resolver reads them. Exposed as `warnings`. */
   warnings?: Problem[];
 

@@ -1,6 +1,8 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
-import { Args, Context, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { Args, Context, Info, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { JsonValue, Problem } from '@weft/engine';
+import type { GqlContext } from '../auth/gql-context.js';
 import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
 import { GraphObject } from '../common/graph.object.js';
@@ -48,8 +50,8 @@ export class WorkflowsResolver {
   }
 
   @Query(() => [WorkflowObject])
-  workflows(@Context('principal') principal: Principal): Promise<WorkflowObject[]> {
-    return this.workflowService.list(principal);
+  workflows(@Context('principal') principal: Principal, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<WorkflowObject[]> {
+    return this.workflowService.sizing(ctx, info, this.workflowService.list(principal));
   }
 
   @Query(() => WorkflowVersionObject, {
@@ -60,18 +62,20 @@ export class WorkflowsResolver {
     @Args('workflowId', { type: () => String }, validate) workflowId: string,
     @Args('version', { type: () => Int, nullable: true }) version: number | null | undefined,
     @Context('principal') principal: Principal,
+    @Context() ctx: GqlContext,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<WorkflowVersionObject> {
-    return this.workflowService.version(principal, workflowId, version);
+    return this.workflowService.sizing(ctx, info, this.workflowService.version(principal, workflowId, version));
   }
 
   @ResolveField(() => GraphQLJSON)
-  definition(@Parent() version: WorkflowVersionObject): Promise<JsonValue> {
-    return this.workflowService.definitionOf(version);
+  definition(@Parent() version: WorkflowVersionObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue> {
+    return this.workflowService.chargedDefinition(ctx, info, version);
   }
 
   @ResolveField(() => String)
-  source(@Parent() version: WorkflowVersionObject): Promise<string> {
-    return this.workflowService.sourceOf(version);
+  source(@Parent() version: WorkflowVersionObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<string> {
+    return this.workflowService.chargedSource(ctx, info, version);
   }
 
   @ResolveField(() => [ProblemObject], {
@@ -100,8 +104,13 @@ export class WorkflowResolver {
   constructor(private readonly workflowService: WorkflowsService) {}
 
   @Query(() => WorkflowObject, { nullable: true, description: 'One workflow with its versions. An unknown workflow is a NOT_FOUND error (never null).' })
-  workflow(@Args('workflowId', { type: () => String }, validate) workflowId: string, @Context('principal') principal: Principal): Promise<WorkflowObject> {
-    return this.workflowService.workflow(principal, workflowId);
+  workflow(
+    @Args('workflowId', { type: () => String }, validate) workflowId: string,
+    @Context('principal') principal: Principal,
+    @Context() ctx: GqlContext,
+    @Info() info: GraphQLResolveInfo,
+  ): Promise<WorkflowObject> {
+    return this.workflowService.sizing(ctx, info, this.workflowService.workflow(principal, workflowId));
   }
 
   @Mutation(() => WorkflowObject, {
@@ -118,7 +127,7 @@ export class WorkflowResolver {
   }
 
   @ResolveField(() => [WorkflowVersionObject], { description: 'Every version, oldest first.' })
-  versions(@Parent() workflow: WorkflowObject): Promise<WorkflowVersionObject[]> {
-    return this.workflowService.versions(workflow);
+  versions(@Parent() workflow: WorkflowObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<WorkflowVersionObject[]> {
+    return this.workflowService.sizing(ctx, info, this.workflowService.versions(workflow));
   }
 }

@@ -1,12 +1,14 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { childWorkflowRefs, childWorkflowWarnings, invalidDefinition, WeftError, type JsonValue, type Problem, type WorkflowDefinition } from '@weft/engine';
 import { DagCache } from '@weft/engine/coordinator';
 import { QueueReservationRepository, WorkflowRepository, type WorkflowSummary, type WorkflowVersionEntity, type WorkflowVersionInfo } from '@weft/persistence';
-import { WeftMetrics } from '@weft/platform';
+import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { Principal } from '../auth/principal.js';
 import { toDag, type DagShape } from '../common/graph.js';
 import { toMermaid } from '../common/mermaid.js';
 import { unstorableJson } from '../common/storable.js';
+import { jsonBytes, MAX_RESPONSE_BYTES_DEFAULT, responseScope, type ResponseBudget } from '../runs/response-budget.js';
 import { reservedQueueMessage, reservedQueueProblems, workerNodeQueues } from '../queues/worker-node-queues.js';
 import { DefinitionChecker } from './definition-checker.js';
 import type { PublishWorkflowInput } from './publish-workflow.input.js';
@@ -25,6 +27,7 @@ export class WorkflowsService {
     private readonly workflows: WorkflowRepository,
     private readonly reservations: QueueReservationRepository,
     private readonly checker: DefinitionChecker,
+    @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
     @Optional() private readonly metrics?: WeftMetrics,
   ) {}
 
@@ -170,6 +173,36 @@ export class WorkflowsService {
     return v.definition ?? ((await this.definition(v.tenantId, v.workflowId, v.version)) as unknown as JsonValue);
   }
 
+  /**
+   * The version's definition for the answer `info` belongs to: its size charged to the answer's
+   * budget (WEFT_MAX_RESPONSE_BYTES) first, and for a version listed without it, read only once
+   * every size of the answer is charged ({@link ResponseBudget.charged}).
+   * @throws ResponseTooLargeError when the answer passes its budget
+   */
+  async chargedDefinition(context: object, info: GraphQLResolveInfo, v: WorkflowVersionObject): Promise<JsonValue> {
+    const budget = this.budget(context, info);
+    budget.charge(v.definitionBytes ?? jsonBytes(v.definition));
+    if (v.definition === undefined) await budget.charged();
+    return this.definitionOf(v);
+  }
+
+  /** {@link chargedDefinition} for the source text. */
+  async chargedSource(context: object, info: GraphQLResolveInfo, v: WorkflowVersionObject): Promise<string> {
+    const budget = this.budget(context, info);
+    budget.charge(v.sourceBytes ?? Buffer.byteLength(v.source ?? ''));
+    if (v.source === undefined) await budget.charged();
+    return this.sourceOf(v);
+  }
+
+  /** `read`, a read of versions whose sizes the answer `info` belongs to charges ({@link ResponseBudget.sizing}). */
+  sizing<T>(context: object, info: GraphQLResolveInfo, read: Promise<T>): Promise<T> {
+    return this.budget(context, info).sizing(read);
+  }
+
+  private budget(context: object, info: GraphQLResolveInfo): ResponseBudget {
+    return responseScope(context, info, this.config.maxResponseBytes ?? MAX_RESPONSE_BYTES_DEFAULT).budget;
+  }
+
   /** The version's source text: the one it carries, else loaded (a version listed without it). */
   async sourceOf(v: WorkflowVersionObject): Promise<string> {
     if (v.source !== undefined) return v.source;
@@ -203,6 +236,7 @@ function toWorkflowObject(tenantId: string, w: WorkflowSummary): WorkflowObject 
 
 function toVersionObject(v: WorkflowVersionInfo | WorkflowVersionEntity): WorkflowVersionObject {
   const body = 'definition' in v ? { definition: v.definition as JsonValue, source: v.source } : {};
+  const bytes = 'definitionBytes' in v ? { definitionBytes: v.definitionBytes, sourceBytes: v.sourceBytes } : {};
   return {
     tenantId: v.tenantId,
     workflowId: v.workflowId,
@@ -213,6 +247,7 @@ function toVersionObject(v: WorkflowVersionInfo | WorkflowVersionEntity): Workfl
     deprecated: v.deprecatedAt != null,
     deprecatedAt: v.deprecatedAt ?? null,
     ...body,
+    ...bytes,
   };
 }
 

@@ -14,7 +14,8 @@ export type EventJsonColumn = 'payload' | 'actions' | 'error';
 
 /**
  * Bytes of each large column's text as PostgreSQL prints it (`octet_length(col::text)`, 0 for
- * SQL NULL): what answering with it costs, known without reading the value. Only the columns
+ * SQL NULL, stored when the value is written): what answering with it costs, known without
+ * reading the value. Only the columns
  * the reader asked sizes of are present.
  */
 export type JsonBytes<K extends string> = Partial<Record<K, number>>;
@@ -35,7 +36,15 @@ export const RUN_JSON_COLUMNS: readonly RunJsonColumn[] = ['input', 'config', 'o
 export const TASK_JSON_COLUMNS: readonly TaskJsonColumn[] = ['input', 'output', 'error'];
 export const EVENT_JSON_COLUMNS: readonly EventJsonColumn[] = ['payload', 'actions', 'error'];
 
-const bytes = (alias: string, c: string) => `COALESCE(octet_length(${alias}${c}::text), 0)::int AS "${c}Bytes"`;
+/**
+ * The size of column `c`: a `jsonb` column's stored size (`<c>_bytes`, kept by triggers), or for
+ * a row written before those existed its text's length; a `text` column's length (read from
+ * its TOAST pointer, without reading the value).
+ */
+export function storedBytes(alias: string, c: string): string {
+  return c === 'error' ? `COALESCE(octet_length(${alias}${c}), 0)` : `COALESCE(${alias}${c}_bytes, octet_length(${alias}${c}::text), 0)`;
+}
+const bytes = (alias: string, c: string) => `${storedBytes(alias, c)}::int AS "${c}Bytes"`;
 const sizes = (alias: string, cols: readonly string[]) => cols.map((c) => bytes(alias, c)).join(', ');
 
 /** A comma before `sql` unless it is empty. */

@@ -54,6 +54,9 @@ export interface ScheduleRow extends ScheduleFields {
   lastError: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** Bytes of `input` and of `config` as PostgreSQL prints them (`octet_length(col::text)`, stored when written). */
+  inputBytes: number;
+  configBytes: number;
 }
 
 /** What a fire changes on its schedule: the new times and buffer, and how much to add to each counter. */
@@ -82,7 +85,8 @@ const COLUMNS = `tenant_id AS "tenantId", id, workflow_id AS "workflowId", versi
   skipped_missed::text AS "skippedMissed", skipped_buffer_full::text AS "skippedBufferFull",
   skipped_start_failed::text AS "skippedStartFailed", skipped_already_fired::text AS "skippedAlreadyFired",
   last_nominal_time AS "lastNominalTime", last_fired_at AS "lastFiredAt", last_run_id AS "lastRunId", last_error AS "lastError",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  created_at AS "createdAt", updated_at AS "updatedAt",
+  COALESCE(input_bytes, octet_length(input::text))::int AS "inputBytes", COALESCE(config_bytes, octet_length(config::text))::int AS "configBytes"`;
 
 type RawRow = Omit<ScheduleRow, 'firedCount' | 'skipped'> & {
   firedCount: string;

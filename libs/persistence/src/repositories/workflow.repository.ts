@@ -28,10 +28,20 @@ export interface PublishVersionInput {
  * `created: false` when the definition was identical to the latest version's, which is
  * returned instead of a new one.
  */
-export type PublishedVersion = WorkflowVersionEntity & { created: boolean };
+export type PublishedVersion = WorkflowVersionEntity & VersionBytes & { created: boolean };
 
-/** A version without its (possibly large) definition and source text. */
-export type WorkflowVersionInfo = Omit<WorkflowVersionEntity, 'definition' | 'source'>;
+/**
+ * Bytes of a version's definition as PostgreSQL prints it (`octet_length(definition::text)`,
+ * stored when it is written) and of its source text: what answering with them costs, known
+ * without reading them.
+ */
+export interface VersionBytes {
+  definitionBytes: number;
+  sourceBytes: number;
+}
+
+/** A version without its (possibly large) definition and source text, with their sizes. */
+export type WorkflowVersionInfo = Omit<WorkflowVersionEntity, 'definition' | 'source'> & VersionBytes;
 
 /** A workflow with its latest version (`null` only if it was never published). */
 export interface WorkflowSummary {
@@ -79,6 +89,8 @@ interface VersionRow {
   created_by: string | null;
   created_by_key_id: string | null;
   deprecated_at: Date | null;
+  definition_bytes: number;
+  source_bytes: number;
   definition?: Json;
   source?: string;
 }
@@ -91,7 +103,8 @@ const SUMMARY_SELECT = `
     LEFT JOIN workflow_versions v
       ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = w.latest_version`;
 
-const INFO_COLUMNS = 'workflow_id, version, checksum, created_at, created_by, created_by_key_id, deprecated_at';
+const INFO_COLUMNS = `workflow_id, version, checksum, created_at, created_by, created_by_key_id, deprecated_at,
+  COALESCE(definition_bytes, octet_length(definition::text))::int AS definition_bytes, octet_length(source)::int AS source_bytes`;
 
 /** Workflows and their immutable, numbered versions. */
 export class WorkflowRepository extends TenantScopedRepository {
@@ -138,11 +151,11 @@ export class WorkflowRepository extends TenantScopedRepository {
       );
       const version = bumped.rows[0]!.latest_version;
       const keyId = isUuid(input.createdByKeyId) ? input.createdByKeyId : null;
-      const v = await sql<{ created_at: Date; created_by: string | null }>(
+      const v = await sql<{ created_at: Date; created_by: string | null; definition_bytes: number; source_bytes: number }>(
         m,
         `INSERT INTO workflow_versions (tenant_id, workflow_id, version, definition, source, checksum, created_by, created_by_key_id)
          VALUES ($1, $2, $3, $4::jsonb, $5, $6, (SELECT name FROM api_keys WHERE tenant_id = $1 AND id = $7::uuid), $7::uuid)
-         RETURNING created_at, created_by`,
+         RETURNING created_at, created_by, definition_bytes, octet_length(source)::int AS source_bytes`,
         [tenantId, input.workflowId, version, jsonb(input.definition), input.source, input.checksum, keyId],
       );
       const entity = Object.assign(new WorkflowVersionEntity(), {
@@ -156,6 +169,8 @@ export class WorkflowRepository extends TenantScopedRepository {
         createdBy: v.rows[0]!.created_by,
         createdByKeyId: keyId,
         deprecatedAt: null,
+        definitionBytes: v.rows[0]!.definition_bytes,
+        sourceBytes: v.rows[0]!.source_bytes,
       });
       return Object.assign(entity, { created: true });
     });
@@ -358,9 +373,11 @@ function toVersionInfo(tenantId: string, row: VersionRow): WorkflowVersionInfo {
     createdBy: row.created_by,
     createdByKeyId: row.created_by_key_id,
     deprecatedAt: row.deprecated_at,
+    definitionBytes: row.definition_bytes,
+    sourceBytes: row.source_bytes,
   };
 }
 
-function toVersion(tenantId: string, row: VersionRow): WorkflowVersionEntity {
+function toVersion(tenantId: string, row: VersionRow): WorkflowVersionEntity & VersionBytes {
   return Object.assign(new WorkflowVersionEntity(), { ...toVersionInfo(tenantId, row), definition: row.definition as Json, source: row.source as string });
 }

@@ -58,6 +58,8 @@ export class WeftMetrics {
   readonly leaseRecoveries: Counter<string>;
   readonly timerLag: Histogram<string>;
   readonly apiRequests: Histogram<string>;
+  /** Stored JSON values (and error texts) the API read from the database to answer GraphQL operations. */
+  readonly storedValuesRead: Counter<string>;
   readonly scheduleFires: Counter<string>;
   readonly scheduleSkips: Counter<string>;
   readonly scheduleLag: Histogram<string>;
@@ -83,6 +85,11 @@ export class WeftMetrics {
     this.leaseRecoveries = new Counter({ name: 'weft_lease_recoveries_total', help: 'Attempts whose lease expired with their job gone, re-dispatched by the lease sweep.', labelNames: ['queue'], registers });
     this.timerLag = new Histogram({ name: 'weft_timer_lag_seconds', help: 'From a timer\'s due time to the scheduler claiming it.', buckets: SECONDS, registers });
     this.apiRequests = new Histogram({ name: 'weft_api_request_duration_seconds', help: 'GraphQL operations, by root field, operation type and outcome (ok or an error code).', labelNames: ['field', 'type', 'outcome'], buckets: SECONDS, registers });
+    this.storedValuesRead = new Counter({
+      name: 'weft_api_stored_values_read_total',
+      help: 'Stored JSON values and error texts the API read to answer GraphQL operations (none for an operation refused by WEFT_MAX_RESPONSE_BYTES before its values are read).',
+      registers,
+    });
     this.scheduleFires = new Counter({ name: 'weft_schedule_fires_total', help: 'Runs started by schedules, by source (clock, buffer, backfill, trigger).', labelNames: ['source', ...t], registers });
     this.scheduleSkips = new Counter({ name: 'weft_schedule_skips_total', help: 'Nominal fire times of schedules that started no run, by reason.', labelNames: ['reason', ...t], registers });
     this.scheduleLag = new Histogram({ name: 'weft_schedule_lag_seconds', help: 'From a scheduled run\'s nominal time to its start, by source.', labelNames: ['source'], buckets: LAG_SECONDS, registers });
