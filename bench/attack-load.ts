@@ -4,7 +4,7 @@
  * `weft scheduler` as separate processes, two tenants A and B, and A's set-up (a run whose tasks
  * hold large outputs, a schedule, viewer keys). It measures B's request latency (`whoami` and a
  * small `runs` page, one after another) with the platform idle, then again while A runs the four
- * attacks of bench/attack-mix.ts at once, and prints both, their ratio and what each attack got.
+ * attacks of bench/attack-mix.ts at once (in a process of its own, bench/attack-runner.ts), and prints both, their ratio and what each attack got.
  * Pass: B's p99 under attack within 10 × its idle p99, and none of B's requests failed. It exits 0
  * whenever it ran (a miss prints NOT MET); everything it made is removed at the end. It talks to
  * 127.0.0.1 only. See bench/README.md.
@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { WeftClient } from '@weft/client';
 import { dropInstallation, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, WeftProcess } from '../chaos/processes.js';
-import { ATTACK_NAMES, closeAttack, neighbourConnects, neighbourLatencies, prepareAttack, quantile, REPORTED_ATTACK, runAttacks, type AttackOutcome } from './attack-mix.js';
+import { ATTACK_NAMES, closeAttack, neighbourConnects, neighbourLatencies, prepareAttack, quantile, REPORTED_ATTACK, type AttackOutcome } from './attack-mix.js';
 import { fmt, table, verdict } from './report.js';
 import { waitForApi } from './weft.js';
 
@@ -100,7 +100,11 @@ async function main(): Promise<number> {
     say(`bench:attack: B beside A's attacks for ${seconds} s`);
     const load = [loadavg()[0]!];
     const connectAfter = new Promise<string>((resolve) => setTimeout(() => resolve(neighbourConnects(url, b.apiKey)), (seconds * 1000) / 2));
-    const [attacks, busy, bConnect] = await Promise.all([runAttacks(prepared, REPORTED_ATTACK, seconds, only), neighbourLatencies(url, b.apiKey, seconds), connectAfter]);
+    const { stub: _stub, ...plan } = prepared;
+    const runner = promisify(execFile)(process.execPath, [join(root, 'dist/bench/attack-runner.js'), JSON.stringify({ plan, sizes: REPORTED_ATTACK, seconds, only })], {
+      maxBuffer: 16 * 1024 * 1024,
+    }).then((r) => JSON.parse(r.stdout.trim().split('\n').pop()!) as AttackOutcome[]);
+    const [attacks, busy, bConnect] = await Promise.all([runner, neighbourLatencies(url, b.apiKey, seconds), connectAfter]);
     load.push(loadavg()[0]!);
 
     const p = (xs: number[], q: number) => fmt(quantile(xs, q), 1);

@@ -55,10 +55,10 @@ export interface AttackOutcome {
   largestAnswerBytes: number;
 }
 
-/** A tenant's set-up for the attacks: the big run, the schedule, and the keys. */
-export interface PreparedAttack {
+/** What the attacks need, as plain data (it crosses to the process that runs them). */
+export interface AttackPlan {
   url: string;
-  admin: WeftClient;
+  adminKey: string;
   bigRunId: string;
   scheduleId?: string;
   /** Why the schedule could not be made (the backfill attack then does nothing). */
@@ -66,6 +66,10 @@ export interface PreparedAttack {
   keys: string[];
   /** Why minting keys stopped early. */
   keysRefused?: string;
+}
+
+/** A tenant's set-up for the attacks: the big run, the schedule, the keys, and the stub. */
+export interface PreparedAttack extends AttackPlan {
   stub: Server;
 }
 
@@ -115,7 +119,7 @@ export async function prepareAttack(url: string, admin: WeftClient, sizes: Attac
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 
-  const prepared: PreparedAttack = { url, admin, bigRunId, keys: [], stub };
+  const prepared: PreparedAttack = { url, adminKey: admin.apiKey!, bigRunId, keys: [], stub };
   try {
     const s = await admin.request(`mutation { createSchedule(input: {workflowId: "attack-big", cron: "* * * * *", paused: false, overlapPolicy: BUFFER_ALL}) { id } }`);
     prepared.scheduleId = s.createSchedule.id;
@@ -181,7 +185,7 @@ async function loop(deadline: number, maxAttempts: number, parallel: number, att
   );
 }
 
-async function responsesAttack(p: PreparedAttack, key: string, sizes: AttackSizes, deadline: number): Promise<AttackOutcome> {
+async function responsesAttack(p: AttackPlan, key: string, sizes: AttackSizes, deadline: number): Promise<AttackOutcome> {
   const o = outcome('responses');
   const fields = Array.from({ length: sizes.aliases }, (_, i) => `a${i}: run(id: $id) { output tasks { output } history { payload } }`).join('\n');
   await loop(deadline, 40, 2, async () => {
@@ -201,7 +205,7 @@ async function responsesAttack(p: PreparedAttack, key: string, sizes: AttackSize
   return o;
 }
 
-async function definitionsAttack(p: PreparedAttack, key: string, sizes: AttackSizes, deadline: number): Promise<AttackOutcome> {
+async function definitionsAttack(p: AttackPlan, key: string, sizes: AttackSizes, deadline: number): Promise<AttackOutcome> {
   const o = outcome('definitions');
   const definition = hugeDefinition(sizes.definitionNodes);
   await loop(deadline, 40, 4, async () => {
@@ -213,7 +217,7 @@ async function definitionsAttack(p: PreparedAttack, key: string, sizes: AttackSi
   return o;
 }
 
-async function backfillsAttack(p: PreparedAttack, key: string, sizes: AttackSizes, deadline: number): Promise<AttackOutcome> {
+async function backfillsAttack(p: AttackPlan, key: string, sizes: AttackSizes, deadline: number): Promise<AttackOutcome> {
   const o = outcome('backfills');
   if (!p.scheduleId) {
     count(o, 'no schedule', p.scheduleRefused);
@@ -234,7 +238,7 @@ async function backfillsAttack(p: PreparedAttack, key: string, sizes: AttackSize
  * Opens `keys × connectionsPerKey` graphql-ws connections (each subscribed to `runChanged` once
  * acknowledged) and holds them until `deadline`; counts acknowledgements and closes by code.
  */
-async function connectionsAttack(p: PreparedAttack, sizes: AttackSizes, deadline: number): Promise<AttackOutcome> {
+async function connectionsAttack(p: AttackPlan, sizes: AttackSizes, deadline: number): Promise<AttackOutcome> {
   const o = outcome('connections');
   const wsUrl = p.url.replace(/^http/, 'ws');
   const sockets: WebSocket[] = [];
@@ -292,9 +296,9 @@ export const ATTACK_NAMES: AttackOutcome['name'][] = ['responses', 'definitions'
  * Runs the attacks named in `only` (default: all four) at once until `seconds` have passed (each
  * stops by itself by then).
  */
-export async function runAttacks(p: PreparedAttack, sizes: AttackSizes, seconds: number, only: AttackOutcome['name'][] = ATTACK_NAMES): Promise<AttackOutcome[]> {
+export async function runAttacks(p: AttackPlan, sizes: AttackSizes, seconds: number, only: AttackOutcome['name'][] = ATTACK_NAMES): Promise<AttackOutcome[]> {
   const deadline = Date.now() + seconds * 1000;
-  const adminKey = p.admin.apiKey!;
+  const adminKey = p.adminKey;
   const attacks: Record<AttackOutcome['name'], () => Promise<AttackOutcome>> = {
     responses: () => responsesAttack(p, p.keys[0] ?? adminKey, sizes, deadline),
     definitions: () => definitionsAttack(p, adminKey, sizes, deadline),
