@@ -78,6 +78,18 @@ describe('loading definitions', () => {
     expect(problems).toEqual([expect.objectContaining({ message: expect.stringMatching(/unique.*line 2, column 1/) })]);
   });
 
+  it('finds duplicate keys in one pass: the first in the text, among a mapping of 60,000 keys', () => {
+    const keys = Array.from({ length: 60_000 }, (_, i) => `k${i.toString(36)}`);
+    const flow = `nodes: []\nbig: {${keys.join(',')}}\n`;
+    expect(Object.keys((parseDefinition(flow) as unknown as { big: object }).big)).toHaveLength(60_000);
+    expect(problemsOf(() => parseDefinition(`${flow}deep: {a: {b: 1, b: 2}}\nbig: 1\n`))).toEqual([
+      { path: 'line 3, column 18', message: 'YAML syntax error: Map keys must be unique at line 3, column 18' },
+    ]);
+    expect(problemsOf(() => parseDefinition(`nodes: [{x: 1, x: 1}]\n`))).toEqual([
+      { path: 'line 1, column 16', message: 'YAML syntax error: Map keys must be unique at line 1, column 16' },
+    ]);
+  });
+
   it('refuses a billion-laughs document of nested aliases as one problem, not a crash', () => {
     // Nine levels of ten aliases each: 10^9 strings if expanded.
     const levels = ['a: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
