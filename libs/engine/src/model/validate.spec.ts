@@ -100,6 +100,19 @@ describe('loading definitions', () => {
     expect(problems[0].message).not.toMatch(/resource exhaustion/);
   });
 
+  it('refuses more than 100 aliases in all, and finds a self-containing one under a re-used anchor name', () => {
+    const anchors = (n: number) => Array.from({ length: n }, (_, i) => `&a${i} 1`).join(', ');
+    const aliases = (n: number) => Array.from({ length: n }, (_, i) => `*a${i}`).join(', ');
+    expect(parseDefinition(`nodes: []\nx: [${anchors(100)}]\ny: [${aliases(100)}]\n`)).toMatchObject({ y: Array(100).fill(1) });
+    expect(problemsOf(() => parseDefinition(`nodes: []\nx: [${anchors(101)}]\ny: [${aliases(101)}]\n`))).toEqual([
+      { message: 'YAML error: too many alias expansions (more than 100); do not nest anchors and aliases' },
+    ]);
+    expect(problemsOf(() => parseDefinition('x: &n [1]\ny: [*n, &n [*n]]\n'))).toEqual([
+      { path: 'line 2, column 13', message: 'YAML error: alias *n refers to a node that contains it' },
+    ]);
+    expect(parseDefinition('x: &n [1]\ny: [*n, &n [2], *n]\n')).toEqual({ x: [1], y: [[1], [2], [2]] });
+  });
+
   it('turns any other YAML conversion error into a problem: unresolved and self-containing aliases', () => {
     expect(problemsOf(() => parseDefinition('nodes: *missing\n'))).toEqual([
       { message: expect.stringMatching(/^YAML error: Unresolved alias/) },
