@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { WeftError } from '@weft/engine';
-import { DefinitionChecker, INLINE_MAX_SOURCE, MAX_THREAD_REQUESTS } from './definition-checker.js';
+import { DefinitionChecker, INLINE_MAX_SOURCE, MAX_THREAD_REQUESTS, MAX_THREAD_REQUESTS_PER_TENANT } from './definition-checker.js';
 
 /** A valid one-node definition whose text is over the inline limit (a long YAML comment). */
 const LARGE = `# ${'x'.repeat(INLINE_MAX_SOURCE)}\nnodes:\n  - node_id: a\n    type: WAIT\n    spec: {duration_seconds: 1}\n`;
@@ -26,5 +26,21 @@ describe('DefinitionChecker', () => {
     // The thread's refusals arrive as the engine's errors.
     const over = `${LARGE}  - {node_id: b, type: FORK}\n  - {node_id: c, type: FORK}\n  - {node_id: d, type: FORK}\n`;
     await expect(checker.parse(over)).rejects.toMatchObject({ code: 'BAD_USER_INPUT', message: 'definition has 4 nodes; at most 3 are allowed (WEFT_MAX_DEFINITION_NODES)' });
+  });
+
+  it("keeps a share of the thread's requests for other tenants than the one publishing most", async () => {
+    checker = new DefinitionChecker({ maxDefinitionNodes: 3, maxDefinitionEdges: 3 });
+    const settle = (p: Promise<unknown>) => p.then((v) => v, (e: unknown) => e);
+    const busy = Array.from({ length: MAX_THREAD_REQUESTS_PER_TENANT + 1 }, () => settle(checker.parse(LARGE, 'tenant-a')));
+    const other = settle(checker.parse(LARGE, 'tenant-b'));
+    const answers = await Promise.all(busy);
+    for (const a of answers.slice(0, MAX_THREAD_REQUESTS_PER_TENANT)) expect(a).not.toBeInstanceOf(Error);
+    expect(answers.at(-1)).toMatchObject({
+      code: 'TRANSIENT',
+      message: `the API is already checking ${MAX_THREAD_REQUESTS_PER_TENANT} large definitions of this tenant, its most at once; publish again once they are answered`,
+    });
+    expect(await other).not.toBeInstanceOf(Error);
+    // Answered requests no longer count: the tenant may publish again.
+    expect(await settle(checker.parse(LARGE, 'tenant-a'))).not.toBeInstanceOf(Error);
   });
 });

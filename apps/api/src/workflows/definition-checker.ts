@@ -16,6 +16,11 @@ export const INLINE_MAX_SOURCE = 64 * 1024;
 export const INLINE_MAX_NODES = 200;
 /** Requests the validation thread may have in hand (running and waiting); more are refused as TRANSIENT. */
 export const MAX_THREAD_REQUESTS = 8;
+/**
+ * Of {@link MAX_THREAD_REQUESTS}, the most one tenant may have in hand: a tenant publishing large
+ * definitions in a loop leaves the rest to the others.
+ */
+export const MAX_THREAD_REQUESTS_PER_TENANT = 2;
 
 type Request = CheckRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
 
@@ -30,6 +35,8 @@ export class DefinitionChecker implements OnModuleDestroy {
   private thread: Worker | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (r: CheckReply) => void; reject: (e: Error) => void }>();
+  /** Requests in hand per tenant (the key `''`: a caller that named none). */
+  private readonly byTenant = new Map<string, number>();
 
   constructor(@Optional() @Inject(WEFT_CONFIG) config?: Partial<WeftConfig>, @Optional() private readonly metrics?: WeftMetrics) {
     this.limits = {
@@ -40,24 +47,25 @@ export class DefinitionChecker implements OnModuleDestroy {
 
   /**
    * Parses `source` and refuses it over the node and edge limits (WeftError BAD_USER_INPUT),
-   * on the validation thread when the text is large.
+   * on the validation thread when the text is large, counted under `tenantId`.
    */
-  async parse(source: string): Promise<ParsedDefinition> {
+  async parse(source: string, tenantId = ''): Promise<ParsedDefinition> {
     const req: Request = { op: 'parse', source, limits: this.limits };
-    const reply = source.length <= INLINE_MAX_SOURCE ? runCheck({ id: 0, ...req }) : await this.onThread(req);
+    const reply = source.length <= INLINE_MAX_SOURCE ? runCheck({ id: 0, ...req }) : await this.onThread(req, tenantId);
     return unwrap(reply).parsed!;
   }
 
   /**
    * Every problem of `parsed` (none when valid), on the validation thread when its text was
-   * large or it has many nodes. Counted in `weft_definition_checks_total` by where it ran.
+   * large or it has many nodes (counted there under `tenantId`). Counted in
+   * `weft_definition_checks_total` by where it ran.
    */
-  async validate(parsed: ParsedDefinition, sourceLength: number): Promise<Problem[]> {
+  async validate(parsed: ParsedDefinition, sourceLength: number, tenantId = ''): Promise<Problem[]> {
     const nodes = Array.isArray(parsed.definition.nodes) ? parsed.definition.nodes.length : 0;
     const inline = sourceLength <= INLINE_MAX_SOURCE && nodes <= INLINE_MAX_NODES;
     this.metrics?.definitionChecks.inc({ how: inline ? 'inline' : 'thread' });
     const req: Request = { op: 'validate', definition: parsed.definition };
-    return unwrap(inline ? runCheck({ id: 0, ...req }) : await this.onThread(req)).problems!;
+    return unwrap(inline ? runCheck({ id: 0, ...req }) : await this.onThread(req, tenantId)).problems!;
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -66,17 +74,27 @@ export class DefinitionChecker implements OnModuleDestroy {
     await thread?.terminate();
   }
 
-  private onThread(req: Request): Promise<CheckReply> {
+  private onThread(req: Request, tenantId: string): Promise<CheckReply> {
     if (this.pending.size >= MAX_THREAD_REQUESTS) {
       return Promise.reject(new WeftError('TRANSIENT', `the API is already checking ${this.pending.size} large definitions; publish again shortly`));
     }
+    const held = this.byTenant.get(tenantId) ?? 0;
+    if (tenantId !== '' && held >= MAX_THREAD_REQUESTS_PER_TENANT) {
+      return Promise.reject(new WeftError('TRANSIENT', `the API is already checking ${held} large definitions of this tenant, its most at once; publish again once they are answered`));
+    }
     const thread = (this.thread ??= this.start());
     const id = this.nextId++;
+    this.byTenant.set(tenantId, held + 1);
+    const done = (): void => {
+      const left = (this.byTenant.get(tenantId) ?? 1) - 1;
+      if (left > 0) this.byTenant.set(tenantId, left);
+      else this.byTenant.delete(tenantId);
+    };
     return new Promise<CheckReply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       thread.ref();
       thread.postMessage({ id, ...req });
-    });
+    }).finally(done);
   }
 
   private start(): Worker {

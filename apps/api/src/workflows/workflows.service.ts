@@ -46,13 +46,13 @@ export class WorkflowsService {
    * found after it was stored (a SUBWORKFLOW may call the workflow itself).
    */
   async publish(p: Principal, input: PublishWorkflowInput): Promise<WorkflowVersionObject> {
-    const parsed = await this.checker.parse(input.definition);
+    const parsed = await this.checker.parse(input.definition, p.tenantId);
     const same = await this.workflows.latestIfIdentical(p.tenantId, { workflowId: input.workflowId, name: input.name ?? undefined, checksum: parsed.checksum });
     if (same) {
       this.metrics?.definitionChecks.inc({ how: 'identical' });
       return { ...toVersionObject(same), warnings: await this.childWorkflowWarnings(p.tenantId, same.definition as unknown as WorkflowDefinition) };
     }
-    const problems = await this.checker.validate(parsed, input.definition.length);
+    const problems = await this.checker.validate(parsed, input.definition.length, p.tenantId);
     if (problems.length > 0) throw invalidDefinition(problems);
     const definition = parsed.definition;
     const json = definition as unknown as JsonValue;

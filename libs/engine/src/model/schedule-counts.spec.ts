@@ -96,3 +96,15 @@ describe('backfillCount', () => {
     expect(backfillCount(cron('*/10 * * * *'), at('2030-01-01T00:00:00Z'), at('2030-01-02T00:00:00Z'), cap)).toEqual({ kind: 'walk', limit: cap });
   });
 });
+
+describe('a cron expression with a year field', () => {
+  it('bounds nothing from below by its days, and is walked, when only some years match', () => {
+    const t = cron('0 0 0 * * * 2030');
+    const [from, to] = [at('2000-01-01T00:00:00Z'), at('2099-12-31T23:59:59Z')];
+    const b = fireCountBounds(t, from, to);
+    expect(b.atLeast).toBe(0);
+    expect(b.atMost).toBeGreaterThanOrEqual(365);
+    expect(backfillCount(t, from, to, MAX_BACKFILL_FIRES)).toEqual({ kind: 'walk', limit: MAX_BACKFILL_FIRES });
+    expect(fireTimesBetween(t, from, to, MAX_BACKFILL_FIRES)).toHaveLength(365);
+  });
+});

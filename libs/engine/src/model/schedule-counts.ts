@@ -42,7 +42,7 @@ interface CronClock {
   hours: number[];
   /**
    * Largest number of days from one matching day to the next: 1 when every day matches, up to 7
-   * when only weekdays are listed; null when months or days of the month restrict it (no cheap bound).
+   * when only weekdays are listed; null when years, months or days of the month restrict it (no cheap bound).
    */
   dayStep: number | null;
 }
@@ -52,7 +52,8 @@ const members = (flags: readonly number[]): number[] => flags.flatMap((v, i) => 
 /** Reads `cron` with croner's parser. @throws croner's error for an invalid expression. */
 function cronClock(cron: string): CronClock {
   const p = new CronPattern(cron.trim(), 'UTC');
-  const everyMonth = p.month.every(Boolean);
+  // A year field (croner's seventh) restricts the days as months do.
+  const everyMonth = p.month.every(Boolean) && (p.starYear || p.year.every(Boolean));
   const everyDom = p.starDOM || (p.day.every(Boolean) && !p.lastDayOfMonth && !p.lastWeekday && p.nearestWeekdays.every((w) => !w));
   // A weekday is listed plainly (0) or for some of its weeks (#n, L): only plain lists give a bound.
   const plainDow = p.dayOfWeek.every((v) => v === 0 || v === 0b111111);

@@ -78,6 +78,18 @@ describe('loading definitions', () => {
     expect(problems).toEqual([expect.objectContaining({ message: expect.stringMatching(/unique.*line 2, column 1/) })]);
   });
 
+  it('finds duplicate keys in one pass: the first in the text, among a mapping of 60,000 keys', () => {
+    const keys = Array.from({ length: 60_000 }, (_, i) => `k${i.toString(36)}`);
+    const flow = `nodes: []\nbig: {${keys.join(',')}}\n`;
+    expect(Object.keys((parseDefinition(flow) as unknown as { big: object }).big)).toHaveLength(60_000);
+    expect(problemsOf(() => parseDefinition(`${flow}deep: {a: {b: 1, b: 2}}\nbig: 1\n`))).toEqual([
+      { path: 'line 3, column 18', message: 'YAML syntax error: Map keys must be unique at line 3, column 18' },
+    ]);
+    expect(problemsOf(() => parseDefinition(`nodes: [{x: 1, x: 1}]\n`))).toEqual([
+      { path: 'line 1, column 16', message: 'YAML syntax error: Map keys must be unique at line 1, column 16' },
+    ]);
+  });
+
   it('refuses a billion-laughs document of nested aliases as one problem, not a crash', () => {
     // Nine levels of ten aliases each: 10^9 strings if expanded.
     const levels = ['a: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
@@ -86,6 +98,19 @@ describe('loading definitions', () => {
     const problems = problemsOf(() => loadDefinition(`${levels.join('\n')}\n${source}`));
     expect(problems).toEqual([{ message: expect.stringContaining('too many alias expansions') }]);
     expect(problems[0].message).not.toMatch(/resource exhaustion/);
+  });
+
+  it('refuses more than 100 aliases in all, and finds a self-containing one under a re-used anchor name', () => {
+    const anchors = (n: number) => Array.from({ length: n }, (_, i) => `&a${i} 1`).join(', ');
+    const aliases = (n: number) => Array.from({ length: n }, (_, i) => `*a${i}`).join(', ');
+    expect(parseDefinition(`nodes: []\nx: [${anchors(100)}]\ny: [${aliases(100)}]\n`)).toMatchObject({ y: Array(100).fill(1) });
+    expect(problemsOf(() => parseDefinition(`nodes: []\nx: [${anchors(101)}]\ny: [${aliases(101)}]\n`))).toEqual([
+      { message: 'YAML error: too many alias expansions (more than 100); do not nest anchors and aliases' },
+    ]);
+    expect(problemsOf(() => parseDefinition('x: &n [1]\ny: [*n, &n [*n]]\n'))).toEqual([
+      { path: 'line 2, column 13', message: 'YAML error: alias *n refers to a node that contains it' },
+    ]);
+    expect(parseDefinition('x: &n [1]\ny: [*n, &n [2], *n]\n')).toEqual({ x: [1], y: [[1], [2], [2]] });
   });
 
   it('turns any other YAML conversion error into a problem: unresolved and self-containing aliases', () => {
