@@ -3,6 +3,7 @@ import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type
 import { MachineError, WeftError, type Problem } from '@weft/engine';
 import { toWeftError } from '@weft/engine/coordinator';
 import { PersistenceError } from '@weft/persistence';
+import { BusyError } from './busy.error.js';
 
 const log = new Logger('GraphQL');
 
@@ -39,7 +40,7 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   const base = { message: formatted.message, locations: formatted.locations, path: formatted.path };
   const weft = findWeftError(error);
   if (weft) {
-    if (weft.code === 'TRANSIENT') return { ...base, message: TRANSIENT_MESSAGE, extensions: { code: 'TRANSIENT' } };
+    if (weft.code === 'TRANSIENT') return { ...base, message: weft instanceof BusyError ? weft.message : TRANSIENT_MESSAGE, extensions: { code: 'TRANSIENT' } };
     const extensions: Record<string, unknown> = { code: weft.code };
     if (weft.code === 'BAD_USER_INPUT') extensions.problems = problemsOf(weft.problems, weft.message);
     else if (weft.problems.length > 0) extensions.problems = weft.problems;

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { DEFAULT_DEFINITION_LIMITS, WeftError, type DefinitionLimits, type Problem } from '@weft/engine';
 import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import { runCheck, type CheckReply, type CheckRequest, type ParsedDefinition } from './definition-check.js';
+import { BusyError } from '../common/busy.error.js';
 
 /**
  * Text up to this many UTF-16 units is parsed on the API's thread, and definitions up to
@@ -76,11 +77,11 @@ export class DefinitionChecker implements OnModuleDestroy {
 
   private onThread(req: Request, tenantId: string): Promise<CheckReply> {
     if (this.pending.size >= MAX_THREAD_REQUESTS) {
-      return Promise.reject(new WeftError('TRANSIENT', `the API is already checking ${this.pending.size} large definitions; publish again shortly`));
+      return Promise.reject(new BusyError(`the API is already checking ${this.pending.size} large definitions; publish again shortly`));
     }
     const held = this.byTenant.get(tenantId) ?? 0;
     if (tenantId !== '' && held >= MAX_THREAD_REQUESTS_PER_TENANT) {
-      return Promise.reject(new WeftError('TRANSIENT', `the API is already checking ${held} large definitions of this tenant, its most at once; publish again once they are answered`));
+      return Promise.reject(new BusyError(`the API is already checking ${held} large definitions of this tenant, its most at once; publish again once they are answered`));
     }
     const thread = (this.thread ??= this.start());
     const id = this.nextId++;
