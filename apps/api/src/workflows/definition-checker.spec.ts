@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { WeftError } from '@weft/engine';
-import { DefinitionChecker, INLINE_MAX_SOURCE, MAX_THREAD_REQUESTS, MAX_THREAD_REQUESTS_PER_TENANT } from './definition-checker.js';
+import { CHECK_DEADLINE_MS, DefinitionChecker, INLINE_MAX_SOURCE, MAX_THREAD_REQUESTS, MAX_THREAD_REQUESTS_PER_TENANT } from './definition-checker.js';
 
 /** A valid one-node definition whose text is over the inline limit (a long YAML comment). */
 const LARGE = `# ${'x'.repeat(INLINE_MAX_SOURCE)}\nnodes:\n  - node_id: a\n    type: WAIT\n    spec: {duration_seconds: 1}\n`;
@@ -42,5 +42,21 @@ describe('DefinitionChecker', () => {
     expect(await other).not.toBeInstanceOf(Error);
     // Answered requests no longer count: the tenant may publish again.
     expect(await settle(checker.parse(LARGE, 'tenant-a'))).not.toBeInstanceOf(Error);
+  });
+
+  it('refuses a definition that holds the thread past its deadline, and answers the next on a new thread', async () => {
+    checker = new DefinitionChecker({ maxDefinitionNodes: 3, maxDefinitionEdges: 3 });
+    expect(checker.deadlineMs).toBe(CHECK_DEADLINE_MS);
+    // Started and warmed with the normal deadline: the thread's start is not what is timed out.
+    await checker.parse(LARGE, 'tenant-a');
+    checker.deadlineMs = 200;
+    // An ordered map of YAML 1.1 checks its keys pairwise: 40,000 of them take many seconds.
+    const omap = `%YAML 1.1\n---\nnodes: []\nx: !!omap\n${Array.from({ length: 40_000 }, (_, i) => `  - k${i}: 1\n`).join('')}`;
+    await expect(checker.parse(omap, 'tenant-a')).rejects.toMatchObject({
+      code: 'BAD_USER_INPUT',
+      message: 'the definition took over 0.2 s to check, the most one may take; make it smaller or simpler',
+    });
+    checker.deadlineMs = CHECK_DEADLINE_MS;
+    expect(await checker.parse(LARGE, 'tenant-b')).toMatchObject({ definition: { nodes: [{ node_id: 'a' }] } });
   });
 });

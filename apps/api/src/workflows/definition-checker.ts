@@ -22,6 +22,13 @@ export const MAX_THREAD_REQUESTS = 8;
  * definitions in a loop leaves the rest to the others.
  */
 export const MAX_THREAD_REQUESTS_PER_TENANT = 2;
+/**
+ * Longest one request may hold the validation thread, in ms, counted from when it reaches the
+ * head of the thread's queue (the thread answers in order). A 1 MB definition takes about 3 s
+ * here; past this the thread is stopped and started again, and the request refused, so that no
+ * slow path of a parser or a rule holds every tenant's large publishes.
+ */
+export const CHECK_DEADLINE_MS = 20_000;
 
 type Request = CheckRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
 
@@ -35,7 +42,11 @@ export class DefinitionChecker implements OnModuleDestroy {
   private readonly limits: DefinitionLimits;
   private thread: Worker | undefined;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: CheckReply) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { thread: Worker; resolve: (r: CheckReply) => void; reject: (e: Error) => void }>();
+  /** The timer of the request at the head of the thread's queue. */
+  private deadline: NodeJS.Timeout | undefined;
+  /** {@link CHECK_DEADLINE_MS}; a test may shorten it. */
+  deadlineMs = CHECK_DEADLINE_MS;
   /** Requests in hand per tenant (the key `''`: a caller that named none). */
   private readonly byTenant = new Map<string, number>();
 
@@ -72,6 +83,7 @@ export class DefinitionChecker implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     const thread = this.thread;
     this.thread = undefined;
+    clearTimeout(this.deadline);
     await thread?.terminate();
   }
 
@@ -92,9 +104,10 @@ export class DefinitionChecker implements OnModuleDestroy {
       else this.byTenant.delete(tenantId);
     };
     return new Promise<CheckReply>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { thread, resolve, reject });
       thread.ref();
       thread.postMessage({ id, ...req });
+      if (this.queueOf(thread).length === 1) this.armDeadline(thread);
     }).finally(done);
   }
 
@@ -104,17 +117,50 @@ export class DefinitionChecker implements OnModuleDestroy {
     thread.on('message', (reply: CheckReply) => {
       const p = this.pending.get(reply.id);
       this.pending.delete(reply.id);
-      if (this.pending.size === 0) thread.unref();
+      clearTimeout(this.deadline);
+      if (this.queueOf(thread).length === 0) thread.unref();
+      else this.armDeadline(thread);
       p?.resolve(reply);
     });
     const fail = (err: Error) => {
-      if (this.thread === thread) this.thread = undefined;
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
+      if (this.thread !== thread) return;
+      clearTimeout(this.deadline);
+      this.thread = undefined;
+      for (const id of this.queueOf(thread)) {
+        this.pending.get(id)!.reject(err);
+        this.pending.delete(id);
+      }
     };
     thread.on('error', (err) => fail(new WeftError('TRANSIENT', `the definition validation thread failed: ${err.message}`)));
     thread.on('exit', (code) => fail(new WeftError('TRANSIENT', `the definition validation thread exited (code ${code})`)));
     return thread;
+  }
+
+  /** The ids of the requests `thread` has in hand, oldest (the one it is checking) first. */
+  private queueOf(thread: Worker): number[] {
+    return [...this.pending].filter(([, p]) => p.thread === thread).map(([id]) => id);
+  }
+
+  /**
+   * Starts the deadline of the request now at the head of `thread`'s queue: past it that request
+   * is refused (BAD_USER_INPUT), the requests behind it are refused as busy (TRANSIENT: publish
+   * again), and the thread is stopped; the next request starts a new thread.
+   */
+  private armDeadline(thread: Worker): void {
+    clearTimeout(this.deadline);
+    const head = this.queueOf(thread)[0]!;
+    this.deadline = setTimeout(() => {
+      const p = this.pending.get(head);
+      this.pending.delete(head);
+      for (const id of this.queueOf(thread)) {
+        this.pending.get(id)!.reject(new BusyError('the definition validation thread was restarted while this definition waited for it; publish again'));
+        this.pending.delete(id);
+      }
+      if (this.thread === thread) this.thread = undefined;
+      p?.reject(new WeftError('BAD_USER_INPUT', `the definition took over ${this.deadlineMs / 1000} s to check, the most one may take; make it smaller or simpler`, [{ path: 'definition', message: `checking took over ${this.deadlineMs / 1000} s` }]));
+      void thread.terminate();
+    }, this.deadlineMs);
+    this.deadline.unref();
   }
 }
 
