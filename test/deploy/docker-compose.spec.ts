@@ -27,6 +27,7 @@ interface Service {
   volumes?: string[];
   ports?: string[];
   restart?: string;
+  stop_grace_period?: string;
 }
 
 const composeText = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
@@ -118,6 +119,13 @@ describe('docker-compose.yml', () => {
     expect(services.redis!.environment).toEqual({ REDISCLI_AUTH: password });
     expect(services.redis!.command).toEqual(['sh', '-c', `exec docker-entrypoint.sh redis-server --save '' --appendonly no --requirepass "$$REDISCLI_AUTH"`]);
     for (const name of WEFT) expect(services[name]!.environment!.REDIS_URL).toBe(`redis://:${password}@redis:6379`);
+  });
+
+  it('gives a stopping worker longer than its drain (WEFT_DRAIN_SECONDS, 25 s by default) before Docker kills it', () => {
+    const grace = /^(\d+)s$/.exec(services.worker!.stop_grace_period ?? '');
+    const drain = Number(services.worker!.environment?.WEFT_DRAIN_SECONDS ?? 25);
+    expect(grace).not.toBeNull();
+    expect(Number(grace![1])).toBeGreaterThan(drain);
   });
 
   it('explains next to the worker why it runs as root and privileged, and the alternative', () => {
