@@ -59,4 +59,14 @@ describe('DefinitionChecker', () => {
     checker.deadlineMs = CHECK_DEADLINE_MS;
     expect(await checker.parse(LARGE, 'tenant-b')).toMatchObject({ definition: { nodes: [{ node_id: 'a' }] } });
   });
+
+  it('refuses JSON text over the node cap from a JSON reading, before the YAML parser reads it', async () => {
+    checker = new DefinitionChecker({ maxDefinitionNodes: 3, maxDefinitionEdges: 3 });
+    // The repeated "edges" key would be the YAML parser's first complaint.
+    const json = `{"nodes":[${Array.from({ length: 4 }, () => '{}').join(',')}],"edges":[],"edges":[]}`;
+    await expect(checker.parse(json)).rejects.toMatchObject({ code: 'BAD_USER_INPUT', message: 'definition has 4 nodes; at most 3 are allowed (WEFT_MAX_DEFINITION_NODES)' });
+    // Within the caps, the same text is read as YAML, which refuses the duplicate key.
+    await expect(checker.parse(json.replace(/\{\},/g, ''))).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+    await expect(checker.parse(json.replace(/\{\},/g, ''))).rejects.not.toMatchObject({ message: expect.stringContaining('WEFT_MAX_DEFINITION_NODES') });
+  });
 });
