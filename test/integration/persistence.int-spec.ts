@@ -293,7 +293,6 @@ describe('RunRepository', () => {
     expect(await repo.findRun(a.tenantId, 'not-a-uuid')).toBeNull();
     expect((await repo.tasksOfRun(a.tenantId, runId)).map((t) => t.nodeId)).toEqual(['z', 'y', 'x']);
     expect(await repo.tasksOfRun(b.tenantId, runId)).toEqual([]);
-    expect((await repo.tasksOfRuns(a.tenantId, [runId])).get(runId)?.map((t) => t.nodeId)).toEqual(['z', 'y', 'x']);
     expect((await repo.eventsOfRun(a.tenantId, runId)).map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(await repo.eventsOfRun(b.tenantId, runId)).toEqual([]);
     expect((await repo.listRuns(b.tenantId)).edges).toEqual([]);

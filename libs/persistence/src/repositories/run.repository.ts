@@ -273,27 +273,6 @@ export class RunRepository extends TenantScopedRepository {
     );
   }
 
-  /**
-   * The tasks of several runs in one query, with their values, by run id, each list in creation
-   * order. Runs without tasks (or unknown) map to an empty list.
-   */
-  async tasksOfRuns(tenantId: string, runIds: string[]): Promise<Map<string, TaskEntity[]>> {
-    const ids = [...new Set(runIds.filter(isUuid))];
-    const byRun = new Map<string, TaskEntity[]>(runIds.map((id) => [id, []]));
-    if (!ids.length) return byRun;
-    const tasks = await this.inTenant(tenantId, (m) =>
-      m
-        .getRepository(TaskEntity)
-        .createQueryBuilder('t')
-        .where('t.tenant_id = :tenantId AND t.run_id = ANY(:ids)', { tenantId, ids })
-        .orderBy('t.created_at', 'ASC')
-        .addOrderBy('t.id', 'ASC')
-        .getMany(),
-    );
-    for (const t of tasks) byRun.get(t.runId)!.push(t);
-    return byRun;
-  }
-
   /** The run's history, with its values, ordered by `seq`; empty for an unknown run. */
   async eventsOfRun(tenantId: string, runId: string): Promise<RunEventEntity[]> {
     if (!isUuid(runId)) return [];
