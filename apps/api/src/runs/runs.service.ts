@@ -153,11 +153,7 @@ export class RunsService {
     after: string | null | undefined,
     info?: GraphQLResolveInfo,
   ): Promise<RunConnection> {
-    if (first != null && (!Number.isInteger(first) || first < 1 || first > RUNS_PAGE_MAX)) {
-      throw new WeftError('BAD_USER_INPUT', `first must be between 1 and ${RUNS_PAGE_MAX}`, [
-        { path: 'first', message: `must be between 1 and ${RUNS_PAGE_MAX}` },
-      ]);
-    }
+    checkFirst(first, RUNS_PAGE_MAX);
     const page = await this.runs.listRuns(
       p.tenantId,
       {
@@ -362,11 +358,15 @@ function sized<K extends string>(selected: Set<string> | undefined, columns: rea
 
 /** A page size of tasks or history: `first` when given (1…{@link RUN_ITEMS_PAGE_MAX}), else the default. */
 function pageSize(first: number | null | undefined): number {
-  if (first == null) return RUN_ITEMS_PAGE_DEFAULT;
-  if (!Number.isInteger(first) || first < 1 || first > RUN_ITEMS_PAGE_MAX) {
-    throw new WeftError('BAD_USER_INPUT', `first must be between 1 and ${RUN_ITEMS_PAGE_MAX}`, [{ path: 'first', message: `must be between 1 and ${RUN_ITEMS_PAGE_MAX}` }]);
+  checkFirst(first, RUN_ITEMS_PAGE_MAX);
+  return first ?? RUN_ITEMS_PAGE_DEFAULT;
+}
+
+/** Refuses a page size `first` outside 1…`max` (BAD_USER_INPUT naming `first`); null or undefined pass. */
+function checkFirst(first: number | null | undefined, max: number): void {
+  if (first != null && (!Number.isInteger(first) || first < 1 || first > max)) {
+    throw new WeftError('BAD_USER_INPUT', `first must be between 1 and ${max}`, [{ path: 'first', message: `must be between 1 and ${max}` }]);
   }
-  return first;
 }
 
 function assertRunId(runId: string): void {
