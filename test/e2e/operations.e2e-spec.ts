@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { get as httpGet } from 'node:http';
 import type { WeftClient } from '@weft/client';
 import { startPlatform } from '@weft/cli';
 import { createTestDatabase } from '../support/test-database.js';
 import { stubServer } from '../support/faults.js';
 import { publish, start, startE2E, testConfig, waitRun, type E2E } from '../support/e2e-platform.js';
-import { freePort, waitForPort } from '../support/ports.js';
+import { freePort, get, waitForPort } from '../support/net.js';
 
 /** The value of the series `name` whose labels include `labels` (summed when several match); 0 when none. */
 function metric(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -19,18 +18,6 @@ function metric(text: string, name: string, labels: Record<string, string> = {})
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
   }
   return sum;
-}
-
-/** GET `url` on a connection of its own (closed after the answer: no keep-alive left behind). */
-function get(url: string): Promise<{ status: number; type: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    httpGet(url, { agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
-    }).on('error', reject);
-  });
 }
 
 describe('metrics, health and readiness', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { BullTaskQueues, ensureRedis, loadConfig } from '@weft/platform';
-import { freePort, waitForPort } from '../support/ports.js';
+import { freePort, waitForPort } from '../support/net.js';
 
 /**
  * A Redis that requires a password (`requirepass`, as docker-compose.yml runs it): the URL of

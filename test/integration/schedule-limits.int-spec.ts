@@ -4,7 +4,7 @@ import { firstFire } from '@weft/engine';
 import { claimDueSchedules, ScheduleBackfillRepository, ScheduleRepository, type ScheduleFields } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, fork, publishWorkflow } from '../support/builders.js';
-import { insertSchedule } from '../support/schedules.js';
+import { insertSchedule, scheduleFields } from '../support/schedules.js';
 
 /**
  * What one tenant cannot take from the others through schedules, on the real database: the
@@ -27,21 +27,7 @@ async function tenantWithWorkflow() {
   return { tenantId, workflowId };
 }
 
-const fields = (workflowId: string): ScheduleFields => ({
-  workflowId,
-  version: null,
-  cron: null,
-  intervalSeconds: 60,
-  timeZone: 'UTC',
-  input: {},
-  config: {},
-  startAt: null,
-  endAt: null,
-  jitterSeconds: 0,
-  note: null,
-  overlapPolicy: 'skip',
-  catchUpSeconds: 60,
-});
+const fields = (workflowId: string): ScheduleFields => scheduleFields(workflowId, { intervalSeconds: 60 });
 
 describe('the scheduler claim', () => {
   it("takes another tenant's due schedule in the first small batch, however many one tenant has due before it", async () => {

@@ -1,3 +1,4 @@
+import { get as httpGet } from 'node:http';
 import { connect, createServer, type AddressInfo } from 'node:net';
 
 /** A TCP port free on 127.0.0.1 right now. */
@@ -25,4 +26,16 @@ export async function waitForPort(port: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`nothing listens on ${port}`);
+}
+
+/** GET `url` on a connection of its own (closed after the answer: no keep-alive left behind). */
+export function get(url: string): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
+    }).on('error', reject);
+  });
 }

@@ -5,10 +5,9 @@ import { RunRepository, ScheduleBackfillRepository, ScheduleRepository, sql, wit
 import { fireTimesBetween } from '@weft/engine';
 import { timingOf } from '@weft/engine/coordinator';
 
-/** Inserts a schedule of `workflowId` as the API would (defaults as the API's), created at `now`, first fire after it. */
-export async function insertSchedule(ds: DataSource, tenantId: string, workflowId: string, f: Partial<ScheduleFields>, now: Date): Promise<ScheduleRow> {
-  const id = uuidv7();
-  const fields: ScheduleFields = {
+/** A schedule's fields with the API's defaults for all but `f`. */
+export function scheduleFields(workflowId: string, f: Partial<ScheduleFields> = {}): ScheduleFields {
+  return {
     workflowId,
     version: null,
     cron: null,
@@ -24,6 +23,12 @@ export async function insertSchedule(ds: DataSource, tenantId: string, workflowI
     catchUpSeconds: 60,
     ...f,
   };
+}
+
+/** Inserts a schedule of `workflowId` as the API would (defaults as the API's), created at `now`, first fire after it. */
+export async function insertSchedule(ds: DataSource, tenantId: string, workflowId: string, f: Partial<ScheduleFields>, now: Date): Promise<ScheduleRow> {
+  const id = uuidv7();
+  const fields = scheduleFields(workflowId, f);
   const next = firstFire({ ...fields, anchor: now }, id, now, fields.jitterSeconds);
   return new ScheduleRepository(ds).insert(tenantId, id, fields, next, now);
 }

@@ -1,23 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
-import { get as httpGet } from 'node:http';
 import type { DataSource } from 'typeorm';
 import type { BullTaskQueues } from '../bull-queue.adapter.js';
 import { OpsListener } from './ops-listener.js';
 import { Readiness } from './readiness.js';
 import { WeftMetrics } from './weft-metrics.js';
-
-function get(url: string): Promise<{ status: number; type: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    httpGet(url, { agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
-    }).on('error', reject);
-  });
-}
+import { get } from '../../../../test/support/net.js';
 
 /** A PostgreSQL pool and a Redis connection that fail as an unreachable server does, naming its address. */
 const unreachable = (address: string) => async () => {
