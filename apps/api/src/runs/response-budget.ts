@@ -109,13 +109,14 @@ const scopes = new WeakMap<object, ResponseScope>();
 /**
  * The scope of the answer `info` belongs to: one per query or mutation (keyed by its context),
  * and one per event of a subscription (keyed by the event, which a subscription's every answer
- * gets afresh), with a budget of `limit` bytes on first use.
+ * gets afresh), with a budget of `limit` bytes (default {@link MAX_RESPONSE_BYTES_DEFAULT}: a
+ * configuration built for a test may lack it) on first use.
  */
-export function responseScope(context: object, info: GraphQLResolveInfo, limit: number): ResponseScope {
+export function responseScope(context: object, info: GraphQLResolveInfo, limit: number | undefined): ResponseScope {
   const root = info.rootValue;
   const key = info.operation.operation === 'subscription' && root !== null && typeof root === 'object' ? root : context;
   let scope = scopes.get(key);
-  if (!scope) scopes.set(key, (scope = { budget: new ResponseBudget(limit) }));
+  if (!scope) scopes.set(key, (scope = { budget: new ResponseBudget(limit ?? MAX_RESPONSE_BYTES_DEFAULT) }));
   return scope;
 }
 

@@ -23,7 +23,7 @@ import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } fr
 import type { RunFilter } from './run-filter.input.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
-import { jsonBytes, MAX_RESPONSE_BYTES_DEFAULT, responseScope, type ResponseBudget, type ResponseScope } from './response-budget.js';
+import { jsonBytes, responseScope, type ResponseBudget, type ResponseScope } from './response-budget.js';
 import { selectedFields, surelySelectedFields } from './selection.js';
 import { StoredJsonLoader, type StoredJsonRef } from './stored-json.loader.js';
 
@@ -118,7 +118,7 @@ export class RunsService {
   }
 
   private scope(context: object, info: GraphQLResolveInfo): ResponseScope {
-    return responseScope(context, info, this.config.maxResponseBytes ?? MAX_RESPONSE_BYTES_DEFAULT);
+    return responseScope(context, info, this.config.maxResponseBytes);
   }
 
   private loader(): StoredJsonLoader {

@@ -15,7 +15,7 @@ import {
 } from '@weft/persistence';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
-import { MAX_RESPONSE_BYTES_DEFAULT, responseScope } from '../runs/response-budget.js';
+import { responseScope } from '../runs/response-budget.js';
 import { toRunObject } from '../runs/run.mapper.js';
 import type { RunObject } from '../runs/run.object.js';
 import { scheduleFields, type ScheduleFieldLimits } from './schedule-fields.js';
@@ -71,7 +71,7 @@ export class SchedulesService {
 
   /** The schedule's input or config for the answer `info` belongs to, its size charged to that answer's budget (WEFT_MAX_RESPONSE_BYTES). */
   storedValue(context: object, info: GraphQLResolveInfo, s: ScheduleObject, column: 'input' | 'config'): JsonValue {
-    const budget = responseScope(context, info, this.config.maxResponseBytes ?? MAX_RESPONSE_BYTES_DEFAULT).budget;
+    const budget = responseScope(context, info, this.config.maxResponseBytes).budget;
     budget.charge(column === 'input' ? s.inputBytes : s.configBytes);
     return s[column];
   }

@@ -8,7 +8,7 @@ import type { Principal } from '../auth/principal.js';
 import { toDag, type DagShape } from '../common/graph.js';
 import { toMermaid } from '../common/mermaid.js';
 import { unstorableJson } from '../common/storable.js';
-import { jsonBytes, MAX_RESPONSE_BYTES_DEFAULT, responseScope, type ResponseBudget } from '../runs/response-budget.js';
+import { jsonBytes, responseScope, type ResponseBudget } from '../runs/response-budget.js';
 import { reservedQueueMessage, reservedQueueProblems, workerNodeQueues } from '../queues/worker-node-queues.js';
 import { DefinitionChecker } from './definition-checker.js';
 import type { PublishWorkflowInput } from './publish-workflow.input.js';
@@ -200,7 +200,7 @@ export class WorkflowsService {
   }
 
   private budget(context: object, info: GraphQLResolveInfo): ResponseBudget {
-    return responseScope(context, info, this.config.maxResponseBytes ?? MAX_RESPONSE_BYTES_DEFAULT).budget;
+    return responseScope(context, info, this.config.maxResponseBytes).budget;
   }
 
   /** The version's source text: the one it carries, else loaded (a version listed without it). */
