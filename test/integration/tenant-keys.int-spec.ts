@@ -13,6 +13,8 @@ import { readCatalogKeys, tenantKeyBreaches } from '../support/tenant-key-rule.j
 /** Tables owned by one tenant: every row has `tenant_id`. */
 const TENANT_TABLES = [
   'api_keys',
+  'dispatch_shares',
+  'flow_rate_starts',
   'outbox',
   'queue_reservations',
   'run_events',
@@ -27,6 +29,7 @@ const TENANT_TABLES = [
 
 /** Tables without `tenant_id`, and why. */
 const GLOBAL_TABLES: Record<string, string> = {
+  dispatch_queues: "each queue's virtual clock of fair dispatch, shared by the tenants on that queue",
   migrations: "TypeORM's record of the migrations applied to this database",
   tenants: 'the tenants themselves: `id` is the tenant, which other tables reference as their tenant_id',
   workers: 'the worker processes of the installation, which serve every tenant',
@@ -53,6 +56,8 @@ describe('the migrated schema', () => {
     // What the rule looked at, so that an empty answer cannot come from reading nothing.
     expect(catalog.keys.filter((k) => k.kind === 'primary key').map((k) => `${k.table}(${k.columns.join(', ')})`)).toEqual([
       'api_keys(tenant_id, id)',
+      'dispatch_queues(queue)',
+      'dispatch_shares(tenant_id, queue)',
       'migrations(id)',
       'outbox(tenant_id, id)',
       'queue_reservations(tenant_id, queue)',
@@ -76,6 +81,8 @@ describe('the migrated schema', () => {
     ]);
     expect(catalog.foreignKeys.map((f) => `${f.table}(${f.columns.join(', ')}) -> ${f.references}(${f.referencedColumns.join(', ')})`)).toEqual([
       'api_keys(tenant_id) -> tenants(id)',
+      'dispatch_shares(tenant_id) -> tenants(id)',
+      'flow_rate_starts(tenant_id) -> tenants(id)',
       'queue_reservations(tenant_id) -> tenants(id)',
       'run_events(tenant_id, run_id) -> runs(tenant_id, id)',
       'runs(tenant_id, parent_run_id) -> runs(tenant_id, id)',

@@ -131,6 +131,7 @@ const commands = {
       tenantId, id: randomUUID(), runId: run.id, nodeId: first.node_id, nodeType: first.type, queue: 'js', runtime: 'js', status: 'RUNNING',
       attempt: 0, input: { secret: 's3cr3t' }, output: null, error: null, iteration: null, retryAt: null, branches: null, wakeAt: null, awaitedSignal: null,
       leaseToken: null, leaseExpiresAt: null, createdAt: now, updatedAt: now, finishedAt: null,
+      flowConcurrencyKey: null, flowConcurrencyLimit: null, flowRateKey: null, flowRateLimit: null, flowRatePerSeconds: null,
     } as TaskEntity);
     store.events.push({ tenantId, runId: run.id, seq: 1, type: 'RunStarted', at: now, nodeId: null, attempt: null, payload: {}, actions: [{ type: 'CreateTask', nodeId: first.node_id }], ignored: null, error: null } as RunEventEntity);
     return { runId: run.id, created: true };

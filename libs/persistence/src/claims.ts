@@ -40,7 +40,8 @@ export interface ApiKeyCandidate {
   keyHash: string;
 }
 
-async function call<R>(ds: DataSource | EntityManager, query: string, params: unknown[]): Promise<R[]> {
+/** Runs one call of a cross-tenant function, its driver errors mapped. */
+export async function callDefiner<R>(ds: DataSource | EntityManager, query: string, params: unknown[]): Promise<R[]> {
   try {
     return (await ds.query(query, params)) as R[];
   } catch (err) {
@@ -58,7 +59,7 @@ async function call<R>(ds: DataSource | EntityManager, query: string, params: un
  * that now.
  */
 export async function claimDueTimers(ds: DataSource, now: Date | null, limit: number, lease: Date | number): Promise<ClaimedTimer[]> {
-  const rows = await call<{ tenant_id: string; task_id: string; run_id: string; node_id: string; due_at: Date; claimed_at: Date }>(
+  const rows = await callDefiner<{ tenant_id: string; task_id: string; run_id: string; node_id: string; due_at: Date; claimed_at: Date }>(
     ds,
     typeof lease === 'number'
       ? `SELECT * FROM weft_claim_due_timers($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`
@@ -78,7 +79,7 @@ export async function claimOutbox(
   ds: DataSource,
   opts: { now: Date | null; graceMs: number; leaseMs: number; limit: number },
 ): Promise<ClaimedOutboxRow[]> {
-  const rows = await call<OutboxIdRow>(
+  const rows = await callDefiner<OutboxIdRow>(
     ds,
     `SELECT * FROM weft_claim_outbox(COALESCE($1::timestamptz, now()) - $2 * interval '1 millisecond',
                                      COALESCE($1::timestamptz, now()) - $3 * interval '1 millisecond', $4, $1)`,
@@ -104,7 +105,7 @@ export interface ClaimedLostTask {
  * database's `now()`; a Date (tests) is used as given.
  */
 export async function claimLostTasks(ds: DataSource, opts: { now: Date | null; limit: number; leaseMs: number }): Promise<ClaimedLostTask[]> {
-  const rows = await call<{ tenant_id: string; task_id: string; run_id: string; attempt: number }>(
+  const rows = await callDefiner<{ tenant_id: string; task_id: string; run_id: string; attempt: number }>(
     ds,
     `SELECT * FROM weft_claim_lost_tasks($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`,
     [opts.now, opts.limit, opts.leaseMs],
@@ -134,7 +135,7 @@ export interface ClaimedSchedule {
  * that now.
  */
 export async function claimDueSchedules(ds: DataSource, now: Date | null, limit: number, lease: Date | number): Promise<ClaimedSchedule[]> {
-  const rows = await call<{ tenant_id: string; schedule_id: string; due_at: Date | null; claimed_at: Date; turn: string }>(
+  const rows = await callDefiner<{ tenant_id: string; schedule_id: string; due_at: Date | null; claimed_at: Date; turn: string }>(
     ds,
     typeof lease === 'number'
       ? `SELECT * FROM weft_claim_due_schedules($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`
@@ -148,7 +149,7 @@ export async function claimDueSchedules(ds: DataSource, now: Date | null, limit:
 
 /** The active API keys (at most 16) whose display prefix is `prefix`, across tenants. */
 export async function apiKeyCandidates(ds: DataSource | EntityManager, prefix: string): Promise<ApiKeyCandidate[]> {
-  const rows = await call<{ tenant_id: string; key_id: string; role: string; key_hash: string }>(
+  const rows = await callDefiner<{ tenant_id: string; key_id: string; role: string; key_hash: string }>(
     ds,
     'SELECT * FROM weft_api_key_candidates($1)',
     [prefix],

@@ -26,6 +26,7 @@ import { RunTraces1765526400000 } from './migrations/1765526400000-run-traces.js
 import { Schedules1765612800000 } from './migrations/1765612800000-schedules.js';
 import { FairScheduleClaims1765699200000 } from './migrations/1765699200000-fair-schedule-claims.js';
 import { StoredJsonSizes1765785600000 } from './migrations/1765785600000-stored-json-sizes.js';
+import { FairDispatch1765872000000 } from './migrations/1765872000000-fair-dispatch.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -58,6 +59,7 @@ export const MIGRATIONS = [
   Schedules1765612800000,
   FairScheduleClaims1765699200000,
   StoredJsonSizes1765785600000,
+  FairDispatch1765872000000,
 ];
 
 /** Options of {@link createDataSource}. */

@@ -7,6 +7,7 @@ export * from './errors.js';
 export * from './sql.js';
 export * from './tenant-transaction.js';
 export * from './claims.js';
+export * from './dispatch.js';
 export * from './runtime-role.js';
 export * from './operational-stats.js';
 export * from './data-source.js';

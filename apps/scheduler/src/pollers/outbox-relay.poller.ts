@@ -3,7 +3,7 @@ import { OutboxRelay } from '@weft/engine/coordinator';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { IntervalPoller } from './interval-poller.js';
 
-/** Enqueues the outbox rows that were committed but never reached Redis, until none is left. */
+/** Passes fair dispatch over every queue with ready backlog, until a pass admits less than a batch. */
 @Injectable()
 export class OutboxRelayPoller extends IntervalPoller {
   constructor(

@@ -101,9 +101,7 @@ export class ActionWriter {
   /**
    * `now` stamps every row this event writes (the machine's clock reading for the event);
    * `dag` is the definition the machine decided with (for a retried task's runtime/queue);
-   * `dispatchLeaseMs` is the lease a dispatched attempt gets after its `not_before`
-   * (`tasks.lease_expires_at`, default 30 000 ms); `take`, when given, lets the reporting worker
-   * take one dispatched attempt ({@link EagerTake}).
+   * `take`, when given, lets the reporting worker take one dispatched attempt ({@link EagerTake}).
    */
   constructor(
     private readonly m: Transaction,
@@ -111,10 +109,11 @@ export class ActionWriter {
     private readonly runId: string,
     private readonly now: Date,
     private readonly dag: WorkflowDag,
-    private readonly dispatchLeaseMs = 30_000,
     private readonly take?: EagerTake,
     /** The run's span (`runs.traceparent`), carried by its jobs so attempts join the run's trace. */
     private readonly traceparent?: string | null,
+    /** The run's priority (1 first), the order of its backlog rows within the tenant. */
+    private readonly priority = 3,
   ) {
     this.tasks = new TaskWriteRepository(m);
     this.signals = new SignalRepository(m);
@@ -250,7 +249,11 @@ export class ActionWriter {
     await runWrites(this.m, this.tenantId, this.runId, [...parts, ...closing], { atCommit });
   }
 
-  /** Buffers the outbox row of a task attempt and the job to enqueue after commit. */
+  /**
+   * Buffers the backlog row of a task attempt (its task QUEUED: fair dispatch admits it after
+   * commit) and its job; an attempt due later (a retry's backoff) is held until then. The attempt
+   * the reporting worker may take (eager dispatch) is written RUNNING instead, with no backlog row.
+   */
   private dispatch(
     taskId: string,
     attempt: number,
@@ -275,19 +278,23 @@ export class ActionWriter {
       ...(isSensitive(this.dag.getNode(nodeId)) ? { sensitive: true } : {}),
       ...(this.traceparent ? { traceparent: this.traceparent } : {}),
     };
-    const take = this.take && !this.taken && queue === this.take.queue && notBefore.getTime() <= this.now.getTime() ? this.take : undefined;
-    // A taken attempt has nothing to enqueue, so no outbox row: if its worker dies, the lease
+    const due = notBefore.getTime() <= this.now.getTime();
+    const take = this.take && !this.taken && queue === this.take.queue && due ? this.take : undefined;
+    // A taken attempt has nothing to enqueue, so no backlog row: if its worker dies, the lease
     // sweep finds it by its lease alone.
-    if (!take) this.outbox.set(taskId, { taskId, attempt, queue, notBefore });
-    // The attempt's lease: a taken one is RUNNING under the worker's token for `leaseMs`, any
-    // other waits for a claim until `not_before` + `dispatchLeaseMs`.
-    const leaseEnd = new Date(take ? this.now.getTime() + take.leaseMs : notBefore.getTime() + this.dispatchLeaseMs);
+    if (!take) {
+      const hold = due ? {} : { holdReason: 'BACKOFF', holdDetail: `retry backoff until ${notBefore.toISOString()}`, heldUntil: notBefore };
+      this.outbox.set(taskId, { taskId, attempt, queue, notBefore, priority: this.priority, ...hold });
+    }
+    // A taken attempt is RUNNING under the worker's token for `leaseMs`; any other is QUEUED with
+    // no lease until fair dispatch admits it.
+    const leaseEnd = take ? new Date(this.now.getTime() + take.leaseMs) : null;
     const token = take?.leaseToken ?? null;
     const row = this.created.get(taskId);
     if (row) {
       row.leaseExpiresAt = leaseEnd;
       row.leaseToken = token;
-      if (take) row.status = TaskStatus.Running;
+      row.status = take ? TaskStatus.Running : TaskStatus.Queued;
     } else {
       this.pending.push(this.tasks.leasePart(this.tenantId, taskId, attempt, leaseEnd, token, take !== undefined));
     }

@@ -1,13 +1,11 @@
-import { OutboxRepository } from '@weft/persistence';
-import { jobId } from '../index.js';
 import type { Applied, FireTimerInput } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
 
 /**
  * What follows a committed event, outside any transaction: tell the observer a run started or
- * finished; enqueue its jobs on Bull (then mark
- * their outbox rows; a failure is logged and the outbox relay retries), publish the run update,
+ * finished; ask fair dispatch for a pass over the queues its attempts joined (it enqueues what it
+ * admits; the scheduler's poll covers a lost request), publish the run update,
  * the same for the runs it changed in its transaction, and fire the parents' SUBWORKFLOW tasks
  * it woke (the fast path; the scheduler fires them when it fails).
  */
@@ -24,20 +22,7 @@ export class AfterCommit {
     const { started, finished } = applied;
     if (started) ctx.observe((o) => o.runStarted({ tenantId, runId, ...started }));
     if (finished) ctx.observe((o) => o.runFinished({ tenantId, runId, ...finished }));
-    if (applied.jobs.length) {
-      let enqueued = false;
-      try {
-        await ctx.dispatcher.enqueue(applied.jobs, applied.now);
-        enqueued = true;
-      } catch (err) {
-        ctx.log.warn(`run ${runId}: enqueue of ${applied.jobs.map((j) => jobId(j.taskId, j.attempt)).join(', ')} failed, the outbox relay will retry: ${message(err)}`);
-      }
-      if (enqueued) {
-        await new OutboxRepository(ctx.ds)
-          .markEnqueued(tenantId, applied.jobs, ctx.testNow())
-          .catch((err) => ctx.log.warn(`run ${runId}: jobs enqueued but outbox not marked (the relay re-enqueues harmlessly): ${message(err)}`));
-      }
-    }
+    if (applied.jobs.length) ctx.backlog.offer(applied.jobs);
     try {
       await ctx.publisher.publish({ tenantId, runId, status: applied.status, seq: applied.seq });
     } catch (err) {

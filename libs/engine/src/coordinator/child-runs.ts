@@ -70,6 +70,8 @@ export class ChildRuns {
         rootRunId: parent.rootRunId ?? parent.id,
         traceparent: trace.traceparent,
         traceCallerSpan: trace.callerSpan,
+        // A child's tasks are dispatched as urgently as its parent's.
+        priority: parent.priority,
       },
       now,
     );

@@ -14,10 +14,14 @@ import {
   type WorkflowDefinition,
 } from '../index.js';
 import type { CoordinatorLogger, CoordinatorObserver, RunCoordinatorOptions } from './coordinator-options.js';
+import { BacklogDispatch } from './backlog-dispatch.js';
 import { DagCache } from './dag-cache.js';
 import { isTransient, message } from './error-mapping.js';
 import { DEFAULT_MAX_BUFFERED_SIGNAL_BYTES, DEFAULT_MAX_BUFFERED_SIGNALS, type SignalBufferCaps } from './signal-buffer.js';
 import { SnapshotCache } from './snapshot-cache.js';
+
+/** The jobs a queue may hold waiting for a worker when no live worker says how many slots it has. */
+export const DEFAULT_DISPATCH_WINDOW_FLOOR = 8;
 
 /**
  * What every room of the coordinator shares: the database, the ports, the settings with their
@@ -34,6 +38,7 @@ export class CoordinatorContext {
   readonly outboxGraceMs: number;
   readonly outboxLeaseMs: number;
   readonly dispatchLeaseMs: number;
+  readonly dispatchWindowFloor: number;
   readonly runLeaseMs: number;
   readonly maxOutputBytes: number;
   readonly maxInputBytes: number;
@@ -41,6 +46,8 @@ export class CoordinatorContext {
   readonly maxRunTree: number;
   readonly signalCaps: SignalBufferCaps;
   readonly snapshots = new SnapshotCache();
+  /** This process's side of fair dispatch: when to ask the database for a pass over a queue's backlog. */
+  readonly backlog: BacklogDispatch;
   private readonly maxRetries: number;
   private readonly dags: DagCache;
 
@@ -61,6 +68,7 @@ export class CoordinatorContext {
     this.outboxGraceMs = opts.outboxGraceMs ?? 5_000;
     this.outboxLeaseMs = opts.outboxLeaseMs ?? 10_000;
     this.dispatchLeaseMs = opts.dispatchLeaseMs ?? 30_000;
+    this.dispatchWindowFloor = opts.dispatchWindowFloor ?? DEFAULT_DISPATCH_WINDOW_FLOOR;
     this.runLeaseMs = opts.runLeaseMs ?? 15_000;
     this.maxOutputBytes = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.maxInputBytes = opts.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
@@ -70,6 +78,7 @@ export class CoordinatorContext {
       maxSignals: opts.maxBufferedSignals ?? DEFAULT_MAX_BUFFERED_SIGNALS,
       maxBytes: opts.maxBufferedSignalBytes ?? DEFAULT_MAX_BUFFERED_SIGNAL_BYTES,
     };
+    this.backlog = new BacklogDispatch(this);
   }
 
   /** Tells the observer, if any, through `tell`; an observer that throws is logged, never rethrown. */

@@ -126,11 +126,17 @@ export interface RunCoordinatorOptions {
   /** How long a relay's claim on an outbox row lasts, ms (default 10 000): the delay when its scheduler dies mid-relay. */
   outboxLeaseMs?: number;
   /**
-   * The lease of a dispatched worker attempt, ms after its `not_before` (default 30 000): past it,
-   * an attempt no worker claimed whose job is not live is re-dispatched by the lost-task sweep.
-   * Also how far the sweep pushes a lease it found live.
+   * The lease of a worker attempt fair dispatch admitted, ms after its admission (default 30 000):
+   * past it, an attempt no worker claimed whose job is not live goes back to the backlog through
+   * the lost-task sweep. Also how far the sweep pushes a lease it found live.
    */
   dispatchLeaseMs?: number;
+  /**
+   * The least number of admitted jobs a queue may hold waiting for a worker (default 8). The window
+   * is the live workers' slots on the queue when they are more; the rest of the backlog waits in
+   * the database, in fair order.
+   */
+  dispatchWindowFloor?: number;
   /**
    * The lease a worker's claim and each of its heartbeats give, ms after the database's now
    * (default 15 000). A worker heartbeats every third of it.

@@ -13,7 +13,12 @@ export interface StartRunInput {
   idempotencyKey?: string;
   /** The caller's W3C `traceparent`: the run's trace continues it (ignored when malformed). */
   traceparent?: string;
+  /** Dispatch priority of the run's tasks within the tenant, 1 (first) to 5; default the definition's, else 3. */
+  priority?: number;
 }
+
+/** The priority of a run whose start and definition name none. */
+export const DEFAULT_RUN_PRIORITY = 3;
 
 /** A worker's successful report of one task attempt. */
 export interface ReportCompletedInput {

@@ -2,20 +2,21 @@ import { byTenant, claimLostTasks, TaskLeaseRepository, type ClaimedLostTask } f
 import { isWithWorker, jobId, type JobProbe } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
-import { jobOf, sensitiveTasks } from './jobs.js';
 
-/** The scheduler's lost-task sweep: worker attempts whose lease expired and whose Bull job is gone. */
+/** The scheduler's lost-task sweep: worker attempts whose lease expired and whose Bull job is gone go back to their backlog. */
 export class LostTaskSweep {
   constructor(private readonly ctx: CoordinatorContext) {}
 
   /**
-   * Re-dispatches up to `limit` worker tasks whose lease expired and whose Bull job is not live —
-   * Redis flushed or restarted empty, a job Bull failed and removed after its worker died more
-   * often than `maxStalledCount`, a job a worker dropped — and returns how many it re-enqueued.
+   * Puts back in their queue's backlog up to `limit` worker tasks whose lease expired and whose
+   * Bull job is not live — Redis flushed or restarted empty, a job Bull failed and removed after
+   * its worker died more often than `maxStalledCount`, a job a worker dropped, an admitted job
+   * whose enqueue failed — and returns how many it put back.
    *
-   * Candidates, across tenants, earliest expiry first: PENDING, QUEUED or RUNNING tasks with a
-   * queue whose `lease_expires_at` passed by the database's clock (a dispatched attempt: its
-   * `not_before` + `dispatchLeaseMs`; a claimed one: the last heartbeat + `runLeaseMs`). They are
+   * Candidates, across tenants, earliest expiry first: PENDING or RUNNING tasks with a queue
+   * whose `lease_expires_at` passed by the database's clock (an admitted attempt: its admission +
+   * `dispatchLeaseMs`; a claimed one: the last heartbeat + `runLeaseMs`; a QUEUED one has no
+   * lease). They are
    * claimed through the `weft_claim_lost_tasks` function (`FOR UPDATE SKIP LOCKED`), which moves
    * their lease `dispatchLeaseMs` ahead, hiding them from other scheduler replicas. Then, per
    * tenant, each task is read back in the tenant's transaction and its job probed:
@@ -24,11 +25,11 @@ export class LostTaskSweep {
    *   database, or a backlog): nothing more; the pushed lease means it is probed again only after
    *   `dispatchLeaseMs`. A live job still delayed although the attempt is due by the database's
    *   clock is promoted (another process's clock measured its delay);
-   * - not live: enqueued again under the same job id `taskId:attempt` (a concurrent duplicate is
-   *   a no-op), its outbox row marked enqueued, and a RUNNING task's `lease_token` cleared unless
-   *   a new claim already replaced it — the previous execution's lease is revoked, so its late
-   *   report is ignored as stale. A RUNNING task re-dispatched is executed again (at least once;
-   *   the lease token fences its reports).
+   * - not live: unless a new claim replaced its lease meanwhile, the task becomes QUEUED again
+   *   with no lease or token (the previous execution's late report is ignored as stale, and the
+   *   node slot it held is free) and its backlog row is ready, so fair dispatch admits it again in
+   *   the same order as any other. A RUNNING task put back is executed again (at least once; the
+   *   lease token fences its reports).
    *
    * A probe or enqueue failure is logged and tried again after `dispatchLeaseMs`.
    */
@@ -49,10 +50,9 @@ export class LostTaskSweep {
   /** One tenant's part of {@link sweep}; returns how many jobs it re-enqueued. */
   private async sweepTenant(tenantId: string, claims: readonly ClaimedLostTask[], probe: JobProbe): Promise<number> {
     const { ctx } = this;
-    const { tasks, sensitive, now } = await ctx.inTenant('lost-task sweep', tenantId, async (m) => {
+    const { tasks, now } = await ctx.inTenant('lost-task sweep', tenantId, async (m) => {
       const now = await ctx.clock(m, tenantId);
-      const tasks = await new TaskLeaseRepository(m).swept(tenantId, claims.map((c) => c.taskId), now);
-      return { tasks, now, sensitive: await sensitiveTasks(ctx, m, tenantId, tasks) };
+      return { tasks: await new TaskLeaseRepository(m).swept(tenantId, claims.map((c) => c.taskId), now), now };
     });
     const byId = new Map(tasks.map((r) => [r.taskId, r]));
     const leases = new TaskLeaseRepository(ctx.ds);
@@ -63,18 +63,15 @@ export class LostTaskSweep {
       const id = jobId(r.taskId, r.attempt);
       try {
         if (await probe.hasJob(r.queue, id, { due: r.notBefore.getTime() <= now.getTime() })) continue;
-        await ctx.dispatcher.enqueue([jobOf(r, sensitive.has(r.taskId))], now);
+        const queue = await ctx.retrying('lost-task sweep', () => leases.requeue(tenantId, r.taskId, r.attempt, r.leaseToken, ctx.testNow()));
+        if (queue === null) continue;
+        ctx.backlog.request(queue);
         redispatched++;
-        const queue = r.queue;
         ctx.observe((o) => o.leaseRecovered({ tenantId, runId: r.runId, taskId: r.taskId, nodeId: r.nodeId, attempt: r.attempt, queue, status: r.status }));
-        ctx.log.warn(`run ${r.runId}: lease of ${r.status} task ${r.nodeId} (job ${id}) expired and its job is gone from queue ${r.queue}; re-dispatched`);
+        ctx.log.warn(`run ${r.runId}: lease of ${r.status} task ${r.nodeId} (job ${id}) expired and its job is gone from queue ${r.queue}; back in the queue's backlog`);
       } catch (err) {
-        ctx.log.warn(`run ${r.runId}: job ${id} not checked or re-dispatched, retrying after ${ctx.dispatchLeaseMs} ms: ${message(err)}`);
-        continue;
+        ctx.log.warn(`run ${r.runId}: job ${id} not checked or put back in the backlog, retrying after ${ctx.dispatchLeaseMs} ms: ${message(err)}`);
       }
-      await ctx
-        .retrying('lost-task sweep', () => leases.revoke(tenantId, r.taskId, r.attempt, r.leaseToken, ctx.testNow()))
-        .catch((err) => ctx.log.warn(`run ${r.runId}: job ${id} re-dispatched but its lease not revoked: ${message(err)}`));
     }
     return redispatched;
   }

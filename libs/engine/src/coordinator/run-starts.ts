@@ -2,7 +2,7 @@ import { RunEventRepository, TransientDbError, type RunState, type Transaction }
 import { RunStatus, type RunEvent } from '../index.js';
 import type { Applied, ApplyLocked } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
-import type { StartRunInput } from './inputs.js';
+import { DEFAULT_RUN_PRIORITY, type StartRunInput } from './inputs.js';
 import { snapshotNodes } from './snapshot-cache.js';
 import { newRunTrace } from './trace-context.js';
 import { versionToRun } from './versions.js';
@@ -69,6 +69,7 @@ export class RunStarts {
       createdAt: now,
       traceparent: trace.traceparent,
       traceCallerSpan: trace.callerSpan,
+      priority: input.priority ?? DEFAULT_RUN_PRIORITY,
     };
     const inserted = await events.insertRun(tenantId, {
       id: runId,
@@ -82,6 +83,7 @@ export class RunStarts {
       traceCallerSpan: trace.callerSpan,
       scheduleId: scheduled?.scheduleId ?? null,
       nominalTime: scheduled?.nominalTime ?? null,
+      priority: run.priority,
       now,
     });
     if (!inserted) {

@@ -40,10 +40,13 @@ export class TaskLeases {
     if (!isUuid(tenantId) || !isUuid(taskId) || !isAttempt(attempt)) return null;
     const token = uuidv4();
     const { ctx } = this;
-    const access = await ctx.retrying('markRunning', () =>
+    const claimed = await ctx.retrying('markRunning', () =>
       new TaskLeaseRepository(ctx.ds).claim(tenantId, taskId, attempt, token, ctx.runLeaseMs, ctx.testNow(), queue ?? null),
     );
-    return access === null ? null : { leaseToken: token, refused: access === 'denied' };
+    if (claimed === null) return null;
+    // The claim made room in the queue's window of admitted jobs: the backlog may fill it.
+    ctx.backlog.request(claimed.queue);
+    return { leaseToken: token, refused: claimed.access === 'denied' };
   }
 
   /**

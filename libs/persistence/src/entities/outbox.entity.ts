@@ -1,10 +1,11 @@
 import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
- * `outbox`: a task attempt to put on its queue, written in the event's transaction and enqueued
- * after commit (nothing touches Redis inside a transaction). Keyed `(tenant_id, id)`, the id from
- * a sequence; one row per task (unique `(tenant_id, task_id)`), rewritten on each dispatch; `enqueued_at` is set once Bull accepted
- * the job, `claimed_at` while a relay is enqueuing it.
+ * `outbox`: a task attempt in its queue's backlog, written in the event's transaction. Keyed
+ * `(tenant_id, id)`, the id from a sequence; one row per task (unique `(tenant_id, task_id)`),
+ * rewritten on each dispatch. `enqueued_at` is set when fair dispatch admits the attempt (its job
+ * is then enqueued on Bull), or when the row turned out stale; until then the row is ready, or
+ * held (`hold_reason`) until `held_until`.
  */
 @Entity({ name: 'outbox' })
 export class OutboxEntity {
@@ -37,4 +38,18 @@ export class OutboxEntity {
 
   @Column({ name: 'enqueued_at', type: 'timestamptz', nullable: true })
   enqueuedAt: Date | null;
+
+  /** The run's priority (1 first), the backlog's order within a tenant. */
+  @Column({ name: 'priority', type: 'smallint', default: 3 })
+  priority: number;
+
+  /** Why a backlog row is not ready (`BACKOFF`, `CONCURRENCY_LIMIT`, `RATE_LIMIT`), said as a sentence, until when; NULL when ready. */
+  @Column({ name: 'hold_reason', type: 'text', nullable: true })
+  holdReason: string | null;
+
+  @Column({ name: 'hold_detail', type: 'text', nullable: true })
+  holdDetail: string | null;
+
+  @Column({ name: 'held_until', type: 'timestamptz', nullable: true })
+  heldUntil: Date | null;
 }

@@ -77,6 +77,10 @@ export class RunEntity {
   @Column({ name: 'nominal_time', type: 'timestamptz', nullable: true })
   nominalTime: Date | null;
 
+  /** Dispatch priority of the run's tasks within its tenant, 1 (first) to 5; 3 unless the start or the definition says. */
+  @Column({ name: 'priority', type: 'smallint', default: 3 })
+  priority: number;
+
   @Column({ name: 'event_seq', type: 'int' })
   eventSeq: number;
 

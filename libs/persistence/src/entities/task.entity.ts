@@ -69,6 +69,23 @@ export class TaskEntity {
   @Column({ name: 'lease_token', type: 'uuid', nullable: true })
   leaseToken: string | null;
 
+  /** The node's concurrency key this attempt holds a slot of while PENDING or RUNNING, and its limit; NULL without one. */
+  @Column({ name: 'flow_concurrency_key', type: 'text', nullable: true })
+  flowConcurrencyKey: string | null;
+
+  @Column({ name: 'flow_concurrency_limit', type: 'int', nullable: true })
+  flowConcurrencyLimit: number | null;
+
+  /** The node's rate-limit key, and at most `flowRateLimit` starts per `flowRatePerSeconds`; NULL without one. */
+  @Column({ name: 'flow_rate_key', type: 'text', nullable: true })
+  flowRateKey: string | null;
+
+  @Column({ name: 'flow_rate_limit', type: 'int', nullable: true })
+  flowRateLimit: number | null;
+
+  @Column({ name: 'flow_rate_per_seconds', type: 'int', nullable: true })
+  flowRatePerSeconds: number | null;
+
   /** Until when the current attempt of an active worker task is accounted for (database clock). */
   @Column({ name: 'lease_expires_at', type: 'timestamptz', nullable: true })
   leaseExpiresAt: Date | null;

@@ -21,7 +21,7 @@ export interface ChildRunRow {
 /** A child run as a StartChildRun action creates it (RUNNING, `event_seq` 0). */
 export type NewChildRun = Pick<
   RunState,
-  'id' | 'workflowId' | 'version' | 'input' | 'config' | 'parentRunId' | 'parentTaskId' | 'parentAttempt' | 'depth' | 'rootRunId' | 'traceparent' | 'traceCallerSpan'
+  'id' | 'workflowId' | 'version' | 'input' | 'config' | 'parentRunId' | 'parentTaskId' | 'parentAttempt' | 'depth' | 'rootRunId' | 'traceparent' | 'traceCallerSpan' | 'priority'
 >;
 
 /**
@@ -40,10 +40,10 @@ export class ChildRunRepository extends TenantScopedRepository {
       sql(
         m,
         `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, parent_run_id, parent_task_id, parent_attempt, depth,
-                           root_run_id, event_seq, created_at, updated_at, traceparent, trace_caller_span)
-         VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, 0, $12, $12, $13, $14)
+                           root_run_id, event_seq, created_at, updated_at, traceparent, trace_caller_span, priority)
+         VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, 0, $12, $12, $13, $14, $15)
          ON CONFLICT (tenant_id, id) DO NOTHING`,
-        [tenantId, c.id, c.workflowId, c.version, JSON.stringify(c.input), JSON.stringify(c.config), c.parentRunId, c.parentTaskId, c.parentAttempt, c.depth, c.rootRunId, now, c.traceparent, c.traceCallerSpan],
+        [tenantId, c.id, c.workflowId, c.version, JSON.stringify(c.input), JSON.stringify(c.config), c.parentRunId, c.parentTaskId, c.parentAttempt, c.depth, c.rootRunId, now, c.traceparent, c.traceCallerSpan, c.priority],
       ),
     );
   }

@@ -12,7 +12,8 @@ export interface LockedRun {
   task: TaskState | null;
   /**
    * Whether the reporting worker may take an attempt from the queue it asked for (eager
-   * dispatch): false when that queue is reserved for other tenants; undefined when none was asked.
+   * dispatch): false when that queue is reserved for other tenants or another tenant's backlog
+   * comes first in fair order; undefined when none was asked.
    */
   mayTake?: boolean;
 }
@@ -31,6 +32,8 @@ export interface NewRun {
   /** The schedule that starts the run and the nominal time it fires for; absent for other runs. */
   scheduleId?: string | null;
   nominalTime?: Date | null;
+  /** Dispatch priority of the run's tasks within its tenant, 1 (first) to 5. */
+  priority: number;
   /** `created_at` and `updated_at`. */
   now: Date;
 }
@@ -52,7 +55,8 @@ export class RunEventRepository extends TenantScopedRepository {
    * read would see the statement's snapshot, taken before any wait for the run lock, and miss a
    * claim or a lease revocation committed meanwhile; a locked row is its latest committed
    * version. With `takeQueue` (a worker's report asking to take its next attempt from that queue)
-   * the same statement asks `weft_queue_access` whether the tenant may use it. Undefined when the
+   * the same statement asks `weft_may_take` whether it may: the queue is not reserved for other
+   * tenants, and no other tenant's ready backlog comes first in fair order. Undefined when the
    * tenant has no such run.
    */
   async lockForEvent(tenantId: string, runId: string, taskId: string | null, takeQueue: string | null = null): Promise<LockedRun | undefined> {
@@ -64,7 +68,7 @@ export class RunEventRepository extends TenantScopedRepository {
                                   WHERE t.tenant_id = $1 AND t.id = $3::uuid AND t.run_id = $2 AND EXISTS (SELECT 1 FROM r)
                                   FOR NO KEY UPDATE)
          SELECT to_jsonb(r) AS run, clock_timestamp() AS db_now, CASE WHEN t.id IS NULL THEN NULL ELSE to_jsonb(t) END AS task,
-                CASE WHEN $4::text IS NULL THEN NULL ELSE weft_queue_access($4::text) <> 'denied' END AS may_take
+                CASE WHEN $4::text IS NULL THEN NULL ELSE weft_may_take($4::text) END AS may_take
            FROM r LEFT JOIN t ON true`,
         [tenantId, runId, taskId, takeQueue],
       );
@@ -122,11 +126,11 @@ export class RunEventRepository extends TenantScopedRepository {
       const r = await sql(
         m,
         `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, idempotency_key, start_node_id,
-                           event_seq, created_at, updated_at, traceparent, trace_caller_span, schedule_id, nominal_time)
-         VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9, $10, $11, $12, $13)
+                           event_seq, created_at, updated_at, traceparent, trace_caller_span, schedule_id, nominal_time, priority)
+         VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9, $10, $11, $12, $13, $14)
          ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
          RETURNING id`,
-        [tenantId, run.id, run.workflowId, run.version, JSON.stringify(run.input), JSON.stringify(run.config), run.idempotencyKey, run.startNodeId, run.now, run.traceparent, run.traceCallerSpan, run.scheduleId ?? null, run.nominalTime ?? null],
+        [tenantId, run.id, run.workflowId, run.version, JSON.stringify(run.input), JSON.stringify(run.config), run.idempotencyKey, run.startNodeId, run.now, run.traceparent, run.traceCallerSpan, run.scheduleId ?? null, run.nominalTime ?? null, run.priority],
       );
       return r.rowCount === 1;
     });

@@ -28,16 +28,25 @@ export class TaskLeaseRepository extends TenantScopedRepository {
   /**
    * Claims `attempt` of task `taskId` for a worker in one round trip (one statement, a
    * transaction of its own: {@link sqlInTenant}): the task becomes RUNNING with `leaseToken` and
-   * a lease of `leaseMs` after now, if it is PENDING, QUEUED or RUNNING at that attempt (a RUNNING
-   * one is claimed again: the previous execution's lease is superseded) and, when `queue` is
-   * given (the queue the job was delivered on), the task is routed to that queue. Returns null
-   * when nothing matched, else the tenant's {@link QueueAccess} to the task's queue, read in the
-   * same statement: `denied` means the queue is reserved for other tenants, and the worker must
-   * fail the attempt instead of executing it.
+   * a lease of `leaseMs` after now, if it is PENDING (admitted by fair dispatch) or RUNNING at that
+   * attempt (a RUNNING one is claimed again: the previous execution's lease is superseded) and,
+   * when `queue` is given (the queue the job was delivered on), the task is routed to that queue.
+   * A QUEUED task is in its backlog and has no job: a job for it is an old one, dropped. Returns
+   * null when nothing matched, else the task's queue and the tenant's {@link QueueAccess} to it,
+   * read in the same statement: `denied` means the queue is reserved for other tenants, and the
+   * worker must fail the attempt instead of executing it.
    */
-  async claim(tenantId: string, taskId: string, attempt: number, leaseToken: string, leaseMs: number, now: Date | null, queue: string | null = null): Promise<QueueAccess | null> {
+  async claim(
+    tenantId: string,
+    taskId: string,
+    attempt: number,
+    leaseToken: string,
+    leaseMs: number,
+    now: Date | null,
+    queue: string | null = null,
+  ): Promise<{ access: QueueAccess; queue: string } | null> {
     if (!isDataSource(this.db)) throw new Error('TaskLeaseRepository.claim needs a Database: it is a transaction of its own');
-    const r = await sqlInTenant<{ access: QueueAccess }>(
+    const r = await sqlInTenant<{ access: QueueAccess; queue: string }>(
       this.db,
       tenantId,
       `WITH c AS (SELECT COALESCE($1::timestamptz, clock_timestamp()) AS now)
@@ -45,11 +54,12 @@ export class TaskLeaseRepository extends TenantScopedRepository {
               lease_expires_at = c.now + $3::int * interval '1 millisecond'
          FROM c
         WHERE tenant_id = $4::uuid AND id = $5::uuid AND attempt = $6::int
-          AND status IN ('PENDING', 'QUEUED', 'RUNNING') AND ($7::text IS NULL OR queue = $7::text)
-       RETURNING weft_queue_access(queue) AS access`,
+          AND status IN ('PENDING', 'RUNNING') AND ($7::text IS NULL OR queue = $7::text)
+       RETURNING weft_queue_access(queue) AS access, queue`,
       [now, leaseToken, leaseMs, tenantId, taskId, attempt, queue],
     );
-    return r.rowCount === 1 ? (r.rows[0]?.access ?? 'shared') : null;
+    const row = r.rows[0];
+    return r.rowCount === 1 && row ? { access: row.access ?? 'shared', queue: row.queue } : null;
   }
 
   /**
@@ -119,22 +129,34 @@ export class TaskLeaseRepository extends TenantScopedRepository {
   }
 
   /**
-   * After the sweep re-enqueued `attempt` of task `taskId`: clears its lease token if it is still
-   * RUNNING under `leaseToken` (the previous execution's late report is then ignored as stale),
-   * and marks its outbox row enqueued.
+   * Puts `attempt` of task `taskId`, whose job the sweep found gone, back in its queue's backlog:
+   * if it is still PENDING or RUNNING at that attempt under `leaseToken` (null for one no worker
+   * claimed), it becomes QUEUED with no lease and no token (the previous execution's late report
+   * is then ignored as stale, and the node slot it held is free), and its backlog row is ready
+   * again, created for an attempt a worker took eagerly. Returns the task's queue, or null when
+   * the task moved on meanwhile.
    */
-  async revoke(tenantId: string, taskId: string, attempt: number, leaseToken: string | null, now: Date | null): Promise<void> {
-    await this.inTenant(tenantId, (m) =>
-      sql(
+  async requeue(tenantId: string, taskId: string, attempt: number, leaseToken: string | null, now: Date | null): Promise<string | null> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<{ queue: string }>(
         m,
-        `WITH revoked AS (
-           UPDATE tasks SET lease_token = NULL
-            WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'RUNNING' AND lease_token = $5
-         )
-         UPDATE outbox SET enqueued_at = COALESCE($4::timestamptz, clock_timestamp())
-          WHERE tenant_id = $1 AND task_id = $2 AND attempt = $3 AND enqueued_at IS NULL`,
-        [tenantId, taskId, attempt, now, leaseToken],
-      ),
-    );
+        `WITH c AS (SELECT COALESCE($5::timestamptz, clock_timestamp()) AS now),
+              t AS (UPDATE tasks t SET status = 'QUEUED', lease_token = NULL, lease_expires_at = NULL, updated_at = c.now
+                      FROM c
+                     WHERE t.tenant_id = $1 AND t.id = $2 AND t.attempt = $3 AND t.status IN ('PENDING', 'RUNNING')
+                       AND t.lease_token IS NOT DISTINCT FROM $4::uuid AND t.queue IS NOT NULL
+                    RETURNING t.tenant_id, t.id, t.run_id, t.attempt, t.queue)
+         INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority)
+         SELECT t.tenant_id, t.run_id, t.id, t.attempt, t.queue, c.now, c.now, r.priority
+           FROM t CROSS JOIN c JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id
+         ON CONFLICT (tenant_id, task_id) DO UPDATE
+           SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before, created_at = EXCLUDED.created_at,
+               claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority, hold_reason = NULL, hold_detail = NULL, held_until = NULL
+         RETURNING queue`,
+        [tenantId, taskId, attempt, leaseToken, now],
+      );
+      return r.rows[0]?.queue ?? null;
+    });
   }
+
 }

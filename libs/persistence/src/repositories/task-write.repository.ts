@@ -11,12 +11,16 @@ export type NewTask = Pick<TaskEntity, 'id' | 'nodeId' | 'nodeType' | 'queue' | 
   /** True when `status` is already final: `finished_at` is the event's now. */
   finished: boolean;
   /** Set when the row's attempt is dispatched by the same event (its dispatch lease, or a taken attempt's run lease). */
-  leaseExpiresAt?: Date;
+  leaseExpiresAt?: Date | null;
   leaseToken?: string | null;
-};
+} & Partial<Pick<TaskEntity, 'flowConcurrencyKey' | 'flowConcurrencyLimit' | 'flowRateKey' | 'flowRateLimit' | 'flowRatePerSeconds'>>;
 
-/** A new (or replaced) `outbox` row: one task attempt to enqueue after commit. */
-export type NewOutboxRow = Pick<OutboxEntity, 'taskId' | 'attempt' | 'queue' | 'notBefore'>;
+/**
+ * A new (or replaced) `outbox` row: one task attempt in its queue's backlog, ready, or held
+ * (`holdReason`, a retry's `BACKOFF`) until `heldUntil`.
+ */
+export type NewOutboxRow = Pick<OutboxEntity, 'taskId' | 'attempt' | 'queue' | 'notBefore' | 'priority'> &
+  Partial<Pick<OutboxEntity, 'holdReason' | 'holdDetail' | 'heldUntil'>>;
 
 /** What dispatching a stored task again needs of it (a retry, a released iteration). */
 export type StoredDispatch = Pick<TaskEntity, 'nodeId' | 'nodeType' | 'queue' | 'runtime' | 'input' | 'attempt'>;
@@ -39,35 +43,43 @@ export class TaskWriteRepository extends TenantScopedRepository {
   insertPart(tenantId: string, runId: string, now: Date, tasks: readonly NewTask[]): WritePart {
     return {
       text: `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
-                          branches, wake_at, awaited_signal, created_at, updated_at, finished_at, lease_expires_at, lease_token)
+                          branches, wake_at, awaited_signal, created_at, updated_at, finished_at, lease_expires_at, lease_token,
+                          flow_concurrency_key, flow_concurrency_limit, flow_rate_key, flow_rate_limit, flow_rate_per_seconds)
        SELECT $1, t.id, $2, t."nodeId", t."nodeType", t.queue, t.runtime, t.status, 0, t.iteration, t.input, t.output, t.error,
-              t.branches, t."wakeAt", t."awaitedSignal", $3, $3, CASE WHEN t.finished THEN $3::timestamptz END, t."leaseExpiresAt", t."leaseToken"
+              t.branches, t."wakeAt", t."awaitedSignal", $3, $3, CASE WHEN t.finished THEN $3::timestamptz END, t."leaseExpiresAt", t."leaseToken",
+              t."flowConcurrencyKey", t."flowConcurrencyLimit", t."flowRateKey", t."flowRateLimit", t."flowRatePerSeconds"
          FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, "nodeId" text, "nodeType" text, queue text, runtime text, status text, iteration int,
               input jsonb, output jsonb, error text, branches text[], "wakeAt" timestamptz, "awaitedSignal" text, finished boolean,
-              "leaseExpiresAt" timestamptz, "leaseToken" uuid)`,
+              "leaseExpiresAt" timestamptz, "leaseToken" uuid, "flowConcurrencyKey" text, "flowConcurrencyLimit" int, "flowRateKey" text,
+              "flowRateLimit" int, "flowRatePerSeconds" int)`,
       params: [tenantId, runId, now, JSON.stringify(tasks)],
     };
   }
 
-  /** Upserts the outbox rows of run `runId` (one per task: a new attempt replaces the old row and its marks). */
+  /** Upserts the backlog rows of run `runId` (one per task: a new attempt replaces the old row, its marks and its hold). */
   outboxPart(tenantId: string, runId: string, now: Date, rows: readonly NewOutboxRow[]): WritePart {
     return {
-      text: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at)
-         SELECT $1, $2, o."taskId", o.attempt, o.queue, o."notBefore", $3
-           FROM jsonb_to_recordset($4::jsonb) AS o("taskId" uuid, attempt int, queue text, "notBefore" timestamptz)
+      text: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail, held_until)
+         SELECT $1, $2, o."taskId", o.attempt, o.queue, o."notBefore", $3, o.priority, o."holdReason", o."holdDetail", o."heldUntil"
+           FROM jsonb_to_recordset($4::jsonb) AS o("taskId" uuid, attempt int, queue text, "notBefore" timestamptz, priority smallint,
+                "holdReason" text, "holdDetail" text, "heldUntil" timestamptz)
          ON CONFLICT (tenant_id, task_id) DO UPDATE
            SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
-               created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL`,
+               created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority,
+               hold_reason = EXCLUDED.hold_reason, hold_detail = EXCLUDED.hold_detail, held_until = EXCLUDED.held_until`,
       params: [tenantId, runId, now, JSON.stringify(rows)],
     };
   }
 
-  /** The lease of an existing task's dispatched `attempt`; with `running`, a taken attempt also becomes RUNNING. */
-  leasePart(tenantId: string, taskId: string, attempt: number, leaseExpiresAt: Date, leaseToken: string | null, running: boolean): WritePart {
+  /**
+   * An existing task's dispatched `attempt`: a taken one RUNNING under `leaseToken` until
+   * `leaseExpiresAt`, any other QUEUED in its queue's backlog, with no lease.
+   */
+  leasePart(tenantId: string, taskId: string, attempt: number, leaseExpiresAt: Date | null, leaseToken: string | null, running: boolean): WritePart {
     return {
-      text: `UPDATE tasks SET lease_expires_at = $4, lease_token = $5::uuid, status = COALESCE($6, status)
+      text: `UPDATE tasks SET lease_expires_at = $4, lease_token = $5::uuid, status = $6
               WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
-      params: [tenantId, taskId, attempt, leaseExpiresAt, leaseToken, running ? 'RUNNING' : null],
+      params: [tenantId, taskId, attempt, leaseExpiresAt, leaseToken, running ? 'RUNNING' : 'QUEUED'],
     };
   }
 
@@ -91,12 +103,12 @@ export class TaskWriteRepository extends TenantScopedRepository {
     };
   }
 
-  /** Makes WAITING iteration task `taskId` PENDING; returns what dispatching it needs, or undefined when no row matched. */
+  /** Makes WAITING iteration task `taskId` QUEUED; returns what dispatching it needs, or undefined when no row matched. */
   async releaseIteration(tenantId: string, taskId: string, now: Date): Promise<StoredDispatch | undefined> {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<StoredDispatch>(
         m,
-        `UPDATE tasks SET status = 'PENDING', updated_at = $3
+        `UPDATE tasks SET status = 'QUEUED', updated_at = $3
           WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING' AND iteration IS NOT NULL
           RETURNING ${DISPATCH_COLUMNS}`,
         [tenantId, taskId, now],
@@ -143,12 +155,12 @@ export class TaskWriteRepository extends TenantScopedRepository {
     });
   }
 
-  /** Makes `attempt` + 1 of task `taskId` PENDING with the last `reason`; returns what dispatching it needs, or undefined. */
+  /** Makes `attempt` + 1 of task `taskId` QUEUED with the last `reason`; returns what dispatching it needs, or undefined. */
   async retry(tenantId: string, taskId: string, attempt: number, reason: string, now: Date): Promise<StoredDispatch | undefined> {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<StoredDispatch>(
         m,
-        `UPDATE tasks SET status = 'PENDING', attempt = attempt + 1, error = $4, updated_at = $5
+        `UPDATE tasks SET status = 'QUEUED', attempt = attempt + 1, error = $4, updated_at = $5
           WHERE tenant_id = $1 AND id = $2 AND attempt = $3
           RETURNING ${DISPATCH_COLUMNS}`,
         [tenantId, taskId, attempt, reason, now],

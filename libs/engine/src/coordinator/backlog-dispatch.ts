@@ -1,0 +1,162 @@
+import { backlogQueues, byTenant, dispatchBacklog, OutboxRepository, pruneRateStarts, type AdmittedAttempt } from '@weft/persistence';
+import { jobId, type TaskJob } from '../index.js';
+import type { CoordinatorContext } from './coordinator-context.js';
+import { message } from './error-mapping.js';
+import { jobOf, sensitiveTasks } from './jobs.js';
+
+/** Attempts one pass admits at most; a full pass asks for another at once. */
+const PASS_SIZE = 200;
+/** Jobs of this process's own commits kept for their admission, at most (older ones are read back instead). */
+const KNOWN_JOBS = 10_000;
+/** How long a rate-limit start is kept: no window is longer than a day. */
+const RATE_START_KEPT_MS = 86_400_000;
+
+/** A queue's dispatch passes in this process: one at a time, another asked for while one runs, and the timer of its next hold. */
+interface QueueState {
+  running: boolean;
+  again: boolean;
+  timer?: NodeJS.Timeout;
+  timerAt?: number;
+}
+
+/**
+ * This process's side of fair dispatch. The decision is the database's (`weft_dispatch`: which
+ * backlog rows go to workers next, across every tenant and process); this class decides only when
+ * to ask, and enqueues the jobs of what was admitted:
+ *
+ * - after a commit that put attempts in a queue's backlog ({@link offer}), after a worker's claim
+ *   freed a place in the queue's window, after the lease sweep put an attempt back, and when the
+ *   earliest hold of the queue is over (a timer on the database's clock);
+ * - the scheduler's poll ({@link poll}) passes over every queue with ready work, so nothing waits
+ *   for a process that died or a timer that was lost.
+ *
+ * Passes of one queue never overlap in this process; a request during a pass runs another pass
+ * right after it, so no commit is missed. A failed enqueue is logged: the admitted task is
+ * PENDING with a dispatch lease, and the lease sweep puts it back in the backlog when that expires.
+ */
+export class BacklogDispatch {
+  private readonly known = new Map<string, TaskJob>();
+  private readonly queues = new Map<string, QueueState>();
+  private closed = false;
+
+  constructor(private readonly ctx: CoordinatorContext) {}
+
+  /** Jobs this process just committed to their queues' backlogs: kept for their admission, and their queues asked for a pass. */
+  offer(jobs: readonly TaskJob[]): void {
+    for (const job of jobs) {
+      if (this.known.size >= KNOWN_JOBS) this.known.delete(this.known.keys().next().value!);
+      this.known.set(jobId(job.taskId, job.attempt), job);
+    }
+    for (const queue of new Set(jobs.map((j) => j.queue))) this.request(queue);
+  }
+
+  /** Asks for a pass over `queue` soon (see the class); never throws. */
+  request(queue: string): void {
+    if (this.closed) return;
+    const state = this.state(queue);
+    if (state.running) {
+      state.again = true;
+      return;
+    }
+    state.running = true;
+    void this.loop(queue, state);
+  }
+
+  /**
+   * The scheduler's pass over every queue with a ready backlog row or a hold that is over, and
+   * the pruning of rate-limit starts no window can count any more; resolves how many attempts
+   * were admitted.
+   */
+  async poll(max = PASS_SIZE): Promise<number> {
+    const { ctx } = this;
+    const now = ctx.testNow();
+    let admitted = 0;
+    for (const queue of await backlogQueues(ctx.ds, now)) admitted += await this.pass(queue, max);
+    await pruneRateStarts(ctx.ds, new Date((now ?? new Date()).getTime() - RATE_START_KEPT_MS));
+    return admitted;
+  }
+
+  /** One pass over `queue` now: admits, enqueues, and sets the timer of its next hold; resolves how many were admitted. */
+  async pass(queue: string, max = PASS_SIZE): Promise<number> {
+    const { ctx } = this;
+    const result = await ctx.retrying('dispatch', () =>
+      dispatchBacklog(ctx.ds, { queue, now: ctx.testNow(), max, windowFloor: ctx.dispatchWindowFloor, leaseMs: ctx.dispatchLeaseMs }),
+    );
+    if (result.nextAt) this.wakeAt(queue, result.nextAt.getTime() - result.dbNow.getTime());
+    if (!result.admitted.length) return 0;
+    const jobs = await this.jobsOf(result.admitted);
+    try {
+      await ctx.dispatcher.enqueue(jobs, result.dbNow);
+    } catch (err) {
+      ctx.log.warn(`queue ${queue}: enqueue of ${jobs.length} admitted job(s) failed; the lease sweep puts them back in the backlog: ${message(err)}`);
+    }
+    return result.admitted.length;
+  }
+
+  /** Stops asking: clears the timers; passes under way finish. */
+  close(): void {
+    this.closed = true;
+    for (const state of this.queues.values()) clearTimeout(state.timer);
+  }
+
+  private async loop(queue: string, state: QueueState): Promise<void> {
+    try {
+      do {
+        state.again = false;
+        const admitted = await this.pass(queue).catch((err: unknown) => {
+          this.ctx.log.warn(`queue ${queue}: dispatch pass failed, the scheduler's poll tries again: ${message(err)}`);
+          return 0;
+        });
+        if (admitted >= PASS_SIZE) state.again = true;
+      } while (state.again && !this.closed);
+    } finally {
+      state.running = false;
+    }
+  }
+
+  /** The jobs of `admitted`: those this process committed from memory, the others read back per tenant. */
+  private async jobsOf(admitted: readonly AdmittedAttempt[]): Promise<TaskJob[]> {
+    const { ctx } = this;
+    const jobs: TaskJob[] = [];
+    const unknown: AdmittedAttempt[] = [];
+    for (const a of admitted) {
+      const id = jobId(a.taskId, a.attempt);
+      const job = this.known.get(id);
+      if (job) {
+        this.known.delete(id);
+        jobs.push(job);
+      } else unknown.push(a);
+    }
+    for (const [tenantId, rows] of byTenant(unknown)) {
+      const read = await ctx.inTenant('admitted jobs', tenantId, async (m) => {
+        const found = await new OutboxRepository(m).jobs(tenantId, rows.map((r) => r.outboxId));
+        const sensitive = await sensitiveTasks(ctx, m, tenantId, found);
+        return found.filter((j) => j.taskAttempt === j.attempt).map((j) => jobOf(j, sensitive.has(j.taskId)));
+      });
+      jobs.push(...read);
+    }
+    return jobs;
+  }
+
+  /** Asks for a pass over `queue` in `delayMs` (at least 1), unless one is already timed earlier. */
+  private wakeAt(queue: string, delayMs: number): void {
+    if (this.closed) return;
+    const state = this.state(queue);
+    const at = Date.now() + Math.max(1, delayMs);
+    if (state.timer && state.timerAt !== undefined && state.timerAt <= at) return;
+    clearTimeout(state.timer);
+    state.timerAt = at;
+    state.timer = setTimeout(() => {
+      state.timer = undefined;
+      state.timerAt = undefined;
+      this.request(queue);
+    }, Math.max(1, delayMs));
+    state.timer.unref?.();
+  }
+
+  private state(queue: string): QueueState {
+    let state = this.queues.get(queue);
+    if (!state) this.queues.set(queue, (state = { running: false, again: false }));
+    return state;
+  }
+}

@@ -1,0 +1,68 @@
+import type { DataSource } from 'typeorm';
+import { callDefiner } from './claims.js';
+
+/**
+ * Fair dispatch across tenants: the calls of the fair-dispatch migration's SECURITY DEFINER
+ * functions, which alone see every tenant's backlog. Each is one statement in its own implicit
+ * transaction; driver errors are mapped by {@link mapDriverError}.
+ */
+
+/** One backlog row admitted by {@link dispatchBacklog}: its task is now PENDING; its job is the caller's to enqueue. */
+export interface AdmittedAttempt {
+  tenantId: string;
+  taskId: string;
+  attempt: number;
+  /** `outbox.id` (bigint, as a string). */
+  outboxId: string;
+}
+
+/** What one dispatch pass of a queue did. */
+export interface DispatchPass {
+  /** The attempts admitted, in fair order. */
+  admitted: AdmittedAttempt[];
+  /** The earliest time a held row of the queue is due to be looked at again, or null when none is held. */
+  nextAt: Date | null;
+  /** The database's clock when the pass ran (or the test clock). */
+  dbNow: Date;
+}
+
+/**
+ * Admits up to `max` ready backlog rows of `queue`, in fair order, within the queue's free window:
+ * the live workers' slots on it (at least `windowFloor`) less its attempts already dispatched and
+ * not yet claimed. Admitted tasks become PENDING with a dispatch lease of `leaseMs`; rows a node
+ * limit blocks are held. `now`: null in production (the database's clock), a Date in tests.
+ */
+export async function dispatchBacklog(
+  ds: DataSource,
+  opts: { queue: string; now: Date | null; max: number; windowFloor: number; leaseMs: number },
+): Promise<DispatchPass> {
+  const rows = await callDefiner<{ tenant_id: string | null; task_id: string | null; attempt: number | null; outbox_id: string | null; next_at: Date | null; db_now: Date }>(
+    ds,
+    'SELECT * FROM weft_dispatch($1, $2, $3, $4, $5)',
+    [opts.queue, opts.now, opts.max, opts.windowFloor, opts.leaseMs],
+  );
+  const admitted: AdmittedAttempt[] = [];
+  let nextAt: Date | null = null;
+  let dbNow = opts.now ?? new Date();
+  for (const r of rows) {
+    if (r.task_id === null) {
+      nextAt = r.next_at;
+      dbNow = r.db_now;
+    } else {
+      admitted.push({ tenantId: r.tenant_id!, taskId: r.task_id, attempt: r.attempt!, outboxId: String(r.outbox_id) });
+    }
+  }
+  return { admitted, nextAt, dbNow };
+}
+
+/** The queues with a backlog row that is ready or whose hold is over at `now` (null: the database's clock). */
+export async function backlogQueues(ds: DataSource, now: Date | null): Promise<string[]> {
+  const rows = await callDefiner<{ queue: string }>(ds, 'SELECT queue FROM weft_backlog_queues($1)', [now]);
+  return rows.map((r) => r.queue);
+}
+
+/** Deletes the rate-limit starts older than `before` (no window is longer than a day); returns how many. */
+export async function pruneRateStarts(ds: DataSource, before: Date): Promise<number> {
+  const rows = await callDefiner<{ n: number }>(ds, 'SELECT weft_prune_rate_starts($1) AS n', [before]);
+  return rows[0]?.n ?? 0;
+}

@@ -1,0 +1,327 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+const DISPATCH = 'weft_dispatch(text, timestamptz, int, int, int)';
+const MAY_TAKE = 'weft_may_take(text)';
+const BACKLOG = 'weft_backlog_queues(timestamptz)';
+const PRUNE = 'weft_prune_rate_starts(timestamptz)';
+
+/** Serializes every dispatch decision of the database (one transaction-level advisory lock). */
+const DISPATCH_LOCK = 5_746_210_301;
+
+/**
+ * The tenants with a ready backlog row on `p_queue`, by a skip scan of `outbox_ready`: one index
+ * probe per tenant, however many rows each has.
+ */
+const READY_TENANTS = `
+  WITH RECURSIVE rt AS (
+    (SELECT o.tenant_id FROM public.outbox o
+      WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NULL
+      ORDER BY o.tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT o.tenant_id FROM public.outbox o
+             WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NULL AND o.tenant_id > rt.tenant_id
+             ORDER BY o.tenant_id LIMIT 1)
+      FROM rt WHERE rt.tenant_id IS NOT NULL
+  )`;
+
+/**
+ * Fair dispatch: the backlog of every queue, and the one place that decides which task attempt
+ * goes to a worker next.
+ *
+ * - A dispatched worker attempt is first `QUEUED`: its task row says so, and its outbox row is its
+ *   place in the queue's backlog (`enqueued_at` NULL). It has no Bull job and no lease.
+ *   `weft_dispatch(queue, …)` admits backlog rows, which makes their tasks `PENDING` with a
+ *   dispatch lease and marks their outbox rows (`enqueued_at`); the caller then enqueues their
+ *   jobs. The queue's Bull list therefore never holds more than about one job per worker slot
+ *   (the live workers' concurrency on the queue, at least `p_window_floor`), so the order of
+ *   admission is the order workers take them in.
+ * - The order: between tenants, weighted fair queueing by virtual time. Each queue has a virtual
+ *   clock (`dispatch_queues.vclock`) and each tenant a virtual finish (`dispatch_shares.vfinish`);
+ *   the ready tenant with the smallest virtual start (`greatest(vfinish, vclock)`) goes next, and
+ *   its finish moves `1 / weight` past that start (`tenants.dispatch_weight`, 1–100). A tenant that
+ *   had nothing ready starts at the clock again: idleness earns no credit. With unit-cost tasks
+ *   this is deficit round robin with a quantum of the tenant's weight. Within a tenant: priority
+ *   (`outbox.priority`, 1 first), then the oldest run (run ids are UUIDv7), then the row's order.
+ * - Held rows (`hold_reason`): a retry's backoff (`BACKOFF`), a node's concurrency limit
+ *   (`CONCURRENCY_LIMIT`) or rate limit (`RATE_LIMIT`), with a sentence (`hold_detail`) and the
+ *   time to look again (`held_until`). They are out of the ready set until then; a slot freed
+ *   early releases one sooner (the event that ends an attempt). Node slots are counted from the
+ *   task rows (`PENDING` or `RUNNING` with that key), so no counter can leak; a rate limit is a
+ *   sliding window over `flow_rate_starts`, by the database's clock.
+ * - `weft_may_take(queue)`: whether a worker's report may take its next attempt on `queue` at once
+ *   (eager dispatch): the queue is not reserved for other tenants, and either no other tenant has
+ *   a ready row on it or this tenant is the one fair order would pick next (then the take is
+ *   charged to its share, as an admission would be).
+ * - Every dispatch decision takes one advisory lock, so limits and shares are exact across any
+ *   number of processes; a decision is a few index probes per admitted row.
+ */
+export class FairDispatch1765872000000 implements MigrationInterface {
+  name = 'FairDispatch1765872000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      ALTER TABLE tenants ADD COLUMN dispatch_weight smallint NOT NULL DEFAULT 1 CHECK (dispatch_weight BETWEEN 1 AND 100);
+      CREATE POLICY claimer_dispatch_weights ON tenants FOR SELECT TO weft_claimer USING (true);
+      GRANT SELECT (id, dispatch_weight) ON tenants TO weft_claimer;
+
+      ALTER TABLE runs ADD COLUMN priority smallint NOT NULL DEFAULT 3 CHECK (priority BETWEEN 1 AND 5);
+
+      ALTER TABLE tasks
+        ADD COLUMN flow_concurrency_key text,
+        ADD COLUMN flow_concurrency_limit int,
+        ADD COLUMN flow_rate_key text,
+        ADD COLUMN flow_rate_limit int,
+        ADD COLUMN flow_rate_per_seconds int;
+      GRANT SELECT (flow_concurrency_key, flow_concurrency_limit, flow_rate_key, flow_rate_limit, flow_rate_per_seconds) ON tasks TO weft_claimer;
+      GRANT UPDATE (status, updated_at) ON tasks TO weft_claimer;
+      CREATE INDEX tasks_dispatched ON tasks (queue) WHERE status = 'PENDING' AND queue IS NOT NULL;
+      CREATE INDEX tasks_node_slots ON tasks (tenant_id, flow_concurrency_key)
+        WHERE status IN ('PENDING', 'RUNNING') AND flow_concurrency_key IS NOT NULL;
+
+      ALTER TABLE outbox
+        ADD COLUMN priority smallint NOT NULL DEFAULT 3,
+        ADD COLUMN hold_reason text CHECK (hold_reason IN ('BACKOFF', 'CONCURRENCY_LIMIT', 'RATE_LIMIT')),
+        ADD COLUMN hold_detail text,
+        ADD COLUMN held_until timestamptz;
+      GRANT SELECT (queue, run_id, priority, hold_reason, hold_detail, held_until) ON outbox TO weft_claimer;
+      GRANT UPDATE (hold_reason, hold_detail, held_until) ON outbox TO weft_claimer;
+      CREATE INDEX outbox_ready ON outbox (queue, tenant_id, priority, run_id, id) WHERE enqueued_at IS NULL AND hold_reason IS NULL;
+      CREATE INDEX outbox_held ON outbox (queue, held_until) WHERE enqueued_at IS NULL AND hold_reason IS NOT NULL;
+      CREATE INDEX outbox_held_keys ON outbox (tenant_id, task_id) WHERE enqueued_at IS NULL AND hold_reason = 'CONCURRENCY_LIMIT';
+
+      CREATE TABLE dispatch_queues (
+        queue text PRIMARY KEY,
+        vclock double precision NOT NULL DEFAULT 0
+      );
+      GRANT SELECT, INSERT, UPDATE ON dispatch_queues TO weft_claimer;
+
+      CREATE TABLE dispatch_shares (
+        tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+        queue text NOT NULL,
+        vfinish double precision NOT NULL,
+        served_at timestamptz NOT NULL,
+        PRIMARY KEY (tenant_id, queue)
+      );
+      CREATE TABLE flow_rate_starts (
+        tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+        rate_key text NOT NULL,
+        started_at timestamptz NOT NULL,
+        task_id uuid NOT NULL,
+        attempt int NOT NULL
+      );
+      CREATE INDEX flow_rate_starts_window ON flow_rate_starts (tenant_id, rate_key, started_at);
+      CREATE INDEX flow_rate_starts_age ON flow_rate_starts (started_at);
+    `);
+    for (const table of ['dispatch_shares', 'flow_rate_starts']) {
+      await q.query(`
+        ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE ${table} FORCE ROW LEVEL SECURITY;
+        CREATE POLICY tenant_isolation ON ${table} USING (tenant_id = weft_current_tenant()) WITH CHECK (tenant_id = weft_current_tenant());
+        CREATE POLICY claimer_all_tenants ON ${table} FOR ALL TO weft_claimer USING (true) WITH CHECK (true);
+        GRANT SELECT ON ${table} TO weft_app;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ${table} TO weft_claimer;
+      `);
+    }
+    await q.query(`GRANT SELECT (queues, concurrency, expires_at, draining_since) ON workers TO weft_claimer`);
+    await q.query(dispatchFunction());
+    await q.query(mayTakeFunction());
+    await q.query(`
+      CREATE FUNCTION weft_backlog_queues(p_now timestamptz) RETURNS TABLE (queue text)
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+        AS $$
+          SELECT DISTINCT o.queue FROM public.outbox o
+           WHERE o.enqueued_at IS NULL AND (o.hold_reason IS NULL OR o.held_until <= COALESCE(p_now, now()))
+        $$;
+      CREATE FUNCTION weft_prune_rate_starts(p_before timestamptz) RETURNS int
+        LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+        AS $$
+          WITH d AS (DELETE FROM public.flow_rate_starts s WHERE s.started_at < p_before RETURNING 1) SELECT count(*)::int FROM d
+        $$;
+    `);
+    for (const fn of [DISPATCH, MAY_TAKE, BACKLOG, PRUNE]) {
+      await q.query(`
+        ALTER FUNCTION ${fn} OWNER TO weft_claimer;
+        REVOKE ALL ON FUNCTION ${fn} FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION ${fn} TO weft_app;
+      `);
+    }
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`
+      DROP FUNCTION ${PRUNE};
+      DROP FUNCTION ${BACKLOG};
+      DROP FUNCTION ${MAY_TAKE};
+      DROP FUNCTION ${DISPATCH};
+      REVOKE SELECT (queues, concurrency, expires_at, draining_since) ON workers FROM weft_claimer;
+      DROP TABLE flow_rate_starts;
+      DROP TABLE dispatch_shares;
+      DROP TABLE dispatch_queues;
+      DROP INDEX outbox_held_keys;
+      DROP INDEX outbox_held;
+      DROP INDEX outbox_ready;
+      REVOKE UPDATE (hold_reason, hold_detail, held_until) ON outbox FROM weft_claimer;
+      REVOKE SELECT (queue, run_id, priority, hold_reason, hold_detail, held_until) ON outbox FROM weft_claimer;
+      ALTER TABLE outbox DROP COLUMN held_until, DROP COLUMN hold_detail, DROP COLUMN hold_reason, DROP COLUMN priority;
+      DROP INDEX tasks_node_slots;
+      DROP INDEX tasks_dispatched;
+      REVOKE UPDATE (status, updated_at) ON tasks FROM weft_claimer;
+      ALTER TABLE tasks DROP COLUMN flow_rate_per_seconds, DROP COLUMN flow_rate_limit, DROP COLUMN flow_rate_key,
+        DROP COLUMN flow_concurrency_limit, DROP COLUMN flow_concurrency_key;
+      ALTER TABLE runs DROP COLUMN priority;
+      DROP POLICY claimer_dispatch_weights ON tenants;
+      REVOKE SELECT (id, dispatch_weight) ON tenants FROM weft_claimer;
+      ALTER TABLE tenants DROP COLUMN dispatch_weight;
+    `);
+  }
+}
+
+/**
+ * `weft_dispatch(queue, now, max, window_floor, lease_ms)`: admits up to `max` backlog rows of
+ * `queue` in fair order, within the queue's free window. Returns one row per admitted attempt
+ * (`task_id` set), then one closing row (`task_id` NULL) with the earliest time a held row of the
+ * queue is due to be looked at again (`next_at`, NULL when none) and the clock it used (`db_now`).
+ */
+function dispatchFunction(): string {
+  return `
+    CREATE FUNCTION weft_dispatch(p_queue text, p_now timestamptz, p_max int, p_window_floor int, p_lease_ms int)
+      RETURNS TABLE (tenant_id uuid, task_id uuid, attempt int, outbox_id bigint, next_at timestamptz, db_now timestamptz)
+      LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+    AS $fn$
+    #variable_conflict use_column
+    DECLARE
+      v_now timestamptz := COALESCE(p_now, clock_timestamp());
+      v_vclock double precision;
+      v_free int;
+      v_pick record;
+      v_row record;
+      v_found boolean;
+      v_active int;
+      v_edge timestamptz;
+    BEGIN
+      IF EXISTS (SELECT 1 FROM public.outbox o WHERE o.queue = p_queue AND o.enqueued_at IS NULL) THEN
+        PERFORM pg_advisory_xact_lock(${DISPATCH_LOCK});
+        INSERT INTO public.dispatch_queues (queue) VALUES (p_queue) ON CONFLICT (queue) DO NOTHING;
+        SELECT d.vclock INTO v_vclock FROM public.dispatch_queues d WHERE d.queue = p_queue;
+        -- Holds whose time came are ready again.
+        UPDATE public.outbox o SET hold_reason = NULL, hold_detail = NULL, held_until = NULL
+         WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NOT NULL AND o.held_until <= v_now;
+        SELECT greatest(COALESCE(sum(w.concurrency), 0)::int, p_window_floor) INTO v_free
+          FROM public.workers w WHERE p_queue = ANY (w.queues) AND w.expires_at > v_now AND w.draining_since IS NULL;
+        v_free := least(p_max, v_free - (SELECT count(*)::int FROM public.tasks t WHERE t.queue = p_queue AND t.status = 'PENDING'));
+        WHILE v_free > 0 LOOP
+          ${READY_TENANTS}
+          SELECT rt.tenant_id, greatest(COALESCE(s.vfinish, v_vclock), v_vclock) AS vstart, COALESCE(tn.dispatch_weight, 1) AS weight
+            INTO v_pick
+            FROM rt
+            LEFT JOIN public.dispatch_shares s ON s.tenant_id = rt.tenant_id AND s.queue = p_queue
+            LEFT JOIN public.tenants tn ON tn.id = rt.tenant_id
+           WHERE rt.tenant_id IS NOT NULL
+           ORDER BY 2, s.served_at NULLS FIRST, rt.tenant_id
+           LIMIT 1;
+          EXIT WHEN NOT FOUND;
+          v_found := false;
+          FOR v_row IN
+            SELECT o.id, o.tenant_id, o.task_id, o.attempt, t.status, t.attempt AS task_attempt,
+                   t.flow_concurrency_key, t.flow_concurrency_limit, t.flow_rate_key, t.flow_rate_limit, t.flow_rate_per_seconds
+              FROM public.outbox o
+              LEFT JOIN public.tasks t ON t.tenant_id = o.tenant_id AND t.id = o.task_id
+             WHERE o.queue = p_queue AND o.tenant_id = v_pick.tenant_id AND o.enqueued_at IS NULL AND o.hold_reason IS NULL
+             ORDER BY o.priority, o.run_id, o.id
+             LIMIT 50
+          LOOP
+            v_found := true;
+            IF v_row.status IS DISTINCT FROM 'QUEUED' OR v_row.task_attempt IS DISTINCT FROM v_row.attempt THEN
+              -- The task moved on (cancelled, finished, retried, deleted): the row is done.
+              UPDATE public.outbox o SET enqueued_at = v_now WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
+              CONTINUE;
+            END IF;
+            IF v_row.flow_concurrency_key IS NOT NULL THEN
+              SELECT count(*)::int INTO v_active FROM public.tasks t
+               WHERE t.tenant_id = v_row.tenant_id AND t.flow_concurrency_key = v_row.flow_concurrency_key AND t.status IN ('PENDING', 'RUNNING');
+              IF v_active >= v_row.flow_concurrency_limit THEN
+                UPDATE public.outbox o SET hold_reason = 'CONCURRENCY_LIMIT', held_until = v_now + interval '5 seconds',
+                       hold_detail = format('concurrency limit %s reached for key "%s" (%s active)', v_row.flow_concurrency_limit, v_row.flow_concurrency_key, v_active)
+                 WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
+                CONTINUE;
+              END IF;
+            END IF;
+            IF v_row.flow_rate_key IS NOT NULL THEN
+              SELECT s.started_at INTO v_edge FROM public.flow_rate_starts s
+               WHERE s.tenant_id = v_row.tenant_id AND s.rate_key = v_row.flow_rate_key
+                 AND s.started_at > v_now - v_row.flow_rate_per_seconds * interval '1 second'
+               ORDER BY s.started_at DESC OFFSET v_row.flow_rate_limit - 1 LIMIT 1;
+              IF FOUND THEN
+                v_edge := v_edge + v_row.flow_rate_per_seconds * interval '1 second';
+                UPDATE public.outbox o SET hold_reason = 'RATE_LIMIT', held_until = v_edge,
+                       hold_detail = format('rate limit "%s" %s per %s s, next start %s', v_row.flow_rate_key, v_row.flow_rate_limit,
+                                            v_row.flow_rate_per_seconds, to_char(v_edge AT TIME ZONE 'UTC', 'HH24:MI:SS.MS"Z"'))
+                 WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
+                CONTINUE;
+              END IF;
+              INSERT INTO public.flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt)
+                VALUES (v_row.tenant_id, v_row.flow_rate_key, v_now, v_row.task_id, v_row.attempt);
+            END IF;
+            UPDATE public.outbox o SET enqueued_at = v_now WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
+            UPDATE public.tasks t SET status = 'PENDING', updated_at = v_now, lease_expires_at = v_now + p_lease_ms * interval '1 millisecond'
+             WHERE t.tenant_id = v_row.tenant_id AND t.id = v_row.task_id AND t.attempt = v_row.attempt AND t.status = 'QUEUED';
+            INSERT INTO public.dispatch_shares AS s (tenant_id, queue, vfinish, served_at)
+              VALUES (v_row.tenant_id, p_queue, v_pick.vstart + 1.0 / v_pick.weight, v_now)
+              ON CONFLICT (tenant_id, queue) DO UPDATE SET vfinish = EXCLUDED.vfinish, served_at = EXCLUDED.served_at;
+            v_vclock := greatest(v_vclock, v_pick.vstart);
+            tenant_id := v_row.tenant_id; task_id := v_row.task_id; attempt := v_row.attempt; outbox_id := v_row.id;
+            next_at := NULL; db_now := v_now;
+            RETURN NEXT;
+            v_free := v_free - 1;
+            EXIT;
+          END LOOP;
+          EXIT WHEN NOT v_found;
+        END LOOP;
+        UPDATE public.dispatch_queues d SET vclock = v_vclock WHERE d.queue = p_queue AND d.vclock < v_vclock;
+      END IF;
+      tenant_id := NULL; task_id := NULL; attempt := NULL; outbox_id := NULL; db_now := v_now;
+      SELECT min(o.held_until) INTO next_at FROM public.outbox o WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NOT NULL;
+      RETURN NEXT;
+    END
+    $fn$`;
+}
+
+/** `weft_may_take(queue)`: see the migration's description. */
+function mayTakeFunction(): string {
+  return `
+    CREATE FUNCTION weft_may_take(p_queue text) RETURNS boolean
+      LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+    AS $fn$
+    DECLARE
+      v_me uuid := public.weft_current_tenant();
+      v_vclock double precision;
+      v_mine double precision;
+      v_other double precision;
+      v_weight int;
+    BEGIN
+      IF EXISTS (SELECT 1 FROM public.queue_reservations r WHERE r.queue = p_queue)
+         AND NOT EXISTS (SELECT 1 FROM public.queue_reservations r WHERE r.queue = p_queue AND r.tenant_id = v_me) THEN
+        RETURN false;
+      END IF;
+      IF NOT EXISTS (SELECT 1 FROM public.outbox o WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NULL AND o.tenant_id < v_me)
+         AND NOT EXISTS (SELECT 1 FROM public.outbox o WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NULL AND o.tenant_id > v_me) THEN
+        RETURN true;
+      END IF;
+      SELECT COALESCE(max(d.vclock), 0) INTO v_vclock FROM public.dispatch_queues d WHERE d.queue = p_queue;
+      SELECT greatest(COALESCE(max(s.vfinish), v_vclock), v_vclock) INTO v_mine
+        FROM public.dispatch_shares s WHERE s.tenant_id = v_me AND s.queue = p_queue;
+      ${READY_TENANTS}
+      SELECT min(greatest(COALESCE(s.vfinish, v_vclock), v_vclock)) INTO v_other
+        FROM rt LEFT JOIN public.dispatch_shares s ON s.tenant_id = rt.tenant_id AND s.queue = p_queue
+       WHERE rt.tenant_id IS NOT NULL AND rt.tenant_id <> v_me;
+      IF v_other IS NOT NULL AND v_mine > v_other THEN
+        RETURN false;
+      END IF;
+      SELECT COALESCE(max(tn.dispatch_weight), 1) INTO v_weight FROM public.tenants tn WHERE tn.id = v_me;
+      INSERT INTO public.dispatch_shares AS s (tenant_id, queue, vfinish, served_at)
+        VALUES (v_me, p_queue, v_mine + 1.0 / v_weight, clock_timestamp())
+        ON CONFLICT (tenant_id, queue) DO UPDATE SET vfinish = EXCLUDED.vfinish, served_at = EXCLUDED.served_at;
+      RETURN true;
+    END
+    $fn$`;
+}
