@@ -13,6 +13,7 @@ export * from './errors.js';
 // model/: the definition, its DAG and the pure value checks.
 export * from './model/workflow-types.js';
 export * from './model/workflow-definition.js';
+export * from './model/flow-control.js';
 export * from './model/run-context.js';
 export * from './model/template-syntax.js';
 export * from './model/dag.js';
@@ -53,6 +54,7 @@ export { parseSecondsMs, wakeTime } from './statemachine/node-kinds/wait-spec.js
 export { wokeAt } from './statemachine/node-kinds/wait.js';
 export { eventNameProblem, signalOutput } from './statemachine/node-kinds/wait-for-event.js';
 export { iterationLocals } from './statemachine/node-kinds/for-each.js';
+export { runConcurrencyKey } from './statemachine/flow-keys.js';
 export { childSpec, type ChildSpec } from './statemachine/node-kinds/subworkflow.js';
 
 // The ports the coordinator drives (task queue, run updates): pure types and helpers.

@@ -76,6 +76,9 @@ export class WorkflowDag {
     for (const [id, n] of this.byId) {
       const texts = jsonStrings(n.spec);
       if (typeof n.for_each === 'string') texts.push(n.for_each); // the array a for_each node fans out over
+      // Flow keys resolve in the spec's scope, at the same moment.
+      if (typeof n.concurrency?.key === 'string') texts.push(n.concurrency.key);
+      if (typeof n.rate_limit?.key === 'string') texts.push(n.rate_limit.key);
       const implicit: string[] = [];
       if (n.type === NodeType.Switch) {
         // A SWITCH reads its conditions and passes a predecessor's output through.

@@ -291,7 +291,7 @@ describe('node fields: for_each and SUBWORKFLOW', () => {
     ]);
     expect(messages(oneNode({ as: 'x', max_concurrency: 2, reducers: { n: 'add' } }))).toEqual([
       'nodes[0].as: as applies to a for_each node only; this node has no for_each',
-      'nodes[0].max_concurrency: max_concurrency applies to a for_each node only; this node has no for_each',
+      'nodes[0].max_concurrency: max_concurrency applies to a for_each node only; this node has no for_each (to cap how many of its tasks run at once across runs, use concurrency: {limit})',
       'nodes[0].reducers: reducers applies to a for_each node only; this node has no for_each',
     ]);
   });
@@ -450,8 +450,8 @@ describe('fields: payload hygiene, error edges, unknown fields', () => {
     };
     const def2 = { ...def, nodes: [...def.nodes, { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } }], edges: [{ from: 'a', to: 'b', when: 'x' }] };
     expect(messages(def)).toEqual([
-      'version: unknown field "version"; expected one of nodes, edges, output, name, description, workflow_id',
-      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive, for_each, as, max_concurrency, reducers',
+      'version: unknown field "version"; expected one of nodes, edges, output, name, description, workflow_id, concurrency, priority',
+      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive, for_each, as, max_concurrency, reducers, concurrency, rate_limit',
       'nodes[0].retry.backoff: unknown field "backoff" (did you mean "backoff_seconds"?); expected one of max_attempts, backoff_seconds',
     ]);
     expect(messages(def2)).toContain('edges[0].when: unknown field "when"; expected one of from, to, condition, on_error');

@@ -18,22 +18,25 @@ import {
   entryAndReachability,
   runOutput,
 } from './validation/definition-rules.js';
+import { nodeFlow, runConcurrency, runPriority } from './validation/flow-rules.js';
 import { edgeCondition, edgeEnds, edgeKeys, edgeOnError, uniqueEdge } from './validation/edge-rules.js';
 import { nodeKeys, nodeTexts, nodeType, payloadHygiene, queue, retry, runtimeOnCode, specValues, uniqueNodeId } from './validation/node-rules.js';
 import { forEach, typeSpec } from './validation/spec-rules.js';
 import type { WorkflowDefinition } from './workflow-definition.js';
 
 /** The rules over each node, in the order their problems are reported. */
-const NODE_RULES: readonly NodeRule[] = [uniqueNodeId, nodeKeys, nodeTexts, queue, runtimeOnCode, payloadHygiene, nodeType, typeSpec, forEach, retry, specValues];
+const NODE_RULES: readonly NodeRule[] = [uniqueNodeId, nodeKeys, nodeTexts, queue, runtimeOnCode, payloadHygiene, nodeType, typeSpec, forEach, nodeFlow, retry, specValues];
 
 /** The rules over each edge, in order. */
 const EDGE_RULES: readonly EdgeRule[] = [edgeKeys, edgeEnds, edgeCondition, edgeOnError, uniqueEdge];
 
-/** The rules over the definition, in order: its shape, then each node, each edge, the output and the graph. */
+/** The rules over the definition, in order: its shape and flow control, then each node, each edge, the output and the graph. */
 const DEFINITION_RULES: readonly DefinitionRule[] = [
   definitionKeys,
   definitionTexts,
   definitionLists,
+  runConcurrency,
+  runPriority,
   eachNode(NODE_RULES),
   eachEdge(EDGE_RULES),
   runOutput,
@@ -47,8 +50,9 @@ const DEFINITION_RULES: readonly DefinitionRule[] = [
  * `message`. The checks, rule by rule: the shape and its keys (anything unknown is an `unknown
  * field`, with `(did you mean "X"?)` when an allowed key is close); node ids, types and per-type
  * specs, each spec with only the keys its executor reads (a CODE spec's other keys are its
- * handler's input: only near misses of its limits are refused); payload hygiene and `for_each` fields; retry
- * policies; JSON-only values; edge ends, conditions and `on_error`; every template of every spec,
+ * handler's input: only near misses of its limits are refused); payload hygiene and `for_each` fields; flow
+ * control (the definition's `concurrency` and `priority`, a node's `concurrency` and
+ * `rate_limit`, validation/flow-rules.ts); retry policies; JSON-only values; edge ends, conditions and `on_error`; every template of every spec,
  * condition and the `output` (closed, CEL that compiles, static `tasks.<id>` references to
  * declared nodes); cycles; the entry node and reachability from it. Never throws.
  */

@@ -39,6 +39,47 @@ export interface WorkflowNode {
   max_concurrency?: number;
   /** With `for_each`: merge the iteration outputs field by field instead of listing them (same reducers as a JOIN). */
   reducers?: { [field: string]: string };
+  /** HTTP and CODE only: at most `limit` of this node's tasks run at once per key, across runs. */
+  concurrency?: NodeConcurrency;
+  /** HTTP and CODE only: at most `limit` of this node's tasks start per `per_seconds` per key, across runs. */
+  rate_limit?: NodeRateLimit;
+}
+
+/**
+ * A node's `concurrency`: `key`, a `{{ }}` template in the scope of the node's spec (resolved to a
+ * string or number when the node, or each `for_each` iteration, is activated); without it, one
+ * group per workflow and node. `limit` from 1 to 1,000.
+ */
+export interface NodeConcurrency {
+  key?: string;
+  limit: number;
+}
+
+/**
+ * A node's `rate_limit`: at most `limit` (1 to 100,000) task starts per `per_seconds` (1 to
+ * 86,400) per `key`, a template resolved as a node's {@link NodeConcurrency} key is.
+ */
+export interface NodeRateLimit {
+  key?: string;
+  limit: number;
+  per_seconds: number;
+}
+
+/** What a new run does when its concurrency group is full: wait, cancel itself, or cancel the oldest run of the group. */
+export type ConcurrencyStrategy = 'queue' | 'cancel_newest' | 'cancel_oldest';
+/** Whom a run's concurrency group spans: the workflow's runs, or every run of the tenant with the same key. */
+export type ConcurrencyScope = 'workflow' | 'tenant';
+
+/**
+ * The definition's `concurrency`: at most `limit` (1 to 1,000) runs of a group active at once.
+ * `key` is a `{{ }}` template over `input` and `config` only, resolved once when the run starts;
+ * without it, one group. `strategy` defaults to `queue`, `scope` to `workflow`.
+ */
+export interface RunConcurrency {
+  key?: string;
+  limit: number;
+  strategy?: ConcurrencyStrategy;
+  scope?: ConcurrencyScope;
 }
 
 /** The most elements a `for_each` may fan out to; a longer array fails the node. */
@@ -68,6 +109,10 @@ export interface WorkflowDefinition {
   edges: WorkflowEdge[];
   /** Optional run output template; default: the outputs of the sink nodes keyed by node id. */
   output?: JsonValue;
+  /** How many of the workflow's runs may be active at once, per key. */
+  concurrency?: RunConcurrency;
+  /** The default priority of the workflow's runs, 1 (runs first) to 5; 3 when unset. */
+  priority?: number;
 }
 
 /**

@@ -44,7 +44,24 @@ export interface CreateTask {
   awaitedSignal?: string;
 }
 
-/** Sends a PENDING task attempt to a worker, no earlier than `notBefore`. */
+/**
+ * The resolved flow limits of one task of a node with `concurrency` or `rate_limit` (HTTP and
+ * CODE only). Each key is the group the task counts against: the resolved `key` template (a
+ * string of at most 256 characters; a number resolved to its text), or `null` when the node has
+ * no key, for the coordinator to fill its default (one group per workflow and node).
+ * `rate.perSeconds` is the node's `rate_limit.per_seconds`.
+ */
+export interface TaskFlow {
+  concurrency?: { key: string | null; limit: number };
+  rate?: { key: string | null; limit: number; perSeconds: number };
+}
+
+/**
+ * Sends a PENDING task attempt to a worker, no earlier than `notBefore`. `flow` is set on attempt
+ * 0 only, and only for a node with `concurrency` or `rate_limit`: the keys are resolved once,
+ * when the node is activated, with its input. A retry (RetryTask) carries no `flow`: the
+ * coordinator stores the keys on the task row at this first dispatch and reuses them.
+ */
 export interface DispatchTask {
   type: 'DispatchTask';
   taskId: string;
@@ -52,6 +69,7 @@ export interface DispatchTask {
   attempt: number;
   input: JsonValue;
   notBefore: Date;
+  flow?: TaskFlow;
 }
 
 /** An active task attempt finished successfully. */
@@ -74,7 +92,8 @@ export interface FailTask {
 
 /**
  * A failed attempt is retried: the task returns to PENDING with `attempt + 1` and is
- * re-dispatched with its stored input at `notBefore`.
+ * re-dispatched with its stored input at `notBefore`. It carries no {@link TaskFlow}: the retry
+ * counts against the keys stored on the task row at its first dispatch.
  */
 export interface RetryTask {
   type: 'RetryTask';
@@ -152,13 +171,16 @@ export interface FinishRun {
  * A `for_each` node fans out: its aggregate task `taskId` (RUNNING, never dispatched)
  * and one task per element, in element order, each with its resolved input. The first `dispatch`
  * iterations are PENDING and dispatched at `notBefore`; the others are WAITING for a
- * `max_concurrency` slot.
+ * `max_concurrency` slot. A node with `concurrency` or `rate_limit` gives each iteration its own
+ * `flow`, resolved with its element (absent otherwise); iterations are dispatched here or by
+ * ReleaseIteration, never by a DispatchTask, so the coordinator stores each iteration's keys on
+ * its task row here and reuses them for its dispatch, its release and its retries.
  */
 export interface CreateIterations {
   type: 'CreateIterations';
   taskId: string;
   node: WorkflowNode;
-  iterations: Array<{ taskId: string; input: JsonValue }>;
+  iterations: Array<{ taskId: string; input: JsonValue; flow?: TaskFlow }>;
   dispatch: number;
   notBefore: Date;
 }

@@ -7,6 +7,7 @@
 import { joinReducers, reduceJoin } from '../model/reducers.js';
 import type { WorkflowNode } from '../model/workflow-definition.js';
 import { NodeType, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
+import type { TaskFlow } from './actions.js';
 import { decide, hasErrorEdge, selectBranches } from './branches.js';
 import { MachineError, assertNever } from './errors.js';
 import { activateForEach } from './node-kinds/for-each.js';
@@ -14,6 +15,7 @@ import type { ActivationOutcome, NodeOutcome } from './node-kinds/outcome.js';
 import { activateSubworkflow } from './node-kinds/subworkflow.js';
 import { activateWaitForEvent } from './node-kinds/wait-for-event.js';
 import { activateWait } from './node-kinds/wait.js';
+import { resolveTaskFlow } from './flow-keys.js';
 import { edgeState, readiness } from './readiness.js';
 import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
 
@@ -168,14 +170,17 @@ async function activateSwitch(s: Step, n: WorkflowNode): Promise<WorkflowNode[]>
 }
 
 /**
- * Creates a worker node's task and dispatches attempt 0 now, with its input resolved once here
- * (a retry reuses it). A node whose input cannot be resolved is recorded FAILED instead.
+ * Creates a worker node's task and dispatches attempt 0 now, with its input and its flow keys
+ * (`concurrency`, `rate_limit`) resolved once here (a retry reuses them). A node whose input or
+ * a key cannot be resolved is recorded FAILED instead.
  * @throws StoreError (transient).
  */
 async function schedule(s: Step, n: WorkflowNode): Promise<void> {
   let input: JsonValue;
+  let flow: TaskFlow | undefined;
   try {
     input = await s.resolveInput(n);
+    flow = resolveTaskFlow(s, n);
   } catch (err) {
     if (isStoreError(err)) throw err;
     s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Failed, error: errorMessage(err) });
@@ -183,7 +188,7 @@ async function schedule(s: Step, n: WorkflowNode): Promise<void> {
   }
   const taskId = s.newId();
   s.emit({ type: 'CreateTask', taskId, node: n, status: TaskStatus.Pending, input });
-  s.emit({ type: 'DispatchTask', taskId, node: n, attempt: 0, input, notBefore: s.now });
+  s.emit({ type: 'DispatchTask', taskId, node: n, attempt: 0, input, notBefore: s.now, ...(flow ? { flow } : {}) });
 }
 
 /**

@@ -172,6 +172,47 @@ export function checkTemplateSyntax(text: string): string[] {
   return out;
 }
 
+/** Environments that know only some variables, by their names joined with `,` (see {@link checkTemplateRoots}). */
+const restricted = new Map<string, Environment>();
+
+function restrictedEnvironment(roots: readonly string[]): Environment {
+  const id = roots.join(',');
+  let e = restricted.get(id);
+  if (!e) {
+    e = env.clone({ unlistedVariablesAreDyn: false });
+    for (const root of roots) e.registerVariable(root, 'dyn');
+    restricted.set(id, e);
+  }
+  return e;
+}
+
+/**
+ * Checks that every `{{ }}` in `text` reads no variable but `roots` (e.g. `input` and `config`
+ * for a value resolved when a run starts, before any node ran). Compiles with this file's
+ * environment restricted to those variables, so variables bound inside an expression (`map(x,
+ * …)`, `cel.bind`) count as bound. Returns one message per template that reads another variable,
+ * e.g. `{{ tasks.a.output }} reads tasks; only input, config may be read here`. A template that does
+ * not compile at all is left to {@link checkTemplateSyntax}. Never throws.
+ */
+export function checkTemplateRoots(text: string, roots: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const t of findTemplates(text)) {
+    if ('error' in compileEntry(t.expression)) continue;
+    let error: unknown;
+    try {
+      const checked = restrictedEnvironment(roots).parse(t.expression).check();
+      error = checked.valid ? undefined : checked.error;
+    } catch (err) {
+      error = err;
+    }
+    if (error === undefined) continue;
+    const line = firstLine(error);
+    const unknown = /Unknown variable: ([A-Za-z_][A-Za-z0-9_]*)/.exec(line);
+    out.push(`{{ ${t.expression} }} ${unknown ? `reads ${unknown[1]}` : `cannot be checked: ${line}`}; only ${roots.join(', ')} may be read here`);
+  }
+  return out;
+}
+
 function base64(bytes: Uint8Array): string {
   let bin = '';
   for (const b of bytes) bin += String.fromCharCode(b);

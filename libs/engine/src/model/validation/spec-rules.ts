@@ -264,8 +264,10 @@ function reducerProblems(reducers: unknown, path: string, owner: string, nodeId:
 export const forEach: NodeRule = ({ ctx, raw, at, nodeId, type, known }) => {
   const fe = raw.for_each;
   if (fe === undefined) {
+    // max_concurrency caps one node's iterations; a cap across runs is the node's concurrency.
+    const hint = (key: string): string => (key === 'max_concurrency' ? ' (to cap how many of its tasks run at once across runs, use concurrency: {limit})' : '');
     return ['as', 'max_concurrency', 'reducers'].flatMap((key) =>
-      raw[key] !== undefined ? [{ nodeId, path: `${at}.${key}`, message: `${key} applies to a for_each node only; this node has no for_each` }] : [],
+      raw[key] !== undefined ? [{ nodeId, path: `${at}.${key}`, message: `${key} applies to a for_each node only; this node has no for_each${hint(key)}` }] : [],
     );
   }
   const out: Problem[] = [];

@@ -30,11 +30,21 @@ export const NODE_KEYS: readonly string[] = [
   'as',
   'max_concurrency',
   'reducers',
+  'concurrency',
+  'rate_limit',
 ];
 /** The keys an edge may have. */
 export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition', 'on_error'];
 /** The keys a definition may have at the top level. */
-export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', 'name', 'description', 'workflow_id'];
+export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', 'name', 'description', 'workflow_id', 'concurrency', 'priority'];
+/** The keys of the definition's `concurrency` (how many runs may be active at once); bounds in model/flow-control.ts. */
+export const RUN_CONCURRENCY_KEYS: readonly string[] = ['key', 'limit', 'strategy', 'scope'];
+/** The keys of a node's `concurrency` (how many of its tasks may run at once, across runs). */
+export const NODE_CONCURRENCY_KEYS: readonly string[] = ['key', 'limit'];
+/** The keys of a node's `rate_limit` (how many of its tasks may start per period, across runs). */
+export const RATE_LIMIT_KEYS: readonly string[] = ['key', 'limit', 'per_seconds'];
+/** The variables the definition's `concurrency.key` may read: what a run holds when it starts. */
+export const RUN_KEY_ROOTS: readonly string[] = ['input', 'config'];
 /** The keys of a retry policy. */
 export const RETRY_KEYS: readonly string[] = ['max_attempts', 'backoff_seconds'];
 /**

@@ -9,6 +9,8 @@ import { reduceJoin } from '../../model/reducers.js';
 import { formatBytes } from '../../model/storable-json.js';
 import { MAX_ITERATIONS, iterationAlias, type WorkflowNode } from '../../model/workflow-definition.js';
 import { TaskStatus, type JsonValue } from '../../model/workflow-types.js';
+import type { CreateIterations, TaskFlow } from '../actions.js';
+import { resolveTaskFlow } from '../flow-keys.js';
 import { isNodeActive, isTaskActive, type NodeState } from '../state.js';
 import { GATHERED_VALUE_FACTOR, errorMessage, isStoreError, sizeProblem, storeError, type Step } from '../step.js';
 import { completed, failActivation, failed, PENDING, type ActivationOutcome, type NodeOutcome } from './outcome.js';
@@ -24,10 +26,11 @@ export function iterationLocals(n: WorkflowNode, item: JsonValue, index: number,
 
 /**
  * Activates a ready `for_each` node: resolves its array, then each iteration's input (its spec
- * with the element, index and count bound), and records the aggregate task and the iterations in
+ * with the element, index and count bound) and flow keys (`concurrency`, `rate_limit`, in the
+ * same scope), and records the aggregate task and the iterations in
  * one CreateIterations, dispatching the first `max_concurrency` (all by default): `pending`. An
  * empty array completes the node at once with `[]` (with `reducers`, `{}`: the merge of
- * nothing): `completed`. A template that cannot be resolved, a value that is not an array, more
+ * nothing): `completed`. A template or flow key that cannot be resolved, a value that is not an array, more
  * than {@link MAX_ITERATIONS} elements, an iteration input that cannot be stored, or resolved
  * inputs of more than {@link GATHERED_VALUE_FACTOR} × `maxValueBytes` characters in all record the
  * node FAILED with a reason naming it (and the iteration): `failed`.
@@ -50,20 +53,23 @@ export async function activateForEach(s: Step, n: WorkflowNode): Promise<Activat
     s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Completed, output });
     return completed(output);
   }
-  const iterations: Array<{ taskId: string; input: JsonValue }> = [];
+  const iterations: CreateIterations['iterations'] = [];
   let total = 0;
   const budget = s.maxValueBytes * GATHERED_VALUE_FACTOR; // written in one statement
   for (let i = 0; i < items.length; i++) {
     let input: JsonValue;
+    let flow: TaskFlow | undefined;
     try {
-      input = await s.resolveInput(n, iterationLocals(n, items[i]!, i, items.length));
+      const locals = iterationLocals(n, items[i]!, i, items.length);
+      input = await s.resolveInput(n, locals);
+      flow = resolveTaskFlow(s, n, locals);
     } catch (err) {
       if (isStoreError(err)) throw err;
       return fail(`iteration ${i}: ${errorMessage(err)}`);
     }
     total += (JSON.stringify(input) ?? 'null').length;
     if (total > budget) return fail(`the iterations' resolved inputs exceed ${budget} characters in all (at iteration ${i} of ${items.length})`);
-    iterations.push({ taskId: s.newId(), input });
+    iterations.push({ taskId: s.newId(), input, ...(flow ? { flow } : {}) });
   }
   const dispatch = Math.min(items.length, n.max_concurrency ?? items.length);
   s.emit({ type: 'CreateIterations', taskId: s.newId(), node: n, iterations, dispatch, notBefore: s.now });
