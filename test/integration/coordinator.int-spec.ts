@@ -164,7 +164,7 @@ describe('reports', () => {
     expect((await h.tasks(runId)).merge!.status).toBe('PENDING');
   });
 
-  it('retries with backoff: RetryTask bumps the attempt and the outbox carries not_before', async () => {
+  it('retries with backoff: RetryTask bumps the attempt, and the backlog holds it until not_before', async () => {
     const h = await setup();
     const runId = await h.start(def([http('a', undefined, { retry: { max_attempts: 3, backoff_seconds: 2 } })]));
     const t0 = h.clock.now().getTime();
@@ -172,11 +172,18 @@ describe('reports', () => {
 
     expect(await h.fail('a', 'HTTP 503')).toEqual({});
     let task = (await h.tasks(runId)).a!;
-    expect(task).toMatchObject({ id: taskId, status: 'PENDING', attempt: 1, error: 'HTTP 503', input: { url: 'http://example.test/a' } });
+    expect(task).toMatchObject({ id: taskId, status: 'QUEUED', attempt: 1, error: 'HTTP 503', input: { url: 'http://example.test/a' }, leaseExpiresAt: null });
     let outbox = await h.outbox(runId);
     expect(outbox).toHaveLength(1);
-    expect(outbox[0]).toMatchObject({ task_id: taskId, attempt: 1 });
+    expect(outbox[0]).toMatchObject({ task_id: taskId, attempt: 1, enqueued_at: null, hold_reason: 'BACKOFF' });
     expect(outbox[0]!.not_before.getTime()).toBe(t0 + 2000);
+    expect(outbox[0]!.held_until!.getTime()).toBe(t0 + 2000);
+    // Held: no job before the backoff has passed, whatever polls.
+    expect(await h.coordinator.outbox.relay(10)).toBe(0);
+    expect(h.dispatcher.forNode('a')).toHaveLength(1);
+    h.clock.advance(2000);
+    expect(await h.coordinator.outbox.relay(10)).toBe(1);
+    expect((await h.tasks(runId)).a).toMatchObject({ status: 'PENDING', attempt: 1 });
     expect(h.dispatcher.last('a')).toMatchObject({ taskId, attempt: 1, notBefore: t0 + 2000, input: { url: 'http://example.test/a' } });
     const retried = (await h.events(runId))[1]!;
     expect(retried).toMatchObject({ type: 'NodeFailed', nodeId: 'a', attempt: 0, payload: { taskId, nodeId: 'a', attempt: 0, error: 'HTTP 503' } });
@@ -185,7 +192,9 @@ describe('reports', () => {
     await h.fail('a', 'again');
     outbox = await h.outbox(runId);
     expect(outbox[0]!.attempt).toBe(2);
-    expect(outbox[0]!.not_before.getTime()).toBe(t0 + 4000);
+    expect(outbox[0]!.not_before.getTime()).toBe(t0 + 2000 + 4000);
+    h.clock.advance(4000);
+    expect(await h.coordinator.outbox.relay(10)).toBe(1);
 
     await h.fail('a', 'for good');
     task = (await h.tasks(runId)).a!;
@@ -427,43 +436,66 @@ describe('concurrency', () => {
   });
 });
 
-describe('outbox relay', () => {
-  it('re-enqueues a dispatch whose enqueue failed after commit, once', async () => {
-    const h = await setup();
-    h.dispatcher.failNext = 1;
-    const runId = await h.start(def([http('a')]));
-    expect(h.dispatcher.jobs).toEqual([]);
-    expect(h.logger.warnings.join('\n')).toMatch(/outbox relay will retry/);
-    expect((await h.outbox(runId))[0]!.enqueued_at).toBeNull();
+/** A live worker of `concurrency` slots on `queues` in the registry, as of `now`. */
+async function registerWorker(now: Date, queues: string[], concurrency: number): Promise<void> {
+  await db.ds.query(
+    `INSERT INTO workers (id, host, pid, version, queues, concurrency, started_at, last_heartbeat_at, expires_at)
+     VALUES (gen_random_uuid(), 'test', 1, 'test', $1, $2, $3, $3, $3::timestamptz + interval '1 hour')`,
+    [queues, concurrency, now],
+  );
+}
 
-    expect(await h.coordinator.outbox.relay(10)).toBe(0); // within the grace period
-    h.clock.advance(6_000);
+describe('the backlog poll', () => {
+  it('admits what waits in a backlog once the queue has room, in one pass for every tenant', async () => {
+    // No worker serves the queue and the window's floor is 0: nothing may wait on it in Redis.
+    const h = await setup({ dispatchWindowFloor: 0 });
+    const queue = `poll-${h.tenantId.slice(0, 8)}`;
+    const runId = await h.start(def([http('a', undefined, { queue })]));
+    expect(h.dispatcher.jobs).toEqual([]);
+    expect((await h.tasks(runId)).a).toMatchObject({ status: 'QUEUED', leaseExpiresAt: null });
+    expect(await h.coordinator.outbox.relay(10)).toBe(0);
+
+    await registerWorker(h.clock.now(), [queue], 2);
     expect(await h.coordinator.outbox.relay(10)).toBe(1);
     const task = (await h.tasks(runId)).a!;
+    expect(task.status).toBe('PENDING');
+    expect(task.leaseExpiresAt!.getTime()).toBe(h.clock.now().getTime() + 30_000);
     expect(h.dispatcher.jobs).toEqual([
-      { tenantId: h.tenantId, runId, taskId: task.id, nodeId: 'a', nodeType: 'HTTP', attempt: 0, queue: 'http', input: task.input, notBefore: task.createdAt.getTime() },
+      { tenantId: h.tenantId, runId, taskId: task.id, nodeId: 'a', nodeType: 'HTTP', attempt: 0, queue, input: task.input, notBefore: task.createdAt.getTime(), traceparent: (await h.run(runId)).traceparent },
     ]);
     expect((await h.outbox(runId))[0]!.enqueued_at).not.toBeNull();
     expect(await h.coordinator.outbox.relay(10)).toBe(0);
   });
 
-  it('keeps a row for the next relay when Redis is still down, and drops rows of cancelled tasks', async () => {
+  it('puts an admitted attempt whose enqueue failed back in the backlog through the lease sweep, then enqueues it once', async () => {
     const h = await setup();
-    h.dispatcher.failNext = 2;
-    const runId = await h.start(def([http('a')]));
-    h.clock.advance(6_000);
-    expect(await h.coordinator.outbox.relay(10)).toBe(0); // enqueue failed: claim kept for the lease
-    expect(await h.coordinator.outbox.relay(10)).toBe(0); // claimed: not taken again yet
-    h.clock.advance(31_000);
-    expect(await h.coordinator.outbox.relay(10)).toBe(1);
-
     h.dispatcher.failNext = 1;
-    const second = await h.start(def([http('a')]));
-    await h.coordinator.runs.cancelRun(h.tenantId, { runId: second });
-    h.clock.advance(6_000);
+    const queue = `lost-${h.tenantId.slice(0, 8)}`;
+    const runId = await h.start(def([http('a', undefined, { queue })]));
+    expect(h.dispatcher.jobs).toEqual([]);
+    expect(h.logger.warnings.join('\n')).toMatch(/enqueue of 1 admitted job\(s\) failed; the lease sweep puts them back/);
+    expect((await h.tasks(runId)).a!.status).toBe('PENDING');
+
+    // Bull has lost this queue's job (other suites' tasks in this database keep theirs).
+    const gone = { hasJob: async (q: string) => q !== queue };
+    expect(await h.coordinator.lostTasks.sweep(1000, gone)).toBe(0); // the dispatch lease holds
+    h.clock.advance(30_001);
+    expect(await h.coordinator.lostTasks.sweep(1000, gone)).toBe(1);
+    const task = (await h.tasks(runId)).a!;
+    expect(h.dispatcher.jobs.map((j) => [j.taskId, j.attempt])).toEqual([[task.id, 0]]);
+    expect(task.status).toBe('PENDING');
     expect(await h.coordinator.outbox.relay(10)).toBe(0);
-    expect((await h.outbox(second))[0]!.enqueued_at).not.toBeNull();
-    expect(h.dispatcher.jobs.map((j) => j.runId)).toEqual([runId]);
+  });
+
+  it('drops the backlog row of a task cancelled before it was admitted', async () => {
+    const h = await setup({ dispatchWindowFloor: 0 });
+    const queue = `cancelled-${h.tenantId.slice(0, 8)}`;
+    const runId = await h.start(def([http('a', undefined, { queue })]));
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId });
+    await registerWorker(h.clock.now(), [queue], 2);
+    expect(await h.coordinator.outbox.relay(10)).toBe(0);
+    expect((await h.outbox(runId))[0]!.enqueued_at).not.toBeNull();
+    expect(h.dispatcher.jobs).toEqual([]);
   });
 });
 

@@ -107,7 +107,11 @@ describe('a report that takes from its queue', () => {
     const r = h.dispatcher.last('r');
     const failed = await h.coordinator.runs.reportFailed(h.tenantId, { runId: retried, taskId: r.taskId, nodeId: 'r', attempt: 0, error: 'boom', takeFrom: 'http' });
     expect(failed.taken).toBeUndefined();
-    expect(h.dispatcher.last('r')).toMatchObject({ attempt: 1, notBefore: h.clock.now().getTime() + 5_000 });
+    expect(h.dispatcher.last('r')).toMatchObject({ attempt: 0 });
+    expect(await h.lease(retried, 'r')).toMatchObject({ status: 'QUEUED', attempt: 1 });
+    h.clock.advance(5_000);
+    await h.coordinator.outbox.relay(10);
+    expect(h.dispatcher.last('r')).toMatchObject({ attempt: 1, notBefore: h.clock.now().getTime() });
   });
 
   it('is re-dispatched by the lease sweep when its worker never reports', async () => {

@@ -41,7 +41,8 @@ async function setup() {
   const { tenantId } = await createTenant(db.ds);
   const clock = new ManualClock(new Date());
   const logger = new MemoryLogger();
-  const opts = { now: clock.now, logger, dispatchLeaseMs: DISPATCH_LEASE, runLeaseMs: RUN_LEASE };
+  // No worker claims these jobs: admit every attempt, however many wait for a worker.
+  const opts = { now: clock.now, logger, dispatchLeaseMs: DISPATCH_LEASE, runLeaseMs: RUN_LEASE, dispatchWindowFloor: 1_000_000 };
   const coordinator = new RunCoordinator(db.ds, queues, new RecordingPublisher(), opts);
   const node = http('a', { url: 'http://example.test/a' }, { queue: QUEUE, retry: { max_attempts: 2, backoff_seconds: 120 } });
   const { workflowId } = await publishWorkflow(db.ds, tenantId, def([node], []));
@@ -147,7 +148,7 @@ describe('fencing by lease token', () => {
 });
 
 describe('the lease sweep', () => {
-  it('re-enqueues PENDING and RUNNING tasks whose lease expired and whose job is gone, under the same job id; leaves live jobs and finished tasks alone', async () => {
+  it('puts PENDING and RUNNING tasks whose lease expired and whose job is gone back in the backlog, admitted again under the same job id; leaves live jobs and finished tasks alone', async () => {
     const h = await setup();
     const lost = await h.start(); // PENDING, job deleted
     const running = await h.start(); // RUNNING, the worker died and its job vanished
@@ -166,8 +167,8 @@ describe('the lease sweep', () => {
     h.clock.advance(2_000);
     expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(1);
     expect((await h.q.getJob(jobId(running.taskId, 0)))?.data).toMatchObject({ taskId: running.taskId, attempt: 0, queue: QUEUE });
-    // The dead execution's lease is revoked: its late report is ignored.
-    expect(await h.task(running.runId)).toMatchObject({ status: 'RUNNING', lease_token: null });
+    // The dead execution's lease is revoked (its late report is ignored), and the attempt was admitted again.
+    expect(await h.task(running.runId)).toMatchObject({ status: 'PENDING', lease_token: null });
     const stale = await h.coordinator.runs.reportCompleted(h.tenantId, { runId: running.runId, taskId: running.taskId, nodeId: 'a', attempt: 0, output: {}, leaseToken: oldToken });
     expect(stale.ignored).toMatch(/^stale lease: attempt 0 of node a was re-dispatched/);
 
@@ -176,7 +177,7 @@ describe('the lease sweep', () => {
     expect((await h.q.getJob(jobId(lost.taskId, 0)))?.data).toMatchObject({ tenantId: h.tenantId, runId: lost.runId, taskId: lost.taskId, nodeId: 'a', attempt: 0, input: { url: 'http://example.test/a' } });
     expect((await h.q.getJob(jobId(live.taskId, 0)))?.timestamp).toBe(liveJob!.timestamp);
     expect(await h.q.getJob(jobId(finished.taskId, 0))).toBeNull();
-    expect(h.logger.warnings.filter((w) => w.includes('re-dispatched'))).toHaveLength(2);
+    expect(h.logger.warnings.filter((w) => w.includes("back in the queue's backlog"))).toHaveLength(2);
 
     // A live job's lease was pushed a dispatch lease ahead: not probed at every poll.
     const pushed = (await h.task(live.runId)).lease_expires_at!.getTime();
@@ -187,36 +188,24 @@ describe('the lease sweep', () => {
     await h.q.obliterate({ force: true });
   });
 
-  it('waits for a delayed retry until its not_before plus the dispatch lease; the poller sweeps it', async () => {
+  it("holds a retry's backoff in the backlog, with no job and no lease; the scheduler's poll admits it when due", async () => {
     const h = await setup();
     const t = await h.start();
     await h.coordinator.runs.reportFailed(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, error: 'HTTP 503' });
-    const retry = await h.q.getJob(jobId(t.taskId, 1));
-    expect(await retry!.isDelayed()).toBe(true);
-    expect(await h.task(t.runId)).toMatchObject({ attempt: 1, lease_token: null, lease_expires_at: new Date(h.clock.now().getTime() + 120_000 + DISPATCH_LEASE) });
-    await retry!.remove();
-
-    h.clock.advance(120_000); // not_before, not yet its lease's end
-    expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(0);
-
-    h.clock.advance(DISPATCH_LEASE);
+    expect(await h.q.getJob(jobId(t.taskId, 1))).toBeNull();
+    expect(await h.task(t.runId)).toMatchObject({ status: 'QUEUED', attempt: 1, lease_token: null, lease_expires_at: null });
     const scheduler = Scheduler.create(h.coordinator, { schedulerIntervalMs: 1_000 } as WeftConfig, queues);
-    expect(await scheduler.pollOnce()).toEqual({ timers: 0, schedules: 0, relayed: 0, redispatched: 1 });
-    const again = await h.q.getJob(jobId(t.taskId, 1));
-    expect(again?.data).toMatchObject({ taskId: t.taskId, attempt: 1 });
-    expect(await again!.isDelayed()).toBe(false); // due by the coordinator's clock: no delay
-    await h.q.obliterate({ force: true });
-  });
 
-  it('promotes a live job still delayed although its attempt is due by the database clock', async () => {
-    const h = await setup();
-    const t = await h.start();
-    await h.coordinator.runs.reportFailed(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, error: 'HTTP 503' });
-    const retry = await h.q.getJob(jobId(t.taskId, 1));
-    expect(await retry!.isDelayed()).toBe(true); // Bull counts 120 s on its own clock
-    h.clock.advance(120_000 + DISPATCH_LEASE);
-    expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(0);
-    expect(await (await h.q.getJob(jobId(t.taskId, 1)))!.getState()).toBe('waiting');
+    h.clock.advance(119_000);
+    expect(await scheduler.pollOnce()).toMatchObject({ relayed: 0, redispatched: 0 });
+    expect(await h.q.getJob(jobId(t.taskId, 1))).toBeNull();
+
+    h.clock.advance(1_000); // not_before
+    expect(await scheduler.pollOnce()).toMatchObject({ relayed: 1, redispatched: 0 });
+    const due = await h.q.getJob(jobId(t.taskId, 1));
+    expect(due?.data).toMatchObject({ taskId: t.taskId, attempt: 1 });
+    expect(await due!.isDelayed()).toBe(false);
+    expect(await h.task(t.runId)).toMatchObject({ status: 'PENDING', attempt: 1, lease_expires_at: new Date(h.clock.now().getTime() + DISPATCH_LEASE) });
     await h.q.obliterate({ force: true });
   });
 

@@ -15,7 +15,9 @@ export async function coordinatorHarness(ds: DataSource, opts: RunCoordinatorOpt
   const dispatcher = new RecordingDispatcher();
   const publisher = new RecordingPublisher();
   const logger = new MemoryLogger();
-  const coordinator = new RunCoordinator(ds, dispatcher, publisher, { now: clock.now, logger, ...opts });
+  // Nothing claims the harness's jobs, so no window of admitted jobs ever frees: admit everything
+  // unless the test is about the window.
+  const coordinator = new RunCoordinator(ds, dispatcher, publisher, { now: clock.now, logger, dispatchWindowFloor: 1_000_000, ...opts });
   const runs = new RunRepository(ds);
 
   const h = {
@@ -48,9 +50,9 @@ export async function coordinatorHarness(ds: DataSource, opts: RunCoordinatorOpt
     },
     async outbox(runId: string) {
       const r = await withTenant(ds, tenantId, (m) =>
-        sql<{ task_id: string; attempt: number; queue: string; not_before: Date; enqueued_at: Date | null }>(
+        sql<{ task_id: string; attempt: number; queue: string; not_before: Date; enqueued_at: Date | null; hold_reason: string | null; held_until: Date | null }>(
           m,
-          `SELECT task_id, attempt, queue, not_before, enqueued_at FROM outbox WHERE tenant_id = $1 AND run_id = $2 ORDER BY id`,
+          `SELECT task_id, attempt, queue, not_before, enqueued_at, hold_reason, held_until FROM outbox WHERE tenant_id = $1 AND run_id = $2 ORDER BY id`,
           [tenantId, runId],
         ),
       );

@@ -6,6 +6,7 @@ import {
   type NewOutboxRow,
   type NewTask,
   type RunPatch,
+  type RunState,
   type StoredDispatch,
   type Transaction,
   type WritePart,
@@ -22,6 +23,7 @@ import {
   type JsonValue,
   type StartChildRun,
   type TakenTask,
+  type TaskFlow,
   type TaskJob,
   type WorkflowDag,
   type WorkflowNode,
@@ -53,6 +55,9 @@ export interface EagerTake {
   /** The lease the taken attempt gets after the event's now, ms. */
   leaseMs: number;
 }
+
+/** What the writer needs of the event's run. */
+export type WriterRun = Pick<RunState, 'id' | 'workflowId' | 'priority' | 'traceparent'>;
 
 /** Task statuses a CreateTask can carry that are already final. */
 const FINAL = new Set<string>([TaskStatus.Completed, TaskStatus.Failed, TaskStatus.Skipped, TaskStatus.Cancelled]);
@@ -92,13 +97,16 @@ export class ActionWriter {
   /** Buffered writes to existing rows (completions, failures, leases of re-dispatched attempts). */
   private pending: WritePart[] = [];
   private readonly jobs: TaskJob[] = [];
-  private readonly run: RunPatch = {};
+  private readonly patch: RunPatch = {};
   private readonly children: StartChildRun[] = [];
   private taken: TakenTask | undefined;
   private readonly tasks: TaskWriteRepository;
   private readonly signals: SignalRepository;
 
   /**
+   * `run` is the event's run: its span (`traceparent`, carried by its jobs so attempts join the
+   * run's trace), its priority (the order of its backlog rows within the tenant) and its workflow
+   * (a node limit without a key is one group per workflow and node);
    * `now` stamps every row this event writes (the machine's clock reading for the event);
    * `dag` is the definition the machine decided with (for a retried task's runtime/queue);
    * `take`, when given, lets the reporting worker take one dispatched attempt ({@link EagerTake}).
@@ -106,14 +114,10 @@ export class ActionWriter {
   constructor(
     private readonly m: Transaction,
     private readonly tenantId: string,
-    private readonly runId: string,
+    private readonly run: WriterRun,
     private readonly now: Date,
     private readonly dag: WorkflowDag,
     private readonly take?: EagerTake,
-    /** The run's span (`runs.traceparent`), carried by its jobs so attempts join the run's trace. */
-    private readonly traceparent?: string | null,
-    /** The run's priority (1 first), the order of its backlog rows within the tenant. */
-    private readonly priority = 3,
   ) {
     this.tasks = new TaskWriteRepository(m);
     this.signals = new SignalRepository(m);
@@ -126,7 +130,7 @@ export class ActionWriter {
    */
   async write(actions: readonly Action[], closing: (result: WriteResult) => WritePart[] = () => []): Promise<WriteResult> {
     for (const a of actions) await this.one(a);
-    const result: WriteResult = { jobs: this.jobs, run: this.run, children: this.children, ...(this.taken ? { taken: this.taken } : {}) };
+    const result: WriteResult = { jobs: this.jobs, run: this.patch, children: this.children, ...(this.taken ? { taken: this.taken } : {}) };
     // The event's last write: it goes with the COMMIT (a later statement of the event sends it first).
     await this.flush(closing(result), true);
     return result;
@@ -141,7 +145,8 @@ export class ActionWriter {
         this.buffer(taskRow(a));
         return;
       case 'DispatchTask':
-        this.dispatch(a.taskId, a.attempt, a.node.node_id, a.node.type, nodeQueue(a.node), a.node.runtime, a.input, a.notBefore);
+        this.limit(a.taskId, a.node.node_id, a.flow);
+        this.dispatch(a.taskId, a.attempt, a.node.node_id, a.node.type, nodeQueue(a.node), a.node.runtime, a.input, a.notBefore, a.flow !== undefined);
         return;
       case 'CreateIterations': {
         const queue = nodeQueue(a.node);
@@ -150,7 +155,8 @@ export class ActionWriter {
         a.iterations.forEach((it, i) => {
           const status = i < a.dispatch ? TaskStatus.Pending : TaskStatus.Waiting;
           this.buffer({ ...taskRow({ type: 'CreateTask', taskId: it.taskId, node: a.node, status, input: it.input }), iteration: i });
-          if (i < a.dispatch) this.dispatch(it.taskId, 0, a.node.node_id, a.node.type, queue, a.node.runtime, it.input, a.notBefore);
+          this.limit(it.taskId, a.node.node_id, it.flow);
+          if (i < a.dispatch) this.dispatch(it.taskId, 0, a.node.node_id, a.node.type, queue, a.node.runtime, it.input, a.notBefore, it.flow !== undefined);
         });
         return;
       }
@@ -161,7 +167,7 @@ export class ActionWriter {
         return;
       }
       case 'SkipIterations':
-        expectRows(this.runId, a.taskIds.length, await this.tasks.skipIterations(tenantId, a.taskIds, a.reason, now), `waiting iterations of ${a.nodeId} to skip`);
+        expectRows(this.run.id, a.taskIds.length, await this.tasks.skipIterations(tenantId, a.taskIds, a.reason, now), `waiting iterations of ${a.nodeId} to skip`);
         return;
       case 'StartChildRun':
         this.expectOne(await this.tasks.disarmForChild(tenantId, a.taskId, a.attempt, now), `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to start a child run for`);
@@ -174,7 +180,7 @@ export class ActionWriter {
         this.expectOne(await this.signals.consume(tenantId, a.signalId, a.taskId, now), `signal ${a.signalId} to consume`);
         return;
       case 'BufferSignal':
-        await this.signals.buffer(tenantId, this.runId, uuidv7(), a.name, a.payload, now);
+        await this.signals.buffer(tenantId, this.run.id, uuidv7(), a.name, a.payload, now);
         return;
       case 'CompleteTask':
         this.pending.push(this.tasks.completePart(tenantId, a.taskId, a.attempt, a.output, now));
@@ -195,8 +201,8 @@ export class ActionWriter {
         this.expectOne(await this.tasks.resolveWait(tenantId, a.taskId, a.status, a.output, a.reason ?? null, now), `waiting task ${a.taskId} to resolve`);
         return;
       case 'ReopenRun':
-        await this.tasks.resetNodes(tenantId, this.runId, a.resetNodes);
-        Object.assign(this.run, {
+        await this.tasks.resetNodes(tenantId, this.run.id, a.resetNodes);
+        Object.assign(this.patch, {
           status: 'RUNNING',
           version: a.version,
           input: a.input,
@@ -207,10 +213,10 @@ export class ActionWriter {
         } satisfies RunPatch);
         return;
       case 'CancelTasks':
-        await this.tasks.cancelActive(tenantId, this.runId, a.reason, ACTIVE, now);
+        await this.tasks.cancelActive(tenantId, this.run.id, a.reason, ACTIVE, now);
         return;
       case 'FinishRun':
-        Object.assign(this.run, {
+        Object.assign(this.patch, {
           status: a.status,
           error: a.reason ?? null,
           output: a.output === undefined ? null : a.output,
@@ -238,15 +244,15 @@ export class ActionWriter {
     const parts = this.pending;
     this.pending = [];
     if (this.creates.length) {
-      parts.push(this.tasks.insertPart(this.tenantId, this.runId, this.now, this.creates));
+      parts.push(this.tasks.insertPart(this.tenantId, this.run.id, this.now, this.creates));
       this.creates = [];
       this.created = new Map();
     }
     if (this.outbox.size) {
-      parts.push(this.tasks.outboxPart(this.tenantId, this.runId, this.now, [...this.outbox.values()]));
+      parts.push(this.tasks.outboxPart(this.tenantId, this.run.id, this.now, [...this.outbox.values()]));
       this.outbox = new Map();
     }
-    await runWrites(this.m, this.tenantId, this.runId, [...parts, ...closing], { atCommit });
+    await runWrites(this.m, this.tenantId, this.run.id, [...parts, ...closing], { atCommit });
   }
 
   /**
@@ -263,10 +269,12 @@ export class ActionWriter {
     runtime: string | undefined,
     input: JsonValue,
     notBefore: Date,
+    /** The node has a concurrency or rate limit: only fair dispatch may start it, never an eager take. */
+    limited: boolean,
   ): void {
     const job: TaskJob = {
       tenantId: this.tenantId,
-      runId: this.runId,
+      runId: this.run.id,
       taskId,
       nodeId,
       nodeType,
@@ -276,15 +284,15 @@ export class ActionWriter {
       input,
       notBefore: notBefore.getTime(),
       ...(isSensitive(this.dag.getNode(nodeId)) ? { sensitive: true } : {}),
-      ...(this.traceparent ? { traceparent: this.traceparent } : {}),
+      ...(this.run.traceparent ? { traceparent: this.run.traceparent } : {}),
     };
     const due = notBefore.getTime() <= this.now.getTime();
-    const take = this.take && !this.taken && queue === this.take.queue && due ? this.take : undefined;
+    const take = this.take && !this.taken && !limited && queue === this.take.queue && due ? this.take : undefined;
     // A taken attempt has nothing to enqueue, so no backlog row: if its worker dies, the lease
     // sweep finds it by its lease alone.
     if (!take) {
       const hold = due ? {} : { holdReason: 'BACKOFF', holdDetail: `retry backoff until ${notBefore.toISOString()}`, heldUntil: notBefore };
-      this.outbox.set(taskId, { taskId, attempt, queue, notBefore, priority: this.priority, ...hold });
+      this.outbox.set(taskId, { taskId, attempt, queue, notBefore, priority: this.run.priority, ...hold });
     }
     // A taken attempt is RUNNING under the worker's token for `leaseMs`; any other is QUEUED with
     // no lease until fair dispatch admits it.
@@ -309,11 +317,23 @@ export class ActionWriter {
   private redispatch(taskId: string, attempt: number, row: StoredDispatch, notBefore: Date): void {
     const node = this.dag.getNode(row.nodeId);
     const queue = row.queue ?? (node ? nodeQueue(node) : row.nodeType.toLowerCase());
-    this.dispatch(taskId, attempt, row.nodeId, row.nodeType, queue, row.runtime ?? node?.runtime, (row.input as JsonValue | null) ?? {}, notBefore);
+    this.dispatch(taskId, attempt, row.nodeId, row.nodeType, queue, row.runtime ?? node?.runtime, (row.input as JsonValue | null) ?? {}, notBefore, row.limited);
+  }
+
+  /**
+   * Records on the new row of task `taskId` the node limits its attempts obey (`flow`, resolved
+   * when the node was activated): a limit without a key is one group per workflow and node.
+   */
+  private limit(taskId: string, nodeId: string, flow: TaskFlow | undefined): void {
+    const row = this.created.get(taskId);
+    if (!flow || !row) return;
+    const group = `${this.run.workflowId}/${nodeId}`;
+    if (flow.concurrency) Object.assign(row, { flowConcurrencyKey: flow.concurrency.key ?? group, flowConcurrencyLimit: flow.concurrency.limit });
+    if (flow.rate) Object.assign(row, { flowRateKey: flow.rate.key ?? group, flowRateLimit: flow.rate.limit, flowRatePerSeconds: flow.rate.perSeconds });
   }
 
   private expectOne(rowCount: number, what: string): void {
-    expectRows(this.runId, 1, rowCount, what);
+    expectRows(this.run.id, 1, rowCount, what);
   }
 }
 

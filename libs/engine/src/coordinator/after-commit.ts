@@ -22,7 +22,7 @@ export class AfterCommit {
     const { started, finished } = applied;
     if (started) ctx.observe((o) => o.runStarted({ tenantId, runId, ...started }));
     if (finished) ctx.observe((o) => o.runFinished({ tenantId, runId, ...finished }));
-    if (applied.jobs.length) ctx.backlog.offer(applied.jobs);
+    if (applied.jobs.length) await ctx.backlog.offer(applied.jobs);
     try {
       await ctx.publisher.publish({ tenantId, runId, status: applied.status, seq: applied.seq });
     } catch (err) {

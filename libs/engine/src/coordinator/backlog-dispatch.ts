@@ -8,13 +8,15 @@ import { jobOf, sensitiveTasks } from './jobs.js';
 const PASS_SIZE = 200;
 /** Jobs of this process's own commits kept for their admission, at most (older ones are read back instead). */
 const KNOWN_JOBS = 10_000;
+/** The longest a pass waits for a hold's end on its own timer; the scheduler's poll covers longer holds. */
+const MAX_WAKE_MS = 60_000;
 /** How long a rate-limit start is kept: no window is longer than a day. */
 const RATE_START_KEPT_MS = 86_400_000;
 
-/** A queue's dispatch passes in this process: one at a time, another asked for while one runs, and the timer of its next hold. */
+/** A queue's dispatch passes in this process: the one under way, the one asked for after it, and the timer of its next hold. */
 interface QueueState {
-  running: boolean;
-  again: boolean;
+  current?: Promise<void>;
+  next?: Promise<void>;
   timer?: NodeJS.Timeout;
   timerAt?: number;
 }
@@ -41,25 +43,32 @@ export class BacklogDispatch {
 
   constructor(private readonly ctx: CoordinatorContext) {}
 
-  /** Jobs this process just committed to their queues' backlogs: kept for their admission, and their queues asked for a pass. */
-  offer(jobs: readonly TaskJob[]): void {
+  /**
+   * Jobs this process just committed to their queues' backlogs: kept for their admission, and
+   * their queues asked for a pass; resolves once those passes ran. Never rejects.
+   */
+  async offer(jobs: readonly TaskJob[]): Promise<void> {
     for (const job of jobs) {
       if (this.known.size >= KNOWN_JOBS) this.known.delete(this.known.keys().next().value!);
       this.known.set(jobId(job.taskId, job.attempt), job);
     }
-    for (const queue of new Set(jobs.map((j) => j.queue))) this.request(queue);
+    await Promise.all([...new Set(jobs.map((j) => j.queue))].map((queue) => this.request(queue)));
   }
 
-  /** Asks for a pass over `queue` soon (see the class); never throws. */
-  request(queue: string): void {
-    if (this.closed) return;
+  /**
+   * Asks for a pass over `queue` (see the class); resolves once a pass that began after the
+   * request ended. Never rejects: a failed pass is logged, and the scheduler's poll tries again.
+   */
+  request(queue: string): Promise<void> {
+    if (this.closed) return Promise.resolve();
     const state = this.state(queue);
-    if (state.running) {
-      state.again = true;
-      return;
-    }
-    state.running = true;
-    void this.loop(queue, state);
+    if (state.next) return state.next;
+    if (!state.current) return (state.current = this.passOnce(queue, state));
+    state.next = state.current.then(() => {
+      state.next = undefined;
+      return (state.current = this.passOnce(queue, state));
+    });
+    return state.next;
   }
 
   /**
@@ -82,7 +91,7 @@ export class BacklogDispatch {
     const result = await ctx.retrying('dispatch', () =>
       dispatchBacklog(ctx.ds, { queue, now: ctx.testNow(), max, windowFloor: ctx.dispatchWindowFloor, leaseMs: ctx.dispatchLeaseMs }),
     );
-    if (result.nextAt) this.wakeAt(queue, result.nextAt.getTime() - result.dbNow.getTime());
+    if (result.nextAt) this.wakeAt(queue, Math.min(result.nextAt.getTime() - result.dbNow.getTime(), MAX_WAKE_MS));
     if (!result.admitted.length) return 0;
     const jobs = await this.jobsOf(result.admitted);
     try {
@@ -99,19 +108,18 @@ export class BacklogDispatch {
     for (const state of this.queues.values()) clearTimeout(state.timer);
   }
 
-  private async loop(queue: string, state: QueueState): Promise<void> {
-    try {
-      do {
-        state.again = false;
-        const admitted = await this.pass(queue).catch((err: unknown) => {
-          this.ctx.log.warn(`queue ${queue}: dispatch pass failed, the scheduler's poll tries again: ${message(err)}`);
-          return 0;
-        });
-        if (admitted >= PASS_SIZE) state.again = true;
-      } while (state.again && !this.closed);
-    } finally {
-      state.running = false;
-    }
+  /** One pass as {@link request} runs it: it clears itself from `state` when done, and asks for another when it was full. */
+  private passOnce(queue: string, state: QueueState): Promise<void> {
+    const done: Promise<void> = this.pass(queue).then(
+      (admitted) => {
+        if (admitted >= PASS_SIZE) void this.request(queue);
+      },
+      (err: unknown) => this.ctx.log.warn(`queue ${queue}: dispatch pass failed, the scheduler's poll tries again: ${message(err)}`),
+    );
+    void done.finally(() => {
+      if (state.current === done) state.current = undefined;
+    });
+    return done;
   }
 
   /** The jobs of `admitted`: those this process committed from memory, the others read back per tenant. */
@@ -149,14 +157,14 @@ export class BacklogDispatch {
     state.timer = setTimeout(() => {
       state.timer = undefined;
       state.timerAt = undefined;
-      this.request(queue);
+      void this.request(queue);
     }, Math.max(1, delayMs));
     state.timer.unref?.();
   }
 
   private state(queue: string): QueueState {
     let state = this.queues.get(queue);
-    if (!state) this.queues.set(queue, (state = { running: false, again: false }));
+    if (!state) this.queues.set(queue, (state = {}));
     return state;
   }
 }

@@ -134,7 +134,7 @@ export class EventPipeline {
       if (!finished) actions.push({ type: 'FinishRun', status: RunStatus.Failed, reason });
       const now = await this.ctx.clock(m, tenantId);
       const dag = await this.ctx.dag(m, tenantId, run.workflowId, run.version);
-      const written = await new ActionWriter(m, tenantId, runId, now, dag).write(actions);
+      const written = await new ActionWriter(m, tenantId, run, now, dag).write(actions);
       const seq = run.eventSeq + 1;
       const ignored = actions.length === 0 ? 'timer no longer pending' : undefined;
       await this.appendHistory(m, tenantId, runId, { seq, ev, now, actions, ...(ignored ? { ignored } : {}), error: reason, patch: written.run });
@@ -236,7 +236,7 @@ export class EventPipeline {
     const take = opts.takeFrom === undefined ? undefined : { queue: opts.takeFrom, leaseToken: uuidv4(), leaseMs: ctx.runLeaseMs };
     const history = new HistoryRepository(m);
     // The history row and the run update go in the same statement as the actions' last writes.
-    const written = await new ActionWriter(m, tenantId, run.id, now, dag, take, run.traceparent, run.priority).write(transition.actions, (w) =>
+    const written = await new ActionWriter(m, tenantId, run, now, dag, take).write(transition.actions, (w) =>
       history.parts(tenantId, run.id, historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }), patch: w.run })),
     );
     const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };

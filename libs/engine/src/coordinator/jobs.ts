@@ -19,6 +19,7 @@ export function jobOf(r: JobSource, sensitive: boolean): TaskJob {
     input: (r.input as JsonValue | null) ?? {},
     notBefore: r.notBefore.getTime(),
     ...(sensitive ? { sensitive: true } : {}),
+    ...(r.traceparent ? { traceparent: r.traceparent } : {}),
   };
 }
 

@@ -65,7 +65,7 @@ export class LostTaskSweep {
         if (await probe.hasJob(r.queue, id, { due: r.notBefore.getTime() <= now.getTime() })) continue;
         const queue = await ctx.retrying('lost-task sweep', () => leases.requeue(tenantId, r.taskId, r.attempt, r.leaseToken, ctx.testNow()));
         if (queue === null) continue;
-        ctx.backlog.request(queue);
+        await ctx.backlog.request(queue);
         redispatched++;
         ctx.observe((o) => o.leaseRecovered({ tenantId, runId: r.runId, taskId: r.taskId, nodeId: r.nodeId, attempt: r.attempt, queue, status: r.status }));
         ctx.log.warn(`run ${r.runId}: lease of ${r.status} task ${r.nodeId} (job ${id}) expired and its job is gone from queue ${r.queue}; back in the queue's backlog`);

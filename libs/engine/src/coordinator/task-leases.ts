@@ -45,7 +45,7 @@ export class TaskLeases {
     );
     if (claimed === null) return null;
     // The claim made room in the queue's window of admitted jobs: the backlog may fill it.
-    ctx.backlog.request(claimed.queue);
+    void ctx.backlog.request(claimed.queue);
     return { leaseToken: token, refused: claimed.access === 'denied' };
   }
 

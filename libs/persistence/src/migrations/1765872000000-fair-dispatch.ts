@@ -44,8 +44,9 @@ const READY_TENANTS = `
  *   (`outbox.priority`, 1 first), then the oldest run (run ids are UUIDv7), then the row's order.
  * - Held rows (`hold_reason`): a retry's backoff (`BACKOFF`), a node's concurrency limit
  *   (`CONCURRENCY_LIMIT`) or rate limit (`RATE_LIMIT`), with a sentence (`hold_detail`) and the
- *   time to look again (`held_until`). They are out of the ready set until then; a slot freed
- *   early releases one sooner (the event that ends an attempt). Node slots are counted from the
+ *   time to look again (`held_until`). They are out of the ready set until then. The transaction
+ *   that frees a node slot (an attempt ends, is cancelled or goes back to the backlog) makes the
+ *   best row held by that key ready at once (trigger `tasks_free_node_slot`). Node slots are counted from the
  *   task rows (`PENDING` or `RUNNING` with that key), so no counter can leak; a rate limit is a
  *   sliding window over `flow_rate_starts`, by the database's clock.
  * - `weft_may_take(queue)`: whether a worker's report may take its next attempt on `queue` at once
@@ -84,7 +85,7 @@ export class FairDispatch1765872000000 implements MigrationInterface {
         ADD COLUMN hold_detail text,
         ADD COLUMN held_until timestamptz;
       GRANT SELECT (queue, run_id, priority, hold_reason, hold_detail, held_until) ON outbox TO weft_claimer;
-      GRANT UPDATE (hold_reason, hold_detail, held_until) ON outbox TO weft_claimer;
+      GRANT UPDATE (hold_reason, hold_detail, held_until, enqueued_at) ON outbox TO weft_claimer;
       CREATE INDEX outbox_ready ON outbox (queue, tenant_id, priority, run_id, id) WHERE enqueued_at IS NULL AND hold_reason IS NULL;
       CREATE INDEX outbox_held ON outbox (queue, held_until) WHERE enqueued_at IS NULL AND hold_reason IS NOT NULL;
       CREATE INDEX outbox_held_keys ON outbox (tenant_id, task_id) WHERE enqueued_at IS NULL AND hold_reason = 'CONCURRENCY_LIMIT';
@@ -123,6 +124,22 @@ export class FairDispatch1765872000000 implements MigrationInterface {
       `);
     }
     await q.query(`GRANT SELECT (queues, concurrency, expires_at, draining_since) ON workers TO weft_claimer`);
+    await q.query(`
+      CREATE FUNCTION weft_free_node_slot() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        UPDATE public.outbox o SET hold_reason = NULL, hold_detail = NULL, held_until = NULL
+         WHERE o.tenant_id = OLD.tenant_id AND o.id = (
+           SELECT o2.id FROM public.outbox o2 JOIN public.tasks t ON t.tenant_id = o2.tenant_id AND t.id = o2.task_id
+            WHERE o2.tenant_id = OLD.tenant_id AND o2.enqueued_at IS NULL AND o2.hold_reason = 'CONCURRENCY_LIMIT'
+              AND t.flow_concurrency_key = OLD.flow_concurrency_key
+            ORDER BY o2.priority, o2.run_id, o2.id
+            LIMIT 1 FOR UPDATE OF o2 SKIP LOCKED);
+        RETURN NULL;
+      END $fn$;
+      CREATE TRIGGER tasks_free_node_slot AFTER UPDATE OF status ON tasks FOR EACH ROW
+        WHEN (OLD.flow_concurrency_key IS NOT NULL AND OLD.status IN ('PENDING', 'RUNNING') AND NEW.status NOT IN ('PENDING', 'RUNNING'))
+        EXECUTE FUNCTION weft_free_node_slot();
+    `);
     await q.query(dispatchFunction());
     await q.query(mayTakeFunction());
     await q.query(`
@@ -149,6 +166,8 @@ export class FairDispatch1765872000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
+      DROP TRIGGER tasks_free_node_slot ON tasks;
+      DROP FUNCTION weft_free_node_slot();
       DROP FUNCTION ${PRUNE};
       DROP FUNCTION ${BACKLOG};
       DROP FUNCTION ${MAY_TAKE};
@@ -160,7 +179,7 @@ export class FairDispatch1765872000000 implements MigrationInterface {
       DROP INDEX outbox_held_keys;
       DROP INDEX outbox_held;
       DROP INDEX outbox_ready;
-      REVOKE UPDATE (hold_reason, hold_detail, held_until) ON outbox FROM weft_claimer;
+      REVOKE UPDATE (hold_reason, hold_detail, held_until, enqueued_at) ON outbox FROM weft_claimer;
       REVOKE SELECT (queue, run_id, priority, hold_reason, hold_detail, held_until) ON outbox FROM weft_claimer;
       ALTER TABLE outbox DROP COLUMN held_until, DROP COLUMN hold_detail, DROP COLUMN hold_reason, DROP COLUMN priority;
       DROP INDEX tasks_node_slots;

@@ -38,7 +38,7 @@ export const TASK_STATE_COLUMNS = `t.node_id AS "nodeId", t.id, t.status, t.atte
  */
 export type JobSource = Pick<OutboxEntity, 'tenantId' | 'runId' | 'taskId' | 'attempt' | 'queue' | 'notBefore'> &
   Pick<TaskEntity, 'nodeId' | 'nodeType' | 'runtime' | 'input' | 'status'> &
-  Pick<RunEntity, 'workflowId' | 'version'>;
+  Pick<RunEntity, 'workflowId' | 'version' | 'traceparent'>;
 
 /** The run row columns an event may change besides `event_seq` and `updated_at`. */
 export interface RunPatch {

@@ -29,7 +29,7 @@ export class OutboxRepository extends TenantScopedRepository {
         m,
         `SELECT o.id::text AS "outboxId", o.tenant_id AS "tenantId", o.run_id AS "runId", o.task_id AS "taskId", o.attempt, o.queue,
                 o.not_before AS "notBefore", t.node_id AS "nodeId", t.node_type AS "nodeType", t.runtime, t.status,
-                t.attempt AS "taskAttempt", t.input, r.workflow_id AS "workflowId", r.version
+                t.attempt AS "taskAttempt", t.input, r.workflow_id AS "workflowId", r.version, r.traceparent
            FROM outbox o
            JOIN tasks t ON t.tenant_id = o.tenant_id AND t.id = o.task_id
            JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id

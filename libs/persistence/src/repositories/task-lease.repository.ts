@@ -117,7 +117,7 @@ export class TaskLeaseRepository extends TenantScopedRepository {
         m,
         `SELECT t.tenant_id AS "tenantId", t.run_id AS "runId", t.id AS "taskId", t.attempt, t.queue, t.node_id AS "nodeId",
                 t.node_type AS "nodeType", t.runtime, t.input, t.status, t.lease_token AS "leaseToken",
-                COALESCE(o.not_before, $3::timestamptz) AS "notBefore", r.workflow_id AS "workflowId", r.version
+                COALESCE(o.not_before, $3::timestamptz) AS "notBefore", r.workflow_id AS "workflowId", r.version, r.traceparent
            FROM tasks t
            JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id
            LEFT JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt

@@ -22,10 +22,14 @@ export type NewTask = Pick<TaskEntity, 'id' | 'nodeId' | 'nodeType' | 'queue' | 
 export type NewOutboxRow = Pick<OutboxEntity, 'taskId' | 'attempt' | 'queue' | 'notBefore' | 'priority'> &
   Partial<Pick<OutboxEntity, 'holdReason' | 'holdDetail' | 'heldUntil'>>;
 
-/** What dispatching a stored task again needs of it (a retry, a released iteration). */
-export type StoredDispatch = Pick<TaskEntity, 'nodeId' | 'nodeType' | 'queue' | 'runtime' | 'input' | 'attempt'>;
+/**
+ * What dispatching a stored task again needs of it (a retry, a released iteration); `limited`
+ * when it obeys a node's concurrency or rate limit.
+ */
+export type StoredDispatch = Pick<TaskEntity, 'nodeId' | 'nodeType' | 'queue' | 'runtime' | 'input' | 'attempt'> & { limited: boolean };
 
-const DISPATCH_COLUMNS = `node_id AS "nodeId", node_type AS "nodeType", queue, runtime, input, attempt`;
+const DISPATCH_COLUMNS = `node_id AS "nodeId", node_type AS "nodeType", queue, runtime, input, attempt,
+  (flow_concurrency_key IS NOT NULL OR flow_rate_key IS NOT NULL) AS limited`;
 
 /**
  * The writes of a transition's actions to `tasks` and `outbox`, inside the event's tenant
