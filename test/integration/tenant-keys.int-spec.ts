@@ -13,6 +13,7 @@ import { readCatalogKeys, tenantKeyBreaches } from '../support/tenant-key-rule.j
 /** Tables owned by one tenant: every row has `tenant_id`. */
 const TENANT_TABLES = [
   'api_keys',
+  'concurrency_groups',
   'dispatch_shares',
   'flow_rate_starts',
   'outbox',
@@ -56,6 +57,7 @@ describe('the migrated schema', () => {
     // What the rule looked at, so that an empty answer cannot come from reading nothing.
     expect(catalog.keys.filter((k) => k.kind === 'primary key').map((k) => `${k.table}(${k.columns.join(', ')})`)).toEqual([
       'api_keys(tenant_id, id)',
+      'concurrency_groups(tenant_id, group_key)',
       'dispatch_queues(queue)',
       'dispatch_shares(tenant_id, queue)',
       'migrations(id)',
@@ -81,6 +83,7 @@ describe('the migrated schema', () => {
     ]);
     expect(catalog.foreignKeys.map((f) => `${f.table}(${f.columns.join(', ')}) -> ${f.references}(${f.referencedColumns.join(', ')})`)).toEqual([
       'api_keys(tenant_id) -> tenants(id)',
+      'concurrency_groups(tenant_id) -> tenants(id)',
       'dispatch_shares(tenant_id) -> tenants(id)',
       'flow_rate_starts(tenant_id) -> tenants(id)',
       'queue_reservations(tenant_id) -> tenants(id)',

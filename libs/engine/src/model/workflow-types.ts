@@ -8,8 +8,12 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
-/** The statuses of a run: PENDING until started, RUNNING, then one of three terminal ones. */
+/**
+ * The statuses of a run: QUEUED while it waits for a slot of its concurrency key (no task yet),
+ * PENDING until started, RUNNING, then one of three terminal ones.
+ */
 export const RunStatus = {
+  Queued: 'QUEUED',
   Pending: 'PENDING',
   Running: 'RUNNING',
   Succeeded: 'SUCCEEDED',

@@ -81,6 +81,13 @@ export class RunEntity {
   @Column({ name: 'priority', type: 'smallint', default: 3 })
   priority: number;
 
+  /** The concurrency group the run holds a slot of (scope and resolved key), and its key as resolved; NULL without one. */
+  @Column({ name: 'concurrency_group', type: 'text', nullable: true })
+  concurrencyGroup: string | null;
+
+  @Column({ name: 'concurrency_key', type: 'text', nullable: true })
+  concurrencyKey: string | null;
+
   @Column({ name: 'event_seq', type: 'int' })
   eventSeq: number;
 

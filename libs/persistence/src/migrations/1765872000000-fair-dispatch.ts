@@ -25,6 +25,14 @@ const READY_TENANTS = `
   )`;
 
 /**
+ * Flow control: run slots by concurrency key, and fair dispatch of worker attempts.
+ *
+ * - A run of a workflow with `concurrency` joins a group (`runs.concurrency_group`: the scope and
+ *   the key its start resolved; `runs.concurrency_key` the key as its author wrote it). The group's
+ *   row in `concurrency_groups` is locked by every admission to it and holds the limit of the
+ *   version last admitted; its active runs (RUNNING) and queued runs (QUEUED: no task yet, started
+ *   when a slot frees, priority then oldest) are counted from `runs`, so no counter can leak.
+ *
  * Fair dispatch: the backlog of every queue, and the one place that decides which task attempt
  * goes to a worker next.
  *
@@ -65,7 +73,23 @@ export class FairDispatch1765872000000 implements MigrationInterface {
       CREATE POLICY claimer_dispatch_weights ON tenants FOR SELECT TO weft_claimer USING (true);
       GRANT SELECT (id, dispatch_weight) ON tenants TO weft_claimer;
 
-      ALTER TABLE runs ADD COLUMN priority smallint NOT NULL DEFAULT 3 CHECK (priority BETWEEN 1 AND 5);
+      ALTER TABLE runs
+        ADD COLUMN priority smallint NOT NULL DEFAULT 3 CHECK (priority BETWEEN 1 AND 5),
+        ADD COLUMN concurrency_group text,
+        ADD COLUMN concurrency_key text;
+      CREATE INDEX runs_concurrency_groups ON runs (tenant_id, concurrency_group, status, priority, id) WHERE concurrency_group IS NOT NULL;
+
+      CREATE TABLE concurrency_groups (
+        tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+        group_key text NOT NULL,
+        scope text NOT NULL CHECK (scope IN ('workflow', 'tenant')),
+        workflow_id text,
+        key text NOT NULL,
+        run_limit int NOT NULL CHECK (run_limit BETWEEN 1 AND 1000),
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (tenant_id, group_key)
+      );
+      CREATE INDEX concurrency_groups_workflow ON concurrency_groups (tenant_id, workflow_id, key);
 
       ALTER TABLE tasks
         ADD COLUMN flow_concurrency_key text,
@@ -113,13 +137,13 @@ export class FairDispatch1765872000000 implements MigrationInterface {
       CREATE INDEX flow_rate_starts_window ON flow_rate_starts (tenant_id, rate_key, started_at);
       CREATE INDEX flow_rate_starts_age ON flow_rate_starts (started_at);
     `);
-    for (const table of ['dispatch_shares', 'flow_rate_starts']) {
+    for (const table of ['dispatch_shares', 'flow_rate_starts', 'concurrency_groups']) {
       await q.query(`
         ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY;
         ALTER TABLE ${table} FORCE ROW LEVEL SECURITY;
         CREATE POLICY tenant_isolation ON ${table} USING (tenant_id = weft_current_tenant()) WITH CHECK (tenant_id = weft_current_tenant());
         CREATE POLICY claimer_all_tenants ON ${table} FOR ALL TO weft_claimer USING (true) WITH CHECK (true);
-        GRANT SELECT ON ${table} TO weft_app;
+        GRANT ${table === 'concurrency_groups' ? 'SELECT, INSERT, UPDATE, DELETE' : 'SELECT'} ON ${table} TO weft_app;
         GRANT SELECT, INSERT, UPDATE, DELETE ON ${table} TO weft_claimer;
       `);
     }
@@ -173,6 +197,9 @@ export class FairDispatch1765872000000 implements MigrationInterface {
       DROP FUNCTION ${MAY_TAKE};
       DROP FUNCTION ${DISPATCH};
       REVOKE SELECT (queues, concurrency, expires_at, draining_since) ON workers FROM weft_claimer;
+      DROP TABLE concurrency_groups;
+      DROP INDEX runs_concurrency_groups;
+      ALTER TABLE runs DROP COLUMN concurrency_key, DROP COLUMN concurrency_group;
       DROP TABLE flow_rate_starts;
       DROP TABLE dispatch_shares;
       DROP TABLE dispatch_queues;
