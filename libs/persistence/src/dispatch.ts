@@ -66,3 +66,15 @@ export async function pruneRateStarts(ds: DataSource, before: Date): Promise<num
   const rows = await callDefiner<{ n: number }>(ds, 'SELECT weft_prune_rate_starts($1) AS n', [before]);
   return rows[0]?.n ?? 0;
 }
+
+/** A concurrency group with QUEUED runs and a free slot: a promotion its runs' ends missed. */
+export interface StalledGroup {
+  tenantId: string;
+  groupKey: string;
+}
+
+/** Every tenant's concurrency groups that have QUEUED runs and fewer RUNNING ones than their limit. */
+export async function stalledGroups(ds: DataSource): Promise<StalledGroup[]> {
+  const rows = await callDefiner<{ tenant_id: string; group_key: string }>(ds, 'SELECT * FROM weft_stalled_groups()', []);
+  return rows.map((r) => ({ tenantId: r.tenant_id, groupKey: r.group_key }));
+}

@@ -91,6 +91,34 @@ export interface CoordinatorObserver {
   timerFired(note: TimerFiredNote): void;
   scheduleFired(note: ScheduleFiredNote): void;
   scheduleSkipped(note: ScheduleSkippedNote): void;
+  /** Flow control held a run (QUEUED for a slot of its key) or a task attempt (a node's limit). */
+  flowHeld?(note: FlowHeldNote): void;
+  /** Fair dispatch admitted attempts of `queue`, or a held run started: how long each waited and why. */
+  flowDispatched?(note: FlowDispatchedNote): void;
+  /** A run cancelled by its concurrency key's strategy (the new one, or the oldest). */
+  concurrencyCancelled?(note: ConcurrencyCancelledNote): void;
+}
+
+/** Why flow control holds a run or a task attempt. */
+export type FlowHoldReason = 'CONCURRENCY_LIMIT' | 'RATE_LIMIT' | 'QUEUE_BACKLOG';
+
+/** Runs or attempts held for `reason`, `count` of them. */
+export interface FlowHeldNote {
+  reason: FlowHoldReason;
+  count: number;
+}
+
+/** Runs started from QUEUED (`queue` null) or attempts admitted on `queue`, each with its wait. */
+export interface FlowDispatchedNote {
+  queue: string | null;
+  waits: Array<{ reason: FlowHoldReason; seconds: number }>;
+}
+
+/** A run a concurrency strategy cancelled. */
+export interface ConcurrencyCancelledNote {
+  tenantId: string;
+  runId: string;
+  strategy: 'cancel_newest' | 'cancel_oldest';
 }
 
 /** Options of the coordinator; every field has a default. */

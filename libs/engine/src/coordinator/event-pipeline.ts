@@ -26,6 +26,7 @@ import { message, userError } from './error-mapping.js';
 import { historyEntry, historyEvent, type EventRecord } from './history.js';
 import type { ReportResult } from './inputs.js';
 import { isAttempt } from './input-checks.js';
+import { RunSlots } from './run-slots.js';
 import { RunStore } from './run-store.js';
 import { refuseOverfullSignalBuffer } from './signal-buffer.js';
 import { snapshotNodes } from './snapshot-cache.js';
@@ -58,12 +59,15 @@ export type BuildEvent = (run: RunState) => { ev: RunEvent; version?: number };
  */
 export class EventPipeline {
   private readonly linked: ChildRuns;
+  /** Run slots of concurrency keys: a run that ends frees one. */
+  readonly slots: RunSlots;
 
   constructor(
     private readonly ctx: CoordinatorContext,
     private readonly after: AfterCommit,
   ) {
     this.linked = new ChildRuns(ctx, this.applyLocked);
+    this.slots = new RunSlots(ctx, this.applyLocked);
   }
 
   /**
@@ -140,6 +144,7 @@ export class EventPipeline {
       await this.appendHistory(m, tenantId, runId, { seq, ev, now, actions, ...(ignored ? { ignored } : {}), error: reason, patch: written.run });
       const applied: Applied = { status: finished ? (run.status as RunStatus) : RunStatus.Failed, seq, jobs: [], now };
       if (!finished) noteFinished(applied, run, RunStatus.Failed, now, new Map(), reason);
+      if (!finished && run.concurrencyGroup) await this.slots.promote(m, tenantId, run.concurrencyGroup, applied, 0);
       return applied;
     });
   }
@@ -201,11 +206,14 @@ export class EventPipeline {
    */
   readonly applyLocked: ApplyLocked = async (m, tenantId, run, nodes, dag, ev, now, opts) => {
     const { ctx } = this;
+    // A run QUEUED for a slot of its concurrency key has no task yet; the machine takes it for a
+    // running one (a cancel ends it, a signal is buffered for it), and it stays QUEUED otherwise.
+    const queued = run.status === RunStatus.Queued;
     const snapshot: RunSnapshot = {
       id: run.id,
       workflowId: run.workflowId,
       version: run.version,
-      status: run.status as RunStatus,
+      status: queued ? RunStatus.Running : (run.status as RunStatus),
       context: { input: run.input, config: run.config, tasks: new Map() },
       nodes,
       depth: run.depth,
@@ -239,9 +247,11 @@ export class EventPipeline {
     const written = await new ActionWriter(m, tenantId, run, now, dag, take).write(transition.actions, (w) =>
       history.parts(tenantId, run.id, historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }), patch: w.run })),
     );
-    const applied: Applied = { transition, status: snapshot.status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
+    const status = queued && snapshot.status === RunStatus.Running ? RunStatus.Queued : snapshot.status;
+    const applied: Applied = { transition, status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
     noteRunChanges(applied, run, ev, transition, nodes, now);
     await this.linked.follow(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
+    if (applied.finished && run.concurrencyGroup) await this.slots.promote(m, tenantId, run.concurrencyGroup, applied, opts.nesting ?? 0);
     return applied;
   };
 

@@ -37,12 +37,12 @@ export class RunCoordinator {
     const fireTimer = (tenantId: string, t: Parameters<RunCommands['fireTimer']>[1]) => this.runs.fireTimer(tenantId, t);
     const after = new AfterCommit(ctx, fireTimer);
     const pipeline = new EventPipeline(ctx, after);
-    const starts = new RunStarts(ctx, pipeline.applyLocked);
+    const starts = new RunStarts(ctx, pipeline.applyLocked, pipeline.slots);
     this.runs = new RunCommands(ctx, pipeline, after, starts);
     this.schedules = new ScheduleFires(ctx, starts, after);
     this.leases = new TaskLeases(ctx);
     this.timers = new DueTimers(ctx, fireTimer);
-    this.outbox = new OutboxRelay(ctx);
+    this.outbox = new OutboxRelay(ctx, pipeline.slots, after);
     this.lostTasks = new LostTaskSweep(ctx);
   }
 }

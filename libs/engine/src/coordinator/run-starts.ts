@@ -1,6 +1,7 @@
 import { RunEventRepository, TransientDbError, type RunState, type Transaction } from '@weft/persistence';
-import { RunStatus, type RunEvent } from '../index.js';
+import { runFlowOf, RunStatus, type RunEvent, type WorkflowDag } from '../index.js';
 import type { Applied, ApplyLocked } from './applied.js';
+import type { Admission, RunSlots } from './run-slots.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { DEFAULT_RUN_PRIORITY, type StartRunInput } from './inputs.js';
 import { snapshotNodes } from './snapshot-cache.js';
@@ -32,14 +33,21 @@ export class RunStarts {
   constructor(
     private readonly ctx: CoordinatorContext,
     private readonly apply: ApplyLocked,
+    private readonly slots: RunSlots,
   ) {}
 
   /**
    * Creates a run (UUIDv7 id, RUNNING) and applies its RunStarted in `m`, or returns the run an
    * already used `idempotencyKey` names (also when a concurrent start with the key committed
    * first: the partial unique index decides). Input values must have been checked by the caller.
+   *
+   * A workflow with `concurrency` whose key's group has no free slot: by its strategy, the run is
+   * created QUEUED with no task (`queue`: it starts when a slot frees), or CANCELLED at once
+   * (`cancel_newest`), or the group's oldest running run is cancelled in `m` and this one starts
+   * (`cancel_oldest`).
    * @throws WeftError NOT_FOUND (unknown workflow or version), BAD_USER_INPUT (deprecated
-   * version); MachineError when the machine rejects the start (it rolls back with `m`).
+   * version, a concurrency key that does not resolve); MachineError when the machine rejects the
+   * start (it rolls back with `m`).
    */
   async startIn(m: Transaction, tenantId: string, input: StartRunInput, scheduled?: ScheduledBy): Promise<StartedIn> {
     const { ctx } = this;
@@ -52,6 +60,8 @@ export class RunStarts {
     const dag = await ctx.dag(m, tenantId, input.workflowId, version);
     const now = ctx.testClock?.() ?? dbNow;
     const runId = ctx.newId();
+    const group = this.slots.groupOf(dag, input.workflowId, input.input ?? {}, input.config ?? {});
+    const admission: Admission = group ? await this.slots.admission(m, tenantId, group, dag, now) : { start: true };
     const trace = newRunTrace(input.traceparent);
     const run: RunState = {
       id: runId,
@@ -69,7 +79,8 @@ export class RunStarts {
       createdAt: now,
       traceparent: trace.traceparent,
       traceCallerSpan: trace.callerSpan,
-      priority: input.priority ?? DEFAULT_RUN_PRIORITY,
+      priority: input.priority ?? runFlowOf(dag.definition).priority ?? DEFAULT_RUN_PRIORITY,
+      concurrencyGroup: group?.groupKey ?? null,
     };
     const inserted = await events.insertRun(tenantId, {
       id: runId,
@@ -84,6 +95,9 @@ export class RunStarts {
       scheduleId: scheduled?.scheduleId ?? null,
       nominalTime: scheduled?.nominalTime ?? null,
       priority: run.priority,
+      status: !admission.start && admission.strategy === 'queue' ? RunStatus.Queued : RunStatus.Running,
+      concurrencyGroup: group?.groupKey ?? null,
+      concurrencyKey: group?.key ?? null,
       now,
     });
     if (!inserted) {
@@ -92,9 +106,31 @@ export class RunStarts {
       if (!winner) throw new TransientDbError(undefined, 'idempotency key owner vanished; retrying');
       return { runId: winner, created: false };
     }
+    if (!admission.start) {
+      const why = `concurrency limit ${admission.limit} reached for key ${JSON.stringify(group!.key)}`;
+      if (admission.strategy === 'queue') {
+        this.ctx.observe((o) => o.flowHeld?.({ reason: 'CONCURRENCY_LIMIT', count: 1 }));
+        return { runId, created: true, applied: { status: RunStatus.Queued, seq: 0, jobs: [], now } };
+      }
+      if (admission.strategy === 'cancel_newest') {
+        this.ctx.observe((o) => o.concurrencyCancelled?.({ tenantId, runId, strategy: 'cancel_newest' }));
+        const cancelled = await this.apply(m, tenantId, run, new Map(), dag, { type: 'RunCancelled', reason: `${why} (cancel_newest)` }, now, { rejectedRollsBack: true });
+        return { runId, created: true, applied: cancelled };
+      }
+      const oldest = await this.slots.oldestActive(m, tenantId, group!.groupKey);
+      const superseded = oldest === undefined ? undefined : await this.cancelIn(m, tenantId, oldest, `superseded by run ${runId} (cancel_oldest)`, now);
+      if (superseded) this.ctx.observe((o) => o.concurrencyCancelled?.({ tenantId, runId: oldest!, strategy: 'cancel_oldest' }));
+      const applied = await this.start(m, tenantId, run, dag, input, now);
+      if (superseded) (applied.nested ??= []).push({ runId: oldest!, applied: superseded });
+      return { runId, created: true, applied };
+    }
+    return { runId, created: true, applied: await this.start(m, tenantId, run, dag, input, now) };
+  }
+
+  /** Applies the RunStarted of new run `run` in `m`. */
+  private start(m: Transaction, tenantId: string, run: RunState, dag: WorkflowDag, input: StartRunInput, now: Date): Promise<Applied> {
     const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
-    const applied = await this.apply(m, tenantId, run, new Map(), dag, ev, now, { rejectedRollsBack: true });
-    return { runId, created: true, applied };
+    return this.apply(m, tenantId, run, new Map(), dag, ev, now, { rejectedRollsBack: true });
   }
 
   /**
@@ -104,7 +140,7 @@ export class RunStarts {
   async cancelIn(m: Transaction, tenantId: string, runId: string, reason: string, now: Date): Promise<Applied | undefined> {
     const events = new RunEventRepository(m);
     const run = await events.lock(tenantId, runId);
-    if (!run || run.status !== RunStatus.Running) return undefined;
+    if (!run || (run.status !== RunStatus.Running && run.status !== RunStatus.Queued)) return undefined;
     const tasks = await events.taskStates(tenantId, runId);
     const dag = await this.ctx.dag(m, tenantId, run.workflowId, run.version);
     const applied = await this.apply(m, tenantId, run, snapshotNodes(tasks), dag, { type: 'RunCancelled', reason }, now, { rejectedRollsBack: false });

@@ -4,6 +4,7 @@ const DISPATCH = 'weft_dispatch(text, timestamptz, int, int, int)';
 const MAY_TAKE = 'weft_may_take(text)';
 const BACKLOG = 'weft_backlog_queues(timestamptz)';
 const PRUNE = 'weft_prune_rate_starts(timestamptz)';
+const STALLED = 'weft_stalled_groups()';
 
 /** Serializes every dispatch decision of the database (one transaction-level advisory lock). */
 const DISPATCH_LOCK = 5_746_210_301;
@@ -173,13 +174,23 @@ export class FairDispatch1765872000000 implements MigrationInterface {
           SELECT DISTINCT o.queue FROM public.outbox o
            WHERE o.enqueued_at IS NULL AND (o.hold_reason IS NULL OR o.held_until <= COALESCE(p_now, now()))
         $$;
+      CREATE POLICY claimer_grouped_runs ON runs FOR SELECT TO weft_claimer USING (concurrency_group IS NOT NULL);
+      GRANT SELECT (concurrency_group) ON runs TO weft_claimer;
+      CREATE FUNCTION weft_stalled_groups() RETURNS TABLE (tenant_id uuid, group_key text)
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+        AS $$
+          SELECT g.tenant_id, g.group_key FROM public.concurrency_groups g
+           WHERE EXISTS (SELECT 1 FROM public.runs r WHERE r.tenant_id = g.tenant_id AND r.concurrency_group = g.group_key AND r.status = 'QUEUED')
+             AND (SELECT count(*) FROM public.runs r
+                   WHERE r.tenant_id = g.tenant_id AND r.concurrency_group = g.group_key AND r.status = 'RUNNING') < g.run_limit
+        $$;
       CREATE FUNCTION weft_prune_rate_starts(p_before timestamptz) RETURNS int
         LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
         AS $$
           WITH d AS (DELETE FROM public.flow_rate_starts s WHERE s.started_at < p_before RETURNING 1) SELECT count(*)::int FROM d
         $$;
     `);
-    for (const fn of [DISPATCH, MAY_TAKE, BACKLOG, PRUNE]) {
+    for (const fn of [DISPATCH, MAY_TAKE, BACKLOG, PRUNE, STALLED]) {
       await q.query(`
         ALTER FUNCTION ${fn} OWNER TO weft_claimer;
         REVOKE ALL ON FUNCTION ${fn} FROM PUBLIC;
@@ -192,6 +203,9 @@ export class FairDispatch1765872000000 implements MigrationInterface {
     await q.query(`
       DROP TRIGGER tasks_free_node_slot ON tasks;
       DROP FUNCTION weft_free_node_slot();
+      DROP FUNCTION ${STALLED};
+      DROP POLICY claimer_grouped_runs ON runs;
+      REVOKE SELECT (concurrency_group) ON runs FROM weft_claimer;
       DROP FUNCTION ${PRUNE};
       DROP FUNCTION ${BACKLOG};
       DROP FUNCTION ${MAY_TAKE};

@@ -12,13 +12,14 @@ export type Transaction = EntityManager;
 /** The `runs` columns an event decides on (no output), and when the run was created (for its duration). */
 export type RunState = Pick<
   RunEntity,
-  'id' | 'workflowId' | 'version' | 'status' | 'input' | 'config' | 'eventSeq' | 'parentRunId' | 'parentTaskId' | 'parentAttempt' | 'depth' | 'rootRunId' | 'createdAt' | 'traceparent' | 'traceCallerSpan' | 'priority'
+  'id' | 'workflowId' | 'version' | 'status' | 'input' | 'config' | 'eventSeq' | 'parentRunId' | 'parentTaskId' | 'parentAttempt' | 'depth' | 'rootRunId' | 'createdAt' | 'traceparent' | 'traceCallerSpan' | 'priority' | 'concurrencyGroup'
 >;
 
 /** The `runs` columns of a {@link RunState}, aliased to its field names. */
 export const RUN_STATE_COLUMNS = `id, workflow_id AS "workflowId", version, status, input, config, event_seq AS "eventSeq",
   parent_run_id AS "parentRunId", parent_task_id AS "parentTaskId", parent_attempt AS "parentAttempt", depth, root_run_id AS "rootRunId",
-  created_at AS "createdAt", traceparent, trace_caller_span AS "traceCallerSpan", priority`;
+  created_at AS "createdAt", traceparent, trace_caller_span AS "traceCallerSpan", priority,
+  concurrency_group AS "concurrencyGroup"`;
 
 /**
  * The `tasks` columns the state machine decides on, no inputs or outputs. `error` is read only

@@ -19,3 +19,4 @@ export * from './queue-reservation.repository.js';
 export * from './queue-view.repository.js';
 export * from './schedule.repository.js';
 export * from './schedule-backfill.repository.js';
+export * from './concurrency-group.repository.js';

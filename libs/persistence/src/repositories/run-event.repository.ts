@@ -18,9 +18,14 @@ export interface LockedRun {
   mayTake?: boolean;
 }
 
-/** A new top-level run as its start writes it (status RUNNING, `event_seq` 0). */
+/** A new top-level run as its start writes it (`event_seq` 0). */
 export interface NewRun {
   id: string;
+  /** RUNNING (started at once) or QUEUED (waiting for a slot of its concurrency group). */
+  status: 'RUNNING' | 'QUEUED';
+  /** The concurrency group the run joins and its resolved key; null without one. */
+  concurrencyGroup: string | null;
+  concurrencyKey: string | null;
   workflowId: string;
   version: number;
   input: Json;
@@ -117,7 +122,7 @@ export class RunEventRepository extends TenantScopedRepository {
   }
 
   /**
-   * Inserts a new top-level run (RUNNING, `event_seq` 0). Returns false, inserting nothing, when
+   * Inserts a new top-level run (`event_seq` 0). Returns false, inserting nothing, when
    * the tenant already has a run with `run.idempotencyKey` (the partial unique index decides
    * between concurrent starts).
    */
@@ -126,11 +131,13 @@ export class RunEventRepository extends TenantScopedRepository {
       const r = await sql(
         m,
         `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, idempotency_key, start_node_id,
-                           event_seq, created_at, updated_at, traceparent, trace_caller_span, schedule_id, nominal_time, priority)
-         VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9, $10, $11, $12, $13, $14)
+                           event_seq, created_at, updated_at, traceparent, trace_caller_span, schedule_id, nominal_time, priority,
+                           concurrency_group, concurrency_key)
+         VALUES ($1, $2, $3, $4, $15, $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9, $10, $11, $12, $13, $14, $16, $17)
          ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
          RETURNING id`,
-        [tenantId, run.id, run.workflowId, run.version, JSON.stringify(run.input), JSON.stringify(run.config), run.idempotencyKey, run.startNodeId, run.now, run.traceparent, run.traceCallerSpan, run.scheduleId ?? null, run.nominalTime ?? null, run.priority],
+        [tenantId, run.id, run.workflowId, run.version, JSON.stringify(run.input), JSON.stringify(run.config), run.idempotencyKey, run.startNodeId, run.now, run.traceparent, run.traceCallerSpan, run.scheduleId ?? null, run.nominalTime ?? null, run.priority,
+         run.status, run.concurrencyGroup, run.concurrencyKey],
       );
       return r.rowCount === 1;
     });

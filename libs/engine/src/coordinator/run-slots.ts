@@ -1,0 +1,112 @@
+import { ConcurrencyGroupRepository, stalledGroups, withTenant, type GroupOfRun, type Transaction } from '@weft/persistence';
+import { runConcurrencyKey, runFlowOf, RunStatus, WeftError, type ConcurrencyStrategy, type JsonValue, type RunEvent, type WorkflowDag } from '../index.js';
+import type { Applied, ApplyLocked } from './applied.js';
+import type { CoordinatorContext } from './coordinator-context.js';
+import { message } from './error-mapping.js';
+
+/** What a start does once its group's row is locked: start the run, queue it, or cancel it or the oldest. */
+export type Admission = { start: true } | { start: false; strategy: ConcurrencyStrategy; limit: number; active: number };
+
+/**
+ * Run slots of concurrency keys. A run of a workflow with `concurrency` joins a group, the
+ * workflow's (or with `scope: tenant` the tenant's) runs whose key resolved to the same text, and
+ * holds one of its `limit` slots from the moment it runs until it ends. Every decision locks the
+ * group's row (`concurrency_groups`) and counts the group's runs from `runs`, in the transaction
+ * that starts or ends a run, so a slot can no more leak than a run can stay RUNNING.
+ *
+ * Child runs are not limited by their workflow's `concurrency`: they run inside their parent's
+ * slot, so a child never waits for a slot its ancestor holds.
+ */
+export class RunSlots {
+  constructor(
+    private readonly ctx: CoordinatorContext,
+    private readonly apply: ApplyLocked,
+  ) {}
+
+  /**
+   * The group a top-level run of `dag` with `input` and `config` joins; undefined when its
+   * definition has no `concurrency`.
+   * @throws WeftError BAD_USER_INPUT when the key does not resolve to a string or number of at
+   * most 256 characters (the message names `concurrency.key`).
+   */
+  groupOf(dag: WorkflowDag, workflowId: string, input: JsonValue, config: JsonValue): GroupOfRun | undefined {
+    const flow = runFlowOf(dag.definition).concurrency;
+    if (!flow) return undefined;
+    const resolved = runConcurrencyKey(dag.definition, input, config, this.ctx.templates);
+    if ('error' in resolved) throw new WeftError('BAD_USER_INPUT', `cannot start a run of workflow ${workflowId}: ${resolved.error}`);
+    const { key } = resolved;
+    const tenantWide = flow.scope === 'tenant';
+    return {
+      groupKey: tenantWide ? `tenant:${key}` : `workflow:${workflowId}:${key}`,
+      scope: flow.scope,
+      workflowId: tenantWide ? null : workflowId,
+      key,
+      limit: flow.limit,
+    };
+  }
+
+  /** Locks `group`'s row in `m` (its limit becomes this version's) and decides whether a new run of it starts now. */
+  async admission(m: Transaction, tenantId: string, group: GroupOfRun, dag: WorkflowDag, now: Date): Promise<Admission> {
+    const repo = new ConcurrencyGroupRepository(m);
+    await repo.lock(tenantId, group, now);
+    const { active } = await repo.counts(tenantId, group.groupKey);
+    if (active < group.limit) return { start: true };
+    return { start: false, strategy: runFlowOf(dag.definition).concurrency!.strategy, limit: group.limit, active };
+  }
+
+  /** The oldest RUNNING run of the group (locked by {@link admission}), for `cancel_oldest`. */
+  oldestActive(m: Transaction, tenantId: string, groupKey: string): Promise<string | undefined> {
+    return new ConcurrencyGroupRepository(m).oldestActive(tenantId, groupKey);
+  }
+
+  /**
+   * After a run of group `groupKey` ended in `m`: starts the group's QUEUED runs, priority first,
+   * then oldest, while a slot is free by each run's own version's limit. Their RunStarted events
+   * go in `m` too, and what they did joins `applied.nested` for after-commit. Deeper than one
+   * level of runs started in one transaction (`nesting` > 0), they are left to the scheduler's
+   * {@link promoteStalled}.
+   */
+  async promote(m: Transaction, tenantId: string, groupKey: string, applied: Applied, nesting: number): Promise<void> {
+    if (nesting > 0) return;
+    const repo = new ConcurrencyGroupRepository(m);
+    if (!(await repo.lockExisting(tenantId, groupKey))) return;
+    let { active } = await repo.counts(tenantId, groupKey);
+    for (const run of await repo.nextQueued(tenantId, groupKey, 100)) {
+      const dag = await this.ctx.dag(m, tenantId, run.workflowId, run.version);
+      const limit = runFlowOf(dag.definition).concurrency?.limit ?? Infinity;
+      if (active >= limit) break;
+      if (!(await repo.admit(tenantId, run.id, applied.now))) continue;
+      active++;
+      const seconds = Math.max(0, (applied.now.getTime() - new Date(run.createdAt).getTime()) / 1000);
+      this.ctx.observe((o) => o.flowDispatched?.({ queue: null, waits: [{ reason: 'CONCURRENCY_LIMIT', seconds }] }));
+      const ev: RunEvent = run.startNodeId ? { type: 'RunStarted', startNodeId: run.startNodeId } : { type: 'RunStarted' };
+      const started = await this.apply(m, tenantId, { ...run, status: RunStatus.Running }, new Map(), dag, ev, applied.now, { rejectedRollsBack: false, nesting: nesting + 1 });
+      (applied.nested ??= []).push({ runId: run.id, applied: started });
+    }
+  }
+
+  /**
+   * The scheduler's safety net: every tenant's groups with QUEUED runs and a free slot (an end
+   * whose promotion was left for later) get their promotion now, each in its own transaction.
+   * Resolves how many groups it looked at; `after` gets each run started, after commit.
+   */
+  async promoteStalled(after: (tenantId: string, runId: string, applied: Applied) => Promise<void>): Promise<number> {
+    const { ctx } = this;
+    const groups = await stalledGroups(ctx.ds);
+    for (const g of groups) {
+      try {
+        const applied = await ctx.retrying('promote queued runs', () =>
+          withTenant(ctx.ds, g.tenantId, async (m) => {
+            const done: Applied = { status: RunStatus.Running, seq: 0, jobs: [], now: await ctx.clock(m, g.tenantId) };
+            await this.promote(m, g.tenantId, g.groupKey, done, 0);
+            return done;
+          }),
+        );
+        for (const n of applied.nested ?? []) await after(g.tenantId, n.runId, n.applied);
+      } catch (err) {
+        ctx.log.warn(`concurrency group ${g.groupKey} of tenant ${g.tenantId}: queued runs not started, retrying at the next poll: ${message(err)}`);
+      }
+    }
+    return groups.length;
+  }
+}
