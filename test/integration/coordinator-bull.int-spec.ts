@@ -25,10 +25,10 @@ afterAll(async () => {
 });
 
 describe('coordinator with a real Bull queue', () => {
-  it('enqueues after commit, relays idempotently, delays retries and runs to completion', async () => {
+  it('enqueues after commit, admits idempotently, holds retries in the backlog and runs to completion', async () => {
     const { tenantId } = await createTenant(db.ds);
-    const coordinator = new RunCoordinator(db.ds, queues, new RecordingPublisher(), { logger: new MemoryLogger(), outboxGraceMs: 0 });
-    const node = (id: string) => http(id, { url: `http://example.test/${id}` }, { queue: QUEUE, retry: { max_attempts: 2, backoff_seconds: 30 } });
+    const coordinator = new RunCoordinator(db.ds, queues, new RecordingPublisher(), { logger: new MemoryLogger() });
+    const node = (id: string) => http(id, { url: `http://example.test/${id}` }, { queue: QUEUE, retry: { max_attempts: 2, backoff_seconds: 1 } });
     const { workflowId } = await publishWorkflow(db.ds, tenantId, def([node('a'), node('b')], [edge('a', 'b')]));
     const { runId } = await coordinator.runs.startRun(tenantId, { workflowId });
 
@@ -40,18 +40,26 @@ describe('coordinator with a real Bull queue', () => {
     const job = await q.getJob(jobId(aId, 0));
     expect(job?.data).toMatchObject({ tenantId, runId, taskId: aId, nodeId: 'a', attempt: 0, queue: QUEUE, input: { url: 'http://example.test/a' } });
 
-    // A crash between enqueue and marking the outbox: the relay enqueues again, Bull keeps one job.
-    await withTenant(db.ds, tenantId, (m) => sql(m, `UPDATE outbox SET enqueued_at = NULL WHERE tenant_id = $1 AND task_id = $2`, [tenantId, aId]));
+    // The same attempt admitted twice (the sweep put it back while its job was in fact alive):
+    // the job id is the attempt's, so Bull keeps one job.
+    await withTenant(db.ds, tenantId, (m) =>
+      sql(m, `WITH t AS (UPDATE tasks SET status = 'QUEUED' WHERE tenant_id = $1 AND id = $2) UPDATE outbox SET enqueued_at = NULL WHERE tenant_id = $1 AND task_id = $2`, [tenantId, aId]),
+    );
     expect(await coordinator.outbox.relay(10)).toBe(1);
     expect((await q.getJobCounts()).waiting).toBe(1);
 
-    // A failed attempt is retried as a delayed job with the next attempt's id.
+    // A failed attempt is held in the backlog for its backoff, then admitted with the next attempt's id.
+    await (await q.getJob(jobId(aId, 0)))!.remove();
     await coordinator.runs.reportFailed(tenantId, { runId, taskId: aId, nodeId: 'a', attempt: 0, error: 'HTTP 503' });
-    const retry = await q.getJob(jobId(aId, 1));
+    expect(await q.getJob(jobId(aId, 1))).toBeNull();
+    let retry = null;
+    for (let i = 0; i < 100 && !retry; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await coordinator.outbox.relay(10);
+      retry = await q.getJob(jobId(aId, 1));
+    }
     expect(retry).not.toBeNull();
-    expect(await retry!.isDelayed()).toBe(true);
-    expect(retry!.opts.delay).toBeGreaterThan(25_000);
-    await retry!.promote();
+    expect(await retry!.isDelayed()).toBe(false);
 
     // A worker loop over the real queue: claim, "execute", report.
     const done = new Promise<void>((resolve) => {

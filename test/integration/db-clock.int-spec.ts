@@ -69,11 +69,11 @@ async function dbNow(): Promise<number> {
   return row!.now.getTime();
 }
 
-async function setup(opts: { outboxGraceMs?: number } = {}) {
+async function setup() {
   const { tenantId } = await createTenant(db.ds);
   const dispatcher = new ClockRecordingDispatcher();
   // No `now` option: the production path.
-  const coordinator = new RunCoordinator(db.ds, dispatcher, new RecordingPublisher(), { logger: new MemoryLogger(), runLeaseMs: RUN_LEASE, dispatchLeaseMs: DISPATCH_LEASE, ...opts });
+  const coordinator = new RunCoordinator(db.ds, dispatcher, new RecordingPublisher(), { logger: new MemoryLogger(), runLeaseMs: RUN_LEASE, dispatchLeaseMs: DISPATCH_LEASE });
   const runs = new RunRepository(db.ds);
   const h = {
     tenantId,
@@ -85,9 +85,9 @@ async function setup(opts: { outboxGraceMs?: number } = {}) {
     },
     async task(runId: string, nodeId: string) {
       const r = await withTenant(db.ds, tenantId, (m) =>
-        sql<{ id: string; attempt: number; wake_at: Date | null; lease_expires_at: Date | null; created_at: Date; not_before: Date | null }>(
+        sql<{ id: string; attempt: number; wake_at: Date | null; lease_expires_at: Date | null; created_at: Date; not_before: Date | null; held_until: Date | null }>(
           m,
-          `SELECT t.id, t.attempt, t.wake_at, t.lease_expires_at, t.created_at, o.not_before
+          `SELECT t.id, t.attempt, t.wake_at, t.lease_expires_at, t.created_at, o.not_before, o.held_until
              FROM tasks t LEFT JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt
             WHERE t.tenant_id = $1 AND t.run_id = $2 AND t.node_id = $3`,
           [tenantId, runId, nodeId],
@@ -126,7 +126,7 @@ describe.each([
 
     const retried = await h.start(def([http('a', undefined, { retry: { max_attempts: 2, backoff_seconds: 30 } })]));
     const first = await h.task(retried, 'a');
-    near(first.lease_expires_at?.getTime(), before + DISPATCH_LEASE); // not_before is now
+    near(first.lease_expires_at?.getTime(), before + DISPATCH_LEASE); // admitted at once
     const job = h.dispatcher.calls.at(-1)!;
     near(job.now?.getTime(), before); // the enqueue's delay is measured from the database's now
     const token = await h.coordinator.leases.markRunning(h.tenantId, first.id, 0);
@@ -138,31 +138,36 @@ describe.each([
     const retry = await h.task(retried, 'a');
     expect(retry.attempt).toBe(1);
     near(retry.not_before?.getTime(), before + 30_000);
-    near(retry.lease_expires_at?.getTime(), before + 30_000 + DISPATCH_LEASE);
-    const call = h.dispatcher.calls.at(-1)!;
-    expect(call.jobs[0]).toMatchObject({ attempt: 1 });
-    near(call.jobs[0]!.notBefore - call.now!.getTime(), 30_000); // Bull's delay: the backoff, not the skew
+    // Held in the backlog until then by the database's clock: no lease, no job yet.
+    near(retry.held_until?.getTime(), before + 30_000);
+    expect(retry.lease_expires_at).toBeNull();
+    expect(h.dispatcher.calls.at(-1)!.jobs[0]).toMatchObject({ attempt: 0 });
+    expect(await h.coordinator.outbox.relay(100)).toBe(0);
   });
 
-  it('fires a timer, sweeps a lease and relays an outbox row only when due by the database clock', async () => {
-    const h = await setup({ outboxGraceMs: 500 });
-    // Written while the clock was right: a timer due in one second, a fresh lease, an outbox row
-    // Redis did not take. Then the scheduler's process clock goes off.
+  it('fires a timer, sweeps a lease and admits a held retry only when due by the database clock', async () => {
+    const h = await setup();
+    // Written while the clock was right: a timer due in one second, a fresh lease, a retry held
+    // for a second of backoff. Then the scheduler's process clock goes off.
     const waiting = await h.start(def([wait('w', 1)]));
-    h.dispatcher.failing = true;
-    await h.start(def([http('a')]));
-    h.dispatcher.failing = false;
+    const retried = await h.start(def([http('a', undefined, { retry: { max_attempts: 2, backoff_seconds: 1 } })]));
+    const first = await h.task(retried, 'a');
+    await h.coordinator.runs.reportFailed(h.tenantId, { runId: retried, taskId: first.id, nodeId: 'a', attempt: 0, error: 'HTTP 503' });
     const probe = { hasJob: async () => false };
     skewProcessClock(offset);
 
     expect(await h.coordinator.timers.fireDue(100)).toBe(0);
     expect(await h.coordinator.lostTasks.sweep(100, probe)).toBe(0);
     expect(await h.coordinator.outbox.relay(100)).toBe(0);
+    const retriedJobs = () => h.dispatcher.calls.flatMap((c) => c.jobs).filter((j) => j.runId === retried && j.attempt === 1);
+    expect(retriedJobs()).toEqual([]);
     // The claim functions themselves take NULL as the database's now().
     expect(await claimDueTimers(db.ds, null, 100, 60_000)).toEqual([]);
 
     await sleep(1_200);
-    expect(await h.coordinator.outbox.relay(100)).toBe(1);
+    // Admitted by this poll, or a moment before by the process's timer for the hold's end.
+    await h.coordinator.outbox.relay(100);
+    expect(retriedJobs()).toHaveLength(1);
     expect(await h.coordinator.timers.fireDue(100)).toBe(1);
     expect((await h.run(waiting)).status).toBe('SUCCEEDED');
     expect(await h.coordinator.lostTasks.sweep(100, probe)).toBe(0); // its lease runs 30 s

@@ -31,7 +31,7 @@ export async function coordinatorHarness(ds: DataSource, opts: RunCoordinatorOpt
       return publishWorkflow(ds, tenantId, definition, { workflowId });
     },
     /** Publishes `definition` and starts a run of it. */
-    async start(definition: WorkflowDefinition, extra: { input?: JsonValue; idempotencyKey?: string } = {}) {
+    async start(definition: WorkflowDefinition, extra: { input?: JsonValue; idempotencyKey?: string; priority?: number } = {}) {
       const { workflowId } = await h.publish(definition);
       const { runId } = await coordinator.runs.startRun(tenantId, { workflowId, ...extra });
       return runId;

@@ -23,6 +23,7 @@ export class AfterCommit {
     if (started) ctx.observe((o) => o.runStarted({ tenantId, runId, ...started }));
     if (finished) ctx.observe((o) => o.runFinished({ tenantId, runId, ...finished }));
     if (applied.jobs.length) await ctx.backlog.offer(applied.jobs);
+    if (applied.slotFreedOn) await ctx.backlog.request(applied.slotFreedOn);
     try {
       await ctx.publisher.publish({ tenantId, runId, status: applied.status, seq: applied.seq });
     } catch (err) {

@@ -27,6 +27,8 @@ export interface Applied {
   nested?: Array<{ runId: string; applied: Applied }>;
   /** Parent SUBWORKFLOW tasks woken because this run (or a nested one) ended: fired after commit. */
   wakes?: FireTimerInput[];
+  /** The queue of a reported task that held a node's concurrency slot: its queue's backlog may go on. */
+  slotFreedOn?: string;
   /** The attempt the reporting worker took for itself (eager dispatch); not in `jobs`. */
   taken?: TakenTask;
   /**

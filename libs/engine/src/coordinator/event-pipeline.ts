@@ -185,6 +185,7 @@ export class EventPipeline {
       const dag = await ctx.dag(m, tenantId, run.workflowId, version ?? run.version);
       // A queue reserved for other tenants gives this tenant nothing, not even by eager dispatch.
       const result = await this.applyLocked(m, tenantId, run, nodes, dag, ev, now, locked.mayTake === false ? { ...opts, takeFrom: undefined } : opts);
+      if (locked.slotQueue && (ev.type === 'NodeCompleted' || ev.type === 'NodeFailed')) result.slotFreedOn = locked.slotQueue;
       if (ev.type === 'TimerFired' && result.transition?.ignored !== undefined && isUuid(ev.taskId)) {
         // A timer nobody will act on again must not be claimed again after its lease; one that
         // came too early for a retry is set again for the retry's due time.

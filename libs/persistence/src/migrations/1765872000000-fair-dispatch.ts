@@ -282,8 +282,12 @@ function dispatchFunction(): string {
           EXIT WHEN NOT FOUND;
           v_found := false;
           FOR v_row IN
-            SELECT o.id, o.tenant_id, o.task_id, o.attempt, t.status, t.attempt AS task_attempt,
-                   t.flow_concurrency_key, t.flow_concurrency_limit, t.flow_rate_key, t.flow_rate_limit, t.flow_rate_per_seconds
+            -- Every field cast to the type the statements below were planned with: a column whose
+            -- type a later migration changes cannot break this session's cached plans.
+            SELECT o.id::bigint AS id, o.tenant_id::uuid AS tenant_id, o.task_id::uuid AS task_id, o.attempt::int AS attempt,
+                   t.status::text AS status, t.attempt::int AS task_attempt, t.flow_concurrency_key::text AS flow_concurrency_key,
+                   t.flow_concurrency_limit::int AS flow_concurrency_limit, t.flow_rate_key::text AS flow_rate_key,
+                   t.flow_rate_limit::int AS flow_rate_limit, t.flow_rate_per_seconds::int AS flow_rate_per_seconds
               FROM public.outbox o
               LEFT JOIN public.tasks t ON t.tenant_id = o.tenant_id AND t.id = o.task_id
              WHERE o.queue = p_queue AND o.tenant_id = v_pick.tenant_id AND o.enqueued_at IS NULL AND o.hold_reason IS NULL

@@ -16,6 +16,8 @@ export interface LockedRun {
    * comes first in fair order; undefined when none was asked.
    */
   mayTake?: boolean;
+  /** The reported task's queue when the task holds a slot of a node's concurrency key (an end of its attempt frees one). */
+  slotQueue?: string;
 }
 
 /** A new top-level run as its start writes it (`event_seq` 0). */
@@ -69,7 +71,7 @@ export class RunEventRepository extends TenantScopedRepository {
       const r = await sql<{ run: RunState; db_now: Date; task: TaskState | null; may_take: boolean | null }>(
         m,
         `WITH r AS MATERIALIZED (SELECT ${RUN_STATE_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE),
-              t AS MATERIALIZED (SELECT ${TASK_STATE_COLUMNS} FROM tasks t
+              t AS MATERIALIZED (SELECT ${TASK_STATE_COLUMNS}, CASE WHEN t.flow_concurrency_key IS NOT NULL THEN t.queue END AS "slotQueue" FROM tasks t
                                   WHERE t.tenant_id = $1 AND t.id = $3::uuid AND t.run_id = $2 AND EXISTS (SELECT 1 FROM r)
                                   FOR NO KEY UPDATE)
          SELECT to_jsonb(r) AS run, clock_timestamp() AS db_now, CASE WHEN t.id IS NULL THEN NULL ELSE to_jsonb(t) END AS task,
@@ -81,7 +83,10 @@ export class RunEventRepository extends TenantScopedRepository {
       if (!row) return undefined;
       // to_jsonb gives the timestamp as text.
       const run = { ...row.run, createdAt: new Date(row.run.createdAt as unknown as string) };
-      return { run, dbNow: row.db_now, task: row.task === null ? null : taskFromJson(row.task), ...(row.may_take === null ? {} : { mayTake: row.may_take }) };
+      const slotQueue = (row.task as { slotQueue?: string | null } | null)?.slotQueue;
+      const task = row.task === null ? null : taskFromJson(row.task);
+      if (task) delete (task as { slotQueue?: unknown }).slotQueue;
+      return { run, dbNow: row.db_now, task, ...(row.may_take === null ? {} : { mayTake: row.may_take }), ...(slotQueue ? { slotQueue } : {}) };
     });
   }
 

@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { WeftError, type WorkflowDefinition } from '@weft/engine';
+import type { RunCoordinatorOptions } from '@weft/engine/coordinator';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { coordinatorHarness } from '../support/coordinator-harness.js';
+import { def, http } from '../support/builders.js';
+
+/**
+ * Run slots of concurrency keys: a run holds a slot of its key from the moment it runs until it
+ * ends; over the limit a start is queued, cancelled, or supersedes the oldest. Real PostgreSQL,
+ * recording queue, hand-moved clock.
+ */
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+function setup(opts: RunCoordinatorOptions = {}) {
+  return coordinatorHarness(db.ds, opts);
+}
+
+/** The flow columns of run `runId`, read as the owner. */
+async function flowOf(runId: string): Promise<{ priority: number; concurrencyKey: string | null }> {
+  const rows = (await db.owner.query(`SELECT priority, concurrency_key AS "concurrencyKey" FROM runs WHERE id = $1`, [runId])) as { priority: number; concurrencyKey: string | null }[];
+  return rows[0]!;
+}
+
+/** One HTTP node, its runs limited by `concurrency`. */
+function limited(concurrency: WorkflowDefinition['concurrency'], extra: Partial<WorkflowDefinition> = {}): WorkflowDefinition {
+  return { ...def([http('a')]), concurrency, ...extra };
+}
+
+describe('a concurrency key with the queue strategy', () => {
+  it('never lets two runs of one key overlap while another key proceeds, and starts the queued one when the slot frees', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(limited({ key: '{{ input.customer }}', limit: 1 }));
+    const start = (customer: string) => h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { customer } });
+    const a1 = (await start('acme')).runId;
+    const a2 = (await start('acme')).runId;
+    const b1 = (await start('bolt')).runId;
+
+    expect((await h.run(a1)).status).toBe('RUNNING');
+    expect((await h.run(a2)).status).toBe('QUEUED');
+    expect(await h.statuses(a2)).toEqual({});
+    expect((await h.run(b1)).status).toBe('RUNNING');
+    expect((await flowOf(a2)).concurrencyKey).toBe('acme');
+
+    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === a1));
+    expect((await h.run(a1)).status).toBe('SUCCEEDED');
+    expect((await h.run(a2)).status).toBe('RUNNING');
+    expect(h.dispatcher.jobs.filter((j) => j.runId === a2)).toHaveLength(1);
+    expect((await h.events(a2)).map((e) => e.type)).toEqual(['RunStarted']);
+  });
+
+  it('frees the slot when the running run is cancelled or fails', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(limited({ limit: 1 }));
+    const start = async () => (await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId;
+    const first = await start();
+    const second = await start();
+    const third = await start();
+    expect([(await h.run(second)).status, (await h.run(third)).status]).toEqual(['QUEUED', 'QUEUED']);
+
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId: first });
+    expect((await h.run(second)).status).toBe('RUNNING');
+    expect((await h.run(third)).status).toBe('QUEUED');
+
+    await h.fail('a', 'boom', h.dispatcher.jobs.find((j) => j.runId === second));
+    expect((await h.run(second)).status).toBe('FAILED');
+    expect((await h.run(third)).status).toBe('RUNNING');
+  });
+
+  it('starts a queued run of priority 1 before older queued runs of priority 5', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(limited({ limit: 1 }));
+    const start = async (priority: number) => (await h.coordinator.runs.startRun(h.tenantId, { workflowId, priority })).runId;
+    const holder = await start(3);
+    const low = [await start(5), await start(5)];
+    const urgent = await start(1);
+    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === holder));
+    expect((await h.run(urgent)).status).toBe('RUNNING');
+    expect([(await h.run(low[0]!)).status, (await h.run(low[1]!)).status]).toEqual(['QUEUED', 'QUEUED']);
+  });
+
+  it('cancels a queued run without it ever taking a slot', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(limited({ limit: 1 }));
+    const first = (await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId;
+    const queued = (await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId;
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId: queued });
+    expect((await h.run(queued)).status).toBe('CANCELLED');
+    expect((await h.run(first)).status).toBe('RUNNING');
+  });
+
+  it('starts a queued run the ends left behind from the scheduler poll', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(limited({ limit: 1 }));
+    const first = (await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId;
+    const queued = (await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId;
+    // As if the end's own promotion had been deferred: the slot is free, the run still QUEUED.
+    await db.owner.query(`UPDATE runs SET status = 'FAILED' WHERE id = $1`, [first]);
+    await h.coordinator.outbox.relay(10);
+    expect((await h.run(queued)).status).toBe('RUNNING');
+  });
+});
+
+describe('the cancel strategies', () => {
+  it('cancel_newest: the new run is returned CANCELLED and says why', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(limited({ key: '{{ input.customer }}', limit: 2, strategy: 'cancel_newest' }));
+    const start = async () => (await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { customer: 'acme' } })).runId;
+    const kept = [await start(), await start()];
+    const refused = await start();
+    expect(await h.run(refused)).toMatchObject({ status: 'CANCELLED', error: 'concurrency limit 2 reached for key "acme" (cancel_newest)' });
+    expect(await h.statuses(refused)).toEqual({});
+    for (const id of kept) expect((await h.run(id)).status).toBe('RUNNING');
+  });
+
+  it('cancel_oldest: the oldest run of the key is cancelled in the transaction that admits the new one', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(limited({ key: '{{ input.customer }}', limit: 1, strategy: 'cancel_oldest' }));
+    const start = async (customer: string) => (await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { customer } })).runId;
+    const oldest = await start('acme');
+    const other = await start('bolt');
+    const newest = await start('acme');
+    expect(await h.run(oldest)).toMatchObject({ status: 'CANCELLED' });
+    expect((await h.run(oldest)).error).toContain(`superseded by run ${newest} (cancel_oldest)`);
+    expect(await h.statuses(oldest)).toEqual({ a: 'CANCELLED' });
+    expect((await h.run(newest)).status).toBe('RUNNING');
+    expect((await h.run(other)).status).toBe('RUNNING');
+  });
+});
+
+describe('keys', () => {
+  it('a tenant-scoped key is shared by the workflows of the tenant', async () => {
+    const h = await setup();
+    const one = await h.publish(limited({ key: 'partner', limit: 1, scope: 'tenant' }));
+    const two = await h.publish(limited({ key: 'partner', limit: 1, scope: 'tenant' }));
+    const first = (await h.coordinator.runs.startRun(h.tenantId, { workflowId: one.workflowId })).runId;
+    const second = (await h.coordinator.runs.startRun(h.tenantId, { workflowId: two.workflowId })).runId;
+    expect((await h.run(first)).status).toBe('RUNNING');
+    expect((await h.run(second)).status).toBe('QUEUED');
+  });
+
+  it('a number becomes its text; a list or an over-long key refuses the start naming concurrency.key', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(limited({ key: '{{ input.k }}', limit: 1 }));
+    const started = (await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { k: 42 } })).runId;
+    expect((await flowOf(started)).concurrencyKey).toBe('42');
+    for (const k of [['a'], 'x'.repeat(257)]) {
+      const refused = h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { k } });
+      await expect(refused).rejects.toBeInstanceOf(WeftError);
+      await expect(refused).rejects.toMatchObject({ code: 'BAD_USER_INPUT', message: expect.stringContaining('concurrency.key') });
+    }
+  });
+
+  it('the default priority is the definition’s, and a start may override it', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish({ ...def([http('a')]), priority: 2 });
+    const byDefinition = (await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId;
+    const byStart = (await h.coordinator.runs.startRun(h.tenantId, { workflowId, priority: 5 })).runId;
+    expect((await flowOf(byDefinition)).priority).toBe(2);
+    expect((await flowOf(byStart)).priority).toBe(5);
+  });
+});
