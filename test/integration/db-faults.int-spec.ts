@@ -107,6 +107,11 @@ describe('serialization failures, deadlocks and lock timeouts', () => {
     expect(await h.fail('a', 'HTTP 503')).toEqual({});
     expect(await failFault.hits()).toBe(4);
     await failFault.remove();
+    // The retry's 1 s backoff: then a poll (or this process's timer for the hold) admits it.
+    for (let i = 0; i < 200 && !h.dispatcher.forNode('a').some((j) => j.attempt === 1); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      await h.coordinator.outbox.relay(10);
+    }
     const doneFault = await onEvent(h.tenantId, 'NodeCompleted', act.raise(sqlState), { times: 3 });
     expect(await h.complete('a', { ok: true })).toEqual({});
     expect(await doneFault.hits()).toBe(4);

@@ -53,6 +53,10 @@ describe('migrations', () => {
     expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual(
       [
         'api_keys',
+        'concurrency_groups',
+        'dispatch_queues',
+        'dispatch_shares',
+        'flow_rate_starts',
         'migrations',
         'outbox',
         'queue_reservations',

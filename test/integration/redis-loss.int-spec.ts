@@ -99,9 +99,12 @@ describe('after every Redis key of the installation is lost', () => {
     };
     const q = queues.queue('http');
 
-    // A retry waiting out its backoff as a delayed job.
+    // A retry waiting out its backoff, held in its queue's backlog.
     const retrying = await start(def([http('a', { url: url('/flaky') }, { retry: { max_attempts: 3, backoff_seconds: 2 } })]));
-    await eventually('the first attempt failed and the retry is delayed', async () => (await task(retrying))?.attempt === 1 && (await q.getDelayedCount()) === 1);
+    await eventually('the first attempt failed and the retry is held', async () => {
+      const t = await task(retrying);
+      return t?.attempt === 1 && t.status === 'QUEUED';
+    });
     // Two tasks executing: both worker slots busy.
     const holding = [await start(def([http('a', { url: '{{input.url}}' })]), { url: url('/hold/1') }), await start(def([http('a', { url: '{{input.url}}' })]), { url: url('/hold/2') })];
     await eventually('both worker slots execute', async () => held.length === 2);

@@ -83,6 +83,15 @@ function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
         params: [tenant, backfill, schedule],
       },
     ],
+    [
+      'concurrency_groups',
+      {
+        sql: `INSERT INTO concurrency_groups (tenant_id, group_key, scope, workflow_id, key, run_limit, updated_at) VALUES ($1, $2, 'workflow', $3, 'k', 1, now())`,
+        params: [tenant, `workflow:wf-${n}:k`, `wf-${n}`],
+      },
+    ],
+    ['dispatch_shares', { sql: `INSERT INTO dispatch_shares (tenant_id, queue, vfinish, served_at) VALUES ($1, 'http', 0, now())`, params: [tenant] }],
+    ['flow_rate_starts', { sql: `INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, 'k', now(), $2, 0)`, params: [tenant, task] }],
   ];
 }
 
@@ -100,15 +109,20 @@ const TABLES: Record<string, { tenantColumn: string; touch: string }> = {
   queue_reservations: { tenantColumn: 'tenant_id', touch: `queue = queue` },
   schedules: { tenantColumn: 'tenant_id', touch: `note = note` },
   schedule_backfills: { tenantColumn: 'tenant_id', touch: `total = total` },
+  concurrency_groups: { tenantColumn: 'tenant_id', touch: `key = key` },
+  dispatch_shares: { tenantColumn: 'tenant_id', touch: `vfinish = vfinish` },
+  flow_rate_starts: { tenantColumn: 'tenant_id', touch: `rate_key = rate_key` },
 };
 
 /**
  * The tables that are not tenant data, without row-level security, and exactly what the runtime
  * role may do with each (table privileges, then column privileges as `PRIVILEGE(column)`).
  * `workers`: each worker process writes its own row and the API lists them; a heartbeat or a
- * drain moves only its times.
+ * drain moves only its times. `dispatch_queues`: nothing, the dispatch functions keep it.
  */
 const GLOBAL_TABLES: Record<string, string[]> = {
+  // Each queue's virtual clock of fair dispatch: only the dispatch functions touch it.
+  dispatch_queues: [],
   workers: ['DELETE', 'INSERT', 'SELECT', 'UPDATE(draining_since)', 'UPDATE(expires_at)', 'UPDATE(last_heartbeat_at)'],
 };
 
@@ -385,14 +399,19 @@ describe('the cross-tenant paths', () => {
     );
     expect(acl.map((a) => a.proname)).toEqual([
       'weft_api_key_candidates',
+      'weft_backlog_queues',
       'weft_claim_due_schedules',
       'weft_claim_due_timers',
       'weft_claim_lost_tasks',
       'weft_claim_outbox',
+      'weft_dispatch',
+      'weft_may_take',
       'weft_outbox_stats',
+      'weft_prune_rate_starts',
       'weft_queue_access',
       'weft_queue_reservations',
       'weft_queue_stats',
+      'weft_stalled_groups',
     ]);
     for (const a of acl) expect({ fn: a.proname, owner: a.owner, callers: a.callers }).toEqual({ fn: a.proname, owner: 'weft_claimer', callers: ['weft_app'] });
   });

@@ -43,7 +43,8 @@ async function rejection(p: Promise<unknown>): Promise<{ code: string; message: 
   throw new Error('expected a rejection');
 }
 
-const twoAttempts = (id: string) => http(id, undefined, { retry: { max_attempts: 2, backoff_seconds: 1 } });
+/** Two attempts, the second due at once (so it is admitted from the backlog at once). */
+const twoAttempts = (id: string) => http(id, undefined, { retry: { max_attempts: 2, backoff_seconds: 0 } });
 
 describe('a worker output PostgreSQL cannot store', () => {
   it.each([

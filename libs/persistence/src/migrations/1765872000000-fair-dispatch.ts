@@ -144,7 +144,7 @@ export class FairDispatch1765872000000 implements MigrationInterface {
         ALTER TABLE ${table} FORCE ROW LEVEL SECURITY;
         CREATE POLICY tenant_isolation ON ${table} USING (tenant_id = weft_current_tenant()) WITH CHECK (tenant_id = weft_current_tenant());
         CREATE POLICY claimer_all_tenants ON ${table} FOR ALL TO weft_claimer USING (true) WITH CHECK (true);
-        GRANT ${table === 'concurrency_groups' ? 'SELECT, INSERT, UPDATE, DELETE' : 'SELECT'} ON ${table} TO weft_app;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ${table} TO weft_app;
         GRANT SELECT, INSERT, UPDATE, DELETE ON ${table} TO weft_claimer;
       `);
     }
