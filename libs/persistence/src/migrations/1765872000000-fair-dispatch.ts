@@ -47,8 +47,9 @@ const READY_TENANTS = `
  * - The order: between tenants, weighted fair queueing by virtual time. Each queue has a virtual
  *   clock (`dispatch_queues.vclock`) and each tenant a virtual finish (`dispatch_shares.vfinish`);
  *   the ready tenant with the smallest virtual start (`greatest(vfinish, vclock)`) goes next, and
- *   its finish moves `1 / weight` past that start (`tenants.dispatch_weight`, 1–100). A tenant that
- *   had nothing ready starts at the clock again: idleness earns no credit. With unit-cost tasks
+ *   its finish moves `1 / weight` past that start (`tenants.dispatch_weight`, 1–100); between equal
+ *   starts, the tenant served least recently goes first. A tenant that had nothing ready starts
+ *   at the clock again: idleness earns no credit. With unit-cost tasks
  *   this is deficit round robin with a quantum of the tenant's weight. Within a tenant: priority
  *   (`outbox.priority`, 1 first), then the oldest run (run ids are UUIDv7), then the row's order.
  * - Held rows (`hold_reason`): a retry's backoff (`BACKOFF`), a node's concurrency limit
@@ -330,7 +331,7 @@ function dispatchFunction(): string {
             UPDATE public.tasks t SET status = 'PENDING', updated_at = v_now, lease_expires_at = v_now + p_lease_ms * interval '1 millisecond'
              WHERE t.tenant_id = v_row.tenant_id AND t.id = v_row.task_id AND t.attempt = v_row.attempt AND t.status = 'QUEUED';
             INSERT INTO public.dispatch_shares AS s (tenant_id, queue, vfinish, served_at)
-              VALUES (v_row.tenant_id, p_queue, v_pick.vstart + 1.0 / v_pick.weight, v_now)
+              VALUES (v_row.tenant_id, p_queue, v_pick.vstart + 1.0 / v_pick.weight, clock_timestamp())
               ON CONFLICT (tenant_id, queue) DO UPDATE SET vfinish = EXCLUDED.vfinish, served_at = EXCLUDED.served_at;
             v_vclock := greatest(v_vclock, v_pick.vstart);
             tenant_id := v_row.tenant_id; task_id := v_row.task_id; attempt := v_row.attempt; outbox_id := v_row.id;
