@@ -14,12 +14,18 @@ export interface AdmittedAttempt {
   attempt: number;
   /** `outbox.id` (bigint, as a string). */
   outboxId: string;
+  /** Why it waited: the last limit that held it, else `QUEUE_BACKLOG`. */
+  reason: string;
+  /** How long it waited since it was ready (its backlog row's creation or due time), ms. */
+  waitedMs: number;
 }
 
 /** What one dispatch pass of a queue did. */
 export interface DispatchPass {
   /** The attempts admitted, in fair order. */
   admitted: AdmittedAttempt[];
+  /** The reasons of the rows it held (`CONCURRENCY_LIMIT`, `RATE_LIMIT`), one per row. */
+  held: string[];
   /** The earliest time a held row of the queue is due to be looked at again, or null when none is held. */
   nextAt: Date | null;
   /** The database's clock when the pass ran (or the test clock). */
@@ -36,23 +42,24 @@ export async function dispatchBacklog(
   ds: DataSource,
   opts: { queue: string; now: Date | null; max: number; windowFloor: number; leaseMs: number },
 ): Promise<DispatchPass> {
-  const rows = await callDefiner<{ tenant_id: string | null; task_id: string | null; attempt: number | null; outbox_id: string | null; next_at: Date | null; db_now: Date }>(
-    ds,
-    'SELECT * FROM weft_dispatch($1, $2, $3, $4, $5)',
-    [opts.queue, opts.now, opts.max, opts.windowFloor, opts.leaseMs],
-  );
-  const admitted: AdmittedAttempt[] = [];
-  let nextAt: Date | null = null;
-  let dbNow = opts.now ?? new Date();
+  const rows = await callDefiner<{
+    kind: 'admitted' | 'held' | 'end';
+    tenant_id: string;
+    task_id: string;
+    attempt: number;
+    outbox_id: string;
+    reason: string;
+    waited_ms: number;
+    next_at: Date | null;
+    db_now: Date;
+  }>(ds, 'SELECT * FROM weft_dispatch($1, $2, $3, $4, $5)', [opts.queue, opts.now, opts.max, opts.windowFloor, opts.leaseMs]);
+  const pass: DispatchPass = { admitted: [], held: [], nextAt: null, dbNow: opts.now ?? new Date() };
   for (const r of rows) {
-    if (r.task_id === null) {
-      nextAt = r.next_at;
-      dbNow = r.db_now;
-    } else {
-      admitted.push({ tenantId: r.tenant_id!, taskId: r.task_id, attempt: r.attempt!, outboxId: String(r.outbox_id) });
-    }
+    if (r.kind === 'end') Object.assign(pass, { nextAt: r.next_at, dbNow: r.db_now });
+    else if (r.kind === 'held') pass.held.push(r.reason);
+    else pass.admitted.push({ tenantId: r.tenant_id, taskId: r.task_id, attempt: r.attempt, outboxId: String(r.outbox_id), reason: r.reason, waitedMs: Number(r.waited_ms) });
   }
-  return { admitted, nextAt, dbNow };
+  return pass;
 }
 
 /** The queues with a backlog row that is ready or whose hold is over at `now` (null: the database's clock). */

@@ -1,6 +1,7 @@
 import { backlogQueues, byTenant, dispatchBacklog, OutboxRepository, pruneRateStarts, type AdmittedAttempt } from '@weft/persistence';
 import { jobId, type TaskJob } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
+import type { FlowHoldReason } from './coordinator-options.js';
 import { message } from './error-mapping.js';
 import { jobOf, sensitiveTasks } from './jobs.js';
 
@@ -92,7 +93,13 @@ export class BacklogDispatch {
       dispatchBacklog(ctx.ds, { queue, now: ctx.testNow(), max, windowFloor: ctx.dispatchWindowFloor, leaseMs: ctx.dispatchLeaseMs }),
     );
     if (result.nextAt) this.wakeAt(queue, Math.min(result.nextAt.getTime() - result.dbNow.getTime(), MAX_WAKE_MS));
+    for (const reason of new Set(result.held)) {
+      const count = result.held.filter((r) => r === reason).length;
+      ctx.observe((o) => o.flowHeld?.({ reason: reason as FlowHoldReason, count }));
+    }
     if (!result.admitted.length) return 0;
+    const waits = result.admitted.map((a) => ({ reason: a.reason as FlowHoldReason, seconds: a.waitedMs / 1000 }));
+    ctx.observe((o) => o.flowDispatched?.({ queue, waits }));
     const jobs = await this.jobsOf(result.admitted);
     try {
       await ctx.dispatcher.enqueue(jobs, result.dbNow);

@@ -52,4 +52,8 @@ export class OutboxEntity {
 
   @Column({ name: 'held_until', type: 'timestamptz', nullable: true })
   heldUntil: Date | null;
+
+  /** The reason the row was last held for (kept once it is ready again), for the wait's metric; NULL if never held by a limit. */
+  @Column({ name: 'last_hold', type: 'text', nullable: true })
+  lastHold: string | null;
 }

@@ -109,9 +109,10 @@ export class FairDispatch1765872000000 implements MigrationInterface {
         ADD COLUMN priority smallint NOT NULL DEFAULT 3,
         ADD COLUMN hold_reason text CHECK (hold_reason IN ('BACKOFF', 'CONCURRENCY_LIMIT', 'RATE_LIMIT')),
         ADD COLUMN hold_detail text,
-        ADD COLUMN held_until timestamptz;
-      GRANT SELECT (queue, run_id, priority, hold_reason, hold_detail, held_until) ON outbox TO weft_claimer;
-      GRANT UPDATE (hold_reason, hold_detail, held_until, enqueued_at) ON outbox TO weft_claimer;
+        ADD COLUMN held_until timestamptz,
+        ADD COLUMN last_hold text;
+      GRANT SELECT (queue, run_id, priority, hold_reason, hold_detail, held_until, last_hold) ON outbox TO weft_claimer;
+      GRANT UPDATE (hold_reason, hold_detail, held_until, enqueued_at, last_hold) ON outbox TO weft_claimer;
       CREATE INDEX outbox_ready ON outbox (queue, tenant_id, priority, run_id, id) WHERE enqueued_at IS NULL AND hold_reason IS NULL;
       CREATE INDEX outbox_held ON outbox (queue, held_until) WHERE enqueued_at IS NULL AND hold_reason IS NOT NULL;
       CREATE INDEX outbox_held_keys ON outbox (tenant_id, task_id) WHERE enqueued_at IS NULL AND hold_reason = 'CONCURRENCY_LIMIT';
@@ -221,9 +222,9 @@ export class FairDispatch1765872000000 implements MigrationInterface {
       DROP INDEX outbox_held_keys;
       DROP INDEX outbox_held;
       DROP INDEX outbox_ready;
-      REVOKE UPDATE (hold_reason, hold_detail, held_until, enqueued_at) ON outbox FROM weft_claimer;
-      REVOKE SELECT (queue, run_id, priority, hold_reason, hold_detail, held_until) ON outbox FROM weft_claimer;
-      ALTER TABLE outbox DROP COLUMN held_until, DROP COLUMN hold_detail, DROP COLUMN hold_reason, DROP COLUMN priority;
+      REVOKE UPDATE (hold_reason, hold_detail, held_until, enqueued_at, last_hold) ON outbox FROM weft_claimer;
+      REVOKE SELECT (queue, run_id, priority, hold_reason, hold_detail, held_until, last_hold) ON outbox FROM weft_claimer;
+      ALTER TABLE outbox DROP COLUMN last_hold, DROP COLUMN held_until, DROP COLUMN hold_detail, DROP COLUMN hold_reason, DROP COLUMN priority;
       DROP INDEX tasks_node_slots;
       DROP INDEX tasks_dispatched;
       REVOKE UPDATE (status, updated_at) ON tasks FROM weft_claimer;
@@ -239,14 +240,17 @@ export class FairDispatch1765872000000 implements MigrationInterface {
 
 /**
  * `weft_dispatch(queue, now, max, window_floor, lease_ms)`: admits up to `max` backlog rows of
- * `queue` in fair order, within the queue's free window. Returns one row per admitted attempt
- * (`task_id` set), then one closing row (`task_id` NULL) with the earliest time a held row of the
- * queue is due to be looked at again (`next_at`, NULL when none) and the clock it used (`db_now`).
+ * `queue` in fair order, within the queue's free window. Returns a row per attempt it admitted
+ * (`kind` 'admitted', with how long it waited since it was ready and why: its last hold's reason,
+ * else QUEUE_BACKLOG) or held (`kind` 'held', with the reason), then one closing row (`kind`
+ * 'end') with the earliest time a held row of the queue is due to be looked at again (`next_at`,
+ * NULL when none) and the clock it used (`db_now`).
  */
 function dispatchFunction(): string {
   return `
     CREATE FUNCTION weft_dispatch(p_queue text, p_now timestamptz, p_max int, p_window_floor int, p_lease_ms int)
-      RETURNS TABLE (tenant_id uuid, task_id uuid, attempt int, outbox_id bigint, next_at timestamptz, db_now timestamptz)
+      RETURNS TABLE (kind text, tenant_id uuid, task_id uuid, attempt int, outbox_id bigint, reason text, waited_ms double precision,
+                     next_at timestamptz, db_now timestamptz)
       LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
     AS $fn$
     #variable_conflict use_column
@@ -288,7 +292,8 @@ function dispatchFunction(): string {
             SELECT o.id::bigint AS id, o.tenant_id::uuid AS tenant_id, o.task_id::uuid AS task_id, o.attempt::int AS attempt,
                    t.status::text AS status, t.attempt::int AS task_attempt, t.flow_concurrency_key::text AS flow_concurrency_key,
                    t.flow_concurrency_limit::int AS flow_concurrency_limit, t.flow_rate_key::text AS flow_rate_key,
-                   t.flow_rate_limit::int AS flow_rate_limit, t.flow_rate_per_seconds::int AS flow_rate_per_seconds
+                   t.flow_rate_limit::int AS flow_rate_limit, t.flow_rate_per_seconds::int AS flow_rate_per_seconds,
+                   o.last_hold::text AS last_hold, greatest(o.created_at, o.not_before)::timestamptz AS ready_at
               FROM public.outbox o
               LEFT JOIN public.tasks t ON t.tenant_id = o.tenant_id AND t.id = o.task_id
              WHERE o.queue = p_queue AND o.tenant_id = v_pick.tenant_id AND o.enqueued_at IS NULL AND o.hold_reason IS NULL
@@ -305,9 +310,12 @@ function dispatchFunction(): string {
               SELECT count(*)::int INTO v_active FROM public.tasks t
                WHERE t.tenant_id = v_row.tenant_id AND t.flow_concurrency_key = v_row.flow_concurrency_key AND t.status IN ('PENDING', 'RUNNING');
               IF v_active >= v_row.flow_concurrency_limit THEN
-                UPDATE public.outbox o SET hold_reason = 'CONCURRENCY_LIMIT', held_until = v_now + interval '5 seconds',
+                UPDATE public.outbox o SET hold_reason = 'CONCURRENCY_LIMIT', last_hold = 'CONCURRENCY_LIMIT', held_until = v_now + interval '5 seconds',
                        hold_detail = format('concurrency limit %s reached for key "%s" (%s active)', v_row.flow_concurrency_limit, v_row.flow_concurrency_key, v_active)
                  WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
+                kind := 'held'; reason := 'CONCURRENCY_LIMIT'; tenant_id := v_row.tenant_id; task_id := v_row.task_id;
+                attempt := v_row.attempt; outbox_id := v_row.id; waited_ms := NULL; next_at := NULL; db_now := v_now;
+                RETURN NEXT;
                 CONTINUE;
               END IF;
             END IF;
@@ -318,10 +326,13 @@ function dispatchFunction(): string {
                ORDER BY s.started_at DESC OFFSET v_row.flow_rate_limit - 1 LIMIT 1;
               IF FOUND THEN
                 v_edge := v_edge + v_row.flow_rate_per_seconds * interval '1 second';
-                UPDATE public.outbox o SET hold_reason = 'RATE_LIMIT', held_until = v_edge,
+                UPDATE public.outbox o SET hold_reason = 'RATE_LIMIT', last_hold = 'RATE_LIMIT', held_until = v_edge,
                        hold_detail = format('rate limit "%s" %s per %s s, next start %s', v_row.flow_rate_key, v_row.flow_rate_limit,
                                             v_row.flow_rate_per_seconds, to_char(v_edge AT TIME ZONE 'UTC', 'HH24:MI:SS.MS"Z"'))
                  WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
+                kind := 'held'; reason := 'RATE_LIMIT'; tenant_id := v_row.tenant_id; task_id := v_row.task_id;
+                attempt := v_row.attempt; outbox_id := v_row.id; waited_ms := NULL; next_at := NULL; db_now := v_now;
+                RETURN NEXT;
                 CONTINUE;
               END IF;
               INSERT INTO public.flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt)
@@ -334,7 +345,9 @@ function dispatchFunction(): string {
               VALUES (v_row.tenant_id, p_queue, v_pick.vstart + 1.0 / v_pick.weight, clock_timestamp())
               ON CONFLICT (tenant_id, queue) DO UPDATE SET vfinish = EXCLUDED.vfinish, served_at = EXCLUDED.served_at;
             v_vclock := greatest(v_vclock, v_pick.vstart);
-            tenant_id := v_row.tenant_id; task_id := v_row.task_id; attempt := v_row.attempt; outbox_id := v_row.id;
+            kind := 'admitted'; tenant_id := v_row.tenant_id; task_id := v_row.task_id; attempt := v_row.attempt; outbox_id := v_row.id;
+            reason := COALESCE(v_row.last_hold, 'QUEUE_BACKLOG');
+            waited_ms := greatest(0, extract(epoch FROM v_now - v_row.ready_at) * 1000);
             next_at := NULL; db_now := v_now;
             RETURN NEXT;
             v_free := v_free - 1;
@@ -344,7 +357,7 @@ function dispatchFunction(): string {
         END LOOP;
         UPDATE public.dispatch_queues d SET vclock = v_vclock WHERE d.queue = p_queue AND d.vclock < v_vclock;
       END IF;
-      tenant_id := NULL; task_id := NULL; attempt := NULL; outbox_id := NULL; db_now := v_now;
+      kind := 'end'; tenant_id := NULL; task_id := NULL; attempt := NULL; outbox_id := NULL; reason := NULL; waited_ms := NULL; db_now := v_now;
       SELECT min(o.held_until) INTO next_at FROM public.outbox o WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NOT NULL;
       RETURN NEXT;
     END

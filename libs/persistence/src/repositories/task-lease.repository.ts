@@ -151,7 +151,8 @@ export class TaskLeaseRepository extends TenantScopedRepository {
            FROM t CROSS JOIN c JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id
          ON CONFLICT (tenant_id, task_id) DO UPDATE
            SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before, created_at = EXCLUDED.created_at,
-               claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority, hold_reason = NULL, hold_detail = NULL, held_until = NULL
+               claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority, hold_reason = NULL, hold_detail = NULL, held_until = NULL,
+               last_hold = NULL
          RETURNING queue`,
         [tenantId, taskId, attempt, leaseToken, now],
       );

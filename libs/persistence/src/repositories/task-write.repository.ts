@@ -70,7 +70,7 @@ export class TaskWriteRepository extends TenantScopedRepository {
          ON CONFLICT (tenant_id, task_id) DO UPDATE
            SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
                created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority,
-               hold_reason = EXCLUDED.hold_reason, hold_detail = EXCLUDED.hold_detail, held_until = EXCLUDED.held_until`,
+               hold_reason = EXCLUDED.hold_reason, hold_detail = EXCLUDED.hold_detail, held_until = EXCLUDED.held_until, last_hold = NULL`,
       params: [tenantId, runId, now, JSON.stringify(rows)],
     };
   }

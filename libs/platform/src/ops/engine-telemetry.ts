@@ -1,6 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type {
+  ConcurrencyCancelledNote,
   CoordinatorObserver,
+  FlowDispatchedNote,
+  FlowHeldNote,
   LeaseRecoveredNote,
   RunFinishedNote,
   RunStartedNote,
@@ -93,5 +96,19 @@ export class EngineTelemetry implements CoordinatorObserver {
 
   scheduleSkipped(n: ScheduleSkippedNote): void {
     this.metrics.scheduleSkipped(n.tenantId, n.reason, n.count);
+  }
+
+  flowHeld(n: FlowHeldNote): void {
+    this.metrics.flowHeld.inc({ reason: n.reason }, n.count);
+  }
+
+  flowDispatched(n: FlowDispatchedNote): void {
+    if (n.queue !== null) this.metrics.dispatched.inc({ queue: n.queue }, n.waits.length);
+    for (const w of n.waits) this.metrics.flowWait.observe({ reason: w.reason }, w.seconds);
+  }
+
+  concurrencyCancelled(n: ConcurrencyCancelledNote): void {
+    this.metrics.concurrencyCancelled.inc({ strategy: n.strategy });
+    this.log.log({ msg: `run cancelled by its concurrency key (${n.strategy})`, event: 'run.concurrency_cancelled', tenantId: n.tenantId, runId: n.runId, strategy: n.strategy });
   }
 }

@@ -56,6 +56,10 @@ export class WeftMetrics {
   readonly executionSeconds: Histogram<string>;
   readonly reportSeconds: Histogram<string>;
   readonly leaseRecoveries: Counter<string>;
+  readonly flowHeld: Counter<string>;
+  readonly flowWait: Histogram<string>;
+  readonly concurrencyCancelled: Counter<string>;
+  readonly dispatched: Counter<string>;
   readonly timerLag: Histogram<string>;
   readonly apiRequests: Histogram<string>;
   /** Stored JSON values (and error texts) the API read from the database to answer GraphQL operations. */
@@ -83,6 +87,10 @@ export class WeftMetrics {
     this.executionSeconds = new Histogram({ name: 'weft_task_execution_seconds', help: 'Execution time of worker attempts, by queue, node type and outcome.', labelNames: ['queue', 'node_type', 'outcome'], buckets: SECONDS, registers });
     this.reportSeconds = new Histogram({ name: 'weft_task_report_seconds', help: 'Time to commit a worker attempt\'s report (its event transaction, retries included).', labelNames: ['queue'], buckets: SECONDS, registers });
     this.leaseRecoveries = new Counter({ name: 'weft_lease_recoveries_total', help: 'Attempts whose lease expired with their job gone, re-dispatched by the lease sweep.', labelNames: ['queue'], registers });
+    this.flowHeld = new Counter({ name: 'weft_flow_held_total', help: 'Runs and task attempts flow control held, by reason (CONCURRENCY_LIMIT, RATE_LIMIT).', labelNames: ['reason'], registers });
+    this.flowWait = new Histogram({ name: 'weft_flow_wait_seconds', help: 'From a held run or a ready attempt to its start or admission, by the reason it waited.', labelNames: ['reason'], buckets: LAG_SECONDS, registers });
+    this.concurrencyCancelled = new Counter({ name: 'weft_concurrency_cancelled_total', help: 'Runs cancelled by their concurrency key\'s strategy, by strategy.', labelNames: ['strategy'], registers });
+    this.dispatched = new Counter({ name: 'weft_dispatch_total', help: 'Worker attempts fair dispatch admitted to their queue, by queue.', labelNames: ['queue'], registers });
     this.timerLag = new Histogram({ name: 'weft_timer_lag_seconds', help: 'From a timer\'s due time to the scheduler claiming it.', buckets: SECONDS, registers });
     this.apiRequests = new Histogram({ name: 'weft_api_request_duration_seconds', help: 'GraphQL operations, by root field, operation type and outcome (ok or an error code).', labelNames: ['field', 'type', 'outcome'], buckets: SECONDS, registers });
     this.storedValuesRead = new Counter({
