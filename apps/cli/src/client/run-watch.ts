@@ -86,7 +86,7 @@ const RUN_LINE = 'run status';
 function printRunWait(run: { status: string; waitReason?: string | null; waitDetail?: string | null }, seen: Map<string, string>): void {
   const before = seen.get(RUN_LINE);
   if (!run.waitDetail && before === undefined) return;
-  const key = `${run.status}#${run.waitDetail ?? ''}`;
+  const key = run.status === 'QUEUED' || run.waitDetail ? `${run.status}#${run.waitDetail ?? ''}` : 'left the queue';
   if (before === key) return;
   seen.set(RUN_LINE, key);
   process.stdout.write(`run: ${run.status}${run.waitDetail ? ` (${waitText(run)})` : ''}\n`);
