@@ -1,9 +1,9 @@
 /**
  * Flow control in the console, in a real Chromium: the Flow page (reached from the navigation)
  * lists the tenant's concurrency keys and rate limits; a QUEUED run's page says why it waits, and
- * so does a task waiting out a retry's backoff; the runs list filters on QUEUED. Concurrency
- * groups, the QUEUED run and the rate-limited starts are rows the database owner writes, the way
- * the coordinator and fair dispatch write them.
+ * so does a task waiting out a retry's backoff; the runs list filters on QUEUED. The QUEUED run
+ * is the coordinator's (its concurrency key is full); the rate-limited starts are rows the
+ * database owner writes, the way fair dispatch writes them.
  */
 import { beforeAll, describe, expect } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
@@ -22,16 +22,16 @@ describe('flow control in the browser', () => {
     let tenantId: string;
     ({ client: admin, apiKey: adminKey, tenantId } = await suite.e2e.tenant('browser-flow'));
     const owner = (text: string, params: unknown[]) => suite.e2e.owner.query(text, params);
-    await publish(admin, 'gated', { nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'go', timeout_seconds: 600 } }], edges: [] });
-    const ids = [await start(admin, 'gated'), await start(admin, 'gated'), await start(admin, 'gated')];
+    await publish(admin, 'gated', {
+      nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'go', timeout_seconds: 600 } }],
+      edges: [],
+      concurrency: { key: '{{ input.customer }}', limit: 2 },
+    });
+    const ids = [await start(admin, 'gated', { customer: 'acme' }), await start(admin, 'gated', { customer: 'acme' })];
     const runs = await Promise.all(ids.map((id) => waitRun(admin, id, (r) => task(r, 'gate')?.status === 'WAITING')));
-    await owner(
-      `INSERT INTO concurrency_groups (tenant_id, group_key, scope, workflow_id, key, run_limit, updated_at) VALUES ($1, 'workflow:gated:acme', 'workflow', 'gated', 'acme', 2, now())`,
-      [tenantId],
-    );
-    await owner(`UPDATE runs SET concurrency_group = 'workflow:gated:acme', concurrency_key = 'acme' WHERE id = ANY($1::uuid[])`, [ids]);
-    queuedRun = ids[2]!;
-    await owner(`UPDATE runs SET status = 'QUEUED' WHERE id = $1`, [queuedRun]);
+    // The group is full: the coordinator queues the third run.
+    queuedRun = await start(admin, 'gated', { customer: 'acme' });
+    await waitRun(admin, queuedRun, (r) => r.status === 'QUEUED');
     const gateTask = task(runs[0], 'gate').id;
     await owner(`UPDATE tasks SET flow_rate_key = 'partner', flow_rate_limit = 20, flow_rate_per_seconds = 60 WHERE id = $1`, [gateTask]);
     for (const ago of ['1 second', '10 seconds']) {

@@ -9,9 +9,9 @@ import { getRun, jsNode, publish, rejection, start, startE2E, task, waitRun, typ
  * Flow control through the API and the CLI: a run's priority (from startRun, else from the
  * definition), why QUEUED tasks and runs wait (a retry's backoff, a queue's backlog, a rate
  * limit, a run concurrency limit), the tenant's concurrency keys and rate limits, and the
- * operator's tenant weights. The run admission side of concurrency (QUEUED runs, concurrency
- * groups) and rate-limited starts are set up here as rows written by the database owner, the
- * way the coordinator writes them.
+ * operator's tenant weights. Runs are admitted or queued by the coordinator's run slots; a node's
+ * rate-limited starts and a rate hold are rows written here by the database owner, the way
+ * weft_dispatch writes them (no suite here runs a worker that a rate limit would hold).
  */
 
 /** The dispatch window of a queue no worker serves: the coordinator's default `dispatchWindowFloor`. */
@@ -67,6 +67,13 @@ describe('flow control API', () => {
       expect((await startRun(a, { workflowId: 'gated' })).startRun.priority).toBe(3);
       const [row] = await owner(`SELECT priority FROM runs WHERE id = $1`, [given.id]);
       expect(row.priority).toBe(1);
+    });
+
+    it('starts a run with weft run --priority', async () => {
+      const out = await runWeft(e2e.url, aKey, 'run', 'urgent', '--priority', '4');
+      const id = /^run (\S+) RUNNING\n$/.exec(out)![1]!;
+      expect((await getRun(a, id, 'priority')).priority).toBe(4);
+      await expect(runWeft(e2e.url, aKey, 'run', 'urgent', '--priority', '9')).rejects.toThrow('must be an integer from 1 (first) to 5');
     });
   });
 
@@ -150,30 +157,18 @@ describe('flow control API', () => {
 
   describe('concurrency keys and QUEUED runs', () => {
     let queuedRun: string;
+    const limited = (concurrency: Record<string, unknown>, nodes: unknown[] = gated.nodes) => ({ nodes, edges: [], concurrency });
+    const instant = [{ node_id: 'n', type: 'FORK' }];
 
     beforeAll(async () => {
-      const ids = [await start(a, 'gated'), await start(a, 'gated'), await start(a, 'gated'), await start(a, 'gated')];
-      await Promise.all(ids.map((id) => waitRun(a, id, (r) => r.status === 'RUNNING')));
-      const group = (key: string, scope: string, workflowId: string | null, limit: number) =>
-        owner(`INSERT INTO concurrency_groups (tenant_id, group_key, scope, workflow_id, key, run_limit, updated_at) VALUES ($1, $2, $3, $4, $5, $6, now())`, [
-          A,
-          `${scope}:${workflowId ?? ''}:${key}`,
-          scope,
-          workflowId,
-          key,
-          limit,
-        ]);
-      await group('acme', 'workflow', 'gated', 2);
-      await group('shared', 'tenant', null, 5);
-      await group('unused', 'tenant', null, 1);
-      await group('x', 'workflow', 'other', 3);
-      const join = (id: string, groupKey: string, key: string) => owner(`UPDATE runs SET concurrency_group = $2, concurrency_key = $3 WHERE id = $1`, [id, groupKey, key]);
-      await join(ids[0]!, 'workflow:gated:acme', 'acme');
-      await join(ids[1]!, 'workflow:gated:acme', 'acme');
-      await join(ids[2]!, 'workflow:gated:acme', 'acme');
-      await join(ids[3]!, 'tenant::shared', 'shared');
-      queuedRun = ids[2]!;
-      await owner(`UPDATE runs SET status = 'QUEUED' WHERE id = $1`, [queuedRun]);
+      await publish(a, 'limited', limited({ key: '{{ input.customer }}', limit: 2 }));
+      await publish(a, 'shared-user', limited({ key: '{{ input.db }}', limit: 5, scope: 'tenant' }));
+      await publish(a, 'quick', limited({ key: '{{ input.k }}', limit: 3 }, instant));
+      await publish(a, 'quick-tenant', limited({ key: '{{ input.k }}', limit: 1, scope: 'tenant' }, instant));
+      const running = [await start(a, 'limited', { customer: 'acme' }), await start(a, 'limited', { customer: 'acme' }), await start(a, 'shared-user', { db: 'shared' })];
+      queuedRun = await start(a, 'limited', { customer: 'acme' });
+      await Promise.all(running.map((id) => waitRun(a, id, (r) => r.status === 'RUNNING')));
+      for (const [w, k] of [['quick', 'x'], ['quick-tenant', 'unused']]) await waitRun(a, await start(a, w!, { k }));
     });
 
     it('shows why a QUEUED run waits, and its concurrency key', async () => {
@@ -197,10 +192,10 @@ describe('flow control API', () => {
         edges { cursor node { scope workflowId key limit active queued } } pageInfo { hasNextPage endCursor } } }`;
       const all = (await a.request(q, {})).concurrencyKeys;
       expect(all.edges.map((e: any) => e.node)).toEqual([
-        { scope: 'workflow', workflowId: 'gated', key: 'acme', limit: 2, active: 2, queued: 1 },
+        { scope: 'workflow', workflowId: 'limited', key: 'acme', limit: 2, active: 2, queued: 1 },
         { scope: 'tenant', workflowId: null, key: 'shared', limit: 5, active: 1, queued: 0 },
         { scope: 'tenant', workflowId: null, key: 'unused', limit: 1, active: 0, queued: 0 },
-        { scope: 'workflow', workflowId: 'other', key: 'x', limit: 3, active: 0, queued: 0 },
+        { scope: 'workflow', workflowId: 'quick', key: 'x', limit: 3, active: 0, queued: 0 },
       ]);
       expect(all.pageInfo.hasNextPage).toBe(false);
       const first = (await a.request(q, { n: 2 })).concurrencyKeys;
@@ -210,8 +205,11 @@ describe('flow control API', () => {
       expect(second.edges.map((e: any) => e.node.key)).toEqual(['unused', 'x']);
       expect(second.pageInfo).toEqual({ hasNextPage: false, endCursor: second.edges[1].cursor });
       // One workflow: its own groups and the tenant-scoped groups its runs joined.
-      expect((await a.request(q, { w: 'gated' })).concurrencyKeys.edges.map((e: any) => e.node.key)).toEqual(['acme', 'shared']);
-      expect((await a.request(q, { w: 'other' })).concurrencyKeys.edges.map((e: any) => e.node.key)).toEqual(['x']);
+      const keysOf = async (w: string) => (await a.request(q, { w })).concurrencyKeys.edges.map((e: any) => e.node.key);
+      expect(await keysOf('limited')).toEqual(['acme']);
+      expect(await keysOf('shared-user')).toEqual(['shared']);
+      expect(await keysOf('quick-tenant')).toEqual(['unused']);
+      expect(await keysOf('gated')).toEqual([]);
       expect((await b.request(q, {})).concurrencyKeys.edges).toEqual([]);
     });
 
@@ -225,8 +223,15 @@ describe('flow control API', () => {
     });
 
     it('prints them with weft flow keys, and QUEUED runs with weft runs --status QUEUED', async () => {
-      const out = await runWeft(e2e.url, aKey, 'flow', 'keys', '--workflow', 'gated');
-      expect(out).toBe(['SCOPE     WORKFLOW  KEY     LIMIT  ACTIVE  QUEUED', 'workflow  gated     acme    2      2       1', 'tenant    -         shared  5      1       0', ''].join('\n'));
+      const out = await runWeft(e2e.url, aKey, 'flow', 'keys');
+      expect(out.trimEnd().split('\n').map((line) => line.split(/\s+/))).toEqual([
+        ['SCOPE', 'WORKFLOW', 'KEY', 'LIMIT', 'ACTIVE', 'QUEUED'],
+        ['workflow', 'limited', 'acme', '2', '2', '1'],
+        ['tenant', '-', 'shared', '5', '1', '0'],
+        ['tenant', '-', 'unused', '1', '0', '0'],
+        ['workflow', 'quick', 'x', '3', '0', '0'],
+      ]);
+      expect(await runWeft(e2e.url, aKey, 'flow', 'keys', '--workflow', 'shared-user')).toMatch(/^SCOPE.*\ntenant\s+-\s+shared\s+5\s+1\s+0\n$/);
       const runs = await runWeft(e2e.url, aKey, 'runs', '--status', 'queued');
       expect(runs).toContain(queuedRun);
       const status = await runWeft(e2e.url, aKey, 'run-status', queuedRun);
