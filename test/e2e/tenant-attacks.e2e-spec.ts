@@ -42,6 +42,7 @@ describe("tenant B attacking tenant A's objects", () => {
     cursor: '',
     scheduleId: '',
     backfillId: '',
+    keyCursor: '',
   };
   const sockets: Client[] = [];
 
@@ -120,6 +121,15 @@ describe("tenant B attacking tenant A's objects", () => {
     // A has a backlog on a queue of its own that no worker serves.
     await publish(a, 'a-backlog', { nodes: [{ ...jsNode('queued', 'return {};'), queue: 'a-private' }], edges: [] });
     await start(a, 'a-backlog');
+    // A has a concurrency group and a rate key (rows as the coordinator and weft_dispatch write them).
+    const [{ tenant_id: aTenant }] = await e2e.owner.query(`SELECT tenant_id FROM runs WHERE id = $1`, [A.waitingRun]);
+    await e2e.owner.query(
+      `INSERT INTO concurrency_groups (tenant_id, group_key, scope, workflow_id, key, run_limit, updated_at) VALUES ($1, 'workflow:a-secret:a-secret-key', 'workflow', 'a-secret', 'a-secret-key', 2, now())`,
+      [aTenant],
+    );
+    await e2e.owner.query(`UPDATE runs SET concurrency_group = 'workflow:a-secret:a-secret-key', concurrency_key = 'a-secret-key' WHERE id = $1`, [A.waitingRun]);
+    await e2e.owner.query(`INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, 'a-secret-rate', now(), $2, 0)`, [aTenant, A.taskId]);
+    A.keyCursor = (await a.request(`{ concurrencyKeys { pageInfo { endCursor } } }`)).concurrencyKeys.pageInfo.endCursor;
     // A has a schedule (that fires once a year) and a backfill of it.
     await publish(a, 'a-nightly', { nodes: [{ node_id: 'n', type: 'FORK' }], edges: [] });
     A.scheduleId = (await a.request(`mutation { createSchedule(input: {workflowId: "a-nightly", cron: "@yearly", note: "A-only"}) { id } }`)).createSchedule.id;
@@ -216,6 +226,26 @@ describe("tenant B attacking tenant A's objects", () => {
         const r = await b.request(`{ workers { id queues } }`);
         expect(r.workers.length).toBeGreaterThan(0);
         expect(JSON.stringify(r)).not.toContain('a-private');
+      },
+    },
+    {
+      name: 'lists concurrency keys (of A’s workflow, after A’s cursor): none of A’s',
+      fields: ['concurrencyKeys'],
+      run: async () => {
+        const q = `query($w: String, $a: String) { concurrencyKeys(workflowId: $w, after: $a) { edges { node { key active queued } } } }`;
+        for (const vars of [{}, { w: A.workflowId }, { a: A.keyCursor }]) {
+          expect((await b.request(q, vars)).concurrencyKeys.edges).toEqual([]);
+        }
+        const own = await a.request(`{ concurrencyKeys { edges { node { key active } } } }`);
+        expect(own.concurrencyKeys.edges).toEqual([{ node: { key: 'a-secret-key', active: 1 } }]);
+      },
+    },
+    {
+      name: 'lists rate limits: none of A’s',
+      fields: ['rateLimits'],
+      run: async () => {
+        expect((await b.request(`{ rateLimits { key limit startedInWindow held } }`)).rateLimits).toEqual([]);
+        expect((await a.request(`{ rateLimits { key } }`)).rateLimits).toEqual([{ key: 'a-secret-rate' }]);
       },
     },
     // --- mutations

@@ -32,6 +32,11 @@ export async function startE2E(env: Record<string, string | number> = {}, opts: 
     /** The ops listener (`/metrics`, `/readyz`, `/healthz`) when `env` gives WEFT_METRICS_PORT. */
     metricsUrl: platform.metricsUrl,
     shop,
+    /** The test database's owner connection (no row-level security), to set up rows no API writes. */
+    owner: db.owner,
+    /** The test database's runtime and owner URLs, for the `weft admin` commands. */
+    dbUrl: db.url,
+    dbOwnerUrl: db.ownerUrl,
     /** Creates a tenant; returns its id and a client with its admin key. */
     async tenant(name = 'e2e') {
       const t = await new TenantRepository(db.ds).createTenant(name);

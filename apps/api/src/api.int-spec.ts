@@ -8,6 +8,7 @@ import WebSocket from 'ws';
 import { WeftError, type JsonValue } from '@weft/engine';
 import { RunCommands, ScheduleFires } from '@weft/engine/coordinator';
 import {
+  FlowViewRepository,
   QueueReservationRepository,
   QueueViewRepository,
   RunRepository,
@@ -166,6 +167,8 @@ const commands = {
     { provide: QueueReservationRepository, useValue: { access: async () => new Map() } },
     { provide: QueueViewRepository, useValue: { queues: async () => [] } },
     { provide: WorkerRegistryRepository, useValue: { live: async () => [] } },
+    // Flow control is not exercised here (test/e2e/flow-control.e2e-spec.ts reads it on a real platform).
+    { provide: FlowViewRepository, useValue: {} },
     // Schedules are not exercised here (test/e2e/schedules.e2e-spec.ts drives them on a real platform).
     { provide: ScheduleRepository, useValue: {} },
     { provide: ScheduleBackfillRepository, useValue: {} },
@@ -182,6 +185,7 @@ const commands = {
     QueueReservationRepository,
     QueueViewRepository,
     WorkerRegistryRepository,
+    FlowViewRepository,
     ScheduleRepository,
     ScheduleBackfillRepository,
     VersionLookupRepository,

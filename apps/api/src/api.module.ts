@@ -14,6 +14,8 @@ import { graphqlOptions } from './graphql.options.js';
 import { KeysResolver } from './keys/keys.resolver.js';
 import { KeysService } from './keys/keys.service.js';
 import { WhoamiResolver } from './keys/whoami.resolver.js';
+import { FlowResolver } from './flow/flow.resolver.js';
+import { FlowService } from './flow/flow.service.js';
 import { QueuesResolver } from './queues/queues.resolver.js';
 import { QueuesService } from './queues/queues.service.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
@@ -30,7 +32,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
  * The GraphQL API (HTTP POST /graphql, and graphql-ws on the same path served by
  * {@link SocketServer}). Needs the global
  * CoreModule of @weft/platform beside it, which provides WEFT_CONFIG, RunCommands,
- * RunRepository, WorkflowRepository, TenantRepository and the queue and worker repositories. REDIS_PUBSUB is built here from
+ * RunRepository, WorkflowRepository, TenantRepository, FlowViewRepository and the queue and worker repositories. REDIS_PUBSUB is built here from
  * WEFT_CONFIG.redisUrl (override it to test without Redis).
  */
 @Module({
@@ -64,6 +66,8 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     QueuesResolver,
     SchedulesService,
     SchedulesResolver,
+    FlowService,
+    FlowResolver,
   ],
 })
 export class ApiModule {}

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { contextCommands } from './client/context-commands.js';
+import { flowCommands } from './client/flow-commands.js';
 import { keyCommands } from './client/key-commands.js';
 import { runControlCommands } from './client/run-control-commands.js';
 import { runReadCommands } from './client/run-read-commands.js';
@@ -19,6 +20,7 @@ export function clientCommands(program: Command): void {
   program.commandsGroup('Runs:');
   runControlCommands(program);
   runReadCommands(program);
+  flowCommands(program);
   program.commandsGroup('Schedules:');
   scheduleCommands(program);
   program.commandsGroup('Keys and contexts:');

@@ -3,6 +3,7 @@ import { InvalidArgumentError } from 'commander';
 import type { WeftConfig } from '@weft/platform';
 import type { Roles } from './platform.js';
 import { redactedUrl, withAdminDatabase } from './admin-database.js';
+import { tenantAdminCommands } from './tenant-admin-commands.js';
 
 // The server side loads Nest, TypeORM and Bull only when a server command runs, so the client
 // commands and --help start fast. Through a local module: `nest build` rewrites the path aliases
@@ -160,6 +161,8 @@ export function serverCommands(program: Command): void {
         process.stdout.write(`${JSON.stringify({ tenantId, keyId: created.keyId, name, role: created.role, apiKey: created.apiKey })}\n`);
       });
     });
+
+  tenantAdminCommands(admin);
 }
 
 /** The `admin` commands' tenants: a TenantRepository on the admin database ({@link withAdminDatabase}). */

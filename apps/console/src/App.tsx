@@ -1,5 +1,6 @@
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { Shell } from './layout/Shell.js';
+import { FlowPage } from './pages/FlowPage.js';
 import { KeysPage } from './pages/KeysPage.js';
 import { NotFoundPage } from './pages/NotFoundPage.js';
 import { QueuesPage } from './pages/QueuesPage.js';
@@ -27,6 +28,7 @@ export function App() {
             <Route path="schedules" element={<SchedulesPage />} />
             <Route path="schedules/:scheduleId" element={<SchedulePage />} />
             <Route path="queues" element={<QueuesPage />} />
+            <Route path="flow" element={<FlowPage />} />
             <Route path="keys" element={<KeysPage />} />
             <Route path="*" element={<NotFoundPage />} />
           </Route>

@@ -6,6 +6,7 @@ import {
   createDataSource,
   QueueReservationRepository,
   QueueViewRepository,
+  FlowViewRepository,
   RunRepository,
   ScheduleBackfillRepository,
   ScheduleRepository,
@@ -137,6 +138,7 @@ export class CoreModule {
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
         { provide: QueueReservationRepository, inject: [DataSource], useFactory: (ds: DataSource) => new QueueReservationRepository(ds) },
         { provide: QueueViewRepository, inject: [DataSource], useFactory: (ds: DataSource) => new QueueViewRepository(ds) },
+        { provide: FlowViewRepository, inject: [DataSource], useFactory: (ds: DataSource) => new FlowViewRepository(ds) },
         { provide: WorkerRegistryRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkerRegistryRepository(ds) },
         CoreLifecycle,
       ],
@@ -161,6 +163,7 @@ export class CoreModule {
         TenantRepository,
         QueueReservationRepository,
         QueueViewRepository,
+        FlowViewRepository,
         WorkerRegistryRepository,
       ],
     };

@@ -16,7 +16,7 @@ import {
 } from 'graphql';
 import { getComplexity, type ComplexityEstimator, type ComplexityEstimatorArgs } from 'graphql-query-complexity';
 import { WeftError, type Problem } from '@weft/engine';
-import { RUN_ITEMS_PAGE_MAX, RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from '@weft/persistence';
+import { RATE_LIMITS_MAX, RUN_ITEMS_PAGE_MAX, RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from '@weft/persistence';
 
 /** How much one operation may ask for, over HTTP and graphql-ws alike. */
 export const QUERY_LIMITS = {
@@ -64,8 +64,11 @@ const LIST_LENGTHS: Readonly<Record<string, number>> = {
   // At most 100 (the field's own cap).
   'Run.children': 100,
   'Query.workflows': 50,
+  // At most RATE_LIMITS_MAX (the field's own cap).
+  'Query.rateLimits': RATE_LIMITS_MAX,
   // Sized by the `first` of the field that returned the connection.
   'RunConnection.edges': 1,
+  'ConcurrencyKeyConnection.edges': 1,
 };
 const DEFAULT_LIST_LENGTH = 10;
 

@@ -43,6 +43,12 @@ export class StartRunInput {
   @IsNotEmpty()
   @MaxLength(200)
   idempotencyKey?: string | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description: "Dispatch priority of the run's tasks among the tenant's waiting tasks, 1 (first) to 5. Default: the definition's priority, else 3.",
+  })
+  priority?: number | null;
 }
 
 @InputType()

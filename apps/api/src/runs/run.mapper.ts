@@ -25,6 +25,8 @@ export function toRunObject(r: RunEntity | SizedRun): RunObject {
     scheduleId: r.scheduleId ?? null,
     nominalTime: r.nominalTime ?? null,
     depth: r.depth ?? 0,
+    priority: r.priority ?? 3,
+    concurrencyKey: r.concurrencyKey ?? null,
     seq: r.eventSeq,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,

@@ -1,6 +1,6 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
 import type { JsonValue, RunStatus, TaskStatus } from '@weft/engine';
-import type { EventJsonColumn, JsonBytes, RunJsonColumn, TaskJsonColumn } from '@weft/persistence';
+import type { EventJsonColumn, JsonBytes, RunJsonColumn, RunWait, TaskJsonColumn, TaskWait } from '@weft/persistence';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
 import type { StoredJsonLoader } from './stored-json.loader.js';
 import { RunStatusEnum, TaskStatusEnum } from '../common/statuses.js';
@@ -62,6 +62,17 @@ export class RunObject {
 
   @Field(() => Int, { description: "Nesting depth: 0 for a run started over the API, the parent's depth + 1 for a child run." })
   depth: number;
+
+  @Field(() => Int, {
+    description: "Dispatch priority of the run's tasks within its tenant, 1 (first) to 5: startRun's priority, else the definition's, else 3.",
+  })
+  priority: number;
+
+  @Field(() => String, { nullable: true, description: "The concurrency key the run's start resolved (\"\" for a workflow's one group); null without concurrency." })
+  concurrencyKey: string | null;
+
+  /** The waits of the QUEUED runs of the page this run was read with (one read for the page); else read for this run. */
+  pageWaits?: () => Promise<Map<string, RunWait>>;
 
   @Field(() => Int, { description: 'Sequence number of the last applied event (0 before the first).' })
   seq: number;
@@ -130,6 +141,9 @@ export class TaskObject {
 
   @Field(() => String, { nullable: true })
   queue: string | null;
+
+  /** The backlog rows of the QUEUED tasks of the page this task was read with (one read for the page). */
+  pageWaits?: () => Promise<Map<string, TaskWait>>;
 
   @Field(() => GraphQLDateTime)
   createdAt: Date;

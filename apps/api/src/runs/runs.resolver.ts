@@ -17,6 +17,7 @@ import { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } fr
 import { RunChangeObject, type RunChangedPayload } from './run-change.object.js';
 import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service.js';
 import { RunsService } from './runs.service.js';
+import { WaitReasonEnum, type WaitReason } from '../flow/wait-reason.js';
 
 const validate = createValidationPipe();
 const validateFilter = createValidationPipe(RunFilter);
@@ -158,6 +159,22 @@ export class RunsResolver {
     return rows.then((r) => this.runService.within(ctx, info, r));
   }
 
+  @ResolveField(() => WaitReasonEnum, {
+    nullable: true,
+    description: 'Why a QUEUED run is not running yet: CONCURRENCY_LIMIT (its concurrency key has no free slot); null for a run that is not QUEUED.',
+  })
+  async waitReason(@Parent() run: RunObject): Promise<WaitReason | null> {
+    return (await this.runService.runWait(run))?.reason ?? null;
+  }
+
+  @ResolveField(() => String, {
+    nullable: true,
+    description: 'Why a QUEUED run waits, as a sentence: `concurrency limit 2 reached for key "acme" (2 active, 3 queued)`; null for a run that is not QUEUED.',
+  })
+  async waitDetail(@Parent() run: RunObject): Promise<string | null> {
+    return (await this.runService.runWait(run))?.detail ?? null;
+  }
+
   @ResolveField(() => String, {
     description:
       "The run's DAG as a Mermaid flowchart, each reached node with its status (a for_each node's also with its iteration counts; a SUBWORKFLOW node drawn as a subroutine).",
@@ -191,6 +208,24 @@ export class TaskFieldsResolver {
   output(@Parent() task: TaskObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
     if (task.redacted) return Promise.resolve(null);
     return this.runService.storedJson(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'output' });
+  }
+
+  @ResolveField(() => WaitReasonEnum, {
+    nullable: true,
+    description:
+      'Why a QUEUED task is not running yet: CONCURRENCY_LIMIT or RATE_LIMIT (its node\'s limits hold it), QUEUE_BACKLOG (it waits for a worker slot on its queue); ' +
+      'null for a retry waiting out its backoff (see waitDetail) and for a task that is not QUEUED.',
+  })
+  async waitReason(@Parent() task: TaskObject): Promise<WaitReason | null> {
+    return (await this.runService.taskWait(task))?.reason ?? null;
+  }
+
+  @ResolveField(() => String, {
+    nullable: true,
+    description: 'Why a QUEUED task waits, as a sentence (`rate limit "partner" 20 per 1 s, next start 12:00:01.250Z`, `waiting for a worker slot on queue "http"`); null for a task that is not QUEUED.',
+  })
+  async waitDetail(@Parent() task: TaskObject): Promise<string | null> {
+    return (await this.runService.taskWait(task))?.detail ?? null;
   }
 
   @ResolveField(() => String, { nullable: true })

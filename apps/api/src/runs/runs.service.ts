@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { GraphQLResolveInfo } from 'graphql';
-import { WeftError, type JsonValue } from '@weft/engine';
+import { FLOW_LIMITS, WeftError, type JsonValue } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
 import {
   EVENT_JSON_COLUMNS,
@@ -12,12 +12,17 @@ import {
   RunRepository,
   TASK_JSON_COLUMNS,
   type RunJsonColumn,
+  type RunWait,
   type SizedTask,
+  type TaskWait,
 } from '@weft/persistence';
 import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
 import { toDag, type DagShape } from '../common/graph.js';
+import { checkFirst } from '../common/page-size.js';
 import { mermaidTasks, toMermaid, type MermaidGraph, type MermaidTask } from '../common/mermaid.js';
+import { FlowService } from '../flow/flow.service.js';
+import { runWaitOf, taskWaitOf, type Wait } from '../flow/wait-reason.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
 import type { RunFilter } from './run-filter.input.js';
@@ -48,6 +53,7 @@ export class RunsService {
     private readonly commands: RunCommands,
     private readonly runs: RunRepository,
     private readonly workflows: WorkflowsService,
+    private readonly flow: FlowService,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
     @Optional() private readonly metrics?: WeftMetrics,
   ) {}
@@ -176,8 +182,11 @@ export class RunsService {
       if (!batch) batches.set(key, (batch = this.runs.firstTaskPages(p.tenantId, ids, first, columns)));
       return batch;
     };
+    const queued = page.edges.filter((e) => e.node.status === 'QUEUED').map((e) => e.node.id);
+    let waits: Promise<Map<string, RunWait>> | undefined;
+    const pageWaits = () => (waits ??= this.flow.runWaits(p.tenantId, queued));
     return {
-      edges: page.edges.map((e) => ({ cursor: e.cursor, node: Object.assign(toRunObject(e.node), { pageTasks }) as PagedRun })),
+      edges: page.edges.map((e) => ({ cursor: e.cursor, node: Object.assign(toRunObject(e.node), { pageTasks, pageWaits }) as PagedRun })),
       pageInfo: {
         hasNextPage: page.pageInfo.hasNextPage,
         hasPreviousPage: false,
@@ -193,6 +202,7 @@ export class RunsService {
    * continues.
    */
   async start(p: Principal, input: StartRunInput, traceparent?: string): Promise<RunObject> {
+    checkPriority(input.priority);
     const { runId, created } = await this.commands.startRun(p.tenantId, {
       workflowId: input.workflowId,
       version: input.version ?? undefined,
@@ -200,6 +210,7 @@ export class RunsService {
       config: input.config ?? undefined,
       startNodeId: input.startNodeId ?? undefined,
       idempotencyKey: input.idempotencyKey ?? undefined,
+      priority: input.priority ?? undefined,
       ...(traceparent ? { traceparent } : {}),
     });
     const run = await this.load(p.tenantId, runId);
@@ -253,8 +264,33 @@ export class RunsService {
       const rows = paged && after == null ? ((await paged(n, cols)).get(run.id) ?? []) : await this.runs.taskPage(run.tenantId, run.id, n, after, cols);
       const hidden = await this.sensitive(run, rows);
       const loader = run.jsonLoader;
-      return orderTasks(rows).map((t) => Object.assign(toTaskObject(t, hidden.has(t.nodeId)), loader ? { jsonLoader: loader } : {}));
+      const queued = rows.filter((t) => t.status === 'QUEUED').map((t) => t.id);
+      let waits: Promise<Map<string, TaskWait>> | undefined;
+      const pageWaits = () => (waits ??= queued.length ? this.flow.taskWaits(run.tenantId, queued) : Promise.resolve(new Map()));
+      return orderTasks(rows).map((t) => Object.assign(toTaskObject(t, hidden.has(t.nodeId)), { pageWaits }, loader ? { jsonLoader: loader } : {}));
     });
+  }
+
+  /** Why the run waits (a QUEUED run: its concurrency key's slots); null when it does not. */
+  async runWait(run: RunObject): Promise<Wait | null> {
+    if (run.status !== 'QUEUED') return null;
+    if (!run.pageWaits) {
+      let own: Promise<Map<string, RunWait>> | undefined;
+      run.pageWaits = () => (own ??= this.flow.runWaits(run.tenantId, [run.id]));
+    }
+    const waits = await run.pageWaits();
+    return runWaitOf(run.status, waits.get(run.id));
+  }
+
+  /** Why the task waits (a QUEUED task: its backlog row's hold, else its queue's backlog); null when it does not. */
+  async taskWait(task: TaskObject): Promise<Wait | null> {
+    if (task.status !== 'QUEUED') return null;
+    if (!task.pageWaits) {
+      let own: Promise<Map<string, TaskWait>> | undefined;
+      task.pageWaits = () => (own ??= this.flow.taskWaits(task.tenantId, [task.id]));
+    }
+    const waits = await task.pageWaits();
+    return taskWaitOf(task.status, task.queue, waits.get(task.id));
   }
 
   /** The run's child runs (started by its SUBWORKFLOW tasks), oldest first, at most the first 100 (RUN_CHILDREN_MAX). */
@@ -362,10 +398,15 @@ function pageSize(first: number | null | undefined): number {
   return first ?? RUN_ITEMS_PAGE_DEFAULT;
 }
 
-/** Refuses a page size `first` outside 1…`max` (BAD_USER_INPUT naming `first`); null or undefined pass. */
-function checkFirst(first: number | null | undefined, max: number): void {
-  if (first != null && (!Number.isInteger(first) || first < 1 || first > max)) {
-    throw new WeftError('BAD_USER_INPUT', `first must be between 1 and ${max}`, [{ path: 'first', message: `must be between 1 and ${max}` }]);
+/**
+ * Refuses a start priority that is not an integer from {@link FLOW_LIMITS}.minPriority (1) to
+ * maxPriority (5): BAD_USER_INPUT naming `priority`. Null or undefined pass (the definition's).
+ */
+function checkPriority(priority: number | null | undefined): void {
+  const { minPriority: min, maxPriority: max } = FLOW_LIMITS;
+  if (priority != null && (!Number.isInteger(priority) || priority < min || priority > max)) {
+    const message = `must be an integer from ${min} (first) to ${max}`;
+    throw new WeftError('BAD_USER_INPUT', `priority ${message}, got ${priority}`, [{ path: 'priority', message }]);
   }
 }
 

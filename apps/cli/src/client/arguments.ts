@@ -78,6 +78,13 @@ export function positiveInt(label: string) {
   };
 }
 
+/** `--priority`: a run's dispatch priority, an integer from 1 (first) to 5. */
+export function priority(v: string): number {
+  const n = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || n < 1 || n > 5) throw new InvalidArgumentError('must be an integer from 1 (first) to 5');
+  return n;
+}
+
 /** The API key roles, as the API's enum values. */
 export const ROLES = ['admin', 'operator', 'viewer'];
 
@@ -89,7 +96,7 @@ export function role(v: string): string {
 }
 
 /** The run statuses `--status` takes. */
-export const RUN_STATUSES = ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+export const RUN_STATUSES = ['QUEUED', 'PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 /** A run status in any case, as the API's enum value (`FAILED`). */
 export function runStatus(v: string): string {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { jsonOption, positiveInt, readJsonOptions } from './arguments.js';
+import { jsonOption, positiveInt, priority, readJsonOptions } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import { watchAndReport } from './run-watch.js';
 
@@ -13,12 +13,13 @@ export function runControlCommands(program: Command): void {
     .option('--config <json>', `run config: ${JSON_HELP}`, jsonOption('--config'))
     .option('--version <n>', "definition version (default: the workflow's default version)", positiveInt('--version'))
     .option('--idempotency-key <key>', 'return the existing run for a repeated key')
+    .option('--priority <n>', "dispatch priority of the run's tasks, 1 (first) to 5 (default: the definition's, else 3)", priority)
     .option('--watch', 'stream task progress until the run ends (exit code 3 unless it succeeds)')
-    .action(async (workflowId: string, o: ConnectionFlags & { input: unknown; config?: unknown; version?: number; idempotencyKey?: string; watch?: boolean }) => {
+    .action(async (workflowId: string, o: ConnectionFlags & { input: unknown; config?: unknown; version?: number; idempotencyKey?: string; priority?: number; watch?: boolean }) => {
       const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
       await withClient(o, async (c) => {
         const r = await c.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id status workflowId version } }`, {
-          i: { workflowId, input, config, version: o.version, idempotencyKey: o.idempotencyKey },
+          i: { workflowId, input, config, version: o.version, idempotencyKey: o.idempotencyKey, priority: o.priority },
         });
         process.stdout.write(`run ${r.startRun.id} ${r.startRun.status}\n`);
         if (o.watch) await watchAndReport(c, r.startRun);

@@ -2,16 +2,17 @@ import { attemptLabel, type AttemptLimits } from './attempts.js';
 import { cell, clip, fields, table, took, when } from './output.js';
 import { RUN_PAGE } from './run-pages.js';
 import { iterationSummaries, type TaskRow } from './run-watch.js';
+import { waitText } from './wait-text.js';
 
 /** The fields `run-status` reads of each task. */
-export const RUN_STATUS_TASK_FIELDS = 'id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue createdAt updatedAt finishedAt';
+export const RUN_STATUS_TASK_FIELDS = 'id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt';
 
 /**
  * What `run-status` reads of a run: the whole run, the first page of its tasks (the rest are read
  * page by page), and its place among parent and child runs.
  */
 export const RUN_STATUS_FIELDS = `id status workflowId version input config output error startNodeId idempotencyKey
-  parentRunId parentTaskId depth seq createdAt updatedAt finishedAt
+  parentRunId parentTaskId depth seq priority concurrencyKey waitReason waitDetail createdAt updatedAt finishedAt
   tasks(first: ${RUN_PAGE}) { ${RUN_STATUS_TASK_FIELDS} }
   children { id workflowId status parentTaskId }`;
 
@@ -90,6 +91,9 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
     ['created', when(view.createdAt)],
     ['finished', view.finishedAt ? `${when(view.finishedAt)} (took ${took(view.createdAt, view.finishedAt, now)})` : `- (running for ${took(view.createdAt, null, now)})`],
   ];
+  if (view.priority !== undefined) head.push(['priority', String(view.priority)]);
+  if (view.concurrencyKey != null) head.push(['concurrency key', view.concurrencyKey === '' ? '""' : cell(view.concurrencyKey)]);
+  if (view.waitDetail) head.push(['waiting', waitText(view)]);
   if (view.error) head.push(['error', clip(cell(view.error), SHOWN_CHARS)]);
   if (view.status === 'SUCCEEDED') head.push(['output', clip(cell(view.output), SHOWN_CHARS)]);
   if (view.parent) head.push(['parent', `${view.parent.id} (${cell(view.parent.workflowId)}, ${cell(view.parent.status)}), depth ${view.depth}`]);
@@ -98,7 +102,7 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
     t.status,
     executes(t) ? attemptLabel(t.attempt, limits?.get(t.nodeId)) : '-',
     t.iterations ? cell(t.iterations) : '',
-    t.error ? clip(cell(t.error), SHOWN_CHARS) : t.awaitedSignal ? `waiting for signal ${cell(t.awaitedSignal)}` : t.wakeAt && t.status === 'WAITING' ? `wakes at ${when(t.wakeAt)}` : '',
+    t.error ? clip(cell(t.error), SHOWN_CHARS) : t.waitDetail ? waitText(t) : t.awaitedSignal ? `waiting for signal ${cell(t.awaitedSignal)}` : t.wakeAt && t.status === 'WAITING' ? `wakes at ${when(t.wakeAt)}` : '',
   ]);
   let out = `${fields(head)}\n${table(['NODE', 'STATUS', 'ATTEMPT', 'ITERATIONS', 'DETAIL'], rows)}`;
   const failed = (view.tasks as any[]).flatMap((t) =>

@@ -2,10 +2,11 @@ import type { WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
 import { attemptLabel, attemptLimits, type AttemptLimits } from './attempts.js';
 import { formatData, type OutputFormat } from './output.js';
+import { waitText } from './wait-text.js';
 
 /** The run fields a watch reads from each update (also what `-o json` prints of each update). */
-export const WATCH_FIELDS = `id status workflowId version input output error createdAt finishedAt
-  tasks { nodeId status attempt output error awaitedSignal iteration }`;
+export const WATCH_FIELDS = `id status workflowId version input output error waitReason waitDetail createdAt finishedAt
+  tasks { nodeId status attempt output error awaitedSignal iteration waitReason waitDetail }`;
 
 /** The run statuses after which a run changes no more. */
 export const FINAL_RUN_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
@@ -20,6 +21,8 @@ export interface TaskRow {
   error: string | null;
   awaitedSignal: string | null;
   iteration: number | null;
+  waitReason?: string | null;
+  waitDetail?: string | null;
 }
 
 const COUNT_ORDER = ['COMPLETED', 'RUNNING', 'QUEUED', 'PENDING', 'WAITING', 'FAILED', 'CANCELLED', 'SKIPPED'];
@@ -52,8 +55,9 @@ export function iterationSummaries(tasks: readonly Pick<TaskRow, 'nodeId' | 'sta
  * With `format` `table`, prints one line per task change: `node: STATUS (notes)`, the notes
  * being a for_each node's iteration counts (a new line when they change), the attempt from the
  * second one on, 1-based with the node's limit when `limits` has it (`attempt 2 of 3`), the
- * awaited signal while it waits, and the error. An iteration gets a line of its own, as `node[i]`, only when it
- * fails. With `json` or `yaml`, prints every update whole: one JSON object per line, or one YAML
+ * awaited signal while it waits, why a QUEUED task waits (`RATE_LIMIT: rate limit …`), and the
+ * error. An iteration gets a line of its own, as `node[i]`, only when it fails. A QUEUED run gets
+ * a `run:` line each time why it waits changes, and one when it leaves the queue. With `json` or `yaml`, prints every update whole: one JSON object per line, or one YAML
  * document each (`---`); attempts there are the API's, 0-based.
  */
 export async function watchRun(c: WeftClient, runId: string, limits?: AttemptLimits, format: OutputFormat = 'table'): Promise<any> {
@@ -63,10 +67,29 @@ export async function watchRun(c: WeftClient, runId: string, limits?: AttemptLim
     last = data.runUpdated;
     if (format === 'json') process.stdout.write(`${JSON.stringify(last)}\n`);
     else if (format === 'yaml') process.stdout.write(`---\n${formatData('yaml', last)}`);
-    else printChanges(last.tasks as TaskRow[], seen, limits);
+    else {
+      printRunWait(last, seen);
+      printChanges(last.tasks as TaskRow[], seen, limits);
+    }
     return !FINAL_RUN_STATUSES.includes(last.status);
   }).done;
   return last;
+}
+
+/** Seen-map key of the run's own line (a node id cannot hold a space). */
+const RUN_LINE = 'run status';
+
+/**
+ * Prints `run: QUEUED (REASON: detail)` when a QUEUED run's wait changes, and `run: STATUS` once
+ * it leaves the queue; a run that never waited prints nothing here.
+ */
+function printRunWait(run: { status: string; waitReason?: string | null; waitDetail?: string | null }, seen: Map<string, string>): void {
+  const before = seen.get(RUN_LINE);
+  if (!run.waitDetail && before === undefined) return;
+  const key = run.status === 'QUEUED' || run.waitDetail ? `${run.status}#${run.waitDetail ?? ''}` : 'left the queue';
+  if (before === key) return;
+  seen.set(RUN_LINE, key);
+  process.stdout.write(`run: ${run.status}${run.waitDetail ? ` (${waitText(run)})` : ''}\n`);
 }
 
 function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits: AttemptLimits | undefined): void {
@@ -75,13 +98,14 @@ function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits: Attem
     if (t.iteration != null && t.status !== 'FAILED') continue;
     const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
     const iterations = t.iteration == null ? summaries.get(t.nodeId) : undefined;
-    const key = `${t.status}#${t.attempt}#${t.error ?? ''}#${iterations ?? ''}`;
+    const key = `${t.status}#${t.attempt}#${t.error ?? ''}#${iterations ?? ''}#${t.waitDetail ?? ''}`;
     if (seen.get(name) === key) continue;
     seen.set(name, key);
     const notes = [
       iterations ?? '',
       t.attempt > 0 ? `attempt ${attemptLabel(t.attempt, limits?.get(t.nodeId))}` : '',
       t.awaitedSignal && t.status === 'WAITING' ? `waiting for signal "${t.awaitedSignal}"` : '',
+      waitText(t),
       t.error ? `error: ${t.error}` : '',
     ].filter(Boolean);
     process.stdout.write(`${name}: ${t.status}${notes.length ? ` (${notes.join('; ')})` : ''}\n`);

@@ -19,6 +19,7 @@ export function Shell() {
           <NavLink to="/workflows">Workflows</NavLink>
           <NavLink to="/schedules">Schedules</NavLink>
           <NavLink to="/queues">Queues</NavLink>
+          <NavLink to="/flow">Flow</NavLink>
           {can.administer && <NavLink to="/keys">Keys</NavLink>}
           <a href="/graphql">GraphQL IDE</a>
         </nav>

@@ -20,3 +20,4 @@ export * from './queue-view.repository.js';
 export * from './schedule.repository.js';
 export * from './schedule-backfill.repository.js';
 export * from './concurrency-group.repository.js';
+export * from './flow-view.repository.js';

@@ -12,6 +12,8 @@ import { TenantScopedRepository } from './tenant-scoped.repository.js';
 
 /** Prefix of every raw API key. */
 export const API_KEY_PREFIX = 'weft_';
+/** Bounds of a tenant's dispatch weight (`tenants.dispatch_weight`); new tenants have `default`. */
+export const DISPATCH_WEIGHT = { min: 1, max: 100, default: 1 } as const;
 /** Characters of the raw key kept (in clear) for display: `weft_` plus 8. */
 const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
 
@@ -63,6 +65,39 @@ export class TenantRepository extends TenantScopedRepository {
       await sql(m, `INSERT INTO tenants (id, name) VALUES ($1, $2)`, [tenantId, name]);
       const key = await insertKey(m, tenantId, opts.keyName ?? 'admin', 'admin');
       return { ...key, name };
+    });
+  }
+
+  /**
+   * The tenant's weight in fair dispatch between tenants (`tenants.dispatch_weight`, 1–100, 1
+   * by default): a tenant of weight 2 is admitted twice as many attempts as one of weight 1 on
+   * a queue both wait on. Null when the tenant does not exist.
+   */
+  async dispatchWeight(tenantId: string): Promise<number | null> {
+    if (!isUuid(tenantId)) return null;
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<{ dispatch_weight: number }>(m, `SELECT dispatch_weight FROM tenants WHERE id = $1`, [tenantId]);
+      return r.rows[0]?.dispatch_weight ?? null;
+    });
+  }
+
+  /**
+   * Sets the tenant's dispatch weight to `weight` (an integer 1–100, else a RangeError naming the
+   * bounds); returns the weight it had, or null when the tenant does not exist (nothing written).
+   */
+  async setDispatchWeight(tenantId: string, weight: number): Promise<number | null> {
+    if (!Number.isInteger(weight) || weight < DISPATCH_WEIGHT.min || weight > DISPATCH_WEIGHT.max) {
+      throw new RangeError(`dispatch weight must be an integer from ${DISPATCH_WEIGHT.min} to ${DISPATCH_WEIGHT.max}, got ${weight}`);
+    }
+    if (!isUuid(tenantId)) return null;
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<{ previous: number }>(
+        m,
+        `UPDATE tenants t SET dispatch_weight = $2 FROM (SELECT id, dispatch_weight AS previous FROM tenants WHERE id = $1 FOR UPDATE) p
+          WHERE t.id = p.id RETURNING p.previous`,
+        [tenantId, weight],
+      );
+      return r.rows[0]?.previous ?? null;
     });
   }
 

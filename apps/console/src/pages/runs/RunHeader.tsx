@@ -2,6 +2,7 @@ import { Link } from 'react-router';
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { TimeCell, WorkflowLink } from './RunsTable.js';
 import { elapsed, formatDuration } from './time.js';
+import { waitReasonLabel } from './wait.js';
 import type { RunDetail } from './types.js';
 
 /** The run's identity, status, times, parent and error. */
@@ -47,6 +48,16 @@ export function RunHeader(props: { run: RunDetail }) {
           <dt>Last event</dt>
           <dd>#{run.seq}</dd>
         </div>
+        <div>
+          <dt>Priority</dt>
+          <dd title="1 runs first, 5 last">{run.priority}</dd>
+        </div>
+        {run.concurrencyKey !== null && (
+          <div>
+            <dt>Concurrency key</dt>
+            <dd className="mono">{run.concurrencyKey === '' ? '""' : run.concurrencyKey}</dd>
+          </div>
+        )}
         {run.scheduleId && (
           <>
             <div>
@@ -69,6 +80,11 @@ export function RunHeader(props: { run: RunDetail }) {
           </div>
         )}
       </dl>
+      {run.waitDetail && (
+        <div className="run-wait" data-testid="run-wait" role="status">
+          <strong>Waiting{run.waitReason ? ` (${waitReasonLabel(run.waitReason)})` : ''}:</strong> {run.waitDetail}
+        </div>
+      )}
       {run.error && (
         <div className="run-error">
           <strong>{run.status === 'CANCELLED' ? 'Cancelled' : 'Error'}:</strong> <span className="pre-wrap">{run.error}</span>

@@ -1,6 +1,7 @@
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { JsonField } from './JsonField.js';
 import { displayAttempt } from './model.js';
+import { waitReasonLabel } from './wait.js';
 import { TimeCell } from './RunsTable.js';
 import type { Task } from './types.js';
 
@@ -25,7 +26,7 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
             <th scope="col">Created</th>
             <th scope="col">Updated</th>
             <th scope="col">Finished</th>
-            <th scope="col">Awaited signal</th>
+            <th scope="col">Waiting for</th>
             <th scope="col">Error</th>
             <th scope="col">Input</th>
             <th scope="col">Output</th>
@@ -57,7 +58,7 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
                 <td className="nowrap"><TimeCell at={t.createdAt} short /></td>
                 <td className="nowrap"><TimeCell at={t.updatedAt} short /></td>
                 <td className="nowrap"><TimeCell at={t.finishedAt} short /></td>
-                <td className="nowrap">
+                <td className="task-waiting">
                   <Waiting task={t} />
                 </td>
                 <td className="task-error">{t.error ? <span className="pre-wrap">{t.error}</span> : <span className="muted">—</span>}</td>
@@ -72,10 +73,20 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
   );
 }
 
-/** What a task waits for: its signal, and while it waits, when it wakes up (timer or timeout). */
+/**
+ * What a task waits for: its signal, and while it waits, when it wakes up (timer or timeout);
+ * for a QUEUED task, why it is not running yet.
+ */
 function Waiting(props: { task: Task }) {
   const { task } = props;
   const parts = [];
+  if (task.waitDetail) {
+    parts.push(
+      <div key="q" className="task-wait" data-wait-reason={task.waitReason ?? undefined}>
+        {task.waitReason && <span className="mark">{waitReasonLabel(task.waitReason)}</span>} <span className="pre-wrap">{task.waitDetail}</span>
+      </div>,
+    );
+  }
   if (task.awaitedSignal) parts.push(<div key="s">signal <code>{task.awaitedSignal}</code></div>);
   if (task.wakeAt && task.status === 'WAITING') parts.push(<div key="w">until <TimeCell at={task.wakeAt} short /></div>);
   return parts.length ? <>{parts}</> : <span className="muted">—</span>;

@@ -27,13 +27,14 @@ export const RUN_CHANGED = /* GraphQL */ `
 export const RUN_PAGE = 1000;
 
 const TASK_FIELDS = `id nodeId nodeType status attempt iteration input output error
-    createdAt updatedAt finishedAt wakeAt awaitedSignal branches queue`;
+    createdAt updatedAt finishedAt wakeAt awaitedSignal branches queue waitReason waitDetail`;
 const EVENT_FIELDS = `seq type nodeId attempt at payload actions ignored error`;
 
 /** Everything the run page shows: the query and the subscription ask for exactly these. */
 const RUN_DETAIL_FIELDS = `
   ${RUN_SUMMARY_FIELDS}
   input config output error parentRunId parentTaskId depth scheduleId nominalTime
+  priority concurrencyKey waitReason waitDetail
   tasks(first: ${RUN_PAGE}) { ${TASK_FIELDS} }
   history(first: ${RUN_PAGE}) { ${EVENT_FIELDS} }
   children { id status parentTaskId workflowId }

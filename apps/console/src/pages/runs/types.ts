@@ -1,7 +1,7 @@
 import type { Graph } from '../../api/graph.js';
 
 /** Run statuses (RunStatus). */
-export const RUN_STATUSES = ['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export const RUN_STATUSES = ['QUEUED', 'PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** A JSON value as the API sends it (the JSON scalar). */
@@ -48,6 +48,9 @@ export interface Task {
   awaitedSignal: string | null;
   branches: string[] | null;
   queue: string | null;
+  /** Why a QUEUED task waits (WaitReason); null for a retry's backoff, which waitDetail explains, and when it does not wait. */
+  waitReason: string | null;
+  waitDetail: string | null;
 }
 
 export interface RunEvent {
@@ -78,6 +81,13 @@ export interface RunDetail extends RunSummary {
   parentRunId: string | null;
   parentTaskId: string | null;
   depth: number;
+  /** Dispatch priority of the run's tasks, 1 (first) to 5. */
+  priority: number;
+  /** The concurrency key the run's start resolved; null without concurrency. */
+  concurrencyKey: string | null;
+  /** Why a QUEUED run waits (WaitReason) and the sentence saying so; null when it does not wait. */
+  waitReason: string | null;
+  waitDetail: string | null;
   /** The schedule that started the run, and the fire time it was started for. */
   scheduleId: string | null;
   nominalTime: string | null;

@@ -1,0 +1,31 @@
+import { describe, expect, it } from '@jest/globals';
+import { runWaitOf, taskWaitOf } from './wait-reason.js';
+
+describe('why a run or task waits', () => {
+  it('names a QUEUED run’s key, its limit and how full the group is', () => {
+    expect(runWaitOf('QUEUED', { key: 'acme', limit: 2, active: 2, queued: 3 })).toEqual({
+      reason: 'CONCURRENCY_LIMIT',
+      detail: 'concurrency limit 2 reached for key "acme" (2 active, 3 queued)',
+    });
+    expect(runWaitOf('QUEUED', { key: '', limit: 1, active: 1, queued: 1 })).toEqual({ reason: 'CONCURRENCY_LIMIT', detail: 'concurrency limit 1 reached (1 active, 1 queued)' });
+    expect(runWaitOf('QUEUED', { key: 'a"b', limit: null, active: 0, queued: 1 })!.detail).toBe('waiting for a concurrency slot for key "a\\"b" (0 active, 1 queued)');
+    expect(runWaitOf('QUEUED', undefined)).toEqual({ reason: 'CONCURRENCY_LIMIT', detail: 'waiting for a concurrency slot' });
+    for (const status of ['PENDING', 'RUNNING', 'SUCCEEDED']) expect(runWaitOf(status, { key: 'acme', limit: 2, active: 2, queued: 3 })).toBeNull();
+  });
+
+  it('gives a QUEUED task its hold, its backoff without a reason, or its queue’s backlog', () => {
+    const row = (holdReason: string | null, holdDetail: string | null, heldUntil: Date | null = null) => ({ queue: 'http', holdReason, holdDetail, heldUntil });
+    expect(taskWaitOf('QUEUED', 'http', row('RATE_LIMIT', 'rate limit "partner" 20 per 1 s, next start 12:00:01.250Z'))).toEqual({
+      reason: 'RATE_LIMIT',
+      detail: 'rate limit "partner" 20 per 1 s, next start 12:00:01.250Z',
+    });
+    expect(taskWaitOf('QUEUED', 'http', row('CONCURRENCY_LIMIT', 'concurrency limit 2 reached for key "db" (2 active)'))).toEqual({
+      reason: 'CONCURRENCY_LIMIT',
+      detail: 'concurrency limit 2 reached for key "db" (2 active)',
+    });
+    expect(taskWaitOf('QUEUED', 'http', row('BACKOFF', null, new Date('2030-01-01T00:00:00Z')))).toEqual({ reason: null, detail: 'retry backoff until 2030-01-01T00:00:00.000Z' });
+    expect(taskWaitOf('QUEUED', 'http', row(null, null))).toEqual({ reason: 'QUEUE_BACKLOG', detail: 'waiting for a worker slot on queue "http"' });
+    expect(taskWaitOf('QUEUED', 'gpu', undefined)).toEqual({ reason: 'QUEUE_BACKLOG', detail: 'waiting for a worker slot on queue "gpu"' });
+    for (const status of ['PENDING', 'RUNNING', 'WAITING', 'COMPLETED']) expect(taskWaitOf(status, 'http', row('RATE_LIMIT', 'x'))).toBeNull();
+  });
+});

@@ -1,0 +1,72 @@
+import { registerEnumType } from '@nestjs/graphql';
+import type { RunWait, TaskWait } from '@weft/persistence';
+
+/** Why a QUEUED run or task is not running yet. */
+export const WaitReason = {
+  ConcurrencyLimit: 'CONCURRENCY_LIMIT',
+  RateLimit: 'RATE_LIMIT',
+  QueueBacklog: 'QUEUE_BACKLOG',
+  RunPaused: 'RUN_PAUSED',
+} as const;
+export type WaitReason = (typeof WaitReason)[keyof typeof WaitReason];
+
+export const WaitReasonEnum = Object.fromEntries(Object.values(WaitReason).map((v) => [v, v])) as { [K in WaitReason]: K };
+
+registerEnumType(WaitReasonEnum, {
+  name: 'WaitReason',
+  description: 'Why a QUEUED run or task is not running yet.',
+  valuesMap: {
+    CONCURRENCY_LIMIT: { description: 'Its concurrency key has as many active runs (or tasks) as its limit allows.' },
+    RATE_LIMIT: { description: 'Its rate key started as many attempts as its limit allows within the window.' },
+    QUEUE_BACKLOG: { description: 'It waits for a worker slot on its queue, behind earlier work (fair order between tenants, then priority).' },
+    RUN_PAUSED: { description: 'Its run is paused. Runs cannot be paused yet, so no run or task waits for this now.' },
+  },
+});
+
+/** A wait as the API shows it: the reason (null for a retry's backoff, which the detail explains) and a sentence. */
+export interface Wait {
+  reason: WaitReason | null;
+  detail: string;
+}
+
+/**
+ * Why a run of status `status` waits: a QUEUED run waits for a slot of its concurrency key
+ * (`wait`, from its group; absent when the group could not be read). Null for any other status.
+ * E.g. `concurrency limit 2 reached for key "acme" (2 active, 3 queued)`.
+ */
+export function runWaitOf(status: string, wait: RunWait | undefined): Wait | null {
+  if (status !== 'QUEUED') return null;
+  if (!wait) return { reason: WaitReason.ConcurrencyLimit, detail: 'waiting for a concurrency slot' };
+  const key = wait.key === '' ? '' : ` for key ${JSON.stringify(wait.key)}`;
+  const counts = `(${wait.active} active, ${wait.queued} queued)`;
+  const detail = wait.limit === null ? `waiting for a concurrency slot${key} ${counts}` : `concurrency limit ${wait.limit} reached${key} ${counts}`;
+  return { reason: WaitReason.ConcurrencyLimit, detail };
+}
+
+/**
+ * Why a task of status `status` on `queue` waits: a QUEUED task's backlog row (`wait`) may be
+ * held by its node's concurrency or rate limit (the hold's sentence as the detail) or by a
+ * retry's backoff (no reason, the sentence only); a row without a hold waits its turn on the
+ * queue (QUEUE_BACKLOG). Only the tenant's own rows are read, and the sentence names nothing
+ * of another tenant's. Null for any other status.
+ */
+export function taskWaitOf(status: string, queue: string | null, wait: TaskWait | undefined): Wait | null {
+  if (status !== 'QUEUED') return null;
+  const backlog = (q: string | null): Wait => ({
+    reason: WaitReason.QueueBacklog,
+    detail: q ? `waiting for a worker slot on queue ${JSON.stringify(q)}` : 'waiting for a worker slot',
+  });
+  if (!wait) return backlog(queue);
+  switch (wait.holdReason) {
+    case null:
+      return backlog(wait.queue);
+    case 'CONCURRENCY_LIMIT':
+      return { reason: WaitReason.ConcurrencyLimit, detail: wait.holdDetail ?? 'concurrency limit reached' };
+    case 'RATE_LIMIT':
+      return { reason: WaitReason.RateLimit, detail: wait.holdDetail ?? 'rate limit reached' };
+    case 'BACKOFF':
+      return { reason: null, detail: wait.holdDetail ?? (wait.heldUntil ? `retry backoff until ${wait.heldUntil.toISOString()}` : 'retry backoff') };
+    default:
+      return { reason: null, detail: wait.holdDetail ?? `held (${wait.holdReason})` };
+  }
+}

@@ -1,0 +1,11 @@
+import { cell } from './output.js';
+
+/**
+ * Why a QUEUED run or task waits, for people: `REASON: detail` (`RATE_LIMIT: rate limit "partner"
+ * 20 per 1 s, next start 12:00:01.250Z`), the detail alone when there is no reason (a retry's
+ * backoff); empty when it does not wait.
+ */
+export function waitText(x: { waitReason?: string | null; waitDetail?: string | null }): string {
+  if (!x.waitDetail) return '';
+  return x.waitReason ? `${x.waitReason}: ${cell(x.waitDetail)}` : cell(x.waitDetail);
+}
