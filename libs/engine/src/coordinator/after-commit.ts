@@ -1,4 +1,5 @@
 import type { Applied, FireTimerInput } from './applied.js';
+import type { BacklogDispatch } from './backlog-dispatch.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
 
@@ -13,6 +14,7 @@ export class AfterCommit {
   /** `fireTimer` applies a TimerFired, as the run commands do. */
   constructor(
     private readonly ctx: CoordinatorContext,
+    private readonly backlog: BacklogDispatch,
     private readonly fireTimer: (tenantId: string, t: FireTimerInput) => Promise<unknown>,
   ) {}
 
@@ -22,8 +24,8 @@ export class AfterCommit {
     const { started, finished } = applied;
     if (started) ctx.observe((o) => o.runStarted({ tenantId, runId, ...started }));
     if (finished) ctx.observe((o) => o.runFinished({ tenantId, runId, ...finished }));
-    if (applied.jobs.length) await ctx.backlog.offer(applied.jobs);
-    if (applied.slotFreedOn) await ctx.backlog.request(applied.slotFreedOn);
+    if (applied.jobs.length) await this.backlog.offer(applied.jobs);
+    if (applied.slotFreedOn) await this.backlog.request(applied.slotFreedOn);
     try {
       await ctx.publisher.publish({ tenantId, runId, status: applied.status, seq: applied.seq });
     } catch (err) {

@@ -14,7 +14,6 @@ import {
   type WorkflowDefinition,
 } from '../index.js';
 import type { CoordinatorLogger, CoordinatorObserver, RunCoordinatorOptions } from './coordinator-options.js';
-import { BacklogDispatch } from './backlog-dispatch.js';
 import { DagCache } from './dag-cache.js';
 import { isTransient, message } from './error-mapping.js';
 import { DEFAULT_MAX_BUFFERED_SIGNAL_BYTES, DEFAULT_MAX_BUFFERED_SIGNALS, type SignalBufferCaps } from './signal-buffer.js';
@@ -46,8 +45,6 @@ export class CoordinatorContext {
   readonly maxRunTree: number;
   readonly signalCaps: SignalBufferCaps;
   readonly snapshots = new SnapshotCache();
-  /** This process's side of fair dispatch: when to ask the database for a pass over a queue's backlog. */
-  readonly backlog: BacklogDispatch;
   private readonly maxRetries: number;
   private readonly dags: DagCache;
 
@@ -78,7 +75,6 @@ export class CoordinatorContext {
       maxSignals: opts.maxBufferedSignals ?? DEFAULT_MAX_BUFFERED_SIGNALS,
       maxBytes: opts.maxBufferedSignalBytes ?? DEFAULT_MAX_BUFFERED_SIGNAL_BYTES,
     };
-    this.backlog = new BacklogDispatch(this);
   }
 
   /** Tells the observer, if any, through `tell`; an observer that throws is logged, never rethrown. */

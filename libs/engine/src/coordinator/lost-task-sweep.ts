@@ -1,11 +1,15 @@
 import { byTenant, claimLostTasks, TaskLeaseRepository, type ClaimedLostTask } from '@weft/persistence';
 import { isWithWorker, jobId, type JobProbe } from '../index.js';
+import type { BacklogDispatch } from './backlog-dispatch.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
 
 /** The scheduler's lost-task sweep: worker attempts whose lease expired and whose Bull job is gone go back to their backlog. */
 export class LostTaskSweep {
-  constructor(private readonly ctx: CoordinatorContext) {}
+  constructor(
+    private readonly ctx: CoordinatorContext,
+    private readonly backlog: BacklogDispatch,
+  ) {}
 
   /**
    * Puts back in their queue's backlog up to `limit` worker tasks whose lease expired and whose
@@ -65,7 +69,7 @@ export class LostTaskSweep {
         if (await probe.hasJob(r.queue, id, { due: r.notBefore.getTime() <= now.getTime() })) continue;
         const queue = await ctx.retrying('lost-task sweep', () => leases.requeue(tenantId, r.taskId, r.attempt, r.leaseToken, ctx.testNow()));
         if (queue === null) continue;
-        await ctx.backlog.request(queue);
+        await this.backlog.request(queue);
         redispatched++;
         ctx.observe((o) => o.leaseRecovered({ tenantId, runId: r.runId, taskId: r.taskId, nodeId: r.nodeId, attempt: r.attempt, queue, status: r.status }));
         ctx.log.warn(`run ${r.runId}: lease of ${r.status} task ${r.nodeId} (job ${id}) expired and its job is gone from queue ${r.queue}; back in the queue's backlog`);

@@ -1,5 +1,5 @@
 import type { AfterCommit } from './after-commit.js';
-import type { CoordinatorContext } from './coordinator-context.js';
+import type { BacklogDispatch } from './backlog-dispatch.js';
 import type { RunSlots } from './run-slots.js';
 
 /**
@@ -12,7 +12,7 @@ import type { RunSlots } from './run-slots.js';
  */
 export class OutboxRelay {
   constructor(
-    private readonly ctx: CoordinatorContext,
+    private readonly backlog: BacklogDispatch,
     private readonly slots: RunSlots,
     private readonly after: AfterCommit,
   ) {}
@@ -24,6 +24,6 @@ export class OutboxRelay {
    */
   async relay(limit: number): Promise<number> {
     await this.slots.promoteStalled((tenantId, runId, applied) => this.after.run(tenantId, runId, applied));
-    return this.ctx.backlog.poll(limit);
+    return this.backlog.poll(limit);
   }
 }

@@ -1,6 +1,7 @@
 import type { Database } from '@weft/persistence';
 import type { RunUpdatePublisher, TaskDispatcher } from '../index.js';
 import { AfterCommit } from './after-commit.js';
+import { BacklogDispatch } from './backlog-dispatch.js';
 import { CoordinatorContext } from './coordinator-context.js';
 import type { RunCoordinatorOptions } from './coordinator-options.js';
 import { DueTimers } from './due-timers.js';
@@ -34,15 +35,16 @@ export class RunCoordinator {
 
   constructor(ds: Database, dispatcher: TaskDispatcher, publisher: RunUpdatePublisher, opts: RunCoordinatorOptions = {}) {
     const ctx = new CoordinatorContext(ds, dispatcher, publisher, opts);
+    const backlog = new BacklogDispatch(ctx);
     const fireTimer = (tenantId: string, t: Parameters<RunCommands['fireTimer']>[1]) => this.runs.fireTimer(tenantId, t);
-    const after = new AfterCommit(ctx, fireTimer);
+    const after = new AfterCommit(ctx, backlog, fireTimer);
     const pipeline = new EventPipeline(ctx, after);
     const starts = new RunStarts(ctx, pipeline.applyLocked, pipeline.slots);
     this.runs = new RunCommands(ctx, pipeline, after, starts);
     this.schedules = new ScheduleFires(ctx, starts, after);
-    this.leases = new TaskLeases(ctx);
+    this.leases = new TaskLeases(ctx, backlog);
     this.timers = new DueTimers(ctx, fireTimer);
-    this.outbox = new OutboxRelay(ctx, pipeline.slots, after);
-    this.lostTasks = new LostTaskSweep(ctx);
+    this.outbox = new OutboxRelay(backlog, pipeline.slots, after);
+    this.lostTasks = new LostTaskSweep(ctx, backlog);
   }
 }

@@ -1,5 +1,6 @@
 import { v4 as uuidv4 } from 'uuid';
 import { byTenant, isUuid, TaskLeaseRepository } from '@weft/persistence';
+import type { BacklogDispatch } from './backlog-dispatch.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { isAttempt } from './input-checks.js';
 import type { HeldLease } from './inputs.js';
@@ -10,7 +11,10 @@ import type { HeldLease } from './inputs.js';
  * report of an attempt counts.
  */
 export class TaskLeases {
-  constructor(private readonly ctx: CoordinatorContext) {}
+  constructor(
+    private readonly ctx: CoordinatorContext,
+    private readonly backlog: BacklogDispatch,
+  ) {}
 
   /**
    * A worker picked up the job of (`taskId`, `attempt`) and claims its lease: in one fenced UPDATE
@@ -45,7 +49,7 @@ export class TaskLeases {
     );
     if (claimed === null) return null;
     // The claim made room in the queue's window of admitted jobs: the backlog may fill it.
-    void ctx.backlog.request(claimed.queue);
+    void this.backlog.request(claimed.queue);
     return { leaseToken: token, refused: claimed.access === 'denied' };
   }
 
