@@ -169,15 +169,24 @@ describe('node limits', () => {
     const { workflowId } = await h.publish(fanOut(queue, { rate_limit: { key: 'api', limit: 2, per_seconds: 10 } } as Partial<WorkflowNode>));
     const t0 = h.clock.now().getTime();
     const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { items: [1, 2, 3, 4, 5] } });
-    expect(h.dispatcher.forNode('call')).toHaveLength(2);
-    const held = await holds(h.tenantId, runId);
-    expect(held).toHaveLength(3);
-    expect(held[0]).toMatchObject({ hold_reason: 'RATE_LIMIT' });
-    expect(held[0]!.held_until.getTime()).toBe(t0 + 10_000);
-    expect(held[0]!.hold_detail).toBe(`rate limit "api" 2 per 10 s, next start ${new Date(t0 + 10_000).toISOString().slice(11)}`);
-
     const calls = () => h.dispatcher.jobs.filter((j) => j.runId === runId);
-    h.clock.advance(9_999);
+    expect(calls()).toHaveLength(2);
+    let held = await holds(h.tenantId, runId);
+    expect(held).toHaveLength(3);
+    // Two admitted attempts no worker took yet: they are the window's next starts.
+    expect(held[0]).toMatchObject({ hold_reason: 'RATE_LIMIT', hold_detail: 'rate limit "api" 2 per 10 s, 2 admitted attempts not started yet' });
+    expect(held[0]!.held_until.getTime()).toBe(t0 + 5_000);
+    // A worker starts them (its claims record the starts) a second later.
+    h.clock.advance(1_000);
+    const claim = async (j: TaskJob) => h.coordinator.leases.markRunning(h.tenantId, j.taskId, j.attempt);
+    for (const j of calls()) await claim(j);
+    h.clock.advance(4_000);
+    await h.coordinator.outbox.relay(100);
+    held = await holds(h.tenantId, runId);
+    expect(held[0]!.held_until.getTime()).toBe(t0 + 11_000);
+    expect(held[0]!.hold_detail).toBe(`rate limit "api" 2 per 10 s, next start ${new Date(t0 + 11_000).toISOString().slice(11)}`);
+
+    h.clock.advance(5_999);
     await h.coordinator.outbox.relay(100);
     expect(calls()).toHaveLength(2);
     // A new process (a restart): the window is the database's, not the old process's memory.
@@ -185,11 +194,18 @@ describe('node limits', () => {
     h.clock.advance(1);
     await restarted.outbox.relay(100);
     expect(calls()).toHaveLength(4);
+    // Admitted, not started: the last one waits for them to start and for the window to pass them.
+    h.clock.advance(20_000);
+    await restarted.outbox.relay(100);
+    expect(calls()).toHaveLength(4);
+    for (const j of calls().slice(2)) await claim(j);
     h.clock.advance(9_999);
     await restarted.outbox.relay(100);
     expect(calls()).toHaveLength(4);
     h.clock.advance(1);
     await restarted.outbox.relay(100);
+    // Admitted by this poll or by the pass the claims asked for, whichever ran first.
+    await until(() => calls().length === 5);
     expect(calls()).toHaveLength(5);
   });
 });
@@ -198,6 +214,11 @@ describe('node limits', () => {
 async function waitForJobs(h: Awaited<ReturnType<typeof coordinatorHarness>>, n: number): Promise<void> {
   for (let i = 0; i < 400 && h.dispatcher.jobs.length < n; i++) await new Promise((r) => setTimeout(r, 25));
   expect(h.dispatcher.jobs.length).toBeGreaterThanOrEqual(n);
+}
+
+/** Polls `done` until it holds (background passes), at most 10 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
 }
 
 /** The held backlog rows of run `runId`, in backlog order. */

@@ -56,9 +56,12 @@ const READY_TENANTS = `
  *   (`CONCURRENCY_LIMIT`) or rate limit (`RATE_LIMIT`), with a sentence (`hold_detail`) and the
  *   time to look again (`held_until`). They are out of the ready set until then. The transaction
  *   that frees a node slot (an attempt ends, is cancelled or goes back to the backlog) makes the
- *   best row held by that key ready at once (trigger `tasks_free_node_slot`). Node slots are counted from the
- *   task rows (`PENDING` or `RUNNING` with that key), so no counter can leak; a rate limit is a
- *   sliding window over `flow_rate_starts`, by the database's clock.
+ *   best row held by that key ready at once (trigger `tasks_free_node_slot`). Node slots are
+ *   counted from the task rows (`PENDING` or `RUNNING` with that key), so no counter can leak.
+ *   A rate limit is a sliding window, by the database's clock, over `flow_rate_starts`, which a
+ *   worker's claim writes when it starts an attempt; attempts admitted and not claimed yet count
+ *   as starts to come, so jobs that wait for a worker (or for a worker to come back) never start
+ *   more than the limit.
  * - `weft_may_take(queue)`: whether a worker's report may take its next attempt on `queue` at once
  *   (eager dispatch): the queue is not reserved for other tenants, and either no other tenant has
  *   a ready row on it or this tenant is the one fair order would pick next (then the take is
@@ -104,6 +107,7 @@ export class FairDispatch1765872000000 implements MigrationInterface {
       CREATE INDEX tasks_dispatched ON tasks (queue) WHERE status = 'PENDING' AND queue IS NOT NULL;
       CREATE INDEX tasks_node_slots ON tasks (tenant_id, flow_concurrency_key)
         WHERE status IN ('PENDING', 'RUNNING') AND flow_concurrency_key IS NOT NULL;
+      CREATE INDEX tasks_rate_admitted ON tasks (tenant_id, flow_rate_key) WHERE status = 'PENDING' AND flow_rate_key IS NOT NULL;
 
       ALTER TABLE outbox
         ADD COLUMN priority smallint NOT NULL DEFAULT 3,
@@ -225,6 +229,7 @@ export class FairDispatch1765872000000 implements MigrationInterface {
       REVOKE UPDATE (hold_reason, hold_detail, held_until, enqueued_at, last_hold) ON outbox FROM weft_claimer;
       REVOKE SELECT (queue, run_id, priority, hold_reason, hold_detail, held_until, last_hold) ON outbox FROM weft_claimer;
       ALTER TABLE outbox DROP COLUMN last_hold, DROP COLUMN held_until, DROP COLUMN hold_detail, DROP COLUMN hold_reason, DROP COLUMN priority;
+      DROP INDEX tasks_rate_admitted;
       DROP INDEX tasks_node_slots;
       DROP INDEX tasks_dispatched;
       REVOKE UPDATE (status, updated_at) ON tasks FROM weft_claimer;
@@ -320,23 +325,36 @@ function dispatchFunction(): string {
               END IF;
             END IF;
             IF v_row.flow_rate_key IS NOT NULL THEN
-              SELECT s.started_at INTO v_edge FROM public.flow_rate_starts s
-               WHERE s.tenant_id = v_row.tenant_id AND s.rate_key = v_row.flow_rate_key
-                 AND s.started_at > v_now - v_row.flow_rate_per_seconds * interval '1 second'
-               ORDER BY s.started_at DESC OFFSET v_row.flow_rate_limit - 1 LIMIT 1;
-              IF FOUND THEN
-                v_edge := v_edge + v_row.flow_rate_per_seconds * interval '1 second';
+              -- Starts are recorded by the workers' claims: admitted attempts not claimed yet will
+              -- start, so they take their place in the window now.
+              SELECT count(*)::int INTO v_active FROM public.tasks t
+               WHERE t.tenant_id = v_row.tenant_id AND t.flow_rate_key = v_row.flow_rate_key AND t.status = 'PENDING';
+              v_edge := NULL;
+              IF v_active < v_row.flow_rate_limit THEN
+                SELECT s.started_at INTO v_edge FROM public.flow_rate_starts s
+                 WHERE s.tenant_id = v_row.tenant_id AND s.rate_key = v_row.flow_rate_key
+                   AND s.started_at > v_now - v_row.flow_rate_per_seconds * interval '1 second'
+                 ORDER BY s.started_at DESC OFFSET v_row.flow_rate_limit - v_active - 1 LIMIT 1;
+                IF FOUND THEN
+                  v_edge := v_edge + v_row.flow_rate_per_seconds * interval '1 second';
+                END IF;
+              ELSE
+                -- The window is full of admitted attempts: look again once they have started.
+                v_edge := v_now + least(v_row.flow_rate_per_seconds, 5) * interval '1 second';
+              END IF;
+              IF v_edge IS NOT NULL THEN
                 UPDATE public.outbox o SET hold_reason = 'RATE_LIMIT', last_hold = 'RATE_LIMIT', held_until = v_edge,
-                       hold_detail = format('rate limit "%s" %s per %s s, next start %s', v_row.flow_rate_key, v_row.flow_rate_limit,
-                                            v_row.flow_rate_per_seconds, to_char(v_edge AT TIME ZONE 'UTC', 'HH24:MI:SS.MS"Z"'))
+                       hold_detail = CASE WHEN v_active >= v_row.flow_rate_limit
+                         THEN format('rate limit "%s" %s per %s s, %s admitted attempts not started yet', v_row.flow_rate_key,
+                                     v_row.flow_rate_limit, v_row.flow_rate_per_seconds, v_active)
+                         ELSE format('rate limit "%s" %s per %s s, next start %s', v_row.flow_rate_key, v_row.flow_rate_limit,
+                                     v_row.flow_rate_per_seconds, to_char(v_edge AT TIME ZONE 'UTC', 'HH24:MI:SS.MS"Z"')) END
                  WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
                 kind := 'held'; reason := 'RATE_LIMIT'; tenant_id := v_row.tenant_id; task_id := v_row.task_id;
                 attempt := v_row.attempt; outbox_id := v_row.id; waited_ms := NULL; next_at := NULL; db_now := v_now;
                 RETURN NEXT;
                 CONTINUE;
               END IF;
-              INSERT INTO public.flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt)
-                VALUES (v_row.tenant_id, v_row.flow_rate_key, v_now, v_row.task_id, v_row.attempt);
             END IF;
             UPDATE public.outbox o SET enqueued_at = v_now WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
             UPDATE public.tasks t SET status = 'PENDING', updated_at = v_now, lease_expires_at = v_now + p_lease_ms * interval '1 millisecond'

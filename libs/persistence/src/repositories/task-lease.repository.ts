@@ -31,7 +31,8 @@ export class TaskLeaseRepository extends TenantScopedRepository {
    * a lease of `leaseMs` after now, if it is PENDING (admitted by fair dispatch) or RUNNING at that
    * attempt (a RUNNING one is claimed again: the previous execution's lease is superseded) and,
    * when `queue` is given (the queue the job was delivered on), the task is routed to that queue.
-   * A QUEUED task is in its backlog and has no job: a job for it is an old one, dropped. Returns
+   * A QUEUED task is in its backlog and has no job: a job for it is an old one, dropped. The
+   * claim of an attempt with a node rate limit records its start (`flow_rate_starts`). Returns
    * null when nothing matched, else the task's queue and the tenant's {@link QueueAccess} to it,
    * read in the same statement: `denied` means the queue is reserved for other tenants, and the
    * worker must fail the attempt instead of executing it.
@@ -49,13 +50,16 @@ export class TaskLeaseRepository extends TenantScopedRepository {
     const r = await sqlInTenant<{ access: QueueAccess; queue: string }>(
       this.db,
       tenantId,
-      `WITH c AS (SELECT COALESCE($1::timestamptz, clock_timestamp()) AS now)
-       UPDATE tasks SET status = 'RUNNING', updated_at = c.now, lease_token = $2::uuid,
-              lease_expires_at = c.now + $3::int * interval '1 millisecond'
-         FROM c
-        WHERE tenant_id = $4::uuid AND id = $5::uuid AND attempt = $6::int
-          AND status IN ('PENDING', 'RUNNING') AND ($7::text IS NULL OR queue = $7::text)
-       RETURNING weft_queue_access(queue) AS access, queue`,
+      `WITH c AS (SELECT COALESCE($1::timestamptz, clock_timestamp()) AS now),
+            u AS (UPDATE tasks SET status = 'RUNNING', updated_at = c.now, lease_token = $2::uuid,
+                         lease_expires_at = c.now + $3::int * interval '1 millisecond'
+                    FROM c
+                   WHERE tenant_id = $4::uuid AND id = $5::uuid AND attempt = $6::int
+                     AND status IN ('PENDING', 'RUNNING') AND ($7::text IS NULL OR queue = $7::text)
+                  RETURNING tenant_id, id, attempt, queue, flow_rate_key, c.now AS now),
+            s AS (INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt)
+                  SELECT tenant_id, flow_rate_key, now, id, attempt FROM u WHERE flow_rate_key IS NOT NULL)
+       SELECT weft_queue_access(queue) AS access, queue FROM u`,
       [now, leaseToken, leaseMs, tenantId, taskId, attempt, queue],
     );
     const row = r.rows[0];
