@@ -309,8 +309,11 @@ describe('a node rate limit across a worker restart and a Redis flush', () => {
 
     await eventually('the first two calls arrive and complete', async () => svc.arrivals.length === 2 && (await p.tasks(runId)).filter((t) => t.status === 'COMPLETED').length === 2, 30_000);
     await killWorker(first);
-    // The next window admits two more while no worker runs: their jobs wait in Redis, and are lost with it.
-    await eventually('the next two attempts are admitted', async () => (await starts()).length >= 4, 15_000);
+    // The next window admits two more while no worker runs: their jobs wait in Redis, and are lost
+    // with it. Admitted, they are the window's next starts: nothing more is admitted meanwhile.
+    await eventually('the next two attempts are admitted', async () => (await p.tasks(runId)).filter((t) => t.status === 'PENDING').length === 2, 15_000);
+    expect((await p.tasks(runId)).filter((t) => t.status === 'QUEUED')).toHaveLength(2);
+    expect(await starts()).toHaveLength(2);
     expect(svc.arrivals).toHaveLength(2);
     expect(await flushInstallation(redis)).toBeGreaterThan(0);
     await startWorker(queue, 3, leases);
@@ -319,18 +322,16 @@ describe('a node rate limit across a worker restart and a Redis flush', () => {
     expect(await p.runStatus(runId)).toBe('SUCCEEDED');
     expect([1, 2, 3, 4, 5, 6].map((i) => svc.count(`/api/${i}`))).toEqual([1, 1, 1, 1, 1, 1]);
 
-    // The database's starts: every admission, the two whose jobs were flushed included; no window
-    // of 3 s holds more than 2 (the third start after any start is at least 3 s later).
+    // The database's starts, one per claim: no window of 3 s holds more than 2 (the third start
+    // after any start is at least 3 s later).
     const [crowding] = (await db.owner.query(
       `SELECT count(*)::int AS starts, count(*) FILTER (WHERE started_at - lag2 < interval '3 seconds')::int AS crowded
          FROM (SELECT started_at, lag(started_at, 2) OVER (ORDER BY started_at) AS lag2 FROM flow_rate_starts WHERE tenant_id = $1 AND rate_key = 'api') s`,
       [p.tenantId],
     )) as { starts: number; crowded: number }[];
-    expect(crowding).toEqual({ starts: 8, crowded: 0 });
-    // Arrivals at the service are not held to the window: the limit counts admissions, and an
-    // admitted job waits in Redis until a worker takes it. The admissions made while no worker
-    // consumed (from the kill until the new worker is up, 20 to 30 s on a loaded machine) reach
-    // the service together: the last four arrive within about 150 ms of each other.
+    expect(crowding).toEqual({ starts: 6, crowded: 0 });
+    // Each request follows its claim by the time its worker takes to send it (bench:fairness
+    // measures the arrivals' windows); the jobs lost with Redis were not sent twice.
     expect(svc.arrivals).toHaveLength(6);
   }, TIMEOUT);
 });
