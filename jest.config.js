@@ -50,4 +50,10 @@ export default {
   ],
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   testTimeout: 60000,
+  // `npm test` runs the files one at a time in one worker process (`--maxWorkers=1`), not in
+  // Jest's own process (`--runInBand`): in native ESM mode every file leaves its modules on the
+  // heap (about 40 MB a file here), so one process running the whole suite nears V8's heap limit
+  // (4 GB) by the hundredth file and then spends most of its time collecting garbage. The worker
+  // is replaced by a fresh one after a file that leaves it above this much memory.
+  workerIdleMemoryLimit: '1GB',
 };
