@@ -1,9 +1,10 @@
 /**
  * Node module hooks that let a child process run Weft's TypeScript sources directly (no build):
  * `node --import ./test/support/ts-register.mjs some-file.ts`. Each `.ts` file is transpiled on
- * load with `typescript.transpileModule` (decorators and their metadata, as ts-jest does for the
- * suites), `@weft/*` resolve to the libraries' entry points (as tsconfig `paths`), and a relative
- * `./x.js` import from a `.ts` file resolves to `./x.ts`. For test helpers that must run in a
+ * load with `typescript.transpileModule` (decorators and their metadata, as
+ * test/support/ts-transform.cjs does for the suites), `@weft/*` resolve to the libraries' entry
+ * points (as tsconfig `paths`), and a relative `./x.js` import from a `.ts` file resolves to
+ * `./x.ts`. For test helpers that must run in a
  * separate process (a worker to SIGKILL); production runs the compiled `dist/`.
  *
  * Transpiled output is kept in `<os tmpdir>/weft-ts-loader/`, keyed by a hash of the file's path
