@@ -1,5 +1,6 @@
 /**
- * Jest in native ESM mode: ts-jest transpiles, `npm run typecheck` type-checks. Three projects:
+ * Jest in native ESM mode: test/support/ts-transform.cjs transpiles, `npm run typecheck`
+ * type-checks. Three projects:
  * `unit` (`*.spec.ts`: the pure engine, the executors, the parsers; no database, no Redis),
  * `integration` (`*.int-spec.ts`, `*.e2e-spec.ts`: real PostgreSQL and Redis, one database per
  * file cloned from a migrated template that the global setup creates) and `browser`
@@ -7,6 +8,9 @@
  * playwright-core, against a whole platform per file; needs `npm run build:console` first).
  */
 const shared = {
+  // One id for the three projects: they share Jest's transform cache (and the file map, which is
+  // the same for all three), so a file is transpiled once, not once per project.
+  id: 'weft',
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
@@ -23,7 +27,7 @@ const shared = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {
-    '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, tsconfig: 'tsconfig.json' }],
+    '^.+\\.ts$': '<rootDir>/test/support/ts-transform.cjs',
   },
 };
 
@@ -46,4 +50,10 @@ export default {
   ],
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   testTimeout: 60000,
+  // `npm test` runs the files one at a time in one worker process (`--maxWorkers=1`), not in
+  // Jest's own process (`--runInBand`): in native ESM mode every file leaves its modules on the
+  // heap (about 40 MB a file here), so one process running the whole suite nears V8's heap limit
+  // (4 GB) by the hundredth file and then spends most of its time collecting garbage. The worker
+  // is replaced by a fresh one after a file that leaves it above this much memory.
+  workerIdleMemoryLimit: '1GB',
 };
