@@ -216,7 +216,7 @@ describe("a worker's success report racing the node's own timeout", () => {
     const { tenantId } = await createTenant(db.ds);
     // Well before the deadline a node must succeed, well after it must time out; around it, either.
     const cases: { node: WorkflowNode; ms: number }[] = [];
-    for (const ms of [300, 700, 850, 950, 1000, 1050, 1150, 1600]) {
+    for (const ms of [300, 700, 850, 950, 1000, 1050, 1150, 5000]) {
       cases.push({ node: jsSleep('work', ms), ms });
       cases.push({ node: http('work', { url: `${stub.base}/slow/${ms}`, timeout_seconds: 1 }), ms });
     }
@@ -236,8 +236,8 @@ describe("a worker's success report racing the node's own timeout", () => {
       if (reports[0]!.type === 'NodeCompleted') {
         seen.completed++;
         // Only well after the deadline must it time out: a loaded machine can fire the worker's
-        // timeout timer a few hundred ms late while the node's own sleep ends on time.
-        expect(c.ms).toBeLessThan(1600);
+        // timeout timer late (seconds, at a load of 15 on 2 cores) while the node's own sleep ends on time.
+        expect(c.ms).toBeLessThan(5000);
         expect(run).toMatchObject({ status: 'SUCCEEDED', error: null });
         expect(work).toMatchObject({ status: 'COMPLETED', error: null });
         expect(run.output).toEqual({ work: work.output });
