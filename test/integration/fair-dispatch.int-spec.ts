@@ -69,10 +69,18 @@ describe('fair order between tenants', () => {
     // The window is full: B's attempt waits in the backlog, QUEUED with no job.
     expect((await b!.tasks(quiet!)).x).toMatchObject({ status: 'QUEUED' });
 
-    // A worker claims A's first job: the freed place goes to B, not to A's third run.
-    await a!.coordinator.leases.markRunning(a!.tenantId, a!.dispatcher.jobs[0]!.taskId, 0);
+    // A worker claims A's first job: the freed place goes to B, not to A's third run, and B's job
+    // goes ahead of A's waiting one on the queue (B was idle). Of A's, only the first went ahead,
+    // when A came from idle.
+    const jobs = a!.dispatcher.jobs;
+    await a!.coordinator.leases.markRunning(a!.tenantId, jobs[0]!.taskId, 0);
     await waitForJobs(a!, 3);
-    expect(a!.dispatcher.jobs[2]!.runId).toBe(quiet);
+    expect(jobs[2]!.runId).toBe(quiet);
+    await a!.coordinator.leases.markRunning(a!.tenantId, jobs[1]!.taskId, 0);
+    await waitForJobs(a!, 4);
+    expect(jobs[3]!.runId).toBe(floods[2]);
+    const ahead = [...a!.dispatcher.ahead, ...b!.dispatcher.ahead];
+    expect(ahead.sort()).toEqual([jobs[0]!.taskId, jobs[2]!.taskId].sort());
   });
 
   it('gives a tenant of weight 3 three places for each place of a tenant of weight 1', async () => {

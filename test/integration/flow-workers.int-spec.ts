@@ -11,7 +11,7 @@ import { TaskProcessor } from '@weft/worker';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, http, MemoryLogger, publishWorkflow, RecordingPublisher } from '../support/builders.js';
 import { killWorker, spawnWorker } from '../support/spawn-worker.js';
-import { eventually, sleep } from '../support/faults.js';
+import { eventually, flushInstallation, sleep } from '../support/faults.js';
 
 /**
  * Node flow limits with real worker processes: a concurrency limit holds across two worker
@@ -315,7 +315,7 @@ describe('a node rate limit across a worker restart and a Redis flush', () => {
     expect((await p.tasks(runId)).filter((t) => t.status === 'QUEUED')).toHaveLength(2);
     expect(await starts()).toHaveLength(2);
     expect(svc.arrivals).toHaveLength(2);
-    expect(await flushInstallation(redis)).toBeGreaterThan(0);
+    expect(await flushInstallation(redis, db.url)).toBeGreaterThan(0);
     await startWorker(queue, 3, leases);
 
     await eventually('the run ends', async () => (await p.runStatus(runId)) !== 'RUNNING', 60_000);
@@ -336,15 +336,3 @@ describe('a node rate limit across a worker restart and a Redis flush', () => {
   }, TIMEOUT);
 });
 
-/** Deletes every Redis key of this installation (its Bull prefix): a FLUSHALL of its own keys only; returns how many. */
-async function flushInstallation(redis: Redis): Promise<number> {
-  const prefix = queuePrefix(db.url);
-  let deleted = 0;
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) deleted += await redis.del(...keys);
-  } while (cursor !== '0');
-  return deleted;
-}

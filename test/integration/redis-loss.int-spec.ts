@@ -8,7 +8,7 @@ import { BullTaskQueues, loadConfig, queuePrefix } from '@weft/platform';
 import { startPlatform, type RunningPlatform } from '@weft/cli';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, edge, http, MemoryLogger, publishWorkflow, RecordingPublisher, wait } from '../support/builders.js';
-import { eventually, stubServer } from '../support/faults.js';
+import { eventually, flushInstallation, stubServer } from '../support/faults.js';
 
 /**
  * Redis is only a transport: a worker and a scheduler run in this process on
@@ -68,19 +68,6 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Deletes every Redis key of this installation (its Bull prefix): FLUSHALL, for its keys only. */
-async function flushInstallation(): Promise<number> {
-  const prefix = queuePrefix(db.url);
-  let deleted = 0;
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) deleted += await redis.del(...keys);
-  } while (cursor !== '0');
-  return deleted;
-}
-
 describe('after every Redis key of the installation is lost', () => {
   it('every run still finishes, and every task completes once', async () => {
     const { tenantId } = await createTenant(db.ds);
@@ -114,7 +101,7 @@ describe('after every Redis key of the installation is lost', () => {
     const waiting = await start(def([wait('w', 1), http('b', { url: url('/ok') })], [edge('w', 'b')]));
     expect(await q.getWaitingCount()).toBe(4);
 
-    expect(await flushInstallation()).toBeGreaterThan(0);
+    expect(await flushInstallation(redis, db.url)).toBeGreaterThan(0);
     expect(await q.getJobCounts()).toMatchObject({ waiting: 0, delayed: 0, active: 0 });
     releaseHolds = true;
     for (const res of held) res.writeHead(200, { 'content-type': 'application/json' }).end('{"held":true}');

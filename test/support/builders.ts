@@ -79,15 +79,18 @@ export class ManualClock {
  */
 export class RecordingDispatcher implements TaskDispatcher {
   readonly jobs: TaskJob[] = [];
+  /** The task ids of the jobs enqueued ahead of the waiting ones. */
+  readonly ahead: string[] = [];
   calls = 0;
   failNext = 0;
-  async enqueue(jobs: TaskJob[]): Promise<void> {
+  async enqueue(jobs: TaskJob[], _now?: Date, opts: { ahead?: boolean } = {}): Promise<void> {
     this.calls++;
     if (this.failNext > 0) {
       this.failNext--;
       throw new Error('redis unavailable');
     }
     this.jobs.push(...jobs);
+    if (opts.ahead) this.ahead.push(...jobs.map((j) => j.taskId));
   }
   /** Jobs for `nodeId`, in enqueue order. */
   forNode(nodeId: string): TaskJob[] {

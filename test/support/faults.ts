@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { createDataSource, sql, withTenant } from '@weft/persistence';
 import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
@@ -242,4 +243,21 @@ export async function startWorkerPlatform(
       await queues.close();
     },
   };
+}
+
+/**
+ * Deletes every Redis key of the installation on database `databaseUrl` (its Bull prefix): a
+ * FLUSHALL of that installation's keys only, so other suites sharing the Redis keep theirs.
+ * Returns how many keys it deleted.
+ */
+export async function flushInstallation(redis: Redis, databaseUrl: string): Promise<number> {
+  const prefix = queuePrefix(databaseUrl);
+  let deleted = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) deleted += await redis.del(...keys);
+  } while (cursor !== '0');
+  return deleted;
 }

@@ -52,10 +52,11 @@ export interface TaskDispatcher {
   /**
    * Enqueues each job (idempotent by {@link jobId}), delayed by its `notBefore` minus `now` —
    * the current time on the clock `notBefore` was computed with (the database's; default the
-   * process clock), so a process whose clock is off does not shift retry backoff. Rejects if
-   * Redis cannot be reached.
+   * process clock), so a process whose clock is off does not shift retry backoff. With `ahead`,
+   * the jobs go before the jobs already waiting on their queue (in the order given), as fair
+   * dispatch asks for a tenant back from idle. Rejects if Redis cannot be reached.
    */
-  enqueue(jobs: TaskJob[], now?: Date): Promise<void>;
+  enqueue(jobs: TaskJob[], now?: Date, opts?: { ahead?: boolean }): Promise<void>;
 }
 
 /**

@@ -18,6 +18,8 @@ export interface AdmittedAttempt {
   reason: string;
   /** How long it waited since it was ready (its backlog row's creation or due time), ms. */
   waitedMs: number;
+  /** Its tenant came back from idle: its job goes ahead of the jobs already waiting on the queue. */
+  ahead: boolean;
 }
 
 /** What one dispatch pass of a queue did. */
@@ -50,6 +52,7 @@ export async function dispatchBacklog(
     outbox_id: string;
     reason: string;
     waited_ms: number;
+    ahead: boolean;
     next_at: Date | null;
     db_now: Date;
   }>(ds, 'SELECT * FROM weft_dispatch($1, $2, $3, $4, $5)', [opts.queue, opts.now, opts.max, opts.windowFloor, opts.leaseMs]);
@@ -57,7 +60,7 @@ export async function dispatchBacklog(
   for (const r of rows) {
     if (r.kind === 'end') Object.assign(pass, { nextAt: r.next_at, dbNow: r.db_now });
     else if (r.kind === 'held') pass.held.push(r.reason);
-    else pass.admitted.push({ tenantId: r.tenant_id, taskId: r.task_id, attempt: r.attempt, outboxId: String(r.outbox_id), reason: r.reason, waitedMs: Number(r.waited_ms) });
+    else pass.admitted.push({ tenantId: r.tenant_id, taskId: r.task_id, attempt: r.attempt, outboxId: String(r.outbox_id), reason: r.reason, waitedMs: Number(r.waited_ms), ahead: r.ahead === true });
   }
   return pass;
 }

@@ -134,13 +134,17 @@ export class BullTaskQueues implements TaskDispatcher, JobProbe {
    * coordinator read; default the process clock); a job whose id already exists is left alone by
    * Bull.
    */
-  async enqueue(jobs: TaskJob[], now: Date = new Date()): Promise<void> {
+  async enqueue(jobs: TaskJob[], now: Date = new Date(), opts: { ahead?: boolean } = {}): Promise<void> {
     const at = now.getTime();
-    await Promise.all(jobs.map((job) => this.add(job, Math.max(0, job.notBefore - at), false)));
+    await Promise.all(jobs.map((job) => this.add(job, Math.max(0, job.notBefore - at), false, opts.ahead === true)));
   }
 
-  /** Adds one job under its idempotent id; `first` puts it at the head of the waiting list. */
-  private add(job: TaskJob, delay: number, first: boolean): Promise<unknown> {
+  /**
+   * Adds one job under its idempotent id; `first` puts it at the head of the waiting list (a job
+   * handed back); `ahead` gives it Bull's priority 1, so it is taken before every job without a
+   * priority and after the earlier ones with it (Bull keeps prioritized jobs in order).
+   */
+  private add(job: TaskJob, delay: number, first: boolean, ahead = false): Promise<unknown> {
     return this.queue(job.queue).add(job, {
       jobId: jobId(job.taskId, job.attempt),
       delay,
@@ -148,6 +152,7 @@ export class BullTaskQueues implements TaskDispatcher, JobProbe {
       removeOnComplete: true,
       removeOnFail: true,
       ...(first ? { lifo: true } : {}),
+      ...(ahead ? { priority: 1 } : {}),
     });
   }
 

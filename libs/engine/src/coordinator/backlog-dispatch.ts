@@ -101,8 +101,12 @@ export class BacklogDispatch {
     const waits = result.admitted.map((a) => ({ reason: a.reason as FlowHoldReason, seconds: a.waitedMs / 1000 }));
     ctx.observe((o) => o.flowDispatched?.({ queue, waits }));
     const jobs = await this.jobsOf(result.admitted);
+    const ahead = new Set(result.admitted.filter((a) => a.ahead).map((a) => jobId(a.taskId, a.attempt)));
+    const isAhead = (j: TaskJob) => ahead.has(jobId(j.taskId, j.attempt));
     try {
-      await ctx.dispatcher.enqueue(jobs, result.dbNow);
+      if (ahead.size) await ctx.dispatcher.enqueue(jobs.filter(isAhead), result.dbNow, { ahead: true });
+      const rest = jobs.filter((j) => !isAhead(j));
+      if (rest.length) await ctx.dispatcher.enqueue(rest, result.dbNow);
     } catch (err) {
       ctx.log.warn(`queue ${queue}: enqueue of ${jobs.length} admitted job(s) failed; the lease sweep puts them back in the backlog: ${message(err)}`);
     }

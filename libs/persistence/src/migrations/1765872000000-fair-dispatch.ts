@@ -255,7 +255,7 @@ function dispatchFunction(): string {
   return `
     CREATE FUNCTION weft_dispatch(p_queue text, p_now timestamptz, p_max int, p_window_floor int, p_lease_ms int)
       RETURNS TABLE (kind text, tenant_id uuid, task_id uuid, attempt int, outbox_id bigint, reason text, waited_ms double precision,
-                     next_at timestamptz, db_now timestamptz)
+                     ahead boolean, next_at timestamptz, db_now timestamptz)
       LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
     AS $fn$
     #variable_conflict use_column
@@ -281,7 +281,8 @@ function dispatchFunction(): string {
         v_free := least(p_max, v_free - (SELECT count(*)::int FROM public.tasks t WHERE t.queue = p_queue AND t.status = 'PENDING'));
         WHILE v_free > 0 LOOP
           ${READY_TENANTS}
-          SELECT rt.tenant_id, greatest(COALESCE(s.vfinish, v_vclock), v_vclock) AS vstart, COALESCE(tn.dispatch_weight, 1) AS weight
+          SELECT rt.tenant_id, greatest(COALESCE(s.vfinish, v_vclock), v_vclock) AS vstart, COALESCE(tn.dispatch_weight, 1) AS weight,
+                 s.vfinish IS NULL OR s.vfinish < v_vclock AS was_idle
             INTO v_pick
             FROM rt
             LEFT JOIN public.dispatch_shares s ON s.tenant_id = rt.tenant_id AND s.queue = p_queue
@@ -319,7 +320,7 @@ function dispatchFunction(): string {
                        hold_detail = format('concurrency limit %s reached for key "%s" (%s active)', v_row.flow_concurrency_limit, v_row.flow_concurrency_key, v_active)
                  WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
                 kind := 'held'; reason := 'CONCURRENCY_LIMIT'; tenant_id := v_row.tenant_id; task_id := v_row.task_id;
-                attempt := v_row.attempt; outbox_id := v_row.id; waited_ms := NULL; next_at := NULL; db_now := v_now;
+                attempt := v_row.attempt; outbox_id := v_row.id; waited_ms := NULL; ahead := NULL; next_at := NULL; db_now := v_now;
                 RETURN NEXT;
                 CONTINUE;
               END IF;
@@ -351,7 +352,7 @@ function dispatchFunction(): string {
                                      v_row.flow_rate_per_seconds, to_char(v_edge AT TIME ZONE 'UTC', 'HH24:MI:SS.MS"Z"')) END
                  WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
                 kind := 'held'; reason := 'RATE_LIMIT'; tenant_id := v_row.tenant_id; task_id := v_row.task_id;
-                attempt := v_row.attempt; outbox_id := v_row.id; waited_ms := NULL; next_at := NULL; db_now := v_now;
+                attempt := v_row.attempt; outbox_id := v_row.id; waited_ms := NULL; ahead := NULL; next_at := NULL; db_now := v_now;
                 RETURN NEXT;
                 CONTINUE;
               END IF;
@@ -362,6 +363,9 @@ function dispatchFunction(): string {
             INSERT INTO public.dispatch_shares AS s (tenant_id, queue, vfinish, served_at)
               VALUES (v_row.tenant_id, p_queue, v_pick.vstart + 1.0 / v_pick.weight, clock_timestamp())
               ON CONFLICT (tenant_id, queue) DO UPDATE SET vfinish = EXCLUDED.vfinish, served_at = EXCLUDED.served_at;
+            -- A tenant back from idle (nothing of it was ready while the clock moved past its share):
+            -- this first job of its goes ahead of the window's jobs, not behind them.
+            ahead := v_pick.was_idle;
             v_vclock := greatest(v_vclock, v_pick.vstart);
             kind := 'admitted'; tenant_id := v_row.tenant_id; task_id := v_row.task_id; attempt := v_row.attempt; outbox_id := v_row.id;
             reason := COALESCE(v_row.last_hold, 'QUEUE_BACKLOG');
@@ -375,7 +379,7 @@ function dispatchFunction(): string {
         END LOOP;
         UPDATE public.dispatch_queues d SET vclock = v_vclock WHERE d.queue = p_queue AND d.vclock < v_vclock;
       END IF;
-      kind := 'end'; tenant_id := NULL; task_id := NULL; attempt := NULL; outbox_id := NULL; reason := NULL; waited_ms := NULL; db_now := v_now;
+      kind := 'end'; tenant_id := NULL; task_id := NULL; attempt := NULL; outbox_id := NULL; reason := NULL; waited_ms := NULL; ahead := NULL; db_now := v_now;
       SELECT min(o.held_until) INTO next_at FROM public.outbox o WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NOT NULL;
       RETURN NEXT;
     END
