@@ -9,23 +9,16 @@
  * whenever it ran (a miss prints NOT MET); everything it made is removed at the end. It talks to
  * 127.0.0.1 only. See bench/README.md.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { WeftClient } from '@weft/client';
-import { dropInstallation, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, WeftProcess } from '../chaos/processes.js';
+import { numberOption, onInterrupt } from '../chaos/processes.js';
 import { ATTACK_NAMES, closeAttack, neighbourConnects, neighbourLatencies, prepareAttack, quantile, REPORTED_ATTACK, type AttackOutcome } from './attack-mix.js';
+import { assertLoopback, ROOT, startInstallation, type Installation, type InstalledTenant } from './installation.js';
 import { fmt, table, verdict } from './report.js';
-import { waitForApi } from './weft.js';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const cli = join(root, 'dist/apps/cli/src/main.js');
 /** B's p99 under attack may be at most this many times its idle p99. */
 const P99_RATIO_TARGET = 10;
 
@@ -55,43 +48,28 @@ async function main(): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  for (const url of [values.postgres!, values.redis!]) {
-    if (!['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname)) throw new Error(`bench:attack runs against this machine only, not ${new URL(url).host}`);
-  }
+  assertLoopback('bench:attack', values.postgres!, values.redis!);
   const seconds = numberOption('seconds', values.seconds, 1);
   const only = values.attacks!.split(',').map((a) => a.trim()) as AttackOutcome['name'][];
   for (const a of only) if (!ATTACK_NAMES.includes(a)) throw new Error(`--attacks takes ${ATTACK_NAMES.join(', ')}; got ${JSON.stringify(a)}`);
-  const postgres = values.postgres!.replace(/\/+$/, '');
   const say = (l = '') => process.stdout.write(`${l}\n`);
-  const dbName = `weft_attack_${randomBytes(4).toString('hex')}`;
-  const logDir = mkdtempSync(join(tmpdir(), `${dbName}-`));
-  const prefix = `weft:${dbName}`;
-  say(`bench:attack: database ${dbName} · Redis keys ${prefix}:* · logs ${logDir} · ${seconds} s idle, ${seconds} s under attack`);
-  const redis = new Redis(values.redis!, { maxRetriesPerRequest: 3 });
-  redis.on('error', () => undefined);
-  const procs: WeftProcess[] = [];
+  say(`bench:attack: ${seconds} s idle, ${seconds} s under attack`);
   onInterrupt('bench:attack', say);
+  let inst: Installation | undefined;
   let prepared: Awaited<ReturnType<typeof prepareAttack>> | undefined;
   try {
-    const env = weftEnv(withDb(postgres, dbName, 'weft_app'), withDb(postgres, dbName), values.redis!, { WEFT_LOG_LEVEL: process.env.WEFT_LOG_LEVEL ?? 'warn' });
-    const a = await provisionTenant(cli, env, 'attacker');
-    const created = await promisify(execFile)(process.execPath, [cli, 'admin', 'create-tenant', 'neighbour'], { env });
-    const b = JSON.parse(created.stdout.trim().split('\n').pop()!) as { tenantId: string; apiKey: string };
-    const port = await freePort();
-    const t0 = performance.now();
-    const exits: string[] = [];
-    for (const [name, args] of [
-      ['api', ['api', '--port', String(port), '--host', '127.0.0.1']],
-      ['worker', ['worker']],
-      ['scheduler', ['scheduler']],
-    ] as const) {
-      const p = new WeftProcess(name, cli, [...args], env, logDir, () => Math.round(performance.now() - t0), (e) => exits.push(`${e.name} (code ${e.code}, signal ${e.signal})`));
-      procs.push(p);
-      p.start();
-    }
-    const url = `http://127.0.0.1:${port}/graphql`;
+    inst = await startInstallation({
+      tool: 'bench:attack',
+      dbPrefix: 'weft_attack',
+      postgres: values.postgres!,
+      redis: values.redis!,
+      tenants: ['attacker', 'neighbour'],
+      keep: values.keep!,
+      say,
+    });
+    const [a, b] = inst.tenants as [InstalledTenant, InstalledTenant];
+    const { url, exits } = inst;
     const admin = new WeftClient(url, a.apiKey);
-    await waitForApi(admin, () => undefined, 'api');
     say('bench:attack: preparing tenant A (a run of 40 tasks of 900 kB each, a schedule, 10 viewer keys)');
     prepared = await prepareAttack(url, admin, REPORTED_ATTACK);
 
@@ -101,7 +79,7 @@ async function main(): Promise<number> {
     const load = [loadavg()[0]!];
     const connectAfter = new Promise<string>((resolve) => setTimeout(() => resolve(neighbourConnects(url, b.apiKey)), (seconds * 1000) / 2));
     const { stub: _stub, ...plan } = prepared;
-    const runner = promisify(execFile)(process.execPath, [join(root, 'dist/bench/attack-runner.js'), JSON.stringify({ plan, sizes: REPORTED_ATTACK, seconds, only })], {
+    const runner = promisify(execFile)(process.execPath, [join(ROOT, 'dist/bench/attack-runner.js'), JSON.stringify({ plan, sizes: REPORTED_ATTACK, seconds, only })], {
       maxBuffer: 16 * 1024 * 1024,
     }).then((r) => JSON.parse(r.stdout.trim().split('\n').pop()!) as AttackOutcome[]);
     const [attacks, busy, bConnect] = await Promise.all([runner, neighbourLatencies(url, b.apiKey, seconds), connectAfter]);
@@ -137,19 +115,7 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     if (prepared) await closeAttack(prepared);
-    await Promise.allSettled(procs.map((p) => p.stop()));
-    if (values.keep) {
-      say(`bench:attack: kept database ${dbName}, Redis keys ${prefix}:* and logs in ${logDir}`);
-    } else {
-      try {
-        const deleted = await dropInstallation(postgres, dbName, redis, prefix, 'weft-bench-attack');
-        rmSync(logDir, { recursive: true, force: true });
-        say(`bench:attack: dropped database ${dbName}, ${deleted} Redis key${deleted === 1 ? '' : 's'} and the logs`);
-      } catch (err) {
-        say(`bench:attack: cleanup failed: ${(err as Error).message}`);
-      }
-    }
-    redis.disconnect();
+    await inst?.close();
   }
 }
 

@@ -30,14 +30,20 @@ export function chainDefinition(opts: { keyed?: boolean } = {}): Record<string, 
   return { name: 'Bench: 20 HTTP nodes in a chain', nodes, edges };
 }
 
-/** A local HTTP server that answers every request 200 `{}` at once. */
+/**
+ * A local HTTP server that answers every request 200 `{}` at once; `onRequest`, when given, is
+ * told each request's URL (path and query) and its arrival (`performance.now()`, ms).
+ */
 export class Stub {
   hits = 0;
   private server?: Server;
 
+  constructor(private readonly onRequest?: (url: string, at: number) => void) {}
+
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
       this.hits++;
+      this.onRequest?.(req.url ?? '', performance.now());
       req.resume();
       req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' }).end('{}'));
     });
