@@ -59,28 +59,33 @@ async function work(h: Awaited<ReturnType<typeof coordinatorHarness>>, all: Awai
 }
 
 describe('fair order between tenants', () => {
-  it("admits a quiet tenant's attempt at the next free place, ahead of another tenant's whole backlog", async () => {
+  it("admits a quiet tenant's attempt at once, ahead of another tenant's whole backlog, then shares the freed places", async () => {
     const queue = freshQueue();
     const [a, b] = await tenants(2, 2);
     const one = def([http('x', undefined, { queue })]);
     const floods = await startMany(a!, one, 20);
-    expect(a!.dispatcher.jobs.map((j) => j.runId)).toEqual(floods.slice(0, 2));
-    const [quiet] = await startMany(b!, one, 1);
-    // The window is full: B's attempt waits in the backlog, QUEUED with no job.
-    expect((await b!.tasks(quiet!)).x).toMatchObject({ status: 'QUEUED' });
-
-    // A worker claims A's first job: the freed place goes to B, not to A's third run, and B's job
-    // goes ahead of A's waiting one on the queue (B was idle). Of A's, only the first went ahead,
-    // when A came from idle.
     const jobs = a!.dispatcher.jobs;
-    await a!.coordinator.leases.markRunning(a!.tenantId, jobs[0]!.taskId, 0);
+    expect(jobs.map((j) => j.runId)).toEqual(floods.slice(0, 2));
+    // The window is full, but B comes back from idle: its first attempt is admitted at once, its
+    // job ahead of A's waiting ones (A's first went ahead too, when A came from idle).
+    const quiet = await startMany(b!, one, 3);
     await waitForJobs(a!, 3);
-    expect(jobs[2]!.runId).toBe(quiet);
-    await a!.coordinator.leases.markRunning(a!.tenantId, jobs[1]!.taskId, 0);
-    await waitForJobs(a!, 4);
-    expect(jobs[3]!.runId).toBe(floods[2]);
-    const ahead = [...a!.dispatcher.ahead, ...b!.dispatcher.ahead];
-    expect(ahead.sort()).toEqual([jobs[0]!.taskId, jobs[2]!.taskId].sort());
+    expect(jobs[2]!.runId).toBe(quiet[0]);
+    expect([...a!.dispatcher.ahead, ...b!.dispatcher.ahead].sort()).toEqual([jobs[0]!.taskId, jobs[2]!.taskId].sort());
+    // B's next ones are not back from idle: they wait in the backlog, QUEUED with no job.
+    expect((await b!.tasks(quiet[1]!)).x).toMatchObject({ status: 'QUEUED' });
+
+    // Each place a worker's claim frees goes to A and B in turn, not to A's backlog first. (B's
+    // job went over the window: the first claim frees no place.)
+    const claim = (j: TaskJob) => a!.coordinator.leases.markRunning(j.tenantId, j.taskId, 0);
+    for (let i = 0; i < 3; i++) await claim(jobs[i]!);
+    await waitForJobs(a!, 5);
+    for (let i = 3; i < 5; i++) await claim(jobs[i]!);
+    await waitForJobs(a!, 7);
+    const owners = jobs.slice(3, 7).map((j) => (j.tenantId === b!.tenantId ? 'B' : 'A'));
+    expect(owners.filter((o) => o === 'B')).toHaveLength(2);
+    expect(owners.filter((o) => o === 'A')).toHaveLength(2);
+    expect(a!.dispatcher.ahead.length + b!.dispatcher.ahead.length).toBe(2);
   });
 
   it('gives a tenant of weight 3 three places for each place of a tenant of weight 1', async () => {
@@ -133,16 +138,23 @@ describe('eager dispatch', () => {
     const [third] = await startMany(a!, chain, 1);
     const x3 = a!.dispatcher.last('x');
     expect(x3.runId).toBe(third);
-    const [waiting] = await startMany(b!, def([http('z', undefined, { queue })]), 1);
+    await startMany(a!, chain, 4); // A's backlog: the window is full
+    // B's first attempt goes ahead at once (B was idle); its second waits in the backlog.
+    const [, waiting] = await startMany(b!, def([http('z', undefined, { queue })]), 2);
     expect((await b!.tasks(waiting!)).z).toMatchObject({ status: 'QUEUED' });
     const refused = await a!.coordinator.runs.reportCompleted(a!.tenantId, { runId: second!, taskId: x2.taskId, nodeId: 'x', attempt: 0, output: {}, leaseToken: token2, takeFrom: queue });
     expect(refused.taken).toBeUndefined();
     expect((await a!.tasks(second!)).y).toMatchObject({ status: 'QUEUED' });
-    // When the window has room, B's attempt goes first, then A's.
+    // When the window has room again (the claims below free places one by one), B's attempt is
+    // among the next two admitted, not after A's backlog of five.
     const before = a!.dispatcher.jobs.length;
+    const zFirst = a!.dispatcher.jobs.find((j) => j.tenantId === b!.tenantId)!;
+    await b!.coordinator.leases.markRunning(b!.tenantId, zFirst.taskId, 0);
     await a!.coordinator.leases.markRunning(a!.tenantId, x3.taskId, 0);
     await waitForJobs(a!, before + 1);
-    expect(a!.dispatcher.jobs[before]!.runId).toBe(waiting);
+    await a!.coordinator.leases.markRunning(a!.tenantId, a!.dispatcher.jobs[before]!.taskId, 0);
+    await waitForJobs(a!, before + 2);
+    expect(a!.dispatcher.jobs.slice(before, before + 2).map((j) => j.runId)).toContain(waiting);
   });
 });
 

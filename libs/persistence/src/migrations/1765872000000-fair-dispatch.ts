@@ -41,9 +41,12 @@ const READY_TENANTS = `
  *   place in the queue's backlog (`enqueued_at` NULL). It has no Bull job and no lease.
  *   `weft_dispatch(queue, …)` admits backlog rows, which makes their tasks `PENDING` with a
  *   dispatch lease and marks their outbox rows (`enqueued_at`); the caller then enqueues their
- *   jobs. The queue's Bull list therefore never holds more than about one job per worker slot
- *   (the live workers' concurrency on the queue, at least `p_window_floor`), so the order of
- *   admission is the order workers take them in.
+ *   jobs. The queue's Bull list therefore holds about one job per worker slot (the live workers'
+ *   concurrency on the queue, at least `p_window_floor`), so the order of admission is the order
+ *   workers take them in. A tenant back from idle (its share fell behind the queue's clock while
+ *   it had nothing ready) has its first row admitted even into a full window, and its job goes
+ *   ahead of the waiting ones (Bull priority): a quiet tenant waits for a free worker slot, not
+ *   for a flooding tenant's window.
  * - The order: between tenants, weighted fair queueing by virtual time. Each queue has a virtual
  *   clock (`dispatch_queues.vclock`) and each tenant a virtual finish (`dispatch_shares.vfinish`);
  *   the ready tenant with the smallest virtual start (`greatest(vfinish, vclock)`) goes next, and
@@ -263,6 +266,7 @@ function dispatchFunction(): string {
       v_now timestamptz := COALESCE(p_now, clock_timestamp());
       v_vclock double precision;
       v_free int;
+      v_taken int := 0;
       v_pick record;
       v_row record;
       v_found boolean;
@@ -278,8 +282,8 @@ function dispatchFunction(): string {
          WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NOT NULL AND o.held_until <= v_now;
         SELECT greatest(COALESCE(sum(w.concurrency), 0)::int, p_window_floor) INTO v_free
           FROM public.workers w WHERE p_queue = ANY (w.queues) AND w.expires_at > v_now AND w.draining_since IS NULL;
-        v_free := least(p_max, v_free - (SELECT count(*)::int FROM public.tasks t WHERE t.queue = p_queue AND t.status = 'PENDING'));
-        WHILE v_free > 0 LOOP
+        v_free := v_free - (SELECT count(*)::int FROM public.tasks t WHERE t.queue = p_queue AND t.status = 'PENDING');
+        WHILE v_taken < p_max LOOP
           ${READY_TENANTS}
           SELECT rt.tenant_id, greatest(COALESCE(s.vfinish, v_vclock), v_vclock) AS vstart, COALESCE(tn.dispatch_weight, 1) AS weight,
                  s.vfinish IS NULL OR s.vfinish < v_vclock AS was_idle
@@ -291,6 +295,10 @@ function dispatchFunction(): string {
            ORDER BY 2, s.served_at NULLS FIRST, rt.tenant_id
            LIMIT 1;
           EXIT WHEN NOT FOUND;
+          -- A full window admits no more, but for a tenant back from idle: its one row goes ahead
+          -- of the window (its next row is not idle any more), so a quiet tenant never waits for a
+          -- flooding one's claims.
+          EXIT WHEN v_free <= 0 AND NOT v_pick.was_idle;
           v_found := false;
           FOR v_row IN
             -- Every field cast to the type the statements below were planned with: a column whose
@@ -373,6 +381,7 @@ function dispatchFunction(): string {
             next_at := NULL; db_now := v_now;
             RETURN NEXT;
             v_free := v_free - 1;
+            v_taken := v_taken + 1;
             EXIT;
           END LOOP;
           EXIT WHEN NOT v_found;
@@ -414,7 +423,8 @@ function mayTakeFunction(): string {
       SELECT min(greatest(COALESCE(s.vfinish, v_vclock), v_vclock)) INTO v_other
         FROM rt LEFT JOIN public.dispatch_shares s ON s.tenant_id = rt.tenant_id AND s.queue = p_queue
        WHERE rt.tenant_id IS NOT NULL AND rt.tenant_id <> v_me;
-      IF v_other IS NOT NULL AND v_mine > v_other THEN
+      -- A tie goes to the tenant that waits: this one is being served as it asks.
+      IF v_other IS NOT NULL AND v_mine >= v_other THEN
         RETURN false;
       END IF;
       SELECT COALESCE(max(tn.dispatch_weight), 1) INTO v_weight FROM public.tenants tn WHERE tn.id = v_me;
