@@ -74,7 +74,8 @@ describe('flow control in the browser', () => {
     await signIn(page, adminKey, '/runs');
     await page.getByLabel('Status').selectOption('QUEUED');
     await page.waitForURL(/status=QUEUED/);
-    // The RUNNING run leaves the list once the filtered page is shown; the QUEUED one stays.
+    // The filtered page shows the QUEUED run, and the RUNNING one is not on it.
+    await page.locator(`a[href="/runs/${queuedRun}"]`).first().waitFor({ timeout: WAIT_MS });
     await page.locator(`a[href="/runs/${flakyRun}"]`).first().waitFor({ state: 'detached', timeout: WAIT_MS });
     expect(await page.locator(`a[href="/runs/${queuedRun}"]`).count()).toBeGreaterThan(0);
   });
