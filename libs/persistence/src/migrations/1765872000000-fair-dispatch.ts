@@ -265,6 +265,7 @@ function dispatchFunction(): string {
     DECLARE
       v_now timestamptz := COALESCE(p_now, clock_timestamp());
       v_vclock double precision;
+      v_window int;
       v_free int;
       v_taken int := 0;
       v_pick record;
@@ -280,9 +281,9 @@ function dispatchFunction(): string {
         -- Holds whose time came are ready again.
         UPDATE public.outbox o SET hold_reason = NULL, hold_detail = NULL, held_until = NULL
          WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NOT NULL AND o.held_until <= v_now;
-        SELECT greatest(COALESCE(sum(w.concurrency), 0)::int, p_window_floor) INTO v_free
+        SELECT greatest(COALESCE(sum(w.concurrency), 0)::int, p_window_floor) INTO v_window
           FROM public.workers w WHERE p_queue = ANY (w.queues) AND w.expires_at > v_now AND w.draining_since IS NULL;
-        v_free := v_free - (SELECT count(*)::int FROM public.tasks t WHERE t.queue = p_queue AND t.status = 'PENDING');
+        v_free := v_window - (SELECT count(*)::int FROM public.tasks t WHERE t.queue = p_queue AND t.status = 'PENDING');
         WHILE v_taken < p_max LOOP
           ${READY_TENANTS}
           SELECT rt.tenant_id, greatest(COALESCE(s.vfinish, v_vclock), v_vclock) AS vstart, COALESCE(tn.dispatch_weight, 1) AS weight,
@@ -297,8 +298,8 @@ function dispatchFunction(): string {
           EXIT WHEN NOT FOUND;
           -- A full window admits no more, but for a tenant back from idle: its one row goes ahead
           -- of the window (its next row is not idle any more), so a quiet tenant never waits for a
-          -- flooding one's claims.
-          EXIT WHEN v_free <= 0 AND NOT v_pick.was_idle;
+          -- flooding one's claims. A queue with no window at all (no worker, no floor) admits none.
+          EXIT WHEN v_free <= 0 AND (NOT v_pick.was_idle OR v_window = 0);
           v_found := false;
           FOR v_row IN
             -- Every field cast to the type the statements below were planned with: a column whose
