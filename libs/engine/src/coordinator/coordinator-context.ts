@@ -34,8 +34,6 @@ export class CoordinatorContext {
   readonly observer: CoordinatorObserver | undefined;
   readonly templates: TemplateResolver;
   readonly timerLeaseMs: number;
-  readonly outboxGraceMs: number;
-  readonly outboxLeaseMs: number;
   readonly dispatchLeaseMs: number;
   readonly dispatchWindowFloor: number;
   readonly runLeaseMs: number;
@@ -62,8 +60,6 @@ export class CoordinatorContext {
     this.templates = opts.templates ?? new CelTemplateResolver();
     this.dags = new DagCache(opts.dagCacheSize);
     this.timerLeaseMs = opts.timerLeaseMs ?? 10_000;
-    this.outboxGraceMs = opts.outboxGraceMs ?? 5_000;
-    this.outboxLeaseMs = opts.outboxLeaseMs ?? 10_000;
     this.dispatchLeaseMs = opts.dispatchLeaseMs ?? 30_000;
     this.dispatchWindowFloor = opts.dispatchWindowFloor ?? DEFAULT_DISPATCH_WINDOW_FLOOR;
     this.runLeaseMs = opts.runLeaseMs ?? 15_000;

@@ -149,10 +149,6 @@ export interface RunCoordinatorOptions {
    * applying it (applying takes milliseconds; one fired twice is ignored by fencing).
    */
   timerLeaseMs?: number;
-  /** Age an un-enqueued outbox row must reach before the relay takes it, ms (default 5 000). */
-  outboxGraceMs?: number;
-  /** How long a relay's claim on an outbox row lasts, ms (default 10 000): the delay when its scheduler dies mid-relay. */
-  outboxLeaseMs?: number;
   /**
    * The lease of a worker attempt fair dispatch admitted, ms after its admission (default 30 000):
    * past it, an attempt no worker claimed whose job is not live goes back to the backlog through
