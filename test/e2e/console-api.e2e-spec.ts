@@ -139,6 +139,12 @@ describe('the API of the web console', () => {
     expect(await deep.text()).toBe(html);
     // Workflow ids may hold dots; only /assets holds files.
     expect(await (await fetch(`${origin}/workflows/billing.v2`)).text()).toBe(html);
+    // Every page of the console's navigation opens by its address too.
+    for (const route of ['/runs', '/workflows', '/schedules', '/queues', '/flow', '/keys']) {
+      const opened = await fetch(`${origin}${route}`);
+      expect({ route, status: opened.status }).toEqual({ route, status: 200 });
+      expect(await opened.text()).toBe(html);
+    }
     expect((await fetch(`${origin}/assets/no-such-file.js`)).status).toBe(404);
 
     const ide = await fetch(`${origin}/graphql`, { headers: { accept: 'text/html,application/xhtml+xml' } });
