@@ -158,6 +158,28 @@ describe('eager dispatch', () => {
   });
 });
 
+describe("a tenant's pile of held rows", () => {
+  it('is looked at a bounded part per pass, at its share, so another tenant is admitted at once', async () => {
+    const queue = freshQueue();
+    const [a, b] = await tenants(2, 100);
+    const held = def([http('call', { url: 'http://example.test/{{ item }}' }, { queue, for_each: '{{ input.items }}', concurrency: { key: 'one', limit: 1 } } as Partial<WorkflowNode>)]);
+    const { workflowId } = await b!.publish(held);
+    const { runId } = await b!.coordinator.runs.startRun(b!.tenantId, { workflowId, input: { items: Array.from({ length: 1000 }, (_, i) => i) } });
+    // One admitted; of the 999 others, one pass held at most its budget and left the rest ready.
+    const [counts] = (await db.owner.query(
+      `SELECT count(*) FILTER (WHERE hold_reason IS NOT NULL)::int AS held, count(*) FILTER (WHERE hold_reason IS NULL AND enqueued_at IS NULL)::int AS ready
+         FROM outbox WHERE run_id = $1`,
+      [runId],
+    )) as { held: number; ready: number }[];
+    expect(counts!.held).toBeGreaterThan(0);
+    expect(counts!.held).toBeLessThanOrEqual(400);
+    expect(counts!.held + counts!.ready).toBe(999);
+    // A's attempt is admitted by its own start's pass: B's holds were charged to B's share.
+    const [quick] = await startMany(a!, def([http('x', undefined, { queue })]), 1);
+    expect(a!.dispatcher.jobs.some((j) => j.runId === quick)).toBe(true);
+  });
+});
+
 describe('node limits', () => {
   const fanOut = (queue: string, limits: Partial<WorkflowNode>) =>
     def([http('call', { url: 'http://example.test/{{ item }}' }, { queue, for_each: '{{ input.items }}', ...limits } as Partial<WorkflowNode>)]);

@@ -110,7 +110,7 @@ describe('the hot path', () => {
     expect(indexesFor('SELECT o.id::bigint AS id')).toEqual(['outbox_ready', 'tasks_pkey']);
     expect(indexesFor("t.queue = p_queue AND t.status = 'PENDING'")).toEqual(['tasks_dispatched']);
     expect(indexesFor('UPDATE public.outbox o SET enqueued_at = v_now')).toEqual(['outbox_pkey']);
-    expect(indexesFor('UPDATE public.outbox o SET hold_reason = NULL')).toEqual(['outbox_held']);
+    expect(indexesFor('UPDATE public.outbox o SET hold_reason = NULL')).toEqual(['outbox_held', 'outbox_pkey']);
     expect(indexesFor('FROM outbox o\n')).toEqual(['outbox_pkey', 'runs_pkey', 'tasks_pkey']); // the jobs of attempts admitted elsewhere
     expect(indexesFor('UPDATE public.tasks t SET lease_expires_at')).toEqual(['tasks_pkey', 'tasks_worker_leases']); // the lease sweep's claim
     expect(indexesFor('UPDATE public.tasks t SET wake_at')).toEqual(['tasks_due_timers', 'tasks_pkey']); // due timers

@@ -8,6 +8,10 @@ const STALLED = 'weft_stalled_groups()';
 
 /** Serializes every dispatch decision of the database (one transaction-level advisory lock). */
 const DISPATCH_LOCK = 5_746_210_301;
+/** Held rows a pass makes ready again at most, the earliest first. */
+const RELEASE_BATCH = 200;
+/** Backlog rows a pass looks at at most (admitted, held or found stale), so that one pass stays short under the lock. */
+const CHECK_BUDGET = 400;
 
 /**
  * The tenants with a ready backlog row on `p_queue`, by a skip scan of `outbox_ready`: one index
@@ -268,6 +272,7 @@ function dispatchFunction(): string {
       v_window int;
       v_free int;
       v_taken int := 0;
+      v_checked int := 0;
       v_pick record;
       v_row record;
       v_found boolean;
@@ -278,9 +283,13 @@ function dispatchFunction(): string {
         PERFORM pg_advisory_xact_lock(${DISPATCH_LOCK});
         INSERT INTO public.dispatch_queues (queue) VALUES (p_queue) ON CONFLICT (queue) DO NOTHING;
         SELECT d.vclock INTO v_vclock FROM public.dispatch_queues d WHERE d.queue = p_queue;
-        -- Holds whose time came are ready again.
+        -- Holds whose time came are ready again, a bounded batch a pass (the earliest first), so
+        -- no tenant's pile of held rows makes one pass long for everyone.
         UPDATE public.outbox o SET hold_reason = NULL, hold_detail = NULL, held_until = NULL
-         WHERE o.queue = p_queue AND o.enqueued_at IS NULL AND o.hold_reason IS NOT NULL AND o.held_until <= v_now;
+         WHERE (o.tenant_id, o.id) IN (
+           SELECT h.tenant_id, h.id FROM public.outbox h
+            WHERE h.queue = p_queue AND h.enqueued_at IS NULL AND h.hold_reason IS NOT NULL AND h.held_until <= v_now
+            ORDER BY h.held_until LIMIT ${RELEASE_BATCH});
         SELECT greatest(COALESCE(sum(w.concurrency), 0)::int, p_window_floor) INTO v_window
           FROM public.workers w WHERE p_queue = ANY (w.queues) AND w.expires_at > v_now AND w.draining_since IS NULL;
         v_free := v_window - (SELECT count(*)::int FROM public.tasks t WHERE t.queue = p_queue AND t.status = 'PENDING');
@@ -316,6 +325,7 @@ function dispatchFunction(): string {
              LIMIT 50
           LOOP
             v_found := true;
+            v_checked := v_checked + 1;
             IF v_row.status IS DISTINCT FROM 'QUEUED' OR v_row.task_attempt IS DISTINCT FROM v_row.attempt THEN
               -- The task moved on (cancelled, finished, retried, deleted): the row is done.
               UPDATE public.outbox o SET enqueued_at = v_now WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
@@ -331,7 +341,13 @@ function dispatchFunction(): string {
                 kind := 'held'; reason := 'CONCURRENCY_LIMIT'; tenant_id := v_row.tenant_id; task_id := v_row.task_id;
                 attempt := v_row.attempt; outbox_id := v_row.id; waited_ms := NULL; ahead := NULL; next_at := NULL; db_now := v_now;
                 RETURN NEXT;
-                CONTINUE;
+                -- A hold costs the tenant its turn, as an admission would: a pile of held rows
+                -- is looked at one a turn, at the tenant's share, never ahead of the others.
+                INSERT INTO public.dispatch_shares AS s (tenant_id, queue, vfinish, served_at)
+                  VALUES (v_row.tenant_id, p_queue, v_pick.vstart + 1.0 / v_pick.weight, clock_timestamp())
+                  ON CONFLICT (tenant_id, queue) DO UPDATE SET vfinish = EXCLUDED.vfinish, served_at = EXCLUDED.served_at;
+                v_vclock := greatest(v_vclock, v_pick.vstart);
+                EXIT;
               END IF;
             END IF;
             IF v_row.flow_rate_key IS NOT NULL THEN
@@ -363,7 +379,13 @@ function dispatchFunction(): string {
                 kind := 'held'; reason := 'RATE_LIMIT'; tenant_id := v_row.tenant_id; task_id := v_row.task_id;
                 attempt := v_row.attempt; outbox_id := v_row.id; waited_ms := NULL; ahead := NULL; next_at := NULL; db_now := v_now;
                 RETURN NEXT;
-                CONTINUE;
+                -- A hold costs the tenant its turn, as an admission would: a pile of held rows
+                -- is looked at one a turn, at the tenant's share, never ahead of the others.
+                INSERT INTO public.dispatch_shares AS s (tenant_id, queue, vfinish, served_at)
+                  VALUES (v_row.tenant_id, p_queue, v_pick.vstart + 1.0 / v_pick.weight, clock_timestamp())
+                  ON CONFLICT (tenant_id, queue) DO UPDATE SET vfinish = EXCLUDED.vfinish, served_at = EXCLUDED.served_at;
+                v_vclock := greatest(v_vclock, v_pick.vstart);
+                EXIT;
               END IF;
             END IF;
             UPDATE public.outbox o SET enqueued_at = v_now WHERE o.tenant_id = v_row.tenant_id AND o.id = v_row.id;
@@ -385,7 +407,7 @@ function dispatchFunction(): string {
             v_taken := v_taken + 1;
             EXIT;
           END LOOP;
-          EXIT WHEN NOT v_found;
+          EXIT WHEN NOT v_found OR v_checked >= ${CHECK_BUDGET};
         END LOOP;
         UPDATE public.dispatch_queues d SET vclock = v_vclock WHERE d.queue = p_queue AND d.vclock < v_vclock;
       END IF;
