@@ -108,6 +108,39 @@ describe('a concurrency key with the queue strategy', () => {
   });
 });
 
+describe('a retry of a run of a concurrency key', () => {
+  it('takes a free slot again, and is refused while the key is full or the run is still queued', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(limited({ key: '{{ input.customer }}', limit: 1 }));
+    const start = async () => (await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { customer: 'acme' } })).runId;
+    const first = await start();
+    await h.fail('a', 'boom', h.dispatcher.jobs.find((j) => j.runId === first));
+    expect((await h.run(first)).status).toBe('FAILED');
+    const second = await start();
+    const queued = await start();
+    expect([(await h.run(second)).status, (await h.run(queued)).status]).toEqual(['RUNNING', 'QUEUED']);
+
+    const refused = h.coordinator.runs.retryRun(h.tenantId, { runId: first, fromNodeId: 'a' });
+    await expect(refused).rejects.toThrow(WeftError);
+    await expect(refused).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('concurrency limit 1 reached for key "acme" (1 running)') });
+    await expect(h.coordinator.runs.retryRun(h.tenantId, { runId: queued, fromNodeId: 'a' })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: expect.stringContaining('is QUEUED for a slot of concurrency key "acme"'),
+    });
+    expect([(await h.run(first)).status, (await h.run(queued)).status]).toEqual(['FAILED', 'QUEUED']);
+    expect(h.dispatcher.jobs.filter((j) => j.runId === queued)).toHaveLength(0);
+
+    // The running run ends: the queued one takes the slot; when it ends, the retry may run.
+    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === second));
+    expect((await h.run(queued)).status).toBe('RUNNING');
+    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === queued));
+    await h.coordinator.runs.retryRun(h.tenantId, { runId: first, fromNodeId: 'a' });
+    expect((await h.run(first)).status).toBe('RUNNING');
+    const late = await start();
+    expect((await h.run(late)).status).toBe('QUEUED');
+  });
+});
+
 describe('the cancel strategies', () => {
   it('cancel_newest: the new run is returned CANCELLED and says why', async () => {
     const h = await setup();

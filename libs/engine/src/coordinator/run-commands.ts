@@ -149,7 +149,9 @@ export class RunCommands {
    * Retrying the parent from that node starts a new child instead.
    * @throws WeftError NOT_FOUND (run or version), BAD_USER_INPUT (unknown node; input or config
    * that cannot be stored; `version` is another, deprecated version), CONFLICT (tasks still
-   * active; a child run, naming its parent run and the parent's node to retry), TRANSIENT.
+   * active; a child run, naming its parent run and the parent's node to retry; a run of a
+   * concurrency key that is still QUEUED, or that ended while its key has no free slot — a retry
+   * never cancels nor waits for another run), TRANSIENT.
    */
   async retryRun(tenantId: string, r: RetryRunInput): Promise<void> {
     if (!isVersion(r.version)) throw new WeftError('NOT_FOUND', `version ${r.version} not found`);

@@ -1,4 +1,4 @@
-import { ConcurrencyGroupRepository, stalledGroups, withTenant, type GroupOfRun, type Transaction } from '@weft/persistence';
+import { ConcurrencyGroupRepository, stalledGroups, withTenant, type GroupOfRun, type RunState, type Transaction } from '@weft/persistence';
 import { runConcurrencyKey, runFlowOf, RunStatus, WeftError, type ConcurrencyStrategy, type JsonValue, type RunEvent, type WorkflowDag } from '../index.js';
 import type { Applied, ApplyLocked } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
@@ -54,6 +54,32 @@ export class RunSlots {
     return { start: false, strategy: runFlowOf(dag.definition).concurrency!.strategy, limit: group.limit, active };
   }
 
+  /**
+   * Before run `run` (locked in `m`) is retried on `dag`, its version's definition: a top-level
+   * run of a concurrency group that ended takes a slot again, so the group's row is locked and
+   * its RUNNING runs are counted against `dag`'s limit, whatever the group's strategy (a retry
+   * never cancels another run, nor waits). A RUNNING run keeps the slot it holds.
+   * @throws WeftError CONFLICT when the run is still QUEUED for a slot (it has not started: there
+   * is nothing to retry), or when the group has no free slot — naming the key, the limit and how
+   * many runs hold it.
+   */
+  async readmit(m: Transaction, tenantId: string, run: RunState, dag: WorkflowDag): Promise<void> {
+    if (run.concurrencyGroup === null || run.parentRunId !== null || run.status === RunStatus.Running) return;
+    const repo = new ConcurrencyGroupRepository(m);
+    const key = (await repo.lockExisting(tenantId, run.concurrencyGroup)) ?? run.concurrencyGroup;
+    if (run.status === RunStatus.Queued) {
+      throw new WeftError('CONFLICT', `run ${run.id} is QUEUED for a slot of concurrency key ${JSON.stringify(key)} and has not started: nothing to retry; it starts when a slot frees, or cancel it`);
+    }
+    const limit = runFlowOf(dag.definition).concurrency?.limit;
+    if (limit === undefined) return;
+    const { active } = await repo.counts(tenantId, run.concurrencyGroup);
+    if (active < limit) return;
+    throw new WeftError(
+      'CONFLICT',
+      `run ${run.id} cannot be retried now: concurrency limit ${limit} reached for key ${JSON.stringify(key)} (${active} running); retry it when a slot frees, or cancel one of the running runs`,
+    );
+  }
+
   /** The oldest RUNNING run of the group (locked by {@link admission}), for `cancel_oldest`. */
   oldestActive(m: Transaction, tenantId: string, groupKey: string): Promise<string | undefined> {
     return new ConcurrencyGroupRepository(m).oldestActive(tenantId, groupKey);
@@ -69,7 +95,7 @@ export class RunSlots {
   async promote(m: Transaction, tenantId: string, groupKey: string, applied: Applied, nesting: number): Promise<void> {
     if (nesting > 0) return;
     const repo = new ConcurrencyGroupRepository(m);
-    if (!(await repo.lockExisting(tenantId, groupKey))) return;
+    if ((await repo.lockExisting(tenantId, groupKey)) === undefined) return;
     let { active } = await repo.counts(tenantId, groupKey);
     for (const run of await repo.nextQueued(tenantId, groupKey, 100)) {
       const dag = await this.ctx.dag(m, tenantId, run.workflowId, run.version);

@@ -40,11 +40,11 @@ export class ConcurrencyGroupRepository extends TenantScopedRepository {
     );
   }
 
-  /** Locks the row of group `groupKey`; false when it does not exist. */
-  async lockExisting(tenantId: string, groupKey: string): Promise<boolean> {
+  /** Locks the row of group `groupKey` and resolves the key's text; undefined when the group does not exist. */
+  async lockExisting(tenantId: string, groupKey: string): Promise<string | undefined> {
     return this.inTenant(tenantId, async (m) => {
-      const r = await sql(m, `SELECT 1 FROM concurrency_groups WHERE tenant_id = $1 AND group_key = $2 FOR UPDATE`, [tenantId, groupKey]);
-      return r.rowCount === 1;
+      const r = await sql<{ key: string }>(m, `SELECT key FROM concurrency_groups WHERE tenant_id = $1 AND group_key = $2 FOR UPDATE`, [tenantId, groupKey]);
+      return r.rows[0]?.key;
     });
   }
 
