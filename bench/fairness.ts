@@ -34,6 +34,7 @@ import {
   rateStarts,
   runTimes,
   sampleQueue,
+  sleep,
   startRun,
   stepPath,
   type Driver,
@@ -45,6 +46,7 @@ import {
 } from './fairness-load.js';
 import { assertLoopback, ROOT, startInstallation, type Installation, type InstalledTenant } from './installation.js';
 import { fmt, table } from './report.js';
+import { FloorProbe } from './step-floor.js';
 import { RunWatcher, Stub } from './weft.js';
 
 /** B's median ms/step under the flood may be at most this many times its idle median. */
@@ -190,11 +192,21 @@ async function main(): Promise<number> {
     const sampler = new pg.Client({ connectionString: inst.ownerUrl, application_name: 'bench:fairness' });
     await sampler.connect();
     closers.push(() => sampler.end());
+    const floor = await FloorProbe.start(inst.ownerUrl, stubUrl, B_INTERVAL_MS);
+    closers.push(async () => floor.close());
+    // The probe starts its runs half an interval after B's, so the two never start together.
+    const probeBeside = async <T>(work: Promise<T>): Promise<[T, number[]]> => {
+      await sleep(B_INTERVAL_MS / 2);
+      floor.run();
+      const done = await work;
+      return [done, await floor.stop()];
+    };
 
     await analyze(owner);
     say(`bench:fairness: 1. B alone, a run every ${B_INTERVAL_MS} ms for ${o.seconds} s`);
     const idleUntil = performance.now() + o.seconds * 1000;
-    const bIdle = await bPhase(await every(b, B_INTERVAL_MS, () => performance.now() >= idleUntil));
+    const [bIdleTicks, floorIdle] = await probeBeside(every(b, B_INTERVAL_MS, () => performance.now() >= idleUntil));
+    const bIdle = await bPhase(bIdleTicks);
     check(inst);
 
     await analyze(owner);
@@ -209,10 +221,11 @@ async function main(): Promise<number> {
     let flooding = true;
     stopSampling = sampleQueue(sampler, 'http', SAMPLE_MS);
     const aFlood = flood(a, o.runs, o.inFlight).finally(() => (flooding = false));
-    const bTicks = every(b, B_INTERVAL_MS, () => !flooding);
+    const bTicks = probeBeside(every(b, B_INTERVAL_MS, () => !flooding));
     const underFlood = await aFlood;
     const aUnder = await aPhase(underFlood, await stopSampling());
-    const bUnder = await bPhase(await bTicks);
+    const [bUnderTicks, floorUnder] = await bTicks;
+    const bUnder = await bPhase(bUnderTicks);
     check(inst);
 
     say(`bench:fairness: 4. B's run of ${PARTNER_TASKS} calls under rate_limit ${PARTNER_LIMIT}/s`);
@@ -228,7 +241,7 @@ async function main(): Promise<number> {
     check(inst);
     uptime.push(uptimeLine());
 
-    const lines = report(o, uptime, { bIdle, aAlone, aUnder, bUnder, rate }, inst);
+    const lines = report(o, uptime, { bIdle, aAlone, aUnder, bUnder, rate, floor: { idle: floorIdle, under: floorUnder } }, inst);
     say('');
     for (const l of lines) say(l);
     const results = join(ROOT, 'bench/results');
@@ -273,7 +286,7 @@ function commitOf(): string {
 function report(
   o: Options,
   uptime: string[],
-  r: { bIdle: BPhase; aAlone: APhase; aUnder: APhase; bUnder: BPhase; rate: RateLimitPhase },
+  r: { bIdle: BPhase; aAlone: APhase; aUnder: APhase; bUnder: BPhase; rate: RateLimitPhase; floor: { idle: number[]; under: number[] } },
   inst: Installation,
 ): string[] {
   const L: string[] = [];
@@ -300,6 +313,11 @@ function report(
     f1(p.ticks.lateMs),
   ];
   for (const l of table(['', 'runs', 'succeeded', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'start late ms'], [bRow('idle', r.bIdle), bRow('under the flood', r.bUnder)])) L.push(`  ${l}`);
+  L.push('');
+
+  L.push(`the floor probe, ms per step: the least a durable two-step run does (a commit that creates it; per step a stub call and a commit), in a process of its own, no engine, no queue, a run every ${B_INTERVAL_MS} ms beside B:`);
+  const fRow = (name: string, xs: number[]) => [name, String(xs.length), f1(q(xs, 0.5)), f1(q(xs, 0.9)), f1(q(xs, 0.99)), f1(q(xs, 1))];
+  for (const l of table(['', 'runs', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'], [fRow('idle', r.floor.idle), fRow('under the flood', r.floor.under)])) L.push(`  ${l}`);
   L.push('');
 
   L.push("tenant A's throughput, steps / (last run finished_at − first run created_at):");
@@ -397,6 +415,8 @@ function report(
   line(stubMost <= PARTNER_LIMIT, `rate limit, most calls in any 1 s at the stub: ${stubMost} (target ≤ ${PARTNER_LIMIT}; database clock: ${dbMost})`);
   line(stubRate >= RATE_TARGET, `rate limit, achieved rate at the stub: ${fmt(stubRate, 2)} starts/s = ${fmt(stubRate / PARTNER_LIMIT, 2)} of the limit (target ≥ ${RATE_TARGET}/s; database clock: ${fmt(dbRate, 2)}/s)`);
   line(tputRatio >= THROUGHPUT_TARGET, `A steps/s under the flood / alone: ${fmt(tput(r.aUnder), 1)} / ${fmt(tput(r.aAlone), 1)} = ${fmt(tputRatio, 2)} (target ≥ ${THROUGHPUT_TARGET})`);
+  const floorRatio = q(r.floor.under, 0.5) / q(r.floor.idle, 0.5);
+  L.push(`info    the floor probe's median under the flood / idle: ${fmt(q(r.floor.under, 0.5), 1)} / ${fmt(q(r.floor.idle, 0.5), 1)} = ${fmt(floorRatio, 2)} × (what contention alone does to the least work of a step; B's ratio is ${fmt(underP50 / idleP50 / floorRatio, 2)} × it)`);
   if (problems.length) L.push('NOT MET every run succeeded, no process exited (see the lines marked !!)');
   return L;
 }
