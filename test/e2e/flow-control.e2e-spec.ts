@@ -218,8 +218,12 @@ describe('flow control API', () => {
         const err = await rejection(a.request(`query($n: Int) { concurrencyKeys(first: $n) { edges { cursor } } }`, { n }));
         expect({ n, code: err.code, problems: err.errors[0]!.extensions!.problems }).toEqual({ n, code: 'BAD_USER_INPUT', problems: [{ path: 'first', message: 'must be between 1 and 200' }] });
       }
-      const err = await rejection(a.request(`{ concurrencyKeys(after: "bm90IGEgY3Vyc29y") { edges { cursor } } }`));
-      expect(err.code).toBe('BAD_USER_INPUT');
+      // Not a cursor at all, and a well-formed one carrying a NUL character no stored key can hold.
+      const forged = Buffer.from(JSON.stringify(['a\u0000', 'workflow:limited:a\u0000']), 'utf8').toString('base64url');
+      for (const after of ['bm90IGEgY3Vyc29y', forged]) {
+        const err = await rejection(a.request(`query($a: String) { concurrencyKeys(after: $a) { edges { cursor } } }`, { a: after }));
+        expect({ after, code: err.code, message: err.message }).toEqual({ after, code: 'BAD_USER_INPUT', message: expect.stringMatching(/cursor/) });
+      }
     });
 
     it('prints them with weft flow keys, and QUEUED runs with weft runs --status QUEUED', async () => {

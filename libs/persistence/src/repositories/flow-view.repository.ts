@@ -74,7 +74,8 @@ function encodeKeyCursor(key: string, groupKey: string): string {
 function decodeKeyCursor(cursor: string): [string, string] {
   try {
     const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') return [v[0], v[1]];
+    // A NUL character can be in no stored key (PostgreSQL text refuses it): a forged cursor.
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !`${v[0]}${v[1]}`.includes('\u0000')) return [v[0], v[1]];
   } catch {
     // not JSON: refused below
   }
