@@ -407,6 +407,7 @@ describe('the cross-tenant paths', () => {
       'weft_dispatch',
       'weft_may_take',
       'weft_outbox_stats',
+      'weft_prune_concurrency_groups',
       'weft_prune_rate_starts',
       'weft_queue_access',
       'weft_queue_reservations',

@@ -141,6 +141,34 @@ describe('a retry of a run of a concurrency key', () => {
   });
 });
 
+describe('the upkeep of groups', () => {
+  it('deletes a group idle for over a day, keeps one a run holds or waits for, and a retry or start makes it again', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(limited({ key: '{{ input.customer }}', limit: 1 }));
+    const start = async (customer: string) => (await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { customer } })).runId;
+    const groups = async () => ((await db.owner.query(`SELECT key FROM concurrency_groups WHERE tenant_id = $1 ORDER BY key`, [h.tenantId])) as { key: string }[]).map((r) => r.key);
+    const idle = await start('idle');
+    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === idle));
+    const busy = await start('busy');
+    const waiting = await start('busy');
+    h.clock.advance(60_000);
+    await h.coordinator.outbox.upkeep();
+    expect(await groups()).toEqual(['busy', 'idle']); // idle for a minute only
+
+    h.clock.advance(2 * 86_400_000);
+    await h.coordinator.outbox.upkeep();
+    expect(await groups()).toEqual(['busy']);
+    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === busy));
+    expect((await h.run(waiting)).status).toBe('RUNNING');
+
+    // The pruned key still limits: a retry takes its slot on a row made again, and holds it.
+    await h.coordinator.runs.retryRun(h.tenantId, { runId: idle, fromNodeId: 'a' });
+    expect((await h.run(idle)).status).toBe('RUNNING');
+    expect(await groups()).toEqual(['busy', 'idle']);
+    expect((await h.run(await start('idle'))).status).toBe('QUEUED');
+  });
+});
+
 describe('the cancel strategies', () => {
   it('cancel_newest: the new run is returned CANCELLED and says why', async () => {
     const h = await setup();

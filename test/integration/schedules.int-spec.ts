@@ -232,6 +232,23 @@ describe('overlap policies, while the previous run is still RUNNING', () => {
     expect((await t.tick()).map((r) => r.nominal)).toEqual([M(1), M(3)]);
   });
 
+  it('skip: a run QUEUED for a slot of its concurrency key counts as running', async () => {
+    const t = await setup();
+    const limited = (await publishWorkflow(db.ds, t.tenantId, { ...def([waitFor('w', 'go')]), concurrency: { limit: 1 } })).workflowId;
+    const holder = (await t.coordinator.runs.startRun(t.tenantId, { workflowId: limited })).runId;
+    const s = await insertSchedule(db.ds, t.tenantId, limited, { intervalSeconds: 60, overlapPolicy: 'skip' }, t.clock.now());
+    const tick = async () => {
+      t.clock.advance(60_000);
+      await t.poll();
+      return runsOfSchedule(db.ds, t.tenantId, s.id);
+    };
+    expect((await tick()).map((r) => r.status)).toEqual(['QUEUED']);
+    expect((await tick()).map((r) => r.status)).toEqual(['QUEUED']);
+    expect((await scheduleRow(db.ds, t.tenantId, s.id)).skipped.overlap).toBe(1);
+    await t.release(holder);
+    expect((await runsOfSchedule(db.ds, t.tenantId, s.id)).map((r) => r.status)).toEqual(['RUNNING']);
+  });
+
   it('buffer_one: keeps one fire, skips the next, and starts the kept one when the run ends', async () => {
     const t = await minutely('buffer_one');
     const [first] = await t.tick();

@@ -27,6 +27,7 @@ import { Schedules1765612800000 } from './migrations/1765612800000-schedules.js'
 import { FairScheduleClaims1765699200000 } from './migrations/1765699200000-fair-schedule-claims.js';
 import { StoredJsonSizes1765785600000 } from './migrations/1765785600000-stored-json-sizes.js';
 import { FairDispatch1765872000000 } from './migrations/1765872000000-fair-dispatch.js';
+import { FlowUpkeep1765958400000 } from './migrations/1765958400000-flow-upkeep.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -60,6 +61,7 @@ export const MIGRATIONS = [
   FairScheduleClaims1765699200000,
   StoredJsonSizes1765785600000,
   FairDispatch1765872000000,
+  FlowUpkeep1765958400000,
 ];
 
 /** Options of {@link createDataSource}. */

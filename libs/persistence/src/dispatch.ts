@@ -77,6 +77,15 @@ export async function pruneRateStarts(ds: DataSource, before: Date): Promise<num
   return rows[0]?.n ?? 0;
 }
 
+/**
+ * Deletes up to `max` concurrency groups last admitted to before `before` that have no RUNNING
+ * or QUEUED run (a later start of their key creates the row again); returns how many.
+ */
+export async function pruneConcurrencyGroups(ds: DataSource, before: Date, max: number): Promise<number> {
+  const rows = await callDefiner<{ n: number }>(ds, 'SELECT weft_prune_concurrency_groups($1, $2) AS n', [before, max]);
+  return rows[0]?.n ?? 0;
+}
+
 /** A concurrency group with QUEUED runs and a free slot: a promotion its runs' ends missed. */
 export interface StalledGroup {
   tenantId: string;

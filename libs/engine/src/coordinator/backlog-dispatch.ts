@@ -1,4 +1,4 @@
-import { backlogQueues, byTenant, dispatchBacklog, OutboxRepository, pruneRateStarts, type AdmittedAttempt } from '@weft/persistence';
+import { backlogQueues, byTenant, dispatchBacklog, OutboxRepository, type AdmittedAttempt } from '@weft/persistence';
 import { jobId, type TaskJob } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { FlowHoldReason } from './coordinator-options.js';
@@ -11,8 +11,6 @@ const PASS_SIZE = 200;
 const KNOWN_JOBS = 10_000;
 /** The longest a pass waits for a hold's end on its own timer; the scheduler's poll covers longer holds. */
 const MAX_WAKE_MS = 60_000;
-/** How long a rate-limit start is kept: no window is longer than a day. */
-const RATE_START_KEPT_MS = 86_400_000;
 
 /** A queue's dispatch passes in this process: the one under way, the one asked for after it, and the timer of its next hold. */
 interface QueueState {
@@ -73,16 +71,14 @@ export class BacklogDispatch {
   }
 
   /**
-   * The scheduler's pass over every queue with a ready backlog row or a hold that is over, and
-   * the pruning of rate-limit starts no window can count any more; resolves how many attempts
-   * were admitted.
+   * The scheduler's pass over every queue with a ready backlog row or a hold that is over;
+   * resolves how many attempts were admitted.
    */
   async poll(max = PASS_SIZE): Promise<number> {
     const { ctx } = this;
     const now = ctx.testNow();
     let admitted = 0;
     for (const queue of await backlogQueues(ctx.ds, now)) admitted += await this.pass(queue, max);
-    await pruneRateStarts(ctx.ds, new Date((now ?? new Date()).getTime() - RATE_START_KEPT_MS));
     return admitted;
   }
 

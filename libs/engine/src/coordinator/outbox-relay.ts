@@ -1,17 +1,31 @@
+import { pruneConcurrencyGroups, pruneRateStarts } from '@weft/persistence';
 import type { AfterCommit } from './after-commit.js';
 import type { BacklogDispatch } from './backlog-dispatch.js';
+import type { CoordinatorContext } from './coordinator-context.js';
 import type { RunSlots } from './run-slots.js';
+
+/** How often the poll deletes what no limit counts any more, ms. */
+const UPKEEP_EVERY_MS = 60_000;
+/** How long a rate-limit start is kept: no window is longer than a day. */
+const RATE_START_KEPT_MS = 86_400_000;
+/** How long a concurrency group's row outlives its last admission once no run holds or waits for a slot. */
+const IDLE_GROUP_KEPT_MS = 86_400_000;
+/** Idle concurrency groups deleted at most per upkeep. */
+const GROUPS_PER_UPKEEP = 1000;
 
 /**
  * The scheduler's pass over every queue's backlog (the outbox): fair dispatch of what is ready,
  * whoever committed it. The committing process asks for a pass itself after its commit; this
- * poll covers a process that died before it could, a request lost with its process, a hold whose
- * time came while no process had a timer for it, and rate-limit starts no window counts any more.
- * It also starts the QUEUED runs of concurrency groups with a free slot whose promotion was left
- * for later.
+ * poll covers a process that died before it could, a request lost with its process, and a hold
+ * whose time came while no process had a timer for it. It also starts the QUEUED runs of
+ * concurrency groups with a free slot whose promotion was left for later, and once a minute
+ * deletes what no limit counts any more ({@link upkeep}).
  */
 export class OutboxRelay {
+  private upkeptAt = -Infinity;
+
   constructor(
+    private readonly ctx: CoordinatorContext,
     private readonly backlog: BacklogDispatch,
     private readonly slots: RunSlots,
     private readonly after: AfterCommit,
@@ -24,6 +38,24 @@ export class OutboxRelay {
    */
   async relay(limit: number): Promise<number> {
     await this.slots.promoteStalled((tenantId, runId, applied) => this.after.run(tenantId, runId, applied));
-    return this.backlog.poll(limit);
+    const admitted = await this.backlog.poll(limit);
+    if (performance.now() - this.upkeptAt >= UPKEEP_EVERY_MS) {
+      this.upkeptAt = performance.now();
+      await this.upkeep();
+    }
+    return admitted;
+  }
+
+  /**
+   * Deletes the rate-limit starts older than any window (a day), and up to 1,000 concurrency
+   * groups with no RUNNING or QUEUED run whose last admission is over a day old (by the test
+   * clock when one is set, else this process's); resolves how many of each.
+   */
+  async upkeep(): Promise<{ rateStarts: number; groups: number }> {
+    const { ctx } = this;
+    const now = (ctx.testNow() ?? new Date()).getTime();
+    const rateStarts = await pruneRateStarts(ctx.ds, new Date(now - RATE_START_KEPT_MS));
+    const groups = await pruneConcurrencyGroups(ctx.ds, new Date(now - IDLE_GROUP_KEPT_MS), GROUPS_PER_UPKEEP);
+    return { rateStarts, groups };
   }
 }

@@ -44,7 +44,7 @@ export class RunCoordinator {
     this.schedules = new ScheduleFires(ctx, starts, after);
     this.leases = new TaskLeases(ctx, backlog);
     this.timers = new DueTimers(ctx, fireTimer);
-    this.outbox = new OutboxRelay(backlog, pipeline.slots, after);
+    this.outbox = new OutboxRelay(ctx, backlog, pipeline.slots, after);
     this.lostTasks = new LostTaskSweep(ctx, backlog);
   }
 }

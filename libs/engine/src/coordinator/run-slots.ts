@@ -4,6 +4,15 @@ import type { Applied, ApplyLocked } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
 
+/**
+ * The group a run joined, from its stored `runs.concurrency_group` (`tenant:<key>` or
+ * `workflow:<workflow id>:<key>`, see {@link RunSlots.groupOf}) and `limit`, its version's.
+ */
+function groupOfStored(groupKey: string, workflowId: string, limit: number | undefined): Omit<GroupOfRun, 'limit'> & { limit: number | undefined } {
+  if (groupKey.startsWith('tenant:')) return { groupKey, scope: 'tenant', workflowId: null, key: groupKey.slice('tenant:'.length), limit };
+  return { groupKey, scope: 'workflow', workflowId, key: groupKey.slice(`workflow:${workflowId}:`.length), limit };
+}
+
 /** What a start does once its group's row is locked: start the run, queue it, or cancel it or the oldest. */
 export type Admission = { start: true } | { start: false; strategy: ConcurrencyStrategy; limit: number; active: number };
 
@@ -63,20 +72,22 @@ export class RunSlots {
    * is nothing to retry), or when the group has no free slot — naming the key, the limit and how
    * many runs hold it.
    */
-  async readmit(m: Transaction, tenantId: string, run: RunState, dag: WorkflowDag): Promise<void> {
+  async readmit(m: Transaction, tenantId: string, run: RunState, dag: WorkflowDag, now: Date): Promise<void> {
     if (run.concurrencyGroup === null || run.parentRunId !== null || run.status === RunStatus.Running) return;
-    const repo = new ConcurrencyGroupRepository(m);
-    const key = (await repo.lockExisting(tenantId, run.concurrencyGroup)) ?? run.concurrencyGroup;
+    const group = groupOfStored(run.concurrencyGroup, run.workflowId, runFlowOf(dag.definition).concurrency?.limit);
     if (run.status === RunStatus.Queued) {
-      throw new WeftError('CONFLICT', `run ${run.id} is QUEUED for a slot of concurrency key ${JSON.stringify(key)} and has not started: nothing to retry; it starts when a slot frees, or cancel it`);
+      throw new WeftError('CONFLICT', `run ${run.id} is QUEUED for a slot of concurrency key ${JSON.stringify(group.key)} and has not started: nothing to retry; it starts when a slot frees, or cancel it`);
     }
-    const limit = runFlowOf(dag.definition).concurrency?.limit;
-    if (limit === undefined) return;
+    // The retry's version may have dropped `concurrency`: then it takes no slot.
+    if (group.limit === undefined) return;
+    const repo = new ConcurrencyGroupRepository(m);
+    // Created again when an upkeep deleted the idle group, so two retries still queue on its row.
+    await repo.lock(tenantId, { ...group, limit: group.limit }, now);
     const { active } = await repo.counts(tenantId, run.concurrencyGroup);
-    if (active < limit) return;
+    if (active < group.limit) return;
     throw new WeftError(
       'CONFLICT',
-      `run ${run.id} cannot be retried now: concurrency limit ${limit} reached for key ${JSON.stringify(key)} (${active} running); retry it when a slot frees, or cancel one of the running runs`,
+      `run ${run.id} cannot be retried now: concurrency limit ${group.limit} reached for key ${JSON.stringify(group.key)} (${active} running); retry it when a slot frees, or cancel one of the running runs`,
     );
   }
 

@@ -71,7 +71,7 @@ class Pass {
   constructor(
     readonly row: ScheduleRow,
     readonly now: Date,
-    /** RUNNING runs of the schedule, oldest first, kept up to date as the pass starts and cancels. */
+    /** Active (RUNNING or QUEUED) runs of the schedule, oldest first, kept up to date as the pass starts and cancels. */
     public active: string[],
     public buffered: Date[],
   ) {}
@@ -91,7 +91,8 @@ class Pass {
  * nominal times again; a run that exists for a nominal time (two replicas, a backfill over fired
  * times) is found by its key and never started twice.
  *
- * In one pass, in order: a buffered fire starts once the schedule has no RUNNING run; the oldest
+ * In one pass, in order: a buffered fire starts once the schedule has no active run (RUNNING, or
+ * QUEUED for a slot of its concurrency key); the oldest
  * unfinished backfill goes on (up to {@link BACKFILL_STEP} times); then the clock's due times
  * fire, except those older than the catch-up window, which are counted as missed. Each fire
  * follows the overlap policy ({@link decideFire}). A run that cannot start (its workflow or
@@ -173,7 +174,7 @@ export class ScheduleFires {
     return pass;
   }
 
-  /** Buffered fires, oldest first, while the schedule has no RUNNING run (a run that ends at once lets the next one start). */
+  /** Buffered fires, oldest first, while the schedule has no active run (a run that ends at once lets the next one start). */
   private async drainBuffer(m: Transaction, p: Pass): Promise<void> {
     while (p.buffered.length > 0 && p.active.length === 0) await this.start(m, p, p.buffered.shift()!, 'buffer');
   }
@@ -243,7 +244,7 @@ export class ScheduleFires {
       );
       if (!s.created) return p.skip(nominal, source, SkipReason.AlreadyFired, s.runId);
       p.applied.push({ runId: s.runId, applied: s.applied! });
-      if (s.applied!.status === RunStatus.Running) p.active.push(s.runId);
+      if (s.applied!.status === RunStatus.Running || s.applied!.status === RunStatus.Queued) p.active.push(s.runId);
       p.fired++;
       p.lastNominal = nominal;
       p.lastRunId = s.runId;

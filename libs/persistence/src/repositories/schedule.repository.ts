@@ -274,12 +274,20 @@ export class ScheduleRepository extends TenantScopedRepository {
     );
   }
 
-  /** The schedule's RUNNING runs, oldest first (the overlap check and `cancel_other`). */
+  /**
+   * The schedule's active runs, oldest first (the overlap check and `cancel_other`): RUNNING, and
+   * QUEUED for a slot of their concurrency key (they will run; an overlap policy counts them).
+   */
   async activeRuns(tenantId: string, scheduleId: string): Promise<string[]> {
     return this.inTenant(tenantId, async (m) => {
+      // One arm per status, each on its partial index.
       const r = await sql<{ id: string }>(
         m,
-        `SELECT id FROM runs WHERE tenant_id = $1 AND schedule_id = $2 AND status = 'RUNNING' ORDER BY created_at, id`,
+        `SELECT id FROM (
+           SELECT id, created_at FROM runs WHERE tenant_id = $1 AND schedule_id = $2 AND status = 'RUNNING'
+           UNION ALL
+           SELECT id, created_at FROM runs WHERE tenant_id = $1 AND schedule_id = $2 AND status = 'QUEUED'
+         ) a ORDER BY created_at, id`,
         [tenantId, scheduleId],
       );
       return r.rows.map((x) => x.id);
