@@ -80,10 +80,10 @@ describe('the weft client commands', () => {
 
     it('prints a table with a header and durations', async () => {
       const lines = (await weft('runs', '--limit', '300')).stdout.trimEnd().split('\n');
-      expect(lines[0]).toMatch(/^ID\s+WORKFLOW\s+VERSION\s+STATUS\s+CREATED\s+DURATION$/);
+      expect(lines[0]).toMatch(/^ID\s+WORKFLOW\s+VERSION\s+STATUS\s+PRIORITY\s+CREATED\s+DURATION\s+WAITING$/);
       expect(lines).toHaveLength(1 + 207);
       const doomed = lines.find((l) => l.startsWith(doomedRun))!;
-      expect(doomed).toMatch(new RegExp(`^${doomedRun}\\s+doomed\\s+1\\s+FAILED\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+(\\d+ms|[\\d.]+s)$`));
+      expect(doomed).toMatch(new RegExp(`^${doomedRun}\\s+doomed\\s+1\\s+FAILED\\s+3\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+(\\d+ms|[\\d.]+s)$`));
     });
 
     it('filters by --status and --since', async () => {

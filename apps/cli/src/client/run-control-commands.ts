@@ -1,9 +1,39 @@
 import type { Command } from 'commander';
+import type { WeftClient } from '@weft/client';
+import { EXIT } from '../exit-codes.js';
 import { jsonOption, positiveInt, priority, readJsonOptions } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
-import { watchAndReport } from './run-watch.js';
+import { cell } from './output.js';
+import { FINAL_RUN_STATUSES, watchAndReport } from './run-watch.js';
+import { waitText } from './wait-text.js';
 
 const JSON_HELP = 'JSON, or @FILE to read it from a file (@- for stdin)';
+
+/** What `run` and `retry` read of the run they started. */
+const STARTED_FIELDS = 'id status workflowId version error waitReason waitDetail';
+
+/**
+ * The line `run` and `retry` print of the run they started: `run ID STATUS`; a QUEUED run adds
+ * why it waits (`run ID QUEUED (CONCURRENCY_LIMIT: concurrency limit 2 reached …)`), a run that
+ * ended at once (cancelled by its concurrency key's `cancel_newest`) its reason
+ * (`run ID CANCELLED: concurrency limit 2 reached for key "acme" (cancel_newest)`).
+ */
+export function startedLine(run: { id: string; status: string; error?: string | null; waitReason?: string | null; waitDetail?: string | null }): string {
+  if (run.status === 'QUEUED' && run.waitDetail) return `run ${run.id} QUEUED (${waitText(run)})\n`;
+  if (run.error) return `run ${run.id} ${run.status}: ${cell(run.error)}\n`;
+  return `run ${run.id} ${run.status}\n`;
+}
+
+/**
+ * Prints {@link startedLine}, then follows the run when `watch` (which sets the exit code);
+ * without it, a run that ended at once without succeeding (FAILED, CANCELLED) sets
+ * {@link EXIT}.runNotSucceeded (3), as a watched one would.
+ */
+async function reportStarted(c: WeftClient, run: { id: string; status: string; workflowId: string; version: number }, watch: boolean | undefined): Promise<void> {
+  process.stdout.write(startedLine(run));
+  if (watch) await watchAndReport(c, run);
+  else if (FINAL_RUN_STATUSES.includes(run.status) && run.status !== 'SUCCEEDED') process.exitCode = EXIT.runNotSucceeded;
+}
 
 /** Registers `run`, `signal`, `cancel` and `retry`: the commands that act on runs. */
 export function runControlCommands(program: Command): void {
@@ -15,14 +45,14 @@ export function runControlCommands(program: Command): void {
     .option('--idempotency-key <key>', 'return the existing run for a repeated key')
     .option('--priority <n>', "dispatch priority of the run's tasks, 1 (first) to 5 (default: the definition's, else 3)", priority)
     .option('--watch', 'stream task progress until the run ends (exit code 3 unless it succeeds)')
+    .addHelpText('after', '\nA run cancelled at once (its concurrency key full, strategy cancel_newest) is printed with its reason, exit code 3.')
     .action(async (workflowId: string, o: ConnectionFlags & { input: unknown; config?: unknown; version?: number; idempotencyKey?: string; priority?: number; watch?: boolean }) => {
       const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
       await withClient(o, async (c) => {
-        const r = await c.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id status workflowId version } }`, {
+        const r = await c.request(`mutation($i: StartRunInput!) { startRun(input: $i) { ${STARTED_FIELDS} } }`, {
           i: { workflowId, input, config, version: o.version, idempotencyKey: o.idempotencyKey, priority: o.priority },
         });
-        process.stdout.write(`run ${r.startRun.id} ${r.startRun.status}\n`);
-        if (o.watch) await watchAndReport(c, r.startRun);
+        await reportStarted(c, r.startRun, o.watch);
       });
     });
 
@@ -55,11 +85,10 @@ export function runControlCommands(program: Command): void {
     .action(async (runId: string, o: ConnectionFlags & { from: string; input?: unknown; config?: unknown; version?: number; watch?: boolean }) => {
       const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
       await withClient(o, async (c) => {
-        const r = await c.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id status workflowId version } }`, {
+        const r = await c.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { ${STARTED_FIELDS} } }`, {
           i: { runId, fromNodeId: o.from, input, config, version: o.version },
         });
-        process.stdout.write(`run ${r.retryRun.id} ${r.retryRun.status}\n`);
-        if (o.watch) await watchAndReport(c, r.retryRun);
+        await reportStarted(c, r.retryRun, o.watch);
       });
     });
 }

@@ -3,15 +3,41 @@ import type { WeftClient } from '@weft/client';
 import { positiveInt, RUN_STATUSES, runStatus, since } from './arguments.js';
 import { attemptLimits } from './attempts.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import { usageError } from '../exit-codes.js';
 import { cell, printAs, table, took, when, withOutput, type OutputFormat } from './output.js';
 import { HISTORY_FIELDS, historyTable } from './run-history.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
 import { RUN_STATUS_FIELDS, RUN_STATUS_TASK_FIELDS, runStatusTable, runStatusView } from './run-view.js';
 import { watchAndReport } from './run-watch.js';
+import { waitText } from './wait-text.js';
 
-/** What `runs -o json` prints of each run: every field of the run but its tasks, history and children. */
+/**
+ * What `runs -o json` prints of each run: every field of the run but its tasks, history and
+ * children (flow control included: priority, concurrency key, why a QUEUED run waits).
+ */
 export const RUN_LIST_FIELDS = `id status workflowId version input config output error startNodeId idempotencyKey
-  parentRunId parentTaskId scheduleId nominalTime depth seq createdAt updatedAt finishedAt`;
+  parentRunId parentTaskId scheduleId nominalTime depth seq priority concurrencyKey waitReason waitDetail createdAt updatedAt finishedAt`;
+
+/**
+ * The table of `runs`: id, workflow, version, status, priority (1 first … 5), created, how long
+ * it took (or has been going), and for a QUEUED run why it waits (`CONCURRENCY_LIMIT: …`). `now`
+ * is in ms since the epoch.
+ */
+export function runsTable(runs: readonly any[], now: number): string {
+  return table(
+    ['ID', 'WORKFLOW', 'VERSION', 'STATUS', 'PRIORITY', 'CREATED', 'DURATION', 'WAITING'],
+    runs.map((r) => [
+      r.id,
+      cell(r.workflowId),
+      String(r.version),
+      r.status,
+      r.priority == null ? '-' : String(r.priority),
+      when(r.createdAt),
+      took(r.createdAt, r.finishedAt, now),
+      r.status === 'QUEUED' ? waitText(r) : '',
+    ]),
+  );
+}
 
 /** The most runs the API returns in one page (`runs(first:)`). */
 export const RUNS_PAGE_MAX = 200;
@@ -64,21 +90,22 @@ export function runReadCommands(program: Command): void {
       const createdAfter = o.since && ('at' in o.since ? o.since.at : new Date(Date.now() - o.since.agoMs).toISOString());
       const limit = o.limit ?? o.first ?? DEFAULT_LIMIT;
       const { runs, more } = await withClient(o, (c) => listRuns(c, { status: o.status, workflowId: o.workflow, scheduleId: o.schedule, createdAfter }, limit));
-      const now = Date.now();
-      printAs(o.output, runs, () =>
-        table(
-          ['ID', 'WORKFLOW', 'VERSION', 'STATUS', 'CREATED', 'DURATION'],
-          runs.map((r) => [r.id, cell(r.workflowId), String(r.version), r.status, when(r.createdAt), took(r.createdAt, r.finishedAt, now)]),
-        ),
-      );
+      printAs(o.output, runs, () => runsTable(runs, Date.now()));
       if (more && o.output === 'table') process.stderr.write(`note: the newest ${runs.length} runs shown; more match (--limit N to see them)\n`);
     });
 
   withOutput(withConnection(program.command('run-status <runId>')))
-    .description("show a run, its tasks (a for_each node's with its iteration counts), and its parent and child runs")
+    .description("show a run, its tasks (a for_each node's with its iteration counts and held iterations), and its parent and child runs")
     .option('--mermaid', 'print the DAG with node statuses as a Mermaid flowchart')
-    .action(async (runId: string, o: ConnectionFlags & { mermaid?: boolean; output: OutputFormat }) => {
+    .option('-w, --watch', 'follow the run live until it ends, as `weft watch` does (exit code 3 unless it succeeds)')
+    .action(async (runId: string, o: ConnectionFlags & { mermaid?: boolean; watch?: boolean; output: OutputFormat }, cmd: Command) => {
+      if (o.watch && o.mermaid) usageError(cmd, 'give --watch or --mermaid, not both');
       await withClient(o, async (c) => {
+        if (o.watch) {
+          const { run } = await c.request(`query($id: ID!) { run(id: $id) { id workflowId version } }`, { id: runId });
+          await watchAndReport(c, run, o.output);
+          return;
+        }
         if (o.mermaid) {
           const r = await c.request(`query($id: ID!) { run(id: $id) { mermaid } }`, { id: runId });
           process.stdout.write(`${r.run.mermaid}\n`);

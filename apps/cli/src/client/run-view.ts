@@ -2,7 +2,7 @@ import { attemptLabel, type AttemptLimits } from './attempts.js';
 import { cell, clip, fields, table, took, when } from './output.js';
 import { RUN_PAGE } from './run-pages.js';
 import { iterationSummaries, type TaskRow } from './run-watch.js';
-import { waitText } from './wait-text.js';
+import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
 /** The fields `run-status` reads of each task. */
 export const RUN_STATUS_TASK_FIELDS = 'id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt';
@@ -25,8 +25,9 @@ export interface ParentRun {
 
 /**
  * What `run-status` prints of a run read with RUN_STATUS_FIELDS: the run with one entry per
- * node's own task (not per iteration); a for_each node's entry adds `iterations` (its counts)
- * and `failedIterations` (index, attempt and error of each failed one). `parent` (id, workflow,
+ * node's own task (not per iteration); a for_each node's entry adds `iterations` (its counts),
+ * `iterationTasks` (every iteration task as read, by index: status, attempt, error, why a
+ * QUEUED one waits…) and `failedIterations` (index, attempt and error of each failed one). `parent` (id, workflow,
  * status, the starting task's id) and `children` (id, workflow, status, the node that started
  * each) are there only when the run has them; `depth` only for a child run. Attempts are the
  * API's, 0-based.
@@ -43,10 +44,10 @@ export function runStatusView(run: any, parent: ParentRun | null): Record<string
       .map(({ id: _id, iteration: _iteration, ...t }) => {
         const iterations = summaries.get(t.nodeId);
         if (!iterations) return t;
-        const failed = (tasks as TaskRow[])
-          .filter((i) => i.nodeId === t.nodeId && i.iteration != null && i.status === 'FAILED')
-          .map((i) => ({ iteration: i.iteration, attempt: i.attempt, error: i.error }));
-        return { ...t, iterations, ...(failed.length ? { failedIterations: failed } : {}) };
+        const own = (tasks as TaskRow[]).filter((i) => i.nodeId === t.nodeId && i.iteration != null);
+        const failed = own.filter((i) => i.status === 'FAILED').map((i) => ({ iteration: i.iteration, attempt: i.attempt, error: i.error }));
+        const iterationTasks = own.map(({ nodeId: _n, nodeType: _t, ...i }: TaskRow & { nodeType?: string }) => i);
+        return { ...t, iterations, iterationTasks, ...(failed.length ? { failedIterations: failed } : {}) };
       }),
   };
   if (parentRunId) {
@@ -78,18 +79,30 @@ function executes(t: { nodeType?: string; status: string; iterations?: string })
 /** Longest run output or error `run-status` shows in its table form (the rest: `-o json`). */
 const SHOWN_CHARS = 300;
 
+/** The detail of a node's row: its error, why it waits, the awaited signal or when it wakes. */
+function detail(t: any): string {
+  if (t.error) return clip(cell(t.error), SHOWN_CHARS);
+  if (t.waitDetail) return waitText(t);
+  if (t.awaitedSignal) return `waiting for signal ${cell(t.awaitedSignal)}`;
+  return t.wakeAt && t.status === 'WAITING' ? `wakes at ${when(t.wakeAt)}` : '';
+}
+
 /**
- * The table form of {@link runStatusView}: the run's fields, then one row per node (status,
- * attempt 1-based with the node's limit from `limits`, iteration counts, the awaited signal or
- * the error; `-` for a task that does not execute), then the child runs. `now` (ms since the epoch) dates a run still going.
+ * The table form of {@link runStatusView}: the run's fields (a run not ended says how long it
+ * has been running, or queued), then one row per node (status, attempt 1-based with the node's
+ * limit from `limits`, iteration counts, the awaited signal or the error; `-` for a task that
+ * does not execute), each for_each node followed by its held iterations (`  node[i]`, why each
+ * waits; the first {@link HELD_SHOWN}, then `… and N more held`), then the failed iterations and
+ * the child runs. `now` (ms since the epoch) dates a run still going.
  */
 export function runStatusTable(view: Record<string, any>, limits: AttemptLimits | undefined, now: number): string {
+  const going = view.status === 'QUEUED' ? 'queued' : 'running';
   const head: [string, string][] = [
     ['run', view.id],
     ['workflow', `${cell(view.workflowId)} version ${view.version}`],
     ['status', view.status],
     ['created', when(view.createdAt)],
-    ['finished', view.finishedAt ? `${when(view.finishedAt)} (took ${took(view.createdAt, view.finishedAt, now)})` : `- (running for ${took(view.createdAt, null, now)})`],
+    ['finished', view.finishedAt ? `${when(view.finishedAt)} (took ${took(view.createdAt, view.finishedAt, now)})` : `- (${going} for ${took(view.createdAt, null, now)})`],
   ];
   if (view.priority !== undefined) head.push(['priority', String(view.priority)]);
   if (view.concurrencyKey != null) head.push(['concurrency key', view.concurrencyKey === '' ? '""' : cell(view.concurrencyKey)]);
@@ -97,13 +110,13 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
   if (view.error) head.push(['error', clip(cell(view.error), SHOWN_CHARS)]);
   if (view.status === 'SUCCEEDED') head.push(['output', clip(cell(view.output), SHOWN_CHARS)]);
   if (view.parent) head.push(['parent', `${view.parent.id} (${cell(view.parent.workflowId)}, ${cell(view.parent.status)}), depth ${view.depth}`]);
-  const rows = (view.tasks as any[]).map((t) => [
-    cell(t.nodeId),
-    t.status,
-    executes(t) ? attemptLabel(t.attempt, limits?.get(t.nodeId)) : '-',
-    t.iterations ? cell(t.iterations) : '',
-    t.error ? clip(cell(t.error), SHOWN_CHARS) : t.waitDetail ? waitText(t) : t.awaitedSignal ? `waiting for signal ${cell(t.awaitedSignal)}` : t.wakeAt && t.status === 'WAITING' ? `wakes at ${when(t.wakeAt)}` : '',
-  ]);
+  const rows = (view.tasks as any[]).flatMap((t) => {
+    const row = [cell(t.nodeId), t.status, executes(t) ? attemptLabel(t.attempt, limits?.get(t.nodeId)) : '-', t.iterations ? cell(t.iterations) : '', detail(t)];
+    const holds = ((t.iterationTasks ?? []) as TaskRow[]).filter(held);
+    const shown = holds.slice(0, HELD_SHOWN).map((i) => [`  ${cell(t.nodeId)}[${i.iteration}]`, i.status, attemptLabel(i.attempt, limits?.get(t.nodeId)), '', detail(i)]);
+    const more = holds.length > HELD_SHOWN ? [['', '', '', '', `… and ${holds.length - HELD_SHOWN} more held (-o json lists every iteration)`]] : [];
+    return [row, ...shown, ...more];
+  });
   let out = `${fields(head)}\n${table(['NODE', 'STATUS', 'ATTEMPT', 'ITERATIONS', 'DETAIL'], rows)}`;
   const failed = (view.tasks as any[]).flatMap((t) =>
     (t.failedIterations ?? []).map((i: any) => [`${cell(t.nodeId)}[${i.iteration}]`, attemptLabel(i.attempt, limits?.get(t.nodeId)), clip(cell(i.error), SHOWN_CHARS)]),

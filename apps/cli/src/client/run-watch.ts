@@ -2,11 +2,18 @@ import type { WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
 import { attemptLabel, attemptLimits, type AttemptLimits } from './attempts.js';
 import { formatData, type OutputFormat } from './output.js';
-import { waitText } from './wait-text.js';
+import { RUN_PAGE, restOfPages } from './run-pages.js';
+import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
-/** The run fields a watch reads from each update (also what `-o json` prints of each update). */
+/** The task fields a watch reads of each update (`id`: the cursor of the next page of tasks). */
+export const WATCH_TASK_FIELDS = 'id nodeId status attempt output error awaitedSignal iteration waitReason waitDetail';
+
+/**
+ * The run fields a watch reads from each update (also what `-o json` prints of each update): the
+ * first page of tasks; the rest are read page by page after an update whose page is full.
+ */
 export const WATCH_FIELDS = `id status workflowId version input output error waitReason waitDetail createdAt finishedAt
-  tasks { nodeId status attempt output error awaitedSignal iteration waitReason waitDetail }`;
+  tasks(first: ${RUN_PAGE}) { ${WATCH_TASK_FIELDS} }`;
 
 /** The run statuses after which a run changes no more. */
 export const FINAL_RUN_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
@@ -50,29 +57,48 @@ export function iterationSummaries(tasks: readonly Pick<TaskRow, 'nodeId' | 'sta
 
 /**
  * Follows a run over the `runUpdated` subscription until it ends; resolves the final run (read
- * with {@link WATCH_FIELDS}), or `undefined` when the subscription ended first.
+ * with {@link WATCH_FIELDS}), or `undefined` when the subscription ended first. An update whose
+ * first page of tasks is full has the rest read page by page (as they are then) before it is
+ * shown, so a for_each node's counts cover all its iterations; updates are shown in order.
  *
  * With `format` `table`, prints one line per task change: `node: STATUS (notes)`, the notes
  * being a for_each node's iteration counts (a new line when they change), the attempt from the
  * second one on, 1-based with the node's limit when `limits` has it (`attempt 2 of 3`), the
  * awaited signal while it waits, why a QUEUED task waits (`RATE_LIMIT: rate limit …`), and the
- * error. An iteration gets a line of its own, as `node[i]`, only when it fails. A QUEUED run gets
+ * error. An iteration gets a line of its own, as `node[i]`, when it fails, and when it is held
+ * (QUEUED with a reason) or why it is held changes: at most {@link HELD_SHOWN} of a node per
+ * update, then `node: … and N more iterations held`. A QUEUED run gets
  * a `run:` line each time why it waits changes, and one when it leaves the queue. With `json` or `yaml`, prints every update whole: one JSON object per line, or one YAML
  * document each (`---`); attempts there are the API's, 0-based.
+ * @throws a WeftApiError when a page of tasks cannot be read (the subscription is then closed).
  */
 export async function watchRun(c: WeftClient, runId: string, limits?: AttemptLimits, format: OutputFormat = 'table'): Promise<any> {
   const seen = new Map<string, string>();
   let last: any;
-  await c.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { ${WATCH_FIELDS} } }`, { id: runId }, (data: any) => {
-    last = data.runUpdated;
-    if (format === 'json') process.stdout.write(`${JSON.stringify(last)}\n`);
-    else if (format === 'yaml') process.stdout.write(`---\n${formatData('yaml', last)}`);
+  let shown: Promise<void> = Promise.resolve();
+  let fail: (err: unknown) => void = () => {};
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  const show = async (run: any): Promise<void> => {
+    if ((run.tasks?.length ?? 0) >= RUN_PAGE) run.tasks = await restOfPages(c, runId, 'tasks', WATCH_TASK_FIELDS, run.tasks);
+    last = run;
+    if (format === 'json') process.stdout.write(`${JSON.stringify(run)}\n`);
+    else if (format === 'yaml') process.stdout.write(`---\n${formatData('yaml', run)}`);
     else {
-      printRunWait(last, seen);
-      printChanges(last.tasks as TaskRow[], seen, limits);
+      printRunWait(run, seen);
+      printChanges(run.tasks as TaskRow[], seen, limits);
     }
-    return !FINAL_RUN_STATUSES.includes(last.status);
-  }).done;
+  };
+  const sub = c.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { ${WATCH_FIELDS} } }`, { id: runId }, (data: any) => {
+    const run = data.runUpdated;
+    shown = shown.then(() => show(run)).catch((err: unknown) => {
+      sub.dispose();
+      fail(err);
+    });
+    return !FINAL_RUN_STATUSES.includes(run.status);
+  });
+  failed.catch(() => undefined);
+  await Promise.race([sub.done, failed]);
+  await Promise.race([shown, failed]);
   return last;
 }
 
@@ -94,13 +120,28 @@ function printRunWait(run: { status: string; waitReason?: string | null; waitDet
 
 function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits: AttemptLimits | undefined): void {
   const summaries = iterationSummaries(tasks);
+  const holds = new Map<string, number>();
   for (const t of tasks) {
-    if (t.iteration != null && t.status !== 'FAILED') continue;
     const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
+    if (t.iteration != null && t.status !== 'FAILED') {
+      // A held iteration: a line when why it is held changes, a few per node and update.
+      if (!held(t)) {
+        seen.delete(name);
+        continue;
+      }
+      const key = `${t.status}#${t.attempt}#${t.waitDetail}`;
+      if (seen.get(name) === key) continue;
+      seen.set(name, key);
+      const n = (holds.get(t.nodeId) ?? 0) + 1;
+      holds.set(t.nodeId, n);
+      if (n > HELD_SHOWN) continue;
+    }
     const iterations = t.iteration == null ? summaries.get(t.nodeId) : undefined;
     const key = `${t.status}#${t.attempt}#${t.error ?? ''}#${iterations ?? ''}#${t.waitDetail ?? ''}`;
-    if (seen.get(name) === key) continue;
-    seen.set(name, key);
+    if (t.iteration == null || t.status === 'FAILED') {
+      if (seen.get(name) === key) continue;
+      seen.set(name, key);
+    }
     const notes = [
       iterations ?? '',
       t.attempt > 0 ? `attempt ${attemptLabel(t.attempt, limits?.get(t.nodeId))}` : '',
@@ -110,6 +151,7 @@ function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits: Attem
     ].filter(Boolean);
     process.stdout.write(`${name}: ${t.status}${notes.length ? ` (${notes.join('; ')})` : ''}\n`);
   }
+  for (const [nodeId, n] of holds) if (n > HELD_SHOWN) process.stdout.write(`${nodeId}: … and ${n - HELD_SHOWN} more iterations held\n`);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Problem } from './engine-side.js';
+import { problemLines } from './problem-lines.js';
 import { printAs, withOutput, type OutputFormat } from './output.js';
 import { readDefinitionFile } from './workflow-commands.js';
 
@@ -30,16 +31,6 @@ export async function validateSource(file: string, source: string): Promise<Vali
   const problems = validateDefinition(def);
   if (problems.length) return { file, valid: false, problems };
   return { file, valid: true, problems: [], nodes: def.nodes.length, edges: (def.edges ?? []).length };
-}
-
-/** One line per problem: `- <path> (node <id>): <message>`, the parts that are known. */
-export function problemLines(problems: readonly Problem[]): string {
-  return problems
-    .map((p) => {
-      const where = [p.path, p.nodeId !== undefined ? `(node ${p.nodeId})` : ''].filter(Boolean).join(' ');
-      return `  - ${where ? `${where}: ` : ''}${p.message}\n`;
-    })
-    .join('');
 }
 
 /** Registers `validate`, which needs no server. */

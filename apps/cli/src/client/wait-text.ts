@@ -9,3 +9,11 @@ export function waitText(x: { waitReason?: string | null; waitDetail?: string | 
   if (!x.waitDetail) return '';
   return x.waitReason ? `${x.waitReason}: ${cell(x.waitDetail)}` : cell(x.waitDetail);
 }
+
+/** Held iterations of a node that `run-status` lists and a watch prints per update; `-o json` has them all. */
+export const HELD_SHOWN = 5;
+
+/** Whether a task is held: QUEUED with a reason or a sentence saying why (a rate limit, a backoff). */
+export function held(t: { status: string; waitDetail?: string | null }): boolean {
+  return t.status === 'QUEUED' && !!t.waitDetail;
+}

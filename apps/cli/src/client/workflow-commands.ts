@@ -1,10 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import type { Command } from 'commander';
+import { WeftApiError } from '@weft/client';
 import { usageError } from '../exit-codes.js';
 import { positiveInt, readStdin } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import { cell, printAs, table, when, withOutput, type OutputFormat } from './output.js';
+import { problemLines } from './problem-lines.js';
 
 /** A workflow's default: its pinned version, else its latest. */
 interface WorkflowDefault {
@@ -36,6 +38,20 @@ export async function readDefinitionFile(path: string): Promise<string> {
   }
 }
 
+/**
+ * A refused publish with the definition's problems, worded as `weft validate` words them:
+ * `BAD_USER_INPUT: invalid workflow definition: 2 problem(s)` then one `  - <path> (node <id>):
+ * <message>` line per problem. Any other error is returned as it is.
+ */
+export function asValidateReports(err: unknown): unknown {
+  if (!(err instanceof WeftApiError)) return err;
+  const [first] = err.errors;
+  const problems = first?.extensions?.problems;
+  if (!first || !problems?.length || err.errors.length > 1) return err;
+  if (problems.length === 1 && problems[0]!.message === first.message) return err;
+  return new Error(`${first.extensions?.code ? `${first.extensions.code}: ` : ''}${first.message}\n${problemLines(problems).trimEnd()}`);
+}
+
 /** Registers `apply`, `workflows`, `versions`, `default-version` and `deprecate`. */
 export function workflowCommands(program: Command): void {
   withConnection(program.command('apply'))
@@ -48,9 +64,13 @@ export function workflowCommands(program: Command): void {
       const definition = await readDefinitionFile(o.file);
       const workflowId = o.id ?? basename(o.file, extname(o.file));
       const r = await withClient(o, (c) =>
-        c.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version createdAt warnings { nodeId path message } } }`, {
-          i: { workflowId, name: o.name, definition },
-        }),
+        c
+          .request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version createdAt warnings { nodeId path message } } }`, {
+            i: { workflowId, name: o.name, definition },
+          })
+          .catch((err: unknown) => {
+            throw asValidateReports(err);
+          }),
       );
       // Published all the same: what may fail at run time goes to stderr, the version to stdout.
       const { warnings, ...published } = r.publishWorkflow as { warnings: { nodeId: string | null; path: string | null; message: string }[] };

@@ -102,11 +102,20 @@ export function definitionSizeProblem(def: unknown, limits: DefinitionLimits = D
  */
 const MAX_ALIASES = 100;
 
-function yamlProblem(err: YAMLError): Problem {
+/** A value that starts with an unquoted `{{` on a line: after `key:`, `- `, `[` or `,`. */
+const UNQUOTED_TEMPLATE = /(?:^\s*-?|[:,[])\s*\{\{/;
+
+/**
+ * The problem of a YAML syntax error, at its line and column; when that line has a value that
+ * starts with an unquoted `{{`, a hint to quote the template (YAML reads `{` as a map).
+ */
+function yamlProblem(err: YAMLError, source: string): Problem {
   const first = err.message.split('\n')[0].replace(/:\s*$/, '');
   const pos = err.linePos?.[0];
   const where = pos && !/ at line \d+/.test(first) ? ` at line ${pos.line}, column ${pos.col}` : '';
-  return { path: pos ? `line ${pos.line}, column ${pos.col}` : undefined, message: `YAML syntax error: ${first}${where}` };
+  const line = pos ? (source.split(/\r?\n/)[pos.line - 1] ?? '') : '';
+  const hint = UNQUOTED_TEMPLATE.test(line) ? `; a value that starts with {{ must be quoted in YAML, e.g. key: "{{ input.customer }}"` : '';
+  return { path: pos ? `line ${pos.line}, column ${pos.col}` : undefined, message: `YAML syntax error: ${first}${where}${hint}` };
 }
 
 /** A problem for an error `toJS` throws (alias bombs, unresolved aliases, …); never rethrown. */
@@ -202,8 +211,10 @@ export function invalidDefinition(problems: Problem[]): WeftError {
  */
 export function parseDefinition(source: string): WorkflowDefinition {
   const lines = new YAML.LineCounter();
-  const doc = YAML.parseDocument(source, { uniqueKeys: false, prettyErrors: true, lineCounter: lines });
-  if (doc.errors.length > 0) throw invalidDefinition([yamlProblem(doc.errors[0])]);
+  // logLevel error: no process warning (an unquoted `{{ x }}` is a map used as a key, which the
+  // package would warn about on stderr); the validator names that mistake.
+  const doc = YAML.parseDocument(source, { uniqueKeys: false, prettyErrors: true, lineCounter: lines, logLevel: 'error' });
+  if (doc.errors.length > 0) throw invalidDefinition([yamlProblem(doc.errors[0], source)]);
   const duplicate = duplicateKey(doc, lines);
   if (duplicate) throw invalidDefinition([duplicate]);
   const aliases = aliasProblem(doc, lines);

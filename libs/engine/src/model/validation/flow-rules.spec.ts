@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { runFlowOf } from '../flow-control.js';
-import { loadDefinition, validateDefinition } from '../validate.js';
+import { loadDefinition, parseDefinition, validateDefinition } from '../validate.js';
 
 /** Each problem as `path: message`. */
 const messages = (def: unknown): string[] => validateDefinition(def).map((p) => `${p.path}: ${p.message}`);
@@ -146,6 +146,63 @@ describe('flow control at publish', () => {
       'nodes[0].rate_limit.per_second: unknown field "per_second" in a node\'s rate_limit (did you mean "per_seconds"?); expected one of key, limit, per_seconds',
       'nodes[0].rate_limit.per_seconds: rate_limit.per_seconds is required (an integer from 1 to 86400)',
     ]);
+  });
+
+  it('names an unquoted YAML template in a key as a map to quote, on the workflow and on a node', () => {
+    const source = [
+      'concurrency: {key: {{ input.customer }}, limit: 1}',
+      'nodes:',
+      '  - node_id: charge',
+      '    type: HTTP',
+      '    spec: {url: "https://x"}',
+      '    concurrency:',
+      '      key: {{input.account}}',
+      '      limit: 1',
+      '    rate_limit: {key: {{ config.partner }}, limit: 5, per_seconds: 1}',
+    ].join('\n');
+    const problems = validateDefinition(parseDefinition(source));
+    expect(problems).toEqual([
+      {
+        path: 'concurrency.key',
+        message: 'concurrency.key must be a string; YAML read the unquoted template {{ input.customer }} as a map: quote it, key: "{{ input.customer }}"',
+      },
+      {
+        nodeId: 'charge',
+        path: 'nodes[0].concurrency.key',
+        message: 'concurrency.key must be a string; YAML read the unquoted template {{ input.account }} as a map: quote it, key: "{{ input.account }}"',
+      },
+      {
+        nodeId: 'charge',
+        path: 'nodes[0].rate_limit.key',
+        message: 'rate_limit.key must be a string; YAML read the unquoted template {{ config.partner }} as a map: quote it, key: "{{ config.partner }}"',
+      },
+    ]);
+    // Any other map is not a string either, without the hint.
+    expect(messages(flow({ concurrency: { key: { a: 1 }, limit: 1 } }))).toEqual([
+      'concurrency.key: concurrency.key must be a non-empty string (a literal or a {{ }} template)',
+    ]);
+  });
+
+  it('hints to quote an unquoted template that YAML cannot parse at all', () => {
+    const source = 'concurrency:\n  key: {{ input.customer }}-eu\n  limit: 1\nnodes: [{node_id: a, type: HTTP, spec: {url: "https://x"}}]\n';
+    expect(() => parseDefinition(source)).toThrow(
+      expect.objectContaining({
+        problems: [expect.objectContaining({ message: expect.stringMatching(/^YAML syntax error: .*; a value that starts with \{\{ must be quoted in YAML, e.g. key: "\{\{ input.customer \}\}"$/) })],
+      }) as unknown as Error,
+    );
+    // A quoted template parses.
+    expect(() => parseDefinition(source.replace('{{ input.customer }}-eu', '"{{ input.customer }}-eu"'))).not.toThrow();
+  });
+
+  it('refuses a literal key over 256 characters at publish, with its path; a template is checked when it resolves', () => {
+    const long = 'k'.repeat(257);
+    expect(messages(flow({ concurrency: { key: long, limit: 1 } }))).toEqual(['concurrency.key: concurrency.key is 257 characters; at most 256']);
+    expect(messages(flow({}, { rate_limit: { key: long, limit: 1, per_seconds: 1 }, concurrency: { key: long, limit: 1 } }))).toEqual([
+      'nodes[0].concurrency.key: concurrency.key is 257 characters; at most 256',
+      'nodes[0].rate_limit.key: rate_limit.key is 257 characters; at most 256',
+    ]);
+    expect(messages(flow({ concurrency: { key: 'k'.repeat(256), limit: 1 } }))).toEqual([]);
+    expect(messages(flow({ concurrency: { key: `${long}{{ input.a }}`, limit: 1 } }))).toEqual([]);
   });
 
   it('refuses a priority that is not an integer from 1 to 5', () => {

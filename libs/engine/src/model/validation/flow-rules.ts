@@ -5,7 +5,7 @@
  */
 import type { Problem } from '../../errors.js';
 import { checkTemplateRoots, checkTemplateSyntax } from '../../template/resolver.js';
-import { CONCURRENCY_SCOPES, CONCURRENCY_STRATEGIES, FLOW_LIMITS } from '../flow-control.js';
+import { CONCURRENCY_SCOPES, CONCURRENCY_STRATEGIES, FLOW_LIMITS, flowKeyOf } from '../flow-control.js';
 import { unclosedTemplate } from '../template-syntax.js';
 import { isWorkerType } from '../workflow-types.js';
 import { isObject, unknownKeys, type DefinitionRule, type NodeRule, type Obj } from './context.js';
@@ -33,11 +33,43 @@ function oneOf(obj: Obj, field: string, allowed: readonly string[], at: string, 
   return [{ path: `${at}.${field}`, message: `unknown ${name} ${JSON.stringify(v)}${hint}; expected one of ${allowed.join(', ')}` }];
 }
 
-/** `key`, when given, is a non-empty string; its templates are checked by the caller. */
+/**
+ * The `{{ … }}` text YAML read as a map when a template was written unquoted: `key: {{ input.x }}`
+ * is the flow map `{ {input.x: null}: null }`, which becomes `{"{ input.x }": null}` (one key,
+ * braced, valued null). Undefined for any other value.
+ */
+function unquotedTemplate(v: unknown): string | undefined {
+  if (!isObject(v)) return undefined;
+  const keys = Object.keys(v);
+  if (keys.length !== 1 || v[keys[0]!] !== null || !/^\{.*\}$/s.test(keys[0]!)) return undefined;
+  return `{${keys[0]!}}`;
+}
+
+/**
+ * `key`, when given, is a non-empty string; its templates are checked by the caller. A map that
+ * is an unquoted YAML template gets the quoted form to write instead. A literal key (no `{{`)
+ * is checked now as a resolved key would be ({@link flowKeyOf}: at most 256 characters, storable).
+ */
 function keyShape(obj: Obj, at: string, name: string, nodeId?: string): Problem[] {
   const k = obj.key;
-  if (k === undefined || (typeof k === 'string' && k.trim() !== '')) return [];
-  return [{ nodeId, path: `${at}.key`, message: `${name}.key must be a non-empty string (a literal or a {{ }} template)` }];
+  const path = `${at}.key`;
+  if (typeof k === 'string' && k.trim() !== '') {
+    if (k.includes('{{')) return [];
+    const literal = flowKeyOf(k, `${name}.key`);
+    return 'error' in literal ? [{ nodeId, path, message: literal.error }] : [];
+  }
+  if (k === undefined) return [];
+  const template = unquotedTemplate(k);
+  if (template !== undefined) {
+    return [
+      {
+        nodeId,
+        path,
+        message: `${name}.key must be a string; YAML read the unquoted template ${template} as a map: quote it, key: ${JSON.stringify(template)}`,
+      },
+    ];
+  }
+  return [{ nodeId, path, message: `${name}.key must be a non-empty string (a literal or a {{ }} template)` }];
 }
 
 /**
