@@ -53,7 +53,7 @@ describe('cancel_oldest in a group that has QUEUED runs', () => {
     expect((await h.run(r1)).status).toBe('CANCELLED');
     expect((await h.run(r2)).status).toBe('QUEUED');
     expect((await h.run(r3)).status).toBe('RUNNING');
-    expect(await running(h.tenantId, `workflow:${workflowId}:k`)).toBe(1);
+    expect(await running(h.tenantId, `workflow:${workflowId}/k`)).toBe(1);
   });
 });
 

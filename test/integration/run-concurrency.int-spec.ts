@@ -141,6 +141,41 @@ describe('a retry of a run of a concurrency key', () => {
   });
 });
 
+describe('a retry that moves a run to another group', () => {
+  it('joins the group its new version and input resolve to, or is refused while that group is full', async () => {
+    const h = await setup();
+    const { workflowId } = await h.publish(def([http('a')]));
+    const start = async (customer: string) => (await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { customer } })).runId;
+    const plain = await start('acme');
+    await h.fail('a', 'boom', h.dispatcher.jobs.find((j) => j.runId === plain));
+    const v2 = await h.publish(limited({ key: '{{ input.customer }}', limit: 1 }), workflowId);
+    const holder = await start('acme');
+    expect(await flowOf(holder)).toMatchObject({ concurrencyKey: 'acme' });
+
+    // Onto the version that adds concurrency: the acme slot is taken.
+    await expect(h.coordinator.runs.retryRun(h.tenantId, { runId: plain, fromNodeId: 'a', version: v2.version })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: expect.stringContaining('concurrency limit 1 reached for key "acme"'),
+    });
+    expect((await h.run(plain)).status).toBe('FAILED');
+    // With input naming another key, it joins that key's group and holds its slot.
+    await h.coordinator.runs.retryRun(h.tenantId, { runId: plain, fromNodeId: 'a', version: v2.version, input: { customer: 'bolt' } });
+    expect((await h.run(plain)).status).toBe('RUNNING');
+    expect(await flowOf(plain)).toMatchObject({ concurrencyKey: 'bolt' });
+    expect((await h.run(await start('bolt'))).status).toBe('QUEUED');
+  });
+
+  it('keeps the groups of two workflows apart whatever their ids and keys hold', async () => {
+    const h = await setup();
+    const w = `w${h.tenantId.slice(0, 8)}`;
+    await h.publish(limited({ key: '{{ input.k }}', limit: 1 }), w);
+    await h.publish(limited({ key: '{{ input.k }}', limit: 1 }), `${w}:b`);
+    const first = (await h.coordinator.runs.startRun(h.tenantId, { workflowId: w, input: { k: 'b:c' } })).runId;
+    const second = (await h.coordinator.runs.startRun(h.tenantId, { workflowId: `${w}:b`, input: { k: 'c' } })).runId;
+    expect([(await h.run(first)).status, (await h.run(second)).status]).toEqual(['RUNNING', 'RUNNING']);
+  });
+});
+
 describe('the upkeep of groups', () => {
   it('deletes a group idle for over a day, keeps one a run holds or waits for, and a retry or start makes it again', async () => {
     const h = await setup();

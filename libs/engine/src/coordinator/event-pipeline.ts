@@ -184,7 +184,7 @@ export class EventPipeline {
       const nodes = cached ?? snapshotNodes(rows);
       const dag = await ctx.dag(m, tenantId, run.workflowId, version ?? run.version);
       // A retried run that ended takes its concurrency key's slot again, or the retry is refused.
-      if (ev.type === 'RunRetried') await this.slots.readmit(m, tenantId, run, dag, now);
+      if (ev.type === 'RunRetried') await this.slots.readmit(m, tenantId, run, dag, ev.input ?? run.input, ev.config ?? run.config, now);
       // A queue reserved for other tenants gives this tenant nothing, not even by eager dispatch.
       const result = await this.applyLocked(m, tenantId, run, nodes, dag, ev, now, locked.mayTake === false ? { ...opts, takeFrom: undefined } : opts);
       if (locked.slotQueue && (ev.type === 'NodeCompleted' || ev.type === 'NodeFailed')) result.slotFreedOn = locked.slotQueue;

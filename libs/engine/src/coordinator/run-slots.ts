@@ -4,15 +4,6 @@ import type { Applied, ApplyLocked } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
 
-/**
- * The group a run joined, from its stored `runs.concurrency_group` (`tenant:<key>` or
- * `workflow:<workflow id>:<key>`, see {@link RunSlots.groupOf}) and `limit`, its version's.
- */
-function groupOfStored(groupKey: string, workflowId: string, limit: number | undefined): Omit<GroupOfRun, 'limit'> & { limit: number | undefined } {
-  if (groupKey.startsWith('tenant:')) return { groupKey, scope: 'tenant', workflowId: null, key: groupKey.slice('tenant:'.length), limit };
-  return { groupKey, scope: 'workflow', workflowId, key: groupKey.slice(`workflow:${workflowId}:`.length), limit };
-}
-
 /** What a start does once its group's row is locked: start the run, queue it, or cancel it or the oldest. */
 export type Admission = { start: true } | { start: false; strategy: ConcurrencyStrategy; limit: number; active: number };
 
@@ -46,7 +37,7 @@ export class RunSlots {
     const { key } = resolved;
     const tenantWide = flow.scope === 'tenant';
     return {
-      groupKey: tenantWide ? `tenant:${key}` : `workflow:${workflowId}:${key}`,
+      groupKey: tenantWide ? `tenant:${key}` : `workflow:${workflowId}/${key}`,
       scope: flow.scope,
       workflowId: tenantWide ? null : workflowId,
       key,
@@ -64,26 +55,30 @@ export class RunSlots {
   }
 
   /**
-   * Before run `run` (locked in `m`) is retried on `dag`, its version's definition: a top-level
-   * run of a concurrency group that ended takes a slot again, so the group's row is locked and
-   * its RUNNING runs are counted against `dag`'s limit, whatever the group's strategy (a retry
-   * never cancels another run, nor waits). A RUNNING run keeps the slot it holds.
+   * Before run `run` (locked in `m`) is retried on `dag`, its retry's version's definition, with
+   * `input` and `config` (the retry's, else the run's): a top-level run that ended takes a slot
+   * again in the group this version and input resolve to (its key is resolved again, so a retry
+   * that changes the key or adds `concurrency` counts where it will run), and the run row is set
+   * to that group (none when the version has no `concurrency`). The group's row is locked (made
+   * again if an upkeep deleted it) and its RUNNING runs counted against `dag`'s limit, whatever
+   * the strategy: a retry never cancels another run, nor waits. A RUNNING run keeps its slot.
    * @throws WeftError CONFLICT when the run is still QUEUED for a slot (it has not started: there
    * is nothing to retry), or when the group has no free slot — naming the key, the limit and how
-   * many runs hold it.
+   * many runs hold it; BAD_USER_INPUT when the key does not resolve.
    */
-  async readmit(m: Transaction, tenantId: string, run: RunState, dag: WorkflowDag, now: Date): Promise<void> {
-    if (run.concurrencyGroup === null || run.parentRunId !== null || run.status === RunStatus.Running) return;
-    const group = groupOfStored(run.concurrencyGroup, run.workflowId, runFlowOf(dag.definition).concurrency?.limit);
-    if (run.status === RunStatus.Queued) {
-      throw new WeftError('CONFLICT', `run ${run.id} is QUEUED for a slot of concurrency key ${JSON.stringify(group.key)} and has not started: nothing to retry; it starts when a slot frees, or cancel it`);
-    }
-    // The retry's version may have dropped `concurrency`: then it takes no slot.
-    if (group.limit === undefined) return;
+  async readmit(m: Transaction, tenantId: string, run: RunState, dag: WorkflowDag, input: JsonValue, config: JsonValue, now: Date): Promise<void> {
+    if (run.parentRunId !== null || run.status === RunStatus.Running) return;
     const repo = new ConcurrencyGroupRepository(m);
-    // Created again when an upkeep deleted the idle group, so two retries still queue on its row.
-    await repo.lock(tenantId, { ...group, limit: group.limit }, now);
-    const { active } = await repo.counts(tenantId, run.concurrencyGroup);
+    if (run.status === RunStatus.Queued) {
+      const key = run.concurrencyGroup === null ? undefined : await repo.lockExisting(tenantId, run.concurrencyGroup);
+      throw new WeftError('CONFLICT', `run ${run.id} is QUEUED for a slot of concurrency key ${JSON.stringify(key ?? run.concurrencyGroup)} and has not started: nothing to retry; it starts when a slot frees, or cancel it`);
+    }
+    const group = this.groupOf(dag, run.workflowId, input, config);
+    if (group?.groupKey !== run.concurrencyGroup) await repo.setRunGroup(tenantId, run.id, group ?? null);
+    run.concurrencyGroup = group?.groupKey ?? null;
+    if (!group) return;
+    await repo.lock(tenantId, group, now);
+    const { active } = await repo.counts(tenantId, group.groupKey);
     if (active < group.limit) return;
     throw new WeftError(
       'CONFLICT',

@@ -8,6 +8,10 @@ const PRUNE_GROUPS = 'weft_prune_concurrency_groups(timestamptz, int)';
  * - A schedule's overlap policy counts its QUEUED runs (waiting for a slot of their concurrency
  *   key) as active, as it counts its RUNNING ones: `runs_schedule_queued` finds them as
  *   `runs_schedule_active` finds the RUNNING ones.
+ * - A workflow-scoped run group's key becomes `workflow:<id>/<key>`: it was `workflow:<id>:<key>`,
+ *   and as a workflow id may hold `:` (never `/`), two workflows' groups could be one (`W` with key
+ *   `b:c` and `W:b` with key `c`). Each group row and each run is carried over to its own key; a
+ *   group two workflows shared becomes one row each, with the shared row's limit.
  * - A concurrency group's row outlives its runs only for a while: `weft_prune_concurrency_groups`
  *   deletes, at most `p_max` at a time, the groups admitted to last before `p_before` that have no
  *   RUNNING or QUEUED run. A group locked by an admission under way is skipped (its admission
@@ -18,6 +22,20 @@ export class FlowUpkeep1765958400000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
+      INSERT INTO concurrency_groups (tenant_id, group_key, scope, workflow_id, key, run_limit, updated_at)
+        SELECT g.tenant_id, 'workflow:' || g.workflow_id || '/' || g.key, g.scope, g.workflow_id, g.key, g.run_limit, g.updated_at
+          FROM concurrency_groups g WHERE g.scope = 'workflow'
+        ON CONFLICT (tenant_id, group_key) DO NOTHING;
+      INSERT INTO concurrency_groups (tenant_id, group_key, scope, workflow_id, key, run_limit, updated_at)
+        SELECT DISTINCT ON (r.tenant_id, r.workflow_id, r.concurrency_key)
+               r.tenant_id, 'workflow:' || r.workflow_id || '/' || r.concurrency_key, 'workflow', r.workflow_id, r.concurrency_key, g.run_limit, g.updated_at
+          FROM runs r JOIN concurrency_groups g ON g.tenant_id = r.tenant_id AND g.group_key = r.concurrency_group
+         WHERE r.concurrency_group = 'workflow:' || r.workflow_id || ':' || r.concurrency_key
+        ON CONFLICT (tenant_id, group_key) DO NOTHING;
+      UPDATE runs SET concurrency_group = 'workflow:' || workflow_id || '/' || concurrency_key
+       WHERE concurrency_group = 'workflow:' || workflow_id || ':' || concurrency_key;
+      DELETE FROM concurrency_groups WHERE scope = 'workflow' AND group_key <> 'workflow:' || workflow_id || '/' || key;
+
       CREATE INDEX runs_schedule_queued ON runs (tenant_id, schedule_id) WHERE schedule_id IS NOT NULL AND status = 'QUEUED';
       CREATE INDEX concurrency_groups_age ON concurrency_groups (updated_at);
       CREATE FUNCTION ${PRUNE_GROUPS.replace('(timestamptz, int)', '(p_before timestamptz, p_max int)')} RETURNS int
@@ -48,6 +66,13 @@ export class FlowUpkeep1765958400000 implements MigrationInterface {
       DROP FUNCTION ${PRUNE_GROUPS};
       DROP INDEX concurrency_groups_age;
       DROP INDEX runs_schedule_queued;
+      INSERT INTO concurrency_groups (tenant_id, group_key, scope, workflow_id, key, run_limit, updated_at)
+        SELECT g.tenant_id, 'workflow:' || g.workflow_id || ':' || g.key, g.scope, g.workflow_id, g.key, g.run_limit, g.updated_at
+          FROM concurrency_groups g WHERE g.scope = 'workflow'
+        ON CONFLICT (tenant_id, group_key) DO NOTHING;
+      UPDATE runs SET concurrency_group = 'workflow:' || workflow_id || ':' || concurrency_key
+       WHERE concurrency_group = 'workflow:' || workflow_id || '/' || concurrency_key;
+      DELETE FROM concurrency_groups WHERE scope = 'workflow' AND group_key <> 'workflow:' || workflow_id || ':' || key;
     `);
   }
 }

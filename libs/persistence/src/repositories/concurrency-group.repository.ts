@@ -4,7 +4,10 @@ import { TenantScopedRepository } from './tenant-scoped.repository.js';
 
 /** A concurrency group as a run's start names it: its key in `concurrency_groups` and what the listing shows. */
 export interface GroupOfRun {
-  /** The scope and the resolved key in one text: `workflow:<id>:<key>` or `tenant:<key>`. */
+  /**
+   * The scope and the resolved key in one text: `workflow:<id>/<key>` (a workflow id has no `/`,
+   * so two workflows' keys never meet) or `tenant:<key>`.
+   */
   groupKey: string;
   scope: 'workflow' | 'tenant';
   /** The workflow of a workflow-scoped group; null for a tenant-scoped one. */
@@ -85,6 +88,13 @@ export class ConcurrencyGroupRepository extends TenantScopedRepository {
       );
       return r.rows;
     });
+  }
+
+  /** Sets the group run `runId` belongs to (`group` null: none), as a retry onto another version or input resolved it. */
+  async setRunGroup(tenantId: string, runId: string, group: Pick<GroupOfRun, 'groupKey' | 'key'> | null): Promise<void> {
+    await this.inTenant(tenantId, (m) =>
+      sql(m, `UPDATE runs SET concurrency_group = $3, concurrency_key = $4 WHERE tenant_id = $1 AND id = $2`, [tenantId, runId, group?.groupKey ?? null, group?.key ?? null]),
+    );
   }
 
   /** Moves QUEUED run `runId` to RUNNING (it takes a slot); false when it is no longer QUEUED. */
