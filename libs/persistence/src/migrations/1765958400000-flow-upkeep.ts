@@ -2,6 +2,14 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 const PRUNE_GROUPS = 'weft_prune_concurrency_groups(timestamptz, int)';
 
+/** The queues with a backlog row whose status is `cond` (a predicate of `o`), by a skip scan: one index probe per queue. */
+const queuesWhere = (name: string, cond: string) => `${name} AS (
+    (SELECT o.queue FROM public.outbox o WHERE o.enqueued_at IS NULL AND ${cond} ORDER BY o.queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT o.queue FROM public.outbox o WHERE o.enqueued_at IS NULL AND ${cond} AND o.queue > ${name}.queue ORDER BY o.queue LIMIT 1)
+      FROM ${name} WHERE ${name}.queue IS NOT NULL
+  )`;
+
 /**
  * Upkeep of flow control's rows.
  *
@@ -12,6 +20,10 @@ const PRUNE_GROUPS = 'weft_prune_concurrency_groups(timestamptz, int)';
  *   and as a workflow id may hold `:` (never `/`), two workflows' groups could be one (`W` with key
  *   `b:c` and `W:b` with key `c`). Each group row and each run is carried over to its own key; a
  *   group two workflows shared becomes one row each, with the shared row's limit.
+ * - `weft_backlog_queues`, the scheduler's poll, finds the queues with ready or due backlog rows
+ *   by a skip scan of `outbox_ready` and `outbox_held` (one probe per queue, and one for its
+ *   earliest hold), not by reading every row waiting: a tenant's pile of a million rows costs the
+ *   poll what one row does.
  * - A concurrency group's row outlives its runs only for a while: `weft_prune_concurrency_groups`
  *   deletes, at most `p_max` at a time, the groups admitted to last before `p_before` that have no
  *   RUNNING or QUEUED run. A group locked by an admission under way is skipped (its admission
@@ -35,6 +47,18 @@ export class FlowUpkeep1765958400000 implements MigrationInterface {
       UPDATE runs SET concurrency_group = 'workflow:' || workflow_id || '/' || concurrency_key
        WHERE concurrency_group = 'workflow:' || workflow_id || ':' || concurrency_key;
       DELETE FROM concurrency_groups WHERE scope = 'workflow' AND group_key <> 'workflow:' || workflow_id || '/' || key;
+
+      CREATE OR REPLACE FUNCTION weft_backlog_queues(p_now timestamptz) RETURNS TABLE (queue text)
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+        AS $$
+          WITH RECURSIVE ${queuesWhere('ready', 'o.hold_reason IS NULL')}, ${queuesWhere('held', 'o.hold_reason IS NOT NULL')}
+          SELECT r.queue FROM ready r WHERE r.queue IS NOT NULL
+          UNION
+          SELECT h.queue FROM held h
+           WHERE h.queue IS NOT NULL
+             AND EXISTS (SELECT 1 FROM public.outbox o
+                          WHERE o.queue = h.queue AND o.enqueued_at IS NULL AND o.hold_reason IS NOT NULL AND o.held_until <= COALESCE(p_now, now()))
+        $$;
 
       CREATE INDEX runs_schedule_queued ON runs (tenant_id, schedule_id) WHERE schedule_id IS NOT NULL AND status = 'QUEUED';
       CREATE INDEX concurrency_groups_age ON concurrency_groups (updated_at);
@@ -64,6 +88,12 @@ export class FlowUpkeep1765958400000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
       DROP FUNCTION ${PRUNE_GROUPS};
+      CREATE OR REPLACE FUNCTION weft_backlog_queues(p_now timestamptz) RETURNS TABLE (queue text)
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+        AS $$
+          SELECT DISTINCT o.queue FROM public.outbox o
+           WHERE o.enqueued_at IS NULL AND (o.hold_reason IS NULL OR o.held_until <= COALESCE(p_now, now()))
+        $$;
       DROP INDEX concurrency_groups_age;
       DROP INDEX runs_schedule_queued;
       INSERT INTO concurrency_groups (tenant_id, group_key, scope, workflow_id, key, run_limit, updated_at)
