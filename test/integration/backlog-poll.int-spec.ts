@@ -50,6 +50,8 @@ describe('the backlog poll', () => {
       { tenantId: h.tenantId, runId, taskId: task.id, nodeId: 'a', nodeType: 'HTTP', attempt: 0, queue, input: task.input, notBefore: task.createdAt.getTime(), traceparent: (await h.run(runId)).traceparent },
     ]);
     expect((await h.outbox(runId))[0]!.enqueued_at).not.toBeNull();
+    // The task left QUEUED outside any event of the run: its watchers are told to read it again.
+    expect(h.publisher.updates.at(-1)).toEqual({ tenantId: h.tenantId, runId, status: 'RUNNING' });
     expect(await h.coordinator.outbox.relay(10)).toBe(0);
   });
 

@@ -51,6 +51,24 @@ describe('the run-update publisher', () => {
     await p.close();
   });
 
+  it('sends an update without a seq (an attempt admitted) unless an event of the run is gathered with it', async () => {
+    received.length = 0;
+    const p = new RedisRunUpdatePublisher(REDIS_URL, undefined, 50);
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+    await p.publish({ tenantId, runId: a, status: RunStatus.Running });
+    await p.publish({ tenantId, runId: b, status: RunStatus.Running });
+    await p.publish({ tenantId, runId: b, status: RunStatus.Running, seq: 6 });
+    await p.publish({ tenantId, runId: c, status: RunStatus.Running, seq: 2 });
+    await p.publish({ tenantId, runId: c, status: RunStatus.Running });
+    await until(1);
+    expect(received[0]!.updates).toEqual([
+      { tenantId, runId: a, status: 'RUNNING' },
+      { tenantId, runId: b, status: 'RUNNING', seq: 6 },
+      { tenantId, runId: c, status: 'RUNNING', seq: 2 },
+    ]);
+    await p.close();
+  });
+
   it('sends an update that ends its run at once, with what was gathered', async () => {
     received.length = 0;
     const p = new RedisRunUpdatePublisher(REDIS_URL, undefined, 60_000);

@@ -78,8 +78,11 @@ export interface RunUpdate {
   tenantId: string;
   runId: string;
   status: RunStatus;
-  /** The run's event sequence number after this change. */
-  seq: number;
+  /**
+   * The run's event sequence number after this change; absent for a change outside the run's
+   * events (fair dispatch admitted one of its attempts): a watcher reads the run again.
+   */
+  seq?: number;
 }
 
 /** Publishes run updates across processes (implemented over Redis pub/sub in @weft/platform). */

@@ -41,7 +41,8 @@ export class RedisRunUpdatePublisher implements RunUpdatePublisher {
   async publish(update: RunUpdate): Promise<void> {
     const key = `${update.tenantId}/${update.runId}`;
     const known = this.pending.get(key);
-    if (!known || known.seq <= update.seq) this.pending.set(key, update);
+    // An event's update (with its seq) makes a watcher read the run anyway: it wins over one without.
+    if (!known || (update.seq !== undefined && (known.seq === undefined || known.seq <= update.seq))) this.pending.set(key, update);
     if (isRunTerminal(update.status) || this.coalesceMs <= 0) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.coalesceMs);
   }

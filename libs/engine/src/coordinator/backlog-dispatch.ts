@@ -1,5 +1,5 @@
 import { backlogQueues, byTenant, dispatchBacklog, OutboxRepository, type AdmittedAttempt } from '@weft/persistence';
-import { jobId, type TaskJob } from '../index.js';
+import { jobId, RunStatus, type TaskJob } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { FlowHoldReason } from './coordinator-options.js';
 import { message } from './error-mapping.js';
@@ -105,6 +105,11 @@ export class BacklogDispatch {
       if (rest.length) await ctx.dispatcher.enqueue(rest, result.dbNow);
     } catch (err) {
       ctx.log.warn(`queue ${queue}: enqueue of ${jobs.length} admitted job(s) failed; the lease sweep puts them back in the backlog: ${message(err)}`);
+    }
+    // Their tasks left QUEUED (and its wait reason): a watcher of the run reads it again.
+    const runs = new Map(jobs.map((j) => [`${j.tenantId}/${j.runId}`, j]));
+    for (const j of runs.values()) {
+      await ctx.publisher.publish({ tenantId: j.tenantId, runId: j.runId, status: RunStatus.Running }).catch((err: unknown) => ctx.log.warn(`run ${j.runId}: update not published: ${message(err)}`));
     }
     return result.admitted.length;
   }
