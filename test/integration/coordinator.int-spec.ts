@@ -182,8 +182,11 @@ describe('reports', () => {
     expect(await h.coordinator.outbox.relay(10)).toBe(0);
     expect(h.dispatcher.forNode('a')).toHaveLength(1);
     h.clock.advance(2000);
+    const published = h.publisher.updates.length;
     expect(await h.coordinator.outbox.relay(10)).toBe(1);
     expect((await h.tasks(runId)).a).toMatchObject({ status: 'PENDING', attempt: 1 });
+    // The task left its hold outside any event of the run: its watchers are told to read it again.
+    expect(h.publisher.updates.slice(published)).toEqual([{ tenantId: h.tenantId, runId, status: 'RUNNING' }]);
     expect(h.dispatcher.last('a')).toMatchObject({ taskId, attempt: 1, notBefore: t0 + 2000, input: { url: 'http://example.test/a' } });
     const retried = (await h.events(runId))[1]!;
     expect(retried).toMatchObject({ type: 'NodeFailed', nodeId: 'a', attempt: 0, payload: { taskId, nodeId: 'a', attempt: 0, error: 'HTTP 503' } });

@@ -37,6 +37,8 @@ interface QueueState {
  */
 export class BacklogDispatch {
   private readonly known = new Map<string, TaskJob>();
+  /** Jobs of {@link offer}s whose passes have not ended yet: their commits publish their runs' updates. */
+  private readonly fresh = new Set<string>();
   private readonly queues = new Map<string, QueueState>();
   private closed = false;
 
@@ -47,11 +49,17 @@ export class BacklogDispatch {
    * their queues asked for a pass; resolves once those passes ran. Never rejects.
    */
   async offer(jobs: readonly TaskJob[]): Promise<void> {
-    for (const job of jobs) {
+    const ids = jobs.map((j) => jobId(j.taskId, j.attempt));
+    for (const [i, job] of jobs.entries()) {
       if (this.known.size >= KNOWN_JOBS) this.known.delete(this.known.keys().next().value!);
-      this.known.set(jobId(job.taskId, job.attempt), job);
+      this.known.set(ids[i]!, job);
+      this.fresh.add(ids[i]!);
     }
-    await Promise.all([...new Set(jobs.map((j) => j.queue))].map((queue) => this.request(queue)));
+    try {
+      await Promise.all([...new Set(jobs.map((j) => j.queue))].map((queue) => this.request(queue)));
+    } finally {
+      for (const id of ids) this.fresh.delete(id);
+    }
   }
 
   /**
@@ -106,8 +114,9 @@ export class BacklogDispatch {
     } catch (err) {
       ctx.log.warn(`queue ${queue}: enqueue of ${jobs.length} admitted job(s) failed; the lease sweep puts them back in the backlog: ${message(err)}`);
     }
-    // Their tasks left QUEUED (and its wait reason): a watcher of the run reads it again.
-    const runs = new Map(jobs.map((j) => [`${j.tenantId}/${j.runId}`, j]));
+    // The tasks left QUEUED and its wait reason outside any event of their runs: a watcher reads
+    // the run again. Not for those the pass of their own commit admitted: that commit's update follows.
+    const runs = new Map(jobs.filter((j) => !this.fresh.has(jobId(j.taskId, j.attempt))).map((j) => [`${j.tenantId}/${j.runId}`, j]));
     for (const j of runs.values()) {
       await ctx.publisher.publish({ tenantId: j.tenantId, runId: j.runId, status: RunStatus.Running }).catch((err: unknown) => ctx.log.warn(`run ${j.runId}: update not published: ${message(err)}`));
     }
