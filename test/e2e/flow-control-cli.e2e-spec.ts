@@ -84,14 +84,19 @@ describe('flow control in the weft commands', () => {
       const r = await getRun(client, id, fields);
       return iterations(r, 'each').filter((t: any) => t.waitReason === 'QUEUE_BACKLOG').length === count - WINDOW_FLOOR ? r : undefined;
     });
-    // One held by a rate limit, as weft_dispatch holds it.
+    // One held by a rate limit, as weft_dispatch holds it, its key's one start of the minute made
+    // 10 s ago: the detail shows the window as it stands (next start when that start leaves it).
     const ratedTask = iterations(run, 'each').find((t: any) => t.status === 'QUEUED');
-    const detail = 'rate limit "partner" 1 per 60 s, next start 23:59:59.000Z';
     await e2e.owner.query(`UPDATE tasks SET flow_rate_key = 'partner', flow_rate_limit = 1, flow_rate_per_seconds = 60 WHERE id = $1`, [ratedTask.id]);
     await e2e.owner.query(
-      `UPDATE outbox SET hold_reason = 'RATE_LIMIT', hold_detail = $2, held_until = now() + interval '10 minutes' WHERE task_id = $1 AND enqueued_at IS NULL`,
-      [ratedTask.id, detail],
+      `UPDATE outbox SET hold_reason = 'RATE_LIMIT', hold_detail = 'as the pass wrote it', held_until = now() + interval '10 minutes' WHERE task_id = $1 AND enqueued_at IS NULL`,
+      [ratedTask.id],
     );
+    const [rated] = (await e2e.owner.query(
+      `INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) SELECT tenant_id, 'partner', now() - interval '10 seconds', id, 0 FROM tasks WHERE id = $1 RETURNING started_at`,
+      [ratedTask.id],
+    )) as { started_at: Date }[];
+    const detail = `rate limit "partner" 1 per 60 s, next start ${new Date(rated!.started_at.getTime() + 60_000).toISOString().slice(11)}`;
 
     const lines = (await weft('run-status', id)).stdout.split('\n');
     const at = lines.findIndex((l) => l.startsWith('each '));

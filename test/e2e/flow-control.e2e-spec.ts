@@ -106,7 +106,8 @@ describe('flow control API', () => {
       // A task a worker has (or may take at once) does not wait.
       const dispatched = await getRun(a, ids[0]!, fields);
       expect(task(dispatched, 'work')).toMatchObject({ status: 'PENDING', waitReason: null, waitDetail: null });
-      // Held by its rate limit, as weft_dispatch holds it: the hold's sentence.
+      // Held by its rate limit, as weft_dispatch holds it: the key's window as it stands now, not
+      // the sentence the hold was written with (no start in the window: the next start is now).
       const taskId = task(queued, 'work').id;
       await owner(`UPDATE tasks SET flow_rate_key = 'partner', flow_rate_limit = 20, flow_rate_per_seconds = 60 WHERE id = $1`, [taskId]);
       await owner(
@@ -114,8 +115,11 @@ describe('flow control API', () => {
           WHERE task_id = $1 AND enqueued_at IS NULL`,
         [taskId],
       );
+      const [{ now }] = await owner(`SELECT now() AS now`);
       const held = await getRun(a, queued.id, fields);
-      expect(task(held, 'work')).toMatchObject({ status: 'QUEUED', waitReason: 'RATE_LIMIT', waitDetail: 'rate limit "partner" 20 per 60 s, next start 23:59:59.000Z' });
+      expect(task(held, 'work')).toMatchObject({ status: 'QUEUED', waitReason: 'RATE_LIMIT', waitDetail: expect.stringMatching(/^rate limit "partner" 20 per 60 s, next start \d\d:\d\d:\d\d\.\d{3}Z$/) });
+      const next = Date.parse(`${new Date(now).toISOString().slice(0, 11)}${task(held, 'work').waitDetail.split('next start ')[1]}`);
+      expect(Math.abs(next - new Date(now).getTime())).toBeLessThan(60_000);
       // Tenant B reads none of it.
       await expect(rejection(getRun(b, queued.id, fields))).resolves.toMatchObject({ code: 'NOT_FOUND' });
     });

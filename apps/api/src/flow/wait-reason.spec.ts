@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { runWaitOf, taskWaitOf } from './wait-reason.js';
+import { rateDetail, runWaitOf, taskWaitOf } from './wait-reason.js';
 
 describe('why a run or task waits', () => {
   it('names a QUEUED run’s key, its limit and how full the group is', () => {
@@ -11,6 +11,15 @@ describe('why a run or task waits', () => {
     expect(runWaitOf('QUEUED', { key: 'a"b', limit: null, active: 0, queued: 1 })!.detail).toBe('waiting for a concurrency slot for key "a\\"b" (0 active, 1 queued)');
     expect(runWaitOf('QUEUED', undefined)).toEqual({ reason: 'CONCURRENCY_LIMIT', detail: 'waiting for a concurrency slot' });
     for (const status of ['PENDING', 'RUNNING', 'SUCCEEDED']) expect(runWaitOf(status, { key: 'acme', limit: 2, active: 2, queued: 3 })).toBeNull();
+  });
+
+  it('gives a rate-limit hold its window as it stands now', () => {
+    const w = { key: 'partner', limit: 20, perSeconds: 1, started: 20, admitted: 0, nextStartAt: new Date('2030-01-01T12:00:01.250Z') };
+    expect(rateDetail(w)).toBe('rate limit "partner" 20 per 1 s, next start 12:00:01.250Z');
+    expect(rateDetail({ ...w, admitted: 1, nextStartAt: null })).toBe('rate limit "partner" 20 per 1 s, 1 admitted attempt not started yet');
+    expect(rateDetail({ ...w, admitted: 3, nextStartAt: null })).toBe('rate limit "partner" 20 per 1 s, 3 admitted attempts not started yet');
+    const row = { queue: 'http', holdReason: 'RATE_LIMIT', holdDetail: 'stale sentence', heldUntil: null };
+    expect(taskWaitOf('QUEUED', 'http', { ...row, rate: w })).toEqual({ reason: 'RATE_LIMIT', detail: 'rate limit "partner" 20 per 1 s, next start 12:00:01.250Z' });
   });
 
   it('gives a QUEUED task its hold, its backoff without a reason, or its queue’s backlog', () => {

@@ -1,5 +1,5 @@
 import { registerEnumType } from '@nestjs/graphql';
-import type { RunWait, TaskWait } from '@weft/persistence';
+import type { RateWindowNow, RunWait, TaskWait } from '@weft/persistence';
 
 /** Why a QUEUED run or task is not running yet. */
 export const WaitReason = {
@@ -44,6 +44,17 @@ export function runWaitOf(status: string, wait: RunWait | undefined): Wait | nul
 }
 
 /**
+ * A rate-limit hold as its key's window stands now: `rate limit "partner" 20 per 1 s, next start
+ * 12:00:01.250Z`, or, while attempts admitted and not started yet fill the window, `…, 2 admitted
+ * attempts not started yet`.
+ */
+export function rateDetail(w: RateWindowNow): string {
+  const head = `rate limit ${JSON.stringify(w.key)} ${w.limit} per ${w.perSeconds} s`;
+  if (w.nextStartAt === null) return `${head}, ${w.admitted} admitted ${w.admitted === 1 ? 'attempt' : 'attempts'} not started yet`;
+  return `${head}, next start ${w.nextStartAt.toISOString().slice(11)}`;
+}
+
+/**
  * Why a task of status `status` on `queue` waits: a QUEUED task's backlog row (`wait`) may be
  * held by its node's concurrency or rate limit (the hold's sentence as the detail) or by a
  * retry's backoff (no reason, the sentence only); a row without a hold waits its turn on the
@@ -63,7 +74,7 @@ export function taskWaitOf(status: string, queue: string | null, wait: TaskWait 
     case 'CONCURRENCY_LIMIT':
       return { reason: WaitReason.ConcurrencyLimit, detail: wait.holdDetail ?? 'concurrency limit reached' };
     case 'RATE_LIMIT':
-      return { reason: WaitReason.RateLimit, detail: wait.holdDetail ?? 'rate limit reached' };
+      return { reason: WaitReason.RateLimit, detail: wait.rate ? rateDetail(wait.rate) : (wait.holdDetail ?? 'rate limit reached') };
     case 'BACKOFF':
       return { reason: null, detail: wait.holdDetail ?? (wait.heldUntil ? `retry backoff until ${wait.heldUntil.toISOString()}` : 'retry backoff') };
     default:

@@ -24,6 +24,21 @@ export interface TaskWait {
   /** The hold's sentence (`rate limit "partner" 20 per 1 s, next start 12:00:01.250Z`); null without a hold. */
   holdDetail: string | null;
   heldUntil: Date | null;
+  /** For a RATE_LIMIT hold: its key's window as it stands now (the stored sentence is the pass's, and ages). */
+  rate?: RateWindowNow;
+}
+
+/** A rate key's window at the database's clock now. */
+export interface RateWindowNow {
+  key: string;
+  limit: number;
+  perSeconds: number;
+  /** Starts within the window. */
+  started: number;
+  /** Attempts admitted (PENDING) and not started yet: they take their places in the window. */
+  admitted: number;
+  /** When the window has a place for one more start; null while admitted attempts fill it. */
+  nextStartAt: Date | null;
 }
 
 /** One concurrency group of a tenant with its slots in use. */
@@ -124,17 +139,62 @@ export class FlowViewRepository extends TenantScopedRepository {
     const ids = [...new Set(taskIds.filter(isUuid))];
     if (!ids.length) return new Map();
     const r = await this.inTenant(tenantId, (m) =>
-      sql<{ task_id: string; queue: string; hold_reason: string | null; hold_detail: string | null; held_until: Date | null }>(
+      sql<{
+        task_id: string;
+        queue: string;
+        hold_reason: string | null;
+        hold_detail: string | null;
+        held_until: Date | null;
+        rate_key: string | null;
+        rate_limit: number | null;
+        per_seconds: number | null;
+        started: number | null;
+        admitted: number | null;
+        edge: Date | null;
+        now: Date;
+      }>(
         m,
-        `SELECT DISTINCT ON (t.id) t.id AS task_id, o.queue, o.hold_reason, o.hold_detail, o.held_until
-           FROM tasks t
-           JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt AND o.enqueued_at IS NULL
-          WHERE t.tenant_id = $1 AND t.id = ANY($2::uuid[]) AND t.status = 'QUEUED'
-          ORDER BY t.id, o.id DESC`,
+        // A RATE_LIMIT hold's window is read live: the next start is when the start that leaves a
+        // place for one more (the admitted ones counted as starts to come) leaves the window.
+        `SELECT w.*, r.started, r.admitted, r.edge, now() AS now FROM (
+           SELECT DISTINCT ON (t.id) t.id AS task_id, o.queue, o.hold_reason, o.hold_detail, o.held_until,
+                  CASE WHEN o.hold_reason = 'RATE_LIMIT' THEN t.flow_rate_key END AS rate_key, t.flow_rate_limit AS rate_limit, t.flow_rate_per_seconds AS per_seconds
+             FROM tasks t
+             JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt AND o.enqueued_at IS NULL
+            WHERE t.tenant_id = $1 AND t.id = ANY($2::uuid[]) AND t.status = 'QUEUED'
+            ORDER BY t.id, o.id DESC
+         ) w
+         LEFT JOIN LATERAL (
+           SELECT (SELECT count(*)::int FROM flow_rate_starts s
+                    WHERE s.tenant_id = $1 AND s.rate_key = w.rate_key AND s.started_at > now() - w.per_seconds * interval '1 second') AS started,
+                  a.admitted,
+                  (SELECT s.started_at + w.per_seconds * interval '1 second' FROM flow_rate_starts s
+                    WHERE s.tenant_id = $1 AND s.rate_key = w.rate_key AND s.started_at > now() - w.per_seconds * interval '1 second'
+                    ORDER BY s.started_at DESC OFFSET greatest(w.rate_limit - a.admitted - 1, 0) LIMIT 1) AS edge
+             FROM (SELECT count(*)::int AS admitted FROM tasks p WHERE p.tenant_id = $1 AND p.flow_rate_key = w.rate_key AND p.status = 'PENDING') a
+            WHERE w.rate_key IS NOT NULL
+         ) r ON true`,
         [tenantId, ids],
       ),
     );
-    return new Map(r.rows.map((row) => [row.task_id, { queue: row.queue, holdReason: row.hold_reason, holdDetail: row.hold_detail, heldUntil: row.held_until }]));
+    return new Map(
+      r.rows.map((row) => {
+        const wait: TaskWait = { queue: row.queue, holdReason: row.hold_reason, holdDetail: row.hold_detail, heldUntil: row.held_until };
+        if (row.rate_key !== null && row.rate_limit !== null && row.per_seconds !== null) {
+          const admitted = row.admitted ?? 0;
+          const full = admitted >= row.rate_limit;
+          wait.rate = {
+            key: row.rate_key,
+            limit: row.rate_limit,
+            perSeconds: row.per_seconds,
+            started: row.started ?? 0,
+            admitted,
+            nextStartAt: full ? null : (row.edge ?? row.now),
+          };
+        }
+        return [row.task_id, wait];
+      }),
+    );
   }
 
   /**
