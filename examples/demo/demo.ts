@@ -62,6 +62,18 @@ async function main(): Promise<number> {
     say(`tenant ${tenantId} created`);
     say(`web console: ${new URL(url).origin}/ (sign in with the API key ${apiKey})`);
     const client = new WeftClient(url, apiKey);
+    // Another Weft worker on this database and Redis (a `weft dev` left running, say) takes the
+    // demo's tasks too, and without WEFT_HTTP_ALLOW_PRIVATE it refuses the order service's
+    // loopback address: say so before anything fails for it.
+    const { workers } = await client.request(`{ workers { id queues } }`);
+    const others = (workers as { queues: string[] }[]).filter((w) => w.queues.includes('http')).length - 1;
+    if (others > 0) {
+      say(
+        `warning: ${others} other Weft worker(s) serve the queue "http" of this database (see \`weft admin workers\`): ` +
+          'they may take the demo\'s tasks, and unless they run with WEFT_HTTP_ALLOW_PRIVATE=1 they refuse the order service on 127.0.0.1. ' +
+          'Stop them (Ctrl-C the other `weft dev`) if a task fails with "refused to connect to 127.0.0.1".',
+      );
+    }
 
     const definition = await readFile(join(root, 'examples/order-flow.yaml'), 'utf8');
     const published = await client.request(
