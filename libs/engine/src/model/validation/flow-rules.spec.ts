@@ -127,7 +127,7 @@ describe('flow control at publish', () => {
       'nodes[0].concurrency.key: template {{ tasks.nope.output }} references unknown node "nope"',
     ]);
     expect(messages(flow({}, { rate_limit: { key: 42, limit: 1, per_seconds: 1 } }))).toEqual([
-      'nodes[0].rate_limit.key: rate_limit.key must be a non-empty string (a literal or a {{ }} template)',
+      'nodes[0].rate_limit.key: rate_limit.key must be a string; write the number as text: key: "42"',
     ]);
   });
 
@@ -181,6 +181,10 @@ describe('flow control at publish', () => {
     expect(messages(flow({ concurrency: { key: { a: 1 }, limit: 1 } }))).toEqual([
       'concurrency.key: concurrency.key must be a non-empty string (a literal or a {{ }} template)',
     ]);
+  });
+
+  it('asks for a literal number key as text', () => {
+    expect(validateDefinition(parseDefinition('concurrency: {key: 12, limit: 1}\nnodes: []'))).toContainEqual({ path: 'concurrency.key', message: 'concurrency.key must be a string; write the number as text: key: "12"' });
   });
 
   it('hints to quote an unquoted template that YAML cannot parse at all', () => {

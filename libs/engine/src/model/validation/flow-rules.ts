@@ -69,6 +69,7 @@ function keyShape(obj: Obj, at: string, name: string, nodeId?: string): Problem[
       },
     ];
   }
+  if (typeof k === 'number') return [{ nodeId, path, message: `${name}.key must be a string; write the number as text: key: "${k}"` }];
   return [{ nodeId, path, message: `${name}.key must be a non-empty string (a literal or a {{ }} template)` }];
 }
 
