@@ -29,7 +29,7 @@ describe('flow control for people', () => {
     ];
     expect(rateLimitsTable(rows).split('\n')).toEqual([
       'KEY      LIMIT  WINDOW  STARTED  HELD  NEXT START',
-      'partner  20     1s      20       4     2030-01-01T12:00:01Z',
+      'partner  20     1s      20       4     2030-01-01T12:00:01.250Z',
       'gone     -      -       0        0     -',
       '',
     ]);

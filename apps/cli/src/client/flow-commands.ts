@@ -47,7 +47,7 @@ export function rateLimitsTable(rows: readonly RateLimitRow[]): string {
       r.perSeconds === null ? '-' : `${r.perSeconds}s`,
       String(r.startedInWindow),
       String(r.held),
-      when(r.nextStartAt),
+      r.nextStartAt ?? '-',
     ]),
   );
 }
