@@ -14,7 +14,7 @@ describe('why a run or task waits', () => {
   });
 
   it('gives a rate-limit hold its window as it stands now', () => {
-    const w = { key: 'partner', limit: 20, perSeconds: 1, started: 20, admitted: 0, nextStartAt: new Date('2030-01-01T12:00:01.250Z') };
+    const w = { key: 'partner', limit: 20, perSeconds: 1, admitted: 0, nextStartAt: new Date('2030-01-01T12:00:01.250Z') };
     expect(rateDetail(w)).toBe('rate limit "partner" 20 per 1 s, next start 12:00:01.250Z');
     expect(rateDetail({ ...w, admitted: 1, nextStartAt: null })).toBe('rate limit "partner" 20 per 1 s, 1 admitted attempt not started yet');
     expect(rateDetail({ ...w, admitted: 3, nextStartAt: null })).toBe('rate limit "partner" 20 per 1 s, 3 admitted attempts not started yet');

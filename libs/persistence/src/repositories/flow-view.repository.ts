@@ -33,8 +33,6 @@ export interface RateWindowNow {
   key: string;
   limit: number;
   perSeconds: number;
-  /** Starts within the window. */
-  started: number;
   /** Attempts admitted (PENDING) and not started yet: they take their places in the window. */
   admitted: number;
   /** When the window has a place for one more start; null while admitted attempts fill it. */
@@ -148,7 +146,6 @@ export class FlowViewRepository extends TenantScopedRepository {
         rate_key: string | null;
         rate_limit: number | null;
         per_seconds: number | null;
-        started: number | null;
         admitted: number | null;
         edge: Date | null;
         now: Date;
@@ -156,7 +153,7 @@ export class FlowViewRepository extends TenantScopedRepository {
         m,
         // A RATE_LIMIT hold's window is read live: the next start is when the start that leaves a
         // place for one more (the admitted ones counted as starts to come) leaves the window.
-        `SELECT w.*, r.started, r.admitted, r.edge, now() AS now FROM (
+        `SELECT w.*, r.admitted, r.edge, now() AS now FROM (
            SELECT DISTINCT ON (t.id) t.id AS task_id, o.queue, o.hold_reason, o.hold_detail, o.held_until,
                   CASE WHEN o.hold_reason = 'RATE_LIMIT' THEN t.flow_rate_key END AS rate_key, t.flow_rate_limit AS rate_limit, t.flow_rate_per_seconds AS per_seconds
              FROM tasks t
@@ -165,9 +162,7 @@ export class FlowViewRepository extends TenantScopedRepository {
             ORDER BY t.id, o.id DESC
          ) w
          LEFT JOIN LATERAL (
-           SELECT (SELECT count(*)::int FROM flow_rate_starts s
-                    WHERE s.tenant_id = $1 AND s.rate_key = w.rate_key AND s.started_at > now() - w.per_seconds * interval '1 second') AS started,
-                  a.admitted,
+           SELECT a.admitted,
                   (SELECT s.started_at + w.per_seconds * interval '1 second' FROM flow_rate_starts s
                     WHERE s.tenant_id = $1 AND s.rate_key = w.rate_key AND s.started_at > now() - w.per_seconds * interval '1 second'
                     ORDER BY s.started_at DESC OFFSET greatest(w.rate_limit - a.admitted - 1, 0) LIMIT 1) AS edge
@@ -187,7 +182,6 @@ export class FlowViewRepository extends TenantScopedRepository {
             key: row.rate_key,
             limit: row.rate_limit,
             perSeconds: row.per_seconds,
-            started: row.started ?? 0,
             admitted,
             nextStartAt: full ? null : (row.edge ?? row.now),
           };
