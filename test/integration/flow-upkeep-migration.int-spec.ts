@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { MIGRATIONS } from '@weft/persistence';
-import { ADMIN_URL, databaseUrl } from '../support/test-database.js';
+import { migrationDatabase } from '../support/migration-database.js';
 
 /**
  * The migration that gives workflow-scoped run groups the key `workflow:<id>/<key>`
@@ -14,24 +12,9 @@ import { ADMIN_URL, databaseUrl } from '../support/test-database.js';
 
 const MIGRATION = 'FlowUpkeep1765958400000';
 const T = '00000000-0000-4000-8000-000000000001';
-const name = `weft_test_${process.pid}_${randomBytes(5).toString('hex')}_groups`;
-const ownerUrl = databaseUrl(name);
+const database = migrationDatabase('groups');
+const { migrator } = database;
 const at = MIGRATIONS.findIndex((m) => m.name === MIGRATION);
-
-async function admin(text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
-
-/** A DataSource of the owner that knows the first `count` migrations. */
-function migrator(count: number): DataSource {
-  return new DataSource({ type: 'postgres', url: ownerUrl, migrations: MIGRATIONS.slice(0, count), migrationsTableName: 'migrations', poolSize: 1 });
-}
 
 let owner: DataSource;
 const groups = async () => (await owner.query(`SELECT group_key, workflow_id, key, run_limit FROM concurrency_groups ORDER BY group_key`)) as unknown[];
@@ -39,7 +22,7 @@ const runGroups = async () => ((await owner.query(`SELECT id, concurrency_group 
 
 beforeAll(async () => {
   expect(at).toBeGreaterThan(0);
-  await admin(`CREATE DATABASE "${name}"`);
+  await database.create();
   owner = migrator(at);
   await owner.initialize();
   await owner.runMigrations({ transaction: 'each' });
@@ -67,7 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (owner?.isInitialized) await owner.destroy();
-  await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await database.drop();
 });
 
 describe('workflow-scoped run groups', () => {

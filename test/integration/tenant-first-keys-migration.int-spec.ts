@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { MIGRATIONS, claimOutbox, createDataSource, runMigrations } from '@weft/persistence';
-import { ADMIN_URL, databaseUrl, runtimeUrl } from '../support/test-database.js';
+import { migrationDatabase } from '../support/migration-database.js';
+import { runtimeUrl } from '../support/test-database.js';
 import { readCatalogKeys, tenantKeyBreaches } from '../support/tenant-key-rule.js';
 
 /**
@@ -19,29 +18,16 @@ const T2 = '00000000-0000-4000-8000-000000000002';
 /** Each tenant's key hash. */
 const HASH: Record<string, string> = { [T1]: 'a'.repeat(64), [T2]: 'b'.repeat(64) };
 
-const name = `weft_test_${process.pid}_${randomBytes(5).toString('hex')}_upgrade`;
-const ownerUrl = databaseUrl(name);
-let owner: DataSource;
-
-async function admin(text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
-
+const database = migrationDatabase('upgrade');
+const { name, ownerUrl } = database;
 /** A DataSource of the owner that knows the migrations up to `count` (the ones before MIGRATION and, with +1, it). */
-function migrator(count: number): DataSource {
-  return new DataSource({ type: 'postgres', url: ownerUrl, migrations: MIGRATIONS.slice(0, count), migrationsTableName: 'migrations', poolSize: 1 });
-}
+const migrator = database.migrator;
+let owner: DataSource;
 
 const at = MIGRATIONS.findIndex((m) => m.name === MIGRATION);
 
 beforeAll(async () => {
-  await admin(`CREATE DATABASE "${name}"`);
+  await database.create();
   const before = migrator(at);
   await before.initialize();
   try {
@@ -84,7 +70,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (owner?.isInitialized) await owner.destroy();
-  await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await database.drop();
 });
 
 const outboxRows = () =>
