@@ -28,6 +28,7 @@ import { FairScheduleClaims1765699200000 } from './migrations/1765699200000-fair
 import { StoredJsonSizes1765785600000 } from './migrations/1765785600000-stored-json-sizes.js';
 import { FairDispatch1765872000000 } from './migrations/1765872000000-fair-dispatch.js';
 import { FlowUpkeep1765958400000 } from './migrations/1765958400000-flow-upkeep.js';
+import { StablePlans1766044800000 } from './migrations/1766044800000-stable-plans.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -62,6 +63,7 @@ export const MIGRATIONS = [
   StoredJsonSizes1765785600000,
   FairDispatch1765872000000,
   FlowUpkeep1765958400000,
+  StablePlans1766044800000,
 ];
 
 /** Options of {@link createDataSource}. */
