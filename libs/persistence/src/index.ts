@@ -8,6 +8,7 @@ export * from './sql.js';
 export * from './tenant-transaction.js';
 export * from './claims.js';
 export * from './dispatch.js';
+export * from './step-committer.js';
 export * from './runtime-role.js';
 export * from './operational-stats.js';
 export * from './data-source.js';

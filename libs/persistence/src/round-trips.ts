@@ -133,6 +133,17 @@ export function executeCall(client: pg.ClientBase, name: string | undefined, tex
   if (name === undefined) return undefined;
   const parsed = (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
   if (parsed?.[name] !== text) return undefined;
+  const literals = executeLiterals(params);
+  if (literals === undefined) return undefined;
+  return literals.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${literals.join(', ')})`;
+}
+
+/**
+ * `params` as the literals of an `EXECUTE name(…)`: what node-postgres would bind for each
+ * (`prepareValue`), quoted; undefined when one has no text form that can travel in a message
+ * (a Buffer, a string holding NUL).
+ */
+export function executeLiterals(params: readonly unknown[]): string[] | undefined {
   const literals: string[] = [];
   for (const p of params) {
     const v = prepareValue(p) as unknown;
@@ -142,7 +153,7 @@ export function executeCall(client: pg.ClientBase, name: string | undefined, tex
     else if (typeof v === 'string' && !v.includes('\0')) literals.push(literal(v));
     else return undefined;
   }
-  return literals.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${literals.join(', ')})`;
+  return literals;
 }
 
 /**

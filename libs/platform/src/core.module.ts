@@ -121,6 +121,7 @@ export class CoreModule {
               maxBufferedSignalBytes: config.maxBufferedSignalBytes,
               dispatchLeaseMs: config.dispatchLeaseMs,
               runLeaseMs: config.runLeaseMs,
+              fencedSteps: config.fencedSteps,
             }),
         },
         // Each app injects the rooms it calls, never the whole coordinator.

@@ -18,6 +18,8 @@ export interface WeftConfig {
   workerConcurrency: number;
   /** WEFT_EAGER_DISPATCH: attempts a worker slot takes in a row from its own reports (0: none). */
   eagerDispatch: number;
+  /** WEFT_FENCED_STEPS: reports decided from memory and written fenced through a step committer (default true). */
+  fencedSteps: boolean;
   /** WEFT_DRAIN_SECONDS: how long a worker stopping on SIGTERM lets its executions finish before it hands them back. */
   drainSeconds: number;
   httpAllowPrivate: boolean;
@@ -141,6 +143,7 @@ export function loadConfig(
     queues,
     workerConcurrency: dto.WEFT_WORKER_CONCURRENCY,
     eagerDispatch: dto.WEFT_EAGER_DISPATCH,
+    fencedSteps: dto.WEFT_FENCED_STEPS,
     drainSeconds: dto.WEFT_DRAIN_SECONDS,
     httpAllowPrivate: dto.WEFT_HTTP_ALLOW_PRIVATE,
     httpAllowHosts: dto.WEFT_HTTP_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),

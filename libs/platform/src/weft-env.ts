@@ -82,6 +82,16 @@ export class WeftEnv {
   WEFT_EAGER_DISPATCH = 64;
 
   /**
+   * Fenced steps: a worker's report on a run whose previous event the same process applied is
+   * decided from memory and written by one fenced statement, committed with the other reports
+   * queued meanwhile, instead of locking the run first. On by default; off sends every report
+   * down the locking path (to compare, or to rule it out).
+   */
+  @Transform(toBool)
+  @IsBoolean({ message: 'WEFT_FENCED_STEPS must be 1/true/yes/on or 0/false/no/off' })
+  WEFT_FENCED_STEPS = true;
+
+  /**
    * On SIGTERM a worker stops taking jobs and gives the executions it holds this many seconds to
    * finish; those still running then are aborted and handed back, so another worker takes them
    * at once. 25 by default: with the second or so handing back and closing take, the worker is

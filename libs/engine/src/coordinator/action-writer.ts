@@ -67,6 +67,16 @@ const FINAL = new Set<string>([TaskStatus.Completed, TaskStatus.Failed, TaskStat
  * touches), and signal rows, which no buffered write depends on.
  */
 const UNORDERED = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'CompleteTask', 'FailTask', 'ConsumeSignal', 'BufferSignal']);
+/** The actions a fenced write can carry: none needs a row read or a statement of its own. */
+const FENCEABLE = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'CompleteTask', 'FailTask', 'FinishRun']);
+
+/** Thrown by a capturing writer ({@link ActionWriter.capturing}) for an action a fenced write cannot carry. */
+export class NotFenceable extends Error {
+  constructor(readonly action: Action['type']) {
+    super(`${action} needs the run locked`);
+  }
+}
+
 /** Task statuses CancelTasks stops. */
 const ACTIVE = [TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running, TaskStatus.Waiting];
 
@@ -102,6 +112,8 @@ export class ActionWriter {
   private taken: TakenTask | undefined;
   private readonly tasks: TaskWriteRepository;
   private readonly signals: SignalRepository;
+  /** Capture mode: the statement parts, kept instead of sent. */
+  private captured: WritePart[] | undefined;
 
   /**
    * `run` is the event's run: its span (`traceparent`, carried by its jobs so attempts join the
@@ -124,6 +136,22 @@ export class ActionWriter {
   }
 
   /**
+   * A writer that sends nothing: {@link write} keeps the event's writes as statement parts, read
+   * with {@link parts}, for a fenced write (`fencedWrite`). It throws {@link NotFenceable} for an
+   * action that needs a row read or a statement of its own. `m` only builds the parts.
+   */
+  static capturing(m: Transaction, tenantId: string, run: WriterRun, now: Date, dag: WorkflowDag, take?: EagerTake): ActionWriter {
+    const writer = new ActionWriter(m, tenantId, run, now, dag, take);
+    writer.captured = [];
+    return writer;
+  }
+
+  /** The parts a capturing writer kept, in order. */
+  get parts(): readonly WritePart[] {
+    return this.captured ?? [];
+  }
+
+  /**
    * Persists `actions` in order; returns the jobs to enqueue after commit and the run patch.
    * `closing` gives writes of the caller's that depend on the result (the history row and the
    * run update): they go in the same statement as the last buffered writes.
@@ -137,6 +165,7 @@ export class ActionWriter {
   }
 
   private async one(a: Action): Promise<void> {
+    if (this.captured && !FENCEABLE.has(a.type)) throw new NotFenceable(a.type);
     // Everything but the buffered and row-independent actions sees the buffered rows written.
     if (!UNORDERED.has(a.type)) await this.flush();
     const { tenantId, now } = this;
@@ -252,7 +281,8 @@ export class ActionWriter {
       parts.push(this.tasks.outboxPart(this.tenantId, this.run.id, this.now, [...this.outbox.values()]));
       this.outbox = new Map();
     }
-    await runWrites(this.m, this.tenantId, this.run.id, [...parts, ...closing], { atCommit });
+    if (this.captured) this.captured.push(...parts, ...closing);
+    else await runWrites(this.m, this.tenantId, this.run.id, [...parts, ...closing], { atCommit });
   }
 
   /**

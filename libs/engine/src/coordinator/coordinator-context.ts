@@ -42,9 +42,13 @@ export class CoordinatorContext {
   readonly maxSubworkflowDepth: number;
   readonly maxRunTree: number;
   readonly signalCaps: SignalBufferCaps;
+  /** Whether workers' reports may take the fenced path (see `FencedSteps`). */
+  readonly fencedSteps: boolean;
   readonly snapshots = new SnapshotCache();
   private readonly maxRetries: number;
   private readonly dags: DagCache;
+  /** The database's clock minus this process's, ms, at the last reading; undefined before any. */
+  private clockOffsetMs: number | undefined;
 
   constructor(
     readonly ds: Database,
@@ -67,6 +71,7 @@ export class CoordinatorContext {
     this.maxInputBytes = opts.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
     this.maxSubworkflowDepth = opts.maxSubworkflowDepth ?? DEFAULT_MAX_SUBWORKFLOW_DEPTH;
     this.maxRunTree = opts.maxRunTree ?? DEFAULT_MAX_RUN_TREE;
+    this.fencedSteps = opts.fencedSteps ?? true;
     this.signalCaps = {
       maxSignals: opts.maxBufferedSignals ?? DEFAULT_MAX_BUFFERED_SIGNALS,
       maxBytes: opts.maxBufferedSignalBytes ?? DEFAULT_MAX_BUFFERED_SIGNAL_BYTES,
@@ -109,12 +114,32 @@ export class CoordinatorContext {
     return this.testClock?.() ?? new RunEventRepository(m).clock(tenantId);
   }
 
+  /** Remembers how far the database's clock is from this process's, from `dbNow`, a reading just received. */
+  noteDbClock(dbNow: Date): void {
+    this.clockOffsetMs = dbNow.getTime() - Date.now();
+  }
+
+  /**
+   * The event clock without a round trip: the test clock, else this process's clock moved by the
+   * offset of the database's last reading ({@link noteDbClock}); undefined before any reading.
+   * Off by the reading's transit time (well under a millisecond on a local network).
+   */
+  estimatedClock(): Date | undefined {
+    if (this.testClock) return this.testClock();
+    return this.clockOffsetMs === undefined ? undefined : new Date(Date.now() + this.clockOffsetMs);
+  }
+
   /**
    * The test clock's reading, or null in production: statements then use the database's clock
    * (`COALESCE($n::timestamptz, clock_timestamp())`, or `now()` in the claim functions).
    */
   testNow(): Date | null {
     return this.testClock ? this.testClock() : null;
+  }
+
+  /** The DAG of a version when the cache holds it, else undefined (nothing is loaded). */
+  cachedDag(tenantId: string, workflowId: string, version: number): WorkflowDag | undefined {
+    return this.dags.peek(tenantId, workflowId, version);
   }
 
   /** The DAG of a version, from the cache or loaded in transaction `m`. @throws WeftError NOT_FOUND. */

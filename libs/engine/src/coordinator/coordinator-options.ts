@@ -181,4 +181,11 @@ export interface RunCoordinatorOptions {
   maxBufferedSignals?: number;
   /** Bytes of payload (stored JSON text) one run's unconsumed signals may hold (default 16 MiB). */
   maxBufferedSignalBytes?: number;
+  /**
+   * Fenced steps (default true): a worker's report on a run whose previous event this process
+   * applied is decided from memory and written by one fenced statement through the process's
+   * step committer, with other reports in one commit, instead of locking the run first. False
+   * sends every report down the locking path.
+   */
+  fencedSteps?: boolean;
 }

@@ -43,6 +43,11 @@ export class DagCache {
     return dag;
   }
 
+  /** The cached DAG of a version, or undefined; never loads. */
+  peek(tenantId: string, workflowId: string, version: number): WorkflowDag | undefined {
+    return this.entries.get(`${tenantId}\u0000${workflowId}\u0000${version}`);
+  }
+
   /** How many DAGs are cached. */
   get size(): number {
     return this.entries.size;

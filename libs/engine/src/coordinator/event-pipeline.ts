@@ -21,6 +21,7 @@ import type { AfterCommit } from './after-commit.js';
 import { noteFinished, noteRunChanges } from './run-notes.js';
 import type { Applied, ApplyLocked, ApplyOptions } from './applied.js';
 import { ChildRuns } from './child-runs.js';
+import { FencedSteps } from './fenced-steps.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message, userError } from './error-mapping.js';
 import { historyEntry, historyEvent, type EventRecord } from './history.js';
@@ -61,6 +62,8 @@ export class EventPipeline {
   private readonly linked: ChildRuns;
   /** Run slots of concurrency keys: a run that ends frees one. */
   readonly slots: RunSlots;
+  /** Reports decided from memory and written fenced, when they can be. */
+  readonly fenced: FencedSteps;
 
   constructor(
     private readonly ctx: CoordinatorContext,
@@ -68,6 +71,7 @@ export class EventPipeline {
   ) {
     this.linked = new ChildRuns(ctx, this.applyLocked);
     this.slots = new RunSlots(ctx, this.applyLocked);
+    this.fenced = new FencedSteps(ctx);
   }
 
   /**
@@ -81,6 +85,13 @@ export class EventPipeline {
     if (!isUuid(tenantId) || !isUuid(runId)) return { ignored: RUN_NOT_FOUND };
     if ('attempt' in ev && !isAttempt(ev.attempt)) return { ignored: `invalid attempt ${String(ev.attempt)}` };
     let applied: Applied | undefined;
+    if (this.ctx.fencedSteps && (ev.type === 'NodeCompleted' || ev.type === 'NodeFailed') && isUuid(leaseToken) && isUuid(ev.taskId)) {
+      applied = await this.fenced.apply(tenantId, runId, ev, leaseToken, takeFrom);
+      if (applied) {
+        await this.after.run(tenantId, runId, applied);
+        return applied.taken ? { taken: applied.taken } : {};
+      }
+    }
     try {
       applied = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false, leaseToken, takeFrom, taskId: reportedTask(ev) });
     } catch (err) {
@@ -161,10 +172,12 @@ export class EventPipeline {
     opts: ApplyOptions & { leaseToken?: string; taskId?: string | null },
   ): Promise<Applied | undefined> {
     const { ctx } = this;
+    let runAfter: RunState | undefined;
     const applied = await ctx.inTenant('event', tenantId, async (m) => {
       const events = new RunEventRepository(m);
       const locked = await events.lockForEvent(tenantId, runId, opts.taskId ?? null, opts.takeFrom ?? null);
       if (!locked) return undefined;
+      ctx.noteDbClock(locked.dbNow);
       const { run, task } = locked;
       const { ev, version } = build(run);
       // The node states: those this process left after the run's previous event when nothing
@@ -193,10 +206,13 @@ export class EventPipeline {
         // came too early for a retry is set again for the retry's due time.
         await events.rearmTimer(tenantId, ev.taskId, result.transition.rearmAt ?? null);
       }
+      // The run row as this event leaves it, for the run's next report decided from memory; not
+      // after a retry, which may change the version, input and config.
+      runAfter = ev.type === 'RunRetried' ? undefined : { ...run, eventSeq: result.seq, status: result.status };
       return result;
     });
     // Committed: the node states now match the database at the new event_seq.
-    if (applied?.nodes) ctx.snapshots.put(tenantId, runId, applied.seq, applied.nodes);
+    if (applied?.nodes) ctx.snapshots.put(tenantId, runId, applied.seq, applied.nodes, runAfter, applied.now);
     return applied;
   }
 

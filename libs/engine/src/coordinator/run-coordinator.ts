@@ -1,4 +1,4 @@
-import type { Database } from '@weft/persistence';
+import type { Database, StepCommitter } from '@weft/persistence';
 import type { RunUpdatePublisher, TaskDispatcher } from '../index.js';
 import { AfterCommit } from './after-commit.js';
 import { BacklogDispatch } from './backlog-dispatch.js';
@@ -32,6 +32,8 @@ export class RunCoordinator {
   readonly lostTasks: LostTaskSweep;
   /** Schedules' fires: by the scheduler's clock, and a user's trigger. */
   readonly schedules: ScheduleFires;
+  /** The committer of workers' fenced reports (its counts tell how reports were written). */
+  readonly committer: StepCommitter;
 
   constructor(ds: Database, dispatcher: TaskDispatcher, publisher: RunUpdatePublisher, opts: RunCoordinatorOptions = {}) {
     const ctx = new CoordinatorContext(ds, dispatcher, publisher, opts);
@@ -39,6 +41,7 @@ export class RunCoordinator {
     const fireTimer = (tenantId: string, t: Parameters<RunCommands['fireTimer']>[1]) => this.runs.fireTimer(tenantId, t);
     const after = new AfterCommit(ctx, backlog, fireTimer);
     const pipeline = new EventPipeline(ctx, after);
+    this.committer = pipeline.fenced.committer;
     const starts = new RunStarts(ctx, pipeline.applyLocked, pipeline.slots);
     this.runs = new RunCommands(ctx, pipeline, after, starts);
     this.schedules = new ScheduleFires(ctx, starts, after);

@@ -1,4 +1,4 @@
-import type { TaskState } from '@weft/persistence';
+import type { RunState, TaskState } from '@weft/persistence';
 import type { NodeState, TaskStatus } from '../index.js';
 
 /**
@@ -12,26 +12,47 @@ import type { NodeState, TaskStatus } from '../index.js';
  * At most `max` runs (default 1,000), least recently used out first.
  */
 export class SnapshotCache {
-  private readonly entries = new Map<string, { seq: number; nodes: Map<string, NodeState> }>();
+  private readonly entries = new Map<string, SnapshotEntry>();
 
   constructor(private readonly max = 1_000) {}
 
   /** The node states for the event about to be applied at `seq`, or undefined (then load them). */
   take(tenantId: string, runId: string, seq: number): Map<string, NodeState> | undefined {
-    const key = `${tenantId}:${runId}`;
-    const e = this.entries.get(key);
-    if (!e) return undefined;
-    this.entries.delete(key);
-    return e.seq === seq ? e.nodes : undefined;
+    const e = this.takeEntry(tenantId, runId);
+    return e?.seq === seq ? e.nodes : undefined;
   }
 
-  /** Keeps the node states committed at `seq`. */
-  put(tenantId: string, runId: string, seq: number, nodes: Map<string, NodeState>): void {
+  /**
+   * The whole entry of a run, removed (as {@link take} removes it): for an event decided before
+   * any lock, whose write checks `seq` itself. Undefined when the run has none.
+   */
+  takeEntry(tenantId: string, runId: string): SnapshotEntry | undefined {
+    const key = `${tenantId}:${runId}`;
+    const e = this.entries.get(key);
+    if (e) this.entries.delete(key);
+    return e;
+  }
+
+  /**
+   * Keeps the node states committed at `seq`; with `run`, the run row as that event left it and
+   * the event's clock reading `at` (an event can then be decided from memory).
+   */
+  put(tenantId: string, runId: string, seq: number, nodes: Map<string, NodeState>, run?: RunState, at?: Date): void {
     const key = `${tenantId}:${runId}`;
     this.entries.delete(key);
-    this.entries.set(key, { seq, nodes });
+    this.entries.set(key, { seq, nodes, ...(run && at ? { run, at } : {}) });
     if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as string);
   }
+}
+
+/** What a run's last event in this process left: its node states at `seq`, and maybe its run row. */
+export interface SnapshotEntry {
+  seq: number;
+  nodes: Map<string, NodeState>;
+  /** The run row after that event (`eventSeq` = `seq`); absent when the event changed what it cannot tell (a retry's version). */
+  run?: RunState;
+  /** That event's clock reading. */
+  at?: Date;
 }
 
 /**

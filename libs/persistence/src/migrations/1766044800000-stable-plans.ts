@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** The PL/pgSQL functions on the dispatch path: their statements are planned once per session and kept. */
-const CACHED_PLANS = ['weft_dispatch(text, timestamptz, int, int, int)', 'weft_may_take(text)', 'weft_free_node_slot()'];
+const CACHED_PLANS = ['weft_may_take(text)'];
 
 /**
  * Plans that stay index plans. A PL/pgSQL function's statements are planned once per session and

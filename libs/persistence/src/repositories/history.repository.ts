@@ -2,7 +2,7 @@ import type { Json } from '../json.js';
 import { jsonb } from '../sql.js';
 import type { RunPatch, Transaction } from './event-rows.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
-import { runWrites, type WritePart } from './write-batch.js';
+import { GATE, runWrites, type WritePart } from './write-batch.js';
 
 /** One event's `run_events` row and the run row's change with it. */
 export interface HistoryEntry {
@@ -53,13 +53,17 @@ export class HistoryRepository extends TenantScopedRepository {
     if (patch.output !== undefined) set('output', patch.output === null ? null : jsonb(patch.output), '::jsonb');
     if (patch.error !== undefined) set('error', patch.error);
     if (patch.finishedAt !== undefined) set('finished_at', patch.finishedAt, '::timestamptz');
+    const update = `UPDATE runs SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2`;
     return [
       {
         text: `INSERT INTO run_events (tenant_id, run_id, seq, type, at, node_id, attempt, payload, actions, ignored, error)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11)`,
+        gated: `INSERT INTO run_events (tenant_id, run_id, seq, type, at, node_id, attempt, payload, actions, ignored, error)
+                SELECT $1::uuid, $2::uuid, $3::int, $4::text, $5::timestamptz, $6::text, $7::int, $8::jsonb, $9::jsonb, $10::text, $11::text
+                 WHERE ${GATE}`,
         params: [tenantId, runId, e.seq, e.type, e.at, e.nodeId, e.attempt, jsonb(e.payload), JSON.stringify(e.actions), e.ignored ?? null, e.error ?? null],
       },
-      { text: `UPDATE runs SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2`, params },
+      { text: update, gated: `${update} AND ${GATE}`, params },
     ];
   }
 

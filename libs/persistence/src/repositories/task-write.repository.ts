@@ -4,7 +4,7 @@ import type { Json } from '../json.js';
 import { jsonb, sql } from '../sql.js';
 import type { Transaction } from './event-rows.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
-import type { WritePart } from './write-batch.js';
+import { GATE, type WritePart } from './write-batch.js';
 
 /** A new `tasks` row, as an event creates it (a task of a node, or one `for_each` iteration). */
 export type NewTask = Pick<TaskEntity, 'id' | 'nodeId' | 'nodeType' | 'queue' | 'runtime' | 'status' | 'iteration' | 'input' | 'output' | 'error' | 'branches' | 'wakeAt' | 'awaitedSignal'> & {
@@ -45,7 +45,7 @@ export class TaskWriteRepository extends TenantScopedRepository {
 
   /** Inserts `tasks` of run `runId` in one statement, stamped `now` (created, updated, finished when final). */
   insertPart(tenantId: string, runId: string, now: Date, tasks: readonly NewTask[]): WritePart {
-    return {
+    const part: WritePart = {
       text: `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
                           branches, wake_at, awaited_signal, created_at, updated_at, finished_at, lease_expires_at, lease_token,
                           flow_concurrency_key, flow_concurrency_limit, flow_rate_key, flow_rate_limit, flow_rate_per_seconds)
@@ -58,21 +58,20 @@ export class TaskWriteRepository extends TenantScopedRepository {
               "flowRateLimit" int, "flowRatePerSeconds" int)`,
       params: [tenantId, runId, now, JSON.stringify(tasks)],
     };
+    return { ...part, gated: `${part.text} WHERE ${GATE}` };
   }
 
   /** Upserts the backlog rows of run `runId` (one per task: a new attempt replaces the old row, its marks and its hold). */
   outboxPart(tenantId: string, runId: string, now: Date, rows: readonly NewOutboxRow[]): WritePart {
-    return {
-      text: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail, held_until)
+    const text = (where: string) => `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail, held_until)
          SELECT $1, $2, o."taskId", o.attempt, o.queue, o."notBefore", $3, o.priority, o."holdReason", o."holdDetail", o."heldUntil"
            FROM jsonb_to_recordset($4::jsonb) AS o("taskId" uuid, attempt int, queue text, "notBefore" timestamptz, priority smallint,
-                "holdReason" text, "holdDetail" text, "heldUntil" timestamptz)
+                "holdReason" text, "holdDetail" text, "heldUntil" timestamptz)${where}
          ON CONFLICT (tenant_id, task_id) DO UPDATE
            SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
                created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority,
-               hold_reason = EXCLUDED.hold_reason, hold_detail = EXCLUDED.hold_detail, held_until = EXCLUDED.held_until, last_hold = NULL`,
-      params: [tenantId, runId, now, JSON.stringify(rows)],
-    };
+               hold_reason = EXCLUDED.hold_reason, hold_detail = EXCLUDED.hold_detail, held_until = EXCLUDED.held_until, last_hold = NULL`;
+    return { text: text(''), gated: text(` WHERE ${GATE}`), params: [tenantId, runId, now, JSON.stringify(rows)] };
   }
 
   /**
@@ -80,18 +79,22 @@ export class TaskWriteRepository extends TenantScopedRepository {
    * `leaseExpiresAt`, any other QUEUED in its queue's backlog, with no lease.
    */
   leasePart(tenantId: string, taskId: string, attempt: number, leaseExpiresAt: Date | null, leaseToken: string | null, running: boolean): WritePart {
+    const text = `UPDATE tasks SET lease_expires_at = $4, lease_token = $5::uuid, status = $6
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`;
     return {
-      text: `UPDATE tasks SET lease_expires_at = $4, lease_token = $5::uuid, status = $6
-              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+      text,
+      gated: `${text} AND ${GATE}`,
       params: [tenantId, taskId, attempt, leaseExpiresAt, leaseToken, running ? 'RUNNING' : 'QUEUED'],
     };
   }
 
   /** Completes `attempt` of task `taskId` with `output`; expects one row. */
   completePart(tenantId: string, taskId: string, attempt: number, output: Json, now: Date): WritePart {
+    const text = `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb, error = NULL, updated_at = $5, finished_at = $5
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`;
     return {
-      text: `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb, error = NULL, updated_at = $5, finished_at = $5
-              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+      text,
+      gated: `${text} AND ${GATE}`,
       params: [tenantId, taskId, attempt, jsonb(output), now],
       expect: { rows: 1, what: `task ${taskId} attempt ${attempt} to complete` },
     };
@@ -99,9 +102,11 @@ export class TaskWriteRepository extends TenantScopedRepository {
 
   /** Fails `attempt` of task `taskId` for good with `reason`; expects one row. */
   failPart(tenantId: string, taskId: string, attempt: number, reason: string, now: Date): WritePart {
+    const text = `UPDATE tasks SET status = 'FAILED', error = $4, updated_at = $5, finished_at = $5
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`;
     return {
-      text: `UPDATE tasks SET status = 'FAILED', error = $4, updated_at = $5, finished_at = $5
-              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`,
+      text,
+      gated: `${text} AND ${GATE}`,
       params: [tenantId, taskId, attempt, reason, now],
       expect: { rows: 1, what: `task ${taskId} attempt ${attempt} to fail` },
     };

@@ -23,6 +23,27 @@ export interface WritePart {
   text: string;
   params: unknown[];
   expect?: { rows: number; what: string };
+  /**
+   * The same write made conditional, for {@link fencedWrite}: `text` with the condition
+   * {@link GATE} where it applies (a WHERE of an INSERT … SELECT, an AND of an UPDATE's WHERE).
+   * Absent when the write has no such form: an event with it cannot take the fenced path.
+   */
+  gated?: string;
+}
+
+/** Where a {@link WritePart.gated} statement takes the fence's verdict. */
+export const GATE = '/*gate*/';
+
+/** What a fenced write checks before it writes anything (see {@link fencedWrite}). */
+export interface WriteFence {
+  /** The run's `event_seq` the decision was made on. */
+  seq: number;
+  /** The reported task and attempt, which must still be RUNNING under `leaseToken`. */
+  taskId: string;
+  attempt: number;
+  leaseToken: string;
+  /** A queue the event takes an attempt from (eager dispatch): `weft_may_take` must allow it. */
+  takeFrom?: string;
 }
 
 /**
@@ -79,4 +100,36 @@ export async function runWrites(m: EntityManager, tenantId: string, runId: strin
 /** `run <id>: expected exactly <n> <what>`, the message of a wrong count without its `matched …`. */
 function expectation(runId: string, expected: number, what: string): string {
   return `run ${runId}: expected exactly ${expected === 1 ? 'one' : expected} ${what}`;
+}
+
+/**
+ * One event's writes as one statement that checks its fence first and writes nothing when it
+ * fails, without raising: the run row at `fence.seq` (locked, `FOR UPDATE`), the reported task
+ * RUNNING at its attempt under the lease token (locked), and, when the event takes an attempt,
+ * `weft_may_take`. Under READ COMMITTED a row lock waited for re-reads the row, so a writer that
+ * committed meanwhile (a cancel, a signal, a sweep) fails the fence. The statement returns one
+ * row: `ok`, and each expected count checked by `weft_expect_rows` when `ok` (a wrong count then
+ * raises: the stored run drifted). Undefined when a part has no gated form.
+ */
+export function fencedWrite(tenantId: string, runId: string, fence: WriteFence, parts: readonly WritePart[]): { text: string; params: unknown[] } | undefined {
+  if (parts.some((p) => p.gated === undefined)) return undefined;
+  const params: unknown[] = [tenantId, runId, fence.seq, fence.taskId, fence.attempt, fence.leaseToken.toLowerCase(), fence.takeFrom ?? null];
+  const ctes = [
+    `f AS MATERIALIZED (SELECT 1 FROM runs WHERE tenant_id = $1 AND id = $2 AND event_seq = $3::int FOR UPDATE)`,
+    `ft AS MATERIALIZED (SELECT 1 FROM tasks WHERE tenant_id = $1 AND id = $4::uuid AND run_id = $2 AND attempt = $5::int
+                            AND status = 'RUNNING' AND lease_token = $6::uuid FOR NO KEY UPDATE)`,
+    `gate AS MATERIALIZED (SELECT CASE WHEN EXISTS (SELECT 1 FROM f) AND EXISTS (SELECT 1 FROM ft)
+                                       THEN ($7::text IS NULL OR weft_may_take($7::text)) ELSE false END AS ok)`,
+  ];
+  const counts: string[] = [];
+  parts.forEach((p, i) => {
+    const offset = params.length;
+    params.push(...p.params);
+    const text = p.gated!.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`).replaceAll(GATE, '(SELECT ok FROM gate)');
+    ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
+    if (!p.expect) return;
+    params.push(p.expect.rows, expectation(runId, p.expect.rows, p.expect.what));
+    counts.push(`CASE WHEN (SELECT ok FROM gate) THEN weft_expect_rows((SELECT count(*) FROM w${i}), $${params.length - 1}::int, $${params.length}::text) END AS w${i}`);
+  });
+  return { text: `WITH ${ctes.join(',\n')}\nSELECT (SELECT ok FROM gate) AS ok${counts.map((c) => `, ${c}`).join('')}`, params };
 }

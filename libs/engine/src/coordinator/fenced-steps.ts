@@ -1,0 +1,170 @@
+import { v4 as uuidv4 } from 'uuid';
+import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant } from '@weft/persistence';
+import {
+  DEFAULT_MAX_VALUE_BYTES,
+  Machine,
+  RunStatus,
+  type Deps,
+  type FinishRun,
+  type JsonValue,
+  type NodeCompleted,
+  type NodeFailed,
+  type RunSnapshot,
+  type Store,
+  type Transition,
+} from '../index.js';
+import { ActionWriter, NotFenceable } from './action-writer.js';
+import type { Applied } from './applied.js';
+import type { CoordinatorContext } from './coordinator-context.js';
+import { historyEntry, historyEvent } from './history.js';
+import { noteRunChanges } from './run-notes.js';
+
+/** A worker's report that may take the fenced path. */
+export type FencedReport = NodeCompleted | NodeFailed;
+
+/**
+ * A worker's report decided from memory and written without locking the run first: the run's
+ * node states and row as this process's previous event of the run left them (the snapshot
+ * cache), the machine, and the event's writes as one fenced statement ({@link fencedWrite})
+ * handed to the process's {@link StepCommitter}, which commits it with the other reports queued
+ * meanwhile. The statement writes only if the run is still at the event_seq the decision was made
+ * on and the reported attempt is still RUNNING under the worker's lease (and, when the worker takes
+ * its next attempt, fair dispatch allows it); every other writer of a run (cancel, signal, retry,
+ * timers, the lease sweep, another process) locks the run row and bumps its event_seq or the
+ * task's lease, so a decision made on an older state can never be written.
+ *
+ * {@link apply} resolves undefined, having written nothing, whenever the report must take the
+ * locking path instead: no cached state (the run's first report in this process), a definition
+ * not cached, an action that needs a row read or a statement of its own (a retry, a release of a
+ * for_each iteration, a child run…), an end that frees a run slot or wakes a parent, a node with a
+ * concurrency limit, a machine rejection, a fence that failed, or any error of the message (the
+ * locking path then meets the error alone and gives it its usual meaning).
+ */
+export class FencedSteps {
+  /** The process's committer of fenced writes (it holds a connection only while it has work). */
+  readonly committer: StepCommitter;
+
+  constructor(private readonly ctx: CoordinatorContext) {
+    this.committer = new StepCommitter(ctx.ds);
+  }
+
+  /** Applies `ev` of run `runId` on the fenced path; the Applied once committed, undefined when it must take the locking path. */
+  async apply(tenantId: string, runId: string, ev: FencedReport, leaseToken: string, takeFrom?: string): Promise<Applied | undefined> {
+    const { ctx } = this;
+    const entry = ctx.snapshots.takeEntry(tenantId, runId);
+    const run = entry?.run;
+    if (!entry || !run || !entry.at || run.status !== RunStatus.Running) return undefined;
+    const dag = ctx.cachedDag(tenantId, run.workflowId, run.version);
+    const clock = ctx.estimatedClock();
+    if (!dag || !clock || dag.getNode(ev.nodeId)?.concurrency) return undefined;
+    // Never before the run's previous event, whatever the clocks did meanwhile.
+    const now = clock.getTime() < entry.at.getTime() ? entry.at : clock;
+    const nodes = entry.nodes;
+    const snapshot: RunSnapshot = {
+      id: run.id,
+      workflowId: run.workflowId,
+      version: run.version,
+      status: RunStatus.Running,
+      context: { input: run.input, config: run.config, tasks: new Map() },
+      nodes,
+      depth: run.depth,
+    };
+    const deps: Deps = {
+      templates: ctx.templates,
+      store: new OutputsOnlyStore(ctx, tenantId, runId),
+      now: () => now,
+      newId: ctx.newId,
+      maxSubworkflowDepth: ctx.maxSubworkflowDepth,
+      maxRunTree: ctx.maxRunTree,
+      maxValueBytes: Math.max(DEFAULT_MAX_VALUE_BYTES, ctx.maxOutputBytes),
+    };
+    let transition: Transition;
+    try {
+      transition = await new Machine(dag, snapshot, deps).apply(ev);
+    } catch {
+      return undefined; // a rejection or a read the store does not do: the locking path records it
+    }
+    if (transition.ignored !== undefined || !endsAlone(transition, run)) return undefined;
+    const seq = run.eventSeq + 1;
+    const take = takeFrom === undefined ? undefined : { queue: takeFrom, leaseToken: uuidv4(), leaseMs: ctx.runLeaseMs };
+    const writer = ActionWriter.capturing(ctx.ds.manager, tenantId, run, now, dag, take);
+    const history = new HistoryRepository(ctx.ds.manager);
+    let written: Awaited<ReturnType<ActionWriter['write']>>;
+    try {
+      written = await writer.write(transition.actions, (w) =>
+        history.parts(tenantId, run.id, historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, patch: w.run })),
+      );
+    } catch (err) {
+      if (err instanceof NotFenceable) return undefined;
+      throw err;
+    }
+    const fence = { seq: run.eventSeq, taskId: ev.taskId, attempt: ev.attempt, leaseToken, ...(written.taken ? { takeFrom } : {}) };
+    const statement = fencedWrite(tenantId, run.id, fence, writer.parts);
+    // A value PostgreSQL would refuse (jsonb holds no NUL) would fail the whole message: alone, on the locking path.
+    if (!statement || statement.params.some((p) => typeof p === 'string' && p.includes('\\u0000'))) return undefined;
+    try {
+      const rows = await this.committer.submit({ tenantId, ...statement });
+      if (rows[0]?.ok !== true) return undefined;
+    } catch {
+      return undefined;
+    }
+    const status = snapshot.status;
+    const applied: Applied = { transition, status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
+    noteRunChanges(applied, run, ev, transition, nodes, now);
+    ctx.snapshots.put(tenantId, runId, seq, nodes, { ...run, eventSeq: seq, status }, now);
+    return applied;
+  }
+
+}
+
+/**
+ * True when nothing outside the event's own rows follows from `transition`: no end of the run, or
+ * a success of a run with no parent to wake and no run slot to free (the locking path does those
+ * in the event's transaction).
+ */
+function endsAlone(transition: Transition, run: { parentRunId: string | null; concurrencyGroup: string | null }): boolean {
+  const finish = transition.actions.find((a): a is FinishRun => a.type === 'FinishRun');
+  return finish === undefined || (finish.status === RunStatus.Succeeded && run.parentRunId === null && run.concurrencyGroup === null);
+}
+
+/**
+ * The machine's Store for a decision made without a lock: completed nodes' outputs, read in a
+ * transaction of their own (a completed output never changes; a reset of the node bumps the
+ * run's event_seq, and the fence then refuses the write). Any other read needs the run locked.
+ */
+class OutputsOnlyStore implements Store {
+  constructor(
+    private readonly ctx: CoordinatorContext,
+    private readonly tenantId: string,
+    private readonly runId: string,
+  ) {}
+
+  async outputs(nodeIds: string[]): Promise<Map<string, JsonValue>> {
+    const outputs = await withTenant(this.ctx.ds, this.tenantId, (m) => new RunStoreRepository(m).outputs(this.tenantId, this.runId, nodeIds));
+    return outputs as Map<string, JsonValue>;
+  }
+
+  iterationOutputs(): never {
+    throw new NotFenceable('CreateIterations');
+  }
+
+  taskInput(): never {
+    throw new NotFenceable('ReleaseIteration');
+  }
+
+  childRun(): never {
+    throw new NotFenceable('StartChildRun');
+  }
+
+  treeRuns(): never {
+    throw new NotFenceable('StartChildRun');
+  }
+
+  startableVersion(): never {
+    throw new NotFenceable('StartChildRun');
+  }
+
+  pendingSignal(): never {
+    throw new NotFenceable('ConsumeSignal');
+  }
+}
