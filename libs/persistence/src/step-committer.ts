@@ -122,8 +122,12 @@ export class StepCommitter {
     const order: Array<Waiting | undefined> = [];
     const prepared = this.preparedOn(client);
     const newlyPrepared: string[] = [];
+    let first = true;
     for (const [tenantId, items] of byTenant) {
-      parts.push(`select set_config('app.tenant_id', ${pg.escapeLiteral(tenantId)}, true)`);
+      // Plans made in the message (a statement's first ones, a foreign key's check) use the
+      // indexes whatever the statistics say: every lookup here is by key.
+      parts.push(`select ${first ? `set_config('enable_seqscan', 'off', true), ` : ''}set_config('app.tenant_id', ${pg.escapeLiteral(tenantId)}, true)`);
+      first = false;
       order.push(undefined);
       for (const w of items) {
         const name = statementName(w.text);
