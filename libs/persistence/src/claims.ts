@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { mapDriverError } from './errors.js';
+import { sqlOutsideTenant } from './tenant-transaction.js';
 
 /**
  * The cross-tenant claims: the only way the runtime role reaches rows of
@@ -147,11 +148,15 @@ export async function claimDueSchedules(ds: DataSource, now: Date | null, limit:
   return claimed.sort((a, b) => a.turn - b.turn || due(a) - due(b));
 }
 
-/** The active API keys (at most 16) whose display prefix is `prefix`, across tenants. */
+/**
+ * The active API keys (at most 16) whose display prefix is `prefix`, across tenants. Sent as a
+ * named prepared statement ({@link sqlOutsideTenant}): every request that is not answered from the
+ * API's key cache runs it.
+ */
 export async function apiKeyCandidates(ds: DataSource | EntityManager, prefix: string): Promise<ApiKeyCandidate[]> {
-  const rows = await callDefiner<{ tenant_id: string; key_id: string; role: string; key_hash: string }>(
+  const { rows } = await sqlOutsideTenant<{ tenant_id: string; key_id: string; role: string; key_hash: string }>(
     ds,
-    'SELECT * FROM weft_api_key_candidates($1)',
+    'SELECT tenant_id, key_id, role, key_hash FROM weft_api_key_candidates($1)',
     [prefix],
   );
   return rows.map((r) => ({ tenantId: r.tenant_id, keyId: r.key_id, role: r.role, keyHash: r.key_hash }));

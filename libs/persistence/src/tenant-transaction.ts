@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { isStalePreparedStatement, mapDriverError } from './errors.js';
-import { closeTransaction, commit, executeCall, flush, openTransaction, started, transactionOf, type OpenTransaction } from './round-trips.js';
+import { closeTransaction, commit, executeCall, flush, openTransaction, send, started, transactionOf, type OpenTransaction } from './round-trips.js';
 import { sql, statementName, type SqlResult } from './sql.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -112,6 +112,37 @@ export async function sqlInTenant<R = Record<string, unknown>>(ds: DataSource, t
     await runner.release();
   }
   return withTenant(ds, tenantId, (m) => sql<R>(m, text, params));
+}
+
+/**
+ * Runs the one parameterised statement `text` outside any tenant (a call of a cross-tenant
+ * SECURITY DEFINER function, see `claims.ts`) as a named prepared statement
+ * ({@link statementName}), one implicit transaction: each pooled connection parses and plans it
+ * once instead of on every call. With a transaction-bound manager it runs in that transaction
+ * ({@link sql}). Driver errors are mapped ({@link mapDriverError}); a connection that can no
+ * longer run a statement it prepared (a column changed type) is closed instead of pooled again.
+ */
+export async function sqlOutsideTenant<R = Record<string, unknown>>(db: DataSource | EntityManager, text: string, params: unknown[] = []): Promise<SqlResult<R>> {
+  if (!('createQueryRunner' in db)) {
+    try {
+      return await sql<R>(db, text, params);
+    } catch (err) {
+      throw mapDriverError(err);
+    }
+  }
+  const runner = db.createQueryRunner();
+  let broken: unknown;
+  try {
+    const client = (await runner.connect()) as pg.ClientBase;
+    const res = await send(client, statementName(text), text, params);
+    return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+  } catch (err) {
+    if (isStalePreparedStatement(err)) broken = err;
+    throw mapDriverError(err);
+  } finally {
+    const discard = (runner as unknown as { releasePostgresConnection?: (e: unknown) => Promise<void> }).releasePostgresConnection;
+    await (broken !== undefined && discard ? discard.call(runner, broken) : runner.release());
+  }
 }
 
 /** The statement binding the current transaction to `tenantId` (transaction-local, read by row-level security). */

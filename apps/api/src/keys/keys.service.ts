@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { WeftError } from '@weft/engine';
 import { isUuid, LastAdminKeyError, TenantRepository, TooManyApiKeysError, type ApiKeyInfo } from '@weft/persistence';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
+import { AuthService } from '../auth/auth.service.js';
 import type { Principal } from '../auth/principal.js';
 import type { ApiKeyObject, CreatedApiKeyObject } from './api-key.object.js';
 import type { CallerObject } from './caller.object.js';
@@ -13,6 +14,7 @@ export class KeysService {
   constructor(
     private readonly tenants: TenantRepository,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
+    private readonly auth: AuthService,
   ) {}
 
   /**
@@ -46,7 +48,10 @@ export class KeysService {
 
   /**
    * Revokes a key of the tenant; revoking a revoked key returns it unchanged. A key that is the
-   * caller's own may be revoked (its next request is UNAUTHENTICATED).
+   * caller's own may be revoked (its next request is UNAUTHENTICATED). Once revoked (again, for a
+   * revoked key: an earlier broadcast may have been lost), the key is dropped from every API
+   * process's key cache ({@link AuthService.revoked}); a process that misses the broadcast refuses
+   * the key at most `API_KEY_CACHE_TTL_MS` (10 s) later.
    * @throws WeftError NOT_FOUND (not a UUID, unknown, another tenant's key), CONFLICT (the
    * tenant's last active admin key: the tenant could never manage its keys again).
    */
@@ -54,7 +59,10 @@ export class KeysService {
     const keyId = id.toLowerCase(); // UUIDs in any case name the same key
     const key = await this.find(p.tenantId, keyId);
     if (!key) throw new WeftError('NOT_FOUND', isUuid(keyId) ? `API key ${keyId} not found` : 'API key not found');
-    if (key.revokedAt) return toApiKeyObject(key);
+    if (key.revokedAt) {
+      await this.auth.revoked({ tenantId: p.tenantId, keyId });
+      return toApiKeyObject(key);
+    }
     try {
       await this.tenants.revokeApiKey(p.tenantId, keyId);
     } catch (err) {
@@ -62,6 +70,7 @@ export class KeysService {
       const message = `API key ${keyId} ("${key.name}") is the tenant's last active admin key: create another admin key (createApiKey with role admin) before revoking it, or nobody could manage the tenant's keys again`;
       throw new WeftError('CONFLICT', message, [{ path: 'id', message }]);
     }
+    await this.auth.revoked({ tenantId: p.tenantId, keyId });
     return toApiKeyObject((await this.find(p.tenantId, keyId)) ?? key);
   }
 

@@ -3,6 +3,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { FLOW_LIMITS, WeftError, type JsonValue } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
 import {
+  asStoredJson,
   EVENT_JSON_COLUMNS,
   isUuid,
   pickColumns,
@@ -199,11 +200,13 @@ export class RunsService {
   /**
    * Starts a run, or returns the one an idempotency key already started; WeftError CONFLICT when
    * that run is of another workflow. `traceparent` (the request's header) is the trace the run
-   * continues.
+   * continues. A new RUNNING or QUEUED run is answered from the row the start wrote (no read;
+   * its input and config as `jsonb` gives them back, {@link asStoredJson}); an existing run, or
+   * one that ended at its start, is read.
    */
   async start(p: Principal, input: StartRunInput, traceparent?: string): Promise<RunObject> {
     checkPriority(input.priority);
-    const { runId, created } = await this.commands.startRun(p.tenantId, {
+    const { runId, created, run: row } = await this.commands.startRun(p.tenantId, {
       workflowId: input.workflowId,
       version: input.version ?? undefined,
       input: input.input ?? undefined,
@@ -213,6 +216,7 @@ export class RunsService {
       priority: input.priority ?? undefined,
       ...(traceparent ? { traceparent } : {}),
     });
+    if (row) return toRunObject({ ...row, input: asStoredJson(row.input), config: asStoredJson(row.config) });
     const run = await this.load(p.tenantId, runId);
     if (!created && run.workflowId !== input.workflowId) {
       const message = `idempotency key ${input.idempotencyKey} was used for workflow ${run.workflowId}`;

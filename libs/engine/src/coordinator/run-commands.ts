@@ -1,4 +1,4 @@
-import { RunRepository, VersionLookupRepository, isUuid } from '@weft/persistence';
+import { RunRepository, VersionLookupRepository, isUuid, type RunEntity } from '@weft/persistence';
 import { badCharacter, MAX_ERROR_CHARS, WeftError, type RunEvent } from '../index.js';
 import type { AfterCommit } from './after-commit.js';
 import type { FireTimerInput } from './applied.js';
@@ -8,7 +8,7 @@ import type { EventPipeline } from './event-pipeline.js';
 import { checkJson, checkName, isVersion, reportField } from './input-checks.js';
 import type { CancelRunInput, ReportCompletedInput, ReportFailedInput, ReportResult, RetryRunInput, SendSignalInput, StartRunInput } from './inputs.js';
 import { describeJsonProblem, jsonProblem, sanitizeText } from './storable.js';
-import type { RunStarts } from './run-starts.js';
+import type { RunStarts, StartedIn } from './run-starts.js';
 
 /**
  * The commands a run takes — a user's start, signal, cancel and retry; a worker's reports; the
@@ -39,8 +39,12 @@ export class RunCommands {
    * input, config, idempotency key or start node cannot be stored (NUL character, lone
    * surrogate, too large — the message names the field and JSON path) or when the database
    * refuses a value the run would store; TRANSIENT.
+   *
+   * `run` is the new run's row as committed when the start left it RUNNING or QUEUED (see
+   * {@link StartedIn.row}), so the caller need not read it back; absent for a run that ended at
+   * its start and for a run the idempotency key already named.
    */
-  async startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean }> {
+  async startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean; run?: RunEntity }> {
     const { ctx } = this;
     if (!isUuid(tenantId) || badCharacter(String(input.workflowId)) || !isVersion(input.version)) {
       throw new WeftError('NOT_FOUND', `workflow ${JSON.stringify(input.workflowId)}${input.version === undefined ? '' : ` version ${input.version}`} not found`);
@@ -56,7 +60,7 @@ export class RunCommands {
         throw userError(err, 'the run');
       });
     if (res.applied) await this.after.run(tenantId, res.runId, res.applied);
-    return { runId: res.runId, created: res.created };
+    return res.row ? { runId: res.runId, created: res.created, run: res.row } : { runId: res.runId, created: res.created };
   }
 
   /**

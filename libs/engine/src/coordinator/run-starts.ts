@@ -1,4 +1,4 @@
-import { RunEventRepository, TransientDbError, type RunState, type Transaction } from '@weft/persistence';
+import { RunEventRepository, TransientDbError, type NewRun, type RunEntity, type RunState, type Transaction } from '@weft/persistence';
 import { runFlowOf, RunStatus, type RunEvent, type WorkflowDag } from '../index.js';
 import type { Applied, ApplyLocked } from './applied.js';
 import type { Admission, RunSlots } from './run-slots.js';
@@ -15,6 +15,14 @@ export interface StartedIn {
   created: boolean;
   /** Set when the run was created: for {@link AfterCommit} once the caller's transaction committed. */
   applied?: Applied;
+  /**
+   * The new run's row as the caller's transaction leaves it, when the start left it RUNNING or
+   * QUEUED (without output or error): for an answer that would otherwise read it back. Absent for
+   * a run that ended at its start (its output or error were computed by the machine) and for a
+   * run an idempotency key already named. Its `input` and `config` are the values as given, not
+   * as read back from `jsonb` (which orders object keys its own way).
+   */
+  row?: RunEntity;
 }
 
 /** The schedule a run is started by, and the nominal time it fires for (stored on the run row). */
@@ -82,7 +90,7 @@ export class RunStarts {
       priority: input.priority ?? runFlowOf(dag.definition).priority ?? DEFAULT_RUN_PRIORITY,
       concurrencyGroup: group?.groupKey ?? null,
     };
-    const inserted = await events.insertRun(tenantId, {
+    const row: NewRun = {
       id: runId,
       workflowId: run.workflowId,
       version,
@@ -99,7 +107,8 @@ export class RunStarts {
       concurrencyGroup: group?.groupKey ?? null,
       concurrencyKey: group?.key ?? null,
       now,
-    });
+    };
+    const inserted = await events.insertRun(tenantId, row);
     if (!inserted) {
       // A concurrent start with the same key committed first: return the winner.
       const winner = await events.runIdByIdempotencyKey(tenantId, input.idempotencyKey!);
@@ -110,7 +119,8 @@ export class RunStarts {
       const why = `concurrency limit ${admission.limit} reached for key ${JSON.stringify(group!.key)}`;
       if (admission.strategy === 'queue') {
         this.ctx.observe((o) => o.flowHeld?.({ reason: 'CONCURRENCY_LIMIT', count: 1 }));
-        return { runId, created: true, applied: { status: RunStatus.Queued, seq: 0, jobs: [], now } };
+        const applied: Applied = { status: RunStatus.Queued, seq: 0, jobs: [], now };
+        return { runId, created: true, applied, row: startedRow(tenantId, run, row, applied) };
       }
       if (admission.strategy === 'cancel_newest') {
         this.ctx.observe((o) => o.concurrencyCancelled?.({ tenantId, runId, strategy: 'cancel_newest' }));
@@ -122,9 +132,10 @@ export class RunStarts {
       if (superseded) this.ctx.observe((o) => o.concurrencyCancelled?.({ tenantId, runId: oldest!, strategy: 'cancel_oldest' }));
       const applied = await this.start(m, tenantId, run, dag, input, now);
       if (superseded) (applied.nested ??= []).push({ runId: oldest!, applied: superseded });
-      return { runId, created: true, applied };
+      return { runId, created: true, applied, row: startedRow(tenantId, run, row, applied) };
     }
-    return { runId, created: true, applied: await this.start(m, tenantId, run, dag, input, now) };
+    const applied = await this.start(m, tenantId, run, dag, input, now);
+    return { runId, created: true, applied, row: startedRow(tenantId, run, row, applied) };
   }
 
   /** Applies the RunStarted of new run `run` in `m`. */
@@ -146,4 +157,28 @@ export class RunStarts {
     const applied = await this.apply(m, tenantId, run, snapshotNodes(tasks), dag, { type: 'RunCancelled', reason }, now, { rejectedRollsBack: false });
     return applied.rejected ? undefined : applied;
   }
+}
+
+/**
+ * The row of new run `run` (inserted as `inserted`) once `applied` was applied to it: its
+ * `event_seq`, status and `updated_at` (the event's clock) as the event's history write sets them.
+ * Undefined when the start ended the run (the machine wrote its output, error and end).
+ */
+function startedRow(tenantId: string, run: RunState, inserted: NewRun, applied: Applied): RunEntity | undefined {
+  if (applied.status !== RunStatus.Running && applied.status !== RunStatus.Queued) return undefined;
+  return {
+    ...run,
+    tenantId,
+    status: applied.status,
+    output: null,
+    error: null,
+    idempotencyKey: inserted.idempotencyKey,
+    startNodeId: inserted.startNodeId,
+    scheduleId: inserted.scheduleId ?? null,
+    nominalTime: inserted.nominalTime ?? null,
+    concurrencyKey: inserted.concurrencyKey,
+    eventSeq: applied.seq,
+    updatedAt: applied.now,
+    finishedAt: null,
+  };
 }
