@@ -106,8 +106,10 @@ function expectation(runId: string, expected: number, what: string): string {
  * One event's writes as one statement that checks its fence first and writes nothing when it
  * fails, without raising: the run row at `fence.seq` (locked, `FOR UPDATE`), the reported task
  * RUNNING at its attempt under the lease token (locked), and, when the event takes an attempt,
- * `weft_may_take`. Under READ COMMITTED a row lock waited for re-reads the row, so a writer that
- * committed meanwhile (a cancel, a signal, a sweep) fails the fence. The statement returns one
+ * `weft_may_take`. A row locked by another transaction fails the fence at once (`SKIP LOCKED`):
+ * the report then waits for it alone on the locking path, never holding up the statements it
+ * was committed with. A row another writer changed and committed since the statement's snapshot
+ * (a cancel, a signal, a sweep) is read again as it now is by the lock, and fails the fence. The statement returns one
  * row: `ok`, and each expected count checked by `weft_expect_rows` when `ok` (a wrong count then
  * raises: the stored run drifted). Undefined when a part has no gated form.
  */
@@ -115,9 +117,9 @@ export function fencedWrite(tenantId: string, runId: string, fence: WriteFence, 
   if (parts.some((p) => p.gated === undefined)) return undefined;
   const params: unknown[] = [tenantId, runId, fence.seq, fence.taskId, fence.attempt, fence.leaseToken.toLowerCase(), fence.takeFrom ?? null];
   const ctes = [
-    `f AS MATERIALIZED (SELECT 1 FROM runs WHERE tenant_id = $1 AND id = $2 AND event_seq = $3::int FOR UPDATE)`,
+    `f AS MATERIALIZED (SELECT 1 FROM runs WHERE tenant_id = $1 AND id = $2 AND event_seq = $3::int FOR UPDATE SKIP LOCKED)`,
     `ft AS MATERIALIZED (SELECT 1 FROM tasks WHERE tenant_id = $1 AND id = $4::uuid AND run_id = $2 AND attempt = $5::int
-                            AND status = 'RUNNING' AND lease_token = $6::uuid FOR NO KEY UPDATE)`,
+                            AND status = 'RUNNING' AND lease_token = $6::uuid FOR NO KEY UPDATE SKIP LOCKED)`,
     `gate AS MATERIALIZED (SELECT CASE WHEN EXISTS (SELECT 1 FROM f) AND EXISTS (SELECT 1 FROM ft)
                                        THEN ($7::text IS NULL OR weft_may_take($7::text)) ELSE false END AS ok)`,
   ];
