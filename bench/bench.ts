@@ -27,8 +27,10 @@ import {
   ensureStatements,
   foreignActiveClients,
   redisPid,
+  rowsWritten,
   type StatementRow,
   type StatementsSupport,
+  type TableRows,
 } from './stats.js';
 import { CHAIN_LENGTH, RunWatcher, Stub, WORKFLOW_ID, chainDefinition, median, readRun, soloFigures, startRun, waitForApi, type SoloFigures } from './weft.js';
 
@@ -111,6 +113,7 @@ interface Snapshot {
   dbTime: Date;
   transactions: number;
   ownQueries: number;
+  rows: Map<string, TableRows>;
   redis: Map<string, number>;
   cpu: Map<string, number>;
   pgCpu: Map<number, number>;
@@ -123,6 +126,8 @@ interface CostModel {
   runsFailed: number;
   statements?: StatementRow[];
   transactions: number;
+  /** Rows written in the window, by table. */
+  rows: Map<string, TableRows>;
   redis: Map<string, number>;
   redisOwn: number;
   foreignRedisClients: number;
@@ -286,6 +291,7 @@ async function main(): Promise<number> {
         dbTime: await counters.now(),
         transactions: await counters.transactions(),
         ownQueries: counters.ownQueries,
+        rows: await counters.tableRows(),
         redis: await commandStats(redis),
         cpu: new Map(),
         pgCpu: new Map(),
@@ -338,6 +344,7 @@ async function main(): Promise<number> {
       runsFailed: Number(runsInWindow.rows[0].bad),
       statements,
       transactions: b.transactions - a.transactions - (b.ownQueries - a.ownQueries),
+      rows: rowsWritten(a.rows, b.rows),
       redis: diff(b.redis, a.redis),
       redisOwn,
       foreignRedisClients: foreign,
@@ -513,6 +520,14 @@ function report(r: ReportInput): string[] {
     L.push(`  SQL statements      n/a / step   (${r.support.note ?? 'pg_stat_statements unavailable'})`);
   }
   L.push(`  transactions        ${fmt(perStep(cost.transactions), 2)} / step   (pg_stat_database xact_commit + xact_rollback of this database, the bench's own ${'queries'} taken out)`);
+  const written = [...cost.rows].sort((x, y) => y[1].inserted + y[1].updated + y[1].deleted - (x[1].inserted + x[1].updated + x[1].deleted));
+  const allRows = written.reduce((n, [, r]) => n + r.inserted + r.updated + r.deleted, 0);
+  L.push(`  rows written        ${fmt(perStep(allRows), 2)} / step   (pg_stat_user_tables of this database; a backend reports its counts within about a second):`);
+  for (const [t, r] of written) {
+    const parts = [`${fmt(perStep(r.inserted), 2)} inserted`, `${fmt(perStep(r.updated), 2)} updated (${fmt(perStep(r.hot), 2)} HOT)`];
+    if (r.deleted) parts.push(`${fmt(perStep(r.deleted), 2)} deleted`);
+    L.push(`    ${t.padEnd(22)} ${parts.join(', ')}`);
+  }
   const redisTotal = [...cost.redis.values()].reduce((s, x) => s + x, 0) - cost.redisOwn;
   const scripts = (cost.redis.get('evalsha') ?? 0) + (cost.redis.get('eval') ?? 0);
   L.push(

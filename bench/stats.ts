@@ -197,6 +197,18 @@ export class PgCounters {
     return Number(r.rows[0]?.n ?? 0);
   }
 
+  /**
+   * Rows written so far by table (`pg_stat_user_tables` of this database: inserted, updated, of
+   * which HOT, deleted). The server reports a backend's counts when it goes idle, at most a
+   * second late, so a window's difference is exact to about a second's worth at each end.
+   */
+  async tableRows(): Promise<Map<string, TableRows>> {
+    const r = await this.q<{ t: string; ins: string; upd: string; hot: string; del: string }>(
+      `SELECT relname AS t, n_tup_ins::text AS ins, n_tup_upd::text AS upd, n_tup_hot_upd::text AS hot, n_tup_del::text AS del FROM pg_stat_user_tables`,
+    );
+    return new Map(r.rows.map((x) => [x.t, { inserted: Number(x.ins), updated: Number(x.upd), hot: Number(x.hot), deleted: Number(x.del) }]));
+  }
+
   /** Forgets this database's statement counters (other databases keep theirs). */
   async resetStatements(): Promise<void> {
     if (this.statements) await this.q('SELECT pg_stat_statements_reset(0, $1, 0)', [this.dbOid]);
@@ -281,4 +293,24 @@ export async function foreignActiveClients(redis: Redis, pids: number[], withinS
     if (!ours.has(Number(port[1])) && Number(idle[1]) <= withinS) n++;
   }
   return n;
+}
+
+/** Rows one table had written (see {@link PgCounters.tableRows}). */
+export interface TableRows {
+  inserted: number;
+  updated: number;
+  /** Of `updated`, the HOT ones (no index entry written). */
+  hot: number;
+  deleted: number;
+}
+
+/** What `b` wrote more than `a`, by table, leaving out tables that wrote nothing. */
+export function rowsWritten(a: Map<string, TableRows>, b: Map<string, TableRows>): Map<string, TableRows> {
+  const out = new Map<string, TableRows>();
+  for (const [t, y] of b) {
+    const x = a.get(t) ?? { inserted: 0, updated: 0, hot: 0, deleted: 0 };
+    const d = { inserted: y.inserted - x.inserted, updated: y.updated - x.updated, hot: y.hot - x.hot, deleted: y.deleted - x.deleted };
+    if (d.inserted || d.updated || d.deleted) out.set(t, d);
+  }
+  return out;
 }
