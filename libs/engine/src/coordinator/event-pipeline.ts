@@ -1,5 +1,5 @@
 import { v4 as uuidv4 } from 'uuid';
-import { HistoryRepository, RunEventRepository, isInvalidDataError, isUuid, type RunState, type TaskState, type Transaction } from '@weft/persistence';
+import { HistoryRepository, RunEventRepository, isInvalidDataError, isUuid, type HistoryEntry, type RunState, type TaskState, type Transaction } from '@weft/persistence';
 import {
   DEFAULT_MAX_VALUE_BYTES,
   isWithWorker,
@@ -19,6 +19,7 @@ import {
 import { ActionWriter } from './action-writer.js';
 import type { AfterCommit } from './after-commit.js';
 import { noteFinished, noteRunChanges } from './run-notes.js';
+import { buildRunChange } from './run-change.js';
 import type { Applied, ApplyLocked, ApplyOptions } from './applied.js';
 import { ChildRuns } from './child-runs.js';
 import type { CoordinatorContext } from './coordinator-context.js';
@@ -247,11 +248,19 @@ export class EventPipeline {
     const take = opts.takeFrom === undefined ? undefined : { queue: opts.takeFrom, leaseToken: uuidv4(), leaseMs: ctx.runLeaseMs };
     const history = new HistoryRepository(m);
     // The history row and the run update go in the same statement as the actions' last writes.
-    const written = await new ActionWriter(m, tenantId, run, now, dag, take).write(transition.actions, (w) =>
-      history.parts(tenantId, run.id, historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }), patch: w.run })),
+    const writer = new ActionWriter(m, tenantId, run, now, dag, take);
+    let entry: HistoryEntry | undefined;
+    const written = await writer.write(transition.actions, (w) =>
+      history.parts(
+        tenantId,
+        run.id,
+        (entry = historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }), patch: w.run })),
+      ),
     );
     const status = queued && snapshot.status === RunStatus.Running ? RunStatus.Queued : snapshot.status;
     const applied: Applied = { transition, status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
+    const recorded = entry!;
+    applied.change = () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry: recorded, dag });
     noteRunChanges(applied, run, ev, transition, nodes, now);
     await this.linked.follow(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
     if (applied.finished && run.concurrencyGroup) await this.slots.promote(m, tenantId, run.concurrencyGroup, applied, opts.nesting ?? 0);
