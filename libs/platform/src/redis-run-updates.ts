@@ -108,20 +108,22 @@ export class RedisRunUpdatePublisher implements RunUpdatePublisher {
 }
 
 /**
- * Adds `update` to the updates of its run gathered so far (`list`, in seq order): an update
- * without a seq (outside an event) only when nothing else is gathered (an event's update makes a
- * watcher follow anyway); one older than a gathered one is dropped; one without a change replaces
- * all (watchers read the run); one with a change follows the others (too many: it replaces them, without its change).
+ * Adds `update` to the updates of its run gathered so far (`list`, in seq order). Updates with a
+ * change follow one another (too many: the last goes alone, without its change). Anything else
+ * makes watchers read the run, so the run's updates become one without a change: the one with
+ * the highest seq (an update without a seq, from outside an event, only when no event's is
+ * gathered). One older than a gathered update is dropped.
  */
 function gather(list: RunUpdate[], update: RunUpdate): void {
-  if (update.seq === undefined) return;
-  const seq = update.seq;
-  for (let i = list.length - 1; i >= 0; i--) if (list[i]!.seq === undefined) list.splice(i, 1);
-  if (list.some((u) => u.seq! >= seq)) return;
-  if (!update.change || list.length >= MAX_CHANGES_PER_RUN) {
-    const { change: _dropped, ...bare } = update;
-    list.splice(0, list.length, bare);
-    return;
-  }
-  list.push(update);
+  const events = list.filter((u) => u.seq !== undefined);
+  const reread = list.some((u) => !u.change) || update.seq === undefined || !update.change || list.length >= MAX_CHANGES_PER_RUN;
+  let next = update.seq !== undefined && !events.some((u) => u.seq! >= update.seq!) ? [...events, update] : events;
+  if (next.length === 0) next = [update];
+  if (reread) next = [bare(next[next.length - 1]!)];
+  list.splice(0, list.length, ...next);
+}
+
+function bare(u: RunUpdate): RunUpdate {
+  const { change: _dropped, ...rest } = u;
+  return rest;
 }

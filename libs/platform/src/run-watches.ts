@@ -89,6 +89,7 @@ export class RunWatchSet {
   /** Until when every run counts as watched because the set is full. */
   private overflowUntil = 0;
   private subscribed = false;
+  private starting?: Promise<void>;
 
   constructor(
     redisUrl: string,
@@ -106,12 +107,15 @@ export class RunWatchSet {
     });
   }
 
-  /** Subscribes, then says hello; resolves once subscribed (or rejects when Redis cannot be reached; it keeps trying). */
-  async start(): Promise<void> {
-    await this.redis.connect().catch(() => undefined);
-    await this.redis.subscribe(RUN_WATCHES_CHANNEL);
-    this.subscribed = true;
-    await this.hello();
+  /** Subscribes, then says hello (once); resolves once subscribed (or rejects when Redis cannot be reached; it keeps trying). */
+  start(): Promise<void> {
+    this.starting ??= (async () => {
+      await this.redis.connect().catch(() => undefined);
+      await this.redis.subscribe(RUN_WATCHES_CHANNEL);
+      this.subscribed = true;
+      await this.hello();
+    })();
+    return this.starting;
   }
 
   private async hello(): Promise<void> {

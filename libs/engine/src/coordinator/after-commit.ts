@@ -29,10 +29,12 @@ export class AfterCommit {
     if (applied.jobs.length) await this.backlog.offer(applied.jobs);
     if (applied.slotFreedOn) await this.backlog.request(applied.slotFreedOn);
     try {
-      // An update that does not end its run goes out only to a watched run, with what changed.
+      // An update that does not end its run goes out only to a watched run, with what changed;
+      // not when the event queued attempts: fair dispatch (above) may have admitted them since.
       const watched = ctx.publisher.watching?.(tenantId, runId) ?? true;
       if (watched || isRunTerminal(applied.status)) {
-        const change = watched && (ctx.publisher.watchingRun?.(tenantId, runId) ?? true) ? applied.change?.() : undefined;
+        const carried = watched && applied.jobs.length === 0 && (ctx.publisher.watchingRun?.(tenantId, runId) ?? true);
+        const change = carried ? applied.change?.() : undefined;
         await ctx.publisher.publish({ tenantId, runId, status: applied.status, seq: applied.seq, ...(change ? { change } : {}) });
       }
     } catch (err) {
