@@ -123,7 +123,8 @@ export interface RunChange {
 /**
  * One write to task rows, as its SQL statement does it: `create` inserts a row (`createdAt`,
  * `updatedAt` = the change's `at`, `finishedAt` too when `finished`, `attempt` 0); `set` assigns
- * the fields given to task `id` (and `updatedAt` = `at` when `touch`); `cancelActive` cancels every
+ * the fields given to task `id` (and `updatedAt` = `at` when `touch`; every value is absolute, so
+ * applying a change twice leaves what applying it once does); `cancelActive` cancels every
  * PENDING, QUEUED, RUNNING or WAITING task of the run (error `reason`, no wake time, updated and
  * finished at `at`). `sensitive`: the task's node is `sensitive: true` (its input and output are
  * not carried).
@@ -151,8 +152,7 @@ export type TaskChange =
       id: string;
       touch: boolean;
       status?: string;
-      /** `+1`: the attempt goes up by one. */
-      attempt?: '+1';
+      attempt?: number;
       output?: JsonValue | null;
       error?: string | null;
       branches?: string[] | null;

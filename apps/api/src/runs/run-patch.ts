@@ -108,7 +108,8 @@ export function patchTaskPage(rows: readonly TaskObject[], n: number, cols: read
 /** A page of history (`n` events after seq `after`) after `change` appended its event. */
 export function patchHistoryPage(rows: readonly RunEventObject[], n: number, after: number, cols: readonly string[] | undefined, run: RunObject, change: RunChange, loader: StoredJsonLoader): RunEventObject[] {
   const out = rows.map((e) => ({ ...e, jsonLoader: loader }));
-  if (out.length >= n || change.seq <= after) return out;
+  // A page read after its run row may hold the event already.
+  if (out.length >= n || change.seq <= after || out.some((x) => x.seq >= change.seq)) return out;
   const e = change.event;
   const sizes: Record<string, number> = { payload: jsonbTextBytes(e.payload), actions: jsonbTextBytes(e.actions), error: textBytes(e.error) };
   const wanted = cols ?? EVENT_JSON_COLUMNS;
@@ -152,7 +153,7 @@ function newTask(op: Extract<TaskChange, { op: 'create' }>, at: Date, cols: read
 
 function setTask(t: TaskObject, op: Extract<TaskChange, { op: 'set' }>, at: Date, cols: readonly string[]): void {
   if (op.status !== undefined) t.status = op.status as TaskStatus;
-  if (op.attempt === '+1') t.attempt += 1;
+  if (op.attempt !== undefined) t.attempt = op.attempt;
   if (op.branches !== undefined) t.branches = op.branches;
   if (op.wakeAt !== undefined) t.wakeAt = op.wakeAt === null ? null : new Date(op.wakeAt);
   if (op.awaitedSignal !== undefined) t.awaitedSignal = null;

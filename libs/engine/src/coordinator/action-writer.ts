@@ -181,7 +181,7 @@ export class ActionWriter {
         return;
       case 'RetryChild':
         this.expectOne(await this.tasks.retryChild(tenantId, a.taskId, a.attempt, a.reason, a.notBefore, now), `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to retry`);
-        this.log.set({ id: a.taskId, touch: true, attempt: '+1', error: a.reason, wakeAt: a.notBefore.toISOString() });
+        this.log.set({ id: a.taskId, touch: true, attempt: a.attempt + 1, error: a.reason, wakeAt: a.notBefore.toISOString() });
         return;
       case 'ConsumeSignal':
         this.expectOne(await this.signals.consume(tenantId, a.signalId, a.taskId, now), `signal ${a.signalId} to consume`);
@@ -200,7 +200,7 @@ export class ActionWriter {
       case 'RetryTask': {
         const row = await this.tasks.retry(tenantId, a.taskId, a.attempt, a.reason, now);
         this.expectOne(row ? 1 : 0, `task ${a.taskId} attempt ${a.attempt} to retry`);
-        this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Queued, attempt: '+1', error: a.reason });
+        this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Queued, attempt: a.attempt + 1, error: a.reason });
         this.redispatch(a.taskId, a.attempt + 1, row!, a.notBefore);
         return;
       }
