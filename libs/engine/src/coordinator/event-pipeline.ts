@@ -11,6 +11,7 @@ import {
   type Action,
   type Deps,
   type NodeFailed,
+  type RunChange,
   type RunEvent,
   type RunSnapshot,
   type TimerFired,
@@ -193,6 +194,9 @@ export class EventPipeline {
         // A timer nobody will act on again must not be claimed again after its lease; one that
         // came too early for a retry is set again for the retry's due time.
         await events.rearmTimer(tenantId, ev.taskId, result.transition.rearmAt ?? null);
+        // A write the change does not list: watchers read the run again.
+        const change = result.change;
+        if (change) result.change = () => rereadOf(change());
       }
       return result;
     });
@@ -288,4 +292,9 @@ function staleLease(ev: RunEvent, tasks: readonly TaskState[], token: string): s
   const task = tasks.find((n) => n.id === ev.taskId);
   if (!task || task.attempt !== ev.attempt || !isWithWorker(task.status) || task.leaseToken === token.toLowerCase()) return undefined;
   return `stale lease: attempt ${ev.attempt} of node ${task.nodeId} was re-dispatched; this execution's lease was superseded`;
+}
+
+/** `change` marked to be read again rather than applied (undefined stays undefined). */
+function rereadOf(change: RunChange | undefined): RunChange | undefined {
+  return change && { ...change, reread: true };
 }
