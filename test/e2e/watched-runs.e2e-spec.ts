@@ -58,7 +58,9 @@ beforeAll(async () => {
   e2e = await startE2E();
   stub = await stubServer((req, res, n, body) => {
     if (req.url?.startsWith('/fail')) return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"down"}');
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url, n, body: body || null, zeta: 1, a: { y: [1, 2], b: 'x' } }));
+    const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url, n, body: body || null, zeta: 1, a: { y: [1, 2], b: 'x' } }));
+    if (req.url?.startsWith('/slow')) setTimeout(answer, 30);
+    else answer();
   });
   ({ client, tenantId } = await e2e.tenant('watched'));
   redis = new Redis(loadConfig({}, {}).redisUrl);
@@ -114,6 +116,18 @@ describe('a watched run', () => {
     expect(after.runLoads - before.runLoads).toBeLessThanOrEqual(4);
     expect(after.runPatches - before.runPatches).toBeGreaterThanOrEqual(5);
     // Joined mid-run: the payloads after the first cover every later event (history is whole).
+    expect(payloads.at(-1).history.map((h: any) => h.seq)).toEqual(Array.from({ length: payloads.at(-1).seq }, (_, i) => i + 1));
+  });
+
+  it('is joined while its steps run: every later change arrives in order, the last payload equal to a fresh query', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `m${i}`);
+    await publish(client, 'moving', { nodes: ids.map((id) => http(id, `/slow/${id}`)), edges: chain(ids) });
+    const runId = await start(client, 'moving');
+    await waitRun(client, runId, (r) => r.tasks.length >= 4, 30_000, 'id status tasks { id }');
+    const payloads = await follow(runId).done;
+    expect(payloads[0].seq).toBeGreaterThanOrEqual(4);
+    expect(payloads.length).toBeGreaterThan(2);
+    await expectFaithful(runId, payloads);
     expect(payloads.at(-1).history.map((h: any) => h.seq)).toEqual(Array.from({ length: payloads.at(-1).seq }, (_, i) => i + 1));
   });
 

@@ -112,8 +112,8 @@ export class RunUpdatesService implements OnModuleDestroy {
     ch.streams.add(stream);
     try {
       await this.subscribe();
-      ch.watched ??= this.watches ? this.watches.add({ tenantId, runId }) : Promise.resolve(undefined);
-      await ch.watched;
+      ch.watched ??= this.announce({ tenantId, runId });
+      await bounded(ch.watched);
       await stream.prime();
     } catch (err) {
       this.remove(key, ch, stream);
@@ -135,13 +135,12 @@ export class RunUpdatesService implements OnModuleDestroy {
         void release?.then((r) => r?.());
       });
       this.tenants.set(tenantId, (feed = created));
-      release = this.watches ? this.watches.add({ tenantId }) : undefined;
-      release?.catch(() => undefined);
+      release = this.announce({ tenantId });
     }
     const stream = feed.open();
     try {
       await this.subscribe();
-      await release;
+      if (release) await bounded(release);
     } catch (err) {
       await stream.return();
       throw err;
@@ -154,6 +153,18 @@ export class RunUpdatesService implements OnModuleDestroy {
     this.tenants.clear();
     this.watches?.close();
     await closePubSub(this.pubsub);
+  }
+
+  /**
+   * Announces `w` (see RunWatchAnnouncer); resolves its release. Never rejects: a watch that
+   * could not be announced still gets its run's end, and every update the publishers send anyway.
+   */
+  private announce(w: Watch): Promise<(() => void) | undefined> {
+    if (!this.watches) return Promise.resolve(undefined);
+    return this.watches.add(w).catch((err: unknown) => {
+      this.log.warn(`cannot announce a watch of ${w.runId ? `run ${w.runId}` : `tenant ${w.tenantId}`}: ${String(err)}`);
+      return undefined;
+    });
   }
 
   /** Our announcement of `w` came back: every publisher has been sent it; catch up what was dropped before. */
@@ -272,6 +283,15 @@ async function closePubSub(pubsub: PubSubEngine): Promise<void> {
 }
 
 const RUN_STATUSES = new Set<unknown>(Object.values(RunStatus));
+
+/** How long a subscription waits for its watch's announcement before it reads the run anyway (ms). */
+const ANNOUNCE_WAIT_MS = 1_000;
+
+/** `p`, or nothing after {@link ANNOUNCE_WAIT_MS} (Redis slow or gone: the echo's read catches up later). */
+function bounded(p: Promise<unknown>): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise((r) => (timer = setTimeout(r, ANNOUNCE_WAIT_MS)))]).finally(() => clearTimeout(timer));
+}
 
 function safeParse(text: string): unknown {
   try {
