@@ -120,6 +120,20 @@ describe('the run-update publisher with a watch registry', () => {
     expect(set.watching(tenantId, runId)).toBe(true);
   });
 
+  it('keeps a watch two API processes hold when one of them ends it', async () => {
+    const set = await watchSet();
+    const [a, b] = [announcer(), announcer()];
+    const runId = randomUUID();
+    const echoes: string[] = [];
+    b.onEcho = (w) => echoes.push(w.runId ?? '*');
+    const releaseA = await a.add({ tenantId, runId });
+    await b.add({ tenantId, runId });
+    await until(() => set.watching(tenantId, runId) && echoes.length === 1, 'both watches');
+    releaseA();
+    // b announces it again (and catches up once its announcement comes back)
+    await until(() => echoes.length === 2 && set.watching(tenantId, runId), "b's second announcement");
+  });
+
   it('tells the announcer when its first announcement of a watch came back', async () => {
     const a = announcer();
     const echoed: string[] = [];

@@ -240,9 +240,10 @@ export class RunWatchSet {
  * The API's side of the watch registry: announces the watches of this process's subscribers on
  * {@link RUN_WATCHES_CHANNEL} when the first subscriber of one arrives, again every
  * {@link WATCH_RENEW_MS} (the lease is {@link WATCH_LEASE_MS}) and at once when a publisher says
- * hello; ends one with `unwatch` when its last subscriber leaves. `onEcho(watch)` is called when
- * this process's own first announcement of a watch comes back on the channel: Redis has then
- * sent it to every publisher subscribed (each applies it on its next turn).
+ * hello; ends one with `unwatch` when its last subscriber leaves, and announces again at once a
+ * watch another process ended that this one still holds. `onEcho(watch)` is called when this
+ * process's first announcement of a watch (or the first after another's `unwatch`) comes back on
+ * the channel: Redis has then sent it to every publisher subscribed (each applies it on its next turn).
  */
 export class RunWatchAnnouncer {
   private readonly counts = new Map<string, { watch: Watch; n: number; echoed: boolean }>();
@@ -309,7 +310,13 @@ export class RunWatchAnnouncer {
     const m = parse(text);
     if (!m) return;
     if (m.type === 'hello') void this.announce([...this.counts.values()].map((c) => c.watch));
-    else if (m.type === 'watch' && m.from === this.id) {
+    else if (m.type === 'unwatch' && m.from !== this.id) {
+      // Another process stopped watching what this one still watches: publishers dropped it, so
+      // announce it again at once; its echo catches up what they dropped meanwhile.
+      const again = m.watches.map((w) => this.counts.get(keyOf(w))).filter((c) => c !== undefined);
+      for (const c of again) c.echoed = false;
+      if (again.length) void this.announce(again.map((c) => c.watch));
+    } else if (m.type === 'watch' && m.from === this.id) {
       for (const w of m.watches) {
         const c = this.counts.get(keyOf(w));
         if (c && !c.echoed) {
