@@ -131,6 +131,30 @@ describe('a watched run', () => {
     expect(payloads.at(-1).history.map((h: any) => h.seq)).toEqual(Array.from({ length: payloads.at(-1).seq }, (_, i) => i + 1));
   });
 
+  it('is followed from QUEUED for a concurrency slot to its end; a waiting state equals a fresh query', async () => {
+    await publish(client, 'single', {
+      nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'go', timeout_seconds: 600 } }, http('after', '/after')],
+      edges: chain(['gate', 'after']),
+      concurrency: { limit: 1 },
+    });
+    const first = await start(client, 'single');
+    await waitRun(client, first, (r) => r.tasks.some((t: any) => t.status === 'WAITING'));
+    const queued = await start(client, 'single');
+    const watch = follow(queued);
+    await waitUntil(() => watch.payloads.length > 0);
+    expect(watch.payloads[0].status).toBe('QUEUED');
+    await client.request(`mutation { sendSignal(input: {runId: "${first}", name: "go"}) { delivered } }`);
+    // Promoted when the first run ends (in the first run's transaction), then waiting at its gate.
+    await waitUntil(() => watch.payloads.some((p) => p.tasks.some((t: any) => t.nodeId === 'gate' && t.status === 'WAITING')));
+    // The run now waits: the last payload reaches what a fresh query answers (a read in flight may still land).
+    let fresh = '';
+    const same = async () => JSON.stringify(watch.payloads.at(-1)) === (fresh = JSON.stringify(await getRun(client, queued, FIELDS)));
+    for (const end = Date.now() + 5_000; !(await same()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    expect(JSON.stringify(watch.payloads.at(-1))).toBe(fresh);
+    await client.request(`mutation { sendSignal(input: {runId: "${queued}", name: "go"}) { delivered } }`);
+    await expectFaithful(queued, await watch.done);
+  });
+
   it('is followed through a for_each with the CLI watch selection', async () => {
     await publish(client, 'fan', {
       nodes: [{ ...http('each', '/item/{{item}}'), for_each: '{{input.xs}}' }, http('sink', '/sink')],
