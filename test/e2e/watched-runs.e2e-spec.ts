@@ -54,6 +54,14 @@ async function expectFaithful(runId: string, payloads: any[], fields = FIELDS): 
   expect(JSON.stringify(payloads.at(-1))).toBe(JSON.stringify(fresh));
 }
 
+/** The run now waits: its last payload reaches what a fresh query answers (polled: a read in flight may still land). */
+async function expectSettled(runId: string, payloads: any[]): Promise<void> {
+  let fresh = '';
+  const same = async () => JSON.stringify(payloads.at(-1)) === (fresh = JSON.stringify(await getRun(client, runId, FIELDS)));
+  for (const end = Date.now() + 5_000; !(await same()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+  expect(JSON.stringify(payloads.at(-1))).toBe(fresh);
+}
+
 beforeAll(async () => {
   e2e = await startE2E();
   stub = await stubServer((req, res, n, body) => {
@@ -146,11 +154,7 @@ describe('a watched run', () => {
     await client.request(`mutation { sendSignal(input: {runId: "${first}", name: "go"}) { delivered } }`);
     // Promoted when the first run ends (in the first run's transaction), then waiting at its gate.
     await waitUntil(() => watch.payloads.some((p) => p.tasks.some((t: any) => t.nodeId === 'gate' && t.status === 'WAITING')));
-    // The run now waits: the last payload reaches what a fresh query answers (a read in flight may still land).
-    let fresh = '';
-    const same = async () => JSON.stringify(watch.payloads.at(-1)) === (fresh = JSON.stringify(await getRun(client, queued, FIELDS)));
-    for (const end = Date.now() + 5_000; !(await same()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
-    expect(JSON.stringify(watch.payloads.at(-1))).toBe(fresh);
+    await expectSettled(queued, watch.payloads);
     await client.request(`mutation { sendSignal(input: {runId: "${queued}", name: "go"}) { delivered } }`);
     await expectFaithful(queued, await watch.done);
   });
@@ -190,6 +194,7 @@ describe('a watched run', () => {
     const runId = await start(client, 'parked');
     const watch = follow(runId);
     await waitUntil(() => watch.payloads.some((p) => p.tasks.some((t: any) => t.nodeId === 'wait' && t.status === 'WAITING')));
+    await expectSettled(runId, watch.payloads);
     await client.request(`mutation { cancelRun(input: {runId: "${runId}", reason: "enough"}) { id } }`);
     const payloads = await watch.done;
     expect(payloads.at(-1).status).toBe('CANCELLED');
