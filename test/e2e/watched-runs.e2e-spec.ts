@@ -159,6 +159,19 @@ describe('a watched run', () => {
     await expectFaithful(queued, await watch.done);
   });
 
+  it('is followed through a SUBWORKFLOW node, its child runs included', async () => {
+    await publish(client, 'kid', { nodes: [http('k1', '/k1'), http('k2', '/k2')], edges: chain(['k1', 'k2']) });
+    await publish(client, 'parent', {
+      nodes: [http('pre', '/pre'), { node_id: 'call', type: 'SUBWORKFLOW', spec: { workflow: 'kid' } }, http('post', '/post')],
+      edges: chain(['pre', 'call', 'post']),
+    });
+    const runId = await start(client, 'parent');
+    const fields = `${FIELDS} children { id status parentTaskId workflowId }`;
+    const payloads = await follow(runId, fields).done;
+    expect(payloads.at(-1).children).toHaveLength(1);
+    await expectFaithful(runId, payloads, fields);
+  });
+
   it('is followed through a for_each with the CLI watch selection', async () => {
     await publish(client, 'fan', {
       nodes: [{ ...http('each', '/item/{{item}}'), for_each: '{{input.xs}}' }, http('sink', '/sink')],
