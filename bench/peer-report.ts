@@ -103,10 +103,21 @@ export function report(x: ReportInput): string[] {
   }
 
   L.push(...ratios(x.results));
+  L.push(...watchedRatio(x.results));
   const bad = x.results.filter((r) => r.problems.length);
   L.push('');
   L.push(bad.length ? `correct: NO (${bad.map((r) => r.engine).join(', ')})` : 'correct: yes');
   return L;
+}
+
+/** `weft dev` with every run watched over `weft dev` with none: steps/s (< 1: watching costs throughput). */
+function watchedRatio(results: EngineResult[]): string[] {
+  const dev = results.find((r) => r.engine === 'Weft (weft dev)');
+  const watched = results.find((r) => r.engine === 'Weft (weft dev, watched)');
+  if (!dev || !watched) return [];
+  const ratio = figures(watched).stepsPerSec / figures(dev).stepsPerSec;
+  const bad = [dev, watched].filter((r) => r.problems.length).map((r) => r.engine);
+  return [`weft dev steps/s, every run watched ÷ none watched: ${fmt(ratio, 2)}${bad.length ? ` (did not run correctly: ${bad.join(', ')})` : ''}`];
 }
 
 /** Weft's figures over the best peer's, per figure (higher steps/s is better, lower ms is). */

@@ -20,6 +20,7 @@ import { StubProcess } from './peer-children.js';
 import { Problems, checkCount, checkResults, checkStub, expectedBody } from './peer-check.js';
 import { fromWorkload, type EngineResult } from './peer-result.js';
 import { nonLoopbackPeers } from './peer-sockets.js';
+import { followRun } from './peer-watch.js';
 import { CHAIN_STEPS, IN_FLIGHT, keyPrefix, runWorkload, type EngineDriver, type WorkflowRecord } from './peer-workload.js';
 import { PgCounters, foreignActiveClients, redisPid } from './stats.js';
 import { RunWatcher, WORKFLOW_ID, chainDefinition, readRunOutputs, startRun, waitForApi } from './weft.js';
@@ -29,6 +30,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export interface WeftPeerOptions {
   mode: 'processes' | 'dev';
+  /** Every run followed by a runUpdated subscriber with the CLI's watch selection (bench/peer-watch.ts). */
+  watched?: boolean;
   /** The repository root (dist/ holds the built CLI). */
   root: string;
   seconds: number;
@@ -56,7 +59,7 @@ async function durability(owner: pg.Client, redis: Redis): Promise<string[]> {
 
 /** Runs the workload on Weft in `o.mode`; never throws for a failed check (see `problems`). */
 export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
-  const label = o.mode === 'dev' ? 'weft-dev' : 'weft';
+  const label = o.mode === 'dev' ? (o.watched ? 'weft-dev-watched' : 'weft-dev') : o.watched ? 'weft-watched' : 'weft';
   const version = weftVersion(o.root);
   const say = (l: string) => o.say(`${label}: ${l}`);
   const cli = join(o.root, 'dist/apps/cli/src/main.js');
@@ -73,6 +76,9 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
   let owner: pg.Client | undefined;
   let stub: StubProcess | undefined;
   let watcher: RunWatcher | undefined;
+  let api: WeftClient | undefined;
+  /** The subscriptions of the watched runs still under way, to end at the end. */
+  const following = new Set<() => void>();
   let created = false;
   say(`database ${dbName}, Redis keys ${prefix}:*`);
   try {
@@ -104,7 +110,7 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
       if (o.interrupted()) throw new Error('interrupted');
       if (unexpected.length) throw new Error(`weft ${unexpected[0].name} exited on its own (code ${unexpected[0].code}); see ${logDir}/${unexpected[0].name}.log`);
     };
-    const client = new WeftClient(`http://127.0.0.1:${port}/graphql`, apiKey);
+    const client = (api = new WeftClient(`http://127.0.0.1:${port}/graphql`, apiKey));
     await waitForApi(client, check, 'the Weft API');
     await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
       i: { workflowId: WORKFLOW_ID, definition: JSON.stringify(chainDefinition({ keyed: true })) },
@@ -118,14 +124,26 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
     say(`up (${procs.map((p) => `${p.name} pid ${p.pid}`).join(', ')}); stub ${stub.url}`);
 
     let seq = 0;
+    let followed = 0;
     let outside: string[] = [];
     let foreignRedis = 0;
     let windowEnd = 0;
     const driver: EngineDriver = {
       async run(key) {
         const id = await startRun(client, st.url, seq++, key);
-        const status = await w8.wait(id);
-        if (status !== 'SUCCEEDED') throw new Error(`run ${id} ended ${status}`);
+        const follow = o.watched ? followRun(client, id) : undefined;
+        if (follow) following.add(follow.dispose);
+        try {
+          const status = await w8.wait(id);
+          if (status !== 'SUCCEEDED') throw new Error(`run ${id} ended ${status}`);
+          if (follow) {
+            const seen = await follow.done;
+            if (seen.status !== 'SUCCEEDED') throw new Error(`run ${id}: its runUpdated subscriber saw it end ${seen.status || 'never'}`);
+            followed++;
+          }
+        } finally {
+          if (follow) following.delete(follow.dispose);
+        }
         return { ref: id };
       },
       async processes() {
@@ -176,16 +194,20 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
     if (outside.length) p.add(`Weft or the bench held sockets to addresses outside 127.0.0.0/8: ${outside.join(', ')}`);
 
     const notes: string[] = [];
+    if (o.watched) notes.push(`${followed} run(s) followed to their end by a runUpdated subscriber`);
     if (w8.fallbackPolls) notes.push(`${w8.fallbackPolls} run(s) were polled over the API because the run-update channel did not announce their end within 10 s`);
     const restarts = procs.filter((x) => x.starts > 1);
     if (restarts.length) notes.push(`restarted after exiting on their own: ${restarts.map((x) => `${x.name} ×${x.starts - 1}`).join(', ')}`);
     return {
-      engine: o.mode === 'dev' ? 'Weft (weft dev)' : 'Weft (processes)',
+      engine: `${o.mode === 'dev' ? 'Weft (weft dev' : 'Weft (processes'}${o.watched ? ', watched)' : ')'}`,
       version: `weft ${version}`,
       setup: [
         o.mode === 'dev'
           ? 'weft dev: API, a worker for every queue and the scheduler in one process'
           : 'weft api, weft worker, weft scheduler as separate processes (as npm run bench starts them)',
+        ...(o.watched
+          ? [`every run watched from its start by a runUpdated subscriber over graphql-ws (one socket, the driver's), selecting the CLI's WATCH_FIELDS; the driver still learns a run's end from the run-update channel`]
+          : []),
         `database ${dbName} (weft migrate, a tenant), Bull keys ${prefix}:* on the shared Redis; runs started over the GraphQL API (startRun), their end learnt from the run-update channel (Redis pub/sub); steps are HTTP nodes doing GET <stub>/n<i>?wf=<key> (the worker's undici client)`,
         `sockets to non-loopback addresses held by Weft's processes and the driver, read from /proc at both ends of the window: ${outside.length ? outside.join(', ') : 'none'}`,
         `redis-server is shared with the rest of the machine: its CPU counts everyone's commands${foreignRedis ? `, and ${foreignRedis} Redis client(s) of other processes were active during the window` : ''}`,
@@ -204,6 +226,8 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
       problems: p.done(),
     };
   } finally {
+    for (const dispose of following) dispose();
+    await api?.close().catch(() => undefined);
     watcher?.close();
     await Promise.allSettled(procs.map((x) => x.stop()));
     await stub?.stop();

@@ -4,7 +4,9 @@
  * TypeScript SDK, inside a network namespace with only loopback), DBOS Transact (on the local
  * PostgreSQL), Weft as separate processes and Weft as `weft dev`. Prints steps/s with 8 workflows
  * in flight, ms per step alone, CPU per step by process and the correctness of every workflow,
- * then Weft's ratios to the best peer; writes the report to bench/results/peers-latest.txt. Exits
+ * then Weft's ratios to the best peer; last, `weft dev` again with every run watched by a
+ * runUpdated subscriber (bench/peer-watch.ts), reported beside the unwatched row with the ratio
+ * watched ÷ unwatched steps/s; writes the report to bench/results/peers-latest.txt. Exits
  * 0 when every engine ran correctly, 1 otherwise. The peers are installed apart, in bench/peers/;
  * this file imports none of their packages. See bench/README.md.
  */
@@ -24,9 +26,15 @@ import { runWeft } from './peer-weft.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const peersDist = join(root, 'bench/peers/dist/bench/peers');
-const ENGINES = ['restate', 'dbos', 'weft', 'weft-dev'] as const;
+const ENGINES = ['restate', 'dbos', 'weft', 'weft-dev', 'weft-dev-watched'] as const;
 type Engine = (typeof ENGINES)[number];
-const NAMES: Record<Engine, string> = { restate: 'Restate', dbos: 'DBOS', weft: 'Weft (processes)', 'weft-dev': 'Weft (weft dev)' };
+const NAMES: Record<Engine, string> = {
+  restate: 'Restate',
+  dbos: 'DBOS',
+  weft: 'Weft (processes)',
+  'weft-dev': 'Weft (weft dev)',
+  'weft-dev-watched': 'Weft (weft dev, watched)',
+};
 
 const HELP = `usage: npm run bench:peers -- [options]
 
@@ -188,7 +196,7 @@ async function main(): Promise<number> {
         else if (e === 'dbos') r = await runDbos(o, work, say, interrupted);
         else {
           say(`bench: ${NAMES[e]}…`);
-          r = await runWeft({ mode: e === 'weft-dev' ? 'dev' : 'processes', root, seconds: o.seconds, soloRuns: o.soloRuns, postgres: o.postgres, redis: o.redis, keep: o.keep, work, say: (l) => say(`  ${l}`), interrupted });
+          r = await runWeft({ mode: e === 'weft' ? 'processes' : 'dev', watched: e === 'weft-dev-watched', root, seconds: o.seconds, soloRuns: o.soloRuns, postgres: o.postgres, redis: o.redis, keep: o.keep, work, say: (l) => say(`  ${l}`), interrupted });
         }
       } catch (err) {
         if (interrupted()) break;

@@ -29,6 +29,8 @@ export async function startE2E(env: Record<string, string | number> = {}, opts: 
 
   return {
     url,
+    /** The Nest application of the platform, to read its services' state. */
+    app: platform.app,
     /** The ops listener (`/metrics`, `/readyz`, `/healthz`) when `env` gives WEFT_METRICS_PORT. */
     metricsUrl: platform.metricsUrl,
     shop,

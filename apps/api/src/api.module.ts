@@ -4,9 +4,9 @@ import { GraphQLModule } from '@nestjs/graphql';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { RedisPubSub } from 'graphql-redis-subscriptions';
 import { Redis } from 'ioredis';
-import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
+import { RunWatchAnnouncer, WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import { MAX_MESSAGE_BYTES } from './common/query-limits.js';
-import { REDIS_PUBSUB } from './api.tokens.js';
+import { REDIS_PUBSUB, RUN_WATCHES } from './api.tokens.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AuthService } from './auth/auth.service.js';
 import { ConsoleModule } from './console/console.module.js';
@@ -49,6 +49,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
   ],
   providers: [
     { provide: REDIS_PUBSUB, inject: [WEFT_CONFIG], useFactory: (config: WeftConfig) => createRedisPubSub(config.redisUrl) },
+    { provide: RUN_WATCHES, inject: [WEFT_CONFIG], useFactory: (config: WeftConfig) => new RunWatchAnnouncer(config.redisUrl) },
     RunUpdatesService,
     SocketServer,
     DefinitionChecker,

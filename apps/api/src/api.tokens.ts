@@ -4,3 +4,10 @@
  * WEFT_CONFIG.redisUrl; tests may bind an in-memory PubSub).
  */
 export const REDIS_PUBSUB = Symbol('REDIS_PUBSUB');
+
+/**
+ * The announcer of this process's watches (a RunWatchAnnouncer from @weft/platform, built from
+ * WEFT_CONFIG.redisUrl): publishers send updates that do not end a run only for watched runs.
+ * Optional: without it nothing is announced (tests that publish updates themselves).
+ */
+export const RUN_WATCHES = Symbol('RUN_WATCHES');

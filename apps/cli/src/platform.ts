@@ -20,6 +20,8 @@ export interface RunningPlatform {
   url?: string;
   /** The ops listener (`/metrics`, `/readyz`, `/healthz`; `WEFT_METRICS_PORT`), of any role. */
   metricsUrl?: string;
+  /** The Nest application (for tests and embedders: `app.get(…)`). */
+  app: INestApplicationContext;
   close(): Promise<void>;
 }
 
@@ -69,5 +71,5 @@ export async function startPlatform(config: WeftConfig, roles: Roles, opts: { mi
   if (roles.scheduler) app.get(Scheduler).start();
   if (url) new Logger('weft').log(apiAnnouncement(url, roles.host));
   logDatabase(config);
-  return { url, ...(metricsUrl ? { metricsUrl } : {}), close: () => app.close() };
+  return { url, ...(metricsUrl ? { metricsUrl } : {}), app, close: () => app.close() };
 }

@@ -73,7 +73,10 @@ export interface JobProbe {
   hasJob(queue: string, jobId: string, opts?: { due?: boolean }): Promise<boolean>;
 }
 
-/** A change to a run, published after commit so subscribers re-read it. */
+/**
+ * A change to a run, published after commit so subscribers follow it: with `change`, they apply
+ * it to the state they hold; without, they read the run again.
+ */
 export interface RunUpdate {
   tenantId: string;
   runId: string;
@@ -83,9 +86,94 @@ export interface RunUpdate {
    * events (fair dispatch admitted one of its attempts): a watcher reads the run again.
    */
   seq?: number;
+  /** What the event at `seq` changed, for a watched run whose change is small enough to carry. */
+  change?: RunChange;
 }
+
+/**
+ * What one event (`seq`, applied at `at`, an ISO 8601 instant with milliseconds) changed in a
+ * run's rows, so a holder of the run's state at `seq - 1` can compute the state at `seq` without
+ * reading it: the run row's columns the event set, the task rows it wrote (in write order) and the
+ * history row it appended. Times are ISO 8601 strings (it travels as JSON). `reread` marks a change
+ * that cannot be applied from this description (the holder reads the run again).
+ */
+export interface RunChange {
+  seq: number;
+  at: string;
+  /** The run row's columns the event set besides `event_seq` and `updated_at` (which become `seq` and `at`). */
+  run: {
+    status?: RunStatus;
+    output?: JsonValue | null;
+    error?: string | null;
+    finishedAt?: string | null;
+  };
+  tasks: TaskChange[];
+  event: {
+    type: string;
+    nodeId: string | null;
+    attempt: number | null;
+    payload: JsonValue;
+    actions: JsonValue[];
+    ignored: string | null;
+    error: string | null;
+  };
+  reread?: true;
+}
+
+/**
+ * One write to task rows, as its SQL statement does it: `create` inserts a row (`createdAt`,
+ * `updatedAt` = the change's `at`, `finishedAt` too when `finished`, `attempt` 0); `set` assigns
+ * the fields given to task `id` (and `updatedAt` = `at` when `touch`; every value is absolute, so
+ * applying a change twice leaves what applying it once does); `cancelActive` cancels every
+ * PENDING, QUEUED, RUNNING or WAITING task of the run (error `reason`, no wake time, updated and
+ * finished at `at`). `sensitive`: the task's node is `sensitive: true` (its input and output are
+ * not carried).
+ */
+export type TaskChange =
+  | {
+      op: 'create';
+      id: string;
+      nodeId: string;
+      nodeType: string;
+      queue: string | null;
+      status: string;
+      iteration: number | null;
+      input: JsonValue | null;
+      output: JsonValue | null;
+      error: string | null;
+      branches: string[] | null;
+      wakeAt: string | null;
+      awaitedSignal: string | null;
+      finished: boolean;
+      sensitive: boolean;
+    }
+  | {
+      op: 'set';
+      id: string;
+      touch: boolean;
+      status?: string;
+      attempt?: number;
+      output?: JsonValue | null;
+      error?: string | null;
+      branches?: string[] | null;
+      wakeAt?: string | null;
+      awaitedSignal?: null;
+      /** True: finished at `at`. */
+      finished?: true;
+    }
+  | { op: 'cancelActive'; reason: string };
 
 /** Publishes run updates across processes (implemented over Redis pub/sub in @weft/platform). */
 export interface RunUpdatePublisher {
   publish(update: RunUpdate): Promise<void>;
+  /**
+   * Whether an update of the run that does not end it would reach a watcher now (a subscriber of
+   * the run or of its tenant); absent: always. The coordinator builds `change` only then.
+   */
+  watching?(tenantId: string, runId: string): boolean;
+  /**
+   * Whether the run itself is watched (a `runUpdated` subscriber): its updates then carry what
+   * changed (a tenant's feed needs only status and seq); absent: as {@link watching}.
+   */
+  watchingRun?(tenantId: string, runId: string): boolean;
 }

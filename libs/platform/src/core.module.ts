@@ -20,6 +20,7 @@ import { EngineTelemetry } from './ops/engine-telemetry.js';
 import { WeftTracing } from './ops/tracing.js';
 import { WeftMetrics } from './ops/weft-metrics.js';
 import { RedisRunUpdatePublisher } from './redis-run-updates.js';
+import { RunWatchSet } from './run-watches.js';
 import { runtimeConnectionError } from './services.js';
 import type { WeftConfig } from './weft-config.js';
 
@@ -99,7 +100,9 @@ export class CoreModule {
         },
         {
           provide: RedisRunUpdatePublisher,
-          useFactory: () => new RedisRunUpdatePublisher(config.redisUrl, (e) => log.warn(`run update not published: ${String(e)}`)),
+          // Updates that do not end a run go out only for watched runs (the API announces its subscribers').
+          useFactory: () =>
+            new RedisRunUpdatePublisher(config.redisUrl, (e) => log.warn(`run update not published: ${String(e)}`), undefined, new RunWatchSet(config.redisUrl)),
         },
         {
           provide: WeftMetrics,

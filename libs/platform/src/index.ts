@@ -14,3 +14,4 @@ export * from './ops/readiness.js';
 export * from './ops/tracing.js';
 export * from './ops/ops-listener.js';
 export * from './weft-version.js';
+export * from './run-watches.js';

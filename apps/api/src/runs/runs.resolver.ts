@@ -88,7 +88,12 @@ export class RunsResolver {
   runUpdated(@Args('runId', { type: () => ID }) runId: string, @Context('principal') principal: Principal): Promise<AsyncIterableIterator<RunUpdatedPayload>> {
     // One channel per run whatever the case the id was written in (updates carry it in lower case).
     const id = runId.toLowerCase();
-    return this.updates.watch(principal.tenantId, id, () => this.runService.loadShared(principal.tenantId, id));
+    return this.updates.watch(
+      principal.tenantId,
+      id,
+      () => this.runService.loadShared(principal.tenantId, id),
+      (run, change) => this.runService.patchShared(run, change),
+    );
   }
 
   @Subscription(() => RunChangeObject, {

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { GraphQLResolveInfo } from 'graphql';
-import { FLOW_LIMITS, WeftError, type JsonValue } from '@weft/engine';
+import { FLOW_LIMITS, WeftError, type JsonValue, type RunChange } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
 import {
-  asStoredJson,
+  asJsonb,
   EVENT_JSON_COLUMNS,
   isUuid,
   pickColumns,
@@ -32,6 +32,7 @@ import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject
 import { jsonBytes, responseScope, type ResponseBudget, type ResponseScope } from './response-budget.js';
 import { selectedFields, surelySelectedFields } from './selection.js';
 import { StoredJsonLoader, type StoredJsonRef } from './stored-json.loader.js';
+import { nextLoader, patchHistoryPage, patchRunFields, patchTaskPage } from './run-patch.js';
 
 export const RUNS_PAGE_MAX = 200;
 
@@ -41,8 +42,11 @@ type PagedRun = RunObject & { pageTasks?: (first: number, sized: typeof TASK_JSO
 /** What holds a stored JSON field: its value, read with the row, or else its size. */
 type JsonHolder = { jsonBytes?: Partial<Record<string, number>>; jsonLoader?: StoredJsonLoader };
 
-/** A run sent to every runUpdated subscriber of it: each field it loads is read once for all. */
-type SharedRun = RunObject & { shared?: Map<string, Promise<unknown>> };
+/**
+ * A run sent to every runUpdated subscriber of it: each field it loads is read once for all
+ * (`shared`); `settled` keeps the values read so far, which a carried change patches.
+ */
+type SharedRun = RunObject & { shared?: Map<string, Promise<unknown>>; settled?: Map<string, unknown> };
 
 /**
  * Runs: writes go to the coordinator, reads to the run repository. A run id that is not a UUID,
@@ -150,7 +154,35 @@ export class RunsService {
    * and shared (each reader's answer is still charged to its own budget).
    */
   async loadShared(tenantId: string, runId: string): Promise<RunObject> {
-    return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>(), jsonLoader: this.loader() });
+    return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>(), settled: new Map<string, unknown>(), jsonLoader: this.loader() });
+  }
+
+  /**
+   * The state after `change` of a shared run (from {@link loadShared}) at `change.seq - 1`,
+   * without reading the run: its fields from the change; of what its readers loaded, the pages
+   * of tasks and history patched (a page that cannot be is dropped, read again when asked for),
+   * the pictures and child runs dropped (drawn or read again when asked for), stored values kept
+   * but those the change wrote (carried). Undefined when the change cannot be applied (`reread`).
+   */
+  patchShared(run: RunObject, change: RunChange): RunObject | undefined {
+    const old = run as SharedRun;
+    if (change.reread || !old.shared || !old.settled || !old.jsonLoader || change.seq !== run.seq + 1) return undefined;
+    const loader = nextLoader(old.jsonLoader, run, change);
+    const next = patchRunFields(run, change, loader);
+    const shared = new Map<string, Promise<unknown>>();
+    const settled = new Map<string, unknown>();
+    const tools = { tenantId: run.tenantId, loader, pageWaits: (rows: readonly TaskObject[]) => this.taskPageWaits(run.tenantId, rows) };
+    for (const [key, value] of old.settled) {
+      let patched: unknown;
+      const [field, n, after, cols] = key.split(':');
+      if (field === 'tasks' && after === '') patched = patchTaskPage(value as TaskObject[], Number(n), cols ? cols.split(',') : [], change, tools);
+      else if (key === 'allTasks') patched = patchTaskPage(value as TaskObject[], Number.POSITIVE_INFINITY, [], change, tools);
+      else if (field === 'history') patched = patchHistoryPage(value as RunEventObject[], Number(n), Number(after || 0), cols === '*' ? undefined : cols ? cols.split(',') : [], run, change, loader);
+      if (patched === undefined) continue;
+      shared.set(key, Promise.resolve(patched));
+      settled.set(key, patched);
+    }
+    return Object.assign(next, { shared, settled });
   }
 
   async list(
@@ -201,7 +233,7 @@ export class RunsService {
    * Starts a run, or returns the one an idempotency key already started; WeftError CONFLICT when
    * that run is of another workflow. `traceparent` (the request's header) is the trace the run
    * continues. A new RUNNING or QUEUED run is answered from the row the start wrote (no read;
-   * its input and config as `jsonb` gives them back, {@link asStoredJson}); an existing run, or
+   * its input and config as `jsonb` gives them back, {@link asJsonb}); an existing run, or
    * one that ended at its start, is read.
    */
   async start(p: Principal, input: StartRunInput, traceparent?: string): Promise<RunObject> {
@@ -216,7 +248,7 @@ export class RunsService {
       priority: input.priority ?? undefined,
       ...(traceparent ? { traceparent } : {}),
     });
-    if (row) return toRunObject({ ...row, input: asStoredJson(row.input), config: asStoredJson(row.config) });
+    if (row) return toRunObject({ ...row, input: asJsonb(row.input), config: asJsonb(row.config) });
     const run = await this.load(p.tenantId, runId);
     if (!created && run.workflowId !== input.workflowId) {
       const message = `idempotency key ${input.idempotencyKey} was used for workflow ${run.workflowId}`;
@@ -268,11 +300,16 @@ export class RunsService {
       const rows = paged && after == null ? ((await paged(n, cols)).get(run.id) ?? []) : await this.runs.taskPage(run.tenantId, run.id, n, after, cols);
       const hidden = await this.sensitive(run, rows);
       const loader = run.jsonLoader;
-      const queued = rows.filter((t) => t.status === 'QUEUED').map((t) => t.id);
-      let waits: Promise<Map<string, TaskWait>> | undefined;
-      const pageWaits = () => (waits ??= queued.length ? this.flow.taskWaits(run.tenantId, queued) : Promise.resolve(new Map()));
+      const pageWaits = this.taskPageWaits(run.tenantId, rows);
       return orderTasks(rows).map((t) => Object.assign(toTaskObject(t, hidden.has(t.nodeId)), { pageWaits }, loader ? { jsonLoader: loader } : {}));
     });
+  }
+
+  /** The waits of a page of tasks: read once, for its QUEUED tasks, when one of them is asked why it waits. */
+  private taskPageWaits(tenantId: string, rows: readonly { id: string; status: string }[]): () => Promise<Map<string, TaskWait>> {
+    const queued = rows.filter((t) => t.status === 'QUEUED').map((t) => t.id);
+    let waits: Promise<Map<string, TaskWait>> | undefined;
+    return () => (waits ??= queued.length ? this.flow.taskWaits(tenantId, queued) : Promise.resolve(new Map()));
   }
 
   /** Why the run waits (a QUEUED run: its concurrency key's slots); null when it does not. */
@@ -377,13 +414,16 @@ export class RunsService {
 
 /** `read()`, or for a {@link SharedRun} the promise of the first reader (forgotten if it fails). */
 function once<T>(run: RunObject, field: string, read: () => Promise<T>): Promise<T> {
-  const memo = (run as SharedRun).shared;
+  const { shared: memo, settled } = run as SharedRun;
   if (!memo) return read();
   let value = memo.get(field) as Promise<T> | undefined;
   if (!value) {
-    value = read();
-    memo.set(field, value);
-    value.catch(() => memo.delete(field));
+    const v = (value = read());
+    memo.set(field, v);
+    v.then(
+      (got) => memo.get(field) === v && settled?.set(field, got),
+      () => memo.get(field) === v && memo.delete(field),
+    );
   }
   return value;
 }

@@ -40,6 +40,26 @@ export class StoredJsonLoader {
     private readonly onRead?: (values: number) => void,
   ) {}
 
+  /**
+   * A loader for a newer state of the same rows: it starts with every value this one has read or
+   * is reading, but those `changed` says changed (keys of {@link StoredJsonRef}s, see `keyOf`).
+   */
+  successor(changed: (key: string) => boolean): StoredJsonLoader {
+    const next = new StoredJsonLoader(this.runs, this.onRead);
+    for (const [key, value] of this.values) if (!changed(key)) next.values.set(key, value);
+    return next;
+  }
+
+  /** Sets the value at `ref` (known without a read: a change carried on a run update). */
+  seed(ref: StoredJsonRef, value: unknown): void {
+    this.values.set(refKey(ref), Promise.resolve(value));
+  }
+
+  /** The key of `ref` that {@link successor}'s `changed` receives. */
+  static keyOf(ref: StoredJsonRef): string {
+    return refKey(ref);
+  }
+
   /** The value at `ref` for an answer whose budget is `budget` (already charged for it); null once that answer is refused. */
   load(ref: StoredJsonRef, budget: ChargeGate): Promise<unknown> {
     if (budget.refused) return Promise.resolve(null);

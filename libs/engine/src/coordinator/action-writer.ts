@@ -28,6 +28,7 @@ import {
   type WorkflowDag,
   type WorkflowNode,
 } from '../index.js';
+import { TaskChangeLog } from './run-change.js';
 
 /** What persisting one transition produced. */
 export interface WriteResult {
@@ -110,6 +111,8 @@ export class ActionWriter {
   private readonly patch: RunPatch = {};
   private readonly children: StartChildRun[] = [];
   private taken: TakenTask | undefined;
+  /** The task writes made, in order, for the run update of a watched run (see run-change.ts). */
+  readonly log = new TaskChangeLog();
   private readonly tasks: TaskWriteRepository;
   private readonly signals: SignalRepository;
   /** Capture mode: the statement parts, kept instead of sent. */
@@ -192,18 +195,22 @@ export class ActionWriter {
       case 'ReleaseIteration': {
         const row = await this.tasks.releaseIteration(tenantId, a.taskId, now);
         this.expectOne(row ? 1 : 0, `waiting iteration ${a.iteration} (task ${a.taskId}) to release`);
+        this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Queued });
         this.redispatch(a.taskId, row!.attempt, row!, a.notBefore);
         return;
       }
       case 'SkipIterations':
         expectRows(this.run.id, a.taskIds.length, await this.tasks.skipIterations(tenantId, a.taskIds, a.reason, now), `waiting iterations of ${a.nodeId} to skip`);
+        for (const id of a.taskIds) this.log.set({ id, touch: true, status: TaskStatus.Skipped, error: a.reason, finished: true });
         return;
       case 'StartChildRun':
         this.expectOne(await this.tasks.disarmForChild(tenantId, a.taskId, a.attempt, now), `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to start a child run for`);
+        this.log.set({ id: a.taskId, touch: true, wakeAt: null });
         this.children.push(a);
         return;
       case 'RetryChild':
         this.expectOne(await this.tasks.retryChild(tenantId, a.taskId, a.attempt, a.reason, a.notBefore, now), `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to retry`);
+        this.log.set({ id: a.taskId, touch: true, attempt: a.attempt + 1, error: a.reason, wakeAt: a.notBefore.toISOString() });
         return;
       case 'ConsumeSignal':
         this.expectOne(await this.signals.consume(tenantId, a.signalId, a.taskId, now), `signal ${a.signalId} to consume`);
@@ -213,24 +220,30 @@ export class ActionWriter {
         return;
       case 'CompleteTask':
         this.pending.push(this.tasks.completePart(tenantId, a.taskId, a.attempt, a.output, now));
+        this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Completed, output: this.shown(a.nodeId, a.output), error: null, finished: true });
         return;
       case 'FailTask':
         this.pending.push(this.tasks.failPart(tenantId, a.taskId, a.attempt, a.reason, now));
+        this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Failed, error: a.reason, finished: true });
         return;
       case 'RetryTask': {
         const row = await this.tasks.retry(tenantId, a.taskId, a.attempt, a.reason, now);
         this.expectOne(row ? 1 : 0, `task ${a.taskId} attempt ${a.attempt} to retry`);
+        this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Queued, attempt: a.attempt + 1, error: a.reason });
         this.redispatch(a.taskId, a.attempt + 1, row!, a.notBefore);
         return;
       }
       case 'RecordBranches':
         this.expectOne(await this.tasks.recordBranches(tenantId, a.taskId, a.branches, now), `task ${a.taskId} to record branches on`);
+        this.log.set({ id: a.taskId, touch: true, branches: a.branches });
         return;
       case 'ResolveWait':
         this.expectOne(await this.tasks.resolveWait(tenantId, a.taskId, a.status, a.output, a.reason ?? null, now), `waiting task ${a.taskId} to resolve`);
+        this.log.set({ id: a.taskId, touch: true, status: a.status, output: this.shown(a.nodeId, a.output), error: a.reason ?? null, wakeAt: null, awaitedSignal: null, finished: true });
         return;
       case 'ReopenRun':
         await this.tasks.resetNodes(tenantId, this.run.id, a.resetNodes);
+        this.log.reread = true;
         Object.assign(this.patch, {
           status: 'RUNNING',
           version: a.version,
@@ -243,6 +256,7 @@ export class ActionWriter {
         return;
       case 'CancelTasks':
         await this.tasks.cancelActive(tenantId, this.run.id, a.reason, ACTIVE, now);
+        this.log.cancelActive(a.reason);
         return;
       case 'FinishRun':
         Object.assign(this.patch, {
@@ -261,6 +275,13 @@ export class ActionWriter {
   private buffer(row: NewTask): void {
     this.creates.push(row);
     this.created.set(row.id, row);
+    this.log.created(row);
+  }
+
+  /** A task's stored value as a watcher may see it: null for a sensitive node (the API answers null). */
+  private shown(nodeId: string, value: JsonValue | undefined): JsonValue | null {
+    const node = this.dag.getNode(nodeId);
+    return node && isSensitive(node) ? null : (value ?? null);
   }
 
   /**
@@ -335,6 +356,7 @@ export class ActionWriter {
       row.status = take ? TaskStatus.Running : TaskStatus.Queued;
     } else {
       this.pending.push(this.tasks.leasePart(this.tenantId, taskId, attempt, leaseEnd, token, take !== undefined));
+      this.log.set({ id: taskId, touch: false, status: take ? TaskStatus.Running : TaskStatus.Queued });
     }
     if (take) {
       this.taken = { job, leaseToken: take.leaseToken };

@@ -1,6 +1,6 @@
 import type { RunState, Transaction } from '@weft/persistence';
 import type { RunFinishedNote, RunStartedNote } from './coordinator-options.js';
-import type { MachineError, NodeState, RunEvent, RunStatus, TakenTask, TaskJob, Transition, WorkflowDag } from '../index.js';
+import type { MachineError, NodeState, RunChange, RunEvent, RunStatus, TakenTask, TaskJob, Transition, WorkflowDag } from '../index.js';
 
 /** A timer to fire for a WAITING task: its run, task and node. */
 export interface FireTimerInput {
@@ -40,6 +40,12 @@ export interface Applied {
   started?: Omit<RunStartedNote, 'tenantId' | 'runId'>;
   /** Set when this event finished the run: told to the observer after commit. */
   finished?: Omit<RunFinishedNote, 'tenantId' | 'runId'>;
+  /**
+   * What the event changed in the run's rows, built on demand (after commit, for a watched run
+   * only); undefined when it is too big to carry. Absent for an event applied outside the machine
+   * (a stale report, a rejection, a refused timer): watchers then read the run again.
+   */
+  change?: () => RunChange | undefined;
 }
 
 /** How an event is applied on a locked run (see the event pipeline). */

@@ -1,5 +1,5 @@
 import { v4 as uuidv4 } from 'uuid';
-import { HistoryRepository, RunEventRepository, isInvalidDataError, isUuid, type RunState, type TaskState, type Transaction } from '@weft/persistence';
+import { HistoryRepository, RunEventRepository, isInvalidDataError, isUuid, type HistoryEntry, type RunState, type TaskState, type Transaction } from '@weft/persistence';
 import {
   DEFAULT_MAX_VALUE_BYTES,
   isWithWorker,
@@ -11,6 +11,7 @@ import {
   type Action,
   type Deps,
   type NodeFailed,
+  type RunChange,
   type RunEvent,
   type RunSnapshot,
   type TimerFired,
@@ -19,6 +20,7 @@ import {
 import { ActionWriter } from './action-writer.js';
 import type { AfterCommit } from './after-commit.js';
 import { noteFinished, noteRunChanges } from './run-notes.js';
+import { buildRunChange } from './run-change.js';
 import type { Applied, ApplyLocked, ApplyOptions } from './applied.js';
 import { ChildRuns } from './child-runs.js';
 import { FencedSteps } from './fenced-steps.js';
@@ -205,6 +207,9 @@ export class EventPipeline {
         // A timer nobody will act on again must not be claimed again after its lease; one that
         // came too early for a retry is set again for the retry's due time.
         await events.rearmTimer(tenantId, ev.taskId, result.transition.rearmAt ?? null);
+        // A write the change does not list: watchers read the run again.
+        const change = result.change;
+        if (change) result.change = () => rereadOf(change());
       }
       // The run row as this event leaves it, for the run's next report decided from memory; not
       // after a retry, which may change the version, input and config.
@@ -263,11 +268,19 @@ export class EventPipeline {
     const take = opts.takeFrom === undefined ? undefined : { queue: opts.takeFrom, leaseToken: uuidv4(), leaseMs: ctx.runLeaseMs };
     const history = new HistoryRepository(m);
     // The history row and the run update go in the same statement as the actions' last writes.
-    const written = await new ActionWriter(m, tenantId, run, now, dag, take).write(transition.actions, (w) =>
-      history.parts(tenantId, run.id, historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }), patch: w.run })),
+    const writer = new ActionWriter(m, tenantId, run, now, dag, take);
+    let entry: HistoryEntry | undefined;
+    const written = await writer.write(transition.actions, (w) =>
+      history.parts(
+        tenantId,
+        run.id,
+        (entry = historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }), patch: w.run })),
+      ),
     );
     const status = queued && snapshot.status === RunStatus.Running ? RunStatus.Queued : snapshot.status;
     const applied: Applied = { transition, status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
+    const recorded = entry!;
+    applied.change = () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry: recorded, dag });
     noteRunChanges(applied, run, ev, transition, nodes, now);
     await this.linked.follow(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
     if (applied.finished && run.concurrencyGroup) await this.slots.promote(m, tenantId, run.concurrencyGroup, applied, opts.nesting ?? 0);
@@ -295,4 +308,9 @@ function staleLease(ev: RunEvent, tasks: readonly TaskState[], token: string): s
   const task = tasks.find((n) => n.id === ev.taskId);
   if (!task || task.attempt !== ev.attempt || !isWithWorker(task.status) || task.leaseToken === token.toLowerCase()) return undefined;
   return `stale lease: attempt ${ev.attempt} of node ${task.nodeId} was re-dispatched; this execution's lease was superseded`;
+}
+
+/** `change` marked to be read again rather than applied (undefined stays undefined). */
+function rereadOf(change: RunChange | undefined): RunChange | undefined {
+  return change && { ...change, reread: true };
 }

@@ -1,5 +1,5 @@
 import { v4 as uuidv4 } from 'uuid';
-import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant } from '@weft/persistence';
+import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant, type HistoryEntry } from '@weft/persistence';
 import {
   DEFAULT_MAX_VALUE_BYTES,
   Machine,
@@ -17,6 +17,7 @@ import { ActionWriter, NotFenceable } from './action-writer.js';
 import type { Applied } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { historyEntry, historyEvent } from './history.js';
+import { buildRunChange } from './run-change.js';
 import { noteRunChanges } from './run-notes.js';
 
 /** A worker's report that may take the fenced path. */
@@ -90,9 +91,10 @@ export class FencedSteps {
     const writer = ActionWriter.capturing(ctx.ds.manager, tenantId, run, now, dag, take);
     const history = new HistoryRepository(ctx.ds.manager);
     let written: Awaited<ReturnType<ActionWriter['write']>>;
+    let recordedEntry: HistoryEntry | undefined;
     try {
       written = await writer.write(transition.actions, (w) =>
-        history.parts(tenantId, run.id, historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, patch: w.run })),
+        history.parts(tenantId, run.id, (recordedEntry = historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, patch: w.run }))),
       );
     } catch (err) {
       if (err instanceof NotFenceable) return undefined;
@@ -110,6 +112,8 @@ export class FencedSteps {
     }
     const status = snapshot.status;
     const applied: Applied = { transition, status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
+    const recorded = recordedEntry!;
+    applied.change = () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry: recorded, dag });
     noteRunChanges(applied, run, ev, transition, nodes, now);
     ctx.snapshots.put(tenantId, runId, seq, nodes, { ...run, eventSeq: seq, status }, now);
     return applied;

@@ -1,5 +1,5 @@
 import { ConcurrencyGroupRepository, stalledGroups, withTenant, type GroupOfRun, type RunState, type Transaction } from '@weft/persistence';
-import { runConcurrencyKey, runFlowOf, RunStatus, WeftError, type ConcurrencyStrategy, type JsonValue, type RunEvent, type WorkflowDag } from '../index.js';
+import { runConcurrencyKey, runFlowOf, RunStatus, WeftError, type ConcurrencyStrategy, type JsonValue, type RunChange, type RunEvent, type WorkflowDag } from '../index.js';
 import type { Applied, ApplyLocked } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
@@ -113,6 +113,9 @@ export class RunSlots {
       this.ctx.observe((o) => o.flowDispatched?.({ queue: null, waits: [{ reason: 'CONCURRENCY_LIMIT', seconds }] }));
       const ev: RunEvent = run.startNodeId ? { type: 'RunStarted', startNodeId: run.startNodeId } : { type: 'RunStarted' };
       const started = await this.apply(m, tenantId, { ...run, status: RunStatus.Running }, new Map(), dag, ev, applied.now, { rejectedRollsBack: false, nesting: nesting + 1 });
+      // The admission set the run RUNNING besides the event's own writes: its change says so too.
+      const change = started.change;
+      if (change) started.change = () => withStatus(change(), RunStatus.Running);
       (applied.nested ??= []).push({ runId: run.id, applied: started });
     }
   }
@@ -141,4 +144,9 @@ export class RunSlots {
     }
     return groups.length;
   }
+}
+
+/** `change` with the run's status set to `status` (undefined stays undefined). */
+function withStatus(change: RunChange | undefined, status: RunStatus): RunChange | undefined {
+  return change && { ...change, run: { ...change.run, status } };
 }

@@ -1,5 +1,6 @@
 import { v4 as uuidv4 } from 'uuid';
 import { byTenant, isUuid, TaskLeaseRepository } from '@weft/persistence';
+import { RunStatus } from '../index.js';
 import type { BacklogDispatch } from './backlog-dispatch.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { isAttempt } from './input-checks.js';
@@ -50,6 +51,10 @@ export class TaskLeases {
     if (claimed === null) return null;
     // The claim made room in the queue's window of admitted jobs: the backlog may fill it.
     void this.backlog.request(claimed.queue);
+    // The task became RUNNING outside any event of its run: a watcher of the run reads it again.
+    if (ctx.publisher.watchingRun?.(tenantId, claimed.runId)) {
+      void ctx.publisher.publish({ tenantId, runId: claimed.runId, status: RunStatus.Running }).catch(() => undefined);
+    }
     return { leaseToken: token, refused: claimed.access === 'denied' };
   }
 

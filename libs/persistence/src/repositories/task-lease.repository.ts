@@ -45,9 +45,9 @@ export class TaskLeaseRepository extends TenantScopedRepository {
     leaseMs: number,
     now: Date | null,
     queue: string | null = null,
-  ): Promise<{ access: QueueAccess; queue: string } | null> {
+  ): Promise<{ access: QueueAccess; queue: string; runId: string } | null> {
     if (!isDataSource(this.db)) throw new Error('TaskLeaseRepository.claim needs a Database: it is a transaction of its own');
-    const r = await sqlInTenant<{ access: QueueAccess; queue: string }>(
+    const r = await sqlInTenant<{ access: QueueAccess; queue: string; runId: string }>(
       this.db,
       tenantId,
       `WITH c AS (SELECT COALESCE($1::timestamptz, clock_timestamp()) AS now),
@@ -56,14 +56,14 @@ export class TaskLeaseRepository extends TenantScopedRepository {
                     FROM c
                    WHERE tenant_id = $4::uuid AND id = $5::uuid AND attempt = $6::int
                      AND status IN ('PENDING', 'RUNNING') AND ($7::text IS NULL OR queue = $7::text)
-                  RETURNING tenant_id, id, attempt, queue, flow_rate_key, c.now AS now),
+                  RETURNING tenant_id, id, run_id, attempt, queue, flow_rate_key, c.now AS now),
             s AS (INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt)
                   SELECT tenant_id, flow_rate_key, now, id, attempt FROM u WHERE flow_rate_key IS NOT NULL)
-       SELECT weft_queue_access(queue) AS access, queue FROM u`,
+       SELECT weft_queue_access(queue) AS access, queue, run_id AS "runId" FROM u`,
       [now, leaseToken, leaseMs, tenantId, taskId, attempt, queue],
     );
     const row = r.rows[0];
-    return r.rowCount === 1 && row ? { access: row.access ?? 'shared', queue: row.queue } : null;
+    return r.rowCount === 1 && row ? { access: row.access ?? 'shared', queue: row.queue, runId: row.runId } : null;
   }
 
   /**
