@@ -15,7 +15,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { WeftApiError, WeftClient } from '../libs/client/src/index.js';
 import { audit, failedTasks, history, openTasks, wrongCodeOutputs, type HttpTask } from './audit.js';
-import { FAULT_KINDS, FaultInjector, FaultPlanner, SURVIVOR_CHECK_MS, type FaultRecord, type RedeliveryEvent } from './faults.js';
+import { FAULT_KINDS, FaultInjector, FaultPlanner, killsWorker, SURVIVOR_CHECK_MS, type FaultKind, type FaultRecord, type RedeliveryEvent } from './faults.js';
 import {
   UidBlockWatch,
   WeftProcess,
@@ -64,6 +64,7 @@ const HELP = `usage: npm run chaos -- [options]
   --fault-gap S        mean seconds between faults (default 3)
   --fault-tail S       keep injecting faults this long after the last run started (default 15)
   --no-faults          no faults (a baseline)
+  --fault-kinds K,…    only these kinds of faults (default all: ${FAULT_KINDS.join(', ')})
   --flushall           the Redis fault is a real FLUSHALL (only on a machine dedicated to this run)
   --keep               keep the database, the Redis keys and the logs
   --postgres URL       PostgreSQL superuser URL without a database (default postgres://postgres@127.0.0.1:5432)
@@ -79,6 +80,8 @@ interface Options {
   faultGapMs: number;
   faultTailMs: number;
   faults: boolean;
+  /** The kinds of faults to inject. */
+  faultKinds: FaultKind[];
   flushAll: boolean;
   keep: boolean;
   postgres: string;
@@ -97,6 +100,7 @@ function options(argv: string[]): Options {
       'fault-gap': { type: 'string', default: '3' },
       'fault-tail': { type: 'string', default: '15' },
       'no-faults': { type: 'boolean', default: false },
+      'fault-kinds': { type: 'string', default: FAULT_KINDS.join(',') },
       flushall: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       postgres: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
@@ -112,6 +116,9 @@ function options(argv: string[]): Options {
   const num = numberOption;
   const seed = values.seed === undefined ? randomBytes(3).readUIntBE(0, 3) : num('seed', values.seed, 0);
   if (!Number.isSafeInteger(seed)) throw new Error('--seed must be a non-negative integer');
+  const faultKinds = values['fault-kinds']!.split(',').map((k) => k.trim()).filter(Boolean);
+  const unknown = faultKinds.filter((k) => !(FAULT_KINDS as readonly string[]).includes(k));
+  if (unknown.length || faultKinds.length === 0) throw new Error(`--fault-kinds takes kinds among ${FAULT_KINDS.join(', ')}; got ${values['fault-kinds']}`);
   return {
     seed,
     runs: Math.floor(num('runs', values.runs, 1)),
@@ -120,6 +127,7 @@ function options(argv: string[]): Options {
     faultGapMs: num('fault-gap', values['fault-gap'], 0.1) * 1000,
     faultTailMs: num('fault-tail', values['fault-tail'], 0) * 1000,
     faults: !values['no-faults'],
+    faultKinds: [...new Set(faultKinds)] as FaultKind[],
     flushAll: values.flushall!,
     keep: values.keep!,
     postgres: values.postgres!.replace(/\/+$/, ''),
@@ -166,7 +174,7 @@ async function main(): Promise<number> {
   mkdirSync(logDir, { recursive: true });
   const databaseUrl = withDb(o.postgres, dbName, 'weft_app');
   const ownerUrl = withDb(o.postgres, dbName);
-  say(`chaos: seed ${o.seed} · ${o.runs} runs, ${o.concurrency} at once · faults ${o.faults ? `every ~${o.faultGapMs / 1000} s` : 'off'}${o.flushAll ? ' (Redis fault: FLUSHALL)' : ''}`);
+  say(`chaos: seed ${o.seed} · ${o.runs} runs, ${o.concurrency} at once · faults ${o.faults ? `every ~${o.faultGapMs / 1000} s${o.faultKinds.length < FAULT_KINDS.length ? ` (${o.faultKinds.join(', ')})` : ''}` : 'off'}${o.flushAll ? ' (Redis fault: FLUSHALL)' : ''}`);
   say(`chaos: database ${dbName} · Redis keys weft:${dbName}:* · logs ${logDir}`);
 
   const env = weftEnv(databaseUrl, ownerUrl, o.redis, { WEFT_LOG_LEVEL: 'log', WEFT_DB_POOL_SIZE: process.env.WEFT_DB_POOL_SIZE ?? '6' });
@@ -326,7 +334,7 @@ async function main(): Promise<number> {
       interrupted() || (lastStartAt !== undefined && (clock() > lastStartAt + o.faultTailMs || allEnded() || pastDeadline()));
     const faulting = (async () => {
       if (!o.faults) return;
-      const planner = new FaultPlanner(o.seed, o.faultGapMs, pauseBaseMs(env));
+      const planner = new FaultPlanner(o.seed, o.faultGapMs, pauseBaseMs(env), o.faultKinds);
       while (!faultsOver()) {
         const f = planner.next();
         const due = clock() + f.gapMs;
@@ -392,7 +400,7 @@ async function main(): Promise<number> {
       const plan = planOf.get(key);
       return plan ? expectedCodeOutput(plan, node as CodeNode) : undefined;
     });
-    const workerKills = injector.log.filter((r) => r.kind === 'worker-kill' && r.applied);
+    const workerKills = injector.log.filter((r) => killsWorker(r.kind) && r.applied);
     const killsWithCode = workerKills.filter((r) => r.codeProcesses?.length);
     const survivors = workerKills.flatMap((r) => (r.codeSurvivors ?? []).map((p) => ({ r, p })));
     const doubled = new Set([...a.doubleCompletions.map((x) => `${x.runId}/${x.nodeId}`), ...a.doubleAppliedReports.map((x) => `${x.runId}/${x.nodeId}`)]);

@@ -1,8 +1,8 @@
 /**
  * The fault schedule and its injection.
  *
- * The schedule is a seeded sequence: the first six faults are the six kinds in a seeded
- * order (so every run of the tool exercises each kind at least once when it lasts long enough),
+ * The schedule is a seeded sequence: the first faults are the kinds in a seeded order, one each
+ * (so every run of the tool exercises each kind at least once when it lasts long enough),
  * then kinds are drawn with {@link WEIGHTS}; gaps are exponential with mean `meanGapMs`
  * (clamped to 0.3×–3× the mean); each kill carries its target replica and its restart delay.
  * Which fault comes n-th and its parameters depend on the seed only; *when* it lands relative
@@ -12,8 +12,9 @@ import type { Pool } from 'pg';
 import type { Redis } from 'ioredis';
 import { Rng } from './rng.js';
 import { codeDescendants, stillRunning, type HostProcess, type WeftProcess } from './processes.js';
+import { commitInFlight, stillActive } from './commit-watch.js';
 
-export const FAULT_KINDS = ['worker-kill', 'worker-pause', 'scheduler-kill', 'api-kill', 'redis-flush', 'pg-terminate'] as const;
+export const FAULT_KINDS = ['worker-kill', 'worker-pause', 'scheduler-kill', 'api-kill', 'redis-flush', 'pg-terminate', 'worker-kill-commit'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 const WEIGHTS: Record<FaultKind, number> = {
@@ -23,7 +24,14 @@ const WEIGHTS: Record<FaultKind, number> = {
   'api-kill': 8,
   'redis-flush': 14,
   'pg-terminate': 25,
+  'worker-kill-commit': 12,
 };
+
+/** How long a `worker-kill-commit` looks for a committer message in flight before giving up, ms. */
+export const COMMIT_WATCH_MS = 3_000;
+
+/** True for the faults that SIGKILL a worker. */
+export const killsWorker = (kind: FaultKind): boolean => kind === 'worker-kill' || kind === 'worker-kill-commit';
 
 export interface PlannedFault {
   kind: FaultKind;
@@ -47,13 +55,18 @@ export class FaultPlanner {
     private readonly meanGapMs: number,
     /** The longer of the run lease and the job lock: a pause beyond it makes the worker's executions stale. */
     private readonly pauseBaseMs: number,
+    /** The kinds to draw from (`--fault-kinds`); all by default. */
+    kinds: readonly FaultKind[] = FAULT_KINDS,
   ) {
     this.rng = new Rng(seed, 'faults');
-    this.first = this.rng.shuffle(FAULT_KINDS);
+    this.first = this.rng.shuffle(kinds);
+    this.weights = Object.fromEntries(kinds.map((k) => [k, WEIGHTS[k]])) as Record<FaultKind, number>;
   }
 
+  private readonly weights: Record<FaultKind, number>;
+
   next(): PlannedFault {
-    const kind = this.n < this.first.length ? this.first[this.n] : this.rng.weighted(WEIGHTS);
+    const kind = this.n < this.first.length ? this.first[this.n] : this.rng.weighted(this.weights);
     this.n++;
     const gapMs = Math.min(3 * this.meanGapMs, Math.max(0.3 * this.meanGapMs, this.rng.exp(this.meanGapMs)));
     return {
@@ -144,7 +157,7 @@ export class FaultInjector {
     const events: RedeliveryEvent[] = [];
     for (const r of this.log) {
       if (!r.applied) continue;
-      if (r.kind === 'worker-kill') events.push({ at: r.at, leadMs: 500, what: 'worker kill' });
+      if (killsWorker(r.kind)) events.push({ at: r.at, leadMs: 500, what: 'worker kill' });
       if (r.kind === 'redis-flush') events.push({ at: r.at, leadMs: 3_000, what: 'Redis loss' });
       if (r.kind === 'worker-pause') {
         events.push({ at: r.at, leadMs: 500, what: 'worker pause' });
@@ -158,6 +171,7 @@ export class FaultInjector {
     const at = this.clock();
     let rec: FaultRecord;
     try {
+      // A fault that waits for its moment (a commit in flight) says when it struck.
       rec = { at, kind: f.kind, ...(await this.do(f)) };
     } catch (err) {
       rec = { at, kind: f.kind, applied: false, detail: `error: ${(err as Error).message}` };
@@ -180,10 +194,12 @@ export class FaultInjector {
     await Promise.all(this.checks);
   }
 
-  private async do(f: PlannedFault): Promise<{ applied: boolean; detail: string; pauseMs?: number; codeProcesses?: HostProcess[] }> {
+  private async do(f: PlannedFault): Promise<{ at?: number; applied: boolean; detail: string; pauseMs?: number; codeProcesses?: HostProcess[] }> {
     switch (f.kind) {
       case 'worker-kill':
         return this.kill(this.t.workers, f);
+      case 'worker-kill-commit':
+        return this.killInCommit(f);
       case 'worker-pause': {
         const order = [this.t.workers[f.target % this.t.workers.length], ...this.t.workers.filter((_, i) => i !== f.target % this.t.workers.length)];
         const victim = order.find((p) => p.running && !p.paused);
@@ -224,6 +240,32 @@ export class FaultInjector {
     victim.restartAfter(f.restartMs);
     const running = code === undefined ? '' : ` with ${code.length} CODE process${code.length === 1 ? '' : 'es'} running`;
     return { applied: true, detail: `SIGKILL ${victim.name} (pid ${pid})${running}, restart in ${f.restartMs} ms`, codeProcesses: code };
+  }
+
+  /**
+   * SIGKILLs the worker whose step committer has a message running in PostgreSQL (a batch of
+   * fenced reports, each of which may also take its worker's next attempt), restarting it after
+   * `restartMs`: the message commits or not without its sender, which never learns which. Its
+   * reports' jobs come back when their locks lapse and attempts taken in it are left RUNNING under
+   * a lease nobody renews; the run must still end as planned, with no step lost or done twice.
+   * Not applied when no committer message was seen within {@link COMMIT_WATCH_MS}.
+   */
+  private async killInCommit(f: PlannedFault): Promise<{ at?: number; applied: boolean; detail: string; codeProcesses?: HostProcess[] }> {
+    const seen = await commitInFlight(this.t.owner, this.t.dbName, this.t.workers, this.clock, this.clock() + COMMIT_WATCH_MS);
+    if (!seen) return { applied: false, detail: `no committer message seen in flight within ${COMMIT_WATCH_MS} ms` };
+    const victim = seen.worker;
+    const code = victim.pid === undefined ? undefined : codeDescendants(victim.pid);
+    const at = this.clock();
+    const pid = victim.kill();
+    victim.restartAfter(f.restartMs);
+    const outlived = await stillActive(this.t.owner, seen.backendPid).catch(() => false);
+    const running = code === undefined ? '' : `, ${code.length} CODE process${code.length === 1 ? '' : 'es'} running`;
+    return {
+      at,
+      applied: true,
+      detail: `SIGKILL ${victim.name} (pid ${pid}) with a committer message in flight (backend ${seen.backendPid}, ${seen.reports}+ reports, ${outlived ? 'still running after the kill' : 'over by the kill'}${running}), restart in ${f.restartMs} ms`,
+      codeProcesses: code,
+    };
   }
 
   /**

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import pg from 'pg';
 import type { TakenTask } from '@weft/engine';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
-import { def, edge, http } from '../support/builders.js';
+import { chain, claimFirst, runChain, shape, step, until, type Harness } from '../support/fenced-steps.js';
 
 /**
  * Fenced steps: a worker's report on a run whose previous event the same coordinator applied is
@@ -20,42 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-const chain = (n: number) => {
-  const ids = Array.from({ length: n }, (_, i) => `n${i + 1}`);
-  return def(
-    ids.map((id) => http(id)),
-    ids.slice(1).map((id, i) => edge(ids[i]!, id)),
-  );
-};
-
-type Harness = Awaited<ReturnType<typeof coordinatorHarness>>;
-
-/** Claims the run's first job as a worker would; the attempt it holds. */
-async function claimFirst(h: Harness, runId: string): Promise<TakenTask> {
-  const job = h.dispatcher.jobs.find((j) => j.runId === runId)!;
-  const claim = await h.coordinator.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue);
-  return { job, leaseToken: claim!.leaseToken };
-}
-
-/** Reports `held` completed as a worker taking its next attempt; the attempt it took, if any. */
-async function step(h: Harness, held: TakenTask, output: unknown = { step: held.job.nodeId }) {
-  const { job, leaseToken } = held;
-  return h.coordinator.runs.reportCompleted(h.tenantId, { runId: job.runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, leaseToken, output: output as never, takeFrom: job.queue });
-}
-
-/** Runs a chain to its end through reports that take their next attempt; resolves the run id. */
-async function runChain(h: Harness, workflowId: string): Promise<string> {
-  const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
-  let held: TakenTask | undefined = await claimFirst(h, runId);
-  while (held) held = (await step(h, held)).taken;
-  return runId;
-}
-
-/** A run's history without what differs between two runs (ids, times). */
-async function shape(h: Harness, runId: string) {
-  return (await h.events(runId)).map((e) => ({ seq: e.seq, type: e.type, nodeId: e.nodeId, attempt: e.attempt, ignored: e.ignored, error: e.error, actions: (e.actions as { type: string }[]).map((a) => a.type) }));
-}
 
 describe('a chain reported by a worker that takes its next attempt', () => {
   it('goes through the step committer after its first report, and writes what the locking path writes', async () => {
@@ -76,5 +41,107 @@ describe('a chain reported by a worker that takes its next attempt', () => {
     expect(tasks.map((t) => [t.nodeId, t.status, t.output])).toEqual(Object.values(await locking.tasks(viaLocks)).map((t) => [t.nodeId, t.status, { step: t.nodeId }]));
     expect(await fenced.outbox(viaFence)).toHaveLength(1); // the first task's, from the start
     expect(fenced.publisher.updates.filter((u) => u.runId === viaFence).map((u) => u.seq)).toEqual(locking.publisher.updates.filter((u) => u.runId === viaLocks).map((u) => u.seq));
+  });
+});
+
+describe('one committer message of eight reports, one of which the database refuses', () => {
+  // Every check in JavaScript passes this output (a lone surrogate or a NUL would not: the
+  // coordinator turns them into a NodeFailed before any write); a trigger plays the database
+  // refusing it as data, as jsonb refuses what it cannot hold.
+  const POISON = 'poison-22P05';
+  /** An advisory lock the committer's first message waits for, so that the eight queue behind it. */
+  const HOLD = 7_310_517_301;
+
+  beforeAll(async () => {
+    await db.owner.query(`
+      CREATE FUNCTION refuse_poison_output() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.output::text LIKE '%${POISON}%' THEN
+          RAISE EXCEPTION 'unsupported Unicode escape sequence' USING ERRCODE = '22P05';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER refuse_poison_output BEFORE INSERT OR UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION refuse_poison_output();
+    `);
+  });
+  afterAll(async () => {
+    await db?.owner.query(`DROP TRIGGER IF EXISTS refuse_poison_output ON tasks; DROP FUNCTION IF EXISTS refuse_poison_output();`);
+  });
+
+  /** Starts a run of `workflowId` and reports its first node (on the locking path); the attempt of n2 it took. */
+  async function pastFirstReport(h: Harness, workflowId: string): Promise<TakenTask> {
+    const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
+    return (await step(h, await claimFirst(h, runId))).taken!;
+  }
+
+  it('records the seven good reports once each and the bad one as the failure the locking path makes of it', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const { workflowId } = await h.publish(chain(3));
+    const held = [];
+    for (let i = 0; i < 8; i++) held.push(await pastFirstReport(h, workflowId));
+    const committer = h.coordinator.committer;
+    expect(committer.stats).toEqual({ commits: 0, statements: 0, failed: 0 });
+
+    // The committer's first message waits for a lock this test holds; the eight reports queue
+    // behind it and leave together, in the next message, once the lock is let go.
+    const holder = new pg.Client({ connectionString: db.ownerUrl });
+    await holder.connect();
+    await holder.query('SELECT pg_advisory_lock($1::bigint)', [HOLD]);
+    const submitted = jest.spyOn(committer, 'submit');
+    const busy = committer.submit({ tenantId: h.tenantId, text: 'SELECT pg_advisory_xact_lock($1::bigint) AS held', params: [HOLD] });
+    const bad = 5;
+    const reports = held.map((t, i) => step(h, t, i === bad ? { step: t.job.nodeId, s: POISON } : undefined));
+    await until(() => submitted.mock.calls.length === 9, 'the eight reports in the committer');
+    await holder.query('SELECT pg_advisory_unlock($1::bigint)', [HOLD]);
+    await holder.end();
+    const results = await Promise.all(reports);
+    await busy;
+    submitted.mockRestore();
+
+    // One message held the lock; the next, all eight reports, failed as a whole: nothing of it counted.
+    expect(committer.stats).toEqual({ commits: 1, statements: 1, failed: 1 });
+    expect(h.logger.warnings.filter((w) => /applying it as a failure/.test(w))).toHaveLength(1);
+    const runIds = held.map((t) => t.job.runId);
+
+    // What the locking path alone makes of the same reports.
+    const ref = await coordinatorHarness(db.ds, { fencedSteps: false });
+    const refWf = await ref.publish(chain(3));
+    const refGood = await pastFirstReport(ref, refWf.workflowId);
+    const refBad = await pastFirstReport(ref, refWf.workflowId);
+    const refTaken = (await step(ref, refGood)).taken!;
+    expect(await step(ref, refBad, { step: 'n2', s: POISON })).toEqual({});
+    expect((await shape(ref, refBad.job.runId)).map((e) => e.type)).toEqual(['RunStarted', 'NodeCompleted', 'NodeFailed']);
+    const refFailure = (await ref.tasks(refBad.job.runId)).n2!.error;
+    expect(refFailure).toMatch(/^could not store the NodeCompleted of node n2: .*\(INVALID_DATA\)$/);
+
+    expect(results[bad]).toEqual({});
+    expect(await h.run(runIds[bad]!)).toMatchObject({ status: 'FAILED' });
+    expect(await shape(h, runIds[bad]!)).toEqual(await shape(ref, refBad.job.runId));
+    expect(await h.statuses(runIds[bad]!)).toEqual({ n1: 'COMPLETED', n2: 'FAILED' });
+    expect((await h.tasks(runIds[bad]!)).n2).toMatchObject({ attempt: 0, output: null, error: refFailure });
+
+    const good = runIds.filter((_, i) => i !== bad);
+    const goodShape = await shape(ref, refGood.job.runId);
+    expect(goodShape.map((e) => e.type)).toEqual(['RunStarted', 'NodeCompleted', 'NodeCompleted']);
+    for (const [i, runId] of runIds.entries()) {
+      if (i === bad) continue;
+      expect(await shape(h, runId)).toEqual(goodShape);
+      const tasks = await h.tasks(runId);
+      expect(Object.keys(tasks)).toEqual(['n1', 'n2', 'n3']);
+      expect(tasks.n2).toMatchObject({ status: 'COMPLETED', attempt: 0, output: { step: 'n2' } });
+      expect(tasks.n3).toMatchObject({ status: 'RUNNING', attempt: 0, leaseToken: results[i]!.taken!.leaseToken });
+      expect(results[i]!.taken!.job).toMatchObject({ runId, nodeId: 'n3', taskId: tasks.n3!.id });
+    }
+
+    // The committer goes on after the failed message (on a new connection): the seven end fenced.
+    const ends = await Promise.all(good.map((runId) => step(h, results[runIds.indexOf(runId)]!.taken!)));
+    expect(ends).toEqual(good.map(() => ({})));
+    expect(committer.stats).toMatchObject({ statements: 1 + 7, failed: 1 });
+    expect((await step(ref, refTaken)).taken).toBeUndefined();
+    const endShape = await shape(ref, refGood.job.runId);
+    for (const runId of good) {
+      expect((await h.run(runId)).status).toBe('SUCCEEDED');
+      expect(await shape(h, runId)).toEqual(endShape);
+    }
   });
 });
