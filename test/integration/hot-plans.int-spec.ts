@@ -120,8 +120,13 @@ describe('the hot path', () => {
     const runLock = indexesFor('WITH r AS MATERIALIZED');
     expect(runLock).toContain('runs_pkey');
     expect(['runs_pkey', 'tasks_pkey', 'tasks_run']).toEqual(expect.arrayContaining(runLock));
+    // b's report took the fenced path: its statement locks the run by its key and the reported
+    // task by one of the run's task keys, like the run lock.
+    const fenced = indexesFor('f AS MATERIALIZED');
+    expect(fenced).toContain('runs_pkey');
+    expect(['runs_pkey', 'tasks_pkey', 'tasks_run']).toEqual(expect.arrayContaining(fenced));
     const history = indexesFor('INSERT INTO run_events');
     expect(history).toContain('runs_pkey');
-    expect(['runs_pkey', 'tasks_pkey']).toEqual(expect.arrayContaining(history));
+    expect(['runs_pkey', 'tasks_pkey', 'tasks_run']).toEqual(expect.arrayContaining(history));
   });
 });

@@ -144,8 +144,28 @@ describe('round trips of a tenant transaction', () => {
     expect(row).toEqual({ v: 0, h: 0 });
   });
 
-  it("sends a chain's step, reported by the worker that takes the next node, in two messages", async () => {
-    const h = await coordinatorHarness(db.ds);
+  it("sends a chain's step, reported by the worker that takes the next node, in one message", async () => {
+    const perStep = await chainSteps(await coordinatorHarness(db.ds));
+    // Once the committer's connection prepared the step's statement: the tenant and the fenced
+    // write in one message, one implicit transaction.
+    for (const step of perStep.slice(-4)) {
+      expect(step).toHaveLength(1);
+      expect(step[0]).toMatch(/^select set_config\('enable_seqscan', 'off', true\), set_config\('app\.tenant_id', .*\);\nEXECUTE weft_[0-9a-f]{24}\(.*\)$/s);
+    }
+  });
+
+  it("sends a chain's step on the locking path in two messages", async () => {
+    const perStep = await chainSteps(await coordinatorHarness(db.ds, { fencedSteps: false }));
+    // Once the connections prepared the statements of a step: the lock with the opening, the write with the COMMIT.
+    for (const step of perStep.slice(-4)) {
+      expect(step).toHaveLength(2);
+      expect(step[0]).toMatch(/^BEGIN; select set_config\('app\.tenant_id', .*; EXECUTE weft_/s);
+      expect(step[1]).toMatch(/^EXECUTE weft_[0-9a-f]{24}\(.*\); COMMIT$/s);
+    }
+  });
+
+  /** A 12-node chain reported step by step by a worker taking each next node; the messages each step sent. */
+  async function chainSteps(h: Awaited<ReturnType<typeof coordinatorHarness>>): Promise<string[][]> {
     const ids = Array.from({ length: 12 }, (_, i) => `n${i + 1}`);
     const runId = await h.start(def(ids.map((id) => http(id)), ids.slice(1).map((id, i) => edge(ids[i]!, id))));
     let task = h.dispatcher.last('n1');
@@ -159,12 +179,7 @@ describe('round trips of a tenant transaction', () => {
       task = res!.taken!.job;
       token = res!.taken!.leaseToken;
     }
-    // Once the connections prepared the statements of a step: the lock with the opening, the write with the COMMIT.
-    for (const step of perStep.slice(-4)) {
-      expect(step).toHaveLength(2);
-      expect(step[0]).toMatch(/^BEGIN; select set_config\('app\.tenant_id', .*; EXECUTE weft_/s);
-      expect(step[1]).toMatch(/^EXECUTE weft_[0-9a-f]{24}\(.*\); COMMIT$/s);
-    }
     expect((await h.tasks(runId)).n11).toMatchObject({ status: 'COMPLETED', output: { i: 10 } });
-  });
+    return perStep;
+  }
 });
