@@ -127,11 +127,29 @@ export function fencedWrite(tenantId: string, runId: string, fence: WriteFence, 
   parts.forEach((p, i) => {
     const offset = params.length;
     params.push(...p.params);
-    const text = p.gated!.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`).replaceAll(GATE, '(SELECT ok FROM gate)');
+    const text = renumbered(p.gated!, offset);
     ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
     if (!p.expect) return;
     params.push(p.expect.rows, expectation(runId, p.expect.rows, p.expect.what));
     counts.push(`CASE WHEN (SELECT ok FROM gate) THEN weft_expect_rows((SELECT count(*) FROM w${i}), $${params.length - 1}::int, $${params.length}::text) END AS w${i}`);
   });
   return { text: `WITH ${ctes.join(',\n')}\nSELECT (SELECT ok FROM gate) AS ok${counts.map((c) => `, ${c}`).join('')}`, params };
+}
+
+/** Gated part texts with their parameters renumbered after `offset` others, by text and offset (a step's parts are a handful of shapes). */
+const RENUMBERED = new Map<string, Map<number, string>>();
+const MAX_RENUMBERED = 1_000;
+
+/** `gated` with `$n` as `$(n + offset)` and the gate's verdict in place of {@link GATE}. */
+function renumbered(gated: string, offset: number): string {
+  let byOffset = RENUMBERED.get(gated);
+  let text = byOffset?.get(offset);
+  if (text !== undefined) return text;
+  text = gated.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`).replaceAll(GATE, '(SELECT ok FROM gate)');
+  if (!byOffset) {
+    if (RENUMBERED.size >= MAX_RENUMBERED) RENUMBERED.clear();
+    RENUMBERED.set(gated, (byOffset = new Map()));
+  }
+  byOffset.set(offset, text);
+  return text;
 }
