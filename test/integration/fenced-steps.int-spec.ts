@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
 import type { TakenTask } from '@weft/engine';
+import { refusedTaskValues } from '../support/refused-values.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { chain, claimFirst, runChain, shape, step, until, type Harness } from '../support/fenced-steps.js';
@@ -52,20 +53,12 @@ describe('one committer message of eight reports, one of which the database refu
   /** An advisory lock the committer's first message waits for, so that the eight queue behind it. */
   const HOLD = 7_310_517_301;
 
+  const refused = () => refusedTaskValues(db.owner, 'refuse_poison_output', 'output', POISON);
   beforeAll(async () => {
-    await db.owner.query(`
-      CREATE FUNCTION refuse_poison_output() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.output::text LIKE '%${POISON}%' THEN
-          RAISE EXCEPTION 'unsupported Unicode escape sequence' USING ERRCODE = '22P05';
-        END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER refuse_poison_output BEFORE INSERT OR UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION refuse_poison_output();
-    `);
+    await refused().install();
   });
   afterAll(async () => {
-    await db?.owner.query(`DROP TRIGGER IF EXISTS refuse_poison_output ON tasks; DROP FUNCTION IF EXISTS refuse_poison_output();`);
+    await refused().remove();
   });
 
   /** Starts a run of `workflowId` and reports its first node (on the locking path); the attempt of n2 it took. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { refusedTaskValues } from '../support/refused-values.js';
 import { mapDriverError, sql, withTenant } from '@weft/persistence';
 import { WeftError } from '@weft/engine';
 import { type RunCoordinatorOptions } from '@weft/engine/coordinator';
@@ -158,20 +159,12 @@ describe('values the database refuses although they passed the checks (INVALID_D
   // The machine checks every value it computes (a template yielding a NUL character fails the
   // node), so a trigger plays a database refusing a task input that passed those checks.
   const POISON = { s: 'poison-22P05' };
+  const refused = () => refusedTaskValues(db.owner, 'refuse_poison', 'input', POISON.s);
   beforeAll(async () => {
-    await db.owner.query(`
-      CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.input::text LIKE '%poison-22P05%' THEN
-          RAISE EXCEPTION 'unsupported Unicode escape sequence' USING ERRCODE = '22P05';
-        END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER refuse_poison BEFORE INSERT OR UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION refuse_poison();
-    `);
+    await refused().install();
   });
   afterAll(async () => {
-    await db?.owner.query(`DROP TRIGGER IF EXISTS refuse_poison ON tasks; DROP FUNCTION IF EXISTS refuse_poison();`);
+    await refused().remove();
   });
 
   it('maps SQLSTATE class 22 and 54 to INVALID_DATA, never transient', async () => {
