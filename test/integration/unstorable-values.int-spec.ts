@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { refusedTaskValues } from '../support/refused-values.js';
 import { mapDriverError, sql, withTenant } from '@weft/persistence';
 import { WeftError } from '@weft/engine';
 import { type RunCoordinatorOptions } from '@weft/engine/coordinator';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
+import { refusedTaskValues } from '../support/refused-values.js';
 import {
   createTenant,
   def,
