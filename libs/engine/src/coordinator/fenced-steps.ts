@@ -1,5 +1,5 @@
 import { v4 as uuidv4 } from 'uuid';
-import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant, type HistoryEntry } from '@weft/persistence';
+import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant, type HistoryEntry, type RunState } from '@weft/persistence';
 import {
   DEFAULT_MAX_VALUE_BYTES,
   Machine,
@@ -9,11 +9,13 @@ import {
   type JsonValue,
   type NodeCompleted,
   type NodeFailed,
+  type RunEvent,
   type RunSnapshot,
+  type WorkflowDag,
   type Store,
   type Transition,
 } from '../index.js';
-import { ActionWriter, NotFenceable } from './action-writer.js';
+import { ActionWriter, NotFenceable, type EagerTake } from './action-writer.js';
 import type { Applied } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { historyEntry, historyEvent } from './history.js';
@@ -87,38 +89,54 @@ export class FencedSteps {
     }
     if (transition.ignored !== undefined || !endsAlone(transition, run)) return undefined;
     const seq = run.eventSeq + 1;
+    const recordedEvent = historyEvent(ev, dag, nodes);
     const take = takeFrom === undefined ? undefined : { queue: takeFrom, leaseToken: uuidv4(), leaseMs: ctx.runLeaseMs };
-    const writer = ActionWriter.capturing(ctx.ds.manager, tenantId, run, now, dag, take);
-    const history = new HistoryRepository(ctx.ds.manager);
-    let written: Awaited<ReturnType<ActionWriter['write']>>;
-    let recordedEntry: HistoryEntry | undefined;
-    try {
-      written = await writer.write(transition.actions, (w) =>
-        history.parts(tenantId, run.id, (recordedEntry = historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, patch: w.run }))),
-      );
-    } catch (err) {
-      if (err instanceof NotFenceable) return undefined;
-      throw err;
-    }
-    const fence = { seq: run.eventSeq, taskId: ev.taskId, attempt: ev.attempt, leaseToken, ...(written.taken ? { takeFrom } : {}) };
-    const statement = fencedWrite(tenantId, run.id, fence, writer.parts);
+    // The event's writes as the worker takes its next attempt, and, should fair dispatch refuse
+    // the take, as they are without it: one statement holds both, and the take decides.
+    const taking = await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, take);
+    if (!taking) return undefined;
+    const queued = taking.written.taken ? await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent) : undefined;
+    if (taking.written.taken && !queued) return undefined;
+    const fence = { seq: run.eventSeq, taskId: ev.taskId, attempt: ev.attempt, leaseToken, ...(taking.written.taken ? { takeFrom } : {}) };
+    const statement = fencedWrite(tenantId, run.id, fence, taking.writer.parts, queued?.writer.parts);
     // A value PostgreSQL would refuse (jsonb holds no NUL) would fail the whole message: alone, on the locking path.
     if (!statement || statement.params.some((p) => typeof p === 'string' && p.includes('\\u0000'))) return undefined;
+    let took: boolean;
     try {
-      const rows = await this.committer.submit({ tenantId, ...statement });
-      if (rows[0]?.ok !== true) return undefined;
+      const [row] = await this.committer.submit({ tenantId, ...statement });
+      if (row?.ok !== true || (row.took !== true && !queued)) return undefined;
+      took = row.took === true;
     } catch {
       return undefined;
     }
+    const { writer, written, recorded } = took ? taking : queued!;
     const status = snapshot.status;
     const applied: Applied = { transition, status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
-    const recorded = recordedEntry!;
     applied.change = () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry: recorded, dag });
     noteRunChanges(applied, run, ev, transition, nodes, now);
     ctx.snapshots.put(tenantId, runId, seq, nodes, { ...run, eventSeq: seq, status }, now);
     return applied;
   }
 
+
+  /**
+   * The event's writes as statement parts (see {@link ActionWriter.capturing}), with its history
+   * row; undefined when an action needs the run locked.
+   */
+  private async capture(tenantId: string, run: RunState, now: Date, dag: WorkflowDag, transition: Transition, seq: number, event: RunEvent, take?: EagerTake) {
+    const writer = ActionWriter.capturing(this.ctx.ds.manager, tenantId, run, now, dag, take);
+    const history = new HistoryRepository(this.ctx.ds.manager);
+    let recorded: HistoryEntry | undefined;
+    try {
+      const written = await writer.write(transition.actions, (w) =>
+        history.parts(tenantId, run.id, (recorded = historyEntry({ seq, ev: event, now, actions: transition.actions, patch: w.run }))),
+      );
+      return { writer, written, recorded: recorded! };
+    } catch (err) {
+      if (err instanceof NotFenceable) return undefined;
+      throw err;
+    }
+  }
 }
 
 /**

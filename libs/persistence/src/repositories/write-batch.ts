@@ -104,48 +104,76 @@ function expectation(runId: string, expected: number, what: string): string {
 
 /**
  * One event's writes as one statement that checks its fence first and writes nothing when it
- * fails, without raising: the run row at `fence.seq` (locked, `FOR UPDATE`), the reported task
- * RUNNING at its attempt under the lease token (locked), and, when the event takes an attempt,
- * `weft_may_take`. A row locked by another transaction fails the fence at once (`SKIP LOCKED`):
- * the report then waits for it alone on the locking path, never holding up the statements it
- * was committed with. A row another writer changed and committed since the statement's snapshot
- * (a cancel, a signal, a sweep) is read again as it now is by the lock, and fails the fence. The statement returns one
- * row: `ok`, and each expected count checked by `weft_expect_rows` when `ok` (a wrong count then
- * raises: the stored run drifted). Undefined when a part has no gated form.
+ * fails, without raising: the run row at `fence.seq` (locked, `FOR UPDATE`) and the reported task
+ * RUNNING at its attempt under the lease token (locked). A row locked by another transaction
+ * fails the fence at once (`SKIP LOCKED`): the report then waits for it alone on the locking path,
+ * never holding up the statements it was committed with. A row another writer changed and
+ * committed since the statement's snapshot (a cancel, a signal, a sweep) is read again as it now
+ * is by the lock, and fails the fence.
+ *
+ * When the event takes an attempt (`fence.takeFrom`), `weft_may_take` decides, once the fence
+ * holds: `parts` are written if it allows the take; else `queued` (the same event without the
+ * take: its attempt QUEUED in the backlog) when given, else nothing. Parts the two share are
+ * written once either way.
+ *
+ * The statement returns one row: `ok` (the fence held), `took` (the take was allowed, or there was
+ * none to ask for), and each expected count, checked by `weft_expect_rows` for the parts written
+ * (a wrong count then raises: the stored run drifted). Undefined when a part has no gated form.
  */
-export function fencedWrite(tenantId: string, runId: string, fence: WriteFence, parts: readonly WritePart[]): { text: string; params: unknown[] } | undefined {
-  if (parts.some((p) => p.gated === undefined)) return undefined;
+export function fencedWrite(
+  tenantId: string,
+  runId: string,
+  fence: WriteFence,
+  parts: readonly WritePart[],
+  queued?: readonly WritePart[],
+): { text: string; params: unknown[] } | undefined {
+  if ([...parts, ...(queued ?? [])].some((p) => p.gated === undefined)) return undefined;
   const params: unknown[] = [tenantId, runId, fence.seq, fence.taskId, fence.attempt, fence.leaseToken.toLowerCase(), fence.takeFrom ?? null];
   const ctes = [
     `f AS MATERIALIZED (SELECT 1 FROM runs WHERE tenant_id = $1 AND id = $2 AND event_seq = $3::int FOR UPDATE SKIP LOCKED)`,
     `ft AS MATERIALIZED (SELECT 1 FROM tasks WHERE tenant_id = $1 AND id = $4::uuid AND run_id = $2 AND attempt = $5::int
                             AND status = 'RUNNING' AND lease_token = $6::uuid FOR NO KEY UPDATE SKIP LOCKED)`,
-    `gate AS MATERIALIZED (SELECT CASE WHEN EXISTS (SELECT 1 FROM f) AND EXISTS (SELECT 1 FROM ft)
-                                       THEN ($7::text IS NULL OR weft_may_take($7::text)) ELSE false END AS ok)`,
+    `fence AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM f) AND EXISTS (SELECT 1 FROM ft) AS ok)`,
+    `gate AS MATERIALIZED (SELECT ok, CASE WHEN ok THEN ($7::text IS NULL OR weft_may_take($7::text)) ELSE false END AS took FROM fence)`,
+  ];
+  // Which of the two writes each part belongs to, and so on which verdict it is written.
+  const shared = queued ? parts.filter((p) => queued.some((q) => samePart(p, q))) : [];
+  const gated: Array<{ part: WritePart; when: string }> = [
+    ...parts.map((part) => ({ part, when: !queued ? 'took' : shared.includes(part) ? 'ok' : 'took' })),
+    ...(queued ?? []).filter((q) => !shared.some((p) => samePart(p, q))).map((part) => ({ part, when: 'ok AND NOT took' })),
   ];
   const counts: string[] = [];
-  parts.forEach((p, i) => {
+  gated.forEach(({ part: p, when }, i) => {
     const offset = params.length;
     params.push(...p.params);
-    const text = renumbered(p.gated!, offset);
+    const text = renumbered(p.gated!, offset).replaceAll(GATE, `(SELECT ${when} FROM gate)`);
     ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
     if (!p.expect) return;
     params.push(p.expect.rows, expectation(runId, p.expect.rows, p.expect.what));
-    counts.push(`CASE WHEN (SELECT ok FROM gate) THEN weft_expect_rows((SELECT count(*) FROM w${i}), $${params.length - 1}::int, $${params.length}::text) END AS w${i}`);
+    counts.push(`CASE WHEN (SELECT ${when} FROM gate) THEN weft_expect_rows((SELECT count(*) FROM w${i}), $${params.length - 1}::int, $${params.length}::text) END AS w${i}`);
   });
-  return { text: `WITH ${ctes.join(',\n')}\nSELECT (SELECT ok FROM gate) AS ok${counts.map((c) => `, ${c}`).join('')}`, params };
+  return { text: `WITH ${ctes.join(',\n')}\nSELECT (SELECT ok FROM gate) AS ok, (SELECT took FROM gate) AS took${counts.map((c) => `, ${c}`).join('')}`, params };
+}
+
+/** True when `a` and `b` are the same write: one text, equal parameters. */
+function samePart(a: WritePart, b: WritePart): boolean {
+  return a.gated === b.gated && a.params.length === b.params.length && a.params.every((x, i) => sameValue(x, b.params[i]));
+}
+
+function sameValue(x: unknown, y: unknown): boolean {
+  return x === y || (x instanceof Date && y instanceof Date && x.getTime() === y.getTime());
 }
 
 /** Gated part texts with their parameters renumbered after `offset` others, by text and offset (a step's parts are a handful of shapes). */
 const RENUMBERED = new Map<string, Map<number, string>>();
 const MAX_RENUMBERED = 1_000;
 
-/** `gated` with `$n` as `$(n + offset)` and the gate's verdict in place of {@link GATE}. */
+/** `gated` with `$n` as `$(n + offset)`. */
 function renumbered(gated: string, offset: number): string {
   let byOffset = RENUMBERED.get(gated);
   let text = byOffset?.get(offset);
   if (text !== undefined) return text;
-  text = gated.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`).replaceAll(GATE, '(SELECT ok FROM gate)');
+  text = gated.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
   if (!byOffset) {
     if (RENUMBERED.size >= MAX_RENUMBERED) RENUMBERED.clear();
     RENUMBERED.set(gated, (byOffset = new Map()));
