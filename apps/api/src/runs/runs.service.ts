@@ -167,7 +167,7 @@ export class RunsService {
   patchShared(run: RunObject, change: RunChange): RunObject | undefined {
     const old = run as SharedRun;
     if (change.reread || !old.shared || !old.settled || !old.jsonLoader || change.seq !== run.seq + 1) return undefined;
-    const loader = nextLoader(old.jsonLoader, run, change);
+    const loader = nextLoader(old.jsonLoader, run, change, heldEvents(old.settled, change));
     const next = patchRunFields(run, change, loader);
     const shared = new Map<string, Promise<unknown>>();
     const settled = new Map<string, unknown>();
@@ -410,6 +410,21 @@ export class RunsService {
     if (rows.length === 0) return new Set();
     return sensitiveNodes(await this.workflows.definition(run.tenantId, run.workflowId, run.version));
   }
+}
+
+/**
+ * The seqs of the history events on the pages of history `settled` holds, with `change`'s when
+ * there is such a page (it may take the event): the events whose stored values the state after
+ * `change` keeps.
+ */
+function heldEvents(settled: Map<string, unknown>, change: RunChange): Set<number> {
+  const seqs = new Set<number>();
+  for (const [key, page] of settled) {
+    if (!key.startsWith('history:')) continue;
+    seqs.add(change.seq);
+    for (const e of page as RunEventObject[]) seqs.add(e.seq);
+  }
+  return seqs;
 }
 
 /** `read()`, or for a {@link SharedRun} the promise of the first reader (forgotten if it fails). */

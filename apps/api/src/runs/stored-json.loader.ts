@@ -40,9 +40,15 @@ export class StoredJsonLoader {
     private readonly onRead?: (values: number) => void,
   ) {}
 
+  /** Values held (read, being read or seeded). */
+  get size(): number {
+    return this.values.size;
+  }
+
   /**
    * A loader for a newer state of the same rows: it starts with every value this one has read or
-   * is reading, but those `changed` says changed (keys of {@link StoredJsonRef}s, see `keyOf`).
+   * is reading, but those `changed` says changed or not to keep (keys of {@link StoredJsonRef}s,
+   * see `keyOf`).
    */
   successor(changed: (key: string) => boolean): StoredJsonLoader {
     const next = new StoredJsonLoader(this.runs, this.onRead);
