@@ -72,4 +72,14 @@ describe('the stored values a patched state keeps', () => {
     const ref = { table: 'run_events', tenantId: 't', runId: 'r', seq: 3, column: 'payload' } as const;
     await expect(next.load(ref, { busy: false, whenSized: (then: () => void) => then() })).resolves.toEqual({});
   });
+
+  it('answers a value it carries or kept as it is, not as a promise', async () => {
+    const gate = { busy: false, whenSized: (then: () => void) => then() };
+    const output = { table: 'tasks', tenantId: 't', id: '1', column: 'output' } as const;
+    const first = nextLoader(new StoredJsonLoader({} as never), run, completed(2), new Set());
+    expect(first.loadNow(output, gate)).toEqual({ seq: 2 });
+    const next = nextLoader(first, run, change([], 3), new Set());
+    expect(next.loadNow(output, gate)).toEqual({ seq: 2 });
+    expect(next.loadNow(output, { ...gate, refused: true })).toBeNull();
+  });
 });

@@ -16,7 +16,7 @@ import { RunFilter } from './run-filter.input.js';
 import { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 import { RunChangeObject, type RunChangedPayload } from './run-change.object.js';
 import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service.js';
-import { RunsService } from './runs.service.js';
+import { RunsService, type MaybePromise } from './runs.service.js';
 import { WaitReasonEnum, type WaitReason } from '../flow/wait-reason.js';
 
 const validate = createValidationPipe();
@@ -114,22 +114,22 @@ export class RunsResolver {
   }
 
   @ResolveField(() => GraphQLJSON, { nullable: true })
-  input(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<JsonValue | null> {
+  input(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'input' });
   }
 
   @ResolveField(() => GraphQLJSON, { nullable: true })
-  config(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<JsonValue | null> {
+  config(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'config' });
   }
 
   @ResolveField(() => GraphQLJSON, { nullable: true, description: 'Set once the run succeeded.' })
-  output(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<JsonValue | null> {
+  output(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'output' });
   }
 
   @ResolveField(() => String, { nullable: true, description: 'Why the run failed or was cancelled.' })
-  error(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<string | null> {
+  error(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<string | null> {
     return this.runService.storedText(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'error' });
   }
 
@@ -214,13 +214,13 @@ export class TaskFieldsResolver {
   constructor(private readonly runService: RunsService) {}
 
   @ResolveField(() => GraphQLJSON, { nullable: true, description: 'The resolved input; null for a sensitive node.' })
-  input(task: TaskObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<JsonValue | null> | null {
+  input(task: TaskObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     if (task.redacted) return null;
     return this.runService.storedJson(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'input' });
   }
 
   @ResolveField(() => GraphQLJSON, { nullable: true, description: 'The output; null for a sensitive node.' })
-  output(task: TaskObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<JsonValue | null> | null {
+  output(task: TaskObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     if (task.redacted) return null;
     return this.runService.storedJson(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'output' });
   }
@@ -245,7 +245,7 @@ export class TaskFieldsResolver {
   }
 
   @ResolveField(() => String, { nullable: true })
-  error(task: TaskObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<string | null> {
+  error(task: TaskObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<string | null> {
     return this.runService.storedText(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'error' });
   }
 }
@@ -257,17 +257,18 @@ export class RunEventFieldsResolver {
   constructor(private readonly runService: RunsService) {}
 
   @ResolveField(() => GraphQLJSON, { nullable: true })
-  payload(e: RunEventObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<JsonValue | null> {
+  payload(e: RunEventObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     return this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'payload' });
   }
 
   @ResolveField(() => GraphQLJSON, { description: 'The actions the event produced.' })
-  async actions(e: RunEventObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<JsonValue> {
-    return (await this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'actions' })) ?? [];
+  actions(e: RunEventObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue> {
+    const value = this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'actions' });
+    return value instanceof Promise ? value.then((v) => v ?? []) : (value ?? []);
   }
 
   @ResolveField(() => String, { nullable: true, description: 'Why the event was rejected.' })
-  error(e: RunEventObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<string | null> {
+  error(e: RunEventObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<string | null> {
     return this.runService.storedText(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'error' });
   }
 }

@@ -39,6 +39,9 @@ export const RUNS_PAGE_MAX = 200;
 /** A run whose first page of tasks is loaded with the rest of its page of runs (one query for the page). */
 type PagedRun = RunObject & { pageTasks?: (first: number, sized: typeof TASK_JSON_COLUMNS) => Promise<Map<string, SizedTask[]>> };
 
+/** A value, or a promise of it. */
+export type MaybePromise<T> = T | Promise<T>;
+
 /** What holds a stored JSON field: its value, read with the row, or else its size. */
 type JsonHolder = { jsonBytes?: Partial<Record<string, number>>; jsonLoader?: StoredJsonLoader };
 
@@ -67,8 +70,11 @@ export class RunsService {
    * A stored JSON field of a run, task or history row for the answer `info` belongs to: its size
    * is charged to the answer's budget (WEFT_MAX_RESPONSE_BYTES) before the value is read, so an
    * answer over the budget is refused (ResponseTooLargeError) without reading what passes it.
+   * The value itself when it is known already (on the row, or read or carried for a shared run
+   * state), else a promise of it.
+   * @throws ResponseTooLargeError (or rejects with it) when the charge passes the budget
    */
-  async storedJson(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): Promise<JsonValue | null> {
+  storedJson(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): MaybePromise<JsonValue | null> {
     const scope = this.scope(context, info);
     // Once refused, the answer is the refusal alone (response-limit.plugin.ts): the charge that
     // passed the limit carries it, and the other fields answer null rather than an error each.
@@ -82,18 +88,19 @@ export class RunsService {
     const size = holder.jsonBytes[ref.column];
     if (size !== undefined) {
       scope.budget.charge(size);
-      return (await loader.load(ref, scope.budget)) as JsonValue | null;
+      return loader.loadNow(ref, scope.budget) as MaybePromise<JsonValue | null>;
     }
     // A field whose size was not read with the row (not found in the selection): read, then charge.
-    const value = (await loader.load(ref, scope.budget)) as JsonValue | null;
-    scope.budget.charge(jsonBytes(value));
-    return value;
+    return loader.load(ref, scope.budget).then((value) => {
+      scope.budget.charge(jsonBytes(value));
+      return value as JsonValue | null;
+    });
   }
 
   /** {@link storedJson} for a text column (an error): the same charge, a string or null. */
-  async storedText(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): Promise<string | null> {
-    const value = await this.storedJson(context, info, holder, ref);
-    return typeof value === 'string' ? value : null;
+  storedText(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): MaybePromise<string | null> {
+    const value = this.storedJson(context, info, holder, ref);
+    return value instanceof Promise ? value.then(textOf) : textOf(value);
   }
 
   /**
@@ -410,6 +417,10 @@ export class RunsService {
     if (rows.length === 0) return new Set();
     return sensitiveNodes(await this.workflows.definition(run.tenantId, run.workflowId, run.version));
   }
+}
+
+function textOf(value: JsonValue | null): string | null {
+  return typeof value === 'string' ? value : null;
 }
 
 /**
