@@ -11,7 +11,11 @@
  * is asserted); needs the local PostgreSQL and Redis:
  *
  *   node --import ./test/support/ts-register.mjs test/support/watch-cost.ts [U=60] [R=10] [W=300]
+ *
+ * With WATCH_COST_PROFILE=<file.cpuprofile>, a CPU profile of the measured runs is written there.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { Redis } from 'ioredis';
 import { parse, subscribe, type ExecutionResult } from 'graphql';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
@@ -118,11 +122,22 @@ try {
   let cpu = 0;
   let wall = 0;
   let bytes = 0;
+  const profile = process.env.WATCH_COST_PROFILE;
+  const session = profile ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
   for (const id of runs.slice(1)) {
     const r = await follow(id, U);
     cpu += r.cpu;
     wall += r.wall;
     bytes += r.bytes;
+  }
+  if (session) {
+    writeFileSync(profile!, JSON.stringify((await session.post('Profiler.stop')).profile));
+    session.disconnect();
   }
   const n = U * R;
   // Each run is read when it is first watched and when its watch's announcement comes back.
