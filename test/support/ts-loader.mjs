@@ -30,6 +30,7 @@ const ALIASES = {
   '@weft/api': 'apps/api/src/index.ts',
   '@weft/worker': 'apps/worker/src/index.ts',
   '@weft/scheduler': 'apps/scheduler/src/index.ts',
+  '@weft/cli': 'apps/cli/src/index.ts',
 };
 /** The compiler options by name; `compilerOptions` maps the enums once TypeScript is loaded. */
 const OPTIONS = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RunChange, TaskChange } from '@weft/engine';
-import { patchHistoryPage, patchTaskPage, type PatchTools } from './run-patch.js';
+import { nextLoader, patchHistoryPage, patchTaskPage, type PatchTools } from './run-patch.js';
 import type { RunEventObject, RunObject, TaskObject } from './run.object.js';
 import { StoredJsonLoader } from './stored-json.loader.js';
 
@@ -52,5 +52,34 @@ describe('patching a page of history', () => {
     expect(patchHistoryPage([event(1)], 10, 0, undefined, run, change([], 2), loader).map((e) => e.seq)).toEqual([1, 2]);
     expect(patchHistoryPage([event(1), event(2)], 10, 0, undefined, run, change([], 2), loader).map((e) => e.seq)).toEqual([1, 2]);
     expect(patchHistoryPage([event(1)], 1, 0, undefined, run, change([], 2), loader).map((e) => e.seq)).toEqual([1]);
+  });
+});
+
+describe('the stored values a patched state keeps', () => {
+  const run = { tenantId: 't', id: 'r' } as RunObject;
+  const completed = (seq: number): RunChange => change([{ op: 'set', id: '1', touch: true, output: { seq } }], seq);
+
+  it('holds a bounded number of values however many changes a run watched without its history takes', () => {
+    let next = new StoredJsonLoader({} as never);
+    for (let seq = 2; seq < 200; seq++) next = nextLoader(next, run, completed(seq), new Set());
+    expect(next.size).toBe(1); // the task's output
+  });
+
+  it("keeps the values of the events on the pages of history held, and carries the change's event for them", async () => {
+    let next = new StoredJsonLoader({} as never);
+    for (let seq = 2; seq < 10; seq++) next = nextLoader(next, run, completed(seq), new Set([2, 3, seq]));
+    expect(next.size).toBe(1 + 3 * 3); // the output; payload, actions and error of events 2, 3 and 9
+    const ref = { table: 'run_events', tenantId: 't', runId: 'r', seq: 3, column: 'payload' } as const;
+    await expect(next.load(ref, { busy: false, whenSized: (then: () => void) => then() })).resolves.toEqual({});
+  });
+
+  it('answers a value it carries or kept as it is, not as a promise', async () => {
+    const gate = { busy: false, whenSized: (then: () => void) => then() };
+    const output = { table: 'tasks', tenantId: 't', id: '1', column: 'output' } as const;
+    const first = nextLoader(new StoredJsonLoader({} as never), run, completed(2), new Set());
+    expect(first.loadNow(output, gate)).toEqual({ seq: 2 });
+    const next = nextLoader(first, run, change([], 3), new Set());
+    expect(next.loadNow(output, gate)).toEqual({ seq: 2 });
+    expect(next.loadNow(output, { ...gate, refused: true })).toBeNull();
   });
 });

@@ -21,9 +21,13 @@ export interface PatchTools {
 /**
  * The loader of the state after `change`: the values `old` read that the change left alone, and
  * the values it carries. Every stored value a fresh read would give is then either read again or
- * the one carried (in jsonb's key order, as the column gives it back).
+ * the one carried (in jsonb's key order, as the column gives it back). Of the history events'
+ * values (which never change) it keeps only those of the events in `events` (the seqs on the
+ * pages of history the new state holds), and carries the change's event's only when it is among
+ * them: the others are read if ever asked for, so a run watched for a long time does not hold
+ * the values of all its events.
  */
-export function nextLoader(old: StoredJsonLoader, run: RunObject, change: RunChange): StoredJsonLoader {
+export function nextLoader(old: StoredJsonLoader, run: RunObject, change: RunChange, events: ReadonlySet<number>): StoredJsonLoader {
   const seeds: [StoredJsonRef, unknown][] = [];
   const runRef = (column: 'output' | 'error'): StoredJsonRef => ({ table: 'runs', tenantId: run.tenantId, id: run.id, column });
   const taskRef = (id: string, column: 'input' | 'output' | 'error'): StoredJsonRef => ({ table: 'tasks', tenantId: run.tenantId, id, column });
@@ -37,12 +41,21 @@ export function nextLoader(old: StoredJsonLoader, run: RunObject, change: RunCha
       if (t.error !== undefined) seeds.push([taskRef(t.id, 'error'), t.error]);
     } else cancelled.add(t.reason);
   }
-  const event = (column: 'payload' | 'actions' | 'error'): StoredJsonRef => ({ table: 'run_events', tenantId: run.tenantId, runId: run.id, seq: change.seq, column });
-  seeds.push([event('payload'), change.event.payload], [event('actions'), change.event.actions], [event('error'), change.event.error]);
+  if (events.has(change.seq)) {
+    const event = (column: 'payload' | 'actions' | 'error'): StoredJsonRef => ({ table: 'run_events', tenantId: run.tenantId, runId: run.id, seq: change.seq, column });
+    seeds.push([event('payload'), change.event.payload], [event('actions'), change.event.actions], [event('error'), change.event.error]);
+  }
   const seeded = new Set(seeds.map(([ref]) => StoredJsonLoader.keyOf(ref)));
+  // Event keys end `|<runId>:<seq>|<column>`: the history of this run, the one the loader serves.
+  const eventKept = (key: string) => {
+    const end = key.lastIndexOf('|');
+    return events.has(Number(key.slice(key.lastIndexOf(':', end) + 1, end)));
+  };
   // A cancel sets the error of tasks this change does not name: every task error is read again.
   const taskErrors = cancelled.size > 0;
-  const next = old.successor((key) => seeded.has(key) || (taskErrors && key.startsWith('tasks|') && key.endsWith('|error')));
+  const next = old.successor(
+    (key) => seeded.has(key) || (key.startsWith('run_events|') ? !eventKept(key) : taskErrors && key.startsWith('tasks|') && key.endsWith('|error')),
+  );
   for (const [ref, value] of seeds) next.seed(ref, typeof value === 'object' ? asJsonb(value) : value);
   return next;
 }

@@ -16,12 +16,21 @@ import { RunFilter } from './run-filter.input.js';
 import { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 import { RunChangeObject, type RunChangedPayload } from './run-change.object.js';
 import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service.js';
-import { RunsService } from './runs.service.js';
+import { RunsService, type MaybePromise } from './runs.service.js';
 import { WaitReasonEnum, type WaitReason } from '../flow/wait-reason.js';
 
 const validate = createValidationPipe();
 const validateFilter = createValidationPipe(RunFilter);
 
+/**
+ * The run queries, mutations and subscriptions, and the fields of a run. A field resolver
+ * without arguments here (and in the resolvers of tasks and history events below) takes
+ * graphql-js's own `(parent, args, context, info)`, with no parameter decorators: @nestjs/graphql
+ * then calls it as it is, without extracting its parameters and wrapping it in promises on each
+ * call (a watched run's every update resolves them for each of its tasks). Field resolvers run
+ * no guards, filters or interceptors either way (the GraphQL options set no
+ * `fieldResolverEnhancers`).
+ */
 @Resolver(() => RunObject)
 @UseGuards(RolesGuard)
 @UseFilters(RethrowFilter)
@@ -105,22 +114,22 @@ export class RunsResolver {
   }
 
   @ResolveField(() => GraphQLJSON, { nullable: true })
-  input(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+  input(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'input' });
   }
 
   @ResolveField(() => GraphQLJSON, { nullable: true })
-  config(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+  config(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'config' });
   }
 
   @ResolveField(() => GraphQLJSON, { nullable: true, description: 'Set once the run succeeded.' })
-  output(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+  output(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'output' });
   }
 
   @ResolveField(() => String, { nullable: true, description: 'Why the run failed or was cancelled.' })
-  error(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<string | null> {
+  error(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<string | null> {
     return this.runService.storedText(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'error' });
   }
 
@@ -159,7 +168,7 @@ export class RunsResolver {
   @ResolveField(() => [RunObject], {
     description: `The child runs this run's SUBWORKFLOW tasks started (every attempt of each; same tenant), oldest first; only the first ${RUN_CHILDREN_MAX}. Empty for a run without SUBWORKFLOW tasks.`,
   })
-  children(@Parent() run: RunObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<RunObject[]> {
+  children(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Promise<RunObject[]> {
     const rows = this.runService.sizing(ctx, info, () => this.runService.children(run, info), `children:${run.tenantId}:${run.id}`);
     return rows.then((r) => this.runService.within(ctx, info, r));
   }
@@ -168,23 +177,24 @@ export class RunsResolver {
     nullable: true,
     description: 'Why a QUEUED run is not running yet: CONCURRENCY_LIMIT (its concurrency key has no free slot); null for a run that is not QUEUED.',
   })
-  async waitReason(@Parent() run: RunObject): Promise<WaitReason | null> {
-    return (await this.runService.runWait(run))?.reason ?? null;
+  waitReason(run: RunObject): Promise<WaitReason | null> | null {
+    // runWait answers null, without a read, for a run that is not QUEUED.
+    return run.status === 'QUEUED' ? this.runService.runWait(run).then((w) => w?.reason ?? null) : null;
   }
 
   @ResolveField(() => String, {
     nullable: true,
     description: 'Why a QUEUED run waits, as a sentence: `concurrency limit 2 reached for key "acme" (2 active, 3 queued)`; null for a run that is not QUEUED.',
   })
-  async waitDetail(@Parent() run: RunObject): Promise<string | null> {
-    return (await this.runService.runWait(run))?.detail ?? null;
+  waitDetail(run: RunObject): Promise<string | null> | null {
+    return run.status === 'QUEUED' ? this.runService.runWait(run).then((w) => w?.detail ?? null) : null;
   }
 
   @ResolveField(() => String, {
     description:
       "The run's DAG as a Mermaid flowchart, each reached node with its status (a for_each node's also with its iteration counts; a SUBWORKFLOW node drawn as a subroutine).",
   })
-  mermaid(@Parent() run: RunObject): Promise<string> {
+  mermaid(run: RunObject): Promise<string> {
     return this.runService.mermaid(run);
   }
 
@@ -192,7 +202,7 @@ export class RunsResolver {
     description:
       "The run's DAG as data, in definition order: each node with its task's status (a for_each node's with its iteration counts), each edge TAKEN, SKIPPED or OPEN. The same facts as mermaid.",
   })
-  graph(@Parent() run: RunObject): Promise<DagShape> {
+  graph(run: RunObject): Promise<DagShape> {
     return this.runService.graph(run);
   }
 }
@@ -204,14 +214,14 @@ export class TaskFieldsResolver {
   constructor(private readonly runService: RunsService) {}
 
   @ResolveField(() => GraphQLJSON, { nullable: true, description: 'The resolved input; null for a sensitive node.' })
-  input(@Parent() task: TaskObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
-    if (task.redacted) return Promise.resolve(null);
+  input(task: TaskObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
+    if (task.redacted) return null;
     return this.runService.storedJson(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'input' });
   }
 
   @ResolveField(() => GraphQLJSON, { nullable: true, description: 'The output; null for a sensitive node.' })
-  output(@Parent() task: TaskObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
-    if (task.redacted) return Promise.resolve(null);
+  output(task: TaskObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
+    if (task.redacted) return null;
     return this.runService.storedJson(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'output' });
   }
 
@@ -221,20 +231,21 @@ export class TaskFieldsResolver {
       'Why a QUEUED task is not running yet: CONCURRENCY_LIMIT or RATE_LIMIT (its node\'s limits hold it), QUEUE_BACKLOG (it waits for a worker slot on its queue); ' +
       'null for a retry waiting out its backoff (see waitDetail) and for a task that is not QUEUED.',
   })
-  async waitReason(@Parent() task: TaskObject): Promise<WaitReason | null> {
-    return (await this.runService.taskWait(task))?.reason ?? null;
+  waitReason(task: TaskObject): Promise<WaitReason | null> | null {
+    // taskWait answers null, without a read, for a task that is not QUEUED.
+    return task.status === 'QUEUED' ? this.runService.taskWait(task).then((w) => w?.reason ?? null) : null;
   }
 
   @ResolveField(() => String, {
     nullable: true,
     description: 'Why a QUEUED task waits, as a sentence (`rate limit "partner" 20 per 1 s, next start 12:00:01.250Z`, `waiting for a worker slot on queue "http"`); null for a task that is not QUEUED.',
   })
-  async waitDetail(@Parent() task: TaskObject): Promise<string | null> {
-    return (await this.runService.taskWait(task))?.detail ?? null;
+  waitDetail(task: TaskObject): Promise<string | null> | null {
+    return task.status === 'QUEUED' ? this.runService.taskWait(task).then((w) => w?.detail ?? null) : null;
   }
 
   @ResolveField(() => String, { nullable: true })
-  error(@Parent() task: TaskObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<string | null> {
+  error(task: TaskObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<string | null> {
     return this.runService.storedText(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'error' });
   }
 }
@@ -246,17 +257,18 @@ export class RunEventFieldsResolver {
   constructor(private readonly runService: RunsService) {}
 
   @ResolveField(() => GraphQLJSON, { nullable: true })
-  payload(@Parent() e: RunEventObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue | null> {
+  payload(e: RunEventObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     return this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'payload' });
   }
 
   @ResolveField(() => GraphQLJSON, { description: 'The actions the event produced.' })
-  async actions(@Parent() e: RunEventObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<JsonValue> {
-    return (await this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'actions' })) ?? [];
+  actions(e: RunEventObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue> {
+    const value = this.runService.storedJson(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'actions' });
+    return value instanceof Promise ? value.then((v) => v ?? []) : (value ?? []);
   }
 
   @ResolveField(() => String, { nullable: true, description: 'Why the event was rejected.' })
-  error(@Parent() e: RunEventObject, @Context() ctx: GqlContext, @Info() info: GraphQLResolveInfo): Promise<string | null> {
+  error(e: RunEventObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<string | null> {
     return this.runService.storedText(ctx, info, e, { table: 'run_events', tenantId: e.tenantId, runId: e.runId, seq: e.seq, column: 'error' });
   }
 }

@@ -39,6 +39,9 @@ export const RUNS_PAGE_MAX = 200;
 /** A run whose first page of tasks is loaded with the rest of its page of runs (one query for the page). */
 type PagedRun = RunObject & { pageTasks?: (first: number, sized: typeof TASK_JSON_COLUMNS) => Promise<Map<string, SizedTask[]>> };
 
+/** A value, or a promise of it. */
+export type MaybePromise<T> = T | Promise<T>;
+
 /** What holds a stored JSON field: its value, read with the row, or else its size. */
 type JsonHolder = { jsonBytes?: Partial<Record<string, number>>; jsonLoader?: StoredJsonLoader };
 
@@ -67,8 +70,11 @@ export class RunsService {
    * A stored JSON field of a run, task or history row for the answer `info` belongs to: its size
    * is charged to the answer's budget (WEFT_MAX_RESPONSE_BYTES) before the value is read, so an
    * answer over the budget is refused (ResponseTooLargeError) without reading what passes it.
+   * The value itself when it is known already (on the row, or read or carried for a shared run
+   * state), else a promise of it.
+   * @throws ResponseTooLargeError (or rejects with it) when the charge passes the budget
    */
-  async storedJson(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): Promise<JsonValue | null> {
+  storedJson(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): MaybePromise<JsonValue | null> {
     const scope = this.scope(context, info);
     // Once refused, the answer is the refusal alone (response-limit.plugin.ts): the charge that
     // passed the limit carries it, and the other fields answer null rather than an error each.
@@ -82,18 +88,19 @@ export class RunsService {
     const size = holder.jsonBytes[ref.column];
     if (size !== undefined) {
       scope.budget.charge(size);
-      return (await loader.load(ref, scope.budget)) as JsonValue | null;
+      return loader.loadNow(ref, scope.budget) as MaybePromise<JsonValue | null>;
     }
     // A field whose size was not read with the row (not found in the selection): read, then charge.
-    const value = (await loader.load(ref, scope.budget)) as JsonValue | null;
-    scope.budget.charge(jsonBytes(value));
-    return value;
+    return loader.load(ref, scope.budget).then((value) => {
+      scope.budget.charge(jsonBytes(value));
+      return value as JsonValue | null;
+    });
   }
 
   /** {@link storedJson} for a text column (an error): the same charge, a string or null. */
-  async storedText(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): Promise<string | null> {
-    const value = await this.storedJson(context, info, holder, ref);
-    return typeof value === 'string' ? value : null;
+  storedText(context: object, info: GraphQLResolveInfo, holder: JsonHolder, ref: StoredJsonRef): MaybePromise<string | null> {
+    const value = this.storedJson(context, info, holder, ref);
+    return value instanceof Promise ? value.then(textOf) : textOf(value);
   }
 
   /**
@@ -167,7 +174,7 @@ export class RunsService {
   patchShared(run: RunObject, change: RunChange): RunObject | undefined {
     const old = run as SharedRun;
     if (change.reread || !old.shared || !old.settled || !old.jsonLoader || change.seq !== run.seq + 1) return undefined;
-    const loader = nextLoader(old.jsonLoader, run, change);
+    const loader = nextLoader(old.jsonLoader, run, change, heldEvents(old.settled, change));
     const next = patchRunFields(run, change, loader);
     const shared = new Map<string, Promise<unknown>>();
     const settled = new Map<string, unknown>();
@@ -410,6 +417,25 @@ export class RunsService {
     if (rows.length === 0) return new Set();
     return sensitiveNodes(await this.workflows.definition(run.tenantId, run.workflowId, run.version));
   }
+}
+
+function textOf(value: JsonValue | null): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+/**
+ * The seqs of the history events on the pages of history `settled` holds, with `change`'s when
+ * there is such a page (it may take the event): the events whose stored values the state after
+ * `change` keeps.
+ */
+function heldEvents(settled: Map<string, unknown>, change: RunChange): Set<number> {
+  const seqs = new Set<number>();
+  for (const [key, page] of settled) {
+    if (!key.startsWith('history:')) continue;
+    seqs.add(change.seq);
+    for (const e of page as RunEventObject[]) seqs.add(e.seq);
+  }
+  return seqs;
 }
 
 /** `read()`, or for a {@link SharedRun} the promise of the first reader (forgotten if it fails). */

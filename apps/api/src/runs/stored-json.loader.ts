@@ -31,6 +31,8 @@ interface Waiter {
  */
 export class StoredJsonLoader {
   private readonly values = new Map<string, Promise<unknown>>();
+  /** The values of {@link values} that have resolved, by key: answered without a promise ({@link loadNow}). */
+  private readonly ready = new Map<string, unknown>();
   private pending: Waiter[] = [];
   private scheduled = false;
 
@@ -40,24 +42,47 @@ export class StoredJsonLoader {
     private readonly onRead?: (values: number) => void,
   ) {}
 
+  /** Values held (read, being read or seeded). */
+  get size(): number {
+    return this.values.size;
+  }
+
   /**
    * A loader for a newer state of the same rows: it starts with every value this one has read or
-   * is reading, but those `changed` says changed (keys of {@link StoredJsonRef}s, see `keyOf`).
+   * is reading, but those `changed` says changed or not to keep (keys of {@link StoredJsonRef}s,
+   * see `keyOf`).
    */
   successor(changed: (key: string) => boolean): StoredJsonLoader {
     const next = new StoredJsonLoader(this.runs, this.onRead);
-    for (const [key, value] of this.values) if (!changed(key)) next.values.set(key, value);
+    for (const [key, value] of this.values) {
+      if (changed(key)) continue;
+      next.values.set(key, value);
+      if (this.ready.has(key)) next.ready.set(key, this.ready.get(key));
+      else void value.then((v) => next.values.get(key) === value && next.ready.set(key, v), () => undefined);
+    }
     return next;
   }
 
   /** Sets the value at `ref` (known without a read: a change carried on a run update). */
   seed(ref: StoredJsonRef, value: unknown): void {
-    this.values.set(refKey(ref), Promise.resolve(value));
+    const key = refKey(ref);
+    this.values.set(key, Promise.resolve(value));
+    this.ready.set(key, value);
   }
 
   /** The key of `ref` that {@link successor}'s `changed` receives. */
   static keyOf(ref: StoredJsonRef): string {
     return refKey(ref);
+  }
+
+  /**
+   * {@link load}, but the value itself when it is already known (read or seeded): an answer made
+   * of known values then completes without waiting on a promise for each.
+   */
+  loadNow(ref: StoredJsonRef, budget: ChargeGate): unknown {
+    if (budget.refused) return null;
+    const key = refKey(ref);
+    return this.ready.has(key) ? this.ready.get(key) : this.load(ref, budget);
   }
 
   /** The value at `ref` for an answer whose budget is `budget` (already charged for it); null once that answer is refused. */
@@ -107,6 +132,7 @@ export class StoredJsonLoader {
       for (const [key, ws] of byKey) {
         const value = read.then((rows) => rows.get(key) ?? null);
         this.values.set(key, value);
+        value.then((v) => this.values.get(key) === value && this.ready.set(key, v), () => undefined);
         for (const w of ws) value.then(w.resolve, w.reject);
       }
     }
