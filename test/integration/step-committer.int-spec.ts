@@ -108,7 +108,7 @@ describe("a statement touching another tenant's run", () => {
     const asB = await completion(b, heldB);
     const asA = await completion(b, heldB, a.tenantId);
     const outcomes = await oneMessage([{ tenantId: a.tenantId, ...asB }, { tenantId: a.tenantId, ...asA }]);
-    expect(outcomes).toEqual([{ rows: [{ ok: false, w0: null }] }, { rows: [{ ok: false, w0: null }] }]);
+    expect(outcomes).toEqual([{ rows: [{ ok: false, took: false, w0: null }] }, { rows: [{ ok: false, took: false, w0: null }] }]);
     expect(await state(b, runB)).toEqual(unchanged);
     const [rows] = await db.owner.query(`SELECT count(*)::int AS n FROM run_events WHERE run_id = $1`, [runB]);
     expect(rows.n).toBe(unchanged.events);

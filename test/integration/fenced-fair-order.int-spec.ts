@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { coordinatorHarness } from '../support/coordinator-harness.js';
+import { createTenant } from '../support/builders.js';
+import { chain, claimFirst, step } from '../support/fenced-steps.js';
+
+/**
+ * A fenced report whose worker asks to take its next attempt while another tenant's attempt
+ * waits ahead of it in fair order: `weft_may_take` refuses the take inside the fenced statement,
+ * and the same statement writes the attempt QUEUED in the backlog instead, with no second round
+ * trip through the locking path. Real PostgreSQL, recording queue, hand-moved clock.
+ */
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** The messages `fn` sends to PostgreSQL, from any connection of this process. */
+async function messages(fn: () => Promise<unknown>): Promise<string[]> {
+  const sent: string[] = [];
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const q = args[0] as string | { text: string };
+    sent.push(typeof q === 'string' ? q : q.text);
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    await fn();
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+  return sent;
+}
+
+describe('a fenced report whose take fair order refuses', () => {
+  it('writes its next attempt QUEUED with its backlog row in the same statement, and takes nothing', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const { workflowId } = await h.publish(chain(4));
+    const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
+    // The first report locks the run (nothing cached yet) and takes n2.
+    const n2 = (await step(h, await claimFirst(h, runId))).taken!;
+    expect(n2.job.nodeId).toBe('n2');
+
+    // Another tenant's attempt waits, ready, on the same queue: a tie in fair order goes to it.
+    const other = await createTenant(db.ds);
+    await db.owner.transaction(async (m) => {
+      await m.query(`SET LOCAL session_replication_role = replica`);
+      await m.query(`INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, gen_random_uuid(), gen_random_uuid(), 0, 'http', now())`, [other.tenantId]);
+    });
+
+    const before = h.coordinator.committer.stats;
+    let res: Awaited<ReturnType<typeof step>> | undefined;
+    const sent = await messages(async () => (res = await step(h, n2)));
+
+    expect(res!.taken).toBeUndefined();
+    const after = h.coordinator.committer.stats;
+    expect(after.statements - before.statements).toBe(1);
+    expect(after.failed).toBe(before.failed);
+    // No transaction of the locking path: the fenced statement wrote the queued form itself.
+    expect(sent.filter((s) => /^BEGIN\b/.test(s))).toEqual([]);
+    const n3 = (await h.tasks(runId)).n3!;
+    expect(n3.leaseToken).toBeNull();
+    expect((await h.outbox(runId)).map((o) => o.task_id)).toContain(n3.id);
+    // n2's completion and the history were written once, as on the locking path.
+    expect((await h.tasks(runId)).n2).toMatchObject({ status: 'COMPLETED', output: { step: 'n2' } });
+    expect((await h.events(runId)).filter((e) => e.type === 'NodeCompleted' && e.nodeId === 'n2' && e.ignored === null)).toHaveLength(1);
+  });
+});
