@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { createTenant } from '../support/builders.js';
 import { chain, claimFirst, step } from '../support/fenced-steps.js';
+import { sentMessages } from '../support/pg-messages.js';
 
 /**
  * A fenced report whose worker asks to take its next attempt while another tenant's attempt
@@ -20,23 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-/** The messages `fn` sends to PostgreSQL, from any connection of this process. */
-async function messages(fn: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const q = args[0] as string | { text: string };
-    sent.push(typeof q === 'string' ? q : q.text);
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  try {
-    await fn();
-  } finally {
-    pg.Client.prototype.query = query;
-  }
-  return sent;
-}
 
 describe('a fenced report whose take fair order refuses', () => {
   it('writes its next attempt QUEUED with its backlog row in the same statement, and takes nothing', async () => {
@@ -56,7 +39,7 @@ describe('a fenced report whose take fair order refuses', () => {
 
     const before = h.coordinator.committer.stats;
     let res: Awaited<ReturnType<typeof step>> | undefined;
-    const sent = await messages(async () => (res = await step(h, n2)));
+    const sent = await sentMessages(async () => (res = await step(h, n2)));
 
     expect(res!.taken).toBeUndefined();
     const after = h.coordinator.committer.stats;

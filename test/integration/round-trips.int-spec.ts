@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
 import { HistoryRepository, InvalidDataError, TaskWriteRepository, WriteInvariantError, runWrites, sql, sqlAtCommit, withTenant } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, edge, http } from '../support/builders.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
+import { sentMessages } from '../support/pg-messages.js';
 
 /**
  * A tenant transaction sends its opening with its first statement and a deferred write with its
@@ -13,40 +13,19 @@ import { coordinatorHarness } from '../support/coordinator-harness.js';
  */
 let db: TestDatabase;
 let tenantId: string;
-const messages: string[] = [];
-let counting = false;
-const query = pg.Client.prototype.query;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   tenantId = (await createTenant(db.ds, 'rt')).tenantId;
   await db.owner.query(`CREATE TABLE rt_values (id int PRIMARY KEY, t text, j jsonb, at timestamptz, tags text[], n int, b boolean, nothing text)`);
   await db.owner.query(`GRANT SELECT, INSERT ON rt_values TO weft_app`);
-  // Every message a client sends, while a test counts (node-postgres sends one per query call).
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (counting) {
-      const q = args[0] as string | { text: string; name?: string };
-      messages.push(typeof q === 'string' ? q : `[prepared ${q.name ?? 'unnamed'}] ${q.text}`);
-    }
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
 });
 afterAll(async () => {
-  pg.Client.prototype.query = query;
   await db?.drop();
 });
 
 /** The messages `fn` sends. */
-async function sent(fn: () => Promise<unknown>): Promise<string[]> {
-  messages.length = 0;
-  counting = true;
-  try {
-    await fn();
-  } finally {
-    counting = false;
-  }
-  return [...messages];
-}
+const sent = sentMessages;
 
 const INSERT = `INSERT INTO rt_values (id, t, j, at, tags, n, b, nothing) VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8)`;
 const tricky = (id: number) => [
