@@ -31,8 +31,9 @@ export type FencedReport = NodeCompleted | NodeFailed;
  * cache), the machine, and the event's writes as one fenced statement ({@link fencedWrite})
  * handed to the process's {@link StepCommitter}, which commits it with the other reports queued
  * meanwhile. The statement writes only if the run is still at the event_seq the decision was made
- * on and the reported attempt is still RUNNING under the worker's lease (and, when the worker takes
- * its next attempt, fair dispatch allows it); every other writer of a run (cancel, signal, retry,
+ * on and the reported attempt is still RUNNING under the worker's lease; when the worker asks to
+ * take its next attempt, it holds the event's writes with the take and without it (the attempt
+ * QUEUED), and `weft_may_take` decides which are written. Every other writer of a run (cancel, signal, retry,
  * timers, the lease sweep, another process) locks the run row and bumps its event_seq or the
  * task's lease, so a decision made on an older state can never be written.
  *
