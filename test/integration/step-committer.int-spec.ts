@@ -30,7 +30,6 @@ beforeAll(async () => {
   committer = new StepCommitter(db.ds);
 });
 afterAll(async () => {
-  await committer?.close();
   await db?.drop();
 });
 

@@ -3,7 +3,7 @@ import type { DataSource, QueryRunner } from 'typeorm';
 import { mapDriverError } from './errors.js';
 import { executeLiterals } from './round-trips.js';
 import { statementName } from './sql.js';
-import { isUuid } from './tenant-transaction.js';
+import { isUuid, releaseRunner } from './tenant-transaction.js';
 
 /** Reports one message carries at most: a larger backlog goes in the next message. */
 export const MAX_BATCH = 64;
@@ -54,7 +54,6 @@ interface Waiting extends CommitItem {
 export class StepCommitter {
   private queue: Waiting[] = [];
   private busy = false;
-  private closed = false;
   private runner: QueryRunner | undefined;
   private client: pg.ClientBase | undefined;
   private readonly counts: CommitterStats = { commits: 0, statements: 0, failed: 0 };
@@ -69,22 +68,14 @@ export class StepCommitter {
   /**
    * Runs `item` in the next message; resolves its rows once that message committed. Rejects with
    * the message's error (mapped as `withTenant` maps it) when the message failed, whichever of its
-   * statements failed; with a TypeError when the tenant id is not a UUID; with an Error once closed.
+   * statements failed; with a TypeError when the tenant id is not a UUID.
    */
   submit(item: CommitItem): Promise<Record<string, unknown>[]> {
     if (!isUuid(item.tenantId)) return Promise.reject(new TypeError(`tenant id must be a UUID, got ${JSON.stringify(item.tenantId)}`));
-    if (this.closed) return Promise.reject(new Error('the step committer is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ ...item, resolve, reject });
       if (!this.busy) void this.drain();
     });
-  }
-
-  /** Stops taking statements; those queued still go out. Releases the connection when done. */
-  async close(): Promise<void> {
-    this.closed = true;
-    while (this.busy || this.queue.length) await new Promise((r) => setTimeout(r, 5));
-    await this.release();
   }
 
   private async drain(): Promise<void> {
@@ -190,9 +181,7 @@ export class StepCommitter {
     this.runner = undefined;
     this.client = undefined;
     if (!runner) return;
-    // TypeORM's Postgres runner releases with an error so that pg-pool discards the connection.
-    const discard = (runner as unknown as { releasePostgresConnection?: (e: unknown) => Promise<void> }).releasePostgresConnection;
-    await (cause !== undefined && discard ? discard.call(runner, cause) : runner.release()).catch(() => undefined);
+    await releaseRunner(runner, cause).catch(() => undefined);
   }
 }
 

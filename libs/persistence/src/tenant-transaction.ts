@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { isStalePreparedStatement, mapDriverError } from './errors.js';
 import { closeTransaction, commit, executeCall, flush, openTransaction, send, started, transactionOf, type OpenTransaction } from './round-trips.js';
 import { sql, statementName, type SqlResult } from './sql.js';
@@ -77,9 +77,7 @@ export async function withTenant<T>(ds: DataSource, tenantId: string, fn: (m: En
     delete (runner as { query?: unknown }).query; // TypeORM's own query() again
     state.isTransactionActive = false;
     state.transactionDepth = 0;
-    // TypeORM's Postgres runner releases with an error so that pg-pool discards the connection.
-    const discard = (runner as unknown as { releasePostgresConnection?: (e: unknown) => Promise<void> }).releasePostgresConnection;
-    await (broken !== undefined && discard ? discard.call(runner, broken) : runner.release());
+    await releaseRunner(runner, broken);
   }
 }
 
@@ -140,9 +138,18 @@ export async function sqlOutsideTenant<R = Record<string, unknown>>(db: DataSour
     if (isStalePreparedStatement(err)) broken = err;
     throw mapDriverError(err);
   } finally {
-    const discard = (runner as unknown as { releasePostgresConnection?: (e: unknown) => Promise<void> }).releasePostgresConnection;
-    await (broken !== undefined && discard ? discard.call(runner, broken) : runner.release());
+    await releaseRunner(runner, broken);
   }
+}
+
+/**
+ * Gives `runner`'s connection back to the pool; with `cause` (the connection is unusable, or its
+ * session state unknown), discarded instead: TypeORM's Postgres runner releases with an error so
+ * that pg-pool closes the connection.
+ */
+export async function releaseRunner(runner: QueryRunner, cause?: unknown): Promise<void> {
+  const discard = (runner as unknown as { releasePostgresConnection?: (e: unknown) => Promise<void> }).releasePostgresConnection;
+  await (cause !== undefined && discard ? discard.call(runner, cause) : runner.release());
 }
 
 /** The statement binding the current transaction to `tenantId` (transaction-local, read by row-level security). */
