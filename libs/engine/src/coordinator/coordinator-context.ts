@@ -7,6 +7,9 @@ import {
   DEFAULT_MAX_RUN_TREE,
   DEFAULT_MAX_SUBWORKFLOW_DEPTH,
   WeftError,
+  DEFAULT_MAX_VALUE_BYTES,
+  type Deps,
+  type Store,
   type TaskDispatcher,
   type RunUpdatePublisher,
   type TemplateResolver,
@@ -135,6 +138,20 @@ export class CoordinatorContext {
    */
   testNow(): Date | null {
     return this.testClock ? this.testClock() : null;
+  }
+
+  /** The machine's dependencies for one event at clock reading `now`, reading through `store`. */
+  machineDeps(store: Store, now: Date): Deps {
+    return {
+      templates: this.templates,
+      store,
+      now: () => now,
+      newId: this.newId,
+      maxSubworkflowDepth: this.maxSubworkflowDepth,
+      maxRunTree: this.maxRunTree,
+      // A value the machine computes may embed a whole task output: allow at least that much.
+      maxValueBytes: Math.max(DEFAULT_MAX_VALUE_BYTES, this.maxOutputBytes),
+    };
   }
 
   /** The DAG of a version when the cache holds it, else undefined (nothing is loaded). */

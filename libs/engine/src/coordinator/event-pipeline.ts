@@ -1,7 +1,6 @@
 import { v4 as uuidv4 } from 'uuid';
 import { HistoryRepository, RunEventRepository, isInvalidDataError, isUuid, type HistoryEntry, type RunState, type TaskState, type Transaction } from '@weft/persistence';
 import {
-  DEFAULT_MAX_VALUE_BYTES,
   isWithWorker,
   Machine,
   MachineError,
@@ -9,7 +8,6 @@ import {
   TaskStatus,
   WeftError,
   type Action,
-  type Deps,
   type NodeFailed,
   type RunChange,
   type RunEvent,
@@ -242,16 +240,7 @@ export class EventPipeline {
       nodes,
       depth: run.depth,
     };
-    const deps: Deps = {
-      templates: ctx.templates,
-      store: new RunStore(m, tenantId, run.id, run.rootRunId ?? run.id),
-      now: () => now,
-      newId: ctx.newId,
-      maxSubworkflowDepth: ctx.maxSubworkflowDepth,
-      maxRunTree: ctx.maxRunTree,
-      // A value the machine computes may embed a whole task output: allow at least that much.
-      maxValueBytes: Math.max(DEFAULT_MAX_VALUE_BYTES, ctx.maxOutputBytes),
-    };
+    const deps = ctx.machineDeps(new RunStore(m, tenantId, run.id, run.rootRunId ?? run.id), now);
     const seq = run.eventSeq + 1;
 
     let transition: Transition;

@@ -1,10 +1,8 @@
 import { v4 as uuidv4 } from 'uuid';
 import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant, type HistoryEntry, type RunState } from '@weft/persistence';
 import {
-  DEFAULT_MAX_VALUE_BYTES,
   Machine,
   RunStatus,
-  type Deps,
   type FinishRun,
   type JsonValue,
   type NodeCompleted,
@@ -73,15 +71,7 @@ export class FencedSteps {
       nodes,
       depth: run.depth,
     };
-    const deps: Deps = {
-      templates: ctx.templates,
-      store: new OutputsOnlyStore(ctx, tenantId, runId),
-      now: () => now,
-      newId: ctx.newId,
-      maxSubworkflowDepth: ctx.maxSubworkflowDepth,
-      maxRunTree: ctx.maxRunTree,
-      maxValueBytes: Math.max(DEFAULT_MAX_VALUE_BYTES, ctx.maxOutputBytes),
-    };
+    const deps = ctx.machineDeps(new OutputsOnlyStore(ctx, tenantId, runId), now);
     let transition: Transition;
     try {
       transition = await new Machine(dag, snapshot, deps).apply(ev);
