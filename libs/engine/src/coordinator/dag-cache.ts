@@ -25,7 +25,7 @@ export class DagCache {
     version: number,
     load: () => Promise<WorkflowDefinition | undefined>,
   ): Promise<WorkflowDag | undefined> {
-    const key = `${tenantId}\u0000${workflowId}\u0000${version}`;
+    const key = cacheKey(tenantId, workflowId, version);
     const hit = this.entries.get(key);
     if (hit) {
       // Re-insert: Map iteration order is insertion order, so the first key is the LRU one.
@@ -45,11 +45,16 @@ export class DagCache {
 
   /** The cached DAG of a version, or undefined; never loads. */
   peek(tenantId: string, workflowId: string, version: number): WorkflowDag | undefined {
-    return this.entries.get(`${tenantId}\u0000${workflowId}\u0000${version}`);
+    return this.entries.get(cacheKey(tenantId, workflowId, version));
   }
 
   /** How many DAGs are cached. */
   get size(): number {
     return this.entries.size;
   }
+}
+
+/** A version's key in the cache. */
+function cacheKey(tenantId: string, workflowId: string, version: number): string {
+  return `${tenantId}\u0000${workflowId}\u0000${version}`;
 }
