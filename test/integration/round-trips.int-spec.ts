@@ -111,7 +111,7 @@ describe('round trips of a tenant transaction', () => {
           seq: 1, type: 'RunStarted', payload: {}, nodeId: null, attempt: null, at: new Date(), actions: [], patch: {},
         });
         // No such task: the part expecting one completed row matches none.
-        const complete = new TaskWriteRepository(m).completePart(tenantId, taskId, 0, { ok: true }, new Date());
+        const complete = new TaskWriteRepository(m).completePart(tenantId, runId, taskId, 0, { ok: true }, new Date());
         await runWrites(m, tenantId, runId, [complete, history[0]!], { atCommit: true });
       });
     for (let i = 0; i < 3; i++) {

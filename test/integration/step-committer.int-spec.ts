@@ -50,7 +50,7 @@ async function completion(h: Harness, held: TakenTask, tenantId = h.tenantId, ex
   const seq = (await h.run(job.runId)).eventSeq;
   const now = new Date();
   const parts = [
-    new TaskWriteRepository(db.ds.manager).completePart(tenantId, job.taskId, job.attempt, { by: 'committer' }, now),
+    new TaskWriteRepository(db.ds.manager).completePart(tenantId, job.runId, job.taskId, job.attempt, { by: 'committer' }, now),
     ...new HistoryRepository(db.ds.manager).parts(tenantId, job.runId, { seq: seq + 1, type: 'NodeCompleted', payload: {}, nodeId: job.nodeId, attempt: job.attempt, at: now, actions: [], patch: {} }),
     ...extra,
   ];

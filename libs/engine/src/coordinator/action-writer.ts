@@ -117,6 +117,7 @@ export class ActionWriter {
   private readonly signals: SignalRepository;
   /** Capture mode: the statement parts, kept instead of sent. */
   private captured: WritePart[] | undefined;
+  private refusalInline = false;
 
   /**
    * `run` is the event's run: its span (`traceparent`, carried by its jobs so attempts join the
@@ -152,6 +153,15 @@ export class ActionWriter {
   /** The parts a capturing writer kept, in order. */
   get parts(): readonly WritePart[] {
     return this.captured ?? [];
+  }
+
+  /**
+   * True when a capturing writer's parts write the taken attempt as a new row that is QUEUED,
+   * with its backlog row, should the take be refused (`fencedWrite` with `'inline'`); false when
+   * the event holds no take or takes an existing row (its refusal is another form of the event).
+   */
+  get takeRefusalInline(): boolean {
+    return this.refusalInline;
   }
 
   /**
@@ -219,11 +229,11 @@ export class ActionWriter {
         await this.signals.buffer(tenantId, this.run.id, uuidv7(), a.name, a.payload, now);
         return;
       case 'CompleteTask':
-        this.pending.push(this.tasks.completePart(tenantId, a.taskId, a.attempt, a.output, now));
+        this.pending.push(this.tasks.completePart(tenantId, this.run.id, a.taskId, a.attempt, a.output, now));
         this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Completed, output: this.shown(a.nodeId, a.output), error: null, finished: true });
         return;
       case 'FailTask':
-        this.pending.push(this.tasks.failPart(tenantId, a.taskId, a.attempt, a.reason, now));
+        this.pending.push(this.tasks.failPart(tenantId, this.run.id, a.taskId, a.attempt, a.reason, now));
         this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Failed, error: a.reason, finished: true });
         return;
       case 'RetryTask': {
@@ -355,11 +365,17 @@ export class ActionWriter {
       row.leaseToken = token;
       row.status = take ? TaskStatus.Running : TaskStatus.Queued;
     } else {
-      this.pending.push(this.tasks.leasePart(this.tenantId, taskId, attempt, leaseEnd, token, take !== undefined));
+      this.pending.push(this.tasks.leasePart(this.tenantId, this.run.id, taskId, attempt, leaseEnd, token, take !== undefined));
       this.log.set({ id: taskId, touch: false, status: take ? TaskStatus.Running : TaskStatus.Queued });
     }
     if (take) {
       this.taken = { job, leaseToken: take.leaseToken };
+      // Captured for a fenced write, a new row carries the refusal of its take itself (QUEUED,
+      // with its backlog row): the statement needs no second form of the event.
+      if (row && this.captured) {
+        this.outbox.set(taskId, { taskId, attempt, queue, notBefore, priority: this.run.priority, ifRefused: true });
+        this.refusalInline = true;
+      }
       return;
     }
     this.jobs.push(job);

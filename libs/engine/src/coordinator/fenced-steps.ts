@@ -86,21 +86,34 @@ export class FencedSteps {
     // the take, as they are without it: one statement holds both, and the take decides.
     const taking = await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, take);
     if (!taking) return undefined;
-    const queued = taking.written.taken ? await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent) : undefined;
-    if (taking.written.taken && !queued) return undefined;
+    // A take of a new row carries its refusal in the same parts; a take of an existing row needs
+    // the event's second form, without the take.
+    const inline = taking.writer.takeRefusalInline;
+    const queued = taking.written.taken && !inline ? await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent) : undefined;
+    if (taking.written.taken && !inline && !queued) return undefined;
     const fence = { seq: run.eventSeq, taskId: ev.taskId, attempt: ev.attempt, leaseToken, ...(taking.written.taken ? { takeFrom } : {}) };
-    const statement = fencedWrite(tenantId, run.id, fence, taking.writer.parts, queued?.writer.parts);
+    const statement = fencedWrite(tenantId, run.id, fence, taking.writer.parts, inline ? 'inline' : queued?.writer.parts);
     // A value PostgreSQL would refuse (jsonb holds no NUL) would fail the whole message: alone, on the locking path.
     if (!statement || statement.params.some((p) => typeof p === 'string' && p.includes('\\u0000'))) return undefined;
     let took: boolean;
     try {
       const [row] = await this.committer.submit({ tenantId, ...statement });
-      if (row?.ok !== true || (row.took !== true && !queued)) return undefined;
+      if (row?.ok !== true || (row.took !== true && !queued && !inline)) return undefined;
       took = row.took === true;
     } catch {
       return undefined;
     }
-    const { writer, written, recorded } = took ? taking : queued!;
+    // A refused inline take wrote the event as it is without the take: what it left (its job for
+    // fair dispatch, the attempt QUEUED) is that form's, built now from the same transition.
+    const chosen = took ? taking : (queued ?? (await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent)));
+    if (!chosen) {
+      // Not expected (the same actions were captured with the take). The write stands: its QUEUED
+      // attempt waits for the scheduler's pass over the backlog, and the report, stale now, is
+      // recorded as such on the locking path.
+      ctx.log.warn(`run ${runId}: the event committed at seq ${seq} could not be built again without its refused take`);
+      return undefined;
+    }
+    const { writer, written, recorded } = chosen;
     const status = snapshot.status;
     const applied: Applied = { transition, status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
     applied.change = () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry: recorded, dag });

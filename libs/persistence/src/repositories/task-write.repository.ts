@@ -4,7 +4,7 @@ import type { Json } from '../json.js';
 import { jsonb, sql } from '../sql.js';
 import type { Transaction } from './event-rows.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
-import { GATE, type WritePart } from './write-batch.js';
+import { GATE, TOOK, type WritePart } from './write-batch.js';
 
 /** A new `tasks` row, as an event creates it (a task of a node, or one `for_each` iteration). */
 export type NewTask = Pick<TaskEntity, 'id' | 'nodeId' | 'nodeType' | 'queue' | 'runtime' | 'status' | 'iteration' | 'input' | 'output' | 'error' | 'branches' | 'wakeAt' | 'awaitedSignal'> & {
@@ -20,7 +20,13 @@ export type NewTask = Pick<TaskEntity, 'id' | 'nodeId' | 'nodeType' | 'queue' | 
  * (`holdReason`, a retry's `BACKOFF`) until `heldUntil`.
  */
 export type NewOutboxRow = Pick<OutboxEntity, 'taskId' | 'attempt' | 'queue' | 'notBefore' | 'priority'> &
-  Partial<Pick<OutboxEntity, 'holdReason' | 'holdDetail' | 'heldUntil'>>;
+  Partial<Pick<OutboxEntity, 'holdReason' | 'holdDetail' | 'heldUntil'>> & {
+    /**
+     * The row of an attempt the reporting worker takes, for a fenced write only: written just when
+     * the take is refused ({@link TOOK}), the attempt then waiting in the backlog like any other.
+     */
+    ifRefused?: boolean;
+  };
 
 /**
  * What dispatching a stored task again needs of it (a retry, a released iteration); `limited`
@@ -43,22 +49,34 @@ export class TaskWriteRepository extends TenantScopedRepository {
     super(m);
   }
 
-  /** Inserts `tasks` of run `runId` in one statement, stamped `now` (created, updated, finished when final). */
+  /**
+   * Inserts `tasks` of run `runId` in one statement, stamped `now` (created, updated, finished when final).
+   * In its gated form, a row inserted RUNNING (an attempt the reporting worker takes) is inserted
+   * QUEUED with no lease instead when the fenced write's take is refused ({@link TOOK}).
+   */
   insertPart(tenantId: string, runId: string, now: Date, tasks: readonly NewTask[]): WritePart {
-    const part: WritePart = {
-      text: `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
+    const refused = `t.status = 'RUNNING' AND NOT ${TOOK}`;
+    const text = (status: string, leaseEnd: string, token: string, where: string) =>
+      `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
                           branches, wake_at, awaited_signal, created_at, updated_at, finished_at, lease_expires_at, lease_token,
                           flow_concurrency_key, flow_concurrency_limit, flow_rate_key, flow_rate_limit, flow_rate_per_seconds)
-       SELECT $1, t.id, $2, t."nodeId", t."nodeType", t.queue, t.runtime, t.status, 0, t.iteration, t.input, t.output, t.error,
-              t.branches, t."wakeAt", t."awaitedSignal", $3, $3, CASE WHEN t.finished THEN $3::timestamptz END, t."leaseExpiresAt", t."leaseToken",
+       SELECT $1, t.id, $2, t."nodeId", t."nodeType", t.queue, t.runtime, ${status}, 0, t.iteration, t.input, t.output, t.error,
+              t.branches, t."wakeAt", t."awaitedSignal", $3, $3, CASE WHEN t.finished THEN $3::timestamptz END, ${leaseEnd}, ${token},
               t."flowConcurrencyKey", t."flowConcurrencyLimit", t."flowRateKey", t."flowRateLimit", t."flowRatePerSeconds"
          FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, "nodeId" text, "nodeType" text, queue text, runtime text, status text, iteration int,
               input jsonb, output jsonb, error text, branches text[], "wakeAt" timestamptz, "awaitedSignal" text, finished boolean,
               "leaseExpiresAt" timestamptz, "leaseToken" uuid, "flowConcurrencyKey" text, "flowConcurrencyLimit" int, "flowRateKey" text,
-              "flowRateLimit" int, "flowRatePerSeconds" int)`,
+              "flowRateLimit" int, "flowRatePerSeconds" int)${where}`;
+    return {
+      text: text('t.status', 't."leaseExpiresAt"', 't."leaseToken"', ''),
+      gated: text(
+        `CASE WHEN ${refused} THEN 'QUEUED' ELSE t.status END`,
+        `CASE WHEN ${refused} THEN NULL ELSE t."leaseExpiresAt" END`,
+        `CASE WHEN ${refused} THEN NULL ELSE t."leaseToken" END`,
+        ` WHERE ${GATE}`,
+      ),
       params: [tenantId, runId, now, JSON.stringify(tasks)],
     };
-    return { ...part, gated: `${part.text} WHERE ${GATE}` };
   }
 
   /** Upserts the backlog rows of run `runId` (one per task: a new attempt replaces the old row, its marks and its hold). */
@@ -66,48 +84,48 @@ export class TaskWriteRepository extends TenantScopedRepository {
     const text = (where: string) => `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail, held_until)
          SELECT $1, $2, o."taskId", o.attempt, o.queue, o."notBefore", $3, o.priority, o."holdReason", o."holdDetail", o."heldUntil"
            FROM jsonb_to_recordset($4::jsonb) AS o("taskId" uuid, attempt int, queue text, "notBefore" timestamptz, priority smallint,
-                "holdReason" text, "holdDetail" text, "heldUntil" timestamptz)${where}
+                "holdReason" text, "holdDetail" text, "heldUntil" timestamptz, "ifRefused" boolean)${where}
          ON CONFLICT (tenant_id, task_id) DO UPDATE
            SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
                created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority,
                hold_reason = EXCLUDED.hold_reason, hold_detail = EXCLUDED.hold_detail, held_until = EXCLUDED.held_until, last_hold = NULL`;
-    return { text: text(''), gated: text(` WHERE ${GATE}`), params: [tenantId, runId, now, JSON.stringify(rows)] };
+    return { text: text(''), gated: text(` WHERE ${GATE} AND (o."ifRefused" IS NOT TRUE OR NOT ${TOOK})`), params: [tenantId, runId, now, JSON.stringify(rows)] };
   }
 
   /**
    * An existing task's dispatched `attempt`: a taken one RUNNING under `leaseToken` until
    * `leaseExpiresAt`, any other QUEUED in its queue's backlog, with no lease.
    */
-  leasePart(tenantId: string, taskId: string, attempt: number, leaseExpiresAt: Date | null, leaseToken: string | null, running: boolean): WritePart {
+  leasePart(tenantId: string, runId: string, taskId: string, attempt: number, leaseExpiresAt: Date | null, leaseToken: string | null, running: boolean): WritePart {
     const text = `UPDATE tasks SET lease_expires_at = $4, lease_token = $5::uuid, status = $6
-              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`;
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $7`;
     return {
       text,
       gated: `${text} AND ${GATE}`,
-      params: [tenantId, taskId, attempt, leaseExpiresAt, leaseToken, running ? 'RUNNING' : 'QUEUED'],
+      params: [tenantId, taskId, attempt, leaseExpiresAt, leaseToken, running ? 'RUNNING' : 'QUEUED', runId],
     };
   }
 
   /** Completes `attempt` of task `taskId` with `output`; expects one row. */
-  completePart(tenantId: string, taskId: string, attempt: number, output: Json, now: Date): WritePart {
+  completePart(tenantId: string, runId: string, taskId: string, attempt: number, output: Json, now: Date): WritePart {
     const text = `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb, error = NULL, updated_at = $5, finished_at = $5
-              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`;
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $6`;
     return {
       text,
       gated: `${text} AND ${GATE}`,
-      params: [tenantId, taskId, attempt, jsonb(output), now],
+      params: [tenantId, taskId, attempt, jsonb(output), now, runId],
       expect: { rows: 1, what: `task ${taskId} attempt ${attempt} to complete` },
     };
   }
 
   /** Fails `attempt` of task `taskId` for good with `reason`; expects one row. */
-  failPart(tenantId: string, taskId: string, attempt: number, reason: string, now: Date): WritePart {
+  failPart(tenantId: string, runId: string, taskId: string, attempt: number, reason: string, now: Date): WritePart {
     const text = `UPDATE tasks SET status = 'FAILED', error = $4, updated_at = $5, finished_at = $5
-              WHERE tenant_id = $1 AND id = $2 AND attempt = $3`;
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $6`;
     return {
       text,
       gated: `${text} AND ${GATE}`,
-      params: [tenantId, taskId, attempt, reason, now],
+      params: [tenantId, taskId, attempt, reason, now, runId],
       expect: { rows: 1, what: `task ${taskId} attempt ${attempt} to fail` },
     };
   }

@@ -34,6 +34,12 @@ export interface WritePart {
 /** Where a {@link WritePart.gated} statement takes the fence's verdict. */
 export const GATE = '/*gate*/';
 
+/**
+ * Where a {@link WritePart.gated} statement takes the verdict on the event's take (true when the
+ * take was allowed, or there was none to ask for): a part written either way that differs by it.
+ */
+export const TOOK = '/*took*/';
+
 /** What a fenced write checks before it writes anything (see {@link fencedWrite}). */
 export interface WriteFence {
   /** The run's `event_seq` the decision was made on. */
@@ -112,9 +118,11 @@ function expectation(runId: string, expected: number, what: string): string {
  * is by the lock, and fails the fence.
  *
  * When the event takes an attempt (`fence.takeFrom`), `weft_may_take` decides, once the fence
- * holds: `parts` are written if it allows the take; else `queued` (the same event without the
- * take: its attempt QUEUED in the backlog) when given, else nothing. Parts the two share are
- * written once either way.
+ * holds. With `queued` given as parts, `parts` are written if it allows the take, else `queued`
+ * (the same event without the take: its attempt QUEUED in the backlog); parts the two share are
+ * written once either way. With `queued` = `'inline'`, `parts` carry both outcomes themselves
+ * ({@link TOOK}) and are written whenever the fence holds. Without `queued`, nothing is written
+ * when the take is refused.
  *
  * The statement returns one row: `ok` (the fence held), `took` (the take was allowed, or there was
  * none to ask for), and each expected count, checked by `weft_expect_rows` for the parts written
@@ -125,9 +133,10 @@ export function fencedWrite(
   runId: string,
   fence: WriteFence,
   parts: readonly WritePart[],
-  queued?: readonly WritePart[],
+  queued?: readonly WritePart[] | 'inline',
 ): { text: string; params: unknown[] } | undefined {
-  if ([...parts, ...(queued ?? [])].some((p) => p.gated === undefined)) return undefined;
+  const alternative = queued === 'inline' ? undefined : queued;
+  if ([...parts, ...(alternative ?? [])].some((p) => p.gated === undefined)) return undefined;
   const params: unknown[] = [tenantId, runId, fence.seq, fence.taskId, fence.attempt, fence.leaseToken.toLowerCase(), fence.takeFrom ?? null];
   const ctes = [
     `f AS MATERIALIZED (SELECT 1 FROM runs WHERE tenant_id = $1 AND id = $2 AND event_seq = $3::int FOR UPDATE SKIP LOCKED)`,
@@ -137,16 +146,17 @@ export function fencedWrite(
     `gate AS MATERIALIZED (SELECT ok, CASE WHEN ok THEN ($7::text IS NULL OR weft_may_take($7::text)) ELSE false END AS took FROM fence)`,
   ];
   // Which of the two writes each part belongs to, and so on which verdict it is written.
-  const shared = queued ? parts.filter((p) => queued.some((q) => samePart(p, q))) : [];
+  const shared = alternative ? parts.filter((p) => alternative.some((q) => samePart(p, q))) : [];
+  const taken = queued === 'inline' ? 'ok' : 'took';
   const gated: Array<{ part: WritePart; when: string }> = [
-    ...parts.map((part) => ({ part, when: !queued ? 'took' : shared.includes(part) ? 'ok' : 'took' })),
-    ...(queued ?? []).filter((q) => !shared.some((p) => samePart(p, q))).map((part) => ({ part, when: 'ok AND NOT took' })),
+    ...parts.map((part) => ({ part, when: !alternative ? taken : shared.includes(part) ? 'ok' : 'took' })),
+    ...(alternative ?? []).filter((q) => !shared.some((p) => samePart(p, q))).map((part) => ({ part, when: 'ok AND NOT took' })),
   ];
   const counts: string[] = [];
   gated.forEach(({ part: p, when }, i) => {
     const offset = params.length;
     params.push(...p.params);
-    const text = renumbered(p.gated!, offset).replaceAll(GATE, `(SELECT ${when} FROM gate)`);
+    const text = renumbered(p.gated!, offset).replaceAll(GATE, `(SELECT ${when} FROM gate)`).replaceAll(TOOK, '(SELECT took FROM gate)');
     ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
     if (!p.expect) return;
     params.push(p.expect.rows, expectation(runId, p.expect.rows, p.expect.what));
