@@ -55,7 +55,7 @@ export class OutboxRelay {
    * after-commit work. Resolves how many groups it looked at; a group that fails is logged and
    * tried again at the next poll.
    */
-  async promoteStalled(): Promise<number> {
+  private async promoteStalled(): Promise<number> {
     const { ctx } = this;
     const groups = await stalledGroups(ctx.ds);
     for (const g of groups) {
