@@ -1,8 +1,8 @@
 import { ChildRunRepository, RunEventRepository, type RunState, type Transaction } from '@weft/persistence';
 import { RunStatus, type Action, type FinishRun, type StartChildRun } from '../index.js';
-import type { Applied, ApplyLocked } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
-import { noteFinished } from './run-notes.js';
+import type { DirectOutcome, LinkedWork, LockedRunEvents, RejectedOutcome } from './event-outcome.js';
+import { finishedNote, startedNote } from './run-notes.js';
 import { newRunTrace } from './trace-context.js';
 import { snapshotNodes } from './snapshot-cache.js';
 
@@ -17,29 +17,32 @@ import { snapshotNodes } from './snapshot-cache.js';
  * PostgreSQL breaks and the event retries.
  */
 export class ChildRuns {
-  /** `apply` applies an event to a child run, as the event pipeline applies one to its own run. */
+  /** `events` applies an event to a linked run, as the event pipeline applies one to its own run. */
   constructor(
     private readonly ctx: CoordinatorContext,
-    private readonly apply: ApplyLocked,
+    private readonly events: LockedRunEvents,
   ) {}
 
-  /** Starts, cancels or wakes the runs linked to `run` that `actions` (with `children` written) affect. */
+  /**
+   * Starts, cancels or wakes the runs linked to `run` that `actions` (with `children` written)
+   * affect, at `linked.now`; what they did joins `linked` for after-commit work.
+   */
   async follow(
     m: Transaction,
     tenantId: string,
     run: RunState,
     actions: readonly Action[],
     children: readonly StartChildRun[],
-    applied: Applied,
+    linked: LinkedWork,
     nesting: number,
   ): Promise<void> {
-    for (const c of children) await this.start(m, tenantId, run, c, applied, nesting);
+    for (const c of children) await this.start(m, tenantId, run, c, linked, nesting);
     const finish = actions.find((a): a is FinishRun => a.type === 'FinishRun');
     if (actions.some((a) => a.type === 'CancelTasks') || (finish !== undefined && finish.status !== RunStatus.Succeeded)) {
       const status = finish?.status === RunStatus.Failed ? 'failed' : 'was cancelled';
-      await this.cancel(m, tenantId, run.id, `parent run ${run.id} ${status}`, applied);
+      await this.cancel(m, tenantId, run.id, `parent run ${run.id} ${status}`, linked);
     }
-    if (finish !== undefined) await this.wakeParent(m, tenantId, run, applied);
+    if (finish !== undefined) await this.wakeParent(m, tenantId, run, linked);
   }
 
   /**
@@ -50,8 +53,8 @@ export class ChildRuns {
    * event (after commit, or from the scheduler). A child whose start the machine rejects (its
    * entry node cannot be routed) is recorded FAILED with the reason, and its parent is woken.
    */
-  private async start(m: Transaction, tenantId: string, parent: RunState, c: StartChildRun, applied: Applied, nesting: number): Promise<void> {
-    const now = applied.now;
+  private async start(m: Transaction, tenantId: string, parent: RunState, c: StartChildRun, linked: LinkedWork, nesting: number): Promise<void> {
+    const now = linked.now;
     const repo = new ChildRunRepository(m);
     // The child's span is a child of its parent run's (a new trace for a parent older than tracing).
     const trace = newRunTrace(parent.traceparent);
@@ -76,38 +79,53 @@ export class ChildRuns {
       now,
     );
     if (nesting > 0) {
-      if (await repo.wakeTask(tenantId, c.taskId, c.attempt, now)) (applied.wakes ??= []).push({ runId: parent.id, taskId: c.taskId, nodeId: c.nodeId });
+      if (await repo.wakeTask(tenantId, c.taskId, c.attempt, now)) linked.wakes.push({ runId: parent.id, taskId: c.taskId, nodeId: c.nodeId });
       return;
     }
     const row = await new RunEventRepository(m).lock(tenantId, c.childRunId);
     if (!row || row.eventSeq > 0 || row.status !== RunStatus.Running) return; // started (or ended) already
     const dag = await this.ctx.dag(m, tenantId, row.workflowId, row.version);
-    const started = await this.apply(m, tenantId, row, new Map(), dag, { type: 'RunStarted' }, now, { rejectedRollsBack: false, nesting: nesting + 1 });
-    if (started.rejected) {
-      await repo.failUnstarted(tenantId, row.id, `the child run could not start: ${started.rejected.message}`, now);
-      started.status = RunStatus.Failed;
-      started.started = { workflowId: row.workflowId, version: row.version, parentRunId: row.parentRunId };
-      noteFinished(started, row, RunStatus.Failed, now, new Map(), started.rejected.message);
-      await this.wakeParent(m, tenantId, row, started);
-    }
-    (applied.nested ??= []).push({ runId: row.id, applied: started });
+    const started = await this.events.applyReport({ m, tenantId, run: row, nodes: new Map(), dag, ev: { type: 'RunStarted' }, now, nesting: nesting + 1 });
+    const outcome = started.kind === 'rejected' ? await this.failUnstarted(m, tenantId, row, started) : started;
+    linked.nested.push({ runId: row.id, outcome });
+  }
+
+  /**
+   * Records child run `row`, whose start the machine rejected (`rejected`), FAILED with the
+   * reason, as started and finished, and wakes its parent.
+   */
+  private async failUnstarted(m: Transaction, tenantId: string, row: RunState, rejected: RejectedOutcome): Promise<DirectOutcome> {
+    const { now, seq, error } = rejected;
+    await new ChildRunRepository(m).failUnstarted(tenantId, row.id, `the child run could not start: ${error.message}`, now);
+    const failed: DirectOutcome = {
+      kind: 'direct',
+      status: RunStatus.Failed,
+      seq,
+      now,
+      started: startedNote(row),
+      finished: finishedNote(row, RunStatus.Failed, now, new Map(), error.message),
+      nested: [],
+      wakes: [],
+    };
+    await this.wakeParent(m, tenantId, row, failed);
+    return failed;
   }
 
   /** Applies RunCancelled with `reason` to every RUNNING child run of `runId` (and so to theirs). */
-  private async cancel(m: Transaction, tenantId: string, runId: string, reason: string, applied: Applied): Promise<void> {
+  private async cancel(m: Transaction, tenantId: string, runId: string, reason: string, linked: LinkedWork): Promise<void> {
     const events = new RunEventRepository(m);
     for (const kid of await new ChildRunRepository(m).lockRunning(tenantId, runId)) {
       const tasks = await events.taskStates(tenantId, kid.id);
       const dag = await this.ctx.dag(m, tenantId, kid.workflowId, kid.version);
-      const cancelled = await this.apply(m, tenantId, kid, snapshotNodes(tasks), dag, { type: 'RunCancelled', reason }, applied.now, { rejectedRollsBack: false });
-      (applied.nested ??= []).push({ runId: kid.id, applied: cancelled });
+      const cancelled = await this.events.applyReport({ m, tenantId, run: kid, nodes: snapshotNodes(tasks), dag, ev: { type: 'RunCancelled', reason }, now: linked.now });
+      linked.nested.push({ runId: kid.id, outcome: cancelled });
     }
   }
 
   /** A child run ended: its parent's SUBWORKFLOW task, if still waiting on this attempt, is due now. */
-  private async wakeParent(m: Transaction, tenantId: string, run: RunState, applied: Applied): Promise<void> {
+  private async wakeParent(m: Transaction, tenantId: string, run: RunState, linked: LinkedWork): Promise<void> {
     if (run.parentRunId === null || run.parentTaskId === null) return;
-    const nodeId = await new ChildRunRepository(m).wakeParentTask(tenantId, run.parentRunId, run.parentTaskId, run.parentAttempt, applied.now);
-    if (nodeId !== undefined) (applied.wakes ??= []).push({ runId: run.parentRunId, taskId: run.parentTaskId, nodeId });
+    const nodeId = await new ChildRunRepository(m).wakeParentTask(tenantId, run.parentRunId, run.parentTaskId, run.parentAttempt, linked.now);
+    if (nodeId !== undefined) linked.wakes.push({ runId: run.parentRunId, taskId: run.parentTaskId, nodeId });
   }
 }

@@ -1,14 +1,14 @@
 import { claimDueTimers } from '@weft/persistence';
-import type { FireTimerInput } from './applied.js';
+import type { TimerFiring } from './after-commit.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
 
 /** The scheduler's due timers: WAIT wake-ups, WAIT_FOR_EVENT timeouts, SUBWORKFLOW wake-ups and retries. */
 export class DueTimers {
-  /** `fireTimer` applies one TimerFired, as the run commands do. */
+  /** `timers` applies one TimerFired, as the run commands do. */
   constructor(
     private readonly ctx: CoordinatorContext,
-    private readonly fireTimer: (tenantId: string, t: FireTimerInput) => Promise<unknown>,
+    private readonly timers: TimerFiring,
   ) {}
 
   /**
@@ -24,7 +24,7 @@ export class DueTimers {
     let fired = 0;
     for (const t of claimed) {
       try {
-        await this.fireTimer(t.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: t.nodeId });
+        await this.timers.fireTimer(t.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: t.nodeId });
         fired++;
         ctx.observe((o) => o.timerFired({ tenantId: t.tenantId, runId: t.runId, taskId: t.taskId, nodeId: t.nodeId, lateMs: Math.max(0, t.claimedAt.getTime() - t.dueAt.getTime()) }));
       } catch (err) {

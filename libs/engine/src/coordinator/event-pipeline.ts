@@ -1,35 +1,17 @@
-import { v4 as uuidv4 } from 'uuid';
-import { HistoryRepository, RunEventRepository, isInvalidDataError, isUuid, type HistoryEntry, type RunState, type TaskState, type Transaction } from '@weft/persistence';
-import {
-  isWithWorker,
-  Machine,
-  MachineError,
-  RunStatus,
-  TaskStatus,
-  WeftError,
-  type Action,
-  type NodeFailed,
-  type RunChange,
-  type RunEvent,
-  type RunSnapshot,
-  type TimerFired,
-  type Transition,
-} from '../index.js';
+import { HistoryRepository, RunEventRepository, isInvalidDataError, isUuid, type RunState, type TaskState, type Transaction } from '@weft/persistence';
+import { assertNever, isWithWorker, RunStatus, TaskStatus, WeftError, type Action, type NodeFailed, type NodeState, type RunChange, type RunEvent, type TimerFired } from '../index.js';
 import { ActionWriter } from './action-writer.js';
-import type { AfterCommit } from './after-commit.js';
-import { noteFinished, noteRunChanges } from './run-notes.js';
-import { buildRunChange } from './run-change.js';
-import type { Applied, ApplyLocked, ApplyOptions } from './applied.js';
-import { ChildRuns } from './child-runs.js';
-import { FencedSteps } from './fenced-steps.js';
+import { AfterCommit, type TimerFiring } from './after-commit.js';
+import type { BacklogDispatch } from './backlog-dispatch.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message, userError } from './error-mapping.js';
-import { historyEntry, historyEvent, type EventRecord } from './history.js';
-import type { ReportResult } from './inputs.js';
-import { isAttempt } from './input-checks.js';
-import { RunSlots } from './run-slots.js';
-import { RunStore } from './run-store.js';
-import { refuseOverfullSignalBuffer } from './signal-buffer.js';
+import type { AppliedOutcome, DirectOutcome, EventOutcome, LockedEvent, LockedRunEvents, RejectedOutcome } from './event-outcome.js';
+import type { FencedSteps } from './fenced-steps.js';
+import { historyEntry, type EventRecord } from './history.js';
+import type { FireTimerInput, ReportResult } from './inputs.js';
+import { isAttempt, reportField } from './input-checks.js';
+import { finishedNote } from './run-notes.js';
+import type { RunSlots } from './run-slots.js';
 import { snapshotNodes } from './snapshot-cache.js';
 import { sanitizeText } from './storable.js';
 
@@ -37,6 +19,24 @@ const RUN_NOT_FOUND = 'run not found';
 
 /** What an event is built from: the locked run's state gives the event and, for a retry, the version to decide with. */
 export type BuildEvent = (run: RunState) => { ev: RunEvent; version?: number };
+
+/** How {@link EventPipeline} applies an event to an existing run. */
+interface ToRun {
+  /** True for user commands: a machine rejection rolls back and is thrown; false records it in the history. */
+  rejectedRollsBack: boolean;
+  /** A worker's lease token: a report for its task's current, active attempt under another token is ignored. */
+  leaseToken?: string;
+  /** Eager dispatch: the reporting worker's queue. */
+  takeFrom?: string;
+  /** The task the event reports on, read with the run's lock (null: none). */
+  taskId?: string | null;
+}
+
+/** An outcome with what the snapshot cache keeps of it once committed: the node states and, when known, the run row. */
+interface Kept {
+  outcome: EventOutcome;
+  keep?: { nodes: Map<string, NodeState>; run?: RunState };
+}
 
 /**
  * The event pipeline: the only code that turns events into persisted state. Every event runs in
@@ -46,9 +46,9 @@ export type BuildEvent = (run: RunState) => { ev: RunEvent; version?: number };
  * events across processes) and, in the same statement, read the database clock (the event's
  * now) and the reported task; the node states are those this process kept after the run's
  * previous event (the snapshot cache), else every task row (no inputs or outputs); get the DAG
- * from the per-version cache; `Machine.apply`; persist the actions in order
- * ({@link ActionWriter}), whose last writes go in one statement with the history row and the run
- * update; COMMIT. The opening travels with the lock and the last write with the COMMIT
+ * from the per-version cache; apply the event through the {@link LockedRunEvents} (the machine,
+ * its actions' rows, whose last writes go in one statement with the history row and the run
+ * update); COMMIT. The opening travels with the lock and the last write with the COMMIT
  * (`withTenant`), so a chain's step is two round trips. Then {@link AfterCommit}.
  *
  * A transient failure retries the whole event with a small jittered backoff, then throws
@@ -58,20 +58,23 @@ export type BuildEvent = (run: RunState) => { ev: RunEvent; version?: number };
  * retried: a report is applied once more as its failure, a user command is refused with
  * BAD_USER_INPUT. So no report can leave a run RUNNING for good.
  */
-export class EventPipeline {
-  private readonly linked: ChildRuns;
-  /** Run slots of concurrency keys: a run that ends frees one. */
-  readonly slots: RunSlots;
-  /** Reports decided from memory and written fenced, when they can be. */
-  readonly fenced: FencedSteps;
+export class EventPipeline implements TimerFiring {
+  /** What follows each committed event; the parents' tasks it wakes are fired through this pipeline. */
+  readonly after: AfterCommit;
 
+  /**
+   * `events` applies an event to a locked run, `slots` readmits a retried run and frees a failed
+   * run's slot, `fenced` writes workers' reports without the lock when it can, and `backlog` gets
+   * the attempts committed events dispatch.
+   */
   constructor(
     private readonly ctx: CoordinatorContext,
-    private readonly after: AfterCommit,
+    private readonly events: LockedRunEvents,
+    private readonly slots: RunSlots,
+    private readonly fenced: FencedSteps,
+    backlog: BacklogDispatch,
   ) {
-    this.linked = new ChildRuns(ctx, this.applyLocked);
-    this.slots = new RunSlots(ctx, this.applyLocked);
-    this.fenced = new FencedSteps(ctx);
+    this.after = new AfterCommit(ctx, backlog, this);
   }
 
   /**
@@ -84,52 +87,55 @@ export class EventPipeline {
   async report(tenantId: string, runId: string, ev: RunEvent, leaseToken?: string, takeFrom?: string): Promise<ReportResult> {
     if (!isUuid(tenantId) || !isUuid(runId)) return { ignored: RUN_NOT_FOUND };
     if ('attempt' in ev && !isAttempt(ev.attempt)) return { ignored: `invalid attempt ${String(ev.attempt)}` };
-    let applied: Applied | undefined;
     if (this.ctx.fencedSteps && (ev.type === 'NodeCompleted' || ev.type === 'NodeFailed') && isUuid(leaseToken) && isUuid(ev.taskId)) {
-      applied = await this.fenced.apply(tenantId, runId, ev, leaseToken, takeFrom);
-      if (applied) {
-        await this.after.run(tenantId, runId, applied);
-        return applied.taken ? { taken: applied.taken } : {};
+      const fenced = await this.fenced.apply(tenantId, runId, ev, leaseToken, takeFrom);
+      if (fenced) {
+        await this.after.run(tenantId, runId, fenced);
+        return reportResultOf(fenced);
       }
     }
+    let outcome: EventOutcome | undefined;
     try {
-      applied = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false, leaseToken, takeFrom, taskId: reportedTask(ev) });
+      outcome = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false, leaseToken, takeFrom, taskId: reportedTask(ev) });
     } catch (err) {
       if (!isInvalidDataError(err) || (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed' && ev.type !== 'TimerFired')) throw err;
       const reason = sanitizeText(`could not store the ${ev.type} of node ${ev.nodeId}: ${message(err)} (INVALID_DATA)`);
       this.ctx.log.warn(`run ${runId}: ${reason}; applying it as a failure`);
       if (ev.type === 'TimerFired') {
-        applied = await this.failWait(tenantId, runId, ev, reason);
+        outcome = await this.failWait(tenantId, runId, ev, reason);
       } else {
         const failed: NodeFailed = { type: 'NodeFailed', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, error: reason };
         if (ev.type === 'NodeFailed' && ev.retryable === false) failed.retryable = false;
-        applied = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), { rejectedRollsBack: false, leaseToken, takeFrom, taskId: reportedTask(failed) });
+        outcome = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), { rejectedRollsBack: false, leaseToken, takeFrom, taskId: reportedTask(failed) });
       }
     }
-    if (!applied) return { ignored: RUN_NOT_FOUND };
-    await this.after.run(tenantId, runId, applied);
-    if (applied.ignored !== undefined) return { ignored: applied.ignored };
-    if (applied.rejected) return { ignored: applied.rejected.message };
-    if (applied.transition?.ignored !== undefined) return { ignored: applied.transition.ignored };
-    return applied.taken ? { taken: applied.taken } : {};
+    if (!outcome) return { ignored: RUN_NOT_FOUND };
+    await this.after.run(tenantId, runId, outcome);
+    return reportResultOf(outcome);
+  }
+
+  /** The scheduler's (or an ended child run's) TimerFired for a WAITING task; see {@link report}. */
+  async fireTimer(tenantId: string, t: FireTimerInput): Promise<ReportResult> {
+    return this.report(tenantId, t.runId, { type: 'TimerFired', taskId: reportField(t.taskId), nodeId: reportField(t.nodeId) });
   }
 
   /**
    * Applies a user command; unknown runs and rejections become WeftErrors. A rejected command
    * rolls back and writes nothing (no history row), so refused commands cannot grow a run's
-   * history; a value the database refuses becomes BAD_USER_INPUT naming `what`.
+   * history; a value the database refuses becomes BAD_USER_INPUT naming `what`. Resolves the
+   * outcome once committed and followed by {@link AfterCommit}.
    */
-  async command(tenantId: string, runId: string, what: string, build: BuildEvent): Promise<Applied> {
+  async command(tenantId: string, runId: string, what: string, build: BuildEvent): Promise<EventOutcome> {
     if (!isUuid(tenantId) || !isUuid(runId)) throw new WeftError('NOT_FOUND', `run ${runId} not found`);
-    let applied: Applied | undefined;
+    let outcome: EventOutcome | undefined;
     try {
-      applied = await this.applyToRun(tenantId, runId, build, { rejectedRollsBack: true });
+      outcome = await this.applyToRun(tenantId, runId, build, { rejectedRollsBack: true });
     } catch (err) {
       throw userError(err, what);
     }
-    if (!applied) throw new WeftError('NOT_FOUND', `run ${runId} not found`);
-    await this.after.run(tenantId, runId, applied);
-    return applied;
+    if (!outcome) throw new WeftError('NOT_FOUND', `run ${runId} not found`);
+    await this.after.run(tenantId, runId, outcome);
+    return outcome;
   }
 
   /**
@@ -137,7 +143,7 @@ export class EventPipeline {
    * (if it is still waiting) and the run (if not finished) fail with `reason`, like a permanent
    * routing error fails the run in the machine; the history row carries the timer and the reason.
    */
-  private async failWait(tenantId: string, runId: string, ev: TimerFired, reason: string): Promise<Applied | undefined> {
+  private async failWait(tenantId: string, runId: string, ev: TimerFired, reason: string): Promise<DirectOutcome | undefined> {
     return this.ctx.inTenant('event', tenantId, async (m) => {
       const events = new RunEventRepository(m);
       const run = await events.lock(tenantId, runId);
@@ -153,10 +159,17 @@ export class EventPipeline {
       const seq = run.eventSeq + 1;
       const ignored = actions.length === 0 ? 'timer no longer pending' : undefined;
       await this.appendHistory(m, tenantId, runId, { seq, ev, now, actions, ...(ignored ? { ignored } : {}), error: reason, patch: written.run });
-      const applied: Applied = { status: finished ? (run.status as RunStatus) : RunStatus.Failed, seq, jobs: [], now };
-      if (!finished) noteFinished(applied, run, RunStatus.Failed, now, new Map(), reason);
-      if (!finished && run.concurrencyGroup) await this.slots.promote(m, tenantId, run.concurrencyGroup, applied, 0);
-      return applied;
+      const outcome: DirectOutcome = {
+        kind: 'direct',
+        status: finished ? (run.status as RunStatus) : RunStatus.Failed,
+        seq,
+        now,
+        ...(finished ? {} : { finished: finishedNote(run, RunStatus.Failed, now, new Map(), reason) }),
+        nested: [],
+        wakes: [],
+      };
+      if (!finished && run.concurrencyGroup) await this.slots.promote(m, tenantId, run.concurrencyGroup, outcome, 0);
+      return outcome;
     });
   }
 
@@ -165,15 +178,9 @@ export class EventPipeline {
    * Returns undefined when the tenant has no such run. The event's clock reading is the
    * database's `clock_timestamp()` taken after the run lock (or the test clock).
    */
-  private async applyToRun(
-    tenantId: string,
-    runId: string,
-    build: BuildEvent,
-    opts: ApplyOptions & { leaseToken?: string; taskId?: string | null },
-  ): Promise<Applied | undefined> {
+  private async applyToRun(tenantId: string, runId: string, build: BuildEvent, opts: ToRun): Promise<EventOutcome | undefined> {
     const { ctx } = this;
-    let runAfter: RunState | undefined;
-    const applied = await ctx.inTenant('event', tenantId, async (m) => {
+    const done = await ctx.inTenant('event', tenantId, async (m): Promise<Kept | undefined> => {
       const events = new RunEventRepository(m);
       const locked = await events.lockForEvent(tenantId, runId, opts.taskId ?? null, opts.takeFrom ?? null);
       if (!locked) return undefined;
@@ -192,93 +199,61 @@ export class EventPipeline {
       if (stale !== undefined) {
         const seq = run.eventSeq + 1;
         await this.appendHistory(m, tenantId, run.id, { seq, ev, now, actions: [], ignored: stale, patch: {} });
-        return { ignored: stale, status: run.status as RunStatus, seq, jobs: [], now, ...(cached ? { nodes: cached } : {}) } satisfies Applied;
+        // The node states taken from the cache are as they were: the cache keeps them.
+        return { outcome: { kind: 'ignored', reason: stale, status: run.status as RunStatus, seq, now }, ...(cached ? { keep: { nodes: cached } } : {}) };
       }
       const nodes = cached ?? snapshotNodes(rows);
       const dag = await ctx.dag(m, tenantId, run.workflowId, version ?? run.version);
       // A retried run that ended takes its concurrency key's slot again, or the retry is refused.
       if (ev.type === 'RunRetried') await this.slots.readmit(m, tenantId, run, dag, ev.input ?? run.input, ev.config ?? run.config, now);
       // A queue reserved for other tenants gives this tenant nothing, not even by eager dispatch.
-      const result = await this.applyLocked(m, tenantId, run, nodes, dag, ev, now, locked.mayTake === false ? { ...opts, takeFrom: undefined } : opts);
+      const takeFrom = locked.mayTake === false ? undefined : opts.takeFrom;
+      const e: LockedEvent = { m, tenantId, run, nodes, dag, ev, now, ...(takeFrom === undefined ? {} : { takeFrom }) };
+      const result: AppliedOutcome | RejectedOutcome = opts.rejectedRollsBack ? await this.events.applyCommand(e) : await this.events.applyReport(e);
       if (locked.slotQueue && (ev.type === 'NodeCompleted' || ev.type === 'NodeFailed')) result.slotFreedOn = locked.slotQueue;
-      if (ev.type === 'TimerFired' && result.transition?.ignored !== undefined && isUuid(ev.taskId)) {
+      if (result.kind === 'rejected') return { outcome: result };
+      if (ev.type === 'TimerFired' && result.transition.ignored !== undefined && isUuid(ev.taskId)) {
         // A timer nobody will act on again must not be claimed again after its lease; one that
         // came too early for a retry is set again for the retry's due time.
         await events.rearmTimer(tenantId, ev.taskId, result.transition.rearmAt ?? null);
         // A write the change does not list: watchers read the run again.
         const change = result.change;
-        if (change) result.change = () => rereadOf(change());
+        result.change = () => rereadOf(change());
       }
       // The run row as this event leaves it, for the run's next report decided from memory; not
       // after a retry, which may change the version, input and config.
-      runAfter = ev.type === 'RunRetried' ? undefined : { ...run, eventSeq: result.seq, status: result.status };
-      return result;
+      const runAfter = ev.type === 'RunRetried' ? undefined : { ...run, eventSeq: result.seq, status: result.status };
+      return { outcome: result, keep: { nodes: result.nodes, ...(runAfter ? { run: runAfter } : {}) } };
     });
     // Committed: the node states now match the database at the new event_seq.
-    if (applied?.nodes) ctx.snapshots.put(tenantId, runId, applied.seq, applied.nodes, runAfter, applied.now);
-    return applied;
+    if (done?.keep) ctx.snapshots.put(tenantId, runId, done.outcome.seq, done.keep.nodes, done.keep.run, done.outcome.now);
+    return done?.outcome;
   }
-
-  /**
-   * The heart of an event, on a run row this transaction locked (or just inserted): builds the
-   * snapshot, applies the machine, persists the actions and the history record, then follows the
-   * linked runs. A machine rejection either rolls back (`rejectedRollsBack`, for user commands:
-   * the MachineError is thrown) or, for worker/scheduler reports, is recorded in the history
-   * (`error`) and returned as `rejected`.
-   */
-  readonly applyLocked: ApplyLocked = async (m, tenantId, run, nodes, dag, ev, now, opts) => {
-    const { ctx } = this;
-    // A run QUEUED for a slot of its concurrency key has no task yet; the machine takes it for a
-    // running one (a cancel ends it, a signal is buffered for it), and it stays QUEUED otherwise.
-    const queued = run.status === RunStatus.Queued;
-    const snapshot: RunSnapshot = {
-      id: run.id,
-      workflowId: run.workflowId,
-      version: run.version,
-      status: queued ? RunStatus.Running : (run.status as RunStatus),
-      context: { input: run.input, config: run.config, tasks: new Map() },
-      nodes,
-      depth: run.depth,
-    };
-    const deps = ctx.machineDeps(new RunStore(m, tenantId, run.id, run.rootRunId ?? run.id), now);
-    const seq = run.eventSeq + 1;
-
-    let transition: Transition;
-    try {
-      transition = await new Machine(dag, snapshot, deps).apply(ev);
-    } catch (err) {
-      if (!(err instanceof MachineError) || opts.rejectedRollsBack) throw err;
-      await this.appendHistory(m, tenantId, run.id, { seq, ev: historyEvent(ev, dag, nodes), now, actions: [], error: err.message, patch: {} });
-      return { rejected: err, status: run.status as RunStatus, seq, jobs: [], now };
-    }
-
-    // A signal no node waits for is buffered only within the run's caps (the run row is locked).
-    await refuseOverfullSignalBuffer(m, tenantId, run.id, transition.actions, ctx.signalCaps);
-    const take = opts.takeFrom === undefined ? undefined : { queue: opts.takeFrom, leaseToken: uuidv4(), leaseMs: ctx.runLeaseMs };
-    const history = new HistoryRepository(m);
-    // The history row and the run update go in the same statement as the actions' last writes.
-    const writer = new ActionWriter(m, tenantId, run, now, dag, take);
-    let entry: HistoryEntry | undefined;
-    const written = await writer.write(transition.actions, (w) =>
-      history.parts(
-        tenantId,
-        run.id,
-        (entry = historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }), patch: w.run })),
-      ),
-    );
-    const status = queued && snapshot.status === RunStatus.Running ? RunStatus.Queued : snapshot.status;
-    const applied: Applied = { transition, status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
-    const recorded = entry!;
-    applied.change = () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry: recorded, dag });
-    noteRunChanges(applied, run, ev, transition, nodes, now);
-    await this.linked.follow(m, tenantId, run, transition.actions, written.children, applied, opts.nesting ?? 0);
-    if (applied.finished && run.concurrencyGroup) await this.slots.promote(m, tenantId, run.concurrencyGroup, applied, opts.nesting ?? 0);
-    return applied;
-  };
 
   /** Appends the history row of `record` and updates the run with it, in one statement. */
   private async appendHistory(m: Transaction, tenantId: string, runId: string, record: EventRecord): Promise<void> {
     await new HistoryRepository(m).append(tenantId, runId, historyEntry(record));
+  }
+}
+
+/**
+ * The caller's answer to a report with `outcome`: why it changed nothing (`ignored`: the
+ * coordinator's or the machine's reason, or the machine's rejection), or the attempt the
+ * reporting worker took.
+ */
+function reportResultOf(outcome: EventOutcome): ReportResult {
+  switch (outcome.kind) {
+    case 'ignored':
+      return { ignored: outcome.reason };
+    case 'rejected':
+      return { ignored: outcome.error.message };
+    case 'direct':
+      return {};
+    case 'applied':
+      if (outcome.transition.ignored !== undefined) return { ignored: outcome.transition.ignored };
+      return outcome.taken ? { taken: outcome.taken } : {};
+    default:
+      return assertNever(outcome);
   }
 }
 

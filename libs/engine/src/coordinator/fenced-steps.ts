@@ -14,11 +14,11 @@ import {
   type Transition,
 } from '../index.js';
 import { ActionWriter, NotFenceable, type EagerTake } from './action-writer.js';
-import type { Applied } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
+import type { AppliedOutcome } from './event-outcome.js';
 import { historyEntry, historyEvent } from './history.js';
 import { buildRunChange } from './run-change.js';
-import { noteRunChanges } from './run-notes.js';
+import { runNotes } from './run-notes.js';
 
 /** A worker's report that may take the fenced path. */
 export type FencedReport = NodeCompleted | NodeFailed;
@@ -50,8 +50,8 @@ export class FencedSteps {
     this.committer = new StepCommitter(ctx.ds);
   }
 
-  /** Applies `ev` of run `runId` on the fenced path; the Applied once committed, undefined when it must take the locking path. */
-  async apply(tenantId: string, runId: string, ev: FencedReport, leaseToken: string, takeFrom?: string): Promise<Applied | undefined> {
+  /** Applies `ev` of run `runId` on the fenced path; its outcome once committed, undefined when it must take the locking path. */
+  async apply(tenantId: string, runId: string, ev: FencedReport, leaseToken: string, takeFrom?: string): Promise<AppliedOutcome | undefined> {
     const { ctx } = this;
     const entry = ctx.snapshots.takeEntry(tenantId, runId);
     const run = entry?.run;
@@ -115,13 +115,24 @@ export class FencedSteps {
     }
     const { writer, written, recorded } = chosen;
     const status = snapshot.status;
-    const applied: Applied = { transition, status, seq, jobs: written.jobs, now, nodes, ...(written.taken ? { taken: written.taken } : {}) };
-    applied.change = () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry: recorded, dag });
-    noteRunChanges(applied, run, ev, transition, nodes, now);
+    const outcome: AppliedOutcome = {
+      kind: 'applied',
+      transition,
+      status,
+      seq,
+      now,
+      jobs: written.jobs,
+      ...(written.taken ? { taken: written.taken } : {}),
+      nodes,
+      change: () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry: recorded, dag }),
+      ...runNotes(run, ev, transition, nodes, now),
+      // An event with linked work takes the locking path (see endsAlone).
+      nested: [],
+      wakes: [],
+    };
     ctx.snapshots.put(tenantId, runId, seq, nodes, { ...run, eventSeq: seq, status }, now);
-    return applied;
+    return outcome;
   }
-
 
   /**
    * The event's writes as statement parts (see {@link ActionWriter.capturing}), with its history

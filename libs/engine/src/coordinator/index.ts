@@ -6,7 +6,6 @@
 export * from './run-coordinator.js';
 export * from './coordinator-options.js';
 export * from './inputs.js';
-export type { FireTimerInput } from './applied.js';
 export { RunCommands } from './run-commands.js';
 export { TaskLeases } from './task-leases.js';
 export { DueTimers } from './due-timers.js';

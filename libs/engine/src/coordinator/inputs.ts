@@ -92,3 +92,10 @@ export interface ReportResult {
   /** The attempt the reporting worker took (see {@link ReportCompletedInput.takeFrom}). */
   taken?: TakenTask;
 }
+
+/** A timer to fire for a WAITING task: its run, task and node. */
+export interface FireTimerInput {
+  runId: string;
+  taskId: string;
+  nodeId: string;
+}

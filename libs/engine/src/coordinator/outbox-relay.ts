@@ -1,7 +1,9 @@
-import { pruneConcurrencyGroups, pruneRateStarts } from '@weft/persistence';
+import { pruneConcurrencyGroups, pruneRateStarts, stalledGroups, withTenant } from '@weft/persistence';
 import type { AfterCommit } from './after-commit.js';
 import type { BacklogDispatch } from './backlog-dispatch.js';
 import type { CoordinatorContext } from './coordinator-context.js';
+import { message } from './error-mapping.js';
+import type { LinkedWork } from './event-outcome.js';
 import type { RunSlots } from './run-slots.js';
 
 /** How often the poll deletes what no limit counts any more, ms. */
@@ -37,13 +39,40 @@ export class OutboxRelay {
    * queue and pass.
    */
   async relay(limit: number): Promise<number> {
-    await this.slots.promoteStalled((tenantId, runId, applied) => this.after.run(tenantId, runId, applied));
+    await this.promoteStalled();
     const admitted = await this.backlog.poll(limit);
     if (performance.now() - this.upkeptAt >= UPKEEP_EVERY_MS) {
       this.upkeptAt = performance.now();
       await this.upkeep();
     }
     return admitted;
+  }
+
+  /**
+   * The safety net of run slots: every tenant's concurrency groups with QUEUED runs and a free
+   * slot (an end whose promotion was left for later) get their promotion now
+   * ({@link RunSlots.promote}), each in its own transaction, and each run started gets its
+   * after-commit work. Resolves how many groups it looked at; a group that fails is logged and
+   * tried again at the next poll.
+   */
+  private async promoteStalled(): Promise<number> {
+    const { ctx } = this;
+    const groups = await stalledGroups(ctx.ds);
+    for (const g of groups) {
+      try {
+        const linked = await ctx.retrying('promote queued runs', () =>
+          withTenant(ctx.ds, g.tenantId, async (m) => {
+            const work: LinkedWork = { now: await ctx.clock(m, g.tenantId), nested: [], wakes: [] };
+            await this.slots.promote(m, g.tenantId, g.groupKey, work, 0);
+            return work;
+          }),
+        );
+        for (const n of linked.nested) await this.after.run(g.tenantId, n.runId, n.outcome);
+      } catch (err) {
+        ctx.log.warn(`concurrency group ${g.groupKey} of tenant ${g.tenantId}: queued runs not started, retrying at the next poll: ${message(err)}`);
+      }
+    }
+    return groups.length;
   }
 
   /**

@@ -1,18 +1,13 @@
-import { RunRepository, VersionLookupRepository, isUuid, type RunEntity } from '@weft/persistence';
-import { badCharacter, MAX_ERROR_CHARS, WeftError, type RunEvent } from '../index.js';
-import type { AfterCommit } from './after-commit.js';
-import type { FireTimerInput } from './applied.js';
-import type { CoordinatorContext } from './coordinator-context.js';
-import { userError } from './error-mapping.js';
-import type { EventPipeline } from './event-pipeline.js';
-import { checkJson, checkName, isVersion, reportField } from './input-checks.js';
-import type { CancelRunInput, ReportCompletedInput, ReportFailedInput, ReportResult, RetryRunInput, SendSignalInput, StartRunInput } from './inputs.js';
-import { describeJsonProblem, jsonProblem, sanitizeText } from './storable.js';
-import type { RunStarts, StartedIn } from './run-starts.js';
+import type { RunEntity } from '@weft/persistence';
+import type { CancelRunInput, FireTimerInput, ReportCompletedInput, ReportFailedInput, ReportResult, RetryRunInput, SendSignalInput, StartRunInput } from './inputs.js';
+import type { RunReports } from './run-reports.js';
+import type { CreatedIn } from './run-starts.js';
+import type { UserCommands } from './user-commands.js';
 
 /**
  * The commands a run takes — a user's start, signal, cancel and retry; a worker's reports; the
- * scheduler's timers — each checked, turned into its event and handed to the event pipeline.
+ * scheduler's timers. The entry point of apps: each command is handed to the code that checks it
+ * and applies it as an event ({@link UserCommands}, {@link RunReports}).
  *
  * Values from outside are checked before they are stored: a worker output PostgreSQL cannot hold
  * (NUL character or lone surrogate in a string or key, too deep, over `maxOutputBytes`) fails the
@@ -21,10 +16,8 @@ import type { RunStarts, StartedIn } from './run-starts.js';
  */
 export class RunCommands {
   constructor(
-    private readonly ctx: CoordinatorContext,
-    private readonly pipeline: EventPipeline,
-    private readonly after: AfterCommit,
-    private readonly starts: RunStarts,
+    private readonly users: UserCommands,
+    private readonly reports: RunReports,
   ) {}
 
   /**
@@ -41,26 +34,11 @@ export class RunCommands {
    * refuses a value the run would store; TRANSIENT.
    *
    * `run` is the new run's row as committed when the start left it RUNNING or QUEUED (see
-   * {@link StartedIn.row}), so the caller need not read it back; absent for a run that ended at
+   * {@link CreatedIn.row}), so the caller need not read it back; absent for a run that ended at
    * its start and for a run the idempotency key already named.
    */
-  async startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean; run?: RunEntity }> {
-    const { ctx } = this;
-    if (!isUuid(tenantId) || badCharacter(String(input.workflowId)) || !isVersion(input.version)) {
-      throw new WeftError('NOT_FOUND', `workflow ${JSON.stringify(input.workflowId)}${input.version === undefined ? '' : ` version ${input.version}`} not found`);
-    }
-    checkName('idempotencyKey', input.idempotencyKey);
-    checkName('startNodeId', input.startNodeId);
-    checkJson('input', input.input, ctx.maxInputBytes);
-    checkJson('config', input.config, ctx.maxInputBytes);
-    const res = await ctx
-      .inTenant('startRun', tenantId, (m) => this.starts.startIn(m, tenantId, input))
-      .catch((err: unknown) => {
-        // A rejected start rolled back with its run row: nothing to publish.
-        throw userError(err, 'the run');
-      });
-    if (res.applied) await this.after.run(tenantId, res.runId, res.applied);
-    return res.row ? { runId: res.runId, created: res.created, run: res.row } : { runId: res.runId, created: res.created };
+  startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean; run?: RunEntity }> {
+    return this.users.startRun(tenantId, input);
   }
 
   /**
@@ -81,28 +59,17 @@ export class RunCommands {
    * N of node X was re-dispatched; this execution's lease was superseded` (N 0-based).
    * @throws WeftError TRANSIENT; the database's error if even that NodeFailed cannot be stored.
    */
-  async reportCompleted(tenantId: string, r: ReportCompletedInput): Promise<ReportResult> {
-    const bad = jsonProblem(r.output, this.ctx.maxOutputBytes);
-    if (bad) return this.reportFailed(tenantId, { ...r, error: describeJsonProblem('output', bad, 'OUTPUT_TOO_LARGE') });
-    const ev: RunEvent = { type: 'NodeCompleted', taskId: reportField(r.taskId), nodeId: reportField(r.nodeId), attempt: r.attempt, output: r.output };
-    return this.pipeline.report(tenantId, r.runId, ev, r.leaseToken, r.takeFrom);
+  reportCompleted(tenantId: string, r: ReportCompletedInput): Promise<ReportResult> {
+    return this.reports.reportCompleted(tenantId, r);
   }
 
   /**
-   * A worker's NodeFailed; see {@link RunCommands.reportCompleted} for ignored reports. The
+   * A worker's NodeFailed; see {@link reportCompleted} for ignored reports. The
    * error text is stored sanitized: NUL characters and lone surrogates become U+FFFD, and text
    * beyond 8 KiB is cut.
    */
-  async reportFailed(tenantId: string, r: ReportFailedInput): Promise<ReportResult> {
-    const ev: RunEvent = {
-      type: 'NodeFailed',
-      taskId: reportField(r.taskId),
-      nodeId: reportField(r.nodeId),
-      attempt: r.attempt,
-      error: sanitizeText(typeof r.error === 'string' ? r.error : String(r.error), MAX_ERROR_CHARS),
-      ...(r.retryable === undefined ? {} : { retryable: r.retryable !== false }),
-    };
-    return this.pipeline.report(tenantId, r.runId, ev, r.leaseToken, r.takeFrom);
+  reportFailed(tenantId: string, r: ReportFailedInput): Promise<ReportResult> {
+    return this.reports.reportFailed(tenantId, r);
   }
 
   /**
@@ -111,8 +78,8 @@ export class RunCommands {
    * value the event would write (a WAIT's successor input computed by a template), the waiting
    * task and the run fail with the reason instead, so the timer never fires again.
    */
-  async fireTimer(tenantId: string, t: FireTimerInput): Promise<ReportResult> {
-    return this.pipeline.report(tenantId, t.runId, { type: 'TimerFired', taskId: reportField(t.taskId), nodeId: reportField(t.nodeId) });
+  fireTimer(tenantId: string, t: FireTimerInput): Promise<ReportResult> {
+    return this.reports.fireTimer(tenantId, t);
   }
 
   /**
@@ -124,13 +91,8 @@ export class RunCommands {
    * `maxInputBytes`), CONFLICT (run finished; a signal to buffer beyond the run's caps, naming
    * the run, the cap and the buffered count and bytes), TRANSIENT.
    */
-  async sendSignal(tenantId: string, s: SendSignalInput): Promise<{ delivered: boolean }> {
-    checkName('name', s.name);
-    checkJson('payload', s.payload, this.ctx.maxInputBytes);
-    const applied = await this.pipeline.command(tenantId, s.runId, 'the signal', () => ({
-      ev: s.payload === undefined ? { type: 'SignalReceived', name: s.name } : { type: 'SignalReceived', name: s.name, payload: s.payload },
-    }));
-    return { delivered: applied.transition?.signalDelivered === true };
+  sendSignal(tenantId: string, s: SendSignalInput): Promise<{ delivered: boolean }> {
+    return this.users.sendSignal(tenantId, s);
   }
 
   /**
@@ -139,9 +101,8 @@ export class RunCommands {
    * @throws WeftError NOT_FOUND, BAD_USER_INPUT (a reason that cannot be stored or is longer than
    * 8 KiB), CONFLICT (run already finished), TRANSIENT.
    */
-  async cancelRun(tenantId: string, c: CancelRunInput): Promise<void> {
-    checkName('reason', c.reason, MAX_ERROR_CHARS);
-    await this.pipeline.command(tenantId, c.runId, 'the cancellation', () => ({ ev: c.reason === undefined ? { type: 'RunCancelled' } : { type: 'RunCancelled', reason: c.reason } }));
+  cancelRun(tenantId: string, c: CancelRunInput): Promise<void> {
+    return this.users.cancelRun(tenantId, c);
   }
 
   /**
@@ -157,46 +118,7 @@ export class RunCommands {
    * concurrency key that is still QUEUED, or that ended while its key has no free slot — a retry
    * never cancels nor waits for another run), TRANSIENT.
    */
-  async retryRun(tenantId: string, r: RetryRunInput): Promise<void> {
-    if (!isVersion(r.version)) throw new WeftError('NOT_FOUND', `version ${r.version} not found`);
-    checkName('fromNodeId', r.fromNodeId);
-    checkJson('input', r.input, this.ctx.maxInputBytes);
-    checkJson('config', r.config, this.ctx.maxInputBytes);
-    await this.refuseChildRetry(tenantId, r.runId);
-    if (r.version !== undefined) await this.refuseDeprecatedRetry(tenantId, r.runId, r.version);
-    await this.pipeline.command(tenantId, r.runId, 'the retry', (run) => {
-      const version = r.version ?? run.version;
-      const ev: RunEvent = { type: 'RunRetried', fromNodeId: r.fromNodeId, version };
-      if (r.input !== undefined) ev.input = r.input;
-      if (r.config !== undefined) ev.config = r.config;
-      return { ev, version };
-    });
-  }
-
-  /**
-   * A retry that moves run `runId` onto another `version` may not pick a deprecated one (a retry
-   * on the run's own version is always allowed: it is no new run). Checked in its own short
-   * transaction before the retry; an unknown run or version is left to the retry to report.
-   * @throws WeftError BAD_USER_INPUT naming the workflow and version.
-   */
-  private async refuseDeprecatedRetry(tenantId: string, runId: string, version: number): Promise<void> {
-    if (!isUuid(tenantId) || !isUuid(runId)) return;
-    const row = await this.ctx.retrying('retryRun', () => new VersionLookupRepository(this.ctx.ds).retryTarget(tenantId, runId, version));
-    if (!row || !row.deprecated || row.version === version) return;
-    const msg = `workflow ${row.workflowId} version ${version} is deprecated: a retry may not move run ${runId} onto it; retry on the run's own version ${row.version} or another version, or restore version ${version} with deprecateVersion(deprecated: false)`;
-    throw new WeftError('BAD_USER_INPUT', msg, [{ path: 'version', message: msg }]);
-  }
-
-  /**
-   * Refuses to retry a child run on its own (see {@link RunCommands.retryRun}); a run's parent
-   * never changes once it is created, so reading it before the retry's transaction is safe.
-   * @throws WeftError CONFLICT naming the parent run and its SUBWORKFLOW node.
-   */
-  private async refuseChildRetry(tenantId: string, runId: string): Promise<void> {
-    if (!isUuid(tenantId) || !isUuid(runId)) return;
-    const parent = await this.ctx.retrying('retry check', () => new RunRepository(this.ctx.ds).parentOfRun(tenantId, runId));
-    if (!parent) return;
-    const { parentRunId, parentNodeId } = parent;
-    throw new WeftError('CONFLICT', `run ${runId} was started by run ${parentRunId}'s node ${parentNodeId}; retry run ${parentRunId} from node ${parentNodeId} instead`);
+  retryRun(tenantId: string, r: RetryRunInput): Promise<void> {
+    return this.users.retryRun(tenantId, r);
   }
 }

@@ -1,17 +1,20 @@
 import type { Database, StepCommitter } from '@weft/persistence';
 import type { RunUpdatePublisher, TaskDispatcher } from '../index.js';
-import { AfterCommit } from './after-commit.js';
 import { BacklogDispatch } from './backlog-dispatch.js';
 import { CoordinatorContext } from './coordinator-context.js';
 import type { RunCoordinatorOptions } from './coordinator-options.js';
 import { DueTimers } from './due-timers.js';
 import { EventPipeline } from './event-pipeline.js';
+import { FencedSteps } from './fenced-steps.js';
 import { LostTaskSweep } from './lost-task-sweep.js';
+import { MachineStep } from './machine-step.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { RunCommands } from './run-commands.js';
+import { RunReports } from './run-reports.js';
 import { RunStarts } from './run-starts.js';
 import { ScheduleFires } from './schedule-fires.js';
 import { TaskLeases } from './task-leases.js';
+import { UserCommands } from './user-commands.js';
 
 /**
  * The shell around the pure state machine, composed over one database: its rooms share one
@@ -38,16 +41,17 @@ export class RunCoordinator {
   constructor(ds: Database, dispatcher: TaskDispatcher, publisher: RunUpdatePublisher, opts: RunCoordinatorOptions = {}) {
     const ctx = new CoordinatorContext(ds, dispatcher, publisher, opts);
     const backlog = new BacklogDispatch(ctx);
-    const fireTimer = (tenantId: string, t: Parameters<RunCommands['fireTimer']>[1]) => this.runs.fireTimer(tenantId, t);
-    const after = new AfterCommit(ctx, backlog, fireTimer);
-    const pipeline = new EventPipeline(ctx, after);
-    this.committer = pipeline.fenced.committer;
-    const starts = new RunStarts(ctx, pipeline.applyLocked, pipeline.slots);
-    this.runs = new RunCommands(ctx, pipeline, after, starts);
-    this.schedules = new ScheduleFires(ctx, starts, after);
+    // Every event on a locked run goes through one step, which owns the run slots it frees.
+    const step = new MachineStep(ctx);
+    const fenced = new FencedSteps(ctx);
+    this.committer = fenced.committer;
+    const pipeline = new EventPipeline(ctx, step, step.slots, fenced, backlog);
+    const starts = new RunStarts(ctx, step, step.slots);
+    this.runs = new RunCommands(new UserCommands(ctx, pipeline, pipeline.after, starts), new RunReports(ctx, pipeline));
+    this.schedules = new ScheduleFires(ctx, starts, pipeline.after);
     this.leases = new TaskLeases(ctx, backlog);
-    this.timers = new DueTimers(ctx, fireTimer);
-    this.outbox = new OutboxRelay(ctx, backlog, pipeline.slots, after);
+    this.timers = new DueTimers(ctx, pipeline);
+    this.outbox = new OutboxRelay(ctx, backlog, step.slots, pipeline.after);
     this.lostTasks = new LostTaskSweep(ctx, backlog);
   }
 }

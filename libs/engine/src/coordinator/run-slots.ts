@@ -1,8 +1,7 @@
-import { ConcurrencyGroupRepository, stalledGroups, withTenant, type GroupOfRun, type RunState, type Transaction } from '@weft/persistence';
+import { ConcurrencyGroupRepository, type GroupOfRun, type RunState, type Transaction } from '@weft/persistence';
 import { runConcurrencyKey, runFlowOf, RunStatus, WeftError, type ConcurrencyStrategy, type JsonValue, type RunChange, type RunEvent, type WorkflowDag } from '../index.js';
-import type { Applied, ApplyLocked } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
-import { message } from './error-mapping.js';
+import type { LinkedWork, LockedRunEvents } from './event-outcome.js';
 
 /** What a start does once its group's row is locked: start the run, queue it, or cancel it or the oldest. */
 export type Admission = { start: true } | { start: false; strategy: ConcurrencyStrategy; limit: number; active: number };
@@ -18,9 +17,10 @@ export type Admission = { start: true } | { start: false; strategy: ConcurrencyS
  * slot, so a child never waits for a slot its ancestor holds.
  */
 export class RunSlots {
+  /** `events` applies the RunStarted of a queued run that a freed slot admits. */
   constructor(
     private readonly ctx: CoordinatorContext,
-    private readonly apply: ApplyLocked,
+    private readonly events: LockedRunEvents,
   ) {}
 
   /**
@@ -94,11 +94,11 @@ export class RunSlots {
   /**
    * After a run of group `groupKey` ended in `m`: starts the group's QUEUED runs, priority first,
    * then oldest, while a slot is free by each run's own version's limit. Their RunStarted events
-   * go in `m` too, and what they did joins `applied.nested` for after-commit. Deeper than one
-   * level of runs started in one transaction (`nesting` > 0), they are left to the scheduler's
-   * {@link promoteStalled}.
+   * go in `m` too, at `linked.now`, and what they did joins `linked.nested` for after-commit.
+   * Deeper than one level of runs started in one transaction (`nesting` > 0), they are left to
+   * the scheduler's pass over stalled groups (see `OutboxRelay`).
    */
-  async promote(m: Transaction, tenantId: string, groupKey: string, applied: Applied, nesting: number): Promise<void> {
+  async promote(m: Transaction, tenantId: string, groupKey: string, linked: LinkedWork, nesting: number): Promise<void> {
     if (nesting > 0) return;
     const repo = new ConcurrencyGroupRepository(m);
     if ((await repo.lockExisting(tenantId, groupKey)) === undefined) return;
@@ -107,42 +107,19 @@ export class RunSlots {
       const dag = await this.ctx.dag(m, tenantId, run.workflowId, run.version);
       const limit = runFlowOf(dag.definition).concurrency?.limit ?? Infinity;
       if (active >= limit) break;
-      if (!(await repo.admit(tenantId, run.id, applied.now))) continue;
+      if (!(await repo.admit(tenantId, run.id, linked.now))) continue;
       active++;
-      const seconds = Math.max(0, (applied.now.getTime() - new Date(run.createdAt).getTime()) / 1000);
+      const seconds = Math.max(0, (linked.now.getTime() - new Date(run.createdAt).getTime()) / 1000);
       this.ctx.observe((o) => o.flowDispatched?.({ queue: null, waits: [{ reason: 'CONCURRENCY_LIMIT', seconds }] }));
       const ev: RunEvent = run.startNodeId ? { type: 'RunStarted', startNodeId: run.startNodeId } : { type: 'RunStarted' };
-      const started = await this.apply(m, tenantId, { ...run, status: RunStatus.Running }, new Map(), dag, ev, applied.now, { rejectedRollsBack: false, nesting: nesting + 1 });
-      // The admission set the run RUNNING besides the event's own writes: its change says so too.
-      const change = started.change;
-      if (change) started.change = () => withStatus(change(), RunStatus.Running);
-      (applied.nested ??= []).push({ runId: run.id, applied: started });
-    }
-  }
-
-  /**
-   * The scheduler's safety net: every tenant's groups with QUEUED runs and a free slot (an end
-   * whose promotion was left for later) get their promotion now, each in its own transaction.
-   * Resolves how many groups it looked at; `after` gets each run started, after commit.
-   */
-  async promoteStalled(after: (tenantId: string, runId: string, applied: Applied) => Promise<void>): Promise<number> {
-    const { ctx } = this;
-    const groups = await stalledGroups(ctx.ds);
-    for (const g of groups) {
-      try {
-        const applied = await ctx.retrying('promote queued runs', () =>
-          withTenant(ctx.ds, g.tenantId, async (m) => {
-            const done: Applied = { status: RunStatus.Running, seq: 0, jobs: [], now: await ctx.clock(m, g.tenantId) };
-            await this.promote(m, g.tenantId, g.groupKey, done, 0);
-            return done;
-          }),
-        );
-        for (const n of applied.nested ?? []) await after(g.tenantId, n.runId, n.applied);
-      } catch (err) {
-        ctx.log.warn(`concurrency group ${g.groupKey} of tenant ${g.tenantId}: queued runs not started, retrying at the next poll: ${message(err)}`);
+      const started = await this.events.applyReport({ m, tenantId, run: { ...run, status: RunStatus.Running }, nodes: new Map(), dag, ev, now: linked.now, nesting: nesting + 1 });
+      if (started.kind === 'applied') {
+        // The admission set the run RUNNING besides the event's own writes: its change says so too.
+        const change = started.change;
+        started.change = () => withStatus(change(), RunStatus.Running);
       }
+      linked.nested.push({ runId: run.id, outcome: started });
     }
-    return groups.length;
   }
 }
 

@@ -1,26 +1,31 @@
 import { RunEventRepository, TransientDbError, type NewRun, type RunEntity, type RunState, type Transaction } from '@weft/persistence';
 import { runFlowOf, RunStatus, type RunEvent, type WorkflowDag } from '../index.js';
-import type { Applied, ApplyLocked } from './applied.js';
 import type { Admission, RunSlots } from './run-slots.js';
 import type { CoordinatorContext } from './coordinator-context.js';
+import type { AppliedOutcome, EventOutcome, LockedRunEvents } from './event-outcome.js';
 import { DEFAULT_RUN_PRIORITY, type StartRunInput } from './inputs.js';
 import { snapshotNodes } from './snapshot-cache.js';
 import { newRunTrace } from './trace-context.js';
 import { versionToRun } from './versions.js';
 
-/** A run start inside a caller's transaction: the run, whether it is new, and what applying its RunStarted did. */
-export interface StartedIn {
+/**
+ * A run start inside a caller's transaction: the run, and whether it is new. A new run comes with
+ * what its start did, for {@link AfterCommit} once the caller's transaction committed.
+ */
+export type StartedIn = { runId: string; created: false } | CreatedIn;
+
+/** A run created inside a caller's transaction (see {@link StartedIn}). */
+export interface CreatedIn {
   runId: string;
-  /** False when the idempotency key already named a run (that run is returned, nothing is written). */
-  created: boolean;
-  /** Set when the run was created: for {@link AfterCommit} once the caller's transaction committed. */
-  applied?: Applied;
+  created: true;
+  /** What the start did: its RunStarted applied, the run queued for a slot, or the run cancelled at once. */
+  outcome: EventOutcome;
   /**
    * The new run's row as the caller's transaction leaves it, when the start left it RUNNING or
    * QUEUED (without output or error): for an answer that would otherwise read it back. Absent for
-   * a run that ended at its start (its output or error were computed by the machine) and for a
-   * run an idempotency key already named. Its `input` and `config` are the values as given, not
-   * as read back from `jsonb` (which orders object keys its own way).
+   * a run that ended at its start (its output or error were computed by the machine). Its `input`
+   * and `config` are the values as given, not as read back from `jsonb` (which orders object keys
+   * its own way).
    */
   row?: RunEntity;
 }
@@ -35,12 +40,14 @@ export interface ScheduledBy {
  * Starting and cancelling top-level runs inside a transaction the caller owns — the user's
  * `startRun` (its own transaction) and a schedule's fire (the schedule's transaction, so the run
  * and the schedule's next fire time commit together). The same RunStarted and RunCancelled events
- * as every other path, applied by the event pipeline on the locked run row.
+ * as every other path, applied on the locked run row through the same {@link LockedRunEvents} as
+ * the event pipeline's.
  */
 export class RunStarts {
+  /** `events` applies the starts and cancellations; `slots` admits a run of a concurrency key. */
   constructor(
     private readonly ctx: CoordinatorContext,
-    private readonly apply: ApplyLocked,
+    private readonly events: LockedRunEvents,
     private readonly slots: RunSlots,
   ) {}
 
@@ -119,57 +126,59 @@ export class RunStarts {
       const why = `concurrency limit ${admission.limit} reached for key ${JSON.stringify(group!.key)}`;
       if (admission.strategy === 'queue') {
         this.ctx.observe((o) => o.flowHeld?.({ reason: 'CONCURRENCY_LIMIT', count: 1 }));
-        const applied: Applied = { status: RunStatus.Queued, seq: 0, jobs: [], now };
-        return { runId, created: true, applied, row: startedRow(tenantId, run, row, applied) };
+        // No event: the run waits, QUEUED, for a slot (event_seq 0).
+        const outcome: EventOutcome = { kind: 'direct', status: RunStatus.Queued, seq: 0, now, nested: [], wakes: [] };
+        return { runId, created: true, outcome, row: startedRow(tenantId, run, row, outcome) };
       }
       if (admission.strategy === 'cancel_newest') {
         this.ctx.observe((o) => o.concurrencyCancelled?.({ tenantId, runId, strategy: 'cancel_newest' }));
-        const cancelled = await this.apply(m, tenantId, run, new Map(), dag, { type: 'RunCancelled', reason: `${why} (cancel_newest)` }, now, { rejectedRollsBack: true });
-        return { runId, created: true, applied: cancelled };
+        const ev: RunEvent = { type: 'RunCancelled', reason: `${why} (cancel_newest)` };
+        const cancelled = await this.events.applyCommand({ m, tenantId, run, nodes: new Map(), dag, ev, now });
+        return { runId, created: true, outcome: cancelled };
       }
       const oldest = await this.slots.oldestActive(m, tenantId, group!.groupKey);
       const superseded = oldest === undefined ? undefined : await this.cancelIn(m, tenantId, oldest, `superseded by run ${runId} (cancel_oldest)`, now);
       if (superseded) this.ctx.observe((o) => o.concurrencyCancelled?.({ tenantId, runId: oldest!, strategy: 'cancel_oldest' }));
-      const applied = await this.start(m, tenantId, run, dag, input, now);
-      if (superseded) (applied.nested ??= []).push({ runId: oldest!, applied: superseded });
-      return { runId, created: true, applied, row: startedRow(tenantId, run, row, applied) };
+      const started = await this.start(m, tenantId, run, dag, input, now);
+      if (superseded) started.nested.push({ runId: oldest!, outcome: superseded });
+      return { runId, created: true, outcome: started, row: startedRow(tenantId, run, row, started) };
     }
-    const applied = await this.start(m, tenantId, run, dag, input, now);
-    return { runId, created: true, applied, row: startedRow(tenantId, run, row, applied) };
+    const started = await this.start(m, tenantId, run, dag, input, now);
+    return { runId, created: true, outcome: started, row: startedRow(tenantId, run, row, started) };
   }
 
-  /** Applies the RunStarted of new run `run` in `m`. */
-  private start(m: Transaction, tenantId: string, run: RunState, dag: WorkflowDag, input: StartRunInput, now: Date): Promise<Applied> {
+  /** Applies the RunStarted of new run `run` in `m`. @throws MachineError when the machine rejects it. */
+  private start(m: Transaction, tenantId: string, run: RunState, dag: WorkflowDag, input: StartRunInput, now: Date): Promise<AppliedOutcome> {
     const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
-    return this.apply(m, tenantId, run, new Map(), dag, ev, now, { rejectedRollsBack: true });
+    return this.events.applyCommand({ m, tenantId, run, nodes: new Map(), dag, ev, now });
   }
 
   /**
    * Applies RunCancelled with `reason` to run `runId` in `m` when it is still RUNNING; returns
    * what it did (for {@link AfterCommit}), or undefined when the run is gone or already ended.
    */
-  async cancelIn(m: Transaction, tenantId: string, runId: string, reason: string, now: Date): Promise<Applied | undefined> {
+  async cancelIn(m: Transaction, tenantId: string, runId: string, reason: string, now: Date): Promise<AppliedOutcome | undefined> {
     const events = new RunEventRepository(m);
     const run = await events.lock(tenantId, runId);
     if (!run || (run.status !== RunStatus.Running && run.status !== RunStatus.Queued)) return undefined;
     const tasks = await events.taskStates(tenantId, runId);
     const dag = await this.ctx.dag(m, tenantId, run.workflowId, run.version);
-    const applied = await this.apply(m, tenantId, run, snapshotNodes(tasks), dag, { type: 'RunCancelled', reason }, now, { rejectedRollsBack: false });
-    return applied.rejected ? undefined : applied;
+    const cancelled = await this.events.applyReport({ m, tenantId, run, nodes: snapshotNodes(tasks), dag, ev: { type: 'RunCancelled', reason }, now });
+    return cancelled.kind === 'rejected' ? undefined : cancelled;
   }
 }
 
 /**
- * The row of new run `run` (inserted as `inserted`) once `applied` was applied to it: its
+ * The row of new run `run` (inserted as `inserted`) once `outcome` was applied to it: its
  * `event_seq`, status and `updated_at` (the event's clock) as the event's history write sets them.
  * Undefined when the start ended the run (the machine wrote its output, error and end).
  */
-function startedRow(tenantId: string, run: RunState, inserted: NewRun, applied: Applied): RunEntity | undefined {
-  if (applied.status !== RunStatus.Running && applied.status !== RunStatus.Queued) return undefined;
+function startedRow(tenantId: string, run: RunState, inserted: NewRun, outcome: EventOutcome): RunEntity | undefined {
+  if (outcome.status !== RunStatus.Running && outcome.status !== RunStatus.Queued) return undefined;
   return {
     ...run,
     tenantId,
-    status: applied.status,
+    status: outcome.status,
     output: null,
     error: null,
     idempotencyKey: inserted.idempotencyKey,
@@ -177,8 +186,8 @@ function startedRow(tenantId: string, run: RunState, inserted: NewRun, applied: 
     scheduleId: inserted.scheduleId ?? null,
     nominalTime: inserted.nominalTime ?? null,
     concurrencyKey: inserted.concurrencyKey,
-    eventSeq: applied.seq,
-    updatedAt: applied.now,
+    eventSeq: outcome.seq,
+    updatedAt: outcome.now,
     finishedAt: null,
   };
 }

@@ -21,8 +21,8 @@ import {
   type OverlapPolicy,
 } from '../index.js';
 import type { AfterCommit } from './after-commit.js';
-import type { Applied } from './applied.js';
 import type { CoordinatorContext } from './coordinator-context.js';
+import type { RunOutcome } from './event-outcome.js';
 import { message, userError } from './error-mapping.js';
 import type { RunStarts } from './run-starts.js';
 
@@ -61,7 +61,8 @@ const SKIP_FIELD: Record<SkipReason, keyof ScheduleSkips> = {
 /** One schedule's pass inside its transaction: what it fired, and what to do after commit. */
 class Pass {
   readonly outcomes: FireOutcome[] = [];
-  readonly applied: { runId: string; applied: Applied }[] = [];
+  /** The events the pass applied, for after-commit work. */
+  readonly applied: RunOutcome[] = [];
   readonly skips = noSkips();
   fired = 0;
   lastNominal: Date | null = null;
@@ -169,7 +170,7 @@ export class ScheduleFires {
       return p;
     });
     if (!pass) return undefined;
-    for (const a of pass.applied) await this.after.run(tenantId, a.runId, a.applied);
+    for (const a of pass.applied) await this.after.run(tenantId, a.runId, a.outcome);
     this.tell(tenantId, pass);
     return pass;
   }
@@ -218,9 +219,9 @@ export class ScheduleFires {
     const cancelled: string[] = [];
     if (d.kind === 'cancel_then_start') {
       for (const runId of p.active) {
-        const applied = await this.starts.cancelIn(m, p.row.tenantId, runId, `schedule ${p.row.id} fired for ${nominal.toISOString()} (overlap policy cancel_other)`, p.now);
-        if (applied) {
-          p.applied.push({ runId, applied });
+        const outcome = await this.starts.cancelIn(m, p.row.tenantId, runId, `schedule ${p.row.id} fired for ${nominal.toISOString()} (overlap policy cancel_other)`, p.now);
+        if (outcome) {
+          p.applied.push({ runId, outcome });
           cancelled.push(runId);
         }
       }
@@ -243,8 +244,8 @@ export class ScheduleFires {
         ),
       );
       if (!s.created) return p.skip(nominal, source, SkipReason.AlreadyFired, s.runId);
-      p.applied.push({ runId: s.runId, applied: s.applied! });
-      if (s.applied!.status === RunStatus.Running || s.applied!.status === RunStatus.Queued) p.active.push(s.runId);
+      p.applied.push({ runId: s.runId, outcome: s.outcome });
+      if (s.outcome.status === RunStatus.Running || s.outcome.status === RunStatus.Queued) p.active.push(s.runId);
       p.fired++;
       p.lastNominal = nominal;
       p.lastRunId = s.runId;

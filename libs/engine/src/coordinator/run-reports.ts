@@ -1,0 +1,45 @@
+import { MAX_ERROR_CHARS, type RunEvent } from '../index.js';
+import type { CoordinatorContext } from './coordinator-context.js';
+import type { EventPipeline } from './event-pipeline.js';
+import { reportField } from './input-checks.js';
+import type { FireTimerInput, ReportCompletedInput, ReportFailedInput, ReportResult } from './inputs.js';
+import { describeJsonProblem, jsonProblem, sanitizeText } from './storable.js';
+
+/**
+ * Workers' and the scheduler's reports, each turned into its event and handed to the event
+ * pipeline (see {@link RunCommands} for what each does). A worker output PostgreSQL cannot hold
+ * (NUL character or lone surrogate in a string or key, too deep, over `maxOutputBytes`) fails the
+ * attempt instead; a worker's error text is sanitized and cut.
+ */
+export class RunReports {
+  constructor(
+    private readonly ctx: CoordinatorContext,
+    private readonly pipeline: EventPipeline,
+  ) {}
+
+  /** A worker's NodeCompleted, or the NodeFailed of an output that cannot be stored; see `RunCommands.reportCompleted`. */
+  async reportCompleted(tenantId: string, r: ReportCompletedInput): Promise<ReportResult> {
+    const bad = jsonProblem(r.output, this.ctx.maxOutputBytes);
+    if (bad) return this.reportFailed(tenantId, { ...r, error: describeJsonProblem('output', bad, 'OUTPUT_TOO_LARGE') });
+    const ev: RunEvent = { type: 'NodeCompleted', taskId: reportField(r.taskId), nodeId: reportField(r.nodeId), attempt: r.attempt, output: r.output };
+    return this.pipeline.report(tenantId, r.runId, ev, r.leaseToken, r.takeFrom);
+  }
+
+  /** A worker's NodeFailed with its error text sanitized and cut at 8 KiB; see `RunCommands.reportFailed`. */
+  async reportFailed(tenantId: string, r: ReportFailedInput): Promise<ReportResult> {
+    const ev: RunEvent = {
+      type: 'NodeFailed',
+      taskId: reportField(r.taskId),
+      nodeId: reportField(r.nodeId),
+      attempt: r.attempt,
+      error: sanitizeText(typeof r.error === 'string' ? r.error : String(r.error), MAX_ERROR_CHARS),
+      ...(r.retryable === undefined ? {} : { retryable: r.retryable !== false }),
+    };
+    return this.pipeline.report(tenantId, r.runId, ev, r.leaseToken, r.takeFrom);
+  }
+
+  /** The TimerFired of a WAITING task; see `RunCommands.fireTimer`. */
+  async fireTimer(tenantId: string, t: FireTimerInput): Promise<ReportResult> {
+    return this.pipeline.fireTimer(tenantId, t);
+  }
+}
