@@ -125,8 +125,11 @@ describe('the hot path', () => {
     const fenced = indexesFor('f AS MATERIALIZED');
     expect(fenced).toContain('runs_pkey');
     expect(['runs_pkey', 'tasks_pkey', 'tasks_run']).toEqual(expect.arrayContaining(fenced));
+    // The later starts of the chain were decided from memory: their statement checks the version
+    // by the workflow's and the version's keys.
+    expect(indexesFor('v AS MATERIALIZED')).toEqual(['workflow_versions_pkey', 'workflows_pkey']);
     const history = indexesFor('INSERT INTO run_events');
     expect(history).toContain('runs_pkey');
-    expect(['runs_pkey', 'tasks_pkey', 'tasks_run']).toEqual(expect.arrayContaining(history));
+    expect(['runs_pkey', 'tasks_pkey', 'tasks_run', 'workflow_versions_pkey', 'workflows_pkey']).toEqual(expect.arrayContaining(history));
   });
 });

@@ -21,6 +21,7 @@ import { DagCache } from './dag-cache.js';
 import { isTransient, message } from './error-mapping.js';
 import { DEFAULT_MAX_BUFFERED_SIGNAL_BYTES, DEFAULT_MAX_BUFFERED_SIGNALS, type SignalBufferCaps } from './signal-buffer.js';
 import { SnapshotCache } from './snapshot-cache.js';
+import { StartVersions } from './versions.js';
 
 /** The jobs a queue may hold waiting for a worker when no live worker says how many slots it has. */
 export const DEFAULT_DISPATCH_WINDOW_FLOOR = 8;
@@ -48,6 +49,8 @@ export class CoordinatorContext {
   /** Whether workers' reports may take the fenced path (see `FencedSteps`). */
   readonly fencedSteps: boolean;
   readonly snapshots = new SnapshotCache();
+  /** The versions this process's starts ran on, for starts decided from memory. */
+  readonly startVersions = new StartVersions();
   private readonly maxRetries: number;
   private readonly dags: DagCache;
   /** The database's clock minus this process's, ms, at the last reading; undefined before any. */

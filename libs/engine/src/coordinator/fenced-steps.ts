@@ -169,7 +169,7 @@ function endsAlone(transition: Transition, run: { parentRunId: string | null; co
  * transaction of their own (a completed output never changes; a reset of the node bumps the
  * run's event_seq, and the fence then refuses the write). Any other read needs the run locked.
  */
-class OutputsOnlyStore implements Store {
+export class OutputsOnlyStore implements Store {
   constructor(
     private readonly ctx: CoordinatorContext,
     private readonly tenantId: string,

@@ -72,6 +72,8 @@ export class RunStarts {
       if (existing) return { runId: existing, created: false };
     }
     const { version, dbNow } = await versionToRun(m, tenantId, input.workflowId, input.version);
+    ctx.noteDbClock(dbNow);
+    if (!scheduled) ctx.startVersions.set(tenantId, input.workflowId, input.version, version);
     const dag = await ctx.dag(m, tenantId, input.workflowId, version);
     const now = ctx.testClock?.() ?? dbNow;
     const runId = ctx.newId();
@@ -173,7 +175,7 @@ export class RunStarts {
  * `event_seq`, status and `updated_at` (the event's clock) as the event's history write sets them.
  * Undefined when the start ended the run (the machine wrote its output, error and end).
  */
-function startedRow(tenantId: string, run: RunState, inserted: NewRun, outcome: EventOutcome): RunEntity | undefined {
+export function startedRow(tenantId: string, run: RunState, inserted: NewRun, outcome: EventOutcome): RunEntity | undefined {
   if (outcome.status !== RunStatus.Running && outcome.status !== RunStatus.Queued) return undefined;
   return {
     ...run,

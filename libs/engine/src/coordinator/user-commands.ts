@@ -1,3 +1,4 @@
+import type { FencedStarts } from './fenced-starts.js';
 import { RunRepository, VersionLookupRepository, isUuid, type RunEntity } from '@weft/persistence';
 import { badCharacter, MAX_ERROR_CHARS, WeftError, type RunEvent } from '../index.js';
 import type { AfterCommit } from './after-commit.js';
@@ -20,6 +21,7 @@ export class UserCommands {
     private readonly pipeline: EventPipeline,
     private readonly after: AfterCommit,
     private readonly starts: RunStarts,
+    private readonly fencedStarts: FencedStarts,
   ) {}
 
   /** Checks and starts a run, then its after-commit work; see `RunCommands.startRun`. */
@@ -32,12 +34,14 @@ export class UserCommands {
     checkName('startNodeId', input.startNodeId);
     checkJson('input', input.input, ctx.maxInputBytes);
     checkJson('config', input.config, ctx.maxInputBytes);
-    const res = await ctx
-      .inTenant('startRun', tenantId, (m) => this.starts.startIn(m, tenantId, input))
-      .catch((err: unknown) => {
-        // A rejected start rolled back with its run row: nothing to publish.
-        throw userError(err, 'the run');
-      });
+    const res =
+      (await this.fencedStarts.start(tenantId, input)) ??
+      (await ctx
+        .inTenant('startRun', tenantId, (m) => this.starts.startIn(m, tenantId, input))
+        .catch((err: unknown) => {
+          // A rejected start rolled back with its run row: nothing to publish.
+          throw userError(err, 'the run');
+        }));
     if (!res.created) return { runId: res.runId, created: false };
     await this.after.run(tenantId, res.runId, res.outcome);
     return res.row ? { runId: res.runId, created: true, run: res.row } : { runId: res.runId, created: true };

@@ -25,3 +25,29 @@ export async function versionToRun(m: Transaction, tenantId: string, workflowId:
   }
   return { version: row.version, dbNow: row.dbNow };
 }
+
+/** Versions remembered at most; past it the oldest is forgotten. */
+const MAX_START_VERSIONS = 10_000;
+
+/**
+ * The version the last start of a workflow ran on, by tenant, workflow and the version asked for
+ * (none: the default), as this process's locking starts chose it. A hint only: a start made with
+ * it checks in its own statement that the version is still the one to run on (see `startWrite`).
+ */
+export class StartVersions {
+  private readonly versions = new Map<string, number>();
+
+  get(tenantId: string, workflowId: string, requested: number | undefined): number | undefined {
+    return this.versions.get(key(tenantId, workflowId, requested));
+  }
+
+  set(tenantId: string, workflowId: string, requested: number | undefined, version: number): void {
+    const k = key(tenantId, workflowId, requested);
+    if (!this.versions.has(k) && this.versions.size >= MAX_START_VERSIONS) this.versions.delete(this.versions.keys().next().value!);
+    this.versions.set(k, version);
+  }
+}
+
+function key(tenantId: string, workflowId: string, requested: number | undefined): string {
+  return `${tenantId}\u0000${requested ?? ''}\u0000${workflowId}`;
+}

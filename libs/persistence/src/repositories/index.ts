@@ -5,6 +5,7 @@ export * from './run.repository.js';
 export * from './run-json.js';
 export * from './signal.repository.js';
 export * from './write-batch.js';
+export * from './start-write.js';
 export * from './event-rows.js';
 export * from './run-event.repository.js';
 export * from './task-write.repository.js';

@@ -104,7 +104,7 @@ export async function runWrites(m: EntityManager, tenantId: string, runId: strin
 }
 
 /** `run <id>: expected exactly <n> <what>`, the message of a wrong count without its `matched …`. */
-function expectation(runId: string, expected: number, what: string): string {
+export function expectation(runId: string, expected: number, what: string): string {
   return `run ${runId}: expected exactly ${expected === 1 ? 'one' : expected} ${what}`;
 }
 
@@ -179,7 +179,7 @@ const RENUMBERED = new Map<string, Map<number, string>>();
 const MAX_RENUMBERED = 1_000;
 
 /** `gated` with `$n` as `$(n + offset)`. */
-function renumbered(gated: string, offset: number): string {
+export function renumbered(gated: string, offset: number): string {
   let byOffset = RENUMBERED.get(gated);
   let text = byOffset?.get(offset);
   if (text !== undefined) return text;
