@@ -1,15 +1,12 @@
-import { HistoryRepository, startWrite, type HistoryEntry, type NewRun, type RunPatch, type RunState, type StepCommitter } from '@weft/persistence';
+import { HistoryRepository, startWrite, type HistoryEntry, type RunPatch, type StepCommitter } from '@weft/persistence';
 import { Machine, RunStatus, runFlowOf, type RunEvent, type RunSnapshot, type Transition } from '../index.js';
 import { ActionWriter, NotFenceable } from './action-writer.js';
+import { appliedOutcome } from './applied-outcome.js';
 import type { CoordinatorContext } from './coordinator-context.js';
-import type { AppliedOutcome } from './event-outcome.js';
 import { OutputsOnlyStore } from './fenced-steps.js';
 import { historyEntry, historyEvent } from './history.js';
-import { DEFAULT_RUN_PRIORITY, type StartRunInput } from './inputs.js';
-import { buildRunChange } from './run-change.js';
-import { runNotes } from './run-notes.js';
-import { startedRow, type CreatedIn } from './run-starts.js';
-import { newRunTrace } from './trace-context.js';
+import type { StartRunInput } from './inputs.js';
+import { newTopRun, startedRow, type CreatedIn } from './run-starts.js';
 
 /**
  * A user's start decided from memory and written in one statement ({@link startWrite}) through
@@ -39,26 +36,7 @@ export class FencedStarts {
     const now = ctx.estimatedClock();
     if (version === undefined || !dag || !now || runFlowOf(dag.definition).concurrency) return undefined;
     const runId = ctx.newId();
-    const trace = newRunTrace(input.traceparent);
-    const run: RunState = {
-      id: runId,
-      workflowId: input.workflowId,
-      version,
-      status: RunStatus.Running,
-      input: input.input ?? {},
-      config: input.config ?? {},
-      eventSeq: 0,
-      parentRunId: null,
-      parentTaskId: null,
-      parentAttempt: null,
-      depth: 0,
-      rootRunId: null,
-      createdAt: now,
-      traceparent: trace.traceparent,
-      traceCallerSpan: trace.callerSpan,
-      priority: input.priority ?? runFlowOf(dag.definition).priority ?? DEFAULT_RUN_PRIORITY,
-      concurrencyGroup: null,
-    };
+    const { run, row } = newTopRun(runId, input, version, dag, now, { status: RunStatus.Running });
     const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
     const nodes = new Map();
     const snapshot: RunSnapshot = { id: runId, workflowId: run.workflowId, version, status: RunStatus.Running, context: { input: run.input, config: run.config, tasks: new Map() }, nodes, depth: 0 };
@@ -85,22 +63,6 @@ export class FencedStarts {
       throw err;
     }
     if (!onlyRunning(written.run)) return undefined;
-    const row: NewRun = {
-      id: runId,
-      workflowId: run.workflowId,
-      version,
-      input: run.input,
-      config: run.config,
-      idempotencyKey: input.idempotencyKey ?? null,
-      startNodeId: input.startNodeId ?? null,
-      traceparent: trace.traceparent,
-      traceCallerSpan: trace.callerSpan,
-      priority: run.priority,
-      status: RunStatus.Running,
-      concurrencyGroup: null,
-      concurrencyKey: null,
-      now,
-    };
     const statement = startWrite(tenantId, row, seq, input.version ?? null, writer.parts);
     // A value PostgreSQL would refuse (jsonb holds no NUL) would fail the whole message: alone, on the locking path.
     if (!statement || statement.params.some((p) => typeof p === 'string' && p.includes('\\u0000'))) return undefined;
@@ -110,21 +72,7 @@ export class FencedStarts {
     } catch {
       return undefined;
     }
-    const entry = recorded!;
-    const done = written;
-    const outcome: AppliedOutcome = {
-      kind: 'applied',
-      transition,
-      status: RunStatus.Running,
-      seq,
-      now,
-      jobs: done.jobs,
-      nodes,
-      change: () => buildRunChange({ seq, now, patch: done.run, log: writer.log, entry, dag }),
-      ...runNotes(run, ev, transition, nodes, now),
-      nested: [],
-      wakes: [],
-    };
+    const outcome = appliedOutcome({ run, ev, transition, status: RunStatus.Running, seq, now, writer, written, entry: recorded!, dag, nodes });
     ctx.snapshots.put(tenantId, runId, seq, nodes, { ...run, eventSeq: seq }, now);
     return { runId, created: true, outcome, row: startedRow(tenantId, run, row, outcome) };
   }

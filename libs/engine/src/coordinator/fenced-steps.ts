@@ -14,11 +14,10 @@ import {
   type Transition,
 } from '../index.js';
 import { ActionWriter, NotFenceable, type EagerTake } from './action-writer.js';
+import { appliedOutcome } from './applied-outcome.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { AppliedOutcome } from './event-outcome.js';
 import { historyEntry, historyEvent } from './history.js';
-import { buildRunChange } from './run-change.js';
-import { runNotes } from './run-notes.js';
 
 /** A worker's report that may take the fenced path. */
 export type FencedReport = NodeCompleted | NodeFailed;
@@ -115,21 +114,8 @@ export class FencedSteps {
     }
     const { writer, written, recorded } = chosen;
     const status = snapshot.status;
-    const outcome: AppliedOutcome = {
-      kind: 'applied',
-      transition,
-      status,
-      seq,
-      now,
-      jobs: written.jobs,
-      ...(written.taken ? { taken: written.taken } : {}),
-      nodes,
-      change: () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry: recorded, dag }),
-      ...runNotes(run, ev, transition, nodes, now),
-      // An event with linked work takes the locking path (see endsAlone).
-      nested: [],
-      wakes: [],
-    };
+    // An event with linked work takes the locking path (see endsAlone): none to add.
+    const outcome = appliedOutcome({ run, ev, transition, status, seq, now, writer, written, entry: recorded, dag, nodes });
     ctx.snapshots.put(tenantId, runId, seq, nodes, { ...run, eventSeq: seq, status }, now);
     return outcome;
   }

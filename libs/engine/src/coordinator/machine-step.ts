@@ -2,12 +2,11 @@ import { v4 as uuidv4 } from 'uuid';
 import { HistoryRepository, type HistoryEntry } from '@weft/persistence';
 import { Machine, MachineError, RunStatus, type RunSnapshot, type Transition } from '../index.js';
 import { ActionWriter } from './action-writer.js';
+import { appliedOutcome } from './applied-outcome.js';
 import { ChildRuns } from './child-runs.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { AppliedOutcome, LockedEvent, LockedRunEvents, RejectedOutcome } from './event-outcome.js';
 import { historyEntry, historyEvent } from './history.js';
-import { buildRunChange } from './run-change.js';
-import { runNotes } from './run-notes.js';
 import { RunSlots } from './run-slots.js';
 import { RunStore } from './run-store.js';
 import { refuseOverfullSignalBuffer } from './signal-buffer.js';
@@ -82,20 +81,7 @@ export class MachineStep implements LockedRunEvents {
     // A run QUEUED for a slot stays QUEUED unless the event ended it (see snapshotOf).
     const status = run.status === RunStatus.Queued && snapshot.status === RunStatus.Running ? RunStatus.Queued : snapshot.status;
     const recorded = entry!;
-    const outcome: AppliedOutcome = {
-      kind: 'applied',
-      transition,
-      status,
-      seq,
-      now,
-      jobs: written.jobs,
-      ...(written.taken ? { taken: written.taken } : {}),
-      nodes,
-      change: () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry: recorded, dag }),
-      ...runNotes(run, ev, transition, nodes, now),
-      nested: [],
-      wakes: [],
-    };
+    const outcome = appliedOutcome({ run, ev, transition, status, seq, now, writer, written, entry: recorded, dag, nodes });
     await this.linked.follow(m, tenantId, run, transition.actions, written.children, outcome, nesting);
     if (outcome.finished && run.concurrencyGroup) await this.slots.promote(m, tenantId, run.concurrencyGroup, outcome, nesting);
     return outcome;

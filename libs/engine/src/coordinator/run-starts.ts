@@ -79,44 +79,11 @@ export class RunStarts {
     const runId = ctx.newId();
     const group = this.slots.groupOf(dag, input.workflowId, input.input ?? {}, input.config ?? {});
     const admission: Admission = group ? await this.slots.admission(m, tenantId, group, dag, now) : { start: true };
-    const trace = newRunTrace(input.traceparent);
-    const run: RunState = {
-      id: runId,
-      workflowId: input.workflowId,
-      version,
-      status: RunStatus.Running,
-      input: input.input ?? {},
-      config: input.config ?? {},
-      eventSeq: 0,
-      parentRunId: null,
-      parentTaskId: null,
-      parentAttempt: null,
-      depth: 0,
-      rootRunId: null,
-      createdAt: now,
-      traceparent: trace.traceparent,
-      traceCallerSpan: trace.callerSpan,
-      priority: input.priority ?? runFlowOf(dag.definition).priority ?? DEFAULT_RUN_PRIORITY,
-      concurrencyGroup: group?.groupKey ?? null,
-    };
-    const row: NewRun = {
-      id: runId,
-      workflowId: run.workflowId,
-      version,
-      input: run.input,
-      config: run.config,
-      idempotencyKey: input.idempotencyKey ?? null,
-      startNodeId: input.startNodeId ?? null,
-      traceparent: trace.traceparent,
-      traceCallerSpan: trace.callerSpan,
-      scheduleId: scheduled?.scheduleId ?? null,
-      nominalTime: scheduled?.nominalTime ?? null,
-      priority: run.priority,
+    const { run, row } = newTopRun(runId, input, version, dag, now, {
       status: !admission.start && admission.strategy === 'queue' ? RunStatus.Queued : RunStatus.Running,
-      concurrencyGroup: group?.groupKey ?? null,
-      concurrencyKey: group?.key ?? null,
-      now,
-    };
+      group,
+      scheduled,
+    });
     const inserted = await events.insertRun(tenantId, row);
     if (!inserted) {
       // A concurrent start with the same key committed first: return the winner.
@@ -192,4 +159,58 @@ export function startedRow(tenantId: string, run: RunState, inserted: NewRun, ou
     updatedAt: outcome.now,
     finishedAt: null,
   };
+}
+
+/**
+ * A new top-level run of `input` on `version` of `dag`, created at `now` with id `runId`: its
+ * state for the machine (`event_seq` 0) and its row as a start inserts it, with its row `status`,
+ * its concurrency group and key (`group`) and the schedule that fires it, when any.
+ */
+export function newTopRun(
+  runId: string,
+  input: StartRunInput,
+  version: number,
+  dag: WorkflowDag,
+  now: Date,
+  opts: { status: NewRun['status']; group?: { groupKey: string; key: string | null }; scheduled?: ScheduledBy },
+): { run: RunState; row: NewRun } {
+  const trace = newRunTrace(input.traceparent);
+  const run: RunState = {
+    id: runId,
+    workflowId: input.workflowId,
+    version,
+    status: RunStatus.Running,
+    input: input.input ?? {},
+    config: input.config ?? {},
+    eventSeq: 0,
+    parentRunId: null,
+    parentTaskId: null,
+    parentAttempt: null,
+    depth: 0,
+    rootRunId: null,
+    createdAt: now,
+    traceparent: trace.traceparent,
+    traceCallerSpan: trace.callerSpan,
+    priority: input.priority ?? runFlowOf(dag.definition).priority ?? DEFAULT_RUN_PRIORITY,
+    concurrencyGroup: opts.group?.groupKey ?? null,
+  };
+  const row: NewRun = {
+    id: runId,
+    workflowId: run.workflowId,
+    version,
+    input: run.input,
+    config: run.config,
+    idempotencyKey: input.idempotencyKey ?? null,
+    startNodeId: input.startNodeId ?? null,
+    traceparent: trace.traceparent,
+    traceCallerSpan: trace.callerSpan,
+    scheduleId: opts.scheduled?.scheduleId ?? null,
+    nominalTime: opts.scheduled?.nominalTime ?? null,
+    priority: run.priority,
+    status: opts.status,
+    concurrencyGroup: opts.group?.groupKey ?? null,
+    concurrencyKey: opts.group?.key ?? null,
+    now,
+  };
+  return { run, row };
 }
