@@ -135,3 +135,38 @@ describe('many fenced starts of one idempotency key at once', () => {
     expect(fenced.coordinator.committer.stats.failed).toBe(0);
   });
 });
+
+describe('fenced starts of two tenants in the committer’s messages', () => {
+  it('keep each tenant’s runs, versions and idempotency keys apart', async () => {
+    const a = await coordinatorHarness(db.ds);
+    const b = await coordinatorHarness(db.ds, { fencedSteps: false });
+    // One workflow id in both tenants, with different definitions; one coordinator serves both.
+    await a.publish(chain(2), 'shared');
+    await b.publish(chain(3), 'shared');
+    expect((await b.publish(chain(4), 'shared')).version).toBe(2);
+    const c = a.coordinator;
+    await c.runs.startRun(a.tenantId, { workflowId: 'shared' });
+    await c.runs.startRun(b.tenantId, { workflowId: 'shared' });
+
+    const starts = Array.from({ length: 16 }, (_, i) => {
+      const t = i % 2 === 0 ? a : b;
+      return c.runs.startRun(t.tenantId, { workflowId: 'shared', idempotencyKey: 'k', input: { i } }).then((r) => ({ t, ...r }));
+    });
+    const results = await Promise.all(starts);
+    for (const t of [a, b]) {
+      const mine = results.filter((r) => r.t === t);
+      const created = mine.filter((r) => r.created);
+      expect(created).toHaveLength(1);
+      expect(new Set(mine.map((r) => r.runId)).size).toBe(1);
+      const run = await t.run(created[0]!.runId);
+      expect(run).toMatchObject({ tenantId: t.tenantId, workflowId: 'shared', idempotencyKey: 'k' });
+      expect(run.version).toBe(t === a ? 1 : 2);
+      expect(Object.keys(await t.tasks(run.id)).sort()).toEqual(['n1']);
+      expect((await t.events(run.id)).map((e) => e.type)).toEqual(['RunStarted']);
+    }
+    // The starts went through the committer, several to a message.
+    expect(c.committer.stats.statements).toBeGreaterThanOrEqual(16);
+    expect(c.committer.stats.commits).toBeLessThan(c.committer.stats.statements);
+    expect(c.committer.stats.failed).toBe(0);
+  });
+});
