@@ -107,6 +107,18 @@ describe('a start of a workflow this process started before', () => {
     expect(await h.events(first.runId)).toHaveLength(1);
   });
 
+  it('leaves a priority the row cannot hold to the locking path, so no message fails with it', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const { workflowId } = await h.publish(chain(2));
+    await h.coordinator.runs.startRun(h.tenantId, { workflowId });
+
+    await expect(h.coordinator.runs.startRun(h.tenantId, { workflowId, priority: 100_000 })).rejects.toThrow();
+    expect(h.coordinator.committer.stats).toEqual({ commits: 0, statements: 0, failed: 0 });
+    // The next start is decided from memory as before.
+    await h.coordinator.runs.startRun(h.tenantId, { workflowId, priority: 5 });
+    expect(h.coordinator.committer.stats).toEqual({ commits: 1, statements: 1, failed: 0 });
+  });
+
   it("is never decided from another tenant's memory of the workflow", async () => {
     const a = await coordinatorHarness(db.ds);
     const { workflowId } = await a.publish(chain(2), 'shared-name');

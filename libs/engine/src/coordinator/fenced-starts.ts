@@ -1,5 +1,5 @@
 import { HistoryRepository, startWrite, type HistoryEntry, type RunPatch, type StepCommitter } from '@weft/persistence';
-import { Machine, RunStatus, runFlowOf, type RunEvent, type RunSnapshot, type Transition } from '../index.js';
+import { FLOW_LIMITS, Machine, RunStatus, runFlowOf, type RunEvent, type RunSnapshot, type Transition } from '../index.js';
 import { ActionWriter, NotFenceable } from './action-writer.js';
 import { appliedOutcome } from './applied-outcome.js';
 import type { CoordinatorContext } from './coordinator-context.js';
@@ -16,10 +16,11 @@ import { newTopRun, startedRow, type CreatedIn } from './run-starts.js';
  * is still the one to run on), the definition cached, and the database's clock known.
  *
  * {@link start} resolves undefined, having written nothing, whenever the start must take the
- * locking path ({@link RunStarts}) instead: any of those unknown, a workflow with a run
- * concurrency limit, a start the machine rejects or that ends the run at once, an action that
- * needs a row read, a version that changed or was deprecated since, an idempotency key already
- * used, or any error of the message (the locking path then meets it alone and says what it is).
+ * locking path ({@link RunStarts}) instead: any of those unknown, a priority out of range, a
+ * workflow with a run concurrency limit, a start the machine rejects or that ends the run at
+ * once, an action that needs a row read, a version that changed or was deprecated since, an
+ * idempotency key already used, or any error of the message (the locking path then meets it
+ * alone and says what it is).
  */
 export class FencedStarts {
   constructor(
@@ -37,6 +38,8 @@ export class FencedStarts {
     if (version === undefined || !dag || !now || runFlowOf(dag.definition).concurrency) return undefined;
     const runId = ctx.newId();
     const { run, row } = newTopRun(runId, input, version, dag, now, { status: RunStatus.Running });
+    // A priority the row cannot hold would fail the whole message, the other statements with it.
+    if (!Number.isInteger(run.priority) || run.priority < FLOW_LIMITS.minPriority || run.priority > FLOW_LIMITS.maxPriority) return undefined;
     const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
     const nodes = new Map();
     const snapshot: RunSnapshot = { id: runId, workflowId: run.workflowId, version, status: RunStatus.Running, context: { input: run.input, config: run.config, tasks: new Map() }, nodes, depth: 0 };
