@@ -1,4 +1,3 @@
-import { FencedStarts } from './fenced-starts.js';
 import type { Database, StepCommitter } from '@weft/persistence';
 import type { RunUpdatePublisher, TaskDispatcher } from '../index.js';
 import { BacklogDispatch } from './backlog-dispatch.js';
@@ -6,6 +5,7 @@ import { CoordinatorContext } from './coordinator-context.js';
 import type { RunCoordinatorOptions } from './coordinator-options.js';
 import { DueTimers } from './due-timers.js';
 import { EventPipeline } from './event-pipeline.js';
+import { FencedStarts } from './fenced-starts.js';
 import { FencedSteps } from './fenced-steps.js';
 import { LostTaskSweep } from './lost-task-sweep.js';
 import { MachineStep } from './machine-step.js';

@@ -1,18 +1,19 @@
-import type { FencedStarts } from './fenced-starts.js';
 import { RunRepository, VersionLookupRepository, isUuid, type RunEntity } from '@weft/persistence';
 import { badCharacter, MAX_ERROR_CHARS, WeftError, type RunEvent } from '../index.js';
 import type { AfterCommit } from './after-commit.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { userError } from './error-mapping.js';
 import type { EventPipeline } from './event-pipeline.js';
+import type { FencedStarts } from './fenced-starts.js';
 import { checkJson, checkName, isVersion } from './input-checks.js';
 import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './inputs.js';
 import type { RunStarts } from './run-starts.js';
 
 /**
  * A user's commands — start, signal, cancel, retry — each checked, turned into its event and
- * handed to the event pipeline, or for a start to {@link RunStarts} in a transaction of its own
- * (see {@link RunCommands} for what each does). User input that cannot be stored is refused with
+ * handed to the event pipeline, or for a start to {@link FencedStarts} (one statement, when this
+ * process can decide it from memory) else {@link RunStarts} in a transaction of its own (see
+ * {@link RunCommands} for what each does). User input that cannot be stored is refused with
  * BAD_USER_INPUT naming the field and JSON path.
  */
 export class UserCommands {
