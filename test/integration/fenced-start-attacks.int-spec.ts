@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { def, edge, fork, http, join, sw, wait, waitFor } from '../support/builders.js';
 import { sentMessages } from '../support/pg-messages.js';
-import { chain, shape, type Harness } from '../support/fenced-steps.js';
+import { chain, startRows } from '../support/fenced-steps.js';
 
 /**
  * Attacks on starts decided from memory: what a fenced start writes for first nodes of every
@@ -21,25 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-/** The rows a start wrote, without what differs between two runs (ids, times). */
-async function startRows(h: Harness, runId: string) {
-  const run = await h.run(runId);
-  const tasks = Object.values(await h.tasks(runId))
-    .map((t) => ({ nodeId: t.nodeId, status: t.status, attempt: t.attempt, input: t.input, output: t.output, error: t.error, queue: t.queue, branches: t.branches, wakeAt: t.wakeAt, awaitedSignal: t.awaitedSignal, leaseToken: t.leaseToken, finishedAt: t.finishedAt }))
-    .sort((a, b) => a.nodeId.localeCompare(b.nodeId));
-  const outbox = (await h.outbox(runId)).map((o) => ({ attempt: o.attempt, queue: o.queue, hold: o.hold_reason, notBefore: o.not_before })).sort((a, b) => a.queue.localeCompare(b.queue));
-  return {
-    run: { status: run.status, version: run.version, eventSeq: run.eventSeq, input: run.input, config: run.config, priority: run.priority, idempotencyKey: run.idempotencyKey, startNodeId: run.startNodeId, output: run.output, error: run.error, finishedAt: run.finishedAt },
-    tasks,
-    outbox,
-    jobs: h.dispatcher.jobs
-      .filter((j) => j.runId === runId)
-      .map((j) => ({ nodeId: j.nodeId, attempt: j.attempt, queue: j.queue, input: j.input }))
-      .sort((a, b) => a.nodeId.localeCompare(b.nodeId)),
-    history: await shape(h, runId),
-  };
-}
 
 /** Two harnesses with the same workflow published, each started once (the fenced one now remembers it). */
 async function pair(definition: WorkflowDefinition, workflowId?: string) {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WorkflowRepository } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
-import { chain, shape, type Harness } from '../support/fenced-steps.js';
+import { chain, startRows, type Harness } from '../support/fenced-steps.js';
 import { sentMessages } from '../support/pg-messages.js';
 
 /**
@@ -22,19 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-/** The rows a start wrote, without what differs between two runs (ids, times). */
-async function startRows(h: Harness, runId: string) {
-  const run = await h.run(runId);
-  const tasks = Object.values(await h.tasks(runId)).map((t) => ({ nodeId: t.nodeId, status: t.status, attempt: t.attempt, input: t.input, queue: t.queue, leaseToken: t.leaseToken }));
-  const outbox = (await h.outbox(runId)).map((o) => ({ attempt: o.attempt, queue: o.queue, hold: o.hold_reason }));
-  return {
-    run: { status: run.status, version: run.version, eventSeq: run.eventSeq, input: run.input, config: run.config, priority: run.priority, idempotencyKey: run.idempotencyKey, finishedAt: run.finishedAt },
-    tasks,
-    outbox,
-    history: await shape(h, runId),
-  };
-}
 
 const deprecate = (h: Harness, workflowId: string, version: number) => new WorkflowRepository(db.ds).setDeprecated(h.tenantId, workflowId, version, true);
 

@@ -40,6 +40,25 @@ export async function runChain(h: Harness, workflowId: string): Promise<string> 
   return runId;
 }
 
+/** The rows a start wrote, without what differs between two runs (ids, times). */
+export async function startRows(h: Harness, runId: string) {
+  const run = await h.run(runId);
+  const tasks = Object.values(await h.tasks(runId))
+    .map((t) => ({ nodeId: t.nodeId, status: t.status, attempt: t.attempt, input: t.input, output: t.output, error: t.error, queue: t.queue, branches: t.branches, wakeAt: t.wakeAt, awaitedSignal: t.awaitedSignal, leaseToken: t.leaseToken, finishedAt: t.finishedAt }))
+    .sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+  const outbox = (await h.outbox(runId)).map((o) => ({ attempt: o.attempt, queue: o.queue, hold: o.hold_reason, notBefore: o.not_before })).sort((a, b) => a.queue.localeCompare(b.queue));
+  return {
+    run: { status: run.status, version: run.version, eventSeq: run.eventSeq, input: run.input, config: run.config, priority: run.priority, idempotencyKey: run.idempotencyKey, startNodeId: run.startNodeId, output: run.output, error: run.error, finishedAt: run.finishedAt },
+    tasks,
+    outbox,
+    jobs: h.dispatcher.jobs
+      .filter((j) => j.runId === runId)
+      .map((j) => ({ nodeId: j.nodeId, attempt: j.attempt, queue: j.queue, input: j.input }))
+      .sort((a, b) => a.nodeId.localeCompare(b.nodeId)),
+    history: await shape(h, runId),
+  };
+}
+
 /** A run's history without what differs between two runs (ids, times). */
 export async function shape(h: Harness, runId: string) {
   return (await h.events(runId)).map((e) => ({ seq: e.seq, type: e.type, nodeId: e.nodeId, attempt: e.attempt, ignored: e.ignored, error: e.error, actions: (e.actions as { type: string }[]).map((a) => a.type) }));
