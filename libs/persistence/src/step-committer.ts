@@ -68,10 +68,15 @@ export class StepCommitter {
   /**
    * Runs `item` in the next message; resolves its rows once that message committed. Rejects with
    * the message's error (mapped as `withTenant` maps it) when the message failed, whichever of its
-   * statements failed; with a TypeError when the tenant id is not a UUID.
+   * statements failed; with a TypeError when the tenant id is not a UUID, or when a parameter holds
+   * an escaped NUL (`\u0000`, which `jsonb` cannot hold): that statement would fail the whole
+   * message, so it is refused alone, before anything is sent.
    */
   submit(item: CommitItem): Promise<Record<string, unknown>[]> {
     if (!isUuid(item.tenantId)) return Promise.reject(new TypeError(`tenant id must be a UUID, got ${JSON.stringify(item.tenantId)}`));
+    if (item.params.some((p) => typeof p === 'string' && p.includes('\\u0000'))) {
+      return Promise.reject(new TypeError('a parameter holds \\u0000, which jsonb cannot hold: the statement would fail its whole message'));
+    }
     return new Promise((resolve, reject) => {
       this.queue.push({ ...item, resolve, reject });
       if (!this.busy) void this.drain();

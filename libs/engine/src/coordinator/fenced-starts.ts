@@ -67,8 +67,8 @@ export class FencedStarts {
     }
     if (!onlyRunning(written.run)) return undefined;
     const statement = startWrite(tenantId, row, seq, input.version ?? null, writer.parts);
-    // A value PostgreSQL would refuse (jsonb holds no NUL) would fail the whole message: alone, on the locking path.
-    if (!statement || statement.params.some((p) => typeof p === 'string' && p.includes('\\u0000'))) return undefined;
+    // The committer refuses a value that would fail its whole message (jsonb holds no NUL): alone, on the locking path.
+    if (!statement) return undefined;
     try {
       const [committed] = await this.committer.submit({ tenantId, ...statement });
       if (committed?.ok !== true) return undefined;

@@ -92,8 +92,8 @@ export class FencedSteps {
     if (taking.written.taken && !inline && !queued) return undefined;
     const fence = { seq: run.eventSeq, taskId: ev.taskId, attempt: ev.attempt, leaseToken, ...(taking.written.taken ? { takeFrom } : {}) };
     const statement = fencedWrite(tenantId, run.id, fence, taking.writer.parts, inline ? 'inline' : queued?.writer.parts);
-    // A value PostgreSQL would refuse (jsonb holds no NUL) would fail the whole message: alone, on the locking path.
-    if (!statement || statement.params.some((p) => typeof p === 'string' && p.includes('\\u0000'))) return undefined;
+    // The committer refuses a value that would fail its whole message (jsonb holds no NUL): alone, on the locking path.
+    if (!statement) return undefined;
     let took: boolean;
     try {
       const [row] = await this.committer.submit({ tenantId, ...statement });
