@@ -1,5 +1,5 @@
 import type { NewRun } from './run-event.repository.js';
-import { expectation, GATE, renumbered, TOOK, type WritePart } from './write-batch.js';
+import { gatedWrites, type WritePart } from './write-batch.js';
 
 /**
  * A new top-level run and its first event as one statement, for a process that decided the
@@ -43,15 +43,7 @@ export function startWrite(
            RETURNING 1)`,
     `gate AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM r) AS ok)`,
   ];
-  const counts: string[] = [];
-  parts.forEach((p, i) => {
-    const offset = params.length;
-    params.push(...p.params);
-    const text = renumbered(p.gated!, offset).replaceAll(GATE, '(SELECT ok FROM gate)').replaceAll(TOOK, 'true');
-    ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
-    if (!p.expect) return;
-    params.push(p.expect.rows, expectation(run.id, p.expect.rows, p.expect.what));
-    counts.push(`CASE WHEN (SELECT ok FROM gate) THEN weft_expect_rows((SELECT count(*) FROM w${i}), $${params.length - 1}::int, $${params.length}::text) END AS w${i}`);
-  });
+  // A start takes no attempt: every part is written on the run row's insert alone.
+  const counts = gatedWrites(run.id, parts.map((part) => ({ part, when: 'ok' })), 'true', ctes, params);
   return { text: `WITH ${ctes.join(',\n')}\nSELECT (SELECT ok FROM gate) AS ok${counts.map((c) => `, ${c}`).join('')}`, params };
 }

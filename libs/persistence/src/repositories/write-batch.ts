@@ -104,7 +104,7 @@ export async function runWrites(m: EntityManager, tenantId: string, runId: strin
 }
 
 /** `run <id>: expected exactly <n> <what>`, the message of a wrong count without its `matched …`. */
-export function expectation(runId: string, expected: number, what: string): string {
+function expectation(runId: string, expected: number, what: string): string {
   return `run ${runId}: expected exactly ${expected === 1 ? 'one' : expected} ${what}`;
 }
 
@@ -152,17 +152,29 @@ export function fencedWrite(
     ...parts.map((part) => ({ part, when: !alternative ? taken : shared.includes(part) ? 'ok' : 'took' })),
     ...(alternative ?? []).filter((q) => !shared.some((p) => samePart(p, q))).map((part) => ({ part, when: 'ok AND NOT took' })),
   ];
+  const counts = gatedWrites(runId, gated, '(SELECT took FROM gate)', ctes, params);
+  return { text: `WITH ${ctes.join(',\n')}\nSELECT (SELECT ok FROM gate) AS ok, (SELECT took FROM gate) AS took${counts.map((c) => `, ${c}`).join('')}`, params };
+}
+
+/**
+ * Appends each of `gated` to `ctes` as a data-modifying CTE `w<i>` of a statement whose CTE
+ * `gate` holds the verdicts: its {@link GATE} as `(SELECT <when> FROM gate)`, its {@link TOOK} as
+ * `took`, its parameters renumbered after `params` (to which they are appended). Returns the
+ * select-list items that check, by `weft_expect_rows`, the count of each part with an `expect`
+ * when its `when` held (the message names run `runId`).
+ */
+export function gatedWrites(runId: string, gated: ReadonlyArray<{ part: WritePart; when: string }>, took: string, ctes: string[], params: unknown[]): string[] {
   const counts: string[] = [];
   gated.forEach(({ part: p, when }, i) => {
     const offset = params.length;
     params.push(...p.params);
-    const text = renumbered(p.gated!, offset).replaceAll(GATE, `(SELECT ${when} FROM gate)`).replaceAll(TOOK, '(SELECT took FROM gate)');
+    const text = renumbered(p.gated!, offset).replaceAll(GATE, `(SELECT ${when} FROM gate)`).replaceAll(TOOK, took);
     ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
     if (!p.expect) return;
     params.push(p.expect.rows, expectation(runId, p.expect.rows, p.expect.what));
     counts.push(`CASE WHEN (SELECT ${when} FROM gate) THEN weft_expect_rows((SELECT count(*) FROM w${i}), $${params.length - 1}::int, $${params.length}::text) END AS w${i}`);
   });
-  return { text: `WITH ${ctes.join(',\n')}\nSELECT (SELECT ok FROM gate) AS ok, (SELECT took FROM gate) AS took${counts.map((c) => `, ${c}`).join('')}`, params };
+  return counts;
 }
 
 /** True when `a` and `b` are the same write: one text, equal parameters. */
@@ -179,7 +191,7 @@ const RENUMBERED = new Map<string, Map<number, string>>();
 const MAX_RENUMBERED = 1_000;
 
 /** `gated` with `$n` as `$(n + offset)`. */
-export function renumbered(gated: string, offset: number): string {
+function renumbered(gated: string, offset: number): string {
   let byOffset = RENUMBERED.get(gated);
   let text = byOffset?.get(offset);
   if (text !== undefined) return text;
