@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
-import { createTenant } from '../support/builders.js';
-import { chain, claimFirst, step } from '../support/fenced-steps.js';
+import { chain, claimFirst, otherTenantWaits, step } from '../support/fenced-steps.js';
 import { sentMessages } from '../support/pg-messages.js';
 
 /**
@@ -31,11 +30,7 @@ describe('a fenced report whose take fair order refuses', () => {
     expect(n2.job.nodeId).toBe('n2');
 
     // Another tenant's attempt waits, ready, on the same queue: a tie in fair order goes to it.
-    const other = await createTenant(db.ds);
-    await db.owner.transaction(async (m) => {
-      await m.query(`SET LOCAL session_replication_role = replica`);
-      await m.query(`INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, gen_random_uuid(), gen_random_uuid(), 0, 'http', now())`, [other.tenantId]);
-    });
+    await otherTenantWaits(db);
 
     const before = h.coordinator.committer.stats;
     let res: Awaited<ReturnType<typeof step>> | undefined;

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { TakenTask } from '@weft/engine';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
-import { code, createTenant, def, edge, fork, http, join } from '../support/builders.js';
-import { chain, claimFirst, step, until, type Harness } from '../support/fenced-steps.js';
+import { code, def, edge, fork, http, join } from '../support/builders.js';
+import { chain, claimFirst, otherTenantWaits, step, until, type Harness } from '../support/fenced-steps.js';
 import { sentMessages } from '../support/pg-messages.js';
 
 /**
@@ -21,15 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-/** Another tenant's ready attempt on `queue`, ahead in fair order of any take from it. */
-async function otherTenantWaits(queue = 'http'): Promise<void> {
-  const other = await createTenant(db.ds);
-  await db.owner.transaction(async (m) => {
-    await m.query(`SET LOCAL session_replication_role = replica`);
-    await m.query(`INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, gen_random_uuid(), gen_random_uuid(), 0, $2, now())`, [other.tenantId, queue]);
-  });
-}
 
 /** Removes every other tenant's backlog rows (so fair order allows takes again). */
 async function clearOthers(h: Harness): Promise<void> {
@@ -51,7 +42,7 @@ describe('a fenced take refused by fair order', () => {
     const { workflowId } = await h.publish(chain(4));
     const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
     const n2 = (await step(h, await claimFirst(h, runId))).taken!;
-    await otherTenantWaits();
+    await otherTenantWaits(db);
 
     const before = h.coordinator.committer.stats;
     const res = await step(h, n2);
@@ -74,7 +65,7 @@ describe('a fenced take refused by fair order', () => {
     const { workflowId } = await h.publish(def([http('n1'), http('n2'), fork('f'), http('a'), http('b'), join('j'), http('z')], [edge('n1', 'n2'), edge('n2', 'f'), edge('f', 'a'), edge('f', 'b'), edge('a', 'j'), edge('b', 'j'), edge('j', 'z')]));
     const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
     const n2 = (await step(h, await claimFirst(h, runId))).taken!;
-    await otherTenantWaits();
+    await otherTenantWaits(db);
 
     const before = h.coordinator.committer.stats;
     const sent = await sentMessages(async () => expect((await step(h, n2)).taken).toBeUndefined());

@@ -1,6 +1,7 @@
 import type { TakenTask } from '@weft/engine';
 import type { coordinatorHarness } from './coordinator-harness.js';
-import { def, edge, http } from './builders.js';
+import { createTenant, def, edge, http } from './builders.js';
+import type { TestDatabase } from './test-database.js';
 
 /**
  * Story helpers of the fenced-step suites: a worker that claims a run's first job and reports
@@ -57,6 +58,18 @@ export async function startRows(h: Harness, runId: string) {
       .sort((a, b) => a.nodeId.localeCompare(b.nodeId)),
     history: await shape(h, runId),
   };
+}
+
+/**
+ * Another tenant's ready attempt on `queue` in `db`'s backlog (written as the owner, its foreign
+ * keys off: it names no real run), ahead in fair order of any take from that queue.
+ */
+export async function otherTenantWaits(db: TestDatabase, queue = 'http'): Promise<void> {
+  const other = await createTenant(db.ds);
+  await db.owner.transaction(async (m) => {
+    await m.query(`SET LOCAL session_replication_role = replica`);
+    await m.query(`INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, gen_random_uuid(), gen_random_uuid(), 0, $2, now())`, [other.tenantId, queue]);
+  });
 }
 
 /** A run's history without what differs between two runs (ids, times). */
