@@ -301,6 +301,11 @@ export class RunWatchAnnouncer {
     };
   }
 
+  /** Whether `watch` is held and its announcement has come back (every publisher has been sent it). */
+  hasEchoed(watch: Watch): boolean {
+    return this.counts.get(keyOf(watch))?.echoed === true;
+  }
+
   /** Watches held now (distinct), for tests. */
   get size(): number {
     return this.counts.size;

@@ -77,10 +77,12 @@ export class RunUpdatesService implements OnModuleDestroy {
    * object it returns is shared by them: memoize its lazy fields there, see RunsService.loadShared).
    *
    * What a subscriber is guaranteed: the Redis subscription and the watch's announcement are in
-   * place before the first read. A publisher that has not learnt of the watch yet drops updates
-   * that do not end the run; they are caught up by one read when the announcement comes back
-   * on the watch channel (Redis has then sent it to every publisher), and by a read whenever an
-   * update's seq is not the next one after the state held. So every change after the first
+   * place before the first read, which waits (at most 1 s) for the announcement to come back on
+   * the watch channel (Redis has then sent it to every publisher). A publisher that has not
+   * learnt of the watch yet drops updates that do not end the run; they are caught up by a read
+   * whenever an update's seq is not the next one after the state held, and, when the
+   * announcement came back after the first read, by a check of the run's seq then (a read only
+   * when it moved past the state held). So every change after the first
    * payload is sent in seq order or covered by a later payload, and the run's end always is; a
    * change dropped after that read, by a publisher still applying the announcement, shows with
    * the run's next update (its seq leaves a gap).
@@ -90,6 +92,7 @@ export class RunUpdatesService implements OnModuleDestroy {
     runId: string,
     load: () => Promise<RunObject>,
     patch?: (run: RunObject, change: RunChange) => RunObject | undefined,
+    probe?: () => Promise<number | undefined>,
   ): Promise<AsyncIterableIterator<RunUpdatedPayload>> {
     const key = `${tenantId}/${runId}`;
     let channel = this.channels.get(key);
@@ -105,7 +108,7 @@ export class RunUpdatesService implements OnModuleDestroy {
             return next;
           }
         : undefined;
-      this.channels.set(key, (channel = new RunChannel(counted, patched)));
+      this.channels.set(key, (channel = new RunChannel(counted, patched, probe)));
     }
     const ch = channel;
     const stream = new RunStream(ch, () => this.remove(key, ch, stream));
@@ -113,7 +116,9 @@ export class RunUpdatesService implements OnModuleDestroy {
     try {
       await this.subscribe();
       ch.watched ??= this.announce({ tenantId, runId });
-      await bounded(ch.watched);
+      // The first read waits for the announcement to come back: publishers then hold the watch,
+      // so no change after the read is dropped and none needs a second read to catch up.
+      if ((await bounded(ch.watched)) && !this.watches?.hasEchoed({ tenantId, runId })) await bounded(ch.echo);
       await stream.prime();
     } catch (err) {
       this.remove(key, ch, stream);
@@ -169,7 +174,7 @@ export class RunUpdatesService implements OnModuleDestroy {
 
   /** Our announcement of `w` came back: every publisher has been sent it; catch up what was dropped before. */
   private echoed(w: Watch): void {
-    if (w.runId !== undefined) this.channels.get(`${w.tenantId}/${w.runId}`)?.recheck();
+    if (w.runId !== undefined) this.channels.get(`${w.tenantId}/${w.runId}`)?.echoed();
   }
 
   private subscribe(): Promise<number> {
@@ -227,10 +232,15 @@ class RunChannel {
   watched?: Promise<(() => void) | undefined>;
   private announcements = 0;
   private latest?: { after: number; run: Promise<RunObject>; value?: RunObject };
+  private heard!: () => void;
+  /** Resolves when the watch's announcement came back ({@link echoed}). */
+  readonly echo = new Promise<void>((resolve) => (this.heard = resolve));
 
   constructor(
     private readonly load: () => Promise<RunObject>,
     private readonly patch?: (run: RunObject, change: RunChange) => RunObject | undefined,
+    /** The run's seq now (a one-row read), checked before a recheck reads the whole run. */
+    private readonly probe?: () => Promise<number | undefined>,
   ) {}
 
   notify(seq: number | undefined, change?: RunChange): void {
@@ -239,8 +249,33 @@ class RunChannel {
     for (const s of this.streams) s.notify(seq);
   }
 
-  /** Reads the run again for its watchers, who get it only if its seq is newer than what they have. */
+  /** The watch's announcement came back: catch up what publishers dropped before ({@link recheck}). */
+  echoed(): void {
+    this.heard();
+    this.recheck();
+  }
+
+  /**
+   * Reads the run again for its watchers, who get it only if its seq is newer than what they
+   * have. With a `probe`, the run's seq is read first: when the state held by then (read, or
+   * patched since) is at it or later, nothing was missed and nothing is read. A change committed after
+   * the probe is announced like any other (the watch is known to every publisher by now).
+   */
   recheck(): void {
+    const held = this.latest;
+    if (!this.probe || !held?.value || held.after !== this.announcements) return this.reread();
+    this.probe().then(
+      (now) => {
+        // Patches apply changes in seq order only (a gap reads the run): a state held at `now`
+        // or later holds every change up to it, even one announced while the probe ran.
+        const current = this.latest?.value;
+        if (now === undefined || !current || current.seq < now) this.reread();
+      },
+      () => this.reread(),
+    );
+  }
+
+  private reread(): void {
     this.announcements++;
     for (const s of this.streams) s.recheck();
   }

@@ -102,6 +102,7 @@ export class RunsResolver {
       id,
       () => this.runService.loadShared(principal.tenantId, id),
       (run, change) => this.runService.patchShared(run, change),
+      () => this.runService.seqOf(principal.tenantId, id),
     );
   }
 

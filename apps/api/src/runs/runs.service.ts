@@ -164,6 +164,11 @@ export class RunsService {
     return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>(), settled: new Map<string, unknown>(), jsonLoader: this.loader() });
   }
 
+  /** The run's seq now (undefined for an unknown run): what a watch checks before it reads the whole run again. */
+  seqOf(tenantId: string, runId: string): Promise<number | undefined> {
+    return this.runs.runSeq(tenantId, runId);
+  }
+
   /**
    * The state after `change` of a shared run (from {@link loadShared}) at `change.seq - 1`,
    * without reading the run: its fields from the change; of what its readers loaded, the pages

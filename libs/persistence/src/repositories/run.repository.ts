@@ -4,8 +4,8 @@ import { RunEntity } from '../entities/run.entity.js';
 import { TaskEntity } from '../entities/task.entity.js';
 import { InvalidCursorError } from '../errors.js';
 import { sql } from '../sql.js';
-import { isUuid, sqlInTenant } from '../tenant-transaction.js';
-import { TenantScopedRepository, isDataSource } from './tenant-scoped.repository.js';
+import { isUuid } from '../tenant-transaction.js';
+import { TenantScopedRepository } from './tenant-scoped.repository.js';
 import {
   EVENT_JSON_COLUMNS,
   pickColumns,
@@ -100,10 +100,15 @@ export class RunRepository extends TenantScopedRepository {
   async findRun(tenantId: string, runId: string): Promise<RunEntity | null> {
     if (!isUuid(runId)) return null;
     const text = `SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = $1 AND id = $2`;
-    const r = isDataSource(this.db)
-      ? await sqlInTenant<RunEntity>(this.db, tenantId, text, [tenantId, runId])
-      : await this.inTenant(tenantId, (m) => sql<RunEntity>(m, text, [tenantId, runId]));
+    const r = await this.queryInTenant<RunEntity>(tenantId, text, [tenantId, runId]);
     return r.rows[0] ? Object.assign(new RunEntity(), r.rows[0]) : null;
+  }
+
+  /** The run's `event_seq` (Run.seq) now, or undefined when the tenant has no such run: one round trip, no row to map. */
+  async runSeq(tenantId: string, runId: string): Promise<number | undefined> {
+    if (!isUuid(runId)) return undefined;
+    const r = await this.queryInTenant<{ seq: number }>(tenantId, `SELECT event_seq AS seq FROM runs WHERE tenant_id = $1 AND id = $2`, [tenantId, runId]);
+    return r.rows[0]?.seq;
   }
 
   /**
@@ -186,9 +191,7 @@ export class RunRepository extends TenantScopedRepository {
   async findSizedRun(tenantId: string, runId: string, sized: Iterable<RunJsonColumn> = RUN_JSON_COLUMNS): Promise<SizedRun | null> {
     if (!isUuid(runId)) return null;
     const text = `SELECT ${sizedRunColumns('', pickColumns(sized, RUN_JSON_COLUMNS))} FROM runs WHERE tenant_id = $1 AND id = $2`;
-    const r = isDataSource(this.db)
-      ? await sqlInTenant<Record<string, unknown>>(this.db, tenantId, text, [tenantId, runId])
-      : await this.inTenant(tenantId, (m) => sql<Record<string, unknown>>(m, text, [tenantId, runId]));
+    const r = await this.queryInTenant<Record<string, unknown>>(tenantId, text, [tenantId, runId]);
     return r.rows[0] ? withJsonBytes<RunJsonColumn, SizedRun>(r.rows[0], RUN_JSON_COLUMNS) : null;
   }
 
@@ -210,15 +213,15 @@ export class RunRepository extends TenantScopedRepository {
     const columns = sizedTaskColumns(pickColumns(sized, TASK_JSON_COLUMNS));
     if (after != null && !isUuid(after)) throw new InvalidCursorError();
     const limit = clampItems(first);
+    if (after == null) {
+      const r = await this.queryInTenant<Record<string, unknown>>(
+        tenantId,
+        `SELECT ${columns} FROM tasks WHERE tenant_id = $1 AND run_id = $2 ORDER BY ${TASK_ORDER} LIMIT $3`,
+        [tenantId, runId, limit],
+      );
+      return r.rows.map((row) => withJsonBytes<TaskJsonColumn, SizedTask>(row, TASK_JSON_COLUMNS));
+    }
     return this.inTenant(tenantId, async (m) => {
-      if (after == null) {
-        const r = await sql<Record<string, unknown>>(
-          m,
-          `SELECT ${columns} FROM tasks WHERE tenant_id = $1 AND run_id = $2 ORDER BY ${TASK_ORDER} LIMIT $3`,
-          [tenantId, runId, limit],
-        );
-        return r.rows.map((row) => withJsonBytes<TaskJsonColumn, SizedTask>(row, TASK_JSON_COLUMNS));
-      }
       const r = await sql<Record<string, unknown> & { found: boolean }>(
         m,
         `WITH a AS (SELECT ${TASK_ORDER} FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND id = $3)
@@ -249,15 +252,13 @@ export class RunRepository extends TenantScopedRepository {
     const ids = [...new Set(runIds.filter(isUuid))];
     const byRun = new Map<string, SizedTask[]>(runIds.map((id) => [id, []]));
     if (!ids.length) return byRun;
-    const r = await this.inTenant(tenantId, (m) =>
-      sql<Record<string, unknown> & { n: string }>(
-        m,
-        `SELECT * FROM (
+    const r = await this.queryInTenant<Record<string, unknown> & { n: string }>(
+      tenantId,
+      `SELECT * FROM (
            SELECT ${sizedTaskColumns(pickColumns(sized, TASK_JSON_COLUMNS))}, row_number() OVER (PARTITION BY run_id ORDER BY ${TASK_ORDER}) AS n
              FROM tasks WHERE tenant_id = $1 AND run_id = ANY($2::uuid[])) t
           WHERE n <= $3 ORDER BY "runId", n`,
-        [tenantId, ids, clampItems(first)],
-      ),
+      [tenantId, ids, clampItems(first)],
     );
     for (const { n: _n, ...row } of r.rows) {
       const t = withJsonBytes<TaskJsonColumn, SizedTask>(row, TASK_JSON_COLUMNS);
@@ -289,12 +290,10 @@ export class RunRepository extends TenantScopedRepository {
   async childrenOfRun(tenantId: string, runId: string, limit: number = RUN_CHILDREN_MAX, sized: Iterable<RunJsonColumn> = RUN_JSON_COLUMNS): Promise<SizedRun[]> {
     if (!isUuid(runId)) return [];
     const take = Math.min(RUN_CHILDREN_MAX, Math.max(1, Math.floor(limit)));
-    const r = await this.inTenant(tenantId, (m) =>
-      sql<Record<string, unknown>>(
-        m,
-        `SELECT ${sizedRunColumns('', pickColumns(sized, RUN_JSON_COLUMNS))} FROM runs WHERE tenant_id = $1 AND parent_run_id = $2 ORDER BY created_at, id LIMIT $3`,
-        [tenantId, runId, take],
-      ),
+    const r = await this.queryInTenant<Record<string, unknown>>(
+      tenantId,
+      `SELECT ${sizedRunColumns('', pickColumns(sized, RUN_JSON_COLUMNS))} FROM runs WHERE tenant_id = $1 AND parent_run_id = $2 ORDER BY created_at, id LIMIT $3`,
+      [tenantId, runId, take],
     );
     return r.rows.map((row) => withJsonBytes<RunJsonColumn, SizedRun>(row, RUN_JSON_COLUMNS));
   }
@@ -312,12 +311,10 @@ export class RunRepository extends TenantScopedRepository {
     sized: Iterable<EventJsonColumn> = EVENT_JSON_COLUMNS,
   ): Promise<SizedEvent[]> {
     if (!isUuid(runId)) return [];
-    const r = await this.inTenant(tenantId, (m) =>
-      sql<Record<string, unknown>>(
-        m,
-        `SELECT ${sizedEventColumns(pickColumns(sized, EVENT_JSON_COLUMNS))} FROM run_events WHERE tenant_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
-        [tenantId, runId, Math.max(0, Math.floor(after ?? 0)), clampItems(first)],
-      ),
+    const r = await this.queryInTenant<Record<string, unknown>>(
+      tenantId,
+      `SELECT ${sizedEventColumns(pickColumns(sized, EVENT_JSON_COLUMNS))} FROM run_events WHERE tenant_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+      [tenantId, runId, Math.max(0, Math.floor(after ?? 0)), clampItems(first)],
     );
     return r.rows.map((row) => withJsonBytes<EventJsonColumn, SizedEvent>(row, EVENT_JSON_COLUMNS));
   }
@@ -348,14 +345,12 @@ export class RunRepository extends TenantScopedRepository {
     const valid = keys.filter((k) => isUuid(k.runId) && Number.isInteger(k.seq));
     const out = new Map<string, Partial<Record<EventJsonColumn, unknown>>>();
     if (!cols.length || !valid.length) return out;
-    const r = await this.inTenant(tenantId, (m) =>
-      sql<Record<string, unknown> & { run_id: string; seq: number }>(
-        m,
-        `SELECT e.run_id, e.seq, ${cols.map((c) => `e.${c}`).join(', ')}
+    const r = await this.queryInTenant<Record<string, unknown> & { run_id: string; seq: number }>(
+      tenantId,
+      `SELECT e.run_id, e.seq, ${cols.map((c) => `e.${c}`).join(', ')}
            FROM run_events e JOIN unnest($2::uuid[], $3::int[]) AS k(run_id, seq) ON e.run_id = k.run_id AND e.seq = k.seq
           WHERE e.tenant_id = $1`,
-        [tenantId, valid.map((k) => k.runId), valid.map((k) => k.seq)],
-      ),
+      [tenantId, valid.map((k) => k.runId), valid.map((k) => k.seq)],
     );
     for (const { run_id, seq, ...values } of r.rows) out.set(`${run_id}:${seq}`, values);
     return out;
@@ -365,8 +360,10 @@ export class RunRepository extends TenantScopedRepository {
     const valid = [...new Set(ids.filter(isUuid))];
     const out = new Map<string, Partial<Record<K, unknown>>>();
     if (!cols.length || !valid.length) return out;
-    const r = await this.inTenant(tenantId, (m) =>
-      sql<Record<string, unknown> & { id: string }>(m, `SELECT id, ${cols.join(', ')} FROM ${table} WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [tenantId, valid]),
+    const r = await this.queryInTenant<Record<string, unknown> & { id: string }>(
+      tenantId,
+      `SELECT id, ${cols.join(', ')} FROM ${table} WHERE tenant_id = $1 AND id = ANY($2::uuid[])`,
+      [tenantId, valid],
     );
     for (const { id, ...values } of r.rows) out.set(id, values as Partial<Record<K, unknown>>);
     return out;

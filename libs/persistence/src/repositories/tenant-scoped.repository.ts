@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { mapDriverError } from '../errors.js';
-import { assertTenant, withTenant } from '../tenant-transaction.js';
+import { sql, type SqlResult } from '../sql.js';
+import { assertTenant, sqlInTenant, withTenant } from '../tenant-transaction.js';
 
 /**
  * Base of every tenant-owned repository: each public method takes the `tenantId` first and runs
@@ -23,6 +24,15 @@ export abstract class TenantScopedRepository {
     } catch (err) {
       throw mapDriverError(err);
     }
+  }
+
+  /**
+   * Runs the one statement `text` for `tenantId`: on a DataSource in one round trip with no
+   * BEGIN or COMMIT of its own (`sqlInTenant`), on a bound EntityManager in its transaction.
+   */
+  protected async queryInTenant<R = Record<string, unknown>>(tenantId: string, text: string, params: unknown[]): Promise<SqlResult<R>> {
+    if (isDataSource(this.db)) return sqlInTenant<R>(this.db, tenantId, text, params);
+    return this.inTenant(tenantId, (m) => sql<R>(m, text, params));
   }
 }
 
