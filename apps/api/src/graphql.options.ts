@@ -132,6 +132,16 @@ const costLimitPlugin: ApolloServerPlugin = {
 };
 
 /**
+ * Operation texts that parsed and validated against a schema, with their documents (a watch
+ * subscribes with the same text for every run: it is parsed and validated once). Bounded: texts
+ * of at most {@link VALID_DOCUMENT_CHARS} characters, and past {@link VALID_DOCUMENTS_MAX} of
+ * them the cache starts again.
+ */
+const validDocuments = new WeakMap<object, Map<string, DocumentNode>>();
+const VALID_DOCUMENTS_MAX = 500;
+const VALID_DOCUMENT_CHARS = 4_096;
+
+/**
  * What graphql-ws would do for a Subscribe message (parse, validate), plus the cost limits and
  * the cap on operations in flight on the connection. Errors go back in an Error message
  * (through onError and the formatter); otherwise graphql-ws runs the returned arguments.
@@ -144,15 +154,22 @@ function prepareSocketOperation(ctx: WsContext, payload: SubscribePayload, schem
     return [limitExceeded([{ message }], 'Too many operations')];
   }
   const schema = schemaHost.schema;
-  let document: DocumentNode;
-  try {
-    document = parse(payload.query, { maxTokens: QUERY_LIMITS.maxTokens });
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    return [new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+  const valid = validDocuments.get(schema) ?? validDocuments.set(schema, new Map()).get(schema)!;
+  let document = valid.get(payload.query);
+  if (!document) {
+    try {
+      document = parse(payload.query, { maxTokens: QUERY_LIMITS.maxTokens });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return [new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+    }
+    const errors = validate(schema, document);
+    if (errors.length > 0) return [...errors];
+    if (payload.query.length <= VALID_DOCUMENT_CHARS) {
+      if (valid.size >= VALID_DOCUMENTS_MAX) valid.clear();
+      valid.set(payload.query, document);
+    }
   }
-  const errors = validate(schema, document);
-  if (errors.length > 0) return [...errors];
   const problems = assessOperation(schema, document, payload.operationName, payload.variables);
   if (problems.length > 0) return [limitExceeded(problems)];
   return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
