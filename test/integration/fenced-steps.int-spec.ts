@@ -3,6 +3,8 @@ import pg from 'pg';
 import type { TakenTask } from '@weft/engine';
 import { refusedTaskValues } from '../support/refused-values.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { RunCoordinator } from '@weft/engine/coordinator';
+import { RecordingDispatcher, RecordingPublisher } from '../support/builders.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { chain, claimFirst, runChain, shape, step, until, type Harness } from '../support/fenced-steps.js';
 
@@ -42,6 +44,69 @@ describe('a chain reported by a worker that takes its next attempt', () => {
     expect(tasks.map((t) => [t.nodeId, t.status, t.output])).toEqual(Object.values(await locking.tasks(viaLocks)).map((t) => [t.nodeId, t.status, { step: t.nodeId }]));
     expect(await fenced.outbox(viaFence)).toHaveLength(1); // the first task's, from the start
     expect(fenced.publisher.updates.filter((u) => u.runId === viaFence).map((u) => u.seq)).toEqual(locking.publisher.updates.filter((u) => u.runId === viaLocks).map((u) => u.seq));
+  });
+});
+
+describe("a worker process that did not start the run (the API's did)", () => {
+  /** A coordinator of its own over the same database and tenant: the worker process's. */
+  function workerOf(h: Harness): RunCoordinator {
+    return new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), { now: h.clock.now, logger: h.logger, dispatchWindowFloor: 1_000_000 });
+  }
+
+  /** Starts a run of `workflowId` in `h`, then claims its first job in `worker` (telling the run when `withRun`) and reports every step there. */
+  async function chainOnWorker(h: Harness, worker: RunCoordinator, workflowId: string, withRun: boolean): Promise<string> {
+    const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
+    const job = h.dispatcher.jobs.find((j) => j.runId === runId)!;
+    const claim = await worker.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue, withRun ? runId : undefined);
+    let held: TakenTask | undefined = { job, leaseToken: claim!.leaseToken };
+    while (held) {
+      const { job: j, leaseToken }: TakenTask = held;
+      held = (await worker.runs.reportCompleted(h.tenantId, { runId, taskId: j.taskId, nodeId: j.nodeId, attempt: j.attempt, leaseToken, output: { step: j.nodeId }, takeFrom: j.queue })).taken;
+    }
+    return runId;
+  }
+
+  it('decides the first report from the state its claim read, when the claim names the run', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const worker = workerOf(h);
+    const { workflowId } = await h.publish(chain(4));
+    // The worker has not seen the workflow yet: its first run reads the definition on the locking path.
+    await chainOnWorker(h, worker, workflowId, true);
+    const before = worker.committer.stats.statements;
+    const named = await chainOnWorker(h, worker, workflowId, true);
+    // All four reports went through the committer: the claim left the run's state in memory.
+    expect(worker.committer.stats.statements - before).toBe(4);
+    const unnamed = await chainOnWorker(h, worker, workflowId, false);
+    // A claim that does not name the run reads nothing more: the first report locks the run.
+    expect(worker.committer.stats.statements - before).toBe(4 + 3);
+    expect((await h.run(named)).status).toBe('SUCCEEDED');
+    expect(await shape(h, named)).toEqual(await shape(h, unnamed));
+    expect(Object.values(await h.tasks(named)).map((t) => [t.nodeId, t.status, t.attempt, t.output])).toEqual(
+      Object.values(await h.tasks(unnamed)).map((t) => [t.nodeId, t.status, t.attempt, t.output]),
+    );
+  });
+
+  it('leaves a report to the locking path when another event moved the run after the claim', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const worker = workerOf(h);
+    const { workflowId } = await h.publish(chain(2));
+    await chainOnWorker(h, worker, workflowId, true); // warms the worker's definition cache
+    const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
+    const job = h.dispatcher.jobs.find((j) => j.runId === runId)!;
+    const claim = await worker.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue, runId);
+    // The API cancels the run after the claim read its state: the run's seq moves on.
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId });
+    const before = worker.committer.stats.statements;
+    await worker.runs.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, leaseToken: claim!.leaseToken, output: { step: job.nodeId }, takeFrom: job.queue });
+    // The fenced statement found another seq and wrote nothing; the locking path recorded the report as it always did.
+    expect(worker.committer.stats.statements).toBe(before + 1);
+    expect((await h.run(runId)).status).toBe('CANCELLED');
+    expect(Object.values(await h.tasks(runId)).map((t) => [t.nodeId, t.status, t.output])).toEqual([[job.nodeId, 'CANCELLED', null]]);
+    expect((await shape(h, runId)).map((e) => [e.type, e.ignored])).toEqual([
+      ['RunStarted', null],
+      ['RunCancelled', null],
+      ['NodeCompleted', `stale or duplicate completion of ${job.nodeId} attempt 0`],
+    ]);
   });
 });
 

@@ -174,7 +174,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     const first = delivery ? { ...job, queue: delivery.queue } : job;
     // A job delivered once the drain began goes back untouched, for another worker.
     if (this.drain.active) return { handBack: first };
-    const claim = await this.coordinator.leases.claim(job.tenantId, job.taskId, job.attempt, delivery?.queue);
+    const claim = await this.coordinator.leases.claim(job.tenantId, job.taskId, job.attempt, delivery?.queue, job.runId);
     if (!claim) return;
     if (claim.refused) return this.refuse(first, claim.leaseToken);
     let next: TakenTask | undefined = { job: first, leaseToken: claim.leaseToken };

@@ -35,11 +35,12 @@ export type FencedReport = NodeCompleted | NodeFailed;
  * task's lease, so a decision made on an older state can never be written.
  *
  * {@link apply} resolves undefined, having written nothing, whenever the report must take the
- * locking path instead: no cached state (the run's first report in this process), a definition
- * not cached, an action that needs a row read or a statement of its own (a retry, a release of a
- * for_each iteration, a child run…), an end that frees a run slot or wakes a parent, a node with a
- * concurrency limit, a machine rejection, a fence that failed, or any error of the message (the
- * locking path then meets the error alone and gives it its usual meaning).
+ * locking path instead: no cached state (no event of the run in this process, and no claim
+ * that read it), a definition not cached, an action that needs a row read or a statement of its
+ * own (a retry, a release of a for_each iteration, a child run…), an end that frees a run slot or
+ * wakes a parent, a node with a concurrency limit, a machine rejection, a fence that failed, or
+ * any error of the message (the locking path then meets the error alone and gives it its usual
+ * meaning).
  */
 export class FencedSteps {
   /** The process's committer of fenced writes (it holds a connection only while it has work). */

@@ -22,6 +22,11 @@ export class SnapshotCache {
     return e?.seq === seq ? e.nodes : undefined;
   }
 
+  /** Whether the run has an entry (it stays). */
+  has(tenantId: string, runId: string): boolean {
+    return this.entries.has(`${tenantId}:${runId}`);
+  }
+
   /**
    * The whole entry of a run, removed (as {@link take} removes it): for an event decided before
    * any lock, whose write checks `seq` itself. Undefined when the run has none.

@@ -5,6 +5,7 @@ import type { BacklogDispatch } from './backlog-dispatch.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { isAttempt } from './input-checks.js';
 import type { HeldLease } from './inputs.js';
+import { snapshotNodes } from './snapshot-cache.js';
 
 /**
  * The worker's side of a task attempt's lease: the claim when it picks up the attempt's job and
@@ -39,16 +40,27 @@ export class TaskLeases {
    * and reads in the same statement the tenant's access to the queue. `refused` is true when the
    * queue is reserved for other tenants: the worker holds the lease only to report the attempt
    * failed for good, without executing it. Null when the job must be dropped.
+   *
+   * With `runId` (the job's run), when reports may take the fenced path and this process holds
+   * no state of that run, the claim reads the run's state in the same statement and keeps it
+   * (the snapshot cache): the attempt's report can then be decided from memory and written by
+   * the step committer, like the reports after it, instead of locking the run first.
    * @throws WeftError TRANSIENT when the database stays unavailable.
    */
-  async claim(tenantId: string, taskId: string, attempt: number, queue?: string): Promise<{ leaseToken: string; refused: boolean } | null> {
+  async claim(tenantId: string, taskId: string, attempt: number, queue?: string, runId?: string): Promise<{ leaseToken: string; refused: boolean } | null> {
     if (!isUuid(tenantId) || !isUuid(taskId) || !isAttempt(attempt)) return null;
     const token = uuidv4();
     const { ctx } = this;
+    const withState = ctx.fencedSteps && runId !== undefined && isUuid(runId) && !ctx.snapshots.has(tenantId, runId.toLowerCase());
     const claimed = await ctx.retrying('markRunning', () =>
-      new TaskLeaseRepository(ctx.ds).claim(tenantId, taskId, attempt, token, ctx.runLeaseMs, ctx.testNow(), queue ?? null),
+      new TaskLeaseRepository(ctx.ds).claim(tenantId, taskId, attempt, token, ctx.runLeaseMs, ctx.testNow(), queue ?? null, withState),
     );
     if (claimed === null) return null;
+    const state = claimed.state;
+    // Kept only when no event of this process put a newer state meanwhile (its seq would be higher).
+    if (state && state.run.status === RunStatus.Running && !ctx.snapshots.has(tenantId, claimed.runId)) {
+      ctx.snapshots.put(tenantId, claimed.runId, state.run.eventSeq, snapshotNodes(state.tasks), state.run, state.at);
+    }
     // The claim made room in the queue's window of admitted jobs: the backlog may fill it.
     void this.backlog.request(claimed.queue);
     // The task became RUNNING outside any event of its run: a watcher of the run reads it again.

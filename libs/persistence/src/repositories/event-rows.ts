@@ -32,6 +32,11 @@ export const TASK_STATE_COLUMNS = `t.node_id AS "nodeId", t.id, t.status, t.atte
   CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token AS "leaseToken", t.iteration,
   CASE WHEN t.status = 'WAITING' THEN t.retry_at END AS "retryAt"`;
 
+/** A {@link TaskState} read through `to_jsonb`, its timestamp (text there) as a Date again. */
+export function taskFromJson(t: TaskState): TaskState {
+  return t.retryAt === null ? t : { ...t, retryAt: new Date(t.retryAt as unknown as string) };
+}
+
 /**
  * A task attempt read back to make its job again (outbox relay, lost-task sweep): the task, its
  * outbox row's queue and `notBefore`, and its run's workflow and version (whose definition says

@@ -1,5 +1,5 @@
 import { sql } from '../sql.js';
-import { RUN_STATE_COLUMNS, TASK_STATE_COLUMNS, type RunState, type TaskState, type Transaction } from './event-rows.js';
+import { RUN_STATE_COLUMNS, TASK_STATE_COLUMNS, taskFromJson, type RunState, type TaskState, type Transaction } from './event-rows.js';
 import type { Json } from '../json.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
 
@@ -155,9 +155,4 @@ export class RunEventRepository extends TenantScopedRepository {
   async rearmTimer(tenantId: string, taskId: string, wakeAt: Date | null): Promise<void> {
     await this.inTenant(tenantId, (m) => sql(m, `UPDATE tasks SET wake_at = $3 WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`, [tenantId, taskId, wakeAt]));
   }
-}
-
-/** A task row read through `to_jsonb`: its timestamp comes back as text. */
-function taskFromJson(t: TaskState): TaskState {
-  return t.retryAt === null ? t : { ...t, retryAt: new Date(t.retryAt as unknown as string) };
 }

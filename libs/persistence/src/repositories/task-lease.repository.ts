@@ -1,6 +1,6 @@
 import { sql } from '../sql.js';
 import { sqlInTenant } from '../tenant-transaction.js';
-import type { Database, JobSource, Transaction } from './event-rows.js';
+import { RUN_STATE_COLUMNS, TASK_STATE_COLUMNS, taskFromJson, type Database, type JobSource, type RunState, type TaskState, type Transaction } from './event-rows.js';
 import type { QueueAccess } from './queue-reservation.repository.js';
 import { isDataSource, TenantScopedRepository } from './tenant-scoped.repository.js';
 
@@ -9,6 +9,20 @@ export interface LeaseToExtend {
   taskId: string;
   attempt: number;
   leaseToken: string;
+}
+
+/** Most task rows a claim reads back with its run's state ({@link ClaimedState}): a larger run is left to the locking path. */
+export const CLAIM_STATE_MAX_TASKS = 100;
+
+/**
+ * The state of a claimed task's run, read by the claim's statement: the run row, its tasks as
+ * the machine decides on them (the claimed one as it was before the claim: PENDING and RUNNING
+ * decide alike) and the time of its last event (`updated_at`).
+ */
+export interface ClaimedState {
+  run: RunState;
+  tasks: TaskState[];
+  at: Date;
 }
 
 /** A task attempt the lease sweep claimed, read back with what its job needs and its lease token. */
@@ -35,7 +49,9 @@ export class TaskLeaseRepository extends TenantScopedRepository {
    * claim of an attempt with a node rate limit records its start (`flow_rate_starts`). Returns
    * null when nothing matched, else the task's queue and the tenant's {@link QueueAccess} to it,
    * read in the same statement: `denied` means the queue is reserved for other tenants, and the
-   * worker must fail the attempt instead of executing it.
+   * worker must fail the attempt instead of executing it. With `withState`, the same statement
+   * reads the run's {@link ClaimedState} too (`state`, absent when the run has more than
+   * {@link CLAIM_STATE_MAX_TASKS} tasks).
    */
   async claim(
     tenantId: string,
@@ -45,9 +61,10 @@ export class TaskLeaseRepository extends TenantScopedRepository {
     leaseMs: number,
     now: Date | null,
     queue: string | null = null,
-  ): Promise<{ access: QueueAccess; queue: string; runId: string } | null> {
+    withState = false,
+  ): Promise<{ access: QueueAccess; queue: string; runId: string; state?: ClaimedState } | null> {
     if (!isDataSource(this.db)) throw new Error('TaskLeaseRepository.claim needs a Database: it is a transaction of its own');
-    const r = await sqlInTenant<{ access: QueueAccess; queue: string; runId: string }>(
+    const r = await sqlInTenant<{ access: QueueAccess; queue: string; runId: string; run: (RunState & { updatedAt: string }) | null; tasks: TaskState[] | null }>(
       this.db,
       tenantId,
       `WITH c AS (SELECT COALESCE($1::timestamptz, clock_timestamp()) AS now),
@@ -59,11 +76,23 @@ export class TaskLeaseRepository extends TenantScopedRepository {
                   RETURNING tenant_id, id, run_id, attempt, queue, flow_rate_key, c.now AS now),
             s AS (INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt)
                   SELECT tenant_id, flow_rate_key, now, id, attempt FROM u WHERE flow_rate_key IS NOT NULL)
-       SELECT weft_queue_access(queue) AS access, queue, run_id AS "runId" FROM u`,
-      [now, leaseToken, leaseMs, tenantId, taskId, attempt, queue],
+       SELECT weft_queue_access(u.queue) AS access, u.queue, u.run_id AS "runId",
+              CASE WHEN $8::boolean THEN (SELECT to_jsonb(r) FROM (SELECT ${RUN_STATE_COLUMNS}, updated_at AS "updatedAt" FROM runs
+                                                                   WHERE tenant_id = u.tenant_id AND id = u.run_id) r) END AS run,
+              CASE WHEN $8::boolean THEN (SELECT jsonb_agg(to_jsonb(t)) FROM (SELECT ${TASK_STATE_COLUMNS} FROM tasks t
+                                                                              WHERE t.tenant_id = u.tenant_id AND t.run_id = u.run_id
+                                                                              LIMIT ${CLAIM_STATE_MAX_TASKS + 1}) t) END AS tasks
+         FROM u`,
+      [now, leaseToken, leaseMs, tenantId, taskId, attempt, queue, withState],
     );
     const row = r.rows[0];
-    return r.rowCount === 1 && row ? { access: row.access ?? 'shared', queue: row.queue, runId: row.runId } : null;
+    if (r.rowCount !== 1 || !row) return null;
+    const claimed = { access: row.access ?? 'shared', queue: row.queue, runId: row.runId };
+    if (!row.run || !row.tasks || row.tasks.length > CLAIM_STATE_MAX_TASKS) return claimed;
+    // to_jsonb gives timestamps as text.
+    const { updatedAt, ...run } = row.run;
+    const state: ClaimedState = { run: { ...run, createdAt: new Date(run.createdAt as unknown as string) }, tasks: row.tasks.map(taskFromJson), at: new Date(updatedAt) };
+    return { ...claimed, state };
   }
 
   /**
