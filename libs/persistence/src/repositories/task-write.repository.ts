@@ -37,6 +37,54 @@ export type StoredDispatch = Pick<TaskEntity, 'nodeId' | 'nodeType' | 'queue' | 
 const DISPATCH_COLUMNS = `node_id AS "nodeId", node_type AS "nodeType", queue, runtime, input, attempt,
   (flow_concurrency_key IS NOT NULL OR flow_rate_key IS NOT NULL) AS limited`;
 
+/** {@link TaskWriteRepository.insertPart}'s statement: its status, lease end and token, and its WHERE (the forms differ by them). */
+function insertTasks(status: string, leaseEnd: string, token: string, where: string): string {
+  return `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
+                          branches, wake_at, awaited_signal, created_at, updated_at, finished_at, lease_expires_at, lease_token,
+                          flow_concurrency_key, flow_concurrency_limit, flow_rate_key, flow_rate_limit, flow_rate_per_seconds)
+       SELECT $1, t.id, $2, t."nodeId", t."nodeType", t.queue, t.runtime, ${status}, 0, t.iteration, t.input, t.output, t.error,
+              t.branches, t."wakeAt", t."awaitedSignal", $3, $3, CASE WHEN t.finished THEN $3::timestamptz END, ${leaseEnd}, ${token},
+              t."flowConcurrencyKey", t."flowConcurrencyLimit", t."flowRateKey", t."flowRateLimit", t."flowRatePerSeconds"
+         FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, "nodeId" text, "nodeType" text, queue text, runtime text, status text, iteration int,
+              input jsonb, output jsonb, error text, branches text[], "wakeAt" timestamptz, "awaitedSignal" text, finished boolean,
+              "leaseExpiresAt" timestamptz, "leaseToken" uuid, "flowConcurrencyKey" text, "flowConcurrencyLimit" int, "flowRateKey" text,
+              "flowRateLimit" int, "flowRatePerSeconds" int)${where}`;
+}
+
+const REFUSED = `t.status = 'RUNNING' AND NOT ${TOOK}`;
+const INSERT_TASKS = insertTasks('t.status', 't."leaseExpiresAt"', 't."leaseToken"', '');
+const INSERT_TASKS_GATED = insertTasks(
+  `CASE WHEN ${REFUSED} THEN 'QUEUED' ELSE t.status END`,
+  `CASE WHEN ${REFUSED} THEN NULL ELSE t."leaseExpiresAt" END`,
+  `CASE WHEN ${REFUSED} THEN NULL ELSE t."leaseToken" END`,
+  ` WHERE ${GATE}`,
+);
+
+/** {@link TaskWriteRepository.outboxPart}'s statement, with `where` (its gated form's condition). */
+function upsertOutbox(where: string): string {
+  return `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail, held_until)
+         SELECT $1, $2, o."taskId", o.attempt, o.queue, o."notBefore", $3, o.priority, o."holdReason", o."holdDetail", o."heldUntil"
+           FROM jsonb_to_recordset($4::jsonb) AS o("taskId" uuid, attempt int, queue text, "notBefore" timestamptz, priority smallint,
+                "holdReason" text, "holdDetail" text, "heldUntil" timestamptz, "ifRefused" boolean)${where}
+         ON CONFLICT (tenant_id, task_id) DO UPDATE
+           SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
+               created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority,
+               hold_reason = EXCLUDED.hold_reason, hold_detail = EXCLUDED.hold_detail, held_until = EXCLUDED.held_until, last_hold = NULL`;
+}
+
+const UPSERT_OUTBOX = upsertOutbox('');
+const UPSERT_OUTBOX_GATED = upsertOutbox(` WHERE ${GATE} AND (o."ifRefused" IS NOT TRUE OR NOT ${TOOK})`);
+
+const LEASE_TASK = `UPDATE tasks SET lease_expires_at = $4, lease_token = $5::uuid, status = $6
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $7`;
+const COMPLETE_TASK = `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb, error = NULL, updated_at = $5, finished_at = $5
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $6`;
+const FAIL_TASK = `UPDATE tasks SET status = 'FAILED', error = $4, updated_at = $5, finished_at = $5
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $6`;
+const LEASE_TASK_GATED = `${LEASE_TASK} AND ${GATE}`;
+const COMPLETE_TASK_GATED = `${COMPLETE_TASK} AND ${GATE}`;
+const FAIL_TASK_GATED = `${FAIL_TASK} AND ${GATE}`;
+
 /**
  * The writes of a transition's actions to `tasks` and `outbox`, inside the event's tenant
  * transaction (construct it with that transaction's manager), each fenced by task id and, where
@@ -55,41 +103,12 @@ export class TaskWriteRepository extends TenantScopedRepository {
    * QUEUED with no lease instead when the fenced write's take is refused ({@link TOOK}).
    */
   insertPart(tenantId: string, runId: string, now: Date, tasks: readonly NewTask[]): WritePart {
-    const refused = `t.status = 'RUNNING' AND NOT ${TOOK}`;
-    const text = (status: string, leaseEnd: string, token: string, where: string) =>
-      `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
-                          branches, wake_at, awaited_signal, created_at, updated_at, finished_at, lease_expires_at, lease_token,
-                          flow_concurrency_key, flow_concurrency_limit, flow_rate_key, flow_rate_limit, flow_rate_per_seconds)
-       SELECT $1, t.id, $2, t."nodeId", t."nodeType", t.queue, t.runtime, ${status}, 0, t.iteration, t.input, t.output, t.error,
-              t.branches, t."wakeAt", t."awaitedSignal", $3, $3, CASE WHEN t.finished THEN $3::timestamptz END, ${leaseEnd}, ${token},
-              t."flowConcurrencyKey", t."flowConcurrencyLimit", t."flowRateKey", t."flowRateLimit", t."flowRatePerSeconds"
-         FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, "nodeId" text, "nodeType" text, queue text, runtime text, status text, iteration int,
-              input jsonb, output jsonb, error text, branches text[], "wakeAt" timestamptz, "awaitedSignal" text, finished boolean,
-              "leaseExpiresAt" timestamptz, "leaseToken" uuid, "flowConcurrencyKey" text, "flowConcurrencyLimit" int, "flowRateKey" text,
-              "flowRateLimit" int, "flowRatePerSeconds" int)${where}`;
-    return {
-      text: text('t.status', 't."leaseExpiresAt"', 't."leaseToken"', ''),
-      gated: text(
-        `CASE WHEN ${refused} THEN 'QUEUED' ELSE t.status END`,
-        `CASE WHEN ${refused} THEN NULL ELSE t."leaseExpiresAt" END`,
-        `CASE WHEN ${refused} THEN NULL ELSE t."leaseToken" END`,
-        ` WHERE ${GATE}`,
-      ),
-      params: [tenantId, runId, now, JSON.stringify(tasks)],
-    };
+    return { text: INSERT_TASKS, gated: INSERT_TASKS_GATED, params: [tenantId, runId, now, JSON.stringify(tasks)] };
   }
 
   /** Upserts the backlog rows of run `runId` (one per task: a new attempt replaces the old row, its marks and its hold). */
   outboxPart(tenantId: string, runId: string, now: Date, rows: readonly NewOutboxRow[]): WritePart {
-    const text = (where: string) => `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail, held_until)
-         SELECT $1, $2, o."taskId", o.attempt, o.queue, o."notBefore", $3, o.priority, o."holdReason", o."holdDetail", o."heldUntil"
-           FROM jsonb_to_recordset($4::jsonb) AS o("taskId" uuid, attempt int, queue text, "notBefore" timestamptz, priority smallint,
-                "holdReason" text, "holdDetail" text, "heldUntil" timestamptz, "ifRefused" boolean)${where}
-         ON CONFLICT (tenant_id, task_id) DO UPDATE
-           SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
-               created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority,
-               hold_reason = EXCLUDED.hold_reason, hold_detail = EXCLUDED.hold_detail, held_until = EXCLUDED.held_until, last_hold = NULL`;
-    return { text: text(''), gated: text(` WHERE ${GATE} AND (o."ifRefused" IS NOT TRUE OR NOT ${TOOK})`), params: [tenantId, runId, now, JSON.stringify(rows)] };
+    return { text: UPSERT_OUTBOX, gated: UPSERT_OUTBOX_GATED, params: [tenantId, runId, now, JSON.stringify(rows)] };
   }
 
   /**
@@ -97,22 +116,18 @@ export class TaskWriteRepository extends TenantScopedRepository {
    * `leaseExpiresAt`, any other QUEUED in its queue's backlog, with no lease.
    */
   leasePart(tenantId: string, runId: string, taskId: string, attempt: number, leaseExpiresAt: Date | null, leaseToken: string | null, running: boolean): WritePart {
-    const text = `UPDATE tasks SET lease_expires_at = $4, lease_token = $5::uuid, status = $6
-              WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $7`;
     return {
-      text,
-      gated: `${text} AND ${GATE}`,
+      text: LEASE_TASK,
+      gated: LEASE_TASK_GATED,
       params: [tenantId, taskId, attempt, leaseExpiresAt, leaseToken, running ? 'RUNNING' : 'QUEUED', runId],
     };
   }
 
   /** Completes `attempt` of task `taskId` with `output`; expects one row. */
   completePart(tenantId: string, runId: string, taskId: string, attempt: number, output: Json, now: Date): WritePart {
-    const text = `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb, error = NULL, updated_at = $5, finished_at = $5
-              WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $6`;
     return {
-      text,
-      gated: `${text} AND ${GATE}`,
+      text: COMPLETE_TASK,
+      gated: COMPLETE_TASK_GATED,
       params: [tenantId, taskId, attempt, jsonb(output), now, runId],
       expect: { rows: 1, what: `task ${taskId} attempt ${attempt} to complete` },
     };
@@ -120,11 +135,9 @@ export class TaskWriteRepository extends TenantScopedRepository {
 
   /** Fails `attempt` of task `taskId` for good with `reason`; expects one row. */
   failPart(tenantId: string, runId: string, taskId: string, attempt: number, reason: string, now: Date): WritePart {
-    const text = `UPDATE tasks SET status = 'FAILED', error = $4, updated_at = $5, finished_at = $5
-              WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $6`;
     return {
-      text,
-      gated: `${text} AND ${GATE}`,
+      text: FAIL_TASK,
+      gated: FAIL_TASK_GATED,
       params: [tenantId, taskId, attempt, reason, now, runId],
       expect: { rows: 1, what: `task ${taskId} attempt ${attempt} to fail` },
     };

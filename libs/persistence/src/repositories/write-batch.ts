@@ -152,8 +152,56 @@ export function fencedWrite(
     ...parts.map((part) => ({ part, when: !alternative ? taken : shared.includes(part) ? 'ok' : 'took' })),
     ...(alternative ?? []).filter((q) => !shared.some((p) => samePart(p, q))).map((part) => ({ part, when: 'ok AND NOT took' })),
   ];
+  // A step's statement is one of a handful of shapes: its text is built once per shape, and the
+  // same string (whose hash and prepared-statement name are then known) is sent every time.
+  const key = shapeKey(queued === 'inline' ? 'i' : alternative ? 'a' : 'n', gated);
+  const known = SHAPES.get(key);
+  if (known !== undefined) {
+    gatedParams(runId, gated, params);
+    return { text: known, params };
+  }
   const counts = gatedWrites(runId, gated, '(SELECT took FROM gate)', ctes, params);
-  return { text: `WITH ${ctes.join(',\n')}\nSELECT (SELECT ok FROM gate) AS ok, (SELECT took FROM gate) AS took${counts.map((c) => `, ${c}`).join('')}`, params };
+  const text = `WITH ${ctes.join(',\n')}\nSELECT (SELECT ok FROM gate) AS ok, (SELECT took FROM gate) AS took${counts.map((c) => `, ${c}`).join('')}`;
+  if (SHAPES.size >= MAX_SHAPES) forgetShapes();
+  SHAPES.set(key, text);
+  return { text, params };
+}
+
+/** Fenced statements' texts by shape ({@link shapeKey}), at most {@link MAX_SHAPES}. */
+const SHAPES = new Map<string, string>();
+const MAX_SHAPES = 1_000;
+/** A small number for each gated part text seen, so that a shape's key stays short. */
+const PART_IDS = new Map<string, number>();
+
+function forgetShapes(): void {
+  SHAPES.clear();
+  PART_IDS.clear();
+}
+
+/**
+ * The key of a fenced statement's text: the form of the take (`mode`) and, in order, each part's
+ * gated text (as a number), its parameters' count, the verdict it is written on and whether its
+ * count is checked: what fixes the statement's text and numbering.
+ */
+function shapeKey(mode: string, gated: ReadonlyArray<{ part: WritePart; when: string }>): string {
+  let key = mode;
+  for (const { part, when } of gated) {
+    let id = PART_IDS.get(part.gated!);
+    if (id === undefined) {
+      if (PART_IDS.size >= MAX_SHAPES * 4) forgetShapes();
+      PART_IDS.set(part.gated!, (id = PART_IDS.size));
+    }
+    key += `|${id}:${part.params.length}:${when}:${part.expect ? 1 : 0}`;
+  }
+  return key;
+}
+
+/** Appends to `params` what {@link gatedWrites} appends for `gated`, in the same order, without building any text. */
+function gatedParams(runId: string, gated: ReadonlyArray<{ part: WritePart; when: string }>, params: unknown[]): void {
+  for (const { part: p } of gated) {
+    params.push(...p.params);
+    if (p.expect) params.push(p.expect.rows, expectation(runId, p.expect.rows, p.expect.what));
+  }
 }
 
 /**
