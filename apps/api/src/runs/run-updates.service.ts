@@ -258,8 +258,8 @@ class RunChannel {
   /**
    * Reads the run again for its watchers, who get it only if its seq is newer than what they
    * have. With a `probe`, the run's seq is read first: when the state held by then (read, or
-   * patched since) is at it or later, nothing was missed and nothing is read. A change committed after
-   * the probe is announced like any other (the watch is known to every publisher by now).
+   * patched since) is at it or later, nothing was missed and nothing is read. A change committed
+   * after the probe is announced like any other (the watch is known to every publisher by now).
    */
   recheck(): void {
     const held = this.latest;

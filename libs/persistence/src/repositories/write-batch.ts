@@ -196,12 +196,15 @@ function shapeKey(mode: string, gated: ReadonlyArray<{ part: WritePart; when: st
   return key;
 }
 
-/** Appends to `params` what {@link gatedWrites} appends for `gated`, in the same order, without building any text. */
+/** Appends to `params` what {@link gatedWrites} appends for `gated`, without building any text. */
 function gatedParams(runId: string, gated: ReadonlyArray<{ part: WritePart; when: string }>, params: unknown[]): void {
-  for (const { part: p } of gated) {
-    params.push(...p.params);
-    if (p.expect) params.push(p.expect.rows, expectation(runId, p.expect.rows, p.expect.what));
-  }
+  for (const { part } of gated) pushPartParams(runId, part, params);
+}
+
+/** Appends part `p`'s parameters to `params`, then, when its count is checked, the count and its message (naming run `runId`). */
+function pushPartParams(runId: string, p: WritePart, params: unknown[]): void {
+  params.push(...p.params);
+  if (p.expect) params.push(p.expect.rows, expectation(runId, p.expect.rows, p.expect.what));
 }
 
 /**
@@ -215,11 +218,10 @@ export function gatedWrites(runId: string, gated: ReadonlyArray<{ part: WritePar
   const counts: string[] = [];
   gated.forEach(({ part: p, when }, i) => {
     const offset = params.length;
-    params.push(...p.params);
+    pushPartParams(runId, p, params);
     const text = renumbered(p.gated!, offset).replaceAll(GATE, `(SELECT ${when} FROM gate)`).replaceAll(TOOK, took);
     ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
     if (!p.expect) return;
-    params.push(p.expect.rows, expectation(runId, p.expect.rows, p.expect.what));
     counts.push(`CASE WHEN (SELECT ${when} FROM gate) THEN weft_expect_rows((SELECT count(*) FROM w${i}), $${params.length - 1}::int, $${params.length}::text) END AS w${i}`);
   });
   return counts;
