@@ -41,12 +41,12 @@ export async function auditRuns(owner: pg.Client, tenantId: string, runIds: read
   );
   const events = await owner.query<{ once: number; extra: number; ignored: number }>(
     `WITH applied AS (
-       SELECT run_id, node_id, count(*) AS n FROM run_events
+       SELECT run_id, node_id, count(*) AS n FROM run_history
         WHERE tenant_id = $1 AND run_id = ANY($2::uuid[]) AND type = 'NodeCompleted' AND ignored IS NULL
         GROUP BY run_id, node_id)
      SELECT (SELECT count(*) FROM applied WHERE n = 1)::int AS once,
             (SELECT coalesce(sum(n - 1), 0) FROM applied WHERE n > 1)::int AS extra,
-            (SELECT count(*) FROM run_events WHERE tenant_id = $1 AND run_id = ANY($2::uuid[]) AND ignored IS NOT NULL)::int AS ignored`,
+            (SELECT count(*) FROM run_history WHERE tenant_id = $1 AND run_id = ANY($2::uuid[]) AND ignored IS NOT NULL)::int AS ignored`,
     [tenantId, runIds],
   );
   const a: RunAudit = {

@@ -94,7 +94,7 @@ export async function audit(owner: Pool, codeNodes: readonly string[]): Promise<
   const codeReports = (
     await owner.query(
       `SELECT count(*) FILTER (WHERE ignored IS NULL AND error IS NULL)::int AS applied, count(*) FILTER (WHERE ignored IS NOT NULL)::int AS ignored
-         FROM run_events WHERE type = 'NodeCompleted' AND node_id = ANY($1::text[])`,
+         FROM run_history WHERE type = 'NodeCompleted' AND node_id = ANY($1::text[])`,
       [codeNodes],
     )
   ).rows[0] as { applied: number; ignored: number };
@@ -103,7 +103,7 @@ export async function audit(owner: Pool, codeNodes: readonly string[]): Promise<
     await owner.query(
       `WITH terminal AS (
          SELECT e.run_id, e.seq, a
-           FROM run_events e, jsonb_array_elements(e.actions) a
+           FROM run_history e, jsonb_array_elements(e.actions) a
           WHERE a->>'type' IN ('CompleteTask', 'FailTask', 'ResolveWait')
              OR (a->>'type' = 'CreateTask' AND a->>'status' IN ('COMPLETED', 'FAILED'))
        )
@@ -118,7 +118,7 @@ export async function audit(owner: Pool, codeNodes: readonly string[]): Promise<
   const doubleAppliedReports = (
     await owner.query(
       `SELECT run_id::text AS "runId", node_id AS "nodeId", attempt, array_agg(seq ORDER BY seq) AS seqs
-         FROM run_events
+         FROM run_history
         WHERE type = 'NodeCompleted' AND ignored IS NULL AND error IS NULL
         GROUP BY 1, 2, 3
        HAVING count(*) > 1`,
@@ -129,7 +129,7 @@ export async function audit(owner: Pool, codeNodes: readonly string[]): Promise<
     await owner.query(
       `SELECT count(*)::int AS n FROM (
          SELECT a->>'taskId', a->>'attempt'
-           FROM run_events e, jsonb_array_elements(e.actions) a
+           FROM run_history e, jsonb_array_elements(e.actions) a
           WHERE a->>'type' = 'DispatchTask'
           GROUP BY 1, 2 HAVING count(*) > 1) d`,
     )
@@ -138,19 +138,19 @@ export async function audit(owner: Pool, codeNodes: readonly string[]): Promise<
   const ignored = (
     await owner.query(
       `SELECT type, regexp_replace(ignored, '[0-9a-f]{8}-[0-9a-f-]{27}', '<id>', 'g') AS reason, count(*)::int AS count
-         FROM run_events WHERE ignored IS NOT NULL GROUP BY 1, 2 ORDER BY 3 DESC`,
+         FROM run_history WHERE ignored IS NOT NULL GROUP BY 1, 2 ORDER BY 3 DESC`,
     )
   ).rows;
 
   const rejected = (
     await owner.query(
       `SELECT type, left(regexp_replace(error, '[0-9a-f]{8}-[0-9a-f-]{27}', '<id>', 'g'), 160) AS error, count(*)::int AS count
-         FROM run_events WHERE error IS NOT NULL GROUP BY 1, 2 ORDER BY 3 DESC`,
+         FROM run_history WHERE error IS NOT NULL GROUP BY 1, 2 ORDER BY 3 DESC`,
     )
   ).rows;
 
   const timersApplied = (
-    await owner.query(`SELECT count(*)::int AS n FROM run_events WHERE type = 'TimerFired' AND ignored IS NULL AND error IS NULL`)
+    await owner.query(`SELECT count(*)::int AS n FROM run_history WHERE type = 'TimerFired' AND ignored IS NULL AND error IS NULL`)
   ).rows[0].n as number;
 
   return { runs, httpTasks, codeTasks, codeReports, doubleCompletions, doubleAppliedReports, repeatedDispatches, ignored, rejected, timersApplied };
@@ -177,7 +177,7 @@ export async function history(owner: Pool, runId: string): Promise<string[]> {
   const rows = (
     await owner.query(
       `SELECT seq, to_char(at, 'HH24:MI:SS.MS') AS at, type, node_id, attempt, ignored, error, actions
-         FROM run_events WHERE run_id = $1 ORDER BY seq`,
+         FROM run_history WHERE run_id = $1 ORDER BY seq`,
       [runId],
     )
   ).rows;

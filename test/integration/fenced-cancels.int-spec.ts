@@ -167,7 +167,7 @@ describe(`${RUNS} cancels racing chains reported through the step committer`, ()
 
     const q = async <R>(text: string) => (await db.owner.query(text, [h.tenantId])) as R[];
     const runs = new Map((await q<{ id: string; status: string; event_seq: number }>(`SELECT id, status, event_seq FROM runs WHERE tenant_id = $1`)).map((r) => [r.id, r]));
-    const events = byRun(await q<EventRow>(`SELECT run_id, seq, type, node_id, attempt, ignored, at FROM run_events WHERE tenant_id = $1 ORDER BY run_id, seq`));
+    const events = byRun(await q<EventRow>(`SELECT run_id, seq, type, node_id, attempt, ignored, at FROM run_history WHERE tenant_id = $1 ORDER BY run_id, seq`));
     const tasks = byRun(await q<TaskRow>(`SELECT run_id, node_id, status, attempt, finished_at, updated_at FROM tasks WHERE tenant_id = $1`));
     const problems = lives.flatMap((l) => broken(l, runs.get(l.runId)!.status, runs.get(l.runId)!.event_seq, events.get(l.runId) ?? [], tasks.get(l.runId) ?? []));
     expect({ seed: SEED, problems: problems.slice(0, 20), count: problems.length }).toEqual({ seed: SEED, problems: [], count: 0 });

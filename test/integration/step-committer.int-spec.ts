@@ -109,7 +109,7 @@ describe("a statement touching another tenant's run", () => {
     const outcomes = await oneMessage([{ tenantId: a.tenantId, ...asB }, { tenantId: a.tenantId, ...asA }]);
     expect(outcomes).toEqual([{ rows: [{ ok: false, took: false, w0: null }] }, { rows: [{ ok: false, took: false, w0: null }] }]);
     expect(await state(b, runB)).toEqual(unchanged);
-    const [rows] = await db.owner.query(`SELECT count(*)::int AS n FROM run_events WHERE run_id = $1`, [runB]);
+    const [rows] = await db.owner.query(`SELECT count(*)::int AS n FROM run_history WHERE run_id = $1`, [runB]);
     expect(rows.n).toBe(unchanged.events);
 
     // The same statement under B's own setting passes its fence: only the tenant setting stopped it.
@@ -136,7 +136,7 @@ describe("a statement touching another tenant's run", () => {
     for (const o of outcomes) expect(o).toMatchObject({ error: { code: '42501', message: expect.stringMatching(/row-level security/) } });
     expect(committer.stats).toEqual({ commits: stats.commits + 1, statements: stats.statements + 1, failed: stats.failed + 1 });
     expect({ a: await state(a, heldA.job.runId), otherA: await state(a, otherA.job.runId), b: await state(b, runB) }).toEqual(before);
-    const [rows] = await db.owner.query(`SELECT count(*)::int AS n FROM run_events WHERE run_id = $1`, [runB]);
+    const [rows] = await db.owner.query(`SELECT count(*)::int AS n FROM run_history WHERE run_id = $1`, [runB]);
     expect(rows.n).toBe(before.b.events);
 
     // The committer goes on, on a new connection: the good statements alone commit.

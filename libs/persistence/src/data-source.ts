@@ -28,6 +28,7 @@ import { FairScheduleClaims1765699200000 } from './migrations/1765699200000-fair
 import { StoredJsonSizes1765785600000 } from './migrations/1765785600000-stored-json-sizes.js';
 import { FairDispatch1765872000000 } from './migrations/1765872000000-fair-dispatch.js';
 import { FlowUpkeep1765958400000 } from './migrations/1765958400000-flow-upkeep.js';
+import { DerivedCompletions1766131200000 } from './migrations/1766131200000-derived-completions.js';
 import { StablePlans1766044800000 } from './migrations/1766044800000-stable-plans.js';
 
 /** Every entity of the schema. */
@@ -64,6 +65,7 @@ export const MIGRATIONS = [
   FairDispatch1765872000000,
   FlowUpkeep1765958400000,
   StablePlans1766044800000,
+  DerivedCompletions1766131200000,
 ];
 
 /** Options of {@link createDataSource}. */

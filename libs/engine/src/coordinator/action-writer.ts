@@ -5,6 +5,7 @@ import {
   TaskWriteRepository,
   type NewOutboxRow,
   type NewTask,
+  type RecordedCompletion,
   type RunPatch,
   type RunState,
   type StoredDispatch,
@@ -111,6 +112,8 @@ export class ActionWriter {
   private readonly patch: RunPatch = {};
   private readonly children: StartChildRun[] = [];
   private taken: TakenTask | undefined;
+  /** The completion that keeps its event on the task's row (a capturing writer's only). */
+  private recorded: (RecordedCompletion & { taskId: string }) | undefined;
   /** The task writes made, in order, for the run update of a watched run (see run-change.ts). */
   readonly log = new TaskChangeLog();
   private readonly tasks: TaskWriteRepository;
@@ -142,11 +145,22 @@ export class ActionWriter {
   /**
    * A writer that sends nothing: {@link write} keeps the event's writes as statement parts, read
    * with {@link parts}, for a fenced write (`fencedWrite`). It throws {@link NotFenceable} for an
-   * action that needs a row read or a statement of its own. `m` only builds the parts.
+   * action that needs a row read or a statement of its own. `m` only builds the parts. With
+   * `recorded`, the completion of task `recorded.taskId` keeps the event on the task's row (see
+   * `TaskWriteRepository.completePart`), whose history entry the caller then leaves out.
    */
-  static capturing(m: Transaction, tenantId: string, run: WriterRun, now: Date, dag: WorkflowDag, take?: EagerTake): ActionWriter {
+  static capturing(
+    m: Transaction,
+    tenantId: string,
+    run: WriterRun,
+    now: Date,
+    dag: WorkflowDag,
+    take?: EagerTake,
+    recorded?: RecordedCompletion & { taskId: string },
+  ): ActionWriter {
     const writer = new ActionWriter(m, tenantId, run, now, dag, take);
     writer.captured = [];
+    writer.recorded = recorded;
     return writer;
   }
 
@@ -229,7 +243,7 @@ export class ActionWriter {
         await this.signals.buffer(tenantId, this.run.id, uuidv7(), a.name, a.payload, now);
         return;
       case 'CompleteTask':
-        this.pending.push(this.tasks.completePart(tenantId, this.run.id, a.taskId, a.attempt, a.output, now));
+        this.pending.push(this.tasks.completePart(tenantId, this.run.id, a.taskId, a.attempt, a.output, now, this.recorded?.taskId === a.taskId ? this.recorded : undefined));
         this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Completed, output: this.shown(a.nodeId, a.output), error: null, finished: true });
         return;
       case 'FailTask':

@@ -1,5 +1,5 @@
 import { v4 as uuidv4 } from 'uuid';
-import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant, type HistoryEntry, type RunState } from '@weft/persistence';
+import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant, type HistoryEntry, type RecordedCompletion, type RunState } from '@weft/persistence';
 import {
   Machine,
   RunStatus,
@@ -17,7 +17,7 @@ import { ActionWriter, NotFenceable, type EagerTake } from './action-writer.js';
 import { appliedOutcome } from './applied-outcome.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { AppliedOutcome } from './event-outcome.js';
-import { historyEntry, historyEvent } from './history.js';
+import { historyEntry, historyEvent, summarizeAction } from './history.js';
 
 /** A worker's report that may take the fenced path. */
 export type FencedReport = NodeCompleted | NodeFailed;
@@ -81,15 +81,16 @@ export class FencedSteps {
     if (transition.ignored !== undefined || !endsAlone(transition, run)) return undefined;
     const seq = run.eventSeq + 1;
     const recordedEvent = historyEvent(ev, dag, nodes);
+    const kept = keptOnTask(ev, recordedEvent, transition, seq);
     const take = takeFrom === undefined ? undefined : { queue: takeFrom, leaseToken: uuidv4(), leaseMs: ctx.runLeaseMs };
     // The event's writes as the worker takes its next attempt, and, should fair dispatch refuse
     // the take, as they are without it: one statement holds both, and the take decides.
-    const taking = await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, take);
+    const taking = await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, kept, take);
     if (!taking) return undefined;
     // A take of a new row carries its refusal in the same parts; a take of an existing row needs
     // the event's second form, without the take.
     const inline = taking.writer.takeRefusalInline;
-    const queued = taking.written.taken && !inline ? await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent) : undefined;
+    const queued = taking.written.taken && !inline ? await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, kept) : undefined;
     if (taking.written.taken && !inline && !queued) return undefined;
     const fence = { seq: run.eventSeq, taskId: ev.taskId, attempt: ev.attempt, leaseToken, ...(taking.written.taken ? { takeFrom } : {}) };
     const statement = fencedWrite(tenantId, run.id, fence, taking.writer.parts, inline ? 'inline' : queued?.writer.parts);
@@ -105,7 +106,7 @@ export class FencedSteps {
     }
     // A refused inline take wrote the event as it is without the take: what it left (its job for
     // fair dispatch, the attempt QUEUED) is that form's, built now from the same transition.
-    const chosen = took ? taking : (queued ?? (await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent)));
+    const chosen = took ? taking : (queued ?? (await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, kept)));
     if (!chosen) {
       // Not expected (the same actions were captured with the take). The write stands: its QUEUED
       // attempt waits for the scheduler's pass over the backlog, and the report, stale now, is
@@ -123,15 +124,26 @@ export class FencedSteps {
 
   /**
    * The event's writes as statement parts (see {@link ActionWriter.capturing}), with its history
-   * row; undefined when an action needs the run locked.
+   * row (or, with `kept`, the completion that keeps the event on its task's row); undefined when
+   * an action needs the run locked.
    */
-  private async capture(tenantId: string, run: RunState, now: Date, dag: WorkflowDag, transition: Transition, seq: number, event: RunEvent, take?: EagerTake) {
-    const writer = ActionWriter.capturing(this.ctx.ds.manager, tenantId, run, now, dag, take);
+  private async capture(
+    tenantId: string,
+    run: RunState,
+    now: Date,
+    dag: WorkflowDag,
+    transition: Transition,
+    seq: number,
+    event: RunEvent,
+    kept: KeptCompletion | undefined,
+    take?: EagerTake,
+  ) {
+    const writer = ActionWriter.capturing(this.ctx.ds.manager, tenantId, run, now, dag, take, kept);
     const history = new HistoryRepository(this.ctx.ds.manager);
     let recorded: HistoryEntry | undefined;
     try {
       const written = await writer.write(transition.actions, (w) =>
-        history.parts(tenantId, run.id, (recorded = historyEntry({ seq, ev: event, now, actions: transition.actions, patch: w.run }))),
+        history.parts(tenantId, run.id, (recorded = historyEntry({ seq, ev: event, now, actions: transition.actions, patch: w.run })), kept !== undefined),
       );
       return { writer, written, recorded: recorded! };
     } catch (err) {
@@ -140,6 +152,26 @@ export class FencedSteps {
     }
   }
 }
+
+/** A completion that keeps its NodeCompleted event on the task's row (see `TaskWriteRepository.completePart`). */
+type KeptCompletion = RecordedCompletion & { taskId: string };
+
+/**
+ * The completion of `ev` as its task's row can keep it, so that no history row repeats the task:
+ * when the history records the event exactly as reported (`recorded` is `ev`: no output trimmed or
+ * redacted, no iteration), the event carries nothing but the task's id, node, attempt and output,
+ * and the transition completes that attempt with that same output. Undefined otherwise (the event
+ * then gets its `run_events` row, as on the locking path).
+ */
+export function keptOnTask(ev: FencedReport, recorded: RunEvent, transition: Transition, seq: number): KeptCompletion | undefined {
+  if (ev.type !== 'NodeCompleted' || recorded !== ev || Object.keys(ev).length !== REPORTED_KEYS) return undefined;
+  const completes = transition.actions.some((a) => a.type === 'CompleteTask' && a.taskId === ev.taskId && a.attempt === ev.attempt && a.output === ev.output);
+  if (!completes) return undefined;
+  return { taskId: ev.taskId, seq, actions: JSON.stringify(transition.actions.map(summarizeAction)) };
+}
+
+/** A NodeCompleted's keys: type, taskId, nodeId, attempt, output. */
+const REPORTED_KEYS = 5;
 
 /**
  * True when nothing outside the event's own rows follows from `transition`: no end of the run, or

@@ -37,8 +37,10 @@ export class HistoryRepository extends TenantScopedRepository {
   /**
    * The history of one event as two writes for the event's batched statement: the `run_events`
    * row, and the run row's `event_seq` and `updated_at` with the event's patch (status, output…).
+   * With `derived` (a NodeCompleted event the completed task's row keeps: see
+   * `TaskWriteRepository.completePart`), only the run row's write: the history derives the entry.
    */
-  parts(tenantId: string, runId: string, e: HistoryEntry): WritePart[] {
+  parts(tenantId: string, runId: string, e: HistoryEntry, derived = false): WritePart[] {
     const params: unknown[] = [tenantId, runId, e.seq, e.at];
     const sets = ['event_seq = $3', 'updated_at = $4'];
     const set = (column: string, value: unknown, cast = '') => {
@@ -54,6 +56,8 @@ export class HistoryRepository extends TenantScopedRepository {
     if (patch.error !== undefined) set('error', patch.error);
     if (patch.finishedAt !== undefined) set('finished_at', patch.finishedAt, '::timestamptz');
     const update = `UPDATE runs SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2`;
+    const run: WritePart = { text: update, gated: `${update} AND ${GATE}`, params };
+    if (derived) return [run];
     return [
       {
         text: `INSERT INTO run_events (tenant_id, run_id, seq, type, at, node_id, attempt, payload, actions, ignored, error)
@@ -63,7 +67,7 @@ export class HistoryRepository extends TenantScopedRepository {
                  WHERE ${GATE}`,
         params: [tenantId, runId, e.seq, e.type, e.at, e.nodeId, e.attempt, jsonb(e.payload), JSON.stringify(e.actions), e.ignored ?? null, e.error ?? null],
       },
-      { text: update, gated: `${update} AND ${GATE}`, params },
+      run,
     ];
   }
 

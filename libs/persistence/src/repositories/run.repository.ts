@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { RunEventEntity } from '../entities/run-event.entity.js';
+import type { RunEventEntity } from '../entities/run-event.entity.js';
 import { RunEntity } from '../entities/run.entity.js';
 import { TaskEntity } from '../entities/task.entity.js';
 import { InvalidCursorError } from '../errors.js';
@@ -275,10 +275,19 @@ export class RunRepository extends TenantScopedRepository {
     );
   }
 
-  /** The run's history, with its values, ordered by `seq`; empty for an unknown run. */
+  /**
+   * The run's history, with its values, ordered by `seq` (`run_history`: the stored entries and
+   * those derived from completed tasks); empty for an unknown run.
+   */
   async eventsOfRun(tenantId: string, runId: string): Promise<RunEventEntity[]> {
     if (!isUuid(runId)) return [];
-    return this.inTenant(tenantId, (m) => m.getRepository(RunEventEntity).find({ where: { tenantId, runId }, order: { seq: 'ASC' } }));
+    const r = await this.queryInTenant<RunEventEntity>(
+      tenantId,
+      `SELECT tenant_id AS "tenantId", run_id AS "runId", seq, type, at, node_id AS "nodeId", attempt, payload, actions, ignored, error
+         FROM run_history WHERE tenant_id = $1 AND run_id = $2 ORDER BY seq`,
+      [tenantId, runId],
+    );
+    return r.rows;
   }
 
   /**
@@ -313,7 +322,7 @@ export class RunRepository extends TenantScopedRepository {
     if (!isUuid(runId)) return [];
     const r = await this.queryInTenant<Record<string, unknown>>(
       tenantId,
-      `SELECT ${sizedEventColumns(pickColumns(sized, EVENT_JSON_COLUMNS))} FROM run_events WHERE tenant_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+      `SELECT ${sizedEventColumns(pickColumns(sized, EVENT_JSON_COLUMNS))} FROM run_history WHERE tenant_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
       [tenantId, runId, Math.max(0, Math.floor(after ?? 0)), clampItems(first)],
     );
     return r.rows.map((row) => withJsonBytes<EventJsonColumn, SizedEvent>(row, EVENT_JSON_COLUMNS));
@@ -348,7 +357,7 @@ export class RunRepository extends TenantScopedRepository {
     const r = await this.queryInTenant<Record<string, unknown> & { run_id: string; seq: number }>(
       tenantId,
       `SELECT e.run_id, e.seq, ${cols.map((c) => `e.${c}`).join(', ')}
-           FROM run_events e JOIN unnest($2::uuid[], $3::int[]) AS k(run_id, seq) ON e.run_id = k.run_id AND e.seq = k.seq
+           FROM run_history e JOIN unnest($2::uuid[], $3::int[]) AS k(run_id, seq) ON e.run_id = k.run_id AND e.seq = k.seq
           WHERE e.tenant_id = $1`,
       [tenantId, valid.map((k) => k.runId), valid.map((k) => k.seq)],
     );

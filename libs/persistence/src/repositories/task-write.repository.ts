@@ -28,6 +28,12 @@ export type NewOutboxRow = Pick<OutboxEntity, 'taskId' | 'attempt' | 'queue' | '
     ifRefused?: boolean;
   };
 
+/** The NodeCompleted event a task's completion keeps on its row: the event's seq and its actions' summaries as JSON text. */
+export interface RecordedCompletion {
+  seq: number;
+  actions: string;
+}
+
 /**
  * What dispatching a stored task again needs of it (a retry, a released iteration); `limited`
  * when it obeys a node's concurrency or rate limit.
@@ -81,7 +87,12 @@ const COMPLETE_TASK = `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb
               WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $6`;
 const FAIL_TASK = `UPDATE tasks SET status = 'FAILED', error = $4, updated_at = $5, finished_at = $5
               WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $6`;
+/** {@link COMPLETE_TASK} that also keeps the NodeCompleted event on the row: its seq ($7) and action summaries ($8). */
+const COMPLETE_RECORDED = `UPDATE tasks SET status = 'COMPLETED', output = $4::jsonb, error = NULL, updated_at = $5, finished_at = $5,
+                     completed_seq = $7, completed_actions = $8::jsonb, completed_actions_bytes = octet_length($8::jsonb::text)
+              WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND run_id = $6`;
 const LEASE_TASK_GATED = `${LEASE_TASK} AND ${GATE}`;
+const COMPLETE_RECORDED_GATED = `${COMPLETE_RECORDED} AND ${GATE}`;
 const COMPLETE_TASK_GATED = `${COMPLETE_TASK} AND ${GATE}`;
 const FAIL_TASK_GATED = `${FAIL_TASK} AND ${GATE}`;
 
@@ -123,14 +134,18 @@ export class TaskWriteRepository extends TenantScopedRepository {
     };
   }
 
-  /** Completes `attempt` of task `taskId` with `output`; expects one row. */
-  completePart(tenantId: string, runId: string, taskId: string, attempt: number, output: Json, now: Date): WritePart {
-    return {
-      text: COMPLETE_TASK,
-      gated: COMPLETE_TASK_GATED,
-      params: [tenantId, taskId, attempt, jsonb(output), now, runId],
-      expect: { rows: 1, what: `task ${taskId} attempt ${attempt} to complete` },
-    };
+  /**
+   * Completes `attempt` of task `taskId` with `output`; expects one row. With `recorded`, the row
+   * also keeps the NodeCompleted event that completes it (its `seq` and its actions' summaries,
+   * `actions` as JSON text), which the history then derives from the row (`run_history`): the
+   * caller writes no `run_events` row for that event.
+   */
+  completePart(tenantId: string, runId: string, taskId: string, attempt: number, output: Json, now: Date, recorded?: RecordedCompletion): WritePart {
+    const expect = { rows: 1, what: `task ${taskId} attempt ${attempt} to complete` };
+    if (recorded) {
+      return { text: COMPLETE_RECORDED, gated: COMPLETE_RECORDED_GATED, params: [tenantId, taskId, attempt, jsonb(output), now, runId, recorded.seq, recorded.actions], expect };
+    }
+    return { text: COMPLETE_TASK, gated: COMPLETE_TASK_GATED, params: [tenantId, taskId, attempt, jsonb(output), now, runId], expect };
   }
 
   /** Fails `attempt` of task `taskId` for good with `reason`; expects one row. */
@@ -231,12 +246,22 @@ export class TaskWriteRepository extends TenantScopedRepository {
     });
   }
 
-  /** Deletes the tasks of `nodeIds` in run `runId`, with their outbox rows (a retry from a node resets it and its descendants). */
+  /**
+   * Deletes the tasks of `nodeIds` in run `runId`, with their outbox rows (a retry from a node
+   * resets it and its descendants). A deleted task's derived NodeCompleted entry becomes a
+   * `run_events` row first, so the run's history keeps it.
+   */
   async resetNodes(tenantId: string, runId: string, nodeIds: readonly string[]): Promise<void> {
     await this.inTenant(tenantId, (m) =>
       sql(
         m,
-        `WITH reset AS (
+        `WITH kept AS (
+           INSERT INTO run_events (tenant_id, run_id, seq, type, at, node_id, attempt, payload, actions)
+           SELECT h.tenant_id, h.run_id, h.seq, h.type, h.at, h.node_id, h.attempt, h.payload, h.actions
+             FROM run_history h JOIN tasks t ON t.tenant_id = h.tenant_id AND t.run_id = h.run_id AND t.completed_seq = h.seq
+            WHERE t.tenant_id = $1 AND t.run_id = $2 AND t.node_id = ANY($3::text[]) AND t.completed_seq IS NOT NULL
+         ),
+         reset AS (
            DELETE FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($3::text[]) RETURNING id
          )
          DELETE FROM outbox WHERE tenant_id = $1 AND task_id IN (SELECT id FROM reset)`,
