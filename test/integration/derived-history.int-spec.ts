@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { TakenTask } from '@weft/engine';
-import { RunRepository } from '@weft/persistence';
+import { RunRepository, sql, withTenant } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { def, edge, http } from '../support/builders.js';
+import { createTenant, def, edge, http } from '../support/builders.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { chain, claimFirst, step, type Harness } from '../support/fenced-steps.js';
 
@@ -77,6 +77,12 @@ describe('a completion written through the step committer', () => {
     expect(page.map((e) => [e.seq, e.type, e.jsonBytes.payload, e.jsonBytes.actions])).toEqual(sizes.slice(2).map((r) => [r.seq, 'NodeCompleted', r.payload_text, r.actions_text]));
     const values = await new RunRepository(db.ds).eventJson(fenced.tenantId, [{ runId: viaFence, seq: 4 }], ['payload']);
     expect(values.get(`${viaFence}:4`)).toEqual({ payload: { taskId: tasks.n3!.id, nodeId: 'n3', attempt: 0, output: { step: 'n3' } } });
+
+    // Row-level security holds through the view: another tenant reads none of the entries, derived or stored.
+    const other = await createTenant(db.ds, 'derived-other');
+    const seen = await withTenant(db.ds, other.tenantId, (m) => sql<{ n: number }>(m, `SELECT count(*)::int AS n FROM run_history WHERE run_id = $1`, [viaFence]));
+    expect(seen.rows[0]!.n).toBe(0);
+    expect(await new RunRepository(db.ds).eventPage(other.tenantId, viaFence)).toEqual([]);
   });
 
   it("stores the row as before when the history records the event otherwise (a sensitive node's output)", async () => {
