@@ -97,6 +97,31 @@ describe('a completion written through the step committer', () => {
   });
 });
 
+describe('a keyed read of the history', () => {
+  it("probes the run's entries by index, never the tenant's tasks", async () => {
+    const h = await coordinatorHarness(db.ds);
+    const runId = await runThrough(h, (await h.publish(chain(3))).workflowId);
+    // The API's read of one entry's values (RunRepository.eventJson), planned as it would be on
+    // large tables: a plan that cannot take the run and seq to the task rows must scan them all.
+    const plan = await withTenant(db.ds, h.tenantId, async (m) => {
+      await m.query(`SET LOCAL enable_seqscan = off`);
+      const rows: { 'QUERY PLAN': string }[] = await m.query(
+        `EXPLAIN SELECT e.run_id, e.seq, e.payload FROM run_history e JOIN unnest($2::uuid[], $3::int[]) AS k(run_id, seq)
+            ON e.run_id = k.run_id AND e.seq = k.seq WHERE e.tenant_id = $1`,
+        [h.tenantId, [runId], [3]],
+      );
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    });
+    // The task rows are a branch of the history's UNION ALL itself (a branch behind a "Subquery
+    // Scan" is one PostgreSQL could not flatten, and gets none of the join's keys), read by the
+    // index of completed events.
+    expect(plan).toMatch(/Index Scan using tasks_completed_events on tasks/);
+    expect(plan).not.toMatch(/Subquery Scan|Seq Scan on tasks/);
+    const values = await new RunRepository(db.ds).eventJson(h.tenantId, [{ runId, seq: 3 }], ['payload']);
+    expect(values.get(`${runId}:3`)?.payload).toMatchObject({ nodeId: 'n2', output: { step: 'n2' } });
+  });
+});
+
 describe('a retry from a node', () => {
   it('keeps the derived entries of the tasks it deletes, as stored rows', async () => {
     const h = await coordinatorHarness(db.ds);

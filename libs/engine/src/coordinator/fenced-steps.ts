@@ -164,7 +164,8 @@ type KeptCompletion = RecordedCompletion & { taskId: string };
  * then gets its `run_events` row, as on the locking path).
  */
 export function keptOnTask(ev: FencedReport, recorded: RunEvent, transition: Transition, seq: number): KeptCompletion | undefined {
-  if (ev.type !== 'NodeCompleted' || recorded !== ev || Object.keys(ev).length !== REPORTED_KEYS) return undefined;
+  // An absent output is stored as no key at all; the row would give it back as null.
+  if (ev.type !== 'NodeCompleted' || recorded !== ev || ev.output === undefined || Object.keys(ev).length !== REPORTED_KEYS) return undefined;
   const completes = transition.actions.some((a) => a.type === 'CompleteTask' && a.taskId === ev.taskId && a.attempt === ev.attempt && a.output === ev.output);
   if (!completes) return undefined;
   return { taskId: ev.taskId, seq, actions: JSON.stringify(transition.actions.map(summarizeAction)) };

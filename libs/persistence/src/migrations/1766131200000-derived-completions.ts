@@ -27,27 +27,39 @@ export class DerivedCompletions1766131200000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE tasks ADD COLUMN completed_seq int, ADD COLUMN completed_actions jsonb, ADD COLUMN completed_actions_bytes int`);
+    // The filter stands above the UNION ALL, not in its task branch: PostgreSQL flattens a UNION
+    // ALL only when its branches have no WHERE of their own, and only flattened branches get the
+    // reader's keys (a run, a seq) pushed into their index scans. A branch with its own WHERE made
+    // a keyed read of one entry scan every task row of the tenant.
     await q.query(`
       CREATE VIEW run_history WITH (security_invoker = true) AS
-        SELECT e.tenant_id, e.run_id, e.seq, e.type, e.at, e.node_id, e.attempt, e.payload, e.actions, e.ignored, e.error,
-               e.payload_bytes, e.actions_bytes
-          FROM run_events e
-        UNION ALL
-        SELECT t.tenant_id, t.run_id, t.completed_seq, 'NodeCompleted'::text, t.finished_at, t.node_id, t.attempt,
-               ${DERIVED_PAYLOAD}, t.completed_actions, NULL::text, NULL::text,
-               ${DERIVED_PAYLOAD_BYTES}, t.completed_actions_bytes
-          FROM tasks t
-         WHERE t.completed_seq IS NOT NULL`);
+        SELECT * FROM (
+          SELECT e.tenant_id, e.run_id, e.seq, e.type, e.at, e.node_id, e.attempt, e.payload, e.actions, e.ignored, e.error,
+                 e.payload_bytes, e.actions_bytes
+            FROM run_events e
+          UNION ALL
+          SELECT t.tenant_id, t.run_id, t.completed_seq, 'NodeCompleted'::text, t.finished_at, t.node_id, t.attempt,
+                 ${DERIVED_PAYLOAD}, t.completed_actions, NULL::text, NULL::text,
+                 ${DERIVED_PAYLOAD_BYTES}, t.completed_actions_bytes
+            FROM tasks t
+        ) h
+       WHERE h.seq IS NOT NULL`);
+    // A derived entry is found as a stored one is, by its run and seq (`run_events`' primary key).
+    await q.query(`CREATE INDEX tasks_completed_events ON tasks (tenant_id, run_id, completed_seq) WHERE completed_seq IS NOT NULL`);
     await q.query(`GRANT SELECT ON run_history TO weft_app`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    // Derived entries become rows again before their columns go.
+    // Derived entries become rows again before their columns go. Row-level security off: an owner
+    // it would apply to (not a superuser) gets an error, never a copy that silently misses rows.
+    await q.query(`SET row_security = off`);
     await q.query(`
       INSERT INTO run_events (tenant_id, run_id, seq, type, at, node_id, attempt, payload, actions)
       SELECT tenant_id, run_id, seq, type, at, node_id, attempt, payload, actions FROM run_history h
        WHERE NOT EXISTS (SELECT 1 FROM run_events e WHERE e.tenant_id = h.tenant_id AND e.run_id = h.run_id AND e.seq = h.seq)`);
+    await q.query(`RESET row_security`);
     await q.query(`DROP VIEW run_history`);
+    await q.query(`DROP INDEX tasks_completed_events`);
     await q.query(`ALTER TABLE tasks DROP COLUMN completed_seq, DROP COLUMN completed_actions, DROP COLUMN completed_actions_bytes`);
   }
 }
