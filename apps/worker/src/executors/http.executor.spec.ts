@@ -160,11 +160,9 @@ describe('HttpExecutor', () => {
   });
 
   it('fails the attempt when timeout_seconds elapses', async () => {
-    const started = Date.now();
     const err = await failure(http.execute({ url: `${base}/slow`, timeout_seconds: 0.3 }, ctx));
     expect(err.retryable).toBe(true);
     expect(err.message).toBe(`HTTP GET ${base}/slow timed out after 0.3s`);
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it('refuses loopback without allowPrivate, and allows it with it', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Drain } from './drain.js';
 
 /** A job the test settles by hand. */
@@ -8,9 +8,23 @@ function job() {
   return { done, settle };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Whether `p` has settled, after the promise jobs queued so far ran. */
+async function settled(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void p.then(() => (done = true));
+  await jest.advanceTimersByTimeAsync(0);
+  return done;
+}
 
 describe('a drain', () => {
+  // The drain's deadlines run on a fake clock: each time below is exact, whatever the machine's load.
+  beforeEach(() => {
+    jest.useFakeTimers();
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
   it('is inactive until it runs, then active for good', async () => {
     const drain = new Drain(50);
     expect(drain.active).toBe(false);
@@ -30,10 +44,10 @@ describe('a drain', () => {
     const run = drain.run(async () => ++handBacks);
     setTimeout(a.settle, 20);
     setTimeout(b.settle, 60);
-    const outcome = await run;
-    expect(outcome).toEqual({ inFlight: 2, handedBack: 0, tookMs: expect.any(Number) });
-    expect(outcome.tookMs).toBeGreaterThanOrEqual(55);
-    expect(outcome.tookMs).toBeLessThan(900);
+    await jest.advanceTimersByTimeAsync(59);
+    expect(await settled(run)).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(await run).toEqual({ inFlight: 2, handedBack: 0, tookMs: 60 });
     expect(handBacks).toBe(0);
     expect(drain.inFlight).toBe(0);
   });
@@ -47,24 +61,27 @@ describe('a drain', () => {
     setTimeout(quick.settle, 10);
     let calledAt = 0;
     const started = Date.now();
-    const outcome = await drain.run(async () => {
+    const run = drain.run(async () => {
       calledAt = Date.now() - started;
       setTimeout(slow.settle, 30); // the aborted execution settles soon after
       return 1;
     });
-    expect(calledAt).toBeGreaterThanOrEqual(95);
-    expect(calledAt).toBeLessThan(600);
-    expect(outcome).toMatchObject({ inFlight: 2, handedBack: 1 });
-    expect(outcome.tookMs).toBeLessThan(900); // well within the grace
+    await jest.advanceTimersByTimeAsync(99);
+    expect(calledAt).toBe(0);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(calledAt).toBe(100);
+    await jest.advanceTimersByTimeAsync(30);
+    expect(await run).toEqual({ inFlight: 2, handedBack: 1, tookMs: 130 }); // well within the grace
   });
 
   it('gives up after the grace on a job that never settles', async () => {
     const drain = new Drain(20, 80);
     drain.track(new Promise<void>(() => undefined));
-    const outcome = await drain.run(async () => 1);
-    expect(outcome.handedBack).toBe(1);
-    expect(outcome.tookMs).toBeGreaterThanOrEqual(95);
-    expect(outcome.tookMs).toBeLessThan(1_000);
+    const run = drain.run(async () => 1);
+    await jest.advanceTimersByTimeAsync(99);
+    expect(await settled(run)).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(await run).toEqual({ inFlight: 1, handedBack: 1, tookMs: 100 });
   });
 
   it('waits for jobs tracked after it began (a report still under way when it started)', async () => {
@@ -73,14 +90,11 @@ describe('a drain', () => {
     const later = job();
     drain.track(first.done);
     const run = drain.run(async () => 0);
-    await sleep(10);
+    await jest.advanceTimersByTimeAsync(10);
     drain.track(later.done);
     first.settle();
-    await sleep(30);
-    let finished = false;
-    void run.then(() => (finished = true));
-    await sleep(10);
-    expect(finished).toBe(false);
+    await jest.advanceTimersByTimeAsync(40);
+    expect(await settled(run)).toBe(false);
     later.settle();
     expect((await run).handedBack).toBe(0);
   });

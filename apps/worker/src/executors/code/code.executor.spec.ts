@@ -94,28 +94,25 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
     });
 
     it('kills the process on timeout', async () => {
-      const started = Date.now();
+      // The loop never ends: the execution settles only because the timeout killed it.
       const err = await failure(
         code.execute({ code: 'def handler(input):\n    while True:\n        pass\n', timeout_seconds: 1 }, py),
       );
       expect(err.retryable).toBe(true);
       expect(err.message).toBe('timed out after 1s');
-      expect(Date.now() - started).toBeLessThan(5000);
     });
 
     it('kills processes the code leaves behind, on return and on timeout', async () => {
       const spawner = (loop: boolean): string =>
         'import subprocess\n' +
         'def handler(input):\n' +
-        '    subprocess.Popen(["sleep", "30"], start_new_session=True)\n' +
+        '    subprocess.Popen(["sleep", "600"], start_new_session=True)\n' +
         (loop ? '    while True:\n        pass\n' : '    return "started"\n');
       for (const loop of [false, true]) {
-        const started = Date.now();
+        // The returning case does not wait for the sleep: waiting for it would outlast the test's timeout.
         const run = code.execute({ code: spawner(loop), timeout_seconds: loop ? 2 : 10 }, py);
         if (loop) expect((await failure(run)).message).toBe('timed out after 2s');
         else expect(await run).toBe('started');
-        // The returning case does not wait for sleep.
-        expect(Date.now() - started).toBeLessThan(6000);
         expect(await processesOf({ first: code.uidRange!.base, count: code.uidRange!.size })).toEqual([]);
       }
     });
@@ -204,11 +201,10 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
     });
 
     it('kills the process on timeout', async () => {
-      const started = Date.now();
+      // The loop never ends: the execution settles only because the timeout killed it.
       const err = await failure(code.execute({ code: 'function handler() {\n  for (;;) {}\n}\n', timeout_seconds: 1 }, js));
       expect(err.retryable).toBe(true);
       expect(err.message).toBe('timed out after 1s');
-      expect(Date.now() - started).toBeLessThan(5000);
     });
 
     it('rejects a return value that is not JSON', async () => {
