@@ -165,7 +165,7 @@ describe('cancelling a run with work in flight', () => {
     runId: string,
     nodeId: string,
     started: () => boolean | Promise<boolean> = () => new Promise((r) => setTimeout(() => r(true), 300)),
-  ): Promise<number> {
+  ): Promise<void> {
     const processing = h.processor.process(h.job(nodeId));
     for (let i = 0; (await h.task(runId, nodeId)).status !== 'RUNNING'; i++) {
       if (i > 200) throw new Error('task never started running');
@@ -175,16 +175,15 @@ describe('cancelling a run with work in flight', () => {
       if (i > 400) throw new Error('the work never started');
       await new Promise((r) => setTimeout(r, 25));
     }
-    const cancelled = Date.now();
     await h.coordinator.runs.cancelRun(h.tenantId, { runId, reason: 'stop' });
+    // The work runs for 10 minutes unless aborted: only the abort ends it within the test's timeout.
     await processing;
-    return Date.now() - cancelled;
   }
 
   it('aborts a running CODE task (the child is killed) and reports nothing', async () => {
     const h = await setup();
-    const source = 'async function handler(input) {\n  await new Promise((r) => setTimeout(r, 20000));\n  return 1;\n}\n';
-    const runId = await h.start(def([codeNode('c', 'js', source, { timeout_seconds: 60 })]));
+    const source = 'async function handler(input) {\n  await new Promise((r) => setTimeout(r, 600000));\n  return 1;\n}\n';
+    const runId = await h.start(def([codeNode('c', 'js', source, { timeout_seconds: 600 })]));
     // The sandboxed runner: a process of an execution uid (2,000,000,000 and up) running runner.cjs.
     const runners = async (): Promise<number[]> => {
       const pids = await processesOf({ first: DEFAULT_UID_BASE, count: MAX_UID - DEFAULT_UID_BASE + 1 });
@@ -197,8 +196,7 @@ describe('cancelling a run with work in flight', () => {
       });
     };
     let running: number[] = [];
-    const ms = await cancelWhileRunning(h, runId, 'c', async () => (running = await runners()).length > 0);
-    expect(ms).toBeLessThan(10_000); // aborted: the handler would sleep 20 s
+    await cancelWhileRunning(h, runId, 'c', async () => (running = await runners()).length > 0);
     // SIGKILL was sent before the attempt ended; the kernel and libuv's reaping take a moment.
     for (let i = 0; i < 40 && running.some(isAlive); i++) await new Promise((r) => setTimeout(r, 25));
     expect(running.filter(isAlive)).toEqual([]);
@@ -208,9 +206,8 @@ describe('cancelling a run with work in flight', () => {
 
   it('aborts a running HTTP request', async () => {
     const h = await setup();
-    const runId = await h.start(def([http('h', { url: slowUrl, timeout_seconds: 60 })]));
-    const ms = await cancelWhileRunning(h, runId, 'h');
-    expect(ms).toBeLessThan(10_000); // aborted: the server never answers (the timeout is 60 s)
+    const runId = await h.start(def([http('h', { url: slowUrl, timeout_seconds: 600 })]));
+    await cancelWhileRunning(h, runId, 'h'); // the server never answers
     expect(await h.events(runId)).toEqual(['RunStarted', 'RunCancelled']);
   });
 
