@@ -72,6 +72,9 @@ const UNORDERED = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'Comple
 /** The actions a fenced write can carry: none needs a row read or a statement of its own. */
 const FENCEABLE = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'CompleteTask', 'FailTask', 'FinishRun']);
 
+/** A completion of task `taskId` that keeps its NodeCompleted event on the task's row (see `TaskWriteRepository.completePart`). */
+export type KeptCompletion = RecordedCompletion & { taskId: string };
+
 /** Thrown by a capturing writer ({@link ActionWriter.capturing}) for an action a fenced write cannot carry. */
 export class NotFenceable extends Error {
   constructor(readonly action: Action['type']) {
@@ -113,7 +116,7 @@ export class ActionWriter {
   private readonly children: StartChildRun[] = [];
   private taken: TakenTask | undefined;
   /** The completion that keeps its event on the task's row (a capturing writer's only). */
-  private recorded: (RecordedCompletion & { taskId: string }) | undefined;
+  private recorded: KeptCompletion | undefined;
   /** The task writes made, in order, for the run update of a watched run (see run-change.ts). */
   readonly log = new TaskChangeLog();
   private readonly tasks: TaskWriteRepository;
@@ -156,7 +159,7 @@ export class ActionWriter {
     now: Date,
     dag: WorkflowDag,
     take?: EagerTake,
-    recorded?: RecordedCompletion & { taskId: string },
+    recorded?: KeptCompletion,
   ): ActionWriter {
     const writer = new ActionWriter(m, tenantId, run, now, dag, take);
     writer.captured = [];

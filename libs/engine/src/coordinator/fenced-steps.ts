@@ -1,5 +1,5 @@
 import { v4 as uuidv4 } from 'uuid';
-import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant, type HistoryEntry, type RecordedCompletion, type RunState } from '@weft/persistence';
+import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant, type HistoryEntry, type Json, type RunState } from '@weft/persistence';
 import {
   Machine,
   RunStatus,
@@ -13,7 +13,7 @@ import {
   type Store,
   type Transition,
 } from '../index.js';
-import { ActionWriter, NotFenceable, type EagerTake } from './action-writer.js';
+import { ActionWriter, NotFenceable, type EagerTake, type KeptCompletion } from './action-writer.js';
 import { appliedOutcome } from './applied-outcome.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { AppliedOutcome } from './event-outcome.js';
@@ -81,16 +81,18 @@ export class FencedSteps {
     if (transition.ignored !== undefined || !endsAlone(transition, run)) return undefined;
     const seq = run.eventSeq + 1;
     const recordedEvent = historyEvent(ev, dag, nodes);
-    const kept = keptOnTask(ev, recordedEvent, transition, seq);
+    // Summarized once for the history entry of every form of the event, and for a kept completion.
+    const summaries = transition.actions.map(summarizeAction);
+    const kept = keptOnTask(ev, recordedEvent, transition, seq, summaries);
     const take = takeFrom === undefined ? undefined : { queue: takeFrom, leaseToken: uuidv4(), leaseMs: ctx.runLeaseMs };
     // The event's writes as the worker takes its next attempt, and, should fair dispatch refuse
     // the take, as they are without it: one statement holds both, and the take decides.
-    const taking = await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, kept, take);
+    const taking = await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, summaries, kept, take);
     if (!taking) return undefined;
     // A take of a new row carries its refusal in the same parts; a take of an existing row needs
     // the event's second form, without the take.
     const inline = taking.writer.takeRefusalInline;
-    const queued = taking.written.taken && !inline ? await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, kept) : undefined;
+    const queued = taking.written.taken && !inline ? await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, summaries, kept) : undefined;
     if (taking.written.taken && !inline && !queued) return undefined;
     const fence = { seq: run.eventSeq, taskId: ev.taskId, attempt: ev.attempt, leaseToken, ...(taking.written.taken ? { takeFrom } : {}) };
     const statement = fencedWrite(tenantId, run.id, fence, taking.writer.parts, inline ? 'inline' : queued?.writer.parts);
@@ -106,7 +108,7 @@ export class FencedSteps {
     }
     // A refused inline take wrote the event as it is without the take: what it left (its job for
     // fair dispatch, the attempt QUEUED) is that form's, built now from the same transition.
-    const chosen = took ? taking : (queued ?? (await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, kept)));
+    const chosen = took ? taking : (queued ?? (await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, summaries, kept)));
     if (!chosen) {
       // Not expected (the same actions were captured with the take). The write stands: its QUEUED
       // attempt waits for the scheduler's pass over the backlog, and the report, stale now, is
@@ -135,6 +137,7 @@ export class FencedSteps {
     transition: Transition,
     seq: number,
     event: RunEvent,
+    summaries: Json[],
     kept: KeptCompletion | undefined,
     take?: EagerTake,
   ) {
@@ -143,7 +146,7 @@ export class FencedSteps {
     let recorded: HistoryEntry | undefined;
     try {
       const written = await writer.write(transition.actions, (w) =>
-        history.parts(tenantId, run.id, (recorded = historyEntry({ seq, ev: event, now, actions: transition.actions, patch: w.run })), kept !== undefined),
+        history.parts(tenantId, run.id, (recorded = historyEntry({ seq, ev: event, now, actions: transition.actions, summaries, patch: w.run })), kept !== undefined),
       );
       return { writer, written, recorded: recorded! };
     } catch (err) {
@@ -153,22 +156,20 @@ export class FencedSteps {
   }
 }
 
-/** A completion that keeps its NodeCompleted event on the task's row (see `TaskWriteRepository.completePart`). */
-type KeptCompletion = RecordedCompletion & { taskId: string };
-
 /**
  * The completion of `ev` as its task's row can keep it, so that no history row repeats the task:
  * when the history records the event exactly as reported (`recorded` is `ev`: no output trimmed or
  * redacted, no iteration), the event carries nothing but the task's id, node, attempt and output,
- * and the transition completes that attempt with that same output. Undefined otherwise (the event
+ * and the transition completes that attempt with that same output (`summaries`: its actions',
+ * kept as they are). Undefined otherwise (the event
  * then gets its `run_events` row, as on the locking path).
  */
-export function keptOnTask(ev: FencedReport, recorded: RunEvent, transition: Transition, seq: number): KeptCompletion | undefined {
+export function keptOnTask(ev: FencedReport, recorded: RunEvent, transition: Transition, seq: number, summaries: Json[]): KeptCompletion | undefined {
   // An absent output is stored as no key at all; the row would give it back as null.
   if (ev.type !== 'NodeCompleted' || recorded !== ev || ev.output === undefined || Object.keys(ev).length !== REPORTED_KEYS) return undefined;
   const completes = transition.actions.some((a) => a.type === 'CompleteTask' && a.taskId === ev.taskId && a.attempt === ev.attempt && a.output === ev.output);
   if (!completes) return undefined;
-  return { taskId: ev.taskId, seq, actions: JSON.stringify(transition.actions.map(summarizeAction)) };
+  return { taskId: ev.taskId, seq, actions: JSON.stringify(summaries) };
 }
 
 /** A NodeCompleted's keys: type, taskId, nodeId, attempt, output. */

@@ -1,4 +1,4 @@
-import type { HistoryEntry, RunPatch } from '@weft/persistence';
+import type { HistoryEntry, Json, RunPatch } from '@weft/persistence';
 import { assertNever, isSensitive, nodeQueue, REDACTED, trimOutput, type Action, type JsonValue, type NodeState, type RunEvent, type WorkflowDag } from '../index.js';
 
 /** What the coordinator records of one event besides the event itself. */
@@ -10,13 +10,15 @@ export interface EventRecord {
   now: Date;
   /** The actions the event produced (summarized for the history). */
   actions: readonly Action[];
+  /** Their summaries ({@link summarizeAction}), when the caller already made them. */
+  summaries?: Json[];
   ignored?: string;
   error?: string;
   patch: RunPatch;
 }
 
 /** The history row of an event ({@link EventRecord}) as the history repository writes it. */
-export function historyEntry({ seq, ev, now, actions, ignored, error, patch }: EventRecord): HistoryEntry {
+export function historyEntry({ seq, ev, now, actions, summaries, ignored, error, patch }: EventRecord): HistoryEntry {
   const { type, ...payload } = ev;
   const e = ev as { nodeId?: string; attempt?: number };
   return {
@@ -26,7 +28,7 @@ export function historyEntry({ seq, ev, now, actions, ignored, error, patch }: E
     nodeId: e.nodeId ?? null,
     attempt: e.attempt ?? null,
     at: now,
-    actions: actions.map(summarizeAction),
+    actions: summaries ?? actions.map(summarizeAction),
     ...(ignored === undefined ? {} : { ignored }),
     ...(error === undefined ? {} : { error }),
     patch,

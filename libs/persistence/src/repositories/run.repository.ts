@@ -283,8 +283,7 @@ export class RunRepository extends TenantScopedRepository {
     if (!isUuid(runId)) return [];
     const r = await this.queryInTenant<RunEventEntity>(
       tenantId,
-      `SELECT tenant_id AS "tenantId", run_id AS "runId", seq, type, at, node_id AS "nodeId", attempt, payload, actions, ignored, error
-         FROM run_history WHERE tenant_id = $1 AND run_id = $2 ORDER BY seq`,
+      `SELECT ${sizedEventColumns([])}, payload, actions, error FROM run_history WHERE tenant_id = $1 AND run_id = $2 ORDER BY seq`,
       [tenantId, runId],
     );
     return r.rows;
