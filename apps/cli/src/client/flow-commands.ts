@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { WeftClient } from '@weft/client';
+import { CONCURRENCY_KEYS_PAGE_MAX as KEYS_PAGE_MAX } from '@weft/contract';
 import { positiveInt } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import { cell, printAs, table, when, withOutput, type OutputFormat } from './output.js';
@@ -24,8 +25,6 @@ export interface RateLimitRow {
   nextStartAt: string | null;
 }
 
-/** The most concurrency keys the API returns in one page (`concurrencyKeys(first:)`). */
-const KEYS_PAGE_MAX = 200;
 /** How many concurrency keys `flow keys` lists without `--limit`. */
 const DEFAULT_KEYS_LIMIT = 100;
 
