@@ -1,4 +1,11 @@
-import type { EventFieldsFragment, RunChangedSubscription, RunDetailFieldsFragment, RunSummaryFieldsFragment, RunsQuery, TaskFieldsFragment } from '../../api/generated/graphql.js';
+import type {
+  EventFieldsFragment,
+  RunChangedSubscription,
+  RunDetailFieldsFragment,
+  RunSummaryFieldsFragment,
+  RunsQuery,
+  TaskFieldsFragment,
+} from '../../api/generated/graphql.js';
 
 /** Run statuses (RunStatus). */
 export const RUN_STATUSES = ['QUEUED', 'PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
