@@ -112,6 +112,7 @@ describe('starting runs and publishing versions in the browser', () => {
     const refused = problemsOf(page, 'input').filter({ hasText: 'NUL' });
     await refused.waitFor({ timeout: WAIT_MS });
     expect(await refused.getAttribute('data-path')).toMatch(/^input\.(\$\.)?order_id$/);
+    expect(await input.evaluate((el) => (el as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement === el)).toBe(true);
     expect(await page.getByRole('alert').textContent()).toMatch(/^BAD_USER_INPUT: /);
     expect(await problemsOf(page, 'config').count()).toBe(0);
     expect(new URL(page.url()).pathname).toBe('/runs/start');
@@ -157,12 +158,16 @@ describe('starting runs and publishing versions in the browser', () => {
     expect(await syntax.getAttribute('data-path')).toMatch(/^line \d+, column \d+$/);
     expect(await syntax.textContent()).toContain('YAML syntax error');
     expect(await editor.getAttribute('aria-invalid')).toBe('true');
-    // Its place is a button that puts the caret there.
+    // The caret goes to that place; the place is also a button that puts it back there.
     const [, line, column] = /^line (\d+), column (\d+)$/.exec((await syntax.getAttribute('data-path'))!)!;
-    await syntax.getByRole('button').click();
     const text = await editor.inputValue();
     const lineStart = text.split('\n').slice(0, Number(line) - 1).join('\n').length + (Number(line) > 1 ? 1 : 0);
-    expect(await caret(page)).toBe(lineStart + Number(column) - 1);
+    const spot = Math.min(lineStart + Number(column) - 1, text.length);
+    await page.waitForFunction((at) => (globalThis as unknown as { document: { activeElement: { selectionStart?: number } | null } }).document.activeElement?.selectionStart === at, spot);
+    await editor.press('Control+Home');
+    expect(await caret(page)).toBe(0);
+    await syntax.getByRole('button').click();
+    expect(await caret(page)).toBe(spot);
 
     // Valid YAML, but an edge to a node that does not exist.
     await editor.fill(GREETER_V1.replace('edges: []', 'edges:\n  - {from: greet, to: ghost}'));

@@ -5,7 +5,7 @@ import { byFirstSegment, placeProblems, type ApiProblem, type PlacedProblems } f
 import { ErrorText } from '../../components/ErrorText.js';
 import { FieldProblems, FormProblems } from '../../components/FieldProblems.js';
 import { readJsonText } from '../../forms/json-text.js';
-import { selectSpot } from '../../forms/select-spot.js';
+import { selectSpot, useFocusAfterRender } from '../../forms/select-spot.js';
 import { WORKFLOW, WORKFLOWS, type WorkflowSummary, type WorkflowWithVersions } from '../workflows/operations.js';
 import { START_FIELDS, START_RUN, type StartField } from './operations.js';
 
@@ -30,6 +30,7 @@ export function StartRunForm(props: { workflowId: string; version: string }) {
   const [problems, setProblems] = useState<Problems>(NONE);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const configRef = useRef<HTMLTextAreaElement>(null);
+  const focusLater = useFocusAfterRender();
   const [listed] = useQuery<{ workflows: WorkflowSummary[] }>({ query: WORKFLOWS });
   const [chosen] = useQuery<{ workflow: WorkflowWithVersions | null }>({ query: WORKFLOW, variables: { workflowId }, pause: !workflowId });
   const [started, start] = useMutation<{ startRun: { id: string } }>(START_RUN);
@@ -38,8 +39,7 @@ export function StartRunForm(props: { workflowId: string; version: string }) {
 
   const refuse = (field: StartField, problem: ApiProblem, at?: { line: number; column: number } | null, ref?: HTMLTextAreaElement | null) => {
     setProblems({ summary: [], fields: { [field]: [problem] }, rest: [] });
-    if (at) selectSpot(ref ?? null, at.line, at.column);
-    else document.getElementById(`${id}-${field}`)?.focus();
+    focusLater({ element: ref ?? document.getElementById(`${id}-${field}`), at });
   };
 
   const submit = async (event: FormEvent) => {
@@ -61,7 +61,11 @@ export function StartRunForm(props: { workflowId: string; version: string }) {
     });
     const runId = result.data?.startRun.id;
     if (runId) return navigate(`/runs/${encodeURIComponent(runId)}`);
-    if (result.error) setProblems(placeProblems(result.error, byFirstSegment(START_FIELDS)));
+    if (!result.error) return;
+    const placed = placeProblems(result.error, byFirstSegment(START_FIELDS));
+    setProblems(placed);
+    const first = START_FIELDS.find((f) => placed.fields[f]?.length);
+    if (first) focusLater({ element: document.getElementById(`${id}-${first}`) });
   };
 
   const field = (name: StartField) => {

@@ -1,11 +1,12 @@
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { useMutation } from 'urql';
-import { placeProblems, type ApiProblem, type PlacedProblems } from '../../api/problems.js';
+import { placeProblems, textSpotOf, type ApiProblem, type PlacedProblems } from '../../api/problems.js';
 import { FieldProblems, FormProblems } from '../../components/FieldProblems.js';
-import { selectSpot } from '../../forms/select-spot.js';
+import { selectSpot, useFocusAfterRender } from '../../forms/select-spot.js';
 import { PUBLISH_WORKFLOW, type PublishedVersion } from './operations.js';
 
-type PublishField = 'workflowId' | 'name' | 'definition';
+const FIELDS = ['workflowId', 'name', 'definition'] as const;
+type PublishField = (typeof FIELDS)[number];
 type Problems = PlacedProblems<PublishField>;
 const NONE: Problems = { summary: [], fields: {}, rest: [] };
 
@@ -29,11 +30,12 @@ export function PublishForm(props: { workflowId?: string; latestVersion?: number
   const [definition, setDefinition] = useState(props.initialDefinition);
   const [problems, setProblems] = useState<Problems>(NONE);
   const editor = useRef<HTMLTextAreaElement>(null);
+  const focusLater = useFocusAfterRender();
   const [state, publish] = useMutation<{ publishWorkflow: PublishedVersion }>(PUBLISH_WORKFLOW);
 
   const refuse = (field: PublishField, problem: ApiProblem) => {
     setProblems({ summary: [], fields: { [field]: [problem] }, rest: [] });
-    document.getElementById(`${id}-${field}`)?.focus();
+    focusLater({ element: document.getElementById(`${id}-${field}`) });
   };
 
   const submit = async (event: FormEvent) => {
@@ -45,7 +47,12 @@ export function PublishForm(props: { workflowId?: string; latestVersion?: number
     const result = await publish({ input: { workflowId: wid, definition, ...(creating && name.trim() ? { name: name.trim() } : {}) } });
     const published = result.data?.publishWorkflow;
     if (published) return props.onPublished({ ...published, identical: props.latestVersion !== undefined && published.version <= props.latestVersion });
-    if (result.error) setProblems(placeProblems(result.error, (p) => (p.path === 'workflowId' ? (creating ? 'workflowId' : null) : p.path === 'name' ? (creating ? 'name' : null) : 'definition')));
+    if (!result.error) return;
+    const placed = placeProblems(result.error, (p) => (p.path === 'workflowId' ? (creating ? 'workflowId' : null) : p.path === 'name' ? (creating ? 'name' : null) : 'definition'));
+    setProblems(placed);
+    const first = FIELDS.find((f) => placed.fields[f]?.length);
+    // A YAML syntax error puts the caret where the parser stopped.
+    if (first) focusLater({ element: document.getElementById(`${id}-${first}`), at: first === 'definition' ? textSpotOf(placed.fields.definition![0]!) : null });
   };
 
   const described = (field: PublishField, hint: boolean) =>
