@@ -5,7 +5,7 @@
  * a version published from YAML is listed; a YAML syntax error and an invalid definition are
  * listed by path under the editor; the diff of two versions shows the added line; an empty
  * tenant's Workflows page names `weft apply` and publishes the first workflow; keys that may not
- * start or publish are told so.
+ * start or publish are told so; the pages fit a phone's width.
  *
  * The selectors are these pages' contract: the fields by label ("Workflow", "Input (JSON)",
  * "Definition (YAML)", "Workflow id"), a field's problems in `[data-problems-for="<field>"]` with
@@ -15,7 +15,7 @@ import { beforeAll, describe, expect } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import type { WeftClient } from '@weft/client';
 import { jsNode, publish, waitRun } from '../support/e2e-platform.js';
-import { createKey, signIn } from './support/console.js';
+import { createKey, horizontalOverflow, signIn } from './support/console.js';
 import { browserSuite, WAIT_MS } from './support/harness.js';
 
 const RUN_WAIT_MS = 45_000;
@@ -246,4 +246,27 @@ describe('starting runs and publishing versions in the browser', () => {
     expect(await second.getByRole('button', { name: 'New workflow' }).count()).toBe(0);
     await second.close();
   });
+
+  suite.test(
+    "fits a phone's width: the start, publish and compare pages",
+    async ({ page }) => {
+      await publish(admin, 'narrow', GREETER_V1);
+      await publish(admin, 'narrow', GREETER_V1.replace('edges: []', '      note: "a long line to make the diff wider than a phone, and then some more words on it"\nedges: []'));
+      await signIn(page, adminKey, '/runs/start?workflowId=narrow');
+      const pages: [string, () => Promise<void>][] = [
+        ['/runs/start?workflowId=narrow', () => page.getByLabel('Version', { exact: true }).locator('option', { hasText: 'v2 (latest)' }).waitFor({ state: 'attached' })],
+        ['/workflows/narrow/publish', async () => void (await page.waitForFunction(textareaHolds, 'a long line'))],
+        ['/workflows/narrow/diff?from=1&to=2', () => page.locator('tr[data-change="added"]').first().waitFor()],
+        ['/workflows/narrow', () => page.getByRole('link', { name: 'Compare versions' }).waitFor()],
+      ];
+      for (const [path, ready] of pages) {
+        await page.goto(path);
+        await ready();
+        const size = await horizontalOverflow(page);
+        // The path in the comparison names the page that overflows.
+        expect({ path, fits: size.scrollWidth <= 390 && size.bodyScrollWidth <= 390, ...size }).toEqual({ ...size, path, fits: true });
+      }
+    },
+    { viewport: { width: 390, height: 800 } },
+  );
 });
