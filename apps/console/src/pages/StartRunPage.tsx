@@ -12,6 +12,7 @@ export function StartRunPage() {
   const [search] = useSearchParams();
   const { caller, can } = useSession();
   const workflowId = search.get('workflowId') ?? '';
+  const version = search.get('version') ?? '';
   return (
     <section aria-labelledby="start-title">
       <p className="crumbs">
@@ -24,7 +25,7 @@ export function StartRunPage() {
       </p>
       <h1 id="start-title">Start a run</h1>
       {can.operate ? (
-        <StartRunForm key={workflowId} workflowId={workflowId} version={search.get('version') ?? ''} />
+        <StartRunForm key={workflowId} workflowId={workflowId} version={/^[1-9]\d*$/.test(version) ? version : ''} />
       ) : (
         <p className="notice" role="note">
           Starting runs needs an operator or admin key; this key (<strong>{caller.keyName}</strong>) is a {caller.role} key. Sign in with another key to

@@ -68,12 +68,12 @@ export function StartRunForm(props: { workflowId: string; version: string }) {
     if (first) focusLater({ element: document.getElementById(`${id}-${first}`) });
   };
 
-  const field = (name: StartField) => {
+  const field = (name: StartField, hinted = true) => {
     const listedHere = problems.fields[name];
     return {
       id: `${id}-${name}`,
       'aria-invalid': listedHere?.length ? true : undefined,
-      'aria-describedby': [listedHere?.length ? `${id}-${name}-problems` : '', `${id}-${name}-hint`].filter(Boolean).join(' ') || undefined,
+      'aria-describedby': [listedHere?.length ? `${id}-${name}-problems` : '', hinted ? `${id}-${name}-hint` : ''].filter(Boolean).join(' ') || undefined,
     } as const;
   };
   const problemsOf = (name: StartField, ref?: RefObject<HTMLTextAreaElement | null>) => (
@@ -86,7 +86,7 @@ export function StartRunForm(props: { workflowId: string; version: string }) {
       <div className="form-fields">
         <div className="field" data-field="workflowId">
           <label htmlFor={`${id}-workflowId`}>Workflow</label>
-          <select {...field('workflowId')} value={workflowId} onChange={(e) => {
+          <select {...field('workflowId', false)} value={workflowId} onChange={(e) => {
               setWorkflowId(e.target.value);
               setVersion('');
             }}>
