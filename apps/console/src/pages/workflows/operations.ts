@@ -72,3 +72,29 @@ export const DEPRECATE_VERSION = /* GraphQL */ `
     deprecateVersion(workflowId: $workflowId, version: $version, deprecated: $deprecated) { workflowId ${VERSION_FIELDS} }
   }
 `;
+
+/** A version as publishWorkflow answers it. */
+export interface PublishedVersion {
+  workflowId: string;
+  version: number;
+  warnings: VersionProblem[];
+}
+
+export const PUBLISH_WORKFLOW = /* GraphQL */ `
+  mutation PublishWorkflow($input: PublishWorkflowInput!) {
+    publishWorkflow(input: $input) { workflowId version warnings { message nodeId path } }
+  }
+`;
+
+/** A version's text as published and its definition as stored (JSON), for the editor and the diff. */
+export interface VersionText {
+  version: number;
+  source: string;
+  definition: unknown;
+}
+
+export const VERSION_TEXT = /* GraphQL */ `
+  query VersionText($workflowId: String!, $version: Int) {
+    workflowVersion(workflowId: $workflowId, version: $version) { workflowId version source definition }
+  }
+`;
