@@ -9,8 +9,7 @@ import { failure } from '../execution-failure.testing.js';
 
 /** 65,536 lines of 16 bytes: 1 MiB of stdout, of which the last 64 KiB (4,096 lines) are kept. */
 const PY_MIB = 'import sys\ndef handler(input):\n    for i in range(65536):\n        sys.stdout.write("line %010d\\n" % i)\n    return {"ok": 1}\n';
-const JS_MIB =
-  'exports.handler = async () => {\n  const lines = [];\n  for (let i = 0; i < 65536; i++) lines.push(`line ${String(i).padStart(10, "0")}\\n`);\n  await new Promise((r) => process.stdout.write(lines.join(""), r));\n  return { ok: 1 };\n};\n';
+const JS_MIB = 'exports.handler = () => {\n  for (let i = 0; i < 65536; i++) console.log(`line ${String(i).padStart(10, "0")}`);\n  return { ok: 1 };\n};\n';
 
 const asRoot = process.getuid?.() === 0;
 
