@@ -57,6 +57,17 @@ const asRoot = process.getuid?.() === 0;
     expect(log.render()).toBe('first\nsecond\n');
   });
 
+  it('keeps what code printed before it timed out', async () => {
+    for (const [runtime, source] of [
+      ['python', 'import time\ndef handler(input):\n    print("before the wait")\n    time.sleep(30)\n'],
+      ['js', 'exports.handler = async () => { console.log("before the wait"); await new Promise((r) => setTimeout(r, 30000)); };\n'],
+    ] as const) {
+      const log = new AttemptLog();
+      const err = await failure(code.execute({ code: source, timeout_seconds: 1 }, { taskId: 't004', nodeId: 'slow', attempt: 0, runtime, log }));
+      expect({ runtime, kind: err.kind, logs: log.render() }).toEqual({ runtime, kind: 'timeout', logs: 'before the wait\n' });
+    }
+  });
+
   it('records nothing for code that prints nothing', async () => {
     const log = new AttemptLog();
     await code.execute({ code: 'def handler(input):\n    return 1\n' }, { taskId: 't003', nodeId: 'quiet', attempt: 0, runtime: 'python', log });

@@ -309,7 +309,7 @@ export class CodeExecutor implements TaskExecutor {
       const inputFile = join(at.in, 'input.json');
       const [command, env]: [string[], Record<string, string>] =
         language === 'python'
-          ? [[this.python, runner, codeFile, inputFile, at.result, String(limits.memoryMb), String(watchdogSeconds)], { PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8' }]
+          ? [[this.python, runner, codeFile, inputFile, at.result, String(limits.memoryMb), String(watchdogSeconds)], { PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8', PYTHONUNBUFFERED: '1' }]
           : [[this.node, `--max-old-space-size=${limits.memoryMb}`, runner, codeFile, inputFile, at.result, String(watchdogSeconds * 1000)], {}];
       if (!sandboxed && !runAs) env[EXECUTION_ENV] = executionId;
       const effective = cgroup || language !== 'js' ? limits : { ...limits, dataBytes: (limits.memoryMb + NODE_DATA_HEADROOM_MB) * 1024 * 1024 };
