@@ -80,13 +80,25 @@ export async function printLogs(c: WeftClient, runId: string, node: string | und
   }
   let shown: Promise<void> = Promise.resolve();
   let failure: unknown;
+  // An update that changes no task's status or attempt ends no attempt: no read of the logs.
+  let seen = '';
+  const changed = (run: { tasks: { id: string; status: string; attempt: number }[] }): boolean => {
+    if (run.tasks.length >= RUN_PAGE) return true;
+    const state = run.tasks.map((t) => `${t.id}:${t.status}:${t.attempt}`).join(',');
+    if (state === seen) return false;
+    seen = state;
+    return true;
+  };
   // Subscribed before the first read: an attempt that ends meanwhile is read by the next update.
-  const sub = c.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { status } }`, { id: runId }, (data: any) => {
+  const updates = `subscription($id: ID!) { runUpdated(runId: $id) { status tasks(first: ${RUN_PAGE}) { id status attempt } } }`;
+  const sub = c.subscribe(updates, { id: runId }, (data: any) => {
+    const final = FINAL_RUN_STATUSES.includes(data.runUpdated.status);
+    if (!final && !changed(data.runUpdated)) return true;
     shown = shown.then(show).catch((err: unknown) => {
       failure ??= err;
       sub.dispose();
     });
-    return !FINAL_RUN_STATUSES.includes(data.runUpdated.status);
+    return !final;
   });
   shown = shown.then(show).catch((err: unknown) => {
     failure ??= err;
