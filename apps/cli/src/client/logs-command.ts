@@ -33,8 +33,8 @@ export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, pre
       if (printed.has(key) || a.logs === null) continue;
       printed.add(key);
       const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
-      const text = a.logs.endsWith('\n') ? a.logs : `${a.logs}\n`;
-      out += prefix ? text.replace(/^(?=.)/gm, `[${name} #${a.attempt}] `) : text;
+      const lines = (a.logs.endsWith('\n') ? a.logs.slice(0, -1) : a.logs).split('\n');
+      out += lines.map((l) => (prefix ? `[${name} #${a.attempt}] ${l}\n` : `${l}\n`)).join('');
     }
   }
   return out;
