@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { contextCommands } from './client/context-commands.js';
 import { flowCommands } from './client/flow-commands.js';
 import { keyCommands } from './client/key-commands.js';
+import { logsCommand } from './client/logs-command.js';
 import { runControlCommands } from './client/run-control-commands.js';
 import { runReadCommands } from './client/run-read-commands.js';
 import { scheduleCommands } from './client/schedule-commands.js';
@@ -20,6 +21,7 @@ export function clientCommands(program: Command): void {
   program.commandsGroup('Runs:');
   runControlCommands(program);
   runReadCommands(program);
+  logsCommand(program);
   flowCommands(program);
   program.commandsGroup('Schedules:');
   scheduleCommands(program);

@@ -33,6 +33,11 @@ describe('weft completion', () => {
     expect(await offered('weft', 'runs', '--')).not.toContain('--first');
   });
 
+  it('offers logs and its options', async () => {
+    expect(await offered('weft', 'lo')).toEqual(['logs']);
+    expect(await offered('weft', 'logs', 'r1', '-')).toEqual(expect.arrayContaining(['--node', '-f', '--follow']));
+  });
+
   it('offers the values of an option with a fixed list, files after -f, and nothing for a free value', async () => {
     expect(await offered('weft', 'runs', '--status', '')).toEqual(['QUEUED', 'PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED']);
     expect(await offered('weft', 'history', 'r1', '-o', 'y')).toEqual(['yaml']);

@@ -96,3 +96,12 @@ export interface RunDetail extends RunSummary {
   children: ChildRun[];
   graph: Graph;
 }
+
+/** One execution of a worker task and what it printed or did (TaskAttempt); `attempt` counts from 0, as the API does. */
+export interface TaskAttempt {
+  attempt: number;
+  logs: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  error: string | null;
+}
