@@ -63,12 +63,14 @@ export async function definitionTargets(paths: readonly string[], recursive: boo
       out.push({ path });
       continue;
     }
-    const s = await stat(path).catch((err: NodeJS.ErrnoException) => err);
-    if (s instanceof Error) {
-      out.push({ path, error: `cannot read ${path}: ${s.code === 'ENOENT' ? 'no such file' : s.message}` });
-    } else if (s.isDirectory()) {
-      const found = await walk(path);
-      if (found === 0) out.push({ path, error: `no ${DEFINITION_EXTENSIONS.map((x) => `*${x}`).join(', ')} file in folder ${path}${recursive ? ' or below it' : ' (-R to look in its subfolders)'}` });
+    const found = await stat(path).then(
+      (s) => ({ s }),
+      (err: NodeJS.ErrnoException) => ({ err }),
+    );
+    if ('err' in found) {
+      out.push({ path, error: `cannot read ${path}: ${found.err.code === 'ENOENT' ? 'no such file' : found.err.message}` });
+    } else if (found.s.isDirectory()) {
+      if ((await walk(path)) === 0) out.push({ path, error: `no ${DEFINITION_EXTENSIONS.map((x) => `*${x}`).join(', ')} file in folder ${path}${recursive ? ' or below it' : ' (-R to look in its subfolders)'}` });
     } else {
       out.push({ path });
     }
