@@ -85,13 +85,10 @@ export async function definitionTargets(paths: readonly string[], recursive: boo
  */
 export function workflowIdOf(path: string, source: string, id: string | undefined): string | undefined {
   if (id !== undefined) return id;
-  try {
-    const parsed: unknown = YAML.parse(source);
-    const own = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>).workflow_id : undefined;
-    if (typeof own === 'string' && own !== '') return own;
-  } catch {
-    // not YAML nor JSON: the API names the problem
-  }
+  // The document is read, not turned into values: the rest is the API's to check and word.
+  const doc = YAML.parseDocument(source);
+  const own = doc.errors.length === 0 ? doc.get('workflow_id') : undefined;
+  if (typeof own === 'string' && own !== '') return own;
   return path === '-' ? undefined : basename(path, extname(path));
 }
 
