@@ -129,9 +129,13 @@ export function applyCommand(program: Command): void {
     .option('--name <name>', 'display name, for a single file')
     .addHelpText(
       'after',
-      '\nPrints `workflow ID version N (FILE)` per file; -o json|yaml the published version ({file, workflowId, version, createdAt}),\n' +
-        'a list of them when -f names a folder or several files. A file that fails is named on stderr with its problems;\n' +
-        'the others are still applied, and the exit code is then 1.',
+      [
+        '',
+        'Prints `workflow ID version N (FILE)` per file. -o json|yaml prints the version published',
+        '({file, workflowId, version, createdAt}), a list of them when -f names a folder or several files.',
+        'A file that fails is named on stderr with its problems; the others are still applied, and the',
+        'exit code is then 1. -f - (stdin) needs --id, or a workflow_id in the definition.',
+      ].join('\n'),
     )
     .action(async (o: ApplyFlags, cmd: Command) => {
       // One file (not a folder, even of one file) prints one object and fails as any command does.
