@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import YAML from 'yaml';
+import { cli } from '../../../../test/support/weft-cli.js';
 import { definitionTargets, workflowIdOf } from './apply-command.js';
 import { definitionText } from './workflow-get-command.js';
 
@@ -66,5 +68,47 @@ describe('the definition workflows get prints', () => {
     expect(definitionText('yaml', { definition, source: yaml })).toBe(`${yaml}\n`);
     expect(definitionText('yaml', { definition, source: JSON.stringify(definition) })).toBe('nodes:\n  - node_id: a\n    type: FORK\nedges: []\n');
     expect(definitionText('json', { definition, source: yaml })).toBe(`${JSON.stringify(definition, null, 2)}\n`);
+  });
+});
+
+describe('weft validate -f, which takes what apply -f takes', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'weft-validate-'));
+    await mkdir(join(dir, 'defs/more'), { recursive: true });
+    await writeFile(join(dir, 'defs/a.yaml'), 'nodes:\n  - {node_id: a, type: FORK}\n');
+    await writeFile(join(dir, 'defs/b.json'), '{"nodes": [{"node_id": "b", "type": "TELEPORT"}]}');
+    await writeFile(join(dir, 'defs/more/c.yml'), 'nodes:\n  - {node_id: c, type: FORK}\n');
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('checks each file of a folder, prints a list with -o json or yaml, and exits 1 when one is invalid', async () => {
+    const defs = join(dir, 'defs');
+    const r = await cli({}, 'validate', '-f', defs);
+    expect(r.code).toBe(1);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`${join(defs, 'a.yaml')}: valid (1 nodes, 0 edges)`);
+    expect(lines[1]).toBe(`${join(defs, 'b.json')}: 1 problem`);
+    expect(lines[2]).toMatch(/^ {2}- nodes\[0\]\.type \(node b\): /);
+    expect(lines).toHaveLength(3);
+
+    const json = await cli({}, 'validate', '-f', defs, '-R', '-o', 'json');
+    expect(json.code).toBe(1);
+    const list = JSON.parse(json.stdout);
+    expect(list.map((v: { file: string; valid: boolean }) => [v.file, v.valid])).toEqual([
+      [join(defs, 'a.yaml'), true],
+      [join(defs, 'b.json'), false],
+      [join(defs, 'more/c.yml'), true],
+    ]);
+    expect(YAML.parse((await cli({}, 'validate', '-f', defs, '-R', '-o', 'yaml')).stdout)).toEqual(list);
+  });
+
+  it('takes -f several times, names a missing file on stderr and checks the others', async () => {
+    const missing = join(dir, 'missing.yaml');
+    const r = await cli({}, 'validate', '-f', join(dir, 'defs/more/c.yml'), '-f', missing, '-f', join(dir, 'defs/a.yaml'), '-o', 'json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).map((v: { valid: boolean }) => v.valid)).toEqual([true, true]);
+    expect(r.stderr).toBe(`error: cannot read ${missing}: no such file\n`);
+    expect((await cli({}, 'validate', '-f', join(dir, 'defs/more/c.yml'), '-f', join(dir, 'defs/a.yaml'))).code).toBe(0);
   });
 });

@@ -31,8 +31,8 @@ export interface Applied {
 /** One definition file to apply, or why a path given to `-f` yields none. */
 type Target = { path: string } | { path: string; error: string };
 
-/** `-f` repeated: each value added to those before it. */
-function collect(v: string, previous: string[] = []): string[] {
+/** The parser of an option that may be repeated (`-f a -f b`): each value added to those before it. */
+export function repeatable(v: string, previous: string[] = []): string[] {
   return [...previous, v];
 }
 
@@ -123,7 +123,7 @@ function appliedLine(a: Applied): string {
 export function applyCommand(program: Command): void {
   withOutput(withConnection(program.command('apply')))
     .description('publish workflow definitions (YAML or JSON) as new versions: files, folders, or - for stdin')
-    .requiredOption('-f, --file <path>', 'a definition file, a folder (its *.yaml, *.yml, *.json files, sorted by name), or - for stdin; repeat for several', collect)
+    .requiredOption('-f, --file <path>', 'a definition file, a folder (its *.yaml, *.yml, *.json files, sorted by name), or - for stdin; repeat for several', repeatable)
     .option('-R, --recursive', 'with a folder, its subfolders too')
     .option('--id <workflowId>', "workflow id, for a single file (default: the definition's workflow_id, else the file name without extension)")
     .option('--name <name>', 'display name, for a single file')
