@@ -158,7 +158,7 @@ export function applyCommand(program: Command): void {
             // A lone file fails as any command does; among several, the others are still applied.
             if (one) throw err;
             failed.push(t.path === '-' ? 'stdin' : t.path);
-            process.stderr.write(`error: ${t.path === '-' ? 'stdin' : t.path}: ${err instanceof Error ? err.message : String(err)}\n`);
+            process.stderr.write(`error: ${t.path === '-' ? 'stdin' : t.path}: ${(err as Error)?.message ?? String(err)}\n`);
           }
         }
       });
