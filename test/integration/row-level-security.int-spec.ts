@@ -421,6 +421,7 @@ describe('the cross-tenant paths', () => {
       'weft_queue_reservations',
       'weft_queue_stats',
       'weft_stalled_groups',
+      'weft_tenants',
     ]);
     for (const a of acl) expect({ fn: a.proname, owner: a.owner, callers: a.callers }).toEqual({ fn: a.proname, owner: 'weft_claimer', callers: ['weft_app'] });
   });

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { applyCommand } from './client/apply-command.js';
 import { contextCommands } from './client/context-commands.js';
 import { flowCommands } from './client/flow-commands.js';
 import { keyCommands } from './client/key-commands.js';
@@ -11,11 +12,12 @@ import { workflowCommands } from './client/workflow-commands.js';
 
 /**
  * Registers the client-side commands. Those that talk to the API take `--url` and `--api-key`
- * (else `WEFT_URL` / `WEFT_API_KEY`, else the current context, else the local default); read
- * commands take `-o table|json|yaml`. `validate` and `context` need no server.
+ * (else `WEFT_URL` / `WEFT_API_KEY`, else the current context, else the local default); every
+ * command that prints a result takes `-o table|json|yaml` (`table`: text for people). `validate` and `context` need no server.
  */
 export function clientCommands(program: Command): void {
   program.commandsGroup('Workflows:');
+  applyCommand(program);
   workflowCommands(program);
   validateCommand(program);
   program.commandsGroup('Runs:');
