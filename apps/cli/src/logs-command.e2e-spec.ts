@@ -61,13 +61,13 @@ describe('weft logs', () => {
     try {
       await until('the first attempt printed', () => stdout.includes('first says hi') || code !== undefined);
       // Still following: the run waits for its signal.
-      expect({ code, stdout }).toEqual({ code: undefined, stdout: '[first #0] first says hi\n' });
+      expect({ code, stdout }).toEqual({ code: undefined, stdout: '[first #1] first says hi\n' });
       await client.request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId, name: 'go' } });
       await until('weft logs -f to exit', () => code !== undefined);
     } finally {
       child.kill();
     }
-    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: '[first #0] first says hi\n[second #0] second line 1\n[second #0] second line 2\n', stderr: '' });
+    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: '[first #1] first says hi\n[second #1] second line 1\n[second #1] second line 2\n', stderr: '' });
   });
 
   it('prints one node without a prefix, and a run already ended once with -f (exit code 3 when it did not succeed)', async () => {

@@ -7,9 +7,9 @@ describe('newLogLines', () => {
     { id: 't2', nodeId: 'each', iteration: 3, attempts: [{ attempt: 0, logs: 'one\n\nthree' }, { attempt: 1, logs: null }] },
   ];
 
-  it('prefixes every line, an empty one too, with the node (and iteration) and the attempt as the API counts it', () => {
+  it('prefixes every line, an empty one too, with the node (and iteration) and the attempt counted from 1', () => {
     expect(newLogLines(tasks, new Set(), true)).toBe(
-      '[fetch #0] GET a -> 503 (1 ms)\n[fetch #1] GET a -> 200 (1 ms)\n[each[3] #0] one\n[each[3] #0] \n[each[3] #0] three\n',
+      '[fetch #1] GET a -> 503 (1 ms)\n[fetch #2] GET a -> 200 (1 ms)\n[each[3] #1] one\n[each[3] #1] \n[each[3] #1] three\n',
     );
   });
 

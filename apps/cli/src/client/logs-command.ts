@@ -23,7 +23,7 @@ interface LogTask {
  * The lines of the attempts of `tasks` not in `printed` (keys `taskId#attempt`, added to it),
  * task by task, oldest attempt first; attempts without logs print nothing. With `prefix`, each
  * line starts with `[node #attempt] ` (`[node[i] #attempt] ` for a for_each iteration), the
- * attempt counted from 0 as the API counts it.
+ * attempt counted from 1, as people count executions (the API's `attempt` + 1).
  */
 export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, prefix: boolean): string {
   let out = '';
@@ -34,7 +34,7 @@ export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, pre
       printed.add(key);
       const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
       const lines = (a.logs.endsWith('\n') ? a.logs.slice(0, -1) : a.logs).split('\n');
-      out += lines.map((l) => (prefix ? `[${name} #${a.attempt}] ${l}\n` : `${l}\n`)).join('');
+      out += lines.map((l) => (prefix ? `[${name} #${a.attempt + 1}] ${l}\n` : `${l}\n`)).join('');
     }
   }
   return out;

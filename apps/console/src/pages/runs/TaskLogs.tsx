@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useQuery } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
+import { displayAttempt } from './model.js';
 import { TASK_LOGS } from './operations.js';
 import { TimeCell } from './RunsTable.js';
 import type { Task, TaskAttempt } from './types.js';
@@ -65,9 +66,9 @@ function AttemptLogs(props: { name: string; attempt: TaskAttempt }) {
   const first = firstEnd < 0 ? lines : lines.slice(0, firstEnd);
   const cut = CUT_MARKER.test(first);
   return (
-    <section className="attempt-log" data-attempt={a.attempt} aria-label={`Logs of ${props.name}, attempt ${a.attempt}`}>
+    <section className="attempt-log" data-attempt={a.attempt} aria-label={`Logs of ${props.name}, attempt ${displayAttempt(a.attempt)}`}>
       <h3>
-        attempt {a.attempt} <span className="muted">(execution {a.attempt + 1})</span>{' '}
+        attempt {displayAttempt(a.attempt)}{' '}
         {a.finishedAt && (
           <span className="muted">
             ended <TimeCell at={a.finishedAt} short />
