@@ -1,5 +1,6 @@
 /**
- * `npm run demo`: starts Weft (`weft dev` in a child process), creates a demo tenant, publishes
+ * `npm run demo`: starts Weft (`weft dev` in a child process), creates the tenant `demo` (or, on
+ * a database an earlier demo used, gives that tenant a new key and revokes the older ones), publishes
  * examples/order-flow.yaml, runs a small order (ships at once) and a large order (waits for the
  * signal `approve-<order_id>`, which the demo sends), streams both runs' progress from the
  * `runUpdated` subscription, prints each task's final status and the outputs, and exits 0 only
@@ -50,6 +51,45 @@ async function startWeft(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess;
   return { child, url };
 }
 
+/** The demo's tenant: created by the first demo on a database, reused by the next ones. */
+const DEMO_TENANT = 'demo';
+
+/** Runs `weft <args>` and resolves the last line of its output, parsed as JSON. */
+async function weftJson(env: NodeJS.ProcessEnv, ...args: string[]): Promise<any> {
+  const { stdout } = await promisify(execFile)(process.execPath, [cli, ...args], { env });
+  return args.includes('-o') ? JSON.parse(stdout) : JSON.parse(stdout.trim().split('\n').pop()!);
+}
+
+/**
+ * The tenant `demo` with a new admin key named `demo`: a tenant name is unique, so a second demo
+ * on the same database gives the tenant the first one created a fresh key instead of failing.
+ */
+async function demoTenant(env: NodeJS.ProcessEnv): Promise<{ tenantId: string; apiKey: string; keyId: string; reused: boolean }> {
+  for (;;) {
+    const tenants: { id: string; name: string }[] = await weftJson(env, 'admin', 'tenants', '-o', 'json');
+    const found = tenants.find((t) => t.name.toLowerCase() === DEMO_TENANT);
+    if (found) {
+      const key = await weftJson(env, 'admin', 'create-key', '--tenant', found.id, '--role', 'admin', '--name', DEMO_TENANT);
+      return { tenantId: found.id, apiKey: key.apiKey, keyId: key.keyId, reused: true };
+    }
+    try {
+      const created = await weftJson(env, 'admin', 'create-tenant', DEMO_TENANT, '-o', 'json');
+      return { tenantId: created.tenantId, apiKey: created.apiKey, keyId: created.keyId, reused: false };
+    } catch (err) {
+      // Exit code 4: another demo created it in between; take it as the next one would.
+      if ((err as { code?: unknown }).code !== 4) throw err;
+    }
+  }
+}
+
+/** Revokes the keys earlier demos gave the tenant (named `demo`, not `keep`), so that the tenant's cap on live keys is never reached. */
+async function revokeOlderDemoKeys(client: WeftClient, keep: string): Promise<void> {
+  const { apiKeys } = await client.request(`{ apiKeys { id name revokedAt } }`);
+  for (const k of apiKeys as { id: string; name: string; revokedAt: string | null }[]) {
+    if (k.name === DEMO_TENANT && k.id !== keep && !k.revokedAt) await client.request(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: k.id });
+  }
+}
+
 async function main(): Promise<number> {
   const shop = await startOrderService();
   say(`demo order service at ${shop.url}`);
@@ -57,11 +97,11 @@ async function main(): Promise<number> {
   const { child, url } = await startWeft(env);
   say(`Weft is up: ${url}`);
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'admin', 'create-tenant', `demo-${Date.now()}`], { env });
-    const { apiKey, tenantId } = JSON.parse(stdout.trim().split('\n').pop()!);
-    say(`tenant ${tenantId} created`);
+    const { tenantId, apiKey, keyId, reused } = await demoTenant(env);
+    say(reused ? `tenant ${DEMO_TENANT} (${tenantId}) reused, with a new key` : `tenant ${DEMO_TENANT} (${tenantId}) created`);
     say(`web console: ${new URL(url).origin}/ (sign in with the API key ${apiKey})`);
     const client = new WeftClient(url, apiKey);
+    await revokeOlderDemoKeys(client, keyId);
     // Another Weft worker on this database and Redis (a `weft dev` left running, say) takes the
     // demo's tasks too, and without WEFT_HTTP_ALLOW_PRIVATE it refuses the order service's
     // loopback address: say so before anything fails for it.

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { hostname } from 'node:os';
+import YAML from 'yaml';
 import { jobId, type TaskJob } from '@weft/engine';
 import { RunRepository, TenantRepository } from '@weft/persistence';
 import { BullTaskQueues, queuePrefix, WEFT_VERSION } from '@weft/platform';
@@ -106,6 +107,8 @@ describe('queues, workers and reservations', () => {
     expect(await admin('admin', 'queue', 'release', 'spare', '--tenant', B)).toBe(`released queue "spare" for tenant ${B}\nqueue "spare" is still reserved for: ${A}\n`);
     expect(await admin('admin', 'queue', 'release', 'spare')).toBe(`released queue "spare" for tenant ${A}\nqueue "spare" is shared: every tenant may use it\n`);
     expect(await admin('admin', 'queue', 'release', 'spare')).toBe(`queue "spare" is not reserved\nqueue "spare" is shared: every tenant may use it\n`);
+    expect(JSON.parse(await admin('admin', 'queue', 'reserve', 'spare', '--tenant', B, '-o', 'json'))).toEqual({ queue: 'spare', reserved: [B], reservedFor: [B] });
+    expect(YAML.parse(await admin('admin', 'queue', 'release', 'spare', '-o', 'yaml'))).toEqual({ queue: 'spare', released: [B], reservedFor: [] });
 
     await expect(admin('admin', 'queue', 'reserve', 'http', '--tenant', A)).rejects.toThrow(/queue "http" is where HTTP nodes go by default and cannot be reserved/);
     await expect(admin('admin', 'queue', 'reserve', 'x', '--tenant', '019ae0b4-0000-7000-8000-000000000000')).rejects.toThrow(/unknown tenant 019ae0b4-0000-7000-8000-000000000000: .*nothing was reserved/);

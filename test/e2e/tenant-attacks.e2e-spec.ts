@@ -149,6 +149,11 @@ describe("tenant B attacking tenant A's objects", () => {
     { name: 'reads A’s failed run by id', fields: ['run'], run: () => expectNotFound(b.request(`query($id: ID!) { run(id: $id) { id error } }`, { id: A.failedRun }), 'run') },
     { name: 'reads A’s task id as a run id', fields: ['run'], run: () => expectNotFound(b.request(`query($id: ID!) { run(id: $id) { id } }`, { id: A.taskId }), 'run') },
     {
+      name: 'reads the logs of A’s failed run’s attempts',
+      fields: ['run'],
+      run: () => expectNotFound(b.request(`query($id: ID!) { run(id: $id) { tasks { attempts { attempt logs error } } } }`, { id: A.failedRun }), 'run'),
+    },
+    {
       name: 'lists runs filtered by A’s workflow id',
       fields: ['runs'],
       run: async () => {

@@ -86,9 +86,10 @@ describe('errors that find the user’s mistake', () => {
     try {
       const file = join(dir, 'caller.yaml');
       await writeFile(file, 'nodes:\n  - {node_id: call, type: SUBWORKFLOW, spec: {workflow: ghost}}\n');
-      const { stdout, stderr } = await runWeftCapturing(e2e.url, apiKey, 'apply', '-f', file);
+      const { stdout, stderr } = await runWeftCapturing(e2e.url, apiKey, 'apply', '-f', file, '-o', 'json');
       expect(JSON.parse(stdout)).toMatchObject({ workflowId: 'caller', version: 1 });
       expect(JSON.parse(stdout).warnings).toBeUndefined();
+      expect((await runWeftCapturing(e2e.url, apiKey, 'apply', '-f', file)).stdout).toBe(`workflow caller version 1 (${file})\n`);
       expect(stderr).toBe(
         'warning: call nodes[0].spec.workflow: SUBWORKFLOW node "call" calls workflow "ghost", which this tenant does not have; runs that reach the node will fail there until it is published\n',
       );

@@ -92,6 +92,13 @@ function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
     ],
     ['dispatch_shares', { sql: `INSERT INTO dispatch_shares (tenant_id, queue, vfinish, served_at) VALUES ($1, 'http', 0, now())`, params: [tenant] }],
     ['flow_rate_starts', { sql: `INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, 'k', now(), $2, 0)`, params: [tenant, task] }],
+    [
+      'task_attempt_logs',
+      {
+        sql: `INSERT INTO task_attempt_logs (tenant_id, task_id, attempt, run_id, node_id, started_at, finished_at, logs) VALUES ($1, $2, 0, $3, 'a', now(), now(), 'printed')`,
+        params: [tenant, task, run],
+      },
+    ],
   ];
 }
 
@@ -112,6 +119,7 @@ const TABLES: Record<string, { tenantColumn: string; touch: string }> = {
   concurrency_groups: { tenantColumn: 'tenant_id', touch: `key = key` },
   dispatch_shares: { tenantColumn: 'tenant_id', touch: `vfinish = vfinish` },
   flow_rate_starts: { tenantColumn: 'tenant_id', touch: `rate_key = rate_key` },
+  task_attempt_logs: { tenantColumn: 'tenant_id', touch: `logs = logs` },
 };
 
 /**
@@ -413,6 +421,7 @@ describe('the cross-tenant paths', () => {
       'weft_queue_reservations',
       'weft_queue_stats',
       'weft_stalled_groups',
+      'weft_tenants',
     ]);
     for (const a of acl) expect({ fn: a.proname, owner: a.owner, callers: a.callers }).toEqual({ fn: a.proname, owner: 'weft_claimer', callers: ['weft_app'] });
   });

@@ -5,9 +5,21 @@ import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../libs/
 import type { JsonValue } from '../../libs/engine/src/model/workflow-types.js';
 import type { RunUpdate, RunUpdatePublisher, TaskDispatcher, TaskJob } from '@weft/engine';
 
-/** Creates a tenant with an admin key; returns `{tenantId, apiKey}`. */
+const tenantNames = new Map<string, number>();
+
+/**
+ * `name` the first time this test file asks for it, then `name-2`, `name-3`…: tenant names are
+ * unique in a database, and tests create several tenants of one name (`acme` and its neighbour).
+ */
+export function uniqueTenantName(name: string): string {
+  const n = (tenantNames.get(name) ?? 0) + 1;
+  tenantNames.set(name, n);
+  return n === 1 ? name : `${name}-${n}`;
+}
+
+/** Creates a tenant with an admin key, named `name` or, when taken, see {@link uniqueTenantName}; returns `{tenantId, apiKey}`. */
 export async function createTenant(ds: DataSource, name = 'acme'): Promise<{ tenantId: string; apiKey: string }> {
-  const t = await new TenantRepository(ds).createTenant(name);
+  const t = await new TenantRepository(ds).createTenant(uniqueTenantName(name));
   return { tenantId: t.tenantId, apiKey: t.apiKey };
 }
 

@@ -5,6 +5,7 @@ import { WeftApiError, WeftClient } from '@weft/client';
 import { startPlatform, type RunningPlatform } from '@weft/cli';
 import { startOrderService } from '../../examples/demo/order-service.js';
 import { createTestDatabase } from './test-database.js';
+import { uniqueTenantName } from './builders.js';
 
 export const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
@@ -39,9 +40,9 @@ export async function startE2E(env: Record<string, string | number> = {}, opts: 
     /** The test database's runtime and owner URLs, for the `weft admin` commands. */
     dbUrl: db.url,
     dbOwnerUrl: db.ownerUrl,
-    /** Creates a tenant; returns its id and a client with its admin key. */
+    /** Creates a tenant named `name` (`name-2`… when taken: {@link uniqueTenantName}); returns its id and a client with its admin key. */
     async tenant(name = 'e2e') {
-      const t = await new TenantRepository(db.ds).createTenant(name);
+      const t = await new TenantRepository(db.ds).createTenant(uniqueTenantName(name));
       const client = new WeftClient(url, t.apiKey);
       clients.push(client);
       return { tenantId: t.tenantId, apiKey: t.apiKey, client };

@@ -20,6 +20,7 @@ import { QueuesResolver } from './queues/queues.resolver.js';
 import { QueuesService } from './queues/queues.service.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
 import { RunEventFieldsResolver, RunsResolver, TaskFieldsResolver } from './runs/runs.resolver.js';
+import { TaskAttemptsResolver } from './runs/task-attempts.resolver.js';
 import { RunsService } from './runs/runs.service.js';
 import { SchedulesResolver } from './schedules/schedules.resolver.js';
 import { SchedulesService } from './schedules/schedules.service.js';
@@ -60,6 +61,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     WorkflowResolver,
     RunsResolver,
     TaskFieldsResolver,
+    TaskAttemptsResolver,
     RunEventFieldsResolver,
     KeysResolver,
     WhoamiResolver,

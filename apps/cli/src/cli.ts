@@ -5,7 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { clientCommands } from './client-commands.js';
 import { queueCommands } from './queue-commands.js';
 import { completionCommand } from './completion-command.js';
-import { EXIT, USAGE_ERROR } from './exit-codes.js';
+import { EXIT, exitCodeOf, USAGE_ERROR } from './exit-codes.js';
 import { serverCommands } from './server-commands.js';
 
 /**
@@ -57,7 +57,8 @@ export function buildProgram(report: (err: CommanderError) => never = (err) => {
 /**
  * Runs `weft <args>` in this process and resolves its exit code (see {@link EXIT}): 0, or the
  * code an action set (a watched run that did not succeed); 2 for a usage error, which commander
- * has printed as one line with a hint; 1 for any other error, printed as `error: <message>`.
+ * has printed as one line with a hint; for any other error, printed as `error: <message>`, 4 for a
+ * conflict (see {@link exitCodeOf}), else 1.
  * Restores `process.exitCode` afterwards.
  */
 export async function runCli(args: string[]): Promise<number> {
@@ -78,7 +79,7 @@ export async function runCli(args: string[]): Promise<number> {
       return err.code.startsWith('commander.') || err.code === USAGE_ERROR ? EXIT.usage : err.exitCode;
     }
     process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-    return EXIT.failure;
+    return exitCodeOf(err);
   } finally {
     process.exitCode = saved;
   }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +16,7 @@ describe('weft completion', () => {
     script = join(dir, 'weft.bash');
     await writeFile(script, r.stdout);
     await writeFile(join(dir, 'order-flow.yaml'), '');
+    await mkdir(join(dir, 'definitions'));
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -33,6 +34,11 @@ describe('weft completion', () => {
     expect(await offered('weft', 'runs', '--')).not.toContain('--first');
   });
 
+  it('offers logs and its options', async () => {
+    expect(await offered('weft', 'lo')).toEqual(['logs']);
+    expect(await offered('weft', 'logs', 'r1', '-')).toEqual(expect.arrayContaining(['--node', '-f', '--follow']));
+  });
+
   it('offers the values of an option with a fixed list, files after -f, and nothing for a free value', async () => {
     expect(await offered('weft', 'runs', '--status', '')).toEqual(['QUEUED', 'PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED']);
     expect(await offered('weft', 'history', 'r1', '-o', 'y')).toEqual(['yaml']);
@@ -45,8 +51,19 @@ describe('weft completion', () => {
     expect(await offered('weft', 'schedules', '')).toEqual(['create', 'list', 'describe', 'delete', 'pause', 'unpause', 'trigger', 'backfill', '-h', '--help']);
     expect(await offered('weft', 'schedules', 'create', '--c')).toEqual(['--cron', '--config', '--catch-up']);
     expect(await offered('weft', 'schedules', 'create', '--overlap', '')).toEqual(['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all']);
-    expect(await offered('weft', 'schedules', 'backfill', 's1', '--')).toEqual(['--url', '--api-key', '--from', '--to', '--watch', '--help']);
+    expect(await offered('weft', 'schedules', 'backfill', 's1', '--')).toEqual(['--url', '--api-key', '--output', '--from', '--to', '--watch', '--help']);
     expect(await offered('weft', 'runs', '--sc')).toEqual(['--schedule']);
+  });
+
+  it('offers -o on every command that prints, workflows get, admin tenants, and folders after apply -f', async () => {
+    const printing = [['run', 'wf'], ['signal', 'r', 'go'], ['cancel', 'r'], ['retry', 'r'], ['apply'], ['deprecate', 'w', '1'], ['keys', 'create', 'k'], ['keys', 'revoke', 'k']];
+    const admin = [['admin', 'create-tenant', 't'], ['admin', 'create-key'], ['admin', 'tenants'], ['admin', 'tenant-weight', 't'], ['workflows', 'get', 'w'], ['schedules', 'trigger', 's']];
+    for (const words of [...printing, ...admin]) expect({ words, offered: await offered('weft', ...words, '--outp') }).toEqual({ words, offered: ['--output'] });
+    expect(await offered('weft', 'workflows', '')).toEqual(['get', '--url', '--api-key', '-o', '--output', '-h', '--help']);
+    expect(await offered('weft', 'workflows', 'get', 'w', '-o', '')).toEqual(['table', 'json', 'yaml']);
+    expect(await offered('weft', 'admin', 'ten')).toEqual(['tenants', 'tenant-weight']);
+    expect(await offered('weft', 'apply', '-f', 'def')).toEqual(['definitions']);
+    expect(await offered('weft', 'apply', '-f', 'x.yaml', '-')).toEqual(expect.arrayContaining(['-f', '-R', '--recursive', '-o']));
   });
 
   it('does not take the value of an option for a command', async () => {

@@ -35,11 +35,10 @@ export function queueAdminCommands(program: Command): void {
   const admin = program.commands.find((c) => c.name() === 'admin') ?? program.command('admin').description('administration on the database directly');
   const queue = admin.command('queue').description('reserve queues for some tenants (only they may use a reserved queue), release them, list them');
 
-  queue
-    .command('reserve <queue>')
+  withOutput(queue.command('reserve <queue>'))
     .description('reserve a queue for the given tenants (added to those it is already reserved for)')
     .requiredOption('--tenant <id>', 'a tenant the queue is reserved for (repeat for several)', tenantId)
-    .action(async (q: string, o: { tenant: string[] }) => {
+    .action(async (q: string, o: { tenant: string[]; output: OutputFormat }) => {
       const name = queueName(q);
       await withAdminDatabase(async (ds, s, config) => {
         if ((s.DEFAULT_QUEUES as readonly string[]).includes(name)) {
@@ -48,30 +47,37 @@ export function queueAdminCommands(program: Command): void {
         const tenants = new s.TenantRepository(ds);
         for (const id of o.tenant) if (!(await tenants.findTenant(id))) throw new Error(`unknown tenant ${id}: no tenant has this id in ${redactedUrl(config.databaseUrl)}; nothing was reserved`);
         const reservations = new s.QueueReservationRepository(ds);
+        const lines: string[] = [];
+        const reserved: string[] = [];
         for (const id of o.tenant) {
           const made = await reservations.reserve(id, name);
-          process.stdout.write(made ? `reserved queue "${name}" for tenant ${id}\n` : `queue "${name}" was already reserved for tenant ${id}\n`);
+          if (made) reserved.push(id);
+          lines.push(made ? `reserved queue "${name}" for tenant ${id}` : `queue "${name}" was already reserved for tenant ${id}`);
         }
-        process.stdout.write(`queue "${name}" is reserved for: ${(await holders(ds, s, name)).join(', ')}\n`);
+        const reservedFor = await holders(ds, s, name);
+        lines.push(`queue "${name}" is reserved for: ${reservedFor.join(', ')}`);
+        printAs(o.output, { queue: name, reserved, reservedFor }, () => `${lines.join('\n')}\n`);
       });
     });
 
-  queue
-    .command('release <queue>')
+  withOutput(queue.command('release <queue>'))
     .description('withdraw the reservation of a queue for the given tenants, or for all of them (then every tenant may use it again)')
     .option('--tenant <id>', 'a tenant to release the queue for (repeat for several; default: every tenant it is reserved for)', tenantId)
-    .action(async (q: string, o: { tenant?: string[] }) => {
+    .action(async (q: string, o: { tenant?: string[]; output: OutputFormat }) => {
       const name = queueName(q);
       await withAdminDatabase(async (ds, s) => {
         const reservations = new s.QueueReservationRepository(ds);
         const from = o.tenant ?? (await holders(ds, s, name));
-        if (from.length === 0) process.stdout.write(`queue "${name}" is not reserved\n`);
+        const lines: string[] = from.length === 0 ? [`queue "${name}" is not reserved`] : [];
+        const released: string[] = [];
         for (const id of from) {
-          const released = await reservations.release(id, name);
-          process.stdout.write(released ? `released queue "${name}" for tenant ${id}\n` : `queue "${name}" was not reserved for tenant ${id}\n`);
+          const done = await reservations.release(id, name);
+          if (done) released.push(id);
+          lines.push(done ? `released queue "${name}" for tenant ${id}` : `queue "${name}" was not reserved for tenant ${id}`);
         }
         const left = await holders(ds, s, name);
-        process.stdout.write(left.length === 0 ? `queue "${name}" is shared: every tenant may use it\n` : `queue "${name}" is still reserved for: ${left.join(', ')}\n`);
+        lines.push(left.length === 0 ? `queue "${name}" is shared: every tenant may use it` : `queue "${name}" is still reserved for: ${left.join(', ')}`);
+        printAs(o.output, { queue: name, released, reservedFor: left }, () => `${lines.join('\n')}\n`);
       });
     });
 

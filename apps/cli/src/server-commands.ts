@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { WeftConfig } from '@weft/platform';
 import type { Roles } from './platform.js';
-import { redactedUrl, withAdminDatabase } from './admin-database.js';
 import { tenantAdminCommands } from './tenant-admin-commands.js';
 
 // The server side loads Nest, TypeORM and Bull only when a server command runs, so the client
@@ -20,27 +19,6 @@ function positive(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
   return n;
-}
-
-const KEY_ROLES = ['admin', 'operator', 'viewer'] as const;
-
-function keyRole(v: string): (typeof KEY_ROLES)[number] {
-  const r = v.trim().toLowerCase();
-  if (!(KEY_ROLES as readonly string[]).includes(r)) throw new InvalidArgumentError(`must be one of ${KEY_ROLES.join(', ')}`);
-  return r as (typeof KEY_ROLES)[number];
-}
-
-/** `value` trimmed; refuses an empty value, one longer than `max` characters, or control characters. */
-function cleanName(label: string, value: string, max: number): string {
-  const clean = value.trim();
-  if (!clean) throw new InvalidArgumentError(`${label} must not be empty`);
-  const length = [...clean].length;
-  if (length > max) throw new InvalidArgumentError(`${label} is ${length} characters; at most ${max}`);
-  if (new RegExp('[[\\p{Cc}\\p{Cf}\\u2028\\u2029\\ufffd]--[\\u200d]]', 'v').test(clean)) {
-    throw new InvalidArgumentError(`${label} must not contain control or invisible formatting characters, or invalid UTF-8`);
-  }
-  if (!/[\p{L}\p{N}\p{P}\p{S}]/u.test(clean)) throw new InvalidArgumentError(`${label} must contain a visible character`);
-  return clean;
 }
 
 /** Runs a long-lived process until SIGINT/SIGTERM, then closes it cleanly. */
@@ -125,47 +103,5 @@ export function serverCommands(program: Command): void {
     });
 
   const admin = program.command('admin').description('administration on the database directly');
-  admin
-    .command('create-tenant <name>')
-    .description('create a tenant and its first admin API key (printed once, as JSON on the last line)')
-    .action(async (name: string) => {
-      const clean = cleanName('tenant name', name, 200);
-      await withTenants(async (tenants) => {
-        const created = await tenants.createTenant(clean);
-        process.stdout.write(`${JSON.stringify({ tenantId: created.tenantId, apiKey: created.apiKey })}\n`);
-      });
-    });
-
-  admin
-    .command('create-key')
-    .description('create an API key for a tenant (printed once, as JSON on the last line); at most $WEFT_MAX_KEYS_PER_TENANT live keys')
-    .requiredOption('--tenant <id>', 'the tenant id, as create-tenant printed it')
-    .requiredOption('--role <role>', KEY_ROLES.join(', '), keyRole)
-    .option('--name <name>', 'a label for the key, at most 100 characters (default: the role)')
-    .action(async (o: { tenant: string; role: (typeof KEY_ROLES)[number]; name?: string }) => {
-      const name = cleanName('key name', o.name ?? o.role, 100);
-      const { isUuid } = await serverSide();
-      const tenantId = o.tenant.trim().toLowerCase();
-      if (!isUuid(tenantId)) throw new Error(`unknown tenant ${JSON.stringify(o.tenant)}: a tenant id is a UUID, as printed by \`weft admin create-tenant\``);
-      await withTenants(async (tenants, config) => {
-        if (!(await tenants.findTenant(tenantId))) throw new Error(`unknown tenant ${tenantId}: no tenant has this id in ${redactedUrl(config.databaseUrl)}`);
-        // The tenant's cap on live keys holds here too; an operator may raise it for one command.
-        const max = config.maxKeysPerTenant;
-        const created = await tenants.createApiKey(tenantId, { name, role: o.role }, { maxLive: max }).catch((err: unknown) => {
-          if ((err as { code?: unknown }).code !== 'TOO_MANY_API_KEYS') throw err;
-          throw new Error(
-            `tenant ${tenantId} holds ${max} live API keys, its most (WEFT_MAX_KEYS_PER_TENANT): ` +
-              'revoke one (`weft keys revoke <id>`), or run this command with a higher WEFT_MAX_KEYS_PER_TENANT',
-          );
-        });
-        process.stdout.write(`${JSON.stringify({ tenantId, keyId: created.keyId, name, role: created.role, apiKey: created.apiKey })}\n`);
-      });
-    });
-
   tenantAdminCommands(admin);
-}
-
-/** The `admin` commands' tenants: a TenantRepository on the admin database ({@link withAdminDatabase}). */
-async function withTenants(fn: (tenants: import('@weft/persistence').TenantRepository, config: WeftConfig) => Promise<void>): Promise<void> {
-  await withAdminDatabase((ds, s, config) => fn(new s.TenantRepository(ds), config));
 }

@@ -3,12 +3,15 @@ import { Shell } from './layout/Shell.js';
 import { FlowPage } from './pages/FlowPage.js';
 import { KeysPage } from './pages/KeysPage.js';
 import { NotFoundPage } from './pages/NotFoundPage.js';
+import { PublishVersionPage } from './pages/PublishVersionPage.js';
 import { QueuesPage } from './pages/QueuesPage.js';
 import { RunPage } from './pages/RunPage.js';
 import { RunsPage } from './pages/RunsPage.js';
 import { SchedulePage } from './pages/SchedulePage.js';
 import { SchedulesPage } from './pages/SchedulesPage.js';
 import { SignInPage } from './pages/SignInPage.js';
+import { StartRunPage } from './pages/StartRunPage.js';
+import { WorkflowDiffPage } from './pages/WorkflowDiffPage.js';
 import { WorkflowPage } from './pages/WorkflowPage.js';
 import { WorkflowsPage } from './pages/WorkflowsPage.js';
 import { SessionProvider } from './session/session.js';
@@ -22,9 +25,12 @@ export function App() {
           <Route element={<Shell />}>
             <Route index element={<Navigate to="/runs" replace />} />
             <Route path="runs" element={<RunsPage />} />
+            <Route path="runs/start" element={<StartRunPage />} />
             <Route path="runs/:runId" element={<RunPage />} />
             <Route path="workflows" element={<WorkflowsPage />} />
             <Route path="workflows/:workflowId" element={<WorkflowPage />} />
+            <Route path="workflows/:workflowId/publish" element={<PublishVersionPage />} />
+            <Route path="workflows/:workflowId/diff" element={<WorkflowDiffPage />} />
             <Route path="schedules" element={<SchedulesPage />} />
             <Route path="schedules/:scheduleId" element={<SchedulePage />} />
             <Route path="queues" element={<QueuesPage />} />

@@ -30,6 +30,8 @@ import { FairDispatch1765872000000 } from './migrations/1765872000000-fair-dispa
 import { FlowUpkeep1765958400000 } from './migrations/1765958400000-flow-upkeep.js';
 import { DerivedCompletions1766131200000 } from './migrations/1766131200000-derived-completions.js';
 import { StablePlans1766044800000 } from './migrations/1766044800000-stable-plans.js';
+import { AttemptLogs1766217600000 } from './migrations/1766217600000-attempt-logs.js';
+import { UniqueTenantNames1766304000000 } from './migrations/1766304000000-unique-tenant-names.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [
@@ -66,6 +68,8 @@ export const MIGRATIONS = [
   FlowUpkeep1765958400000,
   StablePlans1766044800000,
   DerivedCompletions1766131200000,
+  AttemptLogs1766217600000,
+  UniqueTenantNames1766304000000,
 ];
 
 /** Options of {@link createDataSource}. */

@@ -1,7 +1,7 @@
 import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 
 /** Error codes of @weft/persistence: one union for the package. */
-export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA' | 'LAST_ADMIN_KEY' | 'TOO_MANY_API_KEYS';
+export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA' | 'LAST_ADMIN_KEY' | 'TOO_MANY_API_KEYS' | 'TENANT_NAME_TAKEN';
 
 /** Base class of every error @weft/persistence throws on purpose; `code` says which. */
 export class PersistenceError extends Error {
@@ -92,6 +92,22 @@ export class LastAdminKeyError extends PersistenceError {
 export class TooManyApiKeysError extends PersistenceError {
   constructor(readonly max: number) {
     super('TOO_MANY_API_KEYS', `the tenant holds ${max} live API keys, its most; revoke one before creating another`);
+  }
+}
+
+/**
+ * Another tenant holds the name (compared case-insensitively, `tenants_name_unique`):
+ * `tenantName` as asked, `existing` that tenant's id and its name as stored; nothing was created.
+ */
+export class TenantNameTakenError extends PersistenceError {
+  constructor(
+    readonly tenantName: string,
+    readonly existing: { id: string; name: string },
+  ) {
+    super(
+      'TENANT_NAME_TAKEN',
+      `tenant name ${JSON.stringify(tenantName)} is taken by tenant ${existing.id}${existing.name === tenantName ? '' : ` (named ${JSON.stringify(existing.name)}; names are compared ignoring case)`}`,
+    );
   }
 }
 

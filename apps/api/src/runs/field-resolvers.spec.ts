@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { RunEventFieldsResolver, RunsResolver, TaskFieldsResolver } from './runs.resolver.js';
+import { TaskAttemptsResolver } from './task-attempts.resolver.js';
 
 /** Where @nestjs/graphql keeps a resolver method's parameter decorators (@Parent, @Context, @Args…). */
 const PARAM_ARGS_METADATA = '__routeArguments__';
@@ -14,6 +15,7 @@ describe('the field resolvers of runs, tasks and history events', () => {
     ['Run', RunsResolver, ['input', 'config', 'output', 'error', 'children', 'waitReason', 'waitDetail', 'mermaid', 'graph']],
     ['Task', TaskFieldsResolver, ['input', 'output', 'error', 'waitReason', 'waitDetail']],
     ['RunEvent', RunEventFieldsResolver, ['payload', 'actions', 'error']],
+    ['Task', TaskAttemptsResolver, ['attempts']],
   ];
 
   it.each(plain)('%s: those without arguments take no parameter decorators', (_type, resolver, fields) => {

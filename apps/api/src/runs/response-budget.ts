@@ -1,6 +1,7 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { WeftError } from '@weft/engine';
 import type { StoredJsonLoader } from './stored-json.loader.js';
+import type { AttemptLogLoader } from './attempt-logs.loader.js';
 
 /** Default of WEFT_MAX_RESPONSE_BYTES: 64 MiB of stored JSON per operation. */
 export const MAX_RESPONSE_BYTES_DEFAULT = 64 * 1024 * 1024;
@@ -102,6 +103,8 @@ export interface ResponseScope {
   loader?: StoredJsonLoader;
   /** Rows read for this answer, by what was read (see RunsService.sizing). */
   reads?: Map<string, Promise<unknown>>;
+  /** The stored attempts of the answer's tasks, read together (see TaskAttemptsResolver). */
+  attempts?: AttemptLogLoader;
 }
 
 const scopes = new WeakMap<object, ResponseScope>();

@@ -37,14 +37,13 @@ export function contextCommands(program: Command): void {
     .command('context')
     .description('manage named contexts (an API URL and key each) in $WEFT_CONFIG or ~/.config/weft/config.yaml');
 
-  context
-    .command('add')
+  withOutput(context.command('add'))
     .argument('<name>', 'the context name', contextName)
     .description('add a context, or replace the one of that name; the first context added becomes the current one')
     .requiredOption('--url <url>', "the API's GraphQL endpoint, e.g. https://weft.example.com/graphql")
     .requiredOption('--api-key <key>', 'the API key')
     .option('--use', 'make it the current context')
-    .action(async (name: string, o: { url: string; apiKey: string; use?: boolean }) => {
+    .action(async (name: string, o: { url: string; apiKey: string; use?: boolean; output: OutputFormat }) => {
       const url = normalizeUrl(o.url, '--url');
       const key = normalizeApiKey(o.apiKey, '--api-key');
       for (const note of [url.note, key.note]) if (note) process.stderr.write(`note: ${note}\n`);
@@ -55,18 +54,19 @@ export function contextCommands(program: Command): void {
       const current = o.use || config.current_context === undefined;
       if (current) config.current_context = name;
       await saveCliConfig(path, config);
-      process.stdout.write(`context ${name} ${replaced ? 'replaced' : 'added'}${current ? ' and is the current context' : ''} (${path})\n`);
+      const shown = { name, current, url: url.url, apiKey: maskKey(key.apiKey), replaced, file: path };
+      printAs(o.output, shown, () => `context ${name} ${replaced ? 'replaced' : 'added'}${current ? ' and is the current context' : ''} (${path})\n`);
     });
 
-  context
-    .command('use <name>')
+  withOutput(context.command('use <name>'))
     .description('make a context the current one')
-    .action(async (name: string) => {
+    .action(async (name: string, o: { output: OutputFormat }) => {
       const { path, config } = await load();
       if (!(name in config.contexts)) throw unknownContext(name, config, path);
       config.current_context = name;
       await saveCliConfig(path, config);
-      process.stdout.write(`current context: ${name} (${config.contexts[name]!.url})\n`);
+      const url = config.contexts[name]!.url;
+      printAs(o.output, { name, current: true, url }, () => `current context: ${name} (${url})\n`);
     });
 
   withOutput(context.command('list'))
@@ -87,16 +87,15 @@ export function contextCommands(program: Command): void {
       );
     });
 
-  context
-    .command('remove <name>')
+  withOutput(context.command('remove <name>'))
     .description('remove a context (when it is the current one, no context is current afterwards)')
-    .action(async (name: string) => {
+    .action(async (name: string, o: { output: OutputFormat }) => {
       const { path, config } = await load();
       if (!(name in config.contexts)) throw unknownContext(name, config, path);
       delete config.contexts[name];
       const wasCurrent = config.current_context === name;
       if (wasCurrent) delete config.current_context;
       await saveCliConfig(path, config);
-      process.stdout.write(`context ${name} removed${wasCurrent ? '; no context is current now (`weft context use NAME`)' : ''}\n`);
+      printAs(o.output, { name, removed: true, wasCurrent }, () => `context ${name} removed${wasCurrent ? '; no context is current now (`weft context use NAME`)' : ''}\n`);
     });
 }

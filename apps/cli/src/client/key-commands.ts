@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { role, ROLES } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
-import { cell, printAs, table, when, withOutput, type OutputFormat } from './output.js';
+import { cell, formatData, printAs, table, when, withOutput, type OutputFormat } from './output.js';
 
 /** One API key as `keys list` reads it (never its secret). */
 interface ApiKeyRow {
@@ -17,15 +17,16 @@ interface ApiKeyRow {
 export function keyCommands(program: Command): void {
   const keys = program.command('keys').description("manage the tenant's API keys (admin)");
 
-  withConnection(keys.command('create <name>'))
-    .description('create an API key; its secret is printed once')
+  withOutput(withConnection(keys.command('create <name>')))
+    .description('create an API key; its secret is printed once (as indented JSON, also without -o json)')
     .addOption(new Option('--role <role>', 'what the key may do').choices(ROLES).argParser(role).makeOptionMandatory())
-    .action(async (name: string, o: ConnectionFlags & { role: string }) => {
+    .action(async (name: string, o: ConnectionFlags & { role: string; output: OutputFormat }) => {
       const r = await withClient(o, (c) =>
         c.request(`mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { id name role keyPrefix createdAt secret } }`, { i: { name, role: o.role } }),
       );
       process.stderr.write('Store the secret now: it cannot be shown again.\n');
-      process.stdout.write(`${JSON.stringify(r.createApiKey, null, 2)}\n`);
+      // The secret is what a person copies: the same JSON for people as for programs.
+      process.stdout.write(formatData(o.output === 'yaml' ? 'yaml' : 'json', r.createApiKey));
     });
 
   withOutput(withConnection(keys.command('list')))
@@ -36,10 +37,10 @@ export function keyCommands(program: Command): void {
       printAs(o.output, r.apiKeys, () => table(['ID', 'NAME', 'ROLE', 'PREFIX', 'CREATED', 'STATUS'], rows));
     });
 
-  withConnection(keys.command('revoke <id>'))
+  withOutput(withConnection(keys.command('revoke <id>')))
     .description('revoke an API key: it stops authenticating at once')
-    .action(async (id: string, o: ConnectionFlags) => {
-      const r = await withClient(o, (c) => c.request(`mutation($id: ID!) { revokeApiKey(id: $id) { id name revokedAt } }`, { id }));
-      process.stdout.write(`key ${r.revokeApiKey.id} (${r.revokeApiKey.name}) revoked at ${r.revokeApiKey.revokedAt}\n`);
+    .action(async (id: string, o: ConnectionFlags & { output: OutputFormat }) => {
+      const r = await withClient(o, (c) => c.request(`mutation($id: ID!) { revokeApiKey(id: $id) { id name role keyPrefix createdAt revokedAt } }`, { id }));
+      printAs(o.output, r.revokeApiKey, () => `key ${r.revokeApiKey.id} (${r.revokeApiKey.name}) revoked at ${r.revokeApiKey.revokedAt}\n`);
     });
 }

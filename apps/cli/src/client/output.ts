@@ -7,7 +7,7 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** Adds `-o, --output <format>` (one of {@link OUTPUT_FORMATS}, default `table`) to `cmd`. */
 export function withOutput(cmd: Command): Command {
-  return cmd.addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'));
+  return cmd.addOption(new Option('-o, --output <format>', 'output: table (text for people), json or yaml').choices(OUTPUT_FORMATS).default('table'));
 }
 
 /** `value` as indented JSON or as YAML (strings never folded), each ending in a newline. */

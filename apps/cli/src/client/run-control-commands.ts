@@ -3,14 +3,14 @@ import type { WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
 import { jsonOption, positiveInt, priority, readJsonOptions } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
-import { cell } from './output.js';
+import { cell, printAs, withOutput, type OutputFormat } from './output.js';
 import { FINAL_RUN_STATUSES, watchAndReport } from './run-watch.js';
 import { waitText } from './wait-text.js';
 
 const JSON_HELP = 'JSON, or @FILE to read it from a file (@- for stdin)';
 
 /** What `run` and `retry` read of the run they started. */
-const STARTED_FIELDS = 'id status workflowId version error waitReason waitDetail';
+const STARTED_FIELDS = 'id status workflowId version priority concurrencyKey idempotencyKey error waitReason waitDetail createdAt';
 
 /**
  * The line `run` and `retry` print of the run they started: `run ID STATUS`; a QUEUED run adds
@@ -25,19 +25,21 @@ export function startedLine(run: { id: string; status: string; error?: string | 
 }
 
 /**
- * Prints {@link startedLine}, then follows the run when `watch` (which sets the exit code);
- * without it, a run that ended at once without succeeding (FAILED, CANCELLED) sets
- * {@link EXIT}.runNotSucceeded (3), as a watched one would.
+ * Prints {@link startedLine} (with `-o json|yaml` the run as started), then follows the run when
+ * `watch` (which sets the exit code; with `-o json|yaml` each update is printed whole, as `weft
+ * watch -o json|yaml` prints them, instead of the started run); without it, a run that ended at
+ * once without succeeding (FAILED, CANCELLED) sets {@link EXIT}.runNotSucceeded (3), as a watched
+ * one would.
  */
-async function reportStarted(c: WeftClient, run: { id: string; status: string; workflowId: string; version: number }, watch: boolean | undefined): Promise<void> {
-  process.stdout.write(startedLine(run));
-  if (watch) await watchAndReport(c, run);
+async function reportStarted(c: WeftClient, run: { id: string; status: string; workflowId: string; version: number }, watch: boolean | undefined, format: OutputFormat): Promise<void> {
+  if (!watch || format === 'table') printAs(format, run, () => startedLine(run));
+  if (watch) await watchAndReport(c, run, format);
   else if (FINAL_RUN_STATUSES.includes(run.status) && run.status !== 'SUCCEEDED') process.exitCode = EXIT.runNotSucceeded;
 }
 
 /** Registers `run`, `signal`, `cancel` and `retry`: the commands that act on runs. */
 export function runControlCommands(program: Command): void {
-  withConnection(program.command('run <workflowId>'))
+  withOutput(withConnection(program.command('run <workflowId>')))
     .description('start a run')
     .option('--input <json>', `run input: ${JSON_HELP}`, jsonOption('--input'), {})
     .option('--config <json>', `run config: ${JSON_HELP}`, jsonOption('--config'))
@@ -45,50 +47,56 @@ export function runControlCommands(program: Command): void {
     .option('--idempotency-key <key>', 'return the existing run for a repeated key')
     .option('--priority <n>', "dispatch priority of the run's tasks, 1 (first) to 5 (default: the definition's, else 3)", priority)
     .option('--watch', 'stream task progress until the run ends (exit code 3 unless it succeeds)')
-    .addHelpText('after', '\nA run cancelled at once (its concurrency key full, strategy cancel_newest) is printed with its reason, exit code 3.')
-    .action(async (workflowId: string, o: ConnectionFlags & { input: unknown; config?: unknown; version?: number; idempotencyKey?: string; priority?: number; watch?: boolean }) => {
+    .addHelpText(
+      'after',
+      '\nA run cancelled at once (its concurrency key full, strategy cancel_newest) is printed with its reason, exit code 3.\n' +
+        '-o json|yaml prints the run as started; with --watch, every update of the run instead, one JSON object per line\n' +
+        '(the last is the run as it ended) or one YAML document each.',
+    )
+    .action(async (workflowId: string, o: ConnectionFlags & { input: unknown; config?: unknown; version?: number; idempotencyKey?: string; priority?: number; watch?: boolean; output: OutputFormat }) => {
       const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
       await withClient(o, async (c) => {
         const r = await c.request(`mutation($i: StartRunInput!) { startRun(input: $i) { ${STARTED_FIELDS} } }`, {
           i: { workflowId, input, config, version: o.version, idempotencyKey: o.idempotencyKey, priority: o.priority },
         });
-        await reportStarted(c, r.startRun, o.watch);
+        await reportStarted(c, r.startRun, o.watch, o.output);
       });
     });
 
-  withConnection(program.command('signal <runId> <name>'))
+  withOutput(withConnection(program.command('signal <runId> <name>')))
     .description('send a signal to a run')
     .option('--payload <json>', `signal payload: ${JSON_HELP}`, jsonOption('--payload'))
-    .action(async (runId: string, name: string, o: ConnectionFlags & { payload?: unknown }) => {
+    .action(async (runId: string, name: string, o: ConnectionFlags & { payload?: unknown; output: OutputFormat }) => {
       const { payload } = await readJsonOptions({ payload: o.payload });
       const r = await withClient(o, (c) =>
         c.request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId, name, payload } }),
       );
-      process.stdout.write(r.sendSignal.delivered ? 'delivered\n' : 'buffered (no node is waiting for it yet)\n');
+      const sent = { runId, name, delivered: r.sendSignal.delivered as boolean };
+      printAs(o.output, sent, () => (sent.delivered ? 'delivered\n' : 'buffered (no node is waiting for it yet)\n'));
     });
 
-  withConnection(program.command('cancel <runId>'))
+  withOutput(withConnection(program.command('cancel <runId>')))
     .description('cancel a run')
     .option('--reason <text>', 'why')
-    .action(async (runId: string, o: ConnectionFlags & { reason?: string }) => {
-      const r = await withClient(o, (c) => c.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id status } }`, { i: { runId, reason: o.reason } }));
-      process.stdout.write(`run ${r.cancelRun.id} ${r.cancelRun.status}\n`);
+    .action(async (runId: string, o: ConnectionFlags & { reason?: string; output: OutputFormat }) => {
+      const r = await withClient(o, (c) => c.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id status workflowId version error finishedAt } }`, { i: { runId, reason: o.reason } }));
+      printAs(o.output, r.cancelRun, () => `run ${r.cancelRun.id} ${r.cancelRun.status}\n`);
     });
 
-  withConnection(program.command('retry <runId>'))
+  withOutput(withConnection(program.command('retry <runId>')))
     .description('retry a run from a node (that node and its descendants are reset)')
     .requiredOption('--from <nodeId>', 'node to restart from')
     .option('--input <json>', `new run input: ${JSON_HELP}`, jsonOption('--input'))
     .option('--config <json>', `new run config: ${JSON_HELP}`, jsonOption('--config'))
     .option('--version <n>', "definition version to continue on (default the run's)", positiveInt('--version'))
     .option('--watch', 'stream task progress until the run ends (exit code 3 unless it succeeds)')
-    .action(async (runId: string, o: ConnectionFlags & { from: string; input?: unknown; config?: unknown; version?: number; watch?: boolean }) => {
+    .action(async (runId: string, o: ConnectionFlags & { from: string; input?: unknown; config?: unknown; version?: number; watch?: boolean; output: OutputFormat }) => {
       const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
       await withClient(o, async (c) => {
         const r = await c.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { ${STARTED_FIELDS} } }`, {
           i: { runId, fromNodeId: o.from, input, config, version: o.version },
         });
-        await reportStarted(c, r.retryRun, o.watch);
+        await reportStarted(c, r.retryRun, o.watch, o.output);
       });
     });
 }

@@ -125,17 +125,19 @@ export function scheduleCommands(program: Command): void {
       printAs(o.output, s, () => scheduleDetailText(s, Date.now()));
     });
 
-  withConnection(schedules.command('delete <id>'))
+  withOutput(withConnection(schedules.command('delete <id>')))
     .description('delete a schedule and its backfills (operator or admin); the runs it started stay')
-    .action(async (id: string, o: ConnectionFlags) => {
+    .action(async (id: string, o: ConnectionFlags & { output: OutputFormat }) => {
       const { s, backfills } = await withClient(o, async (c) => {
         const r = await c.request(`query($id: ID!) { schedule(id: $id) { id workflowId cron intervalSeconds timeZone firedCount backfills(first: 100) { id } } }`, { id });
         await c.request(`mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: r.schedule.id });
         return { s: r.schedule, backfills: r.schedule.backfills.length as number };
       });
-      const extra = backfills ? ` and its ${backfills === 100 ? '100 or more' : backfills} backfill${backfills === 1 ? '' : 's'}` : '';
-      const runs = s.firedCount === 1 ? 'the 1 run it started stays' : `the ${s.firedCount} runs it started stay`;
-      process.stdout.write(`schedule ${s.id} deleted (${specText(s)}, workflow ${cell(s.workflowId)})${extra}; ${runs}\n`);
+      printAs(o.output, { id: s.id, workflowId: s.workflowId, deleted: true, backfillsDeleted: backfills, firedCount: s.firedCount }, () => {
+        const extra = backfills ? ` and its ${backfills === 100 ? '100 or more' : backfills} backfill${backfills === 1 ? '' : 's'}` : '';
+        const runs = s.firedCount === 1 ? 'the 1 run it started stays' : `the ${s.firedCount} runs it started stay`;
+        return `schedule ${s.id} deleted (${specText(s)}, workflow ${cell(s.workflowId)})${extra}; ${runs}\n`;
+      });
     });
 
   scheduleFireCommands(schedules);

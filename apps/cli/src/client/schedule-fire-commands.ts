@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { WeftClient } from '@weft/client';
 import { EXIT, usageError } from '../exit-codes.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
-import { cell, when } from './output.js';
+import { cell, formatData, printAs, when, withOutput, type OutputFormat } from './output.js';
 import { checkNote, instant } from './schedule-arguments.js';
 import { BACKFILL_FIELDS, backfillProgress, type Backfill } from './schedule-view.js';
 
@@ -36,15 +36,16 @@ function skipWhy(f: Fire, policy: string, lastError: string | null): string {
 
 /**
  * Follows backfill `id` until it is finished, printing a progress line on stdout each time it
- * changes, and a note on stderr (once) while its schedule is paused: then it does not proceed.
+ * changes (unless `quiet`), and a note on stderr (once) while its schedule is paused: then it
+ * does not proceed.
  */
-async function watchBackfill(c: WeftClient, first: Backfill): Promise<Backfill> {
+async function watchBackfill(c: WeftClient, first: Backfill, quiet: boolean): Promise<Backfill> {
   let shown = '';
   let notedPause = false;
   let b = first;
   for (;;) {
     const line = backfillProgress(b);
-    if (line !== shown) process.stdout.write(`backfill ${b.id}: ${line}\n`);
+    if (line !== shown && !quiet) process.stdout.write(`backfill ${b.id}: ${line}\n`);
     shown = line;
     if (b.finishedAt) return b;
     await new Promise((r) => setTimeout(r, BACKFILL_POLL_MS));
@@ -57,33 +58,38 @@ async function watchBackfill(c: WeftClient, first: Backfill): Promise<Backfill> 
 
 /** Registers `schedules pause`, `unpause`, `trigger` and `backfill` on the `schedules` command. */
 export function scheduleFireCommands(schedules: Command): void {
-  withConnection(schedules.command('pause <id>'))
+  withOutput(withConnection(schedules.command('pause <id>')))
     .description('pause a schedule: nothing fires (clock, buffer, backfills) until it is unpaused; a trigger still fires')
     .option('--note <text>', 'why, shown by describe with the key that paused it')
-    .action(async (id: string, o: ConnectionFlags & { note?: string }, cmd: Command) => {
+    .action(async (id: string, o: ConnectionFlags & { note?: string; output: OutputFormat }, cmd: Command) => {
       await checkNote(cmd, o.note);
-      const r = await withClient(o, (c) => c.request(`mutation($id: ID!, $n: String) { pauseSchedule(id: $id, note: $n) { id pauseNote pausedBy pausedAt } }`, { id, n: o.note ?? null }));
+      const r = await withClient(o, (c) => c.request(`mutation($id: ID!, $n: String) { pauseSchedule(id: $id, note: $n) { id paused pauseNote pausedBy pausedAt } }`, { id, n: o.note ?? null }));
       const s = r.pauseSchedule;
-      process.stdout.write(`schedule ${s.id} paused at ${when(s.pausedAt)} by ${cell(s.pausedBy)}${s.pauseNote !== null ? `: ${cell(s.pauseNote)}` : ''}\n`);
+      printAs(o.output, s, () => `schedule ${s.id} paused at ${when(s.pausedAt)} by ${cell(s.pausedBy)}${s.pauseNote !== null ? `: ${cell(s.pauseNote)}` : ''}\n`);
     });
 
-  withConnection(schedules.command('unpause <id>'))
+  withOutput(withConnection(schedules.command('unpause <id>')))
     .description('unpause a schedule; its next fire time is computed from now, so nothing missed while paused fires')
     .option('--note <text>', 'why, shown by describe with the key that unpaused it')
-    .action(async (id: string, o: ConnectionFlags & { note?: string }, cmd: Command) => {
+    .action(async (id: string, o: ConnectionFlags & { note?: string; output: OutputFormat }, cmd: Command) => {
       await checkNote(cmd, o.note);
-      const r = await withClient(o, (c) => c.request(`mutation($id: ID!, $n: String) { unpauseSchedule(id: $id, note: $n) { id pauseNote pausedBy nextFireAt } }`, { id, n: o.note ?? null }));
+      const r = await withClient(o, (c) => c.request(`mutation($id: ID!, $n: String) { unpauseSchedule(id: $id, note: $n) { id paused pauseNote pausedBy nextFireAt } }`, { id, n: o.note ?? null }));
       const s = r.unpauseSchedule;
       const note = s.pauseNote !== null ? `: ${cell(s.pauseNote)}` : '';
-      process.stdout.write(`schedule ${s.id} unpaused by ${cell(s.pausedBy)}${note}; next fire ${when(s.nextFireAt)}\n`);
+      printAs(o.output, s, () => `schedule ${s.id} unpaused by ${cell(s.pausedBy)}${note}; next fire ${when(s.nextFireAt)}\n`);
     });
 
-  withConnection(schedules.command('trigger <id>'))
+  withOutput(withConnection(schedules.command('trigger <id>')))
     .description('fire a schedule now (nominal time: now) under its overlap policy; prints the run started, or why none was (exit code 1 when the run could not start)')
-    .action(async (id: string, o: ConnectionFlags) => {
+    .action(async (id: string, o: ConnectionFlags & { output: OutputFormat }) => {
       await withClient(o, async (c) => {
         const r = await c.request(`mutation($id: ID!) { triggerSchedule(id: $id) { nominalTime outcome reason run { id status } cancelledRunIds } }`, { id });
         const f: Fire = r.triggerSchedule;
+        if (o.output !== 'table') {
+          process.stdout.write(formatData(o.output, f));
+          if (f.reason === 'start_failed') process.exitCode = EXIT.failure;
+          return;
+        }
         for (const cancelled of f.cancelledRunIds) process.stdout.write(`run ${cancelled} cancelled first (overlap policy cancel_other)\n`);
         if (f.outcome === 'STARTED') {
           process.stdout.write(`run ${f.run!.id} started (nominal time ${when(f.nominalTime)})\n`);
@@ -100,20 +106,24 @@ export function scheduleFireCommands(schedules: Command): void {
       });
     });
 
-  withConnection(schedules.command('backfill <id>'))
+  withOutput(withConnection(schedules.command('backfill <id>')))
     .description("fire each of the schedule's nominal times in [--from, --to], oldest first, under its overlap policy; prints the backfill's id")
     .requiredOption('--from <time>', 'the first instant of the range, RFC 3339', instant('--from'))
     .requiredOption('--to <time>', 'the last instant of the range (inclusive), RFC 3339', instant('--to'))
-    .option('--watch', 'show the progress until the backfill is finished')
-    .action(async (id: string, o: ConnectionFlags & { from: string; to: string; watch?: boolean }, cmd: Command) => {
+    .option('--watch', 'show the progress until the backfill is finished (-o json|yaml: print the finished backfill)')
+    .action(async (id: string, o: ConnectionFlags & { from: string; to: string; watch?: boolean; output: OutputFormat }, cmd: Command) => {
       if (Date.parse(o.to) < Date.parse(o.from)) usageError(cmd, `--to ${o.to} is before --from ${o.from}`);
       await withClient(o, async (c) => {
         const r = await c.request(`mutation($id: ID!, $f: DateTime!, $t: DateTime!) { backfillSchedule(id: $id, from: $f, to: $t) { ${BACKFILL_FIELDS} } }`, { id, f: o.from, t: o.to });
         const b: Backfill = r.backfillSchedule;
+        if (o.output !== 'table') {
+          process.stdout.write(formatData(o.output, o.watch ? await watchBackfill(c, b, true) : b));
+          return;
+        }
         const times = b.total === 1 ? '1 fire time' : `${b.total} fire times`;
         process.stdout.write(`backfill ${b.id} of schedule ${b.scheduleId}: ${times} from ${when(b.from)} to ${when(b.to)}\n`);
         if (!o.watch) return;
-        const done = await watchBackfill(c, b);
+        const done = await watchBackfill(c, b, false);
         process.stdout.write(`backfill ${done.id} finished at ${when(done.finishedAt)}: ${done.started} started, ${done.skipped} skipped\n`);
       });
     });

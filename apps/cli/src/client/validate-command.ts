@@ -1,7 +1,9 @@
+import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { definitionTargets, repeatable } from './apply-command.js';
 import type { Problem } from './engine-side.js';
 import { problemLines } from './problem-lines.js';
-import { printAs, withOutput, type OutputFormat } from './output.js';
+import { formatData, withOutput, type OutputFormat } from './output.js';
 import { readDefinitionFile } from './workflow-commands.js';
 
 /** The outcome of validating one definition file. */
@@ -33,19 +35,50 @@ export async function validateSource(file: string, source: string): Promise<Vali
   return { file, valid: true, problems: [], nodes: def.nodes.length, edges: (def.edges ?? []).length };
 }
 
-/** Registers `validate`, which needs no server. */
+/** What `validate` prints of one file for people: `FILE: valid (…)`, or its problems one per line. */
+function validationText(name: string, result: Validation): string {
+  return result.valid
+    ? `${name}: valid (${result.nodes} nodes, ${result.edges} edges)\n`
+    : `${name}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}\n${problemLines(result.problems)}`;
+}
+
+/**
+ * Registers `validate`, which needs no server. `-f` takes what `apply -f` takes (files, folders,
+ * `-`, repeated, `-R`); one file prints one result, several a list. Exit code 1 when any file is
+ * invalid or cannot be read.
+ */
 export function validateCommand(program: Command): void {
   withOutput(program.command('validate'))
-    .description('check a workflow definition (YAML or JSON) offline, as publishing would; exit code 1 when it is invalid')
-    .requiredOption('-f, --file <path>', 'definition file (- for stdin)')
-    .action(async (o: { file: string; output: OutputFormat }) => {
-      const result = await validateSource(o.file, await readDefinitionFile(o.file));
-      const name = o.file === '-' ? 'stdin' : o.file;
-      printAs(o.output, result, () =>
-        result.valid
-          ? `${name}: valid (${result.nodes} nodes, ${result.edges} edges)\n`
-          : `${name}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}\n${problemLines(result.problems)}`,
-      );
-      if (!result.valid) process.exitCode = 1;
+    .description('check workflow definitions (YAML or JSON) offline, as publishing would; exit code 1 when one is invalid')
+    .requiredOption('-f, --file <path>', 'a definition file, a folder (its *.yaml, *.yml, *.json files, sorted by name), or - for stdin; repeat for several', repeatable)
+    .option('-R, --recursive', 'with a folder, its subfolders too')
+    .action(async (o: { file: string[]; recursive?: boolean; output: OutputFormat }) => {
+      const one = o.file.length === 1 && !(await stat(o.file[0]!).then((s) => s.isDirectory(), () => false));
+      const targets = await definitionTargets(o.file, !!o.recursive);
+      const results: Validation[] = [];
+      let unreadable = 0;
+      for (const t of targets) {
+        // A lone file that cannot be read fails as any command does; among several, the others are still checked.
+        if ('error' in t && one) throw new Error(t.error);
+        if ('error' in t) {
+          process.stderr.write(`error: ${t.error}\n`);
+          unreadable++;
+          continue;
+        }
+        let source: string;
+        try {
+          source = await readDefinitionFile(t.path);
+        } catch (err) {
+          if (one) throw err;
+          process.stderr.write(`error: ${(err as Error).message}\n`);
+          unreadable++;
+          continue;
+        }
+        const result = await validateSource(t.path, source);
+        results.push(result);
+        if (o.output === 'table') process.stdout.write(validationText(t.path === '-' ? 'stdin' : t.path, result));
+      }
+      if (o.output !== 'table') process.stdout.write(formatData(o.output, one ? results[0] : results));
+      if (unreadable || results.some((r) => !r.valid)) process.exitCode = 1;
     });
 }

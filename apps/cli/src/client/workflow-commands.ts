@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { basename, extname } from 'node:path';
 import type { Command } from 'commander';
 import { WeftApiError } from '@weft/client';
 import { usageError } from '../exit-codes.js';
@@ -7,6 +6,7 @@ import { positiveInt, readStdin } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import { cell, printAs, table, when, withOutput, type OutputFormat } from './output.js';
 import { problemLines } from './problem-lines.js';
+import { workflowGetCommand } from './workflow-get-command.js';
 
 /** A workflow's default: its pinned version, else its latest. */
 interface WorkflowDefault {
@@ -52,34 +52,10 @@ export function asValidateReports(err: unknown): unknown {
   return new Error(`${first.extensions?.code ? `${first.extensions.code}: ` : ''}${first.message}\n${problemLines(problems).trimEnd()}`);
 }
 
-/** Registers `apply`, `workflows`, `versions`, `default-version` and `deprecate`. */
+/** Registers `workflows` (and `workflows get`), `versions`, `default-version` and `deprecate`. */
 export function workflowCommands(program: Command): void {
-  withConnection(program.command('apply'))
-    .description('publish a workflow definition (YAML or JSON) as a new version')
-    .requiredOption('-f, --file <path>', 'definition file (- for stdin, then --id is needed)')
-    .option('--id <workflowId>', 'workflow id (default: the file name without extension)')
-    .option('--name <name>', 'display name')
-    .action(async (o: ConnectionFlags & { file: string; id?: string; name?: string }, cmd: Command) => {
-      if (o.file === '-' && !o.id) usageError(cmd, '-f - (stdin) needs --id: there is no file name to take the workflow id from');
-      const definition = await readDefinitionFile(o.file);
-      const workflowId = o.id ?? basename(o.file, extname(o.file));
-      const r = await withClient(o, (c) =>
-        c
-          .request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version createdAt warnings { nodeId path message } } }`, {
-            i: { workflowId, name: o.name, definition },
-          })
-          .catch((err: unknown) => {
-            throw asValidateReports(err);
-          }),
-      );
-      // Published all the same: what may fail at run time goes to stderr, the version to stdout.
-      const { warnings, ...published } = r.publishWorkflow as { warnings: { nodeId: string | null; path: string | null; message: string }[] };
-      for (const w of warnings) process.stderr.write(`warning: ${[w.nodeId, w.path].filter(Boolean).join(' ')}: ${w.message}\n`);
-      process.stdout.write(`${JSON.stringify(published, null, 2)}\n`);
-    });
-
-  withOutput(withConnection(program.command('workflows')))
-    .description("list the tenant's workflows with their default and latest versions")
+  const workflows = withOutput(withConnection(program.command('workflows')))
+    .description("list the tenant's workflows with their default and latest versions; `workflows get` prints one's definition")
     .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
       const r = await withClient(o, (c) => c.request(`query { workflows { ${WORKFLOW_FIELDS} } }`));
       const rows = r.workflows.map((w: WorkflowDefault & { id: string; name: string | null; updatedAt: string; versions: { deprecated: boolean }[] }) => {
@@ -126,18 +102,20 @@ export function workflowCommands(program: Command): void {
       printAs(o.output, w, () => `workflow ${cell(w.id)}: ${describeDefault(w)}\n`);
     });
 
-  withConnection(program.command('deprecate <workflowId>'))
+  withOutput(withConnection(program.command('deprecate <workflowId>')))
     .argument('<version>', 'the version', positiveInt('version'))
     .description('deprecate a version (admin): new runs on it are refused, running runs continue')
     .option('--restore', 'undo: allow new runs on the version again')
-    .action(async (workflowId: string, version: number, o: ConnectionFlags & { restore?: boolean }) => {
+    .action(async (workflowId: string, version: number, o: ConnectionFlags & { restore?: boolean; output: OutputFormat }) => {
       const r = await withClient(o, (c) =>
         c.request(
-          `mutation($id: String!, $v: Int!, $d: Boolean!) { deprecateVersion(workflowId: $id, version: $v, deprecated: $d) { workflowId version deprecated } }`,
+          `mutation($id: String!, $v: Int!, $d: Boolean!) { deprecateVersion(workflowId: $id, version: $v, deprecated: $d) { workflowId version deprecated deprecatedAt } }`,
           { id: workflowId, v: version, d: !o.restore },
         ),
       );
       const d = r.deprecateVersion;
-      process.stdout.write(`workflow ${d.workflowId} version ${d.version} ${d.deprecated ? 'deprecated: new runs on it are refused' : 'restored: new runs may use it'}\n`);
+      printAs(o.output, d, () => `workflow ${d.workflowId} version ${d.version} ${d.deprecated ? 'deprecated: new runs on it are refused' : 'restored: new runs may use it'}\n`);
     });
+
+  workflowGetCommand(workflows);
 }

@@ -8,6 +8,7 @@ import { JsonField } from './runs/JsonField.js';
 import { childRunsByNode, isFinished, nodeIds } from './runs/model.js';
 import { RunActions } from './runs/RunActions.js';
 import { RunHeader } from './runs/RunHeader.js';
+import { TaskLogs } from './runs/TaskLogs.js';
 import { TaskTable } from './runs/TaskTable.js';
 import type { RunDetail } from './runs/types.js';
 import { useRun } from './runs/useRun.js';
@@ -87,6 +88,10 @@ function RunDetails(props: { run: RunDetail; liveError: string | null; sensitive
       <section aria-labelledby="run-tasks-title">
         <h2 id="run-tasks-title">Tasks <span className="muted count">({run.tasks.length})</span></h2>
         <TaskTable tasks={run.tasks} selectedNodeId={selected} sensitive={props.sensitive} />
+      </section>
+      <section aria-labelledby="run-logs-title">
+        <h2 id="run-logs-title">Logs</h2>
+        <TaskLogs runId={run.id} tasks={run.tasks} />
       </section>
       <section aria-labelledby="run-history-title">
         <h2 id="run-history-title">History <span className="muted count">({run.history.length} events)</span></h2>

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { useLocation, useNavigate, useSearchParams } from 'react-router';
+import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
 import { ErrorText } from '../components/ErrorText.js';
 import { errorText } from '../api/errors.js';
@@ -11,7 +11,7 @@ import { RunFilters } from './runs/RunFilters.js';
 import { RunsTable } from './runs/RunsTable.js';
 import type { RunChange, RunsPage as RunsPageData } from './runs/types.js';
 import { useRunChanges } from './runs/useRunChanges.js';
-import { useReconnected } from '../session/session.js';
+import { useCan, useReconnected } from '../session/session.js';
 import './runs.css';
 
 const PAGE_SIZE = 25;
@@ -38,6 +38,7 @@ export function RunsPage() {
   // Unknown after a reload on a later page: "Previous page" then goes back to the newest runs.
   const remembered = (location.state as PagingState | null)?.previous;
   const previous = remembered ?? [];
+  const can = useCan();
   const { filter, problem } = toFilterInput(filters);
 
   const [result, reexecute] = useQuery<{ runs: RunsPageData }>({
@@ -89,6 +90,11 @@ export function RunsPage() {
     <section className="runs-page" aria-labelledby="runs-title">
       <div className="runs-heading">
         <h1 id="runs-title">Runs</h1>
+        {can.operate && (
+          <Link className="button" to={`/runs/start${filters.workflowId ? `?workflowId=${encodeURIComponent(filters.workflowId)}` : ''}`}>
+            Start a run
+          </Link>
+        )}
         <p className="muted live-note">
           {liveError ? `Live updates unavailable: ${errorText(liveError)}` : 'Live: statuses update as runs change.'}
         </p>

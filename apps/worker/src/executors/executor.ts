@@ -1,3 +1,5 @@
+import type { AttemptLog } from './attempt-log.js';
+
 /**
  * What a worker hands an executor and what it gets back. An executor turns a task's
  * resolved input (the node's `spec` after template resolution) into the task's output;
@@ -68,6 +70,8 @@ export interface ExecutionContext {
   sensitive?: boolean;
   /** The W3C `traceparent` an HTTP request of this execution carries (the attempt's span, or the run's). */
   traceparent?: string;
+  /** Where the execution records what it printed or did (the attempt's logs); none: nothing is kept. */
+  log?: AttemptLog;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
+import type { AttemptLog } from './attempt-log.js';
 import { ExecutionError } from './executor.js';
 import type { ExecutionContext, TaskExecutor } from './executor.js';
 import { guardedConnector, normalizeHost, RefusedAddressError } from './http-address-guard.js';
@@ -108,9 +109,11 @@ export class HttpExecutor implements TaskExecutor {
     const onCancel = (): void => controller.abort();
     ctx.signal?.addEventListener('abort', onCancel, { once: true });
     if (ctx.signal?.aborted) controller.abort();
+    const requests = new RequestLines(ctx.log, shown);
     try {
-      return await this.send(spec, controller.signal, shown, ctx.traceparent);
+      return await this.send(spec, controller.signal, shown, requests, ctx.traceparent);
     } catch (err) {
+      requests.failed(err, timedOut ? `timed out after ${spec.timeoutMs / 1000}s` : ctx.signal?.aborted ? 'cancelled' : undefined);
       if (timedOut) {
         throw new ExecutionError(`${label} timed out after ${spec.timeoutMs / 1000}s`, true, 'timeout');
       }
@@ -135,16 +138,18 @@ export class HttpExecutor implements TaskExecutor {
   }
 
   /** The request of `spec` (redirects followed); `traceparent` is sent unless the spec sets one itself. */
-  private async send(spec: HttpSpec, signal: AbortSignal, shown: Shown, traceparent?: string): Promise<unknown> {
+  private async send(spec: HttpSpec, signal: AbortSignal, shown: Shown, requests: RequestLines, traceparent?: string): Promise<unknown> {
     let url = spec.url;
     let method = spec.method;
     let body = spec.body;
     let headers = traceparent && !Object.keys(spec.headers).some((h) => h.toLowerCase() === 'traceparent') ? { ...spec.headers, traceparent } : spec.headers;
     for (let hop = 0; ; hop++) {
+      requests.sent(method, url);
       const res = await request(url, { method, headers, body, signal, dispatcher: this.agent });
       const location = firstHeader(res.headers.location);
       if (REDIRECT_STATUSES.has(res.statusCode) && location !== undefined) {
         await res.body.dump();
+        requests.answered(res.statusCode);
         if (hop === MAX_REDIRECTS) {
           throw new ExecutionError(`HTTP ${spec.method} ${shown.url(spec.url)}: more than ${MAX_REDIRECTS} redirects`);
         }
@@ -170,6 +175,7 @@ export class HttpExecutor implements TaskExecutor {
       }
 
       const raw = await this.readBody(res, `HTTP ${method} ${shown.url(url)}`);
+      requests.answered(res.statusCode);
       const accepted = spec.accept.some(([lo, hi]) => res.statusCode >= lo && res.statusCode <= hi);
       const contentType = firstHeader(res.headers['content-type']) ?? '';
       if (!accepted) {
@@ -209,6 +215,42 @@ export class HttpExecutor implements TaskExecutor {
     if (this.options.allowPrivate) return true;
     const host = normalizeHost(hostname);
     return this.exactHosts.has(host) || this.hostSuffixes.some((suffix) => host.endsWith(suffix));
+  }
+}
+
+/**
+ * The log lines of one execution's requests, one per request sent (each redirect hop too):
+ * `GET http://host/path -> 200 (12 ms)`, or the error instead of the status
+ * (`GET <redacted url> -> failed: ECONNREFUSED (3 ms)`), the url as `shown` shows it. The
+ * duration runs from the request to the end of its body.
+ */
+class RequestLines {
+  private pending: { method: string; url: URL; at: number } | undefined;
+
+  constructor(
+    private readonly log: AttemptLog | undefined,
+    private readonly shown: Shown,
+  ) {}
+
+  sent(method: string, url: URL): void {
+    this.pending = { method, url, at: performance.now() };
+  }
+
+  answered(status: number): void {
+    this.end(String(status));
+  }
+
+  /** The request under way failed: `why`, else what the error says (as `shown` shows it). */
+  failed(err: unknown, why?: string): void {
+    const text = why ?? (err instanceof ExecutionError ? err.message : this.shown.cause(err));
+    this.end(`failed: ${text}`);
+  }
+
+  private end(result: string): void {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = undefined;
+    this.log?.line(`${p.method} ${this.shown.url(p.url)} -> ${result} (${Math.round(performance.now() - p.at)} ms)`);
   }
 }
 

@@ -33,6 +33,35 @@ export function redactInputs(message: string, input: unknown, maxChars = MAX_ERR
   return body + marker;
 }
 
+/**
+ * An attempt's log text as it may leave the worker for a `sensitive` node: every form of every
+ * input value replaced as {@link redactInputs} replaces it, never cut. With `cutAtStart` (the text
+ * is the kept tail of a longer output, so it may begin inside a value) a beginning that is the end
+ * of one of those forms is redacted too.
+ */
+export function redactLog(text: string, input: unknown, cutAtStart: boolean): string {
+  const forms = secretForms(input);
+  let body = cutAtStart ? cutHead(text, forms) : text;
+  for (const f of forms) if (body.includes(f)) body = body.split(f).join(REDACTED_VALUE);
+  return body;
+}
+
+/** `text` with its beginning redacted when it is the end of one of `forms`. */
+function cutHead(text: string, forms: readonly string[]): string {
+  const firstChar = text[0];
+  if (firstChar === undefined) return text;
+  let longest = 0;
+  for (const f of forms) {
+    for (let k = Math.min(f.length, text.length); k > longest; k--) {
+      if (f[f.length - k] === firstChar && text.startsWith(f.slice(f.length - k))) {
+        longest = k;
+        break;
+      }
+    }
+  }
+  return longest > 0 ? REDACTED_VALUE + text.slice(longest) : text;
+}
+
 /** The forms of `input`'s string values worth redacting, longest first. */
 function secretForms(input: unknown): string[] {
   const values = new Set<string>();

@@ -1,10 +1,12 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { type TakenTask, type TaskJob } from '@weft/engine';
-import { RunCoordinator, type ReportResult } from '@weft/engine/coordinator';
+import { RunCoordinator, type AttemptLogInput, type ReportResult } from '@weft/engine/coordinator';
 import { BullTaskQueues, WEFT_CONFIG, WeftMetrics, WeftTracing, type JobDelivery, type JobHandlerResult, type WeftConfig } from '@weft/platform';
 import { ExecutionError, failureKind, type FailureKind, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
 import { redactInputs } from './redact-inputs.js';
+import { attemptLogOf } from './attempt-logs.js';
+import { AttemptLog } from '../executors/attempt-log.js';
 import { CodeExecutor, type CodeExecutorOptions, type CodeMemoryEvent } from '../executors/code/code.executor.js';
 import { WorkerRegistration } from '../registry/worker-registration.js';
 import { Drain, handBack, type HeldExecution } from './drain.js';
@@ -39,7 +41,7 @@ export interface TaskProcessorOptions {
   drainMs?: number;
 }
 
-type Outcome = { ok: true; output: unknown } | { ok: false; error: string; retryable: boolean; kind: FailureKind };
+type Outcome = ({ ok: true; output: unknown } | { ok: false; error: string; retryable: boolean; kind: FailureKind }) & { log?: AttemptLogInput };
 
 /** An execution this worker holds a lease for. */
 type Held = HeldExecution;
@@ -256,6 +258,8 @@ export class TaskProcessor implements BeforeApplicationShutdown {
     this.startHeartbeats();
     const spans = (this.tracing ?? UNTRACED).attempt(job);
     let outcome: Outcome | undefined;
+    const log = new AttemptLog();
+    const startedAt = new Date();
     try {
       try {
         const output = await spans.execute((traceparent) =>
@@ -267,6 +271,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
             signal: held.lost.signal,
             ...(job.sensitive ? { sensitive: true } : {}),
             ...(traceparent ? { traceparent } : {}),
+            log,
           }),
         );
         outcome = { ok: true, output };
@@ -274,6 +279,8 @@ export class TaskProcessor implements BeforeApplicationShutdown {
         const retryable = !(err instanceof ExecutionError) || err.retryable;
         outcome = { ok: false, error: failureText(job, err instanceof Error ? err.message : String(err)), retryable, kind: failureKind(err) };
       }
+      const logged = attemptLogOf(job, log, startedAt, new Date());
+      if (logged) outcome.log = logged;
       if (held.handedBack) return { handBack: job };
       if (held.lost.signal.aborted) {
         // The coordinator would ignore the report as stale: the attempt was cancelled or replaced.
@@ -344,7 +351,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
    */
   private async report(held: Held, outcome: Outcome, take: boolean): Promise<ReportResult | undefined> {
     const { job, token } = held;
-    const base = { runId: job.runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, leaseToken: token };
+    const base = { runId: job.runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, leaseToken: token, ...(outcome.log ? { log: outcome.log } : {}) };
     for (let i = 1; ; i++) {
       // Checked on every try: a draining worker takes nothing more.
       const takeFrom = take && !this.drain.active && !this.stopping ? { takeFrom: job.queue } : {};
@@ -364,7 +371,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
             throw err;
           }
           this.log.warn(`result of task ${job.taskId} attempt ${job.attempt} refused (${msg}); reporting the attempt failed`);
-          outcome = { ok: false, error: failureText(job, `the result could not be reported: ${msg}`), retryable: true, kind: 'internal' };
+          outcome = { ok: false, error: failureText(job, `the result could not be reported: ${msg}`), retryable: true, kind: 'internal', ...(outcome.log ? { log: outcome.log } : {}) };
           i = 0;
           continue;
         }

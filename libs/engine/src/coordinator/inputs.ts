@@ -40,6 +40,19 @@ export interface ReportCompletedInput {
    * lease token.
    */
   takeFrom?: string;
+  /** What the attempt printed or did, kept per attempt; absent or empty: nothing is written. */
+  log?: AttemptLogInput;
+}
+
+/**
+ * One attempt's logs as a worker reports them: the text it kept (at most 64 KiB of output, its
+ * tail after a marker line of what was cut; a sensitive node's resolved values already
+ * redacted), and the worker's clock when the execution began and ended.
+ */
+export interface AttemptLogInput {
+  text: string;
+  startedAt: Date;
+  finishedAt: Date;
 }
 
 /** A worker's failed report of one task attempt; `retryable: false` asks to fail for good. */
@@ -54,6 +67,8 @@ export interface ReportFailedInput {
   leaseToken?: string;
   /** See {@link ReportCompletedInput.takeFrom}. */
   takeFrom?: string;
+  /** See {@link ReportCompletedInput.log}. */
+  log?: AttemptLogInput;
 }
 
 /** A lease a worker holds: the attempt it executes and the token its claim returned. */

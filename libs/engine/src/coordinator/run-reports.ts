@@ -1,20 +1,26 @@
+import { AttemptLogRepository, attemptLogWrite, type AttemptLogRecord, type StepCommitter } from '@weft/persistence';
 import { MAX_ERROR_CHARS, type RunEvent } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { EventPipeline } from './event-pipeline.js';
 import { reportField } from './input-checks.js';
-import type { FireTimerInput, ReportCompletedInput, ReportFailedInput, ReportResult } from './inputs.js';
-import { describeJsonProblem, jsonProblem, sanitizeText } from './storable.js';
+import type { AttemptLogInput, FireTimerInput, ReportCompletedInput, ReportFailedInput, ReportResult } from './inputs.js';
+import { describeJsonProblem, jsonProblem, sanitizeText, storableLog } from './storable.js';
 
 /**
  * Workers' and the scheduler's reports, each turned into its event and handed to the event
  * pipeline (see {@link RunCommands} for what each does). A worker output PostgreSQL cannot hold
  * (NUL character or lone surrogate in a string or key, too deep, over `maxOutputBytes`) fails the
  * attempt instead; a worker's error text is sanitized and cut.
+ *
+ * A report with logs writes them first ({@link writeLog}), through the step committer with the
+ * other reports of its message, fenced by the attempt's lease; a report without logs adds no
+ * statement.
  */
 export class RunReports {
   constructor(
     private readonly ctx: CoordinatorContext,
     private readonly pipeline: EventPipeline,
+    private readonly committer: StepCommitter,
   ) {}
 
   /** A worker's NodeCompleted, or the NodeFailed of an output that cannot be stored; see `RunCommands.reportCompleted`. */
@@ -22,19 +28,22 @@ export class RunReports {
     const bad = jsonProblem(r.output, this.ctx.maxOutputBytes);
     if (bad) return this.reportFailed(tenantId, { ...r, error: describeJsonProblem('output', bad, 'OUTPUT_TOO_LARGE') });
     const ev: RunEvent = { type: 'NodeCompleted', taskId: reportField(r.taskId), nodeId: reportField(r.nodeId), attempt: r.attempt, output: r.output };
+    await this.writeLog(tenantId, ev.taskId, r, null);
     return this.pipeline.report(tenantId, r.runId, ev, r.leaseToken, r.takeFrom);
   }
 
   /** A worker's NodeFailed with its error text sanitized and cut at 8 KiB; see `RunCommands.reportFailed`. */
   async reportFailed(tenantId: string, r: ReportFailedInput): Promise<ReportResult> {
+    const error = sanitizeText(typeof r.error === 'string' ? r.error : String(r.error), MAX_ERROR_CHARS);
     const ev: RunEvent = {
       type: 'NodeFailed',
       taskId: reportField(r.taskId),
       nodeId: reportField(r.nodeId),
       attempt: r.attempt,
-      error: sanitizeText(typeof r.error === 'string' ? r.error : String(r.error), MAX_ERROR_CHARS),
+      error,
       ...(r.retryable === undefined ? {} : { retryable: r.retryable !== false }),
     };
+    await this.writeLog(tenantId, ev.taskId, r, error);
     return this.pipeline.report(tenantId, r.runId, ev, r.leaseToken, r.takeFrom);
   }
 
@@ -42,4 +51,35 @@ export class RunReports {
   async fireTimer(tenantId: string, t: FireTimerInput): Promise<ReportResult> {
     return this.pipeline.fireTimer(tenantId, t);
   }
+
+  /**
+   * Writes the report's logs, when it has any, before its event: through the committer (one
+   * more statement in a message that carries other reports), or alone should the committer's
+   * message fail. Written only while the attempt is RUNNING under the report's lease, so a stale
+   * report leaves nothing. A write that fails alone throws (a transient error: the worker tries
+   * the report again).
+   */
+  private async writeLog(tenantId: string, taskId: string, r: { attempt: number; leaseToken?: string; log?: AttemptLogInput }, error: string | null): Promise<void> {
+    const log = r.log;
+    if (!log || log.text === '') return;
+    const record: AttemptLogRecord = {
+      taskId,
+      attempt: r.attempt,
+      ...(r.leaseToken === undefined ? {} : { leaseToken: r.leaseToken }),
+      startedAt: validDate(log.startedAt),
+      finishedAt: validDate(log.finishedAt),
+      error,
+      logs: storableLog(log.text),
+    };
+    try {
+      await this.committer.submit({ tenantId, ...attemptLogWrite(tenantId, record) });
+    } catch {
+      await new AttemptLogRepository(this.ctx.ds).write(tenantId, record);
+    }
+  }
+}
+
+/** `d` when it is a valid Date, else the coordinator's clock (a worker's bad clock value must not fail its report). */
+function validDate(d: unknown): Date {
+  return d instanceof Date && Number.isFinite(d.getTime()) ? d : new Date();
 }

@@ -65,3 +65,24 @@ export function sanitizeText(s: string, maxChars = MAX_ERROR_CHARS): string {
   }
   return out;
 }
+
+/**
+ * Longest logs text stored per attempt, in UTF-16 code units: the worker's 64 KiB of output and
+ * its marker line. A longer text (a worker that does not cap) keeps its tail.
+ */
+export const MAX_LOG_CHARS = 64 * 1024 + 256;
+
+/**
+ * `s` made storable as an attempt's logs: each NUL character and lone surrogate becomes U+FFFD,
+ * and text beyond {@link MAX_LOG_CHARS} keeps its tail after a line `… N chars cut …`.
+ */
+export function storableLog(s: string): string {
+  let out = SUSPECT.test(s) ? s.replace(BAD_CHARS, '\ufffd') : s;
+  if (out.length > MAX_LOG_CHARS) {
+    let from = out.length - (MAX_LOG_CHARS - 64);
+    const first = out.charCodeAt(from);
+    if (first >= 0xdc00 && first <= 0xdfff) from++;
+    out = `… ${from.toLocaleString('en-US')} chars cut …\n${out.slice(from)}`;
+  }
+  return out;
+}

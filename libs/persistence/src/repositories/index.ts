@@ -22,3 +22,4 @@ export * from './schedule.repository.js';
 export * from './schedule-backfill.repository.js';
 export * from './concurrency-group.repository.js';
 export * from './flow-view.repository.js';
+export * from './attempt-log.repository.js';

@@ -5,8 +5,8 @@ import type { ApiKeyRole } from '../entities/api-key.entity.js';
 import { ApiKeyEntity } from '../entities/api-key.entity.js';
 import { TenantEntity } from '../entities/tenant.entity.js';
 import { sql } from '../sql.js';
-import { apiKeyCandidates } from '../claims.js';
-import { LastAdminKeyError, TooManyApiKeysError } from '../errors.js';
+import { apiKeyCandidates, callDefiner } from '../claims.js';
+import { LastAdminKeyError, TenantNameTakenError, TooManyApiKeysError, UniqueViolation } from '../errors.js';
 import { isUuid } from '../tenant-transaction.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
 
@@ -36,6 +36,17 @@ export interface ApiKeyPrincipal {
 /** An API key as listed for admins: never the hash or the secret. */
 export type ApiKeyInfo = Omit<ApiKeyEntity, 'keyHash'>;
 
+/** A tenant as the operator lists it (`weft_tenants()`): never a key nor any of its data. */
+export interface TenantSummary {
+  id: string;
+  name: string;
+  createdAt: Date;
+  /** Its weight in fair dispatch between tenants, 1–100. */
+  dispatchWeight: number;
+  /** Its API keys not revoked. */
+  liveKeys: number;
+}
+
 /** SHA-256 hex digest of a raw API key, as stored in `api_keys.key_hash`. */
 export function hashApiKey(rawKey: string): string {
   return createHash('sha256').update(rawKey, 'utf8').digest('hex');
@@ -58,14 +69,43 @@ export class TenantRepository extends TenantScopedRepository {
   /**
    * Creates a tenant named `name` (UUIDv7 id) with one `admin` key named `keyName`
    * (default `"admin"`), in one transaction. Returns the tenant id and the raw key.
+   * @throws TenantNameTakenError when another tenant has the name, ignoring case (the unique
+   *   index `tenants_name_unique` decides, so two concurrent creates cannot both take it).
    */
   async createTenant(name: string, opts: { keyName?: string } = {}): Promise<CreatedApiKey & { name: string }> {
     const tenantId = uuidv7();
-    return this.inTenant(tenantId, async (m) => {
-      await sql(m, `INSERT INTO tenants (id, name) VALUES ($1, $2)`, [tenantId, name]);
-      const key = await insertKey(m, tenantId, opts.keyName ?? 'admin', 'admin');
-      return { ...key, name };
-    });
+    try {
+      return await this.inTenant(tenantId, async (m) => {
+        await sql(m, `INSERT INTO tenants (id, name) VALUES ($1, $2)`, [tenantId, name]);
+        const key = await insertKey(m, tenantId, opts.keyName ?? 'admin', 'admin');
+        return { ...key, name };
+      });
+    } catch (err) {
+      if (!(err instanceof UniqueViolation) || err.constraint !== 'tenants_name_unique') throw err;
+      const existing = await this.findTenantByName(name);
+      // Deleted again since: the name is free, but this create was refused all the same.
+      throw new TenantNameTakenError(name, existing ?? { id: 'unknown', name });
+    }
+  }
+
+  /**
+   * Every tenant, oldest first, with its dispatch weight and number of live keys, through the
+   * SECURITY DEFINER function `weft_tenants()`: for operators (`weft admin tenants`), never for
+   * a tenant's request.
+   */
+  async listTenants(): Promise<TenantSummary[]> {
+    const rows = await callDefiner<{ id: string; name: string; created_at: Date; dispatch_weight: number; live_keys: number }>(
+      this.db,
+      `SELECT id, name, created_at, dispatch_weight, live_keys FROM weft_tenants()`,
+      [],
+    );
+    return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, dispatchWeight: r.dispatch_weight, liveKeys: r.live_keys }));
+  }
+
+  /** The tenant named `name`, ignoring case, as `weft_tenants()` lists it; null when there is none. */
+  async findTenantByName(name: string): Promise<{ id: string; name: string } | null> {
+    const rows = await callDefiner<{ id: string; name: string }>(this.db, `SELECT id, name FROM weft_tenants() WHERE lower(name) = lower($1)`, [name]);
+    return rows[0] ?? null;
   }
 
   /**

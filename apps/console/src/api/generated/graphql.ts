@@ -55,6 +55,13 @@ export type EdgeState =
   | 'SKIPPED'
   | 'TAKEN';
 
+export type PublishWorkflowInput = {
+  /** The definition as YAML or JSON text. */
+  definition: string;
+  name?: string | null | undefined;
+  workflowId: string;
+};
+
 export type RetryRunInput = {
   /** A JSON object. Default: the run's config. */
   config?: import("../json.js").Json | null | undefined;
@@ -106,6 +113,22 @@ export type SendSignalInput = {
   name: string;
   payload?: import("../json.js").Json | null | undefined;
   runId: string | number;
+};
+
+export type StartRunInput = {
+  /** A JSON object; templates read it as config.x. Default: {}. */
+  config?: import("../json.js").Json | null | undefined;
+  /** A repeated key returns the run it first started. */
+  idempotencyKey?: string | null | undefined;
+  /** A JSON object; templates read it as input.x. Default: {}. */
+  input?: import("../json.js").Json | null | undefined;
+  /** Dispatch priority of the run's tasks among the tenant's waiting tasks, 1 (first) to 5. Default: the definition's priority, else 3. */
+  priority?: number | null | undefined;
+  /** Start here instead of the definition's entry node. */
+  startNodeId?: string | null | undefined;
+  /** Default: the workflow's default version (the pinned one, else the latest). A deprecated version is refused. */
+  version?: number | null | undefined;
+  workflowId: string;
 };
 
 /** Status of a task (one per reached node). */
@@ -284,6 +307,14 @@ export type SendSignalMutationVariables = Exact<{
 
 export type SendSignalMutation = { sendSignal: { delivered: boolean } };
 
+export type TaskLogsQueryVariables = Exact<{
+  id: string | number;
+  after?: string | number | null | undefined;
+}>;
+
+
+export type TaskLogsQuery = { run: { id: string, tasks: Array<{ id: string, attempts: Array<{ attempt: number, logs: string | null, startedAt: string | null, finishedAt: string | null, error: string | null }> }> } | null };
+
 export type ScheduleSummaryFieldsFragment = { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, overlapPolicy: ScheduleOverlapPolicy, paused: boolean, nextFireAt: string | null, firedCount: number, note: string | null, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } };
 
 export type ScheduleBackfillFieldsFragment = { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null };
@@ -371,6 +402,13 @@ export type DeleteScheduleMutationVariables = Exact<{
 
 export type DeleteScheduleMutation = { deleteSchedule: string };
 
+export type StartRunMutationVariables = Exact<{
+  input: StartRunInput;
+}>;
+
+
+export type StartRunMutation = { startRun: { id: string } };
+
 export type WorkflowFieldsFragment = { id: string, name: string | null, latestVersion: number, defaultVersion: number, pinnedVersion: number | null, createdAt: string, updatedAt: string };
 
 export type VersionFieldsFragment = { version: number, createdAt: string, createdBy: string | null, checksum: string, deprecated: boolean, deprecatedAt: string | null };
@@ -411,3 +449,18 @@ export type DeprecateVersionMutationVariables = Exact<{
 
 
 export type DeprecateVersionMutation = { deprecateVersion: { workflowId: string, version: number, createdAt: string, createdBy: string | null, checksum: string, deprecated: boolean, deprecatedAt: string | null } };
+
+export type PublishWorkflowMutationVariables = Exact<{
+  input: PublishWorkflowInput;
+}>;
+
+
+export type PublishWorkflowMutation = { publishWorkflow: { workflowId: string, version: number, warnings: Array<{ message: string, nodeId: string | null, path: string | null }> } };
+
+export type VersionTextQueryVariables = Exact<{
+  workflowId: string;
+  version?: number | null | undefined;
+}>;
+
+
+export type VersionTextQuery = { workflowVersion: { workflowId: string, version: number, source: string, definition: import("../json.js").Json } | null };

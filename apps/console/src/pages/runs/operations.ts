@@ -112,3 +112,13 @@ export const SEND_SIGNAL = /* GraphQL */ `
     sendSignal(input: $input) { delivered }
   }
 `;
+
+/**
+ * One task's attempts with their logs: the page of one task after the task `after` (the one
+ * created before it; null for the run's first), so that a panel reads its own task's logs only.
+ */
+export const TASK_LOGS = /* GraphQL */ `
+  query TaskLogs($id: ID!, $after: ID) {
+    run(id: $id) { id tasks(first: 1, after: $after) { id attempts { attempt logs startedAt finishedAt error } } }
+  }
+`;

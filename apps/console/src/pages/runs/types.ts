@@ -5,6 +5,7 @@ import type {
   RunSummaryFieldsFragment,
   RunsQuery,
   TaskFieldsFragment,
+  TaskLogsQuery,
 } from '../../api/generated/graphql.js';
 
 /** Run statuses (RunStatus). */
@@ -25,3 +26,5 @@ export type RunEvent = EventFieldsFragment;
 /** A run with everything its page shows. */
 export type RunDetail = RunDetailFieldsFragment;
 export type ChildRun = RunDetail['children'][number];
+/** One execution of a worker task and what it printed or did (TaskAttempt); `attempt` counts from 0, as the API does. */
+export type TaskAttempt = NonNullable<TaskLogsQuery['run']>['tasks'][number]['attempts'][number];

@@ -1,5 +1,11 @@
 import { GRAPH_FIELDS } from '../../api/graph.js';
-import type { WorkflowFieldsFragment, WorkflowQuery, WorkflowVersionQuery } from '../../api/generated/graphql.js';
+import type {
+  PublishWorkflowMutation,
+  VersionTextQuery,
+  WorkflowFieldsFragment,
+  WorkflowQuery,
+  WorkflowVersionQuery,
+} from '../../api/generated/graphql.js';
 
 /** The workflow pages' GraphQL documents and the shapes of their answers (generated from them). */
 
@@ -53,4 +59,22 @@ export const DEPRECATE_VERSION = /* GraphQL */ `
     deprecateVersion(workflowId: $workflowId, version: $version, deprecated: $deprecated) { workflowId ...VersionFields }
   }
   ${VERSION_FIELDS}
+`;
+
+/** A version as publishWorkflow answers it. */
+export type PublishedVersion = PublishWorkflowMutation['publishWorkflow'];
+
+export const PUBLISH_WORKFLOW = /* GraphQL */ `
+  mutation PublishWorkflow($input: PublishWorkflowInput!) {
+    publishWorkflow(input: $input) { workflowId version warnings { message nodeId path } }
+  }
+`;
+
+/** A version's text as published and its definition as stored (JSON), for the editor and the diff. */
+export type VersionText = NonNullable<VersionTextQuery['workflowVersion']>;
+
+export const VERSION_TEXT = /* GraphQL */ `
+  query VersionText($workflowId: String!, $version: Int) {
+    workflowVersion(workflowId: $workflowId, version: $version) { workflowId version source definition }
+  }
 `;

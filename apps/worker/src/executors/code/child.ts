@@ -11,6 +11,10 @@ export interface ProcessOutcome {
   cancelled: boolean;
   /** The last `maxLogBytes` of its stderr. */
   stderr: string;
+  /** The last `maxLogBytes` of its stdout and stderr together, in the order they arrived. */
+  output: string;
+  /** Bytes of stdout and stderr before {@link output} that were not kept. */
+  outputCutBytes: number;
 }
 
 /** A command line to start: the file, its arguments, and the uid/gid to start it as (if any). */
@@ -31,7 +35,8 @@ const DEADLINE_GRACE_MS = 100;
 const PIPE_GRACE_MS = 250;
 
 /**
- * Runs `launch` in a process group of its own, keeping the tails of stdout and stderr, until it
+ * Runs `launch` in a process group of its own, keeping the tail of stderr and the tail of both
+ * streams together (each at most `maxLogBytes`; what comes before is counted, never held), until it
  * exits, `seconds` have passed or `signal` aborts. On the deadline or an abort the group is
  * SIGKILLed and the promise settles at once: it never waits for pipes that a leftover process
  * holds open (after a normal exit they get {@link PIPE_GRACE_MS}). Durations beyond Node's
@@ -53,6 +58,7 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
     });
     if (filter !== undefined) closeSync(filter);
     const stderr = new LogTail(maxLogBytes);
+    const output = new LogTail(maxLogBytes);
     let settled = false;
     let exitGrace: NodeJS.Timeout | undefined;
     const killGroup = (): void => {
@@ -63,7 +69,7 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
         // already gone
       }
     };
-    const settle = (outcome: Omit<ProcessOutcome, 'stderr'>): void => {
+    const settle = (outcome: Omit<ProcessOutcome, 'stderr' | 'output' | 'outputCutBytes'>): void => {
       if (settled) return;
       settled = true;
       deadline.clear();
@@ -73,7 +79,8 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
       // A leftover process may hold the pipes open: stop reading instead of waiting for it.
       child.stdout!.destroy();
       child.stderr!.destroy();
-      resolve({ ...outcome, stderr: stderr.text() });
+      const kept = output.kept();
+      resolve({ ...outcome, stderr: stderr.text(), output: kept.text, outputCutBytes: kept.cutBytes });
     };
     let exited = false;
     let overdue: NodeJS.Timeout | undefined;
@@ -94,9 +101,12 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
     signal?.addEventListener('abort', onCancel, { once: true });
     if (signal?.aborted) onCancel();
 
-    // stdout is drained (a full pipe would block the code) but only stderr feeds error messages.
-    child.stdout!.resume();
-    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // Both are drained (a full pipe would block the code); only stderr feeds error messages.
+    child.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr.push(chunk);
+      output.push(chunk);
+    });
     child.on('exit', (exitCode, exitSignal) => {
       exited = true;
       killGroup();
@@ -115,10 +125,14 @@ export function runProcess(launch: Launch, seconds: number, signal: AbortSignal 
   });
 }
 
-/** Keeps the last `limit` bytes of a stream. */
+/**
+ * Keeps the last `limit` bytes of a stream, holding at most twice that (plus one chunk) whatever
+ * the stream's length, and counts what it dropped.
+ */
 export class LogTail {
   private chunks: Buffer[] = [];
   private size = 0;
+  private dropped = 0;
 
   constructor(private readonly limit: number) {}
 
@@ -127,13 +141,26 @@ export class LogTail {
     this.size += chunk.length;
     if (this.size > 2 * this.limit) {
       const all = Buffer.concat(this.chunks);
-      this.chunks = [all.subarray(all.length - this.limit)];
+      // A copy: a view would keep the whole concatenation alive.
+      this.chunks = [Buffer.from(all.subarray(all.length - this.limit))];
+      this.dropped += all.length - this.limit;
       this.size = this.limit;
     }
   }
 
   text(): string {
+    return this.kept().text;
+  }
+
+  /**
+   * The kept tail as text, starting at a character (UTF-8 continuation bytes at the cut are
+   * dropped with what came before), and how many bytes of the stream came before it.
+   */
+  kept(): { text: string; cutBytes: number } {
     const all = Buffer.concat(this.chunks);
-    return all.subarray(Math.max(0, all.length - this.limit)).toString('utf8');
+    let from = Math.max(0, all.length - this.limit);
+    const cut = this.dropped + from;
+    if (cut > 0) while (from < all.length && (all[from]! & 0xc0) === 0x80) from++;
+    return { text: all.subarray(from).toString('utf8'), cutBytes: cut + (from - Math.max(0, all.length - this.limit)) };
   }
 }

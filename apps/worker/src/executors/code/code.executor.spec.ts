@@ -80,7 +80,7 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
         py,
       )) as { secret: unknown; keys: string[] };
       expect(out.secret).toBeNull();
-      expect(out.keys.filter((k) => !['PATH', 'HOME', 'LANG', 'PWD', 'PYTHONDONTWRITEBYTECODE', 'PYTHONIOENCODING', 'LC_CTYPE'].includes(k))).toEqual([]);
+      expect(out.keys.filter((k) => !['PATH', 'HOME', 'LANG', 'PWD', 'PYTHONDONTWRITEBYTECODE', 'PYTHONIOENCODING', 'PYTHONUNBUFFERED', 'LC_CTYPE'].includes(k))).toEqual([]);
     });
 
     it('runs in a fresh, empty working directory, and leaves no folder behind', async () => {

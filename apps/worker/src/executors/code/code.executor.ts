@@ -44,7 +44,10 @@ export interface CodeExecutorOptions {
   tempDir?: string;
   /** Largest result read back, in bytes (default 10 MiB); a larger one fails the attempt (OUTPUT_TOO_LARGE). */
   maxResultBytes?: number;
-  /** Tail of stderr kept for error messages, in bytes (default 64 KiB). */
+  /**
+   * Tail kept of stderr (for error messages) and, apart, of stdout and stderr together (the
+   * attempt's logs, `ctx.log`), in bytes each (default 64 KiB); the rest is counted, not held.
+   */
   maxLogBytes?: number;
   /**
    * When the worker runs as root, each execution runs as its own uid (gid the same number) from
@@ -138,7 +141,8 @@ const RUNNERS: Record<Language, { name: string; source: string; handler: string 
  *
  * The result travels through one file the worker reads with no-follow, non-blocking, size-capped
  * I/O ({@link readResultFile}), so anything the code prints cannot corrupt it and nothing it does
- * to the file can block or mislead the worker.
+ * to the file can block or mislead the worker. What it prints (stdout and stderr, interleaved as
+ * they arrive) goes to `ctx.log`: its last `maxLogBytes` (64 KiB), after a count of the bytes cut.
  *
  * Errors (`ExecutionError`): a malformed spec, a limit over its bound, an unknown runtime, a syntax
  * error, a missing handler and a worker that refuses CODE are not retryable; an exception
@@ -229,7 +233,7 @@ export class CodeExecutor implements TaskExecutor {
       if (runAs) swept = await killUids({ first: runAs.uid, count: 1 });
     };
     try {
-      return await this.executeAs(isolation, runAs, slot, language, code, inputJson, limits, deadline, ctx.signal, sweep);
+      return await this.executeAs(isolation, runAs, slot, language, code, inputJson, limits, deadline, ctx, sweep);
     } finally {
       // The execution's cgroup is gone: its processes hold no memory any more.
       releaseMemory();
@@ -283,7 +287,7 @@ export class CodeExecutor implements TaskExecutor {
     inputJson: string,
     limits: CodeLimits,
     deadline: number,
-    signal: AbortSignal | undefined,
+    { signal, log }: ExecutionContext,
     sweep: () => Promise<void>,
   ): Promise<unknown> {
     const { name, source, handler } = RUNNERS[language];
@@ -305,7 +309,7 @@ export class CodeExecutor implements TaskExecutor {
       const inputFile = join(at.in, 'input.json');
       const [command, env]: [string[], Record<string, string>] =
         language === 'python'
-          ? [[this.python, runner, codeFile, inputFile, at.result, String(limits.memoryMb), String(watchdogSeconds)], { PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8' }]
+          ? [[this.python, runner, codeFile, inputFile, at.result, String(limits.memoryMb), String(watchdogSeconds)], { PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8', PYTHONUNBUFFERED: '1' }]
           : [[this.node, `--max-old-space-size=${limits.memoryMb}`, runner, codeFile, inputFile, at.result, String(watchdogSeconds * 1000)], {}];
       if (!sandboxed && !runAs) env[EXECUTION_ENV] = executionId;
       const effective = cgroup || language !== 'js' ? limits : { ...limits, dataBytes: (limits.memoryMb + NODE_DATA_HEADROOM_MB) * 1024 * 1024 };
@@ -323,6 +327,7 @@ export class CodeExecutor implements TaskExecutor {
         if (runAs) await sweep();
         else if (!sandboxed) await killMarked(`${EXECUTION_ENV}=${executionId}`, await realpath(files.workDir).catch(() => files.workDir));
       }
+      log?.output(outcome.output, outcome.outputCutBytes);
       if (outcome.timedOut) throw new ExecutionError(`timed out after ${limits.seconds}s`, true, 'timeout');
       if (outcome.cancelled) throw new ExecutionError('execution was cancelled', true, 'cancelled');
       const text = await readResultFile(files.resultFile, { ownerUid: runAs?.uid ?? process.getuid?.(), maxBytes: this.maxResultBytes });

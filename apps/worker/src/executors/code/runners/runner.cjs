@@ -27,6 +27,13 @@ const watchdog =
   ' if (left <= 0) process.kill(process.pid, "SIGKILL"); else setTimeout(wait, Math.min(left, 2147483647)); })();';
 new Worker(watchdog, { eval: true }).unref();
 
+// What the code prints must reach the worker before process.exit() ends the process: writes to
+// the pipes block instead of queueing (the worker reads them continuously).
+for (const stream of [process.stdout, process.stderr]) {
+  const handle = /** @type {{ _handle?: { setBlocking?: (on: boolean) => void } }} */ (/** @type {unknown} */ (stream))._handle;
+  if (handle && typeof handle.setBlocking === 'function') handle.setBlocking(true);
+}
+
 /** @param {string} text @returns {never} */
 function finish(text) {
   fs.writeFileSync(resultPath, text);

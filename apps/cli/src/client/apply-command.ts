@@ -1,0 +1,168 @@
+import { readdir, stat } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import type { Command } from 'commander';
+import YAML from 'yaml';
+import type { WeftClient } from '@weft/client';
+import { usageError } from '../exit-codes.js';
+import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import { cell, formatData, withOutput, type OutputFormat } from './output.js';
+import { asValidateReports, readDefinitionFile } from './workflow-commands.js';
+
+/** The extensions `apply -f FOLDER` takes, in lower case. */
+const DEFINITION_EXTENSIONS = ['.yaml', '.yml', '.json'];
+
+/** The flags of `apply`. */
+interface ApplyFlags extends ConnectionFlags {
+  file: string[];
+  recursive?: boolean;
+  id?: string;
+  name?: string;
+  output: OutputFormat;
+}
+
+/** A version `apply` published (or found identical), with the file it came from (`-` for stdin). */
+export interface Applied {
+  file: string;
+  workflowId: string;
+  version: number;
+  createdAt: string;
+}
+
+/** One definition file to apply, or why a path given to `-f` yields none. */
+type Target = { path: string } | { path: string; error: string };
+
+/** The parser of an option that may be repeated (`-f a -f b`): each value added to those before it. */
+export function repeatable(v: string, previous: string[] = []): string[] {
+  return [...previous, v];
+}
+
+/**
+ * The definition files `-f` names, in order: a file as given, `-` (stdin) as given, a folder's
+ * `*.yaml`, `*.yml` and `*.json` files sorted by name (with `recursive`, its subfolders too, each
+ * where its name sorts). A path that cannot be read, and a folder without a definition file,
+ * become a target with the error, so that the other paths are still applied.
+ */
+export async function definitionTargets(paths: readonly string[], recursive: boolean): Promise<Target[]> {
+  const out: Target[] = [];
+  const walk = async (dir: string): Promise<number> => {
+    let found = 0;
+    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (recursive) found += await walk(path);
+      } else if (DEFINITION_EXTENSIONS.includes(extname(e.name).toLowerCase()) && (e.isFile() || (await stat(path).catch(() => null))?.isFile())) {
+        out.push({ path });
+        found++;
+      }
+    }
+    return found;
+  };
+  for (const path of paths) {
+    if (path === '-') {
+      out.push({ path });
+      continue;
+    }
+    const found = await stat(path).then(
+      (s) => ({ s }),
+      (err: NodeJS.ErrnoException) => ({ err }),
+    );
+    if ('err' in found) {
+      out.push({ path, error: `cannot read ${path}: ${found.err.code === 'ENOENT' ? 'no such file' : found.err.message}` });
+    } else if (found.s.isDirectory()) {
+      if ((await walk(path)) === 0) out.push({ path, error: `no ${DEFINITION_EXTENSIONS.map((x) => `*${x}`).join(', ')} file in folder ${path}${recursive ? ' or below it' : ' (-R to look in its subfolders)'}` });
+    } else {
+      out.push({ path });
+    }
+  }
+  return out;
+}
+
+/**
+ * The workflow id of a definition: `id` (the `--id` flag) when given, else the definition's own
+ * `workflow_id` when it is a string, else the file's name without its extension (none for stdin).
+ * A text that does not parse gives no `workflow_id`: the API then says what is wrong with it.
+ */
+export function workflowIdOf(path: string, source: string, id: string | undefined): string | undefined {
+  if (id !== undefined) return id;
+  // The document is read, not turned into values: the rest is the API's to check and word.
+  const doc = YAML.parseDocument(source);
+  const own = doc.errors.length === 0 ? doc.get('workflow_id') : undefined;
+  if (typeof own === 'string' && own !== '') return own;
+  return path === '-' ? undefined : basename(path, extname(path));
+}
+
+/** Publishes one file; prints its warnings on stderr (with the file's name when `named`). */
+async function applyOne(c: WeftClient, path: string, o: ApplyFlags, named: boolean): Promise<Applied> {
+  const definition = await readDefinitionFile(path);
+  const workflowId = workflowIdOf(path, definition, o.id);
+  if (workflowId === undefined) throw new Error('-f - (stdin) needs --id, or a workflow_id in the definition: there is no file name to take the workflow id from');
+  const r = await c
+    .request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version createdAt warnings { nodeId path message } } }`, {
+      i: { workflowId, name: o.name, definition },
+    })
+    .catch((err: unknown) => {
+      throw asValidateReports(err);
+    });
+  // Published all the same: what may fail at run time goes to stderr, the version to stdout.
+  const { warnings, ...published } = r.publishWorkflow as Omit<Applied, 'file'> & { warnings: { nodeId: string | null; path: string | null; message: string }[] };
+  for (const w of warnings) process.stderr.write(`warning: ${named ? `${path}: ` : ''}${[w.nodeId, w.path].filter(Boolean).join(' ')}: ${w.message}\n`);
+  return { file: path, ...published };
+}
+
+/** The line `apply` prints of a version for people. */
+function appliedLine(a: Applied): string {
+  return `workflow ${cell(a.workflowId)} version ${a.version} (${a.file === '-' ? 'stdin' : cell(a.file)})\n`;
+}
+
+/**
+ * Registers `apply`: publishes each definition `-f` names (files, folders, `-`), in order. A file
+ * that fails is reported on stderr with its name and the API's problems, the others are still
+ * applied, and the command then fails (exit code 1), naming the files that were not applied.
+ */
+export function applyCommand(program: Command): void {
+  withOutput(withConnection(program.command('apply')))
+    .description('publish workflow definitions (YAML or JSON) as new versions: files, folders, or - for stdin')
+    .requiredOption('-f, --file <path>', 'a definition file, a folder (its *.yaml, *.yml, *.json files, sorted by name), or - for stdin; repeat for several', repeatable)
+    .option('-R, --recursive', 'with a folder, its subfolders too')
+    .option('--id <workflowId>', "workflow id, for a single file (default: the definition's workflow_id, else the file name without extension)")
+    .option('--name <name>', 'display name, for a single file')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Prints `workflow ID version N (FILE)` per file. -o json|yaml prints the version published',
+        '({file, workflowId, version, createdAt}), a list of them when -f names a folder or several files.',
+        'A file that fails is named on stderr with its problems; the others are still applied, and the',
+        'exit code is then 1. -f - (stdin) needs --id, or a workflow_id in the definition.',
+      ].join('\n'),
+    )
+    .action(async (o: ApplyFlags, cmd: Command) => {
+      // One file (not a folder, even of one file) prints one object and fails as any command does.
+      const one = o.file.length === 1 && !(await stat(o.file[0]!).then((s) => s.isDirectory(), () => false));
+      if (!one && (o.id !== undefined || o.name !== undefined)) {
+        usageError(cmd, `${o.id !== undefined ? '--id' : '--name'} names one workflow: give it with a single file (each of several files takes its id from its workflow_id, else its file name)`);
+      }
+      if (o.file.filter((f) => f === '-').length > 1) usageError(cmd, '-f - (stdin) can be given once');
+      const targets = await definitionTargets(o.file, !!o.recursive);
+      const applied: Applied[] = [];
+      const failed: string[] = [];
+      await withClient(o, async (c) => {
+        for (const t of targets) {
+          try {
+            if ('error' in t) throw new Error(t.error);
+            const a = await applyOne(c, t.path, o, !one);
+            applied.push(a);
+            if (o.output === 'table') process.stdout.write(appliedLine(a));
+          } catch (err) {
+            // A lone file fails as any command does; among several, the others are still applied.
+            if (one) throw err;
+            failed.push(t.path === '-' ? 'stdin' : t.path);
+            process.stderr.write(`error: ${t.path === '-' ? 'stdin' : t.path}: ${(err as Error)?.message ?? String(err)}\n`);
+          }
+        }
+      });
+      if (o.output !== 'table') process.stdout.write(formatData(o.output, one ? applied[0] : applied));
+      if (failed.length) throw new Error(`${failed.length} of ${targets.length} definition files not applied: ${failed.join(', ')}`);
+    });
+}

@@ -1,0 +1,22 @@
+import { describe, expect, it } from '@jest/globals';
+import { newLogLines } from './logs-command.js';
+
+describe('newLogLines', () => {
+  const tasks = [
+    { id: 't1', nodeId: 'fetch', iteration: null, attempts: [{ attempt: 0, logs: 'GET a -> 503 (1 ms)\n' }, { attempt: 1, logs: 'GET a -> 200 (1 ms)\n' }] },
+    { id: 't2', nodeId: 'each', iteration: 3, attempts: [{ attempt: 0, logs: 'one\n\nthree' }, { attempt: 1, logs: null }] },
+  ];
+
+  it('prefixes every line, an empty one too, with the node (and iteration) and the attempt counted from 1', () => {
+    expect(newLogLines(tasks, new Set(), true)).toBe(
+      '[fetch #1] GET a -> 503 (1 ms)\n[fetch #2] GET a -> 200 (1 ms)\n[each[3] #1] one\n[each[3] #1] \n[each[3] #1] three\n',
+    );
+  });
+
+  it('prints each attempt once, and an attempt without logs never', () => {
+    const printed = new Set(['t1#0']);
+    expect(newLogLines(tasks, printed, false)).toBe('GET a -> 200 (1 ms)\none\n\nthree\n');
+    expect(newLogLines(tasks, printed, false)).toBe('');
+    expect([...printed].sort()).toEqual(['t1#0', 't1#1', 't2#0']);
+  });
+});

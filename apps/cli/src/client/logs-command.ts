@@ -1,0 +1,129 @@
+import type { Command } from 'commander';
+import type { WeftClient } from '@weft/client';
+import { EXIT } from '../exit-codes.js';
+import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import { RUN_PAGE, restOfPages } from './run-pages.js';
+import { FINAL_RUN_STATUSES } from './run-watch.js';
+
+/** The task fields `weft logs` reads: each task's stored attempts with their logs. */
+export const LOG_TASK_FIELDS = 'id nodeId iteration attempts { attempt logs }';
+
+/** The node types a worker runs, whose attempts have logs. */
+const WORKER_NODE_TYPES = new Set(['HTTP', 'CODE']);
+
+/** A task as `weft logs` reads it. */
+interface LogTask {
+  id: string;
+  nodeId: string;
+  iteration: number | null;
+  attempts: { attempt: number; logs: string | null }[];
+}
+
+/**
+ * The lines of the attempts of `tasks` not in `printed` (keys `taskId#attempt`, added to it),
+ * task by task, oldest attempt first; attempts without logs print nothing. With `prefix`, each
+ * line starts with `[node #attempt] ` (`[node[i] #attempt] ` for a for_each iteration), the
+ * attempt counted from 1, as people count executions (the API's `attempt` + 1).
+ */
+export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, prefix: boolean): string {
+  let out = '';
+  for (const t of tasks) {
+    for (const a of t.attempts) {
+      const key = `${t.id}#${a.attempt}`;
+      if (printed.has(key) || a.logs === null) continue;
+      printed.add(key);
+      const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
+      const lines = (a.logs.endsWith('\n') ? a.logs.slice(0, -1) : a.logs).split('\n');
+      out += lines.map((l) => (prefix ? `[${name} #${a.attempt + 1}] ${l}\n` : `${l}\n`)).join('');
+    }
+  }
+  return out;
+}
+
+/** The run's status and its tasks (of node `node`, when given) with their attempts, every page. */
+async function readLogs(c: WeftClient, runId: string, node: string | undefined): Promise<{ status: string; tasks: LogTask[] }> {
+  const { run } = await c.request(`query($id: ID!) { run(id: $id) { status tasks(first: ${RUN_PAGE}) { ${LOG_TASK_FIELDS} } } }`, { id: runId });
+  const tasks: LogTask[] = await restOfPages(c, runId, 'tasks', LOG_TASK_FIELDS, run.tasks);
+  return { status: run.status, tasks: node === undefined ? tasks : tasks.filter((t) => t.nodeId === node) };
+}
+
+/** How many worker nodes (HTTP, CODE) the run's definition has; undefined when it cannot be read. */
+async function workerNodeCount(c: WeftClient, runId: string): Promise<number | undefined> {
+  try {
+    const { run } = await c.request(`query($id: ID!) { run(id: $id) { workflowId version } }`, { id: runId });
+    const r = await c.request(`query($id: String!, $v: Int) { workflowVersion(workflowId: $id, version: $v) { definition } }`, { id: run.workflowId, v: run.version });
+    const nodes = (r.workflowVersion?.definition as { nodes?: { type?: string }[] } | undefined)?.nodes ?? [];
+    return nodes.filter((n) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase())).length;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Prints the logs of run `runId`'s attempts (of node `node` only, when given); with `follow`,
+ * then follows the run over the `runUpdated` subscription and prints each attempt's logs once it
+ * ends, until the run ends (exit code {@link EXIT}.runNotSucceeded unless it succeeded).
+ * @throws a WeftApiError from the API (NOT_FOUND for an unknown run or another tenant's)
+ */
+export async function printLogs(c: WeftClient, runId: string, node: string | undefined, follow: boolean): Promise<void> {
+  const printed = new Set<string>();
+  const prefix = node === undefined && (await workerNodeCount(c, runId)) !== 1;
+  let status = '';
+  const show = async (): Promise<void> => {
+    const read = await readLogs(c, runId, node);
+    status = read.status;
+    process.stdout.write(newLogLines(read.tasks, printed, prefix));
+  };
+  if (!follow) {
+    await show();
+    return;
+  }
+  let shown: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  // An update that changes no task's status or attempt ends no attempt: no read of the logs.
+  let seen = '';
+  const changed = (run: { tasks: { id: string; status: string; attempt: number }[] }): boolean => {
+    if (run.tasks.length >= RUN_PAGE) return true;
+    const state = run.tasks.map((t) => `${t.id}:${t.status}:${t.attempt}`).join(',');
+    if (state === seen) return false;
+    seen = state;
+    return true;
+  };
+  // Subscribed before the first read: an attempt that ends meanwhile is read by the next update.
+  const updates = `subscription($id: ID!) { runUpdated(runId: $id) { status tasks(first: ${RUN_PAGE}) { id status attempt } } }`;
+  const sub = c.subscribe(updates, { id: runId }, (data: any) => {
+    const final = FINAL_RUN_STATUSES.includes(data.runUpdated.status);
+    if (!final && !changed(data.runUpdated)) return true;
+    shown = shown.then(show).catch((err: unknown) => {
+      failure ??= err;
+      sub.dispose();
+    });
+    return !final;
+  });
+  shown = shown.then(show).catch((err: unknown) => {
+    failure ??= err;
+    sub.dispose();
+  });
+  await shown;
+  if (!failure && FINAL_RUN_STATUSES.includes(status)) sub.dispose();
+  else await sub.done;
+  await shown;
+  if (failure) throw failure;
+  // The last update may have come before the final read: read once more to miss nothing.
+  if (!FINAL_RUN_STATUSES.includes(status)) await show();
+  if (!FINAL_RUN_STATUSES.includes(status)) throw new Error(`the API ended the subscription before run ${runId} finished`);
+  if (status !== 'SUCCEEDED') process.exitCode = EXIT.runNotSucceeded;
+}
+
+/** Registers `logs`: the logs of a run's attempts, once or followed live. */
+export function logsCommand(program: Command): void {
+  withConnection(program.command('logs <runId>'))
+    .description(
+      "print what a run's attempts printed or did (a CODE node's output, at most its last 64 KiB each; an HTTP node's requests); with several nodes each line starts with [node #attempt], attempts counted from 0 as the API counts them",
+    )
+    .option('--node <nodeId>', 'only the attempts of this node')
+    .option('-f, --follow', 'then follow the run live, printing each attempt once it ends, until the run ends (exit code 3 unless it succeeds)')
+    .action(async (runId: string, o: ConnectionFlags & { node?: string; follow?: boolean }) => {
+      await withClient(o, (c) => printLogs(c, runId, o.node, o.follow ?? false));
+    });
+}
