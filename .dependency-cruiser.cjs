@@ -111,6 +111,13 @@ module.exports = {
       from: { path: '^libs/persistence/' },
       to: { path: '^(libs/engine/|libs/platform/|apps/)' },
     },
+    {
+      name: 'contract-imports-nothing',
+      severity: 'error',
+      comment: 'libs/contract is bundled into the console as well as run by the API: it imports no package, no Node built-in and no other code.',
+      from: { path: '^libs/contract/' },
+      to: { pathNot: '^libs/contract/' },
+    },
   ],
   options: {
     // Packages are dependencies (the rules above name some) but are not cruised themselves.

@@ -20,6 +20,7 @@ const shared = {
     '^@weft/persistence$': '<rootDir>/libs/persistence/src/index.ts',
     '^@weft/platform$': '<rootDir>/libs/platform/src/index.ts',
     '^@weft/client$': '<rootDir>/libs/client/src/index.ts',
+    '^@weft/contract$': '<rootDir>/libs/contract/src/index.ts',
     '^@weft/api$': '<rootDir>/apps/api/src/index.ts',
     '^@weft/worker$': '<rootDir>/apps/worker/src/index.ts',
     '^@weft/scheduler$': '<rootDir>/apps/scheduler/src/index.ts',

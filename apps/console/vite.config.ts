@@ -13,6 +13,8 @@ export default defineConfig({
   base: '/',
   publicDir: false,
   esbuild: { jsx: 'automatic' },
+  // The API's limits, from the one dependency-free library the console shares with it.
+  resolve: { alias: { '@weft/contract': here('../../libs/contract/src/index.ts') } },
   // The IDE's monaco workers (graphiql/setup-workers/vite) split into chunks: module workers.
   worker: { format: 'es' },
   build: {

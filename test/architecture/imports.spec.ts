@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 /**
  * The import rules of `.dependency-cruiser.cjs` (no cycles; the pure engine's layers import only
  * downward and nothing with I/O; node kinds do not route; the coordinator holds no driver and
- * the engine's entry point loads no coordinator; persistence stands alone), checked
+ * the engine's entry point loads no coordinator; persistence stands alone; the contract imports
+ * nothing), checked
  * over libs/ and apps/ as they are. The same rules also run over fixtures/, a small tree laid
  * out like the repository whose files break each rule once, so a rule that can no longer fail
  * is noticed.
@@ -71,6 +72,7 @@ describe('the import rules', () => {
         `coordinator-holds-no-driver: ${E}/coordinator/shell.ts → typeorm`,
         `coordinator-reads-the-pure-engine-through-its-entry: ${E}/coordinator/shell.ts → ${E}/model/cycle-a.ts`,
         `engine-entry-loads-no-coordinator: ${E}/index.ts → ${E}/coordinator/shell.ts`,
+        `contract-imports-nothing: libs/contract/src/limits.ts → fs`,
       ].sort(),
     );
     expect(found).toContain(`no-circular: ${E}/model/cycle-a.ts → ${E}/model/cycle-b.ts (cycle: ${E}/model/cycle-a.ts → ${E}/model/cycle-b.ts → ${E}/model/cycle-a.ts)`);

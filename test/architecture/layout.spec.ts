@@ -47,7 +47,9 @@ function sqlLines(text: string): string[] {
 
 describe('the layout', () => {
   it(`keeps every source file under libs/ and apps/ at ${MAX_LINES} lines or fewer`, () => {
+    // Generated files (`npm run codegen`) grow with the schema and are not read as code.
     const long = sources(['libs', 'apps'])
+      .filter((f) => !f.includes('/generated/'))
       .map((f) => ({ f, text: readFileSync(join(ROOT, f), 'utf8') }))
       .filter(({ text }) => overLong(text))
       .map(({ f, text }) => `${f}: ${text.split('\n').length} lines`);

@@ -27,6 +27,7 @@ const ALIASES = {
   '@weft/persistence': 'libs/persistence/src/index.ts',
   '@weft/platform': 'libs/platform/src/index.ts',
   '@weft/client': 'libs/client/src/index.ts',
+  '@weft/contract': 'libs/contract/src/index.ts',
   '@weft/api': 'apps/api/src/index.ts',
   '@weft/worker': 'apps/worker/src/index.ts',
   '@weft/scheduler': 'apps/scheduler/src/index.ts',

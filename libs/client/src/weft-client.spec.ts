@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { WeftApiError, WeftClient } from './weft-client.js';
+import { operation, WeftApiError, WeftClient } from './weft-client.js';
 
 describe('the GraphQL client names what went wrong', () => {
   let server: Server;
@@ -25,6 +25,17 @@ describe('the GraphQL client names what went wrong', () => {
 
   it('returns data', async () => {
     expect(await new WeftClient(`${url}/ok`, 'k').request('{ ok }')).toEqual({ ok: true });
+  });
+
+  it('types the answer and the variables of an operation (checked by the typecheck), sending the text as it is', async () => {
+    const ok = operation<{ ok: boolean }, { id: string }>('query Ok($id: ID!) { ok }');
+    const data = await new WeftClient(`${url}/ok`).request(ok, { id: 'x' });
+    const answer: boolean = data.ok;
+    expect(answer).toBe(true);
+    // @ts-expect-error: the operation's variables are { id: string }.
+    await new WeftClient(`${url}/ok`).request(ok, { id: 1 });
+    // @ts-expect-error: the operation's answer has no `missing`.
+    expect(data.missing).toBeUndefined();
   });
 
   it('turns GraphQL errors into a WeftApiError listing the problems', async () => {

@@ -31,6 +31,26 @@ function formatError(e: GraphQLErrorShape): string {
 }
 
 /**
+ * An operation's text carrying the types of its answer (`TData`) and variables, made by
+ * {@link operation}. {@link WeftClient.request} and {@link WeftClient.subscribe} infer both from
+ * it; at run time it is the string itself. A plain string stays untyped (`any`).
+ */
+export type Operation<TData, TVariables extends Variables = Variables> = string & { readonly __operation?: (variables: TVariables) => TData };
+
+/**
+ * `text` typed with the answer and variables types that `npm run codegen` writes for it from
+ * schema.graphql, as the CLI's flow commands do. The generator reads only a template literal
+ * right after a block comment that says `GraphQL`; a cast (`as`) would take the comment from it,
+ * hence a call.
+ */
+export function operation<TData, TVariables extends Variables = Variables>(text: string): Operation<TData, TVariables> {
+  return text;
+}
+
+/** An operation's variables by name. */
+export type Variables = Record<string, unknown>;
+
+/**
  * A small client of Weft's GraphQL API, used by the CLI, the demo and the end-to-end tests:
  * queries and mutations over HTTP POST, subscriptions over graphql-ws. `url` is the HTTP URL of
  * the endpoint (e.g. `http://127.0.0.1:4000/graphql`); `apiKey` goes in `Authorization: Bearer`.
@@ -44,7 +64,7 @@ export class WeftClient {
   ) {}
 
   /** Runs a query or mutation; resolves `data`, rejects with {@link WeftApiError} on GraphQL errors. */
-  async request<T = any>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  async request<T = any, V extends Variables = Variables>(query: Operation<T, V> | string, variables: V = {} as V): Promise<T> {
     let res: Response;
     try {
       res = await fetch(this.url, {
@@ -75,7 +95,11 @@ export class WeftClient {
    * Subscribes; calls `onNext` with each `data`. Resolves when the server completes the
    * subscription or `dispose()` is called; rejects on an error.
    */
-  subscribe<T = any>(query: string, variables: Record<string, unknown>, onNext: (data: T) => void | boolean): { done: Promise<void>; dispose: () => void } {
+  subscribe<T = any, V extends Variables = Variables>(
+    query: Operation<T, V> | string,
+    variables: V,
+    onNext: (data: T) => void | boolean,
+  ): { done: Promise<void>; dispose: () => void } {
     const client = this.wsClient();
     let dispose = () => {};
     const done = new Promise<void>((resolve, reject) => {

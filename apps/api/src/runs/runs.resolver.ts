@@ -3,6 +3,7 @@ import { Args, Context, ID, Info, Int, Mutation, Parent, Query, ResolveField, Re
 import type { GraphQLResolveInfo } from 'graphql';
 import type { JsonValue } from '@weft/engine';
 import { RUN_CHILDREN_MAX, RUN_ITEMS_PAGE_DEFAULT, RUN_ITEMS_PAGE_MAX } from '@weft/persistence';
+import { RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from '@weft/contract';
 import type { GqlContext } from '../auth/gql-context.js';
 import { GraphQLJSON } from '../common/json.scalar.js';
 import type { Principal } from '../auth/principal.js';
@@ -53,7 +54,7 @@ export class RunsResolver {
     return this.runService.sizing(ctx, info, () => this.runService.get(principal, id, info), `run:${principal.tenantId}:${id}`);
   }
 
-  @Query(() => RunConnection, { description: 'Runs newest first, Relay style; first defaults to 20 (at most 200).' })
+  @Query(() => RunConnection, { description: `Runs newest first, Relay style; first defaults to ${RUNS_PAGE_DEFAULT} (at most ${RUNS_PAGE_MAX}).` })
   runs(
     @Args('filter', { type: () => RunFilter, nullable: true }, validateFilter) filter: RunFilter | null | undefined,
     @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,

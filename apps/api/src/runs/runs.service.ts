@@ -31,10 +31,10 @@ import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 import { jsonBytes, responseScope, type ResponseBudget, type ResponseScope } from './response-budget.js';
 import { selectedFields, surelySelectedFields } from './selection.js';
+import { RUNS_PAGE_MAX } from '@weft/contract';
 import { StoredJsonLoader, type StoredJsonRef } from './stored-json.loader.js';
 import { nextLoader, patchHistoryPage, patchRunFields, patchTaskPage } from './run-patch.js';
 
-export const RUNS_PAGE_MAX = 200;
 
 /** A run whose first page of tasks is loaded with the rest of its page of runs (one query for the page). */
 type PagedRun = RunObject & { pageTasks?: (first: number, sized: typeof TASK_JSON_COLUMNS) => Promise<Map<string, SizedTask[]>> };

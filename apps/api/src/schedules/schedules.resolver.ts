@@ -1,6 +1,7 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
 import { Args, Context, ID, Info, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { JsonValue } from '@weft/engine';
+import { SCHEDULES_PAGE_DEFAULT, SCHEDULES_PAGE_MAX, UPCOMING_MAX } from '@weft/contract';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { GqlContext } from '../auth/gql-context.js';
 import type { Principal } from '../auth/principal.js';
@@ -23,7 +24,7 @@ const CHANGE = 'create, change or fire schedules';
 export class SchedulesResolver {
   constructor(private readonly service: SchedulesService) {}
 
-  @Query(() => ScheduleConnection, { description: "The tenant's schedules in creation order, optionally of one workflow; first defaults to 50 (at most 200)." })
+  @Query(() => ScheduleConnection, { description: `The tenant's schedules in creation order, optionally of one workflow; first defaults to ${SCHEDULES_PAGE_DEFAULT} (at most ${SCHEDULES_PAGE_MAX}).` })
   schedules(
     @Args('workflowId', { type: () => String, nullable: true }, validate) workflowId: string | null | undefined,
     @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
@@ -116,7 +117,7 @@ export class SchedulesResolver {
     return this.service.recentRuns(s, first);
   }
 
-  @ResolveField(() => [GraphQLDateTime], { description: 'The next nominal fire times (at most 100), from nextFireAt on; fewer when the schedule ends. While paused, the times it had before the pause (unpausing computes them again from then).' })
+  @ResolveField(() => [GraphQLDateTime], { description: `The next nominal fire times (at most ${UPCOMING_MAX}), from nextFireAt on; fewer when the schedule ends. While paused, the times it had before the pause (unpausing computes them again from then).` })
   upcoming(@Parent() s: ScheduleObject, @Args('count', { type: () => Int, defaultValue: 5 }) count: number): Date[] {
     return this.service.upcoming(s, count);
   }

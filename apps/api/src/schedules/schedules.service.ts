@@ -3,6 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { backfillCount, firstFire, fireTimesBetween, MAX_BACKFILL_FIRES, MAX_SCHEDULE_NOTE_CHARS, nextFireTime, upcomingFireTimes, WeftError, type JsonValue, type OverlapPolicy, type Problem } from '@weft/engine';
 import type { GraphQLResolveInfo } from 'graphql';
 import { ScheduleFires, timingOf } from '@weft/engine/coordinator';
+import { SCHEDULES_PAGE_DEFAULT, SCHEDULES_PAGE_MAX, UPCOMING_MAX } from '@weft/contract';
 import {
   isUuid,
   RunRepository,
@@ -42,11 +43,6 @@ async function countedFireTimes(t: Parameters<typeof fireTimesBetween>[0], from:
   }
 }
 
-/** Most schedules one page lists, and the default. */
-export const SCHEDULES_FIRST_MAX = 200;
-const SCHEDULES_FIRST_DEFAULT = 50;
-/** Most upcoming fire times one read computes. */
-export const UPCOMING_MAX = 100;
 
 /**
  * Schedules over the API: management through the schedule repositories, fires (trigger) through
@@ -81,8 +77,8 @@ export class SchedulesService {
   }
 
   async list(p: Principal, workflowId: string | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<ScheduleConnection> {
-    const n = first ?? SCHEDULES_FIRST_DEFAULT;
-    if (!Number.isInteger(n) || n < 1 || n > SCHEDULES_FIRST_MAX) throw badInput('first', `must be between 1 and ${SCHEDULES_FIRST_MAX}`);
+    const n = first ?? SCHEDULES_PAGE_DEFAULT;
+    if (!Number.isInteger(n) || n < 1 || n > SCHEDULES_PAGE_MAX) throw badInput('first', `must be between 1 and ${SCHEDULES_PAGE_MAX}`);
     if (after != null && !isUuid(after)) throw badInput('after', 'is not a cursor of this list (an endCursor of a previous page)');
     const rows = await this.schedules.list(p.tenantId, { workflowId: workflowId ?? undefined, first: n, after: after ?? undefined });
     const page = rows.slice(0, n).map(toScheduleObject);

@@ -1,31 +1,29 @@
 import type { Command } from 'commander';
-import type { WeftClient } from '@weft/client';
+import { operation, type WeftClient } from '@weft/client';
+import { CONCURRENCY_KEYS_PAGE_MAX as KEYS_PAGE_MAX } from '@weft/contract';
+import type { FlowKeysQuery, FlowKeysQueryVariables, RateLimitsQuery, RateLimitsQueryVariables } from './generated/graphql.js';
 import { positiveInt } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import { cell, printAs, table, when, withOutput, type OutputFormat } from './output.js';
 
+const FLOW_KEYS = operation<FlowKeysQuery, FlowKeysQueryVariables>(/* GraphQL */ `
+  query FlowKeys($w: String, $n: Int, $a: String) {
+    concurrencyKeys(workflowId: $w, first: $n, after: $a) {
+      edges { node { scope workflowId key limit active queued } } pageInfo { hasNextPage endCursor }
+    }
+  }
+`);
+
+const RATE_LIMITS = operation<RateLimitsQuery, RateLimitsQueryVariables>(/* GraphQL */ `
+  query RateLimits { rateLimits { key limit perSeconds startedInWindow held nextStartAt } }
+`);
+
 /** A concurrency group as `concurrencyKeys` answers it. */
-export interface ConcurrencyKeyRow {
-  scope: string;
-  workflowId: string | null;
-  key: string;
-  limit: number;
-  active: number;
-  queued: number;
-}
+export type ConcurrencyKeyRow = FlowKeysQuery['concurrencyKeys']['edges'][number]['node'];
 
 /** A rate key as `rateLimits` answers it. */
-export interface RateLimitRow {
-  key: string;
-  limit: number | null;
-  perSeconds: number | null;
-  startedInWindow: number;
-  held: number;
-  nextStartAt: string | null;
-}
+export type RateLimitRow = RateLimitsQuery['rateLimits'][number];
 
-/** The most concurrency keys the API returns in one page (`concurrencyKeys(first:)`). */
-const KEYS_PAGE_MAX = 200;
 /** How many concurrency keys `flow keys` lists without `--limit`. */
 const DEFAULT_KEYS_LIMIT = 100;
 
@@ -57,12 +55,8 @@ export async function listKeys(c: WeftClient, workflowId: string | undefined, li
   const keys: ConcurrencyKeyRow[] = [];
   let after: string | null = null;
   for (;;) {
-    const r: any = await c.request(
-      `query($w: String, $n: Int, $a: String) { concurrencyKeys(workflowId: $w, first: $n, after: $a) {
-         edges { node { scope workflowId key limit active queued } } pageInfo { hasNextPage endCursor } } }`,
-      { w: workflowId, n: Math.min(KEYS_PAGE_MAX, limit - keys.length), a: after },
-    );
-    keys.push(...r.concurrencyKeys.edges.map((e: { node: ConcurrencyKeyRow }) => e.node));
+    const r: FlowKeysQuery = await c.request(FLOW_KEYS, { w: workflowId, n: Math.min(KEYS_PAGE_MAX, limit - keys.length), a: after });
+    keys.push(...r.concurrencyKeys.edges.map((e) => e.node));
     const { hasNextPage, endCursor } = r.concurrencyKeys.pageInfo;
     if (!hasNextPage || !endCursor) return { keys, more: false };
     if (keys.length >= limit) return { keys, more: true };
@@ -90,7 +84,7 @@ export function flowCommands(program: Command): void {
   withOutput(withConnection(flow.command('rate-limits')))
     .description('list the rate keys that started an attempt in the last day or hold attempts now: limit per window, starts in the window, held attempts and the next start')
     .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
-      const r = await withClient(o, (c) => c.request<{ rateLimits: RateLimitRow[] }>(`{ rateLimits { key limit perSeconds startedInWindow held nextStartAt } }`));
+      const r = await withClient(o, (c) => c.request(RATE_LIMITS));
       printAs(o.output, r.rateLimits, () => rateLimitsTable(r.rateLimits));
     });
 }

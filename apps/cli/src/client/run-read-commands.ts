@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { WeftClient } from '@weft/client';
+import { RUNS_PAGE_MAX } from '@weft/contract';
 import { positiveInt, RUN_STATUSES, runStatus, since } from './arguments.js';
 import { attemptLimits } from './attempts.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
@@ -39,8 +40,6 @@ export function runsTable(runs: readonly any[], now: number): string {
   );
 }
 
-/** The most runs the API returns in one page (`runs(first:)`). */
-export const RUNS_PAGE_MAX = 200;
 
 /** How many runs `runs` lists without `--limit`. */
 const DEFAULT_LIMIT = 20;

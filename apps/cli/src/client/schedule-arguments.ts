@@ -1,12 +1,10 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { UPCOMING_MAX } from '@weft/contract';
 import { usageError } from '../exit-codes.js';
 import { isRfc3339, lengthMs } from './arguments.js';
 
 /** The overlap policies `--overlap` takes, as the CLI writes them (the API's enum in lower case). */
 export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'];
-
-/** The most upcoming fire times the API computes in one read (`upcoming(count:)`). */
-export const UPCOMING_MAX = 100;
 
 /** An overlap policy in any case (`buffer_one`, `BUFFER_ONE`), as the CLI writes it. */
 export function overlapPolicy(v: string): string {

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { useQuery } from 'urql';
 import { ErrorText } from '../components/ErrorText.js';
 import { ConcurrencyKeysTable, RateLimitsTable } from './flow/FlowTables.js';
-import { FLOW, type FlowData } from './flow/operations.js';
+import { FLOW, KEYS_PAGE, type FlowData } from './flow/operations.js';
 import { useAutoRefresh } from './queues/useAutoRefresh.js';
 import './admin.css';
 
@@ -18,7 +18,7 @@ export function FlowPage() {
   const after = pages.length ? pages[pages.length - 1]! : null;
   const [{ data, error, fetching }, reexecute] = useQuery<FlowData>({
     query: FLOW,
-    variables: { workflowId: workflowId.trim() || null, after },
+    variables: { workflowId: workflowId.trim() || null, first: KEYS_PAGE, after },
     requestPolicy: 'network-only',
   });
   const refresh = useCallback(() => reexecute({ requestPolicy: 'network-only' }), [reexecute]);

@@ -2,19 +2,15 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useRef, use
 import { Provider } from 'urql';
 import { connect, type ApiConnection } from '../api/client.js';
 import { errorText } from '../api/errors.js';
+import type { ApiKeyRole, WhoamiQuery } from '../api/generated/graphql.js';
 import { WHOAMI } from '../api/operations.js';
 import { forgetGraphiQL } from './graphiql-storage.js';
 
 /** A key's role; each includes the ones after it. */
-export type Role = 'admin' | 'operator' | 'viewer';
+export type Role = ApiKeyRole;
 
 /** Who the console is signed in as. */
-export interface Caller {
-  tenantId: string;
-  keyId: string;
-  keyName: string;
-  role: Role;
-}
+export type Caller = WhoamiQuery['whoami'];
 
 /** What a page may do, by the role of the key (the API enforces the same; the page only hides). */
 export interface Can {
@@ -98,8 +94,8 @@ export function SessionProvider(props: {
       // Until whoami accepted the key, a refusal is this form's answer, not a revoked session.
       let accepted = false;
       const connection = connect(trimmed, () => accepted && signOut('The API no longer accepts this key (revoked?): sign in again.'));
-      const result = await connection.client.query(WHOAMI, {}, { requestPolicy: 'network-only' }).toPromise();
-      const caller = result.data?.whoami as Caller | undefined;
+      const result = await connection.client.query<WhoamiQuery>(WHOAMI, {}, { requestPolicy: 'network-only' }).toPromise();
+      const caller = result.data?.whoami;
       if (!caller) {
         connection.dispose();
         return result.error ? errorText(result.error) : 'The API did not say who this key is.';

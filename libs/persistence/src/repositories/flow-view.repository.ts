@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { CONCURRENCY_KEYS_PAGE_DEFAULT, CONCURRENCY_KEYS_PAGE_MAX, RATE_LIMITS_MAX } from '@weft/contract';
 import { InvalidCursorError } from '../errors.js';
 import { sql } from '../sql.js';
 import { isUuid } from '../tenant-transaction.js';
@@ -72,12 +73,11 @@ export interface RateLimitRow {
   nextStartAt: Date | null;
 }
 
-/** Default page size of {@link FlowViewRepository.concurrencyKeys}. */
-export const CONCURRENCY_KEYS_PAGE_DEFAULT = 20;
-/** Largest page size of {@link FlowViewRepository.concurrencyKeys}; larger requests are refused by the API. */
-export const CONCURRENCY_KEYS_PAGE_MAX = 200;
-/** Most rate keys {@link FlowViewRepository.rateLimits} returns (the first by key). */
-export const RATE_LIMITS_MAX = 500;
+/**
+ * Default and largest page size of {@link FlowViewRepository.concurrencyKeys} (larger requests are
+ * refused by the API), and the most rate keys {@link FlowViewRepository.rateLimits} returns.
+ */
+export { CONCURRENCY_KEYS_PAGE_DEFAULT, CONCURRENCY_KEYS_PAGE_MAX, RATE_LIMITS_MAX };
 
 /** A concurrency keys cursor: base64url of the JSON `[key, group_key]` of the last row of a page. */
 function encodeKeyCursor(key: string, groupKey: string): string {

@@ -27,10 +27,11 @@ export type SizedTask = Omit<TaskEntity, TaskJsonColumn | 'leaseToken' | 'leaseE
 /** A history row without its JSON values, with their sizes instead. */
 export type SizedEvent = Omit<RunEventEntity, EventJsonColumn> & { jsonBytes: JsonBytes<EventJsonColumn> };
 
-/** Default page of a run's tasks and of its history ({@link RunRepository.tasksOfRun}, {@link RunRepository.eventsOfRun}). */
-export const RUN_ITEMS_PAGE_DEFAULT = 1000;
-/** Largest page of a run's tasks and of its history; larger requests are refused by the API. */
-export const RUN_ITEMS_PAGE_MAX = 1000;
+/**
+ * Default and largest page of a run's tasks and of its history ({@link RunRepository.tasksOfRun},
+ * {@link RunRepository.eventsOfRun}); larger requests are refused by the API.
+ */
+export { RUN_ITEMS_PAGE_DEFAULT, RUN_ITEMS_PAGE_MAX } from '@weft/contract';
 
 export const RUN_JSON_COLUMNS: readonly RunJsonColumn[] = ['input', 'config', 'output', 'error'];
 export const TASK_JSON_COLUMNS: readonly TaskJsonColumn[] = ['input', 'output', 'error'];

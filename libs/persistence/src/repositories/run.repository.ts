@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from '@weft/contract';
 import type { RunEventEntity } from '../entities/run-event.entity.js';
 import { RunEntity } from '../entities/run.entity.js';
 import { TaskEntity } from '../entities/task.entity.js';
@@ -48,10 +49,8 @@ export interface RunPage {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
-/** Default page size of {@link RunRepository.listRuns}. */
-export const RUNS_PAGE_DEFAULT = 20;
-/** Maximum page size of {@link RunRepository.listRuns}; larger requests are clamped. */
-export const RUNS_PAGE_MAX = 200;
+/** Default and largest page size of {@link RunRepository.listRuns} (larger requests are clamped): the API's. */
+export { RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX };
 
 /**
  * Encodes a keyset cursor over `(created_at, id)`: base64url of `<microseconds since epoch>:<run id>`.

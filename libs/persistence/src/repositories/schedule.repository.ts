@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { SCHEDULES_PAGE_MAX } from '@weft/contract';
 import type { Json } from '../json.js';
 import { sql } from '../sql.js';
 import { isUuid } from '../tenant-transaction.js';
@@ -75,7 +76,7 @@ export interface ScheduleFireState {
 }
 
 /** Most schedules one {@link ScheduleRepository.list} call returns. */
-export const SCHEDULES_PAGE_MAX = 200;
+export { SCHEDULES_PAGE_MAX };
 
 const COLUMNS = `tenant_id AS "tenantId", id, workflow_id AS "workflowId", version, cron, interval_seconds AS "intervalSeconds",
   time_zone AS "timeZone", input, config, start_at AS "startAt", end_at AS "endAt", jitter_seconds AS "jitterSeconds", note,

@@ -5,7 +5,7 @@ import type { DagLayout } from './layout.js';
 /** Which statuses, node kinds and edge states a drawing uses, each with its look and its word. */
 export function DagLegend(props: { layout: DagLayout }) {
   const { layout } = props;
-  const statuses = [...new Set(layout.nodes.map((n) => n.node.status).filter((s): s is string => s !== null))];
+  const statuses = [...new Set(layout.nodes.map((n) => n.node.status).filter((s) => s !== null))];
   const unreached = !layout.plan && layout.nodes.some((n) => n.node.status === null);
   const sub = layout.nodes.some((n) => n.node.type === 'SUBWORKFLOW');
   const states = new Set(layout.edges.map((e) => e.edge.state));

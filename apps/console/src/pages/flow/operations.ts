@@ -1,34 +1,18 @@
-/** The flow page's GraphQL documents and the shape of their answers. */
+import { CONCURRENCY_KEYS_PAGE_MAX } from '@weft/contract';
+import type { FlowQuery } from '../../api/generated/graphql.js';
 
-export interface ConcurrencyKeyRow {
-  scope: string;
-  workflowId: string | null;
-  key: string;
-  limit: number;
-  active: number;
-  queued: number;
-}
+/** The flow page's GraphQL document and the shape of its answer (generated from it). */
 
-export interface RateLimitRow {
-  key: string;
-  limit: number | null;
-  perSeconds: number | null;
-  startedInWindow: number;
-  held: number;
-  nextStartAt: string | null;
-}
+export type FlowData = FlowQuery;
+export type ConcurrencyKeyRow = FlowQuery['concurrencyKeys']['edges'][number]['node'];
+export type RateLimitRow = FlowQuery['rateLimits'][number];
 
-export interface FlowData {
-  concurrencyKeys: { edges: { cursor: string; node: ConcurrencyKeyRow }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
-  rateLimits: RateLimitRow[];
-}
-
-/** Concurrency keys per page (the API's largest). */
-export const KEYS_PAGE = 200;
+/** Concurrency keys per page (the API's largest), the `$first` of {@link FLOW}. */
+export const KEYS_PAGE = CONCURRENCY_KEYS_PAGE_MAX;
 
 export const FLOW = /* GraphQL */ `
-  query Flow($workflowId: String, $after: String) {
-    concurrencyKeys(workflowId: $workflowId, first: ${KEYS_PAGE}, after: $after) {
+  query Flow($workflowId: String, $first: Int, $after: String) {
+    concurrencyKeys(workflowId: $workflowId, first: $first, after: $after) {
       edges { cursor node { scope workflowId key limit active queued } }
       pageInfo { hasNextPage endCursor }
     }

@@ -1,36 +1,24 @@
-import type { Role } from '../../session/session.js';
+import type { ApiKeysQuery, CreateApiKeyMutation } from '../../api/generated/graphql.js';
 
-/** The keys page's GraphQL documents and the shapes of their answers. */
+/** The keys page's GraphQL documents and the shapes of their answers (generated from them). */
 
-export interface ApiKeyRow {
-  id: string;
-  name: string;
-  keyPrefix: string;
-  role: Role;
-  createdAt: string;
-  revokedAt: string | null;
-}
-
-export interface CreatedKey extends Omit<ApiKeyRow, 'revokedAt'> {
-  secret: string;
-}
-
-const KEY_FIELDS = 'id name keyPrefix role createdAt';
+export type ApiKeyRow = ApiKeysQuery['apiKeys'][number];
+export type CreatedKey = CreateApiKeyMutation['createApiKey'];
 
 export const API_KEYS = /* GraphQL */ `
   query ApiKeys {
-    apiKeys { ${KEY_FIELDS} revokedAt }
+    apiKeys { id name keyPrefix role createdAt revokedAt }
   }
 `;
 
 export const CREATE_API_KEY = /* GraphQL */ `
   mutation CreateApiKey($input: CreateApiKeyInput!) {
-    createApiKey(input: $input) { ${KEY_FIELDS} secret }
+    createApiKey(input: $input) { id name keyPrefix role createdAt secret }
   }
 `;
 
 export const REVOKE_API_KEY = /* GraphQL */ `
   mutation RevokeApiKey($id: ID!) {
-    revokeApiKey(id: $id) { ${KEY_FIELDS} revokedAt }
+    revokeApiKey(id: $id) { id name keyPrefix role createdAt revokedAt }
   }
 `;

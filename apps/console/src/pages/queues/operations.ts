@@ -1,30 +1,10 @@
-/** The queues page's GraphQL document and the shape of its answer. */
+import type { QueuesAndWorkersQuery } from '../../api/generated/graphql.js';
 
-export interface WorkerRow {
-  id: string;
-  queues: string[];
-  concurrency: number;
-  version: string;
-  startedAt: string;
-  lastHeartbeatAt: string;
-  drainingSince: string | null;
-}
+/** The queues page's GraphQL document and the shape of its answer (generated from it). */
 
-export interface QueueRow {
-  name: string;
-  allowed: boolean;
-  reserved: boolean;
-  backlog: number;
-  running: number;
-  delayed: number;
-  oldestPendingAgeMs: number | null;
-  workers: { id: string }[];
-}
-
-export interface QueuesData {
-  queues: QueueRow[];
-  workers: WorkerRow[];
-}
+export type QueuesData = QueuesAndWorkersQuery;
+export type QueueRow = QueuesAndWorkersQuery['queues'][number];
+export type WorkerRow = QueuesAndWorkersQuery['workers'][number];
 
 export const QUEUES_AND_WORKERS = /* GraphQL */ `
   query QueuesAndWorkers {

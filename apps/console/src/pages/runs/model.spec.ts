@@ -17,7 +17,7 @@ describe('childRunsByNode', () => {
       { id: 'c4', status: 'RUNNING', parentTaskId: 't3', workflowId: 'x' },
       { id: 'c5', status: 'RUNNING', parentTaskId: 'gone', workflowId: 'x' },
       { id: 'c6', status: 'RUNNING', parentTaskId: null, workflowId: 'x' },
-    ];
+    ] as const;
     const map = childRunsByNode(tasks, children);
     expect([...map.keys()].sort()).toEqual(['fan', 'pay']);
     expect(map.get('pay')).toEqual([
@@ -109,11 +109,11 @@ describe('live statuses', () => {
     expect(stale).toBe(live);
     expect(live.get('r1')?.status).toBe('SUCCEEDED');
 
-    const row = { id: 'r1', status: 'RUNNING', seq: 2, workflowId: 'w' };
+    const row = { id: 'r1', status: 'RUNNING' as const, seq: 2, workflowId: 'w' };
     expect(withLiveStatus(row, live)).toEqual({ ...row, status: 'SUCCEEDED' });
-    const fresher = { id: 'r1', status: 'FAILED', seq: 6 };
+    const fresher = { id: 'r1', status: 'FAILED' as const, seq: 6 };
     expect(withLiveStatus(fresher, live)).toBe(fresher);
-    const other = { id: 'r2', status: 'PENDING', seq: 0 };
+    const other = { id: 'r2', status: 'PENDING' as const, seq: 0 };
     expect(withLiveStatus(other, live)).toBe(other);
   });
 });

@@ -1,16 +1,20 @@
+import { RUN_ITEMS_PAGE_MAX } from '@weft/contract';
 import { GRAPH_FIELDS } from '../../api/graph.js';
 
 /** The fields of a row of the runs list (also what keeps a row's status comparable by seq). */
-const RUN_SUMMARY_FIELDS = `id status workflowId version seq createdAt updatedAt finishedAt`;
+const RUN_SUMMARY_FIELDS = /* GraphQL */ `
+  fragment RunSummaryFields on Run { id status workflowId version seq createdAt updatedAt finishedAt }
+`;
 
 /** A page of runs, newest first. */
 export const RUNS = /* GraphQL */ `
   query Runs($filter: RunFilter, $first: Int, $after: String) {
     runs(filter: $filter, first: $first, after: $after) {
-      edges { cursor node { ${RUN_SUMMARY_FIELDS} } }
+      edges { cursor node { ...RunSummaryFields } }
       pageInfo { endCursor hasNextPage }
     }
   }
+  ${RUN_SUMMARY_FIELDS}
 `;
 
 /** Every change of any run of the caller's tenant (new runs included). */
@@ -21,50 +25,67 @@ export const RUN_CHANGED = /* GraphQL */ `
 `;
 
 /**
- * Tasks and events per page of a run (the API's largest page): the run page reads the first page
- * with the run, and the next ones, after the last task's id or event's seq, while a page is full.
+ * Tasks and events per page of a run (the API's largest page), the `$page` of the run queries:
+ * the run page reads the first page with the run, and the next ones, after the last task's id or
+ * event's seq, while a page is full.
  */
-export const RUN_PAGE = 1000;
+export const RUN_PAGE = RUN_ITEMS_PAGE_MAX;
 
-const TASK_FIELDS = `id nodeId nodeType status attempt iteration input output error
-    createdAt updatedAt finishedAt wakeAt awaitedSignal branches queue waitReason waitDetail`;
-const EVENT_FIELDS = `seq type nodeId attempt at payload actions ignored error`;
+const TASK_FIELDS = /* GraphQL */ `
+  fragment TaskFields on Task {
+    id nodeId nodeType status attempt iteration input output error
+    createdAt updatedAt finishedAt wakeAt awaitedSignal branches queue waitReason waitDetail
+  }
+`;
+const EVENT_FIELDS = /* GraphQL */ `
+  fragment EventFields on RunEvent { seq type nodeId attempt at payload actions ignored error }
+`;
 
 /** Everything the run page shows: the query and the subscription ask for exactly these. */
-const RUN_DETAIL_FIELDS = `
+const RUN_DETAIL_FIELDS = /* GraphQL */ `
+  fragment RunDetailFields on Run {
+    ...RunSummaryFields
+    input config output error parentRunId parentTaskId depth scheduleId nominalTime
+    priority concurrencyKey waitReason waitDetail
+    tasks(first: $page) { ...TaskFields }
+    history(first: $page) { ...EventFields }
+    children { id status parentTaskId workflowId }
+    graph { ...GraphFields }
+  }
   ${RUN_SUMMARY_FIELDS}
-  input config output error parentRunId parentTaskId depth scheduleId nominalTime
-  priority concurrencyKey waitReason waitDetail
-  tasks(first: ${RUN_PAGE}) { ${TASK_FIELDS} }
-  history(first: ${RUN_PAGE}) { ${EVENT_FIELDS} }
-  children { id status parentTaskId workflowId }
-  graph { ${GRAPH_FIELDS} }
+  ${TASK_FIELDS}
+  ${EVENT_FIELDS}
+  ${GRAPH_FIELDS}
 `;
 
 /** The page of a run's tasks after the task `after`. */
 export const RUN_TASKS_PAGE = /* GraphQL */ `
-  query RunTasksPage($id: ID!, $after: ID) {
-    run(id: $id) { id tasks(first: ${RUN_PAGE}, after: $after) { ${TASK_FIELDS} } }
+  query RunTasksPage($id: ID!, $after: ID, $page: Int!) {
+    run(id: $id) { id tasks(first: $page, after: $after) { ...TaskFields } }
   }
+  ${TASK_FIELDS}
 `;
 
 /** The page of a run's history after the event `after` (a seq). */
 export const RUN_HISTORY_PAGE = /* GraphQL */ `
-  query RunHistoryPage($id: ID!, $after: Int) {
-    run(id: $id) { id history(first: ${RUN_PAGE}, after: $after) { ${EVENT_FIELDS} } }
+  query RunHistoryPage($id: ID!, $after: Int, $page: Int!) {
+    run(id: $id) { id history(first: $page, after: $after) { ...EventFields } }
   }
+  ${EVENT_FIELDS}
 `;
 
 export const RUN = /* GraphQL */ `
-  query Run($id: ID!) {
-    run(id: $id) { ${RUN_DETAIL_FIELDS} }
+  query Run($id: ID!, $page: Int!) {
+    run(id: $id) { ...RunDetailFields }
   }
+  ${RUN_DETAIL_FIELDS}
 `;
 
 export const RUN_UPDATED = /* GraphQL */ `
-  subscription RunUpdated($runId: ID!) {
-    runUpdated(runId: $runId) { ${RUN_DETAIL_FIELDS} }
+  subscription RunUpdated($runId: ID!, $page: Int!) {
+    runUpdated(runId: $runId) { ...RunDetailFields }
   }
+  ${RUN_DETAIL_FIELDS}
 `;
 
 /** The definition of a run's version: which nodes are sensitive. */

@@ -23,8 +23,8 @@ export interface LiveRun {
  * gets the next pages read after each state ({@link useRestOfRun}).
  */
 export function useRun(runId: string): LiveRun {
-  const [query] = useQuery<{ run: RunDetail | null }>({ query: RUN, variables: { id: runId } });
-  const [sub] = useSubscription<{ runUpdated: RunDetail }>({ query: RUN_UPDATED, variables: { runId } });
+  const [query] = useQuery<{ run: RunDetail | null }>({ query: RUN, variables: { id: runId, page: RUN_PAGE } });
+  const [sub] = useSubscription<{ runUpdated: RunDetail }>({ query: RUN_UPDATED, variables: { runId, page: RUN_PAGE } });
 
   const mine = (r: RunDetail | null | undefined) => (r && r.id.toLowerCase() === runId.toLowerCase() ? r : undefined);
   const run = useRestOfRun(newer(mine(query.data?.run), mine(sub.data?.runUpdated)));
@@ -83,7 +83,7 @@ function useRestOfRun(run: RunDetail | undefined): RunDetail | undefined {
 
 async function readRest(client: Client, run: RunDetail): Promise<Rest> {
   const page = async <T>(query: string, after: unknown, field: 'tasks' | 'history'): Promise<T[]> => {
-    const r = await client.query(query, { id: run.id, after }, { requestPolicy: 'network-only' }).toPromise();
+    const r = await client.query(query, { id: run.id, after, page: RUN_PAGE }, { requestPolicy: 'network-only' }).toPromise();
     if (r.error) throw r.error;
     return (r.data?.run?.[field] ?? []) as T[];
   };

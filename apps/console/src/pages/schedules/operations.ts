@@ -1,127 +1,78 @@
-import type { Json } from '../runs/types.js';
+import type {
+  ScheduleBackfillFieldsFragment,
+  ScheduleDetailFieldsFragment,
+  ScheduleSummaryFieldsFragment,
+  SchedulesQuery,
+  TriggerScheduleMutation,
+  WorkflowIdsQuery,
+} from '../../api/generated/graphql.js';
 
-/** The schedules pages' GraphQL documents and the shapes of their answers. */
+/** The schedules pages' GraphQL documents and the shapes of their answers (generated from them). */
 
 /** ScheduleOverlapPolicy, in the order the form offers them. */
 export const OVERLAP_POLICIES = ['SKIP', 'BUFFER_ONE', 'BUFFER_ALL', 'CANCEL_OTHER', 'ALLOW_ALL'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
 
-/** Nominal fire times that started no run, by reason (ScheduleSkips). */
-export interface ScheduleSkips {
-  overlap: number;
-  missed: number;
-  bufferFull: number;
-  startFailed: number;
-  alreadyFired: number;
-}
-
 /** A row of the schedules list. */
-export interface ScheduleSummary {
-  id: string;
-  workflowId: string;
-  version: number | null;
-  cron: string | null;
-  intervalSeconds: number | null;
-  timeZone: string;
-  overlapPolicy: OverlapPolicy;
-  paused: boolean;
-  nextFireAt: string | null;
-  firedCount: number;
-  skipped: ScheduleSkips;
-  note: string | null;
-}
-
-export interface ScheduleRun {
-  id: string;
-  status: string;
-  nominalTime: string | null;
-  createdAt: string;
-  finishedAt: string | null;
-}
-
-export interface ScheduleBackfill {
-  id: string;
-  scheduleId: string;
-  from: string;
-  to: string;
-  total: number;
-  started: number;
-  skipped: number;
-  pending: number;
-  nextNominalTime: string | null;
-  createdAt: string;
-  finishedAt: string | null;
-}
-
+export type ScheduleSummary = ScheduleSummaryFieldsFragment;
+/** Nominal fire times that started no run, by reason (ScheduleSkips). */
+export type ScheduleSkips = ScheduleSummary['skipped'];
 /** A schedule with everything its page shows. */
-export interface ScheduleDetail extends ScheduleSummary {
-  input: Json;
-  config: Json;
-  startAt: string | null;
-  endAt: string | null;
-  jitterSeconds: number;
-  catchUpSeconds: number;
-  pauseNote: string | null;
-  pausedBy: string | null;
-  pausedAt: string | null;
-  bufferedTimes: string[];
-  lastNominalTime: string | null;
-  lastFiredAt: string | null;
-  lastRunId: string | null;
-  lastError: string | null;
-  createdAt: string;
-  updatedAt: string;
-  upcoming: string[];
-  recentRuns: ScheduleRun[];
-  backfills: ScheduleBackfill[];
-}
-
-export interface SchedulesPage {
-  edges: { cursor: string; node: ScheduleSummary }[];
-  pageInfo: { endCursor: string | null; hasNextPage: boolean };
-}
-
+export type ScheduleDetail = ScheduleDetailFieldsFragment;
+export type ScheduleRun = ScheduleDetail['recentRuns'][number];
+export type ScheduleBackfill = ScheduleBackfillFieldsFragment;
+export type SchedulesPage = SchedulesQuery['schedules'];
 /** What triggerSchedule answers (ScheduleFire). */
-export interface ScheduleFire {
-  nominalTime: string;
-  outcome: 'STARTED' | 'BUFFERED' | 'SKIPPED';
-  reason: string | null;
-  run: { id: string; status: string } | null;
-  cancelledRunIds: string[];
-}
+export type ScheduleFire = TriggerScheduleMutation['triggerSchedule'];
+export type WorkflowChoice = WorkflowIdsQuery['workflows'][number];
 
-/** How many upcoming fire times the schedule page lists. */
-export const UPCOMING_COUNT = 10;
-
-const SUMMARY_FIELDS = `id workflowId version cron intervalSeconds timeZone overlapPolicy paused nextFireAt firedCount note
-  skipped { overlap missed bufferFull startFailed alreadyFired }`;
-export const BACKFILL_FIELDS = 'id scheduleId from to total started skipped pending nextNominalTime createdAt finishedAt';
-const DETAIL_FIELDS = `${SUMMARY_FIELDS}
-  input config startAt endAt jitterSeconds catchUpSeconds pauseNote pausedBy pausedAt bufferedTimes
-  lastNominalTime lastFiredAt lastRunId lastError createdAt updatedAt
-  upcoming(count: ${UPCOMING_COUNT})
-  recentRuns(first: 10) { id status nominalTime createdAt finishedAt }
-  backfills(first: 10) { ${BACKFILL_FIELDS} }`;
+const SUMMARY_FIELDS = /* GraphQL */ `
+  fragment ScheduleSummaryFields on Schedule {
+    id workflowId version cron intervalSeconds timeZone overlapPolicy paused nextFireAt firedCount note
+    skipped { overlap missed bufferFull startFailed alreadyFired }
+  }
+`;
+const BACKFILL_FIELDS = /* GraphQL */ `
+  fragment ScheduleBackfillFields on ScheduleBackfill {
+    id scheduleId from to total started skipped pending nextNominalTime createdAt finishedAt
+  }
+`;
+/** A schedule's page: the next 10 fire times, the 10 latest runs and backfills. */
+const DETAIL_FIELDS = /* GraphQL */ `
+  fragment ScheduleDetailFields on Schedule {
+    ...ScheduleSummaryFields
+    input config startAt endAt jitterSeconds catchUpSeconds pauseNote pausedBy pausedAt bufferedTimes
+    lastNominalTime lastFiredAt lastRunId lastError createdAt updatedAt
+    upcoming(count: 10)
+    recentRuns(first: 10) { id status nominalTime createdAt finishedAt }
+    backfills(first: 10) { ...ScheduleBackfillFields }
+  }
+  ${SUMMARY_FIELDS}
+  ${BACKFILL_FIELDS}
+`;
 
 export const SCHEDULES = /* GraphQL */ `
   query Schedules($workflowId: String, $first: Int, $after: String) {
     schedules(workflowId: $workflowId, first: $first, after: $after) {
-      edges { cursor node { ${SUMMARY_FIELDS} } }
+      edges { cursor node { ...ScheduleSummaryFields } }
       pageInfo { endCursor hasNextPage }
     }
   }
+  ${SUMMARY_FIELDS}
 `;
 
 export const SCHEDULE = /* GraphQL */ `
   query Schedule($id: ID!) {
-    schedule(id: $id) { ${DETAIL_FIELDS} }
+    schedule(id: $id) { ...ScheduleDetailFields }
   }
+  ${DETAIL_FIELDS}
 `;
 
 export const SCHEDULE_BACKFILL = /* GraphQL */ `
   query ScheduleBackfill($id: ID!) {
-    scheduleBackfill(id: $id) { ${BACKFILL_FIELDS} }
+    scheduleBackfill(id: $id) { ...ScheduleBackfillFields }
   }
+  ${BACKFILL_FIELDS}
 `;
 
 /** The workflows a schedule may run (the form's select, the list's filter). */
@@ -131,35 +82,32 @@ export const WORKFLOW_IDS = /* GraphQL */ `
   }
 `;
 
-export interface WorkflowChoice {
-  id: string;
-  name: string | null;
-  latestVersion: number;
-  defaultVersion: number;
-}
-
 export const CREATE_SCHEDULE = /* GraphQL */ `
   mutation CreateSchedule($input: CreateScheduleInput!) {
-    createSchedule(input: $input) { ${DETAIL_FIELDS} }
+    createSchedule(input: $input) { ...ScheduleDetailFields }
   }
+  ${DETAIL_FIELDS}
 `;
 
 export const UPDATE_SCHEDULE = /* GraphQL */ `
   mutation UpdateSchedule($input: UpdateScheduleInput!) {
-    updateSchedule(input: $input) { ${DETAIL_FIELDS} }
+    updateSchedule(input: $input) { ...ScheduleDetailFields }
   }
+  ${DETAIL_FIELDS}
 `;
 
 export const PAUSE_SCHEDULE = /* GraphQL */ `
   mutation PauseSchedule($id: ID!, $note: String) {
-    pauseSchedule(id: $id, note: $note) { ${DETAIL_FIELDS} }
+    pauseSchedule(id: $id, note: $note) { ...ScheduleDetailFields }
   }
+  ${DETAIL_FIELDS}
 `;
 
 export const UNPAUSE_SCHEDULE = /* GraphQL */ `
   mutation UnpauseSchedule($id: ID!, $note: String) {
-    unpauseSchedule(id: $id, note: $note) { ${DETAIL_FIELDS} }
+    unpauseSchedule(id: $id, note: $note) { ...ScheduleDetailFields }
   }
+  ${DETAIL_FIELDS}
 `;
 
 export const TRIGGER_SCHEDULE = /* GraphQL */ `
@@ -170,8 +118,9 @@ export const TRIGGER_SCHEDULE = /* GraphQL */ `
 
 export const BACKFILL_SCHEDULE = /* GraphQL */ `
   mutation BackfillSchedule($id: ID!, $from: DateTime!, $to: DateTime!) {
-    backfillSchedule(id: $id, from: $from, to: $to) { ${BACKFILL_FIELDS} }
+    backfillSchedule(id: $id, from: $from, to: $to) { ...ScheduleBackfillFields }
   }
+  ${BACKFILL_FIELDS}
 `;
 
 export const DELETE_SCHEDULE = /* GraphQL */ `
