@@ -6,6 +6,7 @@ export * from './in-process/in-process-task-queues.js';
 export * from './in-process/in-process-run-updates.js';
 export * from './in-process/in-process-transport.js';
 export * from './dev/embedded-postgres.js';
+export * from './dev/dev-services.js';
 export * from './redis-run-updates.js';
 export * from './services.js';
 export * from './server-process.js';
