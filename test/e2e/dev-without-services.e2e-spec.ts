@@ -29,10 +29,11 @@ if (skip) process.stderr.write(`dev-without-services: skipped: ${skip}\n`);
  * with only loopback up (`unshare --net`), so PostgreSQL on 127.0.0.1:5432 and Redis on
  * 127.0.0.1:6379 cannot answer, whatever runs on the machine. It must start the embedded
  * PostgreSQL and carry jobs and run updates in process, run a Python CODE node to success seen
- * over the subscription, and come back after a crash (SIGKILL) over the same data folder.
+ * over the subscription, and come back after a crash (SIGKILL) over the same data folder, where
+ * the run whose task was running (its job lost with the process) is dispatched again and ends.
  */
 (skip ? describe.skip : describe)('weft dev with nothing but Node.js', () => {
-  it('runs a workflow on an embedded PostgreSQL and the in-process transport, and starts again after a crash', async () => {
+  it('runs workflows on an embedded PostgreSQL and the in-process transport, and recovers them after a crash', async () => {
     const home = mkdtempSync(join(tmpdir(), 'weft-dev-home-'));
     // The server runs as an unprivileged user, who must be able to enter the folder (mkdtemp's is 0700).
     chmodSync(home, 0o755);
@@ -62,6 +63,9 @@ if (skip) process.stderr.write(`dev-without-services: skipped: ${skip}\n`);
       expect(r.crash).toEqual({ orphanAlive: true, orphanGone: true });
       expect(r.second.database).toMatch(new RegExp(`\\(embedded PostgreSQL \\d+\\.\\d+ in ${home}/dev-postgres; migrations up to date\\)$`));
       expect(r.second.run).toMatchObject({ status: 'SUCCEEDED', output: { square: { square: 49 } } });
+      expect(r.second.nap).toMatchObject({ status: 'SUCCEEDED', tasks: [{ nodeId: 'nap', status: 'COMPLETED', output: { rested: true } }] });
+      // …brought back by the lost-task sweep once its lease expired.
+      expect(r.second.out).toMatch(/lease of RUNNING task nap \(job \S+\) expired and its job is gone from queue python/);
       // SIGTERM: weft dev closed, then stopped its server, and exited 0.
       expect(r.second).toMatchObject({ exit: 0, serverGone: true, pidFileGone: true });
     } finally {

@@ -6,9 +6,11 @@
  *    database URL and the transport it prints;
  * 2. creates a tenant (`weft admin create-tenant` on that URL), publishes a workflow whose one node
  *    is Python CODE, starts a run and follows it over the `runUpdated` subscription to its end;
- * 3. SIGKILLs `weft dev` (its embedded PostgreSQL is left running, as after a crash), starts it
- *    again over the same folder, reads the run back, and stops it with SIGTERM;
- * 4. prints one JSON line with what it saw (the test asserts on it).
+ * 3. starts a second run whose CODE node naps, and SIGKILLs `weft dev` while it runs (its job in
+ *    process memory is lost; its embedded PostgreSQL is left running, as after a crash);
+ * 4. starts `weft dev` again over the same folder, reads the first run back, follows the second
+ *    until the lease sweep has brought it back and it ended, and stops `weft dev` with SIGTERM;
+ * 5. prints one JSON line with what it saw (the test asserts on it).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -82,6 +84,20 @@ function exited(child: ChildProcess): Promise<number | string | null> {
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
 }
 
+const NAP = `
+nodes:
+  - node_id: nap
+    name: Nap
+    type: CODE
+    runtime: python
+    spec:
+      code: |
+        import time
+        def handler(input):
+            time.sleep(3)
+            return {"rested": True}
+`;
+
 const RUN = 'id status output error tasks { nodeId status output awaitedSignal }';
 
 async function main(): Promise<Record<string, unknown>> {
@@ -108,6 +124,11 @@ async function main(): Promise<Record<string, unknown>> {
     return !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(run.status);
   }).done;
   const final = (await client.request(`query($id: ID!) { run(id: $id) { ${RUN} } }`, { id: runId })).run;
+
+  // A run whose task is running when weft dev dies.
+  await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, { i: { workflowId: 'nap', name: 'Nap', definition: NAP } });
+  const napId: string = (await client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, { i: { workflowId: 'nap', input: {} } })).startRun.id;
+  await client.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { ${RUN} } }`, { id: napId }, (data: Payload) => !data.runUpdated.tasks.some((t) => t.status === 'RUNNING')).done;
   await client.close();
 
   // A crash: the embedded PostgreSQL outlives its weft dev.
@@ -120,6 +141,13 @@ async function main(): Promise<Record<string, unknown>> {
   const second = await startDev();
   client = new WeftClient(second.api, apiKey);
   const again = (await client.request(`query($id: ID!) { run(id: $id) { ${RUN} } }`, { id: runId })).run;
+  // The nap's job died with the first process; its lease expires and the sweep dispatches it again.
+  let nap: { status: string };
+  for (;;) {
+    nap = (await client.request(`query($id: ID!) { run(id: $id) { ${RUN} } }`, { id: napId })).run;
+    if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(nap.status)) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
   await client.close();
   const serverPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
   second.child.kill('SIGTERM');
@@ -129,7 +157,7 @@ async function main(): Promise<Record<string, unknown>> {
     seen,
     final,
     crash: { orphanAlive, orphanGone: !existsSync(`/proc/${orphan}`) },
-    second: { database: second.database, transport: second.transport, run: again, exit: code, serverGone: !existsSync(`/proc/${serverPid}`), pidFileGone: !existsSync(pidFile) },
+    second: { database: second.database, transport: second.transport, run: again, nap, out: second.out, exit: code, serverGone: !existsSync(`/proc/${serverPid}`), pidFileGone: !existsSync(pidFile) },
   };
 }
 
