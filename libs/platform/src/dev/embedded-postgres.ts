@@ -47,8 +47,8 @@ const KEPT_LINES = 20;
  *   else as `nobody`; `dir` is handed to that user, who must be able to reach it (a folder under
  *   /root is not: the error says so).
  * - A server a crashed `weft dev` left running on `dir` (its parent gone) is stopped first; a
- *   `postmaster.pid` whose process is gone is removed. A server whose parent is alive (another
- *   `weft dev` on the same folder) is an error.
+ *   `postmaster.pid` whose process is gone is removed. A server whose parent is a live Node.js
+ *   process (another `weft dev` on the same folder) is an error.
  * - The server runs in a process group of its own, so Ctrl-C in a terminal reaches `weft dev`
  *   alone, which stops the server after its own shutdown ({@link EmbeddedPostgres.stop}); a normal
  *   exit of the process without `stop` still sends it a fast shutdown.
@@ -200,33 +200,40 @@ async function prepareFolder(dir: string, bin: Binaries, user: ReturnType<typeof
 }
 
 /**
- * Deals with a `postmaster.pid` left in `dir`: a server whose parent is gone (its `weft dev` was
- * killed) is shut down; a file whose process is gone, or is no PostgreSQL, is removed; a server
- * whose parent lives is another `weft dev`'s, an error.
+ * Deals with a `postmaster.pid` left in `dir` (Linux, through /proc; elsewhere PostgreSQL's own
+ * check of the file stands): a server whose parent is no Node.js process (its `weft dev` was
+ * killed, and the server was handed to init or a subreaper) is shut down; a file whose process is
+ * gone, or is no PostgreSQL, is removed; a server whose parent is a live Node.js process is
+ * another `weft dev`'s, an error.
  */
 async function clearStaleServer(dir: string): Promise<void> {
+  if (!existsSync('/proc/self')) return;
   const file = join(dir, 'postmaster.pid');
   const pid = Number((await readFile(file, 'utf8').catch(() => '')).split('\n')[0]);
   if (!Number.isInteger(pid) || pid <= 0) return;
-  const cmdline = (() => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      return undefined;
-    }
-  })();
+  const cmdline = procFile(pid, 'cmdline');
   if (cmdline === undefined || !cmdline.includes('postgres')) {
     await rm(file, { force: true });
     return;
   }
-  const parent = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\)\s+\S+\s+/, '').split(' ')[0]);
-  if (parent > 1 && existsSync(`/proc/${parent}`) && parent !== process.pid) {
+  const parent = Number(procFile(pid, 'stat')?.replace(/^.*\)\s+\S+\s+/, '').split(' ')[0]);
+  const parentCmd = parent > 1 && parent !== process.pid ? procFile(parent, 'cmdline') : undefined;
+  if (parentCmd?.split('\0')[0]?.endsWith('node')) {
     throw new ServiceUnavailableError(`another process (pid ${parent}) runs the PostgreSQL server of ${dir}: stop that \`weft dev\`, or set WEFT_HOME to another folder`);
   }
   process.kill(pid, 'SIGINT');
   const until = Date.now() + READY_TIMEOUT_MS;
   while (existsSync(`/proc/${pid}`) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
   if (existsSync(`/proc/${pid}`)) throw new ServiceUnavailableError(`the PostgreSQL server left running on ${dir} (pid ${pid}) did not stop`);
+}
+
+/** `/proc/<pid>/<name>`, or undefined when the process is gone. */
+function procFile(pid: number, name: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${name}`, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 /** A free TCP port on 127.0.0.1. */
