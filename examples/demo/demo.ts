@@ -26,7 +26,11 @@ function say(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-async function startWeft(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+/**
+ * Starts `weft dev`; resolves its GraphQL URL and the database URL it printed (its embedded
+ * PostgreSQL's when no PostgreSQL answered, which the admin command must be pointed at).
+ */
+async function startWeft(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; databaseUrl?: string }> {
   const child = spawn(process.execPath, [cli, 'dev', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -48,7 +52,8 @@ async function startWeft(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess;
   });
   child.stdout!.on('data', (c: Buffer) => process.env.DEMO_VERBOSE && process.stdout.write(c));
   child.stderr!.on('data', (c: Buffer) => process.stderr.write(c));
-  return { child, url };
+  for (const line of log.split('\n').filter((l) => /^Weft (database|transport): /.test(l))) say(line);
+  return { child, url, databaseUrl: /^Weft database: (\S+)/m.exec(log)?.[1] };
 }
 
 /** The demo's tenant: created by the first demo on a database, reused by the next ones. */
@@ -94,10 +99,12 @@ async function main(): Promise<number> {
   const shop = await startOrderService();
   say(`demo order service at ${shop.url}`);
   const env = { ...process.env, WEFT_HTTP_ALLOW_PRIVATE: '1', WEFT_LOG_LEVEL: process.env.WEFT_LOG_LEVEL ?? 'warn' };
-  const { child, url } = await startWeft(env);
+  const { child, url, databaseUrl } = await startWeft(env);
   say(`Weft is up: ${url}`);
   try {
-    const { tenantId, apiKey, keyId, reused } = await demoTenant(env);
+    // `weft admin` reaches the database directly: the one weft dev chose (its embedded one, say).
+    const adminEnv = databaseUrl ? { ...env, DATABASE_URL: databaseUrl } : env;
+    const { tenantId, apiKey, keyId, reused } = await demoTenant(adminEnv);
     say(reused ? `tenant ${DEMO_TENANT} (${tenantId}) reused, with a new key` : `tenant ${DEMO_TENANT} (${tenantId}) created`);
     say(`web console: ${new URL(url).origin}/ (sign in with the API key ${apiKey})`);
     const client = new WeftClient(url, apiKey);
@@ -181,7 +188,10 @@ async function main(): Promise<number> {
     }
     return ok ? 0 : 1;
   } finally {
+    // weft dev stops its embedded PostgreSQL (if it started one) before it exits: wait for that.
+    const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
+    await exited;
     shop.server.close();
   }
 }

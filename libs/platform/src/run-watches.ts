@@ -237,6 +237,20 @@ export class RunWatchSet {
 }
 
 /**
+ * What the API's run-update service needs of a watch registry: RunWatchAnnouncer over Redis, or
+ * the in-process registry of `weft dev` without Redis.
+ */
+export interface WatchAnnouncer {
+  /** Called when this process's announcement of `watch` reached every publisher. */
+  onEcho: (watch: Watch) => void;
+  /** Registers one subscriber's watch; resolves its release. */
+  add(watch: Watch): Promise<() => void>;
+  /** Whether `watch` is held and every publisher knows it. */
+  hasEchoed(watch: Watch): boolean;
+  close(): void;
+}
+
+/**
  * The API's side of the watch registry: announces the watches of this process's subscribers on
  * {@link RUN_WATCHES_CHANNEL} when the first subscriber of one arrives, again every
  * {@link WATCH_RENEW_MS} (the lease is {@link WATCH_LEASE_MS}) and at once when a publisher says
@@ -245,7 +259,7 @@ export class RunWatchSet {
  * process's first announcement of a watch (or the first after another's `unwatch`) comes back on
  * the channel: Redis has then sent it to every publisher subscribed (each applies it on its next turn).
  */
-export class RunWatchAnnouncer {
+export class RunWatchAnnouncer implements WatchAnnouncer {
   private readonly counts = new Map<string, { watch: Watch; n: number; echoed: boolean }>();
   private readonly sub: Redis;
   private readonly pub: Redis;

@@ -1,24 +1,40 @@
 import { Logger, type LoggerService } from '@nestjs/common';
 import { runMigrations } from '@weft/persistence';
-import { ensureDatabase, ensureRedis, ensureRuntimeRole } from './services.js';
+import { ensureDatabase, ensureRedis, ensureRuntimeRole, ServiceUnavailableError } from './services.js';
 import { databaseNameOf, serverOf } from './urls.js';
 import type { WeftConfig } from './weft-config.js';
 import { WeftLogger } from './weft-logger.js';
 
+/** What {@link prepareServer} did to the database: created it, and the migrations it applied. */
+export interface PreparedDatabase {
+  created: boolean;
+  applied: string[];
+}
+
 /**
  * What a server process does before Nest boots: routes every `new Logger(context)` to `logger`
  * (default a {@link WeftLogger} at `config.logLevel`, in `config.logFormat`), checks PostgreSQL answers (with `migrate`,
- * creating the database when it is missing, then migrating it), Redis answers and
- * `DATABASE_URL` is the runtime role. Throws ServiceUnavailableError with one clear line;
+ * creating the database when it is missing, then migrating it), Redis answers (unless
+ * `config.transport` is `in-process`) and `DATABASE_URL` is the runtime role; tells `onDatabase`
+ * what it did to the database. Throws ServiceUnavailableError with one clear line;
  * resolves the logger to create the Nest application with.
  */
-export async function prepareServer(config: WeftConfig, opts: { migrate?: boolean; logger?: LoggerService } = {}): Promise<LoggerService> {
+export async function prepareServer(
+  config: WeftConfig,
+  opts: { migrate?: boolean; logger?: LoggerService; onDatabase?: (prepared: PreparedDatabase) => void } = {},
+): Promise<LoggerService> {
   const logger = opts.logger ?? new WeftLogger(config.logLevel, undefined, config.logFormat);
   Logger.overrideLogger(logger);
-  await ensureDatabase(config.ownerDatabaseUrl, { create: !!opts.migrate });
-  await ensureRedis(config.redisUrl);
-  if (opts.migrate) await runMigrations(config.ownerDatabaseUrl);
+  const created = await ensureDatabase(config.ownerDatabaseUrl, { create: !!opts.migrate });
+  if (config.transport !== 'in-process') {
+    await ensureRedis(config.redisUrl).catch((err: unknown) => {
+      // Every role but `weft dev` shares its jobs through Redis: say so beside how to start it.
+      throw new ServiceUnavailableError(`${(err as Error).message} Weft needs Redis to carry jobs between processes; only \`weft dev\` (one process) runs without it.`);
+    });
+  }
+  const applied = opts.migrate ? await runMigrations(config.ownerDatabaseUrl) : [];
   await ensureRuntimeRole(config.databaseUrl);
+  opts.onDatabase?.({ created, applied });
   return logger;
 }
 

@@ -18,10 +18,11 @@ function reason(err: unknown): string {
  * Checks PostgreSQL answers at `url` (the owner's connection, `DATABASE_OWNER_URL`) and, with
  * `create` (the default; `weft dev`, `weft migrate`), creates the database when it is missing,
  * so the default `weft` database needs no set-up. Without `create` a missing database is an
- * error naming it (a mistyped name must not quietly become a new, empty installation). Throws
- * {@link ServiceUnavailableError} when the server cannot be reached or the URL is malformed.
+ * error naming it (a mistyped name must not quietly become a new, empty installation). Resolves
+ * true when it created the database. Throws {@link ServiceUnavailableError} when the server
+ * cannot be reached or the URL is malformed.
  */
-export async function ensureDatabase(url: string, opts: { create?: boolean } = {}): Promise<void> {
+export async function ensureDatabase(url: string, opts: { create?: boolean } = {}): Promise<boolean> {
   try {
     new URL(url);
   } catch {
@@ -36,7 +37,7 @@ export async function ensureDatabase(url: string, opts: { create?: boolean } = {
   try {
     const c = await tryConnect(url);
     await c.end();
-    return;
+    return false;
   } catch (err) {
     if ((err as { code?: string }).code === '3D000' && opts.create === false) {
       throw new ServiceUnavailableError(
@@ -55,7 +56,7 @@ export async function ensureDatabase(url: string, opts: { create?: boolean } = {
     throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${serverOf(url)}: ${reason(err)}`);
   });
   try {
-    await createDatabase(c, dbName);
+    return await createDatabase(c, dbName);
   } catch (err) {
     throw new ServiceUnavailableError(`Cannot create database "${dbName}" at ${serverOf(url)}: ${reason(err)}`);
   } finally {

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import type { WeftLogLevel } from './weft-logger.js';
@@ -12,7 +14,19 @@ export interface WeftConfig {
   databaseUrl: string;
   /** The owner's connection: creating the database and migrating only. */
   ownerDatabaseUrl: string;
+  /** True when DATABASE_URL or DATABASE_OWNER_URL was set (`weft dev` then never starts a database of its own). */
+  databaseUrlGiven: boolean;
   redisUrl: string;
+  /** True when REDIS_URL was set (`weft dev` then never carries jobs in process). */
+  redisUrlGiven: boolean;
+  /**
+   * How jobs and run updates travel between the roles: `redis` (Bull and Redis pub/sub, any
+   * number of processes; the default, also when absent) or `in-process` (`weft dev` without
+   * Redis: one process only, see docs/ARCHITECTURE.md).
+   */
+  transport?: 'redis' | 'in-process';
+  /** WEFT_HOME: Weft's folder on this machine (`weft dev`'s embedded database lives in it). */
+  weftHome: string;
   port: number;
   queues: string[];
   workerConcurrency: number;
@@ -138,7 +152,11 @@ export function loadConfig(
   return {
     databaseUrl: dto.DATABASE_URL,
     ownerDatabaseUrl: dto.DATABASE_OWNER_URL || ownerUrlOf(dto.DATABASE_URL),
+    databaseUrlGiven: raw.DATABASE_URL !== undefined || raw.DATABASE_OWNER_URL !== undefined,
     redisUrl: dto.REDIS_URL,
+    redisUrlGiven: raw.REDIS_URL !== undefined,
+    transport: 'redis',
+    weftHome: dto.WEFT_HOME.trim() || defaultWeftHome(),
     port: dto.PORT,
     queues,
     workerConcurrency: dto.WEFT_WORKER_CONCURRENCY,
@@ -182,6 +200,11 @@ export function loadConfig(
     otlpTracesUrl: dto.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (dto.OTEL_EXPORTER_OTLP_ENDPOINT ? `${dto.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined),
     serviceName: dto.OTEL_SERVICE_NAME,
   };
+}
+
+/** `~/.weft`, or `/var/lib/weft` for root (see WeftEnv.WEFT_HOME). */
+function defaultWeftHome(): string {
+  return process.getuid?.() === 0 ? '/var/lib/weft' : join(homedir(), '.weft');
 }
 
 /** `databaseUrl` with the user `postgres` and no password: the default owner connection. */

@@ -412,4 +412,12 @@ export class WeftEnv {
   @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value))
   @IsIn(['json', 'pretty', 'auto'], { message: 'WEFT_LOG_FORMAT must be json, pretty or auto' })
   WEFT_LOG_FORMAT: 'json' | 'pretty' | 'auto' = 'auto';
+
+  /**
+   * Weft's own folder on this machine: `weft dev` keeps its embedded PostgreSQL's data in
+   * `$WEFT_HOME/dev-postgres`. Default `~/.weft`; as root `/var/lib/weft` (the server runs as an
+   * unprivileged user, who cannot enter /root).
+   */
+  @IsString()
+  WEFT_HOME = '';
 }

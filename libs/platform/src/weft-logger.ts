@@ -29,6 +29,13 @@ const NEST_TO_PINO: Record<LogLevel, WeftLogLevel> = {
 };
 
 /**
+ * The contexts Nest itself logs its start-up under (`InstanceLoader: XModule dependencies
+ * initialized`, `RouterExplorer: Mapped {/graphql, POST} route`…): their `info` records are
+ * written at `debug`, so a process's start shows Weft's own lines.
+ */
+export const FRAMEWORK_CONTEXTS: ReadonlySet<string> = new Set(['NestFactory', 'NestApplication', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'GraphQLModule', 'NestMicroservice']);
+
+/**
  * Nest's LoggerService over pino: one JSON object per line,
  * `{"level":"warn","time":"<ISO 8601>","pid":N,"context":"worker","msg":"…"}` (plus `stack` for an
  * error that has one). Messages carry text tenants chose (a CODE exception, an HTTP answer):
@@ -104,14 +111,17 @@ export class WeftLogger implements LoggerService {
    * One record. Nest passes the context last (`new Logger('worker')`) and, for errors, a stack
    * before it; any other parameter joins the message.
    */
-  private write(level: WeftLogLevel, first: unknown, params: unknown[]): void {
+  private write(given: WeftLogLevel, first: unknown, params: unknown[]): void {
     let message = first;
-    if (!this.pino.isLevelEnabled(level)) return;
+    if (!this.pino.isLevelEnabled(given)) return;
     const rest = [...params];
     let context: string | undefined;
-    if (rest.length > 0 && typeof rest[rest.length - 1] === 'string' && !(level === 'error' && rest.length === 1 && looksLikeStack(rest[0]))) {
+    if (rest.length > 0 && typeof rest[rest.length - 1] === 'string' && !(given === 'error' && rest.length === 1 && looksLikeStack(rest[0]))) {
       context = rest.pop() as string;
     }
+    // Nest's own start-up narration (modules loaded, routes mapped) is for debugging Weft itself.
+    const level = given === 'info' && context !== undefined && FRAMEWORK_CONTEXTS.has(context) ? 'debug' : given;
+    if (!this.pino.isLevelEnabled(level)) return;
     let stack: string | undefined;
     let record: Record<string, unknown> = {};
     if (isRecord(message)) {

@@ -95,6 +95,26 @@ export class RedisKeyRevocations implements KeyRevocations {
   }
 }
 
+/**
+ * {@link KeyRevocations} of one API process (`weft dev` without Redis): an announcement reaches
+ * the listeners of this process, at once; there is nobody else to tell and no gap to report.
+ */
+export class LocalKeyRevocations implements KeyRevocations {
+  private readonly listeners: RevocationListener[] = [];
+
+  async announce(key: RevokedKey): Promise<void> {
+    for (const l of this.listeners) l.revoked(key);
+  }
+
+  async listen(listener: RevocationListener): Promise<void> {
+    this.listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.length = 0;
+  }
+}
+
 /** A message of {@link API_KEY_REVOKED_CHANNEL}, or undefined when it is not one. */
 export function parseRevokedKey(message: string): RevokedKey | undefined {
   try {

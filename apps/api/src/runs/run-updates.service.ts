@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
 import type { PubSubEngine } from 'graphql-subscriptions';
 import { RunStatus, WeftError, type RunChange } from '@weft/engine';
-import { RUN_UPDATED_CHANNEL, type RunWatchAnnouncer, type Watch } from '@weft/platform';
+import { RUN_UPDATED_CHANNEL, type Watch, type WatchAnnouncer } from '@weft/platform';
 import { REDIS_PUBSUB, RUN_WATCHES } from '../api.tokens.js';
 import type { RunChangedPayload } from './run-change.object.js';
 import type { RunObject } from './run.object.js';
@@ -54,7 +54,7 @@ export class RunUpdatesService implements OnModuleDestroy {
 
   constructor(
     @Inject(REDIS_PUBSUB) private readonly pubsub: PubSubEngine,
-    @Optional() @Inject(RUN_WATCHES) private readonly watches?: RunWatchAnnouncer,
+    @Optional() @Inject(RUN_WATCHES) private readonly watches?: WatchAnnouncer,
   ) {
     if (watches) watches.onEcho = (w) => this.echoed(w);
   }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { type TakenTask, type TaskJob } from '@weft/engine';
 import { RunCoordinator, type AttemptLogInput, type ReportResult } from '@weft/engine/coordinator';
-import { BullTaskQueues, WEFT_CONFIG, WeftMetrics, WeftTracing, type JobDelivery, type JobHandlerResult, type WeftConfig } from '@weft/platform';
+import { TaskQueues, WEFT_CONFIG, WeftMetrics, WeftTracing, type JobDelivery, type JobHandlerResult, type WeftConfig } from '@weft/platform';
 import { ExecutionError, failureKind, type FailureKind, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
 import { redactInputs } from './redact-inputs.js';
@@ -95,7 +95,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
 
   constructor(
     private readonly coordinator: RunCoordinator,
-    private readonly queues: BullTaskQueues,
+    private readonly queues: TaskQueues,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
     @Optional() @Inject(TASK_PROCESSOR_OPTIONS) options: TaskProcessorOptions | null = null,
     @Optional() @Inject(WeftMetrics) private readonly metrics: WeftMetrics | null = null,

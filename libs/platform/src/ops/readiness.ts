@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { checkRuntimeRole } from '@weft/persistence';
-import { BullTaskQueues } from '../bull-queue.adapter.js';
+import { TaskQueues } from '../task-queues.js';
 
 /** How long one readiness check may take before it counts as down, ms. */
 export const READINESS_TIMEOUT_MS = 3_000;
@@ -23,7 +23,7 @@ export type ReadinessReport = { status: 'ok' } | { status: 'down'; failing: Read
  * The checks of `/readyz` (terminus health indicators): `database` — PostgreSQL answers on this
  * process's pool, as a role row-level security holds (not a superuser, no BYPASSRLS, owns no
  * table), on a schema with this version's latest migration; `redis` — Redis answers a PING on the
- * queues' connection. A check that fails or takes longer than {@link READINESS_TIMEOUT_MS} is
+ * queues' connection (in process, without Redis: the queues are open). A check that fails or takes longer than {@link READINESS_TIMEOUT_MS} is
  * down. Concurrent callers share one check, and its answer is reused for
  * {@link READINESS_CACHE_MS}, so the endpoint (unauthenticated) cannot exhaust the database pool.
  * Why a check is down goes to the process's log (once per change of reason), not to the caller.
@@ -36,7 +36,7 @@ export class Readiness {
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly ds: DataSource,
-    private readonly queues: BullTaskQueues,
+    private readonly queues: TaskQueues,
   ) {}
 
   /** Runs (or reuses) every check: `ok`, or `down` with the names of the failing checks. */
