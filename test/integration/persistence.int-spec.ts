@@ -65,6 +65,7 @@ describe('migrations', () => {
         'schedule_backfills',
         'schedules',
         'signals',
+        'task_attempt_logs',
         'tasks',
         'tenants',
         'workers',
