@@ -3,6 +3,96 @@
 type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+export type CancelRunInput = {
+  reason?: string | null | undefined;
+  runId: string | number;
+};
+
+export type RetryRunInput = {
+  /** A JSON object. Default: the run's config. */
+  config?: unknown;
+  fromNodeId: string;
+  /** A JSON object. Default: the run's input. */
+  input?: unknown;
+  runId: string | number;
+  /** Default: the run's version. */
+  version?: number | null | undefined;
+};
+
+export type RunFilter = {
+  /** Runs created at or after this instant. */
+  createdAfter?: string | null | undefined;
+  /** Runs created before this instant. */
+  createdBefore?: string | null | undefined;
+  /** Runs started by this schedule. */
+  scheduleId?: string | number | null | undefined;
+  status?: RunStatus | null | undefined;
+  /** Runs of this version (of any workflow unless workflowId is given too). */
+  version?: number | null | undefined;
+  workflowId?: string | null | undefined;
+};
+
+/** Status of a run. */
+export type RunStatus =
+  | 'CANCELLED'
+  | 'FAILED'
+  | 'PENDING'
+  | 'QUEUED'
+  | 'RUNNING'
+  | 'SUCCEEDED';
+
+export type SendSignalInput = {
+  name: string;
+  payload?: unknown;
+  runId: string | number;
+};
+
+export type StartRunInput = {
+  /** A JSON object; templates read it as config.x. Default: {}. */
+  config?: unknown;
+  /** A repeated key returns the run it first started. */
+  idempotencyKey?: string | null | undefined;
+  /** A JSON object; templates read it as input.x. Default: {}. */
+  input?: unknown;
+  /** Dispatch priority of the run's tasks among the tenant's waiting tasks, 1 (first) to 5. Default: the definition's priority, else 3. */
+  priority?: number | null | undefined;
+  /** Start here instead of the definition's entry node. */
+  startNodeId?: string | null | undefined;
+  /** Default: the workflow's default version (the pinned one, else the latest). A deprecated version is refused. */
+  version?: number | null | undefined;
+  workflowId: string;
+};
+
+/** Status of a task (one per reached node). */
+export type TaskStatus =
+  | 'CANCELLED'
+  | 'COMPLETED'
+  | 'FAILED'
+  | 'PENDING'
+  | 'QUEUED'
+  | 'RUNNING'
+  | 'SKIPPED'
+  | 'WAITING';
+
+/** Why a QUEUED run or task is not running yet. */
+export type WaitReason =
+  /** Its concurrency key has as many active runs (or tasks) as its limit allows. */
+  | 'CONCURRENCY_LIMIT'
+  /** It waits for a worker slot on its queue, behind earlier work (fair order between tenants, then priority). */
+  | 'QUEUE_BACKLOG'
+  /** Its rate key started as many attempts as its limit allows within the window. */
+  | 'RATE_LIMIT'
+  /** Its run is paused. Runs cannot be paused yet, so no run or task waits for this now. */
+  | 'RUN_PAUSED';
+
+export type VersionDefinitionQueryVariables = Exact<{
+  id: string;
+  v?: number | null | undefined;
+}>;
+
+
+export type VersionDefinitionQuery = { workflowVersion: { definition: unknown } | null };
+
 export type FlowKeysQueryVariables = Exact<{
   w?: string | null | undefined;
   n?: number | null | undefined;
@@ -16,3 +106,154 @@ export type RateLimitsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type RateLimitsQuery = { rateLimits: Array<{ key: string, limit: number | null, perSeconds: number | null, startedInWindow: number, held: number, nextStartAt: string | null }> };
+
+export type LogTaskFieldsFragment = { id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> };
+
+export type RunLogsQueryVariables = Exact<{
+  id: string | number;
+  page: number;
+}>;
+
+
+export type RunLogsQuery = { run: { status: RunStatus, tasks: Array<{ id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> }> } | null };
+
+export type LogTasksPageQueryVariables = Exact<{
+  id: string | number;
+  after?: string | number | null | undefined;
+  page: number;
+}>;
+
+
+export type LogTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> }> } | null };
+
+export type RunVersionOfLogsQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RunVersionOfLogsQuery = { run: { workflowId: string, version: number } | null };
+
+export type LogUpdatesSubscriptionVariables = Exact<{
+  id: string | number;
+  page: number;
+}>;
+
+
+export type LogUpdatesSubscription = { runUpdated: { status: RunStatus, tasks: Array<{ id: string, status: TaskStatus, attempt: number }> } };
+
+export type StartedRunFieldsFragment = { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string };
+
+export type StartRunMutationVariables = Exact<{
+  i: StartRunInput;
+}>;
+
+
+export type StartRunMutation = { startRun: { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string } };
+
+export type RetryRunMutationVariables = Exact<{
+  i: RetryRunInput;
+}>;
+
+
+export type RetryRunMutation = { retryRun: { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string } };
+
+export type SendSignalMutationVariables = Exact<{
+  i: SendSignalInput;
+}>;
+
+
+export type SendSignalMutation = { sendSignal: { delivered: boolean } };
+
+export type CancelRunMutationVariables = Exact<{
+  i: CancelRunInput;
+}>;
+
+
+export type CancelRunMutation = { cancelRun: { id: string, status: RunStatus, workflowId: string, version: number, error: string | null, finishedAt: string | null } };
+
+export type HistoryEventFieldsFragment = { seq: number, type: string, at: string, nodeId: string | null, attempt: number | null, payload: unknown, actions: unknown, ignored: string | null, error: string | null };
+
+export type RunHistoryQueryVariables = Exact<{
+  id: string | number;
+  page: number;
+}>;
+
+
+export type RunHistoryQuery = { run: { workflowId: string, version: number, history: Array<{ seq: number, type: string, at: string, nodeId: string | null, attempt: number | null, payload: unknown, actions: unknown, ignored: string | null, error: string | null }> } | null };
+
+export type RunHistoryPageQueryVariables = Exact<{
+  id: string | number;
+  after?: number | null | undefined;
+  page: number;
+}>;
+
+
+export type RunHistoryPageQuery = { run: { history: Array<{ seq: number, type: string, at: string, nodeId: string | null, attempt: number | null, payload: unknown, actions: unknown, ignored: string | null, error: string | null }> } | null };
+
+export type RunListQueryVariables = Exact<{
+  f?: RunFilter | null | undefined;
+  n?: number | null | undefined;
+  a?: string | null | undefined;
+}>;
+
+
+export type RunListQuery = { runs: { edges: Array<{ node: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, parentRunId: string | null, parentTaskId: string | null, scheduleId: string | null, nominalTime: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type RunVersionQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RunVersionQuery = { run: { id: string, workflowId: string, version: number } | null };
+
+export type RunMermaidQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RunMermaidQuery = { run: { mermaid: string } | null };
+
+export type RunStatusTaskFieldsFragment = { id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null };
+
+export type RunStatusQueryVariables = Exact<{
+  id: string | number;
+  page: number;
+}>;
+
+
+export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
+
+export type RunStatusTasksPageQueryVariables = Exact<{
+  id: string | number;
+  after?: string | number | null | undefined;
+  page: number;
+}>;
+
+
+export type RunStatusTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }> } | null };
+
+export type ParentRunQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ParentRunQuery = { run: { id: string, workflowId: string, status: RunStatus } | null };
+
+export type WatchTaskFieldsFragment = { id: string, nodeId: string, status: TaskStatus, attempt: number, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null };
+
+export type WatchRunSubscriptionVariables = Exact<{
+  id: string | number;
+  page: number;
+}>;
+
+
+export type WatchRunSubscription = { runUpdated: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, output: unknown, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, status: TaskStatus, attempt: number, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } };
+
+export type WatchTasksPageQueryVariables = Exact<{
+  id: string | number;
+  after?: string | number | null | undefined;
+  page: number;
+}>;
+
+
+export type WatchTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, status: TaskStatus, attempt: number, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } | null };
