@@ -8,6 +8,35 @@ export type CancelRunInput = {
   runId: string | number;
 };
 
+export type CreateScheduleInput = {
+  /** Fire times missed by at most this many seconds (the scheduler was down) still fire; older ones are skipped. Default 60. */
+  catchUpSeconds?: number | null | undefined;
+  /** The runs' config, a JSON object. Default: {}. */
+  config?: unknown;
+  /** A cron expression: 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly. Give this or intervalSeconds. */
+  cron?: string | null | undefined;
+  /** No fire at or after this instant; after startAt. */
+  endAt?: string | null | undefined;
+  /** The runs' input, a JSON object; each run also gets input.schedule = {id, nominalTime}. Default: {}. */
+  input?: unknown;
+  /** Fire every this many seconds (at least 1), counted from startAt, else from the creation. Give this or cron. */
+  intervalSeconds?: number | null | undefined;
+  /** Delay each fire by up to this many seconds (default 0), the same delay on every scheduler. */
+  jitterSeconds?: number | null | undefined;
+  note?: string | null | undefined;
+  /** Default SKIP. */
+  overlapPolicy?: ScheduleOverlapPolicy | null | undefined;
+  /** Create it paused (default false). */
+  paused?: boolean | null | undefined;
+  /** No fire before this instant. */
+  startAt?: string | null | undefined;
+  /** IANA time zone the cron expression is read in (default UTC), e.g. America/New_York. */
+  timeZone?: string | null | undefined;
+  /** Pin a version; default (or null): the workflow's default version at each fire. */
+  version?: number | null | undefined;
+  workflowId: string;
+};
+
 export type RetryRunInput = {
   /** A JSON object. Default: the run's config. */
   config?: unknown;
@@ -40,6 +69,20 @@ export type RunStatus =
   | 'QUEUED'
   | 'RUNNING'
   | 'SUCCEEDED';
+
+/** What became of one nominal fire time. */
+export type ScheduleFireOutcome =
+  | 'BUFFERED'
+  | 'SKIPPED'
+  | 'STARTED';
+
+/** What a fire does while the schedule's previous run is still RUNNING: SKIP it (counted), BUFFER_ONE (keep one, start it when the run ends), BUFFER_ALL (keep all, start them in order), CANCEL_OTHER (cancel the running run, then start), ALLOW_ALL (start beside it). */
+export type ScheduleOverlapPolicy =
+  | 'ALLOW_ALL'
+  | 'BUFFER_ALL'
+  | 'BUFFER_ONE'
+  | 'CANCEL_OTHER'
+  | 'SKIP';
 
 export type SendSignalInput = {
   name: string;
@@ -257,3 +300,95 @@ export type WatchTasksPageQueryVariables = Exact<{
 
 
 export type WatchTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, status: TaskStatus, attempt: number, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } | null };
+
+export type ScheduleListQueryVariables = Exact<{
+  w?: string | null | undefined;
+  n?: number | null | undefined;
+  a?: string | null | undefined;
+}>;
+
+
+export type ScheduleListQuery = { schedules: { edges: Array<{ node: { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type CreateScheduleMutationVariables = Exact<{
+  i: CreateScheduleInput;
+}>;
+
+
+export type CreateScheduleMutation = { createSchedule: { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } };
+
+export type ScheduleDetailQueryVariables = Exact<{
+  id: string | number;
+  n: number;
+  k: number;
+}>;
+
+
+export type ScheduleDetailQuery = { schedule: { upcoming: Array<string>, id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, recentRuns: Array<{ id: string, status: RunStatus, version: number, nominalTime: string | null, createdAt: string, finishedAt: string | null }>, backfills: Array<{ id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null }>, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } | null };
+
+export type ScheduleToDeleteQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ScheduleToDeleteQuery = { schedule: { id: string, workflowId: string, cron: string | null, intervalSeconds: number | null, timeZone: string, firedCount: number, backfills: Array<{ id: string }> } | null };
+
+export type DeleteScheduleMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type DeleteScheduleMutation = { deleteSchedule: string };
+
+export type BackfillProgressQueryVariables = Exact<{
+  b: string | number;
+  s: string | number;
+}>;
+
+
+export type BackfillProgressQuery = { scheduleBackfill: { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null } | null, schedule: { paused: boolean } | null };
+
+export type PauseScheduleMutationVariables = Exact<{
+  id: string | number;
+  n?: string | null | undefined;
+}>;
+
+
+export type PauseScheduleMutation = { pauseSchedule: { id: string, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null } };
+
+export type UnpauseScheduleMutationVariables = Exact<{
+  id: string | number;
+  n?: string | null | undefined;
+}>;
+
+
+export type UnpauseScheduleMutation = { unpauseSchedule: { id: string, paused: boolean, pauseNote: string | null, pausedBy: string | null, nextFireAt: string | null } };
+
+export type TriggerScheduleMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type TriggerScheduleMutation = { triggerSchedule: { nominalTime: string, outcome: ScheduleFireOutcome, reason: string | null, cancelledRunIds: Array<string>, run: { id: string, status: RunStatus } | null } };
+
+export type ScheduleOverlapQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ScheduleOverlapQuery = { schedule: { overlapPolicy: ScheduleOverlapPolicy, lastError: string | null } | null };
+
+export type BackfillScheduleMutationVariables = Exact<{
+  id: string | number;
+  f: string;
+  t: string;
+}>;
+
+
+export type BackfillScheduleMutation = { backfillSchedule: { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null } };
+
+export type ScheduleFieldsFragment = { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } };
+
+export type BackfillFieldsFragment = { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null };
+
+export type ScheduleRunFieldsFragment = { id: string, status: RunStatus, version: number, nominalTime: string | null, createdAt: string, finishedAt: string | null };
