@@ -99,9 +99,7 @@ export function runControlCommands(program: Command): void {
     .option('--payload <json>', `signal payload: ${JSON_HELP}`, jsonOption('--payload'))
     .action(async (runId: string, name: string, o: ConnectionFlags & { payload?: unknown; output: OutputFormat }) => {
       const { payload } = await readJsonOptions({ payload: o.payload });
-      const r = await withClient(o, (c) =>
-        c.request(SEND_SIGNAL, { i: { runId, name, payload } }),
-      );
+      const r = await withClient(o, (c) => c.request(SEND_SIGNAL, { i: { runId, name, payload } }));
       const sent = { runId, name, delivered: r.sendSignal.delivered };
       printAs(o.output, sent, () => (sent.delivered ? 'delivered\n' : 'buffered (no node is waiting for it yet)\n'));
     });

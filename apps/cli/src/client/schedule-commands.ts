@@ -153,9 +153,7 @@ export function scheduleCommands(program: Command): void {
     .description('show a schedule: its fields, pause, counters, upcoming fire times (in its zone and UTC), recent runs and backfills')
     .option('--upcoming <n>', 'how many upcoming fire times (default 5, at most 100)', upcomingCount, 5)
     .action(async (id: string, o: ConnectionFlags & { upcoming: number; output: OutputFormat }) => {
-      const r = await withClient(o, (c) =>
-        c.request(SCHEDULE_DETAIL, { id, n: o.upcoming, k: DESCRIBE_RECENT }),
-      );
+      const r = await withClient(o, (c) => c.request(SCHEDULE_DETAIL, { id, n: o.upcoming, k: DESCRIBE_RECENT }));
       const s: ScheduleDetail = r.schedule!;
       printAs(o.output, s, () => scheduleDetailText(s, Date.now()));
     });

@@ -3,9 +3,21 @@
 type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+/** admin: publish definitions, manage versions and keys. operator: start, signal, cancel and retry runs. viewer: read only. Each includes the ones after it. */
+export type ApiKeyRole =
+  | 'admin'
+  | 'operator'
+  | 'viewer';
+
 export type CancelRunInput = {
   reason?: string | null | undefined;
   runId: string | number;
+};
+
+export type CreateApiKeyInput = {
+  /** A label for the key, 1 to 100 characters (trimmed), no control characters. */
+  name: string;
+  role: ApiKeyRole;
 };
 
 export type CreateScheduleInput = {
@@ -34,6 +46,13 @@ export type CreateScheduleInput = {
   timeZone?: string | null | undefined;
   /** Pin a version; default (or null): the workflow's default version at each fire. */
   version?: number | null | undefined;
+  workflowId: string;
+};
+
+export type PublishWorkflowInput = {
+  /** The definition as YAML or JSON text. */
+  definition: string;
+  name?: string | null | undefined;
   workflowId: string;
 };
 
@@ -128,6 +147,13 @@ export type WaitReason =
   /** Its run is paused. Runs cannot be paused yet, so no run or task waits for this now. */
   | 'RUN_PAUSED';
 
+export type PublishWorkflowMutationVariables = Exact<{
+  i: PublishWorkflowInput;
+}>;
+
+
+export type PublishWorkflowMutation = { publishWorkflow: { workflowId: string, version: number, createdAt: string, warnings: Array<{ nodeId: string | null, path: string | null, message: string }> } };
+
 export type VersionDefinitionQueryVariables = Exact<{
   id: string;
   v?: number | null | undefined;
@@ -149,6 +175,25 @@ export type RateLimitsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type RateLimitsQuery = { rateLimits: Array<{ key: string, limit: number | null, perSeconds: number | null, startedInWindow: number, held: number, nextStartAt: string | null }> };
+
+export type CreateApiKeyMutationVariables = Exact<{
+  i: CreateApiKeyInput;
+}>;
+
+
+export type CreateApiKeyMutation = { createApiKey: { id: string, name: string, role: ApiKeyRole, keyPrefix: string, createdAt: string, secret: string } };
+
+export type ApiKeysQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ApiKeysQuery = { apiKeys: Array<{ id: string, name: string, role: ApiKeyRole, keyPrefix: string, createdAt: string, revokedAt: string | null }> };
+
+export type RevokeApiKeyMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RevokeApiKeyMutation = { revokeApiKey: { id: string, name: string, role: ApiKeyRole, keyPrefix: string, createdAt: string, revokedAt: string | null } };
 
 export type LogTaskFieldsFragment = { id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> };
 
@@ -392,3 +437,63 @@ export type ScheduleFieldsFragment = { id: string, workflowId: string, version: 
 export type BackfillFieldsFragment = { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null };
 
 export type ScheduleRunFieldsFragment = { id: string, status: RunStatus, version: number, nominalTime: string | null, createdAt: string, finishedAt: string | null };
+
+export type WorkflowFieldsFragment = { id: string, name: string | null, latestVersion: number, defaultVersion: number, pinnedVersion: number | null, createdAt: string, updatedAt: string, versions: Array<{ version: number, checksum: string, createdAt: string, createdBy: string | null, deprecated: boolean, deprecatedAt: string | null }> };
+
+export type WorkflowsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WorkflowsQuery = { workflows: Array<{ id: string, name: string | null, latestVersion: number, defaultVersion: number, pinnedVersion: number | null, createdAt: string, updatedAt: string, versions: Array<{ version: number, checksum: string, createdAt: string, createdBy: string | null, deprecated: boolean, deprecatedAt: string | null }> }> };
+
+export type WorkflowVersionsQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type WorkflowVersionsQuery = { workflow: { id: string, name: string | null, latestVersion: number, defaultVersion: number, pinnedVersion: number | null, createdAt: string, updatedAt: string, versions: Array<{ version: number, checksum: string, createdAt: string, createdBy: string | null, deprecated: boolean, deprecatedAt: string | null }> } | null };
+
+export type WorkflowDefaultFieldsFragment = { id: string, latestVersion: number, defaultVersion: number, pinnedVersion: number | null };
+
+export type WorkflowDefaultQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type WorkflowDefaultQuery = { workflow: { id: string, latestVersion: number, defaultVersion: number, pinnedVersion: number | null } | null };
+
+export type SetDefaultVersionMutationVariables = Exact<{
+  id: string;
+  v?: number | null | undefined;
+}>;
+
+
+export type SetDefaultVersionMutation = { setDefaultVersion: { id: string, latestVersion: number, defaultVersion: number, pinnedVersion: number | null } };
+
+export type DeprecateVersionMutationVariables = Exact<{
+  id: string;
+  v: number;
+  d: boolean;
+}>;
+
+
+export type DeprecateVersionMutation = { deprecateVersion: { workflowId: string, version: number, deprecated: boolean, deprecatedAt: string | null } };
+
+export type WorkflowVersionBodyQueryVariables = Exact<{
+  id: string;
+  v?: number | null | undefined;
+}>;
+
+
+export type WorkflowVersionBodyQuery = { workflowVersion: { workflowId: string, version: number, checksum: string, createdAt: string, createdBy: string | null, deprecated: boolean, definition: unknown, source: string } | null, workflow: { name: string | null, latestVersion: number, defaultVersion: number } | null };
+
+export type WorkerFieldsFragment = { id: string, version: string, queues: Array<string>, concurrency: number, startedAt: string, lastHeartbeatAt: string, drainingSince: string | null };
+
+export type QueuesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type QueuesQuery = { queues: Array<{ name: string, backlog: number, running: number, delayed: number, oldestPendingAgeMs: number | null, reserved: boolean, allowed: boolean, workers: Array<{ id: string, version: string, queues: Array<string>, concurrency: number, startedAt: string, lastHeartbeatAt: string, drainingSince: string | null }> }> };
+
+export type WorkersQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WorkersQuery = { workers: Array<{ id: string, version: string, queues: Array<string>, concurrency: number, startedAt: string, lastHeartbeatAt: string, drainingSince: string | null }> };
