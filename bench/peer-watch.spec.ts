@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { RUN_PAGE } from '../apps/cli/src/client/run-pages.js';
 import { followRun, WATCH_QUERY, type Subscriber } from './peer-watch.js';
 
 /** A subscriber that feeds the given payloads, stopping where the callback says to. */
@@ -22,7 +23,7 @@ describe('the watched row of the peers bench', () => {
     const client = fake([{ runUpdated: { status: 'RUNNING' } }, { runUpdated: { status: 'RUNNING' } }, { runUpdated: { status: 'SUCCEEDED' } }, { runUpdated: { status: 'RUNNING' } }]);
     const r = await followRun(client, 'r1').done;
     expect(r).toEqual({ status: 'SUCCEEDED', payloads: 3 });
-    expect(client.asked).toEqual([{ query: WATCH_QUERY, variables: { id: 'r1' } }]);
+    expect(client.asked).toEqual([{ query: WATCH_QUERY, variables: { id: 'r1', page: RUN_PAGE } }]);
     expect(WATCH_QUERY).toContain('runUpdated(runId: $id)');
     expect(WATCH_QUERY).toContain('tasks(first:');
   });

@@ -2,7 +2,7 @@
  * What one update of a watched run costs the API process. A whole Weft runs in this process (as
  * the e2e suites start it) and runs R + 1 chains of 20 HTTP tasks to their end; each run in turn
  * is then followed by one `runUpdated` subscription with the CLI's watch selection
- * (WATCH_FIELDS), executed as graphql-ws executes it (graphql-js `subscribe` on the API's schema,
+ * (WATCH_RUN), executed as graphql-ws executes it (graphql-js `subscribe` on the API's schema,
  * each result formatted and serialized as a `next` message), while U run changes are published
  * on the run-update channel (Redis) one at a time, each waiting for its payload. Each change
  * claims a task or completes it with an output, so every update is patched from the change,
@@ -25,7 +25,8 @@ import { RunUpdatesService } from '@weft/api';
 import { AuthService } from '../../apps/api/src/auth/auth.service.js';
 import { formatExecutionResult } from '../../apps/api/src/common/error-formatter.js';
 import { withoutRefusedData } from '../../apps/api/src/common/response-limit.plugin.js';
-import { WATCH_FIELDS } from '../../apps/cli/src/client/run-watch.js';
+import { RUN_PAGE } from '../../apps/cli/src/client/run-pages.js';
+import { WATCH_RUN } from '../../apps/cli/src/client/run-watch.js';
 import { getRun, publish, start, startE2E, waitRun } from './e2e-platform.js';
 import { stubServer } from './faults.js';
 
@@ -40,7 +41,7 @@ const service = e2e.app.get(RunUpdatesService);
 const schema = e2e.app.get(GraphQLSchemaHost).schema;
 const authorization = `Bearer ${apiKey}`;
 const principal = await e2e.app.get(AuthService).authenticate(authorization);
-const document = parse(`subscription($id: ID!) { runUpdated(runId: $id) { ${WATCH_FIELDS} } }`);
+const document = parse(WATCH_RUN);
 const at = Date.parse('2030-01-01T00:00:00Z');
 
 /** The k-th change after seq `seq`: task k/2 (cycling) claimed (k even), then completed with an output. */
@@ -60,11 +61,11 @@ function change(k: number, seq: number, tasks: readonly { id: string; nodeId: st
   };
 }
 
-/** Follows `runId` with WATCH_FIELDS, sends it `n` changes one at a time; returns the CPU (µs) and wall time (ms) of the changes, the payload bytes. */
+/** Follows `runId` with WATCH_RUN, sends it `n` changes one at a time; returns the CPU (µs) and wall time (ms) of the changes, the payload bytes. */
 async function follow(runId: string, n: number): Promise<{ cpu: number; wall: number; bytes: number }> {
   const run = await getRun(client, runId, 'seq tasks(first: 100) { id nodeId }');
   const contextValue = { principal, authorization, authenticatedAt: Date.now() };
-  const it = (await subscribe({ schema, document, variableValues: { id: runId }, contextValue })) as AsyncIterator<ExecutionResult> | ExecutionResult;
+  const it = (await subscribe({ schema, document, variableValues: { id: runId, page: RUN_PAGE }, contextValue })) as AsyncIterator<ExecutionResult> | ExecutionResult;
   if (!('next' in it)) throw new Error(`subscribe failed: ${JSON.stringify(it)}`);
   let received = 0;
   let bytes = 0;

@@ -1,22 +1,28 @@
 import type { Command } from 'commander';
+import { operation } from '@weft/client';
 import { withClient, withConnection, type ConnectionFlags } from './client/connection.js';
+import type { QueuesQuery, QueuesQueryVariables, WorkersQuery, WorkersQueryVariables } from './client/generated/graphql.js';
 import { cell, duration, printAs, table, withOutput, type OutputFormat } from './client/output.js';
 import { queueAdminCommands } from './queue-admin-commands.js';
-import { workersTable, type WorkerRow } from './workers-table.js';
+import { workersTable } from './workers-table.js';
 
-const WORKER_FIELDS = 'id version queues concurrency startedAt lastHeartbeatAt drainingSince';
+/** What `queues` and `workers` read of a worker (never its host and pid: the API shows them to no tenant). */
+const WORKER_FIELDS = /* GraphQL */ `
+  fragment WorkerFields on Worker { id version queues concurrency startedAt lastHeartbeatAt drainingSince }
+`;
+
+const QUEUES = operation<QueuesQuery, QueuesQueryVariables>(/* GraphQL */ `
+  query Queues { queues { name backlog running delayed oldestPendingAgeMs reserved allowed workers { ...WorkerFields } } }
+  ${WORKER_FIELDS}
+`);
+
+const WORKERS = operation<WorkersQuery, WorkersQueryVariables>(/* GraphQL */ `
+  query Workers { workers { ...WorkerFields } }
+  ${WORKER_FIELDS}
+`);
 
 /** A queue as the API answers it. */
-interface QueueRow {
-  name: string;
-  backlog: number;
-  running: number;
-  delayed: number;
-  oldestPendingAgeMs: number | null;
-  reserved: boolean;
-  allowed: boolean;
-  workers: WorkerRow[];
-}
+type QueueRow = QueuesQuery['queues'][number];
 
 /** The queues table: one line per queue, its counts, the oldest wait, its live workers and their slots, its access. */
 export function queuesTable(queues: readonly QueueRow[]): string {
@@ -44,16 +50,14 @@ export function queueCommands(program: Command): void {
   withOutput(withConnection(program.command('queues')))
     .description("list the queues the tenant has tasks on or a live worker serves: the tenant's own backlog, running and delayed tasks, the oldest wait, the live workers")
     .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
-      const r = await withClient(o, (c) =>
-        c.request<{ queues: QueueRow[] }>(`query { queues { name backlog running delayed oldestPendingAgeMs reserved allowed workers { ${WORKER_FIELDS} } } }`),
-      );
+      const r = await withClient(o, (c) => c.request(QUEUES));
       printAs(o.output, r.queues, () => queuesTable(r.queues));
     });
 
   withOutput(withConnection(program.command('workers')))
     .description('list the live workers serving queues the tenant may use (their hosts and pids: weft admin workers)')
     .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
-      const r = await withClient(o, (c) => c.request<{ workers: WorkerRow[] }>(`query { workers { ${WORKER_FIELDS} } }`));
+      const r = await withClient(o, (c) => c.request(WORKERS));
       printAs(o.output, r.workers, () => workersTable(r.workers, Date.now()));
     });
 

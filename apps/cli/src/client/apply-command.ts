@@ -2,9 +2,10 @@ import { readdir, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import type { Command } from 'commander';
 import YAML from 'yaml';
-import type { WeftClient } from '@weft/client';
+import { operation, type WeftClient } from '@weft/client';
 import { usageError } from '../exit-codes.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import type { PublishWorkflowMutation, PublishWorkflowMutationVariables } from './generated/graphql.js';
 import { cell, formatData, withOutput, type OutputFormat } from './output.js';
 import { asValidateReports, readDefinitionFile } from './workflow-commands.js';
 
@@ -20,13 +21,13 @@ interface ApplyFlags extends ConnectionFlags {
   output: OutputFormat;
 }
 
+/** Publishes a definition; the answer is the version published (or found identical) and its warnings. */
+const PUBLISH_WORKFLOW = operation<PublishWorkflowMutation, PublishWorkflowMutationVariables>(/* GraphQL */ `
+  mutation PublishWorkflow($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version createdAt warnings { nodeId path message } } }
+`);
+
 /** A version `apply` published (or found identical), with the file it came from (`-` for stdin). */
-export interface Applied {
-  file: string;
-  workflowId: string;
-  version: number;
-  createdAt: string;
-}
+export type Applied = { file: string } & Omit<PublishWorkflowMutation['publishWorkflow'], 'warnings'>;
 
 /** One definition file to apply, or why a path given to `-f` yields none. */
 type Target = { path: string } | { path: string; error: string };
@@ -98,14 +99,12 @@ async function applyOne(c: WeftClient, path: string, o: ApplyFlags, named: boole
   const workflowId = workflowIdOf(path, definition, o.id);
   if (workflowId === undefined) throw new Error('-f - (stdin) needs --id, or a workflow_id in the definition: there is no file name to take the workflow id from');
   const r = await c
-    .request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version createdAt warnings { nodeId path message } } }`, {
-      i: { workflowId, name: o.name, definition },
-    })
+    .request(PUBLISH_WORKFLOW, { i: { workflowId, name: o.name, definition } })
     .catch((err: unknown) => {
       throw asValidateReports(err);
     });
   // Published all the same: what may fail at run time goes to stderr, the version to stdout.
-  const { warnings, ...published } = r.publishWorkflow as Omit<Applied, 'file'> & { warnings: { nodeId: string | null; path: string | null; message: string }[] };
+  const { warnings, ...published } = r.publishWorkflow;
   for (const w of warnings) process.stderr.write(`warning: ${named ? `${path}: ` : ''}${[w.nodeId, w.path].filter(Boolean).join(' ')}: ${w.message}\n`);
   return { file: path, ...published };
 }

@@ -1,4 +1,10 @@
-import type { WeftClient } from '@weft/client';
+import { operation, type WeftClient } from '@weft/client';
+import type { VersionDefinitionQuery, VersionDefinitionQueryVariables } from './generated/graphql.js';
+
+/** The definition of a workflow version (the default one without `v`). */
+export const VERSION_DEFINITION = operation<VersionDefinitionQuery, VersionDefinitionQueryVariables>(/* GraphQL */ `
+  query VersionDefinition($id: String!, $v: Int) { workflowVersion(workflowId: $id, version: $v) { definition } }
+`);
 
 /** Node id → how many times the node may execute (its retry policy's `max_attempts`, at least 1). */
 export type AttemptLimits = ReadonlyMap<string, number>;
@@ -18,7 +24,7 @@ export function attemptLabel(attempt: number | null | undefined, max?: number): 
  */
 export async function attemptLimits(c: WeftClient, workflowId: string, version: number): Promise<AttemptLimits | undefined> {
   try {
-    const r = await c.request(`query($id: String!, $v: Int) { workflowVersion(workflowId: $id, version: $v) { definition } }`, { id: workflowId, v: version });
+    const r = await c.request(VERSION_DEFINITION, { id: workflowId, v: version });
     const { maxAttempts } = await import('./engine-side.js');
     const nodes = (r.workflowVersion?.definition as { nodes?: { node_id: string }[] } | undefined)?.nodes ?? [];
     return new Map(nodes.map((n) => [n.node_id, maxAttempts(n as Parameters<typeof maxAttempts>[0])]));

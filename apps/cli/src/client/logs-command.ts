@@ -1,23 +1,51 @@
 import type { Command } from 'commander';
-import type { WeftClient } from '@weft/client';
+import { operation, type WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
+import { VERSION_DEFINITION } from './attempts.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import type {
+  LogTaskFieldsFragment,
+  LogTasksPageQuery,
+  LogTasksPageQueryVariables,
+  LogUpdatesSubscription,
+  LogUpdatesSubscriptionVariables,
+  RunLogsQuery,
+  RunLogsQueryVariables,
+  RunVersionOfLogsQuery,
+  RunVersionOfLogsQueryVariables,
+} from './generated/graphql.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
 import { FINAL_RUN_STATUSES } from './run-watch.js';
 
 /** The task fields `weft logs` reads: each task's stored attempts with their logs. */
-export const LOG_TASK_FIELDS = 'id nodeId iteration attempts { attempt logs }';
+const LOG_TASK_FIELDS = /* GraphQL */ `
+  fragment LogTaskFields on Task { id nodeId iteration attempts { attempt logs } }
+`;
+
+const RUN_LOGS = operation<RunLogsQuery, RunLogsQueryVariables>(/* GraphQL */ `
+  query RunLogs($id: ID!, $page: Int!) { run(id: $id) { status tasks(first: $page) { ...LogTaskFields } } }
+  ${LOG_TASK_FIELDS}
+`);
+
+const LOG_TASKS_PAGE = operation<LogTasksPageQuery, LogTasksPageQueryVariables>(/* GraphQL */ `
+  query LogTasksPage($id: ID!, $after: ID, $page: Int!) { run(id: $id) { tasks(first: $page, after: $after) { ...LogTaskFields } } }
+  ${LOG_TASK_FIELDS}
+`);
+
+const RUN_VERSION_OF_LOGS = operation<RunVersionOfLogsQuery, RunVersionOfLogsQueryVariables>(/* GraphQL */ `
+  query RunVersionOfLogs($id: ID!) { run(id: $id) { workflowId version } }
+`);
+
+/** What `logs --follow` reads of each update: enough to tell when an attempt ended. */
+const LOG_UPDATES = operation<LogUpdatesSubscription, LogUpdatesSubscriptionVariables>(/* GraphQL */ `
+  subscription LogUpdates($id: ID!, $page: Int!) { runUpdated(runId: $id) { status tasks(first: $page) { id status attempt } } }
+`);
 
 /** The node types a worker runs, whose attempts have logs. */
 const WORKER_NODE_TYPES = new Set(['HTTP', 'CODE']);
 
 /** A task as `weft logs` reads it. */
-interface LogTask {
-  id: string;
-  nodeId: string;
-  iteration: number | null;
-  attempts: { attempt: number; logs: string | null }[];
-}
+type LogTask = LogTaskFieldsFragment;
 
 /**
  * The lines of the attempts of `tasks` not in `printed` (keys `taskId#attempt`, added to it),
@@ -42,16 +70,16 @@ export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, pre
 
 /** The run's status and its tasks (of node `node`, when given) with their attempts, every page. */
 async function readLogs(c: WeftClient, runId: string, node: string | undefined): Promise<{ status: string; tasks: LogTask[] }> {
-  const { run } = await c.request(`query($id: ID!) { run(id: $id) { status tasks(first: ${RUN_PAGE}) { ${LOG_TASK_FIELDS} } } }`, { id: runId });
-  const tasks: LogTask[] = await restOfPages(c, runId, 'tasks', LOG_TASK_FIELDS, run.tasks);
+  const run = (await c.request(RUN_LOGS, { id: runId, page: RUN_PAGE })).run!;
+  const tasks = await restOfPages(run.tasks, async (last) => (await c.request(LOG_TASKS_PAGE, { id: runId, after: last.id, page: RUN_PAGE })).run!.tasks);
   return { status: run.status, tasks: node === undefined ? tasks : tasks.filter((t) => t.nodeId === node) };
 }
 
 /** How many worker nodes (HTTP, CODE) the run's definition has; undefined when it cannot be read. */
 async function workerNodeCount(c: WeftClient, runId: string): Promise<number | undefined> {
   try {
-    const { run } = await c.request(`query($id: ID!) { run(id: $id) { workflowId version } }`, { id: runId });
-    const r = await c.request(`query($id: String!, $v: Int) { workflowVersion(workflowId: $id, version: $v) { definition } }`, { id: run.workflowId, v: run.version });
+    const run = (await c.request(RUN_VERSION_OF_LOGS, { id: runId })).run!;
+    const r = await c.request(VERSION_DEFINITION, { id: run.workflowId, v: run.version });
     const nodes = (r.workflowVersion?.definition as { nodes?: { type?: string }[] } | undefined)?.nodes ?? [];
     return nodes.filter((n) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase())).length;
   } catch {
@@ -90,8 +118,7 @@ export async function printLogs(c: WeftClient, runId: string, node: string | und
     return true;
   };
   // Subscribed before the first read: an attempt that ends meanwhile is read by the next update.
-  const updates = `subscription($id: ID!) { runUpdated(runId: $id) { status tasks(first: ${RUN_PAGE}) { id status attempt } } }`;
-  const sub = c.subscribe(updates, { id: runId }, (data: any) => {
+  const sub = c.subscribe(LOG_UPDATES, { id: runId, page: RUN_PAGE }, (data) => {
     const final = FINAL_RUN_STATUSES.includes(data.runUpdated.status);
     if (!final && !changed(data.runUpdated)) return true;
     shown = shown.then(show).catch((err: unknown) => {

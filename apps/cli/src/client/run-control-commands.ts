@@ -1,8 +1,19 @@
 import type { Command } from 'commander';
-import type { WeftClient } from '@weft/client';
+import { operation, type WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
 import { jsonOption, positiveInt, priority, readJsonOptions } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import type {
+  CancelRunMutation,
+  CancelRunMutationVariables,
+  RetryRunMutation,
+  RetryRunMutationVariables,
+  SendSignalMutation,
+  SendSignalMutationVariables,
+  StartedRunFieldsFragment,
+  StartRunMutation,
+  StartRunMutationVariables,
+} from './generated/graphql.js';
 import { cell, printAs, withOutput, type OutputFormat } from './output.js';
 import { FINAL_RUN_STATUSES, watchAndReport } from './run-watch.js';
 import { waitText } from './wait-text.js';
@@ -10,7 +21,27 @@ import { waitText } from './wait-text.js';
 const JSON_HELP = 'JSON, or @FILE to read it from a file (@- for stdin)';
 
 /** What `run` and `retry` read of the run they started. */
-const STARTED_FIELDS = 'id status workflowId version priority concurrencyKey idempotencyKey error waitReason waitDetail createdAt';
+const STARTED_FIELDS = /* GraphQL */ `
+  fragment StartedRunFields on Run { id status workflowId version priority concurrencyKey idempotencyKey error waitReason waitDetail createdAt }
+`;
+
+const START_RUN = operation<StartRunMutation, StartRunMutationVariables>(/* GraphQL */ `
+  mutation StartRun($i: StartRunInput!) { startRun(input: $i) { ...StartedRunFields } }
+  ${STARTED_FIELDS}
+`);
+
+const RETRY_RUN = operation<RetryRunMutation, RetryRunMutationVariables>(/* GraphQL */ `
+  mutation RetryRun($i: RetryRunInput!) { retryRun(input: $i) { ...StartedRunFields } }
+  ${STARTED_FIELDS}
+`);
+
+const SEND_SIGNAL = operation<SendSignalMutation, SendSignalMutationVariables>(/* GraphQL */ `
+  mutation SendSignal($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }
+`);
+
+const CANCEL_RUN = operation<CancelRunMutation, CancelRunMutationVariables>(/* GraphQL */ `
+  mutation CancelRun($i: CancelRunInput!) { cancelRun(input: $i) { id status workflowId version error finishedAt } }
+`);
 
 /**
  * The line `run` and `retry` print of the run they started: `run ID STATUS`; a QUEUED run adds
@@ -31,7 +62,7 @@ export function startedLine(run: { id: string; status: string; error?: string | 
  * once without succeeding (FAILED, CANCELLED) sets {@link EXIT}.runNotSucceeded (3), as a watched
  * one would.
  */
-async function reportStarted(c: WeftClient, run: { id: string; status: string; workflowId: string; version: number }, watch: boolean | undefined, format: OutputFormat): Promise<void> {
+async function reportStarted(c: WeftClient, run: StartedRunFieldsFragment, watch: boolean | undefined, format: OutputFormat): Promise<void> {
   if (!watch || format === 'table') printAs(format, run, () => startedLine(run));
   if (watch) await watchAndReport(c, run, format);
   else if (FINAL_RUN_STATUSES.includes(run.status) && run.status !== 'SUCCEEDED') process.exitCode = EXIT.runNotSucceeded;
@@ -56,7 +87,7 @@ export function runControlCommands(program: Command): void {
     .action(async (workflowId: string, o: ConnectionFlags & { input: unknown; config?: unknown; version?: number; idempotencyKey?: string; priority?: number; watch?: boolean; output: OutputFormat }) => {
       const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
       await withClient(o, async (c) => {
-        const r = await c.request(`mutation($i: StartRunInput!) { startRun(input: $i) { ${STARTED_FIELDS} } }`, {
+        const r = await c.request(START_RUN, {
           i: { workflowId, input, config, version: o.version, idempotencyKey: o.idempotencyKey, priority: o.priority },
         });
         await reportStarted(c, r.startRun, o.watch, o.output);
@@ -68,10 +99,8 @@ export function runControlCommands(program: Command): void {
     .option('--payload <json>', `signal payload: ${JSON_HELP}`, jsonOption('--payload'))
     .action(async (runId: string, name: string, o: ConnectionFlags & { payload?: unknown; output: OutputFormat }) => {
       const { payload } = await readJsonOptions({ payload: o.payload });
-      const r = await withClient(o, (c) =>
-        c.request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId, name, payload } }),
-      );
-      const sent = { runId, name, delivered: r.sendSignal.delivered as boolean };
+      const r = await withClient(o, (c) => c.request(SEND_SIGNAL, { i: { runId, name, payload } }));
+      const sent = { runId, name, delivered: r.sendSignal.delivered };
       printAs(o.output, sent, () => (sent.delivered ? 'delivered\n' : 'buffered (no node is waiting for it yet)\n'));
     });
 
@@ -79,7 +108,7 @@ export function runControlCommands(program: Command): void {
     .description('cancel a run')
     .option('--reason <text>', 'why')
     .action(async (runId: string, o: ConnectionFlags & { reason?: string; output: OutputFormat }) => {
-      const r = await withClient(o, (c) => c.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id status workflowId version error finishedAt } }`, { i: { runId, reason: o.reason } }));
+      const r = await withClient(o, (c) => c.request(CANCEL_RUN, { i: { runId, reason: o.reason } }));
       printAs(o.output, r.cancelRun, () => `run ${r.cancelRun.id} ${r.cancelRun.status}\n`);
     });
 
@@ -93,7 +122,7 @@ export function runControlCommands(program: Command): void {
     .action(async (runId: string, o: ConnectionFlags & { from: string; input?: unknown; config?: unknown; version?: number; watch?: boolean; output: OutputFormat }) => {
       const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
       await withClient(o, async (c) => {
-        const r = await c.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { ${STARTED_FIELDS} } }`, {
+        const r = await c.request(RETRY_RUN, {
           i: { runId, fromNodeId: o.from, input, config, version: o.version },
         });
         await reportStarted(c, r.retryRun, o.watch, o.output);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { WeftApiError } from '@weft/client';
-import { runStatusTable, runStatusView } from './run-view.js';
-import { runsTable } from './run-read-commands.js';
+import { runStatusTable, runStatusView, type RunStatusRun } from './run-view.js';
+import { runsTable, type ListedRun } from './run-read-commands.js';
 import { startedLine } from './run-control-commands.js';
 import { RUN_PAGE } from './run-pages.js';
 import { watchRun } from './run-watch.js';
@@ -43,7 +43,7 @@ describe('run-status of a for_each node with held iterations', () => {
   const run = { id: 'r1', workflowId: 'fan', version: 1, status: 'RUNNING', priority: 3, concurrencyKey: null, createdAt: '2030-01-01T00:00:00Z', finishedAt: null, tasks, children: [] };
 
   it('lists the held iterations under the node with why each waits, the first five then how many more', () => {
-    const out = runStatusTable(runStatusView(structuredClone(run), null), undefined, Date.parse('2030-01-01T00:00:05Z'));
+    const out = runStatusTable(runStatusView(structuredClone(run) as unknown as RunStatusRun, null), undefined, Date.parse('2030-01-01T00:00:05Z'));
     const lines = out.split('\n');
     const at = lines.findIndex((l) => /^each\s+RUNNING/.test(l));
     expect(lines[at]).toMatch(/^each\s+RUNNING\s+-\s+×10: 1 completed, 1 running, 7 queued, 1 pending$/);
@@ -55,7 +55,7 @@ describe('run-status of a for_each node with held iterations', () => {
   });
 
   it('puts every iteration task with why it waits in -o json', () => {
-    const view: any = runStatusView(structuredClone(run), null);
+    const view: any = runStatusView(structuredClone(run) as unknown as RunStatusRun, null);
     expect(view.tasks).toHaveLength(1);
     expect(view.tasks[0].iterationTasks).toHaveLength(10);
     expect(view.tasks[0].iterationTasks[4]).toEqual({ id: 't4', status: 'QUEUED', attempt: 0, error: null, awaitedSignal: null, iteration: 4, waitReason: 'RATE_LIMIT', waitDetail: RATE });
@@ -63,7 +63,7 @@ describe('run-status of a for_each node with held iterations', () => {
 
   it('says a QUEUED run is queued for the time since it was created, and why', () => {
     const queued = { ...run, status: 'QUEUED', concurrencyKey: 'acme', tasks: [], waitReason: 'CONCURRENCY_LIMIT', waitDetail: 'concurrency limit 2 reached for key "acme" (2 active, 1 queued)' };
-    const out = runStatusTable(runStatusView(queued, null), undefined, Date.parse('2030-01-01T00:01:05Z'));
+    const out = runStatusTable(runStatusView(queued as unknown as RunStatusRun, null), undefined, Date.parse('2030-01-01T00:01:05Z'));
     expect(out).toContain('finished         - (queued for 1m05s)\n');
     expect(out).not.toContain('running for');
     expect(out).toContain('waiting          CONCURRENCY_LIMIT: concurrency limit 2 reached for key "acme" (2 active, 1 queued)\n');
@@ -76,7 +76,7 @@ describe('runs with flow control', () => {
       { id: 'r2', workflowId: 'orders', version: 1, status: 'QUEUED', priority: 1, concurrencyKey: 'acme', waitReason: 'CONCURRENCY_LIMIT', waitDetail: 'concurrency limit 2 reached for key "acme" (2 active, 1 queued)', createdAt: '2030-01-01T00:00:00Z', finishedAt: null },
       { id: 'r1', workflowId: 'orders', version: 1, status: 'SUCCEEDED', priority: 3, concurrencyKey: 'acme', waitReason: null, waitDetail: null, createdAt: '2030-01-01T00:00:00Z', finishedAt: '2030-01-01T00:00:02Z' },
     ];
-    const lines = runsTable(runs, Date.parse('2030-01-01T00:00:09Z')).trimEnd().split('\n').map((l) => l.replace(/\s{2,}/g, ' | '));
+    const lines = runsTable(runs as unknown as ListedRun[], Date.parse('2030-01-01T00:00:09Z')).trimEnd().split('\n').map((l) => l.replace(/\s{2,}/g, ' | '));
     expect(lines).toEqual([
       'ID | WORKFLOW | VERSION | STATUS | PRIORITY | CREATED | DURATION | WAITING',
       'r2 | orders | 1 | QUEUED | 1 | 2030-01-01T00:00:00Z | 9s | CONCURRENCY_LIMIT: concurrency limit 2 reached for key "acme" (2 active, 1 queued)',

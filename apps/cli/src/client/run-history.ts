@@ -1,21 +1,37 @@
+import { operation, type WeftClient } from '@weft/client';
 import { attemptLabel, type AttemptLimits } from './attempts.js';
+import type { HistoryEventFieldsFragment, RunHistoryPageQuery, RunHistoryPageQueryVariables, RunHistoryQuery, RunHistoryQueryVariables } from './generated/graphql.js';
 import { cell, clip, table } from './output.js';
+import { RUN_PAGE, restOfPages } from './run-pages.js';
 
 /** What `history` reads of each applied event: all of it. */
-export const HISTORY_FIELDS = 'seq type at nodeId attempt payload actions ignored error';
+const HISTORY_FIELDS = /* GraphQL */ `
+  fragment HistoryEventFields on RunEvent { seq type at nodeId attempt payload actions ignored error }
+`;
 
-/** One applied event, as the API's `Run.history` returns it. */
-export interface HistoryEvent {
-  seq: number;
-  type: string;
-  at: string;
-  nodeId: string | null;
-  /** The API's 0-based attempt of a worker report. */
-  attempt: number | null;
+/** A run's workflow version and the first page of its history. */
+export const RUN_HISTORY = operation<RunHistoryQuery, RunHistoryQueryVariables>(/* GraphQL */ `
+  query RunHistory($id: ID!, $page: Int!) { run(id: $id) { workflowId version history(first: $page) { ...HistoryEventFields } } }
+  ${HISTORY_FIELDS}
+`);
+
+const RUN_HISTORY_PAGE = operation<RunHistoryPageQuery, RunHistoryPageQueryVariables>(/* GraphQL */ `
+  query RunHistoryPage($id: ID!, $after: Int, $page: Int!) { run(id: $id) { history(first: $page, after: $after) { ...HistoryEventFields } } }
+  ${HISTORY_FIELDS}
+`);
+
+/**
+ * One applied event, as the API's `Run.history` returns it (`attempt`: the API's 0-based attempt
+ * of a worker report), its JSON `payload` and `actions` in the shapes the engine writes.
+ */
+export type HistoryEvent = Omit<HistoryEventFieldsFragment, 'payload' | 'actions'> & {
   payload: Record<string, unknown> | null;
   actions: { type: string; nodeId?: string; status?: string; reason?: string; name?: string; childRunId?: string }[];
-  ignored: string | null;
-  error: string | null;
+};
+
+/** The events of run `runId` after the first page `first` (read with {@link RUN_HISTORY}), page by page. */
+export function restOfHistory(c: WeftClient, runId: string, first: readonly HistoryEventFieldsFragment[]): Promise<HistoryEventFieldsFragment[]> {
+  return restOfPages(first, async (last) => (await c.request(RUN_HISTORY_PAGE, { id: runId, after: last.seq, page: RUN_PAGE })).run!.history);
 }
 
 /** Longest detail a history row shows (the rest: `-o json`). */

@@ -1,25 +1,19 @@
-import type { WeftClient } from '@weft/client';
-
 /**
- * Items the CLI asks for per page of `Run.tasks` and `Run.history`: few enough that a page of
- * large inputs and outputs stays under the API's bound on the stored JSON of one answer.
+ * Items the CLI asks for per page of `Run.tasks` and `Run.history` (the `$page` of the run
+ * queries): few enough that a page of large inputs and outputs stays under the API's bound on
+ * the stored JSON of one answer; at most the API's `RUN_ITEMS_PAGE_MAX` (run-pages.spec.ts checks).
  */
 export const RUN_PAGE = 200;
 
 /**
- * Every item of the run's `tasks` or `history`, read with `fields` (which must hold `id` for
- * tasks and `seq` for history, the cursors): `first` is the page the caller already read with
- * `first: RUN_PAGE`; the next pages are read after its last item until a page is short.
+ * Every item of a run's `tasks` or `history`: `first` is the page the caller already read with
+ * `first: RUN_PAGE`; `nextPage` reads the page after an item (a task's `id`, an event's `seq`, the
+ * cursors), called after the last item of each page until a page is short.
  */
-export async function restOfPages(c: WeftClient, runId: string, field: 'tasks' | 'history', fields: string, first: any[]): Promise<any[]> {
+export async function restOfPages<T>(first: readonly T[], nextPage: (last: T) => Promise<readonly T[]>): Promise<T[]> {
   const all = [...first];
-  const cursor = field === 'tasks' ? { type: 'ID', key: 'id' } : { type: 'Int', key: 'seq' };
   for (let page = first; page.length >= RUN_PAGE; ) {
-    const r = await c.request(`query($id: ID!, $after: ${cursor.type}) { run(id: $id) { ${field}(first: ${RUN_PAGE}, after: $after) { ${fields} } } }`, {
-      id: runId,
-      after: page[page.length - 1][cursor.key],
-    });
-    page = r.run[field];
+    page = await nextPage(page[page.length - 1]!);
     all.push(...page);
   }
   return all;

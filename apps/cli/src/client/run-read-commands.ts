@@ -1,14 +1,23 @@
 import { Option, type Command } from 'commander';
-import type { WeftClient } from '@weft/client';
+import { operation, type WeftClient } from '@weft/client';
 import { RUNS_PAGE_MAX } from '@weft/contract';
 import { positiveInt, RUN_STATUSES, runStatus, since } from './arguments.js';
 import { attemptLimits } from './attempts.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import { usageError } from '../exit-codes.js';
+import type {
+  RunListQuery,
+  RunListQueryVariables,
+  RunMermaidQuery,
+  RunMermaidQueryVariables,
+  RunStatus,
+  RunVersionQuery,
+  RunVersionQueryVariables,
+} from './generated/graphql.js';
 import { cell, printAs, table, took, when, withOutput, type OutputFormat } from './output.js';
-import { HISTORY_FIELDS, historyTable } from './run-history.js';
-import { RUN_PAGE, restOfPages } from './run-pages.js';
-import { RUN_STATUS_FIELDS, RUN_STATUS_TASK_FIELDS, runStatusTable, runStatusView } from './run-view.js';
+import { historyTable, restOfHistory, RUN_HISTORY, type HistoryEvent } from './run-history.js';
+import { RUN_PAGE } from './run-pages.js';
+import { PARENT_RUN, restOfStatusTasks, RUN_STATUS, runStatusTable, runStatusView } from './run-view.js';
 import { watchAndReport } from './run-watch.js';
 import { waitText } from './wait-text.js';
 
@@ -16,15 +25,38 @@ import { waitText } from './wait-text.js';
  * What `runs -o json` prints of each run: every field of the run but its tasks, history and
  * children (flow control included: priority, concurrency key, why a QUEUED run waits).
  */
-export const RUN_LIST_FIELDS = `id status workflowId version input config output error startNodeId idempotencyKey
-  parentRunId parentTaskId scheduleId nominalTime depth seq priority concurrencyKey waitReason waitDetail createdAt updatedAt finishedAt`;
+const RUN_LIST = operation<RunListQuery, RunListQueryVariables>(/* GraphQL */ `
+  query RunList($f: RunFilter, $n: Int, $a: String) {
+    runs(filter: $f, first: $n, after: $a) {
+      edges {
+        node {
+          id status workflowId version input config output error startNodeId idempotencyKey
+          parentRunId parentTaskId scheduleId nominalTime depth seq priority concurrencyKey waitReason waitDetail createdAt updatedAt finishedAt
+        }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`);
+
+/** A run as `runs` lists it. */
+export type ListedRun = RunListQuery['runs']['edges'][number]['node'];
+
+/** A run's workflow version, to watch it with its attempt limits. */
+const RUN_VERSION = operation<RunVersionQuery, RunVersionQueryVariables>(/* GraphQL */ `
+  query RunVersion($id: ID!) { run(id: $id) { id workflowId version } }
+`);
+
+const RUN_MERMAID = operation<RunMermaidQuery, RunMermaidQueryVariables>(/* GraphQL */ `
+  query RunMermaid($id: ID!) { run(id: $id) { mermaid } }
+`);
 
 /**
  * The table of `runs`: id, workflow, version, status, priority (1 first … 5), created, how long
  * it took (or has been going), and for a QUEUED run why it waits (`CONCURRENCY_LIMIT: …`). `now`
  * is in ms since the epoch.
  */
-export function runsTable(runs: readonly any[], now: number): string {
+export function runsTable(runs: readonly ListedRun[], now: number): string {
   return table(
     ['ID', 'WORKFLOW', 'VERSION', 'STATUS', 'PRIORITY', 'CREATED', 'DURATION', 'WAITING'],
     runs.map((r) => [
@@ -45,28 +77,19 @@ export function runsTable(runs: readonly any[], now: number): string {
 const DEFAULT_LIMIT = 20;
 
 /** The filter of `runs`, in the API's terms (RunFilter). */
-export interface RunListFilter {
-  status?: string;
-  workflowId?: string;
-  createdAfter?: string;
-  scheduleId?: string;
-}
+export type RunListFilter = NonNullable<RunListQueryVariables['f']>;
 
 /**
  * Up to `limit` runs matching `filter`, newest first, read page by page (at most
  * {@link RUNS_PAGE_MAX} a page) by following the connection's `endCursor`; `more` tells whether
  * runs beyond `limit` match.
  */
-export async function listRuns(c: WeftClient, filter: RunListFilter, limit: number): Promise<{ runs: any[]; more: boolean }> {
-  const runs: any[] = [];
+export async function listRuns(c: WeftClient, filter: RunListFilter, limit: number): Promise<{ runs: ListedRun[]; more: boolean }> {
+  const runs: ListedRun[] = [];
   let after: string | null = null;
   for (;;) {
-    const r: any = await c.request(
-      `query($f: RunFilter, $n: Int, $a: String) { runs(filter: $f, first: $n, after: $a) {
-         edges { node { ${RUN_LIST_FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
-      { f: filter, n: Math.min(RUNS_PAGE_MAX, limit - runs.length), a: after },
-    );
-    const edges: { node: unknown }[] = r.runs.edges;
+    const r: RunListQuery = await c.request(RUN_LIST, { f: filter, n: Math.min(RUNS_PAGE_MAX, limit - runs.length), a: after });
+    const edges = r.runs.edges;
     runs.push(...edges.map((e) => e.node));
     const { hasNextPage, endCursor } = r.runs.pageInfo;
     if (!hasNextPage || !endCursor || edges.length === 0) return { runs, more: false };
@@ -85,7 +108,7 @@ export function runReadCommands(program: Command): void {
     .option('--since <when>', 'only runs created since: a length of time back from now (30m, 1h, 2h30m, 7d) or an RFC 3339 time', since)
     .option('--limit <n>', `how many runs at most (default ${DEFAULT_LIMIT}); pages through the API ${RUNS_PAGE_MAX} at a time`, positiveInt('--limit'))
     .addOption(new Option('--first <n>', 'the same as --limit').argParser(positiveInt('--first')).hideHelp())
-    .action(async (o: ConnectionFlags & { status?: string; workflow?: string; schedule?: string; since?: ReturnType<typeof since>; limit?: number; first?: number; output: OutputFormat }) => {
+    .action(async (o: ConnectionFlags & { status?: RunStatus; workflow?: string; schedule?: string; since?: ReturnType<typeof since>; limit?: number; first?: number; output: OutputFormat }) => {
       const createdAfter = o.since && ('at' in o.since ? o.since.at : new Date(Date.now() - o.since.agoMs).toISOString());
       const limit = o.limit ?? o.first ?? DEFAULT_LIMIT;
       const { runs, more } = await withClient(o, (c) => listRuns(c, { status: o.status, workflowId: o.workflow, scheduleId: o.schedule, createdAfter }, limit));
@@ -101,20 +124,18 @@ export function runReadCommands(program: Command): void {
       if (o.watch && o.mermaid) usageError(cmd, 'give --watch or --mermaid, not both');
       await withClient(o, async (c) => {
         if (o.watch) {
-          const { run } = await c.request(`query($id: ID!) { run(id: $id) { id workflowId version } }`, { id: runId });
-          await watchAndReport(c, run, o.output);
+          const { run } = await c.request(RUN_VERSION, { id: runId });
+          await watchAndReport(c, run!, o.output);
           return;
         }
         if (o.mermaid) {
-          const r = await c.request(`query($id: ID!) { run(id: $id) { mermaid } }`, { id: runId });
-          process.stdout.write(`${r.run.mermaid}\n`);
+          const r = await c.request(RUN_MERMAID, { id: runId });
+          process.stdout.write(`${r.run!.mermaid}\n`);
           return;
         }
-        const { run } = await c.request(`query($id: ID!) { run(id: $id) { ${RUN_STATUS_FIELDS} } }`, { id: runId });
-        run.tasks = await restOfPages(c, runId, 'tasks', RUN_STATUS_TASK_FIELDS, run.tasks);
-        const parent = run.parentRunId
-          ? (await c.request(`query($id: ID!) { run(id: $id) { id workflowId status } }`, { id: run.parentRunId })).run
-          : null;
+        const run = (await c.request(RUN_STATUS, { id: runId, page: RUN_PAGE })).run!;
+        run.tasks = await restOfStatusTasks(c, runId, run.tasks);
+        const parent = run.parentRunId ? (await c.request(PARENT_RUN, { id: run.parentRunId })).run : null;
         const view = runStatusView(run, parent);
         const limits = o.output === 'table' ? await attemptLimits(c, run.workflowId, run.version) : undefined;
         printAs(o.output, view, () => runStatusTable(view, limits, Date.now()));
@@ -125,8 +146,8 @@ export function runReadCommands(program: Command): void {
     .description("follow a run's progress live until it ends (exit code 0 when it succeeded, 3 when it failed or was cancelled)")
     .action(async (runId: string, o: ConnectionFlags & { output: OutputFormat }) => {
       await withClient(o, async (c) => {
-        const { run } = await c.request(`query($id: ID!) { run(id: $id) { id workflowId version } }`, { id: runId });
-        await watchAndReport(c, run, o.output);
+        const { run } = await c.request(RUN_VERSION, { id: runId });
+        await watchAndReport(c, run!, o.output);
       });
     });
 
@@ -134,10 +155,10 @@ export function runReadCommands(program: Command): void {
     .description('list the events applied to a run, oldest first, with the actions each produced')
     .action(async (runId: string, o: ConnectionFlags & { output: OutputFormat }) => {
       await withClient(o, async (c) => {
-        const { run } = await c.request(`query($id: ID!) { run(id: $id) { workflowId version history(first: ${RUN_PAGE}) { ${HISTORY_FIELDS} } } }`, { id: runId });
-        run.history = await restOfPages(c, runId, 'history', HISTORY_FIELDS, run.history);
+        const run = (await c.request(RUN_HISTORY, { id: runId, page: RUN_PAGE })).run!;
+        const history = (await restOfHistory(c, runId, run.history)) as HistoryEvent[];
         const limits = o.output === 'table' ? await attemptLimits(c, run.workflowId, run.version) : undefined;
-        printAs(o.output, run.history, () => historyTable(run.history, limits));
+        printAs(o.output, history, () => historyTable(history, limits));
       });
     });
 }

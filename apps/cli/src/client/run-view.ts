@@ -1,30 +1,65 @@
+import { operation, type WeftClient } from '@weft/client';
 import { attemptLabel, type AttemptLimits } from './attempts.js';
+import type {
+  ParentRunQuery,
+  ParentRunQueryVariables,
+  RunStatusQuery,
+  RunStatusQueryVariables,
+  RunStatusTaskFieldsFragment,
+  RunStatusTasksPageQuery,
+  RunStatusTasksPageQueryVariables,
+} from './generated/graphql.js';
 import { cell, clip, fields, table, took, when } from './output.js';
-import { RUN_PAGE } from './run-pages.js';
+import { RUN_PAGE, restOfPages } from './run-pages.js';
 import { iterationSummaries, type TaskRow } from './run-watch.js';
 import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
 /** The fields `run-status` reads of each task. */
-export const RUN_STATUS_TASK_FIELDS = 'id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt';
+const RUN_STATUS_TASK_FIELDS = /* GraphQL */ `
+  fragment RunStatusTaskFields on Task {
+    id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt
+  }
+`;
 
 /**
  * What `run-status` reads of a run: the whole run, the first page of its tasks (the rest are read
  * page by page), and its place among parent and child runs.
  */
-export const RUN_STATUS_FIELDS = `id status workflowId version input config output error startNodeId idempotencyKey
-  parentRunId parentTaskId depth seq priority concurrencyKey waitReason waitDetail createdAt updatedAt finishedAt
-  tasks(first: ${RUN_PAGE}) { ${RUN_STATUS_TASK_FIELDS} }
-  children { id workflowId status parentTaskId }`;
+export const RUN_STATUS = operation<RunStatusQuery, RunStatusQueryVariables>(/* GraphQL */ `
+  query RunStatus($id: ID!, $page: Int!) {
+    run(id: $id) {
+      id status workflowId version input config output error startNodeId idempotencyKey
+      parentRunId parentTaskId depth seq priority concurrencyKey waitReason waitDetail createdAt updatedAt finishedAt
+      tasks(first: $page) { ...RunStatusTaskFields }
+      children { id workflowId status parentTaskId }
+    }
+  }
+  ${RUN_STATUS_TASK_FIELDS}
+`);
+
+const RUN_STATUS_TASKS_PAGE = operation<RunStatusTasksPageQuery, RunStatusTasksPageQueryVariables>(/* GraphQL */ `
+  query RunStatusTasksPage($id: ID!, $after: ID, $page: Int!) { run(id: $id) { tasks(first: $page, after: $after) { ...RunStatusTaskFields } } }
+  ${RUN_STATUS_TASK_FIELDS}
+`);
 
 /** The parent of a child run, as `run-status` shows it. */
-export interface ParentRun {
-  id: string;
-  workflowId: string;
-  status: string;
+export const PARENT_RUN = operation<ParentRunQuery, ParentRunQueryVariables>(/* GraphQL */ `
+  query ParentRun($id: ID!) { run(id: $id) { id workflowId status } }
+`);
+
+/** A run as {@link RUN_STATUS} reads it. */
+export type RunStatusRun = NonNullable<RunStatusQuery['run']>;
+
+/** The parent of a child run, as `run-status` shows it. */
+export type ParentRun = NonNullable<ParentRunQuery['run']>;
+
+/** The tasks of run `runId` after the first page `first` (read with {@link RUN_STATUS}), page by page. */
+export function restOfStatusTasks(c: WeftClient, runId: string, first: readonly RunStatusTaskFieldsFragment[]): Promise<RunStatusTaskFieldsFragment[]> {
+  return restOfPages(first, async (last) => (await c.request(RUN_STATUS_TASKS_PAGE, { id: runId, after: last.id, page: RUN_PAGE })).run!.tasks);
 }
 
 /**
- * What `run-status` prints of a run read with RUN_STATUS_FIELDS: the run with one entry per
+ * What `run-status` prints of a run read with {@link RUN_STATUS}: the run with one entry per
  * node's own task (not per iteration); a for_each node's entry adds `iterations` (its counts),
  * `iterationTasks` (every iteration task as read, by index: status, attempt, error, why a
  * QUEUED one waits…) and `failedIterations` (index, attempt and error of each failed one). `parent` (id, workflow,
@@ -32,7 +67,7 @@ export interface ParentRun {
  * each) are there only when the run has them; `depth` only for a child run. Attempts are the
  * API's, 0-based.
  */
-export function runStatusView(run: any, parent: ParentRun | null): Record<string, unknown> {
+export function runStatusView(run: RunStatusRun, parent: ParentRun | null): Record<string, unknown> {
   const { tasks, children, parentRunId, parentTaskId, depth, ...rest } = run;
   const summaries = iterationSummaries(tasks as TaskRow[]);
   const nodeOfTask = new Map<string, string>();

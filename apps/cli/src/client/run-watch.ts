@@ -1,36 +1,50 @@
-import type { WeftClient } from '@weft/client';
+import { operation, type WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
 import { attemptLabel, attemptLimits, type AttemptLimits } from './attempts.js';
+import type {
+  WatchRunSubscription,
+  WatchRunSubscriptionVariables,
+  WatchTaskFieldsFragment,
+  WatchTasksPageQuery,
+  WatchTasksPageQueryVariables,
+} from './generated/graphql.js';
 import { formatData, type OutputFormat } from './output.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
 import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
 /** The task fields a watch reads of each update (`id`: the cursor of the next page of tasks). */
-export const WATCH_TASK_FIELDS = 'id nodeId status attempt output error awaitedSignal iteration waitReason waitDetail';
+const WATCH_TASK_FIELDS = /* GraphQL */ `
+  fragment WatchTaskFields on Task { id nodeId status attempt output error awaitedSignal iteration waitReason waitDetail }
+`;
 
 /**
  * The run fields a watch reads from each update (also what `-o json` prints of each update): the
- * first page of tasks; the rest are read page by page after an update whose page is full.
+ * first page of tasks (`$page`: {@link RUN_PAGE}); the rest are read page by page after an update
+ * whose page is full.
  */
-export const WATCH_FIELDS = `id status workflowId version input output error waitReason waitDetail createdAt finishedAt
-  tasks(first: ${RUN_PAGE}) { ${WATCH_TASK_FIELDS} }`;
+export const WATCH_RUN = operation<WatchRunSubscription, WatchRunSubscriptionVariables>(/* GraphQL */ `
+  subscription WatchRun($id: ID!, $page: Int!) {
+    runUpdated(runId: $id) {
+      id status workflowId version input output error waitReason waitDetail createdAt finishedAt
+      tasks(first: $page) { ...WatchTaskFields }
+    }
+  }
+  ${WATCH_TASK_FIELDS}
+`);
+
+const WATCH_TASKS_PAGE = operation<WatchTasksPageQuery, WatchTasksPageQueryVariables>(/* GraphQL */ `
+  query WatchTasksPage($id: ID!, $after: ID, $page: Int!) { run(id: $id) { tasks(first: $page, after: $after) { ...WatchTaskFields } } }
+  ${WATCH_TASK_FIELDS}
+`);
+
+/** A run as a watch reads it from each update. */
+export type WatchedRun = WatchRunSubscription['runUpdated'];
 
 /** The run statuses after which a run changes no more. */
 export const FINAL_RUN_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 /** A task as the client commands read it; `iteration` is set on a for_each node's iteration tasks. */
-export interface TaskRow {
-  id?: string;
-  nodeId: string;
-  status: string;
-  attempt: number;
-  output?: unknown;
-  error: string | null;
-  awaitedSignal: string | null;
-  iteration: number | null;
-  waitReason?: string | null;
-  waitDetail?: string | null;
-}
+export type TaskRow = Omit<WatchTaskFieldsFragment, 'id' | 'output' | 'waitReason' | 'waitDetail'> & Partial<Pick<WatchTaskFieldsFragment, 'id' | 'output' | 'waitReason' | 'waitDetail'>>;
 
 const COUNT_ORDER = ['COMPLETED', 'RUNNING', 'QUEUED', 'PENDING', 'WAITING', 'FAILED', 'CANCELLED', 'SKIPPED'];
 
@@ -57,7 +71,7 @@ export function iterationSummaries(tasks: readonly Pick<TaskRow, 'nodeId' | 'sta
 
 /**
  * Follows a run over the `runUpdated` subscription until it ends; resolves the final run (read
- * with {@link WATCH_FIELDS}), or `undefined` when the subscription ended first. An update whose
+ * with {@link WATCH_RUN}), or `undefined` when the subscription ended first. An update whose
  * first page of tasks is full has the rest read page by page (as they are then) before it is
  * shown, so a for_each node's counts cover all its iterations; updates are shown in order.
  *
@@ -72,23 +86,25 @@ export function iterationSummaries(tasks: readonly Pick<TaskRow, 'nodeId' | 'sta
  * document each (`---`); attempts there are the API's, 0-based.
  * @throws a WeftApiError when a page of tasks cannot be read (the subscription is then closed).
  */
-export async function watchRun(c: WeftClient, runId: string, limits?: AttemptLimits, format: OutputFormat = 'table'): Promise<any> {
+export async function watchRun(c: WeftClient, runId: string, limits?: AttemptLimits, format: OutputFormat = 'table'): Promise<WatchedRun | undefined> {
   const seen = new Map<string, string>();
-  let last: any;
+  let last: WatchedRun | undefined;
   let shown: Promise<void> = Promise.resolve();
   let fail: (err: unknown) => void = () => {};
   const failed = new Promise<never>((_, reject) => (fail = reject));
-  const show = async (run: any): Promise<void> => {
-    if ((run.tasks?.length ?? 0) >= RUN_PAGE) run.tasks = await restOfPages(c, runId, 'tasks', WATCH_TASK_FIELDS, run.tasks);
+  const show = async (run: WatchedRun): Promise<void> => {
+    if ((run.tasks?.length ?? 0) >= RUN_PAGE) {
+      run.tasks = await restOfPages(run.tasks, async (t) => (await c.request(WATCH_TASKS_PAGE, { id: runId, after: t.id, page: RUN_PAGE })).run!.tasks);
+    }
     last = run;
     if (format === 'json') process.stdout.write(`${JSON.stringify(run)}\n`);
     else if (format === 'yaml') process.stdout.write(`---\n${formatData('yaml', run)}`);
     else {
       printRunWait(run, seen);
-      printChanges(run.tasks as TaskRow[], seen, limits);
+      printChanges(run.tasks, seen, limits);
     }
   };
-  const sub = c.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { ${WATCH_FIELDS} } }`, { id: runId }, (data: any) => {
+  const sub = c.subscribe(WATCH_RUN, { id: runId, page: RUN_PAGE }, (data) => {
     const run = data.runUpdated;
     shown = shown.then(() => show(run)).catch((err: unknown) => {
       sub.dispose();

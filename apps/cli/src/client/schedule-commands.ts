@@ -1,7 +1,20 @@
 import { Option, type Command } from 'commander';
-import type { WeftClient } from '@weft/client';
+import { operation, type WeftClient } from '@weft/client';
 import { jsonOption, positiveInt, readJsonOptions } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import type {
+  CreateScheduleMutation,
+  CreateScheduleMutationVariables,
+  DeleteScheduleMutation,
+  DeleteScheduleMutationVariables,
+  ScheduleDetailQuery,
+  ScheduleDetailQueryVariables,
+  ScheduleListQuery,
+  ScheduleListQueryVariables,
+  ScheduleOverlapPolicy,
+  ScheduleToDeleteQuery,
+  ScheduleToDeleteQueryVariables,
+} from './generated/graphql.js';
 import { cell, printAs, when, withOutput, type OutputFormat } from './output.js';
 import { checkTiming, instant, OVERLAP_POLICIES, overlapPolicy, seconds, timeZone, upcomingCount, type TimingFlags } from './schedule-arguments.js';
 import { scheduleFireCommands } from './schedule-fire-commands.js';
@@ -27,6 +40,36 @@ export const SCHEDULES_PAGE = 50;
 /** How many of its newest runs and backfills `describe` shows. */
 const DESCRIBE_RECENT = 10;
 
+const SCHEDULE_LIST = operation<ScheduleListQuery, ScheduleListQueryVariables>(/* GraphQL */ `
+  query ScheduleList($w: String, $n: Int, $a: String) {
+    schedules(workflowId: $w, first: $n, after: $a) { edges { node { ...ScheduleFields } } pageInfo { hasNextPage endCursor } }
+  }
+  ${SCHEDULE_FIELDS}
+`);
+
+const CREATE_SCHEDULE = operation<CreateScheduleMutation, CreateScheduleMutationVariables>(/* GraphQL */ `
+  mutation CreateSchedule($i: CreateScheduleInput!) { createSchedule(input: $i) { ...ScheduleFields } }
+  ${SCHEDULE_FIELDS}
+`);
+
+const SCHEDULE_DETAIL = operation<ScheduleDetailQuery, ScheduleDetailQueryVariables>(/* GraphQL */ `
+  query ScheduleDetail($id: ID!, $n: Int!, $k: Int!) {
+    schedule(id: $id) { ...ScheduleFields upcoming(count: $n) recentRuns(first: $k) { ...ScheduleRunFields } backfills(first: $k) { ...BackfillFields } }
+  }
+  ${SCHEDULE_FIELDS}
+  ${SCHEDULE_RUN_FIELDS}
+  ${BACKFILL_FIELDS}
+`);
+
+/** What `delete` says of the schedule it deletes; up to 100 of its backfills are counted. */
+const SCHEDULE_TO_DELETE = operation<ScheduleToDeleteQuery, ScheduleToDeleteQueryVariables>(/* GraphQL */ `
+  query ScheduleToDelete($id: ID!) { schedule(id: $id) { id workflowId cron intervalSeconds timeZone firedCount backfills(first: 100) { id } } }
+`);
+
+const DELETE_SCHEDULE = operation<DeleteScheduleMutation, DeleteScheduleMutationVariables>(/* GraphQL */ `
+  mutation DeleteSchedule($id: ID!) { deleteSchedule(id: $id) }
+`);
+
 /** The flags of `schedules create`. */
 interface CreateFlags extends ConnectionFlags, TimingFlags {
   workflow: string;
@@ -43,12 +86,8 @@ export async function listSchedules(c: WeftClient, workflowId: string | undefine
   const out: Schedule[] = [];
   let after: string | null = null;
   for (;;) {
-    const r: any = await c.request(
-      `query($w: String, $n: Int, $a: String) { schedules(workflowId: $w, first: $n, after: $a) {
-         edges { node { ${SCHEDULE_FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
-      { w: workflowId ?? null, n: SCHEDULES_PAGE, a: after },
-    );
-    out.push(...r.schedules.edges.map((e: { node: Schedule }) => e.node));
+    const r: ScheduleListQuery = await c.request(SCHEDULE_LIST, { w: workflowId ?? null, n: SCHEDULES_PAGE, a: after });
+    out.push(...r.schedules.edges.map((e) => e.node));
     const { hasNextPage, endCursor } = r.schedules.pageInfo;
     if (!hasNextPage || !endCursor) return out;
     after = endCursor;
@@ -89,7 +128,7 @@ export function scheduleCommands(program: Command): void {
         timeZone: o.tz,
         input,
         config,
-        overlapPolicy: o.overlap?.toUpperCase(),
+        overlapPolicy: o.overlap?.toUpperCase() as ScheduleOverlapPolicy | undefined,
         catchUpSeconds: o.catchUp,
         jitterSeconds: o.jitter,
         startAt: o.start,
@@ -97,7 +136,7 @@ export function scheduleCommands(program: Command): void {
         note: o.note,
         paused: o.paused,
       };
-      const r = await withClient(o, (c) => c.request(`mutation($i: CreateScheduleInput!) { createSchedule(input: $i) { ${SCHEDULE_FIELDS} } }`, { i }));
+      const r = await withClient(o, (c) => c.request(CREATE_SCHEDULE, { i }));
       const s: Schedule = r.createSchedule;
       printAs(o.output, s, () => `schedule ${s.id} created: ${specText(s)}, workflow ${cell(s.workflowId)}; ${s.paused ? 'paused' : `next fire ${when(s.nextFireAt)}`}\n`);
     });
@@ -114,14 +153,8 @@ export function scheduleCommands(program: Command): void {
     .description('show a schedule: its fields, pause, counters, upcoming fire times (in its zone and UTC), recent runs and backfills')
     .option('--upcoming <n>', 'how many upcoming fire times (default 5, at most 100)', upcomingCount, 5)
     .action(async (id: string, o: ConnectionFlags & { upcoming: number; output: OutputFormat }) => {
-      const r = await withClient(o, (c) =>
-        c.request(
-          `query($id: ID!, $n: Int!, $k: Int!) { schedule(id: $id) { ${SCHEDULE_FIELDS} upcoming(count: $n)
-             recentRuns(first: $k) { ${SCHEDULE_RUN_FIELDS} } backfills(first: $k) { ${BACKFILL_FIELDS} } } }`,
-          { id, n: o.upcoming, k: DESCRIBE_RECENT },
-        ),
-      );
-      const s: ScheduleDetail = r.schedule;
+      const r = await withClient(o, (c) => c.request(SCHEDULE_DETAIL, { id, n: o.upcoming, k: DESCRIBE_RECENT }));
+      const s: ScheduleDetail = r.schedule!;
       printAs(o.output, s, () => scheduleDetailText(s, Date.now()));
     });
 
@@ -129,9 +162,9 @@ export function scheduleCommands(program: Command): void {
     .description('delete a schedule and its backfills (operator or admin); the runs it started stay')
     .action(async (id: string, o: ConnectionFlags & { output: OutputFormat }) => {
       const { s, backfills } = await withClient(o, async (c) => {
-        const r = await c.request(`query($id: ID!) { schedule(id: $id) { id workflowId cron intervalSeconds timeZone firedCount backfills(first: 100) { id } } }`, { id });
-        await c.request(`mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: r.schedule.id });
-        return { s: r.schedule, backfills: r.schedule.backfills.length as number };
+        const schedule = (await c.request(SCHEDULE_TO_DELETE, { id })).schedule!;
+        await c.request(DELETE_SCHEDULE, { id: schedule.id });
+        return { s: schedule, backfills: schedule.backfills.length };
       });
       printAs(o.output, { id: s.id, workflowId: s.workflowId, deleted: true, backfillsDeleted: backfills, firedCount: s.firedCount }, () => {
         const extra = backfills ? ` and its ${backfills === 100 ? '100 or more' : backfills} backfill${backfills === 1 ? '' : 's'}` : '';

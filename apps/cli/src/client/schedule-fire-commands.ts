@@ -1,7 +1,21 @@
 import type { Command } from 'commander';
-import type { WeftClient } from '@weft/client';
+import { operation, type WeftClient } from '@weft/client';
 import { EXIT, usageError } from '../exit-codes.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import type {
+  BackfillProgressQuery,
+  BackfillProgressQueryVariables,
+  BackfillScheduleMutation,
+  BackfillScheduleMutationVariables,
+  PauseScheduleMutation,
+  PauseScheduleMutationVariables,
+  ScheduleOverlapQuery,
+  ScheduleOverlapQueryVariables,
+  TriggerScheduleMutation,
+  TriggerScheduleMutationVariables,
+  UnpauseScheduleMutation,
+  UnpauseScheduleMutationVariables,
+} from './generated/graphql.js';
 import { cell, formatData, printAs, when, withOutput, type OutputFormat } from './output.js';
 import { checkNote, instant } from './schedule-arguments.js';
 import { BACKFILL_FIELDS, backfillProgress, type Backfill } from './schedule-view.js';
@@ -9,14 +23,36 @@ import { BACKFILL_FIELDS, backfillProgress, type Backfill } from './schedule-vie
 /** How often `backfill --watch` reads the backfill's progress, in milliseconds. */
 const BACKFILL_POLL_MS = 250;
 
+/** A backfill's progress, and whether its schedule is paused (then it waits). */
+const BACKFILL_PROGRESS = operation<BackfillProgressQuery, BackfillProgressQueryVariables>(/* GraphQL */ `
+  query BackfillProgress($b: ID!, $s: ID!) { scheduleBackfill(id: $b) { ...BackfillFields } schedule(id: $s) { paused } }
+  ${BACKFILL_FIELDS}
+`);
+
+const PAUSE_SCHEDULE = operation<PauseScheduleMutation, PauseScheduleMutationVariables>(/* GraphQL */ `
+  mutation PauseSchedule($id: ID!, $n: String) { pauseSchedule(id: $id, note: $n) { id paused pauseNote pausedBy pausedAt } }
+`);
+
+const UNPAUSE_SCHEDULE = operation<UnpauseScheduleMutation, UnpauseScheduleMutationVariables>(/* GraphQL */ `
+  mutation UnpauseSchedule($id: ID!, $n: String) { unpauseSchedule(id: $id, note: $n) { id paused pauseNote pausedBy nextFireAt } }
+`);
+
+const TRIGGER_SCHEDULE = operation<TriggerScheduleMutation, TriggerScheduleMutationVariables>(/* GraphQL */ `
+  mutation TriggerSchedule($id: ID!) { triggerSchedule(id: $id) { nominalTime outcome reason run { id status } cancelledRunIds } }
+`);
+
+/** Why a trigger buffered or skipped: the schedule's overlap policy and last error. */
+const SCHEDULE_OVERLAP = operation<ScheduleOverlapQuery, ScheduleOverlapQueryVariables>(/* GraphQL */ `
+  query ScheduleOverlap($id: ID!) { schedule(id: $id) { overlapPolicy lastError } }
+`);
+
+const BACKFILL_SCHEDULE = operation<BackfillScheduleMutation, BackfillScheduleMutationVariables>(/* GraphQL */ `
+  mutation BackfillSchedule($id: ID!, $f: DateTime!, $t: DateTime!) { backfillSchedule(id: $id, from: $f, to: $t) { ...BackfillFields } }
+  ${BACKFILL_FIELDS}
+`);
+
 /** What `trigger` reads of the fire. */
-interface Fire {
-  nominalTime: string;
-  outcome: 'STARTED' | 'BUFFERED' | 'SKIPPED';
-  reason: string | null;
-  run: { id: string; status: string } | null;
-  cancelledRunIds: string[];
-}
+type Fire = TriggerScheduleMutation['triggerSchedule'];
 
 /** Why a trigger started no run, for people, from the API's reason (and the schedule's lastError for start_failed). */
 function skipWhy(f: Fire, policy: string, lastError: string | null): string {
@@ -49,10 +85,10 @@ async function watchBackfill(c: WeftClient, first: Backfill, quiet: boolean): Pr
     shown = line;
     if (b.finishedAt) return b;
     await new Promise((r) => setTimeout(r, BACKFILL_POLL_MS));
-    const r = await c.request(`query($b: ID!, $s: ID!) { scheduleBackfill(id: $b) { ${BACKFILL_FIELDS} } schedule(id: $s) { paused } }`, { b: b.id, s: b.scheduleId });
-    b = r.scheduleBackfill;
-    if (r.schedule.paused && !notedPause) process.stderr.write(`note: schedule ${b.scheduleId} is paused: the backfill waits until it is unpaused\n`);
-    notedPause ||= r.schedule.paused;
+    const r = await c.request(BACKFILL_PROGRESS, { b: b.id, s: b.scheduleId });
+    b = r.scheduleBackfill!;
+    if (r.schedule!.paused && !notedPause) process.stderr.write(`note: schedule ${b.scheduleId} is paused: the backfill waits until it is unpaused\n`);
+    notedPause ||= r.schedule!.paused;
   }
 }
 
@@ -63,7 +99,7 @@ export function scheduleFireCommands(schedules: Command): void {
     .option('--note <text>', 'why, shown by describe with the key that paused it')
     .action(async (id: string, o: ConnectionFlags & { note?: string; output: OutputFormat }, cmd: Command) => {
       await checkNote(cmd, o.note);
-      const r = await withClient(o, (c) => c.request(`mutation($id: ID!, $n: String) { pauseSchedule(id: $id, note: $n) { id paused pauseNote pausedBy pausedAt } }`, { id, n: o.note ?? null }));
+      const r = await withClient(o, (c) => c.request(PAUSE_SCHEDULE, { id, n: o.note ?? null }));
       const s = r.pauseSchedule;
       printAs(o.output, s, () => `schedule ${s.id} paused at ${when(s.pausedAt)} by ${cell(s.pausedBy)}${s.pauseNote !== null ? `: ${cell(s.pauseNote)}` : ''}\n`);
     });
@@ -73,7 +109,7 @@ export function scheduleFireCommands(schedules: Command): void {
     .option('--note <text>', 'why, shown by describe with the key that unpaused it')
     .action(async (id: string, o: ConnectionFlags & { note?: string; output: OutputFormat }, cmd: Command) => {
       await checkNote(cmd, o.note);
-      const r = await withClient(o, (c) => c.request(`mutation($id: ID!, $n: String) { unpauseSchedule(id: $id, note: $n) { id paused pauseNote pausedBy nextFireAt } }`, { id, n: o.note ?? null }));
+      const r = await withClient(o, (c) => c.request(UNPAUSE_SCHEDULE, { id, n: o.note ?? null }));
       const s = r.unpauseSchedule;
       const note = s.pauseNote !== null ? `: ${cell(s.pauseNote)}` : '';
       printAs(o.output, s, () => `schedule ${s.id} unpaused by ${cell(s.pausedBy)}${note}; next fire ${when(s.nextFireAt)}\n`);
@@ -83,7 +119,7 @@ export function scheduleFireCommands(schedules: Command): void {
     .description('fire a schedule now (nominal time: now) under its overlap policy; prints the run started, or why none was (exit code 1 when the run could not start)')
     .action(async (id: string, o: ConnectionFlags & { output: OutputFormat }) => {
       await withClient(o, async (c) => {
-        const r = await c.request(`mutation($id: ID!) { triggerSchedule(id: $id) { nominalTime outcome reason run { id status } cancelledRunIds } }`, { id });
+        const r = await c.request(TRIGGER_SCHEDULE, { id });
         const f: Fire = r.triggerSchedule;
         if (o.output !== 'table') {
           process.stdout.write(formatData(o.output, f));
@@ -95,7 +131,7 @@ export function scheduleFireCommands(schedules: Command): void {
           process.stdout.write(`run ${f.run!.id} started (nominal time ${when(f.nominalTime)})\n`);
           return;
         }
-        const s = (await c.request(`query($id: ID!) { schedule(id: $id) { overlapPolicy lastError } }`, { id })).schedule;
+        const s = (await c.request(SCHEDULE_OVERLAP, { id })).schedule!;
         const policy = String(s.overlapPolicy).toLowerCase();
         if (f.outcome === 'BUFFERED') {
           process.stdout.write(`buffered (nominal time ${when(f.nominalTime)}): the schedule's previous run is still running; this fire starts when it ends (overlap policy ${policy})\n`);
@@ -114,7 +150,7 @@ export function scheduleFireCommands(schedules: Command): void {
     .action(async (id: string, o: ConnectionFlags & { from: string; to: string; watch?: boolean; output: OutputFormat }, cmd: Command) => {
       if (Date.parse(o.to) < Date.parse(o.from)) usageError(cmd, `--to ${o.to} is before --from ${o.from}`);
       await withClient(o, async (c) => {
-        const r = await c.request(`mutation($id: ID!, $f: DateTime!, $t: DateTime!) { backfillSchedule(id: $id, from: $f, to: $t) { ${BACKFILL_FIELDS} } }`, { id, f: o.from, t: o.to });
+        const r = await c.request(BACKFILL_SCHEDULE, { id, f: o.from, t: o.to });
         const b: Backfill = r.backfillSchedule;
         if (o.output !== 'table') {
           process.stdout.write(formatData(o.output, o.watch ? await watchBackfill(c, b, true) : b));

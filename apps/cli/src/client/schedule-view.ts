@@ -1,79 +1,37 @@
+import type { BackfillFieldsFragment, ScheduleFieldsFragment, ScheduleRunFieldsFragment } from './generated/graphql.js';
 import { cell, clip, fields, table, took, when } from './output.js';
 import { lengthText } from './schedule-arguments.js';
 
-/** What `schedules list` and `describe` read of a schedule: every field of the API's Schedule. */
-export const SCHEDULE_FIELDS = `id workflowId version cron intervalSeconds timeZone input config startAt endAt jitterSeconds note
-  overlapPolicy catchUpSeconds paused pauseNote pausedBy pausedAt nextFireAt bufferedTimes firedCount
-  skipped { overlap missed bufferFull startFailed alreadyFired } lastNominalTime lastFiredAt lastRunId lastError createdAt updatedAt`;
+/** What `schedules list`, `create` and `describe` read of a schedule: every field of the API's Schedule. */
+export const SCHEDULE_FIELDS = /* GraphQL */ `
+  fragment ScheduleFields on Schedule {
+    id workflowId version cron intervalSeconds timeZone input config startAt endAt jitterSeconds note
+    overlapPolicy catchUpSeconds paused pauseNote pausedBy pausedAt nextFireAt bufferedTimes firedCount
+    skipped { overlap missed bufferFull startFailed alreadyFired } lastNominalTime lastFiredAt lastRunId lastError createdAt updatedAt
+  }
+`;
 
 /** What is read of a backfill. */
-export const BACKFILL_FIELDS = 'id scheduleId from to total started skipped pending nextNominalTime createdAt finishedAt';
+export const BACKFILL_FIELDS = /* GraphQL */ `
+  fragment BackfillFields on ScheduleBackfill { id scheduleId from to total started skipped pending nextNominalTime createdAt finishedAt }
+`;
 
 /** What `describe` reads of each recent run. */
-export const SCHEDULE_RUN_FIELDS = 'id status version nominalTime createdAt finishedAt';
+export const SCHEDULE_RUN_FIELDS = /* GraphQL */ `
+  fragment ScheduleRunFields on Run { id status version nominalTime createdAt finishedAt }
+`;
+
+/** A schedule as the API returns it ({@link SCHEDULE_FIELDS}). */
+export type Schedule = ScheduleFieldsFragment;
 
 /** Skip counters by reason, as the API names them. */
-export interface Skips {
-  overlap: number;
-  missed: number;
-  bufferFull: number;
-  startFailed: number;
-  alreadyFired: number;
-}
+export type Skips = Schedule['skipped'];
 
-/** A schedule as the API returns it (SCHEDULE_FIELDS). */
-export interface Schedule {
-  id: string;
-  workflowId: string;
-  version: number | null;
-  cron: string | null;
-  intervalSeconds: number | null;
-  timeZone: string;
-  input: unknown;
-  config: unknown;
-  startAt: string | null;
-  endAt: string | null;
-  jitterSeconds: number;
-  note: string | null;
-  overlapPolicy: string;
-  catchUpSeconds: number;
-  paused: boolean;
-  pauseNote: string | null;
-  pausedBy: string | null;
-  pausedAt: string | null;
-  nextFireAt: string | null;
-  bufferedTimes: string[];
-  firedCount: number;
-  skipped: Skips;
-  lastNominalTime: string | null;
-  lastFiredAt: string | null;
-  lastRunId: string | null;
-  lastError: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** A backfill as the API returns it (BACKFILL_FIELDS). */
-export interface Backfill {
-  id: string;
-  scheduleId: string;
-  from: string;
-  to: string;
-  total: number;
-  started: number;
-  skipped: number;
-  pending: number;
-  nextNominalTime: string | null;
-  createdAt: string;
-  finishedAt: string | null;
-}
+/** A backfill as the API returns it ({@link BACKFILL_FIELDS}). */
+export type Backfill = BackfillFieldsFragment;
 
 /** A schedule as `describe` reads it: the schedule, its next fire times, recent runs and backfills. */
-export interface ScheduleDetail extends Schedule {
-  upcoming: string[];
-  recentRuns: { id: string; status: string; version: number; nominalTime: string | null; createdAt: string; finishedAt: string | null }[];
-  backfills: Backfill[];
-}
+export type ScheduleDetail = Schedule & { upcoming: string[]; recentRuns: ScheduleRunFieldsFragment[]; backfills: Backfill[] };
 
 /** The skip reasons as people read them, in the API's order. */
 const SKIP_LABELS: [keyof Skips, string][] = [

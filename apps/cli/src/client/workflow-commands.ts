@@ -1,23 +1,67 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { WeftApiError } from '@weft/client';
+import { operation, WeftApiError } from '@weft/client';
 import { usageError } from '../exit-codes.js';
 import { positiveInt, readStdin } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import type {
+  DeprecateVersionMutation,
+  DeprecateVersionMutationVariables,
+  SetDefaultVersionMutation,
+  SetDefaultVersionMutationVariables,
+  WorkflowDefaultFieldsFragment,
+  WorkflowDefaultQuery,
+  WorkflowDefaultQueryVariables,
+  WorkflowsQuery,
+  WorkflowsQueryVariables,
+  WorkflowVersionsQuery,
+  WorkflowVersionsQueryVariables,
+} from './generated/graphql.js';
 import { cell, printAs, table, when, withOutput, type OutputFormat } from './output.js';
 import { problemLines } from './problem-lines.js';
 import { workflowGetCommand } from './workflow-get-command.js';
 
-/** A workflow's default: its pinned version, else its latest. */
-interface WorkflowDefault {
-  defaultVersion: number;
-  pinnedVersion: number | null;
-  latestVersion: number;
-}
-
 /** What `workflows -o json` and `versions -o json` print of a workflow. */
-const WORKFLOW_FIELDS = `id name latestVersion defaultVersion pinnedVersion createdAt updatedAt
-  versions { version checksum createdAt createdBy deprecated deprecatedAt }`;
+const WORKFLOW_FIELDS = /* GraphQL */ `
+  fragment WorkflowFields on Workflow {
+    id name latestVersion defaultVersion pinnedVersion createdAt updatedAt
+    versions { version checksum createdAt createdBy deprecated deprecatedAt }
+  }
+`;
+
+const WORKFLOWS = operation<WorkflowsQuery, WorkflowsQueryVariables>(/* GraphQL */ `
+  query Workflows { workflows { ...WorkflowFields } }
+  ${WORKFLOW_FIELDS}
+`);
+
+const WORKFLOW_VERSIONS = operation<WorkflowVersionsQuery, WorkflowVersionsQueryVariables>(/* GraphQL */ `
+  query WorkflowVersions($id: String!) { workflow(workflowId: $id) { ...WorkflowFields } }
+  ${WORKFLOW_FIELDS}
+`);
+
+/** A workflow's default: its pinned version, else its latest. */
+const WORKFLOW_DEFAULT_FIELDS = /* GraphQL */ `
+  fragment WorkflowDefaultFields on Workflow { id latestVersion defaultVersion pinnedVersion }
+`;
+
+const WORKFLOW_DEFAULT = operation<WorkflowDefaultQuery, WorkflowDefaultQueryVariables>(/* GraphQL */ `
+  query WorkflowDefault($id: String!) { workflow(workflowId: $id) { ...WorkflowDefaultFields } }
+  ${WORKFLOW_DEFAULT_FIELDS}
+`);
+
+const SET_DEFAULT_VERSION = operation<SetDefaultVersionMutation, SetDefaultVersionMutationVariables>(/* GraphQL */ `
+  mutation SetDefaultVersion($id: String!, $v: Int) { setDefaultVersion(workflowId: $id, version: $v) { ...WorkflowDefaultFields } }
+  ${WORKFLOW_DEFAULT_FIELDS}
+`);
+
+const DEPRECATE_VERSION = operation<DeprecateVersionMutation, DeprecateVersionMutationVariables>(/* GraphQL */ `
+  mutation DeprecateVersion($id: String!, $v: Int!, $d: Boolean!) {
+    deprecateVersion(workflowId: $id, version: $v, deprecated: $d) { workflowId version deprecated deprecatedAt }
+  }
+`);
+
+/** A workflow's default: its pinned version, else its latest. */
+type WorkflowDefault = Omit<WorkflowDefaultFieldsFragment, 'id'>;
 
 function describeDefault(w: WorkflowDefault): string {
   return w.pinnedVersion === null
@@ -57,8 +101,8 @@ export function workflowCommands(program: Command): void {
   const workflows = withOutput(withConnection(program.command('workflows')))
     .description("list the tenant's workflows with their default and latest versions; `workflows get` prints one's definition")
     .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
-      const r = await withClient(o, (c) => c.request(`query { workflows { ${WORKFLOW_FIELDS} } }`));
-      const rows = r.workflows.map((w: WorkflowDefault & { id: string; name: string | null; updatedAt: string; versions: { deprecated: boolean }[] }) => {
+      const r = await withClient(o, (c) => c.request(WORKFLOWS));
+      const rows = r.workflows.map((w) => {
         const deprecated = w.versions.filter((v) => v.deprecated).length;
         return [
           cell(w.id),
@@ -75,10 +119,10 @@ export function workflowCommands(program: Command): void {
   withOutput(withConnection(program.command('versions <workflowId>')))
     .description('list the versions of a workflow, marking the default, the latest and deprecated ones')
     .action(async (workflowId: string, o: ConnectionFlags & { output: OutputFormat }) => {
-      const r = await withClient(o, (c) => c.request(`query($id: String!) { workflow(workflowId: $id) { ${WORKFLOW_FIELDS} } }`, { id: workflowId }));
-      const w = r.workflow;
+      const r = await withClient(o, (c) => c.request(WORKFLOW_VERSIONS, { id: workflowId }));
+      const w = r.workflow!;
       printAs(o.output, w, () => {
-        const rows = w.versions.map((v: { version: number; createdAt: string; createdBy: string | null; deprecated: boolean }) => {
+        const rows = w.versions.map((v) => {
           const marks = [v.version === w.defaultVersion ? 'default' : '', v.version === w.latestVersion ? 'latest' : '', v.deprecated ? 'deprecated' : ''];
           return [String(v.version), when(v.createdAt), cell(v.createdBy), marks.filter(Boolean).join(', ')];
         });
@@ -92,12 +136,10 @@ export function workflowCommands(program: Command): void {
     .option('--unpin', 'follow the latest version again')
     .action(async (workflowId: string, version: number | undefined, o: ConnectionFlags & { unpin?: boolean; output: OutputFormat }, cmd: Command) => {
       if (version !== undefined && o.unpin) usageError(cmd, 'give a version or --unpin, not both');
-      const fields = 'id latestVersion defaultVersion pinnedVersion';
-      const w: WorkflowDefault & { id: string } = await withClient(o, async (c) =>
+      const w: WorkflowDefaultFieldsFragment = await withClient(o, async (c) =>
         version === undefined && !o.unpin
-          ? (await c.request(`query($id: String!) { workflow(workflowId: $id) { ${fields} } }`, { id: workflowId })).workflow
-          : (await c.request(`mutation($id: String!, $v: Int) { setDefaultVersion(workflowId: $id, version: $v) { ${fields} } }`, { id: workflowId, v: version ?? null }))
-              .setDefaultVersion,
+          ? (await c.request(WORKFLOW_DEFAULT, { id: workflowId })).workflow!
+          : (await c.request(SET_DEFAULT_VERSION, { id: workflowId, v: version ?? null })).setDefaultVersion,
       );
       printAs(o.output, w, () => `workflow ${cell(w.id)}: ${describeDefault(w)}\n`);
     });
@@ -107,12 +149,7 @@ export function workflowCommands(program: Command): void {
     .description('deprecate a version (admin): new runs on it are refused, running runs continue')
     .option('--restore', 'undo: allow new runs on the version again')
     .action(async (workflowId: string, version: number, o: ConnectionFlags & { restore?: boolean; output: OutputFormat }) => {
-      const r = await withClient(o, (c) =>
-        c.request(
-          `mutation($id: String!, $v: Int!, $d: Boolean!) { deprecateVersion(workflowId: $id, version: $v, deprecated: $d) { workflowId version deprecated deprecatedAt } }`,
-          { id: workflowId, v: version, d: !o.restore },
-        ),
-      );
+      const r = await withClient(o, (c) => c.request(DEPRECATE_VERSION, { id: workflowId, v: version, d: !o.restore }));
       const d = r.deprecateVersion;
       printAs(o.output, d, () => `workflow ${d.workflowId} version ${d.version} ${d.deprecated ? 'deprecated: new runs on it are refused' : 'restored: new runs may use it'}\n`);
     });

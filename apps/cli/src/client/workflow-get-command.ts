@@ -1,20 +1,21 @@
 import type { Command } from 'commander';
 import YAML from 'yaml';
+import { operation } from '@weft/client';
 import { positiveInt } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import type { WorkflowVersionBodyQuery, WorkflowVersionBodyQueryVariables } from './generated/graphql.js';
 import { cell, fields, formatData, when, withOutput, type OutputFormat } from './output.js';
 
-/** A version as `workflows get` reads it. */
-interface VersionBody {
-  workflowId: string;
-  version: number;
-  checksum: string;
-  createdAt: string;
-  createdBy: string | null;
-  deprecated: boolean;
-  definition: { nodes?: unknown[]; edges?: unknown[] };
-  source: string;
-}
+/** A version of a workflow (the latest without `v`) and the workflow's default and latest versions. */
+const WORKFLOW_VERSION_BODY = operation<WorkflowVersionBodyQuery, WorkflowVersionBodyQueryVariables>(/* GraphQL */ `
+  query WorkflowVersionBody($id: String!, $v: Int) {
+    workflowVersion(workflowId: $id, version: $v) { workflowId version checksum createdAt createdBy deprecated definition source }
+    workflow(workflowId: $id) { name latestVersion defaultVersion }
+  }
+`);
+
+/** A version as `workflows get` reads it; its JSON `definition` as the API stores one. */
+type VersionBody = Omit<NonNullable<WorkflowVersionBodyQuery['workflowVersion']>, 'definition'> & { definition: { nodes?: unknown[]; edges?: unknown[] } };
 
 /** True when `source` is JSON text (an object), not YAML written as such. */
 function isJsonText(source: string): boolean {
@@ -61,15 +62,8 @@ export function workflowGetCommand(workflows: Command): void {
     .description('print a version of a workflow: a summary, or its definition with -o yaml|json (as published, ready for weft apply -f)')
     .option('--version <n>', 'the version (default: the latest)', positiveInt('--version'))
     .action(async (workflowId: string, o: ConnectionFlags & { version?: number; output: OutputFormat }) => {
-      const r = await withClient(o, (c) =>
-        c.request(
-          `query($id: String!, $v: Int) {
-             workflowVersion(workflowId: $id, version: $v) { workflowId version checksum createdAt createdBy deprecated definition source }
-             workflow(workflowId: $id) { name latestVersion defaultVersion } }`,
-          { id: workflowId, v: o.version ?? null },
-        ),
-      );
-      const v: VersionBody = r.workflowVersion;
-      process.stdout.write(o.output === 'table' ? summary(v, r.workflow) : definitionText(o.output, v));
+      const r = await withClient(o, (c) => c.request(WORKFLOW_VERSION_BODY, { id: workflowId, v: o.version ?? null }));
+      const v = r.workflowVersion as VersionBody;
+      process.stdout.write(o.output === 'table' ? summary(v, r.workflow!) : definitionText(o.output, v));
     });
 }

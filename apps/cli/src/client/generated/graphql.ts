@@ -3,6 +3,165 @@
 type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+/** admin: publish definitions, manage versions and keys. operator: start, signal, cancel and retry runs. viewer: read only. Each includes the ones after it. */
+export type ApiKeyRole =
+  | 'admin'
+  | 'operator'
+  | 'viewer';
+
+export type CancelRunInput = {
+  reason?: string | null | undefined;
+  runId: string | number;
+};
+
+export type CreateApiKeyInput = {
+  /** A label for the key, 1 to 100 characters (trimmed), no control characters. */
+  name: string;
+  role: ApiKeyRole;
+};
+
+export type CreateScheduleInput = {
+  /** Fire times missed by at most this many seconds (the scheduler was down) still fire; older ones are skipped. Default 60. */
+  catchUpSeconds?: number | null | undefined;
+  /** The runs' config, a JSON object. Default: {}. */
+  config?: unknown;
+  /** A cron expression: 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly. Give this or intervalSeconds. */
+  cron?: string | null | undefined;
+  /** No fire at or after this instant; after startAt. */
+  endAt?: string | null | undefined;
+  /** The runs' input, a JSON object; each run also gets input.schedule = {id, nominalTime}. Default: {}. */
+  input?: unknown;
+  /** Fire every this many seconds (at least 1), counted from startAt, else from the creation. Give this or cron. */
+  intervalSeconds?: number | null | undefined;
+  /** Delay each fire by up to this many seconds (default 0), the same delay on every scheduler. */
+  jitterSeconds?: number | null | undefined;
+  note?: string | null | undefined;
+  /** Default SKIP. */
+  overlapPolicy?: ScheduleOverlapPolicy | null | undefined;
+  /** Create it paused (default false). */
+  paused?: boolean | null | undefined;
+  /** No fire before this instant. */
+  startAt?: string | null | undefined;
+  /** IANA time zone the cron expression is read in (default UTC), e.g. America/New_York. */
+  timeZone?: string | null | undefined;
+  /** Pin a version; default (or null): the workflow's default version at each fire. */
+  version?: number | null | undefined;
+  workflowId: string;
+};
+
+export type PublishWorkflowInput = {
+  /** The definition as YAML or JSON text. */
+  definition: string;
+  name?: string | null | undefined;
+  workflowId: string;
+};
+
+export type RetryRunInput = {
+  /** A JSON object. Default: the run's config. */
+  config?: unknown;
+  fromNodeId: string;
+  /** A JSON object. Default: the run's input. */
+  input?: unknown;
+  runId: string | number;
+  /** Default: the run's version. */
+  version?: number | null | undefined;
+};
+
+export type RunFilter = {
+  /** Runs created at or after this instant. */
+  createdAfter?: string | null | undefined;
+  /** Runs created before this instant. */
+  createdBefore?: string | null | undefined;
+  /** Runs started by this schedule. */
+  scheduleId?: string | number | null | undefined;
+  status?: RunStatus | null | undefined;
+  /** Runs of this version (of any workflow unless workflowId is given too). */
+  version?: number | null | undefined;
+  workflowId?: string | null | undefined;
+};
+
+/** Status of a run. */
+export type RunStatus =
+  | 'CANCELLED'
+  | 'FAILED'
+  | 'PENDING'
+  | 'QUEUED'
+  | 'RUNNING'
+  | 'SUCCEEDED';
+
+/** What became of one nominal fire time. */
+export type ScheduleFireOutcome =
+  | 'BUFFERED'
+  | 'SKIPPED'
+  | 'STARTED';
+
+/** What a fire does while the schedule's previous run is still RUNNING: SKIP it (counted), BUFFER_ONE (keep one, start it when the run ends), BUFFER_ALL (keep all, start them in order), CANCEL_OTHER (cancel the running run, then start), ALLOW_ALL (start beside it). */
+export type ScheduleOverlapPolicy =
+  | 'ALLOW_ALL'
+  | 'BUFFER_ALL'
+  | 'BUFFER_ONE'
+  | 'CANCEL_OTHER'
+  | 'SKIP';
+
+export type SendSignalInput = {
+  name: string;
+  payload?: unknown;
+  runId: string | number;
+};
+
+export type StartRunInput = {
+  /** A JSON object; templates read it as config.x. Default: {}. */
+  config?: unknown;
+  /** A repeated key returns the run it first started. */
+  idempotencyKey?: string | null | undefined;
+  /** A JSON object; templates read it as input.x. Default: {}. */
+  input?: unknown;
+  /** Dispatch priority of the run's tasks among the tenant's waiting tasks, 1 (first) to 5. Default: the definition's priority, else 3. */
+  priority?: number | null | undefined;
+  /** Start here instead of the definition's entry node. */
+  startNodeId?: string | null | undefined;
+  /** Default: the workflow's default version (the pinned one, else the latest). A deprecated version is refused. */
+  version?: number | null | undefined;
+  workflowId: string;
+};
+
+/** Status of a task (one per reached node). */
+export type TaskStatus =
+  | 'CANCELLED'
+  | 'COMPLETED'
+  | 'FAILED'
+  | 'PENDING'
+  | 'QUEUED'
+  | 'RUNNING'
+  | 'SKIPPED'
+  | 'WAITING';
+
+/** Why a QUEUED run or task is not running yet. */
+export type WaitReason =
+  /** Its concurrency key has as many active runs (or tasks) as its limit allows. */
+  | 'CONCURRENCY_LIMIT'
+  /** It waits for a worker slot on its queue, behind earlier work (fair order between tenants, then priority). */
+  | 'QUEUE_BACKLOG'
+  /** Its rate key started as many attempts as its limit allows within the window. */
+  | 'RATE_LIMIT'
+  /** Its run is paused. Runs cannot be paused yet, so no run or task waits for this now. */
+  | 'RUN_PAUSED';
+
+export type PublishWorkflowMutationVariables = Exact<{
+  i: PublishWorkflowInput;
+}>;
+
+
+export type PublishWorkflowMutation = { publishWorkflow: { workflowId: string, version: number, createdAt: string, warnings: Array<{ nodeId: string | null, path: string | null, message: string }> } };
+
+export type VersionDefinitionQueryVariables = Exact<{
+  id: string;
+  v?: number | null | undefined;
+}>;
+
+
+export type VersionDefinitionQuery = { workflowVersion: { definition: unknown } | null };
+
 export type FlowKeysQueryVariables = Exact<{
   w?: string | null | undefined;
   n?: number | null | undefined;
@@ -16,3 +175,325 @@ export type RateLimitsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type RateLimitsQuery = { rateLimits: Array<{ key: string, limit: number | null, perSeconds: number | null, startedInWindow: number, held: number, nextStartAt: string | null }> };
+
+export type CreateApiKeyMutationVariables = Exact<{
+  i: CreateApiKeyInput;
+}>;
+
+
+export type CreateApiKeyMutation = { createApiKey: { id: string, name: string, role: ApiKeyRole, keyPrefix: string, createdAt: string, secret: string } };
+
+export type ApiKeysQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ApiKeysQuery = { apiKeys: Array<{ id: string, name: string, role: ApiKeyRole, keyPrefix: string, createdAt: string, revokedAt: string | null }> };
+
+export type RevokeApiKeyMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RevokeApiKeyMutation = { revokeApiKey: { id: string, name: string, role: ApiKeyRole, keyPrefix: string, createdAt: string, revokedAt: string | null } };
+
+export type LogTaskFieldsFragment = { id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> };
+
+export type RunLogsQueryVariables = Exact<{
+  id: string | number;
+  page: number;
+}>;
+
+
+export type RunLogsQuery = { run: { status: RunStatus, tasks: Array<{ id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> }> } | null };
+
+export type LogTasksPageQueryVariables = Exact<{
+  id: string | number;
+  after?: string | number | null | undefined;
+  page: number;
+}>;
+
+
+export type LogTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> }> } | null };
+
+export type RunVersionOfLogsQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RunVersionOfLogsQuery = { run: { workflowId: string, version: number } | null };
+
+export type LogUpdatesSubscriptionVariables = Exact<{
+  id: string | number;
+  page: number;
+}>;
+
+
+export type LogUpdatesSubscription = { runUpdated: { status: RunStatus, tasks: Array<{ id: string, status: TaskStatus, attempt: number }> } };
+
+export type StartedRunFieldsFragment = { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string };
+
+export type StartRunMutationVariables = Exact<{
+  i: StartRunInput;
+}>;
+
+
+export type StartRunMutation = { startRun: { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string } };
+
+export type RetryRunMutationVariables = Exact<{
+  i: RetryRunInput;
+}>;
+
+
+export type RetryRunMutation = { retryRun: { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string } };
+
+export type SendSignalMutationVariables = Exact<{
+  i: SendSignalInput;
+}>;
+
+
+export type SendSignalMutation = { sendSignal: { delivered: boolean } };
+
+export type CancelRunMutationVariables = Exact<{
+  i: CancelRunInput;
+}>;
+
+
+export type CancelRunMutation = { cancelRun: { id: string, status: RunStatus, workflowId: string, version: number, error: string | null, finishedAt: string | null } };
+
+export type HistoryEventFieldsFragment = { seq: number, type: string, at: string, nodeId: string | null, attempt: number | null, payload: unknown, actions: unknown, ignored: string | null, error: string | null };
+
+export type RunHistoryQueryVariables = Exact<{
+  id: string | number;
+  page: number;
+}>;
+
+
+export type RunHistoryQuery = { run: { workflowId: string, version: number, history: Array<{ seq: number, type: string, at: string, nodeId: string | null, attempt: number | null, payload: unknown, actions: unknown, ignored: string | null, error: string | null }> } | null };
+
+export type RunHistoryPageQueryVariables = Exact<{
+  id: string | number;
+  after?: number | null | undefined;
+  page: number;
+}>;
+
+
+export type RunHistoryPageQuery = { run: { history: Array<{ seq: number, type: string, at: string, nodeId: string | null, attempt: number | null, payload: unknown, actions: unknown, ignored: string | null, error: string | null }> } | null };
+
+export type RunListQueryVariables = Exact<{
+  f?: RunFilter | null | undefined;
+  n?: number | null | undefined;
+  a?: string | null | undefined;
+}>;
+
+
+export type RunListQuery = { runs: { edges: Array<{ node: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, parentRunId: string | null, parentTaskId: string | null, scheduleId: string | null, nominalTime: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type RunVersionQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RunVersionQuery = { run: { id: string, workflowId: string, version: number } | null };
+
+export type RunMermaidQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type RunMermaidQuery = { run: { mermaid: string } | null };
+
+export type RunStatusTaskFieldsFragment = { id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null };
+
+export type RunStatusQueryVariables = Exact<{
+  id: string | number;
+  page: number;
+}>;
+
+
+export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
+
+export type RunStatusTasksPageQueryVariables = Exact<{
+  id: string | number;
+  after?: string | number | null | undefined;
+  page: number;
+}>;
+
+
+export type RunStatusTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }> } | null };
+
+export type ParentRunQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ParentRunQuery = { run: { id: string, workflowId: string, status: RunStatus } | null };
+
+export type WatchTaskFieldsFragment = { id: string, nodeId: string, status: TaskStatus, attempt: number, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null };
+
+export type WatchRunSubscriptionVariables = Exact<{
+  id: string | number;
+  page: number;
+}>;
+
+
+export type WatchRunSubscription = { runUpdated: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, output: unknown, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, status: TaskStatus, attempt: number, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } };
+
+export type WatchTasksPageQueryVariables = Exact<{
+  id: string | number;
+  after?: string | number | null | undefined;
+  page: number;
+}>;
+
+
+export type WatchTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, status: TaskStatus, attempt: number, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } | null };
+
+export type ScheduleListQueryVariables = Exact<{
+  w?: string | null | undefined;
+  n?: number | null | undefined;
+  a?: string | null | undefined;
+}>;
+
+
+export type ScheduleListQuery = { schedules: { edges: Array<{ node: { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type CreateScheduleMutationVariables = Exact<{
+  i: CreateScheduleInput;
+}>;
+
+
+export type CreateScheduleMutation = { createSchedule: { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } };
+
+export type ScheduleDetailQueryVariables = Exact<{
+  id: string | number;
+  n: number;
+  k: number;
+}>;
+
+
+export type ScheduleDetailQuery = { schedule: { upcoming: Array<string>, id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, recentRuns: Array<{ id: string, status: RunStatus, version: number, nominalTime: string | null, createdAt: string, finishedAt: string | null }>, backfills: Array<{ id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null }>, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } | null };
+
+export type ScheduleToDeleteQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ScheduleToDeleteQuery = { schedule: { id: string, workflowId: string, cron: string | null, intervalSeconds: number | null, timeZone: string, firedCount: number, backfills: Array<{ id: string }> } | null };
+
+export type DeleteScheduleMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type DeleteScheduleMutation = { deleteSchedule: string };
+
+export type BackfillProgressQueryVariables = Exact<{
+  b: string | number;
+  s: string | number;
+}>;
+
+
+export type BackfillProgressQuery = { scheduleBackfill: { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null } | null, schedule: { paused: boolean } | null };
+
+export type PauseScheduleMutationVariables = Exact<{
+  id: string | number;
+  n?: string | null | undefined;
+}>;
+
+
+export type PauseScheduleMutation = { pauseSchedule: { id: string, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null } };
+
+export type UnpauseScheduleMutationVariables = Exact<{
+  id: string | number;
+  n?: string | null | undefined;
+}>;
+
+
+export type UnpauseScheduleMutation = { unpauseSchedule: { id: string, paused: boolean, pauseNote: string | null, pausedBy: string | null, nextFireAt: string | null } };
+
+export type TriggerScheduleMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type TriggerScheduleMutation = { triggerSchedule: { nominalTime: string, outcome: ScheduleFireOutcome, reason: string | null, cancelledRunIds: Array<string>, run: { id: string, status: RunStatus } | null } };
+
+export type ScheduleOverlapQueryVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type ScheduleOverlapQuery = { schedule: { overlapPolicy: ScheduleOverlapPolicy, lastError: string | null } | null };
+
+export type BackfillScheduleMutationVariables = Exact<{
+  id: string | number;
+  f: string;
+  t: string;
+}>;
+
+
+export type BackfillScheduleMutation = { backfillSchedule: { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null } };
+
+export type ScheduleFieldsFragment = { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } };
+
+export type BackfillFieldsFragment = { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null };
+
+export type ScheduleRunFieldsFragment = { id: string, status: RunStatus, version: number, nominalTime: string | null, createdAt: string, finishedAt: string | null };
+
+export type WorkflowFieldsFragment = { id: string, name: string | null, latestVersion: number, defaultVersion: number, pinnedVersion: number | null, createdAt: string, updatedAt: string, versions: Array<{ version: number, checksum: string, createdAt: string, createdBy: string | null, deprecated: boolean, deprecatedAt: string | null }> };
+
+export type WorkflowsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WorkflowsQuery = { workflows: Array<{ id: string, name: string | null, latestVersion: number, defaultVersion: number, pinnedVersion: number | null, createdAt: string, updatedAt: string, versions: Array<{ version: number, checksum: string, createdAt: string, createdBy: string | null, deprecated: boolean, deprecatedAt: string | null }> }> };
+
+export type WorkflowVersionsQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type WorkflowVersionsQuery = { workflow: { id: string, name: string | null, latestVersion: number, defaultVersion: number, pinnedVersion: number | null, createdAt: string, updatedAt: string, versions: Array<{ version: number, checksum: string, createdAt: string, createdBy: string | null, deprecated: boolean, deprecatedAt: string | null }> } | null };
+
+export type WorkflowDefaultFieldsFragment = { id: string, latestVersion: number, defaultVersion: number, pinnedVersion: number | null };
+
+export type WorkflowDefaultQueryVariables = Exact<{
+  id: string;
+}>;
+
+
+export type WorkflowDefaultQuery = { workflow: { id: string, latestVersion: number, defaultVersion: number, pinnedVersion: number | null } | null };
+
+export type SetDefaultVersionMutationVariables = Exact<{
+  id: string;
+  v?: number | null | undefined;
+}>;
+
+
+export type SetDefaultVersionMutation = { setDefaultVersion: { id: string, latestVersion: number, defaultVersion: number, pinnedVersion: number | null } };
+
+export type DeprecateVersionMutationVariables = Exact<{
+  id: string;
+  v: number;
+  d: boolean;
+}>;
+
+
+export type DeprecateVersionMutation = { deprecateVersion: { workflowId: string, version: number, deprecated: boolean, deprecatedAt: string | null } };
+
+export type WorkflowVersionBodyQueryVariables = Exact<{
+  id: string;
+  v?: number | null | undefined;
+}>;
+
+
+export type WorkflowVersionBodyQuery = { workflowVersion: { workflowId: string, version: number, checksum: string, createdAt: string, createdBy: string | null, deprecated: boolean, definition: unknown, source: string } | null, workflow: { name: string | null, latestVersion: number, defaultVersion: number } | null };
+
+export type WorkerFieldsFragment = { id: string, version: string, queues: Array<string>, concurrency: number, startedAt: string, lastHeartbeatAt: string, drainingSince: string | null };
+
+export type QueuesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type QueuesQuery = { queues: Array<{ name: string, backlog: number, running: number, delayed: number, oldestPendingAgeMs: number | null, reserved: boolean, allowed: boolean, workers: Array<{ id: string, version: string, queues: Array<string>, concurrency: number, startedAt: string, lastHeartbeatAt: string, drainingSince: string | null }> }> };
+
+export type WorkersQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WorkersQuery = { workers: Array<{ id: string, version: string, queues: Array<string>, concurrency: number, startedAt: string, lastHeartbeatAt: string, drainingSince: string | null }> };
