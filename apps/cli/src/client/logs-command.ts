@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
+import { escapeControls } from './output.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
 import { FINAL_RUN_STATUSES } from './run-watch.js';
@@ -23,7 +24,10 @@ interface LogTask {
  * The lines of the attempts of `tasks` not in `printed` (keys `taskId#attempt`, added to it),
  * task by task, oldest attempt first; attempts without logs print nothing. With `prefix`, each
  * line starts with `[node #attempt] ` (`[node[i] #attempt] ` for a for_each iteration), the
- * attempt counted from 1, as people count executions (the API's `attempt` + 1).
+ * attempt counted from 1, as people count executions (the API's `attempt` + 1). A line ends at
+ * `\n` or `\r\n`; every other control character (a terminal escape, a lone `\r`) but the tab
+ * is shown escaped ({@link escapeControls}), so that what an attempt printed cannot drive the
+ * terminal nor write over the lines before it.
  */
 export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, prefix: boolean): string {
   let out = '';
@@ -33,8 +37,8 @@ export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, pre
       if (printed.has(key) || a.logs === null) continue;
       printed.add(key);
       const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
-      const lines = (a.logs.endsWith('\n') ? a.logs.slice(0, -1) : a.logs).split('\n');
-      out += lines.map((l) => (prefix ? `[${name} #${a.attempt + 1}] ${l}\n` : `${l}\n`)).join('');
+      const lines = a.logs.replace(/\r?\n$/, '').split(/\r?\n/);
+      out += lines.map((l) => (prefix ? `[${name} #${a.attempt + 1}] ${escapeControls(l, '\t')}\n` : `${escapeControls(l, '\t')}\n`)).join('');
     }
   }
   return out;
@@ -119,7 +123,7 @@ export async function printLogs(c: WeftClient, runId: string, node: string | und
 export function logsCommand(program: Command): void {
   withConnection(program.command('logs <runId>'))
     .description(
-      "print what a run's attempts printed or did (a CODE node's output, at most its last 64 KiB each; an HTTP node's requests); with several nodes each line starts with [node #attempt], attempts counted from 0 as the API counts them",
+      "print what a run's attempts printed or did (a CODE node's output, at most its last 64 KiB each; an HTTP node's requests); with several nodes each line starts with [node #attempt], attempts counted from 1; control characters but the tab are shown escaped",
     )
     .option('--node <nodeId>', 'only the attempts of this node')
     .option('-f, --follow', 'then follow the run live, printing each attempt once it ends, until the run ends (exit code 3 unless it succeeds)')
