@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { WeftClient } from '@weft/client';
+import { jsNode, publish, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
+
+/**
+ * Attempt logs under hostile CODE: bytes PostgreSQL's `text` cannot hold (NUL) or that are not
+ * UTF-8, terminal escapes, one 10 MiB line without a newline, output that never stops, and a
+ * process that outlives the runner and keeps printing. Each run ends, and what is stored is
+ * valid text of at most 64 KiB of output after its marker.
+ */
+describe('attempt logs under hostile CODE', () => {
+  let e2e: E2E;
+  let client: WeftClient;
+
+  const ATTEMPTS = `id status tasks { nodeId status attempt error attempts { attempt logs error } }`;
+  /** The logs text of the worker's attempts, as stored (owner connection, no row-level security). */
+  const stored = async (runId: string): Promise<string[]> =>
+    (await e2e.owner.query(`SELECT logs FROM task_attempt_logs WHERE run_id = $1 ORDER BY attempt`, [runId])).map((r: { logs: string }) => r.logs);
+  /** A log of at most 64 KiB of output plus the marker line (`… N bytes cut …\n`). */
+  const capped = (logs: string) => {
+    const [first] = logs.split('\n');
+    const marker = /^… [\d,]+ bytes cut …$/.test(first!) ? Buffer.byteLength(`${first}\n`) : 0;
+    return Buffer.byteLength(logs) - marker <= 64 * 1024;
+  };
+  const runOf = async (id: string, body: string, extra: Record<string, unknown> = {}, node: Record<string, unknown> = {}) => {
+    await publish(client, id, { nodes: [{ ...jsNode(id, body, extra), ...node }], edges: [] });
+    const runId = await start(client, id);
+    return { runId, run: await waitRun(client, runId, undefined, 60_000, ATTEMPTS) };
+  };
+
+  beforeAll(async () => {
+    e2e = await startE2E();
+    ({ client } = await e2e.tenant('hostile-logs'));
+  });
+  afterAll(async () => {
+    await e2e.close();
+  });
+
+  it('stores NUL bytes, invalid UTF-8 and terminal escapes as valid text, and the run succeeds', async () => {
+    const { runId, run } = await runOf(
+      'binary',
+      'process.stdout.write(Buffer.from([0x61, 0x00, 0x62, 0xff, 0xfe, 0x0a])); process.stdout.write("\\u001b[2J\\u001b]0;owned\\u0007red\\n"); return 1;',
+    );
+    expect(run.status).toBe('SUCCEEDED');
+    const [logs] = await stored(runId);
+    expect(logs).toBe('a\ufffdb\ufffd\ufffd\n\u001b[2J\u001b]0;owned\u0007red\n');
+    expect(run.tasks[0].attempts[0].logs).toBe(logs);
+  });
+
+  it('keeps the tail of one 10 MiB line without a newline', async () => {
+    const { runId, run } = await runOf('wide', 'process.stdout.write("x".repeat(10 * 1024 * 1024 - 1) + "END"); return 1;');
+    expect(run.status).toBe('SUCCEEDED');
+    const [logs] = await stored(runId);
+    expect(logs!.split('\n')[0]).toBe(`… ${(10 * 1024 * 1024 + 2 - 64 * 1024).toLocaleString('en-US')} bytes cut …`);
+    expect(logs!.endsWith('xxEND')).toBe(true);
+    expect(capped(logs!)).toBe(true);
+  });
+
+  it('ends code that prints until its timeout, keeping the tail of what it printed', async () => {
+    const { runId, run } = await runOf('forever', 'for (let i = 0; ; i++) console.log("spam " + i);', { timeout_seconds: 2 });
+    expect(run.status).toBe('FAILED');
+    expect(run.tasks[0].error).toMatch(/timed out/);
+    const [logs] = await stored(runId);
+    expect(logs).toMatch(/^… [\d,]+ bytes cut …\n/);
+    expect(logs).toMatch(/spam \d+\n$/);
+    expect(capped(logs!)).toBe(true);
+  });
+
+  it('ends the attempt when a process it started outlives it and keeps printing', async () => {
+    const body =
+      'const cp = require("node:child_process");' +
+      ' cp.spawn("sh", ["-c", "while :; do echo orphan; done"], { detached: true, stdio: ["ignore", "inherit", "inherit"] }).unref();' +
+      ' console.log("handler done"); return 1;';
+    const { runId, run } = await runOf('orphan', body, { timeout_seconds: 10 });
+    expect(run.status).toBe('SUCCEEDED');
+    const [logs] = await stored(runId);
+    expect(logs).toContain('handler done\n');
+    expect(capped(logs!)).toBe(true);
+  });
+});
