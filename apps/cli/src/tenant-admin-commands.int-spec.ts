@@ -50,6 +50,17 @@ describe('weft admin on tenants', () => {
     expect(JSON.parse((await admin('tenants', '-o', 'json')).stdout)).toEqual(before);
   });
 
+  it('refuses an empty, blank, invisible or over-long name, measured as it is stored (NFKC), with exit code 2', async () => {
+    const before = (await admin('tenants', '-o', 'json')).stdout;
+    // U+FDFA is one character that NFKC writes as 18: twelve of them store 216 characters.
+    for (const name of ['', '   ', '\u200b', 'x'.repeat(10_000), '\ufdfa'.repeat(12)]) {
+      const r = await admin('create-tenant', name);
+      expect({ name: name.slice(0, 20), code: r.code, stdout: r.stdout }).toEqual({ name: name.slice(0, 20), code: 2, stdout: '' });
+      expect(r.stderr).toMatch(/tenant name (must not be empty|must not contain|is \d+ characters; at most 200)/);
+    }
+    expect((await admin('tenants', '-o', 'json')).stdout).toBe(before);
+  });
+
   it('lists the tenants oldest first in every format: id, name, created, weight, live keys', async () => {
     const json = JSON.parse((await admin('tenants', '-o', 'json')).stdout);
     expect(json.map((t: { name: string }) => t.name)).toEqual(['acme', 'bolt', 'cargo']);

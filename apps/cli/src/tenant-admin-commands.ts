@@ -16,9 +16,12 @@ function keyRole(v: string): (typeof KEY_ROLES)[number] {
   return r as (typeof KEY_ROLES)[number];
 }
 
-/** `value` trimmed; refuses an empty value, one longer than `max` characters, or control characters. */
+/**
+ * `value` Unicode-normalized (NFKC, as tenant names are stored) and trimmed; refuses an empty
+ * value, one longer than `max` characters once normalized, or control characters.
+ */
 function cleanName(label: string, value: string, max: number): string {
-  const clean = value.trim();
+  const clean = value.normalize('NFKC').trim();
   if (!clean) throw new InvalidArgumentError(`${label} must not be empty`);
   const length = [...clean].length;
   if (length > max) throw new InvalidArgumentError(`${label} is ${length} characters; at most ${max}`);
