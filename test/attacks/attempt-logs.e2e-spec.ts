@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
-import { jsNode, publish, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
+import { AttemptLogRepository } from '@weft/persistence';
+import { jsNode, publish, rejection, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
 
 /**
  * Attempt logs under hostile CODE: bytes PostgreSQL's `text` cannot hold (NUL) or that are not
@@ -74,7 +75,52 @@ describe('attempt logs under hostile CODE', () => {
     const { runId, run } = await runOf('orphan', body, { timeout_seconds: 10 });
     expect(run.status).toBe('SUCCEEDED');
     const [logs] = await stored(runId);
-    expect(logs).toContain('handler done\n');
+    // What the orphan printed until the attempt stopped reading may have cut the handler's line.
+    expect(logs).toContain('orphan\n');
     expect(capped(logs!)).toBe(true);
+  });
+});
+
+/**
+ * The logs of many attempts in one answer: their sizes are charged to WEFT_MAX_RESPONSE_BYTES
+ * (here 200,000) before any text is read, so an answer asking for more is refused as a whole,
+ * and one within it has every text.
+ */
+describe('attempt logs and the response budget', () => {
+  let e2e: E2E;
+  let client: WeftClient;
+
+  beforeAll(async () => {
+    e2e = await startE2E({ WEFT_MAX_RESPONSE_BYTES: 200_000 });
+    ({ client } = await e2e.tenant('budget-logs'));
+  });
+  afterAll(async () => {
+    await e2e.close();
+  });
+
+  it('refuses an answer whose logs pass the budget, and answers one within it', async () => {
+    // Four nodes in a row printing 64 KiB each (2-byte characters): 262,144 bytes of logs, over 200,000.
+    const body = 'process.stdout.write("\u00e9".repeat(32 * 1024)); return 1;';
+    await publish(client, 'wide4', {
+      nodes: ['a', 'b', 'c', 'd'].map((id) => jsNode(id, body)),
+      edges: [
+        { from: 'a', to: 'b' },
+        { from: 'b', to: 'c' },
+        { from: 'c', to: 'd' },
+      ],
+    });
+    const runId = await start(client, 'wide4');
+    await waitRun(client, runId, undefined, 60_000, 'id status');
+    const all = await rejection(client.request(`query($id: ID!) { run(id: $id) { tasks { nodeId attempts { logs } } } }`, { id: runId }));
+    expect(all.code).toBe('BAD_USER_INPUT');
+    expect(all.message).toMatch(/response too large/);
+    const one = await client.request(`query($id: ID!) { run(id: $id) { tasks(first: 1) { nodeId attempts { attempt logs error } } } }`, { id: runId });
+    expect(one.run.tasks).toEqual([{ nodeId: expect.any(String), attempts: [{ attempt: 0, logs: '\u00e9'.repeat(32 * 1024), error: null }] }]);
+    // Sizes as stored: UTF-8 bytes, not characters.
+    const [row] = await new AttemptLogRepository(e2e.owner).sizesOfTasks(
+      (await e2e.owner.query(`SELECT tenant_id FROM runs WHERE id = $1`, [runId]))[0].tenant_id,
+      (await e2e.owner.query(`SELECT id FROM tasks WHERE run_id = $1 AND node_id = 'a'`, [runId])).map((t: { id: string }) => t.id),
+    );
+    expect(row).toMatchObject({ attempt: 0, bytes: 64 * 1024 });
   });
 });
