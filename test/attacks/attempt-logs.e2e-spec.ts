@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
 import { AttemptLogRepository } from '@weft/persistence';
 import { jsNode, publish, rejection, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
+import { cli } from '../support/weft-cli.js';
 
 /**
  * Attempt logs under hostile CODE: bytes PostgreSQL's `text` cannot hold (NUL) or that are not
@@ -89,10 +90,11 @@ describe('attempt logs under hostile CODE', () => {
 describe('attempt logs and the response budget', () => {
   let e2e: E2E;
   let client: WeftClient;
+  let apiKey: string;
 
   beforeAll(async () => {
     e2e = await startE2E({ WEFT_MAX_RESPONSE_BYTES: 200_000 });
-    ({ client } = await e2e.tenant('budget-logs'));
+    ({ client, apiKey } = await e2e.tenant('budget-logs'));
   });
   afterAll(async () => {
     await e2e.close();
@@ -122,5 +124,10 @@ describe('attempt logs and the response budget', () => {
       (await e2e.owner.query(`SELECT id FROM tasks WHERE run_id = $1 AND node_id = 'a'`, [runId])).map((t: { id: string }) => t.id),
     );
     expect(row).toMatchObject({ attempt: 0, bytes: 64 * 1024 });
+
+    // weft logs reads such a run in pages small enough for the budget.
+    const r = await cli({ WEFT_URL: e2e.url, WEFT_API_KEY: apiKey }, 'logs', runId);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout.split('\n').filter(Boolean).map((l) => l.slice(0, 10))).toEqual(['[a #1] ééé', '[b #1] ééé', '[c #1] ééé', '[d #1] ééé']);
   });
 });

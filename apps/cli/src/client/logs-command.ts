@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { WeftClient } from '@weft/client';
+import { WeftApiError, type WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
 import { escapeControls } from './output.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
-import { RUN_PAGE, restOfPages } from './run-pages.js';
+import { RUN_PAGE } from './run-pages.js';
 import { FINAL_RUN_STATUSES } from './run-watch.js';
 
 /** The task fields `weft logs` reads: each task's stored attempts with their logs. */
@@ -44,11 +44,36 @@ export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, pre
   return out;
 }
 
-/** The run's status and its tasks (of node `node`, when given) with their attempts, every page. */
+/**
+ * The run's status and its tasks (of node `node`, when given) with their attempts, every page. A
+ * page whose logs pass the API's bound on one answer (WEFT_MAX_RESPONSE_BYTES: up to 64 KiB per
+ * attempt, 100 attempts per task) is asked again at half the size, down to one task.
+ */
 async function readLogs(c: WeftClient, runId: string, node: string | undefined): Promise<{ status: string; tasks: LogTask[] }> {
-  const { run } = await c.request(`query($id: ID!) { run(id: $id) { status tasks(first: ${RUN_PAGE}) { ${LOG_TASK_FIELDS} } } }`, { id: runId });
-  const tasks: LogTask[] = await restOfPages(c, runId, 'tasks', LOG_TASK_FIELDS, run.tasks);
-  return { status: run.status, tasks: node === undefined ? tasks : tasks.filter((t) => t.nodeId === node) };
+  const tasks: LogTask[] = [];
+  let status = '';
+  let size = RUN_PAGE;
+  for (let after: string | null = null; ; ) {
+    let page: LogTask[];
+    try {
+      const { run } = await c.request(`query($id: ID!, $after: ID) { run(id: $id) { status tasks(first: ${size}, after: $after) { ${LOG_TASK_FIELDS} } } }`, {
+        id: runId,
+        after,
+      });
+      status = run.status;
+      page = run.tasks;
+    } catch (err) {
+      if (size > 1 && err instanceof WeftApiError && err.code === 'BAD_USER_INPUT' && /response too large/.test(err.message)) {
+        size = Math.ceil(size / 2);
+        continue;
+      }
+      throw err;
+    }
+    tasks.push(...page);
+    if (page.length < size) break;
+    after = page[page.length - 1]!.id;
+  }
+  return { status, tasks: node === undefined ? tasks : tasks.filter((t) => t.nodeId === node) };
 }
 
 /** How many worker nodes (HTTP, CODE) the run's definition has; undefined when it cannot be read. */
