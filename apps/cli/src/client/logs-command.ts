@@ -76,13 +76,13 @@ async function readLogs(c: WeftClient, runId: string, node: string | undefined):
   return { status, tasks: node === undefined ? tasks : tasks.filter((t) => t.nodeId === node) };
 }
 
-/** How many worker nodes (HTTP, CODE) the run's definition has; undefined when it cannot be read. */
-async function workerNodeCount(c: WeftClient, runId: string): Promise<number | undefined> {
+/** The worker nodes (HTTP, CODE) of the run's definition, by id; undefined when it cannot be read. */
+async function workerNodes(c: WeftClient, runId: string): Promise<string[] | undefined> {
   try {
     const { run } = await c.request(`query($id: ID!) { run(id: $id) { workflowId version } }`, { id: runId });
     const r = await c.request(`query($id: String!, $v: Int) { workflowVersion(workflowId: $id, version: $v) { definition } }`, { id: run.workflowId, v: run.version });
-    const nodes = (r.workflowVersion?.definition as { nodes?: { type?: string }[] } | undefined)?.nodes ?? [];
-    return nodes.filter((n) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase())).length;
+    const nodes = (r.workflowVersion?.definition as { nodes?: { node_id?: unknown; type?: string }[] } | undefined)?.nodes ?? [];
+    return nodes.filter((n) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase())).map((n) => String(n.node_id));
   } catch {
     return undefined;
   }
@@ -96,7 +96,14 @@ async function workerNodeCount(c: WeftClient, runId: string): Promise<number | u
  */
 export async function printLogs(c: WeftClient, runId: string, node: string | undefined, follow: boolean): Promise<void> {
   const printed = new Set<string>();
-  const prefix = node === undefined && (await workerNodeCount(c, runId)) !== 1;
+  const workers = await workerNodes(c, runId);
+  // A mistyped --node would print nothing and succeed, as a node that printed nothing does.
+  if (node !== undefined && workers !== undefined && !workers.includes(node)) {
+    throw new Error(
+      `run ${runId} has no HTTP or CODE node ${JSON.stringify(node)}, so no logs${workers.length ? `; its nodes with logs: ${workers.join(', ')}` : ''}`,
+    );
+  }
+  const prefix = node === undefined && workers?.length !== 1;
   let status = '';
   const show = async (): Promise<void> => {
     const read = await readLogs(c, runId, node);
