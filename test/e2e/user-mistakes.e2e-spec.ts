@@ -49,6 +49,18 @@ describe('errors that find the user’s mistake', () => {
     expect((await client.request(`{ workflows { id } }`)).workflows).toEqual([]);
   });
 
+  it('refuses a definition of only blanks, a comment or null as BAD_USER_INPUT, never an internal error', async () => {
+    for (const definition of ['   \n', '# nodes to come\n', 'null', '~', '---\n', '42']) {
+      const err = await rejection(client.request(PUBLISH, { i: { workflowId: 'blank', definition } }));
+      expect({ definition, code: err.code, problems: err.errors[0]!.extensions!.problems }).toEqual({
+        definition,
+        code: 'BAD_USER_INPUT',
+        problems: [expect.objectContaining({ message: expect.stringContaining('must be an object with a "nodes" list') })],
+      });
+    }
+    expect((await client.request(`{ workflows { id } }`)).workflows).toEqual([]);
+  });
+
   it('publishes a SUBWORKFLOW calling a workflow the tenant does not have, and returns the warning', async () => {
     await publish(client, 'payment', { nodes: [{ node_id: 'ok', type: 'WAIT', spec: { duration_seconds: 0 } }] });
     const published = await publishWithWarnings(client, 'order', {

@@ -76,6 +76,16 @@ describe('tenant names in the repository', () => {
     await expect(tenants.createTenant('Globex')).rejects.toThrow(`tenant name "Globex" is taken by tenant ${globex.tenantId}`);
   });
 
+  it('refuses a name that reads the same once Unicode-normalized, and stores names in NFKC', async () => {
+    // "Café" precomposed, then with a combining accent; "ACME" in fullwidth letters.
+    const cafe = await tenants.createTenant('Caf\u00e9');
+    await expect(tenants.createTenant('Cafe\u0301')).rejects.toMatchObject({ code: 'TENANT_NAME_TAKEN', existing: { id: cafe.tenantId, name: 'Caf\u00e9' } });
+    const acme = await tenants.createTenant('\uff21\uff23\uff2d\uff25 Corp');
+    expect(acme.name).toBe('ACME Corp');
+    await expect(tenants.createTenant('acme corp')).rejects.toMatchObject({ code: 'TENANT_NAME_TAKEN', existing: { id: acme.tenantId, name: 'ACME Corp' } });
+    expect(await tenants.findTenantByName('CAFE\u0301')).toEqual({ id: cafe.tenantId, name: 'Caf\u00e9' });
+  });
+
   it('refuses one of two concurrent creates of a name', async () => {
     const both = await Promise.allSettled([tenants.createTenant('race'), tenants.createTenant('Race')]);
     expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
@@ -89,7 +99,7 @@ describe('tenant names in the repository', () => {
     await tenants.createApiKey(initech.tenantId, { name: 'old', role: 'viewer' }).then((k) => tenants.revokeApiKey(initech.tenantId, k.keyId));
     await tenants.setDispatchWeight(initech.tenantId, 7);
     const listed = await tenants.listTenants();
-    expect(listed.map((t) => t.name)).toEqual(['Globex', expect.stringMatching(/^race$/i), 'initech']);
+    expect(listed.map((t) => t.name)).toEqual(['Globex', 'Caf\u00e9', 'ACME Corp', expect.stringMatching(/^race$/i), 'initech']);
     expect(listed.at(-1)).toEqual({ id: initech.tenantId, name: 'initech', createdAt: expect.any(Date), dispatchWeight: 7, liveKeys: 2 });
     expect(JSON.stringify(listed)).not.toContain(extra.keyPrefix);
     expect(await tenants.findTenantByName('INITECH')).toEqual({ id: initech.tenantId, name: 'initech' });

@@ -75,6 +75,14 @@ describe('weft logs', () => {
     await waitRun(client, gated, (r) => task(r, 'gate')?.status === 'WAITING');
     expect(await weft('logs', gated, '--node', 'first')).toEqual({ code: 0, stdout: 'first says hi\n', stderr: '' });
     expect(await weft('logs', gated, '--node', 'second')).toEqual({ code: 0, stdout: '', stderr: '' });
+    // A mistyped node, or one no worker runs, is named rather than printing nothing.
+    for (const node of ['frist', 'gate']) {
+      expect(await weft('logs', gated, '--node', node)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `error: run ${gated} has no HTTP or CODE node "${node}", so no logs; its nodes with logs: first, second\n`,
+      });
+    }
 
     const solo = await start(client, 'solo');
     await waitRun(client, solo);

@@ -50,6 +50,18 @@ describe('weft admin on tenants', () => {
     expect(JSON.parse((await admin('tenants', '-o', 'json')).stdout)).toEqual(before);
   });
 
+  it('refuses an empty, blank, invisible or over-long name, measured as it is stored (NFKC), with exit code 2', async () => {
+    const before = (await admin('tenants', '-o', 'json')).stdout;
+    // U+FDFA is one character that NFKC writes as 18: twelve of them store 216 characters.
+    // A zero-width joiner outside an emoji sequence makes "acme" and "acme\u200d" two names that read the same.
+    for (const name of ['', '   ', '\u200b', 'x'.repeat(10_000), '\ufdfa'.repeat(12), 'acme\u200d', 'ac\u200dme', '\u200dacme']) {
+      const r = await admin('create-tenant', name);
+      expect({ name: name.slice(0, 20), code: r.code, stdout: r.stdout }).toEqual({ name: name.slice(0, 20), code: 2, stdout: '' });
+      expect(r.stderr).toMatch(/tenant name (must not be empty|must not contain|is \d+ characters; at most 200)/);
+    }
+    expect((await admin('tenants', '-o', 'json')).stdout).toBe(before);
+  });
+
   it('lists the tenants oldest first in every format: id, name, created, weight, live keys', async () => {
     const json = JSON.parse((await admin('tenants', '-o', 'json')).stdout);
     expect(json.map((t: { name: string }) => t.name)).toEqual(['acme', 'bolt', 'cargo']);
@@ -72,5 +84,10 @@ describe('weft admin on tenants', () => {
     const [t] = JSON.parse((await admin('tenants', '-o', 'json')).stdout);
     const key = YAML.parse((await admin('create-key', '--tenant', t.id, '--role', 'operator', '--name', 'deploy', '-o', 'yaml')).stdout);
     expect(key).toEqual({ tenantId: t.id, keyId: expect.any(String), name: 'deploy', role: 'operator', apiKey: expect.stringMatching(/^weft_/) });
+  });
+
+  it('takes a zero-width joiner within an emoji sequence, where it is part of one character', async () => {
+    const emoji = await admin('create-tenant', 'team \u{1f469}\u200d\u{1f4bb}', '-o', 'json');
+    expect({ code: emoji.code, stderr: emoji.stderr, name: JSON.parse(emoji.stdout || '{}').name }).toEqual({ code: 0, stderr: '', name: 'team \u{1f469}\u200d\u{1f4bb}' });
   });
 });

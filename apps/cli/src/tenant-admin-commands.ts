@@ -16,13 +16,21 @@ function keyRole(v: string): (typeof KEY_ROLES)[number] {
   return r as (typeof KEY_ROLES)[number];
 }
 
-/** `value` trimmed; refuses an empty value, one longer than `max` characters, or control characters. */
+/** A zero-width joiner not between an emoji (with its modifier or variation selector) and another emoji. */
+const LONE_JOINER = /(?<![\p{Extended_Pictographic}\p{Emoji_Modifier}\ufe0f])\u200d|\u200d(?!\p{Extended_Pictographic})/u;
+
+/**
+ * `value` Unicode-normalized (NFKC, as tenant names are stored) and trimmed; refuses an empty
+ * value, one longer than `max` characters once normalized, control or invisible formatting
+ * characters (a zero-width joiner outside an emoji sequence: `acme` and `acme` + U+200D read the same).
+ */
 function cleanName(label: string, value: string, max: number): string {
-  const clean = value.trim();
+  const clean = value.normalize('NFKC').trim();
   if (!clean) throw new InvalidArgumentError(`${label} must not be empty`);
   const length = [...clean].length;
   if (length > max) throw new InvalidArgumentError(`${label} is ${length} characters; at most ${max}`);
-  if (new RegExp('[[\\p{Cc}\\p{Cf}\\u2028\\u2029\\ufffd]--[\\u200d]]', 'v').test(clean)) {
+  // A zero-width joiner is kept only between two emoji (👩‍💻), where it makes one character of them.
+  if (new RegExp('[[\\p{Cc}\\p{Cf}\\u2028\\u2029\\ufffd]--[\\u200d]]', 'v').test(clean) || LONE_JOINER.test(clean)) {
     throw new InvalidArgumentError(`${label} must not contain control or invisible formatting characters, or invalid UTF-8`);
   }
   if (!/[\p{L}\p{N}\p{P}\p{S}]/u.test(clean)) throw new InvalidArgumentError(`${label} must contain a visible character`);

@@ -45,6 +45,13 @@ describe('the GraphQL client names what went wrong', () => {
     expect(err.message).toContain('a spec.url: missing');
   });
 
+  it('says once what several fields of one answer failed with alike', () => {
+    const missing = { message: 'Workflow nope not found', extensions: { code: 'NOT_FOUND' } };
+    expect(new WeftApiError([missing, { ...missing, path: ['workflow'] }, { message: 'other', extensions: { code: 'NOT_FOUND' } }]).message).toBe(
+      'NOT_FOUND: Workflow nope not found\nNOT_FOUND: other',
+    );
+  });
+
   it('reports an HTTP error without GraphQL errors, with its status', async () => {
     await expect(new WeftClient(`${url}/too-large`).request('{ x }')).rejects.toThrow('413 (request too large): request entity too large');
     await expect(new WeftClient(`${url}/html`).request('{ x }')).rejects.toThrow('answered 502 with non-JSON');

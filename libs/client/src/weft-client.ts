@@ -8,11 +8,15 @@ export interface GraphQLErrorShape {
   extensions?: { code?: string; problems?: { nodeId?: string; path?: string; message: string }[]; [k: string]: unknown };
 }
 
-/** The API answered with errors; `code` is the first error's `extensions.code`. */
+/**
+ * The API answered with errors; `code` is the first error's `extensions.code`. Its message has
+ * one line (with its problems) per distinct error: fields of one query that fail alike (a
+ * workflow and its version, both not found) say it once.
+ */
 export class WeftApiError extends Error {
   override name = 'WeftApiError';
   constructor(readonly errors: GraphQLErrorShape[]) {
-    super(errors.map((e) => formatError(e)).join('\n'));
+    super([...new Set(errors.map((e) => formatError(e)))].join('\n'));
   }
   get code(): string | undefined {
     return this.errors[0]?.extensions?.code;

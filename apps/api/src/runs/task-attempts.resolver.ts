@@ -1,7 +1,7 @@
 import { Inject, UseFilters } from '@nestjs/common';
 import { ResolveField, Resolver } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { AttemptLogRepository } from '@weft/persistence';
+import { AttemptLogRepository, type AttemptLogSize, type AttemptLogText } from '@weft/persistence';
 import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { RethrowFilter } from '../common/rethrow.filter.js';
 import { responseScope } from './response-budget.js';
@@ -15,8 +15,10 @@ const ENDED = new Set<string>(['COMPLETED', 'FAILED']);
 
 /**
  * `Task.attempts`: one entry per attempt of a worker task that ran, oldest first, with the logs
- * stored for it. The logs of every task of an answer are read together, one query per tenant
- * (see {@link AttemptLogLoader}), and charged to the answer's budget (WEFT_MAX_RESPONSE_BYTES).
+ * stored for it. The attempts of every task of an answer are read together, one query per tenant
+ * (see {@link AttemptLogLoader}): first their sizes, charged to the answer's budget
+ * (WEFT_MAX_RESPONSE_BYTES), then, once every size of the answer is charged and within it, their
+ * texts; an answer over the budget is refused without reading any.
  */
 @Resolver(() => TaskObject)
 @UseFilters(RethrowFilter)
@@ -35,14 +37,22 @@ export class TaskAttemptsResolver {
     if (task.queue === null) return [];
     const scope = responseScope(ctx, info, this.config.maxResponseBytes);
     if (scope.budget.refused) return [];
-    const rows = await (scope.attempts ??= new AttemptLogLoader(this.logs)).load(task.tenantId, task.id);
-    scope.budget.charge(rows.reduce((n, r) => n + Buffer.byteLength(r.logs) + Buffer.byteLength(r.error ?? ''), 0));
-    const byAttempt = new Map(rows.map((r) => [r.attempt, r]));
+    const loader = (scope.attempts ??= new AttemptLogLoader(this.logs));
+    // Sizes first, charged before any text is read: an answer over its budget reads none.
+    const sizes = await scope.budget.sizing(loader.sizes(task.tenantId, task.id));
+    scope.budget.charge(sizes.reduce((n, r) => n + r.bytes, 0));
+    let texts: Map<number, AttemptLogText> = new Map();
+    if (sizes.length > 0) {
+      await scope.budget.charged();
+      texts = new Map((await loader.texts(task.tenantId, task.id)).map((t) => [t.attempt, t]));
+    }
+    const byAttempt = new Map<number, AttemptLogSize & Partial<AttemptLogText>>(sizes.map((r) => [r.attempt, { ...r, ...texts.get(r.attempt) }]));
     const last = ENDED.has(task.status) || byAttempt.has(task.attempt) ? task.attempt : task.attempt - 1;
     const out: TaskAttemptObject[] = [];
     for (let attempt = 0; attempt <= last; attempt++) {
       const row = byAttempt.get(attempt);
-      if (row) out.push({ attempt, logs: row.logs, startedAt: row.startedAt, finishedAt: row.finishedAt, error: row.error });
+      // A row deleted between the two reads (its task retried from a node) answers no logs.
+      if (row) out.push({ attempt, logs: row.logs ?? null, startedAt: row.startedAt, finishedAt: row.finishedAt, error: row.error ?? null });
       else if (attempt < task.attempt) out.push({ attempt, logs: null, startedAt: null, finishedAt: null, error: null });
       else {
         const error = await this.runService.storedText(ctx, info, task, { table: 'tasks', tenantId: task.tenantId, id: task.id, column: 'error' });

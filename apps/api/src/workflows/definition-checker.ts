@@ -73,7 +73,9 @@ export class DefinitionChecker implements OnModuleDestroy {
    * `weft_definition_checks_total` by where it ran.
    */
   async validate(parsed: ParsedDefinition, sourceLength: number, tenantId = ''): Promise<Problem[]> {
-    const nodes = Array.isArray(parsed.definition.nodes) ? parsed.definition.nodes.length : 0;
+    // Its shape is unchecked: a text of blanks, a comment or `null` parses to null.
+    const shape = parsed.definition as unknown as { nodes?: unknown } | null;
+    const nodes = typeof shape === 'object' && shape !== null && Array.isArray(shape.nodes) ? shape.nodes.length : 0;
     const inline = sourceLength <= INLINE_MAX_SOURCE && nodes <= INLINE_MAX_NODES;
     this.metrics?.definitionChecks.inc({ how: inline ? 'inline' : 'thread' });
     const req: Request = { op: 'validate', definition: parsed.definition };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
@@ -57,6 +57,23 @@ describe('the files apply -f takes', () => {
       { path: join(dir, 'defs/c.yaml') },
     ]);
     expect(await definitionTargets([join(dir, 'empty')], true)).toEqual([{ path: join(dir, 'empty/deeper/y.yaml') }]);
+  });
+
+  it('names a definition link that loops or leads nowhere as an error, and follows no folder link (no loop)', async () => {
+    const links = join(dir, 'links');
+    await mkdir(links);
+    await writeFile(join(links, 'good.yaml'), '');
+    await symlink('loop.yaml', join(links, 'loop.yaml'));
+    await symlink('missing.yaml', join(links, 'dangling.yaml'));
+    await symlink('good.yaml', join(links, 'alias.yml'));
+    await symlink('.', join(links, 'self'));
+    const at = (f: string) => join(links, f);
+    expect(await definitionTargets([links], true)).toEqual([
+      { path: at('alias.yml') },
+      { path: at('dangling.yaml'), error: `cannot read ${at('dangling.yaml')}: a link to a file that does not exist` },
+      { path: at('good.yaml') },
+      { path: at('loop.yaml'), error: `cannot read ${at('loop.yaml')}: a link that loops` },
+    ]);
   });
 });
 

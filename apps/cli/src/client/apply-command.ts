@@ -40,8 +40,10 @@ export function repeatable(v: string, previous: string[] = []): string[] {
 /**
  * The definition files `-f` names, in order: a file as given, `-` (stdin) as given, a folder's
  * `*.yaml`, `*.yml` and `*.json` files sorted by name (with `recursive`, its subfolders too, each
- * where its name sorts). A path that cannot be read, and a folder without a definition file,
- * become a target with the error, so that the other paths are still applied.
+ * where its name sorts; a link to a folder is not followed, so no link can make it loop). A path
+ * that cannot be read, a definition link in a folder that leads nowhere or loops, and a folder
+ * without a definition file, become a target with the error, so that the other paths are still
+ * applied.
  */
 export async function definitionTargets(paths: readonly string[], recursive: boolean): Promise<Target[]> {
   const out: Target[] = [];
@@ -52,8 +54,21 @@ export async function definitionTargets(paths: readonly string[], recursive: boo
       const path = join(dir, e.name);
       if (e.isDirectory()) {
         if (recursive) found += await walk(path);
-      } else if (DEFINITION_EXTENSIONS.includes(extname(e.name).toLowerCase()) && (e.isFile() || (await stat(path).catch(() => null))?.isFile())) {
-        out.push({ path });
+      } else if (DEFINITION_EXTENSIONS.includes(extname(e.name).toLowerCase())) {
+        if (e.isFile()) {
+          out.push({ path });
+          found++;
+          continue;
+        }
+        if (!e.isSymbolicLink()) continue;
+        const target = await stat(path).then(
+          (s) => ({ s }),
+          (err: NodeJS.ErrnoException) => ({ err }),
+        );
+        // A link that cannot be followed is named, not skipped: its definition would go unpublished unnoticed.
+        if ('err' in target) out.push({ path, error: `cannot read ${path}: ${brokenLink(target.err)}` });
+        else if (target.s.isFile()) out.push({ path });
+        else continue;
         found++;
       }
     }
@@ -79,6 +94,13 @@ export async function definitionTargets(paths: readonly string[], recursive: boo
   return out;
 }
 
+/** Why a link named like a definition cannot be followed. */
+function brokenLink(err: NodeJS.ErrnoException): string {
+  if (err.code === 'ENOENT') return 'a link to a file that does not exist';
+  if (err.code === 'ELOOP') return 'a link that loops';
+  return err.message;
+}
+
 /**
  * The workflow id of a definition: `id` (the `--id` flag) when given, else the definition's own
  * `workflow_id` when it is a string, else the file's name without its extension (none for stdin).
@@ -96,6 +118,7 @@ export function workflowIdOf(path: string, source: string, id: string | undefine
 /** Publishes one file; prints its warnings on stderr (with the file's name when `named`). */
 async function applyOne(c: WeftClient, path: string, o: ApplyFlags, named: boolean): Promise<Applied> {
   const definition = await readDefinitionFile(path);
+  if (definition.trim() === '') throw new Error(`${path === '-' ? 'stdin' : path} is empty: there is no definition to publish`);
   const workflowId = workflowIdOf(path, definition, o.id);
   if (workflowId === undefined) throw new Error('-f - (stdin) needs --id, or a workflow_id in the definition: there is no file name to take the workflow id from');
   const r = await c

@@ -19,4 +19,9 @@ describe('newLogLines', () => {
     expect(newLogLines(tasks, printed, false)).toBe('');
     expect([...printed].sort()).toEqual(['t1#0', 't1#1', 't2#0']);
   });
+
+  it('shows control characters escaped, so that what the code printed cannot drive the terminal', () => {
+    const hostile = [{ id: 't3', nodeId: 'evil', iteration: null, attempts: [{ attempt: 0, logs: 'a\u001b[2J\u001b]0;owned\u0007b\rfake\tcol\u009b1m\r\nnext\n' }] }];
+    expect(newLogLines(hostile, new Set(), false)).toBe('a\\u001b[2J\\u001b]0;owned\\u0007b\\rfake\tcol\\u009b1m\nnext\n');
+  });
 });

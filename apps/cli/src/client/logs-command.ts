@@ -1,12 +1,10 @@
 import type { Command } from 'commander';
-import { operation, type WeftClient } from '@weft/client';
+import { operation, WeftApiError, type WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
 import { VERSION_DEFINITION } from './attempts.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import type {
   LogTaskFieldsFragment,
-  LogTasksPageQuery,
-  LogTasksPageQueryVariables,
   LogUpdatesSubscription,
   LogUpdatesSubscriptionVariables,
   RunLogsQuery,
@@ -14,7 +12,8 @@ import type {
   RunVersionOfLogsQuery,
   RunVersionOfLogsQueryVariables,
 } from './generated/graphql.js';
-import { RUN_PAGE, restOfPages } from './run-pages.js';
+import { escapeControls } from './output.js';
+import { RUN_PAGE } from './run-pages.js';
 import { FINAL_RUN_STATUSES } from './run-watch.js';
 
 /** The task fields `weft logs` reads: each task's stored attempts with their logs. */
@@ -22,13 +21,9 @@ const LOG_TASK_FIELDS = /* GraphQL */ `
   fragment LogTaskFields on Task { id nodeId iteration attempts { attempt logs } }
 `;
 
+/** One page of the run's tasks with their attempts' logs, and the run's status. */
 const RUN_LOGS = operation<RunLogsQuery, RunLogsQueryVariables>(/* GraphQL */ `
-  query RunLogs($id: ID!, $page: Int!) { run(id: $id) { status tasks(first: $page) { ...LogTaskFields } } }
-  ${LOG_TASK_FIELDS}
-`);
-
-const LOG_TASKS_PAGE = operation<LogTasksPageQuery, LogTasksPageQueryVariables>(/* GraphQL */ `
-  query LogTasksPage($id: ID!, $after: ID, $page: Int!) { run(id: $id) { tasks(first: $page, after: $after) { ...LogTaskFields } } }
+  query RunLogs($id: ID!, $after: ID, $page: Int!) { run(id: $id) { status tasks(first: $page, after: $after) { ...LogTaskFields } } }
   ${LOG_TASK_FIELDS}
 `);
 
@@ -51,7 +46,10 @@ type LogTask = LogTaskFieldsFragment;
  * The lines of the attempts of `tasks` not in `printed` (keys `taskId#attempt`, added to it),
  * task by task, oldest attempt first; attempts without logs print nothing. With `prefix`, each
  * line starts with `[node #attempt] ` (`[node[i] #attempt] ` for a for_each iteration), the
- * attempt counted from 1, as people count executions (the API's `attempt` + 1).
+ * attempt counted from 1, as people count executions (the API's `attempt` + 1). A line ends at
+ * `\n` or `\r\n`; every other control character (a terminal escape, a lone `\r`) but the tab
+ * is shown escaped ({@link escapeControls}), so that what an attempt printed cannot drive the
+ * terminal nor write over the lines before it.
  */
 export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, prefix: boolean): string {
   let out = '';
@@ -61,27 +59,49 @@ export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, pre
       if (printed.has(key) || a.logs === null) continue;
       printed.add(key);
       const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
-      const lines = (a.logs.endsWith('\n') ? a.logs.slice(0, -1) : a.logs).split('\n');
-      out += lines.map((l) => (prefix ? `[${name} #${a.attempt + 1}] ${l}\n` : `${l}\n`)).join('');
+      const lines = a.logs.replace(/\r?\n$/, '').split(/\r?\n/);
+      out += lines.map((l) => (prefix ? `[${name} #${a.attempt + 1}] ${escapeControls(l, '\t')}\n` : `${escapeControls(l, '\t')}\n`)).join('');
     }
   }
   return out;
 }
 
-/** The run's status and its tasks (of node `node`, when given) with their attempts, every page. */
+/**
+ * The run's status and its tasks (of node `node`, when given) with their attempts, every page. A
+ * page whose logs pass the API's bound on one answer (WEFT_MAX_RESPONSE_BYTES: up to 64 KiB per
+ * attempt, 100 attempts per task) is asked again at half the size, down to one task.
+ */
 async function readLogs(c: WeftClient, runId: string, node: string | undefined): Promise<{ status: string; tasks: LogTask[] }> {
-  const run = (await c.request(RUN_LOGS, { id: runId, page: RUN_PAGE })).run!;
-  const tasks = await restOfPages(run.tasks, async (last) => (await c.request(LOG_TASKS_PAGE, { id: runId, after: last.id, page: RUN_PAGE })).run!.tasks);
-  return { status: run.status, tasks: node === undefined ? tasks : tasks.filter((t) => t.nodeId === node) };
+  const tasks: LogTask[] = [];
+  let status = '';
+  let size = RUN_PAGE;
+  for (let after: string | null = null; ; ) {
+    let page: LogTask[];
+    try {
+      const run = (await c.request(RUN_LOGS, { id: runId, after, page: size })).run!;
+      status = run.status;
+      page = run.tasks;
+    } catch (err) {
+      if (size > 1 && err instanceof WeftApiError && err.code === 'BAD_USER_INPUT' && /response too large/.test(err.message)) {
+        size = Math.ceil(size / 2);
+        continue;
+      }
+      throw err;
+    }
+    tasks.push(...page);
+    if (page.length < size) break;
+    after = page[page.length - 1]!.id;
+  }
+  return { status, tasks: node === undefined ? tasks : tasks.filter((t) => t.nodeId === node) };
 }
 
-/** How many worker nodes (HTTP, CODE) the run's definition has; undefined when it cannot be read. */
-async function workerNodeCount(c: WeftClient, runId: string): Promise<number | undefined> {
+/** The worker nodes (HTTP, CODE) of the run's definition, by id; undefined when it cannot be read. */
+async function workerNodes(c: WeftClient, runId: string): Promise<string[] | undefined> {
   try {
     const run = (await c.request(RUN_VERSION_OF_LOGS, { id: runId })).run!;
     const r = await c.request(VERSION_DEFINITION, { id: run.workflowId, v: run.version });
-    const nodes = (r.workflowVersion?.definition as { nodes?: { type?: string }[] } | undefined)?.nodes ?? [];
-    return nodes.filter((n) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase())).length;
+    const nodes = (r.workflowVersion?.definition as { nodes?: { node_id?: unknown; type?: string }[] } | undefined)?.nodes ?? [];
+    return nodes.filter((n) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase())).map((n) => String(n.node_id));
   } catch {
     return undefined;
   }
@@ -95,7 +115,14 @@ async function workerNodeCount(c: WeftClient, runId: string): Promise<number | u
  */
 export async function printLogs(c: WeftClient, runId: string, node: string | undefined, follow: boolean): Promise<void> {
   const printed = new Set<string>();
-  const prefix = node === undefined && (await workerNodeCount(c, runId)) !== 1;
+  const workers = await workerNodes(c, runId);
+  // A mistyped --node would print nothing and succeed, as a node that printed nothing does.
+  if (node !== undefined && workers !== undefined && !workers.includes(node)) {
+    throw new Error(
+      `run ${runId} has no HTTP or CODE node ${JSON.stringify(node)}, so no logs${workers.length ? `; its nodes with logs: ${workers.join(', ')}` : ''}`,
+    );
+  }
+  const prefix = node === undefined && workers?.length !== 1;
   let status = '';
   const show = async (): Promise<void> => {
     const read = await readLogs(c, runId, node);
@@ -146,7 +173,7 @@ export async function printLogs(c: WeftClient, runId: string, node: string | und
 export function logsCommand(program: Command): void {
   withConnection(program.command('logs <runId>'))
     .description(
-      "print what a run's attempts printed or did (a CODE node's output, at most its last 64 KiB each; an HTTP node's requests); with several nodes each line starts with [node #attempt], attempts counted from 0 as the API counts them",
+      "print what a run's attempts printed or did (a CODE node's output, at most its last 64 KiB each; an HTTP node's requests); with several nodes each line starts with [node #attempt], attempts counted from 1; control characters but the tab are shown escaped",
     )
     .option('--node <nodeId>', 'only the attempts of this node')
     .option('-f, --follow', 'then follow the run live, printing each attempt once it ends, until the run ends (exit code 3 unless it succeeds)')

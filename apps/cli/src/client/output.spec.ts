@@ -15,6 +15,8 @@ describe('output for people', () => {
   it('keeps a cell on its line: control characters escaped, null as -', () => {
     expect(cell('boom\nat line 2\u001b[31m')).toBe('boom\\nat line 2\\u001b[31m');
     expect(cell(null)).toBe('-');
+    // JSON leaves these raw: DEL, the C1 controls (U+009B is a terminal's one-byte CSI) and the separators.
+    expect(cell('a\u007fb\u009b31mc\u0085d\u2028e\u2029f')).toBe('a\\u007fb\\u009b31mc\\u0085d\\u2028e\\u2029f');
     expect(cell({ a: 1 })).toBe('{"a":1}');
   });
 

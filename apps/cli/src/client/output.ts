@@ -31,8 +31,20 @@ export function printAs(format: OutputFormat, value: unknown, table: () => strin
  */
 export function cell(value: unknown): string {
   if (value === null || value === undefined) return '-';
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.replace(/[\p{Cc}\u2028\u2029]/gu, (c) => JSON.stringify(c).slice(1, -1));
+  return escapeControls(typeof value === 'string' ? value : JSON.stringify(value));
+}
+
+/**
+ * `text` with every control character (C0, DEL, C1) and line or paragraph separator written as
+ * JSON escapes it (`\n`, `\u001b`), and as `\uXXXX` where JSON leaves it raw (DEL, U+0080 to
+ * U+009F, U+2028, U+2029); `keep` lists characters left as they are (e.g. a tab).
+ */
+export function escapeControls(text: string, keep = ''): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]/gu, (c) => {
+    if (keep.includes(c)) return c;
+    const json = JSON.stringify(c).slice(1, -1);
+    return json !== c ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
 }
 
 /** `text` cut to `max` characters, ending in `…` when cut. */

@@ -46,3 +46,12 @@ describe('spotAt and offsetOf', () => {
     expect(offsetOf(text, 9, 1)).toBe(text.length);
   });
 });
+
+describe('readJsonText on hostile text', () => {
+  it('answers text nested too deeply to scan with what JSON.parse says, never throwing', () => {
+    for (const text of ['['.repeat(100_000), '{"a":'.repeat(50_000)]) {
+      const read = readJsonText('Input', text, { object: true });
+      expect(read).toEqual({ ok: false, message: expect.stringMatching(/^Input is not valid JSON: /), at: null });
+    }
+  });
+});

@@ -14,7 +14,8 @@ export type JsonText = { ok: true; value: unknown } | { ok: false; message: stri
  * Reads a form field's JSON text. The value is `JSON.parse`'s, so what is accepted is exactly
  * JSON; a text it refuses is scanned again with jsonc-parser (comments and trailing commas
  * refused) for where it first goes wrong, since the browsers' own messages do not always say
- * (Chromium: `Unexpected token '}', "{"a": }" is not valid JSON`). The message names `label`:
+ * (Chromium: `Unexpected token '}', "{"a": }" is not valid JSON`); a text nested too deeply for
+ * that scan gets the browser's message, without a place. The message names `label`:
  * `Input is not valid JSON: a value is expected at line 2, column 9`. With `object: true` the
  * value must be a JSON object; an empty text is `{}` then.
  */
@@ -73,9 +74,15 @@ const WORDS: Record<string, string> = {
   InvalidCharacter: 'a control character (e.g. a line break) inside a string',
 };
 
+/** The first syntax error jsonc-parser finds; null when it finds none or cannot scan the text (nested too deeply for its recursion). */
 function firstSyntaxError(text: string): { what: string; at: TextSpot } | null {
   const errors: ParseError[] = [];
-  scanJson(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  try {
+    scanJson(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  } catch (err) {
+    if (err instanceof RangeError) return null;
+    throw err;
+  }
   const first = errors.sort((a, b) => a.offset - b.offset)[0];
   if (!first) return null;
   const code = printParseErrorCode(first.error);

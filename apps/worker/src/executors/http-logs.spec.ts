@@ -52,6 +52,14 @@ describe('HTTP attempt log lines', () => {
     expect(lines(log)[0]).toMatch(new RegExp(`^GET http://127\\.0\\.0\\.1:${port}/gone -> failed: .*ECONNREFUSED.* \\(N ms\\)$`));
   });
 
+  it("never shows a url's user name and password, a redirect hop's included", async () => {
+    const log = new AttemptLog();
+    const withUser = base.replace('http://', 'http://alice:pa55word@');
+    await http.execute({ url: `${withUser}/moved?page=2` }, { taskId: 't', nodeId: 'n', attempt: 0, log });
+    expect(lines(log)).toEqual([`GET ${base}/moved?page=2 -> 302 (N ms)`, `GET ${base}/ok -> 200 (N ms)`]);
+    expect(log.render()).not.toMatch(/alice|pa55word/);
+  });
+
   it('shows no url of a sensitive node', async () => {
     const log = new AttemptLog();
     await http.execute({ url: `${base}/ok?token=s3cret-token` }, { taskId: 't', nodeId: 'n', attempt: 0, sensitive: true, log });

@@ -32,6 +32,24 @@ export interface AttemptLogRow {
   logs: string;
 }
 
+/** One stored attempt without its texts: what they would cost to read, in bytes. */
+export interface AttemptLogSize {
+  taskId: string;
+  attempt: number;
+  startedAt: Date;
+  finishedAt: Date;
+  /** Bytes of its logs and error as stored (UTF-8), read without reading them. */
+  bytes: number;
+}
+
+/** One stored attempt's texts. */
+export interface AttemptLogText {
+  taskId: string;
+  attempt: number;
+  error: string | null;
+  logs: string;
+}
+
 /**
  * The write of one attempt's logs, fenced by the attempt and its lease: it inserts nothing once
  * the attempt is no longer the task's current RUNNING one under that token (a stale report). A
@@ -72,6 +90,40 @@ export class AttemptLogRepository extends TenantScopedRepository {
     const { text, params } = attemptLogWrite(tenantId, record);
     const r = await this.queryInTenant(tenantId, text, params);
     return r.rowCount === 1;
+  }
+
+  /**
+   * The stored attempts of the tasks `taskIds` of `tenantId` (another tenant's ids give nothing),
+   * by task then attempt, oldest first, with the size of their texts instead of the texts:
+   * `octet_length` reads a stored value's size from its header, not the value (which may be
+   * 64 KiB or more per attempt), so an answer can be charged before anything large is read.
+   */
+  async sizesOfTasks(tenantId: string, taskIds: readonly string[]): Promise<AttemptLogSize[]> {
+    if (taskIds.length === 0) return [];
+    const r = await this.queryInTenant<AttemptLogSize>(
+      tenantId,
+      `SELECT task_id AS "taskId", attempt, started_at AS "startedAt", finished_at AS "finishedAt",
+              (octet_length(logs) + coalesce(octet_length(error), 0))::int AS bytes
+         FROM task_attempt_logs
+        WHERE tenant_id = $1 AND task_id = ANY($2::uuid[])
+        ORDER BY task_id, attempt`,
+      [tenantId, taskIds],
+    );
+    return r.rows;
+  }
+
+  /** The texts of the stored attempts of the tasks `taskIds` of `tenantId`, by task then attempt. */
+  async textsOfTasks(tenantId: string, taskIds: readonly string[]): Promise<AttemptLogText[]> {
+    if (taskIds.length === 0) return [];
+    const r = await this.queryInTenant<AttemptLogText>(
+      tenantId,
+      `SELECT task_id AS "taskId", attempt, error, logs
+         FROM task_attempt_logs
+        WHERE tenant_id = $1 AND task_id = ANY($2::uuid[])
+        ORDER BY task_id, attempt`,
+      [tenantId, taskIds],
+    );
+    return r.rows;
   }
 
   /**

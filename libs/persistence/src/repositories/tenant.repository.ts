@@ -68,11 +68,14 @@ export class TenantRepository extends TenantScopedRepository {
 
   /**
    * Creates a tenant named `name` (UUIDv7 id) with one `admin` key named `keyName`
-   * (default `"admin"`), in one transaction. Returns the tenant id and the raw key.
+   * (default `"admin"`), in one transaction. Returns the tenant id, the raw key and the name as
+   * stored: Unicode-normalized (NFKC), so that names that read the same (`é` precomposed or with
+   * a combining accent, fullwidth `ＡＣＭＥ` and `ACME`) are one name.
    * @throws TenantNameTakenError when another tenant has the name, ignoring case (the unique
    *   index `tenants_name_unique` decides, so two concurrent creates cannot both take it).
    */
-  async createTenant(name: string, opts: { keyName?: string } = {}): Promise<CreatedApiKey & { name: string }> {
+  async createTenant(given: string, opts: { keyName?: string } = {}): Promise<CreatedApiKey & { name: string }> {
+    const name = given.normalize('NFKC');
     const tenantId = uuidv7();
     try {
       return await this.inTenant(tenantId, async (m) => {
@@ -84,7 +87,7 @@ export class TenantRepository extends TenantScopedRepository {
       if (!(err instanceof UniqueViolation) || err.constraint !== 'tenants_name_unique') throw err;
       const existing = await this.findTenantByName(name);
       // Deleted again since: the name is free, but this create was refused all the same.
-      throw new TenantNameTakenError(name, existing ?? { id: 'unknown', name });
+      throw new TenantNameTakenError(given, existing ?? { id: 'unknown', name });
     }
   }
 
@@ -102,9 +105,11 @@ export class TenantRepository extends TenantScopedRepository {
     return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, dispatchWeight: r.dispatch_weight, liveKeys: r.live_keys }));
   }
 
-  /** The tenant named `name`, ignoring case, as `weft_tenants()` lists it; null when there is none. */
+  /** The tenant named `name` (NFKC-normalized, as names are stored), ignoring case, as `weft_tenants()` lists it; null when there is none. */
   async findTenantByName(name: string): Promise<{ id: string; name: string } | null> {
-    const rows = await callDefiner<{ id: string; name: string }>(this.db, `SELECT id, name FROM weft_tenants() WHERE lower(name) = lower($1)`, [name]);
+    const rows = await callDefiner<{ id: string; name: string }>(this.db, `SELECT id, name FROM weft_tenants() WHERE lower(name) = lower($1)`, [
+      name.normalize('NFKC'),
+    ]);
     return rows[0] ?? null;
   }
 

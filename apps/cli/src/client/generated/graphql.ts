@@ -199,20 +199,12 @@ export type LogTaskFieldsFragment = { id: string, nodeId: string, iteration: num
 
 export type RunLogsQueryVariables = Exact<{
   id: string | number;
-  page: number;
-}>;
-
-
-export type RunLogsQuery = { run: { status: RunStatus, tasks: Array<{ id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> }> } | null };
-
-export type LogTasksPageQueryVariables = Exact<{
-  id: string | number;
   after?: string | number | null | undefined;
   page: number;
 }>;
 
 
-export type LogTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> }> } | null };
+export type RunLogsQuery = { run: { status: RunStatus, tasks: Array<{ id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> }> } | null };
 
 export type RunVersionOfLogsQueryVariables = Exact<{
   id: string | number;

@@ -3,7 +3,8 @@ import { lineDiff } from './line-diff.js';
 
 /**
  * The line diff of two texts as a table: each line with its number before and after, `+` for an
- * added line and `−` for a removed one (words for screen readers), unchanged runs folded.
+ * added line and `−` for a removed one (words for screen readers), unchanged runs folded; says so
+ * when the texts differ too much to line up (see {@link lineDiff}).
  */
 export function VersionDiff(props: { before: string; after: string; caption: string }) {
   const diff = useMemo(() => lineDiff(props.before, props.after), [props.before, props.after]);
@@ -18,6 +19,7 @@ export function VersionDiff(props: { before: string; after: string; caption: str
               {diff.added} line{diff.added === 1 ? '' : 's'} added
             </span>
             , <span className="diff-count-removed">{diff.removed} removed</span>
+            {!diff.aligned && ': too many changes to line them up, so the lines that differ are shown removed, then added'}
           </>
         )}
       </p>

@@ -4,6 +4,19 @@ import { canonicalJson, lineDiff } from './line-diff.js';
 const numbered = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `line ${i + from}`);
 
 describe('lineDiff', () => {
+  it('gives up aligning texts too different to diff at once: their common ends kept, the middle removed then added', () => {
+    // 20,000 lines each, every one changed: a shortest edit script would cost 40,000 x 40,000 steps.
+    const before = ['head', ...numbered(20_000).map((l) => `a ${l}`), 'tail'].join('\n');
+    const after = ['head', ...numbered(20_000).map((l) => `b ${l}`), 'tail'].join('\n');
+    const d = lineDiff(before, after, 1);
+    expect({ aligned: d.aligned, added: d.added, removed: d.removed }).toEqual({ aligned: false, added: 20_000, removed: 20_000 });
+    expect(d.rows[0]).toEqual({ kind: 'same', text: 'head', oldLine: 1, newLine: 1 });
+    expect(d.rows[1]).toEqual({ kind: 'removed', text: 'a line 1', oldLine: 2 });
+    expect(d.rows[20_001]).toEqual({ kind: 'added', text: 'b line 1', newLine: 2 });
+    expect(d.rows.at(-1)).toEqual({ kind: 'same', text: 'tail', oldLine: 20_002, newLine: 20_002 });
+    expect(lineDiff('a\nb\n', 'a\nc\n').aligned).toBe(true);
+  });
+
   it('numbers added, removed and unchanged lines on their own side', () => {
     const d = lineDiff('a\nb\nc\n', 'a\nB\nc\nd\n');
     expect(d.rows).toEqual([

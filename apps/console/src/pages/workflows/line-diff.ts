@@ -7,17 +7,30 @@ export type DiffRow =
   | { kind: 'same'; text: string; oldLine: number; newLine: number }
   | { kind: 'fold'; count: number };
 
-/** A line diff: its rows, and how many lines were added and removed. */
+/**
+ * A line diff: its rows, how many lines were added and removed, and whether its lines were
+ * aligned (false: the texts differed too much, see {@link lineDiff}).
+ */
 export interface LineDiff {
   rows: DiffRow[];
   added: number;
   removed: number;
+  aligned: boolean;
 }
+
+/**
+ * The most steps one diff may take: the lines of both texts times the edits it looks through
+ * (a shortest edit script costs about that). 2,000 lines each, every one changed, is 16 million:
+ * under a second in a browser; 20,000 each would take minutes and freeze the page.
+ */
+export const MAX_DIFF_STEPS = 16_000_000;
 
 /**
  * The line diff of `before` and `after` (jsdiff's `diffLines`, which finds a shortest edit
  * script), with the unchanged lines further than `context` lines from a change folded into one
- * row each. Line numbers are 1-based; a final line break does not make a line of its own.
+ * row each. Line numbers are 1-based; a final line break does not make a line of its own. Texts
+ * too different to align within {@link MAX_DIFF_STEPS} keep their common first and last lines
+ * and show the lines between as removed, then added (`aligned: false`).
  */
 export function lineDiff(before: string, after: string, context = 3): LineDiff {
   const rows: DiffRow[] = [];
@@ -25,7 +38,9 @@ export function lineDiff(before: string, after: string, context = 3): LineDiff {
   let newLine = 1;
   let added = 0;
   let removed = 0;
-  for (const change of diffLines(before, after)) {
+  const lines = linesOf(before).length + linesOf(after).length + 1;
+  const aligned = diffLines(before, after, { maxEditLength: Math.max(1, Math.floor(MAX_DIFF_STEPS / lines)) });
+  for (const change of aligned ?? replaced(before, after)) {
     for (const text of linesOf(change.value)) {
       if (change.added) {
         rows.push({ kind: 'added', text, newLine: newLine++ });
@@ -38,7 +53,24 @@ export function lineDiff(before: string, after: string, context = 3): LineDiff {
       }
     }
   }
-  return { rows: fold(rows, context), added, removed };
+  return { rows: fold(rows, context), added, removed, aligned: aligned !== undefined };
+}
+
+/** `before` turned into `after` as common first lines, the rest of `before` removed, the rest of `after` added, common last lines. */
+function replaced(before: string, after: string): { value: string; added: boolean; removed: boolean }[] {
+  const a = linesOf(before);
+  const b = linesOf(after);
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const part = (lines: string[]) => lines.map((l) => `${l}\n`).join('');
+  return [
+    { value: part(a.slice(0, head)), added: false, removed: false },
+    { value: part(a.slice(head, a.length - tail)), added: false, removed: true },
+    { value: part(b.slice(head, b.length - tail)), added: true, removed: false },
+    { value: part(a.slice(a.length - tail)), added: false, removed: false },
+  ];
 }
 
 /**
