@@ -14,7 +14,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import { WeftApiError, WeftClient } from '@weft/client';
+import { WeftApiError, type WeftClient } from '@weft/client';
 
 /** Sizes of the attack; the defaults are the attack as first reported. */
 export interface AttackSizes {

@@ -26,7 +26,6 @@ import { PgCounters, foreignActiveClients, redisPid } from './stats.js';
 import { RunWatcher, WORKFLOW_ID, chainDefinition, readRunOutputs, startRun, waitForApi } from './weft.js';
 
 const RUNTIME_ROLE = 'weft_app';
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export interface WeftPeerOptions {
   mode: 'processes' | 'dev';

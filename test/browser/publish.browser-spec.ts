@@ -14,7 +14,7 @@
 import { beforeAll, describe, expect } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import type { WeftClient } from '@weft/client';
-import { jsNode, publish, waitRun } from '../support/e2e-platform.js';
+import { publish, waitRun } from '../support/e2e-platform.js';
 import { createKey, horizontalOverflow, signIn } from './support/console.js';
 import { browserSuite, WAIT_MS } from './support/harness.js';
 

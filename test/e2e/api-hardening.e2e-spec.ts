@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { WeftClient, type GraphQLErrorShape } from '@weft/client';
+import { type WeftClient, type GraphQLErrorShape } from '@weft/client';
 import { publish, rejection, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
 
 /**

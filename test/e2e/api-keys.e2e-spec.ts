@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { WeftClient } from '@weft/client';

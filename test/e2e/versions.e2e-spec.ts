@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
 import { WeftClient as Client } from '@weft/client';
-import { jsNode, rejection, start, startE2E, task, waitRun, type E2E } from '../support/e2e-platform.js';
+import { jsNode, rejection, startE2E, task, waitRun, type E2E } from '../support/e2e-platform.js';
 import { runWeft } from '../support/cli.js';
 
 /** A one-node workflow whose output names the version it ran on. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { RunRepository, type TaskEntity } from '@weft/persistence';
 import { type JsonValue, type TaskJob, type WorkflowDefinition, type WorkflowNode } from '@weft/engine';
 import { RunCoordinator } from '@weft/engine/coordinator';

@@ -43,7 +43,7 @@ function dbUrl(name: string): string {
 async function migrate(url: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'weft-migrations-'));
   try {
-    const classes: Function[] = [];
+    const classes: (new () => unknown)[] = [];
     for (const f of migrationFiles()) {
       const out = ts.transpileModule(readFileSync(join(MIGRATIONS_DIR, f), 'utf8'), {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
@@ -51,7 +51,7 @@ async function migrate(url: string): Promise<void> {
       const file = join(dir, f.replace(/\.ts$/, '.mjs'));
       writeFileSync(file, out);
       const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-      for (const v of Object.values(mod)) if (typeof v === 'function' && typeof v.prototype?.up === 'function') classes.push(v);
+      for (const v of Object.values(mod)) if (typeof v === 'function' && typeof v.prototype?.up === 'function') classes.push(v as new () => unknown);
     }
     const ds = new DataSource({ type: 'postgres', url, migrations: classes, migrationsTableName: 'migrations', poolSize: 1 });
     await ds.initialize();

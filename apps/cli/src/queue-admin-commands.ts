@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { DataSource } from 'typeorm';
-import type { WeftConfig } from '@weft/platform';
 import { redactedUrl, withAdminDatabase, type ServerSide } from './admin-database.js';
 import { cell, printAs, table, withOutput, type OutputFormat } from './client/output.js';
 import { workersTable } from './workers-table.js';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { isRunTerminal, type RunUpdate, type RunUpdatePublisher } from '@weft/engine';
-import { RunWatchSet } from './run-watches.js';
+import { type RunWatchSet } from './run-watches.js';
 
 /** The Redis channel run updates travel on; the API's RedisPubSub subscribes to it. */
 export const RUN_UPDATED_CHANNEL = 'weft.run-updated';

@@ -273,7 +273,6 @@ function prettyStreams(destination?: DestinationStream): DestinationStream {
 
 /** `s` with line breaks, other control characters and the Unicode line separators written as escapes. */
 function visible(s: string): string {
-  // eslint-disable-next-line no-control-regex
   return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 

@@ -38,7 +38,8 @@ function parseObject(ast: ObjectValueNode, variables: Record<string, unknown> | 
   return out;
 }
 
-const jsonFields = new WeakMap<Function, Set<string>>();
+/** Input class (its constructor) → the members declared with {@link JsonField}. */
+const jsonFields = new WeakMap<object, Set<string>>();
 const NONE: ReadonlySet<string> = new Set();
 
 /**
@@ -56,7 +57,7 @@ export function JsonField(options: Pick<FieldOptions, 'nullable' | 'description'
 }
 
 /** The members of an input class declared with {@link JsonField}. */
-export function jsonFieldsOf(type: Function | undefined): ReadonlySet<string> {
+export function jsonFieldsOf(type: object | undefined): ReadonlySet<string> {
   return (type && jsonFields.get(type)) ?? NONE;
 }
 

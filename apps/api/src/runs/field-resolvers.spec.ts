@@ -11,7 +11,7 @@ const PARAM_ARGS_METADATA = '__routeArguments__';
  * run resolves these for each of its tasks on every update.
  */
 describe('the field resolvers of runs, tasks and history events', () => {
-  const plain: [string, Function, string[]][] = [
+  const plain: [string, object, string[]][] = [
     ['Run', RunsResolver, ['input', 'config', 'output', 'error', 'children', 'waitReason', 'waitDetail', 'mermaid', 'graph']],
     ['Task', TaskFieldsResolver, ['input', 'output', 'error', 'waitReason', 'waitDetail']],
     ['RunEvent', RunEventFieldsResolver, ['payload', 'actions', 'error']],

@@ -29,7 +29,7 @@ import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } fr
 import type { RunFilter } from './run-filter.input.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
-import { jsonBytes, responseScope, type ResponseBudget, type ResponseScope } from './response-budget.js';
+import { jsonBytes, responseScope, type ResponseScope } from './response-budget.js';
 import { selectedFields, surelySelectedFields } from './selection.js';
 import { RUNS_PAGE_MAX } from '@weft/contract';
 import { StoredJsonLoader, type StoredJsonRef } from './stored-json.loader.js';

@@ -4,7 +4,7 @@ import { CONCURRENCY_KEYS_PAGE_MAX as KEYS_PAGE_MAX } from '@weft/contract';
 import type { FlowKeysQuery, FlowKeysQueryVariables, RateLimitsQuery, RateLimitsQueryVariables } from './generated/graphql.js';
 import { positiveInt } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
-import { cell, printAs, table, when, withOutput, type OutputFormat } from './output.js';
+import { cell, printAs, table, withOutput, type OutputFormat } from './output.js';
 
 const FLOW_KEYS = operation<FlowKeysQuery, FlowKeysQueryVariables>(/* GraphQL */ `
   query FlowKeys($w: String, $n: Int, $a: String) {

@@ -73,7 +73,7 @@ export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, pre
  */
 async function readLogs(c: WeftClient, runId: string, node: string | undefined): Promise<{ status: string; tasks: LogTask[] }> {
   const tasks: LogTask[] = [];
-  let status = '';
+  let status: string;
   let size = RUN_PAGE;
   for (let after: string | null = null; ; ) {
     let page: LogTask[];

@@ -1,7 +1,6 @@
 import type { RunEntity } from '@weft/persistence';
 import type { CancelRunInput, FireTimerInput, ReportCompletedInput, ReportFailedInput, ReportResult, RetryRunInput, SendSignalInput, StartRunInput } from './inputs.js';
 import type { RunReports } from './run-reports.js';
-import type { CreatedIn } from './run-starts.js';
 import type { UserCommands } from './user-commands.js';
 
 /**
@@ -34,7 +33,7 @@ export class RunCommands {
    * refuses a value the run would store; TRANSIENT.
    *
    * `run` is the new run's row as committed when the start left it RUNNING or QUEUED (see
-   * {@link CreatedIn.row}), so the caller need not read it back; absent for a run that ended at
+   * `CreatedIn.row` in run-starts.ts), so the caller need not read it back; absent for a run that ended at
    * its start and for a run the idempotency key already named.
    */
   startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean; run?: RunEntity }> {

@@ -9,7 +9,7 @@ import { NodeType, RunStatus, TaskStatus, type JsonValue } from '../model/workfl
 import { applyAction, liveCounts, runCounts } from './apply-action.js';
 import { StoreError } from './errors.js';
 import { Journal } from './journal.js';
-import { newRunSnapshot, type NodeState, type RunSnapshot } from './state.js';
+import { newRunSnapshot, type RunSnapshot } from './state.js';
 import { cond, created, edge, finished, fork, forEach, Harness, join, sw, task, type HarnessOptions } from './testing/harness.js';
 
 function onError(from: string, to: string, condition?: string): WorkflowEdge {

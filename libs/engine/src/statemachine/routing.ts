@@ -17,7 +17,7 @@ import { activateWaitForEvent } from './node-kinds/wait-for-event.js';
 import { activateWait } from './node-kinds/wait.js';
 import { resolveTaskFlow } from './flow-keys.js';
 import { edgeState, readiness } from './readiness.js';
-import { Step, errorMessage, isStoreError, valueProblem } from './step.js';
+import { type Step, errorMessage, isStoreError, valueProblem } from './step.js';
 
 /**
  * What a node just reached by {@link activate} adds to the walk: a completed one records its

@@ -175,10 +175,19 @@ function straight(nodes: PositionedNode[], edge: GraphEdge): Point[] {
 function translate(layout: Omit<DagLayout, 'width' | 'height'>): DagLayout {
   const xs: number[] = [];
   const ys: number[] = [];
-  for (const n of layout.nodes) xs.push(n.x, n.x + n.width), ys.push(n.y, n.y + n.height);
+  for (const n of layout.nodes) {
+    xs.push(n.x, n.x + n.width);
+    ys.push(n.y, n.y + n.height);
+  }
   for (const e of layout.edges) {
-    for (const p of e.points) xs.push(p.x), ys.push(p.y);
-    if (e.label) xs.push(e.label.x - e.label.width / 2, e.label.x + e.label.width / 2), ys.push(e.label.y - e.label.height / 2, e.label.y + e.label.height / 2);
+    for (const p of e.points) {
+      xs.push(p.x);
+      ys.push(p.y);
+    }
+    if (e.label) {
+      xs.push(e.label.x - e.label.width / 2, e.label.x + e.label.width / 2);
+      ys.push(e.label.y - e.label.height / 2, e.label.y + e.label.height / 2);
+    }
   }
   if (!xs.length) return { ...layout, width: 2 * MARGIN, height: 2 * MARGIN };
   const dx = MARGIN - Math.min(...xs);

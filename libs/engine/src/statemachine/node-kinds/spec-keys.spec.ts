@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
 import { SUBWORKFLOW_SPEC_KEYS, WAIT_SPEC_KEYS } from '../../model/validation/vocabulary.js';
-import type { JsonObject } from '../../model/workflow-types.js';
 import { childSpec } from './subworkflow.js';
 import { wakeTime } from './wait-spec.js';
 import { watched } from '../../../../../test/support/watched.js';
