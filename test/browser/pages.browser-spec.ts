@@ -34,6 +34,9 @@ describe('workflows, keys, queues and run details in the browser', () => {
     await page.waitForURL(/\/workflows\/two-step/);
     // The default (latest) version's diagram, then version 1's.
     await page.locator('[data-node-id="then"]').waitFor({ timeout: WAIT_MS });
+    // On the default that follows latest, setting it as default would pin it: the button says so.
+    await page.getByRole('button', { name: 'Pin as default' }).waitFor({ timeout: WAIT_MS });
+    expect(await page.getByRole('button', { name: 'Set as default' }).count()).toBe(0);
     await page.goto('/workflows/two-step?version=1');
     await page.locator('[data-node-id="second"]').waitFor({ timeout: WAIT_MS });
     expect(await page.locator('[data-node-id="then"]').count()).toBe(0);
@@ -44,6 +47,9 @@ describe('workflows, keys, queues and run details in the browser', () => {
     await page.getByRole('status').filter({ hasText: /default/i }).first().waitFor({ timeout: WAIT_MS });
     const pinned = await admin.request(`{ workflow(workflowId: "two-step") { pinnedVersion defaultVersion } }`);
     expect(pinned.workflow).toEqual({ pinnedVersion: 1, defaultVersion: 1 });
+    // The pinned default offers no way to become what it is.
+    await page.getByRole('button', { name: 'Follow latest' }).waitFor({ timeout: WAIT_MS });
+    expect(await page.getByRole('button', { name: /as default/ }).count()).toBe(0);
 
     await page.goto('/workflows/two-step?version=2');
     await page.getByRole('button', { name: 'Deprecate' }).click();
