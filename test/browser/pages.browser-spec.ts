@@ -157,6 +157,19 @@ describe('workflows, keys, queues and run details in the browser', () => {
     await page.locator('[data-event-type="RunStarted"]').waitFor();
     expect(await page.locator('[data-event-type]').count()).toBeGreaterThan(2);
 
+    // At 1280 px the tasks table fits: its Output column is in view and the page does not scroll
+    // sideways. A CODE node's input does not start with its program; the program opens apart.
+    const viewport = page.viewportSize()!;
+    expect(viewport.width).toBe(1280);
+    const output = await page.locator('.task-table').getByRole('columnheader', { name: 'Output' }).boundingBox();
+    expect(output!.x + output!.width).toBeLessThanOrEqual(viewport.width);
+    expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
+    const eachInput = page.locator('tr[data-task-node="each"][data-task-iteration="0"] td.task-json').first();
+    expect(await eachInput.locator('.json-inline').textContent()).toBe('{"item":1}');
+    const program = eachInput.locator('details.code-details');
+    await program.locator('summary').click();
+    expect(await program.locator('pre').textContent()).toContain('function handler(input)');
+
     await page.getByRole('link', { name: new RegExp(`Child run ${child.id}`) }).click();
     await page.waitForURL(new RegExp(`/runs/${child.id}`));
     await waitForRunStatus(page, 'SUCCEEDED');

@@ -59,9 +59,9 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
                 <td><StatusBadge status={t.status} /></td>
                 <td>{displayAttempt(t.attempt)}</td>
                 <td>{t.queue ?? <span className="muted">—</span>}</td>
-                <td className="nowrap"><TimeCell at={t.createdAt} short /></td>
-                <td className="nowrap"><TimeCell at={t.updatedAt} short /></td>
-                <td className="nowrap"><TimeCell at={t.finishedAt} short /></td>
+                <td className="task-time"><TimeCell at={t.createdAt} short /></td>
+                <td className="task-time"><TimeCell at={t.updatedAt} short /></td>
+                <td className="task-time"><TimeCell at={t.finishedAt} short /></td>
                 <td className="task-waiting">
                   <Waiting task={t} />
                 </td>
