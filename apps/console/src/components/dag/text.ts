@@ -35,7 +35,7 @@ export const MAX_LINE_CHARS = 34;
 /** Child runs listed on a SUBWORKFLOW node before "+N more". */
 export const MAX_CHILD_LINKS = 5;
 /** Longest edge label drawn in full; longer ones end with … (the full text is in the edge's title). */
-export const MAX_LABEL_CHARS = 34;
+export const MAX_LABEL_CHARS = 24;
 
 /**
  * Width of a line in px, over- rather than under-estimated: 0.62 em per character fits a

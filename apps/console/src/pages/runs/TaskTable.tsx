@@ -123,7 +123,7 @@ function CodeField(props: { code: string; label: string }) {
   return (
     <details className="json-details code-details">
       <summary>
-        code <span className="muted">({lines === 1 ? `${props.code.length} characters` : `${lines} lines`})</span>
+        code <span className="muted">({lines === 1 ? `${props.code.length} chars` : `${lines} lines`})</span>
         <span className="visually-hidden"> {props.label}</span>
       </summary>
       <pre className="json" role="group" aria-label={props.label} tabIndex={0}>{props.code}</pre>
