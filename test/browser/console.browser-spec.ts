@@ -50,9 +50,10 @@ describe('console in the browser', () => {
     await submitKey(page, apiKey);
     await nav(page).waitFor();
     expect(await navLinks(page)).toEqual(expect.arrayContaining(['Runs', 'Workflows', 'Queues', 'Keys']));
-    // `/` opens the runs page; the caller's role is shown.
+    // `/` opens the runs page; the key's name and its role are shown apart.
     await page.waitForURL('**/runs');
-    await page.locator('.caller').getByText('admin').waitFor();
+    await page.locator('.caller .role').filter({ hasText: /^role admin$/ }).waitFor();
+    expect(await page.locator('.caller .key-name').count()).toBe(1);
     // The key stays for this tab: a reload signs in again without the form.
     await page.reload();
     await nav(page).waitFor();
@@ -97,7 +98,8 @@ describe('console in the browser', () => {
     const { client: admin } = await suite.e2e.tenant('console-viewer');
     const viewer = await createKey(admin, 'browser-viewer', 'viewer');
     await signIn(page, viewer.secret);
-    await page.locator('.caller').getByText('viewer').waitFor();
+    await page.locator('.caller .role').filter({ hasText: /^role viewer$/ }).waitFor();
+    expect(await page.locator('.caller .key-name').textContent()).toBe('browser-viewer');
     const links = await navLinks(page);
     expect(links).toEqual(expect.arrayContaining(['Runs', 'Workflows', 'Queues']));
     expect(links).not.toContain('Keys');

@@ -34,6 +34,9 @@ describe('workflows, keys, queues and run details in the browser', () => {
     await page.waitForURL(/\/workflows\/two-step/);
     // The default (latest) version's diagram, then version 1's.
     await page.locator('[data-node-id="then"]').waitFor({ timeout: WAIT_MS });
+    // On the default that follows latest, setting it as default would pin it: the button says so.
+    await page.getByRole('button', { name: 'Pin as default' }).waitFor({ timeout: WAIT_MS });
+    expect(await page.getByRole('button', { name: 'Set as default' }).count()).toBe(0);
     await page.goto('/workflows/two-step?version=1');
     await page.locator('[data-node-id="second"]').waitFor({ timeout: WAIT_MS });
     expect(await page.locator('[data-node-id="then"]').count()).toBe(0);
@@ -44,6 +47,9 @@ describe('workflows, keys, queues and run details in the browser', () => {
     await page.getByRole('status').filter({ hasText: /default/i }).first().waitFor({ timeout: WAIT_MS });
     const pinned = await admin.request(`{ workflow(workflowId: "two-step") { pinnedVersion defaultVersion } }`);
     expect(pinned.workflow).toEqual({ pinnedVersion: 1, defaultVersion: 1 });
+    // The pinned default offers no way to become what it is.
+    await page.getByRole('button', { name: 'Follow latest' }).waitFor({ timeout: WAIT_MS });
+    expect(await page.getByRole('button', { name: /as default/ }).count()).toBe(0);
 
     await page.goto('/workflows/two-step?version=2');
     await page.getByRole('button', { name: 'Deprecate' }).click();
@@ -150,6 +156,19 @@ describe('workflows, keys, queues and run details in the browser', () => {
     // The history: the run's first and last events.
     await page.locator('[data-event-type="RunStarted"]').waitFor();
     expect(await page.locator('[data-event-type]').count()).toBeGreaterThan(2);
+
+    // At 1280 px the tasks table fits: its Output column is in view and the page does not scroll
+    // sideways. A CODE node's input does not start with its program; the program opens apart.
+    const viewport = page.viewportSize()!;
+    expect(viewport.width).toBe(1280);
+    const output = await page.locator('.task-table').getByRole('columnheader', { name: 'Output' }).boundingBox();
+    expect(output!.x + output!.width).toBeLessThanOrEqual(viewport.width);
+    expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
+    const eachInput = page.locator('tr[data-task-node="each"][data-task-iteration="0"] td.task-json').first();
+    expect(await eachInput.locator('.json-inline').textContent()).toBe('{"item":1}');
+    const program = eachInput.locator('details.code-details');
+    await program.locator('summary').click();
+    expect(await program.locator('pre').textContent()).toContain('function handler(input)');
 
     await page.getByRole('link', { name: new RegExp(`Child run ${child.id}`) }).click();
     await page.waitForURL(new RegExp(`/runs/${child.id}`));

@@ -3,12 +3,19 @@ import { textSpotOf, type ApiProblem } from '../api/problems.js';
 /**
  * The problems of one form field, under it: each with its path (and node) in the API's words. A
  * problem at a place in the text (`line 3, column 7`) is a button that `locate` moves the
- * caret to. `id` is for the field's `aria-describedby`.
+ * caret to. `id` is for the field's `aria-describedby`. `heading`, when given, is one line
+ * above the list, announced as an alert (the form's only one).
  */
-export function FieldProblems(props: { id?: string; field: string; problems: readonly ApiProblem[] | undefined; locate?: (line: number, column: number) => void }) {
+export function FieldProblems(props: {
+  id?: string;
+  field: string;
+  problems: readonly ApiProblem[] | undefined;
+  locate?: (line: number, column: number) => void;
+  heading?: string;
+}) {
   const { problems, locate } = props;
   if (!problems?.length) return null;
-  return (
+  const list = (
     <ul className="field-problems" id={props.id} data-problems-for={props.field}>
       {problems.map((p, i) => {
         const spot = textSpotOf(p);
@@ -29,6 +36,15 @@ export function FieldProblems(props: { id?: string; field: string; problems: rea
         );
       })}
     </ul>
+  );
+  if (!props.heading) return list;
+  return (
+    <>
+      <p className="field-problems-heading" role="alert">
+        {props.heading}
+      </p>
+      {list}
+    </>
   );
 }
 

@@ -24,7 +24,10 @@ export function Shell() {
           <a href="/graphql">GraphQL IDE</a>
         </nav>
         <span className="caller" title={`tenant ${caller.tenantId}`}>
-          {caller.keyName} <span className={`role role-${caller.role}`}>{caller.role}</span>
+          <span className="key-name" title="API key">{caller.keyName}</span>{' '}
+          <span className={`role role-${caller.role}`} title="Role of this key">
+            <span className="role-word">role</span> {caller.role}
+          </span>
         </span>
         <button type="button" className="quiet" onClick={() => signOut()}>Sign out</button>
       </header>

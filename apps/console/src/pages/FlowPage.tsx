@@ -4,6 +4,7 @@ import { ErrorText } from '../components/ErrorText.js';
 import { ConcurrencyKeysTable, RateLimitsTable } from './flow/FlowTables.js';
 import { FLOW, KEYS_PAGE, type FlowData } from './flow/operations.js';
 import { useAutoRefresh } from './queues/useAutoRefresh.js';
+import { formatTimeShort } from './runs/time.js';
 import './admin.css';
 
 const REFRESH_MS = 5000;
@@ -37,7 +38,7 @@ export function FlowPage() {
           Refresh
         </button>
         <span className="muted">
-          {fetching ? 'Refreshing…' : updatedAt ? `Updated ${updatedAt.toLocaleTimeString()}; refreshes every ${REFRESH_MS / 1000} s.` : ''}
+          {fetching ? 'Refreshing…' : updatedAt ? `Updated ${formatTimeShort(updatedAt.toISOString())}; refreshes every ${REFRESH_MS / 1000} s.` : ''}
         </span>
       </div>
       <ErrorText error={error} />

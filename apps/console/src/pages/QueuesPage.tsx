@@ -5,6 +5,7 @@ import { QueuesTable } from './queues/QueuesTable.js';
 import { WorkersTable } from './queues/WorkersTable.js';
 import { QUEUES_AND_WORKERS, type QueuesData } from './queues/operations.js';
 import { useAutoRefresh } from './queues/useAutoRefresh.js';
+import { formatTimeShort } from './runs/time.js';
 import './admin.css';
 
 const REFRESH_MS = 5000;
@@ -27,7 +28,7 @@ export function QueuesPage() {
           Refresh
         </button>
         <span className="muted">
-          {fetching ? 'Refreshing…' : updatedAt ? `Updated ${updatedAt.toLocaleTimeString()}; refreshes every ${REFRESH_MS / 1000} s.` : ''}
+          {fetching ? 'Refreshing…' : updatedAt ? `Updated ${formatTimeShort(updatedAt.toISOString())}; refreshes every ${REFRESH_MS / 1000} s.` : ''}
         </span>
       </div>
       <ErrorText error={error} />

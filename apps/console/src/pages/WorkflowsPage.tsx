@@ -3,7 +3,7 @@ import { Link } from 'react-router';
 import { useQuery } from 'urql';
 import { ErrorText } from '../components/ErrorText.js';
 import { DefaultVersion } from './workflows/DefaultVersion.js';
-import { Time } from '../components/Time.js';
+import { TimeCell } from './runs/RunsTable.js';
 import { NewWorkflow } from './workflows/NewWorkflow.js';
 import { WORKFLOWS, type WorkflowSummary } from './workflows/operations.js';
 import { useCan } from '../session/session.js';
@@ -63,7 +63,7 @@ export function WorkflowsPage() {
                     <DefaultVersion workflow={w} />
                   </td>
                   <td>
-                    <Time value={w.updatedAt} />
+                    <TimeCell at={w.updatedAt} />
                   </td>
                 </tr>
               ))}

@@ -1,6 +1,6 @@
 import type { Graph, GraphEdge, GraphNode } from '../../api/graph.js';
 import { distinctNodes, edgePath, isPlan, layoutDag, MARGIN, MAX_DRAWN_NODES, tooManyToDraw, type DagLayout, type PositionedNode } from './layout.js';
-import { clipMiddle, iterationSummary, nodeAriaLabel, nodeLines, wrapAtCommas } from './text.js';
+import { clip, iterationSummary, nodeAriaLabel, nodeLines, wrapAtCommas } from './text.js';
 
 function node(id: string, extra: Partial<GraphNode> = {}): GraphNode {
   return { id, type: 'CODE', status: null, forEach: false, iterations: null, childWorkflow: null, ...extra };
@@ -85,6 +85,18 @@ describe.each([
   it('lets no two nodes overlap', () => {
     for (const [i, a] of layout.nodes.entries()) {
       for (const b of layout.nodes.slice(i + 1)) expect({ pair: [a.node.id, b.node.id], overlap: overlap(a, b) }).toEqual({ pair: [a.node.id, b.node.id], overlap: false });
+    }
+  });
+
+  it('draws every edge label inside the drawing, cut at its end when long, with its whole text kept', () => {
+    for (const { edge, label } of layout.edges) {
+      if (!label) continue;
+      expect(label.x - label.width / 2).toBeGreaterThanOrEqual(0);
+      expect(label.y - label.height / 2).toBeGreaterThanOrEqual(0);
+      expect(label.x + label.width / 2).toBeLessThanOrEqual(layout.width);
+      expect(label.y + label.height / 2).toBeLessThanOrEqual(layout.height);
+      expect(label.full).toBe(edge.onError ? 'on error' : edge.label!.replace(/^\{\{\s*|\s*\}\}$/g, ''));
+      if (label.text !== label.full) expect(label.text).toBe(`${label.full.slice(0, label.text.length - 1)}…`);
     }
   });
 
@@ -220,10 +232,10 @@ describe('edgePath', () => {
   });
 });
 
-describe('clipMiddle', () => {
-  it('keeps both ends of a long condition', () => {
-    expect(clipMiddle('tasks.fetch_order.output.total > 1000', 20)).toBe('tasks.fetc…al > 1000');
-    expect(clipMiddle('short', 20)).toBe('short');
+describe('clip', () => {
+  it('cuts a long text at its end with an ellipsis, within the limit', () => {
+    expect(clip('tasks.fetch_order.output.total > 1000', 20)).toBe('tasks.fetch_order.o…');
+    expect(clip('short', 20)).toBe('short');
   });
 });
 

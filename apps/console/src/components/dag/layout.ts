@@ -1,6 +1,6 @@
 import dagre from '@dagrejs/dagre';
 import type { Graph, GraphEdge, GraphNode } from '../../api/graph.js';
-import { boxSize, clipMiddle, edgeLabel, FONT, MAX_LABEL_CHARS, nodeLines, textWidth, type ChildRunRef, type NodeLine } from './text.js';
+import { boxSize, clip, edgeLabel, FONT, MAX_LABEL_CHARS, nodeLines, textWidth, type ChildRunRef, type NodeLine } from './text.js';
 
 /**
  * Where everything of a DAG goes: dagre ranks it top to bottom, this turns its answer into
@@ -103,7 +103,7 @@ export function layoutDag(graph: Graph, opts: LayoutOptions = {}): DagLayout {
   const labels = new Map<string, { text: string; full: string; width: number }>();
   for (const { edge, key } of edges) {
     const full = edgeLabel(edge);
-    const text = full === null ? null : clipMiddle(full, MAX_LABEL_CHARS);
+    const text = full === null ? null : clip(full, MAX_LABEL_CHARS);
     const width = text === null ? 0 : textWidth(text, FONT.other) + 2 * LABEL_PAD_X;
     if (full !== null && text !== null) labels.set(key, { text, full, width });
     g.setEdge(edge.from, edge.to, text === null ? {} : { width, height: LABEL_HEIGHT, labelpos: 'c' }, key);

@@ -34,8 +34,8 @@ export const MIN_NODE_WIDTH = 132;
 export const MAX_LINE_CHARS = 34;
 /** Child runs listed on a SUBWORKFLOW node before "+N more". */
 export const MAX_CHILD_LINKS = 5;
-/** Longest edge label drawn in full; longer ones lose their middle (a condition's end matters). */
-export const MAX_LABEL_CHARS = 34;
+/** Longest edge label drawn in full; longer ones end with … (the full text is in the edge's title). */
+export const MAX_LABEL_CHARS = 24;
 
 /**
  * Width of a line in px, over- rather than under-estimated: 0.62 em per character fits a
@@ -55,14 +55,6 @@ export function clip(text: string, max: number): string {
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 }
 
-/** `text` cut to `max` characters by dropping its middle: "tasks.fetch…total > 1000". */
-export function clipMiddle(text: string, max: number): string {
-  const chars = [...text];
-  if (chars.length <= max) return text;
-  const tail = Math.floor((max - 1) / 2);
-  const head = max - 1 - tail;
-  return `${chars.slice(0, head).join('')}…${chars.slice(chars.length - tail).join('')}`;
-}
 
 /** "×5: 3 completed, 2 running" for a reached for_each node, in the order the API lists them. */
 export function iterationSummary(iterations: readonly { status: string; count: number }[]): string {

@@ -1,5 +1,5 @@
 import { Link } from 'react-router';
-import { Time } from '../../components/Time.js';
+import { TimeCell } from '../runs/RunsTable.js';
 import type { ConcurrencyKeyRow, RateLimitRow } from './operations.js';
 
 /** The tenant's concurrency groups: scope, workflow, key, limit, active and queued runs. */
@@ -59,7 +59,7 @@ export function RateLimitsTable(props: { limits: RateLimitRow[] }) {
               <td className="num">{r.perSeconds === null ? <span className="muted">—</span> : `${r.perSeconds} s`}</td>
               <td className="num">{r.startedInWindow}</td>
               <td className="num">{r.held}</td>
-              <td className="nowrap"><Time value={r.nextStartAt} seconds /></td>
+              <td className="nowrap"><TimeCell at={r.nextStartAt} /></td>
             </tr>
           ))}
         </tbody>

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
-import { Time } from '../../components/Time.js';
+import { TimeCell } from '../runs/RunsTable.js';
 import { REVOKE_API_KEY, type ApiKeyRow } from './operations.js';
 
 /**
@@ -52,9 +52,9 @@ export function KeysTable(props: { keys: ApiKeyRow[]; ownKeyId: string; onRevoke
                     <span className={`role role-${k.role}`}>{k.role}</span>
                   </td>
                   <td>
-                    <Time value={k.createdAt} />
+                    <TimeCell at={k.createdAt} />
                   </td>
-                  <td>{k.revokedAt ? <Time value={k.revokedAt} /> : <span className="muted">active</span>}</td>
+                  <td>{k.revokedAt ? <TimeCell at={k.revokedAt} /> : <span className="muted">active</span>}</td>
                   <td className="key-actions">
                     {!k.revokedAt && confirming !== k.id && (
                       <button type="button" className="quiet" onClick={() => (setFailed(undefined), setConfirming(k.id))}>

@@ -1,4 +1,4 @@
-import { Time } from '../../components/Time.js';
+import { TimeCell } from '../runs/RunsTable.js';
 import { ago } from './format.js';
 import type { WorkerRow } from './operations.js';
 
@@ -30,15 +30,15 @@ export function WorkersTable(props: { workers: WorkerRow[]; now: number }) {
               <td className="num">{w.concurrency}</td>
               <td className="mono">{w.version}</td>
               <td>
-                <Time value={w.startedAt} />
+                <TimeCell at={w.startedAt} />
               </td>
               <td>
-                <Time value={w.lastHeartbeatAt} seconds /> <span className="muted nowrap">({ago(w.lastHeartbeatAt, now)})</span>
+                <TimeCell at={w.lastHeartbeatAt} /> <span className="muted nowrap">({ago(w.lastHeartbeatAt, now)})</span>
               </td>
               <td>
                 {w.drainingSince ? (
                   <>
-                    <span className="mark mark-draining">draining</span> <Time value={w.drainingSince} seconds />
+                    <span className="mark mark-draining">draining</span> <TimeCell at={w.drainingSince} />
                   </>
                 ) : (
                   <span className="muted">—</span>

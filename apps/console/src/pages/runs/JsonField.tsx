@@ -3,6 +3,8 @@ import type { Json } from './types.js';
 
 /** How long the one-line preview of a collapsed value may be. */
 const PREVIEW_CHARS = 32;
+/** How much of a collapsed value its preview's tooltip holds. */
+const TITLE_CHARS = 2000;
 
 /**
  * A JSON value: indented in a block (`block`), or in a table cell as a one-line preview that
@@ -23,7 +25,7 @@ export function JsonField(props: { value: Json | undefined; label: string; redac
   if (compact.length <= PREVIEW_CHARS && !compact.includes('\n')) return <code className="json-inline">{compact}</code>;
   return (
     <details className="json-details">
-      <summary>
+      <summary title={compact.length > TITLE_CHARS ? `${compact.slice(0, TITLE_CHARS)}…` : compact}>
         <code className="json-inline">{`${compact.slice(0, PREVIEW_CHARS)}…`}</code>
         <span className="visually-hidden"> {props.label}</span>
       </summary>

@@ -1,6 +1,7 @@
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { JsonField } from './JsonField.js';
 import { displayAttempt } from './model.js';
+import { splitTaskInput } from './task-input.js';
 import { waitReasonLabel } from './wait.js';
 import { TimeCell } from './RunsTable.js';
 import type { Task } from './types.js';
@@ -8,7 +9,9 @@ import type { Task } from './types.js';
 /**
  * The run's tasks in creation order (a for_each node's iterations after its own task), each
  * `<tr data-task-node>`; the rows of the node selected on the graph are highlighted. Input and
- * output open from a one-line preview; a sensitive node's read "redacted".
+ * output open from a one-line preview (a CODE node's program apart, collapsed), a long error
+ * from its first words; a sensitive node's read "redacted". The table scrolls sideways in its
+ * own box.
  */
 export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: string | null; sensitive: ReadonlySet<string> | undefined }) {
   if (props.tasks.length === 0) return <p className="empty-state">No task yet: the run has not reached a node.</p>;
@@ -36,6 +39,7 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
           {props.tasks.map((t) => {
             const name = t.iteration === null ? t.nodeId : `${t.nodeId} [${t.iteration}]`;
             const redacted = props.sensitive === undefined ? undefined : props.sensitive.has(t.nodeId);
+            const shown = splitTaskInput(t.nodeType, t.input);
             return (
               <tr
                 key={t.id}
@@ -55,15 +59,18 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
                 <td><StatusBadge status={t.status} /></td>
                 <td>{displayAttempt(t.attempt)}</td>
                 <td>{t.queue ?? <span className="muted">—</span>}</td>
-                <td className="nowrap"><TimeCell at={t.createdAt} short /></td>
-                <td className="nowrap"><TimeCell at={t.updatedAt} short /></td>
-                <td className="nowrap"><TimeCell at={t.finishedAt} short /></td>
+                <td className="task-time"><TimeCell at={t.createdAt} short /></td>
+                <td className="task-time"><TimeCell at={t.updatedAt} short /></td>
+                <td className="task-time"><TimeCell at={t.finishedAt} short /></td>
                 <td className="task-waiting">
                   <Waiting task={t} />
                 </td>
-                <td className="task-error">{t.error ? <span className="pre-wrap">{t.error}</span> : <span className="muted">—</span>}</td>
-                <td><JsonField value={t.input} redacted={redacted} label={`Input of ${name}`} mode="details" /></td>
-                <td><JsonField value={t.output} redacted={redacted} label={`Output of ${name}`} mode="details" /></td>
+                <td className="task-error">{t.error ? <ClippedText text={t.error} label={`Error of ${name}`} /> : <span className="muted">—</span>}</td>
+                <td className="task-json">
+                  {(shown.code === null || shown.input !== null) && <JsonField value={shown.input} redacted={redacted} label={`Input of ${name}`} mode="details" />}
+                  {shown.code !== null && <CodeField code={shown.code} label={`Code of ${name}`} />}
+                </td>
+                <td className="task-json"><JsonField value={t.output} redacted={redacted} label={`Output of ${name}`} mode="details" /></td>
               </tr>
             );
           })}
@@ -90,4 +97,36 @@ function Waiting(props: { task: Task }) {
   if (task.awaitedSignal) parts.push(<div key="s">signal <code>{task.awaitedSignal}</code></div>);
   if (task.wakeAt && task.status === 'WAITING') parts.push(<div key="w">until <TimeCell at={task.wakeAt} short /></div>);
   return parts.length ? <>{parts}</> : <span className="muted">—</span>;
+}
+
+/** How much of an error its row shows before it is opened. */
+const ERROR_PREVIEW_CHARS = 80;
+
+/** A long text's first words, ending in an ellipsis, that open into the whole text (also its title). */
+function ClippedText(props: { text: string; label: string }) {
+  const { text } = props;
+  if (text.length <= ERROR_PREVIEW_CHARS && !text.includes('\n')) return <span className="pre-wrap">{text}</span>;
+  return (
+    <details className="clipped">
+      <summary title={text}>
+        {`${text.split('\n', 1)[0]!.slice(0, ERROR_PREVIEW_CHARS)}…`}
+        <span className="visually-hidden"> {props.label}</span>
+      </summary>
+      <div className="pre-wrap">{text}</div>
+    </details>
+  );
+}
+
+/** A CODE node's program, collapsed to its size; opened, the program as written. */
+function CodeField(props: { code: string; label: string }) {
+  const lines = props.code.split('\n').length;
+  return (
+    <details className="json-details code-details">
+      <summary>
+        code <span className="muted">({lines === 1 ? `${props.code.length} chars` : `${lines} lines`})</span>
+        <span className="visually-hidden"> {props.label}</span>
+      </summary>
+      <pre className="json" role="group" aria-label={props.label} tabIndex={0}>{props.code}</pre>
+    </details>
+  );
 }

@@ -55,6 +55,12 @@ export function PublishForm(props: { workflowId?: string; latestVersion?: number
     if (first) focusLater({ element: document.getElementById(`${id}-${first}`), at: first === 'definition' ? textSpotOf(placed.fields.definition![0]!) : null });
   };
 
+  // When the API listed problems, they are the message: a one-line heading over the first
+  // field's list, and no summary that would repeat them.
+  const listed = FIELDS.reduce((n, f) => n + (problems.fields[f]?.length ?? 0), 0);
+  const headed = FIELDS.find((f) => problems.fields[f]?.length);
+  const heading = (field: PublishField) => (field === headed ? `Not published: ${listed} problem${listed === 1 ? '' : 's'} to fix.` : undefined);
+
   const described = (field: PublishField, hint: boolean) =>
     [problems.fields[field]?.length ? `${id}-${field}-problems` : '', hint ? `${id}-${field}-hint` : ''].filter(Boolean).join(' ') || undefined;
 
@@ -79,12 +85,12 @@ export function PublishForm(props: { workflowId?: string; latestVersion?: number
             <span className="hint" id={`${id}-workflowId-hint`}>
               Letters, digits, <code>_ . : -</code>; it cannot change later.
             </span>
-            <FieldProblems id={`${id}-workflowId-problems`} field="workflowId" problems={problems.fields.workflowId} />
+            <FieldProblems id={`${id}-workflowId-problems`} field="workflowId" problems={problems.fields.workflowId} heading={heading('workflowId')} />
           </div>
           <div className="field" data-field="name">
             <label htmlFor={`${id}-name`}>Name (optional)</label>
             <input id={`${id}-name`} value={name} onChange={(e) => setName(e.target.value)} maxLength={200} aria-describedby={described('name', false)} />
-            <FieldProblems id={`${id}-name-problems`} field="name" problems={problems.fields.name} />
+            <FieldProblems id={`${id}-name-problems`} field="name" problems={problems.fields.name} heading={heading('name')} />
           </div>
         </div>
       )}
@@ -112,6 +118,7 @@ export function PublishForm(props: { workflowId?: string; latestVersion?: number
           field="definition"
           problems={problems.fields.definition}
           locate={(line, column) => selectSpot(editor.current, line, column)}
+          heading={heading('definition')}
         />
       </div>
       <div className="form-buttons">
@@ -119,7 +126,7 @@ export function PublishForm(props: { workflowId?: string; latestVersion?: number
           {creating ? 'Publish workflow' : 'Publish version'}
         </button>
       </div>
-      <FormProblems summary={problems.summary} rest={problems.rest} />
+      <FormProblems summary={headed ? [] : problems.summary} rest={problems.rest} />
     </form>
   );
 }

@@ -6,8 +6,9 @@ import { DEPRECATE_VERSION, SET_DEFAULT_VERSION, type VersionSummary, type Workf
 type Outcome = { ok: string } | { error: CombinedError } | null;
 
 /**
- * An admin's actions on one version: "Set as default" (pin it), "Follow latest" (unpin, while
- * pinned), "Deprecate" or "Restore". A refused action shows the API's words.
+ * An admin's actions on one version: "Set as default" (pin it; "Pin as default" on the default
+ * that follows latest, none on the pinned default), "Follow latest" (unpin, while pinned),
+ * "Deprecate" or "Restore". A refused action shows the API's words.
  */
 export function VersionActions(props: { workflow: WorkflowSummary; version: VersionSummary }) {
   const { workflow, version } = props;
@@ -28,7 +29,7 @@ export function VersionActions(props: { workflow: WorkflowSummary; version: Vers
       <div className="toolbar" role="group" aria-label={`Actions on version ${v}`}>
         {workflow.pinnedVersion !== v && (
           <button type="button" disabled={busy} onClick={() => act(() => runSetDefault({ workflowId: workflow.id, version: v }), `Version ${v} is now the default (pinned).`)}>
-            Set as default
+            {workflow.pinnedVersion === null && workflow.defaultVersion === v ? 'Pin as default' : 'Set as default'}
           </button>
         )}
         {workflow.pinnedVersion !== null && (

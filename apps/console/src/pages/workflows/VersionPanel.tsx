@@ -3,7 +3,7 @@ import { useQuery } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
 import { DagView } from '../../components/dag/DagView.js';
 import { useCan } from '../../session/session.js';
-import { Time } from '../../components/Time.js';
+import { TimeCell } from '../runs/RunsTable.js';
 import { VersionActions } from './VersionActions.js';
 import { VersionMarks } from './VersionMarks.js';
 import { WORKFLOW_VERSION, type VersionDetail, type WorkflowWithVersions } from './operations.js';
@@ -29,7 +29,7 @@ export function VersionPanel(props: { workflow: WorkflowWithVersions; version: n
       </div>
       {summary?.deprecated && (
         <p className="muted">
-          Deprecated <Time value={summary.deprecatedAt} />: new runs on it are refused, running ones continue.
+          Deprecated <TimeCell at={summary.deprecatedAt} />: new runs on it are refused, running ones continue.
         </p>
       )}
       {can.administer && summary && <VersionActions workflow={workflow} version={summary} />}

@@ -1,5 +1,5 @@
 import { Link } from 'react-router';
-import { Time } from '../../components/Time.js';
+import { TimeCell } from '../runs/RunsTable.js';
 import { VersionMarks } from './VersionMarks.js';
 import type { WorkflowWithVersions } from './operations.js';
 
@@ -33,7 +33,7 @@ export function VersionsTable(props: { workflow: WorkflowWithVersions; selected:
                   <VersionMarks workflow={workflow} version={v} />
                 </td>
                 <td>
-                  <Time value={v.createdAt} />
+                  <TimeCell at={v.createdAt} />
                 </td>
                 <td>{v.createdBy ?? <span className="muted">unknown</span>}</td>
                 <td>
