@@ -88,7 +88,8 @@ It prints which it uses, then the API, console and ops URLs.`,
       // Local development: CODE runs even where it cannot be isolated (the worker's start-up log
       // says what holds and warns when it runs unconfined); WEFT_CODE_UNCONFINED=0 refuses it.
       // The ops endpoints are not on the API's port: without a port for them, any free one.
-      const dev = await s.startDevServices({ ...loaded, codeUnconfined: loaded.codeUnconfined ?? true, metricsPort: loaded.metricsPort ?? 0 });
+      // Its summary (database, transport, URLs) is printed once it serves: the roles' own start lines at debug.
+      const dev = await s.startDevServices({ ...loaded, codeUnconfined: loaded.codeUnconfined ?? true, metricsPort: loaded.metricsPort ?? 0, quietStart: true });
       await serve(dev.config, { api: true, worker: true, scheduler: true, host: o.host }, true, {
         summary: (prepared) => s.devSummary(dev, prepared),
         after: () => dev.stop(),
