@@ -104,7 +104,7 @@ describe('weft validate -f, which takes what apply -f takes', () => {
     const r = await cli({}, 'validate', '-f', defs);
     expect(r.code).toBe(1);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe(`${join(defs, 'a.yaml')}: valid (1 nodes, 0 edges)`);
+    expect(lines[0]).toBe(`${join(defs, 'a.yaml')}: valid (1 node, 0 edges)`);
     expect(lines[1]).toBe(`${join(defs, 'b.json')}: 1 problem`);
     expect(lines[2]).toMatch(/^ {2}- nodes\[0\]\.type \(node b\): /);
     expect(lines).toHaveLength(3);
