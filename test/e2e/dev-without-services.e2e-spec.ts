@@ -53,6 +53,9 @@ if (skip) process.stderr.write(`dev-without-services: skipped: ${skip}\n`);
       expect(r.first.transport).toMatch(/^in process/);
       // Nest's own start-up lines are at debug: none at the default level.
       expect(r.first.out).not.toMatch(/InstanceLoader|RouterExplorer|RoutesResolver/);
+      // Nor the roles' start lines, which its summary says already.
+      expect(r.first.out).not.toMatch(/consuming queues|polling every|ops endpoints \(metrics|GraphQL API at|"database weft on/);
+      expect(r.first.out).toMatch(/^Weft ops endpoints \(no key\): /m);
 
       expect(r.final).toMatchObject({ status: 'SUCCEEDED', output: { square: { square: 49 } } });
       expect(r.final.tasks).toEqual(expect.arrayContaining([expect.objectContaining({ nodeId: 'square', status: 'COMPLETED', output: { square: 49 } })]));
