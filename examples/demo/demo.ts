@@ -78,7 +78,8 @@ async function demoTenant(env: NodeJS.ProcessEnv): Promise<{ tenantId: string; a
       return { tenantId: found.id, apiKey: key.apiKey, keyId: key.keyId, reused: true };
     }
     try {
-      const created = await weftJson(env, 'admin', 'create-tenant', DEMO_TENANT, '-o', 'json');
+      // Its first key named `demo` too, so that the next demo revokes it (revokeOlderDemoKeys).
+      const created = await weftJson(env, 'admin', 'create-tenant', DEMO_TENANT, '--key-name', DEMO_TENANT, '-o', 'json');
       return { tenantId: created.tenantId, apiKey: created.apiKey, keyId: created.keyId, reused: false };
     } catch (err) {
       // Exit code 4: another demo created it in between; take it as the next one would.
@@ -106,7 +107,8 @@ async function main(): Promise<number> {
     const adminEnv = databaseUrl ? { ...env, DATABASE_URL: databaseUrl } : env;
     const { tenantId, apiKey, keyId, reused } = await demoTenant(adminEnv);
     say(reused ? `tenant ${DEMO_TENANT} (${tenantId}) reused, with a new key` : `tenant ${DEMO_TENANT} (${tenantId}) created`);
-    say(`web console: ${new URL(url).origin}/ (sign in with the API key ${apiKey})`);
+    const lasts = STAY ? 'it stays up after the runs until Ctrl-C' : 'it stops when the demo ends, unless you run `npm run demo -- --stay`';
+    say(`web console: ${new URL(url).origin}/ (sign in with the API key ${apiKey}; ${lasts})`);
     const client = new WeftClient(url, apiKey);
     await revokeOlderDemoKeys(client, keyId);
     // Another Weft worker on this database and Redis (a `weft dev` left running, say) takes the

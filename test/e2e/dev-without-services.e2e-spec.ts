@@ -30,7 +30,8 @@ if (skip) process.stderr.write(`dev-without-services: skipped: ${skip}\n`);
  * 127.0.0.1:6379 cannot answer, whatever runs on the machine. It must start the embedded
  * PostgreSQL and carry jobs and run updates in process, run a Python CODE node to success seen
  * over the subscription, and come back after a crash (SIGKILL) over the same data folder, where
- * the run whose task was running (its job lost with the process) is dispatched again and ends.
+ * the run whose task was running (its job lost with the process) is dispatched again and ends;
+ * SIGTERM and SIGHUP (a closed terminal) each stop it and its server.
  */
 (skip ? describe.skip : describe)('weft dev with nothing but Node.js', () => {
   it('runs workflows on an embedded PostgreSQL and the in-process transport, and recovers them after a crash', async () => {
@@ -52,6 +53,9 @@ if (skip) process.stderr.write(`dev-without-services: skipped: ${skip}\n`);
       expect(r.first.transport).toMatch(/^in process/);
       // Nest's own start-up lines are at debug: none at the default level.
       expect(r.first.out).not.toMatch(/InstanceLoader|RouterExplorer|RoutesResolver/);
+      // Nor the roles' start lines, which its summary says already.
+      expect(r.first.out).not.toMatch(/consuming queues|polling every|ops endpoints \(metrics|GraphQL API at|"database weft on/);
+      expect(r.first.out).toMatch(/^Weft ops endpoints \(no key\): /m);
 
       expect(r.final).toMatchObject({ status: 'SUCCEEDED', output: { square: { square: 49 } } });
       expect(r.final.tasks).toEqual(expect.arrayContaining([expect.objectContaining({ nodeId: 'square', status: 'COMPLETED', output: { square: 49 } })]));
@@ -61,6 +65,8 @@ if (skip) process.stderr.write(`dev-without-services: skipped: ${skip}\n`);
 
       // SIGKILL left the server running; the next start stopped it and started its own.
       expect(r.crash).toEqual({ orphanAlive: true, orphanGone: true });
+      expect(r.second.out).toMatch(new RegExp(`^Weft stopped the PostgreSQL server \\(pid \\d+\\) an earlier weft dev left running on ${home}/dev-postgres$`, 'm'));
+      expect(r.hangup.out).not.toMatch(/^Weft stopped the PostgreSQL server/m);
       expect(r.second.database).toMatch(new RegExp(`\\(embedded PostgreSQL \\d+\\.\\d+ in ${home}/dev-postgres; migrations up to date\\)$`));
       expect(r.second.run).toMatchObject({ status: 'SUCCEEDED', output: { square: { square: 49 } } });
       expect(r.second.nap).toMatchObject({ status: 'SUCCEEDED', tasks: [{ nodeId: 'nap', status: 'COMPLETED', output: { rested: true } }] });
@@ -68,6 +74,8 @@ if (skip) process.stderr.write(`dev-without-services: skipped: ${skip}\n`);
       expect(r.second.out).toMatch(/lease of RUNNING task nap \(job \S+\) expired and its job is gone from queue python/);
       // SIGTERM: weft dev closed, then stopped its server, and exited 0.
       expect(r.second).toMatchObject({ exit: 0, serverGone: true, pidFileGone: true });
+      // SIGHUP (its terminal closed): the same, no server left behind.
+      expect(r.hangup).toMatchObject({ exit: 0, serverGone: true, pidFileGone: true });
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

@@ -10,7 +10,8 @@
  *    process memory is lost; its embedded PostgreSQL is left running, as after a crash);
  * 4. starts `weft dev` again over the same folder, reads the first run back, follows the second
  *    until the lease sweep has brought it back and it ended, and stops `weft dev` with SIGTERM;
- * 5. prints one JSON line with what it saw (the test asserts on it).
+ * 5. starts `weft dev` a third time and sends it SIGHUP, as closing its terminal does;
+ * 6. prints one JSON line with what it saw (the test asserts on it).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -152,12 +153,21 @@ async function main(): Promise<Record<string, unknown>> {
   const serverPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
   second.child.kill('SIGTERM');
   const code = await exited(second.child);
+  const serverGone = !existsSync(`/proc/${serverPid}`);
+  const pidFileGone = !existsSync(pidFile);
+
+  // A closed terminal: SIGHUP must stop the server too, not leave it orphaned.
+  const third = await startDev();
+  const thirdPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  third.child.kill('SIGHUP');
+  const hupCode = await exited(third.child);
   return {
     first: { database: first.database, transport: first.transport, out: first.out },
     seen,
     final,
     crash: { orphanAlive, orphanGone: !existsSync(`/proc/${orphan}`) },
-    second: { database: second.database, transport: second.transport, run: again, nap, out: second.out, exit: code, serverGone: !existsSync(`/proc/${serverPid}`), pidFileGone: !existsSync(pidFile) },
+    second: { database: second.database, transport: second.transport, run: again, nap, out: second.out, exit: code, serverGone, pidFileGone },
+    hangup: { out: third.out, exit: hupCode, serverGone: !existsSync(`/proc/${thirdPid}`), pidFileGone: !existsSync(pidFile) },
   };
 }
 

@@ -103,6 +103,12 @@ describe('weft, without a server', () => {
       expect(await cli({}, 'validate', '-f', file)).toEqual({ code: 0, stdout: `${file}: valid (${def.nodes.length} nodes, ${def.edges.length} edges)\n`, stderr: '' });
     });
 
+    it('counts one node and one edge in the singular', async () => {
+      const file = join(dir, 'pair.yaml');
+      await writeFile(file, ['nodes:', '  - {node_id: a, type: HTTP, spec: {url: "https://shop.example.com/a", method: GET}}', '  - {node_id: b, type: HTTP, spec: {url: "https://shop.example.com/b", method: GET}}', 'edges:', '  - {from: a, to: b}', ''].join('\n'));
+      expect(await cli({}, 'validate', '-f', file)).toEqual({ code: 0, stdout: `${file}: valid (2 nodes, 1 edge)\n`, stderr: '' });
+    });
+
     it('lists every problem with its path and node, exit code 1', async () => {
       const file = join(dir, 'broken.yaml');
       await writeFile(

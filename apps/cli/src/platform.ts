@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger, Module, type DynamicModule, type INestApplicationContext, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CoreModule, OpsModule, bootWithoutApi, logDatabase, prepareServer, startOpsListener, type PreparedDatabase, type WeftConfig } from '@weft/platform';
+import { CoreModule, OpsModule, bootWithoutApi, logDatabase, logStartLine, prepareServer, startOpsListener, type PreparedDatabase, type WeftConfig } from '@weft/platform';
 import { ApiModule, apiAnnouncement, listenApi } from '@weft/api';
 import { TaskProcessor, WorkerModule } from '@weft/worker';
 import { Scheduler, SchedulerModule } from '@weft/scheduler';
@@ -75,7 +75,7 @@ export async function startPlatform(
   app.enableShutdownHooks();
   if (roles.worker) await app.get(TaskProcessor).start(config.queues);
   if (roles.scheduler) app.get(Scheduler).start();
-  if (url) new Logger('weft').log(apiAnnouncement(url, roles.host));
+  if (url) logStartLine(new Logger('weft'), config, apiAnnouncement(url, roles.host));
   logDatabase(config);
   return { url, ...(metricsUrl ? { metricsUrl } : {}), app, close: () => app.close() };
 }

@@ -21,8 +21,12 @@ function positive(v: string): number {
   return n;
 }
 
+/** The signals that stop a server command; SIGHUP is a closed terminal, which must not orphan `weft dev`'s PostgreSQL. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
 /**
- * Runs a long-lived process until SIGINT/SIGTERM, then closes it cleanly; a signal during the
+ * Runs a long-lived process until SIGINT, SIGTERM or SIGHUP (its terminal closed), then closes it
+ * cleanly (a worker drains alike on each); a signal during the
  * start closes it as soon as it is up. `summary` gives lines printed before the URLs, from what
  * the start did to the database; `after` runs once the process closed (or failed to start).
  */
@@ -36,8 +40,7 @@ async function serve(
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   // Held until the end: Nest's shutdown hook raises the signal again once it has closed the
   // application, which must not end the process before `after` (the embedded PostgreSQL's stop).
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  for (const signal of STOP_SIGNALS) process.on(signal, stop);
   try {
     const { startPlatform } = await import('./platform.js');
     let prepared: PreparedDatabase = { created: false, applied: [] };
@@ -49,8 +52,7 @@ async function serve(
     await running.close();
   } finally {
     await opts.after?.();
-    process.removeListener('SIGINT', stop);
-    process.removeListener('SIGTERM', stop);
+    for (const signal of STOP_SIGNALS) process.removeListener(signal, stop);
   }
 }
 
@@ -86,7 +88,8 @@ It prints which it uses, then the API, console and ops URLs.`,
       // Local development: CODE runs even where it cannot be isolated (the worker's start-up log
       // says what holds and warns when it runs unconfined); WEFT_CODE_UNCONFINED=0 refuses it.
       // The ops endpoints are not on the API's port: without a port for them, any free one.
-      const dev = await s.startDevServices({ ...loaded, codeUnconfined: loaded.codeUnconfined ?? true, metricsPort: loaded.metricsPort ?? 0 });
+      // Its summary (database, transport, URLs) is printed once it serves: the roles' own start lines at debug.
+      const dev = await s.startDevServices({ ...loaded, codeUnconfined: loaded.codeUnconfined ?? true, metricsPort: loaded.metricsPort ?? 0, quietStart: true });
       await serve(dev.config, { api: true, worker: true, scheduler: true, host: o.host }, true, {
         summary: (prepared) => s.devSummary(dev, prepared),
         after: () => dev.stop(),

@@ -90,4 +90,12 @@ describe('weft admin on tenants', () => {
     const emoji = await admin('create-tenant', 'team \u{1f469}\u200d\u{1f4bb}', '-o', 'json');
     expect({ code: emoji.code, stderr: emoji.stderr, name: JSON.parse(emoji.stdout || '{}').name }).toEqual({ code: 0, stderr: '', name: 'team \u{1f469}\u200d\u{1f4bb}' });
   });
+
+  it('names the first key as --key-name says (default: admin)', async () => {
+    const named = JSON.parse((await admin('create-tenant', 'dune', '--key-name', 'demo', '-o', 'json')).stdout);
+    expect(named).toMatchObject({ name: 'dune', role: 'admin' });
+    expect(await new TenantRepository(db.ds).listApiKeys(named.tenantId)).toEqual([expect.objectContaining({ id: named.keyId, name: 'demo', role: 'admin' })]);
+    const plain = JSON.parse((await admin('create-tenant', 'elm', '-o', 'json')).stdout);
+    expect(await new TenantRepository(db.ds).listApiKeys(plain.tenantId)).toEqual([expect.objectContaining({ id: plain.keyId, name: 'admin' })]);
+  });
 });

@@ -82,10 +82,12 @@ export function tenantAdminCommands(admin: Command): void {
 
   withOutput(admin.command('create-tenant <name>'))
     .description('create a tenant and its first admin API key (printed once, as JSON on the last line); tenant names are unique, ignoring case (exit code 4 when taken)')
-    .action(async (name: string, o: { output: OutputFormat }) => {
+    .option('--key-name <name>', 'a label for that key, at most 100 characters (default: admin)')
+    .action(async (name: string, o: { keyName?: string; output: OutputFormat }) => {
       const clean = cleanName('tenant name', name, 200);
+      const keyName = o.keyName === undefined ? undefined : cleanName('key name', o.keyName, 100);
       await withTenants(async (tenants) => {
-        const created = await tenants.createTenant(clean).catch((err: unknown) => {
+        const created = await tenants.createTenant(clean, keyName === undefined ? {} : { keyName }).catch((err: unknown) => {
           if ((err as { code?: unknown }).code !== 'TENANT_NAME_TAKEN') throw err;
           const id = (err as { existing: { id: string } }).existing.id;
           throw new CliError(`${(err as Error).message}: choose another name, or give that tenant a new key (weft admin create-key --tenant ${id} --role admin)`, EXIT.conflict);

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { JobProbe } from '@weft/engine';
 import type { RunCoordinator } from '@weft/engine/coordinator';
-import { WEFT_CONFIG, type WeftConfig } from '@weft/platform';
+import { logStartLine, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { DueTimersPoller } from './pollers/due-timers.poller.js';
 import { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
 import { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
@@ -39,7 +39,7 @@ export class Scheduler {
   start(): void {
     const pollers = [this.timers, this.schedules, this.outbox, this.sweep];
     for (const poller of pollers) poller.start();
-    this.log.log(`polling every ${this.config.schedulerIntervalMs} ms: ${pollers.map((p) => p.job).join(', ')}`);
+    logStartLine(this.log, this.config, `polling every ${this.config.schedulerIntervalMs} ms: ${pollers.map((p) => p.job).join(', ')}`);
   }
 
   /** One poll of each, one after the other: timers, schedules and the outbox until drained, then one sweep batch. */

@@ -10,6 +10,7 @@ export * from './dev/dev-services.js';
 export * from './redis-run-updates.js';
 export * from './services.js';
 export * from './server-process.js';
+export * from './start-line.js';
 export * from './urls.js';
 export * from './core.module.js';
 export * from './ops/weft-metrics.js';

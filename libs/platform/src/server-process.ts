@@ -3,6 +3,7 @@ import { runMigrations } from '@weft/persistence';
 import { ensureDatabase, ensureRedis, ensureRuntimeRole, ServiceUnavailableError } from './services.js';
 import { databaseNameOf, serverOf } from './urls.js';
 import type { WeftConfig } from './weft-config.js';
+import { logStartLine } from './start-line.js';
 import { WeftLogger } from './weft-logger.js';
 
 /** What {@link prepareServer} did to the database: created it, and the migrations it applied. */
@@ -40,7 +41,7 @@ export async function prepareServer(
 
 /** Logs the database a started process runs on. */
 export function logDatabase(config: WeftConfig): void {
-  new Logger('weft').log(`database ${databaseNameOf(config.databaseUrl, '(none named)')} on ${serverOf(config.databaseUrl)}`);
+  logStartLine(new Logger('weft'), config, `database ${databaseNameOf(config.databaseUrl, '(none named)')} on ${serverOf(config.databaseUrl)}`);
 }
 
 /**

@@ -25,6 +25,11 @@ export interface WeftConfig {
    * Redis: one process only, see docs/ARCHITECTURE.md).
    */
   transport?: 'redis' | 'in-process';
+  /**
+   * True when the process prints a start summary of its own (`weft dev`): the roles then log their
+   * start lines (listeners, queues, pollers, database, CODE isolation's parts) at debug, not info.
+   */
+  quietStart?: boolean;
   /** WEFT_HOME: Weft's folder on this machine (`weft dev`'s embedded database lives in it). */
   weftHome: string;
   port: number;

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { cli } from '../../../../test/support/weft-cli.js';
-import { definitionTargets, workflowIdOf } from './apply-command.js';
+import { applyOrder, calledWorkflows, definitionTargets, workflowIdOf } from './apply-command.js';
 import { definitionText } from './workflow-get-command.js';
 
 describe('the workflow id apply gives a file', () => {
@@ -77,6 +78,45 @@ describe('the files apply -f takes', () => {
   });
 });
 
+describe('the order apply publishes files in', () => {
+  const file = (workflowId: string | undefined, ...calls: string[]) => ({ workflowId, calls });
+  const ids = (files: { workflowId?: string | undefined }[]) => files.map((f) => f.workflowId ?? '?');
+
+  it('reads the workflows SUBWORKFLOW nodes call, in YAML or JSON, and none from a text that does not parse', () => {
+    const yaml = ['nodes:', '  - {node_id: a, type: HTTP, spec: {url: "https://x.example"}}', '  - {node_id: pay, type: SUBWORKFLOW, spec: {workflow: payment}}', '  - {node_id: ship, type: SUBWORKFLOW, spec: {workflow: shipping}}', ''].join('\n');
+    expect(calledWorkflows(yaml)).toEqual(['payment', 'shipping']);
+    expect(calledWorkflows('{"nodes": [{"node_id": "p", "type": "SUBWORKFLOW", "spec": {"workflow": "payment"}}]}')).toEqual(['payment']);
+    expect(calledWorkflows('nodes:\n  - {node_id: a\n')).toEqual([]);
+    expect(calledWorkflows('nodes:\n  - {node_id: p, type: SUBWORKFLOW, spec: {workflow: {x: 1}}}\n')).toEqual([]);
+    expect(calledWorkflows('')).toEqual([]);
+  });
+
+  it('puts the examples folder\'s payment before order-with-payment, which calls it', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const examples = join(fileURLToPath(new URL('../../../../examples/', import.meta.url)));
+    const targets = (await definitionTargets([examples], false)) as { path: string }[];
+    const files = await Promise.all(targets.map(async (t) => ({ path: t.path, workflowId: workflowIdOf(t.path, await readFile(t.path, 'utf8'), undefined), calls: calledWorkflows(await readFile(t.path, 'utf8')) })));
+    const order = ids(applyOrder(files));
+    expect(order).toContain('order-with-payment');
+    expect(order.indexOf('payment')).toBeLessThan(order.indexOf('order-with-payment'));
+  });
+
+  it('moves a called workflow up to just before its caller and keeps the given order otherwise', () => {
+    expect(ids(applyOrder([file('a'), file('b', 'd'), file('c'), file('d'), file('e')]))).toEqual(['a', 'd', 'b', 'c', 'e']);
+    // Through a chain: c calls b, b calls a, given last.
+    expect(ids(applyOrder([file('c', 'b'), file('b', 'a'), file('a')]))).toEqual(['a', 'b', 'c']);
+    // A workflow no file of the command provides, or the file's own, does not hold it back.
+    expect(ids(applyOrder([file('a', 'elsewhere'), file('b', 'b'), file(undefined), file('c')]))).toEqual(['a', 'b', '?', 'c']);
+  });
+
+  it('keeps files that call each other in a cycle in their given order', () => {
+    expect(ids(applyOrder([file('a', 'b'), file('b', 'a'), file('c')]))).toEqual(['a', 'b', 'c']);
+    expect(ids(applyOrder([file('x'), file('b', 'c'), file('c', 'b'), file('a', 'b')]))).toEqual(['x', 'b', 'c', 'a']);
+    // A file outside the cycle that one of its members calls is still moved up.
+    expect(ids(applyOrder([file('a', 'b'), file('b', 'a', 'z'), file('z')]))).toEqual(['a', 'z', 'b']);
+  });
+});
+
 describe('the definition workflows get prints', () => {
   const definition = { nodes: [{ node_id: 'a', type: 'FORK' }], edges: [] };
 
@@ -104,7 +144,7 @@ describe('weft validate -f, which takes what apply -f takes', () => {
     const r = await cli({}, 'validate', '-f', defs);
     expect(r.code).toBe(1);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe(`${join(defs, 'a.yaml')}: valid (1 nodes, 0 edges)`);
+    expect(lines[0]).toBe(`${join(defs, 'a.yaml')}: valid (1 node, 0 edges)`);
     expect(lines[1]).toBe(`${join(defs, 'b.json')}: 1 problem`);
     expect(lines[2]).toMatch(/^ {2}- nodes\[0\]\.type \(node b\): /);
     expect(lines).toHaveLength(3);

@@ -115,11 +115,82 @@ export function workflowIdOf(path: string, source: string, id: string | undefine
   return path === '-' ? undefined : basename(path, extname(path));
 }
 
+/**
+ * The workflow ids the SUBWORKFLOW nodes of a definition call (`spec.workflow`), in node order;
+ * none for a text that does not parse or a call whose workflow is not a plain string.
+ */
+export function calledWorkflows(source: string): string[] {
+  const doc = YAML.parseDocument(source);
+  if (doc.errors.length > 0) return [];
+  const nodes = (doc.toJS() as { nodes?: unknown } | null)?.nodes;
+  if (!Array.isArray(nodes)) return [];
+  const called: string[] = [];
+  for (const n of nodes as { type?: unknown; spec?: { workflow?: unknown } }[]) {
+    if (n?.type === 'SUBWORKFLOW' && typeof n.spec?.workflow === 'string' && n.spec.workflow !== '') called.push(n.spec.workflow);
+  }
+  return called;
+}
+
+/**
+ * The order `apply` publishes files in: the given order, but each file after the files of the same
+ * command whose workflows it calls (`calls`, matched against `workflowId`), which are moved up to
+ * just before it, so that a SUBWORKFLOW's target is published before the definition that calls it
+ * and no warning says it does not exist. Files that call each other in a cycle keep their given
+ * order.
+ */
+export function applyOrder<T extends { workflowId?: string | undefined; calls: readonly string[] }>(files: readonly T[]): T[] {
+  const callees = (f: T) => files.filter((g) => g !== f && g.workflowId !== undefined && f.calls.includes(g.workflowId));
+  const reaches = (from: T, to: T, seen = new Set<T>()): boolean =>
+    callees(from).some((g) => g === to || (!seen.has(g) && (seen.add(g), reaches(g, to, seen))));
+  const out: T[] = [];
+  const visited = new Set<T>();
+  const visit = (f: T) => {
+    visited.add(f);
+    for (const g of callees(f)) if (!visited.has(g) && !reaches(g, f)) visit(g);
+    out.push(f);
+  };
+  for (const f of files) if (!visited.has(f)) visit(f);
+  return out;
+}
+
+/** A definition file `apply` read: its text, its workflow id, and the workflows it calls. */
+interface Loaded {
+  path: string;
+  definition: string;
+  workflowId: string | undefined;
+  calls: string[];
+}
+
+/** A path `apply` could not read, with why: reported as a failure in its place. */
+interface Unread {
+  path: string;
+  failure: unknown;
+  workflowId?: undefined;
+  calls: string[];
+}
+
+/** Reads the targets' definitions (stdin once); a target that cannot be read carries its error. */
+async function loadTargets(targets: readonly Target[], id: string | undefined): Promise<(Loaded | Unread)[]> {
+  const out: (Loaded | Unread)[] = [];
+  for (const t of targets) {
+    if ('error' in t) {
+      out.push({ path: t.path, failure: new Error(t.error), calls: [] });
+      continue;
+    }
+    try {
+      const definition = await readDefinitionFile(t.path);
+      out.push({ path: t.path, definition, workflowId: workflowIdOf(t.path, definition, id), calls: calledWorkflows(definition) });
+    } catch (err) {
+      out.push({ path: t.path, failure: err, calls: [] });
+    }
+  }
+  return out;
+}
+
 /** Publishes one file; prints its warnings on stderr (with the file's name when `named`). */
-async function applyOne(c: WeftClient, path: string, o: ApplyFlags, named: boolean): Promise<Applied> {
-  const definition = await readDefinitionFile(path);
+async function applyOne(c: WeftClient, file: Loaded, o: ApplyFlags, named: boolean): Promise<Applied> {
+  const { path, definition, workflowId } = file;
   if (definition.trim() === '') throw new Error(`${path === '-' ? 'stdin' : path} is empty: there is no definition to publish`);
-  const workflowId = workflowIdOf(path, definition, o.id);
   if (workflowId === undefined) throw new Error('-f - (stdin) needs --id, or a workflow_id in the definition: there is no file name to take the workflow id from');
   const r = await c
     .request(PUBLISH_WORKFLOW, { i: { workflowId, name: o.name, definition } })
@@ -138,7 +209,8 @@ function appliedLine(a: Applied): string {
 }
 
 /**
- * Registers `apply`: publishes each definition `-f` names (files, folders, `-`), in order. A file
+ * Registers `apply`: publishes each definition `-f` names (files, folders, `-`), in order, but a
+ * file whose workflow another one's SUBWORKFLOW node calls before that one ({@link applyOrder}). A file
  * that fails is reported on stderr with its name and the API's problems, the others are still
  * applied, and the command then fails (exit code 1), naming the files that were not applied.
  */
@@ -157,6 +229,7 @@ export function applyCommand(program: Command): void {
         '({file, workflowId, version, createdAt}), a list of them when -f names a folder or several files.',
         'A file that fails is named on stderr with its problems; the others are still applied, and the',
         'exit code is then 1. -f - (stdin) needs --id, or a workflow_id in the definition.',
+        "A file whose workflow another file's SUBWORKFLOW node calls is applied before that file.",
       ].join('\n'),
     )
     .action(async (o: ApplyFlags, cmd: Command) => {
@@ -167,13 +240,14 @@ export function applyCommand(program: Command): void {
       }
       if (o.file.filter((f) => f === '-').length > 1) usageError(cmd, '-f - (stdin) can be given once');
       const targets = await definitionTargets(o.file, !!o.recursive);
+      const files = applyOrder(await loadTargets(targets, o.id));
       const applied: Applied[] = [];
       const failed: string[] = [];
       await withClient(o, async (c) => {
-        for (const t of targets) {
+        for (const t of files) {
           try {
-            if ('error' in t) throw new Error(t.error);
-            const a = await applyOne(c, t.path, o, !one);
+            if ('failure' in t) throw t.failure;
+            const a = await applyOne(c, t, o, !one);
             applied.push(a);
             if (o.output === 'table') process.stdout.write(appliedLine(a));
           } catch (err) {

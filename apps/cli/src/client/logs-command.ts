@@ -173,7 +173,7 @@ export async function printLogs(c: WeftClient, runId: string, node: string | und
 export function logsCommand(program: Command): void {
   withConnection(program.command('logs <runId>'))
     .description(
-      "print what a run's attempts printed or did (a CODE node's output, at most its last 64 KiB each; an HTTP node's requests); with several nodes each line starts with [node #attempt], attempts counted from 1; control characters but the tab are shown escaped",
+      "print what a run's attempts printed or did (a CODE node's output, at most its last 64 KiB each; an HTTP node's requests); with several nodes each line starts with [node #attempt], attempts counted from 1 (#1 is the first execution); control characters but the tab are shown escaped",
     )
     .option('--node <nodeId>', 'only the attempts of this node')
     .option('-f, --follow', 'then follow the run live, printing each attempt once it ends, until the run ends (exit code 3 unless it succeeds)')

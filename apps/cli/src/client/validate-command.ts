@@ -38,8 +38,13 @@ export async function validateSource(file: string, source: string): Promise<Vali
 /** What `validate` prints of one file for people: `FILE: valid (…)`, or its problems one per line. */
 function validationText(name: string, result: Validation): string {
   return result.valid
-    ? `${name}: valid (${result.nodes} nodes, ${result.edges} edges)\n`
-    : `${name}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}\n${problemLines(result.problems)}`;
+    ? `${name}: valid (${counted(result.nodes ?? 0, 'node')}, ${counted(result.edges ?? 0, 'edge')})\n`
+    : `${name}: ${counted(result.problems.length, 'problem')}\n${problemLines(result.problems)}`;
+}
+
+/** `1 node`, `2 nodes`, `0 nodes`. */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { type TakenTask, type TaskJob } from '@weft/engine';
 import { RunCoordinator, type AttemptLogInput, type ReportResult } from '@weft/engine/coordinator';
-import { TaskQueues, WEFT_CONFIG, WeftMetrics, WeftTracing, type JobDelivery, type JobHandlerResult, type WeftConfig } from '@weft/platform';
+import { logStartLine, TaskQueues, WEFT_CONFIG, WeftMetrics, WeftTracing, type JobDelivery, type JobHandlerResult, type WeftConfig } from '@weft/platform';
 import { ExecutionError, failureKind, type FailureKind, type TaskExecutor } from '../executors/executor.js';
 import { HttpExecutor } from '../executors/http.executor.js';
 import { redactInputs } from './redact-inputs.js';
@@ -125,10 +125,13 @@ export class TaskProcessor implements BeforeApplicationShutdown {
   start(queues: string[] = this.config.queues): Promise<void> {
     this.started = true;
     this.queues.consume(queues, this.config.workerConcurrency, (job, delivery) => this.process(job, delivery));
-    this.log.log(`consuming queues ${queues.join(', ')} (concurrency ${this.config.workerConcurrency}, eager dispatch ${this.eagerDispatch === 0 ? 'off' : `up to ${this.eagerDispatch} in a row`})`);
+    logStartLine(this.log, this.config, `consuming queues ${queues.join(', ')} (concurrency ${this.config.workerConcurrency}, eager dispatch ${this.eagerDispatch === 0 ? 'off' : `up to ${this.eagerDispatch} in a row`})`);
     void this.code.isolation().then(
       (isolation) => {
-        if (isolation.confined) this.log.log(`CODE isolation: ${isolation.holds.join('; ')}`);
+        if (isolation.confined) {
+          this.log.log(`CODE isolation: confined (${isolation.parts.join(', ')})`);
+          this.log.debug(`CODE isolation holds: ${isolation.holds.join('; ')}`);
+        }
         else if (this.code.allowsUnconfined) this.log.warn(`CODE runs UNCONFINED (local development only): ${isolation.missing.join('; ')}`);
         else this.log.warn(`CODE refused: every CODE attempt fails until this is fixed: ${isolation.missing.join('; ')}. ${isolation.remedy}`);
       },

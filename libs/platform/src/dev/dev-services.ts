@@ -59,8 +59,9 @@ export async function startDevServices(config: WeftConfig): Promise<DevServices>
 }
 
 /**
- * The lines `weft dev` prints before its URLs: the database (its runtime URL, where it comes
- * from, whether this start created it and which migrations it applied) and the transport.
+ * The lines `weft dev` prints before its URLs: the server an earlier `weft dev` left running, when
+ * this start stopped one; the database (its runtime URL, where it comes from, whether this start
+ * created it and which migrations it applied); and the transport.
  */
 export function devSummary(dev: DevServices, prepared: { created: boolean; applied: string[] }): string[] {
   const { config, database } = dev;
@@ -76,7 +77,11 @@ export function devSummary(dev: DevServices, prepared: { created: boolean; appli
     config.transport === 'in-process'
       ? `in process (no Redis on ${LOCAL_REDIS.host}:${LOCAL_REDIS.port} and no REDIS_URL: this one process only; jobs do not outlive it)`
       : `Redis at ${serverOf(config.redisUrl)}`;
-  return [`Weft database: ${redacted(config.databaseUrl)} (${origin}; ${state})`, `Weft transport: ${transport}`];
+  const leftover =
+    database.kind === 'embedded' && database.server.leftover
+      ? [`Weft stopped the PostgreSQL server (pid ${database.server.leftover}) an earlier weft dev left running on ${database.server.dir}`]
+      : [];
+  return [...leftover, `Weft database: ${redacted(config.databaseUrl)} (${origin}; ${state})`, `Weft transport: ${transport}`];
 }
 
 /** True when something accepts a TCP connection at `host:port` within 1 s. */

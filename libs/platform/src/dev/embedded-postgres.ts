@@ -22,6 +22,8 @@ export interface EmbeddedPostgres {
   version: string;
   /** True when this start created the data folder's cluster (initdb). */
   initialised: boolean;
+  /** The pid of a server an earlier `weft dev` left running on `dir`, which this start stopped first; else undefined. */
+  leftover?: number;
   /** The superuser's URL (user `postgres`, trust authentication on 127.0.0.1) of `database`. */
   url(database: string, user?: string): string;
   /** Stops the server (fast shutdown: open sessions are ended) and resolves once it exited. */
@@ -60,7 +62,7 @@ export async function startEmbeddedPostgres(dir: string, opts: { port?: number; 
   const bin = await binaries();
   const user = runAs(dir);
   const { initialised } = await prepareFolder(dir, bin, user);
-  await clearStaleServer(dir);
+  const leftover = await clearStaleServer(dir);
   const port = opts.port || (await freePort());
   const kept: string[] = [];
   const onLine = (line: string) => {
@@ -103,6 +105,7 @@ export async function startEmbeddedPostgres(dir: string, opts: { port?: number; 
     port,
     version,
     initialised,
+    ...(leftover ? { leftover } : {}),
     url,
     stop: () =>
       (stopping ??= (async () => {
@@ -204,17 +207,17 @@ async function prepareFolder(dir: string, bin: Binaries, user: ReturnType<typeof
  * check of the file stands): a server whose parent is no Node.js process (its `weft dev` was
  * killed, and the server was handed to init or a subreaper) is shut down; a file whose process is
  * gone, or is no PostgreSQL, is removed; a server whose parent is a live Node.js process is
- * another `weft dev`'s, an error.
+ * another `weft dev`'s, an error. Resolves the pid of the server it shut down, else undefined.
  */
-async function clearStaleServer(dir: string): Promise<void> {
-  if (!existsSync('/proc/self')) return;
+async function clearStaleServer(dir: string): Promise<number | undefined> {
+  if (!existsSync('/proc/self')) return undefined;
   const file = join(dir, 'postmaster.pid');
   const pid = Number((await readFile(file, 'utf8').catch(() => '')).split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0) return;
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
   const cmdline = procFile(pid, 'cmdline');
   if (cmdline === undefined || !cmdline.includes('postgres')) {
     await rm(file, { force: true });
-    return;
+    return undefined;
   }
   const parent = Number(procFile(pid, 'stat')?.replace(/^.*\)\s+\S+\s+/, '').split(' ')[0]);
   const parentCmd = parent > 1 && parent !== process.pid ? procFile(parent, 'cmdline') : undefined;
@@ -225,6 +228,7 @@ async function clearStaleServer(dir: string): Promise<void> {
   const until = Date.now() + READY_TIMEOUT_MS;
   while (existsSync(`/proc/${pid}`) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
   if (existsSync(`/proc/${pid}`)) throw new ServiceUnavailableError(`the PostgreSQL server left running on ${dir} (pid ${pid}) did not stop`);
+  return pid;
 }
 
 /** `/proc/<pid>/<name>`, or undefined when the process is gone. */

@@ -1,6 +1,7 @@
 import { Injectable, Logger, type INestApplicationContext, type LoggerService, type OnModuleDestroy } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { logStartLine } from '../start-line.js';
 import type { WeftConfig } from '../weft-config.js';
 import { Readiness } from './readiness.js';
 import { WeftMetrics } from './weft-metrics.js';
@@ -105,7 +106,7 @@ export async function startOpsListener(app: INestApplicationContext, config: Wef
   const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const url = `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
   const everywhere = shown !== host ? ' (listening on every interface)' : '';
-  new Logger('weft').log(`ops endpoints (metrics, readiness, liveness) on ${host}:${port}${everywhere}: ${url}/metrics, /readyz, /healthz`);
+  logStartLine(new Logger('weft'), config, `ops endpoints (metrics, readiness, liveness) on ${host}:${port}${everywhere}: ${url}/metrics, /readyz, /healthz`);
   return url;
 }
 

@@ -11,7 +11,9 @@ import type { UidRange } from './uid-pool.js';
 export interface CodeIsolation {
   /** Every part below is in place: the worker runs CODE. */
   confined: boolean;
-  /** The parts that hold, for the start-up log. */
+  /** The parts that hold, one short name each (`bubblewrap`, `a uid per execution`, …), for the start-up line. */
+  parts: string[];
+  /** The parts that hold, one sentence each, for the start-up log at debug. */
   holds: string[];
   /** The parts that cannot be applied, one sentence each (empty when confined). */
   missing: string[];
@@ -48,12 +50,16 @@ const REMEDY =
  */
 export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolation> {
   const holds: string[] = [];
+  const parts: string[] = [];
   const missing: string[] = [];
   const cgroups = probe.cgroups instanceof Cgroups ? probe.cgroups : undefined;
+  if (probe.uidRange) parts.push('a uid per execution');
   if (probe.uidRange) holds.push(`a uid of its own per execution (${probe.uidRange.base}…${probe.uidRange.base + probe.uidRange.size - 1})`);
   else missing.push('the worker is not root, so executions cannot run as uids of their own');
+  if (cgroups) parts.push('cgroup memory and process limits');
   if (cgroups) holds.push(`memory and process limits for all of an execution's processes (${cgroups.describe()})`);
   else missing.push(`no per-execution cgroup: ${probe.cgroups as string}`);
+  if (probe.prlimit) parts.push('rlimits');
   if (probe.prlimit) holds.push('file size, CPU time and process count rlimits (prlimit)');
   else missing.push('prlimit (util-linux) is not on PATH: no file size or CPU time limit');
   let bwrap = probe.bwrap;
@@ -68,6 +74,7 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
       missing.push(`bubblewrap cannot build the sandbox: ${problem}`);
       bwrap = undefined;
     } else {
+      parts.unshift(probe.seccomp ? 'bubblewrap with seccomp' : 'bubblewrap');
       holds.push(
         `bubblewrap: own pid, mount, network, IPC and UTS namespaces, --die-with-parent, private size-capped /tmp and /dev/shm, no network${probe.seccomp ? ', a seccomp filter (no keyrings, user namespaces, io_uring, userfaultfd, BPF or perf events; sockets of the Unix, IPv4 and IPv6 families only)' : ''}`,
       );
@@ -75,6 +82,7 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
   }
   return {
     confined: missing.length === 0,
+    parts,
     holds,
     missing,
     remedy: REMEDY,
