@@ -48,7 +48,8 @@ export default {
       testTimeout: 120000,
     },
   ],
-  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+  // The summary reporter's `tests:` line closes the output; the ten slowest files come just before it.
+  reporters: ['default', '<rootDir>/test/support/slowest-reporter.js', '<rootDir>/test/support/summary-reporter.js'],
   testTimeout: 60000,
   // `npm test` runs the files one at a time in one worker process (`--maxWorkers=1`), not in
   // Jest's own process (`--runInBand`): in native ESM mode every file leaves its modules on the
