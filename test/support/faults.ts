@@ -19,8 +19,11 @@ import { testConfig } from './e2e-platform.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Polls `probe` until it returns a truthy value (returned), or throws after `timeoutMs` naming `what`. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+/**
+ * Polls `probe` until it returns a truthy value (returned), or throws after `timeoutMs` naming `what`.
+ * The default, 30 s, is room for a loaded machine: a state that comes costs only the time it takes.
+ */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, everyMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();

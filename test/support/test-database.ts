@@ -114,19 +114,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * Clones the migrated template into a uniquely named database (`weft_test_<pid>_<random>`)
  * and returns it with initialized DataSources (the runtime's `poolSize` default 10). Retries the clone
- * while the template is briefly accessed by another session (SQLSTATE 55006).
+ * while the template is briefly accessed by another session (SQLSTATE 55006), for up to 60 s.
  */
 export async function createTestDatabase(opts: { poolSize?: number } = {}): Promise<TestDatabase> {
   // globalSetup created the template and named it; without it (another runner), create it here.
   const template = process.env.WEFT_TEST_TEMPLATE ?? (await ensureTemplate());
   const name = `weft_test_${process.pid}_${randomBytes(5).toString('hex')}`;
   await admin(async (c) => {
-    for (let i = 0; ; i++) {
+    // For up to 60 s: another run on the machine may be creating its own clone at the same time.
+    for (const deadline = Date.now() + 60_000; ; ) {
       try {
         await c.query(`CREATE DATABASE ${quote(name)} TEMPLATE ${quote(template)}`);
         return;
       } catch (err) {
-        if ((err as { code?: string }).code !== '55006' || i >= 50) throw err;
+        if ((err as { code?: string }).code !== '55006' || Date.now() > deadline) throw err;
         await sleep(50 + Math.random() * 100);
       }
     }
