@@ -31,7 +31,7 @@ export const CHROMIUM = process.env.WEFT_CHROMIUM || '/usr/bin/chromium';
 /**
  * How long a wait for something on the page may take: it polls, so a quick page costs nothing,
  * and a loaded machine (the platform runs in this same process, the cores are shared) has room.
- * Below the browser project's 120 s test timeout, so a wait that fails names what it waited for.
+ * Below a browser test's 120 s timeout, so a wait that fails names what it waited for.
  */
 export const WAIT_MS = 90_000;
 
@@ -183,7 +183,7 @@ export function browserSuite(opts: { env?: Record<string, string | number> } = {
             await tab.close();
           }
         },
-        testOpts.timeout ?? 90_000,
+        testOpts.timeout ?? 120_000,
       );
     },
   };
