@@ -37,7 +37,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function runEnded(tenantId: string, runId: string, timeoutMs = 10_000) {
+async function runEnded(tenantId: string, runId: string, timeoutMs = 60_000) {
   return eventually(`run ${runId} ends`, async () => {
     const r = await runs().findRun(tenantId, runId);
     return r && r.status !== 'RUNNING' ? r : undefined;
