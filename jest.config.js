@@ -49,12 +49,15 @@ export default {
       testTimeout: 120000,
     },
   ],
-  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+  // The summary reporter's `tests:` line closes the output; the ten slowest files come just before it.
+  reporters: ['default', '<rootDir>/test/support/slowest-reporter.js', '<rootDir>/test/support/summary-reporter.js'],
   testTimeout: 60000,
-  // `npm test` runs the files one at a time in one worker process (`--maxWorkers=1`), not in
-  // Jest's own process (`--runInBand`): in native ESM mode every file leaves its modules on the
-  // heap (about 40 MB a file here), so one process running the whole suite nears V8's heap limit
-  // (4 GB) by the hundredth file and then spends most of its time collecting garbage. The worker
-  // is replaced by a fresh one after a file that leaves it above this much memory.
+  // `npm test` runs two files at a time in two worker processes (`--maxWorkers=2`), not in Jest's
+  // own process (`--runInBand`): in native ESM mode every file leaves its modules on the heap
+  // (about 40 MB a file here), so one process running the whole suite nears V8's heap limit (4 GB)
+  // by the hundredth file and then spends most of its time collecting garbage. A worker is
+  // replaced by a fresh one after a file that leaves it above this much memory. Two, because many
+  // files spend much of their time waiting (for a lease, a drain, a spawned process), so two share
+  // two cores well; the files keep apart (own database, Redis keys, ports, uid blocks).
   workerIdleMemoryLimit: '1GB',
 };

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { CodeExecutor } from '../../apps/worker/src/executors/code/code.executor.js';
 import { Cgroups } from '../../apps/worker/src/executors/code/cgroup.js';
 import { processesOf } from '../../apps/worker/src/executors/code/processes.js';
+import { claimUidBlock } from '../../apps/worker/src/executors/code/uid-pool.js';
 import { failure } from '../../apps/worker/src/executors/execution-failure.testing.js';
 
 /**
@@ -102,7 +103,12 @@ suite('the sandbox itself', () => {
       { code: 'import time, os\ndef handler(input):\n    open("secret.txt", "w").write("A")\n    time.sleep(1.5)\n    return os.getuid()\n', secret: 'A-SECRET' },
       py,
     );
-    await new Promise((r) => setTimeout(r, 500));
+    // The slow one runs: a process of the executor's uids (its own block) exists.
+    const range = code.uidRange!;
+    for (let i = 0; (await processesOf({ first: range.base, count: range.size })).length === 0; i++) {
+      if (i > 2_000) throw new Error('the first execution never started');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const other = (await code.execute(
       {
         code:
@@ -358,7 +364,7 @@ suite('a worker that stalls', () => {
     const script =
       `import { CodeExecutor } from ${JSON.stringify(executor)};` +
       `const c = new CodeExecutor({ tempDir: ${JSON.stringify(tempDir)} });` +
-      `await c.isolation(); console.log('ready');` +
+      `await c.isolation(); console.log('ready ' + c.uidRange.base + ' ' + c.uidRange.size);` +
       `try { console.log(JSON.stringify(await c.execute({ code: 'import time\\ndef handler(input):\\n    time.sleep(0.5)\\n    return "done"\\n', timeout_seconds: 2 }, { taskId: 't', nodeId: 'n', attempt: 1, runtime: 'python' }))); }` +
       `catch (e) { console.log(JSON.stringify(e.message)); }`;
     const worker = spawn(process.execPath, ['--import', './test/support/ts-register.mjs', '--input-type=module', '-e', script], {
@@ -368,10 +374,15 @@ suite('a worker that stalls', () => {
     let out = '';
     worker.stdout.on('data', (d: Buffer) => (out += d.toString()));
     await new Promise<void>((resolve) => {
-      const check = (): void => void (out.includes('ready') ? resolve() : setTimeout(check, 20));
+      const check = (): void => void (/ready \d+ \d+\n/.test(out) ? resolve() : setTimeout(check, 20));
       check();
     });
-    await new Promise((r) => setTimeout(r, 300)); // the handler runs
+    // The handler runs: a process of the executor's uids exists.
+    const [, base, size] = /ready (\d+) (\d+)/.exec(out)!.map(Number);
+    for (let i = 0; (await processesOf({ first: base!, count: size! })).length === 0; i++) {
+      if (i > 2_000) throw new Error('the handler never started');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     worker.kill('SIGSTOP');
     await new Promise((r) => setTimeout(r, 3000)); // past the 2 s deadline; the handler ended meanwhile
     worker.kill('SIGCONT');
@@ -579,8 +590,10 @@ suite('a result file the code controls', () => {
 
 suite('a worker taking over a uid block', () => {
   it('kills every process of its uids and removes the folders and cgroups a dead holder left, before its first execution', async () => {
-    const base = 2_100_000_000;
+    // A block of this process's own (claimed as a worker claims one, apart from the workers'
+    // default blocks), so another run of this suite on the machine plays its dead holder elsewhere.
     const size = 4;
+    const base = claimUidBlock(2_100_100_000, size, 2_100_100_000 + 64 * size - 1).first;
     const blockDir = join(tempDir, `weft-code-${base}`);
     // What a killed worker left: a process of its slot 1's uid, that slot's folder, a cgroup.
     await mkdir(join(blockDir, 'x-stale', 'in'), { recursive: true });

@@ -64,7 +64,7 @@ describe("a worker's log", () => {
     const { workflowId } = await publishWorkflow(db.ds, tenantId, def([raise]));
     const { runId } = await coordinator.runs.startRun(tenantId, { workflowId });
     await eventually('the run fails', async () => (await new RunRepository(db.ds).findRun(tenantId, runId))?.status === 'FAILED', 30_000);
-    await eventually('the worker logs the failure', async () => output().includes(`run ${runId} node a attempt 1 failed`), 10_000);
+    await eventually('the worker logs the failure', async () => output().includes(`run ${runId} node a attempt 1 failed`), 30_000);
 
     // The exception really was that long.
     const task = (await new RunRepository(db.ds).tasksOfRun(tenantId, runId))[0]!;

@@ -23,8 +23,12 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 const MAX_CONNECTIONS = 4;
 const MAX_PER_KEY = 2;
 const MAX_PENDING = 2;
-/** Longest a socket the server closed may stay open when its peer never answers (1 s, and slack). */
-const DESTROYED_WITHIN_MS = 2_500;
+/**
+ * How long a test waits for the server to destroy a socket whose peer never answers its close:
+ * the server gives the close handshake 1 s; `ws`'s own default, 30 s, must not be what ends it.
+ * Half of that, so a loaded machine has room and the default still cannot pass.
+ */
+const DESTROYED_BEFORE_WS_DEFAULT_MS = 15_000;
 const PENDING_REASON = `TOO_MANY_PENDING_CONNECTIONS: this address holds its most unauthenticated graphql-ws connections (${MAX_PENDING})`;
 const TOTAL_REASON = `TOO_MANY_CONNECTIONS: the API holds its most graphql-ws connections (${MAX_CONNECTIONS}); retry later`;
 
@@ -34,9 +38,9 @@ type Opened = { ws: WebSocket; outcome: 'ack' | 'open' | Close; closed: Promise<
 /**
  * A WebSocket upgraded by hand on a raw TCP socket that reads but never writes after the
  * request: no connection_init, no answer to a close frame. `closeFrame`: the server's close;
- * `closed`: when the TCP socket closed, in ms since the epoch.
+ * `isClosed()`: whether the TCP socket closed.
  */
-type Raw = { socket: Socket; upgraded: Promise<void>; closeFrame: Promise<Close>; closed: Promise<number> };
+type Raw = { socket: Socket; upgraded: Promise<void>; closeFrame: Promise<Close>; isClosed: () => boolean };
 
 describe('graphql-ws message size and connection caps', () => {
   let db: TestDatabase;
@@ -107,11 +111,13 @@ describe('graphql-ws message size and connection caps', () => {
     let data = Buffer.alloc(0);
     let upgraded!: () => void;
     let closeFrame!: (c: Close) => void;
+    let closed = false;
+    socket.once('close', () => (closed = true));
     const raw: Raw = {
       socket,
       upgraded: new Promise((r) => (upgraded = r)),
       closeFrame: new Promise((r) => (closeFrame = r)),
-      closed: new Promise((r) => socket.once('close', () => r(Date.now()))),
+      isClosed: () => closed,
     };
     socket.on('data', (chunk: Buffer) => {
       data = Buffer.concat([data, chunk]);
@@ -132,8 +138,8 @@ describe('graphql-ws message size and connection caps', () => {
     await Promise.all(open.map((ws) => new Promise<void>((resolve) => (ws.once('close', () => resolve()), ws.close()))));
   }
 
-  /** Waits for `cond`, checked every 20 ms, at most `ms` (default 10 s; a leak never satisfies it). */
-  async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+  /** Waits for `cond`, checked every 20 ms, at most `ms` (default 30 s, room for a loaded machine; a leak never satisfies it). */
+  async function until(cond: () => boolean, what: string, ms = 30_000): Promise<void> {
     for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
       if (cond()) return;
       await new Promise((r) => setTimeout(r, 20));
@@ -269,21 +275,17 @@ describe('graphql-ws message size and connection caps', () => {
       await raw.upgraded;
       await until(() => server.connections === 1, 'the socket to be counted');
       expect(await raw.closeFrame).toEqual({ code: 4408, reason: 'Connection initialisation timeout' });
-      const closedAt = Date.now();
-      await until(() => server.connections === 0 && server.sockets === 0, 'the unanswered socket to be destroyed', DESTROYED_WITHIN_MS);
-      expect((await raw.closed) - closedAt).toBeLessThan(DESTROYED_WITHIN_MS);
+      await until(() => raw.isClosed() && server.connections === 0 && server.sockets === 0, 'the unanswered socket to be destroyed', DESTROYED_BEFORE_WS_DEFAULT_MS);
     });
 
-    it('destroys refused sockets whose peer never answers the close within a couple of seconds', async () => {
+    it('destroys refused sockets whose peer never answers the close, before ws\'s own 30 s close timeout', async () => {
       for (const [key, from] of [[keyA, '127.0.0.2'], [keyA, '127.0.0.3'], [keyB, '127.0.0.2'], [keyB, '127.0.0.3']] as const) {
         expect((await open(key, { from })).outcome).toBe('ack');
       }
       const refused = Array.from({ length: 30 }, (_, i) => rawUpgrade(`127.0.1.${1 + (i % 10)}`));
       expect(await Promise.all(refused.map((r) => r.closeFrame))).toEqual(refused.map(() => ({ code: 1013, reason: TOTAL_REASON })));
-      const refusedAt = Date.now();
-      const closedAt = await Promise.all(refused.map((r) => r.closed));
-      expect(Math.max(...closedAt) - refusedAt).toBeLessThan(DESTROYED_WITHIN_MS);
-      await until(() => server.sockets === MAX_CONNECTIONS, 'the refused sockets to be gone', 500);
+      await until(() => refused.every((r) => r.isClosed()), 'the refused sockets to be destroyed', DESTROYED_BEFORE_WS_DEFAULT_MS);
+      await until(() => server.sockets === MAX_CONNECTIONS, 'the refused sockets to be gone');
       expect(server.connections).toBe(MAX_CONNECTIONS);
     });
   });

@@ -84,7 +84,7 @@ describe('console in the browser', () => {
     await signIn(page, second.secret, '/workflows');
     await revokeKey(admin, second.id);
     await nav(page).getByRole('link', { name: 'Keys' }).click();
-    await keyField(page).waitFor({ timeout: 15_000 });
+    await keyField(page).waitFor({ timeout: WAIT_MS });
     await page.getByRole('status').filter({ hasText: /revoked|sign in again/i }).waitFor();
     expect(await nav(page).count()).toBe(0);
     expect(await storedKey(page)).toBeNull();

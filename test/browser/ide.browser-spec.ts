@@ -3,7 +3,7 @@
  * workers, under the console's Content-Security-Policy, reaching nothing but this server.
  */
 import { describe, expect } from '@jest/globals';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import { nav, signIn, storedKey } from './support/console.js';
 import { browserSuite, WAIT_MS } from './support/harness.js';
 
@@ -21,9 +21,27 @@ async function waitForSchema(page: Page): Promise<void> {
   await docs.getByText('Query', { exact: true }).first().waitFor({ timeout: WAIT_MS });
 }
 
-/** Runs the operation in GraphiQL's editor (its run button) and waits for the result pane to hold `text`. */
+/**
+ * Runs the operation in GraphiQL's editor (its run button) and waits for the result pane to hold
+ * `text`. A click GraphiQL takes while it still renders (a loaded machine) runs nothing: the button
+ * is clicked again until the operation's request goes out, never once it did (the button then
+ * stops the request).
+ */
 async function runAndWaitFor(page: Page, text: RegExp): Promise<string> {
-  await page.locator('.graphiql-execute-button').click();
+  let sent = false;
+  const onRequest = (request: Request): void => {
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/graphql' && !(request.postData() ?? '').includes('IntrospectionQuery')) sent = true;
+  };
+  page.on('request', onRequest);
+  try {
+    for (const deadline = Date.now() + WAIT_MS; !sent; ) {
+      if (Date.now() > deadline) throw new Error('GraphiQL sent no operation when its run button was clicked');
+      await page.locator('.graphiql-execute-button').click();
+      for (const retry = Date.now() + 3_000; !sent && Date.now() < retry; ) await page.waitForTimeout(50);
+    }
+  } finally {
+    page.off('request', onRequest);
+  }
   await result(page).getByText(text).first().waitFor({ timeout: WAIT_MS });
   return (await result(page).innerText()).replace(/\s+/g, ' ');
 }

@@ -11,7 +11,7 @@ import { jsNode, publish, start, task, waitRun } from '../support/e2e-platform.j
 import { signIn } from './support/console.js';
 import { browserSuite, WAIT_MS } from './support/harness.js';
 
-const RUN_WAIT_MS = 45_000;
+const RUN_WAIT_MS = WAIT_MS;
 
 async function waitForRunStatus(page: Page, status: string): Promise<void> {
   await page.locator('[data-testid="run-status"]').filter({ hasText: new RegExp(`^\\s*${status}\\s*$`) }).waitFor({ timeout: RUN_WAIT_MS });

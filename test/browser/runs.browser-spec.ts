@@ -25,7 +25,7 @@ import { browserSuite, WAIT_MS } from './support/harness.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Runs can take a while on a shared machine: the order service, a Python CODE node, the scheduler. */
-const RUN_WAIT_MS = 45_000;
+const RUN_WAIT_MS = WAIT_MS;
 
 /** The status shown at the top of a run's page. */
 const runStatus = (page: Page) => page.locator('[data-testid="run-status"]');
@@ -181,7 +181,7 @@ describe('runs pages in the browser', () => {
     await markDocument(page);
     expect(new URL((await socket).url()).pathname).toBe('/graphql');
     await revokeKey(admin, second.id);
-    await keyField(page).waitFor({ timeout: 15_000 });
+    await keyField(page).waitFor({ timeout: WAIT_MS });
     await page.getByRole('status').filter({ hasText: /revoked|sign in again/i }).waitFor();
     expect(await nav(page).count()).toBe(0);
     await assertNotReloaded(page);

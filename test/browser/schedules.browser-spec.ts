@@ -146,7 +146,7 @@ describe('schedules pages in the browser', () => {
       await page.getByRole('button', { name: 'Start backfill' }).click();
       await page.getByRole('status').filter({ hasText: 'Backfill started' }).waitFor();
       const done = page.locator('li[data-backfill-id][data-finished="true"]');
-      await done.waitFor({ timeout: 30_000 });
+      await done.waitFor({ timeout: WAIT_MS });
       const bar = done.getByRole('progressbar');
       const total = Number(await bar.getAttribute('aria-valuemax'));
       expect(total).toBeGreaterThanOrEqual(4);

@@ -10,7 +10,7 @@ const ACTIVE = ['PENDING', 'QUEUED', 'RUNNING', 'WAITING'];
 const read = (client: WeftClient, id: string) => getRun(client, id, FIELDS);
 
 /** Polls the run (with FIELDS) until `pred` holds (default: it ended); `seen` gets every state read. */
-const waitFor = (client: WeftClient, id: string, pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status), seen: (run: any) => void = () => {}, timeoutMs = 30_000) =>
+const waitFor = (client: WeftClient, id: string, pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status), seen: (run: any) => void = () => {}, timeoutMs = 50_000) =>
   waitRun(
     client,
     id,
@@ -274,7 +274,7 @@ describe('for_each: one task per element of an array', () => {
           ...jsNode(
             'check',
             `if (input.x === 'bad') throw new Error('bad element ' + input.i);
-             return new Promise((r) => setTimeout(() => r({ ok: input.x }), input.x === 'slow' ? 4000 : 10));`,
+             return new Promise((r) => setTimeout(() => r({ ok: input.x }), input.x === 'slow' ? 15000 : 10));`,
             { x: '{{item}}', i: '{{itemIndex}}' },
           ),
           for_each: '{{input.xs}}',
@@ -285,7 +285,9 @@ describe('for_each: one task per element of an array', () => {
       ],
       edges: [{ from: 'check', to: 'after' }],
     });
-    const run = await waitFor(client, await start(client, 'one-bad-apple', { xs: ['slow', 'fast', 'bad', 'later', 'last'] }));
+    // 'slow' holds its slot for 15 s: far longer than 'fast' and both attempts of 'bad' take
+    // beside it, even on a loaded machine, so it is still running when 'bad' fails for good.
+    const run = await waitFor(client, await start(client, 'one-bad-apple', { xs: ['slow', 'fast', 'bad', 'later', 'last'] }), undefined, undefined, 100_000);
 
     expect(run.status).toBe('FAILED');
     expect(iterations(run, 'check').map((t) => [t.iteration, t.status])).toEqual([
@@ -300,7 +302,7 @@ describe('for_each: one task per element of an array', () => {
     expect(node(run, 'check').error).toContain('iteration 2 of 5 failed');
     expect(node(run, 'check').error).toContain('bad element 2');
     expect(node(run, 'after')).toBeUndefined();
-  });
+  }, 120_000);
 
   it('retries a failed for_each node from scratch over the new input: no iteration of the old array is left', async () => {
     await publish(client, 'no-negatives', {

@@ -153,7 +153,7 @@ describe('queues, workers and reservations', () => {
     });
     const forged: TaskJob = { tenantId: B, runId, taskId: task!.id, nodeId: 'parked', nodeType: 'HTTP', attempt: 0, queue: 'gpu', input: { url: `${stub.base}/b-parked` }, notBefore: 0 };
     await forger.enqueue([forged]);
-    await eventually('the worker took the forged job off the queue', async () => (await forger.queue('gpu').getJob(jobId(task!.id, 0))) === null, 10_000);
+    await eventually('the worker took the forged job off the queue', async () => (await forger.queue('gpu').getJob(jobId(task!.id, 0))) === null, 30_000);
     expect(stub.count('/b-parked')).toBe(0);
     expect((await runs().tasksOfRun(B, runId)).map((t) => [t.status, t.leaseToken])).toEqual([['PENDING', null]]);
   });

@@ -58,7 +58,7 @@ async function expectFaithful(runId: string, payloads: any[], fields = FIELDS): 
 async function expectSettled(runId: string, payloads: any[]): Promise<void> {
   let fresh = '';
   const same = async () => JSON.stringify(payloads.at(-1)) === (fresh = JSON.stringify(await getRun(client, runId, FIELDS)));
-  for (const end = Date.now() + 5_000; !(await same()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+  for (const end = Date.now() + 30_000; !(await same()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
   expect(JSON.stringify(payloads.at(-1))).toBe(fresh);
 }
 
@@ -84,7 +84,7 @@ afterAll(async () => {
   await e2e?.close();
 });
 
-async function waitUntil(cond: () => boolean, ms = 10_000): Promise<void> {
+async function waitUntil(cond: () => boolean, ms = 30_000): Promise<void> {
   for (const end = Date.now() + ms; !cond(); ) {
     if (Date.now() > end) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 20));

@@ -189,5 +189,5 @@ describe(`${RUNS} cancels racing chains reported through the step committer`, ()
     // A fence that fails is a verdict, never an error: no message failed (one that did would mean
     // a write decided on an old state reached a row, and only a key or a count stopped it).
     expect(stats.failed).toBe(0);
-  });
+  }, 240_000);
 });

@@ -273,7 +273,7 @@ describe('a node slot held by a worker that is SIGKILLed', () => {
     const first = await p.start(one, { n: 1 });
     await eventually('worker A executes run 1', async () => svc.count('/solo/1') === 1 && (await p.tasks(first))[0]?.status === 'RUNNING', 30_000);
     const second = await p.start(one, { n: 2 });
-    await eventually('run 2 is held by the limit', async () => (await p.tasks(second))[0]?.hold_reason === 'CONCURRENCY_LIMIT', 15_000);
+    await eventually('run 2 is held by the limit', async () => (await p.tasks(second))[0]?.hold_reason === 'CONCURRENCY_LIMIT', 30_000);
 
     inProcessWorker(queue, 2, leases); // idle: the only slot of the key is A's
     await killWorker(workerA);
@@ -311,7 +311,7 @@ describe('a node rate limit across a worker restart and a Redis flush', () => {
     await killWorker(first);
     // The next window admits two more while no worker runs: their jobs wait in Redis, and are lost
     // with it. Admitted, they are the window's next starts: nothing more is admitted meanwhile.
-    await eventually('the next two attempts are admitted', async () => (await p.tasks(runId)).filter((t) => t.status === 'PENDING').length === 2, 15_000);
+    await eventually('the next two attempts are admitted', async () => (await p.tasks(runId)).filter((t) => t.status === 'PENDING').length === 2, 30_000);
     expect((await p.tasks(runId)).filter((t) => t.status === 'QUEUED')).toHaveLength(2);
     expect(await starts()).toHaveLength(2);
     expect(svc.arrivals).toHaveLength(2);

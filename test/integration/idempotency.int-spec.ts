@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WeftApiError, WeftClient } from '@weft/client';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, http, publishWorkflow } from '../support/builders.js';
-import { act, countRows, installFault, openReplica, startWorkerPlatform, type Replica } from '../support/faults.js';
+import { act, countRows, eventually, holdLock, installFault, openReplica, startWorkerPlatform, type Replica } from '../support/faults.js';
 
 /**
  * startRun with an idempotency key: duplicates racing from separate connections
@@ -24,6 +24,18 @@ afterAll(async () => {
 const onInsert = (table: string, tenantId: string, action: string, times?: number) =>
   installFault(db.owner, { table, when: `NEW.tenant_id = '${tenantId}'${table === 'run_events' ? ` AND NEW.type = 'RunStarted'` : ''}`, action, times });
 
+/** The advisory lock the first start's transaction waits for in the ordering case. */
+const GATE_KEY = 7_310_517_301;
+
+/** How many backends of this file's database wait for a lock of type `lock` (`advisory`, `transactionid`…). */
+async function waiting(lock: string): Promise<number> {
+  const [row] = (await db.owner.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = $2`,
+    [db.name, lock],
+  )) as { n: number }[];
+  return row!.n;
+}
+
 describe('concurrent duplicate starts', () => {
   let replicas: Replica[];
   beforeAll(async () => {
@@ -38,11 +50,14 @@ describe('concurrent duplicate starts', () => {
   it('twenty callers on twenty connections get one run: one row, one history record, one dispatch', async () => {
     const { tenantId } = await createTenant(db.ds);
     const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
-    // Every caller is held 200 ms between its read of the key and its insert: a read-then-write
-    // would see no run twenty times and create twenty.
-    const held = await onInsert('runs', tenantId, act.sleep(0.2));
+    // Every caller is held between its read of the key and its insert until all twenty are there:
+    // a read-then-write would see no run twenty times and create twenty.
+    const gate = await holdLock(db.owner, GATE_KEY);
+    const held = await onInsert('runs', tenantId, act.waitForLock(GATE_KEY));
     try {
       const calls = replicas.flatMap((r) => Array.from({ length: 5 }, () => r.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'order-7', input: { order: 7 } })));
+      await eventually('every caller at its insert', async () => (await held.hits()) === 20, 30_000);
+      await gate.release();
       const results = await Promise.all(calls);
       expect(await held.hits()).toBe(20);
       const runIds = new Set(results.map((r) => r.runId));
@@ -55,6 +70,7 @@ describe('concurrent duplicate starts', () => {
       expect(await countRows(db.ds, tenantId, 'outbox')).toBe(1);
       expect(replicas.flatMap((r) => r.dispatcher.jobs).map((j) => [j.runId, j.nodeId, j.attempt])).toEqual([[runId, 'a', 0]]);
     } finally {
+      await gate.release().catch(() => undefined);
       await held.remove();
     }
   });
@@ -62,19 +78,25 @@ describe('concurrent duplicate starts', () => {
   it('a duplicate waits for the first start: it returns the first run once that commits', async () => {
     const { tenantId } = await createTenant(db.ds);
     const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
-    // The first start holds its transaction open (its run row inserted, not committed) for 500 ms.
-    const slow = await onInsert('run_events', tenantId, act.sleep(0.5), 1);
+    // The first start holds its transaction open (its run row inserted, not committed) until the
+    // test lets it go.
+    const gate = await holdLock(db.owner, GATE_KEY);
+    const slow = await onInsert('run_events', tenantId, act.waitForLock(GATE_KEY), 1);
     try {
       const [a, b] = replicas;
       const first = a!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
-      await new Promise((r) => setTimeout(r, 150));
-      const t0 = Date.now();
-      const second = await b!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
-      expect(Date.now() - t0).toBeGreaterThan(200); // it waited on the key, not on a read
-      expect(second).toEqual({ runId: (await first).runId, created: false });
+      await eventually('the first start waits at the gate', async () => (await waiting('advisory')) === 1, 30_000);
+      let settled = false;
+      const second = b!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' }).finally(() => (settled = true));
+      // It waits on the key: its insert blocks on the first start's uncommitted row, not a read.
+      await eventually('the duplicate waits on the first start\'s transaction', async () => (await waiting('transactionid')) === 1, 30_000);
+      expect(settled).toBe(false);
+      await gate.release();
+      expect(await second).toEqual({ runId: (await first).runId, created: false });
       expect((await first).created).toBe(true);
       expect(await countRows(db.ds, tenantId, 'runs')).toBe(1);
     } finally {
+      await gate.release().catch(() => undefined);
       await slow.remove();
     }
   });
@@ -82,16 +104,20 @@ describe('concurrent duplicate starts', () => {
   it('a duplicate waits for the first start: it creates the run when the first one rolls back', async () => {
     const { tenantId } = await createTenant(db.ds);
     const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
-    // The first start holds the key for 500 ms, then fails for good and rolls back.
-    const doomed = await onInsert('run_events', tenantId, `${act.sleep(0.5)} ${act.raise('P0001', 'first start refused')}`, 1);
+    // The first start holds the key until the test lets it go, then fails for good and rolls back.
+    const gate = await holdLock(db.owner, GATE_KEY);
+    const doomed = await onInsert('run_events', tenantId, `${act.waitForLock(GATE_KEY)} ${act.raise('P0001', 'first start refused')}`, 1);
     try {
       const [a, b] = replicas;
       const first = a!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' }).then(
         () => 'started',
         (e: Error) => e.message,
       );
-      await new Promise((r) => setTimeout(r, 150));
-      const second = await b!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
+      await eventually('the first start waits at the gate', async () => (await waiting('advisory')) === 1, 30_000);
+      const pending = b!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
+      await eventually('the duplicate waits on the first start\'s transaction', async () => (await waiting('transactionid')) === 1, 30_000);
+      await gate.release();
+      const second = await pending;
       expect(await first).toMatch(/first start refused/);
       expect(second.created).toBe(true);
       expect(await countRows(db.ds, tenantId, 'runs')).toBe(1);
@@ -99,6 +125,7 @@ describe('concurrent duplicate starts', () => {
       // And the key now belongs to that run.
       expect(await a!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' })).toEqual({ runId: second.runId, created: false });
     } finally {
+      await gate.release().catch(() => undefined);
       await doomed.remove();
     }
   });

@@ -28,9 +28,9 @@ afterAll(async () => {
   pub?.disconnect();
 });
 
-/** Polls `cond` every 10 ms, up to 5 s; fails with `what` when it never holds. */
+/** Polls `cond` every 10 ms, up to 30 s (room for a loaded machine); fails with `what` when it never holds. */
 async function until(cond: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 5_000; !cond(); ) {
+  for (const end = Date.now() + 30_000; !cond(); ) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }

@@ -138,7 +138,7 @@ describe('a worker killed mid-task', () => {
     const first = await startWorker(queue);
     closers.push(async () => first.kill('SIGKILL'));
     const { runId } = await coordinator.runs.startRun(h.tenantId, { workflowId });
-    await eventually('the first worker executes the task', async () => service.waiting('/crash') === 1 && (await h.task(runId)).status === 'RUNNING', 20_000);
+    await eventually('the first worker executes the task', async () => service.waiting('/crash') === 1 && (await h.task(runId)).status === 'RUNNING', 30_000);
     const claimedBy = (await h.task(runId)).lease_token;
     expect(claimedBy).not.toBeNull();
 
@@ -155,7 +155,7 @@ describe('a worker killed mid-task', () => {
     const second = new TaskProcessor(h.coordinatorOn(secondQueues), secondQueues, workerConfig([queue]), { heartbeatMs: 300 });
     second.start([queue]);
 
-    await eventually('the run ends', async () => ['SUCCEEDED', 'FAILED'].includes((await h.run(runId)).status), 20_000);
+    await eventually('the run ends', async () => ['SUCCEEDED', 'FAILED'].includes((await h.run(runId)).status), 30_000);
     expect(await h.run(runId)).toMatchObject({ status: 'SUCCEEDED', output: { a: { done: 'by the second worker' } } });
     const task = await h.task(runId);
     expect(task).toMatchObject({ status: 'COMPLETED', attempt: 0 }); // redelivered, not retried
@@ -220,7 +220,7 @@ describe('a worker whose report cannot be written', () => {
     const worker = new TaskProcessor(coordinator, queues, workerConfig([queue]), { heartbeatMs: 300, reportBackoffMs: 20, reportBackoffCapMs: 100 });
     worker.start([queue]);
     const { runId } = await coordinator.runs.startRun(h.tenantId, { workflowId });
-    await eventually('the report is refused several times', async () => (await fault.hits()) >= 10, 10_000);
+    await eventually('the report is refused several times', async () => (await fault.hits()) >= 10, 30_000);
 
     // Well past the run lease (1.5 s) and many tries: still held, still active, not swept.
     await sleep(2 * RUN_LEASE_MS);
@@ -233,7 +233,7 @@ describe('a worker whose report cannot be written', () => {
     const refused = await fault.hits();
     expect(refused).toBeGreaterThan(8); // no fixed budget of tries: it retries while it holds the lease
     await fault.remove(); // the database accepts the report again
-    await eventually('the run ends', async () => (await h.run(runId)).status !== 'RUNNING', 15_000);
+    await eventually('the run ends', async () => (await h.run(runId)).status !== 'RUNNING', 30_000);
     expect(await h.run(runId)).toMatchObject({ status: 'SUCCEEDED', output: { a: { written: 'at last' } } });
     expect(service.count('/unwritable')).toBe(1); // executed once
     expect((await h.history(runId)).map((e) => e.type)).toEqual(['RunStarted', 'NodeCompleted']);

@@ -13,16 +13,19 @@ import { eventually } from '../support/faults.js';
 /**
  * A worker stopped with SIGTERM while it is busy: it takes no job and no eager attempt any more,
  * the short executions it holds finish and are reported by it, the long one still running at the
- * drain deadline is handed back and completed by a second worker within moments (its lease and
- * Bull's job lock would have made that wait 15 s), every task completes exactly once, and the
- * process deregisters and exits shortly after the deadline. The first worker is a real process;
- * the second runs in this one, so its claims can be told apart.
+ * drain deadline is handed back and completed by a second worker (its lease and Bull's job lock
+ * last 10 minutes, past the test's timeout: only the hand-back lets the second worker have it),
+ * every task completes exactly once, and the process deregisters and exits (the long request never
+ * ends: only the deadline ends the drain). The first worker is a real process; the second runs in
+ * this one, so its claims can be told apart. The deadline itself is checked on a fake clock in
+ * apps/worker/src/processors/drain.spec.ts.
  */
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const QUEUE = 'drain';
 const DRAIN_SECONDS = 3;
-const RUN_LEASE_MS = 15_000;
+/** The run lease and Bull's job lock: longer than the test may take. */
+const RUN_LEASE_MS = 600_000;
 const SHORT_MS = 800;
 const SHORT_RUNS = 10;
 const CHAIN = ['a', 'b', 'c'];
@@ -40,12 +43,12 @@ afterAll(async () => {
 
 /** A service that answers `/short/*` after SHORT_MS, holds the first `/long` request until it is aborted and answers later ones at once. */
 async function service() {
-  const hits: { path: string; at: number }[] = [];
+  const hits: { path: string }[] = [];
   const open = new Set<ServerResponse>();
   const pending = new Set<string>();
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
-    hits.push({ path, at: Date.now() });
+    hits.push({ path });
     req.resume();
     const reply = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path, n: hits.filter((h) => h.path === path).length }));
     if (path.startsWith('/short/')) {
@@ -77,7 +80,7 @@ describe('a worker stopped with SIGTERM under load', () => {
     const svc = await service();
     closers.push(() => svc.close());
     const { tenantId } = await createTenant(db.ds);
-    const queues = new BullTaskQueues(REDIS_URL, queuePrefix(db.url), { jobLockMs: 15_000 });
+    const queues = new BullTaskQueues(REDIS_URL, queuePrefix(db.url), { jobLockMs: RUN_LEASE_MS });
     closers.push(async () => {
       await queues.queue(QUEUE).obliterate({ force: true }).catch(() => undefined);
       await queues.close();
@@ -94,18 +97,19 @@ describe('a worker stopped with SIGTERM under load', () => {
       WEFT_WORKER_CONCURRENCY: '4',
       WEFT_DRAIN_SECONDS: String(DRAIN_SECONDS),
       WEFT_RUN_LEASE_MS: String(RUN_LEASE_MS),
+      WEFT_JOB_LOCK_MS: String(RUN_LEASE_MS),
       WEFT_HTTP_ALLOW_PRIVATE: '1',
       WEFT_LOG_LEVEL: 'info',
     });
     closers.push(async () => child.kill('SIGKILL'));
-    const exited = new Promise<{ at: number; code: number | null; signal: string | null }>((r) => child.once('exit', (code, signal) => r({ at: Date.now(), code, signal })));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
     const [first] = (await registry.live()).filter((w) => w.queues.includes(QUEUE));
     expect(first).toMatchObject({ pid: child.pid, queues: [QUEUE], concurrency: 4, drainingSince: null });
 
     // The long run first, so the first worker holds it; then chains of short nodes keep the other slots busy.
     const long = await publishWorkflow(db.ds, tenantId, def([http('long', { url: `${svc.base}/long` }, { queue: QUEUE })]), { workflowId: 'long' });
     const longRun = (await coordinator.runs.startRun(tenantId, { workflowId: long.workflowId })).runId;
-    await eventually('the first worker calls /long', async () => svc.hitCount('/long') === 1, 15_000);
+    await eventually('the first worker calls /long', async () => svc.hitCount('/long') === 1, 45_000);
     const shortRuns: string[] = [];
     for (let i = 0; i < SHORT_RUNS; i++) {
       const chain = def(
@@ -115,13 +119,15 @@ describe('a worker stopped with SIGTERM under load', () => {
       const { workflowId } = await publishWorkflow(db.ds, tenantId, chain, { workflowId: `short-${i}` });
       shortRuns.push((await coordinator.runs.startRun(tenantId, { workflowId })).runId);
     }
-    await eventually('three short executions are in flight on the first worker', async () => svc.pending().length >= 3, 15_000);
+    await eventually('three short executions are in flight on the first worker', async () => svc.pending().length >= 3, 45_000);
 
-    const sigterm = Date.now();
+    // Every slot of the first worker is busy now (the long one and three short ones): it can
+    // start nothing more before one of those is answered, 800 ms on.
+    const hitsAtSigterm = svc.hits.length;
     const heldAtSigterm = svc.pending();
     child.kill('SIGTERM');
     // The second worker, in this process: it records what it claims and takes.
-    const secondQueues = new BullTaskQueues(REDIS_URL, queuePrefix(db.url), { jobLockMs: 15_000, onError: () => undefined });
+    const secondQueues = new BullTaskQueues(REDIS_URL, queuePrefix(db.url), { jobLockMs: RUN_LEASE_MS, onError: () => undefined });
     closers.push(() => secondQueues.close());
     const second = new RunCoordinator(db.ds, secondQueues, new RecordingPublisher(), { logger: new MemoryLogger(), runLeaseMs: RUN_LEASE_MS });
     const bySecond = new Set<string>();
@@ -143,10 +149,10 @@ describe('a worker stopped with SIGTERM under load', () => {
     const secondWorker = new TaskProcessor(second, secondQueues, config, { heartbeatMs: 1_000 });
     void secondWorker.start([QUEUE]);
 
-    await eventually('the first worker records its drain', async () => (await registry.live()).find((w) => w.id === first!.id)?.drainingSince ?? false, 5_000);
+    await eventually('the first worker records its drain', async () => (await registry.live()).find((w) => w.id === first!.id)?.drainingSince ?? false, 60_000);
     const gone = await exited;
     const allRuns = [longRun, ...shortRuns];
-    await eventually('every run ends', async () => (await Promise.all(allRuns.map((r) => runs.findRun(tenantId, r)))).every((r) => r!.status !== 'RUNNING'), 30_000);
+    await eventually('every run ends', async () => (await Promise.all(allRuns.map((r) => runs.findRun(tenantId, r)))).every((r) => r!.status !== 'RUNNING'), 60_000);
 
     // Every run succeeded, every task completed once, at its first attempt.
     for (const runId of allRuns) {
@@ -164,25 +170,21 @@ describe('a worker stopped with SIGTERM under load', () => {
     for (let i = 0; i < SHORT_RUNS; i++) for (const t of await runs.tasksOfRun(tenantId, shortRuns[i]!)) taskOf.set(`/short/${i}/${t.nodeId}`, t.id);
     expect(heldAtSigterm.length).toBeGreaterThanOrEqual(3);
     for (const path of heldAtSigterm) expect({ path, bySecond: bySecond.has(taskOf.get(path)!) }).toEqual({ path, bySecond: false });
-    const byFirstAfterSigterm = svc.hits.filter((h) => h.path.startsWith('/short/') && h.at > sigterm + 50 && !bySecond.has(taskOf.get(h.path)!));
+    const byFirstAfterSigterm = svc.hits.slice(hitsAtSigterm).filter((h) => h.path.startsWith('/short/') && !bySecond.has(taskOf.get(h.path)!));
     expect(byFirstAfterSigterm).toEqual([]);
 
-    // The long execution was handed back at the deadline and done by the second worker at once.
+    // The long execution was handed back and done by the second worker: its lease and job lock
+    // would have kept it from the second worker past the test's timeout.
     const longHits = svc.hits.filter((h) => h.path === '/long');
     expect(longHits).toHaveLength(2);
     const longTask = (await runs.tasksOfRun(tenantId, longRun))[0]!;
     expect(bySecond.has(longTask.id)).toBe(true);
-    const handedBackAfter = longHits[1]!.at - sigterm;
-    expect(handedBackAfter).toBeGreaterThanOrEqual(DRAIN_SECONDS * 1000 - 100);
-    expect(handedBackAfter).toBeLessThan(DRAIN_SECONDS * 1000 + 2_500); // the lease or job lock would be 15 s
     expect((await runs.findRun(tenantId, longRun))!.output).toEqual({ long: { path: '/long', n: 2 } });
 
-    // It exited shortly after the deadline, drained and deregistered.
-    expect(gone.at - sigterm).toBeLessThan(DRAIN_SECONDS * 1000 + 3_000);
+    // It exited, drained (the long request never ends: the deadline ended the drain) and deregistered.
     expect(gone.signal === 'SIGTERM' || gone.code === 0).toBe(true);
     expect(output()).toMatch(/drained in \d+ ms: \d+ finished, 1 handed back/);
     expect((await registry.live()).map((w) => w.id)).not.toContain(first!.id);
-    console.log(`drain: SIGTERM with ${heldAtSigterm.length} short executions in flight; long one handed back after ${handedBackAfter} ms; exit after ${gone.at - sigterm} ms`);
     await secondWorker.beforeApplicationShutdown();
   }, 90_000);
 });

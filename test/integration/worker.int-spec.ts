@@ -7,10 +7,11 @@ import { type JsonValue, type TaskJob, type WorkflowDefinition, type WorkflowNod
 import { RunCoordinator } from '@weft/engine/coordinator';
 import type { BullTaskQueues, WeftConfig } from '@weft/platform';
 import { TaskProcessor } from '@weft/worker';
-import { DEFAULT_UID_BASE, MAX_UID } from '../../apps/worker/src/executors/code/uid-pool.js';
+import type { CodeExecutor } from '../../apps/worker/src/executors/code/code.executor.js';
 import { processesOf } from '../../apps/worker/src/executors/code/processes.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, http, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher } from '../support/builders.js';
+import { eventually } from '../support/faults.js';
 
 /**
  * The worker's TaskProcessor with the real executors, the real coordinator and PostgreSQL: what a
@@ -21,6 +22,8 @@ import { createTenant, def, http, MemoryLogger, publishWorkflow, RecordingDispat
 let db: TestDatabase;
 let slowServer: Server;
 let slowUrl: string;
+/** Requests the never-answering server received. */
+let slowRequests = 0;
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -45,7 +48,7 @@ beforeAll(async () => {
     END $$;
     CREATE TRIGGER refuse_some_outputs BEFORE UPDATE ON tasks FOR EACH ROW EXECUTE FUNCTION refuse_some_outputs();
   `);
-  slowServer = createServer(() => undefined); // never answers
+  slowServer = createServer(() => void slowRequests++); // never answers
   await new Promise<void>((r) => slowServer.listen(0, '127.0.0.1', r));
   slowUrl = `http://127.0.0.1:${(slowServer.address() as AddressInfo).port}/slow`;
 });
@@ -84,11 +87,9 @@ async function setup() {
     async events(runId: string) {
       return (await runs.eventsOfRun(tenantId, runId)).map((e) => e.type);
     },
-    /** Processes the node's current job; resolves with the milliseconds it took. */
-    async process(nodeId: string): Promise<number> {
-      const started = Date.now();
+    /** Processes the node's current job. */
+    async process(nodeId: string): Promise<void> {
       await processor.process(dispatcher.last(nodeId));
-      return Date.now() - started;
     },
   };
   return h;
@@ -164,17 +165,11 @@ describe('cancelling a run with work in flight', () => {
     h: Awaited<ReturnType<typeof setup>>,
     runId: string,
     nodeId: string,
-    started: () => boolean | Promise<boolean> = () => new Promise((r) => setTimeout(() => r(true), 300)),
+    started: () => boolean | Promise<boolean>,
   ): Promise<void> {
     const processing = h.processor.process(h.job(nodeId));
-    for (let i = 0; (await h.task(runId, nodeId)).status !== 'RUNNING'; i++) {
-      if (i > 200) throw new Error('task never started running');
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    for (let i = 0; !(await started()); i++) {
-      if (i > 400) throw new Error('the work never started');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await eventually('the task to run', async () => (await h.task(runId, nodeId)).status === 'RUNNING', 45_000);
+    await eventually('the work to start', async () => started(), 45_000);
     await h.coordinator.runs.cancelRun(h.tenantId, { runId, reason: 'stop' });
     // The work runs for 10 minutes unless aborted: only the abort ends it within the test's timeout.
     await processing;
@@ -184,9 +179,12 @@ describe('cancelling a run with work in flight', () => {
     const h = await setup();
     const source = 'async function handler(input) {\n  await new Promise((r) => setTimeout(r, 600000));\n  return 1;\n}\n';
     const runId = await h.start(def([codeNode('c', 'js', source, { timeout_seconds: 600 })]));
-    // The sandboxed runner: a process of an execution uid (2,000,000,000 and up) running runner.cjs.
+    // The sandboxed runner: a process of one of this worker's execution uids (its own block: other
+    // processes on the machine run code under blocks of their own) running runner.cjs.
+    const range = (h.processor as unknown as { code: CodeExecutor }).code.uidRange;
+    if (!range) throw new Error('the worker has no uid block: CODE tests run as root');
     const runners = async (): Promise<number[]> => {
-      const pids = await processesOf({ first: DEFAULT_UID_BASE, count: MAX_UID - DEFAULT_UID_BASE + 1 });
+      const pids = await processesOf({ first: range.base, count: range.size });
       return pids.filter((pid) => {
         try {
           return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('runner.cjs');
@@ -198,8 +196,7 @@ describe('cancelling a run with work in flight', () => {
     let running: number[] = [];
     await cancelWhileRunning(h, runId, 'c', async () => (running = await runners()).length > 0);
     // SIGKILL was sent before the attempt ended; the kernel and libuv's reaping take a moment.
-    for (let i = 0; i < 40 && running.some(isAlive); i++) await new Promise((r) => setTimeout(r, 25));
-    expect(running.filter(isAlive)).toEqual([]);
+    await eventually('the killed runner to be gone', async () => !running.some(isAlive), 30_000);
     expect(await h.task(runId, 'c')).toMatchObject({ status: 'CANCELLED', error: 'stop' });
     expect(await h.events(runId)).toEqual(['RunStarted', 'RunCancelled']);
   });
@@ -207,7 +204,8 @@ describe('cancelling a run with work in flight', () => {
   it('aborts a running HTTP request', async () => {
     const h = await setup();
     const runId = await h.start(def([http('h', { url: slowUrl, timeout_seconds: 600 })]));
-    await cancelWhileRunning(h, runId, 'h'); // the server never answers
+    const before = slowRequests;
+    await cancelWhileRunning(h, runId, 'h', () => slowRequests > before); // the server never answers
     expect(await h.events(runId)).toEqual(['RunStarted', 'RunCancelled']);
   });
 

@@ -103,7 +103,7 @@ export async function waitRun(
   client: WeftClient,
   id: string,
   pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status),
-  timeoutMs = 30_000,
+  timeoutMs = 50_000,
   fields = RUN_FIELDS,
 ): Promise<any> {
   const deadline = Date.now() + timeoutMs;

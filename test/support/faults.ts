@@ -19,8 +19,11 @@ import { testConfig } from './e2e-platform.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Polls `probe` until it returns a truthy value (returned), or throws after `timeoutMs` naming `what`. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+/**
+ * Polls `probe` until it returns a truthy value (returned), or throws after `timeoutMs` naming `what`.
+ * The default, 30 s, is room for a loaded machine: a state that comes costs only the time it takes.
+ */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, everyMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -30,10 +33,31 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
   }
 }
 
+/**
+ * Takes the session-level advisory lock `key` on a connection of its own (as the owner) until
+ * `release()`: transactions waiting in {@link act.waitForLock} go on once it is released.
+ */
+export async function holdLock(owner: DataSource, key: number): Promise<{ release(): Promise<void> }> {
+  const runner = owner.createQueryRunner();
+  await runner.connect();
+  await runner.query('SELECT pg_advisory_lock($1)', [key]);
+  return {
+    async release() {
+      try {
+        await runner.query('SELECT pg_advisory_unlock($1)', [key]);
+      } finally {
+        await runner.release();
+      }
+    },
+  };
+}
+
 /** A fault installed by {@link installFault}. */
 export interface Fault {
   /** How many rows matched `when` so far (also those beyond `times`, and in transactions that rolled back). */
   hits(): Promise<number>;
+  /** With `forMs`: the end of its window on the database's clock (`timestamptz` text). */
+  until?: string;
   remove(): Promise<void>;
 }
 
@@ -41,6 +65,11 @@ export interface Fault {
 export const act = {
   /** Fails the statement with SQLSTATE `code` (e.g. `40001`, a serialization failure). */
   raise: (code: string, message = `injected fault ${code}`) => `RAISE EXCEPTION '${message.replace(/'/g, "''")}' USING ERRCODE = '${code}';`,
+  /**
+   * Holds the transaction open until the advisory lock `key` is free: the test holds it (see
+   * {@link holdLock}) and lets the transaction go on when it has seen what it needs to.
+   */
+  waitForLock: (key: number) => `PERFORM pg_advisory_xact_lock_shared(${Math.trunc(key)});`,
   /** Holds the transaction open for `seconds` (so a {@link backendKiller} can terminate it). */
   sleep: (seconds: number) => `PERFORM pg_sleep(${seconds});`,
 };
@@ -59,9 +88,11 @@ export async function installFault(
 ): Promise<Fault> {
   const name = `fault_${process.pid}_${++faultSeq}`;
   let window = 'true';
+  let until: string | undefined;
   if (opts.forMs !== undefined) {
     const [row] = (await owner.query(`SELECT (clock_timestamp() + make_interval(secs => $1 / 1000.0))::text AS until`, [opts.forMs])) as { until: string }[];
-    window = `clock_timestamp() < '${row!.until}'::timestamptz`;
+    until = row!.until;
+    window = `clock_timestamp() < '${until}'::timestamptz`;
   }
   const times = opts.times ?? 2_147_483_647;
   await owner.query(`
@@ -78,6 +109,7 @@ export async function installFault(
     CREATE TRIGGER ${name} BEFORE ${opts.events ?? 'INSERT'} ON ${opts.table} FOR EACH ROW EXECUTE FUNCTION ${name}();
   `);
   return {
+    ...(until ? { until } : {}),
     async hits() {
       const [r] = (await owner.query(`SELECT last_value, is_called FROM ${name}_hits`)) as { last_value: string; is_called: boolean }[];
       return r!.is_called ? Number(r!.last_value) : 0;

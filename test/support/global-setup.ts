@@ -1,7 +1,8 @@
 /**
  * Jest globalSetup: creates the migrated template database `weft_test_template_<hash of the
  * migration files>` once (a no-op while the migrations are unchanged) before any suite clones it
- * (see test-database.ts), and hands its name to the test workers in `WEFT_TEST_TEMPLATE`.
+ * (see test-database.ts), and hands its name to the test workers in `WEFT_TEST_TEMPLATE`. First it
+ * drops the test databases a killed run left behind (those of processes that are gone).
  *
  * Jest loads this module natively, without its module mapper or transformer for imports, so it
  * imports no project TypeScript: it transpiles the migration files itself (they may import only
@@ -65,12 +66,36 @@ async function migrate(url: string): Promise<void> {
   }
 }
 
+/** Whether process `pid` of this machine is gone. */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Drops the test databases (`weft_test_<pid>_…`, see test-database.ts) of processes of this machine
+ * that are gone: a run that was killed left them. Databases of live processes (another run on the
+ * machine) and the templates are left alone.
+ */
+async function dropLeftovers(c: pg.Client, q: (n: string) => string): Promise<void> {
+  const { rows } = await c.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname ~ '^weft_test_[0-9]+_'`);
+  for (const { datname } of rows) {
+    const pid = Number(/^weft_test_(\d+)_/.exec(datname)![1]);
+    if (pid !== process.pid && gone(pid)) await c.query(`DROP DATABASE IF EXISTS ${q(datname)} WITH (FORCE)`).catch(() => undefined);
+  }
+}
+
 export default async function globalSetup(): Promise<void> {
   const name = templateName();
   const q = (n: string) => `"${n.replace(/"/g, '""')}"`;
   const c = new pg.Client({ connectionString: ADMIN_URL, application_name: 'weft-test-setup' });
   await c.connect();
   try {
+    await dropLeftovers(c, q);
     const exists = async () => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
     if (!(await exists())) {
       await c.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK]);

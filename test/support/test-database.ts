@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { createDataSource, runMigrations } from '@weft/persistence';
@@ -16,6 +17,7 @@ import { createDataSource, runMigrations } from '@weft/persistence';
  * `postgres://postgres@127.0.0.1:5432/postgres`, the local trust-auth superuser).
  */
 export const ADMIN_URL = process.env.WEFT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../libs/persistence/src/migrations/', import.meta.url));
 /** Advisory lock key serializing template creation across Jest workers and parallel runs. */
@@ -100,7 +102,10 @@ export interface TestDatabase {
   ds: DataSource;
   ownerUrl: string;
   owner: DataSource;
-  /** Closes both DataSources and drops the database (terminating any connection still open on it). */
+  /**
+   * Closes both DataSources, drops the database (terminating any connection still open on it) and
+   * deletes the Redis keys of its queues (`weft:<name>:*`, Bull's job counters and what a suite left).
+   */
   drop(): Promise<void>;
 }
 
@@ -109,19 +114,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * Clones the migrated template into a uniquely named database (`weft_test_<pid>_<random>`)
  * and returns it with initialized DataSources (the runtime's `poolSize` default 10). Retries the clone
- * while the template is briefly accessed by another session (SQLSTATE 55006).
+ * while the template is briefly accessed by another session (SQLSTATE 55006), for up to 60 s.
  */
 export async function createTestDatabase(opts: { poolSize?: number } = {}): Promise<TestDatabase> {
   // globalSetup created the template and named it; without it (another runner), create it here.
   const template = process.env.WEFT_TEST_TEMPLATE ?? (await ensureTemplate());
   const name = `weft_test_${process.pid}_${randomBytes(5).toString('hex')}`;
   await admin(async (c) => {
-    for (let i = 0; ; i++) {
+    // For up to 60 s: another run on the machine may be creating its own clone at the same time.
+    for (const deadline = Date.now() + 60_000; ; ) {
       try {
         await c.query(`CREATE DATABASE ${quote(name)} TEMPLATE ${quote(template)}`);
         return;
       } catch (err) {
-        if ((err as { code?: string }).code !== '55006' || i >= 50) throw err;
+        if ((err as { code?: string }).code !== '55006' || Date.now() > deadline) throw err;
         await sleep(50 + Math.random() * 100);
       }
     }
@@ -141,6 +147,29 @@ export async function createTestDatabase(opts: { poolSize?: number } = {}): Prom
       if (ds.isInitialized) await ds.destroy();
       if (owner.isInitialized) await owner.destroy();
       await admin((c) => c.query(`DROP DATABASE IF EXISTS ${quote(name)} WITH (FORCE)`));
+      await deleteRedisKeys(`weft:${name}:*`);
     },
   };
+}
+
+/**
+ * Deletes the Redis keys matching `pattern` (best effort: a suite without Redis has none). The keys
+ * of a test database's queues are `weft:<database name>:…` (`queuePrefix` in libs/platform).
+ */
+export async function deleteRedisKeys(pattern: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  } catch {
+    // Redis not reachable: nothing of this database's queues can be there to delete.
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -10,8 +10,14 @@ import YAML from 'yaml';
 import { cli } from '../../../test/support/weft-cli.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+/** The timeout of a test that spawns `weft` processes. */
+const SPAWN_TIMEOUT_MS = 180_000;
 
-/** `weft <args>` as a separate process from the sources, with `stdin` on its standard input. */
+/**
+ * `weft <args>` as a separate process from the sources, with `stdin` on its standard input. Such a
+ * process transpiles the CLI's sources on load (test/support/ts-loader.mjs; cached afterwards):
+ * seconds alone, many more on a loaded machine with a fresh cache, hence {@link SPAWN_TIMEOUT_MS}.
+ */
 function spawnWeft(args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', './test/support/ts-register.mjs', 'apps/cli/src/main.ts', ...args], {
@@ -254,7 +260,7 @@ describe('weft, without a server', () => {
       const r = await spawnWeft(['signal', 'run-1', 'approve', '--payload', '@-', '--url', `${base}/graphql`, '--api-key', 'k'], '{"approved_by": "me"}\n');
       expect(r).toEqual({ code: 0, stdout: 'delivered\n', stderr: '' });
       expect(bodies[0]!.variables).toEqual({ i: { runId: 'run-1', name: 'approve', payload: { approved_by: 'me' } } });
-    }, 30_000);
+    }, SPAWN_TIMEOUT_MS);
 
     it('warns when a key comes from a config file others may read', async () => {
       const config = join(dir, 'shared.yaml');
@@ -275,6 +281,6 @@ describe('weft, without a server', () => {
       const invalid = await spawnWeft(['validate', '-f', '-'], 'nodes: []\n');
       expect(invalid.code).toBe(1);
       expect(invalid.stdout).toMatch(/^stdin: \d+ problems?\n/);
-    }, 30_000);
+    }, SPAWN_TIMEOUT_MS);
   });
 });

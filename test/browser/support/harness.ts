@@ -28,8 +28,12 @@ export const SCREENSHOTS = join(ROOT, 'test/browser/screenshots');
 /** The Chromium the suites drive: Debian's package, or `WEFT_CHROMIUM`. */
 export const CHROMIUM = process.env.WEFT_CHROMIUM || '/usr/bin/chromium';
 
-/** Generous waits: the machine is shared and the platform runs in this same process. */
-export const WAIT_MS = 20_000;
+/**
+ * How long a wait for something on the page may take: it polls, so a quick page costs nothing,
+ * and a loaded machine (the platform runs in this same process, the cores are shared) has room.
+ * Below a browser test's 120 s timeout, so a wait that fails names what it waited for.
+ */
+export const WAIT_MS = 90_000;
 
 /** What one test has: its page and what the harness saw the page do. */
 export interface Tab {
@@ -179,7 +183,7 @@ export function browserSuite(opts: { env?: Record<string, string | number> } = {
             await tab.close();
           }
         },
-        testOpts.timeout ?? 90_000,
+        testOpts.timeout ?? 120_000,
       );
     },
   };
