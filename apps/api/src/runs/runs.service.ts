@@ -1,13 +1,12 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { GraphQLResolveInfo } from 'graphql';
-import { FLOW_LIMITS, WeftError, type JsonValue, type RunChange } from '@weft/engine';
+import { WeftError, type JsonValue, type RunChange } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
 import {
   asJsonb,
   EVENT_JSON_COLUMNS,
   isUuid,
   pickColumns,
-  RUN_ITEMS_PAGE_DEFAULT,
   RUN_ITEMS_PAGE_MAX,
   RUN_JSON_COLUMNS,
   RunRepository,
@@ -21,6 +20,7 @@ import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
 import { toDag, type DagShape } from '../common/graph.js';
 import { checkFirst } from '../common/page-size.js';
+import { assertRunId, checkPriority, pageSize, runNotFound } from './run-arguments.js';
 import { mermaidTasks, toMermaid, type MermaidGraph, type MermaidTask } from '../common/mermaid.js';
 import { FlowService } from '../flow/flow.service.js';
 import { runWaitOf, taskWaitOf, type Wait } from '../flow/wait-reason.js';
@@ -465,30 +465,4 @@ function once<T>(run: RunObject, field: string, read: () => Promise<T>): Promise
  */
 function sized<K extends string>(selected: Set<string> | undefined, columns: readonly K[]): K[] | undefined {
   return selected ? pickColumns(selected as Set<K>, columns) : undefined;
-}
-
-/** A page size of tasks or history: `first` when given (1…{@link RUN_ITEMS_PAGE_MAX}), else the default. */
-function pageSize(first: number | null | undefined): number {
-  checkFirst(first, RUN_ITEMS_PAGE_MAX);
-  return first ?? RUN_ITEMS_PAGE_DEFAULT;
-}
-
-/**
- * Refuses a start priority that is not an integer from {@link FLOW_LIMITS}.minPriority (1) to
- * maxPriority (5): BAD_USER_INPUT naming `priority`. Null or undefined pass (the definition's).
- */
-function checkPriority(priority: number | null | undefined): void {
-  const { minPriority: min, maxPriority: max } = FLOW_LIMITS;
-  if (priority != null && (!Number.isInteger(priority) || priority < min || priority > max)) {
-    const message = `must be an integer from ${min} (first) to ${max}`;
-    throw new WeftError('BAD_USER_INPUT', `priority ${message}, got ${priority}`, [{ path: 'priority', message }]);
-  }
-}
-
-function assertRunId(runId: string): void {
-  if (!isUuid(runId)) throw runNotFound(runId);
-}
-
-function runNotFound(runId: string): WeftError {
-  return new WeftError('NOT_FOUND', isUuid(runId) ? `Run ${runId} not found` : 'Run not found');
 }

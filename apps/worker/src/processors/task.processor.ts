@@ -10,6 +10,7 @@ import { AttemptLog } from '../executors/attempt-log.js';
 import { CodeExecutor, type CodeExecutorOptions, type CodeMemoryEvent } from '../executors/code/code.executor.js';
 import { WorkerRegistration } from '../registry/worker-registration.js';
 import { Drain, handBack, type HeldExecution } from './drain.js';
+import { pause, reportErrorKind, UNKNOWN_REPORT_ATTEMPTS } from './report-retry.js';
 
 /** Injection token of the optional {@link TaskProcessorOptions}. */
 export const TASK_PROCESSOR_OPTIONS = Symbol('TASK_PROCESSOR_OPTIONS');
@@ -433,20 +434,6 @@ function failureText(job: TaskJob, message: string): string {
   return job.sensitive ? redactInputs(message, job.input) : message;
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 /** The spans of a worker built without the platform's tracing (tests): none, the run's traceparent passed on. */
 const UNTRACED = new WeftTracing();
 
@@ -455,19 +442,3 @@ export const DEFAULT_EAGER_DISPATCH = 64;
 
 /** Seconds a stopping worker lets its executions finish when nothing else is configured. */
 const DEFAULT_DRAIN_SECONDS = 25;
-
-/** Times a report failing with an error of no known kind is tried before it counts as refused. */
-const UNKNOWN_REPORT_ATTEMPTS = 20;
-
-/**
- * What a failed report means: `transient` (code TRANSIENT: the database was unavailable — retry
- * the same report while the lease is held), `refused` (any other code: a WeftError such as
- * BAD_USER_INPUT, INVALID_DATA, or a database error's SQLSTATE — the coordinator or the database
- * will never take it), or `unknown` (an error without a code: a library's own error class, a bug).
- */
-function reportErrorKind(err: unknown): 'transient' | 'refused' | 'unknown' {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  if (code === 'TRANSIENT') return 'transient';
-  if (typeof code === 'string' && code !== '') return 'refused';
-  return 'unknown';
-}
