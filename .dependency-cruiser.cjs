@@ -44,7 +44,8 @@ module.exports = {
     {
       name: 'pure-engine-no-shell',
       severity: 'error',
-      comment: 'The pure engine is the bottom of the stack: it never reaches up into the coordinator, the package entry point, the libraries built on it or the apps.',
+      comment:
+        'The pure engine is the bottom of the stack: it never reaches up into the coordinator, the package entry point, the libraries built on it or the apps.',
       from: { path: PURE },
       to: { path: '^(libs/engine/src/(coordinator/|index\\.ts$)|libs/persistence/|libs/platform/|libs/client/|apps/)' },
     },

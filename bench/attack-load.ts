@@ -16,7 +16,16 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { WeftClient } from '@weft/client';
 import { numberOption, onInterrupt } from '../chaos/processes.js';
-import { ATTACK_NAMES, closeAttack, neighbourConnects, neighbourLatencies, prepareAttack, quantile, REPORTED_ATTACK, type AttackOutcome } from './attack-mix.js';
+import {
+  ATTACK_NAMES,
+  closeAttack,
+  neighbourConnects,
+  neighbourLatencies,
+  prepareAttack,
+  quantile,
+  REPORTED_ATTACK,
+  type AttackOutcome,
+} from './attack-mix.js';
 import { assertLoopback, ROOT, startInstallation, type Installation, type InstalledTenant } from './installation.js';
 import { fmt, table, verdict } from './report.js';
 /** B's p99 under attack may be at most this many times its idle p99. */
@@ -79,9 +88,13 @@ async function main(): Promise<number> {
     const load = [loadavg()[0]!];
     const connectAfter = new Promise<string>((resolve) => setTimeout(() => resolve(neighbourConnects(url, b.apiKey)), (seconds * 1000) / 2));
     const { stub: _stub, ...plan } = prepared;
-    const runner = promisify(execFile)(process.execPath, [join(ROOT, 'dist/bench/attack-runner.js'), JSON.stringify({ plan, sizes: REPORTED_ATTACK, seconds, only })], {
-      maxBuffer: 16 * 1024 * 1024,
-    }).then((r) => JSON.parse(r.stdout.trim().split('\n').pop()!) as AttackOutcome[]);
+    const runner = promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'dist/bench/attack-runner.js'), JSON.stringify({ plan, sizes: REPORTED_ATTACK, seconds, only })],
+      {
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    ).then((r) => JSON.parse(r.stdout.trim().split('\n').pop()!) as AttackOutcome[]);
     const [attacks, busy, bConnect] = await Promise.all([runner, neighbourLatencies(url, b.apiKey, seconds), connectAfter]);
     load.push(loadavg()[0]!);
 
@@ -89,7 +102,9 @@ async function main(): Promise<number> {
     const ratio = quantile(busy.ms, 0.99) / quantile(idle.ms, 0.99);
     const met = ratio <= P99_RATIO_TARGET && busy.failures.length === 0 && idle.failures.length === 0 && bConnect === 'ack' && exits.length === 0;
     const L: string[] = [];
-    L.push(`== weft bench:attack · ${new Date().toISOString()} · ${cpus().length} CPUs · Node ${process.version} · load average ${load.map((x) => x.toFixed(2)).join(' → ')} ==`);
+    L.push(
+      `== weft bench:attack · ${new Date().toISOString()} · ${cpus().length} CPUs · Node ${process.version} · load average ${load.map((x) => x.toFixed(2)).join(' → ')} ==`,
+    );
     L.push('');
     L.push("tenant B's requests (whoami and runs(first: 5), one after another):");
     for (const l of table(
@@ -104,7 +119,12 @@ async function main(): Promise<number> {
     L.push(`  a graphql-ws connection of B's, half way through the attacks: ${bConnect}`);
     L.push('');
     L.push("tenant A's attacks:");
-    for (const l of table(['attack', 'attempts', 'answers', 'largest answer'], attacks.map((o) => [o.name, String(o.attempts), answers(o), o.largestAnswerBytes ? `${fmt(o.largestAnswerBytes / 1e6, 1)} MB` : '-']), true)) L.push(`  ${l}`);
+    for (const l of table(
+      ['attack', 'attempts', 'answers', 'largest answer'],
+      attacks.map((o) => [o.name, String(o.attempts), answers(o), o.largestAnswerBytes ? `${fmt(o.largestAnswerBytes / 1e6, 1)} MB` : '-']),
+      true,
+    ))
+      L.push(`  ${l}`);
     for (const o of attacks) for (const [k, m] of Object.entries(o.samples)) L.push(`  ${o.name} ${k}: ${m}`);
     if (prepared.keysRefused) L.push(`  keys: minting stopped after ${prepared.keys.length}: ${prepared.keysRefused}`);
     if (exits.length) L.push(`  processes that exited on their own: ${exits.join(', ')}`);

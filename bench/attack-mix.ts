@@ -103,7 +103,10 @@ export function hugeDefinition(n: number): string {
 export async function prepareAttack(url: string, admin: WeftClient, sizes: AttackSizes, timeoutMs = 120_000): Promise<PreparedAttack> {
   const stub = await startBlobServer(sizes.outputBytes);
   const stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
-  const nodes = [{ node_id: 'start', type: 'FORK' }, ...Array.from({ length: sizes.bigTasks }, (_, i) => ({ node_id: `big${i}`, type: 'HTTP', spec: { url: `${stubUrl}/big${i}` } }))];
+  const nodes = [
+    { node_id: 'start', type: 'FORK' },
+    ...Array.from({ length: sizes.bigTasks }, (_, i) => ({ node_id: `big${i}`, type: 'HTTP', spec: { url: `${stubUrl}/big${i}` } })),
+  ];
   const edges = nodes.slice(1).map((n) => ({ from: 'start', to: n.node_id }));
   const definition = { nodes, edges, output: '{{ "done" }}' };
   await admin.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
@@ -121,7 +124,9 @@ export async function prepareAttack(url: string, admin: WeftClient, sizes: Attac
 
   const prepared: PreparedAttack = { url, adminKey: admin.apiKey!, bigRunId, keys: [], stub };
   try {
-    const s = await admin.request(`mutation { createSchedule(input: {workflowId: "attack-big", cron: "* * * * *", paused: false, overlapPolicy: BUFFER_ALL}) { id } }`);
+    const s = await admin.request(
+      `mutation { createSchedule(input: {workflowId: "attack-big", cron: "* * * * *", paused: false, overlapPolicy: BUFFER_ALL}) { id } }`,
+    );
     prepared.scheduleId = s.createSchedule.id;
     // Paused at once: the attack is the backfill's refusal, not the fires.
     await admin.request(`mutation($id: ID!) { pauseSchedule(id: $id) { id } }`, { id: prepared.scheduleId });
@@ -155,7 +160,12 @@ function errorKind(err: unknown): { kind: string; message: string } {
 }
 
 /** One POST, answering the response's size and its first error, without parsing the body twice. */
-async function post(url: string, key: string, query: string, variables: Record<string, unknown> = {}): Promise<{ bytes: number; error?: { kind: string; message: string } }> {
+async function post(
+  url: string,
+  key: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<{ bytes: number; error?: { kind: string; message: string } }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
@@ -210,7 +220,9 @@ async function definitionsAttack(p: AttackPlan, key: string, sizes: AttackSizes,
   const definition = hugeDefinition(sizes.definitionNodes);
   await loop(deadline, 40, 4, async () => {
     o.attempts++;
-    const r = await post(p.url, key, `mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, { i: { workflowId: 'attack-huge', definition } });
+    const r = await post(p.url, key, `mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
+      i: { workflowId: 'attack-huge', definition },
+    });
     if (r.error) count(o, r.error.kind, r.error.message);
     else count(o, 'ok');
   });

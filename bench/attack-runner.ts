@@ -6,7 +6,12 @@
  */
 import { runAttacks, type AttackOutcome, type AttackPlan, type AttackSizes } from './attack-mix.js';
 
-const { plan, sizes, seconds, only } = JSON.parse(process.argv[2] ?? '{}') as { plan: AttackPlan; sizes: AttackSizes; seconds: number; only: AttackOutcome['name'][] };
+const { plan, sizes, seconds, only } = JSON.parse(process.argv[2] ?? '{}') as {
+  plan: AttackPlan;
+  sizes: AttackSizes;
+  seconds: number;
+  only: AttackOutcome['name'][];
+};
 runAttacks(plan, sizes, seconds, only).then(
   (outcomes) => {
     process.stdout.write(`${JSON.stringify(outcomes)}\n`);

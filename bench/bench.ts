@@ -16,7 +16,17 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { WeftClient } from '../libs/client/src/index.js';
-import { WeftProcess, dropInstallation, freePort, numberOption, onInterrupt, provisionTenant, weftEnv, withDb, type UnexpectedExit } from '../chaos/processes.js';
+import {
+  WeftProcess,
+  dropInstallation,
+  freePort,
+  numberOption,
+  onInterrupt,
+  provisionTenant,
+  weftEnv,
+  withDb,
+  type UnexpectedExit,
+} from '../chaos/processes.js';
 import { runEngineBench, type EngineResult } from './engine-bench.js';
 import { bullFloor, createCounterTable, createStepTables, pgbench, STEP_SCRIPT, type BullFloor, type PgbenchResult } from './floors.js';
 import { ENGINE_RATIO_TARGET, LATENCY_TARGET, THROUGHPUT_TARGET, fmt, table, verdict } from './report.js';
@@ -325,9 +335,8 @@ async function main(): Promise<number> {
     await Promise.all(lanes);
     check();
     const steps = Number(
-      (
-        await owner.query(`SELECT count(*)::int AS n FROM tasks WHERE status = 'COMPLETED' AND finished_at >= $1 AND finished_at < $2`, [a.dbTime, b.dbTime])
-      ).rows[0].n,
+      (await owner.query(`SELECT count(*)::int AS n FROM tasks WHERE status = 'COMPLETED' AND finished_at >= $1 AND finished_at < $2`, [a.dbTime, b.dbTime]))
+        .rows[0].n,
     );
     const runsInWindow = await owner.query(
       `SELECT count(*) FILTER (WHERE status = 'SUCCEEDED')::int AS ok, count(*) FILTER (WHERE status IN ('FAILED', 'CANCELLED'))::int AS bad
@@ -393,7 +402,7 @@ async function main(): Promise<number> {
       try {
         const deleted = await dropInstallation(o.postgres, dbName, redis, prefix, 'weft-bench');
         rmSync(work, { recursive: true, force: true });
-        say(`bench: dropped database ${dbName}, ${deleted} Redis key${deleted === 1 ? "" : "s"} and the logs`);
+        say(`bench: dropped database ${dbName}, ${deleted} Redis key${deleted === 1 ? '' : 's'} and the logs`);
       } catch (err) {
         say(`bench: cleanup failed: ${(err as Error).message}`);
       }
@@ -466,7 +475,9 @@ function report(r: ReportInput): string[] {
   const perStep = (n: number) => (cost.steps ? n / cost.steps : NaN);
   const la = (x: number[]) => x.map((v) => v.toFixed(2)).join(' ');
 
-  L.push(`== weft bench · ${r.started.toISOString()} · Redis ${r.o.privateRedis ? 'private' : 'shared'} · ${cpus().length} CPUs · Node ${process.version} · load average ${la(r.load0)} at start, ${la(r.load1)} at end ==`);
+  L.push(
+    `== weft bench · ${r.started.toISOString()} · Redis ${r.o.privateRedis ? 'private' : 'shared'} · ${cpus().length} CPUs · Node ${process.version} · load average ${la(r.load0)} at start, ${la(r.load1)} at end ==`,
+  );
   if (r.support.note) L.push(`note: ${r.support.note}`);
   L.push('');
   L.push('floors (same PostgreSQL and Redis)');
@@ -475,7 +486,12 @@ function report(r: ReportInput): string[] {
     [
       ['pgbench single-row UPDATE, 8 clients', fmt(r.pgb8.tps, 0), 'commits/s', `avg latency ${fmt(r.pgb8.latencyMs, 2)} ms, ${r.o.seconds} s`],
       ['pgbench single-row UPDATE, 1 client', fmt(r.pgb1.tps, 0), 'commits/s', `avg latency ${fmt(r.pgb1.latencyMs, 2)} ms`],
-      ["pgbench, a Weft step's transaction, 8 clients", fmt(r.step8.tps, 0), 'commits/s', `avg latency ${fmt(r.step8.latencyMs, 2)} ms; lock + read, 4 row writes in one statement, prepared`],
+      [
+        "pgbench, a Weft step's transaction, 8 clients",
+        fmt(r.step8.tps, 0),
+        'commits/s',
+        `avg latency ${fmt(r.step8.latencyMs, 2)} ms; lock + read, 4 row writes in one statement, prepared`,
+      ],
       ["pgbench, a Weft step's transaction, 1 client", fmt(r.step1.tps, 0), 'commits/s', `avg latency ${fmt(r.step1.latencyMs, 2)} ms`],
       [`raw Bull chain, ${r.bull.chains} chains`, fmt(r.bull.hopsPerSec, 0), 'hops/s', `processor concurrency ${IN_FLIGHT}`],
       ['raw Bull chain, 1 chain alone', fmt(r.bull.soloHopMs, 2), 'ms/hop', `over ${r.bull.soloHops} hops`],
@@ -489,9 +505,24 @@ function report(r: ReportInput): string[] {
   for (const l of table(
     ['', 'figure', 'unit', 'detail'],
     [
-      [`${IN_FLIGHT} runs in flight`, fmt(stepsPerSec, 1), 'steps/s', `${cost.steps} steps completed in ${fmt(cost.seconds, 1)} s; ${cost.runsEnded} runs ended in the window, ${cost.runsFailed} not SUCCEEDED`],
-      ['1 run alone', fmt(soloMs, 1), 'ms/step', `(finishedAt − createdAt) / ${CHAIN_LENGTH}, median of ${r.solo.perStepMs.length} runs (${spread})${r.soloFailed ? `; ${r.soloFailed} failed` : ''}`],
-      ['  task created → completed', fmt(r.solo.taskSpanMs, 1), 'ms', 'median over tasks: dispatch (taken by the reporting worker, or Bull + claim), HTTP call, report'],
+      [
+        `${IN_FLIGHT} runs in flight`,
+        fmt(stepsPerSec, 1),
+        'steps/s',
+        `${cost.steps} steps completed in ${fmt(cost.seconds, 1)} s; ${cost.runsEnded} runs ended in the window, ${cost.runsFailed} not SUCCEEDED`,
+      ],
+      [
+        '1 run alone',
+        fmt(soloMs, 1),
+        'ms/step',
+        `(finishedAt − createdAt) / ${CHAIN_LENGTH}, median of ${r.solo.perStepMs.length} runs (${spread})${r.soloFailed ? `; ${r.soloFailed} failed` : ''}`,
+      ],
+      [
+        '  task created → completed',
+        fmt(r.solo.taskSpanMs, 1),
+        'ms',
+        'median over tasks: dispatch (taken by the reporting worker, or Bull + claim), HTTP call, report',
+      ],
       ['  task completed → next created', fmt(r.solo.handoffMs, 1), 'ms', 'median (0: the completing transaction creates the next task)'],
       ['  run created → first task', fmt(r.solo.firstTaskMs, 1), 'ms', 'median'],
       ['  last task → run finished', fmt(r.solo.tailMs, 1), 'ms', 'median'],
@@ -510,8 +541,14 @@ function report(r: ReportInput): string[] {
     const isBegin = (q: string) => /^\s*(BEGIN|START TRANSACTION)\b/i.test(q);
     const isCommit = (q: string) => /^\s*(COMMIT|ROLLBACK)\b/i.test(q);
     const total = sum(stmts, (s) => s.calls);
-    const begins = sum(stmts.filter((s) => isBegin(s.query)), (s) => s.calls);
-    const commits = sum(stmts.filter((s) => isCommit(s.query)), (s) => s.calls);
+    const begins = sum(
+      stmts.filter((s) => isBegin(s.query)),
+      (s) => s.calls,
+    );
+    const commits = sum(
+      stmts.filter((s) => isCommit(s.query)),
+      (s) => s.calls,
+    );
     L.push(
       `  SQL statements      ${fmt(perStep(total), 1)} / step   (BEGIN ${fmt(perStep(begins), 1)}, COMMIT/ROLLBACK ${fmt(perStep(commits), 1)}, other ${fmt(perStep(total - begins - commits), 1)}; ` +
         `executor time ${fmt(perStep(sum(stmts, (s) => s.totalMs)), 2)} ms / step; pg_stat_statements, role ${RUNTIME_ROLE}, this database only)`,
@@ -519,10 +556,14 @@ function report(r: ReportInput): string[] {
   } else {
     L.push(`  SQL statements      n/a / step   (${r.support.note ?? 'pg_stat_statements unavailable'})`);
   }
-  L.push(`  transactions        ${fmt(perStep(cost.transactions), 2)} / step   (pg_stat_database xact_commit + xact_rollback of this database, the bench's own ${'queries'} taken out)`);
+  L.push(
+    `  transactions        ${fmt(perStep(cost.transactions), 2)} / step   (pg_stat_database xact_commit + xact_rollback of this database, the bench's own ${'queries'} taken out)`,
+  );
   const written = [...cost.rows].sort((x, y) => y[1].inserted + y[1].updated + y[1].deleted - (x[1].inserted + x[1].updated + x[1].deleted));
   const allRows = written.reduce((n, [, r]) => n + r.inserted + r.updated + r.deleted, 0);
-  L.push(`  rows written        ${fmt(perStep(allRows), 2)} / step   (pg_stat_user_tables of this database; a backend reports its counts within about a second):`);
+  L.push(
+    `  rows written        ${fmt(perStep(allRows), 2)} / step   (pg_stat_user_tables of this database; a backend reports its counts within about a second):`,
+  );
   for (const [t, r] of written) {
     const parts = [`${fmt(perStep(r.inserted), 2)} inserted`, `${fmt(perStep(r.updated), 2)} updated (${fmt(perStep(r.hot), 2)} HOT)`];
     if (r.deleted) parts.push(`${fmt(perStep(r.deleted), 2)} deleted`);
@@ -539,7 +580,9 @@ function report(r: ReportInput): string[] {
     );
   }
   const cpuTotal = [...cost.cpu.values()].reduce((s, x) => s + x, 0);
-  L.push(`  CPU                 ${fmt((perStep(cpuTotal) * 1000), 2)} ms / step in all; ${fmt((cpuTotal / cost.seconds) * 100, 0)}% of one core out of ${cpus().length * 100}%:`);
+  L.push(
+    `  CPU                 ${fmt(perStep(cpuTotal) * 1000, 2)} ms / step in all; ${fmt((cpuTotal / cost.seconds) * 100, 0)}% of one core out of ${cpus().length * 100}%:`,
+  );
   for (const l of table(
     ['process', 'CPU s', '% of a core', 'ms / step', 'share'],
     [...cost.cpu].map(([name, s]) => [name, fmt(s, 2), fmt((s / cost.seconds) * 100, 0), fmt(perStep(s) * 1000, 2), `${fmt((s / cpuTotal) * 100, 0)}%`]),
@@ -553,7 +596,12 @@ function report(r: ReportInput): string[] {
   }
   const cmds = [...cost.redis].sort((x, y) => y[1] - x[1]);
   L.push('  Redis commands (calls / step):');
-  L.push(`    ${cmds.slice(0, 12).map(([c, n]) => `${c} ${fmt(perStep(n), 2)}`).join(' · ')}${cmds.length > 12 ? ' · …' : ''}`);
+  L.push(
+    `    ${cmds
+      .slice(0, 12)
+      .map(([c, n]) => `${c} ${fmt(perStep(n), 2)}`)
+      .join(' · ')}${cmds.length > 12 ? ' · …' : ''}`,
+  );
   L.push('');
 
   const thr = stepsPerSec / r.pgb8.tps;
@@ -574,7 +622,10 @@ function report(r: ReportInput): string[] {
     true,
   ))
     L.push(`  ${l}`);
-  if (r.engine) L.push(`  engine per shape: ${r.engine.ratios.map((x) => `${x.shape} ${fmt(x.ratio, 2)}`).join(', ')} (see the engine table above or bench/results/engine-latest.txt)`);
+  if (r.engine)
+    L.push(
+      `  engine per shape: ${r.engine.ratios.map((x) => `${x.shape} ${fmt(x.ratio, 2)}`).join(', ')} (see the engine table above or bench/results/engine-latest.txt)`,
+    );
   L.push(`  also: weft steps/s ÷ raw Bull hops/s (8 each) = ${fmt(stepsPerSec / r.bull.hopsPerSec, 3)}; stub hits ${r.stubHits}`);
   L.push(
     `  also: weft steps/s ÷ pgbench of a Weft step's transaction (8 each) = ${fmt(stepsPerSec / r.step8.tps, 3)}; ` +

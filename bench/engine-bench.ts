@@ -242,9 +242,7 @@ async function timeStart(dag: WorkflowDag): Promise<number> {
 /** Bytes of outputs loaded per event over a run of a LARGE_OUTPUT_NODES chain whose nodes each output LARGE_OUTPUT_BYTES. */
 async function loadedBytes(readsFirst: boolean): Promise<{ perEvent: number; loadsPerEvent: number; storedBytes: number }> {
   const spec = (i: number): JsonValue =>
-    readsFirst && i > 1
-      ? { url: `https://example.com/{{tasks.n1.output.id}}`, method: 'GET' }
-      : { url: 'https://example.com/{{input.n}}', method: 'GET' };
+    readsFirst && i > 1 ? { url: `https://example.com/{{tasks.n1.output.id}}`, method: 'GET' } : { url: 'https://example.com/{{input.n}}', method: 'GET' };
   const dag = buildDag(chainDef(LARGE_OUTPUT_NODES, spec));
   const d = new Driver(dag);
   d.store.measureBytes = true;
@@ -277,7 +275,11 @@ export async function runEngineBench(print: (line: string) => void): Promise<Eng
     print(l);
   };
   const tStart = performance.now();
-  say(`weft engine bench · Node ${process.version} · ${cpus().length} CPUs · load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} · ${new Date().toISOString()}`);
+  say(
+    `weft engine bench · Node ${process.version} · ${cpus().length} CPUs · load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} · ${new Date().toISOString()}`,
+  );
   say('Machine.apply per event, fresh Machine and empty output cache per event, in-memory Store (no I/O).');
   say('');
 
@@ -340,9 +342,15 @@ export async function runEngineBench(print: (line: string) => void): Promise<Eng
 
   const unrelated = await loadedBytes(false);
   const related = await loadedBytes(true);
-  say(`outputs loaded per event, ${LARGE_OUTPUT_NODES}-node chain, each output ${bytes(LARGE_OUTPUT_BYTES)} (${bytes(unrelated.storedBytes)} stored by the end):`);
-  say(`  specs read only {{input}}                ${bytes(unrelated.perEvent).padStart(10)} / event   (${fmt(unrelated.loadsPerEvent, 2)} Store.outputs calls / event)`);
-  say(`  each spec reads n1's output.id           ${bytes(related.perEvent).padStart(10)} / event   (${fmt(related.loadsPerEvent, 2)} Store.outputs calls / event)`);
+  say(
+    `outputs loaded per event, ${LARGE_OUTPUT_NODES}-node chain, each output ${bytes(LARGE_OUTPUT_BYTES)} (${bytes(unrelated.storedBytes)} stored by the end):`,
+  );
+  say(
+    `  specs read only {{input}}                ${bytes(unrelated.perEvent).padStart(10)} / event   (${fmt(unrelated.loadsPerEvent, 2)} Store.outputs calls / event)`,
+  );
+  say(
+    `  each spec reads n1's output.id           ${bytes(related.perEvent).padStart(10)} / event   (${fmt(related.loadsPerEvent, 2)} Store.outputs calls / event)`,
+  );
   say('');
 
   const worst = Math.max(...ratios.map((x) => x.r));

@@ -18,7 +18,11 @@ export const PARTNER_LIMIT = 20;
 
 /** s1 → s2, each an HTTP GET of `<config.stub>/pair/<tenant>/s<i>` on the default `http` queue. */
 export function pairDefinition(): Record<string, unknown> {
-  const node = (i: number) => ({ node_id: `s${i}`, type: 'HTTP', spec: { url: `{{config.stub}}/pair/{{config.tenant}}/s${i}`, method: 'GET', timeout_seconds: 10 } });
+  const node = (i: number) => ({
+    node_id: `s${i}`,
+    type: 'HTTP',
+    spec: { url: `{{config.stub}}/pair/{{config.tenant}}/s${i}`, method: 'GET', timeout_seconds: 10 },
+  });
   return { name: 'Bench: two HTTP steps in a chain', nodes: [node(1), node(2)], edges: [{ from: 's1', to: 's2' }] };
 }
 
@@ -40,7 +44,9 @@ export function partnerDefinition(): Record<string, unknown> {
 }
 
 export async function publish(client: WeftClient, workflowId: string, definition: Record<string, unknown>): Promise<void> {
-  await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, { i: { workflowId, definition: JSON.stringify(definition) } });
+  await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
+    i: { workflowId, definition: JSON.stringify(definition) },
+  });
 }
 
 /** Starts a run of `workflowId`; resolves its id (lower case). */
@@ -178,7 +184,16 @@ export interface StepPath {
 }
 
 export async function stepPath(owner: pg.Client, tenantId: string, ids: string[]): Promise<StepPath> {
-  const r = await owner.query<{ created: number; finished: number; ready: number | null; admitted: number | null; run_created: number; run_finished: number; node_id: string; run_id: string }>(
+  const r = await owner.query<{
+    created: number;
+    finished: number;
+    ready: number | null;
+    admitted: number | null;
+    run_created: number;
+    run_finished: number;
+    node_id: string;
+    run_id: string;
+  }>(
     `SELECT t.run_id, t.node_id,
             extract(epoch FROM t.created_at) * 1000 AS created, extract(epoch FROM t.finished_at) * 1000 AS finished,
             extract(epoch FROM greatest(o.created_at, o.not_before)) * 1000 AS ready, extract(epoch FROM o.enqueued_at) * 1000 AS admitted,
@@ -206,7 +221,10 @@ export async function stepPath(owner: pg.Client, tenantId: string, ids: string[]
 
 /** The starts `flow_rate_starts` holds for the tenant, ms since the epoch, in order (the database's clock). */
 export async function rateStarts(owner: pg.Client, tenantId: string): Promise<number[]> {
-  const r = await owner.query<{ at: number }>(`SELECT extract(epoch FROM started_at) * 1000 AS at FROM flow_rate_starts WHERE tenant_id = $1 ORDER BY started_at`, [tenantId]);
+  const r = await owner.query<{ at: number }>(
+    `SELECT extract(epoch FROM started_at) * 1000 AS at FROM flow_rate_starts WHERE tenant_id = $1 ORDER BY started_at`,
+    [tenantId],
+  );
   return r.rows.map((x) => Number(x.at));
 }
 

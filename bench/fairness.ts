@@ -183,7 +183,11 @@ async function main(): Promise<number> {
     await every(b, B_INTERVAL_MS, () => performance.now() >= warmUntil);
     check(inst);
 
-    const bPhase = async (ticks: Ticks): Promise<BPhase> => ({ ticks, times: await runTimes(owner!, tb.tenantId, ticks.ids, PAIR_STEPS), path: await stepPath(owner!, tb.tenantId, ticks.ids) });
+    const bPhase = async (ticks: Ticks): Promise<BPhase> => ({
+      ticks,
+      times: await runTimes(owner!, tb.tenantId, ticks.ids, PAIR_STEPS),
+      path: await stepPath(owner!, tb.tenantId, ticks.ids),
+    });
     const aPhase = async (f: Flood, queue: QueueSample[]): Promise<APhase> => {
       const times = await runTimes(owner!, ta.tenantId, f.ids, PAIR_STEPS);
       const passes = await admittingPasses(owner!, 'http', times.firstCreatedMs, times.lastFinishedMs);
@@ -312,21 +316,41 @@ function report(
     f1(q(p.times.perStepMs, 1)),
     f1(p.ticks.lateMs),
   ];
-  for (const l of table(['', 'runs', 'succeeded', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'start late ms'], [bRow('idle', r.bIdle), bRow('under the flood', r.bUnder)])) L.push(`  ${l}`);
+  for (const l of table(
+    ['', 'runs', 'succeeded', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'start late ms'],
+    [bRow('idle', r.bIdle), bRow('under the flood', r.bUnder)],
+  ))
+    L.push(`  ${l}`);
   L.push('');
 
-  L.push(`the floor probe, ms per step: the least a durable two-step run does (a commit that creates it; per step a stub call and a commit), in a process of its own, no engine, no queue, a run every ${B_INTERVAL_MS} ms beside B:`);
+  L.push(
+    `the floor probe, ms per step: the least a durable two-step run does (a commit that creates it; per step a stub call and a commit), in a process of its own, no engine, no queue, a run every ${B_INTERVAL_MS} ms beside B:`,
+  );
   const fRow = (name: string, xs: number[]) => [name, String(xs.length), f1(q(xs, 0.5)), f1(q(xs, 0.9)), f1(q(xs, 0.99)), f1(q(xs, 1))];
-  for (const l of table(['', 'runs', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'], [fRow('idle', r.floor.idle), fRow('under the flood', r.floor.under)])) L.push(`  ${l}`);
+  for (const l of table(['', 'runs', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'], [fRow('idle', r.floor.idle), fRow('under the flood', r.floor.under)]))
+    L.push(`  ${l}`);
   L.push('');
 
   L.push("tenant A's throughput, steps / (last run finished_at − first run created_at):");
   const aRow = (name: string, p: APhase) => {
     const spanS = (p.times.lastFinishedMs - p.times.firstCreatedMs) / 1000;
     const startS = (p.flood.lastAcceptedAt - p.flood.firstSentAt) / 1000;
-    return [name, String(p.flood.ids.length), String(p.times.succeeded), String(p.times.succeeded * PAIR_STEPS), fmt(spanS, 2), f1((p.times.succeeded * PAIR_STEPS) / spanS), f1(p.flood.ids.length / startS), f1(q(p.times.perStepMs, 0.5))];
+    return [
+      name,
+      String(p.flood.ids.length),
+      String(p.times.succeeded),
+      String(p.times.succeeded * PAIR_STEPS),
+      fmt(spanS, 2),
+      f1((p.times.succeeded * PAIR_STEPS) / spanS),
+      f1(p.flood.ids.length / startS),
+      f1(q(p.times.perStepMs, 0.5)),
+    ];
   };
-  for (const l of table(['', 'runs', 'succeeded', 'steps', 'span s', 'steps/s', 'API starts/s', 'p50 ms/step'], [aRow('alone', r.aAlone), aRow('under the flood (beside B)', r.aUnder)])) L.push(`  ${l}`);
+  for (const l of table(
+    ['', 'runs', 'succeeded', 'steps', 'span s', 'steps/s', 'API starts/s', 'p50 ms/step'],
+    [aRow('alone', r.aAlone), aRow('under the flood (beside B)', r.aUnder)],
+  ))
+    L.push(`  ${l}`);
   L.push('');
 
   L.push("where a step's time went (tasks' own timestamps): eager = taken by the worker that reported the previous step; the others waited in the backlog");
@@ -349,7 +373,9 @@ function report(
     L.push(`  ${l}`);
   L.push('');
 
-  L.push(`queue http, read every ${SAMPLE_MS / 1000} s during A's floods: backlog = ready rows not admitted; in Bull = admitted, not yet claimed (PENDING); running = claimed (RUNNING); admitting passes = weft_dispatch calls that admitted rows (one enqueued_at each)`);
+  L.push(
+    `queue http, read every ${SAMPLE_MS / 1000} s during A's floods: backlog = ready rows not admitted; in Bull = admitted, not yet claimed (PENDING); running = claimed (RUNNING); admitting passes = weft_dispatch calls that admitted rows (one enqueued_at each)`,
+  );
   const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / Math.max(1, xs.length);
   const qRow = (name: string, p: APhase) => [
     name,
@@ -376,7 +402,9 @@ function report(
   const dbMost = maxInWindow(r.rate.dbMs, 1000);
   const stubRate = achievedRate(r.rate.stubMs);
   const dbRate = achievedRate(r.rate.dbMs);
-  L.push(`rate limit: one run, for_each of ${PARTNER_TASKS} HTTP calls, rate_limit {key: "partner", limit: ${PARTNER_LIMIT}, per_seconds: 1}; run ${r.rate.status}`);
+  L.push(
+    `rate limit: one run, for_each of ${PARTNER_TASKS} HTTP calls, rate_limit {key: "partner", limit: ${PARTNER_LIMIT}, per_seconds: 1}; run ${r.rate.status}`,
+  );
   const span = (xs: number[]) => (xs.length > 1 ? fmt((Math.max(...xs) - Math.min(...xs)) / 1000, 2) : 'n/a');
   for (const l of table(
     ['clock', 'starts', 'most in any 1 s', 'first→last s', 'starts/s'],
@@ -386,7 +414,9 @@ function report(
     ],
   ))
     L.push(`  ${l}`);
-  L.push(`  a call's arrival at the stub − its start in flow_rate_starts: p50 ${f1(q(r.rate.lagMs, 0.5))} ms, p99 ${f1(q(r.rate.lagMs, 0.99))} ms, min ${f1(q(r.rate.lagMs, 0))} ms, max ${f1(q(r.rate.lagMs, 1))} ms`);
+  L.push(
+    `  a call's arrival at the stub − its start in flow_rate_starts: p50 ${f1(q(r.rate.lagMs, 0.5))} ms, p99 ${f1(q(r.rate.lagMs, 0.99))} ms, min ${f1(q(r.rate.lagMs, 0))} ms, max ${f1(q(r.rate.lagMs, 1))} ms`,
+  );
   L.push('');
 
   const problems = [
@@ -410,13 +440,27 @@ function report(
   const tput = (p: APhase) => (p.times.succeeded * PAIR_STEPS) / ((p.times.lastFinishedMs - p.times.firstCreatedMs) / 1000);
   const tputRatio = tput(r.aUnder) / tput(r.aAlone);
   const line = (met: boolean, text: string) => L.push(`${met ? 'PASS   ' : 'NOT MET'} ${text}`);
-  line(underP50 / idleP50 <= MEDIAN_RATIO_TARGET, `B median ms/step under the flood / idle: ${fmt(underP50, 1)} / ${fmt(idleP50, 1)} = ${fmt(underP50 / idleP50, 2)} × (target ≤ ${MEDIAN_RATIO_TARGET} ×)`);
-  line(underP99 / idleP99 <= P99_RATIO_TARGET, `B p99 ms/step under the flood / idle: ${fmt(underP99, 1)} / ${fmt(idleP99, 1)} = ${fmt(underP99 / idleP99, 2)} × (target ≤ ${P99_RATIO_TARGET} ×)`);
+  line(
+    underP50 / idleP50 <= MEDIAN_RATIO_TARGET,
+    `B median ms/step under the flood / idle: ${fmt(underP50, 1)} / ${fmt(idleP50, 1)} = ${fmt(underP50 / idleP50, 2)} × (target ≤ ${MEDIAN_RATIO_TARGET} ×)`,
+  );
+  line(
+    underP99 / idleP99 <= P99_RATIO_TARGET,
+    `B p99 ms/step under the flood / idle: ${fmt(underP99, 1)} / ${fmt(idleP99, 1)} = ${fmt(underP99 / idleP99, 2)} × (target ≤ ${P99_RATIO_TARGET} ×)`,
+  );
   line(stubMost <= PARTNER_LIMIT, `rate limit, most calls in any 1 s at the stub: ${stubMost} (target ≤ ${PARTNER_LIMIT}; database clock: ${dbMost})`);
-  line(stubRate >= RATE_TARGET, `rate limit, achieved rate at the stub: ${fmt(stubRate, 2)} starts/s = ${fmt(stubRate / PARTNER_LIMIT, 2)} of the limit (target ≥ ${RATE_TARGET}/s; database clock: ${fmt(dbRate, 2)}/s)`);
-  line(tputRatio >= THROUGHPUT_TARGET, `A steps/s under the flood / alone: ${fmt(tput(r.aUnder), 1)} / ${fmt(tput(r.aAlone), 1)} = ${fmt(tputRatio, 2)} (target ≥ ${THROUGHPUT_TARGET})`);
+  line(
+    stubRate >= RATE_TARGET,
+    `rate limit, achieved rate at the stub: ${fmt(stubRate, 2)} starts/s = ${fmt(stubRate / PARTNER_LIMIT, 2)} of the limit (target ≥ ${RATE_TARGET}/s; database clock: ${fmt(dbRate, 2)}/s)`,
+  );
+  line(
+    tputRatio >= THROUGHPUT_TARGET,
+    `A steps/s under the flood / alone: ${fmt(tput(r.aUnder), 1)} / ${fmt(tput(r.aAlone), 1)} = ${fmt(tputRatio, 2)} (target ≥ ${THROUGHPUT_TARGET})`,
+  );
   const floorRatio = q(r.floor.under, 0.5) / q(r.floor.idle, 0.5);
-  L.push(`info    the floor probe's median under the flood / idle: ${fmt(q(r.floor.under, 0.5), 1)} / ${fmt(q(r.floor.idle, 0.5), 1)} = ${fmt(floorRatio, 2)} × (what contention alone does to the least work of a step; B's ratio is ${fmt(underP50 / idleP50 / floorRatio, 2)} × it)`);
+  L.push(
+    `info    the floor probe's median under the flood / idle: ${fmt(q(r.floor.under, 0.5), 1)} / ${fmt(q(r.floor.idle, 0.5), 1)} = ${fmt(floorRatio, 2)} × (what contention alone does to the least work of a step; B's ratio is ${fmt(underP50 / idleP50 / floorRatio, 2)} × it)`,
+  );
   if (problems.length) L.push('NOT MET every run succeeded, no process exited (see the lines marked !!)');
   return L;
 }

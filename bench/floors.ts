@@ -83,13 +83,20 @@ export async function pgbench(
   const args = [
     '-n',
     ...(opts.script === undefined ? [] : ['-M', 'prepared']),
-    '-c', String(opts.clients),
-    '-j', String(Math.min(2, opts.clients)),
-    '-T', String(Math.max(1, Math.round(opts.seconds))),
-    '-f', script,
-    '-h', u.hostname,
-    '-p', u.port || '5432',
-    '-U', decodeURIComponent(u.username || 'postgres'),
+    '-c',
+    String(opts.clients),
+    '-j',
+    String(Math.min(2, opts.clients)),
+    '-T',
+    String(Math.max(1, Math.round(opts.seconds))),
+    '-f',
+    script,
+    '-h',
+    u.hostname,
+    '-p',
+    u.port || '5432',
+    '-U',
+    decodeURIComponent(u.username || 'postgres'),
     decodeURIComponent(u.pathname.slice(1)),
   ];
   const env = { ...process.env, ...(u.password ? { PGPASSWORD: decodeURIComponent(u.password) } : {}) };
@@ -131,8 +138,7 @@ export async function bullFloor(redisUrl: string, prefix: string, opts: { chains
   let stopped = false;
   let hops = 0;
   let onHop: (job: HopJob) => void = () => {};
-  const add = (job: HopJob) =>
-    q.add(job, { jobId: `${job.chain}:${job.hop}`, attempts: 1, removeOnComplete: true, removeOnFail: true });
+  const add = (job: HopJob) => q.add(job, { jobId: `${job.chain}:${job.hop}`, attempts: 1, removeOnComplete: true, removeOnFail: true });
   void q.process(opts.concurrency, async (job) => {
     hops++;
     onHop(job.data);

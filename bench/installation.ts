@@ -71,7 +71,8 @@ export interface Installation {
  */
 export function assertLoopback(tool: string, ...urls: string[]): void {
   for (const url of urls) {
-    if (!['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname)) throw new Error(`${tool} runs against this machine only, not ${new URL(url).host}`);
+    if (!['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname))
+      throw new Error(`${tool} runs against this machine only, not ${new URL(url).host}`);
   }
 }
 
@@ -119,8 +120,14 @@ export async function startInstallation(o: InstallationOptions): Promise<Install
     const t0 = performance.now();
     const args: Record<Role, string[]> = { api: ['api', '--port', String(port), '--host', '127.0.0.1'], worker: ['worker'], scheduler: ['scheduler'] };
     for (const role of ['api', 'worker', 'scheduler'] as const) {
-      const p = new WeftProcess(role, CLI, args[role], { ...env, ...o.roleEnv?.[role] }, logDir, () => Math.round(performance.now() - t0), (e) =>
-        exits.push(`${e.name} (code ${e.code}, signal ${e.signal})`),
+      const p = new WeftProcess(
+        role,
+        CLI,
+        args[role],
+        { ...env, ...o.roleEnv?.[role] },
+        logDir,
+        () => Math.round(performance.now() - t0),
+        (e) => exits.push(`${e.name} (code ${e.code}, signal ${e.signal})`),
       );
       procs.set(role, p);
       p.start();

@@ -49,7 +49,12 @@ export class Child {
   /** Starts the process. @throws Error when it cannot be spawned (missing binary). */
   start(): this {
     this.log = createWriteStream(this.logFile, { flags: 'a' });
-    const opts: SpawnOptions = { env: this.options.env ?? process.env, cwd: this.options.cwd, detached: this.options.detached, stdio: ['ignore', 'pipe', 'pipe'] };
+    const opts: SpawnOptions = {
+      env: this.options.env ?? process.env,
+      cwd: this.options.cwd,
+      detached: this.options.detached,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    };
     const child = spawn(this.command, this.args, opts);
     this.child = child;
     live.add(child);
@@ -91,7 +96,10 @@ export class Child {
           throw new Error(`${this.name} exited (code ${e.code}, signal ${e.signal}) before printing ${re}; see ${this.logFile}:\n${this.tail()}`);
         }),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`${this.name} did not print ${re} within ${timeoutMs / 1000} s; see ${this.logFile}:\n${this.tail()}`)), timeoutMs);
+          timer = setTimeout(
+            () => reject(new Error(`${this.name} did not print ${re} within ${timeoutMs / 1000} s; see ${this.logFile}:\n${this.tail()}`)),
+            timeoutMs,
+          );
         }),
       ]);
     } finally {
@@ -120,7 +128,12 @@ export class Child {
   /** The last `lines` lines of the log, indented, for error messages. */
   tail(lines = 15): string {
     try {
-      return readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).map((l) => `    ${l}`).join('\n');
+      return readFileSync(this.logFile, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .slice(-lines)
+        .map((l) => `    ${l}`)
+        .join('\n');
     } catch {
       return '    (no log)';
     }

@@ -55,7 +55,9 @@ export interface ReportInput {
 export function report(x: ReportInput): string[] {
   const L: string[] = [];
   const la = (v: number[]) => v.map((n) => n.toFixed(2)).join(' ');
-  L.push(`== weft bench:peers · ${x.started.toISOString()} · ${cpus().length} CPUs · Node ${process.version} · load average ${la(x.load0)} at start, ${la(loadavg())} at end ==`);
+  L.push(
+    `== weft bench:peers · ${x.started.toISOString()} · ${cpus().length} CPUs · Node ${process.version} · load average ${la(x.load0)} at start, ${la(loadavg())} at end ==`,
+  );
   L.push(
     `same workload for every engine, one engine at a time: a ${CHAIN_STEPS}-step sequential chain, each step one HTTP GET to a local stub (a process of its own); ` +
       `warm-up ${WARMUP_RUNS} workflows, then ${IN_FLIGHT} in flight for ${x.seconds} s (a lane starts its next workflow as its previous one ends), then ${x.soloRuns} alone`,
@@ -73,8 +75,15 @@ export function report(x: ReportInput): string[] {
       correct(r),
     ];
   });
-  for (const l of table(['engine', `steps/s, ${IN_FLIGHT} in flight`, 'ms/step alone', 'range (runs)', 'CPU ms/step, all', 'CPU ms/step, w/o stub+driver', 'correct'], rows, true)) L.push(`  ${l}`);
-  L.push('  (ms/step alone: wall time of a workflow run alone ÷ 20, median. CPU over the window ÷ steps completed in it; DBOS\'s driver runs inside its app process and stays counted.)');
+  for (const l of table(
+    ['engine', `steps/s, ${IN_FLIGHT} in flight`, 'ms/step alone', 'range (runs)', 'CPU ms/step, all', 'CPU ms/step, w/o stub+driver', 'correct'],
+    rows,
+    true,
+  ))
+    L.push(`  ${l}`);
+  L.push(
+    "  (ms/step alone: wall time of a workflow run alone ÷ 20, median. CPU over the window ÷ steps completed in it; DBOS's driver runs inside its app process and stays counted.)",
+  );
   L.push('');
 
   for (const r of x.results) {
@@ -83,9 +92,13 @@ export function report(x: ReportInput): string[] {
     for (const s of r.setup) L.push(`  setup: ${s}`);
     for (const d of r.durability) L.push(`  durability: ${d}`);
     if (Number.isFinite(r.windowSteps)) {
-      L.push(`  window: ${fmt(r.windowSteps, 0)} steps in ${fmt(r.windowSeconds, 2)} s = ${fmt(f.stepsPerSec, 1)} steps/s (${r.windowStepsSource}); the stub answered ${fmt(r.stubHitsInWindow, 0)} GETs in it`);
+      L.push(
+        `  window: ${fmt(r.windowSteps, 0)} steps in ${fmt(r.windowSeconds, 2)} s = ${fmt(f.stepsPerSec, 1)} steps/s (${r.windowStepsSource}); the stub answered ${fmt(r.stubHitsInWindow, 0)} GETs in it`,
+      );
       const total = r.cpu.reduce((s, [, v]) => s + v, 0);
-      L.push(`  CPU over the window: ${fmt(f.cpuAll, 2)} ms / step in all, ${fmt((total / r.windowSeconds) * 100, 0)}% of one core out of ${cpus().length * 100}%`);
+      L.push(
+        `  CPU over the window: ${fmt(f.cpuAll, 2)} ms / step in all, ${fmt((total / r.windowSeconds) * 100, 0)}% of one core out of ${cpus().length * 100}%`,
+      );
       for (const l of table(
         ['process', 'CPU s', '% of a core', 'ms / step', 'share'],
         r.cpu.map(([n, s]) => [n, fmt(s, 2), fmt((s / r.windowSeconds) * 100, 0), fmt((s * 1000) / r.windowSteps, 3), `${fmt((s / total) * 100, 0)}%`]),
@@ -139,12 +152,14 @@ function ratios(results: EngineResult[]): string[] {
   line('ms/step alone (Weft ÷ best; < 1: Weft faster)', 'soloMs', false, 2);
   line('CPU ms/step, all processes (Weft ÷ best; < 1: Weft cheaper)', 'cpuAll', false, 2);
   line('CPU ms/step, without stub and driver (Weft ÷ best)', 'cpuEngine', false, 2);
-  const L = ['ratios of Weft to the best peer (each figure\'s best among the peers that ran correctly)'];
+  const L = ["ratios of Weft to the best peer (each figure's best among the peers that ran correctly)"];
   for (const l of table(['figure', 'best peer', ...wefts.map((w) => w.engine)], rows, false)) L.push(`  ${l}`);
   const dev = wefts.find((w) => w.engine === 'Weft (weft dev)');
   const dbos = results.find((r) => r.engine === 'DBOS');
   if (dev && dbos) {
-    L.push(`  weft dev steps/s ÷ DBOS steps/s (one process each, both on this PostgreSQL): ${fmt(figures(dev).stepsPerSec / figures(dbos).stepsPerSec, 2)}${dbos.problems.length ? ' (DBOS did not run correctly)' : ''}`);
+    L.push(
+      `  weft dev steps/s ÷ DBOS steps/s (one process each, both on this PostgreSQL): ${fmt(figures(dev).stepsPerSec / figures(dbos).stepsPerSec, 2)}${dbos.problems.length ? ' (DBOS did not run correctly)' : ''}`,
+    );
   }
   return L;
 }

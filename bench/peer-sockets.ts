@@ -43,7 +43,14 @@ function address(hex: string): string {
 }
 
 function isLoopbackOrUnset(addr: string): boolean {
-  return addr.startsWith('127.') || addr.startsWith('::ffff:127.') || addr === '0:0:0:0:0:0:0:1' || addr === '0.0.0.0' || addr === '0:0:0:0:0:0:0:0' || addr === '::ffff:0.0.0.0';
+  return (
+    addr.startsWith('127.') ||
+    addr.startsWith('::ffff:127.') ||
+    addr === '0:0:0:0:0:0:0:1' ||
+    addr === '0.0.0.0' ||
+    addr === '0:0:0:0:0:0:0:0' ||
+    addr === '::ffff:0.0.0.0'
+  );
 }
 
 /** Remote `address:port`s, other than loopback ones, of the sockets `pids` hold now. */

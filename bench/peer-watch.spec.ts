@@ -20,7 +20,12 @@ function fake(payloads: unknown[]): Subscriber & { asked: { query: string; varia
 
 describe('the watched row of the peers bench', () => {
   it('follows a run with the CLI watch selection until a payload shows its end', async () => {
-    const client = fake([{ runUpdated: { status: 'RUNNING' } }, { runUpdated: { status: 'RUNNING' } }, { runUpdated: { status: 'SUCCEEDED' } }, { runUpdated: { status: 'RUNNING' } }]);
+    const client = fake([
+      { runUpdated: { status: 'RUNNING' } },
+      { runUpdated: { status: 'RUNNING' } },
+      { runUpdated: { status: 'SUCCEEDED' } },
+      { runUpdated: { status: 'RUNNING' } },
+    ]);
     const r = await followRun(client, 'r1').done;
     expect(r).toEqual({ status: 'SUCCEEDED', payloads: 3 });
     expect(client.asked).toEqual([{ query: WATCH_QUERY, variables: { id: 'r1', page: RUN_PAGE } }]);

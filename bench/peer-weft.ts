@@ -90,11 +90,19 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
     const port = await freePort();
     const t0 = performance.now();
     const start = (name: string, args: string[]) => {
-      const p = new WeftProcess(name, cli, args, env, logDir, () => Math.round(performance.now() - t0), (e) => {
-        if (o.interrupted()) return; // the Ctrl-C reached it too
-        unexpected.push(e);
-        say(`!! ${e.name} exited on its own (code ${e.code}, signal ${e.signal})`);
-      });
+      const p = new WeftProcess(
+        name,
+        cli,
+        args,
+        env,
+        logDir,
+        () => Math.round(performance.now() - t0),
+        (e) => {
+          if (o.interrupted()) return; // the Ctrl-C reached it too
+          unexpected.push(e);
+          say(`!! ${e.name} exited on its own (code ${e.code}, signal ${e.signal})`);
+        },
+      );
       procs.push(p);
       p.start();
       return p;
@@ -107,7 +115,8 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
     }
     const check = () => {
       if (o.interrupted()) throw new Error('interrupted');
-      if (unexpected.length) throw new Error(`weft ${unexpected[0].name} exited on its own (code ${unexpected[0].code}); see ${logDir}/${unexpected[0].name}.log`);
+      if (unexpected.length)
+        throw new Error(`weft ${unexpected[0].name} exited on its own (code ${unexpected[0].code}); see ${logDir}/${unexpected[0].name}.log`);
     };
     const client = (api = new WeftClient(`http://127.0.0.1:${port}/graphql`, apiKey));
     await waitForApi(client, check, 'the Weft API');
@@ -179,9 +188,16 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
     checkStub(w.records, counts, p);
     const ok = w.records.filter((r) => !r.error).length;
     const runs = (await owner.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM runs GROUP BY status`)).rows;
-    checkCount('runs SUCCEEDED (table runs)', ok, runs.filter((r) => r.status === 'SUCCEEDED').reduce((s, r) => s + r.n, 0), p);
+    checkCount(
+      'runs SUCCEEDED (table runs)',
+      ok,
+      runs.filter((r) => r.status === 'SUCCEEDED').reduce((s, r) => s + r.n, 0),
+      p,
+    );
     for (const r of runs.filter((x) => x.status !== 'SUCCEEDED')) p.add(`table runs holds ${r.n} run(s) in status ${r.status}`);
-    const tasks = (await owner.query<{ done: number; n: number }>(`SELECT count(*) FILTER (WHERE status = 'COMPLETED')::int AS done, count(*)::int AS n FROM tasks`)).rows[0];
+    const tasks = (
+      await owner.query<{ done: number; n: number }>(`SELECT count(*) FILTER (WHERE status = 'COMPLETED')::int AS done, count(*)::int AS n FROM tasks`)
+    ).rows[0];
     checkCount('tasks COMPLETED (table tasks)', ok * CHAIN_STEPS, tasks.done, p);
     checkCount('tasks in all (table tasks)', ok * CHAIN_STEPS, tasks.n, p);
     const inWindow = (
@@ -194,7 +210,8 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
 
     const notes: string[] = [];
     if (o.watched) notes.push(`${followed} run(s) followed to their end by a runUpdated subscriber`);
-    if (w8.fallbackPolls) notes.push(`${w8.fallbackPolls} run(s) were polled over the API because the run-update channel did not announce their end within 10 s`);
+    if (w8.fallbackPolls)
+      notes.push(`${w8.fallbackPolls} run(s) were polled over the API because the run-update channel did not announce their end within 10 s`);
     const restarts = procs.filter((x) => x.starts > 1);
     if (restarts.length) notes.push(`restarted after exiting on their own: ${restarts.map((x) => `${x.name} ×${x.starts - 1}`).join(', ')}`);
     return {
@@ -205,7 +222,9 @@ export async function runWeft(o: WeftPeerOptions): Promise<EngineResult> {
           ? 'weft dev: API, a worker for every queue and the scheduler in one process'
           : 'weft api, weft worker, weft scheduler as separate processes (as npm run bench starts them)',
         ...(o.watched
-          ? [`every run watched from its start by a runUpdated subscriber over graphql-ws (one socket, the driver's), selecting the CLI's WATCH_FIELDS; the driver still learns a run's end from the run-update channel`]
+          ? [
+              `every run watched from its start by a runUpdated subscriber over graphql-ws (one socket, the driver's), selecting the CLI's WATCH_FIELDS; the driver still learns a run's end from the run-update channel`,
+            ]
           : []),
         `database ${dbName} (weft migrate, a tenant), Bull keys ${prefix}:* on the shared Redis; runs started over the GraphQL API (startRun), their end learnt from the run-update channel (Redis pub/sub); steps are HTTP nodes doing GET <stub>/n<i>?wf=<key> (the worker's undici client)`,
         `sockets to non-loopback addresses held by Weft's processes and the driver, read from /proc at both ends of the window: ${outside.length ? outside.join(', ') : 'none'}`,
@@ -256,7 +275,9 @@ async function checkRun(client: WeftClient, r: WorkflowRecord, p: Problems): Pro
     }
     // An HTTP node's output is the parsed response body (a status outside 2xx fails the task).
     if (!isDeepStrictEqual(t.output, expectedBody(r.key, i))) {
-      p.add(`run ${r.ref} (workflow ${r.key}): task n${i} output is ${JSON.stringify(t.output).slice(0, 200)}, expected the stub's body ${JSON.stringify(expectedBody(r.key, i))}`);
+      p.add(
+        `run ${r.ref} (workflow ${r.key}): task n${i} output is ${JSON.stringify(t.output).slice(0, 200)}, expected the stub's body ${JSON.stringify(expectedBody(r.key, i))}`,
+      );
       return;
     }
     const finished = t.finishedAt ? Date.parse(t.finishedAt) : NaN;
@@ -276,7 +297,7 @@ async function dropWeftInstallation(o: WeftPeerOptions, dbName: string, prefix: 
   }
   try {
     const deleted = await dropInstallation(o.postgres, dbName, redis, prefix, 'weft-peers-bench');
-    say(`dropped database ${dbName} and ${deleted} Redis key${deleted === 1 ? "" : "s"}`);
+    say(`dropped database ${dbName} and ${deleted} Redis key${deleted === 1 ? '' : 's'}`);
   } catch (err) {
     say(`!! cleanup failed: ${(err as Error).message} (database ${dbName}, Redis keys ${prefix}:*)`);
   }

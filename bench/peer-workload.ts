@@ -107,13 +107,13 @@ export async function runWorkload(
     while (!stopping) if ((await one('in flight')).error) return;
   });
   const settle = Math.max(2_000, o.seconds * 150);
-  for (const until = Date.now() + settle; Date.now() < until; ) {
+  for (const until = Date.now() + settle; Date.now() < until;) {
     driver.check();
     await sleep(100);
   }
   const groupsA = await driver.processes();
   const a = { epoch: Date.now(), mono: performance.now(), cpu: readCpu(groupsA) };
-  for (const until = performance.now() + o.seconds * 1000; performance.now() < until; ) {
+  for (const until = performance.now() + o.seconds * 1000; performance.now() < until;) {
     driver.check();
     await sleep(Math.min(100, Math.max(0, until - performance.now())));
   }

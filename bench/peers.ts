@@ -72,7 +72,10 @@ function options(argv: string[]): Options {
     process.stdout.write(HELP);
     process.exit(0);
   }
-  const only = values.only!.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = values
+    .only!.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = only.filter((e) => !(ENGINES as readonly string[]).includes(e));
   if (unknown.length || !only.length) throw new Error(`--only takes engines among ${ENGINES.join(', ')}; got ${JSON.stringify(values.only)}`);
   return {
@@ -158,7 +161,19 @@ async function runDbos(o: Options, work: string, say: (l: string) => void, inter
     const child = new Child(
       'the DBOS driver',
       process.execPath,
-      [join(peersDist, 'dbos-driver.js'), '--database-url', withDb(o.postgres, dbName), '--work', dir, '--out', out, '--seconds', String(o.seconds), '--solo-runs', String(o.soloRuns)],
+      [
+        join(peersDist, 'dbos-driver.js'),
+        '--database-url',
+        withDb(o.postgres, dbName),
+        '--work',
+        dir,
+        '--out',
+        out,
+        '--seconds',
+        String(o.seconds),
+        '--solo-runs',
+        String(o.soloRuns),
+      ],
       join(dir, 'driver.log'),
       { env, detached: true, onLine: (l) => say(`  ${l}`) },
     );
@@ -196,7 +211,19 @@ async function main(): Promise<number> {
         else if (e === 'dbos') r = await runDbos(o, work, say, interrupted);
         else {
           say(`bench: ${NAMES[e]}…`);
-          r = await runWeft({ mode: e === 'weft' ? 'processes' : 'dev', watched: e === 'weft-dev-watched', root, seconds: o.seconds, soloRuns: o.soloRuns, postgres: o.postgres, redis: o.redis, keep: o.keep, work, say: (l) => say(`  ${l}`), interrupted });
+          r = await runWeft({
+            mode: e === 'weft' ? 'processes' : 'dev',
+            watched: e === 'weft-dev-watched',
+            root,
+            seconds: o.seconds,
+            soloRuns: o.soloRuns,
+            postgres: o.postgres,
+            redis: o.redis,
+            keep: o.keep,
+            work,
+            say: (l) => say(`  ${l}`),
+            interrupted,
+          });
         }
       } catch (err) {
         if (interrupted()) break;

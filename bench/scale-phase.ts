@@ -100,7 +100,7 @@ export async function runPhase(ctx: PhaseContext, label: string, t: Topology, pu
   };
   /** Sleeps `ms`, noticing an interrupt or a process exit within a quarter of a second. */
   const wait = async (ms: number) => {
-    for (const end = performance.now() + ms; performance.now() < end; ) {
+    for (const end = performance.now() + ms; performance.now() < end;) {
       check();
       await sleep(Math.min(250, end - performance.now()));
     }
@@ -109,10 +109,18 @@ export async function runPhase(ctx: PhaseContext, label: string, t: Topology, pu
   const t0 = performance.now();
   const mine: WeftProcess[] = [];
   const start = (name: string, args: string[]) => {
-    const p = new WeftProcess(`${label}-${name}`, ctx.cli, args, ctx.env, ctx.logDir, () => Math.round(performance.now() - t0), (e) => {
-      unexpected.push(e);
-      ctx.say(`bench:scale: !! ${e.name} exited on its own (code ${e.code}, signal ${e.signal})`);
-    });
+    const p = new WeftProcess(
+      `${label}-${name}`,
+      ctx.cli,
+      args,
+      ctx.env,
+      ctx.logDir,
+      () => Math.round(performance.now() - t0),
+      (e) => {
+        unexpected.push(e);
+        ctx.say(`bench:scale: !! ${e.name} exited on its own (code ${e.code}, signal ${e.signal})`);
+      },
+    );
     mine.push(p);
     ctx.procs.push(p);
     p.start();

@@ -72,7 +72,8 @@ function options(argv: string[]): Options {
     process.exit(0);
   }
   for (const url of [values.postgres!, values.redis!]) {
-    if (!['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname)) throw new Error(`bench:scale runs against this machine only, not ${new URL(url).host}`);
+    if (!['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname))
+      throw new Error(`bench:scale runs against this machine only, not ${new URL(url).host}`);
   }
   return {
     topologies: (values.topology?.length ? values.topology : ['1,1,1', '2,3,2']).map(parseTopology),
@@ -168,7 +169,9 @@ async function main(): Promise<number> {
 function report(o: Options, started: Date, results: PhaseResult[]): string[] {
   const L: string[] = [];
   const la = (x: number[]) => x.map((v) => v.toFixed(2)).join(' ');
-  L.push(`== weft bench:scale · ${started.toISOString()} · ${cpus().length} CPUs · Node ${process.version} · ${o.inFlight} runs in flight of a ${CHAIN_LENGTH}-node HTTP chain · WEFT_DB_POOL_SIZE ${o.pool} ==`);
+  L.push(
+    `== weft bench:scale · ${started.toISOString()} · ${cpus().length} CPUs · Node ${process.version} · ${o.inFlight} runs in flight of a ${CHAIN_LENGTH}-node HTTP chain · WEFT_DB_POOL_SIZE ${o.pool} ==`,
+  );
   for (const [i, r] of results.entries()) {
     const total = r.cpu.reduce((s, c) => s + c.seconds, 0);
     const perStep = (s: number) => (r.window.steps ? (s / r.window.steps) * 1000 : NaN);

@@ -61,11 +61,17 @@ export async function ensureStatements(
   await admin.connect();
   try {
     const spl = String((await admin.query('SHOW shared_preload_libraries')).rows[0].shared_preload_libraries ?? '');
-    const libs = spl.split(',').map((s) => s.trim().replace(/^"|"$/g, '')).filter(Boolean);
+    const libs = spl
+      .split(',')
+      .map((s) => s.trim().replace(/^"|"$/g, ''))
+      .filter(Boolean);
     if (libs.includes('pg_stat_statements')) return { available: true };
     const why = 'pg_stat_statements is not in shared_preload_libraries';
     if (opts.restart === 'never') {
-      return { available: false, note: `${why}; statements/step is n/a (--pg-restart auto would load it by reconfiguring and restarting PostgreSQL, and undo that at the end)` };
+      return {
+        available: false,
+        note: `${why}; statements/step is n/a (--pg-restart auto would load it by reconfiguring and restarting PostgreSQL, and undo that at the end)`,
+      };
     }
     if (process.getuid?.() !== 0 || !existsSync('/usr/bin/pg_ctlcluster')) {
       return { available: false, note: `${why}, and this process cannot restart PostgreSQL (needs root and pg_ctlcluster)` };
@@ -80,11 +86,7 @@ export async function ensureStatements(
       let others = 0;
       for (;;) {
         others = Number(
-          (
-            await admin.query(
-              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`,
-            )
-          ).rows[0].n,
+          (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`)).rows[0].n,
         );
         if (others === 0 || Date.now() > deadline) break;
         await sleep(100);
@@ -99,11 +101,14 @@ export async function ensureStatements(
     const fromAutoConf = await admin.query(
       `SELECT count(*)::int AS n FROM pg_file_settings WHERE name = 'shared_preload_libraries' AND sourcefile LIKE '%postgresql.auto.conf' AND applied`,
     );
-    const previous = fromAutoConf.rows[0].n > 0 ? `ALTER SYSTEM SET shared_preload_libraries = '${spl.replace(/'/g, "''")}'` : 'ALTER SYSTEM RESET shared_preload_libraries';
+    const previous =
+      fromAutoConf.rows[0].n > 0 ? `ALTER SYSTEM SET shared_preload_libraries = '${spl.replace(/'/g, "''")}'` : 'ALTER SYSTEM RESET shared_preload_libraries';
     const value = [...libs, 'pg_stat_statements'].join(',');
     await admin.query(`ALTER SYSTEM SET shared_preload_libraries = '${value.replace(/'/g, "''")}'`);
     await admin.end().catch(() => undefined);
-    opts.say(`bench: ${why}: ALTER SYSTEM SET shared_preload_libraries = '${value}' and restarting PostgreSQL ${version}/main (pg_ctlcluster); undone at the end`);
+    opts.say(
+      `bench: ${why}: ALTER SYSTEM SET shared_preload_libraries = '${value}' and restarting PostgreSQL ${version}/main (pg_ctlcluster); undone at the end`,
+    );
     const restore = async (): Promise<string> => {
       const c = new pg.Client({ connectionString: adminUrl, application_name: 'weft-bench' });
       await c.connect();

@@ -67,9 +67,7 @@ export interface Audit {
 
 /** Reads the database; `codeNodes` are the workflow's CODE node ids. */
 export async function audit(owner: Pool, codeNodes: readonly string[]): Promise<Audit> {
-  const runs = (
-    await owner.query(`SELECT id::text, input->>'key' AS key, status, error FROM runs ORDER BY created_at`)
-  ).rows as DbRun[];
+  const runs = (await owner.query(`SELECT id::text, input->>'key' AS key, status, error FROM runs ORDER BY created_at`)).rows as DbRun[];
 
   const httpTasks = (
     await owner.query(
@@ -149,9 +147,8 @@ export async function audit(owner: Pool, codeNodes: readonly string[]): Promise<
     )
   ).rows;
 
-  const timersApplied = (
-    await owner.query(`SELECT count(*)::int AS n FROM run_history WHERE type = 'TimerFired' AND ignored IS NULL AND error IS NULL`)
-  ).rows[0].n as number;
+  const timersApplied = (await owner.query(`SELECT count(*)::int AS n FROM run_history WHERE type = 'TimerFired' AND ignored IS NULL AND error IS NULL`))
+    .rows[0].n as number;
 
   return { runs, httpTasks, codeTasks, codeReports, doubleCompletions, doubleAppliedReports, repeatedDispatches, ignored, rejected, timersApplied };
 }
@@ -167,7 +164,8 @@ export function wrongCodeOutputs(tasks: CodeTask[], expected: (key: string, node
     const at = `run ${t.runId} (${t.key}) node ${t.nodeId}`;
     if (t.status === null) wrong.push({ task: t, line: `${at}: no task` });
     else if (t.status !== 'COMPLETED') wrong.push({ task: t, line: `${at}: ${t.status}@${t.attempt}${t.error ? `: ${t.error}` : ''}` });
-    else if (!isDeepStrictEqual(t.output, want)) wrong.push({ task: t, line: `${at}@${t.attempt}: output ${JSON.stringify(t.output)}, expected ${JSON.stringify(want)}` });
+    else if (!isDeepStrictEqual(t.output, want))
+      wrong.push({ task: t, line: `${at}@${t.attempt}: output ${JSON.stringify(t.output)}, expected ${JSON.stringify(want)}` });
   }
   return wrong;
 }
@@ -208,8 +206,6 @@ export async function openTasks(owner: Pool, runId: string): Promise<string[]> {
 
 /** Tasks of a run that FAILED, with their attempt and error (for failed-run evidence). */
 export async function failedTasks(owner: Pool, runId: string): Promise<string[]> {
-  const rows = (
-    await owner.query(`SELECT node_id, attempt, error FROM tasks WHERE run_id = $1 AND status = 'FAILED' ORDER BY node_id`, [runId])
-  ).rows;
+  const rows = (await owner.query(`SELECT node_id, attempt, error FROM tasks WHERE run_id = $1 AND status = 'FAILED' ORDER BY node_id`, [runId])).rows;
   return rows.map((r) => `${r.node_id}@${r.attempt}: ${String(r.error ?? '').slice(0, 300)}`);
 }

@@ -116,7 +116,9 @@ function options(argv: string[]): Options {
   const num = numberOption;
   const seed = values.seed === undefined ? randomBytes(3).readUIntBE(0, 3) : num('seed', values.seed, 0);
   if (!Number.isSafeInteger(seed)) throw new Error('--seed must be a non-negative integer');
-  const faultKinds = values['fault-kinds']!.split(',').map((k) => k.trim()).filter(Boolean);
+  const faultKinds = values['fault-kinds']!.split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
   const unknown = faultKinds.filter((k) => !(FAULT_KINDS as readonly string[]).includes(k));
   if (unknown.length || faultKinds.length === 0) throw new Error(`--fault-kinds takes kinds among ${FAULT_KINDS.join(', ')}; got ${values['fault-kinds']}`);
   return {
@@ -174,14 +176,17 @@ async function main(): Promise<number> {
   mkdirSync(logDir, { recursive: true });
   const databaseUrl = withDb(o.postgres, dbName, 'weft_app');
   const ownerUrl = withDb(o.postgres, dbName);
-  say(`chaos: seed ${o.seed} · ${o.runs} runs, ${o.concurrency} at once · faults ${o.faults ? `every ~${o.faultGapMs / 1000} s${o.faultKinds.length < FAULT_KINDS.length ? ` (${o.faultKinds.join(', ')})` : ''}` : 'off'}${o.flushAll ? ' (Redis fault: FLUSHALL)' : ''}`);
+  say(
+    `chaos: seed ${o.seed} · ${o.runs} runs, ${o.concurrency} at once · faults ${o.faults ? `every ~${o.faultGapMs / 1000} s${o.faultKinds.length < FAULT_KINDS.length ? ` (${o.faultKinds.join(', ')})` : ''}` : 'off'}${o.flushAll ? ' (Redis fault: FLUSHALL)' : ''}`,
+  );
   say(`chaos: database ${dbName} · Redis keys weft:${dbName}:* · logs ${logDir}`);
 
   const env = weftEnv(databaseUrl, ownerUrl, o.redis, { WEFT_LOG_LEVEL: 'log', WEFT_DB_POOL_SIZE: process.env.WEFT_DB_POOL_SIZE ?? '6' });
   // The workers run CODE confined (bubblewrap, a cgroup, a uid of their own) or refuse it: never unconfined.
   delete env.WEFT_CODE_UNCONFINED;
   const codeBefore = codeProcesses();
-  if (codeBefore.length) say(`chaos: ${codeBefore.length} CODE processes (uid >= 2000000000) on the machine before the run, e.g. ${processLine(codeBefore[0])}`);
+  if (codeBefore.length)
+    say(`chaos: ${codeBefore.length} CODE processes (uid >= 2000000000) on the machine before the run, e.g. ${processLine(codeBefore[0])}`);
 
   const stub = new Stub(o.seed, clock);
   const redis = new Redis(o.redis, { maxRetriesPerRequest: 3 });
@@ -280,10 +285,11 @@ async function main(): Promise<number> {
     async function drive(d: Driven): Promise<void> {
       const p = d.plan;
       try {
-        const r = await retrying(() =>
-          client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, {
-            i: { workflowId: WORKFLOW_ID, input: runInput(p), config: { stub: stubUrl }, idempotencyKey: `chaos-${o.seed}-${p.key}` },
-          }),
+        const r = await retrying(
+          () =>
+            client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, {
+              i: { workflowId: WORKFLOW_ID, input: runInput(p), config: { stub: stubUrl }, idempotencyKey: `chaos-${o.seed}-${p.key}` },
+            }),
           // An API that cannot take a run for this long will not: give up on this run.
           clock() + o.deadlineMs,
         );
@@ -301,7 +307,9 @@ async function main(): Promise<number> {
       }
       while (!pastDeadline()) {
         try {
-          const r = await client.request(`query($id: ID!) { run(id: $id) { id status error output tasks { nodeId status attempt output error } } }`, { id: d.id });
+          const r = await client.request(`query($id: ID!) { run(id: $id) { id status error output tasks { nodeId status attempt output error } } }`, {
+            id: d.id,
+          });
           d.last = r.run as ObservedRun;
         } catch {
           apiErrors++;
@@ -330,8 +338,7 @@ async function main(): Promise<number> {
       if (!o.quiet) say(`[${secs(r.at).padStart(7)}] fault ${r.kind}: ${r.detail}`);
     });
     const allEnded = () => driven.every((d) => d.ended || d.notStarted);
-    const faultsOver = () =>
-      interrupted() || (lastStartAt !== undefined && (clock() > lastStartAt + o.faultTailMs || allEnded() || pastDeadline()));
+    const faultsOver = () => interrupted() || (lastStartAt !== undefined && (clock() > lastStartAt + o.faultTailMs || allEnded() || pastDeadline()));
     const faulting = (async () => {
       if (!o.faults) return;
       const planner = new FaultPlanner(o.seed, o.faultGapMs, pauseBaseMs(env), o.faultKinds);
@@ -412,7 +419,9 @@ async function main(): Promise<number> {
 
     say('');
     say(`== chaos summary · seed ${o.seed} ==`);
-    say(`runs started                      ${driven.filter((d) => d.id).length} / ${o.runs}${notStarted.length ? ` (${notStarted.length} never started: ${notStarted[0].notStarted})` : ''}`);
+    say(
+      `runs started                      ${driven.filter((d) => d.id).length} / ${o.runs}${notStarted.length ? ` (${notStarted.length} never started: ${notStarted[0].notStarted})` : ''}`,
+    );
     say(`succeeded                         ${succeeded.length}`);
     say(`failed unexpectedly               ${unexpected.length}`);
     say(`still running after the deadline  ${stillRunning.length}   (deadline: ${o.deadlineMs / 1000} s after the last start)`);
@@ -494,13 +503,13 @@ async function main(): Promise<number> {
           `${d.last?.status ?? 'never read'} at the deadline, ${dbStatus.get(d.id!) ?? 'missing'} in the database now`,
       })),
     );
-    await evidence(
-      'tasks completed more than once',
-      [
-        ...a.doubleCompletions.map((x) => ({ runId: x.runId, line: `run ${x.runId} (${x.key}) node ${x.nodeId} task ${x.taskId}: ${x.actions.join(', ')}` })),
-        ...a.doubleAppliedReports.map((x) => ({ runId: x.runId, line: `run ${x.runId} node ${x.nodeId} attempt ${x.attempt}: NodeCompleted applied at seq ${x.seqs.join(', ')}` })),
-      ],
-    );
+    await evidence('tasks completed more than once', [
+      ...a.doubleCompletions.map((x) => ({ runId: x.runId, line: `run ${x.runId} (${x.key}) node ${x.nodeId} task ${x.taskId}: ${x.actions.join(', ')}` })),
+      ...a.doubleAppliedReports.map((x) => ({
+        runId: x.runId,
+        line: `run ${x.runId} node ${x.nodeId} attempt ${x.attempt}: NodeCompleted applied at seq ${x.seqs.join(', ')}`,
+      })),
+    ]);
     await evidence(
       'CODE outputs wrong',
       wrongCode.map((x) => ({ runId: x.task.runId, line: x.line })),
@@ -546,7 +555,14 @@ async function main(): Promise<number> {
     }
 
     const failed =
-      unexpected.length + stillRunning.length + notStarted.length + doubled.size + effects.unexplained + Math.max(0, extraRuns) + wrongCode.length + ours.length;
+      unexpected.length +
+      stillRunning.length +
+      notStarted.length +
+      doubled.size +
+      effects.unexplained +
+      Math.max(0, extraRuns) +
+      wrongCode.length +
+      ours.length;
     say('');
     say(failed === 0 ? `chaos: PASS (seed ${o.seed})` : `chaos: FAIL (seed ${o.seed}) — re-run with --seed ${o.seed} --keep to inspect`);
     return failed === 0 ? 0 : 1;
@@ -615,7 +631,7 @@ function uidBlocks(logDir: string, workers: WeftProcess[]): { name: string; firs
 /** Which of this run's workers claimed the block holding `uid`. */
 function blockOf(blocks: { name: string; first: number; last: number }[], uid: number): string {
   const names = [...new Set(blocks.filter((b) => uid >= b.first && uid <= b.last).map((b) => b.name))];
-  return names.length ? `uid block of ${names.join(', ')}` : 'not a uid block of this run\'s workers';
+  return names.length ? `uid block of ${names.join(', ')}` : "not a uid block of this run's workers";
 }
 
 interface SideEffectDetail {
@@ -693,7 +709,9 @@ function sideEffects(
       line:
         `run ${task.runId} (${task.key}) node ${task.nodeId}: ${list.length} hits, ${attempts} attempt(s) started, ${need} needed; ` +
         `hits at ${list.map((h) => `${(h.at / 1000).toFixed(2)}s${h.outcome === 200 ? '' : `(${h.outcome})`}${h.clientGone ? '(gone)' : ''}`).join(' ')}; ` +
-        (explaining.length ? `explained by ${explaining.map((e) => `${e.what} at ${(e.at / 1000).toFixed(2)}s`).join(', ')}` : 'no worker kill, pause or Redis loss among them'),
+        (explaining.length
+          ? `explained by ${explaining.map((e) => `${e.what} at ${(e.at / 1000).toFixed(2)}s`).join(', ')}`
+          : 'no worker kill, pause or Redis loss among them'),
     };
     if (attempts > need) attemptsBeyondNeed.push(detail);
     if (extra <= 0) continue;

@@ -68,7 +68,14 @@ async function committerMessages(owner: Pool, dbName: string): Promise<Array<{ p
  * Polls every `everyMs` until `giveUpAt` (a `clock()` reading) for a committer message of one of
  * `workers` (running, not paused) that is still running; undefined when none was seen.
  */
-export async function commitInFlight(owner: Pool, dbName: string, workers: WeftProcess[], clock: () => number, giveUpAt: number, everyMs = 2): Promise<CommitInFlight | undefined> {
+export async function commitInFlight(
+  owner: Pool,
+  dbName: string,
+  workers: WeftProcess[],
+  clock: () => number,
+  giveUpAt: number,
+  everyMs = 2,
+): Promise<CommitInFlight | undefined> {
   while (clock() < giveUpAt) {
     for (const m of await committerMessages(owner, dbName)) {
       const worker = workers.find((w) => w.running && !w.paused && w.pid !== undefined && tcpPorts(w.pid).has(m.port));

@@ -119,16 +119,15 @@ async function main(): Promise<number> {
     if (others > 0) {
       say(
         `warning: ${others} other Weft worker(s) serve the queue "http" of this database (see \`weft admin workers\`): ` +
-          'they may take the demo\'s tasks, and unless they run with WEFT_HTTP_ALLOW_PRIVATE=1 they refuse the order service on 127.0.0.1. ' +
+          "they may take the demo's tasks, and unless they run with WEFT_HTTP_ALLOW_PRIVATE=1 they refuse the order service on 127.0.0.1. " +
           'Stop them (Ctrl-C the other `weft dev`) if a task fails with "refused to connect to 127.0.0.1".',
       );
     }
 
     const definition = await readFile(join(root, 'examples/order-flow.yaml'), 'utf8');
-    const published = await client.request(
-      `mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version } }`,
-      { i: { workflowId: 'order-flow', name: 'Order flow', definition } },
-    );
+    const published = await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { workflowId version } }`, {
+      i: { workflowId: 'order-flow', name: 'Order flow', definition },
+    });
     say(`published order-flow version ${published.publishWorkflow.version}`);
 
     const orders = [

@@ -75,6 +75,8 @@ describe('the import rules', () => {
         `contract-imports-nothing: libs/contract/src/limits.ts → fs`,
       ].sort(),
     );
-    expect(found).toContain(`no-circular: ${E}/model/cycle-a.ts → ${E}/model/cycle-b.ts (cycle: ${E}/model/cycle-a.ts → ${E}/model/cycle-b.ts → ${E}/model/cycle-a.ts)`);
+    expect(found).toContain(
+      `no-circular: ${E}/model/cycle-a.ts → ${E}/model/cycle-b.ts (cycle: ${E}/model/cycle-a.ts → ${E}/model/cycle-b.ts → ${E}/model/cycle-a.ts)`,
+    );
   });
 });

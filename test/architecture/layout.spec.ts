@@ -28,13 +28,20 @@ function sources(dirs: string[], filter = (f: string) => /\.(ts|cjs|py)$/.test(f
 }
 
 /** Statement keywords as they open SQL text; what a TypeScript identifier or prose does not start with. */
-const SQL = /\b(?:SELECT\s+[\w*"(]|(?:INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+[a-z_]+\s+(?:[a-z]\s+)?SET|CREATE\s+(?:TABLE|DATABASE|ROLE|INDEX|FUNCTION)|ALTER\s+(?:TABLE|ROLE|SYSTEM)|DROP\s+(?:TABLE|DATABASE|ROLE))\b)/;
+const SQL =
+  /\b(?:SELECT\s+[\w*"(]|(?:INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+[a-z_]+\s+(?:[a-z]\s+)?SET|CREATE\s+(?:TABLE|DATABASE|ROLE|INDEX|FUNCTION)|ALTER\s+(?:TABLE|ROLE|SYSTEM)|DROP\s+(?:TABLE|DATABASE|ROLE))\b)/;
 /**
  * What a citation looks like: an issue number, the design notes, the seeds, the stack notes, the
  * style notes or the folder they live in. Assembled from pieces so that this file, which must name them, does not
  * itself match when the repository is searched for them.
  */
-const WORDS = { issue: ['iss', 'ue'].join(''), design: ['DES', 'IGN'].join(''), seed: ['se', 'ed'].join(''), stack: ['ST', 'ACK'].join(''), style: ['ST', 'YLE'].join('') };
+const WORDS = {
+  issue: ['iss', 'ue'].join(''),
+  design: ['DES', 'IGN'].join(''),
+  seed: ['se', 'ed'].join(''),
+  stack: ['ST', 'ACK'].join(''),
+  style: ['ST', 'YLE'].join(''),
+};
 const CITATION = new RegExp(`${WORDS.issue} [0-9]|${WORDS.design}|${WORDS.seed} 00|${WORDS.stack}|\\b${WORDS.style}\\b|\\.\\.${'/'}shared`);
 
 function overLong(text: string): boolean {
@@ -65,21 +72,20 @@ describe('the layout', () => {
 
   it('cites no issue number or document the repository does not hold, in code, tests or docs', () => {
     const files = sources(['libs', 'apps', 'test', 'bench', 'chaos', 'examples', 'docs'], (f) => /\.(ts|js|cjs|mjs|py|md|yaml)$/.test(f));
-    const found = files
-            .flatMap((f) =>
-        readFileSync(join(ROOT, f), 'utf8')
-          .split('\n')
-          .map((l, i) => ({ l, i }))
-          .filter(({ l }) => CITATION.test(l))
-          .map(({ l, i }) => `${f}:${i + 1}: ${l.trim()}`),
-      );
+    const found = files.flatMap((f) =>
+      readFileSync(join(ROOT, f), 'utf8')
+        .split('\n')
+        .map((l, i) => ({ l, i }))
+        .filter(({ l }) => CITATION.test(l))
+        .map(({ l, i }) => `${f}:${i + 1}: ${l.trim()}`),
+    );
     expect(found).toEqual([]);
   });
 
   it('would notice a long file, a statement outside persistence and a citation', () => {
     expect(overLong('x\n'.repeat(MAX_LINES + 1))).toBe(true);
     expect(overLong('x\n'.repeat(MAX_LINES))).toBe(false);
-    expect(sqlLines("  const r = await q(`SELECT id FROM runs WHERE tenant_id = $1`);\n  // select the runs\n  UPDATE tasks t SET x = 1")).toHaveLength(2);
+    expect(sqlLines('  const r = await q(`SELECT id FROM runs WHERE tenant_id = $1`);\n  // select the runs\n  UPDATE tasks t SET x = 1')).toHaveLength(2);
     expect(sqlLines('const selected = update(runs); // delete from the list')).toHaveLength(0);
     expect(CITATION.test(`see ${WORDS.issue} 4`)).toBe(true);
     expect(CITATION.test(`the lease (${WORDS.design} §4)`)).toBe(true);

@@ -86,11 +86,7 @@ function startWorker(): Promise<SpawnedWorker> {
 
     const second = await startWorker();
     closers.push(() => killWorker(second.child));
-    await eventually(
-      'the run ends',
-      async () => ['SUCCEEDED', 'FAILED'].includes((await runs.findRun(t.tenantId, runId))!.status),
-      60_000,
-    );
+    await eventually('the run ends', async () => ['SUCCEEDED', 'FAILED'].includes((await runs.findRun(t.tenantId, runId))!.status), 60_000);
     const run = await runs.findRun(t.tenantId, runId);
     expect(run!.status).toBe('FAILED');
     const [task] = await db.owner.query(`SELECT id, attempt FROM tasks WHERE run_id = $1 AND node_id = 'ticker'`, [runId]);

@@ -128,6 +128,11 @@ describe('attempt logs and the response budget', () => {
     // weft logs reads such a run in pages small enough for the budget.
     const r = await cli({ WEFT_URL: e2e.url, WEFT_API_KEY: apiKey }, 'logs', runId);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(r.stdout.split('\n').filter(Boolean).map((l) => l.slice(0, 10))).toEqual(['[a #1] ééé', '[b #1] ééé', '[c #1] ééé', '[d #1] ééé']);
+    expect(
+      r.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.slice(0, 10)),
+    ).toEqual(['[a #1] ééé', '[b #1] ééé', '[c #1] ééé', '[d #1] ééé']);
   });
 });

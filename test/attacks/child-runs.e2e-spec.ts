@@ -13,7 +13,9 @@ const LINK = `id status error parentRunId parentTaskId depth`;
 const STATE = `${LINK} seq output finishedAt tasks { id nodeId status attempt output error } children { ${LINK} } history { seq type }`;
 
 const retry = (client: WeftClient, runId: string, fromNodeId: string, input?: unknown) =>
-  client.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id status } }`, { i: input === undefined ? { runId, fromNodeId } : { runId, fromNodeId, input } });
+  client.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id status } }`, {
+    i: input === undefined ? { runId, fromNodeId } : { runId, fromNodeId, input },
+  });
 
 describe('retryRun on a child run', () => {
   let e2e: E2E;
@@ -31,8 +33,15 @@ describe('retryRun on a child run', () => {
       edges: [],
       output: '{{tasks.reserve.output}}',
     });
-    await publish(client, 'middle', { nodes: [{ node_id: 'call', type: 'SUBWORKFLOW', spec: { workflow: 'bottom', input: { qty: '{{input.qty}}' } } }], edges: [], output: '{{tasks.call.output}}' });
-    await publish(client, 'top', { nodes: [{ node_id: 'stock', type: 'SUBWORKFLOW', spec: { workflow: 'middle', input: { qty: '{{input.qty}}' } } }], edges: [] });
+    await publish(client, 'middle', {
+      nodes: [{ node_id: 'call', type: 'SUBWORKFLOW', spec: { workflow: 'bottom', input: { qty: '{{input.qty}}' } } }],
+      edges: [],
+      output: '{{tasks.call.output}}',
+    });
+    await publish(client, 'top', {
+      nodes: [{ node_id: 'stock', type: 'SUBWORKFLOW', spec: { workflow: 'middle', input: { qty: '{{input.qty}}' } } }],
+      edges: [],
+    });
 
     top = await start(client, 'top', { qty: 5 });
     const failed = await waitRun(client, top, undefined, 30_000, STATE);

@@ -64,13 +64,21 @@ describe('weft apply and workflows get, used carelessly', () => {
       ['  \n\n', ['--id', 'blank']],
     ] as const) {
       const r = await piped(stdin, 'apply', '-f', '-', ...args);
-      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 1, stdout: '', stderr: 'error: stdin is empty: there is no definition to publish\n' });
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'error: stdin is empty: there is no definition to publish\n',
+      });
     }
     expect(JSON.parse((await weft('workflows', '-o', 'json')).stdout).map((w: { id: string }) => w.id)).toEqual(['good']);
   });
 
   it('names a version or a workflow that does not exist once, exit code 1', async () => {
-    expect(await weft('workflows', 'get', 'good', '--version', '99', '-o', 'yaml')).toEqual({ code: 1, stdout: '', stderr: 'error: NOT_FOUND: Workflow good has no version 99\n' });
+    expect(await weft('workflows', 'get', 'good', '--version', '99', '-o', 'yaml')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error: NOT_FOUND: Workflow good has no version 99\n',
+    });
     expect(await weft('workflows', 'get', 'nope')).toEqual({ code: 1, stdout: '', stderr: 'error: NOT_FOUND: Workflow nope not found\n' });
   });
 });

@@ -69,7 +69,7 @@ suite('the sandbox itself', () => {
     expect(out.env).not.toContain('DATABASE_URL');
   });
 
-  it('has no network: the database and Redis on the worker\'s loopback are unreachable, its Unix sockets invisible', async () => {
+  it("has no network: the database and Redis on the worker's loopback are unreachable, its Unix sockets invisible", async () => {
     const probe = await code.execute(
       {
         code:
@@ -98,9 +98,12 @@ suite('the sandbox itself', () => {
     });
   });
 
-  it('gives concurrent executions different uids, and an execution cannot see another one\'s files', async () => {
+  it("gives concurrent executions different uids, and an execution cannot see another one's files", async () => {
     const slow = code.execute(
-      { code: 'import time, os\ndef handler(input):\n    open("secret.txt", "w").write("A")\n    time.sleep(1.5)\n    return os.getuid()\n', secret: 'A-SECRET' },
+      {
+        code: 'import time, os\ndef handler(input):\n    open("secret.txt", "w").write("A")\n    time.sleep(1.5)\n    return os.getuid()\n',
+        secret: 'A-SECRET',
+      },
       py,
     );
     // The slow one runs: a process of the executor's uids (its own block) exists.
@@ -137,7 +140,9 @@ suite('a worker that cannot apply every limit', () => {
     expect(isolation.confined).toBe(false);
     const err = await failure(limp.execute({ code: 'def handler(input):\n    return 1\n' }, py));
     expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(/^this worker does not run CODE: no per-execution cgroup: cgroups are turned off in the worker options; bubblewrap \(bwrap\) is not on PATH.*WEFT_CODE_UNCONFINED=1/);
+    expect(err.message).toMatch(
+      /^this worker does not run CODE: no per-execution cgroup: cgroups are turned off in the worker options; bubblewrap \(bwrap\) is not on PATH.*WEFT_CODE_UNCONFINED=1/,
+    );
     const dev = new CodeExecutor({ tempDir, cgroups: false, bwrap: false, allowUnconfined: true });
     expect(await dev.execute({ code: 'def handler(input):\n    return 1\n' }, py)).toBe(1);
   });
@@ -300,7 +305,7 @@ suite('what the kernel shares beyond the namespaces', () => {
   });
 });
 
-suite('the memory of all of a worker\'s executions together', () => {
+suite("the memory of all of a worker's executions together", () => {
   const MIB = 1024 * 1024;
   let small: CodeExecutor;
   const events: string[] = [];
@@ -332,7 +337,10 @@ suite('the memory of all of a worker\'s executions together', () => {
     events.length = 0;
     const cancel = new AbortController();
     const stopLoop = new AbortController();
-    const loop = small.execute({ code: 'def handler(input):\n    while True:\n        pass\n', memory_mb: 200, timeout_seconds: 60 }, { ...py, taskId: 'loop', signal: stopLoop.signal });
+    const loop = small.execute(
+      { code: 'def handler(input):\n    while True:\n        pass\n', memory_mb: 200, timeout_seconds: 60 },
+      { ...py, taskId: 'loop', signal: stopLoop.signal },
+    );
     const waiting = small.execute({ code: 'def handler(input):\n    return 1\n', memory_mb: 100 }, { ...py, taskId: 'waiting', signal: cancel.signal });
     const next = small.execute({ code: 'def handler(input):\n    return 2\n', memory_mb: 50 }, { ...py, taskId: 'next' });
     await new Promise<void>((resolve) => {
@@ -420,10 +428,7 @@ suite('processes that try to outlive their attempt', () => {
       { code: 'import os\ndef handler(input):\n    open("/tmp/left", "w").write("x")\n    open("/dev/shm/left", "w").write("x")\n    return os.getuid()\n' },
       py,
     );
-    const second = await code.execute(
-      { code: 'import os\ndef handler(input):\n    return [os.getuid(), os.listdir("/tmp"), os.listdir("/dev/shm")]\n' },
-      py,
-    );
+    const second = await code.execute({ code: 'import os\ndef handler(input):\n    return [os.getuid(), os.listdir("/tmp"), os.listdir("/dev/shm")]\n' }, py);
     expect(second).toEqual([first, [], []]);
   });
 });
@@ -463,7 +468,10 @@ suite('limits that hold for the whole execution', () => {
 
   it('fails the attempt when the execution as a whole runs out of memory', async () => {
     const err = await failure(
-      code.execute({ code: 'function handler() {\n  const keep = [];\n  for (;;) keep.push(Buffer.alloc(8 * 1024 * 1024, 1));\n}\n', memory_mb: 96, timeout_seconds: 20 }, js),
+      code.execute(
+        { code: 'function handler() {\n  const keep = [];\n  for (;;) keep.push(Buffer.alloc(8 * 1024 * 1024, 1));\n}\n', memory_mb: 96, timeout_seconds: 20 },
+        js,
+      ),
     );
     expect(err.retryable).toBe(true);
     expect(err.message).toMatch(/out of memory: limit 96 MB for all its processes/);
@@ -568,7 +576,7 @@ suite('a result file the code controls', () => {
     expect(await code.execute({ code: 'def handler(input):\n    return "still running"\n' }, py)).toBe('still running');
   });
 
-  it('never reads what a symlink points to (/etc/shadow, the worker\'s environ, /dev/zero)', async () => {
+  it("never reads what a symlink points to (/etc/shadow, the worker's environ, /dev/zero)", async () => {
     for (const target of ['/etc/shadow', `/proc/${process.pid}/environ`, '/dev/zero']) {
       const err = await failure(code.execute({ code: tamper(`os.symlink(${JSON.stringify(target)}, path)`), timeout_seconds: 5 }, py));
       expect(err.message).toMatch(/without a result|not read/);

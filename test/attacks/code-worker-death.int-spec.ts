@@ -135,7 +135,10 @@ async function ownedBy(dir: string, block: { first: number; count: number }): Pr
           type: 'CODE',
           runtime: 'python',
           queue: QUEUE,
-          spec: { code: 'import time\ndef handler(input):\n    time.sleep(0.5)\n    return {"mine": input["password"][:2]}\n', password: '{{config.db_password}}' },
+          spec: {
+            code: 'import time\ndef handler(input):\n    time.sleep(0.5)\n    return {"mine": input["password"][:2]}\n',
+            password: '{{config.db_password}}',
+          },
         },
       ]),
     );
@@ -148,14 +151,14 @@ async function ownedBy(dir: string, block: { first: number; count: number }): Pr
 
     await killWorker(first.child);
     // Its sandbox dies with it: not one process of the block is left.
-    await eventually('no process of the dead worker\'s uids is left', async () => (await processesOf(block)).length === 0, 30_000);
+    await eventually("no process of the dead worker's uids is left", async () => (await processesOf(block)).length === 0, 30_000);
     await coordinator.runs.cancelRun(a.tenantId, { runId: spyRun, reason: 'attack over' });
 
     // The next worker on the dead worker's block.
     const second = await startWorker();
     closers.push(() => killWorker(second.child));
     const { runId } = await coordinator.runs.startRun(b.tenantId, { workflowId: victim.workflowId, config: { db_password: 'B-SECRET-123' } });
-    await eventually('B\'s run ends', async () => ['SUCCEEDED', 'FAILED'].includes((await runs.findRun(b.tenantId, runId))!.status), 60_000);
+    await eventually("B's run ends", async () => ['SUCCEEDED', 'FAILED'].includes((await runs.findRun(b.tenantId, runId))!.status), 60_000);
 
     expect(await runs.findRun(b.tenantId, runId)).toMatchObject({ status: 'SUCCEEDED', output: { read: { mine: 'B-' } } });
     expect(await readdir(loot)).toEqual([]);

@@ -31,15 +31,19 @@ async function keptManager(tenantId: string): Promise<EntityManager> {
 }
 
 /** What a TypeORM read on `m` ends with: its rows, or the name of its error. */
-const typeormRead = (m: EntityManager) => m.getRepository(TenantEntity).find().then(
-  (rows) => rows.map((r) => r.id),
-  (e: Error) => e.name,
-);
+const typeormRead = (m: EntityManager) =>
+  m
+    .getRepository(TenantEntity)
+    .find()
+    .then(
+      (rows) => rows.map((r) => r.id),
+      (e: Error) => e.name,
+    );
 
 const runtimeStates = async () =>
-  (
-    (await db.owner.query(`SELECT state FROM pg_stat_activity WHERE datname = current_database() AND usename = 'weft_app'`)) as { state: string }[]
-  ).map((r) => r.state);
+  ((await db.owner.query(`SELECT state FROM pg_stat_activity WHERE datname = current_database() AND usename = 'weft_app'`)) as { state: string }[]).map(
+    (r) => r.state,
+  );
 
 describe('a TypeORM call on a manager kept past a transaction that ran no statement', () => {
   it("is refused, and leaves another tenant's transaction on its connection bound to that tenant", async () => {

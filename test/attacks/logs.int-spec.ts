@@ -59,7 +59,9 @@ describe("a worker's log", () => {
       type: 'CODE',
       runtime: 'python',
       queue: QUEUE,
-      spec: { code: `def handler(input):\n    raise Exception("boom\\n" + ${JSON.stringify(FORGED_JSON)} + "\\n" + ${JSON.stringify(FORGED_NEST)} + "\\r\\n" + "E" * 5000000 + "\\nend")` },
+      spec: {
+        code: `def handler(input):\n    raise Exception("boom\\n" + ${JSON.stringify(FORGED_JSON)} + "\\n" + ${JSON.stringify(FORGED_NEST)} + "\\r\\n" + "E" * 5000000 + "\\nend")`,
+      },
     };
     const { workflowId } = await publishWorkflow(db.ds, tenantId, def([raise]));
     const { runId } = await coordinator.runs.startRun(tenantId, { workflowId });
@@ -116,6 +118,8 @@ describe('WeftLogger', () => {
     expect(loadConfig({ WEFT_LOG_LEVEL: 'log' }).logLevel).toBe('info');
     expect(loadConfig({ WEFT_LOG_LEVEL: 'Debug' }).logLevel).toBe('debug');
     expect(() => loadConfig({ WEFT_LOG_LEVEL: 'verbose' })).toThrow(ConfigError);
-    expect(() => loadConfig({ WEFT_LOG_LEVEL: 'verbose' })).toThrow(/WEFT_LOG_LEVEL="verbose": WEFT_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace/);
+    expect(() => loadConfig({ WEFT_LOG_LEVEL: 'verbose' })).toThrow(
+      /WEFT_LOG_LEVEL="verbose": WEFT_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace/,
+    );
   });
 });

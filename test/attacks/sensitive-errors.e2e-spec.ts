@@ -78,7 +78,9 @@ describe('a sensitive node that fails', () => {
     // A node that is not sensitive still says which url failed, and what it answered.
     expect(task(run, 'public').error).toBe(`HTTP GET ${stub.base}/fail?user=me&page=2 returned status 500: upstream failed for /fail?user=me&page=2`);
 
-    const history = (await client.request(`query($id: ID!) { run(id: $id) { error history { type nodeId attempt payload actions ignored error } } }`, { id: runId })).run;
+    const history = (
+      await client.request(`query($id: ID!) { run(id: $id) { error history { type nodeId attempt payload actions ignored error } } }`, { id: runId })
+    ).run;
     const failed = history.history.filter((e: any) => e.type === 'NodeFailed' && e.nodeId === 'secret');
     expect(failed.map((e: any) => e.payload.error)).toEqual(['HTTP GET <redacted url> returned status 500', 'HTTP GET <redacted url> returned status 500']);
     // The run's error repeats the nodes' errors as the tasks show them: the sensitive ones redacted.
@@ -101,7 +103,12 @@ describe('a sensitive node that fails', () => {
     const run = await waitRun(client, runId);
     expect(run.status).toBe('FAILED');
     expect(task(run, 'child').error).toMatch(/^child run \S+ failed: node secret failed: HTTP GET <redacted url> returned status 500$/);
-    const history = (await client.request(`query($id: ID!) { run(id: $id) { history { payload actions error } children { error tasks { error } history { payload error } } } }`, { id: runId })).run;
+    const history = (
+      await client.request(
+        `query($id: ID!) { run(id: $id) { history { payload actions error } children { error tasks { error } history { payload error } } } }`,
+        { id: runId },
+      )
+    ).run;
     expect(shownText({ run, history })).not.toContain(SECRET);
     expect(logLines.join('')).not.toContain(SECRET);
   });

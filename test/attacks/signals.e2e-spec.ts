@@ -14,7 +14,9 @@ const STATE = `${RUN_FIELDS} seq history { seq type }`;
 
 const send = (client: WeftClient, runId: string, name: string, payload?: unknown) =>
   client
-    .request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: payload === undefined ? { runId, name } : { runId, name, payload } })
+    .request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, {
+      i: payload === undefined ? { runId, name } : { runId, name, payload },
+    })
     .then((r) => r.sendSignal.delivered as boolean);
 
 /** A payload whose stored JSON text (`{"pad": "…"}`) is `bytes` long. */

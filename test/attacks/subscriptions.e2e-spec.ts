@@ -140,7 +140,7 @@ describe('graphql-ws message size and connection caps', () => {
 
   /** Waits for `cond`, checked every 20 ms, at most `ms` (default 30 s, room for a loaded machine; a leak never satisfies it). */
   async function until(cond: () => boolean, what: string, ms = 30_000): Promise<void> {
-    for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + ms; Date.now() < deadline;) {
       if (cond()) return;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -275,11 +275,20 @@ describe('graphql-ws message size and connection caps', () => {
       await raw.upgraded;
       await until(() => server.connections === 1, 'the socket to be counted');
       expect(await raw.closeFrame).toEqual({ code: 4408, reason: 'Connection initialisation timeout' });
-      await until(() => raw.isClosed() && server.connections === 0 && server.sockets === 0, 'the unanswered socket to be destroyed', DESTROYED_BEFORE_WS_DEFAULT_MS);
+      await until(
+        () => raw.isClosed() && server.connections === 0 && server.sockets === 0,
+        'the unanswered socket to be destroyed',
+        DESTROYED_BEFORE_WS_DEFAULT_MS,
+      );
     });
 
-    it('destroys refused sockets whose peer never answers the close, before ws\'s own 30 s close timeout', async () => {
-      for (const [key, from] of [[keyA, '127.0.0.2'], [keyA, '127.0.0.3'], [keyB, '127.0.0.2'], [keyB, '127.0.0.3']] as const) {
+    it("destroys refused sockets whose peer never answers the close, before ws's own 30 s close timeout", async () => {
+      for (const [key, from] of [
+        [keyA, '127.0.0.2'],
+        [keyA, '127.0.0.3'],
+        [keyB, '127.0.0.2'],
+        [keyB, '127.0.0.3'],
+      ] as const) {
         expect((await open(key, { from })).outcome).toBe('ack');
       }
       const refused = Array.from({ length: 30 }, (_, i) => rawUpgrade(`127.0.1.${1 + (i % 10)}`));

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { closeAttack, neighbourConnects, neighbourLatencies, prepareAttack, runAttacks, type AttackOutcome, type AttackSizes, type PreparedAttack } from '../../bench/attack-mix.js';
+import {
+  closeAttack,
+  neighbourConnects,
+  neighbourLatencies,
+  prepareAttack,
+  runAttacks,
+  type AttackOutcome,
+  type AttackSizes,
+  type PreparedAttack,
+} from '../../bench/attack-mix.js';
 import { publish, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
 
 /**
@@ -43,7 +52,11 @@ describe('one tenant attacking the platform on four fronts at once', () => {
     b = await e2e.tenant('neighbour');
     prepared = await prepareAttack(e2e.url, a.client, SIZES);
     const connectAfter = new Promise<string>((resolve) => setTimeout(() => resolve(neighbourConnects(e2e.url, b.apiKey)), (ATTACK_SECONDS * 1000) / 2));
-    const [attacks, latencies, socket] = await Promise.all([runAttacks(prepared, SIZES, ATTACK_SECONDS), neighbourLatencies(e2e.url, b.apiKey, ATTACK_SECONDS), connectAfter]);
+    const [attacks, latencies, socket] = await Promise.all([
+      runAttacks(prepared, SIZES, ATTACK_SECONDS),
+      neighbourLatencies(e2e.url, b.apiKey, ATTACK_SECONDS),
+      connectAfter,
+    ]);
     outcomes = new Map(attacks.map((o) => [o.name, o]));
     neighbour = latencies;
     neighbourSocket = socket;

@@ -91,7 +91,7 @@ describe('one tenant cannot take another tenant’s live connections', () => {
 
   /** Waits for `cond`, checked every 20 ms, at most 10 s. */
   async function until(cond: () => boolean, what: string): Promise<void> {
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
       if (cond()) return;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -99,7 +99,12 @@ describe('one tenant cannot take another tenant’s live connections', () => {
   }
 
   /** Subscribes with `c` and resolves with the first payload `pick` accepts (rejects on error or after 20 s). */
-  function first<T>(c: WeftClient, query: string, variables: Record<string, unknown>, pick: (data: any) => T | undefined): { got: Promise<T>; ready: Promise<void> } {
+  function first<T>(
+    c: WeftClient,
+    query: string,
+    variables: Record<string, unknown>,
+    pick: (data: any) => T | undefined,
+  ): { got: Promise<T>; ready: Promise<void> } {
     let ready!: () => void;
     const isReady = new Promise<void>((r) => (ready = r));
     const got = new Promise<T>((resolve, reject) => {

@@ -20,13 +20,22 @@ describe('console in the browser', () => {
     try {
       // TEST-NET-1 (192.0.2.0/24) is never routed, and the harness refuses it before anything is sent.
       const elsewhere = await tab.newPage();
-      const navigation = await elsewhere.goto('http://192.0.2.1/cdn/lib.js').then(() => 'loaded', (e: Error) => e.message);
+      const navigation = await elsewhere.goto('http://192.0.2.1/cdn/lib.js').then(
+        () => 'loaded',
+        (e: Error) => e.message,
+      );
       expect(navigation).toMatch(/ERR_BLOCKED_BY_CLIENT/);
       await elsewhere.close();
       await openSignIn(tab.page);
       const outcome = await tab.page.evaluate(async () => {
-        const g = globalThis as unknown as { fetch(url: string): Promise<unknown>; WebSocket: new (url: string) => { onclose: (() => void) | null; onerror: (() => void) | null } };
-        const fetched = await g.fetch('http://192.0.2.1/api').then(() => 'loaded', () => 'refused');
+        const g = globalThis as unknown as {
+          fetch(url: string): Promise<unknown>;
+          WebSocket: new (url: string) => { onclose: (() => void) | null; onerror: (() => void) | null };
+        };
+        const fetched = await g.fetch('http://192.0.2.1/api').then(
+          () => 'loaded',
+          () => 'refused',
+        );
         const socket = await new Promise<string>((resolve) => {
           const ws = new g.WebSocket('ws://192.0.2.1/socket');
           ws.onerror = () => resolve('refused');
@@ -52,7 +61,10 @@ describe('console in the browser', () => {
     expect(await navLinks(page)).toEqual(expect.arrayContaining(['Runs', 'Workflows', 'Queues', 'Keys']));
     // `/` opens the runs page; the key's name and its role are shown apart.
     await page.waitForURL('**/runs');
-    await page.locator('.caller .role').filter({ hasText: /^role admin$/ }).waitFor();
+    await page
+      .locator('.caller .role')
+      .filter({ hasText: /^role admin$/ })
+      .waitFor();
     expect(await page.locator('.caller .key-name').count()).toBe(1);
     // The key stays for this tab: a reload signs in again without the form.
     await page.reload();
@@ -85,7 +97,10 @@ describe('console in the browser', () => {
     await revokeKey(admin, second.id);
     await nav(page).getByRole('link', { name: 'Keys' }).click();
     await keyField(page).waitFor({ timeout: WAIT_MS });
-    await page.getByRole('status').filter({ hasText: /revoked|sign in again/i }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /revoked|sign in again/i })
+      .waitFor();
     expect(await nav(page).count()).toBe(0);
     expect(await storedKey(page)).toBeNull();
     // Reloaded, the tab stays signed out: the key is gone from it.
@@ -98,7 +113,10 @@ describe('console in the browser', () => {
     const { client: admin } = await suite.e2e.tenant('console-viewer');
     const viewer = await createKey(admin, 'browser-viewer', 'viewer');
     await signIn(page, viewer.secret);
-    await page.locator('.caller .role').filter({ hasText: /^role viewer$/ }).waitFor();
+    await page
+      .locator('.caller .role')
+      .filter({ hasText: /^role viewer$/ })
+      .waitFor();
     expect(await page.locator('.caller .key-name').textContent()).toBe('browser-viewer');
     const links = await navLinks(page);
     expect(links).toEqual(expect.arrayContaining(['Runs', 'Workflows', 'Queues']));
@@ -127,7 +145,10 @@ describe('console in the browser', () => {
         '/keys': page.locator('main h1').first(),
       };
       for (const [path, ready] of Object.entries(shown)) {
-        await nav(page).getByRole('link', { name: path.slice(1), exact: false }).first().click();
+        await nav(page)
+          .getByRole('link', { name: path.slice(1), exact: false })
+          .first()
+          .click();
         await page.waitForURL(`**${path}`, { timeout: WAIT_MS });
         await ready.waitFor();
         const signedIn = await horizontalOverflow(page);

@@ -35,9 +35,16 @@ describe('flow control in the browser', () => {
     const gateTask = task(runs[0], 'gate').id;
     await owner(`UPDATE tasks SET flow_rate_key = 'partner', flow_rate_limit = 20, flow_rate_per_seconds = 60 WHERE id = $1`, [gateTask]);
     for (const ago of ['1 second', '10 seconds']) {
-      await owner(`INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, 'partner', now() - $2::interval, $3, 0)`, [tenantId, ago, gateTask]);
+      await owner(`INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, 'partner', now() - $2::interval, $3, 0)`, [
+        tenantId,
+        ago,
+        gateTask,
+      ]);
     }
-    await publish(admin, 'flaky', { nodes: [{ ...jsNode('boom', 'throw new Error("not yet");'), retry: { max_attempts: 3, backoff_seconds: 600 } }], edges: [] });
+    await publish(admin, 'flaky', {
+      nodes: [{ ...jsNode('boom', 'throw new Error("not yet");'), retry: { max_attempts: 3, backoff_seconds: 600 } }],
+      edges: [],
+    });
     flakyRun = await start(admin, 'flaky');
     await waitRun(admin, flakyRun, (r) => task(r, 'boom')?.status === 'QUEUED' && task(r, 'boom')?.attempt === 1);
   });
@@ -57,7 +64,7 @@ describe('flow control in the browser', () => {
     await page.getByText('No concurrency keys').waitFor({ timeout: WAIT_MS });
   });
 
-  suite.test("says why a QUEUED run waits on its page, and why a task waits out its backoff", async ({ page }) => {
+  suite.test('says why a QUEUED run waits on its page, and why a task waits out its backoff', async ({ page }) => {
     await signIn(page, adminKey, `/runs/${queuedRun}`);
     const wait = page.locator('[data-testid="run-wait"]');
     await wait.waitFor({ timeout: WAIT_MS });

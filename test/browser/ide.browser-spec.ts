@@ -30,14 +30,15 @@ async function waitForSchema(page: Page): Promise<void> {
 async function runAndWaitFor(page: Page, text: RegExp): Promise<string> {
   let sent = false;
   const onRequest = (request: Request): void => {
-    if (request.method() === 'POST' && new URL(request.url()).pathname === '/graphql' && !(request.postData() ?? '').includes('IntrospectionQuery')) sent = true;
+    if (request.method() === 'POST' && new URL(request.url()).pathname === '/graphql' && !(request.postData() ?? '').includes('IntrospectionQuery'))
+      sent = true;
   };
   page.on('request', onRequest);
   try {
-    for (const deadline = Date.now() + WAIT_MS; !sent; ) {
+    for (const deadline = Date.now() + WAIT_MS; !sent;) {
       if (Date.now() > deadline) throw new Error('GraphiQL sent no operation when its run button was clicked');
       await page.locator('.graphiql-execute-button').click();
-      for (const retry = Date.now() + 3_000; !sent && Date.now() < retry; ) await page.waitForTimeout(50);
+      for (const retry = Date.now() + 3_000; !sent && Date.now() < retry;) await page.waitForTimeout(50);
     }
   } finally {
     page.off('request', onRequest);
@@ -61,7 +62,10 @@ async function storage(page: Page): Promise<{ session: Record<string, string>; g
 
 /** Puts `value` under `key` in localStorage, as GraphiQL's default storage would have. */
 async function leaveInLocalStorage(page: Page, key: string, value: string): Promise<void> {
-  await page.evaluate(([k, v]) => (globalThis as unknown as { localStorage: { setItem(k: string, v: string): void } }).localStorage.setItem(k!, v!), [key, value]);
+  await page.evaluate(
+    ([k, v]) => (globalThis as unknown as { localStorage: { setItem(k: string, v: string): void } }).localStorage.setItem(k!, v!),
+    [key, value],
+  );
 }
 
 describe('GraphQL IDE in the browser', () => {
@@ -125,7 +129,8 @@ describe('GraphQL IDE in the browser', () => {
     // GraphiQL saves its editors as they change: into this tab's sessionStorage, not localStorage.
     const saved = async () => Object.values((await storage(page)).session).join('\n');
     for (let i = 0; !/query Secret/.test(await saved()) || !/4111-secret/.test(await saved()); i++) {
-      if (i > WAIT_MS / 50) throw new Error(`GraphiQL did not save the editors in sessionStorage (it holds ${Object.keys((await storage(page)).session).join(', ')})`);
+      if (i > WAIT_MS / 50)
+        throw new Error(`GraphiQL did not save the editors in sessionStorage (it holds ${Object.keys((await storage(page)).session).join(', ')})`);
       await page.waitForTimeout(50);
     }
     expect((await storage(page)).graphiqlLocal).toEqual(['graphiql:variables']);
@@ -139,13 +144,15 @@ describe('GraphQL IDE in the browser', () => {
     const { apiKey } = await suite.e2e.tenant('ide-sign-out');
     await signIn(page, apiKey);
     await leaveInLocalStorage(page, 'graphiql:query', 'query Left { whoami { role } }');
-    await page.evaluate(() => (globalThis as unknown as { sessionStorage: { setItem(k: string, v: string): void } }).sessionStorage.setItem('graphiql:headers', '{"x": "y"}'));
+    await page.evaluate(() =>
+      (globalThis as unknown as { sessionStorage: { setItem(k: string, v: string): void } }).sessionStorage.setItem('graphiql:headers', '{"x": "y"}'),
+    );
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
     expect(await storage(page)).toEqual({ session: {}, graphiqlLocal: [] });
   });
 
-  suite.test('arrives signed in from the console, and a bad key gets the API\'s refusal', async ({ page }) => {
+  suite.test("arrives signed in from the console, and a bad key gets the API's refusal", async ({ page }) => {
     const { apiKey } = await suite.e2e.tenant('ide-from-console');
     await signIn(page, apiKey);
     await nav(page).getByRole('link', { name: 'GraphQL IDE' }).click();

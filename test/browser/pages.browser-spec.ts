@@ -14,7 +14,10 @@ import { browserSuite, WAIT_MS } from './support/harness.js';
 const RUN_WAIT_MS = WAIT_MS;
 
 async function waitForRunStatus(page: Page, status: string): Promise<void> {
-  await page.locator('[data-testid="run-status"]').filter({ hasText: new RegExp(`^\\s*${status}\\s*$`) }).waitFor({ timeout: RUN_WAIT_MS });
+  await page
+    .locator('[data-testid="run-status"]')
+    .filter({ hasText: new RegExp(`^\\s*${status}\\s*$`) })
+    .waitFor({ timeout: RUN_WAIT_MS });
 }
 
 describe('workflows, keys, queues and run details in the browser', () => {
@@ -44,7 +47,11 @@ describe('workflows, keys, queues and run details in the browser', () => {
     expect(await page.getByRole('link', { name: 'Runs of this version' }).getAttribute('href')).toBe('/runs?workflowId=two-step&version=1');
 
     await page.getByRole('button', { name: 'Set as default' }).click();
-    await page.getByRole('status').filter({ hasText: /default/i }).first().waitFor({ timeout: WAIT_MS });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /default/i })
+      .first()
+      .waitFor({ timeout: WAIT_MS });
     const pinned = await admin.request(`{ workflow(workflowId: "two-step") { pinnedVersion defaultVersion } }`);
     expect(pinned.workflow).toEqual({ pinnedVersion: 1, defaultVersion: 1 });
     // The pinned default offers no way to become what it is.
@@ -163,7 +170,11 @@ describe('workflows, keys, queues and run details in the browser', () => {
     expect(viewport.width).toBe(1280);
     const output = await page.locator('.task-table').getByRole('columnheader', { name: 'Output' }).boundingBox();
     expect(output!.x + output!.width).toBeLessThanOrEqual(viewport.width);
-    expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
+    expect(
+      await page.evaluate(
+        () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement.scrollWidth,
+      ),
+    ).toBeLessThanOrEqual(viewport.width);
     const eachInput = page.locator('tr[data-task-node="each"][data-task-iteration="0"] td.task-json').first();
     expect(await eachInput.locator('.json-inline').textContent()).toBe('{"item":1}');
     const program = eachInput.locator('details.code-details');

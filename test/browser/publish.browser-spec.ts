@@ -55,7 +55,8 @@ describe('starting runs and publishing versions in the browser', () => {
   let adminKey: string;
 
   const runCount = async () => (await admin.request(`{ runs(first: 100) { edges { node { id } } } }`)).runs.edges.length as number;
-  const latestVersion = async (workflowId: string) => (await admin.request(`query($w: String!) { workflow(workflowId: $w) { latestVersion } }`, { w: workflowId })).workflow.latestVersion as number;
+  const latestVersion = async (workflowId: string) =>
+    (await admin.request(`query($w: String!) { workflow(workflowId: $w) { latestVersion } }`, { w: workflowId })).workflow.latestVersion as number;
 
   beforeAll(async () => {
     ({ client: admin, apiKey: adminKey } = await suite.e2e.tenant('browser-publish'));
@@ -75,7 +76,10 @@ describe('starting runs and publishing versions in the browser', () => {
     await page.getByRole('button', { name: 'Start run' }).click();
     await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/, { timeout: WAIT_MS });
     const runId = new URL(page.url()).pathname.split('/').pop()!;
-    await page.locator('[data-testid="run-status"]').filter({ hasText: /^\s*SUCCEEDED\s*$/ }).waitFor({ timeout: RUN_WAIT_MS });
+    await page
+      .locator('[data-testid="run-status"]')
+      .filter({ hasText: /^\s*SUCCEEDED\s*$/ })
+      .waitFor({ timeout: RUN_WAIT_MS });
 
     const run = await waitRun(admin, runId);
     expect(run.status).toBe('SUCCEEDED');
@@ -129,7 +133,12 @@ describe('starting runs and publishing versions in the browser', () => {
     await page.waitForFunction(textareaHolds, 'node_id: greet');
     expect(await editor.inputValue()).toBe(GREETER_V1);
 
-    await editor.fill(GREETER_V1.replace('edges: []', '  - node_id: wave\n    type: CODE\n    runtime: js\n    spec: {code: "function handler() { return 1; }"}\nedges:\n  - {from: greet, to: wave}'));
+    await editor.fill(
+      GREETER_V1.replace(
+        'edges: []',
+        '  - node_id: wave\n    type: CODE\n    runtime: js\n    spec: {code: "function handler() { return 1; }"}\nedges:\n  - {from: greet, to: wave}',
+      ),
+    );
     await page.getByRole('button', { name: 'Publish version' }).click();
     await page.waitForURL(/\/workflows\/editable\?version=2$/, { timeout: WAIT_MS });
     await page.getByRole('status').filter({ hasText: 'Published version 2.' }).waitFor();
@@ -161,9 +170,16 @@ describe('starting runs and publishing versions in the browser', () => {
     // The caret goes to that place; the place is also a button that puts it back there.
     const [, line, column] = /^line (\d+), column (\d+)$/.exec((await syntax.getAttribute('data-path'))!)!;
     const text = await editor.inputValue();
-    const lineStart = text.split('\n').slice(0, Number(line) - 1).join('\n').length + (Number(line) > 1 ? 1 : 0);
+    const lineStart =
+      text
+        .split('\n')
+        .slice(0, Number(line) - 1)
+        .join('\n').length + (Number(line) > 1 ? 1 : 0);
     const spot = Math.min(lineStart + Number(column) - 1, text.length);
-    await page.waitForFunction((at) => (globalThis as unknown as { document: { activeElement: { selectionStart?: number } | null } }).document.activeElement?.selectionStart === at, spot);
+    await page.waitForFunction(
+      (at) => (globalThis as unknown as { document: { activeElement: { selectionStart?: number } | null } }).document.activeElement?.selectionStart === at,
+      spot,
+    );
     await editor.press('Control+Home');
     expect(await caret(page)).toBe(0);
     await syntax.getByRole('button').click();
@@ -253,10 +269,17 @@ describe('starting runs and publishing versions in the browser', () => {
     "fits a phone's width: the start, publish and compare pages",
     async ({ page }) => {
       await publish(admin, 'narrow', GREETER_V1);
-      await publish(admin, 'narrow', GREETER_V1.replace('edges: []', '      note: "a long line to make the diff wider than a phone, and then some more words on it"\nedges: []'));
+      await publish(
+        admin,
+        'narrow',
+        GREETER_V1.replace('edges: []', '      note: "a long line to make the diff wider than a phone, and then some more words on it"\nedges: []'),
+      );
       await signIn(page, adminKey, '/runs/start?workflowId=narrow');
       const pages: [string, () => Promise<void>][] = [
-        ['/runs/start?workflowId=narrow', () => page.getByLabel('Version', { exact: true }).locator('option', { hasText: 'v2 (latest)' }).waitFor({ state: 'attached' })],
+        [
+          '/runs/start?workflowId=narrow',
+          () => page.getByLabel('Version', { exact: true }).locator('option', { hasText: 'v2 (latest)' }).waitFor({ state: 'attached' }),
+        ],
         ['/workflows/narrow/publish', async () => void (await page.waitForFunction(textareaHolds, 'a long line'))],
         ['/workflows/narrow/diff?from=1&to=2', () => page.locator('tr[data-change="added"]').first().waitFor()],
         ['/workflows/narrow', () => page.getByRole('link', { name: 'Compare versions' }).waitFor()],

@@ -32,7 +32,9 @@ const runStatus = (page: Page) => page.locator('[data-testid="run-status"]');
 
 /** Waits for the run page's status to read `status`. */
 async function waitForRunStatus(page: Page, status: string): Promise<void> {
-  await runStatus(page).filter({ hasText: new RegExp(`^\\s*${status}\\s*$`) }).waitFor({ timeout: RUN_WAIT_MS });
+  await runStatus(page)
+    .filter({ hasText: new RegExp(`^\\s*${status}\\s*$`) })
+    .waitFor({ timeout: RUN_WAIT_MS });
 }
 
 /** Waits for the row of run `id` on /runs to show `status`. */
@@ -159,7 +161,9 @@ describe('runs pages in the browser', () => {
   suite.test("shows the API's words when it refuses an action: a retry on a version that does not exist", async ({ page }) => {
     const done = await startOrder('1002');
     await waitRun(admin, done, undefined, RUN_WAIT_MS);
-    const refused = await rejection(admin.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId: done, fromNodeId: 'fetch_order', version: 99 } }));
+    const refused = await rejection(
+      admin.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId: done, fromNodeId: 'fetch_order', version: 99 } }),
+    );
     expect(refused.message).toBeTruthy();
 
     await signIn(page, adminKey, `/runs/${done}`);
@@ -182,7 +186,10 @@ describe('runs pages in the browser', () => {
     expect(new URL((await socket).url()).pathname).toBe('/graphql');
     await revokeKey(admin, second.id);
     await keyField(page).waitFor({ timeout: WAIT_MS });
-    await page.getByRole('status').filter({ hasText: /revoked|sign in again/i }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /revoked|sign in again/i })
+      .waitFor();
     expect(await nav(page).count()).toBe(0);
     await assertNotReloaded(page);
   });

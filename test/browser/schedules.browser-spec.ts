@@ -104,7 +104,10 @@ describe('schedules pages in the browser', () => {
     await page.locator('.schedule-facts').getByText('every 7200 s (2 h)').waitFor();
     await page.getByRole('button', { name: 'Delete schedule' }).click();
     await page.getByRole('button', { name: 'Confirm delete' }).click();
-    await page.getByRole('status').filter({ hasText: `Deleted schedule ${id}` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Deleted schedule ${id}` })
+      .waitFor();
     expect(await page.locator(`tr[data-schedule-id="${id}"]`).count()).toBe(0);
   });
 
@@ -117,7 +120,10 @@ describe('schedules pages in the browser', () => {
     await form.getByRole('radio', { name: 'By cron expression' }).check();
     await form.getByLabel('Cron expression', { exact: true }).fill('61 * * * *');
     await form.getByRole('button', { name: 'Create schedule' }).click();
-    await form.getByRole('alert').filter({ hasText: `BAD_USER_INPUT: ${refused.message}` }).waitFor({ timeout: WAIT_MS });
+    await form
+      .getByRole('alert')
+      .filter({ hasText: `BAD_USER_INPUT: ${refused.message}` })
+      .waitFor({ timeout: WAIT_MS });
     expect(await page.locator('tr[data-schedule-id]').filter({ hasText: '61 * * * *' }).count()).toBe(0);
   });
 

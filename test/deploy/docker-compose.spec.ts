@@ -56,7 +56,12 @@ describe('docker-compose.yml', () => {
         init: true,
       });
     }
-    expect(Object.fromEntries(WEFT.map((n) => [n, services[n]!.command]))).toEqual({ migrate: ['migrate'], api: ['api'], worker: ['worker'], scheduler: ['scheduler'] });
+    expect(Object.fromEntries(WEFT.map((n) => [n, services[n]!.command]))).toEqual({
+      migrate: ['migrate'],
+      api: ['api'],
+      worker: ['worker'],
+      scheduler: ['scheduler'],
+    });
     expect(services.migrate!.restart).toBe('no');
     expect(services.api!.ports).toEqual(['4000:4000']);
     expect(services.worker!.environment!.WEFT_QUEUES).toBe('all');
@@ -137,8 +142,8 @@ describe('docker-compose.yml', () => {
   });
 
   it('gives the owner’s password to the migration only; every server connects as weft_app', () => {
-    const APP = '${WEFT_APP_PASSWORD:?set WEFT_APP_PASSWORD (the runtime role weft_app\'s password) in the environment or .env}';
-    const OWNER = '${WEFT_POSTGRES_PASSWORD:?set WEFT_POSTGRES_PASSWORD (the PostgreSQL owner\'s password) in the environment or .env}';
+    const APP = "${WEFT_APP_PASSWORD:?set WEFT_APP_PASSWORD (the runtime role weft_app's password) in the environment or .env}";
+    const OWNER = "${WEFT_POSTGRES_PASSWORD:?set WEFT_POSTGRES_PASSWORD (the PostgreSQL owner's password) in the environment or .env}";
     const runtime = pgUrl(services.api!.environment!.DATABASE_URL);
     expect(runtime).toEqual({ user: 'weft_app', password: APP, host: 'postgres', db: 'weft' });
     for (const name of WEFT) expect(pgUrl(services[name]!.environment!.DATABASE_URL)).toEqual(runtime);

@@ -71,8 +71,13 @@ describe('the Dockerfile', () => {
       { op: 'RUN', args: 'npm run build' },
     ]);
     // The build writes the compiled apps, libraries and the CODE runners under dist/apps and dist/libs.
-    expect(pkg.scripts.build).toMatch(/^tsc -p tsconfig\.build\.json && tsc-alias -p tsconfig\.build\.json && .* dist\/apps\/worker\/src\/executors\/code\/runners\/ && npm run build:console --silent$/);
-    expect((JSON.parse(read('tsconfig.json')) as { compilerOptions: { outDir: string; rootDir: string } }).compilerOptions).toMatchObject({ outDir: 'dist', rootDir: '.' });
+    expect(pkg.scripts.build).toMatch(
+      /^tsc -p tsconfig\.build\.json && tsc-alias -p tsconfig\.build\.json && .* dist\/apps\/worker\/src\/executors\/code\/runners\/ && npm run build:console --silent$/,
+    );
+    expect((JSON.parse(read('tsconfig.json')) as { compilerOptions: { outDir: string; rootDir: string } }).compilerOptions).toMatchObject({
+      outDir: 'dist',
+      rootDir: '.',
+    });
   });
 
   it('runs on production dependencies with python3 and bubblewrap, as a user that is not root', () => {

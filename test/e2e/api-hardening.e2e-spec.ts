@@ -58,7 +58,11 @@ describe('API hardening end to end', () => {
   }
 
   /** The first message of an operation over graphql-ws: data, errors, or the close event. */
-  function once(c: Client, query: string, variables: Record<string, unknown> = {}): Promise<{ data?: any; errors?: any[]; closed?: { code: number; reason: string } }> {
+  function once(
+    c: Client,
+    query: string,
+    variables: Record<string, unknown> = {},
+  ): Promise<{ data?: any; errors?: any[]; closed?: { code: number; reason: string } }> {
     return new Promise((resolve) => {
       const stop = c.subscribe(
         { query, variables },
@@ -144,7 +148,10 @@ describe('API hardening end to end', () => {
       const c = socket();
       const aliases = await once(c, `{ ${Array.from({ length: 30 }, (_, i) => `a${i}: workflows { id }`).join(' ')} }`);
       expect(aliases.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-      const heavy = await once(c, `{ ${[1, 2, 3].map((i) => `a${i}: runs(first: 200) { edges { node { history { payload } tasks { output } } } }`).join(' ')} }`);
+      const heavy = await once(
+        c,
+        `{ ${[1, 2, 3].map((i) => `a${i}: runs(first: 200) { edges { node { history { payload } tasks { output } } } }`).join(' ')} }`,
+      );
       expect(heavy.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
       const syntax = await once(c, `{ workflows { id }`);
       expect(syntax.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
@@ -160,7 +167,10 @@ describe('API hardening end to end', () => {
           { length: 55 },
           () =>
             new Promise<{ data?: any; errors?: any[] }>((resolve) => {
-              c.subscribe({ query, variables: { id: waitingRun } }, { next: (m) => resolve(m as { data?: any }), error: (e) => resolve({ errors: e as any[] }), complete: () => undefined });
+              c.subscribe(
+                { query, variables: { id: waitingRun } },
+                { next: (m) => resolve(m as { data?: any }), error: (e) => resolve({ errors: e as any[] }), complete: () => undefined },
+              );
             }),
         ),
       );
@@ -199,10 +209,25 @@ describe('API hardening end to end', () => {
     });
 
     it('in retryRun input/config and sendSignal name/payload', async () => {
-      await expectRefused(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId: waitingRun, fromNodeId: 'w', input: { a: LONE } } }, 'input.$.a', /surrogate/);
-      await expectRefused(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId: waitingRun, fromNodeId: 'w', config: { a: NUL } } }, 'config.$.a', /NUL/);
+      await expectRefused(
+        `mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`,
+        { i: { runId: waitingRun, fromNodeId: 'w', input: { a: LONE } } },
+        'input.$.a',
+        /surrogate/,
+      );
+      await expectRefused(
+        `mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`,
+        { i: { runId: waitingRun, fromNodeId: 'w', config: { a: NUL } } },
+        'config.$.a',
+        /NUL/,
+      );
       await expectRefused(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId: waitingRun, name: NUL } }, 'name', /NUL/);
-      await expectRefused(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId: waitingRun, name: 'go', payload: [{ x: NUL }] } }, 'payload.$[0].x', /NUL/);
+      await expectRefused(
+        `mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`,
+        { i: { runId: waitingRun, name: 'go', payload: [{ x: NUL }] } },
+        'payload.$[0].x',
+        /NUL/,
+      );
     });
 
     it('in publishWorkflow (text, and the definition it parses to), runs(filter) and workflowVersion', async () => {
@@ -214,7 +239,12 @@ describe('API hardening end to end', () => {
       // escapes in the text that parse to a NUL (JSON "\u0000", YAML "\0") where the engine accepts any string
       const http = (url: string) => JSON.stringify({ nodes: [{ node_id: 'h', type: 'HTTP', spec: { url } }], edges: [] });
       await expectRefused(q, { i: { workflowId: 'nul', definition: http('http://example.com/\u0000') } }, 'definition.$.nodes[0].spec.url', /NUL/);
-      await expectRefused(q, { i: { workflowId: 'nul', definition: 'nodes:\n  - {node_id: h, type: HTTP, spec: {url: "http://example.com/\\0"}}\nedges: []' } }, 'definition.$.nodes[0].spec.url', /NUL/);
+      await expectRefused(
+        q,
+        { i: { workflowId: 'nul', definition: 'nodes:\n  - {node_id: h, type: HTTP, spec: {url: "http://example.com/\\0"}}\nedges: []' } },
+        'definition.$.nodes[0].spec.url',
+        /NUL/,
+      );
       await expectRefused(`query($f: RunFilter) { runs(filter: $f) { edges { cursor } } }`, { f: { workflowId: NUL } }, 'filter.workflowId', /NUL/);
       await expectRefused(`query($w: String!) { workflowVersion(workflowId: $w) { version } }`, { w: LONE }, 'workflowId', /surrogate/);
     });
@@ -242,7 +272,9 @@ describe('API hardening end to end', () => {
       expect(JSON.stringify(err.errors[0]!.extensions!.problems)).toContain('"path":"input"');
       const cfg = await rejection(start(client, 'park', {}, { config: input }));
       expect(cfg.code).toBe('BAD_USER_INPUT');
-      const retry = await rejection(client.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId: waitingRun, fromNodeId: 'w', input } }));
+      const retry = await rejection(
+        client.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId: waitingRun, fromNodeId: 'w', input } }),
+      );
       expect(retry.code).toBe('BAD_USER_INPUT');
     }
     const id = await start(client, 'park', null, { config: null });

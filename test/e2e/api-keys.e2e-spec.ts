@@ -56,7 +56,10 @@ describe('API keys and roles end to end', () => {
       headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
       body: JSON.stringify({ query, variables }),
     });
-    return { status: res.status, body: (await res.json()) as { data?: any; errors?: { message: string; path?: (string | number)[]; extensions?: { code?: string } }[] } };
+    return {
+      status: res.status,
+      body: (await res.json()) as { data?: any; errors?: { message: string; path?: (string | number)[]; extensions?: { code?: string } }[] },
+    };
   }
 
   /** What a graphql-ws connection with `key` makes of one operation: `complete`, or the close code it got. */
@@ -88,9 +91,11 @@ describe('API keys and roles end to end', () => {
   }
 
   const createKey = async (c: WeftClient, name: string, role: string) =>
-    (await c.request(`mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { id name role keyPrefix createdAt secret } }`, { i: { name, role } })).createApiKey;
+    (await c.request(`mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { id name role keyPrefix createdAt secret } }`, { i: { name, role } }))
+      .createApiKey;
   const listKeys = async (c: WeftClient) => (await c.request(`{ apiKeys { ${KEY_FIELDS} } }`)).apiKeys as any[];
-  const revokeKey = async (c: WeftClient, id: string) => (await c.request(`mutation($id: ID!) { revokeApiKey(id: $id) { ${KEY_FIELDS} } }`, { id })).revokeApiKey;
+  const revokeKey = async (c: WeftClient, id: string) =>
+    (await c.request(`mutation($id: ID!) { revokeApiKey(id: $id) { ${KEY_FIELDS} } }`, { id })).revokeApiKey;
 
   /** A value of the input type that passes GraphQL's own validation (not necessarily ours). */
   function sample(t: TypeRef): unknown {
@@ -152,7 +157,10 @@ describe('API keys and roles end to end', () => {
     expect(listed.find((k) => k.id === operator.id)).toMatchObject({ keyPrefix: operator.keyPrefix, createdAt: operator.createdAt });
     const raw = JSON.stringify(await post(adminKey, `{ apiKeys { ${KEY_FIELDS} } }`));
     for (const secret of [adminKey, operator.secret, viewer.secret]) expect(raw).not.toContain(secret);
-    const fields = schema.types.get('ApiKey').fields.map((f: { name: string }) => f.name).sort();
+    const fields = schema.types
+      .get('ApiKey')
+      .fields.map((f: { name: string }) => f.name)
+      .sort();
     expect(fields).toEqual(['createdAt', 'id', 'keyPrefix', 'name', 'revokedAt', 'role']);
   });
 
@@ -281,7 +289,17 @@ describe('API keys and roles end to end', () => {
     const before = await listKeys(admin);
     // The introspected list is the one checked; these are only the ones known today.
     expect(schema.mutations.map((f) => f.name)).toEqual(
-      expect.arrayContaining(['publishWorkflow', 'setDefaultVersion', 'deprecateVersion', 'startRun', 'sendSignal', 'cancelRun', 'retryRun', 'createApiKey', 'revokeApiKey']),
+      expect.arrayContaining([
+        'publishWorkflow',
+        'setDefaultVersion',
+        'deprecateVersion',
+        'startRun',
+        'sendSignal',
+        'cancelRun',
+        'retryRun',
+        'createApiKey',
+        'revokeApiKey',
+      ]),
     );
     for (const f of schema.mutations) {
       const r = await call(viewer.secret, 'mutation', f);

@@ -59,7 +59,9 @@ describe('attempt logs end to end', () => {
     await publish(client, 'vault', {
       nodes: [
         {
-          ...jsNode('vault', 'console.log("token " + input.token); console.error(JSON.stringify(input)); return {len: input.token.length};', { token: '{{input.token}}' }),
+          ...jsNode('vault', 'console.log("token " + input.token); console.error(JSON.stringify(input)); return {len: input.token.length};', {
+            token: '{{input.token}}',
+          }),
           sensitive: true,
         },
       ],
@@ -76,7 +78,7 @@ describe('attempt logs end to end', () => {
     expect(stored[0].logs).not.toContain(secret);
   });
 
-  it('records each HTTP attempt: method, url, status and duration, with the failed attempt\'s error', async () => {
+  it("records each HTTP attempt: method, url, status and duration, with the failed attempt's error", async () => {
     await publish(client, 'fetch', {
       nodes: [{ node_id: 'fetch', type: 'HTTP', spec: { url: `${base}/flaky` }, retry: { max_attempts: 2, backoff_seconds: 0.1 } }],
       edges: [],
@@ -85,7 +87,13 @@ describe('attempt logs end to end', () => {
     expect(run.status).toBe('SUCCEEDED');
     const attempts = attemptsOf(run, 'fetch').map((a: any) => ({ ...a, logs: a.logs.replace(/\(\d+ ms\)\n$/, '(N ms)\n') }));
     expect(attempts).toEqual([
-      { attempt: 0, logs: `GET ${base}/flaky -> 503 (N ms)\n`, startedAt: expect.any(String), finishedAt: expect.any(String), error: expect.stringContaining('returned status 503') },
+      {
+        attempt: 0,
+        logs: `GET ${base}/flaky -> 503 (N ms)\n`,
+        startedAt: expect.any(String),
+        finishedAt: expect.any(String),
+        error: expect.stringContaining('returned status 503'),
+      },
       { attempt: 1, logs: `GET ${base}/flaky -> 200 (N ms)\n`, startedAt: expect.any(String), finishedAt: expect.any(String), error: null },
     ]);
   });

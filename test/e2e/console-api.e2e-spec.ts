@@ -20,7 +20,12 @@ describe('the API of the web console', () => {
     ({ client, apiKey, tenantId } = await e2e.tenant('console'));
     origin = new URL(e2e.url).origin;
     await publish(client, 'route', {
-      nodes: [jsNode('fetch', 'return { n: input.n };', { n: '{{input.n}}' }), { node_id: 'pick', type: 'SWITCH' }, jsNode('big', 'return "big";'), jsNode('small', 'return "small";')],
+      nodes: [
+        jsNode('fetch', 'return { n: input.n };', { n: '{{input.n}}' }),
+        { node_id: 'pick', type: 'SWITCH' },
+        jsNode('big', 'return "big";'),
+        jsNode('small', 'return "small";'),
+      ],
       edges: [
         { from: 'fetch', to: 'pick' },
         { from: 'pick', to: 'big', condition: '{{tasks.fetch.output.n > 5}}' },
@@ -52,7 +57,10 @@ describe('the API of the web console', () => {
   it("draws a run's graph with statuses and taken and skipped edges, and a version's without", async () => {
     const runId = await start(client, 'route', { n: 2 });
     expect((await waitRun(client, runId)).status).toBe('SUCCEEDED');
-    const { run } = await client.request(`query($id: ID!) { run(id: $id) { graph { nodes { id type status forEach iterations { status count } } edges { from to label state } } } }`, { id: runId });
+    const { run } = await client.request(
+      `query($id: ID!) { run(id: $id) { graph { nodes { id type status forEach iterations { status count } } edges { from to label state } } } }`,
+      { id: runId },
+    );
     expect(run.graph.nodes.map((n: any) => [n.id, n.type, n.status])).toEqual([
       ['fetch', 'CODE', 'COMPLETED'],
       ['pick', 'SWITCH', 'COMPLETED'],
@@ -73,7 +81,9 @@ describe('the API of the web console', () => {
     const first = await start(client, 'versions', {}, { version: 1 });
     const second = await start(client, 'versions', {}, { version: v2 });
     const ids = async (filter: Record<string, unknown>) =>
-      (await client.request(`query($f: RunFilter) { runs(filter: $f, first: 50) { edges { node { id version } } } }`, { f: filter })).runs.edges.map((e: any) => e.node.id);
+      (await client.request(`query($f: RunFilter) { runs(filter: $f, first: 50) { edges { node { id version } } } }`, { f: filter })).runs.edges.map(
+        (e: any) => e.node.id,
+      );
     expect(await ids({ workflowId: 'versions', version: 1 })).toEqual([first]);
     expect(await ids({ workflowId: 'versions', version: v2 })).toEqual([second]);
     const bad = await rejection(ids({ version: 0 }));
@@ -98,7 +108,9 @@ describe('the API of the web console', () => {
       waiters.set(runId, seenDone);
       if (seen.some((c) => c.runId === runId && c.status === 'SUCCEEDED')) seenDone();
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no SUCCEEDED change for ${runId}: ${JSON.stringify(seen)}`)), 30_000)));
+      const late = new Promise(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`no SUCCEEDED change for ${runId}: ${JSON.stringify(seen)}`)), 30_000)),
+      );
       await Promise.race([reported, sub.done, late]).finally(() => clearTimeout(timer));
       return runId;
     };
@@ -153,7 +165,9 @@ describe('the API of the web console', () => {
     // A GET with a query, or without a browser's Accept, is still the API's (which needs a key).
     const withQuery = await fetch(`${origin}/graphql?query=%7B__typename%7D`, { headers: { accept: 'text/html' } });
     expect(await withQuery.text()).not.toContain('<div id="ide">');
-    expect((await fetch(`${origin}/graphql?query=%7B__typename%7D`, { headers: { authorization: `Bearer ${apiKey}`, 'apollo-require-preflight': 'true' } })).status).toBe(200);
+    expect(
+      (await fetch(`${origin}/graphql?query=%7B__typename%7D`, { headers: { authorization: `Bearer ${apiKey}`, 'apollo-require-preflight': 'true' } })).status,
+    ).toBe(200);
     expect((await fetch(`${origin}/no-such-page`)).status).toBe(404);
   });
 });

@@ -3,7 +3,9 @@ import type { WeftClient } from '@weft/client';
 import { getRun, jsNode, publish, rejection, start, startE2E, statuses, task, waitRun, type E2E } from '../support/e2e-platform.js';
 
 const signal = (client: WeftClient, runId: string, name: string, payload?: unknown) =>
-  client.request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId, name, payload } }).then((r) => r.sendSignal.delivered as boolean);
+  client
+    .request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId, name, payload } })
+    .then((r) => r.sendSignal.delivered as boolean);
 
 describe('signals, timers, cancel, retry and idempotency end to end', () => {
   let e2e: E2E;
@@ -44,10 +46,7 @@ describe('signals, timers, cancel, retry and idempotency end to end', () => {
 
   it('fails a WAIT_FOR_EVENT node whose signal never comes, when its timeout fires', async () => {
     await publish(client, 'times-out', {
-      nodes: [
-        { node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'never', timeout_seconds: 0.3 } },
-        jsNode('after', 'return {};'),
-      ],
+      nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'never', timeout_seconds: 0.3 } }, jsNode('after', 'return {};')],
       edges: [{ from: 'gate', to: 'after' }],
     });
     const run = await waitRun(client, await start(client, 'times-out'));
@@ -92,7 +91,9 @@ describe('signals, timers, cancel, retry and idempotency end to end', () => {
   it('cancels a waiting run: every active task stops and nothing downstream starts', async () => {
     const runId = await start(client, 'gated', { id: 'cancel' });
     await waitRun(client, runId, (r) => task(r, 'pause')?.status === 'WAITING');
-    const r = await client.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id status error } }`, { i: { runId, reason: 'customer changed mind' } });
+    const r = await client.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id status error } }`, {
+      i: { runId, reason: 'customer changed mind' },
+    });
     expect(r.cancelRun.status).toBe('CANCELLED');
     await new Promise((res) => setTimeout(res, 800)); // past the WAIT's timer
     const run = await getRun(client, runId);
@@ -105,7 +106,10 @@ describe('signals, timers, cancel, retry and idempotency end to end', () => {
     await publish(client, 'divide', {
       nodes: [
         jsNode('load', 'return {n: 10};'),
-        jsNode('divide', 'if (input.by === 0) throw new Error("division by zero"); return {q: input.n / input.by};', { n: '{{tasks.load.output.n}}', by: '{{input.by}}' }),
+        jsNode('divide', 'if (input.by === 0) throw new Error("division by zero"); return {q: input.n / input.by};', {
+          n: '{{tasks.load.output.n}}',
+          by: '{{input.by}}',
+        }),
         jsNode('report', 'return {text: "q=" + input.q};', { q: '{{tasks.divide.output.q}}' }),
       ],
       edges: [
@@ -119,14 +123,18 @@ describe('signals, timers, cancel, retry and idempotency end to end', () => {
     expect(task(failed, 'divide').error).toContain('division by zero');
     const loadTaskId = task(failed, 'load').id;
 
-    const retried = await client.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id status } }`, { i: { runId, fromNodeId: 'divide', input: { by: 2 } } });
+    const retried = await client.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id status } }`, {
+      i: { runId, fromNodeId: 'divide', input: { by: 2 } },
+    });
     expect(retried.retryRun.status).toBe('RUNNING');
     const run = await waitRun(client, runId);
     expect(run.status).toBe('SUCCEEDED');
     expect(task(run, 'report').output).toEqual({ text: 'q=5' });
     expect(task(run, 'load').id).toBe(loadTaskId); // upstream of the retried node is kept
 
-    expect((await rejection(client.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId, fromNodeId: 'nope' } }))).code).toBe('BAD_USER_INPUT');
+    expect((await rejection(client.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId, fromNodeId: 'nope' } }))).code).toBe(
+      'BAD_USER_INPUT',
+    );
   });
 
   it('refuses to retry a run while tasks are active', async () => {

@@ -12,7 +12,11 @@ const PUBLISH = `mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i
 
 /** A chain of `n` HTTP nodes, each with a template, as JSON text. */
 function chain(n: number): string {
-  const nodes = Array.from({ length: n }, (_, i) => ({ node_id: `n${i}`, type: 'HTTP', spec: { url: 'https://example.com/x', method: 'POST', body: { v: `{{input.a + ${i}}}` } } }));
+  const nodes = Array.from({ length: n }, (_, i) => ({
+    node_id: `n${i}`,
+    type: 'HTTP',
+    spec: { url: 'https://example.com/x', method: 'POST', body: { v: `{{input.a + ${i}}}` } },
+  }));
   const edges = Array.from({ length: n - 1 }, (_, i) => ({ from: `n${i}`, to: `n${i + 1}` }));
   return JSON.stringify({ nodes, edges });
 }

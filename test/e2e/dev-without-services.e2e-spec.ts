@@ -48,7 +48,11 @@ if (skip) process.stderr.write(`dev-without-services: skipped: ${skip}\n`);
       });
       const r = JSON.parse(stdout.trim().split('\n').pop()!);
 
-      expect(r.first.database).toMatch(new RegExp(`^postgres://weft_app@127\\.0\\.0\\.1:\\d+/weft \\(embedded PostgreSQL \\d+\\.\\d+ in ${home}/dev-postgres, initialised now; database created, \\d+ migration\\(s\\) applied\\)$`));
+      expect(r.first.database).toMatch(
+        new RegExp(
+          `^postgres://weft_app@127\\.0\\.0\\.1:\\d+/weft \\(embedded PostgreSQL \\d+\\.\\d+ in ${home}/dev-postgres, initialised now; database created, \\d+ migration\\(s\\) applied\\)$`,
+        ),
+      );
       expect(r.first.database).not.toContain(':5432/');
       expect(r.first.transport).toMatch(/^in process/);
       // Nest's own start-up lines are at debug: none at the default level.
@@ -65,7 +69,9 @@ if (skip) process.stderr.write(`dev-without-services: skipped: ${skip}\n`);
 
       // SIGKILL left the server running; the next start stopped it and started its own.
       expect(r.crash).toEqual({ orphanAlive: true, orphanGone: true });
-      expect(r.second.out).toMatch(new RegExp(`^Weft stopped the PostgreSQL server \\(pid \\d+\\) an earlier weft dev left running on ${home}/dev-postgres$`, 'm'));
+      expect(r.second.out).toMatch(
+        new RegExp(`^Weft stopped the PostgreSQL server \\(pid \\d+\\) an earlier weft dev left running on ${home}/dev-postgres$`, 'm'),
+      );
       expect(r.hangup.out).not.toMatch(/^Weft stopped the PostgreSQL server/m);
       expect(r.second.database).toMatch(new RegExp(`\\(embedded PostgreSQL \\d+\\.\\d+ in ${home}/dev-postgres; migrations up to date\\)$`));
       expect(r.second.run).toMatchObject({ status: 'SUCCEEDED', output: { square: { square: 49 } } });

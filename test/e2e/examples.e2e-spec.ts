@@ -73,7 +73,9 @@ describe('the examples/ workflows, published and run through the API', () => {
   });
 
   it('publishes every examples/*.yaml: each one validates', () => {
-    expect(files).toEqual(expect.arrayContaining(['compensate-on-error.yaml', 'employer-fanout.yaml', 'order-flow.yaml', 'order-with-payment.yaml', 'payment.yaml']));
+    expect(files).toEqual(
+      expect.arrayContaining(['compensate-on-error.yaml', 'employer-fanout.yaml', 'order-flow.yaml', 'order-with-payment.yaml', 'payment.yaml']),
+    );
     expect(published).toEqual(Object.fromEntries(files.map((f) => [f, 1])));
   });
 

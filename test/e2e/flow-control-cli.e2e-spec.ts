@@ -41,7 +41,11 @@ describe('flow control in the weft commands', () => {
   it('weft run prints why a run was cancelled at once, exit code 3, as for a watched run that did not succeed; run-status --watch follows it', async () => {
     await waitRun(client, await start(client, 'newest-out', { customer: 'acme' }), (r) => r.status === 'RUNNING');
     const r = await weft('run', 'newest-out', '--input', '{"customer": "acme"}');
-    expect(r).toEqual({ code: 3, stdout: expect.stringMatching(/^run \S+ CANCELLED: concurrency limit 1 reached for key "acme" \(cancel_newest\)\n$/), stderr: '' });
+    expect(r).toEqual({
+      code: 3,
+      stdout: expect.stringMatching(/^run \S+ CANCELLED: concurrency limit 1 reached for key "acme" \(cancel_newest\)\n$/),
+      stderr: '',
+    });
     // run-status --watch follows it as weft watch does: ended already, it is shown at once.
     const id = /^run (\S+)/.exec(r.stdout)![1]!;
     const watched = await weft('run-status', id, '--watch');
@@ -60,9 +64,17 @@ describe('flow control in the weft commands', () => {
     expect(id).toBeDefined();
 
     const listed = JSON.parse((await weft('runs', '--status', 'queued', '-o', 'json')).stdout);
-    expect(listed).toEqual([expect.objectContaining({ id, status: 'QUEUED', priority: 2, concurrencyKey: 'zeta', waitReason: 'CONCURRENCY_LIMIT', waitDetail: why })]);
+    expect(listed).toEqual([
+      expect.objectContaining({ id, status: 'QUEUED', priority: 2, concurrencyKey: 'zeta', waitReason: 'CONCURRENCY_LIMIT', waitDetail: why }),
+    ]);
     const all = JSON.parse((await weft('runs', '--workflow', 'one-at-a-time', '-o', 'json')).stdout);
-    expect(all.find((x: { id: string }) => x.id === running)).toMatchObject({ status: 'RUNNING', priority: 2, concurrencyKey: 'zeta', waitReason: null, waitDetail: null });
+    expect(all.find((x: { id: string }) => x.id === running)).toMatchObject({
+      status: 'RUNNING',
+      priority: 2,
+      concurrencyKey: 'zeta',
+      waitReason: null,
+      waitDetail: null,
+    });
 
     const table = (await weft('runs', '--workflow', 'one-at-a-time')).stdout.trimEnd().split('\n');
     expect(table[0]).toMatch(/^ID\s+WORKFLOW\s+VERSION\s+STATUS\s+PRIORITY\s+CREATED\s+DURATION\s+WAITING$/);
@@ -103,13 +115,19 @@ describe('flow control in the weft commands', () => {
     expect(lines[at]).toMatch(new RegExp(`^each\\s+RUNNING\\s+-\\s+×${count}: .*\\b${count - WINDOW_FLOOR} queued`));
     const held = lines.slice(at + 1).filter((l) => l.startsWith('  each['));
     expect(held).toHaveLength(count - WINDOW_FLOOR);
-    expect(held).toContainEqual(expect.stringMatching(new RegExp(`^ {2}each\\[${ratedTask.iteration}\\]\\s+QUEUED\\s+1 of 1\\s+RATE_LIMIT: rate limit "partner"`)));
+    expect(held).toContainEqual(
+      expect.stringMatching(new RegExp(`^ {2}each\\[${ratedTask.iteration}\\]\\s+QUEUED\\s+1 of 1\\s+RATE_LIMIT: rate limit "partner"`)),
+    );
     expect(held.filter((l) => l.includes('QUEUE_BACKLOG: waiting for a worker slot on queue "nowhere"'))).toHaveLength(count - WINDOW_FLOOR - 1);
 
     const json = JSON.parse((await weft('run-status', id, '-o', 'json')).stdout);
     const node = json.tasks.find((t: { nodeId: string }) => t.nodeId === 'each');
     expect(node.iterationTasks).toHaveLength(count);
-    expect(node.iterationTasks.find((t: { iteration: number }) => t.iteration === ratedTask.iteration)).toMatchObject({ status: 'QUEUED', waitReason: 'RATE_LIMIT', waitDetail: detail });
+    expect(node.iterationTasks.find((t: { iteration: number }) => t.iteration === ratedTask.iteration)).toMatchObject({
+      status: 'QUEUED',
+      waitReason: 'RATE_LIMIT',
+      waitDetail: detail,
+    });
   });
 
   it('weft apply refuses a key written as an unquoted YAML template in the words of weft validate', async () => {

@@ -117,7 +117,11 @@ describe('flow control API', () => {
       );
       const [{ now }] = await owner(`SELECT now() AS now`);
       const held = await getRun(a, queued.id, fields);
-      expect(task(held, 'work')).toMatchObject({ status: 'QUEUED', waitReason: 'RATE_LIMIT', waitDetail: expect.stringMatching(/^rate limit "partner" 20 per 60 s, next start \d\d:\d\d:\d\d\.\d{3}Z$/) });
+      expect(task(held, 'work')).toMatchObject({
+        status: 'QUEUED',
+        waitReason: 'RATE_LIMIT',
+        waitDetail: expect.stringMatching(/^rate limit "partner" 20 per 60 s, next start \d\d:\d\d:\d\d\.\d{3}Z$/),
+      });
       const next = Date.parse(`${new Date(now).toISOString().slice(0, 11)}${task(held, 'work').waitDetail.split('next start ')[1]}`);
       expect(Math.abs(next - new Date(now).getTime())).toBeLessThan(60_000);
       // Tenant B reads none of it.
@@ -128,7 +132,10 @@ describe('flow control API', () => {
   describe('rate limits', () => {
     it('lists the rate keys started in the last day or held now, with the window by the database clock', async () => {
       const [gate] = await owner(`SELECT t.id FROM tasks t JOIN runs r ON r.id = t.run_id WHERE r.tenant_id = $1 AND r.workflow_id = 'gated' LIMIT 1`, [A]);
-      await owner(`UPDATE tasks SET flow_rate_key = 'partner', flow_rate_limit = 10, flow_rate_per_seconds = 60, created_at = created_at - interval '1 hour' WHERE id = $1`, [gate.id]);
+      await owner(
+        `UPDATE tasks SET flow_rate_key = 'partner', flow_rate_limit = 10, flow_rate_per_seconds = 60, created_at = created_at - interval '1 hour' WHERE id = $1`,
+        [gate.id],
+      );
       const starts: [string, string][] = [
         ['partner', '1 second'],
         ['partner', '5 seconds'],
@@ -138,14 +145,26 @@ describe('flow control API', () => {
         ['daily', '3 hours'],
       ];
       for (const [key, ago] of starts) {
-        await owner(`INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, $2, now() - $3::interval, $4, 0)`, [A, key, ago, gate.id]);
+        await owner(`INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, $2, now() - $3::interval, $4, 0)`, [
+          A,
+          key,
+          ago,
+          gate.id,
+        ]);
       }
       const r = await a.request(`{ rateLimits { key limit perSeconds startedInWindow held nextStartAt } }`);
       const partner = r.rateLimits.find((x: any) => x.key === 'partner');
       // The held task is the most recent with the key: its limit (20), not the gate's (10).
       expect(partner).toMatchObject({ key: 'partner', limit: 20, perSeconds: 60, startedInWindow: 3, held: 1 });
       expect(Date.parse(partner.nextStartAt)).toBeGreaterThan(Date.now());
-      expect(r.rateLimits.find((x: any) => x.key === 'daily')).toEqual({ key: 'daily', limit: 10, perSeconds: 60, startedInWindow: 0, held: 0, nextStartAt: null });
+      expect(r.rateLimits.find((x: any) => x.key === 'daily')).toEqual({
+        key: 'daily',
+        limit: 10,
+        perSeconds: 60,
+        startedInWindow: 0,
+        held: 0,
+        nextStartAt: null,
+      });
       expect(r.rateLimits.map((x: any) => x.key)).toEqual(['daily', 'partner']);
       expect((await b.request(`{ rateLimits { key } }`)).rateLimits).toEqual([]);
     });
@@ -169,10 +188,18 @@ describe('flow control API', () => {
       await publish(a, 'shared-user', limited({ key: '{{ input.db }}', limit: 5, scope: 'tenant' }));
       await publish(a, 'quick', limited({ key: '{{ input.k }}', limit: 3 }, instant));
       await publish(a, 'quick-tenant', limited({ key: '{{ input.k }}', limit: 1, scope: 'tenant' }, instant));
-      const running = [await start(a, 'limited', { customer: 'acme' }), await start(a, 'limited', { customer: 'acme' }), await start(a, 'shared-user', { db: 'shared' })];
+      const running = [
+        await start(a, 'limited', { customer: 'acme' }),
+        await start(a, 'limited', { customer: 'acme' }),
+        await start(a, 'shared-user', { db: 'shared' }),
+      ];
       queuedRun = await start(a, 'limited', { customer: 'acme' });
       await Promise.all(running.map((id) => waitRun(a, id, (r) => r.status === 'RUNNING')));
-      for (const [w, k] of [['quick', 'x'], ['quick-tenant', 'unused']]) await waitRun(a, await start(a, w!, { k }));
+      for (const [w, k] of [
+        ['quick', 'x'],
+        ['quick-tenant', 'unused'],
+      ])
+        await waitRun(a, await start(a, w!, { k }));
     });
 
     it('shows why a QUEUED run waits, and its concurrency key', async () => {
@@ -220,7 +247,11 @@ describe('flow control API', () => {
     it('refuses a page size out of range and a cursor it did not make', async () => {
       for (const n of [0, 201]) {
         const err = await rejection(a.request(`query($n: Int) { concurrencyKeys(first: $n) { edges { cursor } } }`, { n }));
-        expect({ n, code: err.code, problems: err.errors[0]!.extensions!.problems }).toEqual({ n, code: 'BAD_USER_INPUT', problems: [{ path: 'first', message: 'must be between 1 and 200' }] });
+        expect({ n, code: err.code, problems: err.errors[0]!.extensions!.problems }).toEqual({
+          n,
+          code: 'BAD_USER_INPUT',
+          problems: [{ path: 'first', message: 'must be between 1 and 200' }],
+        });
       }
       // Not a cursor at all, and a well-formed one carrying a NUL character no stored key can hold.
       const forged = Buffer.from(JSON.stringify(['a\u0000', 'workflow:limited:a\u0000']), 'utf8').toString('base64url');
@@ -232,7 +263,12 @@ describe('flow control API', () => {
 
     it('prints them with weft flow keys, and QUEUED runs with weft runs --status QUEUED', async () => {
       const out = await runWeft(e2e.url, aKey, 'flow', 'keys');
-      expect(out.trimEnd().split('\n').map((line) => line.split(/\s+/))).toEqual([
+      expect(
+        out
+          .trimEnd()
+          .split('\n')
+          .map((line) => line.split(/\s+/)),
+      ).toEqual([
         ['SCOPE', 'WORKFLOW', 'KEY', 'LIMIT', 'ACTIVE', 'QUEUED'],
         ['workflow', 'limited', 'acme', '2', '2', '1'],
         ['tenant', '-', 'shared', '5', '1', '0'],
@@ -249,7 +285,8 @@ describe('flow control API', () => {
   });
 
   describe('weft admin tenant-weight', () => {
-    const admin = (...args: string[]) => runCommands(serverCommands, { DATABASE_URL: e2e.dbUrl, DATABASE_OWNER_URL: e2e.dbOwnerUrl }, 'admin', 'tenant-weight', ...args);
+    const admin = (...args: string[]) =>
+      runCommands(serverCommands, { DATABASE_URL: e2e.dbUrl, DATABASE_OWNER_URL: e2e.dbOwnerUrl }, 'admin', 'tenant-weight', ...args);
 
     it('prints and sets a tenant’s dispatch weight', async () => {
       expect(await admin(A)).toBe(`tenant ${A} has dispatch weight 1\n`);

@@ -10,7 +10,13 @@ const ACTIVE = ['PENDING', 'QUEUED', 'RUNNING', 'WAITING'];
 const read = (client: WeftClient, id: string) => getRun(client, id, FIELDS);
 
 /** Polls the run (with FIELDS) until `pred` holds (default: it ended); `seen` gets every state read. */
-const waitFor = (client: WeftClient, id: string, pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status), seen: (run: any) => void = () => {}, timeoutMs = 50_000) =>
+const waitFor = (
+  client: WeftClient,
+  id: string,
+  pred: (run: any) => boolean = (r) => TERMINAL.includes(r.status),
+  seen: (run: any) => void = () => {},
+  timeoutMs = 50_000,
+) =>
   waitRun(
     client,
     id,
@@ -92,7 +98,11 @@ describe('for_each: one task per element of an array', () => {
           type: 'HTTP',
           for_each: '{{input.orders}}',
           as: 'order',
-          spec: { url: '{{config.base_url}}/echo', method: 'POST', body: { id: '{{order.id}}', label: 'order {{orderIndex + 1}}/{{orderCount}}: {{order.id}}', delay_ms: 10 } },
+          spec: {
+            url: '{{config.base_url}}/echo',
+            method: 'POST',
+            body: { id: '{{order.id}}', label: 'order {{orderIndex + 1}}/{{orderCount}}: {{order.id}}', delay_ms: 10 },
+          },
         },
       ],
       edges: [],
@@ -123,16 +133,11 @@ describe('for_each: one task per element of an array', () => {
     });
     let mostDispatched = 0;
     let sawWaiting = false;
-    const run = await waitFor(
-      client,
-      await start(client, 'one-at-a-time', { xs: [1, 2, 3, 4] }, { config: { base_url: echo.base } }),
-      undefined,
-      (r) => {
-        const its = iterations(r, 'call');
-        mostDispatched = Math.max(mostDispatched, its.filter((t) => t.status === 'QUEUED' || t.status === 'RUNNING').length);
-        if (its.some((t) => t.status === 'WAITING')) sawWaiting = true;
-      },
-    );
+    const run = await waitFor(client, await start(client, 'one-at-a-time', { xs: [1, 2, 3, 4] }, { config: { base_url: echo.base } }), undefined, (r) => {
+      const its = iterations(r, 'call');
+      mostDispatched = Math.max(mostDispatched, its.filter((t) => t.status === 'QUEUED' || t.status === 'RUNNING').length);
+      if (its.some((t) => t.status === 'WAITING')) sawWaiting = true;
+    });
 
     expect(run.status).toBe('SUCCEEDED');
     expect(node(run, 'call').output.map((o: any) => o.x)).toEqual([1, 2, 3, 4]);
@@ -169,12 +174,16 @@ describe('for_each: one task per element of an array', () => {
     await publish(client, 'tally', {
       nodes: [
         {
-          ...jsNode('count', 'return new Promise((r) => setTimeout(() => r({ total: input.n, tags: input.tags, last: input.name, seen: [input.name] }), input.wait));', {
-            n: '{{line.n}}',
-            tags: '{{line.tags}}',
-            name: '{{line.name}}',
-            wait: '{{(lineCount - lineIndex) * 200}}',
-          }),
+          ...jsNode(
+            'count',
+            'return new Promise((r) => setTimeout(() => r({ total: input.n, tags: input.tags, last: input.name, seen: [input.name] }), input.wait));',
+            {
+              n: '{{line.n}}',
+              tags: '{{line.tags}}',
+              name: '{{line.name}}',
+              wait: '{{(lineCount - lineIndex) * 200}}',
+            },
+          ),
           for_each: '{{input.lines}}',
           as: 'line',
           reducers: { total: 'add', tags: 'union', seen: 'append' },
@@ -306,7 +315,9 @@ describe('for_each: one task per element of an array', () => {
 
   it('retries a failed for_each node from scratch over the new input: no iteration of the old array is left', async () => {
     await publish(client, 'no-negatives', {
-      nodes: [{ ...jsNode('each', 'if (input.v < 0) throw new Error("negative: " + input.v); return { v: input.v };', { v: '{{item}}' }), for_each: '{{input.xs}}' }],
+      nodes: [
+        { ...jsNode('each', 'if (input.v < 0) throw new Error("negative: " + input.v); return { v: input.v };', { v: '{{item}}' }), for_each: '{{input.xs}}' },
+      ],
       edges: [],
     });
     const runId = await start(client, 'no-negatives', { xs: [1, -2, 3] });
@@ -353,7 +364,11 @@ describe('for_each: one task per element of an array', () => {
     const worker = (extra: Record<string, unknown>) => ({ ...jsNode('w', 'return {};'), ...extra });
     const cases: [string, unknown[], string][] = [
       ['for_each on a SWITCH', [jsNode('a', 'return {};'), { node_id: 's', type: 'SWITCH', for_each: '{{input.xs}}' }], 'nodes[1].for_each'],
-      ['for_each on a WAIT', [jsNode('a', 'return {};'), { node_id: 'p', type: 'WAIT', for_each: '{{input.xs}}', spec: { duration_seconds: 1 } }], 'nodes[1].for_each'],
+      [
+        'for_each on a WAIT',
+        [jsNode('a', 'return {};'), { node_id: 'p', type: 'WAIT', for_each: '{{input.xs}}', spec: { duration_seconds: 1 } }],
+        'nodes[1].for_each',
+      ],
       ['a for_each that is not a {{ }} template', [worker({ for_each: 'input.xs' })], 'nodes[0].for_each'],
       ['`as` naming a reserved root', [worker({ for_each: '{{input.xs}}', as: 'input' })], 'nodes[0].as'],
       ['`as` that is not an identifier', [worker({ for_each: '{{input.xs}}', as: 'my item' })], 'nodes[0].as'],

@@ -38,7 +38,9 @@ describe('a run tells its story: history and pictures', () => {
     const runId = await start(client, 'story', { key: `k-${Date.now()}` }, { config: { shop: e2e.shop.url } });
     expect((await waitRun(client, runId)).status).toBe('SUCCEEDED');
 
-    const { run } = await client.request(`query($id: ID!) { run(id: $id) { history { seq type at nodeId attempt payload actions ignored } mermaid } }`, { id: runId });
+    const { run } = await client.request(`query($id: ID!) { run(id: $id) { history { seq type at nodeId attempt payload actions ignored } mermaid } }`, {
+      id: runId,
+    });
     const history = run.history;
     expect(history.map((e: any) => [e.seq, e.type, e.nodeId, e.attempt])).toEqual([
       [1, 'RunStarted', null, null],

@@ -19,11 +19,14 @@ describe('payload hygiene end to end', () => {
       nodes: [
         { ...jsNode('charge', 'return {receipt: "r-1", card: "4111-1111-1111-1111", raw: "x".repeat(1000), total: 250};'), output_drop: ['card', 'raw'] },
         { ...jsNode('token', 'return {token: "s3cr3t", expires: 60};'), sensitive: true },
-        { ...jsNode('summary', 'return {receipt: input.receipt, card: input.card ?? null, tokenLength: input.token.length};', {
-          receipt: '{{tasks.charge.output.receipt}}',
-          card: '{{has(tasks.charge.output.card) ? tasks.charge.output.card : "gone"}}',
-          token: '{{tasks.token.output.token}}',
-        }), output_keep: ['receipt', 'tokenLength'] },
+        {
+          ...jsNode('summary', 'return {receipt: input.receipt, card: input.card ?? null, tokenLength: input.token.length};', {
+            receipt: '{{tasks.charge.output.receipt}}',
+            card: '{{has(tasks.charge.output.card) ? tasks.charge.output.card : "gone"}}',
+            token: '{{tasks.token.output.token}}',
+          }),
+          output_keep: ['receipt', 'tokenLength'],
+        },
       ],
       edges: [
         { from: 'charge', to: 'token' },
@@ -55,11 +58,7 @@ describe('payload hygiene end to end', () => {
 
   it('keeps a sensitive sink out of the default run output', async () => {
     await publish(client, 'secret-sink', {
-      nodes: [
-        { node_id: 'split', type: 'FORK' },
-        jsNode('public', 'return {ok: true};'),
-        { ...jsNode('vault', 'return {token: "s3cr3t"};'), sensitive: true },
-      ],
+      nodes: [{ node_id: 'split', type: 'FORK' }, jsNode('public', 'return {ok: true};'), { ...jsNode('vault', 'return {token: "s3cr3t"};'), sensitive: true }],
       edges: [
         { from: 'split', to: 'public' },
         { from: 'split', to: 'vault' },

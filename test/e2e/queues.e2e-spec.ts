@@ -87,7 +87,9 @@ describe('queues, workers and reservations', () => {
 
   it('lets the operator reserve queues for a tenant, list and release them, and refuses what cannot be reserved', async () => {
     expect(await admin('admin', 'queue', 'reserve', 'GPU', '--tenant', A)).toBe(`reserved queue "gpu" for tenant ${A}\nqueue "gpu" is reserved for: ${A}\n`);
-    expect(await admin('admin', 'queue', 'reserve', 'gpu', '--tenant', A)).toBe(`queue "gpu" was already reserved for tenant ${A}\nqueue "gpu" is reserved for: ${A}\n`);
+    expect(await admin('admin', 'queue', 'reserve', 'gpu', '--tenant', A)).toBe(
+      `queue "gpu" was already reserved for tenant ${A}\nqueue "gpu" is reserved for: ${A}\n`,
+    );
     expect(await admin('admin', 'queue', 'reserve', 'gpu-late', '--tenant', A)).toContain(`queue "gpu-late" is reserved for: ${A}\n`);
     expect(await admin('admin', 'queue', 'reserve', 'spare', '--tenant', A, '--tenant', B)).toBe(
       `reserved queue "spare" for tenant ${A}\nreserved queue "spare" for tenant ${B}\nqueue "spare" is reserved for: ${A}, ${B}\n`,
@@ -104,16 +106,30 @@ describe('queues, workers and reservations', () => {
     expect(tableOut[0]).toMatch(/^QUEUE\s+TENANT\s+NAME\s+RESERVED$/);
     expect(tableOut[1]).toMatch(new RegExp(`^gpu\\s+${A}\\s+acme\\s+\\d{4}-`));
 
-    expect(await admin('admin', 'queue', 'release', 'spare', '--tenant', B)).toBe(`released queue "spare" for tenant ${B}\nqueue "spare" is still reserved for: ${A}\n`);
-    expect(await admin('admin', 'queue', 'release', 'spare')).toBe(`released queue "spare" for tenant ${A}\nqueue "spare" is shared: every tenant may use it\n`);
+    expect(await admin('admin', 'queue', 'release', 'spare', '--tenant', B)).toBe(
+      `released queue "spare" for tenant ${B}\nqueue "spare" is still reserved for: ${A}\n`,
+    );
+    expect(await admin('admin', 'queue', 'release', 'spare')).toBe(
+      `released queue "spare" for tenant ${A}\nqueue "spare" is shared: every tenant may use it\n`,
+    );
     expect(await admin('admin', 'queue', 'release', 'spare')).toBe(`queue "spare" is not reserved\nqueue "spare" is shared: every tenant may use it\n`);
-    expect(JSON.parse(await admin('admin', 'queue', 'reserve', 'spare', '--tenant', B, '-o', 'json'))).toEqual({ queue: 'spare', reserved: [B], reservedFor: [B] });
+    expect(JSON.parse(await admin('admin', 'queue', 'reserve', 'spare', '--tenant', B, '-o', 'json'))).toEqual({
+      queue: 'spare',
+      reserved: [B],
+      reservedFor: [B],
+    });
     expect(YAML.parse(await admin('admin', 'queue', 'release', 'spare', '-o', 'yaml'))).toEqual({ queue: 'spare', released: [B], reservedFor: [] });
 
-    await expect(admin('admin', 'queue', 'reserve', 'http', '--tenant', A)).rejects.toThrow(/queue "http" is where HTTP nodes go by default and cannot be reserved/);
-    await expect(admin('admin', 'queue', 'reserve', 'x', '--tenant', '019ae0b4-0000-7000-8000-000000000000')).rejects.toThrow(/unknown tenant 019ae0b4-0000-7000-8000-000000000000: .*nothing was reserved/);
+    await expect(admin('admin', 'queue', 'reserve', 'http', '--tenant', A)).rejects.toThrow(
+      /queue "http" is where HTTP nodes go by default and cannot be reserved/,
+    );
+    await expect(admin('admin', 'queue', 'reserve', 'x', '--tenant', '019ae0b4-0000-7000-8000-000000000000')).rejects.toThrow(
+      /unknown tenant 019ae0b4-0000-7000-8000-000000000000: .*nothing was reserved/,
+    );
     await expect(admin('admin', 'queue', 'reserve', 'x', '--tenant', 'acme')).rejects.toThrow(/"acme" is not a tenant id/);
-    await expect(admin('admin', 'queue', 'reserve', 'bad queue', '--tenant', A)).rejects.toThrow(/a queue name is 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit/);
+    await expect(admin('admin', 'queue', 'reserve', 'bad queue', '--tenant', A)).rejects.toThrow(
+      /a queue name is 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit/,
+    );
     await expect(admin('admin', 'queue', 'reserve', 'x')).rejects.toThrow(/--tenant/);
   });
 
@@ -122,7 +138,9 @@ describe('queues, workers and reservations', () => {
     const err = await rejection(publish(b, 'b-gpu', definition));
     expect(err.code).toBe('BAD_USER_INPUT');
     expect(err.errors[0]?.message).toBe('invalid workflow definition: node train uses queue "gpu", reserved for other tenants');
-    expect(err.errors[0]?.extensions?.problems).toEqual([{ nodeId: 'train', path: 'nodes[1].queue', message: 'queue "gpu" is reserved for other tenants: this tenant may not use it' }]);
+    expect(err.errors[0]?.extensions?.problems).toEqual([
+      { nodeId: 'train', path: 'nodes[1].queue', message: 'queue "gpu" is reserved for other tenants: this tenant may not use it' },
+    ]);
     await expect(b.request(`{ workflows { id } }`)).resolves.toEqual({ workflows: [{ id: 'b-late' }] });
     expect(await publish(a, 'a-gpu', definition)).toBe(1);
   });
@@ -151,7 +169,17 @@ describe('queues, workers and reservations', () => {
       const tasks = await runs().tasksOfRun(B, runId);
       return tasks.length === 1 && tasks[0]!.status === 'PENDING' ? tasks : undefined;
     });
-    const forged: TaskJob = { tenantId: B, runId, taskId: task!.id, nodeId: 'parked', nodeType: 'HTTP', attempt: 0, queue: 'gpu', input: { url: `${stub.base}/b-parked` }, notBefore: 0 };
+    const forged: TaskJob = {
+      tenantId: B,
+      runId,
+      taskId: task!.id,
+      nodeId: 'parked',
+      nodeType: 'HTTP',
+      attempt: 0,
+      queue: 'gpu',
+      input: { url: `${stub.base}/b-parked` },
+      notBefore: 0,
+    };
     await forger.enqueue([forged]);
     await eventually('the worker took the forged job off the queue', async () => (await forger.queue('gpu').getJob(jobId(task!.id, 0))) === null, 30_000);
     expect(stub.count('/b-parked')).toBe(0);
@@ -175,9 +203,36 @@ describe('queues, workers and reservations', () => {
     const workerId = aQueues.find((q) => q.name === 'http').workers[0].id;
     expect(aQueues.map(({ oldestPendingAgeMs, ...q }) => ({ ...q, waiting: oldestPendingAgeMs !== null }))).toEqual([
       { name: 'a-parked', backlog: 2, running: 0, delayed: 0, reserved: false, allowed: true, waiting: true, workers: [] },
-      { name: 'gpu', backlog: 0, running: 1, delayed: 0, reserved: true, allowed: true, waiting: false, workers: [{ id: workerId, queues: QUEUES.split(',') }] },
-      { name: 'gpu-late', backlog: 0, running: 0, delayed: 0, reserved: true, allowed: true, waiting: false, workers: [{ id: workerId, queues: QUEUES.split(',') }] },
-      ...['http', 'js', 'python'].map((name) => ({ name, backlog: 0, running: 0, delayed: 0, reserved: false, allowed: true, waiting: false, workers: [{ id: workerId, queues: QUEUES.split(',') }] })),
+      {
+        name: 'gpu',
+        backlog: 0,
+        running: 1,
+        delayed: 0,
+        reserved: true,
+        allowed: true,
+        waiting: false,
+        workers: [{ id: workerId, queues: QUEUES.split(',') }],
+      },
+      {
+        name: 'gpu-late',
+        backlog: 0,
+        running: 0,
+        delayed: 0,
+        reserved: true,
+        allowed: true,
+        waiting: false,
+        workers: [{ id: workerId, queues: QUEUES.split(',') }],
+      },
+      ...['http', 'js', 'python'].map((name) => ({
+        name,
+        backlog: 0,
+        running: 0,
+        delayed: 0,
+        reserved: false,
+        allowed: true,
+        waiting: false,
+        workers: [{ id: workerId, queues: QUEUES.split(',') }],
+      })),
     ]);
     expect(aQueues[0].oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
 
@@ -234,7 +289,9 @@ describe('queues, workers and reservations', () => {
     // The operator's view, on the database: hosts and pids, every queue.
     const operator = (await admin('admin', 'workers')).split('\n');
     expect(operator[0]).toMatch(/^ID\s+HOST\s+PID\s+VERSION\s+QUEUES\s+CONCURRENCY\s+STARTED\s+HEARTBEAT\s+STATE$/);
-    expect(operator[1]).toMatch(new RegExp(`^[0-9a-f-]{36}\\s+${hostname()}\\s+${process.pid}\\s+${WEFT_VERSION}\\s+${QUEUES}\\s+4\\s+\\S+\\s+\\d.* ago\\s+live$`));
+    expect(operator[1]).toMatch(
+      new RegExp(`^[0-9a-f-]{36}\\s+${hostname()}\\s+${process.pid}\\s+${WEFT_VERSION}\\s+${QUEUES}\\s+4\\s+\\S+\\s+\\d.* ago\\s+live$`),
+    );
     const json = JSON.parse(await weft(bKey, 'workers', '-o', 'json'));
     expect(json).toEqual([expect.objectContaining({ queues: ['http', 'python', 'js'], concurrency: 4 })]);
     const yaml = await weft(bKey, 'queues', '-o', 'yaml');

@@ -136,11 +136,7 @@ describe('JOIN reducers over the API', () => {
   it('refuses to publish an unknown reducer with BAD_USER_INPUT naming the node and the field', async () => {
     const err = await rejection(
       publish(client, 'bad-reducer', {
-        nodes: [
-          { node_id: 'f', type: 'FORK' },
-          jsNode('a', 'return {};'),
-          { node_id: 'j', type: 'JOIN', spec: { reducers: { total: 'sum' } } },
-        ],
+        nodes: [{ node_id: 'f', type: 'FORK' }, jsNode('a', 'return {};'), { node_id: 'j', type: 'JOIN', spec: { reducers: { total: 'sum' } } }],
         edges: [
           { from: 'f', to: 'a' },
           { from: 'a', to: 'j' },
@@ -149,7 +145,11 @@ describe('JOIN reducers over the API', () => {
     );
     expect(err.code).toBe('BAD_USER_INPUT');
     expect(err.errors[0].extensions!.problems).toEqual([
-      expect.objectContaining({ nodeId: 'j', path: 'nodes[2].spec.reducers.total', message: expect.stringContaining('unknown reducer "sum" for field "total"') }),
+      expect.objectContaining({
+        nodeId: 'j',
+        path: 'nodes[2].spec.reducers.total',
+        message: expect.stringContaining('unknown reducer "sum" for field "total"'),
+      }),
     ]);
   });
 });

@@ -41,7 +41,13 @@ describe('bounded GraphQL answers', () => {
 
   /** The first message of an operation over graphql-ws. */
   function once(query: string, variables: Record<string, unknown>): Promise<{ data?: any; errors?: any[] }> {
-    const c = createClient({ url: e2e.url.replace(/^http/, 'ws'), webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${apiKey}` }, retryAttempts: 0, lazy: true });
+    const c = createClient({
+      url: e2e.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${apiKey}` },
+      retryAttempts: 0,
+      lazy: true,
+    });
     sockets.push(c);
     return new Promise((resolve) => {
       const stop = c.subscribe(
@@ -68,7 +74,9 @@ describe('bounded GraphQL answers', () => {
     expect(a.errors).toHaveLength(1);
     const e = a.errors![0]!;
     expect(e.extensions?.code).toBe('BAD_USER_INPUT');
-    expect(e.message).toMatch(/^response too large: this operation would return at least \d+ bytes of stored JSON, over the limit of 1048576 bytes \(WEFT_MAX_RESPONSE_BYTES\)/);
+    expect(e.message).toMatch(
+      /^response too large: this operation would return at least \d+ bytes of stored JSON, over the limit of 1048576 bytes \(WEFT_MAX_RESPONSE_BYTES\)/,
+    );
     expect(JSON.stringify(e.extensions?.problems)).toContain('WEFT_MAX_RESPONSE_BYTES');
     // None of what was read before the refusal is sent.
     expect(a.data ?? null).toBeNull();
@@ -126,8 +134,11 @@ describe('bounded GraphQL answers', () => {
     expect(await valuesRead()).toBe(before);
 
     // Fields a directive leaves out are not counted.
-    const skipped = await gql(`query($id: ID!, $no: Boolean!) { a: run(id: $id) { tasks { id output @skip(if: true) ...O } } b: run(id: $id) { tasks { output @include(if: $no) } } }
-      fragment O on Task { input @include(if: $no) }`, { id: runId, no: false });
+    const skipped = await gql(
+      `query($id: ID!, $no: Boolean!) { a: run(id: $id) { tasks { id output @skip(if: true) ...O } } b: run(id: $id) { tasks { output @include(if: $no) } } }
+      fragment O on Task { input @include(if: $no) }`,
+      { id: runId, no: false },
+    );
     expect(skipped.errors).toBeUndefined();
     expect(skipped.data.a.tasks).toHaveLength(ITEMS + 1);
     expect(await valuesRead()).toBe(before);
@@ -159,7 +170,10 @@ describe('bounded GraphQL answers', () => {
   it("charges workflow versions' source and definition, and schedules' input and config", async () => {
     // Four versions of about 300 kB of source and of definition each: 2.4 MB in all.
     for (let v = 0; v < 4; v++) {
-      await publish(client, 'wide', { nodes: [{ node_id: 'a', type: 'HTTP', spec: { url: 'http://127.0.0.1:1/', body: { v, pad: 'y'.repeat(300_000) } } }], edges: [] });
+      await publish(client, 'wide', {
+        nodes: [{ node_id: 'a', type: 'HTTP', spec: { url: 'http://127.0.0.1:1/', body: { v, pad: 'y'.repeat(300_000) } } }],
+        edges: [],
+      });
     }
     const one = await gql(`{ workflowVersion(workflowId: "wide", version: 2) { source definition } }`);
     expect(one.errors).toBeUndefined();
@@ -167,7 +181,11 @@ describe('bounded GraphQL answers', () => {
     expect((await gql(`{ workflow(workflowId: "wide") { versions { version } } }`)).data.workflow.versions).toHaveLength(4);
     expectRefused(await gql(`{ workflow(workflowId: "wide") { versions { source } } }`));
     expectRefused(await gql(`{ workflows { versions { definition } } }`));
-    expectRefused(await gql(`{ a: workflowVersion(workflowId: "wide", version: 1) { source definition } b: workflowVersion(workflowId: "wide", version: 2) { source definition } }`));
+    expectRefused(
+      await gql(
+        `{ a: workflowVersion(workflowId: "wide", version: 1) { source definition } b: workflowVersion(workflowId: "wide", version: 2) { source definition } }`,
+      ),
+    );
 
     for (let i = 0; i < 3; i++) {
       await client.request(`mutation($i: CreateScheduleInput!) { createSchedule(input: $i) { id } }`, {

@@ -29,10 +29,20 @@ describe('iterations and child runs through the API and the CLI', () => {
   // Ids chosen so that id order (the tie-break of equal created_at) is not index order, and the
   // aggregate sorts after its iterations.
   const fetchAgg = 'ffffffff-0000-4000-8000-000000000000';
-  const iter = ['40000000-0000-4000-8000-000000000000', '10000000-0000-4000-8000-000000000000', '30000000-0000-4000-8000-000000000000', '20000000-0000-4000-8000-000000000000'];
+  const iter = [
+    '40000000-0000-4000-8000-000000000000',
+    '10000000-0000-4000-8000-000000000000',
+    '30000000-0000-4000-8000-000000000000',
+    '20000000-0000-4000-8000-000000000000',
+  ];
 
   const sql = (query: string, params: unknown[] = []) => withTenant(db.owner, tenantId, (m) => m.query(query, params));
-  const insertRun = (id: string, workflowId: string, at: string, extra: { parent?: string; task?: string; attempt?: number; depth?: number; status?: string } = {}) =>
+  const insertRun = (
+    id: string,
+    workflowId: string,
+    at: string,
+    extra: { parent?: string; task?: string; attempt?: number; depth?: number; status?: string } = {},
+  ) =>
     sql(
       `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, created_at, updated_at, parent_run_id, parent_task_id, parent_attempt, depth, root_run_id)
        VALUES ($1, $2, $3, 1, $4, '{}', '{}', $5, $5, $6, $7, $8, $9, $6)`,
@@ -42,7 +52,18 @@ describe('iterations and child runs through the API and the CLI', () => {
     sql(
       `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, status, attempt, input, output, error, iteration, created_at, updated_at)
        VALUES ($1, $2, $3, $4, 'CODE', $5, 0, $6, $7, $8, $9, $10, $10)`,
-      [tenantId, id, parent, nodeId, status, JSON.stringify({ token: `in-${nodeId}` }), extra.output === undefined ? null : JSON.stringify(extra.output), extra.error ?? null, extra.iteration ?? null, at],
+      [
+        tenantId,
+        id,
+        parent,
+        nodeId,
+        status,
+        JSON.stringify({ token: `in-${nodeId}` }),
+        extra.output === undefined ? null : JSON.stringify(extra.output),
+        extra.error ?? null,
+        extra.iteration ?? null,
+        at,
+      ],
     );
 
   beforeAll(async () => {
@@ -118,7 +139,12 @@ describe('iterations and child runs through the API and the CLI', () => {
       { id: child1, workflowId: 'payments', status: 'FAILED', parentRunId: parent, parentTaskId: settleTask, depth: 1 },
       { id: child2, workflowId: 'payments', status: 'RUNNING', parentRunId: parent, parentTaskId: settleTask, depth: 1 },
     ]);
-    expect(await read(child1, 'parentRunId parentTaskId depth children { id }')).toEqual({ parentRunId: parent, parentTaskId: settleTask, depth: 1, children: [] });
+    expect(await read(child1, 'parentRunId parentTaskId depth children { id }')).toEqual({
+      parentRunId: parent,
+      parentTaskId: settleTask,
+      depth: 1,
+      children: [],
+    });
   });
 
   it('returns only the oldest 100 children', async () => {
@@ -148,7 +174,11 @@ describe('iterations and child runs through the API and the CLI', () => {
   it('weft run-status shows one entry per node with the iteration counts, failed iterations and the children', async () => {
     const shown = JSON.parse(await runWeft(url, apiKey, 'run-status', parent, '-o', 'json'));
     expect(shown.tasks.map((t: any) => t.nodeId)).toEqual(['start', 'fetch', 'settle']);
-    expect(shown.tasks[1]).toMatchObject({ status: 'RUNNING', iterations: '×4: 1 completed, 1 running, 1 waiting, 1 failed', failedIterations: [{ iteration: 1, attempt: 0, error: 'boom' }] });
+    expect(shown.tasks[1]).toMatchObject({
+      status: 'RUNNING',
+      iterations: '×4: 1 completed, 1 running, 1 waiting, 1 failed',
+      failedIterations: [{ iteration: 1, attempt: 0, error: 'boom' }],
+    });
     expect(shown.tasks[0].iterations).toBeUndefined();
     expect(shown.children).toEqual([
       { id: child1, workflowId: 'payments', status: 'FAILED', nodeId: 'settle' },

@@ -23,7 +23,9 @@ async function tenant(): Promise<WeftClient> {
   return client;
 }
 const create = (c: WeftClient, i: Record<string, unknown>) =>
-  c.request(`mutation($i: CreateScheduleInput!) { createSchedule(input: $i) { id } }`, { i: { workflowId: 'tick', ...i } }).then((r) => r.createSchedule.id as string);
+  c
+    .request(`mutation($i: CreateScheduleInput!) { createSchedule(input: $i) { id } }`, { i: { workflowId: 'tick', ...i } })
+    .then((r) => r.createSchedule.id as string);
 const problems = (err: { errors: { extensions?: Record<string, unknown> }[] }) => err.errors[0]?.extensions?.problems as { path: string; message: string }[];
 
 describe('the smallest gap between fires (WEFT_MIN_SCHEDULE_INTERVAL_SECONDS, 10 s)', () => {
@@ -57,7 +59,9 @@ describe('schedules per tenant (WEFT_MAX_SCHEDULES_PER_TENANT = 3)', () => {
     expect(made).toHaveLength(3);
     const err = await rejection(create(c, { cron: '@daily' }));
     expect(err.code).toBe('BAD_USER_INPUT');
-    expect(problems(err)).toEqual([{ path: 'input', message: 'would be schedule 4 of the tenant; it may hold at most 3 (WEFT_MAX_SCHEDULES_PER_TENANT): delete one first' }]);
+    expect(problems(err)).toEqual([
+      { path: 'input', message: 'would be schedule 4 of the tenant; it may hold at most 3 (WEFT_MAX_SCHEDULES_PER_TENANT): delete one first' },
+    ]);
     expect((await c.request(`{ schedules { edges { node { id } } } }`)).schedules.edges).toHaveLength(3);
     // Another tenant still has its own three.
     await create(await tenant(), { cron: '@daily', paused: true });
@@ -92,7 +96,9 @@ describe('unfinished backfills per tenant (WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT 
   it('refuses a range of too many times from its bounds, before the backfill cap', async () => {
     const c = await tenant();
     const id = await create(c, { cron: '*/10 * * * * *', paused: true });
-    const err = await rejection(c.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z") { id } }`, { id }));
+    const err = await rejection(
+      c.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z") { id } }`, { id }),
+    );
     expect(problems(err)).toEqual([{ path: 'to', message: 'the range holds more than 10000 fire times; backfill it in parts' }]);
   });
 });

@@ -16,7 +16,8 @@ let e2e: E2E;
 let admin: WeftClient;
 let viewer: WeftClient;
 
-const create = (c: WeftClient, i: Record<string, unknown>) => c.request(`mutation($i: CreateScheduleInput!) { createSchedule(input: $i) { ${FIELDS} } }`, { i }).then((r) => r.createSchedule);
+const create = (c: WeftClient, i: Record<string, unknown>) =>
+  c.request(`mutation($i: CreateScheduleInput!) { createSchedule(input: $i) { ${FIELDS} } }`, { i }).then((r) => r.createSchedule);
 
 /** Polls `read` until `done` holds (the scheduler works in the background), giving up after many tries. */
 async function until<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
@@ -62,7 +63,15 @@ describe('createSchedule', () => {
 
   it('creates a cron schedule in a time zone with its defaults, and tells its upcoming times', async () => {
     const s = await create(admin, { workflowId: 'nightly', cron: '0 9 * * *', timeZone: 'Asia/Kolkata', note: 'morning report' });
-    expect(s).toMatchObject({ timeZone: 'Asia/Kolkata', overlapPolicy: 'SKIP', catchUpSeconds: 60, jitterSeconds: 0, paused: false, firedCount: 0, version: null });
+    expect(s).toMatchObject({
+      timeZone: 'Asia/Kolkata',
+      overlapPolicy: 'SKIP',
+      catchUpSeconds: 60,
+      jitterSeconds: 0,
+      paused: false,
+      firedCount: 0,
+      version: null,
+    });
     const r = await viewer.request(`query($id: ID!) { schedule(id: $id) { upcoming(count: 3) } }`, { id: s.id });
     expect(r.schedule.upcoming).toHaveLength(3);
     for (const t of r.schedule.upcoming) expect(t).toMatch(/T03:30:00(\.000)?Z$/);
@@ -78,7 +87,8 @@ describe('createSchedule', () => {
     for (let i = 0; i < 2; i++) await create(admin, { workflowId: 'nightly', cron: '@daily' });
     const first = (await admin.request(`{ schedules(first: 1) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`)).schedules;
     expect(first.pageInfo.hasNextPage).toBe(true);
-    const next = (await admin.request(`query($a: String) { schedules(first: 1, after: $a) { edges { node { id } } } }`, { a: first.pageInfo.endCursor })).schedules;
+    const next = (await admin.request(`query($a: String) { schedules(first: 1, after: $a) { edges { node { id } } } }`, { a: first.pageInfo.endCursor }))
+      .schedules;
     expect(next.edges[0].node.id > first.edges[0].node.id).toBe(true);
     const err = await rejection(admin.request(`{ schedules(after: "page-2") { edges { cursor } } }`));
     expect((err.errors[0]?.extensions?.problems as any[]).map((p) => p.path)).toEqual(['after']);
@@ -88,7 +98,11 @@ describe('createSchedule', () => {
 describe('firing over the API', () => {
   it('triggers a run with its schedule id and nominal time, found by the run filter and in recentRuns', async () => {
     const s = await create(admin, { workflowId: 'nightly', cron: '@yearly' });
-    const fire = (await admin.request(`mutation($id: ID!) { triggerSchedule(id: $id) { nominalTime outcome reason run { id scheduleId nominalTime input } } }`, { id: s.id })).triggerSchedule;
+    const fire = (
+      await admin.request(`mutation($id: ID!) { triggerSchedule(id: $id) { nominalTime outcome reason run { id scheduleId nominalTime input } } }`, {
+        id: s.id,
+      })
+    ).triggerSchedule;
     expect(fire.outcome).toBe('STARTED');
     expect(fire.run.scheduleId).toBe(s.id);
     expect(fire.run.nominalTime).toBe(fire.nominalTime);
@@ -113,10 +127,14 @@ describe('firing over the API', () => {
     // Paused: a paused schedule holds its backfills, so none of these fire.
     const s = await create(admin, { workflowId: 'nightly', cron: '* * * * *', paused: true });
     // A week of minutes: 10,081 times, more than the 10,000 a backfill takes.
-    const err = await rejection(admin.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2030-01-01T00:00:00Z", to: "2030-01-08T00:00:00Z") { id } }`, { id: s.id }));
+    const err = await rejection(
+      admin.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2030-01-01T00:00:00Z", to: "2030-01-08T00:00:00Z") { id } }`, { id: s.id }),
+    );
     expect(err.message).toMatch(/more than 10000 fire times/);
     // Just under: 10,000 minutes from the first.
-    const ok = await admin.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2030-01-01T00:00:00Z", to: "2030-01-07T22:39:00Z") { total } }`, { id: s.id });
+    const ok = await admin.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2030-01-01T00:00:00Z", to: "2030-01-07T22:39:00Z") { total } }`, {
+      id: s.id,
+    });
     expect(ok.backfillSchedule.total).toBe(10_000);
     await admin.request(`mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: s.id });
   });
@@ -124,36 +142,52 @@ describe('firing over the API', () => {
   it('backfills a range as a tracked batch until it is finished', async () => {
     const s = await create(admin, { workflowId: 'nightly', cron: '*/10 * * * *' });
     const b = (
-      await admin.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2030-01-01T00:00:00Z", to: "2030-01-01T02:00:00Z") { id total started pending } }`, { id: s.id })
+      await admin.request(
+        `mutation($id: ID!) { backfillSchedule(id: $id, from: "2030-01-01T00:00:00Z", to: "2030-01-01T02:00:00Z") { id total started pending } }`,
+        { id: s.id },
+      )
     ).backfillSchedule;
     expect(b).toMatchObject({ total: 13, started: 0, pending: 13 });
     const done = await until(
-      async () => (await admin.request(`query($id: ID!) { scheduleBackfill(id: $id) { total started skipped pending finishedAt } }`, { id: b.id })).scheduleBackfill,
+      async () =>
+        (await admin.request(`query($id: ID!) { scheduleBackfill(id: $id) { total started skipped pending finishedAt } }`, { id: b.id })).scheduleBackfill,
       (x: any) => x.finishedAt !== null,
     );
     expect(done).toMatchObject({ total: 13, started: 13, skipped: 0, pending: 0 });
     const runs = await admin.request(`query($s: ID) { runs(first: 50, filter: {scheduleId: $s}) { edges { node { nominalTime } } } }`, { s: s.id });
     expect(runs.runs.edges).toHaveLength(13);
-    const err = await rejection(admin.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2030-01-02T00:00:00Z", to: "2030-01-01T00:00:00Z") { id } }`, { id: s.id }));
+    const err = await rejection(
+      admin.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2030-01-02T00:00:00Z", to: "2030-01-01T00:00:00Z") { id } }`, { id: s.id }),
+    );
     expect((err.errors[0]?.extensions?.problems as any[]).map((p) => p.path)).toEqual(['to']);
   });
 
   it('pauses and unpauses with a note and the key that did it', async () => {
     const s = await create(admin, { workflowId: 'nightly', intervalSeconds: 3600 });
-    const paused = (await admin.request(`mutation($id: ID!) { pauseSchedule(id: $id, note: "db migration") { paused pauseNote pausedBy } }`, { id: s.id })).pauseSchedule;
+    const paused = (await admin.request(`mutation($id: ID!) { pauseSchedule(id: $id, note: "db migration") { paused pauseNote pausedBy } }`, { id: s.id }))
+      .pauseSchedule;
     expect(paused).toEqual({ paused: true, pauseNote: 'db migration', pausedBy: 'admin' });
-    const back = (await admin.request(`mutation($id: ID!) { unpauseSchedule(id: $id, note: "done") { paused pauseNote nextFireAt } }`, { id: s.id })).unpauseSchedule;
+    const back = (await admin.request(`mutation($id: ID!) { unpauseSchedule(id: $id, note: "done") { paused pauseNote nextFireAt } }`, { id: s.id }))
+      .unpauseSchedule;
     expect(back).toMatchObject({ paused: false, pauseNote: 'done' });
     expect(new Date(back.nextFireAt).getTime()).toBeGreaterThan(Date.parse(s.nextFireAt) - 1);
-    const long = await rejection(admin.request(`mutation($id: ID!, $n: String) { pauseSchedule(id: $id, note: $n) { id } }`, { id: s.id, n: 'x'.repeat(2_001) }));
+    const long = await rejection(
+      admin.request(`mutation($id: ID!, $n: String) { pauseSchedule(id: $id, note: $n) { id } }`, { id: s.id, n: 'x'.repeat(2_001) }),
+    );
     expect((long.errors[0]?.extensions?.problems as any[]).map((p) => p.path)).toEqual(['note']);
   });
 
   it('updates the timing (an interval replaces the cron) and deletes, keeping the runs', async () => {
     const s = await create(admin, { workflowId: 'nightly', cron: '@daily', overlapPolicy: 'BUFFER_ALL' });
-    const u = (await admin.request(`mutation($i: UpdateScheduleInput!) { updateSchedule(input: $i) { cron intervalSeconds overlapPolicy note } }`, { i: { id: s.id, intervalSeconds: 90, note: 'faster' } })).updateSchedule;
+    const u = (
+      await admin.request(`mutation($i: UpdateScheduleInput!) { updateSchedule(input: $i) { cron intervalSeconds overlapPolicy note } }`, {
+        i: { id: s.id, intervalSeconds: 90, note: 'faster' },
+      })
+    ).updateSchedule;
     expect(u).toEqual({ cron: null, intervalSeconds: 90, overlapPolicy: 'BUFFER_ALL', note: 'faster' });
-    const err = await rejection(admin.request(`mutation($i: UpdateScheduleInput!) { updateSchedule(input: $i) { id } }`, { i: { id: s.id, timeZone: 'Nowhere/At_All' } }));
+    const err = await rejection(
+      admin.request(`mutation($i: UpdateScheduleInput!) { updateSchedule(input: $i) { id } }`, { i: { id: s.id, timeZone: 'Nowhere/At_All' } }),
+    );
     expect((err.errors[0]?.extensions?.problems as any[]).map((p) => p.path)).toEqual(['timeZone']);
     const fired = (await admin.request(`mutation($id: ID!) { triggerSchedule(id: $id) { run { id } } }`, { id: s.id })).triggerSchedule;
     expect((await admin.request(`mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: s.id })).deleteSchedule).toBe(s.id);

@@ -72,7 +72,9 @@ const input = { zeta: 1, b: [{ yy: true, x: null }], '10': 'ten', '9': 'nine', Ã
 describe('the answer of startRun', () => {
   it('is what run(id) reads for a RUNNING run, without reading it back', async () => {
     let started!: Record<string, unknown>;
-    expect(await runReads(async () => (started = await start({ workflowId: 'plain', input, config: { k: 'v', a: 1 }, priority: 2, startNodeId: 'a' })))).toBe(0);
+    expect(await runReads(async () => (started = await start({ workflowId: 'plain', input, config: { k: 'v', a: 1 }, priority: 2, startNodeId: 'a' })))).toBe(
+      0,
+    );
     expect(started.status).toBe('RUNNING');
     const again = await read(started.id as string);
     expect(started).toEqual(again);

@@ -28,7 +28,11 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run', () => 
       output: '{{tasks.double.output}}',
     });
     // A child that echoes the input it was started with.
-    await publish(client, 'echo', { nodes: [jsNode('echo', 'return { got: input.got };', { got: '{{input}}' })], edges: [], output: '{{tasks.echo.output.got}}' });
+    await publish(client, 'echo', {
+      nodes: [jsNode('echo', 'return { got: input.got };', { got: '{{input}}' })],
+      edges: [],
+      output: '{{tasks.echo.output.got}}',
+    });
   });
   afterAll(() => e2e.close());
 
@@ -45,7 +49,14 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run', () => 
     const waiting = await waitFor(client, runId, (r) => r.children.length === 1 && r.children[0].status === 'RUNNING');
     expect(task(waiting, 'call').status).toBe('WAITING');
     expect(task(waiting, 'after')).toBeUndefined();
-    expect(waiting.children[0]).toMatchObject({ workflowId: 'double', version: 1, parentRunId: runId, parentTaskId: task(waiting, 'call').id, depth: 1, input: { n: 21 } });
+    expect(waiting.children[0]).toMatchObject({
+      workflowId: 'double',
+      version: 1,
+      parentRunId: runId,
+      parentTaskId: task(waiting, 'call').id,
+      depth: 1,
+      input: { n: 21 },
+    });
 
     const run = await waitFor(client, runId);
     expect(run.status).toBe('SUCCEEDED');
@@ -58,8 +69,20 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run', () => 
   });
 
   it('starts the child on spec.version, else on its default version, with input {} when none is given', async () => {
-    expect(await publish(client, 'versioned', { nodes: [jsNode('v', 'return { v: 1, got: input.got };', { got: '{{input}}' })], edges: [], output: '{{tasks.v.output}}' })).toBe(1);
-    expect(await publish(client, 'versioned', { nodes: [jsNode('v', 'return { v: 2, got: input.got };', { got: '{{input}}' })], edges: [], output: '{{tasks.v.output}}' })).toBe(2);
+    expect(
+      await publish(client, 'versioned', {
+        nodes: [jsNode('v', 'return { v: 1, got: input.got };', { got: '{{input}}' })],
+        edges: [],
+        output: '{{tasks.v.output}}',
+      }),
+    ).toBe(1);
+    expect(
+      await publish(client, 'versioned', {
+        nodes: [jsNode('v', 'return { v: 2, got: input.got };', { got: '{{input}}' })],
+        edges: [],
+        output: '{{tasks.v.output}}',
+      }),
+    ).toBe(2);
     await publish(client, 'picks-versions', {
       nodes: [
         { node_id: 'f', type: 'FORK' },
@@ -111,7 +134,10 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run', () => 
   });
 
   it('fails the node and the parent when the child fails on every attempt, naming the child run and its error', async () => {
-    await publish(client, 'out-of-stock', { nodes: [jsNode('reserve', 'throw new Error("out of stock: " + input.sku);', { sku: '{{input.sku}}' })], edges: [] });
+    await publish(client, 'out-of-stock', {
+      nodes: [jsNode('reserve', 'throw new Error("out of stock: " + input.sku);', { sku: '{{input.sku}}' })],
+      edges: [],
+    });
     await publish(client, 'buys', {
       nodes: [
         { node_id: 'buy', type: 'SUBWORKFLOW', retry: { max_attempts: 2, backoff_seconds: 0.1 }, spec: { workflow: 'out-of-stock', input: { sku: 'X-9' } } },
@@ -139,8 +165,15 @@ describe('SUBWORKFLOW: a node that runs another workflow as a child run', () => 
   });
 
   it('starts a new child when the run is retried from a failed SUBWORKFLOW node', async () => {
-    await publish(client, 'checks-stock', { nodes: [jsNode('reserve', 'if (input.qty > 3) throw new Error("only 3 left"); return { reserved: input.qty };', { qty: '{{input.qty}}' })], edges: [], output: '{{tasks.reserve.output}}' });
-    await publish(client, 'orders-stock', { nodes: [{ node_id: 'stock', type: 'SUBWORKFLOW', spec: { workflow: 'checks-stock', input: { qty: '{{input.qty}}' } } }], edges: [] });
+    await publish(client, 'checks-stock', {
+      nodes: [jsNode('reserve', 'if (input.qty > 3) throw new Error("only 3 left"); return { reserved: input.qty };', { qty: '{{input.qty}}' })],
+      edges: [],
+      output: '{{tasks.reserve.output}}',
+    });
+    await publish(client, 'orders-stock', {
+      nodes: [{ node_id: 'stock', type: 'SUBWORKFLOW', spec: { workflow: 'checks-stock', input: { qty: '{{input.qty}}' } } }],
+      edges: [],
+    });
     const runId = await start(client, 'orders-stock', { qty: 5 });
     expect((await waitFor(client, runId)).status).toBe('FAILED');
 

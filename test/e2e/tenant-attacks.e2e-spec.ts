@@ -103,7 +103,11 @@ describe("tenant B attacking tenant A's objects", () => {
       edges: [{ from: 'gate', to: 'after' }],
     };
     await publish(a, A.workflowId, gated);
-    await publish(a, A.workflowId, { ...gated, nodes: [...gated.nodes, jsNode('extra', 'return {};')], edges: [...gated.edges, { from: 'after', to: 'extra' }] });
+    await publish(a, A.workflowId, {
+      ...gated,
+      nodes: [...gated.nodes, jsNode('extra', 'return {};')],
+      edges: [...gated.edges, { from: 'after', to: 'extra' }],
+    });
     A.waitingRun = await start(a, A.workflowId, { card: '4111-1111' });
     const waiting = await waitRun(a, A.waitingRun, (r) => task(r, 'gate')?.status === 'WAITING');
     A.taskId = task(waiting, 'gate').id;
@@ -127,8 +131,13 @@ describe("tenant B attacking tenant A's objects", () => {
       `INSERT INTO concurrency_groups (tenant_id, group_key, scope, workflow_id, key, run_limit, updated_at) VALUES ($1, 'workflow:a-secret:a-secret-key', 'workflow', 'a-secret', 'a-secret-key', 2, now())`,
       [aTenant],
     );
-    await e2e.owner.query(`UPDATE runs SET concurrency_group = 'workflow:a-secret:a-secret-key', concurrency_key = 'a-secret-key' WHERE id = $1`, [A.waitingRun]);
-    await e2e.owner.query(`INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, 'a-secret-rate', now(), $2, 0)`, [aTenant, A.taskId]);
+    await e2e.owner.query(`UPDATE runs SET concurrency_group = 'workflow:a-secret:a-secret-key', concurrency_key = 'a-secret-key' WHERE id = $1`, [
+      A.waitingRun,
+    ]);
+    await e2e.owner.query(`INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, 'a-secret-rate', now(), $2, 0)`, [
+      aTenant,
+      A.taskId,
+    ]);
     A.keyCursor = (await a.request(`{ concurrencyKeys { pageInfo { endCursor } } }`)).concurrencyKeys.pageInfo.endCursor;
     // A has a schedule (that fires once a year) and a backfill of it.
     await publish(a, 'a-nightly', { nodes: [{ node_id: 'n', type: 'FORK' }], edges: [] });
@@ -145,9 +154,21 @@ describe("tenant B attacking tenant A's objects", () => {
 
   const attacks: Attack[] = [
     // --- queries
-    { name: 'reads A’s waiting run by id', fields: ['run'], run: () => expectNotFound(b.request(`query($id: ID!) { run(id: $id) { id input } }`, { id: A.waitingRun }), 'run') },
-    { name: 'reads A’s failed run by id', fields: ['run'], run: () => expectNotFound(b.request(`query($id: ID!) { run(id: $id) { id error } }`, { id: A.failedRun }), 'run') },
-    { name: 'reads A’s task id as a run id', fields: ['run'], run: () => expectNotFound(b.request(`query($id: ID!) { run(id: $id) { id } }`, { id: A.taskId }), 'run') },
+    {
+      name: 'reads A’s waiting run by id',
+      fields: ['run'],
+      run: () => expectNotFound(b.request(`query($id: ID!) { run(id: $id) { id input } }`, { id: A.waitingRun }), 'run'),
+    },
+    {
+      name: 'reads A’s failed run by id',
+      fields: ['run'],
+      run: () => expectNotFound(b.request(`query($id: ID!) { run(id: $id) { id error } }`, { id: A.failedRun }), 'run'),
+    },
+    {
+      name: 'reads A’s task id as a run id',
+      fields: ['run'],
+      run: () => expectNotFound(b.request(`query($id: ID!) { run(id: $id) { id } }`, { id: A.taskId }), 'run'),
+    },
     {
       name: 'reads the logs of A’s failed run’s attempts',
       fields: ['run'],
@@ -189,18 +210,26 @@ describe("tenant B attacking tenant A's objects", () => {
         expect(r.workflows.map((w: any) => w.id)).toEqual(['b-own']);
       },
     },
-    { name: 'reads A’s workflow', fields: ['workflow'], run: () => expectNotFound(b.request(`query($w: String!) { workflow(workflowId: $w) { id } }`, { w: A.workflowId }), 'workflow') },
+    {
+      name: 'reads A’s workflow',
+      fields: ['workflow'],
+      run: () => expectNotFound(b.request(`query($w: String!) { workflow(workflowId: $w) { id } }`, { w: A.workflowId }), 'workflow'),
+    },
     {
       name: 'reads A’s latest version',
       fields: ['workflowVersion'],
-      run: () => expectNotFound(b.request(`query($w: String!) { workflowVersion(workflowId: $w) { version definition } }`, { w: A.workflowId }), 'workflowVersion'),
+      run: () =>
+        expectNotFound(b.request(`query($w: String!) { workflowVersion(workflowId: $w) { version definition } }`, { w: A.workflowId }), 'workflowVersion'),
     },
     {
       name: 'reads each of A’s versions by number',
       fields: ['workflowVersion'],
       run: async () => {
         for (const version of [1, 2]) {
-          await expectNotFound(b.request(`query($w: String!, $v: Int) { workflowVersion(workflowId: $w, version: $v) { definition } }`, { w: A.workflowId, v: version }), `workflowVersion v${version}`);
+          await expectNotFound(
+            b.request(`query($w: String!, $v: Int) { workflowVersion(workflowId: $w, version: $v) { definition } }`, { w: A.workflowId, v: version }),
+            `workflowVersion v${version}`,
+          );
         }
       },
     },
@@ -219,7 +248,8 @@ describe("tenant B attacking tenant A's objects", () => {
       run: async () => {
         const r = await b.request(`{ queues { name backlog running delayed oldestPendingAgeMs workers { queues } } }`);
         expect(JSON.stringify(r)).not.toContain('a-private');
-        for (const q of r.queues) expect({ name: q.name, backlog: q.backlog, running: q.running, delayed: q.delayed }).toEqual({ name: q.name, backlog: 0, running: 0, delayed: 0 });
+        for (const q of r.queues)
+          expect({ name: q.name, backlog: q.backlog, running: q.running, delayed: q.delayed }).toEqual({ name: q.name, backlog: 0, running: 0, delayed: 0 });
         const own = await a.request(`{ queues { name backlog } }`);
         expect(own.queues).toContainEqual({ name: 'a-private', backlog: 1 });
       },
@@ -262,58 +292,98 @@ describe("tenant B attacking tenant A's objects", () => {
     {
       name: 'starts a pinned version of A’s workflow',
       fields: ['startRun'],
-      run: () => expectNotFound(b.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, { i: { workflowId: A.workflowId, version: 1 } }), 'startRun v1'),
+      run: () =>
+        expectNotFound(
+          b.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, { i: { workflowId: A.workflowId, version: 1 } }),
+          'startRun v1',
+        ),
     },
     {
       name: 'replays A’s idempotency key on A’s workflow',
       fields: ['startRun'],
       run: () =>
-        expectNotFound(b.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, { i: { workflowId: A.workflowId, idempotencyKey: A.idempotencyKey } }), 'startRun idempotent'),
+        expectNotFound(
+          b.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, { i: { workflowId: A.workflowId, idempotencyKey: A.idempotencyKey } }),
+          'startRun idempotent',
+        ),
     },
     {
       name: 'replays A’s idempotency key on its own workflow',
       fields: ['startRun'],
       run: async () => {
-        const r = await b.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id workflowId } }`, { i: { workflowId: 'b-own', idempotencyKey: A.idempotencyKey } });
+        const r = await b.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id workflowId } }`, {
+          i: { workflowId: 'b-own', idempotencyKey: A.idempotencyKey },
+        });
         expect(r.startRun.id).not.toBe(A.idempotentRun);
         expect(r.startRun.workflowId).toBe('b-own');
       },
     },
     { name: 'signals A’s waiting run', fields: ['sendSignal'], run: () => expectNotFound(signal(b, A.waitingRun, 'go'), 'sendSignal') },
-    { name: 'buffers a signal into A’s finished run', fields: ['sendSignal'], run: () => expectNotFound(signal(b, A.failedRun, 'later'), 'sendSignal buffered') },
+    {
+      name: 'buffers a signal into A’s finished run',
+      fields: ['sendSignal'],
+      run: () => expectNotFound(signal(b, A.failedRun, 'later'), 'sendSignal buffered'),
+    },
     {
       name: 'cancels A’s waiting run',
       fields: ['cancelRun'],
-      run: () => expectNotFound(b.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id } }`, { i: { runId: A.waitingRun, reason: 'pwned' } }), 'cancelRun'),
+      run: () =>
+        expectNotFound(
+          b.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id } }`, { i: { runId: A.waitingRun, reason: 'pwned' } }),
+          'cancelRun',
+        ),
     },
     {
       name: 'retries A’s failed run',
       fields: ['retryRun'],
-      run: () => expectNotFound(b.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId: A.failedRun, fromNodeId: 'boom' } }), 'retryRun'),
+      run: () =>
+        expectNotFound(b.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId: A.failedRun, fromNodeId: 'boom' } }), 'retryRun'),
     },
     {
       name: 'retries A’s failed run onto a version of its own workflow',
       fields: ['retryRun'],
       run: () =>
-        expectNotFound(b.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, { i: { runId: A.failedRun, fromNodeId: 'boom', version: 1, input: { x: 1 } } }), 'retryRun v'),
+        expectNotFound(
+          b.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, {
+            i: { runId: A.failedRun, fromNodeId: 'boom', version: 1, input: { x: 1 } },
+          }),
+          'retryRun v',
+        ),
     },
     {
       name: 'pins a default version of A’s workflow',
       fields: ['setDefaultVersion'],
-      run: () => expectNotFound(b.request(`mutation($w: String!) { setDefaultVersion(workflowId: $w, version: 1) { id } }`, { w: A.workflowId }), 'setDefaultVersion'),
+      run: () =>
+        expectNotFound(b.request(`mutation($w: String!) { setDefaultVersion(workflowId: $w, version: 1) { id } }`, { w: A.workflowId }), 'setDefaultVersion'),
     },
     {
       name: 'unpins the default version of A’s workflow',
       fields: ['setDefaultVersion'],
-      run: () => expectNotFound(b.request(`mutation($w: String!) { setDefaultVersion(workflowId: $w, version: null) { id } }`, { w: A.workflowId }), 'setDefaultVersion null'),
+      run: () =>
+        expectNotFound(
+          b.request(`mutation($w: String!) { setDefaultVersion(workflowId: $w, version: null) { id } }`, { w: A.workflowId }),
+          'setDefaultVersion null',
+        ),
     },
     {
       name: 'deprecates A’s version',
       fields: ['deprecateVersion'],
-      run: () => expectNotFound(b.request(`mutation($w: String!) { deprecateVersion(workflowId: $w, version: 2) { version } }`, { w: A.workflowId }), 'deprecateVersion'),
+      run: () =>
+        expectNotFound(
+          b.request(`mutation($w: String!) { deprecateVersion(workflowId: $w, version: 2) { version } }`, { w: A.workflowId }),
+          'deprecateVersion',
+        ),
     },
-    { name: 'revokes A’s admin key', fields: ['revokeApiKey'], run: () => expectNotFound(b.request(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: A.adminKeyId }), 'revokeApiKey admin') },
-    { name: 'revokes A’s viewer key', fields: ['revokeApiKey'], run: () => expectNotFound(b.request(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: A.viewerKeyId }), 'revokeApiKey viewer') },
+    {
+      name: 'revokes A’s admin key',
+      fields: ['revokeApiKey'],
+      run: () => expectNotFound(b.request(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: A.adminKeyId }), 'revokeApiKey admin'),
+    },
+    {
+      name: 'revokes A’s viewer key',
+      fields: ['revokeApiKey'],
+      run: () => expectNotFound(b.request(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: A.viewerKeyId }), 'revokeApiKey viewer'),
+    },
     {
       name: 'creates a key (it is B’s own and opens nothing of A’s)',
       fields: ['createApiKey'],
@@ -401,7 +471,11 @@ describe("tenant B attacking tenant A's objects", () => {
         expect(runs.runs.edges).toEqual([]);
       },
     },
-    { name: 'reads A’s schedule', fields: ['schedule'], run: () => expectNotFound(b.request(`query($id: ID!) { schedule(id: $id) { id note } }`, { id: A.scheduleId }), 'schedule') },
+    {
+      name: 'reads A’s schedule',
+      fields: ['schedule'],
+      run: () => expectNotFound(b.request(`query($id: ID!) { schedule(id: $id) { id note } }`, { id: A.scheduleId }), 'schedule'),
+    },
     {
       name: 'reads A’s backfill',
       fields: ['scheduleBackfill'],
@@ -421,7 +495,13 @@ describe("tenant B attacking tenant A's objects", () => {
     {
       name: 'changes A’s schedule',
       fields: ['updateSchedule'],
-      run: () => expectNotFound(b.request(`mutation($i: UpdateScheduleInput!) { updateSchedule(input: $i) { id } }`, { i: { id: A.scheduleId, workflowId: 'b-own', cron: '* * * * *' } }), 'updateSchedule'),
+      run: () =>
+        expectNotFound(
+          b.request(`mutation($i: UpdateScheduleInput!) { updateSchedule(input: $i) { id } }`, {
+            i: { id: A.scheduleId, workflowId: 'b-own', cron: '* * * * *' },
+          }),
+          'updateSchedule',
+        ),
     },
     {
       name: 'pauses and unpauses A’s schedule',
@@ -440,9 +520,16 @@ describe("tenant B attacking tenant A's objects", () => {
       name: 'backfills A’s schedule',
       fields: ['backfillSchedule'],
       run: () =>
-        expectNotFound(b.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2031-01-01T00:00:00Z", to: "2032-01-01T00:00:00Z") { id } }`, { id: A.scheduleId }), 'backfillSchedule'),
+        expectNotFound(
+          b.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2031-01-01T00:00:00Z", to: "2032-01-01T00:00:00Z") { id } }`, { id: A.scheduleId }),
+          'backfillSchedule',
+        ),
     },
-    { name: 'deletes A’s schedule', fields: ['deleteSchedule'], run: () => expectNotFound(b.request(`mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: A.scheduleId }), 'deleteSchedule') },
+    {
+      name: 'deletes A’s schedule',
+      fields: ['deleteSchedule'],
+      run: () => expectNotFound(b.request(`mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: A.scheduleId }), 'deleteSchedule'),
+    },
   ];
 
   it('covers every root field of the schema with at least one attack', async () => {
@@ -461,13 +548,24 @@ describe("tenant B attacking tenant A's objects", () => {
     expect(run.status).toBe('RUNNING');
     expect(task(run, 'gate').status).toBe('WAITING');
     expect((await getRun(a, A.failedRun)).status).toBe('FAILED');
-    const w = await a.request(`query($w: String!) { workflow(workflowId: $w) { defaultVersion latestVersion versions { version deprecated } } }`, { w: A.workflowId });
-    expect(w.workflow).toEqual({ defaultVersion: 2, latestVersion: 2, versions: [{ version: 1, deprecated: false }, { version: 2, deprecated: false }] });
+    const w = await a.request(`query($w: String!) { workflow(workflowId: $w) { defaultVersion latestVersion versions { version deprecated } } }`, {
+      w: A.workflowId,
+    });
+    expect(w.workflow).toEqual({
+      defaultVersion: 2,
+      latestVersion: 2,
+      versions: [
+        { version: 1, deprecated: false },
+        { version: 2, deprecated: false },
+      ],
+    });
     const keys = (await a.request(`{ apiKeys { id revokedAt } }`)).apiKeys;
     expect(keys.filter((k: any) => [A.adminKeyId, A.viewerKeyId].includes(k.id)).map((k: any) => k.revokedAt)).toEqual([null, null]);
     const sched = (await a.request(`query($id: ID!) { schedule(id: $id) { paused note cron workflowId backfills { id } } }`, { id: A.scheduleId })).schedule;
     expect(sched).toEqual({ paused: false, note: 'A-only', cron: '@yearly', workflowId: 'a-nightly', backfills: [{ id: A.backfillId }] });
-    expect((await a.request(`query($s: ID) { runs(filter: {scheduleId: $s}) { edges { node { nominalTime } } } }`, { s: A.scheduleId })).runs.edges.length).toBeLessThanOrEqual(2);
+    expect(
+      (await a.request(`query($s: ID) { runs(filter: {scheduleId: $s}) { edges { node { nominalTime } } } }`, { s: A.scheduleId })).runs.edges.length,
+    ).toBeLessThanOrEqual(2);
     // A's own signal still reaches its node (no signal of B's was buffered into A's run first).
     expect((await signal(a, A.waitingRun, 'go')).sendSignal.delivered).toBe(true);
     const done = await waitRun(a, A.waitingRun);

@@ -78,7 +78,10 @@ describe('traces', () => {
         expect(task[0]).toMatchObject({ traceId: callerTrace, parentSpanId: run[0]!.spanId });
         expect(attr(task[0]!, 'weft.attempt')).toBe(1);
         expect(attr(task[0]!, 'weft.outcome')).toBe('succeeded');
-        const children = spans.filter((s) => s.parentSpanId === task[0]!.spanId).map((s) => s.name).sort();
+        const children = spans
+          .filter((s) => s.parentSpanId === task[0]!.spanId)
+          .map((s) => s.name)
+          .sort();
         expect(children).toEqual(['execute', 'report']);
         const execute = spans.find((s) => s.parentSpanId === task[0]!.spanId && s.name === 'execute')!;
         // The node's request carries the execute span as its parent.

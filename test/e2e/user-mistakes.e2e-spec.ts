@@ -17,7 +17,9 @@ const PUBLISH = `mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i
 const publishWithWarnings = (client: WeftClient, workflowId: string, definition: unknown) =>
   client.request(PUBLISH, { i: { workflowId, definition: JSON.stringify(definition) } }).then((r) => r.publishWorkflow);
 const signal = (client: WeftClient, runId: string, name: string) =>
-  client.request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId, name } }).then((r) => r.sendSignal.delivered as boolean);
+  client
+    .request(`mutation($i: SendSignalInput!) { sendSignal(input: $i) { delivered } }`, { i: { runId, name } })
+    .then((r) => r.sendSignal.delivered as boolean);
 
 describe('errors that find the user’s mistake', () => {
   let e2e: E2E;
@@ -36,14 +38,17 @@ describe('errors that find the user’s mistake', () => {
   });
 
   it('refuses methd: POST at publish with BAD_USER_INPUT, listing the problem with its node, path and suggestion', async () => {
-    const err = await rejection(publish(client, 'charge-flow', { nodes: [{ node_id: 'charge', type: 'HTTP', spec: { url: `${stub.base}/charges`, methd: 'POST' } }] }));
+    const err = await rejection(
+      publish(client, 'charge-flow', { nodes: [{ node_id: 'charge', type: 'HTTP', spec: { url: `${stub.base}/charges`, methd: 'POST' } }] }),
+    );
     expect(err.code).toBe('BAD_USER_INPUT');
     expect(err.errors[0]!.message).toBe('invalid workflow definition: 1 problem(s)');
     expect(err.errors[0]!.extensions!.problems).toEqual([
       {
         nodeId: 'charge',
         path: 'nodes[0].spec.methd',
-        message: 'unknown field "methd" in an HTTP spec (did you mean "method"?); expected one of url, method, headers, body, timeout_seconds, accept_status, response',
+        message:
+          'unknown field "methd" in an HTTP spec (did you mean "method"?); expected one of url, method, headers, body, timeout_seconds, accept_status, response',
       },
     ]);
     expect((await client.request(`{ workflows { id } }`)).workflows).toEqual([]);
@@ -77,12 +82,14 @@ describe('errors that find the user’s mistake', () => {
       {
         nodeId: 'pay',
         path: 'nodes[1].spec.workflow',
-        message: 'SUBWORKFLOW node "pay" calls workflow "paymnet", which this tenant does not have (did you mean "payment"?); runs that reach the node will fail there until it is published',
+        message:
+          'SUBWORKFLOW node "pay" calls workflow "paymnet", which this tenant does not have (did you mean "payment"?); runs that reach the node will fail there until it is published',
       },
       {
         nodeId: 'refund',
         path: 'nodes[2].spec.workflow',
-        message: 'SUBWORKFLOW node "refund" calls version 4 of workflow "payment", whose latest version is 1; runs that reach the node will fail there until that version is published',
+        message:
+          'SUBWORKFLOW node "refund" calls version 4 of workflow "payment", whose latest version is 1; runs that reach the node will fail there until that version is published',
       },
     ];
     expect(published).toEqual({ workflowId: 'order', version: 1, warnings });
@@ -111,7 +118,9 @@ describe('errors that find the user’s mistake', () => {
   });
 
   it('names the failed node and its error in a failed run’s error', async () => {
-    await publish(client, 'charge-flow', { nodes: [{ node_id: 'charge', type: 'HTTP', spec: { url: `${stub.base}/charges`, method: 'POST', body: { amount: 5 } } }] });
+    await publish(client, 'charge-flow', {
+      nodes: [{ node_id: 'charge', type: 'HTTP', spec: { url: `${stub.base}/charges`, method: 'POST', body: { amount: 5 } } }],
+    });
     const run = await waitRun(client, await start(client, 'charge-flow'));
     expect(run.status).toBe('FAILED');
     expect(task(run, 'charge').error).toBe(`HTTP POST ${stub.base}/charges returned status 500: card declined`);

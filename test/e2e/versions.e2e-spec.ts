@@ -172,7 +172,7 @@ describe('definition versions managed by tenant admins, end to end', () => {
     expect((await rejection(startRun(admin, 'idem', { idempotencyKey: 'order-8' }))).code).toBe('BAD_USER_INPUT');
   });
 
-  it("retries a run on its own deprecated version, but not onto another deprecated version", async () => {
+  it('retries a run on its own deprecated version, but not onto another deprecated version', async () => {
     await publishV(admin, 'retried', quick(1));
     await publishV(admin, 'retried', quick(2));
     const run = await startRun(admin, 'retried', { version: 1 });
@@ -199,9 +199,7 @@ describe('definition versions managed by tenant admins, end to end', () => {
   });
 
   it('records the name of the API key that published each version', async () => {
-    const created = (
-      await admin.request(`mutation { createApiKey(input: {name: "ci-deployer", role: admin}) { secret } }`)
-    ).createApiKey;
+    const created = (await admin.request(`mutation { createApiKey(input: {name: "ci-deployer", role: admin}) { secret } }`)).createApiKey;
     const ci = new Client(e2e.url, created.secret);
     try {
       expect((await publishV(admin, 'authored', quick(1))).createdBy).toBe('admin');
@@ -243,7 +241,13 @@ describe('definition versions managed by tenant admins, end to end', () => {
       expect((await rejection(p)).code).toBe('NOT_FOUND');
     }
     const { client: other } = await e2e.tenant('someone else');
-    for (const p of [workflow(other, 'mine'), setDefault(other, 'mine', 1), setDefault(other, 'mine', null), deprecate(other, 'mine', 1), startRun(other, 'mine')]) {
+    for (const p of [
+      workflow(other, 'mine'),
+      setDefault(other, 'mine', 1),
+      setDefault(other, 'mine', null),
+      deprecate(other, 'mine', 1),
+      startRun(other, 'mine'),
+    ]) {
       expect((await rejection(p)).code).toBe('NOT_FOUND');
     }
     expect(await workflow(admin, 'mine')).toMatchObject({ pinnedVersion: null, versions: [{ version: 1, deprecated: false }] });

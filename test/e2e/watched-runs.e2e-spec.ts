@@ -14,7 +14,8 @@ import { stubServer } from '../support/faults.js';
  * `run(id)` query with the same selection answers, for a chain, a for_each, a node that fails
  * after retries and a cancelled run; a subscriber that joins mid-run sees every later change.
  */
-const TASK = 'id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt';
+const TASK =
+  'id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt';
 const FIELDS = `id status seq workflowId version input config output error waitReason waitDetail createdAt updatedAt finishedAt
   tasks(first: 100) { ${TASK} } history(first: 100) { seq type at nodeId attempt payload actions error ignored } mermaid
   graph { nodes { id status } edges { from to state } }`;
@@ -58,7 +59,7 @@ async function expectFaithful(runId: string, payloads: any[], fields = FIELDS): 
 async function expectSettled(runId: string, payloads: any[]): Promise<void> {
   let fresh = '';
   const same = async () => JSON.stringify(payloads.at(-1)) === (fresh = JSON.stringify(await getRun(client, runId, FIELDS)));
-  for (const end = Date.now() + 30_000; !(await same()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+  for (const end = Date.now() + 30_000; !(await same()) && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
   expect(JSON.stringify(payloads.at(-1))).toBe(fresh);
 }
 
@@ -66,7 +67,10 @@ beforeAll(async () => {
   e2e = await startE2E();
   stub = await stubServer((req, res, n, body) => {
     if (req.url?.startsWith('/fail')) return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"down"}');
-    const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url, n, body: body || null, zeta: 1, a: { y: [1, 2], b: 'x' } }));
+    const answer = () =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ path: req.url, n, body: body || null, zeta: 1, a: { y: [1, 2], b: 'x' } }));
     if (req.url?.startsWith('/slow')) setTimeout(answer, 30);
     else answer();
   });
@@ -85,7 +89,7 @@ afterAll(async () => {
 });
 
 async function waitUntil(cond: () => boolean, ms = 30_000): Promise<void> {
-  for (const end = Date.now() + ms; !cond(); ) {
+  for (const end = Date.now() + ms; !cond();) {
     if (Date.now() > end) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -201,7 +205,11 @@ describe('a watched run', () => {
 
   it('is followed until it is cancelled', async () => {
     await publish(client, 'parked', {
-      nodes: [http('first', '/first'), { node_id: 'wait', type: 'WAIT_FOR_EVENT', spec: { event: 'never', timeout_seconds: 600 } }, { node_id: 'nap', type: 'WAIT', spec: { duration_seconds: 600 } }],
+      nodes: [
+        http('first', '/first'),
+        { node_id: 'wait', type: 'WAIT_FOR_EVENT', spec: { event: 'never', timeout_seconds: 600 } },
+        { node_id: 'nap', type: 'WAIT', spec: { duration_seconds: 600 } },
+      ],
       edges: [
         { from: 'first', to: 'wait' },
         { from: 'first', to: 'nap' },

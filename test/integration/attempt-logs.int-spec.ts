@@ -65,7 +65,11 @@ describe('attempt logs', () => {
     expect((await noisy.run(n.runId)).status).toBe('SUCCEEDED');
     expect(noisy.coordinator.committer.stats.statements).toBe(3 + 3);
     const rows = await new AttemptLogRepository(db.ds).ofTasks(noisy.tenantId, n.taskIds);
-    expect(rows.map((r) => ({ node: r.nodeId, run: r.runId, attempt: r.attempt, logs: r.logs, error: r.error, startedAt: r.startedAt, finishedAt: r.finishedAt })).sort((a, b) => a.node.localeCompare(b.node))).toEqual(
+    expect(
+      rows
+        .map((r) => ({ node: r.nodeId, run: r.runId, attempt: r.attempt, logs: r.logs, error: r.error, startedAt: r.startedAt, finishedAt: r.finishedAt }))
+        .sort((a, b) => a.node.localeCompare(b.node)),
+    ).toEqual(
       ['n1', 'n2', 'n4'].map((node) => ({ node, run: n.runId, attempt: 0, logs: `${node} printed\n`, error: null, startedAt: at(1), finishedAt: at(2) })),
     );
   });

@@ -47,7 +47,18 @@ describe('the backlog poll', () => {
     expect(task.status).toBe('PENDING');
     expect(task.leaseExpiresAt!.getTime()).toBe(h.clock.now().getTime() + 30_000);
     expect(h.dispatcher.jobs).toEqual([
-      { tenantId: h.tenantId, runId, taskId: task.id, nodeId: 'a', nodeType: 'HTTP', attempt: 0, queue, input: task.input, notBefore: task.createdAt.getTime(), traceparent: (await h.run(runId)).traceparent },
+      {
+        tenantId: h.tenantId,
+        runId,
+        taskId: task.id,
+        nodeId: 'a',
+        nodeType: 'HTTP',
+        attempt: 0,
+        queue,
+        input: task.input,
+        notBefore: task.createdAt.getTime(),
+        traceparent: (await h.run(runId)).traceparent,
+      },
     ]);
     expect((await h.outbox(runId))[0]!.enqueued_at).not.toBeNull();
     // The task left QUEUED outside any event of the run: its watchers are told to read it again.

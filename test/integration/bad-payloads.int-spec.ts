@@ -92,8 +92,20 @@ describe('a worker with WEFT_MAX_OUTPUT_BYTES=65536, end to end', () => {
 
   const runs = () => new RunRepository(db.ds);
   const twice = { retry: { max_attempts: 2, backoff_seconds: 0.1 } };
-  const js = (body: string): WorkflowNode => ({ node_id: 'c', type: 'CODE', runtime: 'js', spec: { code: `function handler(input) {\n${body}\n}\n` }, ...twice });
-  const py = (body: string): WorkflowNode => ({ node_id: 'c', type: 'CODE', runtime: 'python', spec: { code: `def handler(input):\n${body.replace(/^/gm, '    ')}\n` }, ...twice });
+  const js = (body: string): WorkflowNode => ({
+    node_id: 'c',
+    type: 'CODE',
+    runtime: 'js',
+    spec: { code: `function handler(input) {\n${body}\n}\n` },
+    ...twice,
+  });
+  const py = (body: string): WorkflowNode => ({
+    node_id: 'c',
+    type: 'CODE',
+    runtime: 'python',
+    spec: { code: `def handler(input):\n${body.replace(/^/gm, '    ')}\n` },
+    ...twice,
+  });
   /** An HTTP node fetching `path` from the stub (its address comes in the run's config). */
   const get = (path: string): WorkflowNode => http('c', { url: `{{config.stub}}${path}` }, twice);
 
@@ -107,12 +119,19 @@ describe('a worker with WEFT_MAX_OUTPUT_BYTES=65536, end to end', () => {
     );
     return Promise.all(
       started.map(async (runId) => {
-        const run = await eventually(`run ${runId} ends`, async () => {
-          const r = await runs().findRun(tenantId, runId);
-          return r && r.status !== 'RUNNING' ? r : undefined;
-        }, 45_000, 50); // a safety net, not a speed check: 44 CODE attempts share the worker with other suites
+        const run = await eventually(
+          `run ${runId} ends`,
+          async () => {
+            const r = await runs().findRun(tenantId, runId);
+            return r && r.status !== 'RUNNING' ? r : undefined;
+          },
+          45_000,
+          50,
+        ); // a safety net, not a speed check: 44 CODE attempts share the worker with other suites
         const task = (await runs().tasksOfRun(tenantId, runId)).find((t) => t.nodeId === 'c')!;
-        const events = (await runs().eventsOfRun(tenantId, runId)).map((e) => `${e.type}${e.attempt === null ? '' : `:${e.attempt}`}${e.ignored ? ' (ignored)' : ''}`);
+        const events = (await runs().eventsOfRun(tenantId, runId)).map(
+          (e) => `${e.type}${e.attempt === null ? '' : `:${e.attempt}`}${e.ignored ? ' (ignored)' : ''}`,
+        );
         return { run, task, events };
       }),
     );
@@ -132,20 +151,48 @@ describe('a worker with WEFT_MAX_OUTPUT_BYTES=65536, end to end', () => {
     ['python: 22 000 euro signs (66 002 bytes of UTF-8)', py('return "\\u20ac" * 22000'), 'output too large: 64.5 KiB > 64 KiB (OUTPUT_TOO_LARGE)'],
     ['HTTP: a 100 KiB body', get('/big'), 'output too large: 100 KiB > 64 KiB (OUTPUT_TOO_LARGE)'],
     // Nested 10 000 levels deep.
-    ['js: arrays nested 2 000 deep', js(deep(2_000)), /^output is not storable: nested deeper than 1000 levels at \$\[0\]\[0\]\[0\]\S*…\S*\[0\]\[0\] \(3001 chars\)$/],
-    ['js: arrays nested 10 000 deep', js(deep(10_000)), 'handler returned a value that is not JSON-serializable: nested too deeply (Maximum call stack size exceeded)'],
-    ['python: lists nested 10 000 deep', py('v = []\nfor _ in range(10000):\n    v = [v]\nreturn v'), /^handler returned a value that is not JSON-serializable: maximum recursion depth exceeded/],
+    [
+      'js: arrays nested 2 000 deep',
+      js(deep(2_000)),
+      /^output is not storable: nested deeper than 1000 levels at \$\[0\]\[0\]\[0\]\S*…\S*\[0\]\[0\] \(3001 chars\)$/,
+    ],
+    [
+      'js: arrays nested 10 000 deep',
+      js(deep(10_000)),
+      'handler returned a value that is not JSON-serializable: nested too deeply (Maximum call stack size exceeded)',
+    ],
+    [
+      'python: lists nested 10 000 deep',
+      py('v = []\nfor _ in range(10000):\n    v = [v]\nreturn v'),
+      /^handler returned a value that is not JSON-serializable: maximum recursion depth exceeded/,
+    ],
     // Not JSON at all.
     ['js: a BigInt', js('return { n: 10n };'), 'handler returned a value that is not JSON-serializable: Do not know how to serialize a BigInt'],
     ['js: a function', js('return function () {};'), 'handler returned a value that is not JSON-serializable: a function'],
     ['js: NaN', js('return { score: 0 / 0 };'), 'handler returned a value that is not JSON-serializable: NaN at $.score is not a JSON number'],
     ['js: Infinity', js('return [1, Infinity];'), 'handler returned a value that is not JSON-serializable: Infinity at $[1] is not a JSON number'],
-    ['js: a circular object', js('const o = {};\no.self = o;\nreturn o;'), /^handler returned a value that is not JSON-serializable: Converting circular structure to JSON/],
-    ['python: NaN', py('return {"score": float("nan")}'), /^handler returned a value that is not JSON-serializable: Out of range float values are not JSON compliant/],
+    [
+      'js: a circular object',
+      js('const o = {};\no.self = o;\nreturn o;'),
+      /^handler returned a value that is not JSON-serializable: Converting circular structure to JSON/,
+    ],
+    [
+      'python: NaN',
+      py('return {"score": float("nan")}'),
+      /^handler returned a value that is not JSON-serializable: Out of range float values are not JSON compliant/,
+    ],
     ['python: a circular list', py('a = []\na.append(a)\nreturn a'), 'handler returned a value that is not JSON-serializable: Circular reference detected'],
     ['python: bytes', py('return b"\\x00\\xff"'), 'handler returned a value that is not JSON-serializable: Object of type bytes is not JSON serializable'],
-    ['js: a result file overwritten with invalid JSON', js('require("fs").writeFileSync(process.argv[4], "{\\"ok\\": tru");\nprocess.exit(0);'), /^the result is not valid JSON: /],
-    ['python: a result file overwritten with invalid JSON', py('import sys, os\nopen(sys.argv[3], "w").write("[1, 2")\nos._exit(0)'), /^the result is not valid JSON: /],
+    [
+      'js: a result file overwritten with invalid JSON',
+      js('require("fs").writeFileSync(process.argv[4], "{\\"ok\\": tru");\nprocess.exit(0);'),
+      /^the result is not valid JSON: /,
+    ],
+    [
+      'python: a result file overwritten with invalid JSON',
+      py('import sys, os\nopen(sys.argv[3], "w").write("[1, 2")\nos._exit(0)'),
+      /^the result is not valid JSON: /,
+    ],
   ];
 
   it(`fails each attempt with an error naming the problem, and the run FAILED after its retries (${cases.length} outputs)`, async () => {
@@ -186,18 +233,33 @@ describe('a worker with WEFT_MAX_OUTPUT_BYTES=65536, end to end', () => {
       'JSON escapes " \\ / \b \f \n \r \t \u0001 \u001f',
     ].join('\n');
     const input = { text, ['ключ 🔑 \u200f']: ['\u0301', '🏳️‍🌈'] } as JsonValue;
-    const echoJs: WorkflowNode = { node_id: 'js', type: 'CODE', runtime: 'js', spec: { code: 'function handler(input) { return input.value; }', value: '{{input}}' } };
-    const echoPy: WorkflowNode = { node_id: 'py', type: 'CODE', runtime: 'python', spec: { code: 'def handler(input):\n    return input["value"]\n', value: '{{tasks.js.output}}' } };
+    const echoJs: WorkflowNode = {
+      node_id: 'js',
+      type: 'CODE',
+      runtime: 'js',
+      spec: { code: 'function handler(input) { return input.value; }', value: '{{input}}' },
+    };
+    const echoPy: WorkflowNode = {
+      node_id: 'py',
+      type: 'CODE',
+      runtime: 'python',
+      spec: { code: 'def handler(input):\n    return input["value"]\n', value: '{{tasks.js.output}}' },
+    };
     const client = new WeftClient(platform.url!, apiKey);
     try {
       await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
         i: { workflowId: 'unicode', definition: JSON.stringify(def([echoJs, echoPy], [edge('js', 'py')], '{{tasks.py.output}}')) },
       });
       const { startRun } = await client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, { i: { workflowId: 'unicode', input } });
-      const run = await eventually('the unicode run ends', async () => {
-        const r = (await client.request(`query($id: ID!) { run(id: $id) { status input output tasks { nodeId status output } } }`, { id: startRun.id })).run;
-        return r.status !== 'RUNNING' ? r : undefined;
-      }, 20_000, 50);
+      const run = await eventually(
+        'the unicode run ends',
+        async () => {
+          const r = (await client.request(`query($id: ID!) { run(id: $id) { status input output tasks { nodeId status output } } }`, { id: startRun.id })).run;
+          return r.status !== 'RUNNING' ? r : undefined;
+        },
+        20_000,
+        50,
+      );
       expect(run.status).toBe('SUCCEEDED');
       const bytes = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
       const want = bytes(input);

@@ -15,7 +15,17 @@ const prefix = queuePrefix(`postgres://weft_app@127.0.0.1:5432/weft_ahead_${rand
 let redis: Redis;
 let queues: BullTaskQueues;
 
-const job = (taskId: string): TaskJob => ({ tenantId: 't', runId: 'r', taskId, nodeId: 'n', nodeType: 'HTTP', attempt: 0, queue: 'ahead', input: {}, notBefore: 0 });
+const job = (taskId: string): TaskJob => ({
+  tenantId: 't',
+  runId: 'r',
+  taskId,
+  nodeId: 'n',
+  nodeType: 'HTTP',
+  attempt: 0,
+  queue: 'ahead',
+  input: {},
+  notBefore: 0,
+});
 
 beforeAll(() => {
   redis = new Redis(REDIS_URL);

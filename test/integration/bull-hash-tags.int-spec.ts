@@ -19,7 +19,17 @@ const prefix = queuePrefix(`postgres://weft_app@127.0.0.1:5432/${db}`);
 let redis: Redis;
 let queues: BullTaskQueues;
 
-const job = (queue: string, taskId: string, notBefore = 0): TaskJob => ({ tenantId: 't', runId: 'r', taskId, nodeId: 'n', nodeType: 'HTTP', attempt: 0, queue, input: {}, notBefore });
+const job = (queue: string, taskId: string, notBefore = 0): TaskJob => ({
+  tenantId: 't',
+  runId: 'r',
+  taskId,
+  nodeId: 'n',
+  nodeType: 'HTTP',
+  attempt: 0,
+  queue,
+  input: {},
+  notBefore,
+});
 
 async function keys(): Promise<string[]> {
   const out: string[] = [];

@@ -74,7 +74,12 @@ describe('named prepared statements', () => {
   it('keep working after a migration changes the type of a column they return', async () => {
     const h = await coordinatorHarness(db.ds);
     const ids = Array.from({ length: 8 }, (_, i) => `n${i}`);
-    const runId = await h.start(def(ids.map((id) => http(id)), ids.slice(1).map((id, i) => edge(ids[i]!, id))));
+    const runId = await h.start(
+      def(
+        ids.map((id) => http(id)),
+        ids.slice(1).map((id, i) => edge(ids[i]!, id)),
+      ),
+    );
     for (const id of ids.slice(0, 4)) await h.complete(id); // every connection has prepared the hot statements
 
     // As a migration must: the view over the column is dropped around the change and made again.

@@ -19,7 +19,10 @@ beforeAll(async () => {
   queues = new BullTaskQueues(REDIS_URL);
 });
 afterAll(async () => {
-  await queues?.queue(QUEUE).obliterate({ force: true }).catch(() => undefined);
+  await queues
+    ?.queue(QUEUE)
+    .obliterate({ force: true })
+    .catch(() => undefined);
   await queues?.close();
   await db?.drop();
 });
@@ -43,7 +46,11 @@ describe('coordinator with a real Bull queue', () => {
     // The same attempt admitted twice (the sweep put it back while its job was in fact alive):
     // the job id is the attempt's, so Bull keeps one job.
     await withTenant(db.ds, tenantId, (m) =>
-      sql(m, `WITH t AS (UPDATE tasks SET status = 'QUEUED' WHERE tenant_id = $1 AND id = $2) UPDATE outbox SET enqueued_at = NULL WHERE tenant_id = $1 AND task_id = $2`, [tenantId, aId]),
+      sql(
+        m,
+        `WITH t AS (UPDATE tasks SET status = 'QUEUED' WHERE tenant_id = $1 AND id = $2) UPDATE outbox SET enqueued_at = NULL WHERE tenant_id = $1 AND task_id = $2`,
+        [tenantId, aId],
+      ),
     );
     expect(await coordinator.outbox.relay(10)).toBe(1);
     expect((await q.getJobCounts()).waiting).toBe(1);
@@ -65,7 +72,13 @@ describe('coordinator with a real Bull queue', () => {
     const done = new Promise<void>((resolve) => {
       queues.consume([QUEUE], 2, async (j: TaskJob) => {
         if (!(await coordinator.leases.markRunning(j.tenantId, j.taskId, j.attempt))) return;
-        await coordinator.runs.reportCompleted(j.tenantId, { runId: j.runId, taskId: j.taskId, nodeId: j.nodeId, attempt: j.attempt, output: { node: j.nodeId } });
+        await coordinator.runs.reportCompleted(j.tenantId, {
+          runId: j.runId,
+          taskId: j.taskId,
+          nodeId: j.nodeId,
+          attempt: j.attempt,
+          output: { node: j.nodeId },
+        });
         if (j.nodeId === 'b') resolve();
       });
     });

@@ -4,17 +4,7 @@ import { WeftError } from '@weft/engine';
 import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
-import {
-  createTenant,
-  def,
-  edge,
-  fork,
-  http,
-  join,
-  sw,
-  wait,
-  waitFor,
-} from '../support/builders.js';
+import { createTenant, def, edge, fork, http, join, sw, wait, waitFor } from '../support/builders.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -28,7 +18,11 @@ function setup(opts: RunCoordinatorOptions = {}) {
   return coordinatorHarness(db.ds, opts);
 }
 
-const code = (p: Promise<unknown>) => p.then(() => 'resolved', (e) => (e instanceof WeftError ? e.code : String(e)));
+const code = (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e) => (e instanceof WeftError ? e.code : String(e)),
+  );
 
 describe('startRun', () => {
   it('creates the run, its first tasks, outbox rows and one history record', async () => {
@@ -135,7 +129,9 @@ describe('reports', () => {
 
   it('fork/join: the join runs once every branch completed', async () => {
     const h = await setup();
-    const runId = await h.start(def([fork('f'), http('x'), http('y'), join('j'), http('z')], [edge('f', 'x'), edge('f', 'y'), edge('x', 'j'), edge('y', 'j'), edge('j', 'z')]));
+    const runId = await h.start(
+      def([fork('f'), http('x'), http('y'), join('j'), http('z')], [edge('f', 'x'), edge('f', 'y'), edge('x', 'j'), edge('y', 'j'), edge('j', 'z')]),
+    );
     expect(await h.statuses(runId)).toEqual({ f: 'COMPLETED', x: 'PENDING', y: 'PENDING' });
     await h.complete('x');
     expect(await h.statuses(runId)).toEqual({ f: 'COMPLETED', x: 'COMPLETED', y: 'PENDING' });
@@ -150,7 +146,14 @@ describe('reports', () => {
     const runId = await h.start(
       def(
         [http('p'), sw('s'), http('hi'), http('lo'), http('lo2'), http('merge')],
-        [edge('p', 's'), edge('s', 'hi', '{{tasks.p.output.n > 1}}'), edge('s', 'lo', '{{tasks.p.output.n <= 1}}'), edge('lo', 'lo2'), edge('hi', 'merge'), edge('lo2', 'merge')],
+        [
+          edge('p', 's'),
+          edge('s', 'hi', '{{tasks.p.output.n > 1}}'),
+          edge('s', 'lo', '{{tasks.p.output.n <= 1}}'),
+          edge('lo', 'lo2'),
+          edge('hi', 'merge'),
+          edge('lo2', 'merge'),
+        ],
       ),
     );
     await h.complete('p', { n: 5 });
@@ -238,13 +241,25 @@ describe('reports', () => {
     expect((await h.tasks(runId)).a!.output).toEqual({});
     expect(h.dispatcher.forNode('b')).toHaveLength(1);
 
-    expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId: '0190d5b4-0000-7000-8000-000000000000', taskId: first.taskId, nodeId: 'a', attempt: 0, output: {} })).toEqual({
+    expect(
+      await h.coordinator.runs.reportCompleted(h.tenantId, {
+        runId: '0190d5b4-0000-7000-8000-000000000000',
+        taskId: first.taskId,
+        nodeId: 'a',
+        attempt: 0,
+        output: {},
+      }),
+    ).toEqual({
       ignored: 'run not found',
     });
-    expect(await h.coordinator.runs.reportFailed(h.tenantId, { runId: 'garbage', taskId: first.taskId, nodeId: 'a', attempt: 0, error: 'x' })).toEqual({ ignored: 'run not found' });
+    expect(await h.coordinator.runs.reportFailed(h.tenantId, { runId: 'garbage', taskId: first.taskId, nodeId: 'a', attempt: 0, error: 'x' })).toEqual({
+      ignored: 'run not found',
+    });
     // Another tenant's report for this run is "not found" too.
     const other = await createTenant(db.ds, 'other');
-    expect((await h.coordinator.runs.reportCompleted(other.tenantId, { runId, taskId: first.taskId, nodeId: 'a', attempt: 0, output: {} })).ignored).toBe('run not found');
+    expect((await h.coordinator.runs.reportCompleted(other.tenantId, { runId, taskId: first.taskId, nodeId: 'a', attempt: 0, output: {} })).ignored).toBe(
+      'run not found',
+    );
   });
 
   it('markRunning moves the current attempt to RUNNING and refuses stale ones', async () => {
@@ -268,7 +283,9 @@ describe('reports', () => {
 describe('signals and timers', () => {
   it('buffers an early signal and consumes it when the node parks', async () => {
     const h = await setup();
-    const runId = await h.start(def([http('a'), waitFor('w', 'approve'), http('b', { url: 'http://x/{{tasks.w.output.who}}' })], [edge('a', 'w'), edge('w', 'b')]));
+    const runId = await h.start(
+      def([http('a'), waitFor('w', 'approve'), http('b', { url: 'http://x/{{tasks.w.output.who}}' })], [edge('a', 'w'), edge('w', 'b')]),
+    );
     expect(await h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'approve', payload: { who: 'ann' } })).toEqual({ delivered: false });
     expect(await h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'approve', payload: { who: 'bob' } })).toEqual({ delivered: false });
     await h.complete('a');
@@ -347,7 +364,10 @@ describe('signals and timers', () => {
     const h = await setup();
     // The run fails (b's input cannot resolve) while w still waits: the timer is then pointless.
     const runId = await h.start(
-      def([fork('f'), wait('w', 5), http('a'), sw('s'), http('b')], [edge('f', 'w'), edge('f', 'a'), edge('a', 's'), edge('s', 'b', '{{tasks.a.output.missing.deeper}}')]),
+      def(
+        [fork('f'), wait('w', 5), http('a'), sw('s'), http('b')],
+        [edge('f', 'w'), edge('f', 'a'), edge('a', 's'), edge('s', 'b', '{{tasks.a.output.missing.deeper}}')],
+      ),
     );
     await h.complete('a', {});
     expect((await h.run(runId)).status).toBe('FAILED');

@@ -73,7 +73,11 @@ async function setup() {
   const { tenantId } = await createTenant(db.ds);
   const dispatcher = new ClockRecordingDispatcher();
   // No `now` option: the production path.
-  const coordinator = new RunCoordinator(db.ds, dispatcher, new RecordingPublisher(), { logger: new MemoryLogger(), runLeaseMs: RUN_LEASE, dispatchLeaseMs: DISPATCH_LEASE });
+  const coordinator = new RunCoordinator(db.ds, dispatcher, new RecordingPublisher(), {
+    logger: new MemoryLogger(),
+    runLeaseMs: RUN_LEASE,
+    dispatchLeaseMs: DISPATCH_LEASE,
+  });
   const runs = new RunRepository(db.ds);
   const h = {
     tenantId,
@@ -85,7 +89,15 @@ async function setup() {
     },
     async task(runId: string, nodeId: string) {
       const r = await withTenant(db.ds, tenantId, (m) =>
-        sql<{ id: string; attempt: number; wake_at: Date | null; lease_expires_at: Date | null; created_at: Date; not_before: Date | null; held_until: Date | null }>(
+        sql<{
+          id: string;
+          attempt: number;
+          wake_at: Date | null;
+          lease_expires_at: Date | null;
+          created_at: Date;
+          not_before: Date | null;
+          held_until: Date | null;
+        }>(
           m,
           `SELECT t.id, t.attempt, t.wake_at, t.lease_expires_at, t.created_at, o.not_before, o.held_until
              FROM tasks t LEFT JOIN outbox o ON o.tenant_id = t.tenant_id AND o.task_id = t.id AND o.attempt = t.attempt

@@ -62,7 +62,9 @@ describe('a connection terminated while the event transaction is open', () => {
       expect(await countRows(db.ds, h.tenantId, 'runs')).toBe(1);
       expect((await h.tasks(runId)).e!.status).toBe('WAITING');
 
-      expect(await step('SignalReceived', () => h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'go', payload: { by: 'me' } }))).toEqual({ delivered: true });
+      expect(await step('SignalReceived', () => h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'go', payload: { by: 'me' } }))).toEqual({
+        delivered: true,
+      });
       expect((await h.tasks(runId)).e).toMatchObject({ status: 'COMPLETED', output: { by: 'me' } });
       expect(h.dispatcher.forNode('a')).toHaveLength(1);
 
@@ -171,24 +173,35 @@ describe('a worker whose report cannot be written for a while', () => {
     const { workflowId } = await publishWorkflow(
       db.ds,
       tenantId,
-      def([http('charge', { url: `${stub.base}${path}`, method: 'POST', body: { amount: 42 } }, { retry: { max_attempts: 3, backoff_seconds: 1 } }), http('notify', { url: `${stub.base}/notify-${tenantId}` })], [
-        edge('charge', 'notify'),
-      ]),
+      def(
+        [
+          http('charge', { url: `${stub.base}${path}`, method: 'POST', body: { amount: 42 } }, { retry: { max_attempts: 3, backoff_seconds: 1 } }),
+          http('notify', { url: `${stub.base}/notify-${tenantId}` }),
+        ],
+        [edge('charge', 'notify')],
+      ),
     );
     const fault = await onEvent(tenantId, 'NodeCompleted', action, { forMs: 3000 });
     try {
       const { runId } = await coordinator.runs.startRun(tenantId, { workflowId });
       const runs = new RunRepository(db.ds);
-      const run = await eventually('the run ends', async () => {
-        const r = await runs.findRun(tenantId, runId);
-        return r && r.status !== 'RUNNING' ? r : undefined;
-      }, 15_000, 50);
+      const run = await eventually(
+        'the run ends',
+        async () => {
+          const r = await runs.findRun(tenantId, runId);
+          return r && r.status !== 'RUNNING' ? r : undefined;
+        },
+        15_000,
+        50,
+      );
       // The charge was made once; its report went through only after the window closed.
       expect(run.status).toBe('SUCCEEDED');
       expect(stub.count(path)).toBe(1);
       expect(stub.count(`/notify-${tenantId}`)).toBe(1);
       // The run finished after the window closed, on the database's clock (its writes' clock).
-      const [finished] = (await db.owner.query(`SELECT finished_at >= $2::timestamptz AS after FROM runs WHERE id = $1`, [runId, fault.until])) as { after: boolean }[];
+      const [finished] = (await db.owner.query(`SELECT finished_at >= $2::timestamptz AS after FROM runs WHERE id = $1`, [runId, fault.until])) as {
+        after: boolean;
+      }[];
       expect(finished).toEqual({ after: true });
       expect(await fault.hits()).toBeGreaterThan(2);
       const events = await runs.eventsOfRun(tenantId, runId);

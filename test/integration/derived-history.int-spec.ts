@@ -38,7 +38,16 @@ async function history(h: Harness, runId: string) {
   const named = (v: unknown): unknown => JSON.parse(JSON.stringify(v), (k, x) => (k === 'taskId' && nodeOf.has(x) ? `task of ${nodeOf.get(x)}` : x));
   return events
     .filter((e) => e.type !== 'RunStarted')
-    .map((e) => ({ seq: e.seq, type: e.type, nodeId: e.nodeId, attempt: e.attempt, payload: named(e.payload), actions: named(e.actions), ignored: e.ignored, error: e.error }));
+    .map((e) => ({
+      seq: e.seq,
+      type: e.type,
+      nodeId: e.nodeId,
+      attempt: e.attempt,
+      payload: named(e.payload),
+      actions: named(e.actions),
+      ignored: e.ignored,
+      error: e.error,
+    }));
 }
 
 /** The stored `run_events` rows of a run by type, read as the owner. */
@@ -60,7 +69,9 @@ describe('a completion written through the step committer', () => {
     expect(await storedTypes(viaLocks)).toEqual(['RunStarted', 'NodeCompleted', 'NodeCompleted', 'NodeCompleted', 'NodeCompleted']);
     const derived = await history(fenced, viaFence);
     expect(derived).toEqual(await history(locking, viaLocks));
-    expect(derived.map((e) => e.payload)).toEqual(['n1', 'n2', 'n3', 'n4'].map((n) => ({ taskId: `task of ${n}`, nodeId: n, attempt: 0, output: { step: n } })));
+    expect(derived.map((e) => e.payload)).toEqual(
+      ['n1', 'n2', 'n3', 'n4'].map((n) => ({ taskId: `task of ${n}`, nodeId: n, attempt: 0, output: { step: n } })),
+    );
 
     // An entry's time is its completion's, and the sizes the API charges before reading are the values' own.
     const tasks = await fenced.tasks(viaFence);
@@ -74,13 +85,17 @@ describe('a completion written through the step committer', () => {
     expect(sizes).toHaveLength(5);
     for (const r of sizes) expect([r.seq, r.payload_bytes, r.actions_bytes]).toEqual([r.seq, r.payload_text, r.actions_text]);
     const page = await new RunRepository(db.ds).eventPage(fenced.tenantId, viaFence, 10, 2, ['payload', 'actions']);
-    expect(page.map((e) => [e.seq, e.type, e.jsonBytes.payload, e.jsonBytes.actions])).toEqual(sizes.slice(2).map((r) => [r.seq, 'NodeCompleted', r.payload_text, r.actions_text]));
+    expect(page.map((e) => [e.seq, e.type, e.jsonBytes.payload, e.jsonBytes.actions])).toEqual(
+      sizes.slice(2).map((r) => [r.seq, 'NodeCompleted', r.payload_text, r.actions_text]),
+    );
     const values = await new RunRepository(db.ds).eventJson(fenced.tenantId, [{ runId: viaFence, seq: 4 }], ['payload']);
     expect(values.get(`${viaFence}:4`)).toEqual({ payload: { taskId: tasks.n3!.id, nodeId: 'n3', attempt: 0, output: { step: 'n3' } } });
 
     // Row-level security holds through the view: another tenant reads none of the entries, derived or stored.
     const other = await createTenant(db.ds, 'derived-other');
-    const seen = await withTenant(db.ds, other.tenantId, (m) => sql<{ n: number }>(m, `SELECT count(*)::int AS n FROM run_history WHERE run_id = $1`, [viaFence]));
+    const seen = await withTenant(db.ds, other.tenantId, (m) =>
+      sql<{ n: number }>(m, `SELECT count(*)::int AS n FROM run_history WHERE run_id = $1`, [viaFence]),
+    );
     expect(seen.rows[0]!.n).toBe(0);
     expect(await new RunRepository(db.ds).eventPage(other.tenantId, viaFence)).toEqual([]);
   });
@@ -130,7 +145,15 @@ describe('a retry from a node', () => {
     for (let i = 0; i < 3; i++) held = (await step(h, held!)).taken;
     // n4 fails for good: the run fails, with n2 and n3 derived from their rows.
     const { job, leaseToken } = held!;
-    await h.coordinator.runs.reportFailed(h.tenantId, { runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, error: 'bad spec', retryable: false, leaseToken });
+    await h.coordinator.runs.reportFailed(h.tenantId, {
+      runId,
+      taskId: job.taskId,
+      nodeId: job.nodeId,
+      attempt: job.attempt,
+      error: 'bad spec',
+      retryable: false,
+      leaseToken,
+    });
     expect((await h.run(runId)).status).toBe('FAILED');
     const before = await h.events(runId);
     expect(await storedTypes(runId)).toEqual(['RunStarted', 'NodeCompleted', 'NodeFailed']);

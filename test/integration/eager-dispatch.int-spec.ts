@@ -105,7 +105,14 @@ describe('a report that takes from its queue', () => {
 
     const retried = await h.start(def([http('r', undefined, { retry: { max_attempts: 2, backoff_seconds: 5 } })]));
     const r = h.dispatcher.last('r');
-    const failed = await h.coordinator.runs.reportFailed(h.tenantId, { runId: retried, taskId: r.taskId, nodeId: 'r', attempt: 0, error: 'boom', takeFrom: 'http' });
+    const failed = await h.coordinator.runs.reportFailed(h.tenantId, {
+      runId: retried,
+      taskId: r.taskId,
+      nodeId: 'r',
+      attempt: 0,
+      error: 'boom',
+      takeFrom: 'http',
+    });
     expect(failed.taken).toBeUndefined();
     expect(h.dispatcher.last('r')).toMatchObject({ attempt: 0 });
     expect(await h.lease(retried, 'r')).toMatchObject({ status: 'QUEUED', attempt: 1 });
@@ -140,7 +147,14 @@ async function sweptWhenLost(own: TestDatabase): Promise<void> {
 
   expect(h.dispatcher.last('b')).toMatchObject({ taskId: taken!.job.taskId, attempt: 0 });
   expect((await h.lease(runId, 'b')).lease_token).toBeNull();
-  const late = await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: taken!.job.taskId, nodeId: 'b', attempt: 0, output: {}, leaseToken: taken!.leaseToken });
+  const late = await h.coordinator.runs.reportCompleted(h.tenantId, {
+    runId,
+    taskId: taken!.job.taskId,
+    nodeId: 'b',
+    attempt: 0,
+    output: {},
+    leaseToken: taken!.leaseToken,
+  });
   expect(late.ignored).toMatch(/lease/);
 }
 
@@ -186,7 +200,12 @@ describe('a worker slot with eager dispatch', () => {
     const config = { queues: ['http'], workerConcurrency: 1, httpAllowPrivate: true, httpAllowHosts: [] } as unknown as WeftConfig;
     const processor = new TaskProcessor(coordinator, {} as BullTaskQueues, config, { heartbeatMs: 0, eagerDispatch: 2 });
     const ids = ['n1', 'n2', 'n3', 'n4', 'n5'];
-    const { workflowId } = await h.publish(def(ids.map((id) => http(id, { url: `${url}/${id}` })), ids.slice(1).map((id, i) => edge(ids[i]!, id))));
+    const { workflowId } = await h.publish(
+      def(
+        ids.map((id) => http(id, { url: `${url}/${id}` })),
+        ids.slice(1).map((id, i) => edge(ids[i]!, id)),
+      ),
+    );
     const { runId } = await coordinator.runs.startRun(h.tenantId, { workflowId });
     hits.length = 0;
 

@@ -53,7 +53,14 @@ async function work(h: Awaited<ReturnType<typeof coordinatorHarness>>, all: Awai
     const job = h.dispatcher.jobs[i]!;
     const owner = all.find((x) => x.tenantId === job.tenantId)!;
     const token = await owner.coordinator.leases.markRunning(job.tenantId, job.taskId, job.attempt);
-    await owner.coordinator.runs.reportCompleted(job.tenantId, { runId: job.runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, output: {}, leaseToken: token! });
+    await owner.coordinator.runs.reportCompleted(job.tenantId, {
+      runId: job.runId,
+      taskId: job.taskId,
+      nodeId: job.nodeId,
+      attempt: job.attempt,
+      output: {},
+      leaseToken: token!,
+    });
   }
   return i;
 }
@@ -126,9 +133,24 @@ describe('eager dispatch', () => {
     const [alone] = await startMany(a!, chain, 1);
     const x = a!.dispatcher.last('x');
     const token = (await a!.coordinator.leases.markRunning(a!.tenantId, x.taskId, 0))!;
-    const taken = await a!.coordinator.runs.reportCompleted(a!.tenantId, { runId: alone!, taskId: x.taskId, nodeId: 'x', attempt: 0, output: {}, leaseToken: token, takeFrom: queue });
+    const taken = await a!.coordinator.runs.reportCompleted(a!.tenantId, {
+      runId: alone!,
+      taskId: x.taskId,
+      nodeId: 'x',
+      attempt: 0,
+      output: {},
+      leaseToken: token,
+      takeFrom: queue,
+    });
     expect(taken.taken?.job.nodeId).toBe('y');
-    await a!.coordinator.runs.reportCompleted(a!.tenantId, { runId: alone!, taskId: taken.taken!.job.taskId, nodeId: 'y', attempt: 0, output: {}, leaseToken: taken.taken!.leaseToken });
+    await a!.coordinator.runs.reportCompleted(a!.tenantId, {
+      runId: alone!,
+      taskId: taken.taken!.job.taskId,
+      nodeId: 'y',
+      attempt: 0,
+      output: {},
+      leaseToken: taken.taken!.leaseToken,
+    });
 
     // A second run of A is running x, a third one's job fills the window, and B's attempt waits in the backlog.
     const [second] = await startMany(a!, chain, 1);
@@ -141,7 +163,15 @@ describe('eager dispatch', () => {
     // B's first attempt goes ahead at once (B was idle); its second waits in the backlog.
     const [, waiting] = await startMany(b!, def([http('z', undefined, { queue })]), 2);
     expect((await b!.tasks(waiting!)).z).toMatchObject({ status: 'QUEUED' });
-    const refused = await a!.coordinator.runs.reportCompleted(a!.tenantId, { runId: second!, taskId: x2.taskId, nodeId: 'x', attempt: 0, output: {}, leaseToken: token2, takeFrom: queue });
+    const refused = await a!.coordinator.runs.reportCompleted(a!.tenantId, {
+      runId: second!,
+      taskId: x2.taskId,
+      nodeId: 'x',
+      attempt: 0,
+      output: {},
+      leaseToken: token2,
+      takeFrom: queue,
+    });
     expect(refused.taken).toBeUndefined();
     expect((await a!.tasks(second!)).y).toMatchObject({ status: 'QUEUED' });
     // When the window has room again (the claims below free places one by one), B's attempt is
@@ -161,7 +191,13 @@ describe("a tenant's pile of held rows", () => {
   it('is looked at a bounded part per pass, at its share, so another tenant is admitted at once', async () => {
     const queue = freshQueue();
     const [a, b] = await tenants(2, 100);
-    const held = def([http('call', { url: 'http://example.test/{{ item }}' }, { queue, for_each: '{{ input.items }}', concurrency: { key: 'one', limit: 1 } } as Partial<WorkflowNode>)]);
+    const held = def([
+      http('call', { url: 'http://example.test/{{ item }}' }, {
+        queue,
+        for_each: '{{ input.items }}',
+        concurrency: { key: 'one', limit: 1 },
+      } as Partial<WorkflowNode>),
+    ]);
     const { workflowId } = await b!.publish(held);
     const { runId } = await b!.coordinator.runs.startRun(b!.tenantId, { workflowId, input: { items: Array.from({ length: 1000 }, (_, i) => i) } });
     // One admitted; of the 999 others, one pass held at most its budget and left the rest ready.
@@ -231,7 +267,11 @@ describe('node limits', () => {
     await h.coordinator.outbox.relay(100);
     expect(calls()).toHaveLength(2);
     // A new process (a restart): the window is the database's, not the old process's memory.
-    const restarted = new RunCoordinator(db.ds, h.dispatcher, new RecordingPublisher(), { now: h.clock.now, logger: new MemoryLogger(), dispatchWindowFloor: 100 });
+    const restarted = new RunCoordinator(db.ds, h.dispatcher, new RecordingPublisher(), {
+      now: h.clock.now,
+      logger: new MemoryLogger(),
+      dispatchWindowFloor: 100,
+    });
     h.clock.advance(1);
     await restarted.outbox.relay(100);
     expect(calls()).toHaveLength(4);

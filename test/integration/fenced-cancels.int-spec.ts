@@ -105,14 +105,30 @@ function byRun<R extends { run_id: string }>(rows: R[]): Map<string, R[]> {
   return out;
 }
 
-interface EventRow { run_id: string; seq: number; type: string; node_id: string | null; attempt: number | null; ignored: string | null; at: Date }
-interface TaskRow { run_id: string; node_id: string; status: string; attempt: number; finished_at: Date | null; updated_at: Date }
+interface EventRow {
+  run_id: string;
+  seq: number;
+  type: string;
+  node_id: string | null;
+  attempt: number | null;
+  ignored: string | null;
+  at: Date;
+}
+interface TaskRow {
+  run_id: string;
+  node_id: string;
+  status: string;
+  attempt: number;
+  finished_at: Date | null;
+  updated_at: Date;
+}
 
 /** Every way `life` breaks the rules of a cancel racing fenced steps (empty when none). */
 function broken(life: Life, status: string, eventSeq: number, events: EventRow[], tasks: TaskRow[]): string[] {
   const out: string[] = [];
   const fail = (what: string) => out.push(`run ${life.runId} (cancel at report ${life.cancelAt}): ${what}`);
-  if (events.map((e) => e.seq).join() !== Array.from({ length: eventSeq }, (_, i) => i + 1).join()) fail(`history seqs ${events.map((e) => e.seq).join()} at event_seq ${eventSeq}`);
+  if (events.map((e) => e.seq).join() !== Array.from({ length: eventSeq }, (_, i) => i + 1).join())
+    fail(`history seqs ${events.map((e) => e.seq).join()} at event_seq ${eventSeq}`);
   const applied = events.filter((e) => e.type === 'NodeCompleted' && e.ignored === null);
   const nodes = applied.map((e) => e.node_id);
   if (new Set(nodes).size !== nodes.length) fail(`a node completed twice: ${nodes.join()}`);
@@ -130,13 +146,15 @@ function broken(life: Life, status: string, eventSeq: number, events: EventRow[]
   }
   for (const t of tasks) {
     if (t.status !== 'COMPLETED' && t.status !== 'CANCELLED') fail(`task ${t.node_id} ${t.status} after the cancel`);
-    if (t.status === 'COMPLETED' && (t.finished_at! > cancelled.at || t.updated_at > cancelled.at)) fail(`task ${t.node_id} completed at ${t.finished_at?.toISOString()}, after the cancel at ${cancelled.at.toISOString()}`);
+    if (t.status === 'COMPLETED' && (t.finished_at! > cancelled.at || t.updated_at > cancelled.at))
+      fail(`task ${t.node_id} completed at ${t.finished_at?.toISOString()}, after the cancel at ${cancelled.at.toISOString()}`);
   }
   // A report the worker was told was applied is in the history before the cancel, once; one it was
   // told was ignored is there as ignored; every report after the cancel is ignored.
   for (const r of [...life.before, ...life.after]) {
     const mine = events.filter((e) => e.type === 'NodeCompleted' && e.node_id === r.nodeId && e.attempt === r.attempt);
-    if (r.ignored === undefined && !mine.some((e) => e.ignored === null && e.seq < cancelled.seq)) fail(`applied report of ${r.nodeId} not in the history before the cancel`);
+    if (r.ignored === undefined && !mine.some((e) => e.ignored === null && e.seq < cancelled.seq))
+      fail(`applied report of ${r.nodeId} not in the history before the cancel`);
     if (r.ignored !== undefined && !mine.some((e) => e.ignored === r.ignored)) fail(`ignored report of ${r.nodeId} (${r.ignored}) not recorded as ignored`);
   }
   for (const r of life.after) {
@@ -149,7 +167,10 @@ function broken(life: Life, status: string, eventSeq: number, events: EventRow[]
 describe(`${RUNS} cancels racing chains reported through the step committer`, () => {
   it('lets no report land after its run was cancelled, and records every report made after it as ignored', async () => {
     const h = await coordinatorHarness(db.ds, { now: undefined });
-    const canceller = new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), { logger: new MemoryLogger(), dispatchWindowFloor: 1_000_000 });
+    const canceller = new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), {
+      logger: new MemoryLogger(),
+      dispatchWindowFloor: 1_000_000,
+    });
     const { workflowId } = await h.publish(chain(NODES));
     const next = random(SEED);
 
@@ -166,10 +187,16 @@ describe(`${RUNS} cancels racing chains reported through the step committer`, ()
     expect(lives).toHaveLength(RUNS);
 
     const q = async <R>(text: string) => (await db.owner.query(text, [h.tenantId])) as R[];
-    const runs = new Map((await q<{ id: string; status: string; event_seq: number }>(`SELECT id, status, event_seq FROM runs WHERE tenant_id = $1`)).map((r) => [r.id, r]));
-    const events = byRun(await q<EventRow>(`SELECT run_id, seq, type, node_id, attempt, ignored, at FROM run_history WHERE tenant_id = $1 ORDER BY run_id, seq`));
+    const runs = new Map(
+      (await q<{ id: string; status: string; event_seq: number }>(`SELECT id, status, event_seq FROM runs WHERE tenant_id = $1`)).map((r) => [r.id, r]),
+    );
+    const events = byRun(
+      await q<EventRow>(`SELECT run_id, seq, type, node_id, attempt, ignored, at FROM run_history WHERE tenant_id = $1 ORDER BY run_id, seq`),
+    );
     const tasks = byRun(await q<TaskRow>(`SELECT run_id, node_id, status, attempt, finished_at, updated_at FROM tasks WHERE tenant_id = $1`));
-    const problems = lives.flatMap((l) => broken(l, runs.get(l.runId)!.status, runs.get(l.runId)!.event_seq, events.get(l.runId) ?? [], tasks.get(l.runId) ?? []));
+    const problems = lives.flatMap((l) =>
+      broken(l, runs.get(l.runId)!.status, runs.get(l.runId)!.event_seq, events.get(l.runId) ?? [], tasks.get(l.runId) ?? []),
+    );
     expect({ seed: SEED, problems: problems.slice(0, 20), count: problems.length }).toEqual({ seed: SEED, problems: [], count: 0 });
 
     // The race was real: cancels met fenced reports in flight, and most reports were written fenced.

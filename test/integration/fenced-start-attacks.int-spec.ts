@@ -105,7 +105,9 @@ describe('values a fenced start carries as literals', () => {
 describe('many fenced starts of one idempotency key at once', () => {
   it('create exactly one run; every other start gets it back, created false', async () => {
     const { fenced, a } = await pair(chain(2));
-    const results = await Promise.all(Array.from({ length: 24 }, (_, i) => fenced.coordinator.runs.startRun(fenced.tenantId, { workflowId: a, idempotencyKey: 'same', input: { i } })));
+    const results = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => fenced.coordinator.runs.startRun(fenced.tenantId, { workflowId: a, idempotencyKey: 'same', input: { i } })),
+    );
     const created = results.filter((r) => r.created);
     expect(created).toHaveLength(1);
     expect(new Set(results.map((r) => r.runId))).toEqual(new Set([created[0]!.runId]));

@@ -36,7 +36,9 @@ describe('a start of a workflow this process started before', () => {
 
     const input = { order: 7, note: 'ü' };
     let viaFence!: { runId: string; run?: unknown };
-    const sent = await sentMessages(async () => (viaFence = await fenced.coordinator.runs.startRun(fenced.tenantId, { workflowId: a.workflowId, input, priority: 2 })));
+    const sent = await sentMessages(
+      async () => (viaFence = await fenced.coordinator.runs.startRun(fenced.tenantId, { workflowId: a.workflowId, input, priority: 2 })),
+    );
     const viaLocks = await locking.coordinator.runs.startRun(locking.tenantId, { workflowId: b.workflowId, input, priority: 2 });
 
     // The start's own message, then the fair-dispatch pass its commit asks for.
@@ -60,7 +62,9 @@ describe('a start of a workflow this process started before', () => {
     const before = h.coordinator.committer.stats;
     await deprecate(h, workflowId, version);
 
-    await expect(h.coordinator.runs.startRun(h.tenantId, { workflowId })).rejects.toThrow(`workflow ${workflowId} version ${version} (its latest version, the default) is deprecated`);
+    await expect(h.coordinator.runs.startRun(h.tenantId, { workflowId })).rejects.toThrow(
+      `workflow ${workflowId} version ${version} (its latest version, the default) is deprecated`,
+    );
     // The statement ran and wrote nothing; the locking path said why.
     expect(h.coordinator.committer.stats).toMatchObject({ statements: before.statements + 1, failed: 0 });
   });

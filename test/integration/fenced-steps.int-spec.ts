@@ -41,16 +41,24 @@ describe('a chain reported by a worker that takes its next attempt', () => {
     expect((await fenced.run(viaFence)).status).toBe('SUCCEEDED');
     expect(await shape(fenced, viaFence)).toEqual(await shape(locking, viaLocks));
     const tasks = Object.values(await fenced.tasks(viaFence));
-    expect(tasks.map((t) => [t.nodeId, t.status, t.output])).toEqual(Object.values(await locking.tasks(viaLocks)).map((t) => [t.nodeId, t.status, { step: t.nodeId }]));
+    expect(tasks.map((t) => [t.nodeId, t.status, t.output])).toEqual(
+      Object.values(await locking.tasks(viaLocks)).map((t) => [t.nodeId, t.status, { step: t.nodeId }]),
+    );
     expect(await fenced.outbox(viaFence)).toHaveLength(1); // the first task's, from the start
-    expect(fenced.publisher.updates.filter((u) => u.runId === viaFence).map((u) => u.seq)).toEqual(locking.publisher.updates.filter((u) => u.runId === viaLocks).map((u) => u.seq));
+    expect(fenced.publisher.updates.filter((u) => u.runId === viaFence).map((u) => u.seq)).toEqual(
+      locking.publisher.updates.filter((u) => u.runId === viaLocks).map((u) => u.seq),
+    );
   });
 });
 
 describe("a worker process that did not start the run (the API's did)", () => {
   /** A coordinator of its own over the same database and tenant: the worker process's. */
   function workerOf(h: Harness): RunCoordinator {
-    return new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), { now: h.clock.now, logger: h.logger, dispatchWindowFloor: 1_000_000 });
+    return new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), {
+      now: h.clock.now,
+      logger: h.logger,
+      dispatchWindowFloor: 1_000_000,
+    });
   }
 
   /** Starts a run of `workflowId` in `h`, then claims its first job in `worker` (telling the run when `withRun`) and reports every step there. */
@@ -61,7 +69,17 @@ describe("a worker process that did not start the run (the API's did)", () => {
     let held: TakenTask | undefined = { job, leaseToken: claim!.leaseToken };
     while (held) {
       const { job: j, leaseToken }: TakenTask = held;
-      held = (await worker.runs.reportCompleted(h.tenantId, { runId, taskId: j.taskId, nodeId: j.nodeId, attempt: j.attempt, leaseToken, output: { step: j.nodeId }, takeFrom: j.queue })).taken;
+      held = (
+        await worker.runs.reportCompleted(h.tenantId, {
+          runId,
+          taskId: j.taskId,
+          nodeId: j.nodeId,
+          attempt: j.attempt,
+          leaseToken,
+          output: { step: j.nodeId },
+          takeFrom: j.queue,
+        })
+      ).taken;
     }
     return runId;
   }
@@ -97,7 +115,15 @@ describe("a worker process that did not start the run (the API's did)", () => {
     // The API cancels the run after the claim read its state: the run's seq moves on.
     await h.coordinator.runs.cancelRun(h.tenantId, { runId });
     const before = worker.committer.stats.statements;
-    await worker.runs.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, leaseToken: claim!.leaseToken, output: { step: job.nodeId }, takeFrom: job.queue });
+    await worker.runs.reportCompleted(h.tenantId, {
+      runId,
+      taskId: job.taskId,
+      nodeId: job.nodeId,
+      attempt: job.attempt,
+      leaseToken: claim!.leaseToken,
+      output: { step: job.nodeId },
+      takeFrom: job.queue,
+    });
     // The fenced statement found another seq and wrote nothing; the locking path recorded the report as it always did.
     expect(worker.committer.stats.statements).toBe(before + 1);
     expect((await h.run(runId)).status).toBe('CANCELLED');

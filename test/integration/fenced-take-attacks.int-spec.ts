@@ -62,7 +62,12 @@ describe('a fenced take refused by fair order', () => {
 
   it('of one of two attempts a FORK creates: both are QUEUED, offered and backlogged, and the run ends', async () => {
     const h = await coordinatorHarness(db.ds);
-    const { workflowId } = await h.publish(def([http('n1'), http('n2'), fork('f'), http('a'), http('b'), join('j'), http('z')], [edge('n1', 'n2'), edge('n2', 'f'), edge('f', 'a'), edge('f', 'b'), edge('a', 'j'), edge('b', 'j'), edge('j', 'z')]));
+    const { workflowId } = await h.publish(
+      def(
+        [http('n1'), http('n2'), fork('f'), http('a'), http('b'), join('j'), http('z')],
+        [edge('n1', 'n2'), edge('n2', 'f'), edge('f', 'a'), edge('f', 'b'), edge('a', 'j'), edge('b', 'j'), edge('j', 'z')],
+      ),
+    );
     const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
     const n2 = (await step(h, await claimFirst(h, runId))).taken!;
     await otherTenantWaits(db);
@@ -91,7 +96,12 @@ describe('a fenced take refused by fair order', () => {
 describe('a fenced take a FORK allows', () => {
   it('takes one of the two new attempts; the other is QUEUED with its backlog row and job', async () => {
     const h = await coordinatorHarness(db.ds);
-    const { workflowId } = await h.publish(def([http('n1'), http('n2'), fork('f'), http('a'), http('b'), join('j')], [edge('n1', 'n2'), edge('n2', 'f'), edge('f', 'a'), edge('f', 'b'), edge('a', 'j'), edge('b', 'j')]));
+    const { workflowId } = await h.publish(
+      def(
+        [http('n1'), http('n2'), fork('f'), http('a'), http('b'), join('j')],
+        [edge('n1', 'n2'), edge('n2', 'f'), edge('f', 'a'), edge('f', 'b'), edge('a', 'j'), edge('b', 'j')],
+      ),
+    );
     const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
     const n2 = (await step(h, await claimFirst(h, runId))).taken!;
 

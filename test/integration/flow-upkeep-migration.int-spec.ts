@@ -18,7 +18,8 @@ const at = MIGRATIONS.findIndex((m) => m.name === MIGRATION);
 
 let owner: DataSource;
 const groups = async () => (await owner.query(`SELECT group_key, workflow_id, key, run_limit FROM concurrency_groups ORDER BY group_key`)) as unknown[];
-const runGroups = async () => ((await owner.query(`SELECT id, concurrency_group FROM runs ORDER BY id`)) as { id: string; concurrency_group: string }[]).map((r) => r.concurrency_group);
+const runGroups = async () =>
+  ((await owner.query(`SELECT id, concurrency_group FROM runs ORDER BY id`)) as { id: string; concurrency_group: string }[]).map((r) => r.concurrency_group);
 
 beforeAll(async () => {
   expect(at).toBeGreaterThan(0);
@@ -29,7 +30,10 @@ beforeAll(async () => {
   await owner.query(`INSERT INTO tenants (id, name) VALUES ($1, 't')`, [T]);
   for (const wf of ['W', 'W:b']) {
     await owner.query(`INSERT INTO workflows (tenant_id, id, latest_version) VALUES ($1, $2, 1)`, [T, wf]);
-    await owner.query(`INSERT INTO workflow_versions (tenant_id, workflow_id, version, definition, source, checksum) VALUES ($1, $2, 1, '{}', '{}', 'c')`, [T, wf]);
+    await owner.query(`INSERT INTO workflow_versions (tenant_id, workflow_id, version, definition, source, checksum) VALUES ($1, $2, 1, '{}', '{}', 'c')`, [
+      T,
+      wf,
+    ]);
   }
   // The shared row names the workflow that was admitted first; W also has an idle group.
   await owner.query(

@@ -116,7 +116,14 @@ function inProcessWorker(queue: string, concurrency: number, leases: Leases): vo
     runLeaseMs: leases.runLeaseMs,
     dispatchLeaseMs: leases.dispatchLeaseMs,
   });
-  const config = { queues: [queue], workerConcurrency: concurrency, httpAllowPrivate: true, httpAllowHosts: [], runLeaseMs: leases.runLeaseMs, drainSeconds: 1 };
+  const config = {
+    queues: [queue],
+    workerConcurrency: concurrency,
+    httpAllowPrivate: true,
+    httpAllowHosts: [],
+    runLeaseMs: leases.runLeaseMs,
+    drainSeconds: 1,
+  };
   const worker = new TaskProcessor(coordinator, queues, config as unknown as WeftConfig);
   void worker.start();
   closers.push(async () => {
@@ -148,7 +155,10 @@ async function platform(queue: string, leases: Leases) {
   scheduler.start();
   closers.push(async () => {
     await Promise.all([scheduler.timers, scheduler.schedules, scheduler.outbox, scheduler.sweep].map((p) => p.onApplicationShutdown()));
-    await queues.queue(queue).obliterate({ force: true }).catch(() => undefined);
+    await queues
+      .queue(queue)
+      .obliterate({ force: true })
+      .catch(() => undefined);
     await queues.close();
   });
   const runs = new RunRepository(db.ds);
@@ -209,130 +219,166 @@ function slotSampler(tenantId: string, key: string) {
 }
 
 describe('a node concurrency limit across worker processes', () => {
-  it('never lets more than `limit` attempts of the key run, with more free worker slots than that', async () => {
-    const queue = 'flow-partner';
-    const leases = { lockMs: 10_000, runLeaseMs: 10_000, dispatchLeaseMs: 10_000 };
-    const svc = await flowService(true);
-    const p = await platform(queue, leases);
-    // Two worker processes with 3 slots each: 6 slots for 6 attempts; only the limit holds them back.
-    await Promise.all([startWorker(queue, 3, leases), startWorker(queue, 3, leases)]);
-    const slots = slotSampler(p.tenantId, 'partner');
-    const runId = await p.start(
-      def([
-        http('call', { url: `${svc.base}/partner/{{ item }}`, timeout_seconds: 120 }, { queue, for_each: '{{ input.items }}', concurrency: { key: 'partner', limit: 2 } }),
-      ]),
-      { items: [1, 2, 3, 4, 5, 6] },
-    );
+  it(
+    'never lets more than `limit` attempts of the key run, with more free worker slots than that',
+    async () => {
+      const queue = 'flow-partner';
+      const leases = { lockMs: 10_000, runLeaseMs: 10_000, dispatchLeaseMs: 10_000 };
+      const svc = await flowService(true);
+      const p = await platform(queue, leases);
+      // Two worker processes with 3 slots each: 6 slots for 6 attempts; only the limit holds them back.
+      await Promise.all([startWorker(queue, 3, leases), startWorker(queue, 3, leases)]);
+      const slots = slotSampler(p.tenantId, 'partner');
+      const runId = await p.start(
+        def([
+          http(
+            'call',
+            { url: `${svc.base}/partner/{{ item }}`, timeout_seconds: 120 },
+            { queue, for_each: '{{ input.items }}', concurrency: { key: 'partner', limit: 2 } },
+          ),
+        ]),
+        { items: [1, 2, 3, 4, 5, 6] },
+      );
 
-    const heldByLimit = async () => (await p.tasks(runId)).filter((t) => t.status === 'QUEUED' && t.hold_reason === 'CONCURRENCY_LIMIT').length;
-    await eventually('two requests are in flight and four attempts are held by the limit', async () => svc.open() === 2 && (await heldByLimit()) === 4, 30_000);
-    expect((await p.tasks(runId)).filter((t) => t.status === 'RUNNING')).toHaveLength(2);
-    // A held row is looked at again after 5 s: wait for a re-examination (its held_until moves), still held.
-    const [before] = (await db.owner.query(`SELECT max(held_until) AS at FROM outbox WHERE tenant_id = $1 AND run_id = $2`, [p.tenantId, runId])) as { at: Date }[];
-    await eventually(
-      'a held row is looked at again',
-      async () => {
-        const [now] = (await db.owner.query(`SELECT max(held_until) AS at FROM outbox WHERE tenant_id = $1 AND run_id = $2 AND hold_reason IS NOT NULL`, [p.tenantId, runId])) as {
-          at: Date | null;
-        }[];
-        return now!.at !== null && now!.at.getTime() > before!.at.getTime();
-      },
-      20_000,
-    );
-    expect(svc.open()).toBe(2);
-    expect(await heldByLimit()).toBe(4);
+      const heldByLimit = async () => (await p.tasks(runId)).filter((t) => t.status === 'QUEUED' && t.hold_reason === 'CONCURRENCY_LIMIT').length;
+      await eventually(
+        'two requests are in flight and four attempts are held by the limit',
+        async () => svc.open() === 2 && (await heldByLimit()) === 4,
+        30_000,
+      );
+      expect((await p.tasks(runId)).filter((t) => t.status === 'RUNNING')).toHaveLength(2);
+      // A held row is looked at again after 5 s: wait for a re-examination (its held_until moves), still held.
+      const [before] = (await db.owner.query(`SELECT max(held_until) AS at FROM outbox WHERE tenant_id = $1 AND run_id = $2`, [p.tenantId, runId])) as {
+        at: Date;
+      }[];
+      await eventually(
+        'a held row is looked at again',
+        async () => {
+          const [now] = (await db.owner.query(`SELECT max(held_until) AS at FROM outbox WHERE tenant_id = $1 AND run_id = $2 AND hold_reason IS NOT NULL`, [
+            p.tenantId,
+            runId,
+          ])) as {
+            at: Date | null;
+          }[];
+          return now!.at !== null && now!.at.getTime() > before!.at.getTime();
+        },
+        20_000,
+      );
+      expect(svc.open()).toBe(2);
+      expect(await heldByLimit()).toBe(4);
 
-    // Each answer frees one slot, and exactly one held attempt takes it.
-    for (let answered = 1; answered <= 6; answered++) {
-      svc.answerOldest();
-      const arrived = Math.min(6, answered + 2);
-      await eventually(`after ${answered} answer(s), ${arrived} requests arrived`, async () => svc.arrivals.length === arrived && svc.open() === arrived - answered, 30_000);
-      expect(svc.maxOpen()).toBeLessThanOrEqual(2);
-    }
-    await eventually('the run ends', async () => (await p.runStatus(runId)) !== 'RUNNING', 30_000);
-    await slots.stop();
+      // Each answer frees one slot, and exactly one held attempt takes it.
+      for (let answered = 1; answered <= 6; answered++) {
+        svc.answerOldest();
+        const arrived = Math.min(6, answered + 2);
+        await eventually(
+          `after ${answered} answer(s), ${arrived} requests arrived`,
+          async () => svc.arrivals.length === arrived && svc.open() === arrived - answered,
+          30_000,
+        );
+        expect(svc.maxOpen()).toBeLessThanOrEqual(2);
+      }
+      await eventually('the run ends', async () => (await p.runStatus(runId)) !== 'RUNNING', 30_000);
+      await slots.stop();
 
-    expect(await p.runStatus(runId)).toBe('SUCCEEDED');
-    expect(svc.maxOpen()).toBe(2);
-    expect(slots.max()).toBeLessThanOrEqual(2);
-    expect([1, 2, 3, 4, 5, 6].map((i) => svc.count(`/partner/${i}`))).toEqual([1, 1, 1, 1, 1, 1]);
-    expect((await p.tasks(runId)).map((t) => `${t.status}/${t.attempt}`)).toEqual(Array(6).fill('COMPLETED/0'));
-  }, TIMEOUT);
+      expect(await p.runStatus(runId)).toBe('SUCCEEDED');
+      expect(svc.maxOpen()).toBe(2);
+      expect(slots.max()).toBeLessThanOrEqual(2);
+      expect([1, 2, 3, 4, 5, 6].map((i) => svc.count(`/partner/${i}`))).toEqual([1, 1, 1, 1, 1, 1]);
+      expect((await p.tasks(runId)).map((t) => `${t.status}/${t.attempt}`)).toEqual(Array(6).fill('COMPLETED/0'));
+    },
+    TIMEOUT,
+  );
 });
 
 describe('a node slot held by a worker that is SIGKILLed', () => {
-  it('is recovered within the lease; both runs succeed and the key never has two requests in flight', async () => {
-    const queue = 'flow-solo';
-    const leases = { lockMs: 1_500, runLeaseMs: 1_500, dispatchLeaseMs: 1_500 };
-    const svc = await flowService(true);
-    const p = await platform(queue, leases);
-    const workerA = await startWorker(queue, 2, leases);
-    const slots = slotSampler(p.tenantId, 'solo');
-    const one = def([http('a', { url: `${svc.base}/solo/{{ input.n }}`, timeout_seconds: 120 }, { queue, concurrency: { key: 'solo', limit: 1 } })]);
+  it(
+    'is recovered within the lease; both runs succeed and the key never has two requests in flight',
+    async () => {
+      const queue = 'flow-solo';
+      const leases = { lockMs: 1_500, runLeaseMs: 1_500, dispatchLeaseMs: 1_500 };
+      const svc = await flowService(true);
+      const p = await platform(queue, leases);
+      const workerA = await startWorker(queue, 2, leases);
+      const slots = slotSampler(p.tenantId, 'solo');
+      const one = def([http('a', { url: `${svc.base}/solo/{{ input.n }}`, timeout_seconds: 120 }, { queue, concurrency: { key: 'solo', limit: 1 } })]);
 
-    const first = await p.start(one, { n: 1 });
-    await eventually('worker A executes run 1', async () => svc.count('/solo/1') === 1 && (await p.tasks(first))[0]?.status === 'RUNNING', 30_000);
-    const second = await p.start(one, { n: 2 });
-    await eventually('run 2 is held by the limit', async () => (await p.tasks(second))[0]?.hold_reason === 'CONCURRENCY_LIMIT', 30_000);
+      const first = await p.start(one, { n: 1 });
+      await eventually('worker A executes run 1', async () => svc.count('/solo/1') === 1 && (await p.tasks(first))[0]?.status === 'RUNNING', 30_000);
+      const second = await p.start(one, { n: 2 });
+      await eventually('run 2 is held by the limit', async () => (await p.tasks(second))[0]?.hold_reason === 'CONCURRENCY_LIMIT', 30_000);
 
-    inProcessWorker(queue, 2, leases); // idle: the only slot of the key is A's
-    await killWorker(workerA);
-    svc.release(); // from now on every request is answered at once
+      inProcessWorker(queue, 2, leases); // idle: the only slot of the key is A's
+      await killWorker(workerA);
+      svc.release(); // from now on every request is answered at once
 
-    await eventually('both runs end', async () => (await p.runStatus(first)) !== 'RUNNING' && (await p.runStatus(second)) !== 'RUNNING', 60_000);
-    await slots.stop();
-    expect([await p.runStatus(first), await p.runStatus(second)]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
-    // Run 1 was executed again by the second worker (A's request died with A), run 2 once, after run 1's attempt ended.
-    expect([svc.count('/solo/1'), svc.count('/solo/2')]).toEqual([2, 1]);
-    const order = svc.arrivals.map((a) => a.path);
-    expect(order.lastIndexOf('/solo/1')).toBeLessThan(order.indexOf('/solo/2'));
-    expect(svc.maxOpen()).toBe(1);
-    expect(slots.max()).toBe(1);
-  }, TIMEOUT);
+      await eventually('both runs end', async () => (await p.runStatus(first)) !== 'RUNNING' && (await p.runStatus(second)) !== 'RUNNING', 60_000);
+      await slots.stop();
+      expect([await p.runStatus(first), await p.runStatus(second)]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+      // Run 1 was executed again by the second worker (A's request died with A), run 2 once, after run 1's attempt ended.
+      expect([svc.count('/solo/1'), svc.count('/solo/2')]).toEqual([2, 1]);
+      const order = svc.arrivals.map((a) => a.path);
+      expect(order.lastIndexOf('/solo/1')).toBeLessThan(order.indexOf('/solo/2'));
+      expect(svc.maxOpen()).toBe(1);
+      expect(slots.max()).toBe(1);
+    },
+    TIMEOUT,
+  );
 });
 
 describe('a node rate limit across a worker restart and a Redis flush', () => {
-  it('admits at most `limit` starts per window by the database clock, and all attempts still run', async () => {
-    const queue = 'flow-api';
-    const leases = { lockMs: 2_000, runLeaseMs: 2_000, dispatchLeaseMs: 1_500 };
-    const svc = await flowService(false);
-    const p = await platform(queue, leases);
-    const redis = new Redis(REDIS_URL);
-    closers.push(async () => redis.disconnect());
-    const first = await startWorker(queue, 3, leases);
-    const runId = await p.start(
-      def([http('call', { url: `${svc.base}/api/{{ item }}` }, { queue, for_each: '{{ input.items }}', rate_limit: { key: 'api', limit: 2, per_seconds: 3 } })]),
-      { items: [1, 2, 3, 4, 5, 6] },
-    );
-    const starts = async () =>
-      (await db.owner.query(`SELECT started_at FROM flow_rate_starts WHERE tenant_id = $1 AND rate_key = 'api' ORDER BY started_at`, [p.tenantId])) as { started_at: Date }[];
+  it(
+    'admits at most `limit` starts per window by the database clock, and all attempts still run',
+    async () => {
+      const queue = 'flow-api';
+      const leases = { lockMs: 2_000, runLeaseMs: 2_000, dispatchLeaseMs: 1_500 };
+      const svc = await flowService(false);
+      const p = await platform(queue, leases);
+      const redis = new Redis(REDIS_URL);
+      closers.push(async () => redis.disconnect());
+      const first = await startWorker(queue, 3, leases);
+      const runId = await p.start(
+        def([
+          http('call', { url: `${svc.base}/api/{{ item }}` }, { queue, for_each: '{{ input.items }}', rate_limit: { key: 'api', limit: 2, per_seconds: 3 } }),
+        ]),
+        { items: [1, 2, 3, 4, 5, 6] },
+      );
+      const starts = async () =>
+        (await db.owner.query(`SELECT started_at FROM flow_rate_starts WHERE tenant_id = $1 AND rate_key = 'api' ORDER BY started_at`, [p.tenantId])) as {
+          started_at: Date;
+        }[];
 
-    await eventually('the first two calls arrive and complete', async () => svc.arrivals.length === 2 && (await p.tasks(runId)).filter((t) => t.status === 'COMPLETED').length === 2, 30_000);
-    await killWorker(first);
-    // The next window admits two more while no worker runs: their jobs wait in Redis, and are lost
-    // with it. Admitted, they are the window's next starts: nothing more is admitted meanwhile.
-    await eventually('the next two attempts are admitted', async () => (await p.tasks(runId)).filter((t) => t.status === 'PENDING').length === 2, 30_000);
-    expect((await p.tasks(runId)).filter((t) => t.status === 'QUEUED')).toHaveLength(2);
-    expect(await starts()).toHaveLength(2);
-    expect(svc.arrivals).toHaveLength(2);
-    expect(await flushInstallation(redis, db.url)).toBeGreaterThan(0);
-    await startWorker(queue, 3, leases);
+      await eventually(
+        'the first two calls arrive and complete',
+        async () => svc.arrivals.length === 2 && (await p.tasks(runId)).filter((t) => t.status === 'COMPLETED').length === 2,
+        30_000,
+      );
+      await killWorker(first);
+      // The next window admits two more while no worker runs: their jobs wait in Redis, and are lost
+      // with it. Admitted, they are the window's next starts: nothing more is admitted meanwhile.
+      await eventually('the next two attempts are admitted', async () => (await p.tasks(runId)).filter((t) => t.status === 'PENDING').length === 2, 30_000);
+      expect((await p.tasks(runId)).filter((t) => t.status === 'QUEUED')).toHaveLength(2);
+      expect(await starts()).toHaveLength(2);
+      expect(svc.arrivals).toHaveLength(2);
+      expect(await flushInstallation(redis, db.url)).toBeGreaterThan(0);
+      await startWorker(queue, 3, leases);
 
-    await eventually('the run ends', async () => (await p.runStatus(runId)) !== 'RUNNING', 60_000);
-    expect(await p.runStatus(runId)).toBe('SUCCEEDED');
-    expect([1, 2, 3, 4, 5, 6].map((i) => svc.count(`/api/${i}`))).toEqual([1, 1, 1, 1, 1, 1]);
+      await eventually('the run ends', async () => (await p.runStatus(runId)) !== 'RUNNING', 60_000);
+      expect(await p.runStatus(runId)).toBe('SUCCEEDED');
+      expect([1, 2, 3, 4, 5, 6].map((i) => svc.count(`/api/${i}`))).toEqual([1, 1, 1, 1, 1, 1]);
 
-    // The database's starts, one per claim: no window of 3 s holds more than 2 (the third start
-    // after any start is at least 3 s later).
-    const [crowding] = (await db.owner.query(
-      `SELECT count(*)::int AS starts, count(*) FILTER (WHERE started_at - lag2 < interval '3 seconds')::int AS crowded
+      // The database's starts, one per claim: no window of 3 s holds more than 2 (the third start
+      // after any start is at least 3 s later).
+      const [crowding] = (await db.owner.query(
+        `SELECT count(*)::int AS starts, count(*) FILTER (WHERE started_at - lag2 < interval '3 seconds')::int AS crowded
          FROM (SELECT started_at, lag(started_at, 2) OVER (ORDER BY started_at) AS lag2 FROM flow_rate_starts WHERE tenant_id = $1 AND rate_key = 'api') s`,
-      [p.tenantId],
-    )) as { starts: number; crowded: number }[];
-    expect(crowding).toEqual({ starts: 6, crowded: 0 });
-    // Each request follows its claim by the time its worker takes to send it (bench:fairness
-    // measures the arrivals' windows); the jobs lost with Redis were not sent twice.
-    expect(svc.arrivals).toHaveLength(6);
-  }, TIMEOUT);
+        [p.tenantId],
+      )) as { starts: number; crowded: number }[];
+      expect(crowding).toEqual({ starts: 6, crowded: 0 });
+      // Each request follows its claim by the time its worker takes to send it (bench:fairness
+      // measures the arrivals' windows); the jobs lost with Redis were not sent twice.
+      expect(svc.arrivals).toHaveLength(6);
+    },
+    TIMEOUT,
+  );
 });
-

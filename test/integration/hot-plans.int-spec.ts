@@ -82,8 +82,23 @@ describe('the hot path', () => {
     const a = h.dispatcher.last('a');
     const token = (await h.coordinator.leases.markRunning(h.tenantId, a.taskId, a.attempt))!;
     await h.coordinator.leases.heartbeat([{ tenantId: h.tenantId, taskId: a.taskId, attempt: a.attempt, leaseToken: token }]);
-    const { taken } = await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: { ok: 1 }, leaseToken: token, takeFrom: 'http' });
-    await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: taken!.job.taskId, nodeId: 'b', attempt: 0, output: {}, leaseToken: taken!.leaseToken });
+    const { taken } = await h.coordinator.runs.reportCompleted(h.tenantId, {
+      runId,
+      taskId: a.taskId,
+      nodeId: 'a',
+      attempt: 0,
+      output: { ok: 1 },
+      leaseToken: token,
+      takeFrom: 'http',
+    });
+    await h.coordinator.runs.reportCompleted(h.tenantId, {
+      runId,
+      taskId: taken!.job.taskId,
+      nodeId: 'b',
+      attempt: 0,
+      output: {},
+      leaseToken: taken!.leaseToken,
+    });
     // A run whose first job Redis refused once admitted: its lease runs out, the sweep puts it back
     // in the backlog and it is admitted again; the poll then finds nothing left.
     h.dispatcher.failNext = 1;

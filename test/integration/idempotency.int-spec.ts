@@ -29,10 +29,10 @@ const GATE_KEY = 7_310_517_301;
 
 /** How many backends of this file's database wait for a lock of type `lock` (`advisory`, `transactionid`…). */
 async function waiting(lock: string): Promise<number> {
-  const [row] = (await db.owner.query(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = $2`,
-    [db.name, lock],
-  )) as { n: number }[];
+  const [row] = (await db.owner.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = $2`, [
+    db.name,
+    lock,
+  ])) as { n: number }[];
   return row!.n;
 }
 
@@ -55,7 +55,9 @@ describe('concurrent duplicate starts', () => {
     const gate = await holdLock(db.owner, GATE_KEY);
     const held = await onInsert('runs', tenantId, act.waitForLock(GATE_KEY));
     try {
-      const calls = replicas.flatMap((r) => Array.from({ length: 5 }, () => r.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'order-7', input: { order: 7 } })));
+      const calls = replicas.flatMap((r) =>
+        Array.from({ length: 5 }, () => r.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'order-7', input: { order: 7 } })),
+      );
       await eventually('every caller at its insert', async () => (await held.hits()) === 20, 30_000);
       await gate.release();
       const results = await Promise.all(calls);
@@ -89,7 +91,7 @@ describe('concurrent duplicate starts', () => {
       let settled = false;
       const second = b!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' }).finally(() => (settled = true));
       // It waits on the key: its insert blocks on the first start's uncommitted row, not a read.
-      await eventually('the duplicate waits on the first start\'s transaction', async () => (await waiting('transactionid')) === 1, 30_000);
+      await eventually("the duplicate waits on the first start's transaction", async () => (await waiting('transactionid')) === 1, 30_000);
       expect(settled).toBe(false);
       await gate.release();
       expect(await second).toEqual({ runId: (await first).runId, created: false });
@@ -115,7 +117,7 @@ describe('concurrent duplicate starts', () => {
       );
       await eventually('the first start waits at the gate', async () => (await waiting('advisory')) === 1, 30_000);
       const pending = b!.coordinator.runs.startRun(tenantId, { workflowId, idempotencyKey: 'k' });
-      await eventually('the duplicate waits on the first start\'s transaction', async () => (await waiting('transactionid')) === 1, 30_000);
+      await eventually("the duplicate waits on the first start's transaction", async () => (await waiting('transactionid')) === 1, 30_000);
       await gate.release();
       const second = await pending;
       expect(await first).toMatch(/first start refused/);

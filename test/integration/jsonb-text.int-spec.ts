@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => client?.end());
 
 const VALUES: unknown[] = [
-  { zeta: 1, a: { y: [1, 2], b: 'x' }, bb: null, aa: true, 'é': 'ü', '': 0 },
+  { zeta: 1, a: { y: [1, 2], b: 'x' }, bb: null, aa: true, é: 'ü', '': 0 },
   [1, 'two', { three: 3.5, four: [] }, {}],
   'a "quoted"\nline\twith \\ and \u0001',
   -12.25,

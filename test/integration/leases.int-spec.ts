@@ -29,7 +29,10 @@ beforeAll(async () => {
   queues = new BullTaskQueues(REDIS_URL, PREFIX);
 });
 afterAll(async () => {
-  await queues?.queue(QUEUE).obliterate({ force: true }).catch(() => undefined);
+  await queues
+    ?.queue(QUEUE)
+    .obliterate({ force: true })
+    .catch(() => undefined);
   await queues?.close();
   await Promise.all(dbs.map((d) => d.drop()));
 });
@@ -122,13 +125,36 @@ describe('fencing by lease token', () => {
     const old = (await h.coordinator.leases.markRunning(h.tenantId, t.taskId, 0))!;
     const current = (await h.coordinator.leases.markRunning(h.tenantId, t.taskId, 0))!; // Bull redelivered the job
 
-    const late = await h.coordinator.runs.reportCompleted(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, output: { from: 'old' }, leaseToken: old });
-    expect(late).toEqual({ ignored: 'stale lease: attempt 0 of node a was re-dispatched; this execution\'s lease was superseded' });
-    const failed = await h.coordinator.runs.reportFailed(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, error: 'x', leaseToken: old });
+    const late = await h.coordinator.runs.reportCompleted(h.tenantId, {
+      runId: t.runId,
+      taskId: t.taskId,
+      nodeId: 'a',
+      attempt: 0,
+      output: { from: 'old' },
+      leaseToken: old,
+    });
+    expect(late).toEqual({ ignored: "stale lease: attempt 0 of node a was re-dispatched; this execution's lease was superseded" });
+    const failed = await h.coordinator.runs.reportFailed(h.tenantId, {
+      runId: t.runId,
+      taskId: t.taskId,
+      nodeId: 'a',
+      attempt: 0,
+      error: 'x',
+      leaseToken: old,
+    });
     expect(failed.ignored).toMatch(/^stale lease/);
     expect(await h.task(t.runId)).toMatchObject({ status: 'RUNNING', attempt: 0, lease_token: current });
 
-    expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: 'a', attempt: 0, output: { from: 'current' }, leaseToken: current })).toEqual({});
+    expect(
+      await h.coordinator.runs.reportCompleted(h.tenantId, {
+        runId: t.runId,
+        taskId: t.taskId,
+        nodeId: 'a',
+        attempt: 0,
+        output: { from: 'current' },
+        leaseToken: current,
+      }),
+    ).toEqual({});
     expect(await h.history(t.runId)).toEqual([
       { type: 'RunStarted', attempt: null, ignored: null },
       { type: 'NodeCompleted', attempt: 0, ignored: late.ignored },
@@ -169,12 +195,26 @@ describe('the lease sweep', () => {
     expect((await h.q.getJob(jobId(running.taskId, 0)))?.data).toMatchObject({ taskId: running.taskId, attempt: 0, queue: QUEUE });
     // The dead execution's lease is revoked (its late report is ignored), and the attempt was admitted again.
     expect(await h.task(running.runId)).toMatchObject({ status: 'PENDING', lease_token: null });
-    const stale = await h.coordinator.runs.reportCompleted(h.tenantId, { runId: running.runId, taskId: running.taskId, nodeId: 'a', attempt: 0, output: {}, leaseToken: oldToken });
+    const stale = await h.coordinator.runs.reportCompleted(h.tenantId, {
+      runId: running.runId,
+      taskId: running.taskId,
+      nodeId: 'a',
+      attempt: 0,
+      output: {},
+      leaseToken: oldToken,
+    });
     expect(stale.ignored).toMatch(/^stale lease: attempt 0 of node a was re-dispatched/);
 
     h.clock.advance(DISPATCH_LEASE - RUN_LEASE);
     expect(await h.coordinator.lostTasks.sweep(100, queues)).toBe(1);
-    expect((await h.q.getJob(jobId(lost.taskId, 0)))?.data).toMatchObject({ tenantId: h.tenantId, runId: lost.runId, taskId: lost.taskId, nodeId: 'a', attempt: 0, input: { url: 'http://example.test/a' } });
+    expect((await h.q.getJob(jobId(lost.taskId, 0)))?.data).toMatchObject({
+      tenantId: h.tenantId,
+      runId: lost.runId,
+      taskId: lost.taskId,
+      nodeId: 'a',
+      attempt: 0,
+      input: { url: 'http://example.test/a' },
+    });
     expect((await h.q.getJob(jobId(live.taskId, 0)))?.timestamp).toBe(liveJob!.timestamp);
     expect(await h.q.getJob(jobId(finished.taskId, 0))).toBeNull();
     expect(h.logger.warnings.filter((w) => w.includes("back in the queue's backlog"))).toHaveLength(2);

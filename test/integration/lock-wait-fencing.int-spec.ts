@@ -62,7 +62,14 @@ describe('a report waiting for the run lock', () => {
     await lock.release();
 
     expect((await late).ignored).toMatch(/stale lease/);
-    const byB = await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: { by: 'B' }, leaseToken: tokenB });
+    const byB = await h.coordinator.runs.reportCompleted(h.tenantId, {
+      runId,
+      taskId: a.taskId,
+      nodeId: 'a',
+      attempt: 0,
+      output: { by: 'B' },
+      leaseToken: tokenB,
+    });
     expect(byB).toEqual({});
     expect((await h.tasks(runId)).a).toMatchObject({ status: 'COMPLETED', output: { by: 'B' } });
   });
@@ -82,7 +89,15 @@ describe('a report waiting for the run lock', () => {
   it("cannot fail the run with a superseded execution's permanent failure", async () => {
     const { h, runId, a, tokenA } = await claimedAfterCachedEvent();
     const lock = await lockRun(runId);
-    const late = h.coordinator.runs.reportFailed(h.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, error: 'timed out while paused', retryable: false, leaseToken: tokenA });
+    const late = h.coordinator.runs.reportFailed(h.tenantId, {
+      runId,
+      taskId: a.taskId,
+      nodeId: 'a',
+      attempt: 0,
+      error: 'timed out while paused',
+      retryable: false,
+      leaseToken: tokenA,
+    });
     await lock.waiter();
     const tokenB = (await h.coordinator.leases.markRunning(h.tenantId, a.taskId, 0))!;
     await lock.release();

@@ -50,29 +50,27 @@ async function insertRun(tenantId: string, workflowId: string, createdAt: Date, 
 describe('migrations', () => {
   it('built every table and are idempotent', async () => {
     const tables = await db.ds.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
-    expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual(
-      [
-        'api_keys',
-        'concurrency_groups',
-        'dispatch_queues',
-        'dispatch_shares',
-        'flow_rate_starts',
-        'migrations',
-        'outbox',
-        'queue_reservations',
-        'run_events',
-        'runs',
-        'schedule_backfills',
-        'schedules',
-        'signals',
-        'task_attempt_logs',
-        'tasks',
-        'tenants',
-        'workers',
-        'workflow_versions',
-        'workflows',
-      ],
-    );
+    expect(tables.map((t: { tablename: string }) => t.tablename)).toEqual([
+      'api_keys',
+      'concurrency_groups',
+      'dispatch_queues',
+      'dispatch_shares',
+      'flow_rate_starts',
+      'migrations',
+      'outbox',
+      'queue_reservations',
+      'run_events',
+      'runs',
+      'schedule_backfills',
+      'schedules',
+      'signals',
+      'task_attempt_logs',
+      'tasks',
+      'tenants',
+      'workers',
+      'workflow_versions',
+      'workflows',
+    ]);
     expect(await runMigrations(db.ownerUrl)).toEqual([]);
   });
 
@@ -159,7 +157,9 @@ describe('TenantRepository', () => {
     const t = await repo.createTenant('globex');
     expect(t.apiKey).toMatch(/^weft_[A-Za-z0-9_-]{43}$/);
     expect(await repo.findApiKey(t.apiKey)).toEqual({ tenantId: t.tenantId, keyId: t.keyId, role: 'admin' });
-    const stored = await withTenant(db.ds, t.tenantId, (m) => sql<{ key_hash: string; key_prefix: string }>(m, `SELECT key_hash, key_prefix FROM api_keys WHERE tenant_id = $1`, [t.tenantId]));
+    const stored = await withTenant(db.ds, t.tenantId, (m) =>
+      sql<{ key_hash: string; key_prefix: string }>(m, `SELECT key_hash, key_prefix FROM api_keys WHERE tenant_id = $1`, [t.tenantId]),
+    );
     expect(stored.rows[0]!.key_hash).toBe(createHash('sha256').update(t.apiKey).digest('hex'));
     expect(t.apiKey.startsWith(stored.rows[0]!.key_prefix)).toBe(true);
     expect(JSON.stringify(await repo.listApiKeys(t.tenantId))).not.toContain(stored.rows[0]!.key_hash);
@@ -183,7 +183,9 @@ describe('TenantRepository', () => {
   it('creates no key past maxLive live keys, even for concurrent creates; revoked keys do not count', async () => {
     const repo = new TenantRepository(db.ds);
     const t = await repo.createTenant('capped');
-    const tries = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => repo.createApiKey(t.tenantId, { name: `k${i}`, role: 'viewer' }, { maxLive: 3 })));
+    const tries = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => repo.createApiKey(t.tenantId, { name: `k${i}`, role: 'viewer' }, { maxLive: 3 })),
+    );
     expect(tries.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
     expect(tries.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual(Array(6).fill(new TooManyApiKeysError(3)));
     const keys = await repo.listApiKeys(t.tenantId);
@@ -202,7 +204,13 @@ describe('WorkflowRepository', () => {
   it('numbers versions per workflow and returns the latest by default', async () => {
     const { tenantId } = await createTenant(db.ds);
     const repo = new WorkflowRepository(db.ds);
-    const v1 = await repo.publishVersion(tenantId, { workflowId: 'orders', name: 'Orders', definition: definition as unknown as Json, source: 'v1', checksum: 'c1' });
+    const v1 = await repo.publishVersion(tenantId, {
+      workflowId: 'orders',
+      name: 'Orders',
+      definition: definition as unknown as Json,
+      source: 'v1',
+      checksum: 'c1',
+    });
     const v2 = await repo.publishVersion(tenantId, { workflowId: 'orders', definition: definition as unknown as Json, source: 'v2', checksum: 'c2' });
     expect([v1.version, v2.version]).toEqual([1, 2]);
     expect((await repo.getVersion(tenantId, 'orders'))?.source).toBe('v2');
@@ -220,7 +228,9 @@ describe('WorkflowRepository', () => {
     const { tenantId } = await createTenant(db.ds);
     const repo = new WorkflowRepository(db.ds);
     const versions = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => repo.publishVersion(tenantId, { workflowId: 'hot', definition: definition as unknown as Json, source: `s${i}`, checksum: `${i}` })),
+      Array.from({ length: 8 }, (_, i) =>
+        repo.publishVersion(tenantId, { workflowId: 'hot', definition: definition as unknown as Json, source: `s${i}`, checksum: `${i}` }),
+      ),
     );
     expect(versions.map((v) => v.version).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
@@ -291,9 +301,16 @@ describe('RunRepository', () => {
     const repo = new RunRepository(db.ds);
     expect((await repo.findRun(a.tenantId, runId))?.status).toBe('RUNNING');
     // Every column, typed as TypeORM reads the entity (the read is a statement of its own).
-    const byTypeorm: RunEntity | null = await withTenant(db.ds, a.tenantId, (m) => m.getRepository(RunEntity).createQueryBuilder('r').where('r.id = :runId', { runId }).getOne());
+    const byTypeorm: RunEntity | null = await withTenant(db.ds, a.tenantId, (m) =>
+      m.getRepository(RunEntity).createQueryBuilder('r').where('r.id = :runId', { runId }).getOne(),
+    );
     expect(await repo.findRun(a.tenantId, runId)).toEqual(byTypeorm);
-    expect(Object.keys(byTypeorm!).sort()).toEqual(db.ds.getMetadata(RunEntity).columns.map((c) => c.propertyName).sort());
+    expect(Object.keys(byTypeorm!).sort()).toEqual(
+      db.ds
+        .getMetadata(RunEntity)
+        .columns.map((c) => c.propertyName)
+        .sort(),
+    );
     expect(await repo.findRun(b.tenantId, runId)).toBeNull();
     expect(await repo.findRun(a.tenantId, 'not-a-uuid')).toBeNull();
     expect((await repo.tasksOfRun(a.tenantId, runId)).map((t) => t.nodeId)).toEqual(['z', 'y', 'x']);
@@ -314,7 +331,13 @@ describe('RunRepository', () => {
       const t0 = new Date('2030-01-01T00:00:00Z');
       const t1 = new Date('2030-01-01T00:00:01Z');
       // One event creates a for_each node's own task and its iterations at once: same created_at.
-      const rows: [string, string, number | null, Date][] = [['start', 'start', null, t0], ['i2', 'fan', 2, t1], ['agg', 'fan', null, t1], ['i0', 'fan', 0, t1], ['i1', 'fan', 1, t1]];
+      const rows: [string, string, number | null, Date][] = [
+        ['start', 'start', null, t0],
+        ['i2', 'fan', 2, t1],
+        ['agg', 'fan', null, t1],
+        ['i0', 'fan', 0, t1],
+        ['i1', 'fan', 1, t1],
+      ];
       for (const [key, node, iteration, at] of rows) {
         ids[key] = uuidv7();
         await sql(
@@ -325,7 +348,12 @@ describe('RunRepository', () => {
         );
       }
       for (const seq of [1, 2, 3]) {
-        await sql(m, `INSERT INTO run_events (tenant_id, run_id, seq, type, payload, actions) VALUES ($1,$2,$3,'RunStarted',$4::jsonb,'[]'::jsonb)`, [a.tenantId, runId, seq, JSON.stringify({ seq })]);
+        await sql(m, `INSERT INTO run_events (tenant_id, run_id, seq, type, payload, actions) VALUES ($1,$2,$3,'RunStarted',$4::jsonb,'[]'::jsonb)`, [
+          a.tenantId,
+          runId,
+          seq,
+          JSON.stringify({ seq }),
+        ]);
       }
     });
     const repo = new RunRepository(db.ds);
@@ -345,7 +373,7 @@ describe('RunRepository', () => {
     expect(all[0]).not.toHaveProperty('output');
     expect(all[0]!.jsonBytes).toEqual({ input: 0, output: JSON.stringify({ key: 'start' }).length + 1, error: 'boom start'.length });
     const paged: string[] = [];
-    for (let after: string | null = null; ; ) {
+    for (let after: string | null = null; ;) {
       const page = await repo.taskPage(a.tenantId, runId, 2, after, ['output']);
       paged.push(...page.map((t) => t.id));
       if (page.length < 2) break;
@@ -385,7 +413,9 @@ describe('stored sizes of JSON columns', () => {
   /** Rows of `table` of the run whose `<col>_bytes` is not the bytes of `col`'s text. */
   async function mismatches(tenantId: string, table: string, key: string, runId: string, cols: string[]) {
     const wrong = cols.map((c) => `${c}_bytes IS DISTINCT FROM COALESCE(octet_length(${c}::text), 0)`).join(' OR ');
-    const r = await withTenant(db.ds, tenantId, (m) => sql(m, `SELECT count(*)::int AS n, count(*) FILTER (WHERE ${wrong})::int AS wrong FROM ${table} WHERE tenant_id = $1 AND ${key} = $2`, [tenantId, runId]));
+    const r = await withTenant(db.ds, tenantId, (m) =>
+      sql(m, `SELECT count(*)::int AS n, count(*) FILTER (WHERE ${wrong})::int AS wrong FROM ${table} WHERE tenant_id = $1 AND ${key} = $2`, [tenantId, runId]),
+    );
     return r.rows[0] as { n: number; wrong: number };
   }
 
@@ -401,7 +431,11 @@ describe('stored sizes of JSON columns', () => {
     expect(await mismatches(h.tenantId, 'tasks', 'run_id', runId, ['input', 'output'])).toEqual({ n: 2, wrong: 0 });
     expect(await mismatches(h.tenantId, 'run_events', 'run_id', runId, ['payload', 'actions'])).toMatchObject({ wrong: 0 });
     const versions = await withTenant(db.ds, h.tenantId, (m) =>
-      sql(m, `SELECT count(*) FILTER (WHERE definition_bytes IS DISTINCT FROM octet_length(definition::text))::int AS wrong FROM workflow_versions WHERE tenant_id = $1`, [h.tenantId]),
+      sql(
+        m,
+        `SELECT count(*) FILTER (WHERE definition_bytes IS DISTINCT FROM octet_length(definition::text))::int AS wrong FROM workflow_versions WHERE tenant_id = $1`,
+        [h.tenantId],
+      ),
     );
     expect(versions.rows[0]).toEqual({ wrong: 0 });
 
@@ -412,7 +446,11 @@ describe('stored sizes of JSON columns', () => {
     const repo = new RunRepository(db.ds);
     const page = await repo.taskPage(h.tenantId, runId, 10, null, ['output']);
     const sizeOf = async (table: string, col: string, id: string) =>
-      (await withTenant(db.ds, h.tenantId, (m) => sql<{ n: number }>(m, `SELECT octet_length(${col}::text) AS n FROM ${table} WHERE tenant_id = $1 AND id = $2`, [h.tenantId, id]))).rows[0]!.n;
+      (
+        await withTenant(db.ds, h.tenantId, (m) =>
+          sql<{ n: number }>(m, `SELECT octet_length(${col}::text) AS n FROM ${table} WHERE tenant_id = $1 AND id = $2`, [h.tenantId, id]),
+        )
+      ).rows[0]!.n;
     expect(page.find((t) => t.id === tasks.a!.id)!.jsonBytes.output).toBe(await sizeOf('tasks', 'output', tasks.a!.id));
     expect((await repo.findSizedRun(h.tenantId, runId, ['output']))!.jsonBytes.output).toBe(await sizeOf('runs', 'output', runId));
     expect(await sizeOf('tasks', 'output', tasks.a!.id)).toBeGreaterThan(6000);

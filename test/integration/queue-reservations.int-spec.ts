@@ -61,7 +61,15 @@ describe("a worker's claim", () => {
     expect(sharedClaim).toEqual({ leaseToken: expect.any(String), refused: false });
     // The refused claim still holds the lease, so the worker can report the attempt failed.
     expect(await b.row(bRun, 'x')).toMatchObject({ status: 'RUNNING', lease_token: bClaim!.leaseToken });
-    await b.coordinator.runs.reportFailed(b.tenantId, { runId: bRun, taskId: bJob.taskId, nodeId: 'x', attempt: 0, error: 'refused', retryable: false, leaseToken: bClaim!.leaseToken });
+    await b.coordinator.runs.reportFailed(b.tenantId, {
+      runId: bRun,
+      taskId: bJob.taskId,
+      nodeId: 'x',
+      attempt: 0,
+      error: 'refused',
+      retryable: false,
+      leaseToken: bClaim!.leaseToken,
+    });
     expect(await b.run(bRun)).toMatchObject({ status: 'FAILED' });
     expect(await a.row(aRun, 'x')).toMatchObject({ status: 'RUNNING', lease_token: aClaim!.leaseToken });
     expect((await b.run(shared)).status).toBe('RUNNING');
@@ -89,7 +97,15 @@ describe("a report's eager take", () => {
     // Reserved for another tenant while B's first attempt runs.
     await owner.reservations.reserve(owner.tenantId, 'gpu-take');
 
-    const res = await b.coordinator.runs.reportCompleted(b.tenantId, { runId, taskId: a.taskId, nodeId: 'a', attempt: 0, output: {}, leaseToken: claim!.leaseToken, takeFrom: 'gpu-take' });
+    const res = await b.coordinator.runs.reportCompleted(b.tenantId, {
+      runId,
+      taskId: a.taskId,
+      nodeId: 'a',
+      attempt: 0,
+      output: {},
+      leaseToken: claim!.leaseToken,
+      takeFrom: 'gpu-take',
+    });
 
     expect(res.taken).toBeUndefined();
     expect(b.dispatcher.forNode('b')).toHaveLength(1);
@@ -102,7 +118,14 @@ describe("a report's eager take", () => {
     await a.reservations.reserve(a.tenantId, 'own-take');
     const runId = await a.start(def([http('a', undefined, { queue: 'own-take' }), http('b', undefined, { queue: 'own-take' })], [edge('a', 'b')]));
     const first = a.dispatcher.last('a');
-    const res = await a.coordinator.runs.reportCompleted(a.tenantId, { runId, taskId: first.taskId, nodeId: 'a', attempt: 0, output: {}, takeFrom: 'own-take' });
+    const res = await a.coordinator.runs.reportCompleted(a.tenantId, {
+      runId,
+      taskId: first.taskId,
+      nodeId: 'a',
+      attempt: 0,
+      output: {},
+      takeFrom: 'own-take',
+    });
     expect(res.taken?.job).toMatchObject({ nodeId: 'b', queue: 'own-take' });
   });
 });
@@ -124,11 +147,25 @@ describe("a draining worker's release", () => {
     // Released once: again is a no-op.
     expect(await h.coordinator.leases.release([held])).toEqual(new Set());
 
-    const late = await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: 'x', attempt: 0, output: { late: true }, leaseToken: claim.leaseToken });
+    const late = await h.coordinator.runs.reportCompleted(h.tenantId, {
+      runId,
+      taskId: job.taskId,
+      nodeId: 'x',
+      attempt: 0,
+      output: { late: true },
+      leaseToken: claim.leaseToken,
+    });
     expect(late.ignored).toBe("stale lease: attempt 0 of node x was re-dispatched; this execution's lease was superseded");
     // The next worker's claim takes it at once and its report counts.
     const next = (await h.coordinator.leases.claim(h.tenantId, job.taskId, 0, 'http'))!;
-    await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: 'x', attempt: 0, output: { by: 'next' }, leaseToken: next.leaseToken });
+    await h.coordinator.runs.reportCompleted(h.tenantId, {
+      runId,
+      taskId: job.taskId,
+      nodeId: 'x',
+      attempt: 0,
+      output: { by: 'next' },
+      leaseToken: next.leaseToken,
+    });
     expect(await h.run(runId)).toMatchObject({ status: 'SUCCEEDED', output: { x: { by: 'next' } } });
   });
 });

@@ -38,10 +38,15 @@ afterAll(async () => {
 });
 
 async function runEnded(tenantId: string, runId: string, timeoutMs = 60_000) {
-  return eventually(`run ${runId} ends`, async () => {
-    const r = await runs().findRun(tenantId, runId);
-    return r && r.status !== 'RUNNING' ? r : undefined;
-  }, timeoutMs, 25);
+  return eventually(
+    `run ${runId} ends`,
+    async () => {
+      const r = await runs().findRun(tenantId, runId);
+      return r && r.status !== 'RUNNING' ? r : undefined;
+    },
+    timeoutMs,
+    25,
+  );
 }
 
 async function tasksOf(tenantId: string, runId: string) {
@@ -140,7 +145,11 @@ describe('a signal and its WAIT_FOR_EVENT timeout arriving together', () => {
 
   it('exactly one wins each of 20 rounds, and the loser changes nothing', async () => {
     const { tenantId } = await createTenant(own.ds);
-    const { workflowId } = await publishWorkflow(own.ds, tenantId, def([waitFor('approval', 'approve', 1), http('ship', { url: `${stub.base}/never` })], [edge('approval', 'ship')]));
+    const { workflowId } = await publishWorkflow(
+      own.ds,
+      tenantId,
+      def([waitFor('approval', 'approve', 1), http('ship', { url: `${stub.base}/never` })], [edge('approval', 'ship')]),
+    );
     const runIds: string[] = [];
     for (let i = 0; i < 20; i++) runIds.push((await api.coordinator.runs.startRun(tenantId, { workflowId, input: { i } })).runId);
     await sleep(1100); // every timeout is due
@@ -266,7 +275,11 @@ describe("a worker's success report racing the node's own timeout", () => {
     try {
       const { tenantId } = await createTenant(own.ds);
       const node = http('work', { url: `${stub.base}/never` }, { queue: 'parked', retry: { max_attempts: 2, backoff_seconds: 60 } });
-      const { workflowId } = await publishWorkflow(own.ds, tenantId, def([node, http('next', { url: `${stub.base}/never`, queue: 'parked' })], [edge('work', 'next')]));
+      const { workflowId } = await publishWorkflow(
+        own.ds,
+        tenantId,
+        def([node, http('next', { url: `${stub.base}/never`, queue: 'parked' })], [edge('work', 'next')]),
+      );
       const wins = { completed: 0, failed: 0 };
       for (let round = 0; round < 20; round++) {
         const { runId } = await w1.coordinator.runs.startRun(tenantId, { workflowId });

@@ -18,7 +18,9 @@ describe('Redis with a password', () => {
 
   beforeAll(async () => {
     port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD], { stdio: 'ignore' });
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD], {
+      stdio: 'ignore',
+    });
     await waitForPort(port);
   });
   afterAll(() => {

@@ -80,7 +80,11 @@ describe('after every Redis key of the installation is lost', () => {
     };
     const task = async (runId: string, nodeId = 'a') => {
       const r = await withTenant(db.ds, tenantId, (m) =>
-        sql<{ status: string; attempt: number }>(m, `SELECT status, attempt FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = $3`, [tenantId, runId, nodeId]),
+        sql<{ status: string; attempt: number }>(m, `SELECT status, attempt FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = $3`, [
+          tenantId,
+          runId,
+          nodeId,
+        ]),
       );
       return r.rows[0];
     };
@@ -93,7 +97,10 @@ describe('after every Redis key of the installation is lost', () => {
       return t?.attempt === 1 && t.status === 'QUEUED';
     });
     // Two tasks executing: both worker slots busy.
-    const holding = [await start(def([http('a', { url: '{{input.url}}' })]), { url: url('/hold/1') }), await start(def([http('a', { url: '{{input.url}}' })]), { url: url('/hold/2') })];
+    const holding = [
+      await start(def([http('a', { url: '{{input.url}}' })]), { url: url('/hold/1') }),
+      await start(def([http('a', { url: '{{input.url}}' })]), { url: url('/hold/2') }),
+    ];
     await eventually('both worker slots execute', async () => held.length === 2);
     // Four runs whose first job waits on the queue, and one in a WAIT.
     const chained = def([http('a', { url: url('/ok') }), http('b', { url: url('/ok') })], [edge('a', 'b')]);
@@ -107,7 +114,12 @@ describe('after every Redis key of the installation is lost', () => {
     for (const res of held) res.writeHead(200, { 'content-type': 'application/json' }).end('{"held":true}');
 
     const all = [retrying, ...holding, ...queued, waiting];
-    await eventually('every run ends', async () => (await Promise.all(all.map((id) => runs.findRun(tenantId, id)))).every((r) => TERMINAL.includes(r!.status)), 30_000, 100);
+    await eventually(
+      'every run ends',
+      async () => (await Promise.all(all.map((id) => runs.findRun(tenantId, id)))).every((r) => TERMINAL.includes(r!.status)),
+      30_000,
+      100,
+    );
     for (const id of all) expect({ id, status: (await runs.findRun(tenantId, id))!.status }).toEqual({ id, status: 'SUCCEEDED' });
 
     // Each node completed once: one applied NodeCompleted per node.

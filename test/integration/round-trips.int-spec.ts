@@ -108,7 +108,14 @@ describe('round trips of a tenant transaction', () => {
       withTenant(db.ds, tenantId, async (m) => {
         await sql(m, INSERT, tricky(4));
         const history = new HistoryRepository(m).parts(tenantId, runId, {
-          seq: 1, type: 'RunStarted', payload: {}, nodeId: null, attempt: null, at: new Date(), actions: [], patch: {},
+          seq: 1,
+          type: 'RunStarted',
+          payload: {},
+          nodeId: null,
+          attempt: null,
+          at: new Date(),
+          actions: [],
+          patch: {},
         });
         // No such task: the part expecting one completed row matches none.
         const complete = new TaskWriteRepository(m).completePart(tenantId, runId, taskId, 0, { ok: true }, new Date());
@@ -119,7 +126,10 @@ describe('round trips of a tenant transaction', () => {
       expect(err).toBeInstanceOf(WriteInvariantError);
       expect((err as Error).message).toBe(`run ${runId}: expected exactly one task ${taskId} attempt 0 to complete, matched 0`);
     }
-    const [row] = await db.owner.query(`SELECT (SELECT count(*) FROM rt_values WHERE id = 4)::int AS v, (SELECT count(*) FROM run_events WHERE run_id = $1)::int AS h`, [runId]);
+    const [row] = await db.owner.query(
+      `SELECT (SELECT count(*) FROM rt_values WHERE id = 4)::int AS v, (SELECT count(*) FROM run_events WHERE run_id = $1)::int AS h`,
+      [runId],
+    );
     expect(row).toEqual({ v: 0, h: 0 });
   });
 
@@ -146,13 +156,26 @@ describe('round trips of a tenant transaction', () => {
   /** A 12-node chain reported step by step by a worker taking each next node; the messages each step sent. */
   async function chainSteps(h: Awaited<ReturnType<typeof coordinatorHarness>>): Promise<string[][]> {
     const ids = Array.from({ length: 12 }, (_, i) => `n${i + 1}`);
-    const runId = await h.start(def(ids.map((id) => http(id)), ids.slice(1).map((id, i) => edge(ids[i]!, id))));
+    const runId = await h.start(
+      def(
+        ids.map((id) => http(id)),
+        ids.slice(1).map((id, i) => edge(ids[i]!, id)),
+      ),
+    );
     let task = h.dispatcher.last('n1');
     let token: string | undefined;
     const perStep: string[][] = [];
     for (let i = 0; i < ids.length - 1; i++) {
       const report = () =>
-        h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: task.taskId, nodeId: ids[i]!, attempt: 0, output: { i }, takeFrom: 'http', ...(token ? { leaseToken: token } : {}) });
+        h.coordinator.runs.reportCompleted(h.tenantId, {
+          runId,
+          taskId: task.taskId,
+          nodeId: ids[i]!,
+          attempt: 0,
+          output: { i },
+          takeFrom: 'http',
+          ...(token ? { leaseToken: token } : {}),
+        });
       let res: Awaited<ReturnType<typeof report>> | undefined;
       perStep.push(await sent(async () => (res = await report())));
       task = res!.taken!.job;

@@ -50,10 +50,7 @@ function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
         params: [tenant, `wf-${n}`],
       },
     ],
-    [
-      'runs',
-      { sql: `INSERT INTO runs (tenant_id, id, workflow_id, version, status) VALUES ($1, $2, $3, 1, 'RUNNING')`, params: [tenant, run, `wf-${n}`] },
-    ],
+    ['runs', { sql: `INSERT INTO runs (tenant_id, id, workflow_id, version, status) VALUES ($1, $2, $3, 1, 'RUNNING')`, params: [tenant, run, `wf-${n}`] }],
     [
       'tasks',
       {
@@ -91,7 +88,10 @@ function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
       },
     ],
     ['dispatch_shares', { sql: `INSERT INTO dispatch_shares (tenant_id, queue, vfinish, served_at) VALUES ($1, 'http', 0, now())`, params: [tenant] }],
-    ['flow_rate_starts', { sql: `INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, 'k', now(), $2, 0)`, params: [tenant, task] }],
+    [
+      'flow_rate_starts',
+      { sql: `INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt) VALUES ($1, 'k', now(), $2, 0)`, params: [tenant, task] },
+    ],
     [
       'task_attempt_logs',
       {
@@ -270,18 +270,23 @@ describe('the runtime role', () => {
     });
   });
 
-  it.each(['weft_queue_stats(timestamptz)', 'weft_queue_access(text)'])('is refused on a database that lacks the latest migration (no %s), naming the fix', async (fn) => {
-    const behind = await createTestDatabase();
-    try {
-      await behind.owner.query(`DROP FUNCTION ${fn}`);
-      await expect(checkRuntimeRole(behind.ds)).rejects.toThrow(/lacks the latest migrations of this version of Weft: run `weft migrate`/);
-    } finally {
-      await behind.drop();
-    }
-  });
+  it.each(['weft_queue_stats(timestamptz)', 'weft_queue_access(text)'])(
+    'is refused on a database that lacks the latest migration (no %s), naming the fix',
+    async (fn) => {
+      const behind = await createTestDatabase();
+      try {
+        await behind.owner.query(`DROP FUNCTION ${fn}`);
+        await expect(checkRuntimeRole(behind.ds)).rejects.toThrow(/lacks the latest migrations of this version of Weft: run `weft migrate`/);
+      } finally {
+        await behind.drop();
+      }
+    },
+  );
 
   it('is refused when booting as a superuser: the owner connection fails the runtime check', async () => {
-    await expect(checkRuntimeRole(db.owner)).rejects.toThrow(/connects as postgres, a superuser or a member of one \([^)]*postgres[^)]*\), which bypasses row-level security/);
+    await expect(checkRuntimeRole(db.owner)).rejects.toThrow(
+      /connects as postgres, a superuser or a member of one \([^)]*postgres[^)]*\), which bypasses row-level security/,
+    );
   });
 
   it('is refused when it could become a superuser through a role it is a member of', async () => {
@@ -318,7 +323,10 @@ describe('the runtime role', () => {
 describe.each(Object.keys(TABLES))('table %s', (table) => {
   const { tenantColumn, touch } = TABLES[table]!;
   // A fresh row of tenant A for this table (its parents are A's fixture rows).
-  const extra = (tenant: Ids, n: number) => rowsOf({ ...freshIds(tenant.tenant), run: tenant.run, task: uuidv7(), schedule: table === 'schedules' ? uuidv7() : tenant.schedule }, n).find(([t]) => t === table)![1];
+  const extra = (tenant: Ids, n: number) =>
+    rowsOf({ ...freshIds(tenant.tenant), run: tenant.run, task: uuidv7(), schedule: table === 'schedules' ? uuidv7() : tenant.schedule }, n).find(
+      ([t]) => t === table,
+    )![1];
   const newRowOf = (ids: Ids): Row => {
     if (table === 'tenants') return { sql: `INSERT INTO tenants (id, name) VALUES ($1, 'x')`, params: [ids.tenant] };
     if (table === 'workflows') return { sql: `INSERT INTO workflows (tenant_id, id) VALUES ($1, 'another')`, params: [ids.tenant] };
@@ -329,7 +337,10 @@ describe.each(Object.keys(TABLES))('table %s', (table) => {
       };
     }
     if (table === 'runs') {
-      return { sql: `INSERT INTO runs (tenant_id, id, workflow_id, version, status) VALUES ($1, $2, $3, 1, 'RUNNING')`, params: [ids.tenant, uuidv7(), ids === A ? 'wf-1' : 'wf-2'] };
+      return {
+        sql: `INSERT INTO runs (tenant_id, id, workflow_id, version, status) VALUES ($1, $2, $3, 1, 'RUNNING')`,
+        params: [ids.tenant, uuidv7(), ids === A ? 'wf-1' : 'wf-2'],
+      };
     }
     if (table === 'run_events') return { sql: `INSERT INTO run_events (tenant_id, run_id, seq, type) VALUES ($1, $2, 99, 'X')`, params: [ids.tenant, ids.run] };
     return extra(ids, 99);
@@ -426,7 +437,7 @@ describe('the cross-tenant paths', () => {
     for (const a of acl) expect({ fn: a.proname, owner: a.owner, callers: a.callers }).toEqual({ fn: a.proname, owner: 'weft_claimer', callers: ['weft_app'] });
   });
 
-  it("tell a tenant its access to a queue without naming the tenants it is reserved for", async () => {
+  it('tell a tenant its access to a queue without naming the tenants it is reserved for', async () => {
     // Fixture: reserved-1 is A's, reserved-2 is B's; http is reserved for nobody.
     const access = (m: EntityManager) => m.query(`SELECT q, weft_queue_access(q) AS access FROM unnest(ARRAY['reserved-1', 'reserved-2', 'http']) q`);
     expect(await asTenant(A.tenant, access)).toEqual([
@@ -447,7 +458,9 @@ describe('the cross-tenant paths', () => {
     ]);
     // Each tenant reads its own reservations only; the operator's function lists them all.
     expect(await asTenant(B.tenant, (m) => m.query(`SELECT queue FROM queue_reservations`))).toEqual([{ queue: 'reserved-2' }]);
-    const all: { queue: string; tenant_id: string }[] = await db.ds.query(`SELECT queue, tenant_id FROM weft_queue_reservations() WHERE queue LIKE 'reserved-_'`);
+    const all: { queue: string; tenant_id: string }[] = await db.ds.query(
+      `SELECT queue, tenant_id FROM weft_queue_reservations() WHERE queue LIKE 'reserved-_'`,
+    );
     expect(all).toEqual([
       { queue: 'reserved-1', tenant_id: A.tenant },
       { queue: 'reserved-2', tenant_id: B.tenant },

@@ -25,7 +25,10 @@ function setup(opts: RunCoordinatorOptions = {}) {
 
 /** The flow columns of run `runId`, read as the owner. */
 async function flowOf(runId: string): Promise<{ priority: number; concurrencyKey: string | null }> {
-  const rows = (await db.owner.query(`SELECT priority, concurrency_key AS "concurrencyKey" FROM runs WHERE id = $1`, [runId])) as { priority: number; concurrencyKey: string | null }[];
+  const rows = (await db.owner.query(`SELECT priority, concurrency_key AS "concurrencyKey" FROM runs WHERE id = $1`, [runId])) as {
+    priority: number;
+    concurrencyKey: string | null;
+  }[];
   return rows[0]!;
 }
 
@@ -49,7 +52,11 @@ describe('a concurrency key with the queue strategy', () => {
     expect((await h.run(b1)).status).toBe('RUNNING');
     expect((await flowOf(a2)).concurrencyKey).toBe('acme');
 
-    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === a1));
+    await h.complete(
+      'a',
+      {},
+      h.dispatcher.jobs.find((j) => j.runId === a1),
+    );
     expect((await h.run(a1)).status).toBe('SUCCEEDED');
     expect((await h.run(a2)).status).toBe('RUNNING');
     expect(h.dispatcher.jobs.filter((j) => j.runId === a2)).toHaveLength(1);
@@ -69,7 +76,11 @@ describe('a concurrency key with the queue strategy', () => {
     expect((await h.run(second)).status).toBe('RUNNING');
     expect((await h.run(third)).status).toBe('QUEUED');
 
-    await h.fail('a', 'boom', h.dispatcher.jobs.find((j) => j.runId === second));
+    await h.fail(
+      'a',
+      'boom',
+      h.dispatcher.jobs.find((j) => j.runId === second),
+    );
     expect((await h.run(second)).status).toBe('FAILED');
     expect((await h.run(third)).status).toBe('RUNNING');
   });
@@ -81,7 +92,11 @@ describe('a concurrency key with the queue strategy', () => {
     const holder = await start(3);
     const low = [await start(5), await start(5)];
     const urgent = await start(1);
-    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === holder));
+    await h.complete(
+      'a',
+      {},
+      h.dispatcher.jobs.find((j) => j.runId === holder),
+    );
     expect((await h.run(urgent)).status).toBe('RUNNING');
     expect([(await h.run(low[0]!)).status, (await h.run(low[1]!)).status]).toEqual(['QUEUED', 'QUEUED']);
   });
@@ -114,7 +129,11 @@ describe('a retry of a run of a concurrency key', () => {
     const { workflowId } = await h.publish(limited({ key: '{{ input.customer }}', limit: 1 }));
     const start = async () => (await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { customer: 'acme' } })).runId;
     const first = await start();
-    await h.fail('a', 'boom', h.dispatcher.jobs.find((j) => j.runId === first));
+    await h.fail(
+      'a',
+      'boom',
+      h.dispatcher.jobs.find((j) => j.runId === first),
+    );
     expect((await h.run(first)).status).toBe('FAILED');
     const second = await start();
     const queued = await start();
@@ -122,7 +141,10 @@ describe('a retry of a run of a concurrency key', () => {
 
     const refused = h.coordinator.runs.retryRun(h.tenantId, { runId: first, fromNodeId: 'a' });
     await expect(refused).rejects.toThrow(WeftError);
-    await expect(refused).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('concurrency limit 1 reached for key "acme" (1 running)') });
+    await expect(refused).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: expect.stringContaining('concurrency limit 1 reached for key "acme" (1 running)'),
+    });
     await expect(h.coordinator.runs.retryRun(h.tenantId, { runId: queued, fromNodeId: 'a' })).rejects.toMatchObject({
       code: 'CONFLICT',
       message: expect.stringContaining('is QUEUED for a slot of concurrency key "acme"'),
@@ -131,9 +153,17 @@ describe('a retry of a run of a concurrency key', () => {
     expect(h.dispatcher.jobs.filter((j) => j.runId === queued)).toHaveLength(0);
 
     // The running run ends: the queued one takes the slot; when it ends, the retry may run.
-    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === second));
+    await h.complete(
+      'a',
+      {},
+      h.dispatcher.jobs.find((j) => j.runId === second),
+    );
     expect((await h.run(queued)).status).toBe('RUNNING');
-    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === queued));
+    await h.complete(
+      'a',
+      {},
+      h.dispatcher.jobs.find((j) => j.runId === queued),
+    );
     await h.coordinator.runs.retryRun(h.tenantId, { runId: first, fromNodeId: 'a' });
     expect((await h.run(first)).status).toBe('RUNNING');
     const late = await start();
@@ -147,7 +177,11 @@ describe('a retry that moves a run to another group', () => {
     const { workflowId } = await h.publish(def([http('a')]));
     const start = async (customer: string) => (await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { customer } })).runId;
     const plain = await start('acme');
-    await h.fail('a', 'boom', h.dispatcher.jobs.find((j) => j.runId === plain));
+    await h.fail(
+      'a',
+      'boom',
+      h.dispatcher.jobs.find((j) => j.runId === plain),
+    );
     const v2 = await h.publish(limited({ key: '{{ input.customer }}', limit: 1 }), workflowId);
     const holder = await start('acme');
     expect(await flowOf(holder)).toMatchObject({ concurrencyKey: 'acme' });
@@ -181,9 +215,14 @@ describe('the upkeep of groups', () => {
     const h = await setup();
     const { workflowId } = await h.publish(limited({ key: '{{ input.customer }}', limit: 1 }));
     const start = async (customer: string) => (await h.coordinator.runs.startRun(h.tenantId, { workflowId, input: { customer } })).runId;
-    const groups = async () => ((await db.owner.query(`SELECT key FROM concurrency_groups WHERE tenant_id = $1 ORDER BY key`, [h.tenantId])) as { key: string }[]).map((r) => r.key);
+    const groups = async () =>
+      ((await db.owner.query(`SELECT key FROM concurrency_groups WHERE tenant_id = $1 ORDER BY key`, [h.tenantId])) as { key: string }[]).map((r) => r.key);
     const idle = await start('idle');
-    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === idle));
+    await h.complete(
+      'a',
+      {},
+      h.dispatcher.jobs.find((j) => j.runId === idle),
+    );
     const busy = await start('busy');
     const waiting = await start('busy');
     h.clock.advance(60_000);
@@ -193,7 +232,11 @@ describe('the upkeep of groups', () => {
     h.clock.advance(2 * 86_400_000);
     await h.coordinator.outbox.upkeep();
     expect(await groups()).toEqual(['busy']);
-    await h.complete('a', {}, h.dispatcher.jobs.find((j) => j.runId === busy));
+    await h.complete(
+      'a',
+      {},
+      h.dispatcher.jobs.find((j) => j.runId === busy),
+    );
     expect((await h.run(waiting)).status).toBe('RUNNING');
 
     // The pruned key still limits: a retry takes its slot on a row made again, and holds it.

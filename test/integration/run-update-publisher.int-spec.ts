@@ -28,7 +28,7 @@ afterAll(() => sub?.disconnect());
 
 /** Waits until `n` messages arrived, or 20 s passed (the expectations that follow then say what came). */
 async function until(n: number, ms = 20_000): Promise<void> {
-  for (const end = Date.now() + ms; received.length < n && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+  for (const end = Date.now() + ms; received.length < n && Date.now() < end;) await new Promise((r) => setTimeout(r, 5));
 }
 
 describe('the run-update publisher', () => {
@@ -106,7 +106,7 @@ describe('the run-update publisher', () => {
       new Promise((r) => setImmediate(() => r('the event loop turned'))),
     ]);
     expect(first).toBe('publish returned');
-    for (const end = Date.now() + 30_000; errors.length === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    for (const end = Date.now() + 30_000; errors.length === 0 && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
     expect(errors).toHaveLength(1);
     await p.close();
   });

@@ -30,7 +30,7 @@ afterAll(async () => {
 
 /** Polls `cond` every 10 ms, up to 30 s (room for a loaded machine); fails with `what` when it never holds. */
 async function until(cond: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 30_000; !cond(); ) {
+  for (const end = Date.now() + 30_000; !cond();) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -148,7 +148,8 @@ describe('the run-update publisher with a watch registry', () => {
 
   it('is bounded: past its caps a tenant, then every run, counts as watched', async () => {
     const set = await watchSet({ maxEntries: 6, maxRunsPerTenant: 3 });
-    const watch = (t: string, runIds: string[]) => JSON.stringify({ type: 'watch', from: 'test', leaseMs: 60_000, watches: runIds.map((runId) => ({ tenantId: t, runId })) });
+    const watch = (t: string, runIds: string[]) =>
+      JSON.stringify({ type: 'watch', from: 'test', leaseMs: 60_000, watches: runIds.map((runId) => ({ tenantId: t, runId })) });
     const [hostile, quiet] = [randomUUID(), randomUUID()];
     const runs = Array.from({ length: 50 }, () => randomUUID());
     set.receive(watch(hostile, runs));
@@ -179,7 +180,13 @@ describe('the run-update publisher with a watch registry', () => {
     await ann.add({ tenantId, runId: a });
     await ann.add({ tenantId, runId: b });
     await until(() => set.watching(tenantId, a) && set.watching(tenantId, b), 'the watches');
-    const change = (seq: number) => ({ seq, at: new Date().toISOString(), run: {}, tasks: [], event: { type: 'X', nodeId: null, attempt: null, payload: {}, actions: [], ignored: null, error: null } });
+    const change = (seq: number) => ({
+      seq,
+      at: new Date().toISOString(),
+      run: {},
+      tasks: [],
+      event: { type: 'X', nodeId: null, attempt: null, payload: {}, actions: [], ignored: null, error: null },
+    });
     await p.publish({ tenantId, runId: a, status: RunStatus.Running, seq: 1, change: change(1) });
     await p.publish({ tenantId, runId: a, status: RunStatus.Running, seq: 2, change: change(2) });
     await p.publish({ tenantId, runId: b, status: RunStatus.Running, seq: 1, change: change(1) });

@@ -77,7 +77,10 @@ describe('the cap on unfinished backfills per tenant', () => {
   it('lets exactly the cap through when backfills race, and counts only unfinished ones', async () => {
     const t = await tenantWithWorkflow();
     const now = new Date('2020-06-01T00:00:00Z');
-    const [s1, s2] = [await insertSchedule(db.ds, t.tenantId, t.workflowId, { intervalSeconds: 60 }, now), await insertSchedule(db.ds, t.tenantId, t.workflowId, { intervalSeconds: 60 }, now)];
+    const [s1, s2] = [
+      await insertSchedule(db.ds, t.tenantId, t.workflowId, { intervalSeconds: 60 }, now),
+      await insertSchedule(db.ds, t.tenantId, t.workflowId, { intervalSeconds: 60 }, now),
+    ];
     const repo = new ScheduleBackfillRepository(db.ds);
     const backfill = (scheduleId: string) =>
       repo.insertWithin(t.tenantId, 2, { id: uuidv7(), scheduleId, fromTime: now, toTime: now, total: 1, first: now, now });

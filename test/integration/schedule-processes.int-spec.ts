@@ -61,39 +61,35 @@ async function stop(child: ChildProcess): Promise<{ code: number | null; signal:
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('two scheduler processes', () => {
-  it(
-    'fire each nominal time of an every-second schedule exactly once for a minute of real time',
-    async () => {
-      const { tenantId } = await createTenant(db.ds);
-      const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a', undefined, { queue: 'nobody-serves-this' })]));
-      const env = {
-        DATABASE_URL: db.url,
-        DATABASE_OWNER_URL: db.ownerUrl,
-        REDIS_URL,
-        WEFT_SCHEDULER_INTERVAL_MS: '250',
-        WEFT_LOG_LEVEL: 'warn',
-      };
-      // Pushed as each is ready, so afterAll kills it even when the other one fails to start.
-      await Promise.all([0, 1].map(async () => schedulers.push(await spawnScheduler(env))));
+  it('fire each nominal time of an every-second schedule exactly once for a minute of real time', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a', undefined, { queue: 'nobody-serves-this' })]));
+    const env = {
+      DATABASE_URL: db.url,
+      DATABASE_OWNER_URL: db.ownerUrl,
+      REDIS_URL,
+      WEFT_SCHEDULER_INTERVAL_MS: '250',
+      WEFT_LOG_LEVEL: 'warn',
+    };
+    // Pushed as each is ready, so afterAll kills it even when the other one fails to start.
+    await Promise.all([0, 1].map(async () => schedulers.push(await spawnScheduler(env))));
 
-      const s = await insertSchedule(db.ds, tenantId, workflowId, { intervalSeconds: 1, overlapPolicy: 'allow_all' }, new Date());
-      await sleep(FIRE_MS);
-      const exits = await Promise.all(schedulers.map((p) => stop(p.child)));
-      const output = schedulers.map((p, i) => `--- scheduler ${i} (pid ${p.child.pid}):\n${p.output()}`).join('\n');
+    const s = await insertSchedule(db.ds, tenantId, workflowId, { intervalSeconds: 1, overlapPolicy: 'allow_all' }, new Date());
+    await sleep(FIRE_MS);
+    const exits = await Promise.all(schedulers.map((p) => stop(p.child)));
+    const output = schedulers.map((p, i) => `--- scheduler ${i} (pid ${p.child.pid}):\n${p.output()}`).join('\n');
 
-      // Each stopped on SIGTERM (Nest's shutdown hooks re-raise it once the pollers stopped), neither crashed.
-      const sigterm = { code: null, signal: 'SIGTERM' };
-      expect({ exits, output }).toEqual({ exits: [sigterm, sigterm], output: expect.any(String) });
+    // Each stopped on SIGTERM (Nest's shutdown hooks re-raise it once the pollers stopped), neither crashed.
+    const sigterm = { code: null, signal: 'SIGTERM' };
+    expect({ exits, output }).toEqual({ exits: [sigterm, sigterm], output: expect.any(String) });
 
-      const nominals = (await runsOfSchedule(db.ds, tenantId, s.id)).map((r) => r.nominal);
-      const first = nominals.length > 0 ? new Date(nominals[0]!).getTime() : 0;
-      // No nominal time twice, and every second from the first to the last.
-      expect(new Set(nominals).size).toBe(nominals.length);
-      expect(nominals).toEqual(Array.from({ length: nominals.length }, (_, k) => iso(first + k * 1000)));
-      // A minute at one per second, less the start-up (the only bound on timing).
-      expect(nominals.length).toBeGreaterThanOrEqual(50);
-      expect((await scheduleRow(db.ds, tenantId, s.id)).firedCount).toBe(nominals.length);
-    },
-    150_000,
-  );
+    const nominals = (await runsOfSchedule(db.ds, tenantId, s.id)).map((r) => r.nominal);
+    const first = nominals.length > 0 ? new Date(nominals[0]!).getTime() : 0;
+    // No nominal time twice, and every second from the first to the last.
+    expect(new Set(nominals).size).toBe(nominals.length);
+    expect(nominals).toEqual(Array.from({ length: nominals.length }, (_, k) => iso(first + k * 1000)));
+    // A minute at one per second, less the start-up (the only bound on timing).
+    expect(nominals.length).toBeGreaterThanOrEqual(50);
+    expect((await scheduleRow(db.ds, tenantId, s.id)).firedCount).toBe(nominals.length);
+  }, 150_000);
 });

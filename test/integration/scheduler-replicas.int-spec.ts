@@ -34,7 +34,9 @@ async function parkedRuns() {
   const start = async (workflowId: string, n: number) => {
     const ids: string[] = [];
     for (let i = 0; i < n; i += 10) {
-      const batch = await Promise.all(Array.from({ length: Math.min(10, n - i) }, () => api.runs.startRun(tenantId, { workflowId: workflowId, input: { i } as JsonValue })));
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(10, n - i) }, () => api.runs.startRun(tenantId, { workflowId: workflowId, input: { i } as JsonValue })),
+      );
       ids.push(...batch.map((r) => r.runId));
     }
     return ids;
@@ -61,10 +63,15 @@ async function pending() {
 async function schedulersRace(replicas: Replica[], batch: number, extraRounds = 3) {
   let drained = false;
   const monitor = (async () => {
-    await eventually('timers fired and outbox relayed', async () => {
-      const p = await pending();
-      return p.waiting === 0 && p.unsent === 0;
-    }, 15_000, 20);
+    await eventually(
+      'timers fired and outbox relayed',
+      async () => {
+        const p = await pending();
+        return p.waiting === 0 && p.unsent === 0;
+      },
+      15_000,
+      20,
+    );
     drained = true;
   })();
   const loops = replicas.map(async (r) => {
@@ -157,16 +164,19 @@ describe('scheduler replicas running at once', () => {
       // The duplicates happened, and each left an ignored history row and nothing else.
       const ignored = [...timers.values()].reduce((n, t) => n + t.ignored, 0);
       expect(ignored).toBeGreaterThan(0);
-      const reasons = (await db.owner.query(`SELECT DISTINCT ignored FROM run_events WHERE type = 'TimerFired' AND ignored IS NOT NULL AND run_id = ANY($1::uuid[])`, [
-        runIds,
-      ])) as { ignored: string }[];
+      const reasons = (await db.owner.query(
+        `SELECT DISTINCT ignored FROM run_events WHERE type = 'TimerFired' AND ignored IS NOT NULL AND run_id = ANY($1::uuid[])`,
+        [runIds],
+      )) as { ignored: string }[];
       expect(reasons.length).toBeGreaterThan(0);
       expect(await taskStatuses(runIds, 'w')).toEqual({ COMPLETED: RUNS });
       expect(await taskStatuses(runIds, 'b')).toEqual({ PENDING: RUNS });
       expect(duplicateJobs(...rs.map((r) => r.dispatcher))).toEqual([]);
       expect(rs.flatMap((r) => r.dispatcher.jobs).filter((j) => j.nodeId === 'b')).toHaveLength(RUNS);
       // An ignored timer is never claimed again.
-      const [left] = (await db.owner.query(`SELECT count(*)::int AS n FROM tasks WHERE wake_at IS NOT NULL AND run_id = ANY($1::uuid[])`, [runIds])) as { n: number }[];
+      const [left] = (await db.owner.query(`SELECT count(*)::int AS n FROM tasks WHERE wake_at IS NOT NULL AND run_id = ANY($1::uuid[])`, [runIds])) as {
+        n: number;
+      }[];
       expect(left!.n).toBe(0);
     } finally {
       await Promise.all(rs.map((r) => r.close()));

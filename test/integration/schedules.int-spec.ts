@@ -32,7 +32,7 @@ async function setup(start = '2030-01-01T00:00:00.000Z', opts: RunCoordinatorOpt
   const held = (await publishWorkflow(db.ds, tenantId, def([waitFor('w', 'go')]))).workflowId;
   const poll = async (c = coordinator) => {
     let n = 0;
-    for (let k = 200; k === 200; ) n += k = await c.schedules.fireDue(200);
+    for (let k = 200; k === 200;) n += k = await c.schedules.fireDue(200);
     return n;
   };
   const release = (runId: string) => coordinator.runs.sendSignal(tenantId, { runId, name: 'go' });
@@ -75,14 +75,25 @@ describe('exactly once', () => {
 
   it('gives the run its schedule and nominal time, in its input (read by templates) and on its row', async () => {
     const { tenantId, clock, poll } = await setup();
-    const report = (await publishWorkflow(db.ds, tenantId, def([fork('a')], [], { for: '{{ input.schedule.nominalTime }}', by: '{{ input.schedule.id }}', region: '{{ input.region }}' }))).workflowId;
+    const report = (
+      await publishWorkflow(
+        db.ds,
+        tenantId,
+        def([fork('a')], [], { for: '{{ input.schedule.nominalTime }}', by: '{{ input.schedule.id }}', region: '{{ input.region }}' }),
+      )
+    ).workflowId;
     const s = await insertSchedule(db.ds, tenantId, report, { intervalSeconds: 60, input: { region: 'eu' } }, clock.now());
     clock.advance(60_000);
     await poll();
     const [run] = await runsOfSchedule(db.ds, tenantId, s.id);
     expect(run!.input).toEqual({ region: 'eu', schedule: { id: s.id, nominalTime: '2030-01-01T00:01:00.000Z' } });
     const row = await new RunRepository(db.ds).findRun(tenantId, run!.id);
-    expect(row).toMatchObject({ status: 'SUCCEEDED', scheduleId: s.id, nominalTime: new Date('2030-01-01T00:01:00Z'), idempotencyKey: `schedule:${s.id}:2030-01-01T00:01:00.000Z` });
+    expect(row).toMatchObject({
+      status: 'SUCCEEDED',
+      scheduleId: s.id,
+      nominalTime: new Date('2030-01-01T00:01:00Z'),
+      idempotencyKey: `schedule:${s.id}:2030-01-01T00:01:00.000Z`,
+    });
     expect(row!.output).toEqual({ for: '2030-01-01T00:01:00.000Z', by: s.id, region: 'eu' });
   });
 
@@ -167,8 +178,10 @@ describe('downtime', () => {
       runFinished: () => undefined,
       leaseRecovered: () => undefined,
       timerFired: () => undefined,
-      scheduleFired: (n: { scheduleId: string; source: string; lagMs: number }) => void (n.scheduleId === mine && notes.fired.push({ source: n.source, lagMs: n.lagMs })),
-      scheduleSkipped: (n: { scheduleId: string; reason: string; count: number }) => void (n.scheduleId === mine && notes.skipped.push({ reason: n.reason, count: n.count })),
+      scheduleFired: (n: { scheduleId: string; source: string; lagMs: number }) =>
+        void (n.scheduleId === mine && notes.fired.push({ source: n.source, lagMs: n.lagMs })),
+      scheduleSkipped: (n: { scheduleId: string; reason: string; count: number }) =>
+        void (n.scheduleId === mine && notes.skipped.push({ reason: n.reason, count: n.count })),
     };
     const { tenantId, clock, instant, poll } = await setup('2030-01-01T00:00:00.000Z', { observer });
     const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 10, catchUpSeconds: 30, overlapPolicy: 'allow_all' }, clock.now());
@@ -364,11 +377,17 @@ describe('time zones', () => {
   }
 
   it('fires a daily 02:30 America/New_York schedule once on the 2027 spring-forward day (03:00 EDT)', async () => {
-    expect(await hourly('30 2 * * *', 'America/New_York', '2027-03-13T12:00:00Z', '2027-03-15T12:00:00Z')).toEqual(['2027-03-14T07:00:00.000Z', '2027-03-15T06:30:00.000Z']);
+    expect(await hourly('30 2 * * *', 'America/New_York', '2027-03-13T12:00:00Z', '2027-03-15T12:00:00Z')).toEqual([
+      '2027-03-14T07:00:00.000Z',
+      '2027-03-15T06:30:00.000Z',
+    ]);
   });
 
   it('fires a daily 02:30 America/New_York schedule once, not twice, on the 2027 fall-back day', async () => {
-    expect(await hourly('30 2 * * *', 'America/New_York', '2027-11-06T12:00:00Z', '2027-11-08T12:00:00Z')).toEqual(['2027-11-07T07:30:00.000Z', '2027-11-08T07:30:00.000Z']);
+    expect(await hourly('30 2 * * *', 'America/New_York', '2027-11-06T12:00:00Z', '2027-11-08T12:00:00Z')).toEqual([
+      '2027-11-07T07:30:00.000Z',
+      '2027-11-08T07:30:00.000Z',
+    ]);
   });
 
   it('fires an Asia/Kolkata schedule at its local time', async () => {

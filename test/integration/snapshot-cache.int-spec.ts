@@ -31,11 +31,18 @@ async function complete(via: Replica, tenantId: string, runId: string, nodeId: s
 describe('node states kept between events', () => {
   it('are not used after another process applied an event: each report is applied once, in order', async () => {
     const { tenantId } = await createTenant(db.ds);
-    const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('n1'), http('n2'), http('n3'), http('n4')], [
-      { from: 'n1', to: 'n2' },
-      { from: 'n2', to: 'n3' },
-      { from: 'n3', to: 'n4' },
-    ]));
+    const { workflowId } = await publishWorkflow(
+      db.ds,
+      tenantId,
+      def(
+        [http('n1'), http('n2'), http('n3'), http('n4')],
+        [
+          { from: 'n1', to: 'n2' },
+          { from: 'n2', to: 'n3' },
+          { from: 'n3', to: 'n4' },
+        ],
+      ),
+    );
     const { runId } = await a.coordinator.runs.startRun(tenantId, { workflowId });
     // a, then b, then a again (its kept states are one event behind), then a once more (fresh).
     expect(await complete(a, tenantId, runId, 'n1')).toEqual({});

@@ -25,7 +25,8 @@ let owner: DataSource;
 /** Sequential scans of `outbox` made by {@link CALLS} calls of weft_may_take in one transaction of `session`. */
 async function outboxScans(session: pg.Client): Promise<number> {
   // The view also counts what the session did before and has not reported yet: take the difference.
-  const scans = async () => (await session.query<{ n: number }>(`SELECT seq_scan::int AS n FROM pg_stat_xact_user_tables WHERE relname = 'outbox'`)).rows[0]?.n ?? 0;
+  const scans = async () =>
+    (await session.query<{ n: number }>(`SELECT seq_scan::int AS n FROM pg_stat_xact_user_tables WHERE relname = 'outbox'`)).rows[0]?.n ?? 0;
   await session.query('BEGIN');
   try {
     await session.query(`SELECT set_config('app.tenant_id', $1, true)`, [ME]);

@@ -51,7 +51,16 @@ async function completion(h: Harness, held: TakenTask, tenantId = h.tenantId, ex
   const now = new Date();
   const parts = [
     new TaskWriteRepository(db.ds.manager).completePart(tenantId, job.runId, job.taskId, job.attempt, { by: 'committer' }, now),
-    ...new HistoryRepository(db.ds.manager).parts(tenantId, job.runId, { seq: seq + 1, type: 'NodeCompleted', payload: {}, nodeId: job.nodeId, attempt: job.attempt, at: now, actions: [], patch: {} }),
+    ...new HistoryRepository(db.ds.manager).parts(tenantId, job.runId, {
+      seq: seq + 1,
+      type: 'NodeCompleted',
+      payload: {},
+      nodeId: job.nodeId,
+      attempt: job.attempt,
+      at: now,
+      actions: [],
+      patch: {},
+    }),
     ...extra,
   ];
   return fencedWrite(tenantId, job.runId, { seq, taskId: job.taskId, attempt: job.attempt, leaseToken }, parts)!;
@@ -72,9 +81,17 @@ async function oneMessage(items: Array<{ tenantId: string; text: string; params:
   await holder.query('SELECT pg_advisory_lock($1::bigint)', [HOLD]);
   try {
     const busy = committer.submit({ tenantId: a.tenantId, text: 'SELECT pg_advisory_xact_lock($1::bigint) AS held', params: [HOLD] });
-    const outcomes = items.map((item) => committer.submit(item).then((rows) => ({ rows }), (error: unknown) => ({ error })));
+    const outcomes = items.map((item) =>
+      committer.submit(item).then(
+        (rows) => ({ rows }),
+        (error: unknown) => ({ error }),
+      ),
+    );
     // The first message is in flight once the server shows it waiting for the lock.
-    await until(async () => (await holder.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount! > 0, 'the first message waiting');
+    await until(
+      async () => (await holder.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount! > 0,
+      'the first message waiting',
+    );
     await holder.query('SELECT pg_advisory_unlock($1::bigint)', [HOLD]);
     await busy;
     return await Promise.all(outcomes);
@@ -88,7 +105,9 @@ describe('one message with statements of two tenants', () => {
     const heldA = await running(a);
     const heldB = await running(b);
     const before = committer.stats;
-    const outcomes = await oneMessage([await completion(a, heldA), await completion(b, heldB)].map((s, i) => ({ tenantId: i === 0 ? a.tenantId : b.tenantId, ...s })));
+    const outcomes = await oneMessage(
+      [await completion(a, heldA), await completion(b, heldB)].map((s, i) => ({ tenantId: i === 0 ? a.tenantId : b.tenantId, ...s })),
+    );
     expect(outcomes).toEqual([{ rows: [OK] }, { rows: [OK] }]);
     // The lock's message, then one message with both statements.
     expect(committer.stats).toEqual({ commits: before.commits + 2, statements: before.statements + 3, failed: before.failed });
@@ -106,7 +125,10 @@ describe("a statement touching another tenant's run", () => {
     // B's own statement, every fence value right, sent as A's; and the same naming A as the tenant.
     const asB = await completion(b, heldB);
     const asA = await completion(b, heldB, a.tenantId);
-    const outcomes = await oneMessage([{ tenantId: a.tenantId, ...asB }, { tenantId: a.tenantId, ...asA }]);
+    const outcomes = await oneMessage([
+      { tenantId: a.tenantId, ...asB },
+      { tenantId: a.tenantId, ...asA },
+    ]);
     expect(outcomes).toEqual([{ rows: [{ ok: false, took: false, w0: null }] }, { rows: [{ ok: false, took: false, w0: null }] }]);
     expect(await state(b, runB)).toEqual(unchanged);
     const [rows] = await db.owner.query(`SELECT count(*)::int AS n FROM run_history WHERE run_id = $1`, [runB]);
@@ -125,7 +147,16 @@ describe("a statement touching another tenant's run", () => {
     const before = { a: await state(a, heldA.job.runId), otherA: await state(a, otherA.job.runId), b: await state(b, runB) };
     // A's fence holds (A's own run and lease), so the gated parts write: one of them is a history
     // row of B's run with B's tenant id, under A's setting.
-    const forgedRow = new HistoryRepository(db.ds.manager).parts(b.tenantId, runB, { seq: before.b.eventSeq + 1, type: 'NodeCompleted', payload: {}, nodeId: 'n1', attempt: 0, at: new Date(), actions: [], patch: {} });
+    const forgedRow = new HistoryRepository(db.ds.manager).parts(b.tenantId, runB, {
+      seq: before.b.eventSeq + 1,
+      type: 'NodeCompleted',
+      payload: {},
+      nodeId: 'n1',
+      attempt: 0,
+      at: new Date(),
+      actions: [],
+      patch: {},
+    });
     const forged = await completion(a, heldA, a.tenantId, forgedRow.slice(0, 1));
     const stats = committer.stats;
     const outcomes = await oneMessage([

@@ -50,15 +50,15 @@ beforeAll(async () => {
       HASH[tenant],
     ]);
     await owner.query(`INSERT INTO workflows (tenant_id, id, latest_version) VALUES ($1, 'wf', 1)`, [tenant]);
-    await owner.query(`INSERT INTO workflow_versions (tenant_id, workflow_id, version, definition, source, checksum) VALUES ($1, 'wf', 1, '{}', '{}', 'c')`, [tenant]);
+    await owner.query(`INSERT INTO workflow_versions (tenant_id, workflow_id, version, definition, source, checksum) VALUES ($1, 'wf', 1, '{}', '{}', 'c')`, [
+      tenant,
+    ]);
     await owner.query(`INSERT INTO runs (tenant_id, id, workflow_id, version, status) VALUES ($1, $2, 'wf', 1, 'RUNNING')`, [tenant, run]);
     for (const g of [1, 2, 3]) {
-      await owner.query(`INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, status, queue, attempt) VALUES ($1, $2, $3, $4, 'HTTP', 'QUEUED', 'http', 0)`, [
-        tenant,
-        task(g),
-        run,
-        `n${g}`,
-      ]);
+      await owner.query(
+        `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, status, queue, attempt) VALUES ($1, $2, $3, $4, 'HTTP', 'QUEUED', 'http', 0)`,
+        [tenant, task(g), run, `n${g}`],
+      );
       await owner.query(
         `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, enqueued_at)
          VALUES ($1, $2, $3, 0, 'http', now(), now() - interval '1 minute', CASE WHEN $4::boolean THEN now() END)`,
@@ -78,7 +78,9 @@ const outboxRows = () =>
 const keyRows = () => owner.query(`SELECT tenant_id, id, role, key_hash FROM api_keys ORDER BY tenant_id`) as Promise<unknown[]>;
 /** The row match of `weft_claim_outbox`'s UPDATE, as its stored definition reads. */
 const claimMatch = async () => {
-  const [{ def }] = (await owner.query(`SELECT pg_get_functiondef('weft_claim_outbox(timestamptz, timestamptz, int, timestamptz)'::regprocedure) AS def`)) as { def: string }[];
+  const [{ def }] = (await owner.query(`SELECT pg_get_functiondef('weft_claim_outbox(timestamptz, timestamptz, int, timestamptz)'::regprocedure) AS def`)) as {
+    def: string;
+  }[];
   return /FROM due WHERE (.*)$/m.exec(def)?.[1]?.trim();
 };
 const outboxKey = async () => (await readCatalogKeys(owner)).keys.find((k) => k.name === 'outbox_pkey')?.columns;
@@ -127,7 +129,9 @@ describe(`migrating a database with rows through ${MIGRATION}`, () => {
     } finally {
       await runtime.destroy();
     }
-    expect(((await owner.query(`SELECT id::int FROM outbox WHERE claimed_at IS NOT NULL ORDER BY id`)) as { id: number }[]).map((r) => r.id)).toEqual([2, 3, 5, 6]);
+    expect(((await owner.query(`SELECT id::int FROM outbox WHERE claimed_at IS NOT NULL ORDER BY id`)) as { id: number }[]).map((r) => r.id)).toEqual([
+      2, 3, 5, 6,
+    ]);
 
     // New rows: the id sequence goes on; a key hash is unique within its tenant only.
     const [next] = (await owner.query(

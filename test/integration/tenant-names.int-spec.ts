@@ -12,7 +12,12 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 
 const MIGRATION = 'UniqueTenantNames1766304000000';
 const at = MIGRATIONS.findIndex((m) => m.name === MIGRATION);
-const ids = ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000004'];
+const ids = [
+  '00000000-0000-4000-8000-000000000001',
+  '00000000-0000-4000-8000-000000000002',
+  '00000000-0000-4000-8000-000000000003',
+  '00000000-0000-4000-8000-000000000004',
+];
 
 describe('the migration to unique tenant names', () => {
   const database = migrationDatabase('tenant_names');
@@ -46,7 +51,10 @@ describe('the migration to unique tenant names', () => {
       { id: ids[2], name: `Acme (${ids[2]})` },
       { id: ids[3], name: 'bolt' },
     ]);
-    await expect(owner.query(`INSERT INTO tenants (id, name) VALUES (gen_random_uuid(), 'BOLT')`)).rejects.toMatchObject({ code: '23505', constraint: 'tenants_name_unique' });
+    await expect(owner.query(`INSERT INTO tenants (id, name) VALUES (gen_random_uuid(), 'BOLT')`)).rejects.toMatchObject({
+      code: '23505',
+      constraint: 'tenants_name_unique',
+    });
     // Row-level security is forced on the table again.
     expect(await owner.query(`SELECT relforcerowsecurity AS forced FROM pg_class WHERE relname = 'tenants'`)).toEqual([{ forced: true }]);
 

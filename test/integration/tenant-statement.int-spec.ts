@@ -40,9 +40,10 @@ describe('one statement for a tenant in one round trip', () => {
   it('rolls a failing statement back whole', async () => {
     const a = await createTenant(db.ds, 'c');
     for (const use of USES) {
-      const err = await sqlInTenant(db.ds, a.tenantId, `WITH u AS (UPDATE tenants SET name = $2 WHERE id = $1 RETURNING 1) SELECT 1 / 0 FROM u`, [a.tenantId, 'renamed']).catch(
-        (e: unknown) => e,
-      );
+      const err = await sqlInTenant(db.ds, a.tenantId, `WITH u AS (UPDATE tenants SET name = $2 WHERE id = $1 RETURNING 1) SELECT 1 / 0 FROM u`, [
+        a.tenantId,
+        'renamed',
+      ]).catch((e: unknown) => e);
       expect({ use, message: (err as Error).message }).toEqual({ use, message: 'division by zero' });
       const r = await sqlInTenant<{ name: string }>(db.ds, a.tenantId, `SELECT name FROM tenants WHERE id = $1`, [a.tenantId]);
       expect(r.rows).toEqual([{ name: 'c' }]);

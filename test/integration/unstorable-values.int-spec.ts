@@ -5,15 +5,7 @@ import { type RunCoordinatorOptions } from '@weft/engine/coordinator';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { refusedTaskValues } from '../support/refused-values.js';
-import {
-  createTenant,
-  def,
-  edge,
-  http,
-  publishWorkflow,
-  wait,
-  waitFor,
-} from '../support/builders.js';
+import { createTenant, def, edge, http, publishWorkflow, wait, waitFor } from '../support/builders.js';
 
 /**
  * Values PostgreSQL cannot store (NUL characters, lone surrogates, oversized JSON) and commands
@@ -101,9 +93,13 @@ describe('a worker output PostgreSQL cannot store', () => {
     const runId = await h.start(def([http('a')]));
     const job = h.dispatcher.last('a');
     for (const attempt of [2 ** 40, -1, 1.5, Number.NaN]) {
-      expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a', attempt, output: {} })).toEqual({ ignored: `invalid attempt ${attempt}` });
+      expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a', attempt, output: {} })).toEqual({
+        ignored: `invalid attempt ${attempt}`,
+      });
     }
-    expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a\u0000', attempt: 0, output: {} })).toMatchObject({ ignored: expect.stringMatching(/stale/) });
+    expect(await h.coordinator.runs.reportCompleted(h.tenantId, { runId, taskId: job.taskId, nodeId: 'a\u0000', attempt: 0, output: {} })).toMatchObject({
+      ignored: expect.stringMatching(/stale/),
+    });
     expect(await h.coordinator.leases.markRunning(h.tenantId, job.taskId, 2 ** 40)).toBeNull();
     expect((await h.tasks(runId)).a!.status).toBe('PENDING');
   });
@@ -120,10 +116,16 @@ describe('user input PostgreSQL cannot store', () => {
       problems: [{ path: 'input.a.b', message: 'input is not storable: NUL character at $.a.b' }],
     });
     expect(await start({ config: ['\ud800'] })).toMatchObject({ code: 'BAD_USER_INPUT', message: 'config is not storable: lone surrogate U+D800 at $[0]' });
-    expect(await start({ input: { 'two words\u0000': 1 } })).toMatchObject({ code: 'BAD_USER_INPUT', message: 'input is not storable: NUL character in key at $["two words\\u0000"]' });
+    expect(await start({ input: { 'two words\u0000': 1 } })).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      message: 'input is not storable: NUL character in key at $["two words\\u0000"]',
+    });
     expect(await start({ input: { big: 'x'.repeat(1024 * 1024) } })).toMatchObject({ code: 'BAD_USER_INPUT', message: 'input too large: 1 MiB > 1 MiB' });
     expect(await start({ idempotencyKey: 'k\u0000' })).toMatchObject({ code: 'BAD_USER_INPUT', message: 'idempotencyKey is not storable: NUL character' });
-    expect(await start({ idempotencyKey: 'k'.repeat(5000) })).toMatchObject({ code: 'BAD_USER_INPUT', message: 'idempotencyKey is longer than 1024 characters' });
+    expect(await start({ idempotencyKey: 'k'.repeat(5000) })).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      message: 'idempotencyKey is longer than 1024 characters',
+    });
     expect(await start({ startNodeId: 'a\u0000' })).toMatchObject({ code: 'BAD_USER_INPUT' });
     expect(await start({ version: 2 ** 40 })).toMatchObject({ code: 'NOT_FOUND' });
     expect(await rejection(h.coordinator.runs.startRun(h.tenantId, { workflowId: 'wf\u0000' }))).toMatchObject({ code: 'NOT_FOUND' });
@@ -143,9 +145,18 @@ describe('user input PostgreSQL cannot store', () => {
       code: 'BAD_USER_INPUT',
       message: 'payload is not storable: lone surrogate U+D800 in key at $["\\ud800"]',
     });
-    expect(await rejection(h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'g\u0000o' }))).toMatchObject({ code: 'BAD_USER_INPUT', message: 'name is not storable: NUL character' });
-    expect(await rejection(h.coordinator.runs.cancelRun(h.tenantId, { runId, reason: 'why\u0000' }))).toMatchObject({ code: 'BAD_USER_INPUT', message: 'reason is not storable: NUL character' });
-    expect(await rejection(h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'w', input: { s: '\u0000' } }))).toMatchObject({ code: 'BAD_USER_INPUT', message: 'input is not storable: NUL character at $.s' });
+    expect(await rejection(h.coordinator.runs.sendSignal(h.tenantId, { runId, name: 'g\u0000o' }))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      message: 'name is not storable: NUL character',
+    });
+    expect(await rejection(h.coordinator.runs.cancelRun(h.tenantId, { runId, reason: 'why\u0000' }))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      message: 'reason is not storable: NUL character',
+    });
+    expect(await rejection(h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'w', input: { s: '\u0000' } }))).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      message: 'input is not storable: NUL character at $.s',
+    });
     expect(await rejection(h.coordinator.runs.retryRun(h.tenantId, { runId, fromNodeId: 'w', version: 2 ** 40 }))).toMatchObject({ code: 'NOT_FOUND' });
     expect((await h.events(runId)).map((e) => e.type)).toEqual(['RunStarted']);
     expect(await h.signalCount(runId)).toBe(0);
@@ -197,7 +208,11 @@ describe('values the database refuses although they passed the checks (INVALID_D
     const runId = await h.start(def([wait('w', 1), http('b', POISON)], [edge('w', 'b')]));
     h.clock.advance(2000);
     expect(await h.coordinator.timers.fireDue(10)).toBe(1);
-    expect((await h.tasks(runId)).w).toMatchObject({ status: 'FAILED', wakeAt: null, error: expect.stringMatching(/^could not store the TimerFired of node w: .*\(INVALID_DATA\)$/) });
+    expect((await h.tasks(runId)).w).toMatchObject({
+      status: 'FAILED',
+      wakeAt: null,
+      error: expect.stringMatching(/^could not store the TimerFired of node w: .*\(INVALID_DATA\)$/),
+    });
     const run = await h.run(runId);
     expect(run.status).toBe('FAILED');
     expect(run.error).toMatch(/^could not store the TimerFired of node w/);

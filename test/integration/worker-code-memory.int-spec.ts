@@ -85,10 +85,14 @@ async function started(gate: string): Promise<string[]> {
 
 /** Lets the execution started with `gate` (waits for it to start) return. */
 async function open(gate: string): Promise<void> {
-  const [dir] = await eventually(`the execution of ${gate} starts`, async () => {
-    const dirs = await started(gate);
-    return dirs.length > 0 && dirs;
-  }, 60_000);
+  const [dir] = await eventually(
+    `the execution of ${gate} starts`,
+    async () => {
+      const dirs = await started(gate);
+      return dirs.length > 0 && dirs;
+    },
+    60_000,
+  );
   await writeFile(join(dir!, 'go'), '');
 }
 
@@ -105,7 +109,10 @@ suite('a worker stopped with SIGTERM while a CODE execution waits for memory', (
     const { tenantId } = await createTenant(db.ds);
     const queues = new BullTaskQueues(REDIS_URL, queuePrefix(db.url), { jobLockMs: RUN_LEASE_MS, onError: () => undefined });
     closers.push(async () => {
-      await queues.queue(QUEUE).obliterate({ force: true }).catch(() => undefined);
+      await queues
+        .queue(QUEUE)
+        .obliterate({ force: true })
+        .catch(() => undefined);
       await queues.close();
     });
     const coordinator = new RunCoordinator(db.ds, queues, new RecordingPublisher(), { logger: new MemoryLogger(), runLeaseMs: RUN_LEASE_MS });
@@ -136,7 +143,11 @@ suite('a worker stopped with SIGTERM while a CODE execution waits for memory', (
     const taskOf = async (runId: string) => (await runs.tasksOfRun(tenantId, runId))[0]!;
 
     // One execution got its memory and runs; the other's task is the one the worker logs waiting.
-    const waitingTaskId = await eventually('one execution waits for CODE memory', async () => /"event":"code\.memory_wait".*?"taskId":"([^"]+)"/.exec(output())?.[1], 60_000);
+    const waitingTaskId = await eventually(
+      'one execution waits for CODE memory',
+      async () => /"event":"code\.memory_wait".*?"taskId":"([^"]+)"/.exec(output())?.[1],
+      60_000,
+    );
     const tasks = await Promise.all(runIds.map(taskOf));
     const waitingAt = tasks.findIndex((t) => t.id === waitingTaskId);
     expect(waitingAt).toBeGreaterThanOrEqual(0);
@@ -151,10 +162,14 @@ suite('a worker stopped with SIGTERM while a CODE execution waits for memory', (
 
     child.kill('SIGTERM');
     // The waiting attempt's lease is released before the running one ended: it is PENDING again, at the same attempt.
-    await eventually('the waiting attempt is handed back', async () => {
-      const t = await taskOf(runIds[waitingAt]!);
-      return t.status === 'PENDING' && t.leaseToken === null && t;
-    }, 60_000);
+    await eventually(
+      'the waiting attempt is handed back',
+      async () => {
+        const t = await taskOf(runIds[waitingAt]!);
+        return t.status === 'PENDING' && t.leaseToken === null && t;
+      },
+      60_000,
+    );
     expect(await started(gates[waitingAt]!)).toEqual([]);
     expect((await taskOf(runIds[runningAt]!)).status).toBe('RUNNING');
 
@@ -170,7 +185,14 @@ suite('a worker stopped with SIGTERM while a CODE execution waits for memory', (
       if (c) byOther.add(taskId);
       return c;
     };
-    const config = { queues: [QUEUE], workerConcurrency: 2, codeMaxTotalMb: TOTAL_MB, runLeaseMs: RUN_LEASE_MS, drainSeconds: 1, httpAllowHosts: [] } as unknown as WeftConfig;
+    const config = {
+      queues: [QUEUE],
+      workerConcurrency: 2,
+      codeMaxTotalMb: TOTAL_MB,
+      runLeaseMs: RUN_LEASE_MS,
+      drainSeconds: 1,
+      httpAllowHosts: [],
+    } as unknown as WeftConfig;
     const otherWorker = new TaskProcessor(other, otherQueues, config, { heartbeatMs: 1_000, code: { tempDir: scratch } });
     closers.push(() => otherWorker.beforeApplicationShutdown());
     void otherWorker.start([QUEUE]);
@@ -220,13 +242,17 @@ suite('the CODE memory gauges of a worker', () => {
     const row = async (taskId: string) =>
       (
         await withTenant(db.ds, tenantId, (m) =>
-          sql<{ status: string; attempt: number; lease_token: string | null }>(m, `SELECT status, attempt, lease_token FROM tasks WHERE tenant_id = $1 AND id = $2`, [tenantId, taskId]),
+          sql<{ status: string; attempt: number; lease_token: string | null }>(
+            m,
+            `SELECT status, attempt, lease_token FROM tasks WHERE tenant_id = $1 AND id = $2`,
+            [tenantId, taskId],
+          ),
         )
       ).rows[0]!;
     return { processor, metrics, job, row };
   }
 
-  it('count the running execution\'s reservation and the waiting one, then nothing once both ended', async () => {
+  it("count the running execution's reservation and the waiting one, then nothing once both ended", async () => {
     const { processor, metrics, job } = await worker();
     expect(await gauges(metrics)).toEqual({ reservedBytes: 0, waiting: 0 });
     const running = processor.process(await job('a', 'gauges-a'), { dueAt: Date.now(), queue: QUEUE });

@@ -126,7 +126,7 @@ async function startWorker(queue: string): Promise<ChildProcess> {
 }
 
 describe('a worker killed mid-task', () => {
-  it('has its job redelivered by Bull\'s stalled-job check to another worker; the task completes once', async () => {
+  it("has its job redelivered by Bull's stalled-job check to another worker; the task completes once", async () => {
     const h = await setup();
     const queue = 'crash';
     const prefix = queuePrefix(db.url);
@@ -146,7 +146,12 @@ describe('a worker killed mid-task', () => {
     first.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     // Its job is still active in Redis, locked until the lock lapses.
-    expect(await queues.queue(queue).getJob(jobId((await h.task(runId)).id, 0)).then((j) => j?.getState())).toBe('active');
+    expect(
+      await queues
+        .queue(queue)
+        .getJob(jobId((await h.task(runId)).id, 0))
+        .then((j) => j?.getState()),
+    ).toBe('active');
 
     // Another worker: its stalled-job check finds the job whose lock lapsed and runs it again.
     service.answerAll('/crash', { done: 'by the second worker' });
@@ -227,7 +232,12 @@ describe('a worker whose report cannot be written', () => {
     const task = await h.task(runId);
     expect(task.status).toBe('RUNNING');
     expect(task.lease_expires_at!.getTime()).toBeGreaterThan(task.db_now.getTime());
-    expect(await queues.queue(queue).getJob(jobId(task.id, 0)).then((j) => j?.getState())).toBe('active');
+    expect(
+      await queues
+        .queue(queue)
+        .getJob(jobId(task.id, 0))
+        .then((j) => j?.getState()),
+    ).toBe('active');
     expect(await coordinator.lostTasks.sweep(100, queues)).toBe(0);
 
     const refused = await fault.hits();

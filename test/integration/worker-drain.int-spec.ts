@@ -57,8 +57,7 @@ async function service() {
         pending.delete(path);
         reply();
       }, SHORT_MS);
-    }
-    else if (hits.filter((h) => h.path === '/long').length === 1) open.add(res);
+    } else if (hits.filter((h) => h.path === '/long').length === 1) open.add(res);
     else reply();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -82,7 +81,10 @@ describe('a worker stopped with SIGTERM under load', () => {
     const { tenantId } = await createTenant(db.ds);
     const queues = new BullTaskQueues(REDIS_URL, queuePrefix(db.url), { jobLockMs: RUN_LEASE_MS });
     closers.push(async () => {
-      await queues.queue(QUEUE).obliterate({ force: true }).catch(() => undefined);
+      await queues
+        .queue(QUEUE)
+        .obliterate({ force: true })
+        .catch(() => undefined);
       await queues.close();
     });
     const coordinator = new RunCoordinator(db.ds, queues, new RecordingPublisher(), { logger: new MemoryLogger(), runLeaseMs: RUN_LEASE_MS });
@@ -145,14 +147,25 @@ describe('a worker stopped with SIGTERM under load', () => {
         return res;
       };
     }
-    const config = { queues: [QUEUE], workerConcurrency: 8, httpAllowPrivate: true, httpAllowHosts: [], runLeaseMs: RUN_LEASE_MS, drainSeconds: 1 } as unknown as WeftConfig;
+    const config = {
+      queues: [QUEUE],
+      workerConcurrency: 8,
+      httpAllowPrivate: true,
+      httpAllowHosts: [],
+      runLeaseMs: RUN_LEASE_MS,
+      drainSeconds: 1,
+    } as unknown as WeftConfig;
     const secondWorker = new TaskProcessor(second, secondQueues, config, { heartbeatMs: 1_000 });
     void secondWorker.start([QUEUE]);
 
     await eventually('the first worker records its drain', async () => (await registry.live()).find((w) => w.id === first!.id)?.drainingSince ?? false, 60_000);
     const gone = await exited;
     const allRuns = [longRun, ...shortRuns];
-    await eventually('every run ends', async () => (await Promise.all(allRuns.map((r) => runs.findRun(tenantId, r)))).every((r) => r!.status !== 'RUNNING'), 60_000);
+    await eventually(
+      'every run ends',
+      async () => (await Promise.all(allRuns.map((r) => runs.findRun(tenantId, r)))).every((r) => r!.status !== 'RUNNING'),
+      60_000,
+    );
 
     // Every run succeeded, every task completed once, at its first attempt.
     for (const runId of allRuns) {
@@ -162,7 +175,9 @@ describe('a worker stopped with SIGTERM under load', () => {
       const completed = (await runs.eventsOfRun(tenantId, runId)).filter((e) => e.type === 'NodeCompleted');
       expect(completed.map((e) => e.ignored)).toEqual(tasks.map(() => null));
     }
-    for (let i = 0; i < SHORT_RUNS; i++) for (const n of CHAIN) expect({ path: `${i}/${n}`, hits: svc.hits.filter((h) => h.path === `/short/${i}/${n}`).length }).toEqual({ path: `${i}/${n}`, hits: 1 });
+    for (let i = 0; i < SHORT_RUNS; i++)
+      for (const n of CHAIN)
+        expect({ path: `${i}/${n}`, hits: svc.hits.filter((h) => h.path === `/short/${i}/${n}`).length }).toEqual({ path: `${i}/${n}`, hits: 1 });
 
     // The short executions held at SIGTERM were finished by the first worker, and it started
     // nothing once it drained: every execution it did not hand back began before the signal.
@@ -198,7 +213,13 @@ describe('a draining worker, in this process', () => {
     const coordinator = new RunCoordinator(db.ds, dispatcher, new RecordingPublisher(), { logger: new MemoryLogger(), runLeaseMs: RUN_LEASE_MS });
     const queues = new BullTaskQueues(REDIS_URL, queuePrefix(db.url), { onError: () => undefined });
     closers.push(() => queues.close());
-    const config = { queues: ['drain-idle'], workerConcurrency: 1, httpAllowPrivate: true, httpAllowHosts: [], runLeaseMs: RUN_LEASE_MS } as unknown as WeftConfig;
+    const config = {
+      queues: ['drain-idle'],
+      workerConcurrency: 1,
+      httpAllowPrivate: true,
+      httpAllowHosts: [],
+      runLeaseMs: RUN_LEASE_MS,
+    } as unknown as WeftConfig;
     const worker = new TaskProcessor(coordinator, queues, config, { heartbeatMs: 500, drainMs: 1_000 });
     await worker.start(['drain-idle']);
     const row = async (taskId: string) =>
@@ -227,4 +248,3 @@ describe('a draining worker, in this process', () => {
     expect(await row(longJob.taskId)).toEqual({ status: 'PENDING', lease_token: null });
   });
 });
-

@@ -33,7 +33,13 @@ describe('the registry repository', () => {
     const repo = new WorkerRegistryRepository(db.ds);
     const w = identity(['http', 'gpu']);
     const first = await repo.heartbeat(w, 1_000);
-    expect(first).toEqual({ ...w, startedAt: expect.any(Date), lastHeartbeatAt: first.startedAt, expiresAt: new Date(first.startedAt.getTime() + 3_000), drainingSince: null });
+    expect(first).toEqual({
+      ...w,
+      startedAt: expect.any(Date),
+      lastHeartbeatAt: first.startedAt,
+      expiresAt: new Date(first.startedAt.getTime() + 3_000),
+      drainingSince: null,
+    });
     await sleep(20);
     const second = await repo.heartbeat(w, 1_000);
     expect(second.startedAt).toEqual(first.startedAt);
@@ -120,7 +126,9 @@ describe('the migration adding the registry and reservations', () => {
       await new QueueReservationRepository(own.ds).reserve(other.tenantId, 'pre-existing');
       const claim = await h.coordinator.leases.claim(h.tenantId, h.dispatcher.last('x').taskId, 0, 'pre-existing');
       expect(claim?.refused).toBe(true);
-      const rows = await withTenant(own.ds, h.tenantId, (m) => sql<{ status: string }>(m, `SELECT status FROM tasks WHERE tenant_id = $1 AND run_id = $2`, [h.tenantId, runId]));
+      const rows = await withTenant(own.ds, h.tenantId, (m) =>
+        sql<{ status: string }>(m, `SELECT status FROM tasks WHERE tenant_id = $1 AND run_id = $2`, [h.tenantId, runId]),
+      );
       expect(rows.rows).toEqual([{ status: 'RUNNING' }]);
     } finally {
       await own.drop();

@@ -114,9 +114,19 @@ const codeNode = (id: string, runtime: 'js' | 'python', source: string, extra: R
 
 describe('what a CODE node returns or throws that PostgreSQL cannot store', () => {
   it.each([
-    ['js', 'a NUL character in a string', codeNode('c', 'js', 'function handler() { return { s: "a\\u0000b" }; }'), 'output is not storable: NUL character at $.s'],
+    [
+      'js',
+      'a NUL character in a string',
+      codeNode('c', 'js', 'function handler() { return { s: "a\\u0000b" }; }'),
+      'output is not storable: NUL character at $.s',
+    ],
     ['js', 'a lone surrogate', codeNode('c', 'js', 'function handler() { return { s: "\\ud800" }; }'), 'output is not storable: lone surrogate U+D800 at $.s'],
-    ['python', 'a NUL character in a key', codeNode('c', 'python', 'def handler(input):\n    return {"k\\x00": 1}\n'), 'output is not storable: NUL character in key at $["k\\u0000"]'],
+    [
+      'python',
+      'a NUL character in a key',
+      codeNode('c', 'python', 'def handler(input):\n    return {"k\\x00": 1}\n'),
+      'output is not storable: NUL character in key at $["k\\u0000"]',
+    ],
   ])('%s returning %s fails the task and ends the run', async (_runtime, _what, node, reason) => {
     const h = await setup();
     const runId = await h.start(def([node]));

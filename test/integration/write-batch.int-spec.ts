@@ -24,7 +24,14 @@ describe('the batched writes of an event', () => {
     await expect(
       withTenant(db.ds, a.tenantId, async (m) => {
         const parts = new HistoryRepository(m).parts(b.tenantId, runId, {
-          seq: 1, type: 'RunStarted', payload: {}, nodeId: null, attempt: null, at: new Date(), actions: [], patch: {},
+          seq: 1,
+          type: 'RunStarted',
+          payload: {},
+          nodeId: null,
+          attempt: null,
+          at: new Date(),
+          actions: [],
+          patch: {},
         });
         await runWrites(m, b.tenantId, runId, parts);
       }),
@@ -38,7 +45,14 @@ describe('the batched writes of an event', () => {
     // No such task: the statement runs, and its part's expected row count is what fails.
     await expect(
       withTenant(db.ds, a.tenantId, async (m) => {
-        const part = new TaskWriteRepository(m).completePart(a.tenantId, '01900000-0000-7000-8000-000000000003', '01900000-0000-7000-8000-000000000002', 0, { ok: true }, new Date());
+        const part = new TaskWriteRepository(m).completePart(
+          a.tenantId,
+          '01900000-0000-7000-8000-000000000003',
+          '01900000-0000-7000-8000-000000000002',
+          0,
+          { ok: true },
+          new Date(),
+        );
         await runWrites(m, a.tenantId, '01900000-0000-7000-8000-000000000003', [part]);
       }),
     ).rejects.toThrow('expected exactly one task 01900000-0000-7000-8000-000000000002 attempt 0 to complete, matched 0');

@@ -50,16 +50,25 @@ export async function coordinatorHarness(ds: DataSource, opts: RunCoordinatorOpt
     },
     async outbox(runId: string) {
       const r = await withTenant(ds, tenantId, (m) =>
-        sql<{ task_id: string; attempt: number; queue: string; not_before: Date; enqueued_at: Date | null; hold_reason: string | null; held_until: Date | null }>(
-          m,
-          `SELECT task_id, attempt, queue, not_before, enqueued_at, hold_reason, held_until FROM outbox WHERE tenant_id = $1 AND run_id = $2 ORDER BY id`,
-          [tenantId, runId],
-        ),
+        sql<{
+          task_id: string;
+          attempt: number;
+          queue: string;
+          not_before: Date;
+          enqueued_at: Date | null;
+          hold_reason: string | null;
+          held_until: Date | null;
+        }>(m, `SELECT task_id, attempt, queue, not_before, enqueued_at, hold_reason, held_until FROM outbox WHERE tenant_id = $1 AND run_id = $2 ORDER BY id`, [
+          tenantId,
+          runId,
+        ]),
       );
       return r.rows;
     },
     async signalCount(runId: string) {
-      const r = await withTenant(ds, tenantId, (m) => sql<{ n: string }>(m, `SELECT count(*) AS n FROM signals WHERE tenant_id = $1 AND run_id = $2`, [tenantId, runId]));
+      const r = await withTenant(ds, tenantId, (m) =>
+        sql<{ n: string }>(m, `SELECT count(*) AS n FROM signals WHERE tenant_id = $1 AND run_id = $2`, [tenantId, runId]),
+      );
       return Number(r.rows[0]!.n);
     },
     /** Reports the current job of `nodeId` completed. */

@@ -104,7 +104,9 @@ const RUN = 'id status output error tasks { nodeId status output awaitedSignal }
 async function main(): Promise<Record<string, unknown>> {
   const first = await startDev();
   const databaseUrl = first.database.split(' ')[0]!;
-  const { stdout } = await promisify(execFile)(node[0]!, [...node.slice(1), 'admin', 'create-tenant', 'devless'], { env: { ...env, DATABASE_URL: databaseUrl } });
+  const { stdout } = await promisify(execFile)(node[0]!, [...node.slice(1), 'admin', 'create-tenant', 'devless'], {
+    env: { ...env, DATABASE_URL: databaseUrl },
+  });
   const { apiKey } = JSON.parse(stdout.trim().split('\n').pop()!) as { apiKey: string };
   let client = new WeftClient(first.api, apiKey);
   await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
@@ -127,9 +129,16 @@ async function main(): Promise<Record<string, unknown>> {
   const final = (await client.request(`query($id: ID!) { run(id: $id) { ${RUN} } }`, { id: runId })).run;
 
   // A run whose task is running when weft dev dies.
-  await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, { i: { workflowId: 'nap', name: 'Nap', definition: NAP } });
-  const napId: string = (await client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, { i: { workflowId: 'nap', input: {} } })).startRun.id;
-  await client.subscribe(`subscription($id: ID!) { runUpdated(runId: $id) { ${RUN} } }`, { id: napId }, (data: Payload) => !data.runUpdated.tasks.some((t) => t.status === 'RUNNING')).done;
+  await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
+    i: { workflowId: 'nap', name: 'Nap', definition: NAP },
+  });
+  const napId: string = (await client.request(`mutation($i: StartRunInput!) { startRun(input: $i) { id } }`, { i: { workflowId: 'nap', input: {} } })).startRun
+    .id;
+  await client.subscribe(
+    `subscription($id: ID!) { runUpdated(runId: $id) { ${RUN} } }`,
+    { id: napId },
+    (data: Payload) => !data.runUpdated.tasks.some((t) => t.status === 'RUNNING'),
+  ).done;
   await client.close();
 
   // A crash: the embedded PostgreSQL outlives its weft dev.

@@ -271,7 +271,14 @@ export async function startWorkerPlatform(
     coordinator,
     async close() {
       await platform.close();
-      await Promise.all(config.queues.map((q) => queues.queue(q).obliterate({ force: true }).catch(() => undefined)));
+      await Promise.all(
+        config.queues.map((q) =>
+          queues
+            .queue(q)
+            .obliterate({ force: true })
+            .catch(() => undefined),
+        ),
+      );
       await queues.close();
     },
   };

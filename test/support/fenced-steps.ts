@@ -30,7 +30,15 @@ export async function claimFirst(h: Harness, runId: string): Promise<TakenTask> 
 /** Reports `held` completed with `output` as a worker taking its next attempt; the attempt it took, if any. */
 export async function step(h: Harness, held: TakenTask, output: unknown = { step: held.job.nodeId }) {
   const { job, leaseToken } = held;
-  return h.coordinator.runs.reportCompleted(h.tenantId, { runId: job.runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, leaseToken, output: output as never, takeFrom: job.queue });
+  return h.coordinator.runs.reportCompleted(h.tenantId, {
+    runId: job.runId,
+    taskId: job.taskId,
+    nodeId: job.nodeId,
+    attempt: job.attempt,
+    leaseToken,
+    output: output as never,
+    takeFrom: job.queue,
+  });
 }
 
 /** Runs a chain to its end through reports that take their next attempt; resolves the run id. */
@@ -45,11 +53,38 @@ export async function runChain(h: Harness, workflowId: string): Promise<string> 
 export async function startRows(h: Harness, runId: string) {
   const run = await h.run(runId);
   const tasks = Object.values(await h.tasks(runId))
-    .map((t) => ({ nodeId: t.nodeId, status: t.status, attempt: t.attempt, input: t.input, output: t.output, error: t.error, queue: t.queue, branches: t.branches, wakeAt: t.wakeAt, awaitedSignal: t.awaitedSignal, leaseToken: t.leaseToken, finishedAt: t.finishedAt }))
+    .map((t) => ({
+      nodeId: t.nodeId,
+      status: t.status,
+      attempt: t.attempt,
+      input: t.input,
+      output: t.output,
+      error: t.error,
+      queue: t.queue,
+      branches: t.branches,
+      wakeAt: t.wakeAt,
+      awaitedSignal: t.awaitedSignal,
+      leaseToken: t.leaseToken,
+      finishedAt: t.finishedAt,
+    }))
     .sort((a, b) => a.nodeId.localeCompare(b.nodeId));
-  const outbox = (await h.outbox(runId)).map((o) => ({ attempt: o.attempt, queue: o.queue, hold: o.hold_reason, notBefore: o.not_before })).sort((a, b) => a.queue.localeCompare(b.queue));
+  const outbox = (await h.outbox(runId))
+    .map((o) => ({ attempt: o.attempt, queue: o.queue, hold: o.hold_reason, notBefore: o.not_before }))
+    .sort((a, b) => a.queue.localeCompare(b.queue));
   return {
-    run: { status: run.status, version: run.version, eventSeq: run.eventSeq, input: run.input, config: run.config, priority: run.priority, idempotencyKey: run.idempotencyKey, startNodeId: run.startNodeId, output: run.output, error: run.error, finishedAt: run.finishedAt },
+    run: {
+      status: run.status,
+      version: run.version,
+      eventSeq: run.eventSeq,
+      input: run.input,
+      config: run.config,
+      priority: run.priority,
+      idempotencyKey: run.idempotencyKey,
+      startNodeId: run.startNodeId,
+      output: run.output,
+      error: run.error,
+      finishedAt: run.finishedAt,
+    },
     tasks,
     outbox,
     jobs: h.dispatcher.jobs
@@ -68,13 +103,24 @@ export async function otherTenantWaits(db: TestDatabase, queue = 'http'): Promis
   const other = await createTenant(db.ds);
   await db.owner.transaction(async (m) => {
     await m.query(`SET LOCAL session_replication_role = replica`);
-    await m.query(`INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, gen_random_uuid(), gen_random_uuid(), 0, $2, now())`, [other.tenantId, queue]);
+    await m.query(
+      `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, gen_random_uuid(), gen_random_uuid(), 0, $2, now())`,
+      [other.tenantId, queue],
+    );
   });
 }
 
 /** A run's history without what differs between two runs (ids, times). */
 export async function shape(h: Harness, runId: string) {
-  return (await h.events(runId)).map((e) => ({ seq: e.seq, type: e.type, nodeId: e.nodeId, attempt: e.attempt, ignored: e.ignored, error: e.error, actions: (e.actions as { type: string }[]).map((a) => a.type) }));
+  return (await h.events(runId)).map((e) => ({
+    seq: e.seq,
+    type: e.type,
+    nodeId: e.nodeId,
+    attempt: e.attempt,
+    ignored: e.ignored,
+    error: e.error,
+    actions: (e.actions as { type: string }[]).map((a) => a.type),
+  }));
 }
 
 /** Resolves once `check()` is true, polling every 5 ms; rejects after `tries` polls. */

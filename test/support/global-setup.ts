@@ -31,7 +31,11 @@ function migrationFiles(): string[] {
 /** Same algorithm as `templateName()` in test-database.ts. */
 function templateName(): string {
   const h = createHash('sha256');
-  for (const f of migrationFiles()) h.update(f).update('\0').update(readFileSync(join(MIGRATIONS_DIR, f))).update('\0');
+  for (const f of migrationFiles())
+    h.update(f)
+      .update('\0')
+      .update(readFileSync(join(MIGRATIONS_DIR, f)))
+      .update('\0');
   return `weft_test_template_${h.digest('hex').slice(0, 16)}`;
 }
 

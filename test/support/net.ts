@@ -15,7 +15,7 @@ export function freePort(): Promise<number> {
 
 /** Resolves once something accepts connections on 127.0.0.1:`port` (polled for up to 30 s: room for a loaded machine). */
 export async function waitForPort(port: number): Promise<void> {
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
     const open = await new Promise<boolean>((resolve) => {
       const c = connect(port, '127.0.0.1', () => {
         c.end();

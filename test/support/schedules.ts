@@ -36,11 +36,23 @@ export async function insertSchedule(ds: DataSource, tenantId: string, workflowI
 /** Inserts a backfill of `schedule` over `[from, to]`, as the API would. */
 export async function insertBackfill(ds: DataSource, schedule: ScheduleRow, from: Date, to: Date, now: Date) {
   const times = fireTimesBetween({ ...timingOf(schedule), startAt: null, endAt: null, anchor: schedule.startAt ?? schedule.createdAt }, from, to, 10_000);
-  return new ScheduleBackfillRepository(ds).insert(schedule.tenantId, { id: uuidv7(), scheduleId: schedule.id, fromTime: from, toTime: to, total: times.length, first: times[0] ?? null, now });
+  return new ScheduleBackfillRepository(ds).insert(schedule.tenantId, {
+    id: uuidv7(),
+    scheduleId: schedule.id,
+    fromTime: from,
+    toTime: to,
+    total: times.length,
+    first: times[0] ?? null,
+    now,
+  });
 }
 
 /** The runs of a schedule, oldest nominal time first: id, status and nominal time (ISO). */
-export async function runsOfSchedule(ds: DataSource, tenantId: string, scheduleId: string): Promise<{ id: string; status: string; nominal: string; input: any }[]> {
+export async function runsOfSchedule(
+  ds: DataSource,
+  tenantId: string,
+  scheduleId: string,
+): Promise<{ id: string; status: string; nominal: string; input: any }[]> {
   const r = await withTenant(ds, tenantId, (m) =>
     sql<{ id: string; status: string; nominal_time: Date; input: any }>(
       m,

@@ -17,7 +17,10 @@ export default class SlowestReporter {
     if (files.length === 0) return;
     const width = Math.max(...files.map((f) => f.seconds.toFixed(1).length));
     const relative = (p) => (p.startsWith(`${this.rootDir}/`) ? p.slice(this.rootDir.length + 1) : p);
-    const lines = [`slowest ${files.length} test files:`, ...files.map((f) => `  ${f.seconds.toFixed(1).padStart(width)} s  ${relative(f.path)}${f.failed ? '  (failed)' : ''}`)];
+    const lines = [
+      `slowest ${files.length} test files:`,
+      ...files.map((f) => `  ${f.seconds.toFixed(1).padStart(width)} s  ${relative(f.path)}${f.failed ? '  (failed)' : ''}`),
+    ];
     // Printed as the process exits, like the summary reporter's line: after Jest's own summary.
     process.once('exit', () => process.stdout.write(`\n${lines.join('\n')}\n`));
   }

@@ -31,7 +31,8 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     else c.statements++;
     if (typeof q === 'string' ? args.length > 1 : !q.name) c.unnamed++;
     counts.set(phase, c);
-    if (process.env.SHOW && phase === "start") console.log("    >", (typeof q === "string" ? q : `[${q.name ?? "unnamed"}] ${q.text}`).replace(/\s+/g, " ").slice(0, 260));
+    if (process.env.SHOW && phase === 'start')
+      console.log('    >', (typeof q === 'string' ? q : `[${q.name ?? 'unnamed'}] ${q.text}`).replace(/\s+/g, ' ').slice(0, 260));
   }
   return (query as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof query;
@@ -39,7 +40,10 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
 const db = await createTestDatabase();
 try {
   const { tenantId, apiKey } = await createTenant(db.ds, 'measure');
-  const coordinator = new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), { dispatchWindowFloor: 1_000_000, logger: { warn: () => {}, error: () => {} } });
+  const coordinator = new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), {
+    dispatchWindowFloor: 1_000_000,
+    logger: { warn: () => {}, error: () => {} },
+  });
   const auth = new AuthService(new TenantRepository(db.ds));
   const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
   const repo = new RunRepository(db.ds);
@@ -69,7 +73,9 @@ try {
     console.log(label);
     for (const k of ['auth', 'start', 'answer'] as Phase[]) {
       const v = counts.get(k) ?? { messages: 0, statements: 0, unnamed: 0 };
-      console.log(`  ${k.padEnd(6)} ${(v.messages / N).toFixed(2)} round trips, ${(v.statements / N).toFixed(2)} statements, ${(v.unnamed / N).toFixed(2)} unnamed`);
+      console.log(
+        `  ${k.padEnd(6)} ${(v.messages / N).toFixed(2)} round trips, ${(v.statements / N).toFixed(2)} statements, ${(v.unnamed / N).toFixed(2)} unnamed`,
+      );
     }
   };
   await measure('new run (no idempotency key)', {});

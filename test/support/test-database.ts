@@ -47,8 +47,13 @@ export function runtimeUrl(name: string): string {
  */
 export function templateName(): string {
   const h = createHash('sha256');
-  for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.ts')).sort()) {
-    h.update(f).update('\0').update(readFileSync(join(MIGRATIONS_DIR, f))).update('\0');
+  for (const f of readdirSync(MIGRATIONS_DIR)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()) {
+    h.update(f)
+      .update('\0')
+      .update(readFileSync(join(MIGRATIONS_DIR, f)))
+      .update('\0');
   }
   return `weft_test_template_${h.digest('hex').slice(0, 16)}`;
 }
@@ -122,7 +127,7 @@ export async function createTestDatabase(opts: { poolSize?: number } = {}): Prom
   const name = `weft_test_${process.pid}_${randomBytes(5).toString('hex')}`;
   await admin(async (c) => {
     // For up to 60 s: another run on the machine may be creating its own clone at the same time.
-    for (const deadline = Date.now() + 60_000; ; ) {
+    for (const deadline = Date.now() + 60_000; ;) {
       try {
         await c.query(`CREATE DATABASE ${quote(name)} TEMPLATE ${quote(template)}`);
         return;

@@ -68,7 +68,15 @@ export async function load(url, context, next) {
   if (!url.startsWith('file:') || !url.endsWith('.ts')) return next(url, context);
   const fileName = fileURLToPath(url);
   const source = await readFile(fileName, 'utf8');
-  const key = createHash('sha256').update(TS_VERSION).update('\0').update(JSON.stringify(OPTIONS)).update('\0').update(fileName).update('\0').update(source).digest('hex');
+  const key = createHash('sha256')
+    .update(TS_VERSION)
+    .update('\0')
+    .update(JSON.stringify(OPTIONS))
+    .update('\0')
+    .update(fileName)
+    .update('\0')
+    .update(source)
+    .digest('hex');
   const cached = join(CACHE_DIR, `${key}.js`);
   const hit = await readFile(cached, 'utf8').catch(() => undefined);
   if (hit !== undefined) return { format: 'module', source: hit, shortCircuit: true };

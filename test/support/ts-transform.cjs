@@ -38,13 +38,7 @@ function compilerOptions() {
 }
 
 const OPTIONS = compilerOptions();
-const KEY = createHash('sha256')
-  .update(ts.version)
-  .update('\0')
-  .update(JSON.stringify(OPTIONS))
-  .update('\0')
-  .update(readFileSync(__filename))
-  .digest('hex');
+const KEY = createHash('sha256').update(ts.version).update('\0').update(JSON.stringify(OPTIONS)).update('\0').update(readFileSync(__filename)).digest('hex');
 
 module.exports = {
   getCacheKey(source, filePath, transformOptions) {

@@ -54,7 +54,11 @@ function change(k: number, seq: number, tasks: readonly { id: string; nodeId: st
     seq,
     at: new Date(at + seq).toISOString(),
     run: k === 0 ? { status: 'RUNNING', finishedAt: null, output: null } : {},
-    tasks: [done ? { op: 'set', id: t.id, touch: true, status: 'COMPLETED', output, finished: true } : { op: 'set', id: t.id, touch: true, status: 'RUNNING', attempt }],
+    tasks: [
+      done
+        ? { op: 'set', id: t.id, touch: true, status: 'COMPLETED', output, finished: true }
+        : { op: 'set', id: t.id, touch: true, status: 'RUNNING', attempt },
+    ],
     event: done
       ? { type: 'NodeCompleted', nodeId: t.nodeId, attempt, payload: { output }, actions: [], ignored: null, error: null }
       : { type: 'TaskClaimed', nodeId: t.nodeId, attempt, payload: {}, actions: [], ignored: null, error: null },
@@ -65,7 +69,8 @@ function change(k: number, seq: number, tasks: readonly { id: string; nodeId: st
 async function follow(runId: string, n: number): Promise<{ cpu: number; wall: number; bytes: number }> {
   const run = await getRun(client, runId, 'seq tasks(first: 100) { id nodeId }');
   const contextValue = { principal, authorization, authenticatedAt: Date.now() };
-  const it = (await subscribe({ schema, document, variableValues: { id: runId, page: RUN_PAGE }, contextValue })) as AsyncIterator<ExecutionResult> | ExecutionResult;
+  const it = (await subscribe({ schema, document, variableValues: { id: runId, page: RUN_PAGE }, contextValue })) as
+    AsyncIterator<ExecutionResult> | ExecutionResult;
   if (!('next' in it)) throw new Error(`subscribe failed: ${JSON.stringify(it)}`);
   let received = 0;
   let bytes = 0;
@@ -86,7 +91,7 @@ async function follow(runId: string, n: number): Promise<{ cpu: number; wall: nu
   await until(1);
   // The watch's announcement comes back and the run is read once more: let that read land first.
   const loads = service.stats.runLoads;
-  for (const end = Date.now() + 5_000; service.stats.runLoads < loads + 1 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+  for (const end = Date.now() + 5_000; service.stats.runLoads < loads + 1 && Date.now() < end;) await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 100));
   bytes = 0;
   const cpu0 = process.cpuUsage();

@@ -123,18 +123,66 @@ const commands = {
     if (!v) throw new WeftError('NOT_FOUND', `workflow ${req.workflowId} not found`);
     const now = new Date();
     const run = {
-      tenantId, id: randomUUID(), workflowId: v.workflowId, version: v.version, status: 'RUNNING', input: req.input ?? {}, config: {},
-      output: null, error: null, idempotencyKey: null, startNodeId: null, eventSeq: 1, createdAt: now, updatedAt: now, finishedAt: null,
+      tenantId,
+      id: randomUUID(),
+      workflowId: v.workflowId,
+      version: v.version,
+      status: 'RUNNING',
+      input: req.input ?? {},
+      config: {},
+      output: null,
+      error: null,
+      idempotencyKey: null,
+      startNodeId: null,
+      eventSeq: 1,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
     } as RunEntity;
     store.runs.push(run);
     const first = (v.definition as { nodes: { node_id: string; type: string }[] }).nodes[0]!;
     store.tasks.push({
-      tenantId, id: randomUUID(), runId: run.id, nodeId: first.node_id, nodeType: first.type, queue: 'js', runtime: 'js', status: 'RUNNING',
-      attempt: 0, input: { secret: 's3cr3t' }, output: null, error: null, iteration: null, retryAt: null, branches: null, wakeAt: null, awaitedSignal: null,
-      leaseToken: null, leaseExpiresAt: null, createdAt: now, updatedAt: now, finishedAt: null,
-      flowConcurrencyKey: null, flowConcurrencyLimit: null, flowRateKey: null, flowRateLimit: null, flowRatePerSeconds: null,
+      tenantId,
+      id: randomUUID(),
+      runId: run.id,
+      nodeId: first.node_id,
+      nodeType: first.type,
+      queue: 'js',
+      runtime: 'js',
+      status: 'RUNNING',
+      attempt: 0,
+      input: { secret: 's3cr3t' },
+      output: null,
+      error: null,
+      iteration: null,
+      retryAt: null,
+      branches: null,
+      wakeAt: null,
+      awaitedSignal: null,
+      leaseToken: null,
+      leaseExpiresAt: null,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+      flowConcurrencyKey: null,
+      flowConcurrencyLimit: null,
+      flowRateKey: null,
+      flowRateLimit: null,
+      flowRatePerSeconds: null,
     } as TaskEntity);
-    store.events.push({ tenantId, runId: run.id, seq: 1, type: 'RunStarted', at: now, nodeId: null, attempt: null, payload: {}, actions: [{ type: 'CreateTask', nodeId: first.node_id }], ignored: null, error: null } as RunEventEntity);
+    store.events.push({
+      tenantId,
+      runId: run.id,
+      seq: 1,
+      type: 'RunStarted',
+      at: now,
+      nodeId: null,
+      attempt: null,
+      payload: {},
+      actions: [{ type: 'CreateTask', nodeId: first.node_id }],
+      ignored: null,
+      error: null,
+    } as RunEventEntity);
     return { runId: run.id, created: true };
   },
   async sendSignal(tenantId: string, req: { runId: string }) {
@@ -151,7 +199,7 @@ const commands = {
   async retryRun(tenantId: string, req: { runId: string; fromNodeId: string }) {
     if (!store.runs.some((r) => r.tenantId === tenantId && r.id === req.runId)) throw new WeftError('NOT_FOUND', 'run not found');
     throw new WeftError('BAD_USER_INPUT', `unknown node ${req.fromNodeId}`, [{ nodeId: req.fromNodeId, message: 'no such node' }]);
-},
+  },
 } as unknown as RunCommands;
 
 @Global()
@@ -205,7 +253,11 @@ edges:
 interface Answer {
   status: number;
   data?: any;
-  errors?: { message: string; path?: string[]; extensions?: { code?: string; problems?: { nodeId?: string; path?: string; message: string }[]; [k: string]: unknown } }[];
+  errors?: {
+    message: string;
+    path?: string[];
+    extensions?: { code?: string; problems?: { nodeId?: string; path?: string; message: string }[]; [k: string]: unknown };
+  }[];
 }
 
 describe('ApiModule over HTTP and graphql-ws', () => {
@@ -364,7 +416,10 @@ describe('ApiModule over HTTP and graphql-ws', () => {
 
   it('formats graphql-ws validation errors like HTTP ones', async () => {
     const errors = await new Promise<any>((resolve) => {
-      socket('weft_viewer_a').subscribe({ query: 'subscription { runUpdated(runId: "x") { nope } }' }, { next: () => undefined, error: resolve, complete: () => undefined });
+      socket('weft_viewer_a').subscribe(
+        { query: 'subscription { runUpdated(runId: "x") { nope } }' },
+        { next: () => undefined, error: resolve, complete: () => undefined },
+      );
     });
     expect(errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(errors[0].message).toMatch(/nope/);
@@ -373,7 +428,10 @@ describe('ApiModule over HTTP and graphql-ws', () => {
   it('refuses a graphql-ws connection without a valid key (close code 4401)', async () => {
     for (const key of [undefined, 'weft_nope']) {
       const closed = await new Promise<{ code?: number; reason?: string }>((resolve) => {
-        socket(key).subscribe({ query: 'subscription { runUpdated(runId: "x") { id } }' }, { next: () => undefined, error: (e) => resolve(e as { code?: number; reason?: string }), complete: () => resolve({}) });
+        socket(key).subscribe(
+          { query: 'subscription { runUpdated(runId: "x") { id } }' },
+          { next: () => undefined, error: (e) => resolve(e as { code?: number; reason?: string }), complete: () => resolve({}) },
+        );
       });
       expect(closed.code).toBe(4401);
       expect(closed.reason).toBe('UNAUTHENTICATED');
@@ -444,7 +502,10 @@ describe('ApiModule over HTTP and graphql-ws', () => {
     let onSeen: () => void = () => undefined;
     const clients = seen.map(() => socket('weft_viewer_a'));
     clients.forEach((c, i) =>
-      c.subscribe({ query, variables: { id: runId } }, { next: (m) => (seen[i]!.push(m.data?.runUpdated ?? m.errors), onSeen()), error: () => undefined, complete: () => undefined }),
+      c.subscribe(
+        { query, variables: { id: runId } },
+        { next: (m) => (seen[i]!.push(m.data?.runUpdated ?? m.errors), onSeen()), error: () => undefined, complete: () => undefined },
+      ),
     );
     const waitFor = (n: number) =>
       new Promise<void>((resolve, reject) => {
@@ -456,11 +517,15 @@ describe('ApiModule over HTTP and graphql-ws', () => {
 
     store.reads = {};
     const run = store.runs.find((r) => r.id === runId)!;
-    Object.assign(store.tasks.find((t) => t.runId === runId)!, { status: 'COMPLETED' });
+    Object.assign(
+      store.tasks.find((t) => t.runId === runId)!,
+      { status: 'COMPLETED' },
+    );
     Object.assign(run, { status: 'SUCCEEDED', eventSeq: 2 });
     await redis.publish(RUN_UPDATED_CHANNEL, JSON.stringify({ tenantId: TENANT_A, runId, status: 'SUCCEEDED', seq: 2 }));
     await waitFor(2);
-    for (const s of seen) expect(s[1]).toMatchObject({ id: runId, status: 'SUCCEEDED', tasks: [{ nodeId: 'hello', status: 'COMPLETED' }], history: [{ seq: 1 }] });
+    for (const s of seen)
+      expect(s[1]).toMatchObject({ id: runId, status: 'SUCCEEDED', tasks: [{ nodeId: 'hello', status: 'COMPLETED' }], history: [{ seq: 1 }] });
     // mermaid draws from the tasks the subscribers already read: the rows are read once in all
     expect(store.reads).toEqual({ findRun: 1, tasksOfRun: 1, eventsOfRun: 1 });
     await Promise.all(clients.map((c) => c.dispose()));

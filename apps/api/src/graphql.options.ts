@@ -91,12 +91,7 @@ export function graphqlOptions(auth: AuthService, metrics?: WeftMetrics): Omit<A
  * and per-tenant connection caps of `limits`, counted once the key is known), the key's periodic re-check, the
  * cost limits in onSubscribe, the one error formatter and the operation's context.
  */
-export function socketOptions(
-  auth: AuthService,
-  schemaHost: GraphQLSchemaHost,
-  limits: ConnectionLimits,
-  opts: { keyRecheckMs?: number } = {},
-): ServerOptions {
+export function socketOptions(auth: AuthService, schemaHost: GraphQLSchemaHost, limits: ConnectionLimits, opts: { keyRecheckMs?: number } = {}): ServerOptions {
   const recheckMs = opts.keyRecheckMs ?? SOCKET_KEY_RECHECK_MS;
   return {
     schema: schemaHost.schema,

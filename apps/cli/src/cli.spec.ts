@@ -49,7 +49,11 @@ describe('weft, without a server', () => {
   describe('usage errors', () => {
     it('are one line and a hint naming the command, exit code 2, nothing on stdout', async () => {
       expect(await cli({}, 'runs', '--foo')).toEqual({ code: 2, stdout: '', stderr: "error: unknown option '--foo'\n(run 'weft runs --help' for usage)\n" });
-      expect(await cli({}, 'context', 'use')).toEqual({ code: 2, stdout: '', stderr: "error: missing required argument 'name'\n(run 'weft context use --help' for usage)\n" });
+      expect(await cli({}, 'context', 'use')).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: "error: missing required argument 'name'\n(run 'weft context use --help' for usage)\n",
+      });
       expect(await cli({}, 'rn')).toEqual({ code: 2, stdout: '', stderr: "error: unknown command 'rn'\n(Did you mean run?)\n(run 'weft --help' for usage)\n" });
     });
 
@@ -106,12 +110,26 @@ describe('weft, without a server', () => {
     it('accepts an example definition, offline, and counts its nodes and edges', async () => {
       const file = join(ROOT, 'examples/order-flow.yaml');
       const def = YAML.parse(await readFile(file, 'utf8'));
-      expect(await cli({}, 'validate', '-f', file)).toEqual({ code: 0, stdout: `${file}: valid (${def.nodes.length} nodes, ${def.edges.length} edges)\n`, stderr: '' });
+      expect(await cli({}, 'validate', '-f', file)).toEqual({
+        code: 0,
+        stdout: `${file}: valid (${def.nodes.length} nodes, ${def.edges.length} edges)\n`,
+        stderr: '',
+      });
     });
 
     it('counts one node and one edge in the singular', async () => {
       const file = join(dir, 'pair.yaml');
-      await writeFile(file, ['nodes:', '  - {node_id: a, type: HTTP, spec: {url: "https://shop.example.com/a", method: GET}}', '  - {node_id: b, type: HTTP, spec: {url: "https://shop.example.com/b", method: GET}}', 'edges:', '  - {from: a, to: b}', ''].join('\n'));
+      await writeFile(
+        file,
+        [
+          'nodes:',
+          '  - {node_id: a, type: HTTP, spec: {url: "https://shop.example.com/a", method: GET}}',
+          '  - {node_id: b, type: HTTP, spec: {url: "https://shop.example.com/b", method: GET}}',
+          'edges:',
+          '  - {from: a, to: b}',
+          '',
+        ].join('\n'),
+      );
       expect(await cli({}, 'validate', '-f', file)).toEqual({ code: 0, stdout: `${file}: valid (2 nodes, 1 edge)\n`, stderr: '' });
     });
 
@@ -119,7 +137,9 @@ describe('weft, without a server', () => {
       const file = join(dir, 'broken.yaml');
       await writeFile(
         file,
-        ['nodes:', '  - {node_id: a, type: HTTP, spec: {method: GET}}', '  - {node_id: b, type: TELEPORT}', 'edges:', '  - {from: a, to: nowhere}', ''].join('\n'),
+        ['nodes:', '  - {node_id: a, type: HTTP, spec: {method: GET}}', '  - {node_id: b, type: TELEPORT}', 'edges:', '  - {from: a, to: nowhere}', ''].join(
+          '\n',
+        ),
       );
       const r = await cli({}, 'validate', '-f', file);
       expect(r.code).toBe(1);
@@ -144,7 +164,11 @@ describe('weft, without a server', () => {
       const r = await cli({}, 'validate', '-f', file);
       expect(r.code).toBe(1);
       expect(r.stdout).toMatch(/^.*: 1 problem\n {2}- line \d+, column \d+: YAML syntax error/);
-      expect(await cli({}, 'validate', '-f', join(dir, 'none.yaml'))).toEqual({ code: 1, stdout: '', stderr: `error: cannot read ${join(dir, 'none.yaml')}: no such file\n` });
+      expect(await cli({}, 'validate', '-f', join(dir, 'none.yaml'))).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `error: cannot read ${join(dir, 'none.yaml')}: no such file\n`,
+      });
     });
   });
 
@@ -167,7 +191,9 @@ describe('weft, without a server', () => {
           '',
         ].join('\n'),
       });
-      expect((await cli(env(), 'context', 'add', 'prod', '--url', 'https://weft.example.com/graphql', '--api-key', KEY_B)).stdout).toBe(`context prod added (${config})\n`);
+      expect((await cli(env(), 'context', 'add', 'prod', '--url', 'https://weft.example.com/graphql', '--api-key', KEY_B)).stdout).toBe(
+        `context prod added (${config})\n`,
+      );
       expect((await stat(config)).mode & 0o777).toBe(0o600);
       expect(YAML.parse(await readFile(config, 'utf8'))).toEqual({
         current_context: 'local',
@@ -198,7 +224,11 @@ describe('weft, without a server', () => {
     it('switches and removes contexts; an unknown one is an error naming those there are', async () => {
       expect((await cli(env(), 'context', 'use', 'prod')).stdout).toBe('current context: prod (https://weft.example.com/graphql)\n');
       expect(YAML.parse(await readFile(config, 'utf8')).current_context).toBe('prod');
-      expect(await cli(env(), 'context', 'use', 'staging')).toEqual({ code: 1, stdout: '', stderr: `error: no context "staging" in ${config} (contexts: local, prod)\n` });
+      expect(await cli(env(), 'context', 'use', 'staging')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `error: no context "staging" in ${config} (contexts: local, prod)\n`,
+      });
       expect((await cli(env(), 'context', 'remove', 'prod')).stdout).toBe('context prod removed; no context is current now (`weft context use NAME`)\n');
       expect(YAML.parse(await readFile(config, 'utf8'))).toEqual({ contexts: { local: { url: 'http://127.0.0.1:4000/graphql', api_key: KEY_A } } });
       expect((await cli(env(), 'context', 'add', 'bad/name', '--url', 'http://h/graphql', '--api-key', 'k')).code).toBe(2);
@@ -237,12 +267,17 @@ describe('weft, without a server', () => {
 
     it('prefers the flag to the environment, the environment to the current context', async () => {
       const config = join(dir, 'precedence.yaml');
-      await writeFile(config, YAML.stringify({ current_context: 'ctx', contexts: { ctx: { url: `${base}/from-context`, api_key: 'context-key' } } }), { mode: 0o600 });
+      await writeFile(config, YAML.stringify({ current_context: 'ctx', contexts: { ctx: { url: `${base}/from-context`, api_key: 'context-key' } } }), {
+        mode: 0o600,
+      });
       const noEnv = { WEFT_CONFIG: config, WEFT_URL: undefined, WEFT_API_KEY: undefined };
       expect(await sent(noEnv)).toEqual({ path: '/from-context', authorization: 'Bearer context-key', stderr: '' });
       const withEnv = { ...noEnv, WEFT_URL: `${base}/from-env`, WEFT_API_KEY: 'env-key' };
       expect(await sent(withEnv)).toMatchObject({ path: '/from-env', authorization: 'Bearer env-key' });
-      expect(await sent(withEnv, '--url', `${base}/from-flag`, '--api-key', 'flag-key')).toMatchObject({ path: '/from-flag', authorization: 'Bearer flag-key' });
+      expect(await sent(withEnv, '--url', `${base}/from-flag`, '--api-key', 'flag-key')).toMatchObject({
+        path: '/from-flag',
+        authorization: 'Bearer flag-key',
+      });
       expect(await sent({ ...noEnv, WEFT_API_KEY: 'env-key' })).toMatchObject({ path: '/from-context', authorization: 'Bearer env-key' });
     });
 
@@ -255,12 +290,16 @@ describe('weft, without a server', () => {
       });
     });
 
-    it('reads --payload @- from stdin, in a process of its own', async () => {
-      bodies.length = 0;
-      const r = await spawnWeft(['signal', 'run-1', 'approve', '--payload', '@-', '--url', `${base}/graphql`, '--api-key', 'k'], '{"approved_by": "me"}\n');
-      expect(r).toEqual({ code: 0, stdout: 'delivered\n', stderr: '' });
-      expect(bodies[0]!.variables).toEqual({ i: { runId: 'run-1', name: 'approve', payload: { approved_by: 'me' } } });
-    }, SPAWN_TIMEOUT_MS);
+    it(
+      'reads --payload @- from stdin, in a process of its own',
+      async () => {
+        bodies.length = 0;
+        const r = await spawnWeft(['signal', 'run-1', 'approve', '--payload', '@-', '--url', `${base}/graphql`, '--api-key', 'k'], '{"approved_by": "me"}\n');
+        expect(r).toEqual({ code: 0, stdout: 'delivered\n', stderr: '' });
+        expect(bodies[0]!.variables).toEqual({ i: { runId: 'run-1', name: 'approve', payload: { approved_by: 'me' } } });
+      },
+      SPAWN_TIMEOUT_MS,
+    );
 
     it('warns when a key comes from a config file others may read', async () => {
       const config = join(dir, 'shared.yaml');
@@ -272,15 +311,19 @@ describe('weft, without a server', () => {
   });
 
   describe('as a process', () => {
-    it('exits with the codes runCli returns and reads -f - from stdin', async () => {
-      const usage = await spawnWeft(['runs', '--foo']);
-      expect(usage).toEqual({ code: 2, stdout: '', stderr: "error: unknown option '--foo'\n(run 'weft runs --help' for usage)\n" });
-      const definition = await readFile(join(ROOT, 'examples/order-flow.yaml'), 'utf8');
-      const valid = await spawnWeft(['validate', '-f', '-', '-o', 'json'], definition);
-      expect({ code: valid.code, valid: JSON.parse(valid.stdout).valid }).toEqual({ code: 0, valid: true });
-      const invalid = await spawnWeft(['validate', '-f', '-'], 'nodes: []\n');
-      expect(invalid.code).toBe(1);
-      expect(invalid.stdout).toMatch(/^stdin: \d+ problems?\n/);
-    }, SPAWN_TIMEOUT_MS);
+    it(
+      'exits with the codes runCli returns and reads -f - from stdin',
+      async () => {
+        const usage = await spawnWeft(['runs', '--foo']);
+        expect(usage).toEqual({ code: 2, stdout: '', stderr: "error: unknown option '--foo'\n(run 'weft runs --help' for usage)\n" });
+        const definition = await readFile(join(ROOT, 'examples/order-flow.yaml'), 'utf8');
+        const valid = await spawnWeft(['validate', '-f', '-', '-o', 'json'], definition);
+        expect({ code: valid.code, valid: JSON.parse(valid.stdout).valid }).toEqual({ code: 0, valid: true });
+        const invalid = await spawnWeft(['validate', '-f', '-'], 'nodes: []\n');
+        expect(invalid.code).toBe(1);
+        expect(invalid.stdout).toMatch(/^stdin: \d+ problems?\n/);
+      },
+      SPAWN_TIMEOUT_MS,
+    );
   });
 });

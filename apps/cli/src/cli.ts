@@ -38,7 +38,11 @@ function reportErrors(cmd: Command, path: string, report: (err: CommanderError) 
  * side (apply, validate, workflows, versions, default-version, deprecate, run, runs, run-status,
  * watch, history, signal, cancel, retry, schedules, keys, context) and completion.
  */
-export function buildProgram(report: (err: CommanderError) => never = (err) => { throw err; }): Command {
+export function buildProgram(
+  report: (err: CommanderError) => never = (err) => {
+    throw err;
+  },
+): Command {
   const program = new Command('weft')
     .description('Weft: durable multi-tenant workflows')
     .version(packageVersion(), '-V, --version', 'print the version')

@@ -33,12 +33,26 @@ describe('the weft client commands', () => {
     await publish(client, 'quick', { nodes: [{ node_id: 'single', type: 'FORK' }], edges: [] });
     // fetch fails once (503), then succeeds on its second attempt of three.
     await publish(client, 'flaky', {
-      nodes: [{ node_id: 'fetch', type: 'HTTP', retry: { max_attempts: 3, backoff_seconds: 0 }, spec: { url: '{{config.shop}}/flaky/{{input.key}}?fail=1', method: 'GET' } }],
+      nodes: [
+        {
+          node_id: 'fetch',
+          type: 'HTTP',
+          retry: { max_attempts: 3, backoff_seconds: 0 },
+          spec: { url: '{{config.shop}}/flaky/{{input.key}}?fail=1', method: 'GET' },
+        },
+      ],
       edges: [],
     });
     // fetch fails both of its attempts.
     await publish(client, 'doomed', {
-      nodes: [{ node_id: 'fetch', type: 'HTTP', retry: { max_attempts: 2, backoff_seconds: 0 }, spec: { url: '{{config.shop}}/flaky/{{input.key}}?fail=99', method: 'GET' } }],
+      nodes: [
+        {
+          node_id: 'fetch',
+          type: 'HTTP',
+          retry: { max_attempts: 2, backoff_seconds: 0 },
+          spec: { url: '{{config.shop}}/flaky/{{input.key}}?fail=99', method: 'GET' },
+        },
+      ],
       edges: [],
     });
     await publish(client, 'approval', { nodes: [{ node_id: 'approval', type: 'WAIT_FOR_EVENT', spec: { event: 'approve' } }], edges: [] });
@@ -145,7 +159,9 @@ describe('the weft client commands', () => {
       expect(lines[1]).toMatch(/^1\s+\S+\s+RunStarted\s+-\s+-\s+→ CreateTask fetch, DispatchTask fetch$/);
       expect(lines[2]).toMatch(/^2\s+\S+\s+NodeFailed\s+fetch\s+1 of 3\s+error: .*503.* → RetryTask fetch$/);
       expect(lines[3]).toMatch(/^3\s+\S+\s+NodeCompleted\s+fetch\s+2 of 3\s+→ CompleteTask fetch, FinishRun SUCCEEDED$/);
-      const { run } = await client.request(`query($id: ID!) { run(id: $id) { history { seq type at nodeId attempt payload actions ignored error } } }`, { id: flakyRun });
+      const { run } = await client.request(`query($id: ID!) { run(id: $id) { history { seq type at nodeId attempt payload actions ignored error } } }`, {
+        id: flakyRun,
+      });
       expect(JSON.parse((await weft('history', flakyRun, '-o', 'json')).stdout)).toEqual(run.history);
     });
 
@@ -161,14 +177,24 @@ describe('the weft client commands', () => {
     it('prints the progress and the outcome of a run that succeeded, exit code 0', async () => {
       const r = await weft('watch', flakyRun);
       expect(r.code).toBe(0);
-      expect(r.stdout).toBe(`fetch: COMPLETED (attempt 2 of 3)\n${JSON.stringify({ status: 'SUCCEEDED', output: { fetch: { ok: true, calls: 2 } }, error: null }, null, 2)}\n`);
+      expect(r.stdout).toBe(
+        `fetch: COMPLETED (attempt 2 of 3)\n${JSON.stringify({ status: 'SUCCEEDED', output: { fetch: { ok: true, calls: 2 } }, error: null }, null, 2)}\n`,
+      );
     });
 
     it('exits 3 for a run that failed, as run --watch does', async () => {
       const watched = await weft('watch', doomedRun);
       expect(watched.code).toBe(3);
       expect(watched.stdout).toMatch(/^fetch: FAILED \(attempt 2 of 2; error: .*503.*\)\n/);
-      const run = await weft('run', 'doomed', '--input', JSON.stringify({ key: `d2-${Date.now()}` }), '--config', JSON.stringify({ shop: e2e.shop.url }), '--watch');
+      const run = await weft(
+        'run',
+        'doomed',
+        '--input',
+        JSON.stringify({ key: `d2-${Date.now()}` }),
+        '--config',
+        JSON.stringify({ shop: e2e.shop.url }),
+        '--watch',
+      );
       expect(run.code).toBe(3);
       expect(run.stdout).toMatch(/^run \S+ RUNNING\n[\s\S]*"status": "FAILED"/);
     });
@@ -181,7 +207,10 @@ describe('the weft client commands', () => {
       await client.request(`mutation { sendSignal(input: {runId: "${runId}", name: "approve", payload: {ok: true}}) { delivered } }`);
       const r = await watching;
       expect(r.code).toBe(0);
-      const updates = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+      const updates = r.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(updates[0]).toMatchObject({ id: runId, status: 'RUNNING', tasks: [{ nodeId: 'approval', status: 'WAITING', awaitedSignal: 'approve' }] });
       expect(updates.at(-1)).toMatchObject({ status: 'SUCCEEDED', tasks: [{ nodeId: 'approval', status: 'COMPLETED' }] });
     });
@@ -211,7 +240,11 @@ describe('the weft client commands', () => {
       expect((await cli(env, 'context', 'add', 'e2e', '--url', root, '--api-key', apiKey)).code).toBe(0);
       const r = await cli(env, 'workflows', '-o', 'json');
       expect(r).toMatchObject({ code: 0, stderr: '' });
-      expect(JSON.parse(r.stdout).map((w: { id: string }) => w.id).sort()).toEqual(['approval', 'doomed', 'flaky', 'quick']);
+      expect(
+        JSON.parse(r.stdout)
+          .map((w: { id: string }) => w.id)
+          .sort(),
+      ).toEqual(['approval', 'doomed', 'flaky', 'quick']);
       const wrongKey = await cli({ ...env, WEFT_API_KEY: 'weft_not_a_key' }, 'workflows');
       expect(wrongKey.code).toBe(1);
       expect(wrongKey.stderr).toMatch(/^error: UNAUTHENTICATED/);

@@ -56,9 +56,26 @@ describe('weft completion', () => {
   });
 
   it('offers -o on every command that prints, workflows get, admin tenants, and folders after apply -f', async () => {
-    const printing = [['run', 'wf'], ['signal', 'r', 'go'], ['cancel', 'r'], ['retry', 'r'], ['apply'], ['deprecate', 'w', '1'], ['keys', 'create', 'k'], ['keys', 'revoke', 'k']];
-    const admin = [['admin', 'create-tenant', 't'], ['admin', 'create-key'], ['admin', 'tenants'], ['admin', 'tenant-weight', 't'], ['workflows', 'get', 'w'], ['schedules', 'trigger', 's']];
-    for (const words of [...printing, ...admin]) expect({ words, offered: await offered('weft', ...words, '--outp') }).toEqual({ words, offered: ['--output'] });
+    const printing = [
+      ['run', 'wf'],
+      ['signal', 'r', 'go'],
+      ['cancel', 'r'],
+      ['retry', 'r'],
+      ['apply'],
+      ['deprecate', 'w', '1'],
+      ['keys', 'create', 'k'],
+      ['keys', 'revoke', 'k'],
+    ];
+    const admin = [
+      ['admin', 'create-tenant', 't'],
+      ['admin', 'create-key'],
+      ['admin', 'tenants'],
+      ['admin', 'tenant-weight', 't'],
+      ['workflows', 'get', 'w'],
+      ['schedules', 'trigger', 's'],
+    ];
+    for (const words of [...printing, ...admin])
+      expect({ words, offered: await offered('weft', ...words, '--outp') }).toEqual({ words, offered: ['--output'] });
     expect(await offered('weft', 'workflows', '')).toEqual(['get', '--url', '--api-key', '-o', '--output', '-h', '--help']);
     expect(await offered('weft', 'workflows', 'get', 'w', '-o', '')).toEqual(['table', 'json', 'yaml']);
     expect(await offered('weft', 'admin', 'ten')).toEqual(['tenants', 'tenant-weight']);

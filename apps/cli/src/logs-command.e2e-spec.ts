@@ -48,10 +48,14 @@ describe('weft logs', () => {
   it('follows a live run with -f: prints each attempt as it ends, prefixed with node and attempt, and exits when the run ends', async () => {
     const runId = await start(client, 'gated');
     await waitRun(client, runId, (r) => task(r, 'gate')?.status === 'WAITING');
-    const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', './test/support/ts-register.mjs', 'apps/cli/src/main.ts', 'logs', runId, '-f'], {
-      cwd: ROOT,
-      env: { ...process.env, WEFT_CONFIG: '/nonexistent/weft-test/config.yaml', WEFT_URL: e2e.url, WEFT_API_KEY: apiKey },
-    });
+    const child: ChildProcessWithoutNullStreams = spawn(
+      process.execPath,
+      ['--import', './test/support/ts-register.mjs', 'apps/cli/src/main.ts', 'logs', runId, '-f'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, WEFT_CONFIG: '/nonexistent/weft-test/config.yaml', WEFT_URL: e2e.url, WEFT_API_KEY: apiKey },
+      },
+    );
     let stdout = '';
     let stderr = '';
     let code: number | null | undefined;
@@ -67,7 +71,11 @@ describe('weft logs', () => {
     } finally {
       child.kill();
     }
-    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: '[first #1] first says hi\n[second #1] second line 1\n[second #1] second line 2\n', stderr: '' });
+    expect({ code, stdout, stderr }).toEqual({
+      code: 0,
+      stdout: '[first #1] first says hi\n[second #1] second line 1\n[second #1] second line 2\n',
+      stderr: '',
+    });
   });
 
   it('prints one node without a prefix, and a run already ended once with -f (exit code 3 when it did not succeed)', async () => {

@@ -30,7 +30,8 @@ describe('weft output formats and apply -f', () => {
     expect({ args, code: json.code, stderr: json.stderr }).toEqual({ args, code: 0, stderr: '' });
     return JSON.parse(json.stdout);
   }
-  const latest = async (id: string) => (await client.request(`query($id: String!) { workflow(workflowId: $id) { latestVersion } }`, { id })).workflow.latestVersion as number;
+  const latest = async (id: string) =>
+    (await client.request(`query($id: String!) { workflow(workflowId: $id) { latestVersion } }`, { id })).workflow.latestVersion as number;
 
   beforeAll(async () => {
     e2e = await startE2E();
@@ -111,7 +112,9 @@ describe('weft output formats and apply -f', () => {
       for (const flag of ['--id', '--name']) {
         const r = await weft('apply', '-f', defs, flag, 'x');
         expect(r.code).toBe(2);
-        expect(r.stderr.split('\n')[0]).toBe(`error: ${flag} names one workflow: give it with a single file (each of several files takes its id from its workflow_id, else its file name)`);
+        expect(r.stderr.split('\n')[0]).toBe(
+          `error: ${flag} names one workflow: give it with a single file (each of several files takes its id from its workflow_id, else its file name)`,
+        );
         expect(r.stdout).toBe('');
       }
       const empty = join(dir, 'empty');
@@ -138,7 +141,10 @@ describe('weft output formats and apply -f', () => {
       expect(JSON.parse(json.stdout)).toEqual(QUICK);
       const yaml = await weft('workflows', 'get', 'quick', '-o', 'yaml');
       expect(YAML.parse(yaml.stdout)).toEqual(QUICK);
-      for (const [name, text] of [['quick.json', json.stdout], ['quick.yaml', yaml.stdout]]) {
+      for (const [name, text] of [
+        ['quick.json', json.stdout],
+        ['quick.yaml', yaml.stdout],
+      ]) {
         await writeFile(join(dir, name), text);
         expect(JSON.parse((await weft('apply', '-f', join(dir, name), '-o', 'json')).stdout)).toMatchObject({ workflowId: 'quick', version: 1 });
       }
@@ -146,7 +152,13 @@ describe('weft output formats and apply -f', () => {
     });
 
     it('prints a summary for people, an older version with --version, and NOT_FOUND for an unknown one', async () => {
-      await publish(client, 'quick', { nodes: [{ node_id: 'one', type: 'FORK' }, { node_id: 'two', type: 'FORK' }], edges: [{ from: 'one', to: 'two' }] });
+      await publish(client, 'quick', {
+        nodes: [
+          { node_id: 'one', type: 'FORK' },
+          { node_id: 'two', type: 'FORK' },
+        ],
+        edges: [{ from: 'one', to: 'two' }],
+      });
       const r = await weft('workflows', 'get', 'quick');
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^workflow\s+quick\nversion\s+2 \(default, latest\)\ncreated\s+\S+Z by admin\nchecksum\s+[0-9a-f]{64}\nnodes\s+2\nedges\s+1\n/);
@@ -161,13 +173,22 @@ describe('weft output formats and apply -f', () => {
     it('run prints the run as started; run --watch -o json one JSON object per update, the last the run as it ended', async () => {
       expect((await weft('run', 'quick')).stdout).toMatch(/^run \S+ (RUNNING|SUCCEEDED)\n$/);
       const started = await asJson('run', 'quick', '--input', '{"n": 1}');
-      expect(started).toMatchObject({ id: expect.any(String), workflowId: 'quick', version: 2, status: expect.stringMatching(/^(RUNNING|SUCCEEDED)$/), priority: 3 });
+      expect(started).toMatchObject({
+        id: expect.any(String),
+        workflowId: 'quick',
+        version: 2,
+        status: expect.stringMatching(/^(RUNNING|SUCCEEDED)$/),
+        priority: 3,
+      });
       const yaml = await weft('run', 'quick', '--idempotency-key', 'same', '-o', 'yaml');
       expect(YAML.parse(yaml.stdout)).toEqual(await asJson('run', 'quick', '--idempotency-key', 'same'));
 
       const watched = await weft('run', 'quick', '--watch', '-o', 'json');
       expect(watched.code).toBe(0);
-      const updates = watched.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+      const updates = watched.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(updates.at(-1)).toMatchObject({ workflowId: 'quick', status: 'SUCCEEDED', tasks: [{ nodeId: 'one' }, { nodeId: 'two' }] });
       const docs = YAML.parseAllDocuments((await weft('run', 'quick', '--watch', '-o', 'yaml')).stdout).map((d) => d.toJSON());
       expect(docs.at(-1)).toMatchObject({ status: 'SUCCEEDED' });
@@ -177,7 +198,11 @@ describe('weft output formats and apply -f', () => {
       const runId = await start(client, 'approval');
       await waitRun(client, runId, (r) => r.tasks.some((t: { status: string }) => t.status === 'WAITING'));
       expect(await asJson('signal', runId, 'ship')).toEqual({ runId, name: 'ship', delivered: false });
-      expect(YAML.parse((await weft('signal', runId, 'approve', '--payload', '{"ok": true}', '-o', 'yaml')).stdout)).toEqual({ runId, name: 'approve', delivered: true });
+      expect(YAML.parse((await weft('signal', runId, 'approve', '--payload', '{"ok": true}', '-o', 'yaml')).stdout)).toEqual({
+        runId,
+        name: 'approve',
+        delivered: true,
+      });
       await waitRun(client, runId);
       const refused = await weft('cancel', runId, '-o', 'json');
       expect(refused).toMatchObject({ code: 4, stdout: '' });
@@ -191,11 +216,25 @@ describe('weft output formats and apply -f', () => {
 
     it('keys create prints the secret once in JSON or YAML; keys revoke and deprecate print what they changed', async () => {
       const created = JSON.parse((await weft('keys', 'create', 'bot', '--role', 'viewer')).stdout);
-      expect(created).toEqual({ id: expect.any(String), name: 'bot', role: 'viewer', keyPrefix: expect.any(String), createdAt: expect.any(String), secret: expect.stringMatching(/^weft_/) });
+      expect(created).toEqual({
+        id: expect.any(String),
+        name: 'bot',
+        role: 'viewer',
+        keyPrefix: expect.any(String),
+        createdAt: expect.any(String),
+        secret: expect.stringMatching(/^weft_/),
+      });
       const yaml = YAML.parse((await weft('keys', 'create', 'bot2', '--role', 'operator', '-o', 'yaml')).stdout);
       expect(yaml).toMatchObject({ name: 'bot2', role: 'operator', secret: expect.stringMatching(/^weft_/) });
       const revoked = await asJson('keys', 'revoke', created.id);
-      expect(revoked).toEqual({ id: created.id, name: 'bot', role: 'viewer', keyPrefix: created.keyPrefix, createdAt: created.createdAt, revokedAt: expect.any(String) });
+      expect(revoked).toEqual({
+        id: created.id,
+        name: 'bot',
+        role: 'viewer',
+        keyPrefix: created.keyPrefix,
+        createdAt: created.createdAt,
+        revokedAt: expect.any(String),
+      });
 
       expect(await asJson('deprecate', 'quick', '1')).toEqual({ workflowId: 'quick', version: 1, deprecated: true, deprecatedAt: expect.any(String) });
       const restored = YAML.parse((await weft('deprecate', 'quick', '1', '--restore', '-o', 'yaml')).stdout);
@@ -208,7 +247,13 @@ describe('weft output formats and apply -f', () => {
       expect(await asJson('schedules', 'unpause', id)).toMatchObject({ id, paused: false, nextFireAt: expect.any(String) });
       const fire = await asJson('schedules', 'trigger', id);
       expect(fire).toMatchObject({ outcome: 'STARTED', reason: null, run: { id: expect.any(String) }, cancelledRunIds: [] });
-      expect(YAML.parse((await weft('schedules', 'delete', id, '-o', 'yaml')).stdout)).toEqual({ id, workflowId: 'quick', deleted: true, backfillsDeleted: 0, firedCount: 1 });
+      expect(YAML.parse((await weft('schedules', 'delete', id, '-o', 'yaml')).stdout)).toEqual({
+        id,
+        workflowId: 'quick',
+        deleted: true,
+        backfillsDeleted: 0,
+        firedCount: 1,
+      });
     });
   });
 });

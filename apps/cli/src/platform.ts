@@ -1,7 +1,17 @@
 import 'reflect-metadata';
 import { Logger, Module, type DynamicModule, type INestApplicationContext, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CoreModule, OpsModule, bootWithoutApi, logDatabase, logStartLine, prepareServer, startOpsListener, type PreparedDatabase, type WeftConfig } from '@weft/platform';
+import {
+  CoreModule,
+  OpsModule,
+  bootWithoutApi,
+  logDatabase,
+  logStartLine,
+  prepareServer,
+  startOpsListener,
+  type PreparedDatabase,
+  type WeftConfig,
+} from '@weft/platform';
 import { ApiModule, apiAnnouncement, listenApi } from '@weft/api';
 import { TaskProcessor, WorkerModule } from '@weft/worker';
 import { Scheduler, SchedulerModule } from '@weft/scheduler';

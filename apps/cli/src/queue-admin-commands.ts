@@ -5,11 +5,11 @@ import { redactedUrl, withAdminDatabase, type ServerSide } from './admin-databas
 import { cell, printAs, table, withOutput, type OutputFormat } from './client/output.js';
 import { workersTable } from './workers-table.js';
 
-
 /** A queue name as workers consume it (`WEFT_QUEUES`): lower case letters, digits, `_`, `.` and `-`. */
 export function queueName(v: string): string {
   const q = v.trim().toLowerCase();
-  if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(q)) throw new InvalidArgumentError('a queue name is 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit (as definitions name it)');
+  if (!/^[a-z0-9][a-z0-9_.-]{0,63}$/.test(q))
+    throw new InvalidArgumentError('a queue name is 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit (as definitions name it)');
   return q;
 }
 
@@ -41,10 +41,14 @@ export function queueAdminCommands(program: Command): void {
       const name = queueName(q);
       await withAdminDatabase(async (ds, s, config) => {
         if ((s.DEFAULT_QUEUES as readonly string[]).includes(name)) {
-          throw new Error(`queue "${name}" is where ${name === 'http' ? 'HTTP' : `${name} CODE`} nodes go by default and cannot be reserved: reserve a dedicated queue (say gpu) and route the tenant's nodes to it (\`queue: gpu\`)`);
+          throw new Error(
+            `queue "${name}" is where ${name === 'http' ? 'HTTP' : `${name} CODE`} nodes go by default and cannot be reserved: reserve a dedicated queue (say gpu) and route the tenant's nodes to it (\`queue: gpu\`)`,
+          );
         }
         const tenants = new s.TenantRepository(ds);
-        for (const id of o.tenant) if (!(await tenants.findTenant(id))) throw new Error(`unknown tenant ${id}: no tenant has this id in ${redactedUrl(config.databaseUrl)}; nothing was reserved`);
+        for (const id of o.tenant)
+          if (!(await tenants.findTenant(id)))
+            throw new Error(`unknown tenant ${id}: no tenant has this id in ${redactedUrl(config.databaseUrl)}; nothing was reserved`);
         const reservations = new s.QueueReservationRepository(ds);
         const lines: string[] = [];
         const reserved: string[] = [];
@@ -91,7 +95,12 @@ export function queueAdminCommands(program: Command): void {
           if (!names.has(r.tenantId)) names.set(r.tenantId, (await tenants.findTenant(r.tenantId))?.name ?? null);
           rows.push({ queue: r.queue, tenantId: r.tenantId, tenantName: names.get(r.tenantId) ?? null, reservedAt: r.createdAt.toISOString() });
         }
-        printAs(o.output, rows, () => table(['QUEUE', 'TENANT', 'NAME', 'RESERVED'], rows.map((r) => [cell(r.queue), r.tenantId, cell(r.tenantName), r.reservedAt])));
+        printAs(o.output, rows, () =>
+          table(
+            ['QUEUE', 'TENANT', 'NAME', 'RESERVED'],
+            rows.map((r) => [cell(r.queue), r.tenantId, cell(r.tenantName), r.reservedAt]),
+          ),
+        );
       });
     });
 
@@ -119,4 +128,3 @@ export function queueAdminCommands(program: Command): void {
 async function holders(ds: DataSource, s: ServerSide, queue: string): Promise<string[]> {
   return (await s.allQueueReservations(ds)).filter((r) => r.queue === queue).map((r) => r.tenantId);
 }
-

@@ -48,7 +48,9 @@ export function queuesTable(queues: readonly QueueRow[]): string {
  */
 export function queueCommands(program: Command): void {
   withOutput(withConnection(program.command('queues')))
-    .description("list the queues the tenant has tasks on or a live worker serves: the tenant's own backlog, running and delayed tasks, the oldest wait, the live workers")
+    .description(
+      "list the queues the tenant has tasks on or a live worker serves: the tenant's own backlog, running and delayed tasks, the oldest wait, the live workers",
+    )
     .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
       const r = await withClient(o, (c) => c.request(QUEUES));
       printAs(o.output, r.queues, () => queuesTable(r.queues));

@@ -38,16 +38,47 @@ describe('weft schedules', () => {
   describe('create', () => {
     it('creates a cron schedule in a time zone with every option, and says its next fire time', async () => {
       const r = await weft(
-        'schedules', 'create', '--workflow', 'nightly', '--cron', '0 9 * * *', '--tz', 'Asia/Kolkata', '--overlap', 'ALLOW_ALL',
-        '--catch-up', '5m', '--jitter', '10s', '--input', '{"region": "eu"}', '--config', '{"shop": "x"}', '--note', 'morning report',
-        '--end', '2099-01-01T00:00:00Z',
+        'schedules',
+        'create',
+        '--workflow',
+        'nightly',
+        '--cron',
+        '0 9 * * *',
+        '--tz',
+        'Asia/Kolkata',
+        '--overlap',
+        'ALLOW_ALL',
+        '--catch-up',
+        '5m',
+        '--jitter',
+        '10s',
+        '--input',
+        '{"region": "eu"}',
+        '--config',
+        '{"shop": "x"}',
+        '--note',
+        'morning report',
+        '--end',
+        '2099-01-01T00:00:00Z',
       );
       kolkata = createdId(r);
       expect(r.stdout).toMatch(/^schedule \S+ created: 0 9 \* \* \* \(Asia\/Kolkata\), workflow nightly; next fire \d{4}-\d\d-\d\dT03:30:00Z\n$/);
-      const { schedule } = await client.request(`query($id: ID!) { schedule(id: $id) { cron timeZone overlapPolicy catchUpSeconds jitterSeconds input config note endAt paused version } }`, { id: kolkata });
+      const { schedule } = await client.request(
+        `query($id: ID!) { schedule(id: $id) { cron timeZone overlapPolicy catchUpSeconds jitterSeconds input config note endAt paused version } }`,
+        { id: kolkata },
+      );
       expect(schedule).toEqual({
-        cron: '0 9 * * *', timeZone: 'Asia/Kolkata', overlapPolicy: 'ALLOW_ALL', catchUpSeconds: 300, jitterSeconds: 10,
-        input: { region: 'eu' }, config: { shop: 'x' }, note: 'morning report', endAt: '2099-01-01T00:00:00.000Z', paused: false, version: null,
+        cron: '0 9 * * *',
+        timeZone: 'Asia/Kolkata',
+        overlapPolicy: 'ALLOW_ALL',
+        catchUpSeconds: 300,
+        jitterSeconds: 10,
+        input: { region: 'eu' },
+        config: { shop: 'x' },
+        note: 'morning report',
+        endAt: '2099-01-01T00:00:00.000Z',
+        paused: false,
+        version: null,
       });
     });
 
@@ -55,7 +86,16 @@ describe('weft schedules', () => {
       const r = await weft('schedules', 'create', '--workflow', 'nightly', '--every', '1h30m', '--paused', '--version', '1', '-o', 'json');
       expect(r).toMatchObject({ code: 0, stderr: '' });
       const s = JSON.parse(r.stdout);
-      expect(s).toMatchObject({ workflowId: 'nightly', cron: null, intervalSeconds: 5400, timeZone: 'UTC', version: 1, paused: true, overlapPolicy: 'SKIP', catchUpSeconds: 60 });
+      expect(s).toMatchObject({
+        workflowId: 'nightly',
+        cron: null,
+        intervalSeconds: 5400,
+        timeZone: 'UTC',
+        version: 1,
+        paused: true,
+        overlapPolicy: 'SKIP',
+        catchUpSeconds: 60,
+      });
       hourly = s.id;
     });
   });
@@ -66,7 +106,9 @@ describe('weft schedules', () => {
       expect(r).toMatchObject({ code: 0, stderr: '' });
       const [header, ...rows] = lines(r);
       expect(header).toMatch(/^ID\s+WORKFLOW\s+SPEC\s+OVERLAP\s+PAUSED\s+NEXT FIRE\s+LAST FIRE\s+FIRED\/SKIPPED$/);
-      expect(rows.find((l) => l.startsWith(kolkata))).toMatch(/^\S+\s+nightly\s+0 9 \* \* \* \(Asia\/Kolkata\)\s+allow_all\s+no\s+\d{4}-\d\d-\d\dT03:30:00Z\s+-\s+0\/0$/);
+      expect(rows.find((l) => l.startsWith(kolkata))).toMatch(
+        /^\S+\s+nightly\s+0 9 \* \* \* \(Asia\/Kolkata\)\s+allow_all\s+no\s+\d{4}-\d\d-\d\dT03:30:00Z\s+-\s+0\/0$/,
+      );
       expect(rows.find((l) => l.startsWith(hourly))).toMatch(/^\S+\s+nightly\s+every 1h30m\s+skip\s+yes\s+-\s+-\s+0\/0$/);
     });
 
@@ -95,7 +137,9 @@ describe('weft schedules', () => {
       const r = await weft('schedules', 'describe', kolkata, '--upcoming', '3');
       expect(r).toMatchObject({ code: 0, stderr: '' });
       expect(r.stdout).toContain(`schedule    ${kolkata}\n`);
-      expect(r.stdout).toMatch(/\nworkflow\s+nightly \(the workflow's default version at each fire\)\nspec\s+cron 0 9 \* \* \* in Asia\/Kolkata\noverlap\s+allow_all\ncatch-up\s+5m\njitter\s+10s\n/);
+      expect(r.stdout).toMatch(
+        /\nworkflow\s+nightly \(the workflow's default version at each fire\)\nspec\s+cron 0 9 \* \* \* in Asia\/Kolkata\noverlap\s+allow_all\ncatch-up\s+5m\njitter\s+10s\n/,
+      );
       expect(r.stdout).toMatch(/\nend\s+2099-01-01T00:00:00Z\ninput\s+\{"region":"eu"\}\nconfig\s+\{"shop":"x"\}\nnote\s+morning report\npaused\s+no\n/);
       expect(r.stdout).toMatch(/\nfired\s+0\nskipped\s+0\n/);
       const table = r.stdout.split('\n\n')[1]!.trimEnd().split('\n');
@@ -138,7 +182,6 @@ describe('weft schedules', () => {
       expect(u.stdout).toMatch(new RegExp(`^schedule ${kolkata} unpaused by admin: done; next fire \\d{4}-\\d\\d-\\d\\dT03:30:00Z\\n$`));
       expect((await weft('schedules', 'describe', kolkata)).stdout).toMatch(/\npaused\s+no \(last unpaused by admin: done\)\nnext fire\s+\S+T03:30:00Z\n/);
     });
-
   });
 
   describe('trigger', () => {
@@ -149,12 +192,16 @@ describe('weft schedules', () => {
       const runs = await weft('runs', '--schedule', kolkata);
       expect(lines(runs)).toEqual([expect.stringMatching(/^ID\s+WORKFLOW/), expect.stringMatching(new RegExp(`^${runId}\\s+nightly\\s+1\\s+SUCCEEDED\\s`))]);
       const json = JSON.parse((await weft('runs', '--schedule', kolkata, '-o', 'json')).stdout);
-      expect(json).toEqual([expect.objectContaining({ id: runId, scheduleId: kolkata, input: { region: 'eu', schedule: { id: kolkata, nominalTime: json[0].nominalTime } } })]);
+      expect(json).toEqual([
+        expect.objectContaining({ id: runId, scheduleId: kolkata, input: { region: 'eu', schedule: { id: kolkata, nominalTime: json[0].nominalTime } } }),
+      ]);
       expect(json[0].nominalTime.replace(/\.\d{3}Z$/, 'Z')).toBe(nominal);
 
       const d = await weft('schedules', 'describe', kolkata);
       expect(d.stdout).toMatch(new RegExp(`\\nlast fire\\s+\\S+Z \\(nominal ${nominal}, run ${runId}\\)\\n`));
-      expect(d.stdout).toMatch(new RegExp(`\\nRUN\\s+STATUS\\s+VERSION\\s+NOMINAL TIME\\s+CREATED\\s+DURATION\\n${runId}\\s+SUCCEEDED\\s+1\\s+${nominal}\\s+\\S+Z\\s+\\S+\\n`));
+      expect(d.stdout).toMatch(
+        new RegExp(`\\nRUN\\s+STATUS\\s+VERSION\\s+NOMINAL TIME\\s+CREATED\\s+DURATION\\n${runId}\\s+SUCCEEDED\\s+1\\s+${nominal}\\s+\\S+Z\\s+\\S+\\n`),
+      );
       expect(lines(await weft('schedules', 'list')).find((l) => l.startsWith(kolkata))).toMatch(/\s+1\/0$/);
     });
 
@@ -176,7 +223,9 @@ describe('weft schedules', () => {
       const cancelling = createdId(await weft('schedules', 'create', '--workflow', 'approval', '--cron', '@yearly', '--overlap', 'cancel_other'));
       const [, first] = /^run (\S+) started/.exec((await weft('schedules', 'trigger', cancelling)).stdout)!;
       const r = await weft('schedules', 'trigger', cancelling);
-      expect(r.stdout).toMatch(new RegExp(`^run ${first} cancelled first \\(overlap policy cancel_other\\)\\nrun (?!${first})\\S+ started \\(nominal time \\S+Z\\)\\n$`));
+      expect(r.stdout).toMatch(
+        new RegExp(`^run ${first} cancelled first \\(overlap policy cancel_other\\)\\nrun (?!${first})\\S+ started \\(nominal time \\S+Z\\)\\n$`),
+      );
     });
 
     it('says why a run could not start, exit code 1', async () => {
@@ -207,16 +256,27 @@ describe('weft schedules', () => {
       expect(out.at(-1)).toMatch(new RegExp(`^backfill ${backfillId} finished at \\S+Z: 7 started, 0 skipped$`));
 
       const runs = JSON.parse((await weft('runs', '--schedule', id, '-o', 'json')).stdout);
-      expect(runs.map((x: { nominalTime: string }) => x.nominalTime).sort()).toEqual([0, 10, 20, 30, 40, 50, 60].map((m) => new Date(Date.UTC(2030, 0, 1, 0, m)).toISOString()));
+      expect(runs.map((x: { nominalTime: string }) => x.nominalTime).sort()).toEqual(
+        [0, 10, 20, 30, 40, 50, 60].map((m) => new Date(Date.UTC(2030, 0, 1, 0, m)).toISOString()),
+      );
       const d = await weft('schedules', 'describe', id);
-      expect(d.stdout).toMatch(new RegExp(`\\nBACKFILL\\s+FROM\\s+TO\\s+PROGRESS\\s+STATUS\\n${backfillId}\\s+2030-01-01T00:00:00Z\\s+2030-01-01T01:00:00Z\\s+7 of 7 done \\(7 started, 0 skipped, 0 pending\\)\\s+finished \\S+Z\\n`));
+      expect(d.stdout).toMatch(
+        new RegExp(
+          `\\nBACKFILL\\s+FROM\\s+TO\\s+PROGRESS\\s+STATUS\\n${backfillId}\\s+2030-01-01T00:00:00Z\\s+2030-01-01T01:00:00Z\\s+7 of 7 done \\(7 started, 0 skipped, 0 pending\\)\\s+finished \\S+Z\\n`,
+        ),
+      );
     });
 
     it("prints the API's refusal of a range with too many fire times", async () => {
       // Every ten seconds for 28 hours: over 10,080 times, counted by arithmetic.
       const often = createdId(await weft('schedules', 'create', '--workflow', 'nightly', '--every', '10s', '--paused'));
       const r = await weft('schedules', 'backfill', often, '--from', '2030-01-01T00:00:00Z', '--to', '2030-01-02T04:00:00Z');
-      expect(r).toEqual({ code: 1, stdout: '', stderr: 'error: BAD_USER_INPUT: to the range holds more than 10000 fire times; backfill it in parts\n  - to: the range holds more than 10000 fire times; backfill it in parts\n' });
+      expect(r).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'error: BAD_USER_INPUT: to the range holds more than 10000 fire times; backfill it in parts\n  - to: the range holds more than 10000 fire times; backfill it in parts\n',
+      });
     });
 
     it('prints the backfill id at once without --watch', async () => {
@@ -229,7 +289,11 @@ describe('weft schedules', () => {
       // Wait for the one-time backfill, so the count of runs is settled.
       for (let i = 0; i < 400 && !/\b8\/0$/m.test((await weft('schedules', 'list')).stdout); i++) await new Promise((r) => setTimeout(r, 25));
       const r = await weft('schedules', 'delete', id);
-      expect(r).toEqual({ code: 0, stderr: '', stdout: `schedule ${id} deleted (*/10 * * * * (UTC), workflow nightly) and its 2 backfills; the 8 runs it started stay\n` });
+      expect(r).toEqual({
+        code: 0,
+        stderr: '',
+        stdout: `schedule ${id} deleted (*/10 * * * * (UTC), workflow nightly) and its 2 backfills; the 8 runs it started stay\n`,
+      });
       const gone = await weft('schedules', 'describe', id);
       expect(gone).toEqual({ code: 1, stdout: '', stderr: `error: NOT_FOUND: schedule ${id} not found\n` });
       expect(JSON.parse((await weft('runs', '--schedule', id, '-o', 'json')).stdout)).toHaveLength(8);
@@ -244,32 +308,73 @@ describe('weft schedules', () => {
         [['create', '--workflow', 'w', '--cron', '@daily', '--every', '5m'], 'error: give --cron or --every, not both'],
         [['create', '--cron', '@daily'], "error: required option '--workflow <id>' not specified"],
         [['create', 'nightly-report', '--workflow', 'w', '--cron', '@daily'], "error: too many arguments for 'create'. Expected 0 arguments but got 1."],
-        [['create', '--workflow', 'w', '--every', '5x'], "error: option '--every <length>' argument '5x' is invalid. --every must be a length of time: 30s, 5m, 1h, 1h30m, 1d"],
+        [
+          ['create', '--workflow', 'w', '--every', '5x'],
+          "error: option '--every <length>' argument '5x' is invalid. --every must be a length of time: 30s, 5m, 1h, 1h30m, 1d",
+        ],
         [['create', '--workflow', 'w', '--every', '0s'], "error: option '--every <length>' argument '0s' is invalid. --every must be at least 1s"],
-        [['create', '--workflow', 'w', '--every', '5m', '--tz', 'Europe/Paris'], 'error: --tz applies to --cron only: an --every interval counts seconds, whatever the zone'],
+        [
+          ['create', '--workflow', 'w', '--every', '5m', '--tz', 'Europe/Paris'],
+          'error: --tz applies to --cron only: an --every interval counts seconds, whatever the zone',
+        ],
         [['create', '--workflow', 'w', '--cron', '61 * * * *'], 'error: --cron "61 * * * *": invalid cron expression'],
-        [['create', '--workflow', 'w', '--cron', '* * * *'], 'error: --cron "* * * *": a cron expression has 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first), not 4'],
-        [['create', '--workflow', 'w', '--cron', '@daily', '--tz', 'Mars/Olympus_Mons'], "error: option '--tz <zone>' argument 'Mars/Olympus_Mons' is invalid. --tz must be an IANA time zone"],
-        [['create', '--workflow', 'w', '--cron', '@daily', '--overlap', 'never'], "error: option '--overlap <policy>' argument 'never' is invalid. must be one of skip, buffer_one, buffer_all, cancel_other, allow_all"],
+        [
+          ['create', '--workflow', 'w', '--cron', '* * * *'],
+          'error: --cron "* * * *": a cron expression has 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first), not 4',
+        ],
+        [
+          ['create', '--workflow', 'w', '--cron', '@daily', '--tz', 'Mars/Olympus_Mons'],
+          "error: option '--tz <zone>' argument 'Mars/Olympus_Mons' is invalid. --tz must be an IANA time zone",
+        ],
+        [
+          ['create', '--workflow', 'w', '--cron', '@daily', '--overlap', 'never'],
+          "error: option '--overlap <policy>' argument 'never' is invalid. must be one of skip, buffer_one, buffer_all, cancel_other, allow_all",
+        ],
         [['create', '--workflow', 'w', '--cron', '@daily', '--jitter', '2d'], 'error: --jitter must be at most 1d'],
-        [['create', '--workflow', 'w', '--cron', '@daily', '--catch-up', 'soon'], "error: option '--catch-up <length>' argument 'soon' is invalid. --catch-up must be a length of time"],
-        [['create', '--workflow', 'w', '--cron', '@daily', '--start', '2030-01-01'], "error: option '--start <time>' argument '2030-01-01' is invalid. --start must be an RFC 3339 time with an offset"],
-        [['create', '--workflow', 'w', '--cron', '@daily', '--start', '2030-02-01T00:00:00Z', '--end', '2030-01-01T00:00:00Z'], 'error: --end must be after --start (2030-02-01T00:00:00.000Z)'],
-        [['create', '--workflow', 'w', '--cron', '@daily', '--version', '0'], "error: option '--version <n>' argument '0' is invalid. --version must be a positive integer"],
-        [['create', '--workflow', 'w', '--cron', '@daily', '--input', '{bad'], "error: option '--input <json>' argument '{bad' is invalid. --input must be JSON"],
+        [
+          ['create', '--workflow', 'w', '--cron', '@daily', '--catch-up', 'soon'],
+          "error: option '--catch-up <length>' argument 'soon' is invalid. --catch-up must be a length of time",
+        ],
+        [
+          ['create', '--workflow', 'w', '--cron', '@daily', '--start', '2030-01-01'],
+          "error: option '--start <time>' argument '2030-01-01' is invalid. --start must be an RFC 3339 time with an offset",
+        ],
+        [
+          ['create', '--workflow', 'w', '--cron', '@daily', '--start', '2030-02-01T00:00:00Z', '--end', '2030-01-01T00:00:00Z'],
+          'error: --end must be after --start (2030-02-01T00:00:00.000Z)',
+        ],
+        [
+          ['create', '--workflow', 'w', '--cron', '@daily', '--version', '0'],
+          "error: option '--version <n>' argument '0' is invalid. --version must be a positive integer",
+        ],
+        [
+          ['create', '--workflow', 'w', '--cron', '@daily', '--input', '{bad'],
+          "error: option '--input <json>' argument '{bad' is invalid. --input must be JSON",
+        ],
         [['create', '--workflow', 'w', '--cron', '@daily', '--note', 'x'.repeat(2001)], 'error: --note must be at most 2000 characters (it has 2001)'],
         [['pause', 's', '--note', 'x'.repeat(2001)], 'error: --note must be at most 2000 characters (it has 2001)'],
         [['unpause', 's', '--note', 'x'.repeat(2001)], 'error: --note must be at most 2000 characters (it has 2001)'],
         [['describe', 's', '--upcoming', '101'], "error: option '--upcoming <n>' argument '101' is invalid. --upcoming must be a whole number from 1 to 100"],
         [['backfill', 's', '--from', '2030-01-02T00:00:00Z'], "error: required option '--to <time>' not specified"],
-        [['backfill', 's', '--from', 'yesterday', '--to', '2030-01-01T00:00:00Z'], "error: option '--from <time>' argument 'yesterday' is invalid. --from must be an RFC 3339 time"],
-        [['backfill', 's', '--from', '2030-01-02T00:00:00Z', '--to', '2030-01-01T00:00:00Z'], 'error: --to 2030-01-01T00:00:00Z is before --from 2030-01-02T00:00:00Z'],
+        [
+          ['backfill', 's', '--from', 'yesterday', '--to', '2030-01-01T00:00:00Z'],
+          "error: option '--from <time>' argument 'yesterday' is invalid. --from must be an RFC 3339 time",
+        ],
+        [
+          ['backfill', 's', '--from', '2030-01-02T00:00:00Z', '--to', '2030-01-01T00:00:00Z'],
+          'error: --to 2030-01-01T00:00:00Z is before --from 2030-01-02T00:00:00Z',
+        ],
         [['pause'], "error: missing required argument 'id'"],
       ];
       for (const [args, message] of cases) {
         // Nothing listens on port 9: a request would fail with exit code 1, not 2.
         const r = await cli({ WEFT_API_KEY: 'k', WEFT_URL: 'http://127.0.0.1:9/graphql' }, 'schedules', ...args);
-        expect({ args, code: r.code, stdout: r.stdout, first: r.stderr.split('\n')[0]!.slice(0, message.length) }).toEqual({ args, code: 2, stdout: '', first: message });
+        expect({ args, code: r.code, stdout: r.stdout, first: r.stderr.split('\n')[0]!.slice(0, message.length) }).toEqual({
+          args,
+          code: 2,
+          stdout: '',
+          first: message,
+        });
         expect(r.stderr.split('\n')[1]).toBe(`(run 'weft schedules ${args[0]} --help' for usage)`);
       }
     });

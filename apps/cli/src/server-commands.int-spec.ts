@@ -52,8 +52,12 @@ describe('weft admin create-key', () => {
     await expect(weft('admin', 'create-key', '--tenant', randomUUID(), '--role', 'admin')).rejects.toThrow(/unknown tenant/);
     await expect(weft('admin', 'create-key', '--tenant', 'acme', '--role', 'admin')).rejects.toThrow(/unknown tenant "acme": a tenant id is a UUID/);
     await expect(weft('admin', 'create-key', '--tenant', tenantId, '--role', 'root')).rejects.toThrow(/must be one of admin, operator, viewer/);
-    await expect(weft('admin', 'create-key', '--tenant', tenantId, '--role', 'admin', '--name', 'a\u0007b')).rejects.toThrow(/control or invisible formatting characters/);
-    await expect(weft('admin', 'create-key', '--tenant', tenantId, '--role', 'admin', '--name', '\u202eevil')).rejects.toThrow(/invisible formatting characters/);
+    await expect(weft('admin', 'create-key', '--tenant', tenantId, '--role', 'admin', '--name', 'a\u0007b')).rejects.toThrow(
+      /control or invisible formatting characters/,
+    );
+    await expect(weft('admin', 'create-key', '--tenant', tenantId, '--role', 'admin', '--name', '\u202eevil')).rejects.toThrow(
+      /invisible formatting characters/,
+    );
     await expect(weft('admin', 'create-key', '--tenant', tenantId, '--role', 'admin', '--name', 'x'.repeat(101))).rejects.toThrow(/at most 100/);
     await expect(weft('admin', 'create-key', '--role', 'admin')).rejects.toThrow(/--tenant/);
     expect((await new TenantRepository(db.ds).listApiKeys(tenantId)).map((k) => k.name)).toEqual(['admin', 'deploy bot', 'viewer']);

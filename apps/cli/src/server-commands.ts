@@ -47,7 +47,8 @@ async function serve(
     const running = await startPlatform(config, roles, { migrate, onDatabase: (p) => (prepared = p) });
     for (const line of opts.summary?.(prepared) ?? []) process.stdout.write(`${line}\n`);
     if (running.url) process.stdout.write(`Weft GraphQL API: ${running.url}\nWeft web console: ${new URL(running.url).origin}/\n`);
-    if (running.metricsUrl) process.stdout.write(`Weft ops endpoints (no key): ${running.metricsUrl}/metrics, ${running.metricsUrl}/readyz, ${running.metricsUrl}/healthz\n`);
+    if (running.metricsUrl)
+      process.stdout.write(`Weft ops endpoints (no key): ${running.metricsUrl}/metrics, ${running.metricsUrl}/readyz, ${running.metricsUrl}/healthz\n`);
     await stopped;
     await running.close();
   } finally {
@@ -63,7 +64,11 @@ export function serverCommands(program: Command): void {
     .description('migrate, then run the API, a worker for every queue and the scheduler in one process')
     .option('--port <n>', 'HTTP port (default $PORT or 4000; 0 picks a free port)', port)
     .option('--host <addr>', 'interface to listen on', '127.0.0.1')
-    .option('--metrics-port <n>', 'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT, or a free port)', port)
+    .option(
+      '--metrics-port <n>',
+      'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT, or a free port)',
+      port,
+    )
     .addHelpText(
       'after',
       `
@@ -89,7 +94,12 @@ It prints which it uses, then the API, console and ops URLs.`,
       // says what holds and warns when it runs unconfined); WEFT_CODE_UNCONFINED=0 refuses it.
       // The ops endpoints are not on the API's port: without a port for them, any free one.
       // Its summary (database, transport, URLs) is printed once it serves: the roles' own start lines at debug.
-      const dev = await s.startDevServices({ ...loaded, codeUnconfined: loaded.codeUnconfined ?? true, metricsPort: loaded.metricsPort ?? 0, quietStart: true });
+      const dev = await s.startDevServices({
+        ...loaded,
+        codeUnconfined: loaded.codeUnconfined ?? true,
+        metricsPort: loaded.metricsPort ?? 0,
+        quietStart: true,
+      });
       await serve(dev.config, { api: true, worker: true, scheduler: true, host: o.host }, true, {
         summary: (prepared) => s.devSummary(dev, prepared),
         after: () => dev.stop(),
@@ -101,7 +111,11 @@ It prints which it uses, then the API, console and ops URLs.`,
     .description('run the GraphQL API')
     .option('--port <n>', 'HTTP port (default $PORT or 4000)', port)
     .option('--host <addr>', 'interface to listen on (default: all)')
-    .option('--metrics-port <n>', 'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT; none when unset)', port)
+    .option(
+      '--metrics-port <n>',
+      'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT; none when unset)',
+      port,
+    )
     .action(async (o: { port?: number; host?: string; metricsPort?: number }) => {
       const overrides: Record<string, number> = {};
       if (o.port !== undefined) overrides.PORT = o.port;
@@ -115,7 +129,11 @@ It prints which it uses, then the API, console and ops URLs.`,
     .description('run a worker for some queues (default $WEFT_QUEUES, or all)')
     .option('--queues <a,b>', 'comma-separated queues')
     .option('--concurrency <n>', 'jobs at once per queue', positive)
-    .option('--metrics-port <n>', 'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT; none when unset)', port)
+    .option(
+      '--metrics-port <n>',
+      'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT; none when unset)',
+      port,
+    )
     .action(async (o: { queues?: string; concurrency?: number; metricsPort?: number }) => {
       const overrides: Record<string, string | number> = {};
       if (o.queues) overrides.WEFT_QUEUES = o.queues;
@@ -127,7 +145,11 @@ It prints which it uses, then the API, console and ops URLs.`,
   program
     .command('scheduler')
     .description('run the scheduler (timers, outbox relay)')
-    .option('--metrics-port <n>', 'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT; none when unset)', port)
+    .option(
+      '--metrics-port <n>',
+      'serve /metrics, /readyz and /healthz on this port, on $WEFT_METRICS_HOST or 127.0.0.1 (default $WEFT_METRICS_PORT; none when unset)',
+      port,
+    )
     .action(async (o: { metricsPort?: number }) =>
       serve((await serverSide()).loadConfig(process.env, o.metricsPort !== undefined ? { WEFT_METRICS_PORT: o.metricsPort } : {}), { scheduler: true }, false),
     );

@@ -40,7 +40,10 @@ describe('weft admin on tenants', () => {
   it('refuses a name taken in any case, naming the tenant that has it, exit code 4, and creates nothing', async () => {
     const before = JSON.parse((await admin('tenants', '-o', 'json')).stdout);
     const acme = before.find((t: { name: string }) => t.name === 'acme');
-    for (const [name, output] of [['acme', []], [' ACME ', ['-o', 'json']]] as const) {
+    for (const [name, output] of [
+      ['acme', []],
+      [' ACME ', ['-o', 'json']],
+    ] as const) {
       const r = await admin('create-tenant', name, ...output);
       expect(r.code).toBe(4);
       expect(r.stdout).toBe('');
@@ -65,7 +68,13 @@ describe('weft admin on tenants', () => {
   it('lists the tenants oldest first in every format: id, name, created, weight, live keys', async () => {
     const json = JSON.parse((await admin('tenants', '-o', 'json')).stdout);
     expect(json.map((t: { name: string }) => t.name)).toEqual(['acme', 'bolt', 'cargo']);
-    expect(json[0]).toEqual({ id: expect.any(String), name: 'acme', createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/), dispatchWeight: 1, liveKeys: 1 });
+    expect(json[0]).toEqual({
+      id: expect.any(String),
+      name: 'acme',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+      dispatchWeight: 1,
+      liveKeys: 1,
+    });
     expect(YAML.parse((await admin('tenants', '-o', 'yaml')).stdout)).toEqual(json);
 
     const key = JSON.parse((await admin('create-key', '--tenant', json[1].id, '--role', 'viewer')).stdout);
@@ -88,7 +97,11 @@ describe('weft admin on tenants', () => {
 
   it('takes a zero-width joiner within an emoji sequence, where it is part of one character', async () => {
     const emoji = await admin('create-tenant', 'team \u{1f469}\u200d\u{1f4bb}', '-o', 'json');
-    expect({ code: emoji.code, stderr: emoji.stderr, name: JSON.parse(emoji.stdout || '{}').name }).toEqual({ code: 0, stderr: '', name: 'team \u{1f469}\u200d\u{1f4bb}' });
+    expect({ code: emoji.code, stderr: emoji.stderr, name: JSON.parse(emoji.stdout || '{}').name }).toEqual({
+      code: 0,
+      stderr: '',
+      name: 'team \u{1f469}\u200d\u{1f4bb}',
+    });
   });
 
   it('names the first key as --key-name says (default: admin)', async () => {

@@ -50,7 +50,9 @@ function tenantArgument(v: string): string {
 function weightArgument(v: string): number {
   const n = Number(v);
   if (!/^\s*\d+\s*$/.test(v) || n < WEIGHT.min || n > WEIGHT.max) {
-    throw new InvalidArgumentError(`weight must be an integer from ${WEIGHT.min} to ${WEIGHT.max} (1 by default; a tenant of weight 2 gets twice the dispatches of one of weight 1), got "${v}"`);
+    throw new InvalidArgumentError(
+      `weight must be an integer from ${WEIGHT.min} to ${WEIGHT.max} (1 by default; a tenant of weight 2 gets twice the dispatches of one of weight 1), got "${v}"`,
+    );
   }
   return n;
 }
@@ -81,7 +83,9 @@ export function tenantAdminCommands(admin: Command): void {
     });
 
   withOutput(admin.command('create-tenant <name>'))
-    .description('create a tenant and its first admin API key (printed once, as JSON on the last line); tenant names are unique, ignoring case (exit code 4 when taken)')
+    .description(
+      'create a tenant and its first admin API key (printed once, as JSON on the last line); tenant names are unique, ignoring case (exit code 4 when taken)',
+    )
     .option('--key-name <name>', 'a label for that key, at most 100 characters (default: admin)')
     .action(async (name: string, o: { keyName?: string; output: OutputFormat }) => {
       const clean = cleanName('tenant name', name, 200);
@@ -90,11 +94,17 @@ export function tenantAdminCommands(admin: Command): void {
         const created = await tenants.createTenant(clean, keyName === undefined ? {} : { keyName }).catch((err: unknown) => {
           if ((err as { code?: unknown }).code !== 'TENANT_NAME_TAKEN') throw err;
           const id = (err as { existing: { id: string } }).existing.id;
-          throw new CliError(`${(err as Error).message}: choose another name, or give that tenant a new key (weft admin create-key --tenant ${id} --role admin)`, EXIT.conflict);
+          throw new CliError(
+            `${(err as Error).message}: choose another name, or give that tenant a new key (weft admin create-key --tenant ${id} --role admin)`,
+            EXIT.conflict,
+          );
         });
         // The default stays one line of JSON, the last: what an operator or a script copies.
         if (o.output === 'table') process.stdout.write(`${JSON.stringify({ tenantId: created.tenantId, apiKey: created.apiKey })}\n`);
-        else process.stdout.write(formatData(o.output, { tenantId: created.tenantId, name: created.name, keyId: created.keyId, role: created.role, apiKey: created.apiKey }));
+        else
+          process.stdout.write(
+            formatData(o.output, { tenantId: created.tenantId, name: created.name, keyId: created.keyId, role: created.role, apiKey: created.apiKey }),
+          );
       });
     });
 
@@ -127,7 +137,9 @@ export function tenantAdminCommands(admin: Command): void {
     });
 
   withOutput(admin.command('tenant-weight <tenant> [weight]'))
-    .description("print a tenant's weight in fair dispatch between tenants, or set it (1 to 100, default 1): on a queue several tenants wait on, each is admitted attempts in proportion to its weight")
+    .description(
+      "print a tenant's weight in fair dispatch between tenants, or set it (1 to 100, default 1): on a queue several tenants wait on, each is admitted attempts in proportion to its weight",
+    )
     .action(async (tenant: string, weight: string | undefined, o: { output: OutputFormat }) => {
       const id = tenantArgument(tenant);
       const next = weight === undefined ? undefined : weightArgument(weight);
@@ -141,7 +153,11 @@ export function tenantAdminCommands(admin: Command): void {
         }
         const previous = await tenants.setDispatchWeight(id, next);
         if (previous === null) throw unknown();
-        printAs(o.output, { tenantId: id, dispatchWeight: next, previousDispatchWeight: previous }, () => `tenant ${id} dispatch weight ${previous} -> ${next}\n`);
+        printAs(
+          o.output,
+          { tenantId: id, dispatchWeight: next, previousDispatchWeight: previous },
+          () => `tenant ${id} dispatch weight ${previous} -> ${next}\n`,
+        );
       });
     });
 }

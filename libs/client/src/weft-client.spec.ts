@@ -14,7 +14,13 @@ describe('the GraphQL client names what went wrong', () => {
         res.end(body);
       };
       if (req.url === '/too-large') return reply(413, JSON.stringify({ message: 'request entity too large' }));
-      if (req.url === '/errors') return reply(200, JSON.stringify({ errors: [{ message: 'bad', extensions: { code: 'BAD_USER_INPUT', problems: [{ nodeId: 'a', path: 'spec.url', message: 'missing' }] } }] }));
+      if (req.url === '/errors')
+        return reply(
+          200,
+          JSON.stringify({
+            errors: [{ message: 'bad', extensions: { code: 'BAD_USER_INPUT', problems: [{ nodeId: 'a', path: 'spec.url', message: 'missing' }] } }],
+          }),
+        );
       if (req.url === '/html') return reply(502, '<html>bad gateway</html>');
       reply(200, JSON.stringify({ data: { ok: true } }));
     });

@@ -28,9 +28,7 @@ function formatError(e: GraphQLErrorShape): string {
   // A lone problem that only repeats the message (with its path) adds nothing but the path.
   const all = e.extensions?.problems ?? [];
   const repeats = all.length === 1 && all[0]!.message === e.message;
-  const problems = repeats
-    ? []
-    : all.map((p) => `\n  - ${[p.nodeId, p.path].filter(Boolean).join(' ')}${p.nodeId || p.path ? ': ' : ''}${p.message}`);
+  const problems = repeats ? [] : all.map((p) => `\n  - ${[p.nodeId, p.path].filter(Boolean).join(' ')}${p.nodeId || p.path ? ': ' : ''}${p.message}`);
   return `${code}${e.message}${problems.join('')}`;
 }
 
@@ -78,7 +76,9 @@ export class WeftClient {
       });
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new Error(`cannot reach the Weft API at ${this.url} (${cause?.code ?? cause?.message ?? (err as Error).message}): is \`weft dev\` (or \`weft api\`) running? Set WEFT_URL to point elsewhere.`);
+      throw new Error(
+        `cannot reach the Weft API at ${this.url} (${cause?.code ?? cause?.message ?? (err as Error).message}): is \`weft dev\` (or \`weft api\`) running? Set WEFT_URL to point elsewhere.`,
+      );
     }
     const text = await res.text();
     let body: { data?: T; errors?: GraphQLErrorShape[] };
@@ -117,7 +117,10 @@ export class WeftClient {
               resolve();
             }
           },
-          error: (err) => reject(err instanceof Error ? err : new WeftApiError(Array.isArray(err) ? err : [{ message: String((err as { reason?: string })?.reason ?? err) }])),
+          error: (err) =>
+            reject(
+              err instanceof Error ? err : new WeftApiError(Array.isArray(err) ? err : [{ message: String((err as { reason?: string })?.reason ?? err) }]),
+            ),
           complete: () => resolve(),
         },
       );

@@ -2,13 +2,7 @@
  * Coded errors that cross from the engine/coordinator to the apps. The API maps `code` to
  * GraphQL `extensions.code` in one formatter; nothing else reaches clients.
  */
-export type WeftErrorCode =
-  | 'BAD_USER_INPUT'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'TRANSIENT';
+export type WeftErrorCode = 'BAD_USER_INPUT' | 'NOT_FOUND' | 'CONFLICT' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'TRANSIENT';
 
 /** One problem found in user input: where (`nodeId`, `path`) and what (`message`). */
 export interface Problem {

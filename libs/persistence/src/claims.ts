@@ -76,10 +76,7 @@ export async function claimDueTimers(ds: DataSource, now: Date | null, limit: nu
  * least `leaseMs` ago (an expired relay lease); sets their `claimed_at` to now. Oldest first.
  * `now`: `null` (production) is the database's `now()`; a Date (tests) is used as given.
  */
-export async function claimOutbox(
-  ds: DataSource,
-  opts: { now: Date | null; graceMs: number; leaseMs: number; limit: number },
-): Promise<ClaimedOutboxRow[]> {
+export async function claimOutbox(ds: DataSource, opts: { now: Date | null; graceMs: number; leaseMs: number; limit: number }): Promise<ClaimedOutboxRow[]> {
   const rows = await callDefiner<OutboxIdRow>(
     ds,
     `SELECT * FROM weft_claim_outbox(COALESCE($1::timestamptz, now()) - $2 * interval '1 millisecond',

@@ -34,17 +34,7 @@ import { AttemptLogs1766217600000 } from './migrations/1766217600000-attempt-log
 import { UniqueTenantNames1766304000000 } from './migrations/1766304000000-unique-tenant-names.js';
 
 /** Every entity of the schema. */
-export const ENTITIES = [
-  TenantEntity,
-  ApiKeyEntity,
-  WorkflowEntity,
-  WorkflowVersionEntity,
-  RunEntity,
-  TaskEntity,
-  SignalEntity,
-  RunEventEntity,
-  OutboxEntity,
-];
+export const ENTITIES = [TenantEntity, ApiKeyEntity, WorkflowEntity, WorkflowVersionEntity, RunEntity, TaskEntity, SignalEntity, RunEventEntity, OutboxEntity];
 
 /** Every migration, oldest first. The schema is built by migrations only, never `synchronize`. */
 export const MIGRATIONS = [

@@ -60,7 +60,16 @@ export async function dispatchBacklog(
   for (const r of rows) {
     if (r.kind === 'end') Object.assign(pass, { nextAt: r.next_at, dbNow: r.db_now });
     else if (r.kind === 'held') pass.held.push(r.reason);
-    else pass.admitted.push({ tenantId: r.tenant_id, taskId: r.task_id, attempt: r.attempt, outboxId: String(r.outbox_id), reason: r.reason, waitedMs: Number(r.waited_ms), ahead: r.ahead === true });
+    else
+      pass.admitted.push({
+        tenantId: r.tenant_id,
+        taskId: r.task_id,
+        attempt: r.attempt,
+        outboxId: String(r.outbox_id),
+        reason: r.reason,
+        waitedMs: Number(r.waited_ms),
+        ahead: r.ahead === true,
+      });
   }
   return pass;
 }

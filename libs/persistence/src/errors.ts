@@ -1,7 +1,8 @@
 import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 
 /** Error codes of @weft/persistence: one union for the package. */
-export type PersistenceErrorCode = 'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA' | 'LAST_ADMIN_KEY' | 'TOO_MANY_API_KEYS' | 'TENANT_NAME_TAKEN';
+export type PersistenceErrorCode =
+  'UNIQUE_VIOLATION' | 'TRANSIENT' | 'INVALID_CURSOR' | 'INVALID_DATA' | 'LAST_ADMIN_KEY' | 'TOO_MANY_API_KEYS' | 'TENANT_NAME_TAKEN';
 
 /** Base class of every error @weft/persistence throws on purpose; `code` says which. */
 export class PersistenceError extends Error {
@@ -139,9 +140,7 @@ export function mapDriverError(err: unknown): Error {
   if (err instanceof QueryRunnerAlreadyReleasedError || err instanceof QueryRunnerProviderAlreadyReleasedError) {
     return new TransientDbError(undefined, err.message, err);
   }
-  const driver = (err instanceof QueryFailedError ? err.driverError : err) as
-    | { code?: unknown; constraint?: unknown; message?: unknown }
-    | undefined;
+  const driver = (err instanceof QueryFailedError ? err.driverError : err) as { code?: unknown; constraint?: unknown; message?: unknown } | undefined;
   const code = typeof driver?.code === 'string' ? driver.code : undefined;
   const message = typeof driver?.message === 'string' ? driver.message : String(err);
   if (code === WRITE_INVARIANT_SQLSTATE) return new WriteInvariantError(message);

@@ -38,7 +38,13 @@ export async function queueStats(ds: DataSource, now: Date | null = null): Promi
     'SELECT * FROM weft_queue_stats($1)',
     [now],
   );
-  return rows.map((r) => ({ queue: r.queue, backlog: Number(r.backlog), delayed: Number(r.delayed), running: Number(r.running), oldestWaitMs: r.oldest_wait_ms }));
+  return rows.map((r) => ({
+    queue: r.queue,
+    backlog: Number(r.backlog),
+    delayed: Number(r.delayed),
+    running: Number(r.running),
+    oldestWaitMs: r.oldest_wait_ms,
+  }));
 }
 
 /** The outbox's unsent rows across tenants. @throws the mapped driver error. */

@@ -32,7 +32,17 @@ export async function checkRuntimeRole(ds: DataSource): Promise<void> {
               AND EXISTS (SELECT 1 FROM pg_attribute
                            WHERE attrelid = to_regclass('public.runs') AND attname = 'traceparent' AND NOT attisdropped) AS up_to_date,
             EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'weft_app' AND pg_has_role(current_user, r.oid, 'USAGE')) AS runtime`,
-  )) as { rolname: string; database: string; superusers: string | null; bypassers: string | null; owned: number; migrated: boolean; secured: boolean; up_to_date: boolean; runtime: boolean }[];
+  )) as {
+    rolname: string;
+    database: string;
+    superusers: string | null;
+    bypassers: string | null;
+    owned: number;
+    migrated: boolean;
+    secured: boolean;
+    up_to_date: boolean;
+    runtime: boolean;
+  }[];
   if (!row) throw new RuntimeRoleError('cannot read the current role from pg_roles');
   const fix = 'connect DATABASE_URL as the runtime role weft_app (postgres://weft_app@host:port/db); migrations run as DATABASE_OWNER_URL';
   const as = (what: string) => `DATABASE_URL connects as ${row.rolname}, ${what}, which bypasses row-level security: ${fix}`;
@@ -40,7 +50,9 @@ export async function checkRuntimeRole(ds: DataSource): Promise<void> {
   if (row.bypassers) throw new RuntimeRoleError(as(`a role with BYPASSRLS or a member of one (${row.bypassers})`));
   if (row.owned > 0) throw new RuntimeRoleError(as(`the owner (or a member of the owner) of ${row.owned} table(s) of the schema`));
   if (!row.migrated || !row.secured) {
-    throw new RuntimeRoleError(`database "${row.database}" is not migrated: check the name in DATABASE_URL, or run \`weft migrate\` (or start with \`weft dev\`)`);
+    throw new RuntimeRoleError(
+      `database "${row.database}" is not migrated: check the name in DATABASE_URL, or run \`weft migrate\` (or start with \`weft dev\`)`,
+    );
   }
   if (!row.up_to_date) {
     throw new RuntimeRoleError(`database "${row.database}" lacks the latest migrations of this version of Weft: run \`weft migrate\` before starting it`);

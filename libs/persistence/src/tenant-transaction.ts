@@ -120,7 +120,11 @@ export async function sqlInTenant<R = Record<string, unknown>>(ds: DataSource, t
  * ({@link sql}). Driver errors are mapped ({@link mapDriverError}); a connection that can no
  * longer run a statement it prepared (a column changed type) is closed instead of pooled again.
  */
-export async function sqlOutsideTenant<R = Record<string, unknown>>(db: DataSource | EntityManager, text: string, params: unknown[] = []): Promise<SqlResult<R>> {
+export async function sqlOutsideTenant<R = Record<string, unknown>>(
+  db: DataSource | EntityManager,
+  text: string,
+  params: unknown[] = [],
+): Promise<SqlResult<R>> {
   if (!('createQueryRunner' in db)) {
     try {
       return await sql<R>(db, text, params);

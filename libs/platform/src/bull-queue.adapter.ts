@@ -217,7 +217,10 @@ export class BullTaskQueues implements TaskQueues {
   private handBack(job: TaskJob): void {
     const p = this.add(job, 0, true).then(
       () => undefined,
-      (err: unknown) => this.onError(`queue ${job.queue}: job ${jobId(job.taskId, job.attempt)} not handed back (${err instanceof Error ? err.message : String(err)}); its lease sweep re-dispatches it`),
+      (err: unknown) =>
+        this.onError(
+          `queue ${job.queue}: job ${jobId(job.taskId, job.attempt)} not handed back (${err instanceof Error ? err.message : String(err)}); its lease sweep re-dispatches it`,
+        ),
     );
     this.handingBack.add(p);
     void p.finally(() => this.handingBack.delete(p));

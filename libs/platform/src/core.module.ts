@@ -1,4 +1,14 @@
-import { Global, Inject, Injectable, Logger, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  type BeforeApplicationShutdown,
+  type DynamicModule,
+  type OnApplicationShutdown,
+  type Provider,
+} from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, ScheduleFires, TaskLeases } from '@weft/engine/coordinator';
@@ -143,7 +153,11 @@ export class CoreModule {
         {
           provide: WeftMetrics,
           useFactory: () =>
-            new WeftMetrics({ tenantLabel: config.metricsTenantLabel, workflowsPerTenant: config.metricsWorkflowsPerTenant, maxLabelValues: config.metricsMaxWorkflows }),
+            new WeftMetrics({
+              tenantLabel: config.metricsTenantLabel,
+              workflowsPerTenant: config.metricsWorkflowsPerTenant,
+              maxLabelValues: config.metricsMaxWorkflows,
+            }),
         },
         { provide: WeftTracing, useFactory: () => new WeftTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.serviceName }) },
         {

@@ -37,9 +37,7 @@ export interface Watch {
  * all its watches now. `from` is the sender's process id (an announcer learns its own echo).
  */
 export type WatchMessage =
-  | { type: 'watch'; from: string; leaseMs: number; watches: Watch[] }
-  | { type: 'unwatch'; from: string; watches: Watch[] }
-  | { type: 'hello'; from: string };
+  { type: 'watch'; from: string; leaseMs: number; watches: Watch[] } | { type: 'unwatch'; from: string; watches: Watch[] } | { type: 'hello'; from: string };
 
 function parse(text: string): WatchMessage | undefined {
   try {
@@ -47,7 +45,9 @@ function parse(text: string): WatchMessage | undefined {
     if (!m || typeof m !== 'object' || typeof m.from !== 'string') return undefined;
     if (m.type === 'hello') return { type: 'hello', from: m.from };
     if ((m.type === 'watch' || m.type === 'unwatch') && Array.isArray(m.watches)) {
-      const watches = (m.watches as Partial<Watch>[]).filter((w): w is Watch => !!w && typeof w.tenantId === 'string' && (w.runId === undefined || typeof w.runId === 'string'));
+      const watches = (m.watches as Partial<Watch>[]).filter(
+        (w): w is Watch => !!w && typeof w.tenantId === 'string' && (w.runId === undefined || typeof w.runId === 'string'),
+      );
       if (m.type === 'unwatch') return { type: 'unwatch', from: m.from, watches };
       const leaseMs = typeof m.leaseMs === 'number' && m.leaseMs > 0 ? Math.min(m.leaseMs, 10 * WATCH_LEASE_MS) : WATCH_LEASE_MS;
       return { type: 'watch', from: m.from, leaseMs, watches };
@@ -103,7 +103,11 @@ export class RunWatchSet {
     this.redis.on('close', () => (this.blindUntil = Number.POSITIVE_INFINITY));
     // Back: subscribed again (commands on one connection keep their order), it asks again.
     this.redis.on('ready', () => {
-      if (this.subscribed) void this.redis.subscribe(RUN_WATCHES_CHANNEL).then(() => this.hello(), () => undefined);
+      if (this.subscribed)
+        void this.redis.subscribe(RUN_WATCHES_CHANNEL).then(
+          () => this.hello(),
+          () => undefined,
+        );
     });
   }
 

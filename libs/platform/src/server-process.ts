@@ -30,7 +30,9 @@ export async function prepareServer(
   if (config.transport !== 'in-process') {
     await ensureRedis(config.redisUrl).catch((err: unknown) => {
       // Every role but `weft dev` shares its jobs through Redis: say so beside how to start it.
-      throw new ServiceUnavailableError(`${(err as Error).message} Weft needs Redis to carry jobs between processes; only \`weft dev\` (one process) runs without it.`);
+      throw new ServiceUnavailableError(
+        `${(err as Error).message} Weft needs Redis to carry jobs between processes; only \`weft dev\` (one process) runs without it.`,
+      );
     });
   }
   const applied = opts.migrate ? await runMigrations(config.ownerDatabaseUrl) : [];

@@ -88,7 +88,9 @@ export function runtimeConnectionError(err: unknown, url: string): ServiceUnavai
     return new ServiceUnavailableError('role weft_app does not exist yet: run `weft migrate` first (the migrations create it), or start with `weft dev`');
   }
   if (code === '28000' || code === '28P01') {
-    return new ServiceUnavailableError(`PostgreSQL refused DATABASE_URL's role ${user} (${(err as Error).message}): connect as weft_app, or create ${user} and run \`GRANT weft_app TO ${user}\``);
+    return new ServiceUnavailableError(
+      `PostgreSQL refused DATABASE_URL's role ${user} (${(err as Error).message}): connect as weft_app, or create ${user} and run \`GRANT weft_app TO ${user}\``,
+    );
   }
   return new ServiceUnavailableError(`Cannot connect to PostgreSQL at ${serverOf(url)} as DATABASE_URL (${reason(err)})`);
 }

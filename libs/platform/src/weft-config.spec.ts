@@ -61,9 +61,23 @@ describe('graphql-ws and signal-buffer limits', () => {
   });
 
   it('are read from the environment and refused at boot when not a positive integer', () => {
-    const c = loadConfig({ WEFT_WS_MAX_CONNECTIONS: '5', WEFT_WS_MAX_CONNECTIONS_PER_KEY: '2', WEFT_WS_MAX_PENDING_PER_ADDRESS: '7', WEFT_MAX_BUFFERED_SIGNALS: '3', WEFT_MAX_BUFFERED_SIGNAL_BYTES: '4096' });
-    expect([c.wsMaxConnections, c.wsMaxConnectionsPerKey, c.wsMaxPendingPerAddress, c.maxBufferedSignals, c.maxBufferedSignalBytes]).toEqual([5, 2, 7, 3, 4096]);
-    const msg = configError({ WEFT_WS_MAX_CONNECTIONS: '0', WEFT_WS_MAX_CONNECTIONS_PER_KEY: 'many', WEFT_WS_MAX_PENDING_PER_ADDRESS: '0', WEFT_MAX_BUFFERED_SIGNALS: '-1', WEFT_MAX_BUFFERED_SIGNAL_BYTES: '1.5' });
+    const c = loadConfig({
+      WEFT_WS_MAX_CONNECTIONS: '5',
+      WEFT_WS_MAX_CONNECTIONS_PER_KEY: '2',
+      WEFT_WS_MAX_PENDING_PER_ADDRESS: '7',
+      WEFT_MAX_BUFFERED_SIGNALS: '3',
+      WEFT_MAX_BUFFERED_SIGNAL_BYTES: '4096',
+    });
+    expect([c.wsMaxConnections, c.wsMaxConnectionsPerKey, c.wsMaxPendingPerAddress, c.maxBufferedSignals, c.maxBufferedSignalBytes]).toEqual([
+      5, 2, 7, 3, 4096,
+    ]);
+    const msg = configError({
+      WEFT_WS_MAX_CONNECTIONS: '0',
+      WEFT_WS_MAX_CONNECTIONS_PER_KEY: 'many',
+      WEFT_WS_MAX_PENDING_PER_ADDRESS: '0',
+      WEFT_MAX_BUFFERED_SIGNALS: '-1',
+      WEFT_MAX_BUFFERED_SIGNAL_BYTES: '1.5',
+    });
     expect(msg).toContain('WEFT_WS_MAX_CONNECTIONS="0"');
     expect(msg).toContain('WEFT_WS_MAX_CONNECTIONS_PER_KEY="many"');
     expect(msg).toContain('WEFT_WS_MAX_PENDING_PER_ADDRESS="0"');
@@ -77,14 +91,19 @@ describe('graphql-ws connections per tenant and API keys per tenant', () => {
     expect(loadConfig({})).toMatchObject({ wsMaxConnectionsPerTenant: 200, maxKeysPerTenant: 100 });
     expect(loadConfig({ WEFT_WS_MAX_CONNECTIONS: '100' }).wsMaxConnectionsPerTenant).toBe(50);
     expect(loadConfig({ WEFT_WS_MAX_CONNECTIONS: '1' }).wsMaxConnectionsPerTenant).toBe(1);
-    expect(loadConfig({ WEFT_WS_MAX_CONNECTIONS_PER_TENANT: '999', WEFT_MAX_KEYS_PER_TENANT: '7' })).toMatchObject({ wsMaxConnectionsPerTenant: 999, maxKeysPerTenant: 7 });
+    expect(loadConfig({ WEFT_WS_MAX_CONNECTIONS_PER_TENANT: '999', WEFT_MAX_KEYS_PER_TENANT: '7' })).toMatchObject({
+      wsMaxConnectionsPerTenant: 999,
+      maxKeysPerTenant: 7,
+    });
   });
 
   it('refuse at boot a per-tenant cap that is not below the process cap, naming both', () => {
     const msg = configError({ WEFT_WS_MAX_CONNECTIONS: '50', WEFT_WS_MAX_CONNECTIONS_PER_TENANT: '50' });
     expect(msg).toContain('WEFT_WS_MAX_CONNECTIONS_PER_TENANT="50": must be below WEFT_WS_MAX_CONNECTIONS (50)');
     expect(configError({ WEFT_WS_MAX_CONNECTIONS_PER_TENANT: '1000' })).toContain('must be below WEFT_WS_MAX_CONNECTIONS (1000)');
-    expect(configError({ WEFT_WS_MAX_CONNECTIONS_PER_TENANT: '0', WEFT_MAX_KEYS_PER_TENANT: 'lots' })).toMatch(/WEFT_WS_MAX_CONNECTIONS_PER_TENANT="0"[^]*WEFT_MAX_KEYS_PER_TENANT="lots"/);
+    expect(configError({ WEFT_WS_MAX_CONNECTIONS_PER_TENANT: '0', WEFT_MAX_KEYS_PER_TENANT: 'lots' })).toMatch(
+      /WEFT_WS_MAX_CONNECTIONS_PER_TENANT="0"[^]*WEFT_MAX_KEYS_PER_TENANT="lots"/,
+    );
   });
 });
 
@@ -96,7 +115,9 @@ describe('CODE settings', () => {
     expect(configError({ WEFT_CODE_MAX_TOTAL_MB: '8' })).toMatch(/WEFT_CODE_MAX_TOTAL_MB="8"/);
     expect(loadConfig({ WEFT_CODE_UNCONFINED: '0', WEFT_CODE_MAX_PROCESSES: '64' })).toMatchObject({ codeUnconfined: false, codeMaxProcesses: 64 });
     expect(loadConfig({ WEFT_CODE_UNCONFINED: 'yes' }).codeUnconfined).toBe(true);
-    expect(configError({ WEFT_CODE_UNCONFINED: 'maybe', WEFT_CODE_MAX_PROCESSES: '4' })).toMatch(/WEFT_CODE_UNCONFINED="maybe".*\n.*WEFT_CODE_MAX_PROCESSES="4"/);
+    expect(configError({ WEFT_CODE_UNCONFINED: 'maybe', WEFT_CODE_MAX_PROCESSES: '4' })).toMatch(
+      /WEFT_CODE_UNCONFINED="maybe".*\n.*WEFT_CODE_MAX_PROCESSES="4"/,
+    );
   });
 });
 
@@ -104,7 +125,12 @@ describe('ops settings', () => {
   it('keep the ops listener off by default and on loopback, and budget workflow labels per tenant', () => {
     const c = loadConfig({});
     expect([c.metricsPort, c.metricsHost, c.metricsWorkflowsPerTenant, c.metricsMaxWorkflows]).toEqual([undefined, '127.0.0.1', 20, 200]);
-    const set = loadConfig({ WEFT_METRICS_PORT: '9464', WEFT_METRICS_HOST: '0.0.0.0', WEFT_METRICS_WORKFLOWS_PER_TENANT: '5', WEFT_METRICS_MAX_WORKFLOWS: '50' });
+    const set = loadConfig({
+      WEFT_METRICS_PORT: '9464',
+      WEFT_METRICS_HOST: '0.0.0.0',
+      WEFT_METRICS_WORKFLOWS_PER_TENANT: '5',
+      WEFT_METRICS_MAX_WORKFLOWS: '50',
+    });
     expect([set.metricsPort, set.metricsHost, set.metricsWorkflowsPerTenant, set.metricsMaxWorkflows]).toEqual([9464, '0.0.0.0', 5, 50]);
     expect(configError({ WEFT_METRICS_WORKFLOWS_PER_TENANT: '0' })).toContain('WEFT_METRICS_WORKFLOWS_PER_TENANT must not be less than 1');
   });

@@ -153,7 +153,13 @@ export function loadConfig(
   const queues =
     dto.WEFT_QUEUES.trim().toLowerCase() === 'all'
       ? [...DEFAULT_QUEUES]
-      : [...new Set(dto.WEFT_QUEUES.split(',').map((q) => q.trim().toLowerCase()).filter(Boolean))];
+      : [
+          ...new Set(
+            dto.WEFT_QUEUES.split(',')
+              .map((q) => q.trim().toLowerCase())
+              .filter(Boolean),
+          ),
+        ];
   return {
     databaseUrl: dto.DATABASE_URL,
     ownerDatabaseUrl: dto.DATABASE_OWNER_URL || ownerUrlOf(dto.DATABASE_URL),
@@ -169,7 +175,9 @@ export function loadConfig(
     fencedSteps: dto.WEFT_FENCED_STEPS,
     drainSeconds: dto.WEFT_DRAIN_SECONDS,
     httpAllowPrivate: dto.WEFT_HTTP_ALLOW_PRIVATE,
-    httpAllowHosts: dto.WEFT_HTTP_ALLOW_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    httpAllowHosts: dto.WEFT_HTTP_ALLOW_HOSTS.split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
     codeUnconfined: raw.WEFT_CODE_UNCONFINED === undefined ? undefined : dto.WEFT_CODE_UNCONFINED,
     codeMaxProcesses: dto.WEFT_CODE_MAX_PROCESSES,
     codeMaxTotalMb: dto.WEFT_CODE_MAX_TOTAL_MB,
@@ -202,7 +210,9 @@ export function loadConfig(
     metricsWorkflowsPerTenant: dto.WEFT_METRICS_WORKFLOWS_PER_TENANT,
     metricsMaxWorkflows: dto.WEFT_METRICS_MAX_WORKFLOWS,
     metricsTenantLabel: dto.WEFT_METRICS_TENANT_LABEL,
-    otlpTracesUrl: dto.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (dto.OTEL_EXPORTER_OTLP_ENDPOINT ? `${dto.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined),
+    otlpTracesUrl:
+      dto.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+      (dto.OTEL_EXPORTER_OTLP_ENDPOINT ? `${dto.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined),
     serviceName: dto.OTEL_SERVICE_NAME,
   };
 }

@@ -33,7 +33,15 @@ const NEST_TO_PINO: Record<LogLevel, WeftLogLevel> = {
  * initialized`, `RouterExplorer: Mapped {/graphql, POST} route`…): their `info` records are
  * written at `debug`, so a process's start shows Weft's own lines.
  */
-export const FRAMEWORK_CONTEXTS: ReadonlySet<string> = new Set(['NestFactory', 'NestApplication', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'GraphQLModule', 'NestMicroservice']);
+export const FRAMEWORK_CONTEXTS: ReadonlySet<string> = new Set([
+  'NestFactory',
+  'NestApplication',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'GraphQLModule',
+  'NestMicroservice',
+]);
 
 /**
  * Nest's LoggerService over pino: one JSON object per line,
@@ -143,7 +151,8 @@ export class WeftLogger implements LoggerService {
     if (stack !== undefined) fields.stack = clip(stack);
     if (this.format === 'pretty') {
       // pino-pretty writes field values as JSON, which leaves some separators and controls raw.
-      for (const [k, v] of Object.entries(fields)) fields[k] = typeof v === 'string' ? visible(v) : Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? visible(x) : x)) : v;
+      for (const [k, v] of Object.entries(fields))
+        fields[k] = typeof v === 'string' ? visible(v) : Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? visible(x) : x)) : v;
     }
     this.pino[level](fields, this.format === 'pretty' ? visible(clip(msg)) : clip(msg));
   }
@@ -200,11 +209,15 @@ const RESERVED = new Set(['level', 'time', 'pid', 'msg', 'context', 'stack', 'ho
  */
 function boundedFields(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const value = (v: unknown): unknown =>
-    typeof v === 'string' ? clip(v, FIELD_CHARS) : typeof v === 'number' || typeof v === 'boolean' ? v : undefined;
+  const value = (v: unknown): unknown => (typeof v === 'string' ? clip(v, FIELD_CHARS) : typeof v === 'number' || typeof v === 'boolean' ? v : undefined);
   for (const [k, v] of Object.entries(fields)) {
     if (RESERVED.has(k) || k.length > 64) continue;
-    const kept = Array.isArray(v) ? v.slice(0, 5).map(value).filter((x) => x !== undefined) : value(v);
+    const kept = Array.isArray(v)
+      ? v
+          .slice(0, 5)
+          .map(value)
+          .filter((x) => x !== undefined)
+      : value(v);
     if (kept !== undefined) out[k] = kept;
   }
   const keys = Object.keys(out);
@@ -273,7 +286,9 @@ function prettyStreams(destination?: DestinationStream): DestinationStream {
 
 /** `s` with line breaks, other control characters and the Unicode line separators written as escapes. */
 function visible(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/g, (c) =>
+    c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**

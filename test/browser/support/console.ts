@@ -67,12 +67,15 @@ export async function apiAnswer(e2e: E2E, key: string, query: string): Promise<{
 /** The page's horizontal overflow: how much wider than the viewport the document is laid out. */
 export async function horizontalOverflow(page: Page): Promise<{ scrollWidth: number; bodyScrollWidth: number; viewport: number }> {
   return page.evaluate(() => {
-    const doc = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; body: { scrollWidth: number } } }).document;
+    const doc = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; body: { scrollWidth: number } } })
+      .document;
     return { scrollWidth: doc.documentElement.scrollWidth, bodyScrollWidth: doc.body.scrollWidth, viewport: doc.documentElement.clientWidth };
   });
 }
 
 /** The key the console keeps for this tab (sessionStorage `weft.console.apiKey`), or null. */
 export async function storedKey(page: Page): Promise<string | null> {
-  return page.evaluate(() => (globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }).sessionStorage.getItem('weft.console.apiKey'));
+  return page.evaluate(() =>
+    (globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }).sessionStorage.getItem('weft.console.apiKey'),
+  );
 }

@@ -118,7 +118,9 @@ export async function openTab(browser: Browser, origin: string, opts: TestOption
     const page = await context.newPage();
     page.setDefaultTimeout(WAIT_MS);
     // A rejected non-Error (e.g. a CloseEvent) arrives with an empty message and stack: name what there is.
-    page.on('pageerror', (error) => tab.pageErrors.push(error.stack || error.message || `${error.name || 'a thrown value that is not an Error'} (${String(error)})`));
+    page.on('pageerror', (error) =>
+      tab.pageErrors.push(error.stack || error.message || `${error.name || 'a thrown value that is not an Error'} (${String(error)})`),
+    );
     page.on('console', (message) => {
       if (message.type() !== 'error') return;
       const text = message.text();
@@ -133,7 +135,12 @@ export async function openTab(browser: Browser, origin: string, opts: TestOption
 
 /** `name` as a file name: letters, digits, `-` and `_`. */
 export function fileName(name: string): string {
-  return name.replace(/[^\w-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 150) || 'test';
+  return (
+    name
+      .replace(/[^\w-]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 150) || 'test'
+  );
 }
 
 /**

@@ -50,9 +50,9 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
    * cache still expires entries after its TTL.
    */
   listen(): Promise<void> {
-    this.listening ??= (this.revocations?.listen({ revoked: (k) => this.cache.dropKey(k.tenantId, k.keyId), gap: () => this.cache.clear() }) ?? Promise.resolve()).catch(
-      (err: unknown) => this.log.warn(`not listening to key revocations: ${err instanceof Error ? err.message : String(err)}`),
-    );
+    this.listening ??= (
+      this.revocations?.listen({ revoked: (k) => this.cache.dropKey(k.tenantId, k.keyId), gap: () => this.cache.clear() }) ?? Promise.resolve()
+    ).catch((err: unknown) => this.log.warn(`not listening to key revocations: ${err instanceof Error ? err.message : String(err)}`));
     return this.listening;
   }
 

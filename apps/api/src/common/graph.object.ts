@@ -11,7 +11,7 @@ registerEnumType(EdgeStateEnum, {
     'TAKEN: its source settled, the edge applied (after success, within the recorded branches; an on_error edge after a failure) and its target was reached. SKIPPED: its source settled and the edge did not apply, or its target was skipped. OPEN: not decided yet.',
 });
 
-@ObjectType('StatusCount', { description: 'How many of a for_each node\'s iterations are in one status.' })
+@ObjectType('StatusCount', { description: "How many of a for_each node's iterations are in one status." })
 export class StatusCountObject {
   @Field(() => TaskStatusEnum)
   status: TaskStatus;

@@ -76,7 +76,14 @@ describe('toDag', () => {
   });
 
   it('gives a reached fan-out with no iterations yet an empty count, and takes an on_error edge after a failure', () => {
-    const dag = toDag(graph, mermaidTasks([{ nodeId: 'fetch', status: 'FAILED' }, { nodeId: 'undo', status: 'COMPLETED' }, { nodeId: 'small', status: 'COMPLETED' }]));
+    const dag = toDag(
+      graph,
+      mermaidTasks([
+        { nodeId: 'fetch', status: 'FAILED' },
+        { nodeId: 'undo', status: 'COMPLETED' },
+        { nodeId: 'small', status: 'COMPLETED' },
+      ]),
+    );
     expect(dag.nodes.find((n) => n.id === 'small')!.iterations).toEqual([]);
     expect(dag.edges.find((e) => e.to === 'undo')!.state).toBe('TAKEN');
     expect(dag.edges.find((e) => e.to === 'route')!.state).toBe('SKIPPED');

@@ -49,14 +49,12 @@ export function toDag(graph: MermaidGraph, tasks?: ReadonlyMap<string, MermaidTa
       childWorkflow: n.type === 'SUBWORKFLOW' ? (childWorkflow(n.spec) ?? null) : null,
     };
   });
-  const edges = (graph.edges ?? []).map(
-    (e): DagEdge => ({
-      from: e.from,
-      to: e.to,
-      label: e.on_error ? 'on error' : (e.condition ?? null),
-      onError: e.on_error === true,
-      state: tasks ? (edgeState(e, tasks).toUpperCase() as DagEdge['state']) : 'OPEN',
-    }),
-  );
+  const edges = (graph.edges ?? []).map((e): DagEdge => ({
+    from: e.from,
+    to: e.to,
+    label: e.on_error ? 'on error' : (e.condition ?? null),
+    onError: e.on_error === true,
+    state: tasks ? (edgeState(e, tasks).toUpperCase() as DagEdge['state']) : 'OPEN',
+  }));
   return { nodes, edges };
 }

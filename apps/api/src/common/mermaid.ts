@@ -90,16 +90,11 @@ const SETTLED = new Set(['COMPLETED', 'FAILED', 'SKIPPED', 'CANCELLED']);
  * `on_error` edge after a failure) and the target was reached and not skipped; `skipped` when
  * the source settled and the edge did not apply or its target was skipped; `open` otherwise.
  */
-export function edgeState(
-  edge: MermaidGraph['edges'][number],
-  tasks: ReadonlyMap<string, MermaidTask>,
-): 'taken' | 'skipped' | 'open' {
+export function edgeState(edge: MermaidGraph['edges'][number], tasks: ReadonlyMap<string, MermaidTask>): 'taken' | 'skipped' | 'open' {
   const source = tasks.get(edge.from);
   if (!source || !SETTLED.has(source.status)) return 'open';
   const target = tasks.get(edge.to);
-  const applies = edge.on_error
-    ? source.status === 'FAILED'
-    : source.status === 'COMPLETED' && (!source.branches || source.branches.includes(edge.to));
+  const applies = edge.on_error ? source.status === 'FAILED' : source.status === 'COMPLETED' && (!source.branches || source.branches.includes(edge.to));
   if (applies && target && target.status !== 'SKIPPED') return 'taken';
   if (!applies || target?.status === 'SKIPPED') return 'skipped';
   return 'open';

@@ -88,7 +88,12 @@ export function limitExceeded(problems: Problem[], summary = 'Query too complex'
  * fragments measured once); complexity by graphql-query-complexity with the request's
  * variables, so `runs(first: $n)` counts `$n`.
  */
-export function assessOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | null | undefined): Problem[] {
+export function assessOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+): Problem[] {
   const operation = getOperationAST(document, operationName ?? undefined);
   if (!operation) return [];
   const problems: Problem[] = [];
@@ -169,7 +174,8 @@ function estimator(schema: GraphQLSchema): ComplexityEstimator {
  * operation within the budget computes at most about a thousand.
  */
 const COMPUTED_FIELDS: Readonly<Record<string, (args: Record<string, unknown>) => number>> = {
-  'Schedule.upcoming': (args) => 1 + UPCOMING_TIME_COST * (typeof args.count === 'number' && Number.isFinite(args.count) ? Math.max(1, Math.min(100, Math.floor(args.count))) : 5),
+  'Schedule.upcoming': (args) =>
+    1 + UPCOMING_TIME_COST * (typeof args.count === 'number' && Number.isFinite(args.count) ? Math.max(1, Math.min(100, Math.floor(args.count))) : 5),
 };
 export const UPCOMING_TIME_COST = 50;
 
@@ -254,7 +260,11 @@ class DocumentShape {
     for (const s of set.selections) {
       if (s.kind === Kind.FIELD) max = Math.max(max, 1 + (s.selectionSet ? this.depth(s.selectionSet) : 0));
       else if (s.kind === Kind.INLINE_FRAGMENT) max = Math.max(max, this.depth(s.selectionSet));
-      else max = Math.max(max, this.viaFragment(s.name.value, this.depths, (f) => this.depth(f.selectionSet)));
+      else
+        max = Math.max(
+          max,
+          this.viaFragment(s.name.value, this.depths, (f) => this.depth(f.selectionSet)),
+        );
     }
     return max;
   }

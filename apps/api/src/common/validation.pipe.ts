@@ -45,7 +45,11 @@ class InputPipe implements PipeTransform {
       await this.validator.transform(value, metadata);
     } catch (err) {
       if (!(err instanceof WeftError) || !prefix) throw err;
-      throw new WeftError(err.code, err.message, err.problems.map((p) => ({ ...p, path: p.path ? `${prefix}.${p.path}` : prefix })));
+      throw new WeftError(
+        err.code,
+        err.message,
+        err.problems.map((p) => ({ ...p, path: p.path ? `${prefix}.${p.path}` : prefix })),
+      );
     }
     return value;
   }

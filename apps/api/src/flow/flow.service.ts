@@ -13,12 +13,22 @@ export class FlowService {
   constructor(private readonly flow: FlowViewRepository) {}
 
   /** A page of the tenant's concurrency groups by key; `first` 1…200 (BAD_USER_INPUT otherwise), default 20. */
-  async concurrencyKeys(p: Principal, workflowId: string | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<ConcurrencyKeyConnection> {
+  async concurrencyKeys(
+    p: Principal,
+    workflowId: string | null | undefined,
+    first: number | null | undefined,
+    after: string | null | undefined,
+  ): Promise<ConcurrencyKeyConnection> {
     checkFirst(first, CONCURRENCY_KEYS_PAGE_MAX);
     const page = await this.flow.concurrencyKeys(p.tenantId, { workflowId: workflowId ?? undefined, first: first ?? undefined, after });
     return {
       edges: page.edges,
-      pageInfo: { hasNextPage: page.pageInfo.hasNextPage, hasPreviousPage: false, startCursor: page.edges[0]?.cursor ?? null, endCursor: page.pageInfo.endCursor },
+      pageInfo: {
+        hasNextPage: page.pageInfo.hasNextPage,
+        hasPreviousPage: false,
+        startCursor: page.edges[0]?.cursor ?? null,
+        endCursor: page.pageInfo.endCursor,
+      },
     };
   }
 

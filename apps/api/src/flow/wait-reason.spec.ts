@@ -7,8 +7,13 @@ describe('why a run or task waits', () => {
       reason: 'CONCURRENCY_LIMIT',
       detail: 'concurrency limit 2 reached for key "acme" (2 active, 3 queued)',
     });
-    expect(runWaitOf('QUEUED', { key: '', limit: 1, active: 1, queued: 1 })).toEqual({ reason: 'CONCURRENCY_LIMIT', detail: 'concurrency limit 1 reached (1 active, 1 queued)' });
-    expect(runWaitOf('QUEUED', { key: 'a"b', limit: null, active: 0, queued: 1 })!.detail).toBe('waiting for a concurrency slot for key "a\\"b" (0 active, 1 queued)');
+    expect(runWaitOf('QUEUED', { key: '', limit: 1, active: 1, queued: 1 })).toEqual({
+      reason: 'CONCURRENCY_LIMIT',
+      detail: 'concurrency limit 1 reached (1 active, 1 queued)',
+    });
+    expect(runWaitOf('QUEUED', { key: 'a"b', limit: null, active: 0, queued: 1 })!.detail).toBe(
+      'waiting for a concurrency slot for key "a\\"b" (0 active, 1 queued)',
+    );
     expect(runWaitOf('QUEUED', undefined)).toEqual({ reason: 'CONCURRENCY_LIMIT', detail: 'waiting for a concurrency slot' });
     for (const status of ['PENDING', 'RUNNING', 'SUCCEEDED']) expect(runWaitOf(status, { key: 'acme', limit: 2, active: 2, queued: 3 })).toBeNull();
   });
@@ -19,7 +24,10 @@ describe('why a run or task waits', () => {
     expect(rateDetail({ ...w, admitted: 1, nextStartAt: null })).toBe('rate limit "partner" 20 per 1 s, 1 admitted attempt not started yet');
     expect(rateDetail({ ...w, admitted: 3, nextStartAt: null })).toBe('rate limit "partner" 20 per 1 s, 3 admitted attempts not started yet');
     const row = { queue: 'http', holdReason: 'RATE_LIMIT', holdDetail: 'stale sentence', heldUntil: null };
-    expect(taskWaitOf('QUEUED', 'http', { ...row, rate: w })).toEqual({ reason: 'RATE_LIMIT', detail: 'rate limit "partner" 20 per 1 s, next start 12:00:01.250Z' });
+    expect(taskWaitOf('QUEUED', 'http', { ...row, rate: w })).toEqual({
+      reason: 'RATE_LIMIT',
+      detail: 'rate limit "partner" 20 per 1 s, next start 12:00:01.250Z',
+    });
   });
 
   it('gives a QUEUED task its hold, its backoff without a reason, or its queue’s backlog', () => {
@@ -32,7 +40,10 @@ describe('why a run or task waits', () => {
       reason: 'CONCURRENCY_LIMIT',
       detail: 'concurrency limit 2 reached for key "db" (2 active)',
     });
-    expect(taskWaitOf('QUEUED', 'http', row('BACKOFF', null, new Date('2030-01-01T00:00:00Z')))).toEqual({ reason: null, detail: 'retry backoff until 2030-01-01T00:00:00.000Z' });
+    expect(taskWaitOf('QUEUED', 'http', row('BACKOFF', null, new Date('2030-01-01T00:00:00Z')))).toEqual({
+      reason: null,
+      detail: 'retry backoff until 2030-01-01T00:00:00.000Z',
+    });
     expect(taskWaitOf('QUEUED', 'http', row(null, null))).toEqual({ reason: 'QUEUE_BACKLOG', detail: 'waiting for a worker slot on queue "http"' });
     expect(taskWaitOf('QUEUED', 'gpu', undefined)).toEqual({ reason: 'QUEUE_BACKLOG', detail: 'waiting for a worker slot on queue "gpu"' });
     for (const status of ['PENDING', 'RUNNING', 'WAITING', 'COMPLETED']) expect(taskWaitOf(status, 'http', row('RATE_LIMIT', 'x'))).toBeNull();

@@ -7,7 +7,8 @@ export const ApiKeyRoleEnum = { admin: 'admin', operator: 'operator', viewer: 'v
 
 registerEnumType(ApiKeyRoleEnum, {
   name: 'ApiKeyRole',
-  description: 'admin: publish definitions, manage versions and keys. operator: start, signal, cancel and retry runs. viewer: read only. Each includes the ones after it.',
+  description:
+    'admin: publish definitions, manage versions and keys. operator: start, signal, cancel and retry runs. viewer: read only. Each includes the ones after it.',
 });
 
 @ObjectType('ApiKey', { description: 'An API key of the tenant, as listed: never its secret.' })

@@ -6,10 +6,16 @@ export class WorkerObject {
   @Field(() => ID, { description: 'The UUIDv7 the worker chose when it started.' })
   id: string;
 
-  @Field(() => String, { nullable: true, description: "Always null: the operator's host names are not shown to tenants (operators see them with `weft admin workers`)." })
+  @Field(() => String, {
+    nullable: true,
+    description: "Always null: the operator's host names are not shown to tenants (operators see them with `weft admin workers`).",
+  })
   host: string | null;
 
-  @Field(() => Int, { nullable: true, description: "Always null: the operator's process ids are not shown to tenants (operators see them with `weft admin workers`)." })
+  @Field(() => Int, {
+    nullable: true,
+    description: "Always null: the operator's process ids are not shown to tenants (operators see them with `weft admin workers`).",
+  })
   pid: number | null;
 
   @Field(() => String, { description: 'The Weft version it runs.' })
@@ -48,7 +54,10 @@ export class QueueObject {
   @Field(() => Int, { description: "The tenant's tasks dispatched but not due yet (a retry's backoff)." })
   delayed: number;
 
-  @Field(() => Float, { nullable: true, description: "How long the tenant's longest-waiting task in the backlog has waited, in milliseconds; null without backlog." })
+  @Field(() => Float, {
+    nullable: true,
+    description: "How long the tenant's longest-waiting task in the backlog has waited, in milliseconds; null without backlog.",
+  })
   oldestPendingAgeMs: number | null;
 
   @Field(() => Boolean, { description: 'True when an operator reserved the queue for some tenants; see allowed.' })

@@ -22,7 +22,8 @@ export class QueuesResolver {
   }
 
   @Query(() => [WorkerObject], {
-    description: "The live workers serving a queue the caller's tenant may use, oldest first; host and pid are always null (operator-only: `weft admin workers`).",
+    description:
+      "The live workers serving a queue the caller's tenant may use, oldest first; host and pid are always null (operator-only: `weft admin workers`).",
   })
   workers(@Context('principal') principal: Principal): Promise<WorkerObject[]> {
     return this.queuesService.workers(principal);

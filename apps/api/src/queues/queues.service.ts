@@ -42,7 +42,10 @@ export class QueuesService {
   /** The live workers serving at least one queue the tenant may use, oldest first. */
   async workers(p: Principal): Promise<WorkerObject[]> {
     const live = await this.registry.live();
-    const access = await this.reservations.access(p.tenantId, live.flatMap((w) => w.queues));
+    const access = await this.reservations.access(
+      p.tenantId,
+      live.flatMap((w) => w.queues),
+    );
     const allowed = new Set([...access].filter(([, a]) => a !== 'denied').map(([q]) => q));
     return live.filter((w) => w.queues.some((q) => allowed.has(q))).map((w) => toWorkerObject(w, allowed));
   }

@@ -14,7 +14,10 @@ export class StartRunInput {
   @MaxLength(128)
   workflowId: string;
 
-  @Field(() => Int, { nullable: true, description: "Default: the workflow's default version (the pinned one, else the latest). A deprecated version is refused." })
+  @Field(() => Int, {
+    nullable: true,
+    description: "Default: the workflow's default version (the pinned one, else the latest). A deprecated version is refused.",
+  })
   @IsOptional()
   @IsInt()
   @Min(1)

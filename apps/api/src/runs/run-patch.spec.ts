@@ -10,11 +10,45 @@ const T0 = new Date('2026-01-01T00:00:00.000Z');
 const AT = '2026-01-01T00:00:01.000Z';
 
 function task(id: string, nodeId: string, status = 'COMPLETED', extra: Partial<TaskObject> = {}): TaskObject {
-  return { tenantId: 't', redacted: false, jsonBytes: { output: 5 }, id, nodeId, nodeType: 'HTTP', status: status as TaskObject['status'], attempt: 0, branches: null, wakeAt: null, awaitedSignal: null, iteration: null, queue: 'http', createdAt: T0, updatedAt: T0, finishedAt: null, ...extra };
+  return {
+    tenantId: 't',
+    redacted: false,
+    jsonBytes: { output: 5 },
+    id,
+    nodeId,
+    nodeType: 'HTTP',
+    status: status as TaskObject['status'],
+    attempt: 0,
+    branches: null,
+    wakeAt: null,
+    awaitedSignal: null,
+    iteration: null,
+    queue: 'http',
+    createdAt: T0,
+    updatedAt: T0,
+    finishedAt: null,
+    ...extra,
+  };
 }
 
 function create(id: string, nodeId: string, iteration: number | null = null): TaskChange {
-  return { op: 'create', id, nodeId, nodeType: 'HTTP', queue: 'http', status: 'RUNNING', iteration, input: { u: 1 }, output: null, error: null, branches: null, wakeAt: null, awaitedSignal: null, finished: false, sensitive: false };
+  return {
+    op: 'create',
+    id,
+    nodeId,
+    nodeType: 'HTTP',
+    queue: 'http',
+    status: 'RUNNING',
+    iteration,
+    input: { u: 1 },
+    output: null,
+    error: null,
+    branches: null,
+    wakeAt: null,
+    awaitedSignal: null,
+    finished: false,
+    sensitive: false,
+  };
 }
 
 function change(tasks: TaskChange[], seq = 2): RunChange {
@@ -24,7 +58,13 @@ function change(tasks: TaskChange[], seq = 2): RunChange {
 describe('patching a page of tasks with a carried change', () => {
   it('updates the rows the change sets and appends the rows it creates, in page order', () => {
     const rows = [task('1', 'a', 'RUNNING')];
-    const page = patchTaskPage(rows, 10, ['output'], change([{ op: 'set', id: '1', touch: true, status: 'COMPLETED', output: { big: 'x' }, error: null, finished: true }, create('3', 'c'), create('2', 'b')]), tools)!;
+    const page = patchTaskPage(
+      rows,
+      10,
+      ['output'],
+      change([{ op: 'set', id: '1', touch: true, status: 'COMPLETED', output: { big: 'x' }, error: null, finished: true }, create('3', 'c'), create('2', 'b')]),
+      tools,
+    )!;
     expect(page.map((t) => `${t.nodeId}:${t.status}`)).toEqual(['a:COMPLETED', 'b:RUNNING', 'c:RUNNING']);
     expect(page[0]).toMatchObject({ updatedAt: new Date(AT), finishedAt: new Date(AT), jsonBytes: { output: 12 } }); // {"big": "x"}
     expect(page[1]).toMatchObject({ createdAt: new Date(AT), attempt: 0, jsonBytes: { output: 0 } });
@@ -39,8 +79,20 @@ describe('patching a page of tasks with a carried change', () => {
   });
 
   it('puts iterations after their aggregate and cancels the active tasks only', () => {
-    const page = patchTaskPage([task('1', 'a', 'WAITING'), task('2', 'b')], 10, [], change([create('9', 'each', 1), create('8', 'each', 0), create('7', 'each'), { op: 'cancelActive', reason: 'stop' }]), tools)!;
-    expect(page.map((t) => `${t.nodeId}${t.iteration ?? ''}:${t.status}`)).toEqual(['a:CANCELLED', 'b:COMPLETED', 'each:CANCELLED', 'each0:CANCELLED', 'each1:CANCELLED']);
+    const page = patchTaskPage(
+      [task('1', 'a', 'WAITING'), task('2', 'b')],
+      10,
+      [],
+      change([create('9', 'each', 1), create('8', 'each', 0), create('7', 'each'), { op: 'cancelActive', reason: 'stop' }]),
+      tools,
+    )!;
+    expect(page.map((t) => `${t.nodeId}${t.iteration ?? ''}:${t.status}`)).toEqual([
+      'a:CANCELLED',
+      'b:COMPLETED',
+      'each:CANCELLED',
+      'each0:CANCELLED',
+      'each1:CANCELLED',
+    ]);
   });
 });
 

@@ -42,7 +42,13 @@ export function nextLoader(old: StoredJsonLoader, run: RunObject, change: RunCha
     } else cancelled.add(t.reason);
   }
   if (events.has(change.seq)) {
-    const event = (column: 'payload' | 'actions' | 'error'): StoredJsonRef => ({ table: 'run_events', tenantId: run.tenantId, runId: run.id, seq: change.seq, column });
+    const event = (column: 'payload' | 'actions' | 'error'): StoredJsonRef => ({
+      table: 'run_events',
+      tenantId: run.tenantId,
+      runId: run.id,
+      seq: change.seq,
+      column,
+    });
     seeds.push([event('payload'), change.event.payload], [event('actions'), change.event.actions], [event('error'), change.event.error]);
   }
   const seeded = new Set(seeds.map(([ref]) => StoredJsonLoader.keyOf(ref)));
@@ -119,7 +125,15 @@ export function patchTaskPage(rows: readonly TaskObject[], n: number, cols: read
 }
 
 /** A page of history (`n` events after seq `after`) after `change` appended its event. */
-export function patchHistoryPage(rows: readonly RunEventObject[], n: number, after: number, cols: readonly string[] | undefined, run: RunObject, change: RunChange, loader: StoredJsonLoader): RunEventObject[] {
+export function patchHistoryPage(
+  rows: readonly RunEventObject[],
+  n: number,
+  after: number,
+  cols: readonly string[] | undefined,
+  run: RunObject,
+  change: RunChange,
+  loader: StoredJsonLoader,
+): RunEventObject[] {
   const out = rows.map((e) => ({ ...e, jsonLoader: loader }));
   // A page read after its run row may hold the event already.
   if (out.length >= n || change.seq <= after || out.some((x) => x.seq >= change.seq)) return out;

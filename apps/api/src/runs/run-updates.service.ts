@@ -178,11 +178,13 @@ export class RunUpdatesService implements OnModuleDestroy {
   }
 
   private subscribe(): Promise<number> {
-    this.subscription ??= this.pubsub.subscribe(RUN_UPDATED_CHANNEL, (msg: unknown) => this.dispatch(msg), {}).catch((err: unknown) => {
-      this.subscription = undefined;
-      this.log.warn(`cannot subscribe to ${RUN_UPDATED_CHANNEL}: ${String(err)}`);
-      throw new WeftError('TRANSIENT', 'run updates are unavailable');
-    });
+    this.subscription ??= this.pubsub
+      .subscribe(RUN_UPDATED_CHANNEL, (msg: unknown) => this.dispatch(msg), {})
+      .catch((err: unknown) => {
+        this.subscription = undefined;
+        this.log.warn(`cannot subscribe to ${RUN_UPDATED_CHANNEL}: ${String(err)}`);
+        throw new WeftError('TRANSIENT', 'run updates are unavailable');
+      });
     return this.subscription;
   }
 
@@ -208,7 +210,10 @@ export class RunUpdatesService implements OnModuleDestroy {
     channel.streams.delete(stream);
     if (channel.streams.size === 0 && this.channels.get(key) === channel) {
       this.channels.delete(key);
-      channel.watched?.then((release) => release?.(), () => undefined);
+      channel.watched?.then(
+        (release) => release?.(),
+        () => undefined,
+      );
     }
   }
 }

@@ -68,7 +68,10 @@ export class RunObject {
   })
   priority: number;
 
-  @Field(() => String, { nullable: true, description: "The concurrency key the run's start resolved (\"\" for a workflow's one group); null without concurrency." })
+  @Field(() => String, {
+    nullable: true,
+    description: 'The concurrency key the run\'s start resolved ("" for a workflow\'s one group); null without concurrency.',
+  })
   concurrencyKey: string | null;
 
   /** The waits of the QUEUED runs of the page this run was read with (one read for the page); else read for this run. */
@@ -114,7 +117,8 @@ export class TaskObject {
   status: TaskStatus;
 
   @Field(() => Int, {
-    description: "The current execution's attempt, counted from 0: 0 is the first execution, 2 the third. A node executes at most its retry.max_attempts times, so the last attempt is max_attempts - 1.",
+    description:
+      "The current execution's attempt, counted from 0: 0 is the first execution, 2 the third. A node executes at most its retry.max_attempts times, so the last attempt is max_attempts - 1.",
   })
   attempt: number;
 

@@ -78,7 +78,10 @@ export class RunsResolver {
 
   @Mutation(() => SignalResult, { description: 'Sends a signal; delivered is false when it was buffered for a later waiter.' })
   @Requires('operate')
-  sendSignal(@Args('input', { type: () => SendSignalInput }, validate) input: SendSignalInput, @Context('principal') principal: Principal): Promise<SignalResult> {
+  sendSignal(
+    @Args('input', { type: () => SendSignalInput }, validate) input: SendSignalInput,
+    @Context('principal') principal: Principal,
+  ): Promise<SignalResult> {
     return this.runService.signal(principal, input);
   }
 
@@ -163,7 +166,12 @@ export class RunsResolver {
     @Context() ctx: GqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<RunEventObject[]> {
-    const rows = this.runService.sizing(ctx, info, () => this.runService.history(run, first, after, info), `history:${run.tenantId}:${run.id}:${first}:${after}`);
+    const rows = this.runService.sizing(
+      ctx,
+      info,
+      () => this.runService.history(run, first, after, info),
+      `history:${run.tenantId}:${run.id}:${first}:${after}`,
+    );
     return rows.then((r) => this.runService.within(ctx, info, r));
   }
 
@@ -230,7 +238,7 @@ export class TaskFieldsResolver {
   @ResolveField(() => WaitReasonEnum, {
     nullable: true,
     description:
-      'Why a QUEUED task is not running yet: CONCURRENCY_LIMIT or RATE_LIMIT (its node\'s limits hold it), QUEUE_BACKLOG (it waits for a worker slot on its queue); ' +
+      "Why a QUEUED task is not running yet: CONCURRENCY_LIMIT or RATE_LIMIT (its node's limits hold it), QUEUE_BACKLOG (it waits for a worker slot on its queue); " +
       'null for a retry waiting out its backoff (see waitDetail) and for a task that is not QUEUED.',
   })
   waitReason(task: TaskObject): Promise<WaitReason | null> | null {
@@ -240,7 +248,8 @@ export class TaskFieldsResolver {
 
   @ResolveField(() => String, {
     nullable: true,
-    description: 'Why a QUEUED task waits, as a sentence (`rate limit "partner" 20 per 1 s, next start 12:00:01.250Z`, `waiting for a worker slot on queue "http"`); null for a task that is not QUEUED.',
+    description:
+      'Why a QUEUED task waits, as a sentence (`rate limit "partner" 20 per 1 s, next start 12:00:01.250Z`, `waiting for a worker slot on queue "http"`); null for a task that is not QUEUED.',
   })
   waitDetail(task: TaskObject): Promise<string | null> | null {
     return task.status === 'QUEUED' ? this.runService.taskWait(task).then((w) => w?.detail ?? null) : null;

@@ -35,7 +35,6 @@ import { RUNS_PAGE_MAX } from '@weft/contract';
 import { StoredJsonLoader, type StoredJsonRef } from './stored-json.loader.js';
 import { nextLoader, patchHistoryPage, patchRunFields, patchTaskPage } from './run-patch.js';
 
-
 /** A run whose first page of tasks is loaded with the rest of its page of runs (one query for the page). */
 type PagedRun = RunObject & { pageTasks?: (first: number, sized: typeof TASK_JSON_COLUMNS) => Promise<Map<string, SizedTask[]>> };
 
@@ -161,7 +160,11 @@ export class RunsService {
    * and shared (each reader's answer is still charged to its own budget).
    */
   async loadShared(tenantId: string, runId: string): Promise<RunObject> {
-    return Object.assign(await this.load(tenantId, runId), { shared: new Map<string, Promise<unknown>>(), settled: new Map<string, unknown>(), jsonLoader: this.loader() });
+    return Object.assign(await this.load(tenantId, runId), {
+      shared: new Map<string, Promise<unknown>>(),
+      settled: new Map<string, unknown>(),
+      jsonLoader: this.loader(),
+    });
   }
 
   /** The run's seq now (undefined for an unknown run): what a watch checks before it reads the whole run again. */
@@ -189,7 +192,16 @@ export class RunsService {
       const [field, n, after, cols] = key.split(':');
       if (field === 'tasks' && after === '') patched = patchTaskPage(value as TaskObject[], Number(n), cols ? cols.split(',') : [], change, tools);
       else if (key === 'allTasks') patched = patchTaskPage(value as TaskObject[], Number.POSITIVE_INFINITY, [], change, tools);
-      else if (field === 'history') patched = patchHistoryPage(value as RunEventObject[], Number(n), Number(after || 0), cols === '*' ? undefined : cols ? cols.split(',') : [], run, change, loader);
+      else if (field === 'history')
+        patched = patchHistoryPage(
+          value as RunEventObject[],
+          Number(n),
+          Number(after || 0),
+          cols === '*' ? undefined : cols ? cols.split(',') : [],
+          run,
+          change,
+          loader,
+        );
       if (patched === undefined) continue;
       shared.set(key, Promise.resolve(patched));
       settled.set(key, patched);
@@ -250,7 +262,11 @@ export class RunsService {
    */
   async start(p: Principal, input: StartRunInput, traceparent?: string): Promise<RunObject> {
     checkPriority(input.priority);
-    const { runId, created, run: row } = await this.commands.startRun(p.tenantId, {
+    const {
+      runId,
+      created,
+      run: row,
+    } = await this.commands.startRun(p.tenantId, {
       workflowId: input.workflowId,
       version: input.version ?? undefined,
       input: input.input ?? undefined,
@@ -358,7 +374,9 @@ export class RunsService {
     const cols = sized(selectedFields(info), EVENT_JSON_COLUMNS);
     return once(run, `history:${n}:${after ?? ''}:${cols?.join() ?? '*'}`, async () => {
       const loader = run.jsonLoader;
-      return (await this.runs.eventPage(run.tenantId, run.id, n, after, cols)).map((e) => Object.assign(toRunEventObject(e), loader ? { jsonLoader: loader } : {}));
+      return (await this.runs.eventPage(run.tenantId, run.id, n, after, cols)).map((e) =>
+        Object.assign(toRunEventObject(e), loader ? { jsonLoader: loader } : {}),
+      );
     });
   }
 
@@ -378,7 +396,7 @@ export class RunsService {
   private allTasks(run: RunObject): Promise<TaskObject[]> {
     return once(run, 'allTasks', async () => {
       const out: TaskObject[] = [];
-      for (let after: string | null = null; ; ) {
+      for (let after: string | null = null; ;) {
         const page: TaskObject[] = await this.pictureTasks(run, after);
         out.push(...page);
         if (page.length < RUN_ITEMS_PAGE_MAX) return out;

@@ -7,8 +7,15 @@ import { Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } 
  */
 export function selectedFields(info: GraphQLResolveInfo | undefined, path: readonly string[] = []): Set<string> | undefined {
   if (!info) return undefined;
-  let fields = fieldsOf(info.fieldNodes.map((f) => f.selectionSet), info);
-  for (const step of path) fields = fieldsOf(fields.filter((f) => f.name.value === step).map((f) => f.selectionSet), info);
+  let fields = fieldsOf(
+    info.fieldNodes.map((f) => f.selectionSet),
+    info,
+  );
+  for (const step of path)
+    fields = fieldsOf(
+      fields.filter((f) => f.name.value === step).map((f) => f.selectionSet),
+      info,
+    );
   return new Set(fields.map((f) => f.name.value));
 }
 

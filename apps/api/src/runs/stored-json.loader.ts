@@ -58,7 +58,11 @@ export class StoredJsonLoader {
       if (changed(key)) continue;
       next.values.set(key, value);
       if (this.ready.has(key)) next.ready.set(key, this.ready.get(key));
-      else void value.then((v) => next.values.get(key) === value && next.ready.set(key, v), () => undefined);
+      else
+        void value.then(
+          (v) => next.values.get(key) === value && next.ready.set(key, v),
+          () => undefined,
+        );
     }
     return next;
   }
@@ -132,7 +136,10 @@ export class StoredJsonLoader {
       for (const [key, ws] of byKey) {
         const value = read.then((rows) => rows.get(key) ?? null);
         this.values.set(key, value);
-        value.then((v) => this.values.get(key) === value && this.ready.set(key, v), () => undefined);
+        value.then(
+          (v) => this.values.get(key) === value && this.ready.set(key, v),
+          () => undefined,
+        );
         for (const w of ws) value.then(w.resolve, w.reject);
       }
     }

@@ -12,7 +12,7 @@ export class TaskAttemptObject {
   @Field(() => String, { nullable: true, description: 'What the attempt printed or did; null when it recorded nothing.' })
   logs: string | null;
 
-  @Field(() => GraphQLDateTime, { nullable: true, description: "When the worker began the execution; null for an attempt that recorded no logs." })
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'When the worker began the execution; null for an attempt that recorded no logs.' })
   startedAt: Date | null;
 
   @Field(() => GraphQLDateTime, {

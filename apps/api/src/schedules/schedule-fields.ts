@@ -70,7 +70,10 @@ export function scheduleFields(
     if (p) problems.push({ path: p.kind === 'unstorable' ? field + p.path.slice(1) : field, message: describeJsonProblem(field, p) });
   }
   if (fields.intervalSeconds != null && fields.intervalSeconds >= 1 && (fields.jitterSeconds ?? 0) > 0 && fields.jitterSeconds! >= fields.intervalSeconds) {
-    problems.push({ path: 'jitterSeconds', message: `must be less than intervalSeconds (${fields.intervalSeconds}): a fire delayed past the next one would be counted missed` });
+    problems.push({
+      path: 'jitterSeconds',
+      message: `must be less than intervalSeconds (${fields.intervalSeconds}): a fire delayed past the next one would be counted missed`,
+    });
   }
   if (fields.input && typeof fields.input === 'object' && !Array.isArray(fields.input) && SCHEDULE_INPUT_KEY in fields.input) {
     problems.push({ path: `input.${SCHEDULE_INPUT_KEY}`, message: `is reserved: each scheduled run gets input.${SCHEDULE_INPUT_KEY} = {id, nominalTime}` });

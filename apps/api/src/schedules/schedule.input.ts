@@ -9,7 +9,7 @@ export const ScheduleOverlapPolicyEnum = Object.fromEntries(OVERLAP_POLICIES.map
 registerEnumType(ScheduleOverlapPolicyEnum, {
   name: 'ScheduleOverlapPolicy',
   description:
-    'What a fire does while the schedule\'s previous run is still RUNNING: SKIP it (counted), BUFFER_ONE (keep one, start it when the run ends), BUFFER_ALL (keep all, start them in order), CANCEL_OTHER (cancel the running run, then start), ALLOW_ALL (start beside it).',
+    "What a fire does while the schedule's previous run is still RUNNING: SKIP it (counted), BUFFER_ONE (keep one, start it when the run ends), BUFFER_ALL (keep all, start them in order), CANCEL_OTHER (cancel the running run, then start), ALLOW_ALL (start beside it).",
 });
 
 /** The fields createSchedule and updateSchedule share; on update, an omitted field keeps its value and null clears it. */
@@ -23,14 +23,18 @@ export class ScheduleFieldsInput {
 
   @Field(() => String, {
     nullable: true,
-    description: 'A cron expression: 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly. Give this or intervalSeconds.',
+    description:
+      'A cron expression: 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly. Give this or intervalSeconds.',
   })
   @IsOptional()
   @IsString()
   @MaxLength(200)
   cron?: string | null;
 
-  @Field(() => Int, { nullable: true, description: 'Fire every this many seconds (at least 1), counted from startAt, else from the creation. Give this or cron.' })
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Fire every this many seconds (at least 1), counted from startAt, else from the creation. Give this or cron.',
+  })
   @IsOptional()
   @IsInt()
   intervalSeconds?: number | null;
@@ -41,7 +45,7 @@ export class ScheduleFieldsInput {
   @MaxLength(64)
   timeZone?: string | null;
 
-  @JsonField({ nullable: true, description: 'The runs\' input, a JSON object; each run also gets input.schedule = {id, nominalTime}. Default: {}.' })
+  @JsonField({ nullable: true, description: "The runs' input, a JSON object; each run also gets input.schedule = {id, nominalTime}. Default: {}." })
   @IsOptional()
   @IsJsonObject()
   input?: JsonValue;
@@ -77,7 +81,10 @@ export class ScheduleFieldsInput {
   @IsIn(OVERLAP_POLICIES)
   overlapPolicy?: OverlapPolicy | null;
 
-  @Field(() => Int, { nullable: true, description: 'Fire times missed by at most this many seconds (the scheduler was down) still fire; older ones are skipped. Default 60.' })
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Fire times missed by at most this many seconds (the scheduler was down) still fire; older ones are skipped. Default 60.',
+  })
   @IsOptional()
   @IsInt()
   catchUpSeconds?: number | null;

@@ -8,7 +8,7 @@ import { ScheduleOverlapPolicyEnum } from './schedule.input.js';
 export const ScheduleFireOutcomeEnum = { STARTED: 'started', BUFFERED: 'buffered', SKIPPED: 'skipped' } as const;
 registerEnumType(ScheduleFireOutcomeEnum, { name: 'ScheduleFireOutcome', description: 'What became of one nominal fire time.' });
 
-@ObjectType('ScheduleSkips', { description: "Nominal fire times of a schedule that started no run, by reason." })
+@ObjectType('ScheduleSkips', { description: 'Nominal fire times of a schedule that started no run, by reason.' })
 export class ScheduleSkipsObject {
   @Field(() => Int, { description: 'The previous run was still RUNNING under SKIP.' })
   overlap: number;

@@ -24,7 +24,9 @@ const CHANGE = 'create, change or fire schedules';
 export class SchedulesResolver {
   constructor(private readonly service: SchedulesService) {}
 
-  @Query(() => ScheduleConnection, { description: `The tenant's schedules in creation order, optionally of one workflow; first defaults to ${SCHEDULES_PAGE_DEFAULT} (at most ${SCHEDULES_PAGE_MAX}).` })
+  @Query(() => ScheduleConnection, {
+    description: `The tenant's schedules in creation order, optionally of one workflow; first defaults to ${SCHEDULES_PAGE_DEFAULT} (at most ${SCHEDULES_PAGE_MAX}).`,
+  })
   schedules(
     @Args('workflowId', { type: () => String, nullable: true }, validate) workflowId: string | null | undefined,
     @Args('first', { type: () => Int, nullable: true }) first: number | null | undefined,
@@ -34,7 +36,10 @@ export class SchedulesResolver {
     return this.service.list(principal, workflowId, first, after);
   }
 
-  @Query(() => ScheduleObject, { nullable: true, description: "A schedule of the caller's tenant; an unknown id and another tenant's schedule are a NOT_FOUND error." })
+  @Query(() => ScheduleObject, {
+    nullable: true,
+    description: "A schedule of the caller's tenant; an unknown id and another tenant's schedule are a NOT_FOUND error.",
+  })
   schedule(@Args('id', { type: () => ID }) id: string, @Context('principal') principal: Principal): Promise<ScheduleObject> {
     return this.service.get(principal, id);
   }
@@ -44,15 +49,25 @@ export class SchedulesResolver {
     return this.service.backfillById(principal, id);
   }
 
-  @Mutation(() => ScheduleObject, { description: 'Creates a schedule (operator or admin). Problems name their field: cron, intervalSeconds, timeZone, endAt, workflowId, version, input.' })
+  @Mutation(() => ScheduleObject, {
+    description: 'Creates a schedule (operator or admin). Problems name their field: cron, intervalSeconds, timeZone, endAt, workflowId, version, input.',
+  })
   @Requires('operate', CHANGE)
-  createSchedule(@Args('input', { type: () => CreateScheduleInput }, validate) input: CreateScheduleInput, @Context('principal') principal: Principal): Promise<ScheduleObject> {
+  createSchedule(
+    @Args('input', { type: () => CreateScheduleInput }, validate) input: CreateScheduleInput,
+    @Context('principal') principal: Principal,
+  ): Promise<ScheduleObject> {
     return this.service.create(principal, input);
   }
 
-  @Mutation(() => ScheduleObject, { description: 'Changes the fields given; null clears an optional one. A change of timing computes the next fire time again from now.' })
+  @Mutation(() => ScheduleObject, {
+    description: 'Changes the fields given; null clears an optional one. A change of timing computes the next fire time again from now.',
+  })
   @Requires('operate', CHANGE)
-  updateSchedule(@Args('input', { type: () => UpdateScheduleInput }, validate) input: UpdateScheduleInput, @Context('principal') principal: Principal): Promise<ScheduleObject> {
+  updateSchedule(
+    @Args('input', { type: () => UpdateScheduleInput }, validate) input: UpdateScheduleInput,
+    @Context('principal') principal: Principal,
+  ): Promise<ScheduleObject> {
     return this.service.update(principal, input);
   }
 
@@ -117,7 +132,9 @@ export class SchedulesResolver {
     return this.service.recentRuns(s, first);
   }
 
-  @ResolveField(() => [GraphQLDateTime], { description: `The next nominal fire times (at most ${UPCOMING_MAX}), from nextFireAt on; fewer when the schedule ends. While paused, the times it had before the pause (unpausing computes them again from then).` })
+  @ResolveField(() => [GraphQLDateTime], {
+    description: `The next nominal fire times (at most ${UPCOMING_MAX}), from nextFireAt on; fewer when the schedule ends. While paused, the times it had before the pause (unpausing computes them again from then).`,
+  })
   upcoming(@Parent() s: ScheduleObject, @Args('count', { type: () => Int, defaultValue: 5 }) count: number): Date[] {
     return this.service.upcoming(s, count);
   }

@@ -1,6 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
-import { backfillCount, firstFire, fireTimesBetween, MAX_BACKFILL_FIRES, MAX_SCHEDULE_NOTE_CHARS, nextFireTime, upcomingFireTimes, WeftError, type JsonValue, type OverlapPolicy, type Problem } from '@weft/engine';
+import {
+  backfillCount,
+  firstFire,
+  fireTimesBetween,
+  MAX_BACKFILL_FIRES,
+  MAX_SCHEDULE_NOTE_CHARS,
+  nextFireTime,
+  upcomingFireTimes,
+  WeftError,
+  type JsonValue,
+  type OverlapPolicy,
+  type Problem,
+} from '@weft/engine';
 import type { GraphQLResolveInfo } from 'graphql';
 import { ScheduleFires, timingOf } from '@weft/engine/coordinator';
 import { SCHEDULES_PAGE_DEFAULT, SCHEDULES_PAGE_MAX, UPCOMING_MAX } from '@weft/contract';
@@ -43,7 +55,6 @@ async function countedFireTimes(t: Parameters<typeof fireTimesBetween>[0], from:
   }
 }
 
-
 /**
  * Schedules over the API: management through the schedule repositories, fires (trigger) through
  * the coordinator's schedule room, so a trigger follows the same overlap policy and transaction
@@ -76,7 +87,12 @@ export class SchedulesService {
     return toScheduleObject(await this.row(p.tenantId, id));
   }
 
-  async list(p: Principal, workflowId: string | null | undefined, first: number | null | undefined, after: string | null | undefined): Promise<ScheduleConnection> {
+  async list(
+    p: Principal,
+    workflowId: string | null | undefined,
+    first: number | null | undefined,
+    after: string | null | undefined,
+  ): Promise<ScheduleConnection> {
     const n = first ?? SCHEDULES_PAGE_DEFAULT;
     if (!Number.isInteger(n) || n < 1 || n > SCHEDULES_PAGE_MAX) throw badInput('first', `must be between 1 and ${SCHEDULES_PAGE_MAX}`);
     if (after != null && !isUuid(after)) throw badInput('after', 'is not a cursor of this list (an endCursor of a previous page)');
@@ -99,7 +115,8 @@ export class SchedulesService {
     const id = uuidv7();
     const max = this.config.maxSchedulesPerTenant;
     const made = await this.schedules.insertWithin(p.tenantId, max, id, fields, firstFire({ ...fields, anchor: now }, id, now, fields.jitterSeconds), now);
-    if ('full' in made) throw badInput('input', `would be schedule ${made.full + 1} of the tenant; it may hold at most ${max} (WEFT_MAX_SCHEDULES_PER_TENANT): delete one first`);
+    if ('full' in made)
+      throw badInput('input', `would be schedule ${made.full + 1} of the tenant; it may hold at most ${max} (WEFT_MAX_SCHEDULES_PER_TENANT): delete one first`);
     const row = made.row;
     if (!input.paused) return toScheduleObject(row);
     return this.setPaused(p, id, true, null);
@@ -110,8 +127,12 @@ export class SchedulesService {
     const current = await this.row(p.tenantId, input.id);
     const { fields, problems } = scheduleFields(input, current, this.limits);
     const now = await this.checkWorkflow(p.tenantId, fields, problems);
-    const retimed = (['cron', 'intervalSeconds', 'timeZone', 'startAt', 'endAt', 'jitterSeconds'] as const).some((k) => String(fields[k]) !== String(current[k]));
-    const next = retimed ? firstFire({ ...fields, anchor: current.createdAt }, current.id, now, fields.jitterSeconds) : { fireAt: current.nextFireAt, dueAt: current.nextDueAt };
+    const retimed = (['cron', 'intervalSeconds', 'timeZone', 'startAt', 'endAt', 'jitterSeconds'] as const).some(
+      (k) => String(fields[k]) !== String(current[k]),
+    );
+    const next = retimed
+      ? firstFire({ ...fields, anchor: current.createdAt }, current.id, now, fields.jitterSeconds)
+      : { fireAt: current.nextFireAt, dueAt: current.nextDueAt };
     const row = await this.schedules.update(p.tenantId, current.id, fields, next, now);
     if (!row) throw notFound(input.id);
     return toScheduleObject(row);
@@ -175,9 +196,20 @@ export class SchedulesService {
     const now = await this.schedules.dbNow(p.tenantId);
     const max = this.config.maxActiveBackfillsPerTenant;
     // A range without a time is finished at once, so it never counts against the cap.
-    const made = await this.backfills.insertWithin(p.tenantId, first ? max : Infinity, { id: uuidv7(), scheduleId: s.id, fromTime: from, toTime: to, total, first, now });
+    const made = await this.backfills.insertWithin(p.tenantId, first ? max : Infinity, {
+      id: uuidv7(),
+      scheduleId: s.id,
+      fromTime: from,
+      toTime: to,
+      total,
+      first,
+      now,
+    });
     if ('full' in made) {
-      throw new WeftError('CONFLICT', `the tenant has ${made.full} unfinished backfills, the most it may have at once (WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT = ${max}): wait for one to finish, or delete its schedule`);
+      throw new WeftError(
+        'CONFLICT',
+        `the tenant has ${made.full} unfinished backfills, the most it may have at once (WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT = ${max}): wait for one to finish, or delete its schedule`,
+      );
     }
     return toBackfillObject(made.row);
   }
@@ -225,7 +257,8 @@ export class SchedulesService {
     const choice = await this.versions.choose(tenantId, f.workflowId, f.version ?? undefined);
     if (!choice?.latestVersion) problems.unshift({ path: 'workflowId', message: `workflow ${f.workflowId} not found` });
     else if (choice.version === null) problems.unshift({ path: 'version', message: `workflow ${f.workflowId} has no version ${f.version}` });
-    else if (f.version !== null && choice.deprecated) problems.unshift({ path: 'version', message: `workflow ${f.workflowId} version ${f.version} is deprecated: new runs on it are refused` });
+    else if (f.version !== null && choice.deprecated)
+      problems.unshift({ path: 'version', message: `workflow ${f.workflowId} version ${f.version} is deprecated: new runs on it are refused` });
     if (problems.length > 0) throw new WeftError('BAD_USER_INPUT', problems.map((q) => `${q.path}: ${q.message}`).join('; '), problems);
     return choice!.dbNow;
   }

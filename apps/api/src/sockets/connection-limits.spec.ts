@@ -15,7 +15,9 @@ describe('graphql-ws connections per tenant', () => {
     const held = [connect(limits, 'k1', 'a'), connect(limits, 'k1', 'a'), connect(limits, 'k2', 'a')];
     expect(held.map((c) => c.bound)).toEqual([true, true, true]);
     const over = connect(limits, 'k3', 'a');
-    expect(over.bound).toEqual({ refused: 'TOO_MANY_TENANT_CONNECTIONS: this tenant holds its most graphql-ws connections (3, WEFT_WS_MAX_CONNECTIONS_PER_TENANT)' });
+    expect(over.bound).toEqual({
+      refused: 'TOO_MANY_TENANT_CONNECTIONS: this tenant holds its most graphql-ws connections (3, WEFT_WS_MAX_CONNECTIONS_PER_TENANT)',
+    });
     over.release();
     // The key cap is checked first, and neither refusal counts anything.
     expect(connect(limits, 'k1', 'a').bound).toEqual({ refused: limits.tooManyForKeyReason() });

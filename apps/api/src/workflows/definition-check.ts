@@ -1,4 +1,12 @@
-import { definitionSizeProblem, parseDefinition, validateDefinition, WeftError, type DefinitionLimits, type Problem, type WorkflowDefinition } from '@weft/engine';
+import {
+  definitionSizeProblem,
+  parseDefinition,
+  validateDefinition,
+  WeftError,
+  type DefinitionLimits,
+  type Problem,
+  type WorkflowDefinition,
+} from '@weft/engine';
 import { definitionChecksum } from './canonical-json.js';
 
 /** A definition parsed and within its size limits, not yet validated, with its checksum. */
@@ -46,7 +54,8 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** A request to the validation thread. */
-export type CheckRequest = { id: number; op: 'parse'; source: string; limits: DefinitionLimits } | { id: number; op: 'validate'; definition: WorkflowDefinition };
+export type CheckRequest =
+  { id: number; op: 'parse'; source: string; limits: DefinitionLimits } | { id: number; op: 'validate'; definition: WorkflowDefinition };
 
 /** The validation thread's answer to the request of the same `id`. */
 export type CheckReply =
@@ -56,7 +65,9 @@ export type CheckReply =
 /** Runs one request: the thread's whole job, also callable inline. Never throws. */
 export function runCheck(req: CheckRequest): CheckReply {
   try {
-    return req.op === 'parse' ? { id: req.id, ok: true, parsed: parseForPublish(req.source, req.limits) } : { id: req.id, ok: true, problems: definitionProblems(req.definition) };
+    return req.op === 'parse'
+      ? { id: req.id, ok: true, parsed: parseForPublish(req.source, req.limits) }
+      : { id: req.id, ok: true, problems: definitionProblems(req.definition) };
   } catch (err) {
     if (err instanceof WeftError) return { id: req.id, ok: false, code: err.code, message: err.message, problems: err.problems };
     return { id: req.id, ok: false, code: 'INTERNAL', message: err instanceof Error ? err.message : String(err), problems: [] };

@@ -11,9 +11,16 @@ describe('DefinitionChecker', () => {
 
   it('parses and validates a large definition on its thread, as inline, and refuses requests past its bound', async () => {
     const counted: string[] = [];
-    checker = new DefinitionChecker({ maxDefinitionNodes: 3, maxDefinitionEdges: 3 }, { definitionChecks: { inc: (l: { how: string }) => counted.push(l.how) } } as never);
+    checker = new DefinitionChecker({ maxDefinitionNodes: 3, maxDefinitionEdges: 3 }, {
+      definitionChecks: { inc: (l: { how: string }) => counted.push(l.how) },
+    } as never);
     const inline = await checker.parse(LARGE.slice(LARGE.indexOf('\n') + 1));
-    const batch = Array.from({ length: MAX_THREAD_REQUESTS + 1 }, () => checker.parse(LARGE).then((p) => p, (e: unknown) => e));
+    const batch = Array.from({ length: MAX_THREAD_REQUESTS + 1 }, () =>
+      checker.parse(LARGE).then(
+        (p) => p,
+        (e: unknown) => e,
+      ),
+    );
     const answers = await Promise.all(batch);
     for (const a of answers.slice(0, MAX_THREAD_REQUESTS)) expect(a).toEqual(inline);
     const busy = answers.at(-1) as WeftError;
@@ -25,12 +32,19 @@ describe('DefinitionChecker', () => {
     expect(counted).toEqual(['thread']);
     // The thread's refusals arrive as the engine's errors.
     const over = `${LARGE}  - {node_id: b, type: FORK}\n  - {node_id: c, type: FORK}\n  - {node_id: d, type: FORK}\n`;
-    await expect(checker.parse(over)).rejects.toMatchObject({ code: 'BAD_USER_INPUT', message: 'definition has 4 nodes; at most 3 are allowed (WEFT_MAX_DEFINITION_NODES)' });
+    await expect(checker.parse(over)).rejects.toMatchObject({
+      code: 'BAD_USER_INPUT',
+      message: 'definition has 4 nodes; at most 3 are allowed (WEFT_MAX_DEFINITION_NODES)',
+    });
   });
 
   it("keeps a share of the thread's requests for other tenants than the one publishing most", async () => {
     checker = new DefinitionChecker({ maxDefinitionNodes: 3, maxDefinitionEdges: 3 });
-    const settle = (p: Promise<unknown>) => p.then((v) => v, (e: unknown) => e);
+    const settle = (p: Promise<unknown>) =>
+      p.then(
+        (v) => v,
+        (e: unknown) => e,
+      );
     const busy = Array.from({ length: MAX_THREAD_REQUESTS_PER_TENANT + 1 }, () => settle(checker.parse(LARGE, 'tenant-a')));
     const other = settle(checker.parse(LARGE, 'tenant-b'));
     const answers = await Promise.all(busy);
@@ -64,7 +78,10 @@ describe('DefinitionChecker', () => {
     checker = new DefinitionChecker({ maxDefinitionNodes: 3, maxDefinitionEdges: 3 });
     // The repeated "edges" key would be the YAML parser's first complaint.
     const json = `{"nodes":[${Array.from({ length: 4 }, () => '{}').join(',')}],"edges":[],"edges":[]}`;
-    await expect(checker.parse(json)).rejects.toMatchObject({ code: 'BAD_USER_INPUT', message: 'definition has 4 nodes; at most 3 are allowed (WEFT_MAX_DEFINITION_NODES)' });
+    await expect(checker.parse(json)).rejects.toMatchObject({
+      code: 'BAD_USER_INPUT',
+      message: 'definition has 4 nodes; at most 3 are allowed (WEFT_MAX_DEFINITION_NODES)',
+    });
     // Within the caps, the same text is read as YAML, which refuses the duplicate key.
     await expect(checker.parse(json.replace(/\{\},/g, ''))).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
     await expect(checker.parse(json.replace(/\{\},/g, ''))).rejects.not.toMatchObject({ message: expect.stringContaining('WEFT_MAX_DEFINITION_NODES') });

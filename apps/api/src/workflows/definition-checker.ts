@@ -50,7 +50,10 @@ export class DefinitionChecker implements OnModuleDestroy {
   /** Requests in hand per tenant (the key `''`: a caller that named none). */
   private readonly byTenant = new Map<string, number>();
 
-  constructor(@Optional() @Inject(WEFT_CONFIG) config?: Partial<WeftConfig>, @Optional() private readonly metrics?: WeftMetrics) {
+  constructor(
+    @Optional() @Inject(WEFT_CONFIG) config?: Partial<WeftConfig>,
+    @Optional() private readonly metrics?: WeftMetrics,
+  ) {
     this.limits = {
       maxNodes: config?.maxDefinitionNodes ?? DEFAULT_DEFINITION_LIMITS.maxNodes,
       maxEdges: config?.maxDefinitionEdges ?? DEFAULT_DEFINITION_LIMITS.maxEdges,
@@ -95,7 +98,9 @@ export class DefinitionChecker implements OnModuleDestroy {
     }
     const held = this.byTenant.get(tenantId) ?? 0;
     if (tenantId !== '' && held >= MAX_THREAD_REQUESTS_PER_TENANT) {
-      return Promise.reject(new BusyError(`the API is already checking ${held} large definitions of this tenant, its most at once; publish again once they are answered`));
+      return Promise.reject(
+        new BusyError(`the API is already checking ${held} large definitions of this tenant, its most at once; publish again once they are answered`),
+      );
     }
     const thread = (this.thread ??= this.start());
     const id = this.nextId++;
@@ -159,7 +164,11 @@ export class DefinitionChecker implements OnModuleDestroy {
         this.pending.delete(id);
       }
       if (this.thread === thread) this.thread = undefined;
-      p?.reject(new WeftError('BAD_USER_INPUT', `the definition took over ${this.deadlineMs / 1000} s to check, the most one may take; make it smaller or simpler`, [{ path: 'definition', message: `checking took over ${this.deadlineMs / 1000} s` }]));
+      p?.reject(
+        new WeftError('BAD_USER_INPUT', `the definition took over ${this.deadlineMs / 1000} s to check, the most one may take; make it smaller or simpler`, [
+          { path: 'definition', message: `checking took over ${this.deadlineMs / 1000} s` },
+        ]),
+      );
       void thread.terminate();
     }, this.deadlineMs);
     this.deadline.unref();

@@ -91,7 +91,9 @@ export class WorkflowsResolver {
     return this.workflowService.mermaid(version);
   }
 
-  @ResolveField(() => GraphObject, { description: 'The DAG as data, in definition order (every node unreached, every edge OPEN), for drawings that lay it out themselves.' })
+  @ResolveField(() => GraphObject, {
+    description: 'The DAG as data, in definition order (every node unreached, every edge OPEN), for drawings that lay it out themselves.',
+  })
   graph(@Parent() version: WorkflowVersionObject): Promise<DagShape> {
     return this.workflowService.graph(version);
   }

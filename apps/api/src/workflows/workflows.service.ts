@@ -59,7 +59,13 @@ export class WorkflowsService {
     const unstorable = unstorableJson(json, 'definition.$');
     if (unstorable.length > 0) throw new WeftError('BAD_USER_INPUT', `${unstorable[0]!.path}: ${unstorable[0]!.message}`, unstorable);
     const nodeQueues = workerNodeQueues(definition);
-    const denied = reservedQueueProblems(nodeQueues, await this.reservations.access(p.tenantId, nodeQueues.map((n) => n.queue)));
+    const denied = reservedQueueProblems(
+      nodeQueues,
+      await this.reservations.access(
+        p.tenantId,
+        nodeQueues.map((n) => n.queue),
+      ),
+    );
     if (denied.length > 0) throw new WeftError('BAD_USER_INPUT', reservedQueueMessage(nodeQueues, denied), denied);
     const published = await this.workflows.publishVersion(p.tenantId, {
       workflowId: input.workflowId,
@@ -252,5 +258,8 @@ function toVersionObject(v: WorkflowVersionInfo | WorkflowVersionEntity): Workfl
 }
 
 function notFound(workflowId: string, version?: number | null): WeftError {
-  return new WeftError('NOT_FOUND', version !== undefined && version !== null ? `Workflow ${workflowId} has no version ${version}` : `Workflow ${workflowId} not found`);
+  return new WeftError(
+    'NOT_FOUND',
+    version !== undefined && version !== null ? `Workflow ${workflowId} has no version ${version}` : `Workflow ${workflowId} not found`,
+  );
 }

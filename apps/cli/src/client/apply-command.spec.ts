@@ -38,7 +38,8 @@ describe('the files apply -f takes', () => {
     dir = await mkdtemp(join(tmpdir(), 'weft-apply-'));
     await mkdir(join(dir, 'defs/b-sub'), { recursive: true });
     await mkdir(join(dir, 'empty/deeper'), { recursive: true });
-    for (const f of ['defs/c.yaml', 'defs/a.JSON', 'defs/b.yml', 'defs/readme.md', 'defs/b-sub/x.yaml', 'empty/deeper/y.yaml', 'single.txt']) await writeFile(join(dir, f), '');
+    for (const f of ['defs/c.yaml', 'defs/a.JSON', 'defs/b.yml', 'defs/readme.md', 'defs/b-sub/x.yaml', 'empty/deeper/y.yaml', 'single.txt'])
+      await writeFile(join(dir, f), '');
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -83,7 +84,13 @@ describe('the order apply publishes files in', () => {
   const ids = (files: { workflowId?: string | undefined }[]) => files.map((f) => f.workflowId ?? '?');
 
   it('reads the workflows SUBWORKFLOW nodes call, in YAML or JSON, and none from a text that does not parse', () => {
-    const yaml = ['nodes:', '  - {node_id: a, type: HTTP, spec: {url: "https://x.example"}}', '  - {node_id: pay, type: SUBWORKFLOW, spec: {workflow: payment}}', '  - {node_id: ship, type: SUBWORKFLOW, spec: {workflow: shipping}}', ''].join('\n');
+    const yaml = [
+      'nodes:',
+      '  - {node_id: a, type: HTTP, spec: {url: "https://x.example"}}',
+      '  - {node_id: pay, type: SUBWORKFLOW, spec: {workflow: payment}}',
+      '  - {node_id: ship, type: SUBWORKFLOW, spec: {workflow: shipping}}',
+      '',
+    ].join('\n');
     expect(calledWorkflows(yaml)).toEqual(['payment', 'shipping']);
     expect(calledWorkflows('{"nodes": [{"node_id": "p", "type": "SUBWORKFLOW", "spec": {"workflow": "payment"}}]}')).toEqual(['payment']);
     expect(calledWorkflows('nodes:\n  - {node_id: a\n')).toEqual([]);
@@ -91,11 +98,17 @@ describe('the order apply publishes files in', () => {
     expect(calledWorkflows('')).toEqual([]);
   });
 
-  it('puts the examples folder\'s payment before order-with-payment, which calls it', async () => {
+  it("puts the examples folder's payment before order-with-payment, which calls it", async () => {
     const { readFile } = await import('node:fs/promises');
     const examples = join(fileURLToPath(new URL('../../../../examples/', import.meta.url)));
     const targets = (await definitionTargets([examples], false)) as { path: string }[];
-    const files = await Promise.all(targets.map(async (t) => ({ path: t.path, workflowId: workflowIdOf(t.path, await readFile(t.path, 'utf8'), undefined), calls: calledWorkflows(await readFile(t.path, 'utf8')) })));
+    const files = await Promise.all(
+      targets.map(async (t) => ({
+        path: t.path,
+        workflowId: workflowIdOf(t.path, await readFile(t.path, 'utf8'), undefined),
+        calls: calledWorkflows(await readFile(t.path, 'utf8')),
+      })),
+    );
     const order = ids(applyOrder(files));
     expect(order).toContain('order-with-payment');
     expect(order.indexOf('payment')).toBeLessThan(order.indexOf('order-with-payment'));

@@ -86,7 +86,11 @@ export async function definitionTargets(paths: readonly string[], recursive: boo
     if ('err' in found) {
       out.push({ path, error: `cannot read ${path}: ${found.err.code === 'ENOENT' ? 'no such file' : found.err.message}` });
     } else if (found.s.isDirectory()) {
-      if ((await walk(path)) === 0) out.push({ path, error: `no ${DEFINITION_EXTENSIONS.map((x) => `*${x}`).join(', ')} file in folder ${path}${recursive ? ' or below it' : ' (-R to look in its subfolders)'}` });
+      if ((await walk(path)) === 0)
+        out.push({
+          path,
+          error: `no ${DEFINITION_EXTENSIONS.map((x) => `*${x}`).join(', ')} file in folder ${path}${recursive ? ' or below it' : ' (-R to look in its subfolders)'}`,
+        });
     } else {
       out.push({ path });
     }
@@ -191,12 +195,11 @@ async function loadTargets(targets: readonly Target[], id: string | undefined): 
 async function applyOne(c: WeftClient, file: Loaded, o: ApplyFlags, named: boolean): Promise<Applied> {
   const { path, definition, workflowId } = file;
   if (definition.trim() === '') throw new Error(`${path === '-' ? 'stdin' : path} is empty: there is no definition to publish`);
-  if (workflowId === undefined) throw new Error('-f - (stdin) needs --id, or a workflow_id in the definition: there is no file name to take the workflow id from');
-  const r = await c
-    .request(PUBLISH_WORKFLOW, { i: { workflowId, name: o.name, definition } })
-    .catch((err: unknown) => {
-      throw asValidateReports(err);
-    });
+  if (workflowId === undefined)
+    throw new Error('-f - (stdin) needs --id, or a workflow_id in the definition: there is no file name to take the workflow id from');
+  const r = await c.request(PUBLISH_WORKFLOW, { i: { workflowId, name: o.name, definition } }).catch((err: unknown) => {
+    throw asValidateReports(err);
+  });
   // Published all the same: what may fail at run time goes to stderr, the version to stdout.
   const { warnings, ...published } = r.publishWorkflow;
   for (const w of warnings) process.stderr.write(`warning: ${named ? `${path}: ` : ''}${[w.nodeId, w.path].filter(Boolean).join(' ')}: ${w.message}\n`);
@@ -217,7 +220,11 @@ function appliedLine(a: Applied): string {
 export function applyCommand(program: Command): void {
   withOutput(withConnection(program.command('apply')))
     .description('publish workflow definitions (YAML or JSON) as new versions: files, folders, or - for stdin')
-    .requiredOption('-f, --file <path>', 'a definition file, a folder (its *.yaml, *.yml, *.json files, sorted by name), or - for stdin; repeat for several', repeatable)
+    .requiredOption(
+      '-f, --file <path>',
+      'a definition file, a folder (its *.yaml, *.yml, *.json files, sorted by name), or - for stdin; repeat for several',
+      repeatable,
+    )
     .option('-R, --recursive', 'with a folder, its subfolders too')
     .option('--id <workflowId>', "workflow id, for a single file (default: the definition's workflow_id, else the file name without extension)")
     .option('--name <name>', 'display name, for a single file')
@@ -234,9 +241,17 @@ export function applyCommand(program: Command): void {
     )
     .action(async (o: ApplyFlags, cmd: Command) => {
       // One file (not a folder, even of one file) prints one object and fails as any command does.
-      const one = o.file.length === 1 && !(await stat(o.file[0]!).then((s) => s.isDirectory(), () => false));
+      const one =
+        o.file.length === 1 &&
+        !(await stat(o.file[0]!).then(
+          (s) => s.isDirectory(),
+          () => false,
+        ));
       if (!one && (o.id !== undefined || o.name !== undefined)) {
-        usageError(cmd, `${o.id !== undefined ? '--id' : '--name'} names one workflow: give it with a single file (each of several files takes its id from its workflow_id, else its file name)`);
+        usageError(
+          cmd,
+          `${o.id !== undefined ? '--id' : '--name'} names one workflow: give it with a single file (each of several files takes its id from its workflow_id, else its file name)`,
+        );
       }
       if (o.file.filter((f) => f === '-').length > 1) usageError(cmd, '-f - (stdin) can be given once');
       const targets = await definitionTargets(o.file, !!o.recursive);

@@ -43,11 +43,15 @@ describe('JSON options', () => {
     expect(await readJsonOptions({ input, config: { kept: true } })).toEqual({ input: { order_id: 7 }, config: { kept: true } });
     const missing = join(dir, 'nope.json');
     await expect(readJsonOptions({ input: jsonOption('--input')(`@${missing}`) })).rejects.toThrow(`--input: cannot read file ${missing}: no such file`);
-    await expect(readJsonOptions({ config: jsonOption('--config')(`@${join(dir, 'bad.json')}`) })).rejects.toThrow(`--config: file ${join(dir, 'bad.json')} is not JSON (`);
+    await expect(readJsonOptions({ config: jsonOption('--config')(`@${join(dir, 'bad.json')}`) })).rejects.toThrow(
+      `--config: file ${join(dir, 'bad.json')} is not JSON (`,
+    );
     await expect(readJsonOptions({ config: jsonOption('--config')(`@${dir}`) })).rejects.toThrow(`--config: cannot read file ${dir}: it is a folder`);
   });
 
   it('lets one option only read stdin', async () => {
-    await expect(readJsonOptions({ input: jsonOption('--input')('@-'), config: jsonOption('--config')('@-') })).rejects.toThrow('only one option can read stdin: --input @-, --config @-');
+    await expect(readJsonOptions({ input: jsonOption('--input')('@-'), config: jsonOption('--config')('@-') })).rejects.toThrow(
+      'only one option can read stdin: --input @-, --config @-',
+    );
   });
 });

@@ -20,8 +20,15 @@ describe('which URL and key a client command uses', () => {
       keySource: '--api-key',
     });
     expect(resolveConnection({}, env, CONFIG)).toMatchObject({ url: 'https://env.example.com/graphql', apiKey: 'weft_env_key', keySource: 'WEFT_API_KEY' });
-    expect(resolveConnection({}, {}, CONFIG)).toMatchObject({ url: 'https://staging.example.com/graphql', apiKey: 'weft_context_key', keySource: 'context staging' });
-    expect(resolveConnection({}, { WEFT_API_KEY: 'k' }, { contexts: {} })).toMatchObject({ url: 'http://127.0.0.1:4000/graphql', urlSource: 'the default URL' });
+    expect(resolveConnection({}, {}, CONFIG)).toMatchObject({
+      url: 'https://staging.example.com/graphql',
+      apiKey: 'weft_context_key',
+      keySource: 'context staging',
+    });
+    expect(resolveConnection({}, { WEFT_API_KEY: 'k' }, { contexts: {} })).toMatchObject({
+      url: 'http://127.0.0.1:4000/graphql',
+      urlSource: 'the default URL',
+    });
   });
 
   it('decides the URL and the key each on its own', () => {
@@ -33,7 +40,10 @@ describe('which URL and key a client command uses', () => {
   });
 
   it('counts empty values as unset', () => {
-    expect(resolveConnection({ url: '', apiKey: ' ' }, { WEFT_URL: '', WEFT_API_KEY: '' }, CONFIG)).toMatchObject({ apiKey: 'weft_context_key', keySource: 'context staging' });
+    expect(resolveConnection({ url: '', apiKey: ' ' }, { WEFT_URL: '', WEFT_API_KEY: '' }, CONFIG)).toMatchObject({
+      apiKey: 'weft_context_key',
+      keySource: 'context staging',
+    });
   });
 
   it('says how to give a key when none is given', () => {
@@ -67,7 +77,9 @@ describe('normalizeUrl', () => {
 
   it('refuses what is not an http(s) URL, naming where it came from', () => {
     expect(() => normalizeUrl('localhost:4000', 'WEFT_URL')).toThrow(/^WEFT_URL "localhost:4000" must be an http:\/\/ or https:\/\/ URL/);
-    expect(() => normalizeUrl('127.0.0.1:4000', 'WEFT_URL')).toThrow(/^WEFT_URL "127.0.0.1:4000" is not a URL: give the API's endpoint, e.g. http:\/\/127.0.0.1:4000\/graphql/);
+    expect(() => normalizeUrl('127.0.0.1:4000', 'WEFT_URL')).toThrow(
+      /^WEFT_URL "127.0.0.1:4000" is not a URL: give the API's endpoint, e.g. http:\/\/127.0.0.1:4000\/graphql/,
+    );
     expect(() => normalizeUrl('ws://h/graphql', '--url')).toThrow(/^--url "ws:\/\/h\/graphql" must be an http/);
     expect(() => normalizeUrl('not a url', 'context prod')).toThrow(/^context prod "not a url" is not a URL/);
   });

@@ -72,7 +72,9 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   const context = current === undefined ? undefined : config.contexts[current];
   const needsContext = !(given(flags.url) || given(env.WEFT_URL)) || !(given(flags.apiKey) || given(env.WEFT_API_KEY));
   if (needsContext && current !== undefined && !context) {
-    throw new Error(`the current context ${JSON.stringify(current)} is not in the config file: \`weft context use NAME\` another one (see \`weft context list\`)`);
+    throw new Error(
+      `the current context ${JSON.stringify(current)} is not in the config file: \`weft context use NAME\` another one (see \`weft context list\`)`,
+    );
   }
   const pick = (candidates: [string | undefined, Source][]) => candidates.find(([v]) => given(v)) as [string, Source] | undefined;
   const [rawUrl, urlSource] = pick([

@@ -28,14 +28,14 @@ async function load(): Promise<{ path: string; config: CliConfig }> {
 /** The error for a context the config does not hold, listing those it does. */
 function unknownContext(name: string, config: CliConfig, path: string): Error {
   const known = Object.keys(config.contexts);
-  return new Error(`no context ${JSON.stringify(name)} in ${path}${known.length ? ` (contexts: ${known.join(', ')})` : ': add one with `weft context add NAME --url URL --api-key KEY`'}`);
+  return new Error(
+    `no context ${JSON.stringify(name)} in ${path}${known.length ? ` (contexts: ${known.join(', ')})` : ': add one with `weft context add NAME --url URL --api-key KEY`'}`,
+  );
 }
 
 /** Registers `context add|use|list|remove`: named API endpoints and keys in the config file. */
 export function contextCommands(program: Command): void {
-  const context = program
-    .command('context')
-    .description('manage named contexts (an API URL and key each) in $WEFT_CONFIG or ~/.config/weft/config.yaml');
+  const context = program.command('context').description('manage named contexts (an API URL and key each) in $WEFT_CONFIG or ~/.config/weft/config.yaml');
 
   withOutput(context.command('add'))
     .argument('<name>', 'the context name', contextName)
@@ -96,6 +96,10 @@ export function contextCommands(program: Command): void {
       const wasCurrent = config.current_context === name;
       if (wasCurrent) delete config.current_context;
       await saveCliConfig(path, config);
-      printAs(o.output, { name, removed: true, wasCurrent }, () => `context ${name} removed${wasCurrent ? '; no context is current now (`weft context use NAME`)' : ''}\n`);
+      printAs(
+        o.output,
+        { name, removed: true, wasCurrent },
+        () => `context ${name} removed${wasCurrent ? '; no context is current now (`weft context use NAME`)' : ''}\n`,
+      );
     });
 }

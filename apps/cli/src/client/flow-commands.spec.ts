@@ -55,7 +55,16 @@ describe('flow control for people', () => {
       waitDetail: 'concurrency limit 2 reached for key "acme" (2 active, 3 queued)',
       createdAt: '2030-01-01T00:00:00Z',
       finishedAt: null,
-      tasks: [{ nodeId: 'call', nodeType: 'HTTP', status: 'QUEUED', attempt: 0, waitReason: 'QUEUE_BACKLOG', waitDetail: 'waiting for a worker slot on queue "http"' }],
+      tasks: [
+        {
+          nodeId: 'call',
+          nodeType: 'HTTP',
+          status: 'QUEUED',
+          attempt: 0,
+          waitReason: 'QUEUE_BACKLOG',
+          waitDetail: 'waiting for a worker slot on queue "http"',
+        },
+      ],
     };
     const out = runStatusTable(view, undefined, Date.parse('2030-01-01T00:00:05Z'));
     expect(out).toContain('priority         2\n');
@@ -71,11 +80,25 @@ describe('flow control for people', () => {
   });
 
   it('prints in --watch why a QUEUED run and its QUEUED tasks wait, each time it changes', async () => {
-    const task = (status: string, waitReason: string | null, waitDetail: string | null) => ({ nodeId: 'call', status, attempt: 0, error: null, awaitedSignal: null, iteration: null, waitReason, waitDetail });
+    const task = (status: string, waitReason: string | null, waitDetail: string | null) => ({
+      nodeId: 'call',
+      status,
+      attempt: 0,
+      error: null,
+      awaitedSignal: null,
+      iteration: null,
+      waitReason,
+      waitDetail,
+    });
     const updates = [
       { status: 'QUEUED', waitReason: 'CONCURRENCY_LIMIT', waitDetail: 'concurrency limit 1 reached for key "acme" (1 active, 1 queued)', tasks: [] },
       { status: 'QUEUED', waitReason: 'CONCURRENCY_LIMIT', waitDetail: 'concurrency limit 1 reached for key "acme" (1 active, 1 queued)', tasks: [] },
-      { status: 'RUNNING', waitReason: null, waitDetail: null, tasks: [task('QUEUED', 'RATE_LIMIT', 'rate limit "partner" 1 per 60 s, next start 12:00:00.000Z')] },
+      {
+        status: 'RUNNING',
+        waitReason: null,
+        waitDetail: null,
+        tasks: [task('QUEUED', 'RATE_LIMIT', 'rate limit "partner" 1 per 60 s, next start 12:00:00.000Z')],
+      },
       { status: 'RUNNING', waitReason: null, waitDetail: null, tasks: [task('QUEUED', 'QUEUE_BACKLOG', 'waiting for a worker slot on queue "http"')] },
       { status: 'SUCCEEDED', waitReason: null, waitDetail: null, tasks: [task('COMPLETED', null, null)] },
     ];

@@ -82,7 +82,9 @@ export function flowCommands(program: Command): void {
     });
 
   withOutput(withConnection(flow.command('rate-limits')))
-    .description('list the rate keys that started an attempt in the last day or hold attempts now: limit per window, starts in the window, held attempts and the next start')
+    .description(
+      'list the rate keys that started an attempt in the last day or hold attempts now: limit per window, starts in the window, held attempts and the next start',
+    )
     .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
       const r = await withClient(o, (c) => c.request(RATE_LIMITS));
       printAs(o.output, r.rateLimits, () => rateLimitsTable(r.rateLimits));

@@ -45,7 +45,14 @@ export function keyCommands(program: Command): void {
     .description("list the tenant's API keys (never their secrets)")
     .action(async (o: ConnectionFlags & { output: OutputFormat }) => {
       const r = await withClient(o, (c) => c.request(API_KEYS));
-      const rows = r.apiKeys.map((k) => [k.id, cell(k.name), k.role, `${k.keyPrefix}…`, when(k.createdAt), k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'active']);
+      const rows = r.apiKeys.map((k) => [
+        k.id,
+        cell(k.name),
+        k.role,
+        `${k.keyPrefix}…`,
+        when(k.createdAt),
+        k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'active',
+      ]);
       printAs(o.output, r.apiKeys, () => table(['ID', 'NAME', 'ROLE', 'PREFIX', 'CREATED', 'STATUS'], rows));
     });
 

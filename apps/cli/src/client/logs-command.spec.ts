@@ -3,8 +3,24 @@ import { newLogLines } from './logs-command.js';
 
 describe('newLogLines', () => {
   const tasks = [
-    { id: 't1', nodeId: 'fetch', iteration: null, attempts: [{ attempt: 0, logs: 'GET a -> 503 (1 ms)\n' }, { attempt: 1, logs: 'GET a -> 200 (1 ms)\n' }] },
-    { id: 't2', nodeId: 'each', iteration: 3, attempts: [{ attempt: 0, logs: 'one\n\nthree' }, { attempt: 1, logs: null }] },
+    {
+      id: 't1',
+      nodeId: 'fetch',
+      iteration: null,
+      attempts: [
+        { attempt: 0, logs: 'GET a -> 503 (1 ms)\n' },
+        { attempt: 1, logs: 'GET a -> 200 (1 ms)\n' },
+      ],
+    },
+    {
+      id: 't2',
+      nodeId: 'each',
+      iteration: 3,
+      attempts: [
+        { attempt: 0, logs: 'one\n\nthree' },
+        { attempt: 1, logs: null },
+      ],
+    },
   ];
 
   it('prefixes every line, an empty one too, with the node (and iteration) and the attempt counted from 1', () => {
@@ -21,7 +37,9 @@ describe('newLogLines', () => {
   });
 
   it('shows control characters escaped, so that what the code printed cannot drive the terminal', () => {
-    const hostile = [{ id: 't3', nodeId: 'evil', iteration: null, attempts: [{ attempt: 0, logs: 'a\u001b[2J\u001b]0;owned\u0007b\rfake\tcol\u009b1m\r\nnext\n' }] }];
+    const hostile = [
+      { id: 't3', nodeId: 'evil', iteration: null, attempts: [{ attempt: 0, logs: 'a\u001b[2J\u001b]0;owned\u0007b\rfake\tcol\u009b1m\r\nnext\n' }] },
+    ];
     expect(newLogLines(hostile, new Set(), false)).toBe('a\\u001b[2J\\u001b]0;owned\\u0007b\\rfake\tcol\\u009b1m\nnext\n');
   });
 });

@@ -75,7 +75,7 @@ async function readLogs(c: WeftClient, runId: string, node: string | undefined):
   const tasks: LogTask[] = [];
   let status: string;
   let size = RUN_PAGE;
-  for (let after: string | null = null; ; ) {
+  for (let after: string | null = null; ;) {
     let page: LogTask[];
     try {
       const run = (await c.request(RUN_LOGS, { id: runId, after, page: size })).run!;

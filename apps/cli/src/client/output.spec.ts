@@ -3,13 +3,30 @@ import { cell, duration, formatData, table, took, when } from './output.js';
 
 describe('output for people', () => {
   it('writes lengths of time in the largest two units', () => {
-    expect([0, 850, 4249, 12_345, 59_999, 192_000, 7_500_000, 273_600_000].map(duration)).toEqual(['0ms', '850ms', '4.2s', '12s', '59s', '3m12s', '2h05m', '3d04h']);
+    expect([0, 850, 4249, 12_345, 59_999, 192_000, 7_500_000, 273_600_000].map(duration)).toEqual([
+      '0ms',
+      '850ms',
+      '4.2s',
+      '12s',
+      '59s',
+      '3m12s',
+      '2h05m',
+      '3d04h',
+    ]);
     expect(took('2030-01-01T00:00:00Z', '2030-01-01T00:01:05Z', 0)).toBe('1m05s');
     expect(took('2030-01-01T00:00:00Z', null, Date.parse('2030-01-01T00:00:03Z'))).toBe('3s');
   });
 
   it('aligns columns under their header and does not pad the last one', () => {
-    expect(table(['ID', 'NAME', 'NOTE'], [['1', 'a', ''], ['22', 'longer', 'x']])).toBe('ID  NAME    NOTE\n1   a\n22  longer  x\n');
+    expect(
+      table(
+        ['ID', 'NAME', 'NOTE'],
+        [
+          ['1', 'a', ''],
+          ['22', 'longer', 'x'],
+        ],
+      ),
+    ).toBe('ID  NAME    NOTE\n1   a\n22  longer  x\n');
   });
 
   it('keeps a cell on its line: control characters escaped, null as -', () => {

@@ -84,15 +84,28 @@ export function runControlCommands(program: Command): void {
         '-o json|yaml prints the run as started; with --watch, every update of the run instead, one JSON object per line\n' +
         '(the last is the run as it ended) or one YAML document each.',
     )
-    .action(async (workflowId: string, o: ConnectionFlags & { input: unknown; config?: unknown; version?: number; idempotencyKey?: string; priority?: number; watch?: boolean; output: OutputFormat }) => {
-      const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
-      await withClient(o, async (c) => {
-        const r = await c.request(START_RUN, {
-          i: { workflowId, input, config, version: o.version, idempotencyKey: o.idempotencyKey, priority: o.priority },
+    .action(
+      async (
+        workflowId: string,
+        o: ConnectionFlags & {
+          input: unknown;
+          config?: unknown;
+          version?: number;
+          idempotencyKey?: string;
+          priority?: number;
+          watch?: boolean;
+          output: OutputFormat;
+        },
+      ) => {
+        const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
+        await withClient(o, async (c) => {
+          const r = await c.request(START_RUN, {
+            i: { workflowId, input, config, version: o.version, idempotencyKey: o.idempotencyKey, priority: o.priority },
+          });
+          await reportStarted(c, r.startRun, o.watch, o.output);
         });
-        await reportStarted(c, r.startRun, o.watch, o.output);
-      });
-    });
+      },
+    );
 
   withOutput(withConnection(program.command('signal <runId> <name>')))
     .description('send a signal to a run')
@@ -119,13 +132,18 @@ export function runControlCommands(program: Command): void {
     .option('--config <json>', `new run config: ${JSON_HELP}`, jsonOption('--config'))
     .option('--version <n>', "definition version to continue on (default the run's)", positiveInt('--version'))
     .option('--watch', 'stream task progress until the run ends (exit code 3 unless it succeeds)')
-    .action(async (runId: string, o: ConnectionFlags & { from: string; input?: unknown; config?: unknown; version?: number; watch?: boolean; output: OutputFormat }) => {
-      const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
-      await withClient(o, async (c) => {
-        const r = await c.request(RETRY_RUN, {
-          i: { runId, fromNodeId: o.from, input, config, version: o.version },
+    .action(
+      async (
+        runId: string,
+        o: ConnectionFlags & { from: string; input?: unknown; config?: unknown; version?: number; watch?: boolean; output: OutputFormat },
+      ) => {
+        const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
+        await withClient(o, async (c) => {
+          const r = await c.request(RETRY_RUN, {
+            i: { runId, fromNodeId: o.from, input, config, version: o.version },
+          });
+          await reportStarted(c, r.retryRun, o.watch, o.output);
         });
-        await reportStarted(c, r.retryRun, o.watch, o.output);
-      });
-    });
+      },
+    );
 }

@@ -17,7 +17,18 @@ function iteration(i: number, status: string, waitReason: string | null = null, 
 }
 
 /** The aggregate task of node `each` (a for_each node). */
-const aggregate = { id: 'agg', nodeId: 'each', nodeType: 'HTTP', status: 'RUNNING', attempt: 0, error: null, awaitedSignal: null, iteration: null, waitReason: null, waitDetail: null };
+const aggregate = {
+  id: 'agg',
+  nodeId: 'each',
+  nodeType: 'HTTP',
+  status: 'RUNNING',
+  attempt: 0,
+  error: null,
+  awaitedSignal: null,
+  iteration: null,
+  waitReason: null,
+  waitDetail: null,
+};
 
 /** What `fn` writes on stdout. */
 async function stdoutOf(fn: () => Promise<unknown>): Promise<string> {
@@ -40,7 +51,18 @@ describe('run-status of a for_each node with held iterations', () => {
     ...[2, 3, 4, 5, 6, 7, 8].map((i) => iteration(i, 'QUEUED', 'RATE_LIMIT', RATE)),
     iteration(9, 'PENDING'),
   ];
-  const run = { id: 'r1', workflowId: 'fan', version: 1, status: 'RUNNING', priority: 3, concurrencyKey: null, createdAt: '2030-01-01T00:00:00Z', finishedAt: null, tasks, children: [] };
+  const run = {
+    id: 'r1',
+    workflowId: 'fan',
+    version: 1,
+    status: 'RUNNING',
+    priority: 3,
+    concurrencyKey: null,
+    createdAt: '2030-01-01T00:00:00Z',
+    finishedAt: null,
+    tasks,
+    children: [],
+  };
 
   it('lists the held iterations under the node with why each waits, the first five then how many more', () => {
     const out = runStatusTable(runStatusView(structuredClone(run) as unknown as RunStatusRun, null), undefined, Date.parse('2030-01-01T00:00:05Z'));
@@ -58,11 +80,27 @@ describe('run-status of a for_each node with held iterations', () => {
     const view: any = runStatusView(structuredClone(run) as unknown as RunStatusRun, null);
     expect(view.tasks).toHaveLength(1);
     expect(view.tasks[0].iterationTasks).toHaveLength(10);
-    expect(view.tasks[0].iterationTasks[4]).toEqual({ id: 't4', status: 'QUEUED', attempt: 0, error: null, awaitedSignal: null, iteration: 4, waitReason: 'RATE_LIMIT', waitDetail: RATE });
+    expect(view.tasks[0].iterationTasks[4]).toEqual({
+      id: 't4',
+      status: 'QUEUED',
+      attempt: 0,
+      error: null,
+      awaitedSignal: null,
+      iteration: 4,
+      waitReason: 'RATE_LIMIT',
+      waitDetail: RATE,
+    });
   });
 
   it('says a QUEUED run is queued for the time since it was created, and why', () => {
-    const queued = { ...run, status: 'QUEUED', concurrencyKey: 'acme', tasks: [], waitReason: 'CONCURRENCY_LIMIT', waitDetail: 'concurrency limit 2 reached for key "acme" (2 active, 1 queued)' };
+    const queued = {
+      ...run,
+      status: 'QUEUED',
+      concurrencyKey: 'acme',
+      tasks: [],
+      waitReason: 'CONCURRENCY_LIMIT',
+      waitDetail: 'concurrency limit 2 reached for key "acme" (2 active, 1 queued)',
+    };
     const out = runStatusTable(runStatusView(queued as unknown as RunStatusRun, null), undefined, Date.parse('2030-01-01T00:01:05Z'));
     expect(out).toContain('finished         - (queued for 1m05s)\n');
     expect(out).not.toContain('running for');
@@ -73,10 +111,35 @@ describe('run-status of a for_each node with held iterations', () => {
 describe('runs with flow control', () => {
   it('shows each run’s priority, and why a QUEUED one waits', () => {
     const runs = [
-      { id: 'r2', workflowId: 'orders', version: 1, status: 'QUEUED', priority: 1, concurrencyKey: 'acme', waitReason: 'CONCURRENCY_LIMIT', waitDetail: 'concurrency limit 2 reached for key "acme" (2 active, 1 queued)', createdAt: '2030-01-01T00:00:00Z', finishedAt: null },
-      { id: 'r1', workflowId: 'orders', version: 1, status: 'SUCCEEDED', priority: 3, concurrencyKey: 'acme', waitReason: null, waitDetail: null, createdAt: '2030-01-01T00:00:00Z', finishedAt: '2030-01-01T00:00:02Z' },
+      {
+        id: 'r2',
+        workflowId: 'orders',
+        version: 1,
+        status: 'QUEUED',
+        priority: 1,
+        concurrencyKey: 'acme',
+        waitReason: 'CONCURRENCY_LIMIT',
+        waitDetail: 'concurrency limit 2 reached for key "acme" (2 active, 1 queued)',
+        createdAt: '2030-01-01T00:00:00Z',
+        finishedAt: null,
+      },
+      {
+        id: 'r1',
+        workflowId: 'orders',
+        version: 1,
+        status: 'SUCCEEDED',
+        priority: 3,
+        concurrencyKey: 'acme',
+        waitReason: null,
+        waitDetail: null,
+        createdAt: '2030-01-01T00:00:00Z',
+        finishedAt: '2030-01-01T00:00:02Z',
+      },
     ];
-    const lines = runsTable(runs as unknown as ListedRun[], Date.parse('2030-01-01T00:00:09Z')).trimEnd().split('\n').map((l) => l.replace(/\s{2,}/g, ' | '));
+    const lines = runsTable(runs as unknown as ListedRun[], Date.parse('2030-01-01T00:00:09Z'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.replace(/\s{2,}/g, ' | '));
     expect(lines).toEqual([
       'ID | WORKFLOW | VERSION | STATUS | PRIORITY | CREATED | DURATION | WAITING',
       'r2 | orders | 1 | QUEUED | 1 | 2030-01-01T00:00:00Z | 9s | CONCURRENCY_LIMIT: concurrency limit 2 reached for key "acme" (2 active, 1 queued)',
@@ -90,9 +153,15 @@ describe('weft run of a run that does not start at once', () => {
     expect(startedLine({ id: 'r1', status: 'CANCELLED', error: 'concurrency limit 2 reached for key "acme" (cancel_newest)' })).toBe(
       'run r1 CANCELLED: concurrency limit 2 reached for key "acme" (cancel_newest)\n',
     );
-    expect(startedLine({ id: 'r2', status: 'QUEUED', error: null, waitReason: 'CONCURRENCY_LIMIT', waitDetail: 'concurrency limit 2 reached for key "acme" (2 active, 1 queued)' })).toBe(
-      'run r2 QUEUED (CONCURRENCY_LIMIT: concurrency limit 2 reached for key "acme" (2 active, 1 queued))\n',
-    );
+    expect(
+      startedLine({
+        id: 'r2',
+        status: 'QUEUED',
+        error: null,
+        waitReason: 'CONCURRENCY_LIMIT',
+        waitDetail: 'concurrency limit 2 reached for key "acme" (2 active, 1 queued)',
+      }),
+    ).toBe('run r2 QUEUED (CONCURRENCY_LIMIT: concurrency limit 2 reached for key "acme" (2 active, 1 queued))\n');
     expect(startedLine({ id: 'r3', status: 'RUNNING', error: null, waitReason: null, waitDetail: null })).toBe('run r3 RUNNING\n');
   });
 });
@@ -119,7 +188,15 @@ describe('watch of a for_each node', () => {
       { status: 'RUNNING', tasks: [aggregate, iteration(0, 'PENDING'), iteration(1, 'PENDING')] },
       { status: 'RUNNING', tasks: [aggregate, iteration(0, 'RUNNING'), iteration(1, 'QUEUED', 'RATE_LIMIT', RATE)] },
       { status: 'RUNNING', tasks: [aggregate, iteration(0, 'COMPLETED'), iteration(1, 'QUEUED', 'RATE_LIMIT', RATE)] },
-      { status: 'RUNNING', tasks: [aggregate, iteration(0, 'COMPLETED'), iteration(1, 'COMPLETED'), ...[2, 3, 4, 5, 6, 7, 8].map((i) => iteration(i, 'QUEUED', 'RATE_LIMIT', RATE))] },
+      {
+        status: 'RUNNING',
+        tasks: [
+          aggregate,
+          iteration(0, 'COMPLETED'),
+          iteration(1, 'COMPLETED'),
+          ...[2, 3, 4, 5, 6, 7, 8].map((i) => iteration(i, 'QUEUED', 'RATE_LIMIT', RATE)),
+        ],
+      },
       { status: 'SUCCEEDED', tasks: [{ ...aggregate, status: 'COMPLETED' }, iteration(0, 'COMPLETED'), iteration(1, 'COMPLETED')] },
     ];
     const out = await stdoutOf(() => watchRun(fakeClient(updates) as never, 'r1'));
@@ -152,13 +229,19 @@ describe('watch of a for_each node', () => {
     );
     const out = await stdoutOf(() => watchRun(client as never, 'r1'));
     expect(client.asked).toEqual([first.at(-1)!.id, second.at(-1)!.id]);
-    expect(out.split('\n')).toEqual([`each: RUNNING (×${2 * RUN_PAGE}: ${RUN_PAGE - 1} completed, ${RUN_PAGE + 1} pending)`, 'after: PENDING', 'each: FAILED', '']);
+    expect(out.split('\n')).toEqual([
+      `each: RUNNING (×${2 * RUN_PAGE}: ${RUN_PAGE - 1} completed, ${RUN_PAGE + 1} pending)`,
+      'after: PENDING',
+      'each: FAILED',
+      '',
+    ]);
   });
 });
 
 describe('weft apply refused for its definition', () => {
   it('words the problems as weft validate does', async () => {
-    const source = 'concurrency: {key: {{ input.customer }}, limit: 1}\nnodes:\n  - {node_id: a, type: HTTP, spec: {url: "https://x"}, rate_limit: {key: {{ input.x }}, limit: 1, per_seconds: 1}}\n';
+    const source =
+      'concurrency: {key: {{ input.customer }}, limit: 1}\nnodes:\n  - {node_id: a, type: HTTP, spec: {url: "https://x"}, rate_limit: {key: {{ input.x }}, limit: 1, per_seconds: 1}}\n';
     const validated = await validateSource('w.yaml', source);
     expect(validated.valid).toBe(false);
     // The API's refusal carries the same problems (the same engine), the node id as extensions give it.
@@ -166,8 +249,13 @@ describe('weft apply refused for its definition', () => {
       { message: `invalid workflow definition: ${validated.problems.length} problem(s)`, extensions: { code: 'BAD_USER_INPUT', problems: validated.problems } },
     ]);
     const reported = asValidateReports(refusal) as Error;
-    expect(reported.message.split('\n')).toEqual([`BAD_USER_INPUT: invalid workflow definition: 2 problem(s)`, ...problemLines(validated.problems).trimEnd().split('\n')]);
-    expect(reported.message).toContain('  - nodes[0].rate_limit.key (node a): rate_limit.key must be a string; YAML read the unquoted template {{ input.x }} as a map: quote it, key: "{{ input.x }}"');
+    expect(reported.message.split('\n')).toEqual([
+      `BAD_USER_INPUT: invalid workflow definition: 2 problem(s)`,
+      ...problemLines(validated.problems).trimEnd().split('\n'),
+    ]);
+    expect(reported.message).toContain(
+      '  - nodes[0].rate_limit.key (node a): rate_limit.key must be a string; YAML read the unquoted template {{ input.x }} as a map: quote it, key: "{{ input.x }}"',
+    );
     expect(reported.message).toContain('  - concurrency.key: concurrency.key must be a string;');
     const other = new WeftApiError([{ message: 'not allowed', extensions: { code: 'FORBIDDEN' } }]);
     expect(asValidateReports(other)).toBe(other);

@@ -1,6 +1,12 @@
 import { operation, type WeftClient } from '@weft/client';
 import { attemptLabel, type AttemptLimits } from './attempts.js';
-import type { HistoryEventFieldsFragment, RunHistoryPageQuery, RunHistoryPageQueryVariables, RunHistoryQuery, RunHistoryQueryVariables } from './generated/graphql.js';
+import type {
+  HistoryEventFieldsFragment,
+  RunHistoryPageQuery,
+  RunHistoryPageQueryVariables,
+  RunHistoryQuery,
+  RunHistoryQueryVariables,
+} from './generated/graphql.js';
 import { cell, clip, table } from './output.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
 

@@ -30,7 +30,10 @@ describe("a run's tasks and history, page after page", () => {
 
   it('stops after an empty page when the items are a whole number of pages', async () => {
     const { nextPage, asked, ids } = pagedItems(RUN_PAGE);
-    const all = await restOfPages(ids.map((id) => ({ id })), nextPage);
+    const all = await restOfPages(
+      ids.map((id) => ({ id })),
+      nextPage,
+    );
     expect(all.map((t) => t.id)).toEqual(ids);
     expect(asked).toEqual([ids[RUN_PAGE - 1]]);
   });

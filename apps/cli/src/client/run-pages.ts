@@ -12,7 +12,7 @@ export const RUN_PAGE = 200;
  */
 export async function restOfPages<T>(first: readonly T[], nextPage: (last: T) => Promise<readonly T[]>): Promise<T[]> {
   const all = [...first];
-  for (let page = first; page.length >= RUN_PAGE; ) {
+  for (let page = first; page.length >= RUN_PAGE;) {
     page = await nextPage(page[page.length - 1]!);
     all.push(...page);
   }

@@ -72,7 +72,6 @@ export function runsTable(runs: readonly ListedRun[], now: number): string {
   );
 }
 
-
 /** How many runs `runs` lists without `--limit`. */
 const DEFAULT_LIMIT = 20;
 
@@ -108,13 +107,27 @@ export function runReadCommands(program: Command): void {
     .option('--since <when>', 'only runs created since: a length of time back from now (30m, 1h, 2h30m, 7d) or an RFC 3339 time', since)
     .option('--limit <n>', `how many runs at most (default ${DEFAULT_LIMIT}); pages through the API ${RUNS_PAGE_MAX} at a time`, positiveInt('--limit'))
     .addOption(new Option('--first <n>', 'the same as --limit').argParser(positiveInt('--first')).hideHelp())
-    .action(async (o: ConnectionFlags & { status?: RunStatus; workflow?: string; schedule?: string; since?: ReturnType<typeof since>; limit?: number; first?: number; output: OutputFormat }) => {
-      const createdAfter = o.since && ('at' in o.since ? o.since.at : new Date(Date.now() - o.since.agoMs).toISOString());
-      const limit = o.limit ?? o.first ?? DEFAULT_LIMIT;
-      const { runs, more } = await withClient(o, (c) => listRuns(c, { status: o.status, workflowId: o.workflow, scheduleId: o.schedule, createdAfter }, limit));
-      printAs(o.output, runs, () => runsTable(runs, Date.now()));
-      if (more && o.output === 'table') process.stderr.write(`note: the newest ${runs.length} runs shown; more match (--limit N to see them)\n`);
-    });
+    .action(
+      async (
+        o: ConnectionFlags & {
+          status?: RunStatus;
+          workflow?: string;
+          schedule?: string;
+          since?: ReturnType<typeof since>;
+          limit?: number;
+          first?: number;
+          output: OutputFormat;
+        },
+      ) => {
+        const createdAfter = o.since && ('at' in o.since ? o.since.at : new Date(Date.now() - o.since.agoMs).toISOString());
+        const limit = o.limit ?? o.first ?? DEFAULT_LIMIT;
+        const { runs, more } = await withClient(o, (c) =>
+          listRuns(c, { status: o.status, workflowId: o.workflow, scheduleId: o.schedule, createdAfter }, limit),
+        );
+        printAs(o.output, runs, () => runsTable(runs, Date.now()));
+        if (more && o.output === 'table') process.stderr.write(`note: the newest ${runs.length} runs shown; more match (--limit N to see them)\n`);
+      },
+    );
 
   withOutput(withConnection(program.command('run-status <runId>')))
     .description("show a run, its tasks (a for_each node's with its iteration counts and held iterations), and its parent and child runs")

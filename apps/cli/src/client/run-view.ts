@@ -137,7 +137,10 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
     ['workflow', `${cell(view.workflowId)} version ${view.version}`],
     ['status', view.status],
     ['created', when(view.createdAt)],
-    ['finished', view.finishedAt ? `${when(view.finishedAt)} (took ${took(view.createdAt, view.finishedAt, now)})` : `- (${going} for ${took(view.createdAt, null, now)})`],
+    [
+      'finished',
+      view.finishedAt ? `${when(view.finishedAt)} (took ${took(view.createdAt, view.finishedAt, now)})` : `- (${going} for ${took(view.createdAt, null, now)})`,
+    ],
   ];
   if (view.priority !== undefined) head.push(['priority', String(view.priority)]);
   if (view.concurrencyKey != null) head.push(['concurrency key', view.concurrencyKey === '' ? '""' : cell(view.concurrencyKey)]);
@@ -146,15 +149,27 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
   if (view.status === 'SUCCEEDED') head.push(['output', clip(cell(view.output), SHOWN_CHARS)]);
   if (view.parent) head.push(['parent', `${view.parent.id} (${cell(view.parent.workflowId)}, ${cell(view.parent.status)}), depth ${view.depth}`]);
   const rows = (view.tasks as any[]).flatMap((t) => {
-    const row = [cell(t.nodeId), t.status, executes(t) ? attemptLabel(t.attempt, limits?.get(t.nodeId)) : '-', t.iterations ? cell(t.iterations) : '', detail(t)];
+    const row = [
+      cell(t.nodeId),
+      t.status,
+      executes(t) ? attemptLabel(t.attempt, limits?.get(t.nodeId)) : '-',
+      t.iterations ? cell(t.iterations) : '',
+      detail(t),
+    ];
     const holds = ((t.iterationTasks ?? []) as TaskRow[]).filter(held);
-    const shown = holds.slice(0, HELD_SHOWN).map((i) => [`  ${cell(t.nodeId)}[${i.iteration}]`, i.status, attemptLabel(i.attempt, limits?.get(t.nodeId)), '', detail(i)]);
+    const shown = holds
+      .slice(0, HELD_SHOWN)
+      .map((i) => [`  ${cell(t.nodeId)}[${i.iteration}]`, i.status, attemptLabel(i.attempt, limits?.get(t.nodeId)), '', detail(i)]);
     const more = holds.length > HELD_SHOWN ? [['', '', '', '', `… and ${holds.length - HELD_SHOWN} more held (-o json lists every iteration)`]] : [];
     return [row, ...shown, ...more];
   });
   let out = `${fields(head)}\n${table(['NODE', 'STATUS', 'ATTEMPT', 'ITERATIONS', 'DETAIL'], rows)}`;
   const failed = (view.tasks as any[]).flatMap((t) =>
-    (t.failedIterations ?? []).map((i: any) => [`${cell(t.nodeId)}[${i.iteration}]`, attemptLabel(i.attempt, limits?.get(t.nodeId)), clip(cell(i.error), SHOWN_CHARS)]),
+    (t.failedIterations ?? []).map((i: any) => [
+      `${cell(t.nodeId)}[${i.iteration}]`,
+      attemptLabel(i.attempt, limits?.get(t.nodeId)),
+      clip(cell(i.error), SHOWN_CHARS),
+    ]),
   );
   if (failed.length) out += `\n${table(['FAILED ITERATION', 'ATTEMPT', 'ERROR'], failed)}`;
   if (view.children?.length) {

@@ -44,7 +44,8 @@ export type WatchedRun = WatchRunSubscription['runUpdated'];
 export const FINAL_RUN_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 /** A task as the client commands read it; `iteration` is set on a for_each node's iteration tasks. */
-export type TaskRow = Omit<WatchTaskFieldsFragment, 'id' | 'output' | 'waitReason' | 'waitDetail'> & Partial<Pick<WatchTaskFieldsFragment, 'id' | 'output' | 'waitReason' | 'waitDetail'>>;
+export type TaskRow = Omit<WatchTaskFieldsFragment, 'id' | 'output' | 'waitReason' | 'waitDetail'> &
+  Partial<Pick<WatchTaskFieldsFragment, 'id' | 'output' | 'waitReason' | 'waitDetail'>>;
 
 const COUNT_ORDER = ['COMPLETED', 'RUNNING', 'QUEUED', 'PENDING', 'WAITING', 'FAILED', 'CANCELLED', 'SKIPPED'];
 
@@ -106,10 +107,12 @@ export async function watchRun(c: WeftClient, runId: string, limits?: AttemptLim
   };
   const sub = c.subscribe(WATCH_RUN, { id: runId, page: RUN_PAGE }, (data) => {
     const run = data.runUpdated;
-    shown = shown.then(() => show(run)).catch((err: unknown) => {
-      sub.dispose();
-      fail(err);
-    });
+    shown = shown
+      .then(() => show(run))
+      .catch((err: unknown) => {
+        sub.dispose();
+        fail(err);
+      });
     return !FINAL_RUN_STATUSES.includes(run.status);
   });
   failed.catch(() => undefined);

@@ -33,7 +33,12 @@ export function lengthText(totalSeconds: number): string {
   if (totalSeconds <= 0) return '0s';
   const parts: string[] = [];
   let rest = totalSeconds;
-  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['m', 60], ['s', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
     const n = Math.floor(rest / size);
     if (n > 0) parts.push(`${n}${unit}`);
     rest -= n * size;
@@ -44,7 +49,8 @@ export function lengthText(totalSeconds: number): string {
 /** The parser of an instant option (`--start`, `--end`, `--from`, `--to`): RFC 3339 with an offset, kept as written. */
 export function instant(label: string) {
   return (v: string): string => {
-    if (!isRfc3339(v)) throw new InvalidArgumentError(`${label} must be an RFC 3339 time with an offset, e.g. 2030-01-01T00:00:00Z or 2030-01-01T09:00:00+05:30`);
+    if (!isRfc3339(v))
+      throw new InvalidArgumentError(`${label} must be an RFC 3339 time with an offset, e.g. 2030-01-01T00:00:00Z or 2030-01-01T09:00:00+05:30`);
     return v.trim();
   };
 }
@@ -98,7 +104,8 @@ const FLAG_OF: Record<string, string> = {
  * with a usage error naming its flag.
  */
 export async function checkTiming(cmd: Command, o: TimingFlags): Promise<void> {
-  if ((o.cron === undefined) === (o.every === undefined)) usageError(cmd, o.cron === undefined ? 'give --cron EXPR or --every LENGTH (30s, 5m, 1h)' : 'give --cron or --every, not both');
+  if ((o.cron === undefined) === (o.every === undefined))
+    usageError(cmd, o.cron === undefined ? 'give --cron EXPR or --every LENGTH (30s, 5m, 1h)' : 'give --cron or --every, not both');
   if (o.every !== undefined && o.tz !== undefined) usageError(cmd, '--tz applies to --cron only: an --every interval counts seconds, whatever the zone');
   const engine = await import('./engine-side.js');
   const problems = [
@@ -111,8 +118,10 @@ export async function checkTiming(cmd: Command, o: TimingFlags): Promise<void> {
     }),
   ];
   // The parsers took whole seconds, at least 0: only the largest values are left to check.
-  if (o.jitter !== undefined && o.jitter > engine.MAX_JITTER_SECONDS) problems.push({ path: 'jitterSeconds', message: `must be at most ${lengthText(engine.MAX_JITTER_SECONDS)}` });
-  if (o.catchUp !== undefined && o.catchUp > engine.MAX_CATCH_UP_SECONDS) problems.push({ path: 'catchUpSeconds', message: `must be at most ${lengthText(engine.MAX_CATCH_UP_SECONDS)}` });
+  if (o.jitter !== undefined && o.jitter > engine.MAX_JITTER_SECONDS)
+    problems.push({ path: 'jitterSeconds', message: `must be at most ${lengthText(engine.MAX_JITTER_SECONDS)}` });
+  if (o.catchUp !== undefined && o.catchUp > engine.MAX_CATCH_UP_SECONDS)
+    problems.push({ path: 'catchUpSeconds', message: `must be at most ${lengthText(engine.MAX_CATCH_UP_SECONDS)}` });
   const p = problems[0];
   if (!p) return checkNote(cmd, o.note);
   const flag = FLAG_OF[p.path] ?? p.path;
@@ -124,5 +133,6 @@ export async function checkTiming(cmd: Command, o: TimingFlags): Promise<void> {
 /** Ends `cmd` with a usage error when `--note` is longer than the API takes. */
 export async function checkNote(cmd: Command, note: string | undefined): Promise<void> {
   const { MAX_SCHEDULE_NOTE_CHARS } = await import('./engine-side.js');
-  if (note !== undefined && note.length > MAX_SCHEDULE_NOTE_CHARS) usageError(cmd, `--note must be at most ${MAX_SCHEDULE_NOTE_CHARS} characters (it has ${note.length})`);
+  if (note !== undefined && note.length > MAX_SCHEDULE_NOTE_CHARS)
+    usageError(cmd, `--note must be at most ${MAX_SCHEDULE_NOTE_CHARS} characters (it has ${note.length})`);
 }

@@ -99,7 +99,10 @@ export async function listSchedules(c: WeftClient, workflowId: string | undefine
  * the commands that fire or hold a schedule (see {@link scheduleFireCommands}).
  */
 export function scheduleCommands(program: Command): void {
-  const schedules = program.command('schedules').alias('schedule').description('start runs of a workflow by the clock: a cron expression in a time zone, or an interval');
+  const schedules = program
+    .command('schedules')
+    .alias('schedule')
+    .description('start runs of a workflow by the clock: a cron expression in a time zone, or an interval');
 
   withOutput(withConnection(schedules.command('create')))
     .description('create a schedule of a workflow (operator or admin); prints its id')
@@ -110,7 +113,9 @@ export function scheduleCommands(program: Command): void {
     .option('--tz <zone>', 'the IANA time zone --cron is read in (default UTC), e.g. Europe/Paris', timeZone)
     .option('--input <json>', `the runs' input: ${JSON_HELP}; each run also gets input.schedule = {id, nominalTime}`, jsonOption('--input'))
     .option('--config <json>', `the runs' config: ${JSON_HELP}`, jsonOption('--config'))
-    .addOption(new Option('--overlap <policy>', 'what a fire does while the previous run still runs (default skip)').choices(OVERLAP_POLICIES).argParser(overlapPolicy))
+    .addOption(
+      new Option('--overlap <policy>', 'what a fire does while the previous run still runs (default skip)').choices(OVERLAP_POLICIES).argParser(overlapPolicy),
+    )
     .option('--catch-up <length>', 'fire times missed by at most this long (the scheduler was down) still fire (default 1m)', seconds('--catch-up', 0))
     .option('--jitter <length>', 'delay each fire by up to this long (default 0)', seconds('--jitter', 0))
     .option('--start <time>', 'no fire before this RFC 3339 time', instant('--start'))
@@ -138,7 +143,11 @@ export function scheduleCommands(program: Command): void {
       };
       const r = await withClient(o, (c) => c.request(CREATE_SCHEDULE, { i }));
       const s: Schedule = r.createSchedule;
-      printAs(o.output, s, () => `schedule ${s.id} created: ${specText(s)}, workflow ${cell(s.workflowId)}; ${s.paused ? 'paused' : `next fire ${when(s.nextFireAt)}`}\n`);
+      printAs(
+        o.output,
+        s,
+        () => `schedule ${s.id} created: ${specText(s)}, workflow ${cell(s.workflowId)}; ${s.paused ? 'paused' : `next fire ${when(s.nextFireAt)}`}\n`,
+      );
     });
 
   withOutput(withConnection(schedules.command('list')))

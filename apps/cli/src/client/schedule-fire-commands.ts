@@ -101,7 +101,11 @@ export function scheduleFireCommands(schedules: Command): void {
       await checkNote(cmd, o.note);
       const r = await withClient(o, (c) => c.request(PAUSE_SCHEDULE, { id, n: o.note ?? null }));
       const s = r.pauseSchedule;
-      printAs(o.output, s, () => `schedule ${s.id} paused at ${when(s.pausedAt)} by ${cell(s.pausedBy)}${s.pauseNote !== null ? `: ${cell(s.pauseNote)}` : ''}\n`);
+      printAs(
+        o.output,
+        s,
+        () => `schedule ${s.id} paused at ${when(s.pausedAt)} by ${cell(s.pausedBy)}${s.pauseNote !== null ? `: ${cell(s.pauseNote)}` : ''}\n`,
+      );
     });
 
   withOutput(withConnection(schedules.command('unpause <id>')))
@@ -116,7 +120,9 @@ export function scheduleFireCommands(schedules: Command): void {
     });
 
   withOutput(withConnection(schedules.command('trigger <id>')))
-    .description('fire a schedule now (nominal time: now) under its overlap policy; prints the run started, or why none was (exit code 1 when the run could not start)')
+    .description(
+      'fire a schedule now (nominal time: now) under its overlap policy; prints the run started, or why none was (exit code 1 when the run could not start)',
+    )
     .action(async (id: string, o: ConnectionFlags & { output: OutputFormat }) => {
       await withClient(o, async (c) => {
         const r = await c.request(TRIGGER_SCHEDULE, { id });
@@ -134,7 +140,9 @@ export function scheduleFireCommands(schedules: Command): void {
         const s = (await c.request(SCHEDULE_OVERLAP, { id })).schedule!;
         const policy = String(s.overlapPolicy).toLowerCase();
         if (f.outcome === 'BUFFERED') {
-          process.stdout.write(`buffered (nominal time ${when(f.nominalTime)}): the schedule's previous run is still running; this fire starts when it ends (overlap policy ${policy})\n`);
+          process.stdout.write(
+            `buffered (nominal time ${when(f.nominalTime)}): the schedule's previous run is still running; this fire starts when it ends (overlap policy ${policy})\n`,
+          );
           return;
         }
         process.stdout.write(`skipped (nominal time ${when(f.nominalTime)}): ${skipWhy(f, policy, s.lastError)}\n`);

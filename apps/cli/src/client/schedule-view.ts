@@ -140,7 +140,10 @@ export function scheduleDetailText(s: ScheduleDetail, now: number): string {
   ]);
   const utc = s.timeZone === 'UTC';
   const upcoming = s.upcoming.length
-    ? table(utc ? ['UPCOMING (UTC)'] : [`UPCOMING (${s.timeZone})`, 'UTC'], s.upcoming.map((t) => (utc ? [when(t)] : [zoned(t, s.timeZone), when(t)])))
+    ? table(
+        utc ? ['UPCOMING (UTC)'] : [`UPCOMING (${s.timeZone})`, 'UTC'],
+        s.upcoming.map((t) => (utc ? [when(t)] : [zoned(t, s.timeZone), when(t)])),
+      )
     : 'no upcoming fire times\n';
   const runs = s.recentRuns.length
     ? table(
@@ -151,7 +154,13 @@ export function scheduleDetailText(s: ScheduleDetail, now: number): string {
   const backfills = s.backfills.length
     ? table(
         ['BACKFILL', 'FROM', 'TO', 'PROGRESS', 'STATUS'],
-        s.backfills.map((b) => [b.id, when(b.from), when(b.to), backfillProgress(b), b.finishedAt ? `finished ${when(b.finishedAt)}` : `next ${when(b.nextNominalTime)}`]),
+        s.backfills.map((b) => [
+          b.id,
+          when(b.from),
+          when(b.to),
+          backfillProgress(b),
+          b.finishedAt ? `finished ${when(b.finishedAt)}` : `next ${when(b.nextNominalTime)}`,
+        ]),
       )
     : 'no backfills\n';
   return [head, upcoming, runs, backfills].join('\n');

@@ -55,10 +55,19 @@ function counted(n: number, noun: string): string {
 export function validateCommand(program: Command): void {
   withOutput(program.command('validate'))
     .description('check workflow definitions (YAML or JSON) offline, as publishing would; exit code 1 when one is invalid')
-    .requiredOption('-f, --file <path>', 'a definition file, a folder (its *.yaml, *.yml, *.json files, sorted by name), or - for stdin; repeat for several', repeatable)
+    .requiredOption(
+      '-f, --file <path>',
+      'a definition file, a folder (its *.yaml, *.yml, *.json files, sorted by name), or - for stdin; repeat for several',
+      repeatable,
+    )
     .option('-R, --recursive', 'with a folder, its subfolders too')
     .action(async (o: { file: string[]; recursive?: boolean; output: OutputFormat }) => {
-      const one = o.file.length === 1 && !(await stat(o.file[0]!).then((s) => s.isDirectory(), () => false));
+      const one =
+        o.file.length === 1 &&
+        !(await stat(o.file[0]!).then(
+          (s) => s.isDirectory(),
+          () => false,
+        ));
       const targets = await definitionTargets(o.file, !!o.recursive);
       const results: Validation[] = [];
       let unreadable = 0;

@@ -151,7 +151,11 @@ export function workflowCommands(program: Command): void {
     .action(async (workflowId: string, version: number, o: ConnectionFlags & { restore?: boolean; output: OutputFormat }) => {
       const r = await withClient(o, (c) => c.request(DEPRECATE_VERSION, { id: workflowId, v: version, d: !o.restore }));
       const d = r.deprecateVersion;
-      printAs(o.output, d, () => `workflow ${d.workflowId} version ${d.version} ${d.deprecated ? 'deprecated: new runs on it are refused' : 'restored: new runs may use it'}\n`);
+      printAs(
+        o.output,
+        d,
+        () => `workflow ${d.workflowId} version ${d.version} ${d.deprecated ? 'deprecated: new runs on it are refused' : 'restored: new runs may use it'}\n`,
+      );
     });
 
   workflowGetCommand(workflows);

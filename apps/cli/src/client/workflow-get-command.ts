@@ -41,15 +41,19 @@ export function definitionText(format: 'json' | 'yaml', v: Pick<VersionBody, 'de
 
 /** The summary `workflows get` prints for people. */
 function summary(v: VersionBody, w: { name: string | null; latestVersion: number; defaultVersion: number }): string {
-  const marks = [v.version === w.defaultVersion ? 'default' : '', v.version === w.latestVersion ? 'latest' : '', v.deprecated ? 'deprecated' : ''].filter(Boolean);
-  return fields([
-    ['workflow', `${cell(v.workflowId)}${w.name ? ` (${cell(w.name)})` : ''}`],
-    ['version', `${v.version}${marks.length ? ` (${marks.join(', ')})` : ''}`],
-    ['created', `${when(v.createdAt)}${v.createdBy ? ` by ${cell(v.createdBy)}` : ''}`],
-    ['checksum', v.checksum],
-    ['nodes', String(v.definition.nodes?.length ?? 0)],
-    ['edges', String(v.definition.edges?.length ?? 0)],
-  ]) + '(-o yaml or -o json prints the definition)\n';
+  const marks = [v.version === w.defaultVersion ? 'default' : '', v.version === w.latestVersion ? 'latest' : '', v.deprecated ? 'deprecated' : ''].filter(
+    Boolean,
+  );
+  return (
+    fields([
+      ['workflow', `${cell(v.workflowId)}${w.name ? ` (${cell(w.name)})` : ''}`],
+      ['version', `${v.version}${marks.length ? ` (${marks.join(', ')})` : ''}`],
+      ['created', `${when(v.createdAt)}${v.createdBy ? ` by ${cell(v.createdBy)}` : ''}`],
+      ['checksum', v.checksum],
+      ['nodes', String(v.definition.nodes?.length ?? 0)],
+      ['edges', String(v.definition.edges?.length ?? 0)],
+    ]) + '(-o yaml or -o json prints the definition)\n'
+  );
 }
 
 /**

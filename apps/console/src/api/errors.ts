@@ -15,7 +15,9 @@ export function errorText(error: CombinedError): string {
         const repeats = listed.filter((p) => p.message === e.message);
         const where = repeats.map((p) => [p.path, p.nodeId && `node ${p.nodeId}`].filter(Boolean).join(', ')).filter(Boolean);
         const problems = listed.filter((p) => p.message !== e.message);
-        const detail = (where.length ? ` (at ${where.join('; ')})` : '') + problems.map((p) => `\n  ${[p.path, p.nodeId && `node ${p.nodeId}`].filter(Boolean).join(', ')}: ${p.message}`).join('');
+        const detail =
+          (where.length ? ` (at ${where.join('; ')})` : '') +
+          problems.map((p) => `\n  ${[p.path, p.nodeId && `node ${p.nodeId}`].filter(Boolean).join(', ')}: ${p.message}`).join('');
         return `${code ? `${code}: ` : ''}${e.message}${detail}`;
       })
       .join('\n');

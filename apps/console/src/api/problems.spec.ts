@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { CombinedError } from '@urql/core';
 import { byFirstSegment, placeProblems, textSpotOf } from './problems.js';
 
-const refused = (message: string, problems: unknown[], code = 'BAD_USER_INPUT') => new CombinedError({ graphQLErrors: [{ message, extensions: { code, problems } }] });
+const refused = (message: string, problems: unknown[], code = 'BAD_USER_INPUT') =>
+  new CombinedError({ graphQLErrors: [{ message, extensions: { code, problems } }] });
 
 describe('placeProblems', () => {
   it('puts each problem at the field its path starts with, and the rest apart', () => {

@@ -14,7 +14,10 @@ export class ErrorBoundary extends Component<{ children: ReactNode; resetKey?: s
     return { error };
   }
 
-  static getDerivedStateFromProps(props: { resetKey?: string }, state: { error: unknown; seenKey?: string }): Partial<{ error: unknown; seenKey?: string }> | null {
+  static getDerivedStateFromProps(
+    props: { resetKey?: string },
+    state: { error: unknown; seenKey?: string },
+  ): Partial<{ error: unknown; seenKey?: string }> | null {
     if (state.error === null) return state.seenKey === props.resetKey ? null : { seenKey: props.resetKey };
     return state.seenKey === props.resetKey ? null : { error: null, seenKey: props.resetKey };
   }

@@ -5,5 +5,9 @@ import { errorText } from '../api/errors.js';
 export function ErrorText(props: { error: CombinedError | string | null | undefined }) {
   if (!props.error) return null;
   const text = typeof props.error === 'string' ? props.error : errorText(props.error);
-  return <pre className="error" role="alert">{text}</pre>;
+  return (
+    <pre className="error" role="alert">
+      {text}
+    </pre>
+  );
 }

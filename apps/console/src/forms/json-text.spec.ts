@@ -27,7 +27,11 @@ describe('readJsonText', () => {
   });
 
   it('wants an object for an object field, pointing at the value', () => {
-    expect(readJsonText('Input', '\n  [1]', { object: true })).toEqual({ ok: false, message: 'Input must be a JSON object ({…}), not an array.', at: { line: 2, column: 3, offset: 3 } });
+    expect(readJsonText('Input', '\n  [1]', { object: true })).toEqual({
+      ok: false,
+      message: 'Input must be a JSON object ({…}), not an array.',
+      at: { line: 2, column: 3, offset: 3 },
+    });
     expect(readJsonText('Config', 'null', { object: true })).toMatchObject({ ok: false, message: 'Config must be a JSON object ({…}), not null.' });
   });
 });

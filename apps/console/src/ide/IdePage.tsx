@@ -71,18 +71,12 @@ export function IdePage() {
   return (
     <div className="ide">
       <header className="ide-top">
-        <a className="brand" href="/">Weft console</a>
+        <a className="brand" href="/">
+          Weft console
+        </a>
         <form className="ide-key" onSubmit={useKey}>
           <label htmlFor="ide-api-key">API key</label>
-          <input
-            id="ide-api-key"
-            name="api-key"
-            type="password"
-            autoComplete="off"
-            spellCheck={false}
-            placeholder={keyPlaceholder(key)}
-            ref={field}
-          />
+          <input id="ide-api-key" name="api-key" type="password" autoComplete="off" spellCheck={false} placeholder={keyPlaceholder(key)} ref={field} />
           <button type="submit">Use key</button>
           {key && (
             <button type="button" onClick={forgetKey}>

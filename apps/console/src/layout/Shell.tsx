@@ -11,7 +11,9 @@ export function Shell() {
   const location = useLocation();
   return (
     <div className="shell">
-      <a className="skip" href="#main">Skip to content</a>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
       <header className="top">
         <span className="brand">Weft</span>
         <nav aria-label="Main">
@@ -24,12 +26,16 @@ export function Shell() {
           <a href="/graphql">GraphQL IDE</a>
         </nav>
         <span className="caller" title={`tenant ${caller.tenantId}`}>
-          <span className="key-name" title="API key">{caller.keyName}</span>{' '}
+          <span className="key-name" title="API key">
+            {caller.keyName}
+          </span>{' '}
           <span className={`role role-${caller.role}`} title="Role of this key">
             <span className="role-word">role</span> {caller.role}
           </span>
         </span>
-        <button type="button" className="quiet" onClick={() => signOut()}>Sign out</button>
+        <button type="button" className="quiet" onClick={() => signOut()}>
+          Sign out
+        </button>
       </header>
       <main id="main" tabIndex={-1}>
         <ErrorBoundary resetKey={location.key}>

@@ -42,7 +42,11 @@ export function FlowPage() {
         </span>
       </div>
       <ErrorText error={error} />
-      {!data && fetching && <p className="loading" role="status">Loading flow control…</p>}
+      {!data && fetching && (
+        <p className="loading" role="status">
+          Loading flow control…
+        </p>
+      )}
       <h2>Concurrency keys</h2>
       <div className="toolbar">
         <label>

@@ -16,7 +16,8 @@ export function KeysPage() {
       <section>
         <h1>API keys</h1>
         <p>
-          Listing, creating and revoking API keys needs an admin key; this console is signed in with a {caller.role} key. Sign in with an admin key to manage keys.
+          Listing, creating and revoking API keys needs an admin key; this console is signed in with a {caller.role} key. Sign in with an admin key to manage
+          keys.
         </p>
       </section>
     );
@@ -41,7 +42,11 @@ function KeysAdmin(props: { ownKeyId: string }) {
         }}
       />
       <h2>Keys of this tenant</h2>
-      {fetching && !data && <p className="loading" role="status">Loading keys…</p>}
+      {fetching && !data && (
+        <p className="loading" role="status">
+          Loading keys…
+        </p>
+      )}
       <ErrorText error={error} />
       {data && <KeysTable keys={data.apiKeys} ownKeyId={props.ownKeyId} onRevoked={refresh} />}
     </section>

@@ -49,7 +49,9 @@ export function PublishVersionPage() {
           <ErrorText error={error} />
           {latest && (
             <>
-              <p className="hint publish-hint">The editor starts from version {latest.version}, the latest. Publishing the same definition again creates no version.</p>
+              <p className="hint publish-hint">
+                The editor starts from version {latest.version}, the latest. Publishing the same definition again creates no version.
+              </p>
               <PublishForm
                 key={latest.version}
                 workflowId={workflowId}

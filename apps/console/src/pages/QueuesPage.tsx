@@ -32,7 +32,11 @@ export function QueuesPage() {
         </span>
       </div>
       <ErrorText error={error} />
-      {!data && fetching && <p className="loading" role="status">Loading queues…</p>}
+      {!data && fetching && (
+        <p className="loading" role="status">
+          Loading queues…
+        </p>
+      )}
       {data && (
         <>
           <h2>Queues</h2>

@@ -25,8 +25,16 @@ function RunView(props: { runId: string }) {
   if (!run) {
     return (
       <section className="run-page">
-        <p><Link to="/runs">← Runs</Link></p>
-        {error ? <ErrorText error={error} /> : fetching ? <p className="loading" role="status">Loading run…</p> : null}
+        <p>
+          <Link to="/runs">← Runs</Link>
+        </p>
+        {error ? (
+          <ErrorText error={error} />
+        ) : fetching ? (
+          <p className="loading" role="status">
+            Loading run…
+          </p>
+        ) : null}
       </section>
     );
   }
@@ -41,25 +49,21 @@ function RunDetails(props: { run: RunDetail; liveError: string | null; sensitive
 
   return (
     <section className="run-page" aria-label={`Run ${run.id}`}>
-      <p className="crumbs"><Link to="/runs">← Runs</Link></p>
-      <RunHeader run={run} />
-      <p className="muted live-note">
-        {props.liveError ? `Live updates unavailable: ${props.liveError}` : 'Live: this page follows the run as it changes.'}
+      <p className="crumbs">
+        <Link to="/runs">← Runs</Link>
       </p>
+      <RunHeader run={run} />
+      <p className="muted live-note">{props.liveError ? `Live updates unavailable: ${props.liveError}` : 'Live: this page follows the run as it changes.'}</p>
       <div className="grid-2 run-main">
         <section className="panel run-graph" aria-labelledby="run-graph-title">
           <h2 id="run-graph-title">Graph</h2>
-          <DagView
-            graph={run.graph}
-            label={`DAG of run ${run.id}`}
-            selectedNodeId={selected}
-            onSelectNode={setSelected}
-            childRuns={childRuns}
-          />
+          <DagView graph={run.graph} label={`DAG of run ${run.id}`} selectedNodeId={selected} onSelectNode={setSelected} childRuns={childRuns} />
           {selected && (
             <p className="hint">
               Selected <code>{selected}</code>.{' '}
-              <button type="button" className="quiet small" onClick={() => setSelected(null)}>Clear selection</button>
+              <button type="button" className="quiet small" onClick={() => setSelected(null)}>
+                Clear selection
+              </button>
             </p>
           )}
         </section>
@@ -86,7 +90,9 @@ function RunDetails(props: { run: RunDetail; liveError: string | null; sensitive
         </section>
       </div>
       <section aria-labelledby="run-tasks-title">
-        <h2 id="run-tasks-title">Tasks <span className="muted count">({run.tasks.length})</span></h2>
+        <h2 id="run-tasks-title">
+          Tasks <span className="muted count">({run.tasks.length})</span>
+        </h2>
         <TaskTable tasks={run.tasks} selectedNodeId={selected} sensitive={props.sensitive} />
       </section>
       <section aria-labelledby="run-logs-title">
@@ -94,7 +100,9 @@ function RunDetails(props: { run: RunDetail; liveError: string | null; sensitive
         <TaskLogs runId={run.id} tasks={run.tasks} />
       </section>
       <section aria-labelledby="run-history-title">
-        <h2 id="run-history-title">History <span className="muted count">({run.history.length} events)</span></h2>
+        <h2 id="run-history-title">
+          History <span className="muted count">({run.history.length} events)</span>
+        </h2>
         <HistoryTimeline history={run.history} />
       </section>
     </section>

@@ -95,15 +95,15 @@ export function RunsPage() {
             Start a run
           </Link>
         )}
-        <p className="muted live-note">
-          {liveError ? `Live updates unavailable: ${errorText(liveError)}` : 'Live: statuses update as runs change.'}
-        </p>
+        <p className="muted live-note">{liveError ? `Live updates unavailable: ${errorText(liveError)}` : 'Live: statuses update as runs change.'}</p>
       </div>
       <RunFilters filters={filters} onApply={apply} />
       <ErrorText error={problem} />
       <ErrorText error={result.error} />
       {!problem && !rows && result.fetching && (
-        <p className="loading" role="status">Loading runs…</p>
+        <p className="loading" role="status">
+          Loading runs…
+        </p>
       )}
       {shown && shown.length === 0 && (
         <p className="empty-state">
@@ -117,12 +117,7 @@ export function RunsPage() {
       {shown && shown.length > 0 && <RunsTable runs={shown} caption={`Runs${pageNumber ? `, page ${pageNumber}` : ''}, newest first`} />}
       {(after !== null || hasNext) && (
         <nav className="pager" aria-label="Pages of runs">
-          <button
-            type="button"
-            className="quiet"
-            disabled={after === null}
-            onClick={() => goTo(previous.at(-1) ?? null, { previous: previous.slice(0, -1) })}
-          >
+          <button type="button" className="quiet" disabled={after === null} onClick={() => goTo(previous.at(-1) ?? null, { previous: previous.slice(0, -1) })}>
             Previous page
           </button>
           <span className="muted">{pageNumber ? `Page ${pageNumber}` : 'Older runs'}</span>

@@ -232,7 +232,9 @@ function Counters(props: { schedule: ScheduleDetail }) {
           <thead>
             <tr>
               <th scope="col">Skip reason</th>
-              <th scope="col" className="num">Count</th>
+              <th scope="col" className="num">
+                Count
+              </th>
               <th scope="col">Means</th>
             </tr>
           </thead>

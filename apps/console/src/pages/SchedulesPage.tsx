@@ -96,7 +96,15 @@ export function SchedulesPage() {
             {created.id}
           </Link>
           .{' '}
-          {created.paused ? 'It is paused.' : created.nextFireAt ? <>Next fire: <TimeCell at={created.nextFireAt} />.</> : 'It has no fire time left.'}
+          {created.paused ? (
+            'It is paused.'
+          ) : created.nextFireAt ? (
+            <>
+              Next fire: <TimeCell at={created.nextFireAt} />.
+            </>
+          ) : (
+            'It has no fire time left.'
+          )}
         </p>
       )}
       <form className="toolbar" role="search" aria-label="Filter schedules" onSubmit={(e) => e.preventDefault()}>

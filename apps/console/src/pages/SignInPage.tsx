@@ -17,20 +17,22 @@ export function SignInPage(props: { submit: (key: string) => Promise<string | nu
     <main className="sign-in">
       <form onSubmit={onSubmit} aria-labelledby="sign-in-title">
         <h1 id="sign-in-title">Weft console</h1>
-        {props.notice && <p className="notice" role="status">{props.notice}</p>}
+        {props.notice && (
+          <p className="notice" role="status">
+            {props.notice}
+          </p>
+        )}
         <label htmlFor="api-key">API key</label>
-        <input
-          id="api-key"
-          name="api-key"
-          type="password"
-          autoComplete="off"
-          spellCheck={false}
-          placeholder="weft_…"
-          autoFocus
-        />
+        <input id="api-key" name="api-key" type="password" autoComplete="off" spellCheck={false} placeholder="weft_…" autoFocus />
         <p className="hint">Kept in this tab until you sign out or close it. Its role decides what you can do here.</p>
-        {problem && <p className="error" role="alert">{problem}</p>}
-        <button type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+        {problem && (
+          <p className="error" role="alert">
+            {problem}
+          </p>
+        )}
+        <button type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
       </form>
     </main>
   );

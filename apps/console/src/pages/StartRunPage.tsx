@@ -28,8 +28,8 @@ export function StartRunPage() {
         <StartRunForm key={workflowId} workflowId={workflowId} version={/^[1-9]\d*$/.test(version) ? version : ''} />
       ) : (
         <p className="notice" role="note">
-          Starting runs needs an operator or admin key; this key (<strong>{caller.keyName}</strong>) is a {caller.role} key. Sign in with another key to
-          start a run.
+          Starting runs needs an operator or admin key; this key (<strong>{caller.keyName}</strong>) is a {caller.role} key. Sign in with another key to start a
+          run.
         </p>
       )}
     </section>

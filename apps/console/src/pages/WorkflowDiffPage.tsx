@@ -89,7 +89,9 @@ export function WorkflowDiffPage() {
       {workflow && latest === 1 && <p className="hint">This workflow has one version: the diff compares it with itself.</p>}
       <ErrorText error={before.error} />
       <ErrorText error={after.error} />
-      {a && b && a.version === from && b.version === to && <VersionDiff before={textOf(a)} after={textOf(b)} caption={`Changes from version ${from} to version ${to} of ${workflowId}`} />}
+      {a && b && a.version === from && b.version === to && (
+        <VersionDiff before={textOf(a)} after={textOf(b)} caption={`Changes from version ${from} to version ${to} of ${workflowId}`} />
+      )}
     </section>
   );
 }

@@ -36,7 +36,11 @@ export function WorkflowPage() {
         {workflow?.name && <span className="muted title-name"> {workflow.name}</span>}
       </h1>
       <PublishedNotice workflowId={workflowId} />
-      {fetching && !data && <p className="loading" role="status">Loading the workflow…</p>}
+      {fetching && !data && (
+        <p className="loading" role="status">
+          Loading the workflow…
+        </p>
+      )}
       <ErrorText error={error} />
       {workflow && (
         <>

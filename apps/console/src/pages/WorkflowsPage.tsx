@@ -23,7 +23,11 @@ export function WorkflowsPage() {
   return (
     <section>
       <h1>Workflows</h1>
-      {fetching && !data && <p className="loading" role="status">Loading workflows…</p>}
+      {fetching && !data && (
+        <p className="loading" role="status">
+          Loading workflows…
+        </p>
+      )}
       <ErrorText error={error} />
       {empty && (
         <p>
@@ -55,7 +59,9 @@ export function WorkflowsPage() {
               {workflows.map((w) => (
                 <tr key={w.id}>
                   <td>
-                    <Link className="mono" to={`/workflows/${encodeURIComponent(w.id)}`}>{w.id}</Link>
+                    <Link className="mono" to={`/workflows/${encodeURIComponent(w.id)}`}>
+                      {w.id}
+                    </Link>
                   </td>
                   <td>{w.name ?? <span className="muted">—</span>}</td>
                   <td>v{w.latestVersion}</td>

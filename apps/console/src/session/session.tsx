@@ -69,10 +69,7 @@ interface SignedIn {
  * inside a urql Provider bound to the key. A key the API refuses later (revoked: an
  * UNAUTHENTICATED answer or the socket closed with 4401) signs the page out with a message.
  */
-export function SessionProvider(props: {
-  signIn: (submit: (key: string) => Promise<string | null>, notice: string | null) => ReactNode;
-  children: ReactNode;
-}) {
+export function SessionProvider(props: { signIn: (submit: (key: string) => Promise<string | null>, notice: string | null) => ReactNode; children: ReactNode }) {
   const [state, setState] = useState<SignedIn | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [restoring, setRestoring] = useState(() => sessionStorage.getItem(STORAGE_KEY) !== null);
@@ -126,7 +123,12 @@ export function SessionProvider(props: {
     [state, signOut],
   );
 
-  if (restoring && !state) return <p className="loading" role="status">Signing in…</p>;
+  if (restoring && !state)
+    return (
+      <p className="loading" role="status">
+        Signing in…
+      </p>
+    );
   if (!state || !value) return <>{props.signIn(submit, notice)}</>;
   return (
     <SessionContext.Provider value={value}>

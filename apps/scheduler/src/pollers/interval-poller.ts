@@ -33,7 +33,7 @@ export abstract class IntervalPoller implements OnApplicationShutdown {
   /** Runs `batch(BATCH)` until a batch comes back short or the poller stops; resolves the total. */
   protected async drain(batch: (limit: number) => Promise<number>): Promise<number> {
     let total = 0;
-    for (let n = BATCH; n === BATCH && !this.stopped; ) total += n = await batch(BATCH);
+    for (let n = BATCH; n === BATCH && !this.stopped;) total += n = await batch(BATCH);
     return total;
   }
 

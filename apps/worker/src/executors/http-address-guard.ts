@@ -116,13 +116,16 @@ function describeRange(range: string, address: string): string | null {
 function refused(host: string, address: string, why: string): RefusedAddressError {
   const target = host === address ? address : `${host} (${address})`;
   return new RefusedAddressError(
-    `refused to connect to ${target}: ${why}; the worker allows only public addresses ` +
-      `(WEFT_HTTP_ALLOW_PRIVATE=1 or WEFT_HTTP_ALLOW_HOSTS lift this)`,
+    `refused to connect to ${target}: ${why}; the worker allows only public addresses ` + `(WEFT_HTTP_ALLOW_PRIVATE=1 or WEFT_HTTP_ALLOW_HOSTS lift this)`,
     why.replace(/, embedded in .*$/, ''),
   );
 }
 
 /** A host name or IP literal as the guard compares it: trimmed, lowercased, without brackets or a final dot. */
 export function normalizeHost(host: string): string {
-  return host.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
 }

@@ -27,12 +27,19 @@ afterAll(async () => {
 });
 
 /** A log line with its duration replaced, the one part that is not known ahead. */
-const lines = (log: AttemptLog) => log.render().split('\n').filter(Boolean).map((l) => l.replace(/\(\d+ ms\)$/, '(N ms)'));
+const lines = (log: AttemptLog) =>
+  log
+    .render()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.replace(/\(\d+ ms\)$/, '(N ms)'));
 
 describe('HTTP attempt log lines', () => {
   it('records each request sent, a redirect hop included, with its method, url, status and duration', async () => {
     const log = new AttemptLog();
-    await expect(http.execute({ url: `${base}/moved`, method: 'POST', body: { a: 1 } }, { taskId: 't', nodeId: 'n', attempt: 0, log })).resolves.toEqual({ fine: true });
+    await expect(http.execute({ url: `${base}/moved`, method: 'POST', body: { a: 1 } }, { taskId: 't', nodeId: 'n', attempt: 0, log })).resolves.toEqual({
+      fine: true,
+    });
     expect(lines(log)).toEqual([`POST ${base}/moved -> 302 (N ms)`, `GET ${base}/ok -> 200 (N ms)`]);
   });
 

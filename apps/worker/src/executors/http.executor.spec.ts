@@ -73,7 +73,6 @@ function startServer(): Promise<{ server: Server; base: string; port: number; hi
   });
 }
 
-
 describe('HttpExecutor', () => {
   let server: Server;
   let base: string;
@@ -123,15 +122,9 @@ describe('HttpExecutor', () => {
   });
 
   it('accepts the statuses listed in accept_status, replacing 2xx', async () => {
-    expect(await http.execute({ url: `${base}/status?code=404`, accept_status: [404] }, ctx)).toBe(
-      'status 404 from upstream',
-    );
-    expect(await http.execute({ url: `${base}/status?code=409`, accept_status: ['2xx', '4xx'] }, ctx)).toBe(
-      'status 409 from upstream',
-    );
-    expect(await http.execute({ url: `${base}/status?code=418`, accept_status: ['400-499'] }, ctx)).toBe(
-      'status 418 from upstream',
-    );
+    expect(await http.execute({ url: `${base}/status?code=404`, accept_status: [404] }, ctx)).toBe('status 404 from upstream');
+    expect(await http.execute({ url: `${base}/status?code=409`, accept_status: ['2xx', '4xx'] }, ctx)).toBe('status 409 from upstream');
+    expect(await http.execute({ url: `${base}/status?code=418`, accept_status: ['400-499'] }, ctx)).toBe('status 418 from upstream');
     const err = await failure(http.execute({ url: `${base}/json`, accept_status: [404] }, ctx));
     expect(err.message).toContain('returned status 200');
     const bad = await failure(http.execute({ url: `${base}/json`, accept_status: ['2yy'] }, ctx));
@@ -139,10 +132,7 @@ describe('HttpExecutor', () => {
   });
 
   it('sends an object body as JSON and round-trips it', async () => {
-    const out = await http.execute(
-      { url: `${base}/echo`, method: 'post', body: { order: 7, lines: [{ sku: 'a', qty: 2 }] } },
-      ctx,
-    );
+    const out = await http.execute({ url: `${base}/echo`, method: 'post', body: { order: 7, lines: [{ sku: 'a', qty: 2 }] } }, ctx);
     expect(out).toEqual({
       method: 'POST',
       contentType: 'application/json',
@@ -152,10 +142,7 @@ describe('HttpExecutor', () => {
   });
 
   it('sends a string body as is, keeping a content-type set by the spec', async () => {
-    const out = await http.execute(
-      { url: `${base}/echo`, method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: '[1,2,3]' },
-      ctx,
-    );
+    const out = await http.execute({ url: `${base}/echo`, method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: '[1,2,3]' }, ctx);
     expect(out).toMatchObject({ method: 'PUT', contentType: 'text/plain', body: [1, 2, 3] });
   });
 
@@ -269,12 +256,9 @@ describe('addressRefusal', () => {
     expect(addressRefusal(address)).toBe(why);
   });
 
-  it.each(['8.8.8.8', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8'])(
-    'allows public %s',
-    (address) => {
-      expect(addressRefusal(address)).toBeNull();
-    },
-  );
+  it.each(['8.8.8.8', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8'])('allows public %s', (address) => {
+    expect(addressRefusal(address)).toBeNull();
+  });
 });
 
 describe('the class of a refused address', () => {

@@ -162,9 +162,7 @@ export class HttpExecutor implements TaskExecutor {
         if (next.protocol !== 'http:' && next.protocol !== 'https:') {
           throw new ExecutionError(`HTTP ${method} ${shown.url(url)} redirected to unsupported scheme ${next.protocol}`, false);
         }
-        const toGet =
-          (res.statusCode === 303 && method !== 'HEAD') ||
-          ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST');
+        const toGet = (res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST');
         headers = redirectHeaders(headers, toGet, next.origin !== url.origin);
         if (toGet) {
           method = 'GET';
@@ -255,11 +253,7 @@ class RequestLines {
 }
 
 /** Headers for the next hop: never `host`; no content headers when the body is dropped; no credentials across origins. */
-function redirectHeaders(
-  headers: Record<string, string | string[]>,
-  dropContent: boolean,
-  crossOrigin: boolean,
-): Record<string, string | string[]> {
+function redirectHeaders(headers: Record<string, string | string[]>, dropContent: boolean, crossOrigin: boolean): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();

@@ -126,14 +126,17 @@ export class TaskProcessor implements BeforeApplicationShutdown {
   start(queues: string[] = this.config.queues): Promise<void> {
     this.started = true;
     this.queues.consume(queues, this.config.workerConcurrency, (job, delivery) => this.process(job, delivery));
-    logStartLine(this.log, this.config, `consuming queues ${queues.join(', ')} (concurrency ${this.config.workerConcurrency}, eager dispatch ${this.eagerDispatch === 0 ? 'off' : `up to ${this.eagerDispatch} in a row`})`);
+    logStartLine(
+      this.log,
+      this.config,
+      `consuming queues ${queues.join(', ')} (concurrency ${this.config.workerConcurrency}, eager dispatch ${this.eagerDispatch === 0 ? 'off' : `up to ${this.eagerDispatch} in a row`})`,
+    );
     void this.code.isolation().then(
       (isolation) => {
         if (isolation.confined) {
           this.log.log(`CODE isolation: confined (${isolation.parts.join(', ')})`);
           this.log.debug(`CODE isolation holds: ${isolation.holds.join('; ')}`);
-        }
-        else if (this.code.allowsUnconfined) this.log.warn(`CODE runs UNCONFINED (local development only): ${isolation.missing.join('; ')}`);
+        } else if (this.code.allowsUnconfined) this.log.warn(`CODE runs UNCONFINED (local development only): ${isolation.missing.join('; ')}`);
         else this.log.warn(`CODE refused: every CODE attempt fails until this is fixed: ${isolation.missing.join('; ')}. ${isolation.remedy}`);
       },
       (err: unknown) => this.log.error(`CODE isolation could not be set up: ${err instanceof Error ? err.message : String(err)}`),
@@ -200,14 +203,26 @@ export class TaskProcessor implements BeforeApplicationShutdown {
    */
   private async refuse(job: TaskJob, token: string): Promise<void> {
     const error = `queue "${job.queue}" is reserved for other tenants: this tenant's tasks may not run on it; route node ${job.nodeId} to another queue, or ask the operator to reserve "${job.queue}" for this tenant too`;
-    this.log.warn({ msg: `run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} refused: ${error}`, event: 'task.refused', tenantId: job.tenantId, runId: job.runId, taskId: job.taskId, queue: job.queue });
+    this.log.warn({
+      msg: `run ${job.runId} node ${job.nodeId} attempt ${job.attempt + 1} refused: ${error}`,
+      event: 'task.refused',
+      tenantId: job.tenantId,
+      runId: job.runId,
+      taskId: job.taskId,
+      queue: job.queue,
+    });
     const held: Held = { job, token, lost: new AbortController(), reporting: true };
     await this.report(held, { ok: false, error, retryable: false, kind: 'reserved_queue' }, false);
   }
 
   /** An attempt claimed or taken after the drain began: its lease released and its job handed back at once. */
   private async handBackTaken(taken: TakenTask): Promise<JobHandlerResult> {
-    await handBack(this.coordinator.leases, [{ job: taken.job, token: taken.leaseToken, lost: new AbortController() }], this.log, 'claimed or taken after the drain began');
+    await handBack(
+      this.coordinator.leases,
+      [{ job: taken.job, token: taken.leaseToken, lost: new AbortController() }],
+      this.log,
+      'claimed or taken after the drain began',
+    );
     return { handBack: taken.job };
   }
 
@@ -355,7 +370,14 @@ export class TaskProcessor implements BeforeApplicationShutdown {
    */
   private async report(held: Held, outcome: Outcome, take: boolean): Promise<ReportResult | undefined> {
     const { job, token } = held;
-    const base = { runId: job.runId, taskId: job.taskId, nodeId: job.nodeId, attempt: job.attempt, leaseToken: token, ...(outcome.log ? { log: outcome.log } : {}) };
+    const base = {
+      runId: job.runId,
+      taskId: job.taskId,
+      nodeId: job.nodeId,
+      attempt: job.attempt,
+      leaseToken: token,
+      ...(outcome.log ? { log: outcome.log } : {}),
+    };
     for (let i = 1; ; i++) {
       // Checked on every try: a draining worker takes nothing more.
       const takeFrom = take && !this.drain.active && !this.stopping ? { takeFrom: job.queue } : {};
@@ -375,7 +397,13 @@ export class TaskProcessor implements BeforeApplicationShutdown {
             throw err;
           }
           this.log.warn(`result of task ${job.taskId} attempt ${job.attempt} refused (${msg}); reporting the attempt failed`);
-          outcome = { ok: false, error: failureText(job, `the result could not be reported: ${msg}`), retryable: true, kind: 'internal', ...(outcome.log ? { log: outcome.log } : {}) };
+          outcome = {
+            ok: false,
+            error: failureText(job, `the result could not be reported: ${msg}`),
+            retryable: true,
+            kind: 'internal',
+            ...(outcome.log ? { log: outcome.log } : {}),
+          };
           i = 0;
           continue;
         }
@@ -383,7 +411,8 @@ export class TaskProcessor implements BeforeApplicationShutdown {
           this.log.warn(`report for task ${job.taskId} attempt ${job.attempt} not written (${msg}); shutting down, the task will be re-dispatched`);
           throw err;
         }
-        if (i === 1 || i % 10 === 0) this.log.warn(`report for task ${job.taskId} attempt ${job.attempt} failed ${i} time(s) (${msg}); retrying while the lease is held`);
+        if (i === 1 || i % 10 === 0)
+          this.log.warn(`report for task ${job.taskId} attempt ${job.attempt} failed ${i} time(s) (${msg}); retrying while the lease is held`);
         await pause(Math.min(this.reportBackoffCapMs, this.reportBackoffMs * 2 ** Math.min(i - 1, 20)), held.lost.signal);
         if (held.lost.signal.aborted) {
           this.log.warn(`report for task ${job.taskId} attempt ${job.attempt} dropped: its lease is lost`);

@@ -152,15 +152,7 @@ export class ActionWriter {
    * `recorded`, the completion of task `recorded.taskId` keeps the event on the task's row (see
    * `TaskWriteRepository.completePart`), whose history entry the caller then leaves out.
    */
-  static capturing(
-    m: Transaction,
-    tenantId: string,
-    run: WriterRun,
-    now: Date,
-    dag: WorkflowDag,
-    take?: EagerTake,
-    recorded?: KeptCompletion,
-  ): ActionWriter {
+  static capturing(m: Transaction, tenantId: string, run: WriterRun, now: Date, dag: WorkflowDag, take?: EagerTake, recorded?: KeptCompletion): ActionWriter {
     const writer = new ActionWriter(m, tenantId, run, now, dag, take);
     writer.captured = [];
     writer.recorded = recorded;
@@ -227,16 +219,27 @@ export class ActionWriter {
         return;
       }
       case 'SkipIterations':
-        expectRows(this.run.id, a.taskIds.length, await this.tasks.skipIterations(tenantId, a.taskIds, a.reason, now), `waiting iterations of ${a.nodeId} to skip`);
+        expectRows(
+          this.run.id,
+          a.taskIds.length,
+          await this.tasks.skipIterations(tenantId, a.taskIds, a.reason, now),
+          `waiting iterations of ${a.nodeId} to skip`,
+        );
         for (const id of a.taskIds) this.log.set({ id, touch: true, status: TaskStatus.Skipped, error: a.reason, finished: true });
         return;
       case 'StartChildRun':
-        this.expectOne(await this.tasks.disarmForChild(tenantId, a.taskId, a.attempt, now), `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to start a child run for`);
+        this.expectOne(
+          await this.tasks.disarmForChild(tenantId, a.taskId, a.attempt, now),
+          `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to start a child run for`,
+        );
         this.log.set({ id: a.taskId, touch: true, wakeAt: null });
         this.children.push(a);
         return;
       case 'RetryChild':
-        this.expectOne(await this.tasks.retryChild(tenantId, a.taskId, a.attempt, a.reason, a.notBefore, now), `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to retry`);
+        this.expectOne(
+          await this.tasks.retryChild(tenantId, a.taskId, a.attempt, a.reason, a.notBefore, now),
+          `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to retry`,
+        );
         this.log.set({ id: a.taskId, touch: true, attempt: a.attempt + 1, error: a.reason, wakeAt: a.notBefore.toISOString() });
         return;
       case 'ConsumeSignal':
@@ -246,7 +249,9 @@ export class ActionWriter {
         await this.signals.buffer(tenantId, this.run.id, uuidv7(), a.name, a.payload, now);
         return;
       case 'CompleteTask':
-        this.pending.push(this.tasks.completePart(tenantId, this.run.id, a.taskId, a.attempt, a.output, now, this.recorded?.taskId === a.taskId ? this.recorded : undefined));
+        this.pending.push(
+          this.tasks.completePart(tenantId, this.run.id, a.taskId, a.attempt, a.output, now, this.recorded?.taskId === a.taskId ? this.recorded : undefined),
+        );
         this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Completed, output: this.shown(a.nodeId, a.output), error: null, finished: true });
         return;
       case 'FailTask':
@@ -266,7 +271,16 @@ export class ActionWriter {
         return;
       case 'ResolveWait':
         this.expectOne(await this.tasks.resolveWait(tenantId, a.taskId, a.status, a.output, a.reason ?? null, now), `waiting task ${a.taskId} to resolve`);
-        this.log.set({ id: a.taskId, touch: true, status: a.status, output: this.shown(a.nodeId, a.output), error: a.reason ?? null, wakeAt: null, awaitedSignal: null, finished: true });
+        this.log.set({
+          id: a.taskId,
+          touch: true,
+          status: a.status,
+          output: this.shown(a.nodeId, a.output),
+          error: a.reason ?? null,
+          wakeAt: null,
+          awaitedSignal: null,
+          finished: true,
+        });
         return;
       case 'ReopenRun':
         await this.tasks.resetNodes(tenantId, this.run.id, a.resetNodes);
@@ -402,7 +416,17 @@ export class ActionWriter {
   private redispatch(taskId: string, attempt: number, row: StoredDispatch, notBefore: Date): void {
     const node = this.dag.getNode(row.nodeId);
     const queue = row.queue ?? (node ? nodeQueue(node) : row.nodeType.toLowerCase());
-    this.dispatch(taskId, attempt, row.nodeId, row.nodeType, queue, row.runtime ?? node?.runtime, (row.input as JsonValue | null) ?? {}, notBefore, row.limited);
+    this.dispatch(
+      taskId,
+      attempt,
+      row.nodeId,
+      row.nodeType,
+      queue,
+      row.runtime ?? node?.runtime,
+      (row.input as JsonValue | null) ?? {},
+      notBefore,
+      row.limited,
+    );
   }
 
   /**

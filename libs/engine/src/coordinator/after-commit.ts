@@ -81,9 +81,9 @@ export class AfterCommit {
   private async follow(tenantId: string, outcome: AppliedOutcome | DirectOutcome): Promise<void> {
     for (const n of outcome.nested) await this.run(tenantId, n.runId, n.outcome);
     for (const w of outcome.wakes) {
-      await this.timers.fireTimer(tenantId, w).catch((err: unknown) =>
-        this.ctx.log.warn(`run ${w.runId}: the end of a child run was not applied at once (the scheduler fires it): ${message(err)}`),
-      );
+      await this.timers
+        .fireTimer(tenantId, w)
+        .catch((err: unknown) => this.ctx.log.warn(`run ${w.runId}: the end of a child run was not applied at once (the scheduler fires it): ${message(err)}`));
     }
   }
 }

@@ -118,7 +118,9 @@ export class BacklogDispatch {
     // the run again. Not for those the pass of their own commit admitted: that commit's update follows.
     const runs = new Map(jobs.filter((j) => !this.fresh.has(jobId(j.taskId, j.attempt))).map((j) => [`${j.tenantId}/${j.runId}`, j]));
     for (const j of runs.values()) {
-      await ctx.publisher.publish({ tenantId: j.tenantId, runId: j.runId, status: RunStatus.Running }).catch((err: unknown) => ctx.log.warn(`run ${j.runId}: update not published: ${message(err)}`));
+      await ctx.publisher
+        .publish({ tenantId: j.tenantId, runId: j.runId, status: RunStatus.Running })
+        .catch((err: unknown) => ctx.log.warn(`run ${j.runId}: update not published: ${message(err)}`));
     }
     return result.admitted.length;
   }
@@ -158,7 +160,10 @@ export class BacklogDispatch {
     }
     for (const [tenantId, rows] of byTenant(unknown)) {
       const read = await ctx.inTenant('admitted jobs', tenantId, async (m) => {
-        const found = await new OutboxRepository(m).jobs(tenantId, rows.map((r) => r.outboxId));
+        const found = await new OutboxRepository(m).jobs(
+          tenantId,
+          rows.map((r) => r.outboxId),
+        );
         const sensitive = await sensitiveTasks(ctx, m, tenantId, found);
         return found.filter((j) => j.taskAttempt === j.attempt).map((j) => jobOf(j, sensitive.has(j.taskId)));
       });
@@ -175,11 +180,14 @@ export class BacklogDispatch {
     if (state.timer && state.timerAt !== undefined && state.timerAt <= at) return;
     clearTimeout(state.timer);
     state.timerAt = at;
-    state.timer = setTimeout(() => {
-      state.timer = undefined;
-      state.timerAt = undefined;
-      void this.request(queue);
-    }, Math.max(1, delayMs));
+    state.timer = setTimeout(
+      () => {
+        state.timer = undefined;
+        state.timerAt = undefined;
+        void this.request(queue);
+      },
+      Math.max(1, delayMs),
+    );
     state.timer.unref?.();
   }
 

@@ -117,7 +117,15 @@ export class ChildRuns {
     for (const kid of await new ChildRunRepository(m).lockRunning(tenantId, runId)) {
       const tasks = await events.taskStates(tenantId, kid.id);
       const dag = await this.ctx.dag(m, tenantId, kid.workflowId, kid.version);
-      const cancelled = await this.events.applyReport({ m, tenantId, run: kid, nodes: snapshotNodes(tasks), dag, ev: { type: 'RunCancelled', reason }, now: linked.now });
+      const cancelled = await this.events.applyReport({
+        m,
+        tenantId,
+        run: kid,
+        nodes: snapshotNodes(tasks),
+        dag,
+        ev: { type: 'RunCancelled', reason },
+        now: linked.now,
+      });
       linked.nested.push({ runId: kid.id, outcome: cancelled });
     }
   }

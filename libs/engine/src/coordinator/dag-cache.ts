@@ -19,12 +19,7 @@ export class DagCache {
    * cached). Returns `undefined`, caching nothing, when `load` finds no such version.
    * Rejects with whatever `load` rejects with.
    */
-  async get(
-    tenantId: string,
-    workflowId: string,
-    version: number,
-    load: () => Promise<WorkflowDefinition | undefined>,
-  ): Promise<WorkflowDag | undefined> {
+  async get(tenantId: string, workflowId: string, version: number, load: () => Promise<WorkflowDefinition | undefined>): Promise<WorkflowDag | undefined> {
     const key = cacheKey(tenantId, workflowId, version);
     const hit = this.entries.get(key);
     if (hit) {

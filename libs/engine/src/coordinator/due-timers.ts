@@ -26,7 +26,15 @@ export class DueTimers {
       try {
         await this.timers.fireTimer(t.tenantId, { runId: t.runId, taskId: t.taskId, nodeId: t.nodeId });
         fired++;
-        ctx.observe((o) => o.timerFired({ tenantId: t.tenantId, runId: t.runId, taskId: t.taskId, nodeId: t.nodeId, lateMs: Math.max(0, t.claimedAt.getTime() - t.dueAt.getTime()) }));
+        ctx.observe((o) =>
+          o.timerFired({
+            tenantId: t.tenantId,
+            runId: t.runId,
+            taskId: t.taskId,
+            nodeId: t.nodeId,
+            lateMs: Math.max(0, t.claimedAt.getTime() - t.dueAt.getTime()),
+          }),
+        );
       } catch (err) {
         ctx.log.error(`timer of task ${t.taskId} (run ${t.runId}) not fired: ${message(err)}`);
       }

@@ -1,5 +1,17 @@
 import { HistoryRepository, RunEventRepository, isInvalidDataError, isUuid, type RunState, type TaskState, type Transaction } from '@weft/persistence';
-import { assertNever, isWithWorker, RunStatus, TaskStatus, WeftError, type Action, type NodeFailed, type NodeState, type RunChange, type RunEvent, type TimerFired } from '../index.js';
+import {
+  assertNever,
+  isWithWorker,
+  RunStatus,
+  TaskStatus,
+  WeftError,
+  type Action,
+  type NodeFailed,
+  type NodeState,
+  type RunChange,
+  type RunEvent,
+  type TimerFired,
+} from '../index.js';
 import { ActionWriter } from './action-writer.js';
 import { AfterCommit, type TimerFiring } from './after-commit.js';
 import type { BacklogDispatch } from './backlog-dispatch.js';
@@ -106,7 +118,12 @@ export class EventPipeline implements TimerFiring {
       } else {
         const failed: NodeFailed = { type: 'NodeFailed', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, error: reason };
         if (ev.type === 'NodeFailed' && ev.retryable === false) failed.retryable = false;
-        outcome = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), { rejectedRollsBack: false, leaseToken, takeFrom, taskId: reportedTask(failed) });
+        outcome = await this.applyToRun(tenantId, runId, () => ({ ev: failed }), {
+          rejectedRollsBack: false,
+          leaseToken,
+          takeFrom,
+          taskId: reportedTask(failed),
+        });
       }
     }
     if (!outcome) return { ignored: RUN_NOT_FOUND };

@@ -42,7 +42,15 @@ export class FencedStarts {
     if (!Number.isInteger(run.priority) || run.priority < FLOW_LIMITS.minPriority || run.priority > FLOW_LIMITS.maxPriority) return undefined;
     const ev: RunEvent = input.startNodeId ? { type: 'RunStarted', startNodeId: input.startNodeId } : { type: 'RunStarted' };
     const nodes = new Map();
-    const snapshot: RunSnapshot = { id: runId, workflowId: run.workflowId, version, status: RunStatus.Running, context: { input: run.input, config: run.config, tasks: new Map() }, nodes, depth: 0 };
+    const snapshot: RunSnapshot = {
+      id: runId,
+      workflowId: run.workflowId,
+      version,
+      status: RunStatus.Running,
+      context: { input: run.input, config: run.config, tasks: new Map() },
+      nodes,
+      depth: 0,
+    };
     let transition: Transition;
     try {
       transition = await new Machine(dag, snapshot, ctx.machineDeps(new OutputsOnlyStore(ctx, tenantId, runId), now)).apply(ev);

@@ -146,7 +146,12 @@ export class FencedSteps {
     let recorded: HistoryEntry | undefined;
     try {
       const written = await writer.write(transition.actions, (w) =>
-        history.parts(tenantId, run.id, (recorded = historyEntry({ seq, ev: event, now, actions: transition.actions, summaries, patch: w.run })), kept !== undefined),
+        history.parts(
+          tenantId,
+          run.id,
+          (recorded = historyEntry({ seq, ev: event, now, actions: transition.actions, summaries, patch: w.run })),
+          kept !== undefined,
+        ),
       );
       return { writer, written, recorded: recorded! };
     } catch (err) {

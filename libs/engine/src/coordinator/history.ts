@@ -1,5 +1,16 @@
 import type { HistoryEntry, Json, RunPatch } from '@weft/persistence';
-import { assertNever, isSensitive, nodeQueue, REDACTED, trimOutput, type Action, type JsonValue, type NodeState, type RunEvent, type WorkflowDag } from '../index.js';
+import {
+  assertNever,
+  isSensitive,
+  nodeQueue,
+  REDACTED,
+  trimOutput,
+  type Action,
+  type JsonValue,
+  type NodeState,
+  type RunEvent,
+  type WorkflowDag,
+} from '../index.js';
 
 /** What the coordinator records of one event besides the event itself. */
 export interface EventRecord {
@@ -97,7 +108,15 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
     case 'SkipIterations':
       return s({ type: a.type, nodeId: a.nodeId, skipped: a.taskIds.length, reason: a.reason });
     case 'StartChildRun':
-      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, childRunId: a.childRunId, workflowId: a.workflowId, version: a.version });
+      return s({
+        type: a.type,
+        nodeId: a.nodeId,
+        taskId: a.taskId,
+        attempt: a.attempt,
+        childRunId: a.childRunId,
+        workflowId: a.workflowId,
+        version: a.version,
+      });
     case 'RetryChild':
       return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, reason: a.reason, notBefore: a.notBefore.toISOString() });
     default:

@@ -56,7 +56,14 @@ export class LostTaskSweep {
     const { ctx } = this;
     const { tasks, now } = await ctx.inTenant('lost-task sweep', tenantId, async (m) => {
       const now = await ctx.clock(m, tenantId);
-      return { tasks: await new TaskLeaseRepository(m).swept(tenantId, claims.map((c) => c.taskId), now), now };
+      return {
+        tasks: await new TaskLeaseRepository(m).swept(
+          tenantId,
+          claims.map((c) => c.taskId),
+          now,
+        ),
+        now,
+      };
     });
     const byId = new Map(tasks.map((r) => [r.taskId, r]));
     const leases = new TaskLeaseRepository(ctx.ds);
@@ -72,7 +79,9 @@ export class LostTaskSweep {
         await this.backlog.request(queue);
         redispatched++;
         ctx.observe((o) => o.leaseRecovered({ tenantId, runId: r.runId, taskId: r.taskId, nodeId: r.nodeId, attempt: r.attempt, queue, status: r.status }));
-        ctx.log.warn(`run ${r.runId}: lease of ${r.status} task ${r.nodeId} (job ${id}) expired and its job is gone from queue ${r.queue}; back in the queue's backlog`);
+        ctx.log.warn(
+          `run ${r.runId}: lease of ${r.status} task ${r.nodeId} (job ${id}) expired and its job is gone from queue ${r.queue}; back in the queue's backlog`,
+        );
       } catch (err) {
         ctx.log.warn(`run ${r.runId}: job ${id} not checked or put back in the backlog, retrying after ${ctx.dispatchLeaseMs} ms: ${message(err)}`);
       }

@@ -45,7 +45,11 @@ export class MachineStep implements LockedRunEvents {
       if (!(err instanceof MachineError)) throw err;
       const { m, tenantId, run, ev, dag, nodes, now } = e;
       const seq = run.eventSeq + 1;
-      await new HistoryRepository(m).append(tenantId, run.id, historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: [], error: err.message, patch: {} }));
+      await new HistoryRepository(m).append(
+        tenantId,
+        run.id,
+        historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: [], error: err.message, patch: {} }),
+      );
       return { kind: 'rejected', error: err, status: run.status as RunStatus, seq, now };
     }
     return this.write(e, snapshot, transition);
@@ -75,7 +79,14 @@ export class MachineStep implements LockedRunEvents {
       history.parts(
         tenantId,
         run.id,
-        (entry = historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: transition.actions, ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }), patch: w.run })),
+        (entry = historyEntry({
+          seq,
+          ev: historyEvent(ev, dag, nodes),
+          now,
+          actions: transition.actions,
+          ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }),
+          patch: w.run,
+        })),
       ),
     );
     // A run QUEUED for a slot stays QUEUED unless the event ended it (see snapshotOf).

@@ -1,5 +1,14 @@
 import type { RunEntity } from '@weft/persistence';
-import type { CancelRunInput, FireTimerInput, ReportCompletedInput, ReportFailedInput, ReportResult, RetryRunInput, SendSignalInput, StartRunInput } from './inputs.js';
+import type {
+  CancelRunInput,
+  FireTimerInput,
+  ReportCompletedInput,
+  ReportFailedInput,
+  ReportResult,
+  RetryRunInput,
+  SendSignalInput,
+  StartRunInput,
+} from './inputs.js';
 import type { RunReports } from './run-reports.js';
 import type { UserCommands } from './user-commands.js';
 

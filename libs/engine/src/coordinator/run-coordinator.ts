@@ -48,7 +48,10 @@ export class RunCoordinator {
     this.committer = fenced.committer;
     const pipeline = new EventPipeline(ctx, step, step.slots, fenced, backlog);
     const starts = new RunStarts(ctx, step, step.slots);
-    this.runs = new RunCommands(new UserCommands(ctx, pipeline, pipeline.after, starts, new FencedStarts(ctx, fenced.committer)), new RunReports(ctx, pipeline, fenced.committer));
+    this.runs = new RunCommands(
+      new UserCommands(ctx, pipeline, pipeline.after, starts, new FencedStarts(ctx, fenced.committer)),
+      new RunReports(ctx, pipeline, fenced.committer),
+    );
     this.schedules = new ScheduleFires(ctx, starts, pipeline.after);
     this.leases = new TaskLeases(ctx, backlog);
     this.timers = new DueTimers(ctx, pipeline);

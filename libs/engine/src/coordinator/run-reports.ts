@@ -59,7 +59,12 @@ export class RunReports {
    * report leaves nothing. A write that fails alone throws (a transient error: the worker tries
    * the report again).
    */
-  private async writeLog(tenantId: string, taskId: string, r: { attempt: number; leaseToken?: string; log?: AttemptLogInput }, error: string | null): Promise<void> {
+  private async writeLog(
+    tenantId: string,
+    taskId: string,
+    r: { attempt: number; leaseToken?: string; log?: AttemptLogInput },
+    error: string | null,
+  ): Promise<void> {
     const log = r.log;
     if (!log || log.text === '') return;
     const record: AttemptLogRecord = {

@@ -1,5 +1,15 @@
 import { ConcurrencyGroupRepository, type GroupOfRun, type RunState, type Transaction } from '@weft/persistence';
-import { runConcurrencyKey, runFlowOf, RunStatus, WeftError, type ConcurrencyStrategy, type JsonValue, type RunChange, type RunEvent, type WorkflowDag } from '../index.js';
+import {
+  runConcurrencyKey,
+  runFlowOf,
+  RunStatus,
+  WeftError,
+  type ConcurrencyStrategy,
+  type JsonValue,
+  type RunChange,
+  type RunEvent,
+  type WorkflowDag,
+} from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { LinkedWork, LockedRunEvents } from './event-outcome.js';
 
@@ -71,7 +81,10 @@ export class RunSlots {
     const repo = new ConcurrencyGroupRepository(m);
     if (run.status === RunStatus.Queued) {
       const key = run.concurrencyGroup === null ? undefined : await repo.lockExisting(tenantId, run.concurrencyGroup);
-      throw new WeftError('CONFLICT', `run ${run.id} is QUEUED for a slot of concurrency key ${JSON.stringify(key ?? run.concurrencyGroup)} and has not started: nothing to retry; it starts when a slot frees, or cancel it`);
+      throw new WeftError(
+        'CONFLICT',
+        `run ${run.id} is QUEUED for a slot of concurrency key ${JSON.stringify(key ?? run.concurrencyGroup)} and has not started: nothing to retry; it starts when a slot frees, or cancel it`,
+      );
     }
     const group = this.groupOf(dag, run.workflowId, input, config);
     if (group?.groupKey !== run.concurrencyGroup) await repo.setRunGroup(tenantId, run.id, group ?? null);
@@ -112,7 +125,16 @@ export class RunSlots {
       const seconds = Math.max(0, (linked.now.getTime() - new Date(run.createdAt).getTime()) / 1000);
       this.ctx.observe((o) => o.flowDispatched?.({ queue: null, waits: [{ reason: 'CONCURRENCY_LIMIT', seconds }] }));
       const ev: RunEvent = run.startNodeId ? { type: 'RunStarted', startNodeId: run.startNodeId } : { type: 'RunStarted' };
-      const started = await this.events.applyReport({ m, tenantId, run: { ...run, status: RunStatus.Running }, nodes: new Map(), dag, ev, now: linked.now, nesting: nesting + 1 });
+      const started = await this.events.applyReport({
+        m,
+        tenantId,
+        run: { ...run, status: RunStatus.Running },
+        nodes: new Map(),
+        dag,
+        ev,
+        now: linked.now,
+        nesting: nesting + 1,
+      });
       if (started.kind === 'applied') {
         // The admission set the run RUNNING besides the event's own writes: its change says so too.
         const change = started.change;

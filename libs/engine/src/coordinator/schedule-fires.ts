@@ -219,7 +219,13 @@ export class ScheduleFires {
     const cancelled: string[] = [];
     if (d.kind === 'cancel_then_start') {
       for (const runId of p.active) {
-        const outcome = await this.starts.cancelIn(m, p.row.tenantId, runId, `schedule ${p.row.id} fired for ${nominal.toISOString()} (overlap policy cancel_other)`, p.now);
+        const outcome = await this.starts.cancelIn(
+          m,
+          p.row.tenantId,
+          runId,
+          `schedule ${p.row.id} fired for ${nominal.toISOString()} (overlap policy cancel_other)`,
+          p.now,
+        );
         if (outcome) {
           p.applied.push({ runId, outcome });
           cancelled.push(runId);
@@ -239,7 +245,13 @@ export class ScheduleFires {
         this.starts.startIn(
           m,
           row.tenantId,
-          { workflowId: row.workflowId, ...(row.version === null ? {} : { version: row.version }), input, config: row.config as JsonValue, idempotencyKey: scheduleRunKey(row.id, nominal) },
+          {
+            workflowId: row.workflowId,
+            ...(row.version === null ? {} : { version: row.version }),
+            input,
+            config: row.config as JsonValue,
+            idempotencyKey: scheduleRunKey(row.id, nominal),
+          },
           { scheduleId: row.id, nominalTime: nominal },
         ),
       );

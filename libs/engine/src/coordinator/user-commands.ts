@@ -29,7 +29,10 @@ export class UserCommands {
   async startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean; run?: RunEntity }> {
     const { ctx } = this;
     if (!isUuid(tenantId) || badCharacter(String(input.workflowId)) || !isVersion(input.version)) {
-      throw new WeftError('NOT_FOUND', `workflow ${JSON.stringify(input.workflowId)}${input.version === undefined ? '' : ` version ${input.version}`} not found`);
+      throw new WeftError(
+        'NOT_FOUND',
+        `workflow ${JSON.stringify(input.workflowId)}${input.version === undefined ? '' : ` version ${input.version}`} not found`,
+      );
     }
     checkName('idempotencyKey', input.idempotencyKey);
     checkName('startNodeId', input.startNodeId);
@@ -61,7 +64,9 @@ export class UserCommands {
   /** Checks and applies a RunCancelled; see `RunCommands.cancelRun`. */
   async cancelRun(tenantId: string, c: CancelRunInput): Promise<void> {
     checkName('reason', c.reason, MAX_ERROR_CHARS);
-    await this.pipeline.command(tenantId, c.runId, 'the cancellation', () => ({ ev: c.reason === undefined ? { type: 'RunCancelled' } : { type: 'RunCancelled', reason: c.reason } }));
+    await this.pipeline.command(tenantId, c.runId, 'the cancellation', () => ({
+      ev: c.reason === undefined ? { type: 'RunCancelled' } : { type: 'RunCancelled', reason: c.reason },
+    }));
   }
 
   /** Checks and applies a RunRetried; see `RunCommands.retryRun`. */
@@ -105,6 +110,9 @@ export class UserCommands {
     const parent = await this.ctx.retrying('retry check', () => new RunRepository(this.ctx.ds).parentOfRun(tenantId, runId));
     if (!parent) return;
     const { parentRunId, parentNodeId } = parent;
-    throw new WeftError('CONFLICT', `run ${runId} was started by run ${parentRunId}'s node ${parentNodeId}; retry run ${parentRunId} from node ${parentNodeId} instead`);
+    throw new WeftError(
+      'CONFLICT',
+      `run ${runId} was started by run ${parentRunId}'s node ${parentNodeId}; retry run ${parentRunId} from node ${parentNodeId} instead`,
+    );
   }
 }

@@ -112,7 +112,13 @@ describe('graph queries', () => {
     expect(dag.startNode().node_id).toBe('a');
     expect(dag.startNode('c').node_id).toBe('c');
     expect(() => dag.startNode('zz')).toThrow('start node zz not found in workflow definition');
-    const cyclic = buildDag({ nodes: [node('x', NodeType.Http), node('y', NodeType.Http)], edges: [{ from: 'x', to: 'y' }, { from: 'y', to: 'x' }] });
+    const cyclic = buildDag({
+      nodes: [node('x', NodeType.Http), node('y', NodeType.Http)],
+      edges: [
+        { from: 'x', to: 'y' },
+        { from: 'y', to: 'x' },
+      ],
+    });
     expect(() => cyclic.startNode()).toThrow(/no start node found/);
   });
 

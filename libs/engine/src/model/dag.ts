@@ -89,10 +89,7 @@ export class WorkflowDag {
       if (refs) this.refs.set(id, [...refs, ...implicit]);
     }
 
-    this.runOutputRefs =
-      definition.output === undefined
-        ? this.sinkNodes().map((n) => n.node_id)
-        : templateTaskRefs(jsonStrings(definition.output));
+    this.runOutputRefs = definition.output === undefined ? this.sinkNodes().map((n) => n.node_id) : templateTaskRefs(jsonStrings(definition.output));
   }
 
   /** Every node, in spec order. */

@@ -121,7 +121,9 @@ describe('a type mismatch fails the merge, naming the field, the reducer and the
   });
 
   it('an unknown reducer name fails the merge', () => {
-    expect(failure({ f: 'sum' }, { f: 1 })).toBe('field "f": unknown reducer "sum"; expected one of add, append, union, min, max, merge, and, or, concat, replace');
+    expect(failure({ f: 'sum' }, { f: 1 })).toBe(
+      'field "f": unknown reducer "sum"; expected one of add, append, union, min, max, merge, and, or, concat, replace',
+    );
   });
 });
 
@@ -146,4 +148,3 @@ describe('a sum JSON cannot hold', () => {
     expect(r).toEqual({ ok: false, error: 'field "n": reducer add overflowed (the sum is beyond ±1.8e308) at node "b"' });
   });
 });
-

@@ -27,7 +27,22 @@ const ZONE_CHANGES_PER_YEAR = 8;
 const FIRST_INSTANT = -62_135_596_800_000; // 0001-01-01T00:00:00Z
 const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 /** Zones without offset changes, where local gaps are real gaps. */
-const FIXED_ZONES = new Set(['utc', 'etc/utc', 'etc/uct', 'uct', 'gmt', 'etc/gmt', 'etc/universal', 'universal', 'zulu', 'etc/zulu', 'etc/gmt0', 'etc/gmt+0', 'etc/gmt-0', 'gmt0']);
+const FIXED_ZONES = new Set([
+  'utc',
+  'etc/utc',
+  'etc/uct',
+  'uct',
+  'gmt',
+  'etc/gmt',
+  'etc/universal',
+  'universal',
+  'zulu',
+  'etc/zulu',
+  'etc/gmt0',
+  'etc/gmt+0',
+  'etc/gmt-0',
+  'gmt0',
+]);
 
 /** At least and at most how many nominal times a range holds; `atMost` may be `Infinity` (no cheap bound). */
 export interface FireCountBounds {

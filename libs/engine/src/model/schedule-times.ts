@@ -68,7 +68,7 @@ function fireTimeAfter(t: CheckedTiming): (after: Date) => Date | null {
 export function upcomingFireTimes(t: CheckedTiming, after: Date, count: number): Date[] {
   const nextFireTime = fireTimeAfter(t);
   const out: Date[] = [];
-  for (let at = after; out.length < count; ) {
+  for (let at = after; out.length < count;) {
     const next = nextFireTime(at);
     if (!next) break;
     out.push(next);

@@ -105,7 +105,8 @@ export function isTimeZone(zone: string): boolean {
  */
 export function cronShapeProblem(cron: string): string | undefined {
   const text = cron.trim();
-  if (text.startsWith('@')) return CRON_NICKNAMES.has(text.toLowerCase()) ? undefined : `unknown cron name ${JSON.stringify(text)}; use @hourly, @daily, @weekly, @monthly or @yearly`;
+  if (text.startsWith('@'))
+    return CRON_NICKNAMES.has(text.toLowerCase()) ? undefined : `unknown cron name ${JSON.stringify(text)}; use @hourly, @daily, @weekly, @monthly or @yearly`;
   const fields = text.split(/\s+/).filter(Boolean).length;
   if (fields !== 5 && fields !== 6) return `a cron expression has 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first), not ${fields}`;
   return undefined;
@@ -125,7 +126,8 @@ export function timingProblems(t: ScheduleTiming, cronProblem: (cron: string, zo
     problems.push({ path: hasCron ? 'intervalSeconds' : 'cron', message });
   }
   const zone = t.timeZone ?? 'UTC';
-  if (!isTimeZone(zone)) problems.push({ path: 'timeZone', message: `unknown time zone ${JSON.stringify(zone)}; use an IANA name such as Europe/Paris or UTC` });
+  if (!isTimeZone(zone))
+    problems.push({ path: 'timeZone', message: `unknown time zone ${JSON.stringify(zone)}; use an IANA name such as Europe/Paris or UTC` });
   if (hasCron) {
     const shape = cronShapeProblem(t.cron!);
     const bad = shape ?? (isTimeZone(zone) ? cronProblem(t.cron!, zone) : undefined);
@@ -186,7 +188,8 @@ export type FireDecision = { kind: 'start' } | { kind: 'cancel_then_start' } | {
 
 /** Decides a fire under `policy` (see {@link FireDecision}). */
 export function decideFire(policy: OverlapPolicy, active: boolean, buffered: number): FireDecision {
-  if (!active) return buffered > 0 && (policy === OverlapPolicy.BufferOne || policy === OverlapPolicy.BufferAll) ? bufferOr(policy, buffered) : { kind: 'start' };
+  if (!active)
+    return buffered > 0 && (policy === OverlapPolicy.BufferOne || policy === OverlapPolicy.BufferAll) ? bufferOr(policy, buffered) : { kind: 'start' };
   switch (policy) {
     case OverlapPolicy.AllowAll:
       return { kind: 'start' };

@@ -93,7 +93,12 @@ describe('loading definitions', () => {
   it('refuses a billion-laughs document of nested aliases as one problem, not a crash', () => {
     // Nine levels of ten aliases each: 10^9 strings if expanded.
     const levels = ['a: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
-    for (let i = 1; i < 9; i++) levels.push(`l${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(', ')}]`);
+    for (let i = 1; i < 9; i++)
+      levels.push(
+        `l${i}: &l${i} [${Array(10)
+          .fill(`*l${i - 1}`)
+          .join(', ')}]`,
+      );
     const source = `nodes:\n  - {node_id: a, type: HTTP, spec: {url: "https://x", bomb: *l8}}\n`;
     const problems = problemsOf(() => loadDefinition(`${levels.join('\n')}\n${source}`));
     expect(problems).toEqual([{ message: expect.stringContaining('too many alias expansions') }]);
@@ -114,9 +119,7 @@ describe('loading definitions', () => {
   });
 
   it('turns any other YAML conversion error into a problem: unresolved and self-containing aliases', () => {
-    expect(problemsOf(() => parseDefinition('nodes: *missing\n'))).toEqual([
-      { message: expect.stringMatching(/^YAML error: Unresolved alias/) },
-    ]);
+    expect(problemsOf(() => parseDefinition('nodes: *missing\n'))).toEqual([{ message: expect.stringMatching(/^YAML error: Unresolved alias/) }]);
     expect(problemsOf(() => parseDefinition('nodes: &n [*n]\n'))).toEqual([
       { path: 'line 1, column 12', message: 'YAML error: alias *n refers to a node that contains it' },
     ]);
@@ -197,7 +200,9 @@ output: {total: "{{tasks.flaky.output.n * }}"}
   it('rejects shapes that are not a definition', () => {
     expect(validateDefinition('nodes')).toEqual([expect.objectContaining({ message: expect.stringMatching(/must be an object/) })]);
     expect(validateDefinition(null)).toHaveLength(1);
-    expect(validateDefinition({ nodes: { a: 1 } })).toContainEqual(expect.objectContaining({ path: 'nodes', message: expect.stringMatching(/must be a list/) }));
+    expect(validateDefinition({ nodes: { a: 1 } })).toContainEqual(
+      expect.objectContaining({ path: 'nodes', message: expect.stringMatching(/must be a list/) }),
+    );
     expect(validateDefinition({ nodes: [], edges: 'x' })).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ path: 'edges', message: expect.stringMatching(/must be a list/) }),
@@ -214,8 +219,14 @@ output: {total: "{{tasks.flaky.output.n * }}"}
 
   it('reports a graph without an entry node', () => {
     const problems = validateDefinition({
-      nodes: [{ node_id: 'a', type: 'FORK' }, { node_id: 'b', type: 'FORK' }],
-      edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'a' }],
+      nodes: [
+        { node_id: 'a', type: 'FORK' },
+        { node_id: 'b', type: 'FORK' },
+      ],
+      edges: [
+        { from: 'a', to: 'b' },
+        { from: 'b', to: 'a' },
+      ],
     });
     expect(problems).toContainEqual(expect.objectContaining({ message: 'no entry node: every node has an incoming edge' }));
     expect(problems).toContainEqual(expect.objectContaining({ nodeId: 'a', message: expect.stringMatching(/cycle/) }));
@@ -223,10 +234,19 @@ output: {total: "{{tasks.flaky.output.n * }}"}
 
   it('reports a self-loop, an edge from an unknown node and a condition without a template', () => {
     const problems = validateDefinition({
-      nodes: [{ node_id: 'a', type: 'SWITCH' }, { node_id: 'b', type: 'FORK' }],
-      edges: [{ from: 'a', to: 'b', condition: 'true' }, { from: 'b', to: 'b' }, { from: 'nobody', to: 'b' }],
+      nodes: [
+        { node_id: 'a', type: 'SWITCH' },
+        { node_id: 'b', type: 'FORK' },
+      ],
+      edges: [
+        { from: 'a', to: 'b', condition: 'true' },
+        { from: 'b', to: 'b' },
+        { from: 'nobody', to: 'b' },
+      ],
     });
-    expect(problems).toContainEqual(expect.objectContaining({ nodeId: 'a', path: 'edges[0].condition', message: expect.stringMatching(/must be a \{\{ \}\} CEL template/) }));
+    expect(problems).toContainEqual(
+      expect.objectContaining({ nodeId: 'a', path: 'edges[0].condition', message: expect.stringMatching(/must be a \{\{ \}\} CEL template/) }),
+    );
     expect(problems).toContainEqual(expect.objectContaining({ nodeId: 'b', message: expect.stringMatching(/cycle through nodes b/) }));
     expect(problems).toContainEqual(expect.objectContaining({ nodeId: 'nobody', path: 'edges[2].from', message: 'edge from unknown node "nobody"' }));
   });
@@ -282,7 +302,9 @@ describe('node fields: for_each and SUBWORKFLOW', () => {
       'nodes[0].max_concurrency: max_concurrency must be an integer from 1 to 10000',
       'nodes[0].for_each: unclosed template: the {{ at column 1 has no closing }}',
     ]);
-    expect(messages(oneNode({ for_each: '{{ tasks.nope.output }}' }))).toEqual(['nodes[0].for_each: template {{ tasks.nope.output }} references unknown node "nope"']);
+    expect(messages(oneNode({ for_each: '{{ tasks.nope.output }}' }))).toEqual([
+      'nodes[0].for_each: template {{ tasks.nope.output }} references unknown node "nope"',
+    ]);
   });
 
   it('refuses for_each on a node that no worker runs, and as, max_concurrency or reducers without for_each', () => {
@@ -337,7 +359,9 @@ describe('node fields: for_each and SUBWORKFLOW', () => {
   });
 
   it('requires a SUBWORKFLOW node to name its workflow, and a version to be a positive integer', () => {
-    expect(messages(oneNode({}, { input: {} }, 'SUBWORKFLOW'))).toEqual(['nodes[0].spec.workflow: a SUBWORKFLOW node requires spec.workflow (a non-empty string)']);
+    expect(messages(oneNode({}, { input: {} }, 'SUBWORKFLOW'))).toEqual([
+      'nodes[0].spec.workflow: a SUBWORKFLOW node requires spec.workflow (a non-empty string)',
+    ]);
     expect(messages(oneNode({}, { workflow: 'billing', version: 2 ** 40 }, 'SUBWORKFLOW'))).toEqual([
       "nodes[0].spec.version: a SUBWORKFLOW node's spec.version must be a positive integer (omit it for the default version)",
     ]);
@@ -416,7 +440,10 @@ describe('fields: payload hygiene, error edges, unknown fields', () => {
 
   it('accepts a condition on an edge leaving any node, not only a SWITCH', () => {
     const problems = validateDefinition({
-      nodes: [{ node_id: 'a', type: 'HTTP', spec: { url: 'https://x' } }, { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } }],
+      nodes: [
+        { node_id: 'a', type: 'HTTP', spec: { url: 'https://x' } },
+        { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } },
+      ],
       edges: [{ from: 'a', to: 'b', condition: '{{tasks.a.output.ok}}' }],
     });
     expect(problems).toEqual([]);
@@ -436,7 +463,15 @@ describe('fields: payload hygiene, error edges, unknown fields', () => {
         ],
       }),
     ).toEqual(['edges[1]: duplicate edge a → b (first declared at edges[0]); merge their conditions into one']);
-    expect(messages({ nodes, edges: [{ from: 'a', to: 'b' }, { from: 'a', to: 'b', on_error: true }] })).toEqual([]);
+    expect(
+      messages({
+        nodes,
+        edges: [
+          { from: 'a', to: 'b' },
+          { from: 'a', to: 'b', on_error: true },
+        ],
+      }),
+    ).toEqual([]);
   });
 
   it('names unknown fields on the definition, a node, an edge and a retry policy', () => {
@@ -489,8 +524,13 @@ describe('bounds', () => {
     const limits = { maxNodes: 4, maxEdges: 2 };
     expect(definitionSizeProblem(chain(4), { maxNodes: 4, maxEdges: 3 })).toBeUndefined();
     expect(loadDefinition(JSON.stringify(chain(4)), { maxNodes: 4, maxEdges: 3 }).nodes).toHaveLength(4);
-    expect(thrown(() => loadDefinition(JSON.stringify(chain(4)), limits)).message).toBe('definition has 3 edges; at most 2 are allowed (WEFT_MAX_DEFINITION_EDGES)');
-    expect(definitionSizeProblem(chain(5), limits)).toEqual({ path: 'nodes', message: 'definition has 5 nodes; at most 4 are allowed (WEFT_MAX_DEFINITION_NODES)' });
+    expect(thrown(() => loadDefinition(JSON.stringify(chain(4)), limits)).message).toBe(
+      'definition has 3 edges; at most 2 are allowed (WEFT_MAX_DEFINITION_EDGES)',
+    );
+    expect(definitionSizeProblem(chain(5), limits)).toEqual({
+      path: 'nodes',
+      message: 'definition has 5 nodes; at most 4 are allowed (WEFT_MAX_DEFINITION_NODES)',
+    });
     // Not lists, or no object at all: left to the rules that say what is wrong.
     expect(definitionSizeProblem({ nodes: 'many' }, limits)).toBeUndefined();
     expect(definitionSizeProblem([1, 2, 3], limits)).toBeUndefined();
@@ -531,8 +571,12 @@ describe('bounds', () => {
 
   it('refuses a literal HTTP or CODE timeout of 0 (the executors refuse it at run time)', () => {
     const positive = 'must be a positive number of seconds, at most 31536000 (365 days)';
-    expect(messages(oneNode({}, { url: 'https://x', timeout_seconds: 0 }, 'HTTP'))).toEqual([`nodes[0].spec.timeout_seconds: a HTTP node's timeout_seconds ${positive}`]);
-    expect(messages(oneNode({ runtime: 'python' }, { code: 'x', timeout_seconds: '0' }, 'CODE'))).toEqual([`nodes[0].spec.timeout_seconds: a CODE node's timeout_seconds ${positive}`]);
+    expect(messages(oneNode({}, { url: 'https://x', timeout_seconds: 0 }, 'HTTP'))).toEqual([
+      `nodes[0].spec.timeout_seconds: a HTTP node's timeout_seconds ${positive}`,
+    ]);
+    expect(messages(oneNode({ runtime: 'python' }, { code: 'x', timeout_seconds: '0' }, 'CODE'))).toEqual([
+      `nodes[0].spec.timeout_seconds: a CODE node's timeout_seconds ${positive}`,
+    ]);
     expect(messages(oneNode({}, { url: 'https://x', timeout_seconds: 0.5 }, 'HTTP'))).toEqual([]);
     expect(messages(oneNode({ runtime: 'python' }, { code: 'x', timeout_seconds: '{{input.t}}' }, 'CODE'))).toEqual([]); // checked when run
     // A WAIT_FOR_EVENT timeout is the machine's, not an executor's: 0 stays accepted.
@@ -540,7 +584,9 @@ describe('bounds', () => {
   });
 
   it('checks a literal CODE memory_mb and a literal HTTP method', () => {
-    expect(messages(oneNode({ runtime: 'python' }, { code: 'x', memory_mb: 8 }, 'CODE'))).toEqual(['nodes[0].spec.memory_mb: memory_mb must be a number from 16 to 4096 (megabytes)']);
+    expect(messages(oneNode({ runtime: 'python' }, { code: 'x', memory_mb: 8 }, 'CODE'))).toEqual([
+      'nodes[0].spec.memory_mb: memory_mb must be a number from 16 to 4096 (megabytes)',
+    ]);
     expect(messages(oneNode({ runtime: 'python' }, { code: 'x', memory_mb: 4097 }, 'CODE'))).toHaveLength(1);
     expect(messages(oneNode({ runtime: 'python' }, { code: 'x', memory_mb: 256 }, 'CODE'))).toEqual([]);
     expect(messages(oneNode({}, { url: 'https://x', method: 'FETCH' }))).toEqual([
@@ -570,7 +616,10 @@ describe('template references', () => {
         { node_id: 's', type: 'SWITCH' },
         { node_id: 'b', type: 'FORK' },
       ],
-      edges: [{ from: 'a', to: 's' }, { from: 's', to: 'b', condition: '{{tasks["ghost"].output > 1}}' }],
+      edges: [
+        { from: 'a', to: 's' },
+        { from: 's', to: 'b', condition: '{{tasks["ghost"].output > 1}}' },
+      ],
       output: { x: '{{tasks.nope.output}} and {{tasks.nope.status}}' },
     };
     expect(validateDefinition(def)).toEqual([

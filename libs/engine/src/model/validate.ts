@@ -25,7 +25,20 @@ import { forEach, typeSpec } from './validation/spec-rules.js';
 import type { WorkflowDefinition } from './workflow-definition.js';
 
 /** The rules over each node, in the order their problems are reported. */
-const NODE_RULES: readonly NodeRule[] = [uniqueNodeId, nodeKeys, nodeTexts, queue, runtimeOnCode, payloadHygiene, nodeType, typeSpec, forEach, nodeFlow, retry, specValues];
+const NODE_RULES: readonly NodeRule[] = [
+  uniqueNodeId,
+  nodeKeys,
+  nodeTexts,
+  queue,
+  runtimeOnCode,
+  payloadHygiene,
+  nodeType,
+  typeSpec,
+  forEach,
+  nodeFlow,
+  retry,
+  specValues,
+];
 
 /** The rules over each edge, in order. */
 const EDGE_RULES: readonly EdgeRule[] = [edgeKeys, edgeEnds, edgeCondition, edgeOnError, uniqueEdge];

@@ -14,13 +14,7 @@ describe('conditional edges on any node', () => {
     //   ─(n <= 1)→ lo → lo2 ───┴→ end
     const h = new Harness(
       [task('a'), task('hi'), task('lo'), task('lo2'), task('end')],
-      [
-        cond('a', 'hi', '{{tasks.a.output.n > 1}}'),
-        cond('a', 'lo', '{{tasks.a.output.n <= 1}}'),
-        edge('lo', 'lo2'),
-        edge('hi', 'end'),
-        edge('lo2', 'end'),
-      ],
+      [cond('a', 'hi', '{{tasks.a.output.n > 1}}'), cond('a', 'lo', '{{tasks.a.output.n <= 1}}'), edge('lo', 'lo2'), edge('hi', 'end'), edge('lo2', 'end')],
     );
     await h.start();
     const tr = await h.complete('a', { n: 5 });
@@ -71,12 +65,7 @@ describe('conditional edges on any node', () => {
 describe('error edges', () => {
   const payFlow = () =>
     new Harness(
-      [
-        task('pay', {}, { retry: { max_attempts: 2, backoff_seconds: 1 } }),
-        task('ship'),
-        task('refund', { why: '{{tasks.pay.error}}' }),
-        task('notify'),
-      ],
+      [task('pay', {}, { retry: { max_attempts: 2, backoff_seconds: 1 } }), task('ship'), task('refund', { why: '{{tasks.pay.error}}' }), task('notify')],
       [edge('pay', 'ship'), onError('pay', 'refund'), edge('ship', 'notify')],
     );
 
@@ -194,4 +183,3 @@ describe('a retry after a routing failure ended the run while a branch still ran
     expect(h.node('after').status).toBe(TaskStatus.Completed);
   });
 });
-

@@ -4,14 +4,7 @@ import type { JsonValue } from '../model/workflow-types.js';
  * Events: things that happened to a run; `Machine.apply` consumes one at a time.
  * External events sent to WAIT_FOR_EVENT nodes are called signals.
  */
-export type RunEvent =
-  | RunStarted
-  | NodeCompleted
-  | NodeFailed
-  | TimerFired
-  | SignalReceived
-  | RunRetried
-  | RunCancelled;
+export type RunEvent = RunStarted | NodeCompleted | NodeFailed | TimerFired | SignalReceived | RunRetried | RunCancelled;
 
 /** A new run was created; `startNodeId` optionally overrides the definition's entry node. */
 export interface RunStarted {

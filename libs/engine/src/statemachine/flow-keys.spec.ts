@@ -61,10 +61,14 @@ describe('node flow keys, resolved when the node is activated', () => {
     const h = new Harness(
       [
         task('fetch'),
-        task('charge', { url: 'https://pay/{{ input.account }}' }, {
-          concurrency: { key: '{{ input.account }}-{{ tasks.fetch.output.psp }}', limit: 2 },
-          rate_limit: { key: '{{ tasks.fetch.output.n }}', limit: 100, per_seconds: 60 },
-        }),
+        task(
+          'charge',
+          { url: 'https://pay/{{ input.account }}' },
+          {
+            concurrency: { key: '{{ input.account }}-{{ tasks.fetch.output.psp }}', limit: 2 },
+            rate_limit: { key: '{{ tasks.fetch.output.n }}', limit: 100, per_seconds: 60 },
+          },
+        ),
       ],
       [edge('fetch', 'charge')],
       { input: { account: 'acme' } },
@@ -102,7 +106,12 @@ describe('node flow keys, resolved when the node is activated', () => {
 
   it('fails only the node whose key resolves badly, naming the key, and routes the rest on', async () => {
     const h = new Harness(
-      [task('start'), task('bad', {}, { concurrency: { key: '{{ input.tags }}', limit: 1 } }), task('good', {}, { rate_limit: { key: '{{ input.missing }}x', limit: 1, per_seconds: 1 } }), task('fine')],
+      [
+        task('start'),
+        task('bad', {}, { concurrency: { key: '{{ input.tags }}', limit: 1 } }),
+        task('good', {}, { rate_limit: { key: '{{ input.missing }}x', limit: 1, per_seconds: 1 } }),
+        task('fine'),
+      ],
       [edge('start', 'bad'), edge('start', 'good'), edge('start', 'fine')],
       { input: { tags: ['a', 'b'] } },
     );
@@ -125,7 +134,14 @@ describe('node flow keys, resolved when the node is activated', () => {
 describe('for_each flow keys: one per iteration, with its element', () => {
   const fan = (key: string, items: unknown): Harness =>
     new Harness(
-      [forEach('call', '{{ input.items }}', { url: 'https://x/{{ acct.id }}' }, { as: 'acct', max_concurrency: 1, concurrency: { key, limit: 1 }, rate_limit: { limit: 9, per_seconds: 3 } })],
+      [
+        forEach(
+          'call',
+          '{{ input.items }}',
+          { url: 'https://x/{{ acct.id }}' },
+          { as: 'acct', max_concurrency: 1, concurrency: { key, limit: 1 }, rate_limit: { limit: 9, per_seconds: 3 } },
+        ),
+      ],
       [],
       { input: { items: items as never } },
     );
@@ -151,7 +167,9 @@ describe('for_each flow keys: one per iteration, with its element', () => {
     const tr = await h.start();
     expect(actionsOf(tr, 'CreateIterations')).toEqual([]);
     expect(h.node('call').status).toBe(TaskStatus.Failed);
-    expect(h.tasks.get('call')?.error).toBe('for_each of node call: iteration 1: concurrency.key of node call resolved to a list; it must be a string or a number');
+    expect(h.tasks.get('call')?.error).toBe(
+      'for_each of node call: iteration 1: concurrency.key of node call resolved to a list; it must be a string or a number',
+    );
   });
 
   it('gives iterations no flow when the node has no limits', async () => {

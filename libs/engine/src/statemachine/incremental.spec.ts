@@ -59,7 +59,17 @@ describe('undo journal', () => {
     const node = (id: string): WorkflowNode => ({ node_id: id, type: NodeType.Http });
     for (const id of ['a', 'b', 'c']) applyAction(run, { type: 'CreateTask', taskId: `t-${id}`, node: node(id), status: TaskStatus.Pending, input: {} });
     applyAction(run, { type: 'CompleteTask', taskId: 't-a', nodeId: 'a', attempt: 0, output: 1 });
-    applyAction(run, { type: 'CreateIterations', taskId: 't-f', node: node('f'), iterations: [{ taskId: 'i0', input: 0 }, { taskId: 'i1', input: 1 }], dispatch: 1, notBefore: new Date(0) });
+    applyAction(run, {
+      type: 'CreateIterations',
+      taskId: 't-f',
+      node: node('f'),
+      iterations: [
+        { taskId: 'i0', input: 0 },
+        { taskId: 'i1', input: 1 },
+      ],
+      dispatch: 1,
+      notBefore: new Date(0),
+    });
     run.context.tasks.set('a', { status: TaskStatus.Completed, output: 1 });
     run.context.tasks.set('x', { status: TaskStatus.Completed, output: 2 });
     const before = capture(run);
@@ -132,7 +142,12 @@ describe('undo journal', () => {
 describe('maintained counts', () => {
   it('match a full count through retries, failures, cancel, reopen and for_each', async () => {
     const h = new CountingHarness(
-      [task('a', undefined, { retry: { max_attempts: 3, backoff_seconds: 0 } } as Partial<WorkflowNode>), forEach('f', '{{[1, 2, 3]}}', {}, { max_concurrency: 1 }), task('b'), task('c')],
+      [
+        task('a', undefined, { retry: { max_attempts: 3, backoff_seconds: 0 } } as Partial<WorkflowNode>),
+        forEach('f', '{{[1, 2, 3]}}', {}, { max_concurrency: 1 }),
+        task('b'),
+        task('c'),
+      ],
       [edge('a', 'f'), edge('f', 'b'), edge('a', 'c')],
     );
     await h.start();
@@ -246,7 +261,10 @@ describe('incremental JOIN readiness', () => {
     const n = 30;
     const ids = Array.from({ length: n }, (_, i) => `b${i}`);
     for (let seed = 1; seed <= 5; seed++) {
-      const h = new Harness([fork('f'), ...ids.map((id) => task(id)), join('j'), task('end')], [...ids.flatMap((id) => [edge('f', id), edge(id, 'j')]), edge('j', 'end')]);
+      const h = new Harness(
+        [fork('f'), ...ids.map((id) => task(id)), join('j'), task('end')],
+        [...ids.flatMap((id) => [edge('f', id), edge(id, 'j')]), edge('j', 'end')],
+      );
       await h.start();
       const rnd = prng(seed);
       const order = [...ids].sort(() => rnd() - 0.5);

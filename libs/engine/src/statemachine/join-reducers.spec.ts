@@ -36,7 +36,11 @@ describe('JOIN reducers', () => {
   });
 
   it('follows incoming-edge order, not completion order', async () => {
-    for (const completion of [['a', 'b', 'c'], ['c', 'b', 'a'], ['b', 'c', 'a']]) {
+    for (const completion of [
+      ['a', 'b', 'c'],
+      ['c', 'b', 'a'],
+      ['b', 'c', 'a'],
+    ]) {
       const h = fanOut(reducing('j', { m: 'append' }), ['c', 'a', 'b']);
       await h.start();
       for (const id of completion) await h.complete(id, { m: [id], last: id });
@@ -160,7 +164,10 @@ describe('publishing validates spec.reducers', () => {
       { node_id: 'a', type: 'HTTP', spec: { url: 'https://a' } },
       { node_id: 'j', type: 'JOIN', spec: { reducers } },
     ],
-    edges: [{ from: 'f', to: 'a' }, { from: 'a', to: 'j' }],
+    edges: [
+      { from: 'f', to: 'a' },
+      { from: 'a', to: 'j' },
+    ],
   });
 
   it('accepts every known reducer', () => {

@@ -95,10 +95,7 @@ describe('stories', () => {
   });
 
   it('loads outputs only when referenced', async () => {
-    const h = new Harness(
-      [task('a'), task('b'), task('c', { url: '{{tasks.a.output.url}}' })],
-      [edge('a', 'b'), edge('b', 'c')],
-    );
+    const h = new Harness([task('a'), task('b'), task('c', { url: '{{tasks.a.output.url}}' })], [edge('a', 'b'), edge('b', 'c')]);
 
     await h.start();
     await h.complete('a', { url: 'http://x' });
@@ -110,11 +107,7 @@ describe('stories', () => {
   });
 
   it('loads every completed output when task access is dynamic', async () => {
-    const h = new Harness(
-      [task('a'), task('b'), task('c', { v: '{{tasks[input.key].output.v}}' })],
-      [edge('a', 'b'), edge('b', 'c')],
-      { input: { key: 'a' } },
-    );
+    const h = new Harness([task('a'), task('b'), task('c', { v: '{{tasks[input.key].output.v}}' })], [edge('a', 'b'), edge('b', 'c')], { input: { key: 'a' } });
     await h.start();
     await h.complete('a', { v: 1 });
     h.loads = [];
@@ -200,10 +193,7 @@ describe('task lifecycle', () => {
   });
 
   it('fails the run only after a still-running branch settles', async () => {
-    const h = new Harness(
-      [fork('f'), task('a'), task('b'), task('j')],
-      [edge('f', 'a'), edge('f', 'b'), edge('a', 'j'), edge('b', 'j')],
-    );
+    const h = new Harness([fork('f'), task('a'), task('b'), task('j')], [edge('f', 'a'), edge('f', 'b'), edge('a', 'j'), edge('b', 'j')]);
     await h.start();
     const fa = await h.fail('a');
     expect(types(fa)).toEqual(['FailTask']); // b still running: no FinishRun yet
@@ -268,7 +258,9 @@ describe('task lifecycle', () => {
     expect(dispatched(tr)).toEqual(['other']);
     const fin = finished(tr);
     expect(fin?.status).toBe(RunStatus.Failed);
-    expect(fin?.reason).toMatch(/^routing after node p failed: switch s: condition eval for edge s→x: failed to evaluate condition: cannot evaluate \{\{ tasks\.p\.output\.missing\.deeper \}\}: No such key: missing/);
+    expect(fin?.reason).toMatch(
+      /^routing after node p failed: switch s: condition eval for edge s→x: failed to evaluate condition: cannot evaluate \{\{ tasks\.p\.output\.missing\.deeper \}\}: No such key: missing/,
+    );
     expect(h.run.status).toBe(RunStatus.Failed);
     // The run is finished: a later report of a still-running task is recorded but schedules nothing.
     const late = await h.complete('other');
@@ -276,10 +268,7 @@ describe('task lifecycle', () => {
   });
 
   it('treats a Store error as transient: nothing is emitted and the snapshot is unchanged', async () => {
-    const h = new Harness(
-      [task('a'), task('b'), task('c', { url: '{{tasks.a.output.url}}' })],
-      [edge('a', 'b'), edge('b', 'c')],
-    );
+    const h = new Harness([task('a'), task('b'), task('c', { url: '{{tasks.a.output.url}}' })], [edge('a', 'b'), edge('b', 'c')]);
     await h.start();
     await h.complete('a', { url: 'http://x' });
     const before = structuredClone([...h.run.nodes]);

@@ -11,16 +11,7 @@ import { NodeType, RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from
 import { hasActiveNode, liveCounts } from './apply-action.js';
 import type { Deps, Transition } from './deps.js';
 import { MachineError } from './errors.js';
-import type {
-  NodeCompleted,
-  NodeFailed,
-  RunCancelled,
-  RunEvent,
-  RunRetried,
-  RunStarted,
-  SignalReceived,
-  TimerFired,
-} from './events.js';
+import type { NodeCompleted, NodeFailed, RunCancelled, RunEvent, RunRetried, RunStarted, SignalReceived, TimerFired } from './events.js';
 import { Journal } from './journal.js';
 import { settleIteration } from './node-kinds/for-each.js';
 import type { NodeOutcome } from './node-kinds/outcome.js';
@@ -135,9 +126,7 @@ async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
   const output = trimOutput(s.dag.getNode(ev.nodeId), ev.output);
   s.emit({ type: 'CompleteTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, output });
   const outcome: NodeOutcome =
-    s.run.nodes.get(ev.nodeId)?.iterations !== undefined
-      ? await settleIteration(s, ev.nodeId, { taskId: ev.taskId, output })
-      : { kind: 'completed', output };
+    s.run.nodes.get(ev.nodeId)?.iterations !== undefined ? await settleIteration(s, ev.nodeId, { taskId: ev.taskId, output }) : { kind: 'completed', output };
   await routeOutcome(s, ev.nodeId, outcome);
 }
 
@@ -246,7 +235,10 @@ async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
   // carried forward: walk on from every settled node the retry kept, so its successors run too
   // (nodes below the restarted one wait for it; nodes already reached are left alone).
   const kept = [...s.run.nodes.entries()].filter(([id, n]) => id !== ev.fromNodeId && isSettled(n.status)).map(([id]) => id);
-  await propagate(s, kept.flatMap((id) => s.dag.successors(id)));
+  await propagate(
+    s,
+    kept.flatMap((id) => s.dag.successors(id)),
+  );
 }
 
 /** COMPLETED, FAILED or SKIPPED: the node's outgoing edges can be decided. */

@@ -143,7 +143,10 @@ async function activateJoin(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
     if (!from.includes(edge.from) && (await edgeState(s, edge)).active) from.push(edge.from);
   }
   await s.ensureLoaded(from);
-  const merged = reduceJoin(joinReducers(n.spec) ?? {}, from.map((id) => ({ nodeId: id, output: s.run.context.tasks.get(id)?.output ?? null })));
+  const merged = reduceJoin(
+    joinReducers(n.spec) ?? {},
+    from.map((id) => ({ nodeId: id, output: s.run.context.tasks.get(id)?.output ?? null })),
+  );
   const problem = merged.ok ? valueProblem('JOIN output', merged.output, s.maxValueBytes) : merged.error;
   if (!merged.ok || problem !== undefined) {
     s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Failed, error: `join ${n.node_id}: ${problem}` });

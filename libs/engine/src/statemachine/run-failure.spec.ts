@@ -5,9 +5,11 @@ import { edge, finished, fork, Harness, task } from './testing/harness.js';
 
 describe('a failed run names its failed nodes and their errors', () => {
   it('names the one failed node and its error', () => {
-    expect(unsuccessfulRunReason([{ nodeId: 'charge', status: TaskStatus.Failed, error: 'HTTP POST https://pay.example.com/charges returned status 500: {"error":"down"}' }])).toBe(
-      'node charge failed: HTTP POST https://pay.example.com/charges returned status 500: {"error":"down"}',
-    );
+    expect(
+      unsuccessfulRunReason([
+        { nodeId: 'charge', status: TaskStatus.Failed, error: 'HTTP POST https://pay.example.com/charges returned status 500: {"error":"down"}' },
+      ]),
+    ).toBe('node charge failed: HTTP POST https://pay.example.com/charges returned status 500: {"error":"down"}');
     expect(unsuccessfulRunReason([{ nodeId: 'charge', status: TaskStatus.Failed }])).toBe('node charge failed');
     expect(unsuccessfulRunReason([{ nodeId: 'ship', status: TaskStatus.Cancelled }])).toBe('node ship was cancelled');
   });

@@ -21,9 +21,7 @@ describe('retry from a node', () => {
     const aTask = h.node('a').taskId;
 
     const tr = await h.retry('b', { input: { v: 2 } });
-    expect(actionsOf(tr, 'ReopenRun')).toEqual([
-      { type: 'ReopenRun', version: 1, input: { v: 2 }, config: {}, resetNodes: ['c', 'b'] },
-    ]);
+    expect(actionsOf(tr, 'ReopenRun')).toEqual([{ type: 'ReopenRun', version: 1, input: { v: 2 }, config: {}, resetNodes: ['c', 'b'] }]);
     expect(h.run.status).toBe(RunStatus.Running);
     expect(dispatched(tr)).toEqual(['b']);
     // New input is used; a's kept output is loaded from the Store.
@@ -164,14 +162,16 @@ describe('run output', () => {
     expect(finished(tr)?.reason).toMatch(/^cannot resolve the run output: cannot evaluate \{\{ tasks\.a\.output\.missing \}\}: No such key: missing/);
   });
 
-  it('fails the run when the sinks\' outputs together are more than 16 values\' worth, and says how to choose', async () => {
+  it("fails the run when the sinks' outputs together are more than 16 values' worth, and says how to choose", async () => {
     const h = new Harness([fork('f'), task('a'), task('b')], [edge('f', 'a'), edge('f', 'b')]);
     h.maxValueBytes = 64;
     await h.start();
     await h.complete('a', { blob: 'x'.repeat(600) });
     const tr = await h.complete('b', { blob: 'y'.repeat(600) });
     expect(finished(tr)?.status).toBe(RunStatus.Failed);
-    expect(finished(tr)?.reason).toMatch(/^run output too large: .* > 1 KiB \(the outputs of the sink nodes; an `output:` template can pick what the run returns\)$/);
+    expect(finished(tr)?.reason).toMatch(
+      /^run output too large: .* > 1 KiB \(the outputs of the sink nodes; an `output:` template can pick what the run returns\)$/,
+    );
     const one = new Harness([task('a')], []);
     one.maxValueBytes = 64;
     await one.start();

@@ -49,13 +49,7 @@ export interface BufferedSignal {
 }
 
 /** Builds the snapshot of a run that has just been created (status RUNNING, no nodes). */
-export function newRunSnapshot(
-  id: string,
-  workflowId: string,
-  version: number,
-  input: JsonValue,
-  config: JsonValue,
-): RunSnapshot {
+export function newRunSnapshot(id: string, workflowId: string, version: number, input: JsonValue, config: JsonValue): RunSnapshot {
   return {
     id,
     workflowId,

@@ -154,12 +154,33 @@ describe('size limits keep compiling cheap', () => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
       return (seed >> 4) % n;
     };
-    const atoms = ['a', '.', '\\d', '\\pL', '\\p{Greek}', '\\x{41}', '[a-z]', '[^a]', '[]a]', '[[:alpha:]x]', '[\\]x]', '\\Qa(b\\E', '^', '\\b', '\\{', '😀', '(?i)', '{', 'x{1,'];
+    const atoms = [
+      'a',
+      '.',
+      '\\d',
+      '\\pL',
+      '\\p{Greek}',
+      '\\x{41}',
+      '[a-z]',
+      '[^a]',
+      '[]a]',
+      '[[:alpha:]x]',
+      '[\\]x]',
+      '\\Qa(b\\E',
+      '^',
+      '\\b',
+      '\\{',
+      '😀',
+      '(?i)',
+      '{',
+      'x{1,',
+    ];
     const opens = ['(', '(?:', '(?i:', '(?P<n>', '(?<m>', '(?s-i:'];
     const gen = (depth: number): string => {
       let out = '';
       for (let k = 1 + rnd(4); k > 0; k--) {
-        out += depth > 0 && rnd(3) === 0 ? `${opens[rnd(opens.length)]}${gen(depth - 1)}${rnd(3) === 0 ? `|${gen(depth - 1)}` : ''})` : atoms[rnd(atoms.length)];
+        out +=
+          depth > 0 && rnd(3) === 0 ? `${opens[rnd(opens.length)]}${gen(depth - 1)}${rnd(3) === 0 ? `|${gen(depth - 1)}` : ''})` : atoms[rnd(atoms.length)];
         const lo = rnd(10);
         out += ['*', '+', '?', `{${rnd(300)}}`, `{${lo},}`, `{${lo},${lo + rnd(300)}}`, '', '', '', ''][rnd(10)];
       }

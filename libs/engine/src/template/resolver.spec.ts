@@ -200,7 +200,9 @@ describe('the evaluation budget (EVALUATION_LIMITS)', () => {
 
   it('stops nested comprehensions that would run a hundred million steps', () => {
     const expr = `cel.bind(l, ${ten}, l.exists(a, l.exists(b, l.exists(c, l.exists(d, l.exists(e, l.exists(f, l.exists(g, l.exists(h, false)))))))))`;
-    expect(() => resolve(`{{ ${expr} }}`)).toThrow(`cannot evaluate {{ ${expr} }}: evaluation exceeds its budget of ${EVALUATION_LIMITS.maxOperations} operations`);
+    expect(() => resolve(`{{ ${expr} }}`)).toThrow(
+      `cannot evaluate {{ ${expr} }}: evaluation exceeds its budget of ${EVALUATION_LIMITS.maxOperations} operations`,
+    );
   });
 
   it('fails all the same when CEL would absorb the error (a || true)', () => {

@@ -36,7 +36,6 @@ export const CEL_LIMITS = {
   maxCallArguments: 32,
 } as const;
 
-
 /** Longest accepted expression, in characters (between `{{` and `}}`). */
 export const MAX_EXPRESSION_LENGTH = 4096;
 

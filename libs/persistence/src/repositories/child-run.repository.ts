@@ -21,7 +21,19 @@ export interface ChildRunRow {
 /** A child run as a StartChildRun action creates it (RUNNING, `event_seq` 0). */
 export type NewChildRun = Pick<
   RunState,
-  'id' | 'workflowId' | 'version' | 'input' | 'config' | 'parentRunId' | 'parentTaskId' | 'parentAttempt' | 'depth' | 'rootRunId' | 'traceparent' | 'traceCallerSpan' | 'priority'
+  | 'id'
+  | 'workflowId'
+  | 'version'
+  | 'input'
+  | 'config'
+  | 'parentRunId'
+  | 'parentTaskId'
+  | 'parentAttempt'
+  | 'depth'
+  | 'rootRunId'
+  | 'traceparent'
+  | 'traceCallerSpan'
+  | 'priority'
 >;
 
 /**
@@ -43,7 +55,23 @@ export class ChildRunRepository extends TenantScopedRepository {
                            root_run_id, event_seq, created_at, updated_at, traceparent, trace_caller_span, priority)
          VALUES ($1, $2, $3, $4, 'RUNNING', $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11, 0, $12, $12, $13, $14, $15)
          ON CONFLICT (tenant_id, id) DO NOTHING`,
-        [tenantId, c.id, c.workflowId, c.version, JSON.stringify(c.input), JSON.stringify(c.config), c.parentRunId, c.parentTaskId, c.parentAttempt, c.depth, c.rootRunId, now, c.traceparent, c.traceCallerSpan, c.priority],
+        [
+          tenantId,
+          c.id,
+          c.workflowId,
+          c.version,
+          JSON.stringify(c.input),
+          JSON.stringify(c.config),
+          c.parentRunId,
+          c.parentTaskId,
+          c.parentAttempt,
+          c.depth,
+          c.rootRunId,
+          now,
+          c.traceparent,
+          c.traceCallerSpan,
+          c.priority,
+        ],
       ),
     );
   }
@@ -81,7 +109,12 @@ export class ChildRunRepository extends TenantScopedRepository {
   /** Fails child run `runId`, whose start the machine refused, with `reason`. */
   async failUnstarted(tenantId: string, runId: string, reason: string, now: Date): Promise<void> {
     await this.inTenant(tenantId, (m) =>
-      sql(m, `UPDATE runs SET status = 'FAILED', error = $3, finished_at = $4, updated_at = $4 WHERE tenant_id = $1 AND id = $2`, [tenantId, runId, reason, now]),
+      sql(m, `UPDATE runs SET status = 'FAILED', error = $3, finished_at = $4, updated_at = $4 WHERE tenant_id = $1 AND id = $2`, [
+        tenantId,
+        runId,
+        reason,
+        now,
+      ]),
     );
   }
 

@@ -93,14 +93,23 @@ export class ConcurrencyGroupRepository extends TenantScopedRepository {
   /** Sets the group run `runId` belongs to (`group` null: none), as a retry onto another version or input resolved it. */
   async setRunGroup(tenantId: string, runId: string, group: Pick<GroupOfRun, 'groupKey' | 'key'> | null): Promise<void> {
     await this.inTenant(tenantId, (m) =>
-      sql(m, `UPDATE runs SET concurrency_group = $3, concurrency_key = $4 WHERE tenant_id = $1 AND id = $2`, [tenantId, runId, group?.groupKey ?? null, group?.key ?? null]),
+      sql(m, `UPDATE runs SET concurrency_group = $3, concurrency_key = $4 WHERE tenant_id = $1 AND id = $2`, [
+        tenantId,
+        runId,
+        group?.groupKey ?? null,
+        group?.key ?? null,
+      ]),
     );
   }
 
   /** Moves QUEUED run `runId` to RUNNING (it takes a slot); false when it is no longer QUEUED. */
   async admit(tenantId: string, runId: string, now: Date): Promise<boolean> {
     return this.inTenant(tenantId, async (m) => {
-      const r = await sql(m, `UPDATE runs SET status = 'RUNNING', updated_at = $3 WHERE tenant_id = $1 AND id = $2 AND status = 'QUEUED'`, [tenantId, runId, now]);
+      const r = await sql(m, `UPDATE runs SET status = 'RUNNING', updated_at = $3 WHERE tenant_id = $1 AND id = $2 AND status = 'QUEUED'`, [
+        tenantId,
+        runId,
+        now,
+      ]);
       return r.rowCount === 1;
     });
   }

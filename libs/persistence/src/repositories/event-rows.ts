@@ -12,7 +12,23 @@ export type Transaction = EntityManager;
 /** The `runs` columns an event decides on (no output), and when the run was created (for its duration). */
 export type RunState = Pick<
   RunEntity,
-  'id' | 'workflowId' | 'version' | 'status' | 'input' | 'config' | 'eventSeq' | 'parentRunId' | 'parentTaskId' | 'parentAttempt' | 'depth' | 'rootRunId' | 'createdAt' | 'traceparent' | 'traceCallerSpan' | 'priority' | 'concurrencyGroup'
+  | 'id'
+  | 'workflowId'
+  | 'version'
+  | 'status'
+  | 'input'
+  | 'config'
+  | 'eventSeq'
+  | 'parentRunId'
+  | 'parentTaskId'
+  | 'parentAttempt'
+  | 'depth'
+  | 'rootRunId'
+  | 'createdAt'
+  | 'traceparent'
+  | 'traceCallerSpan'
+  | 'priority'
+  | 'concurrencyGroup'
 >;
 
 /** The `runs` columns of a {@link RunState}, aliased to its field names. */
@@ -25,7 +41,10 @@ export const RUN_STATE_COLUMNS = `id, workflow_id AS "workflowId", version, stat
  * The `tasks` columns the state machine decides on, no inputs or outputs. `error` is read only
  * for FAILED tasks (templates read it as `tasks.<id>.error`), `retryAt` only for WAITING ones.
  */
-export type TaskState = Pick<TaskEntity, 'nodeId' | 'id' | 'status' | 'attempt' | 'branches' | 'awaitedSignal' | 'error' | 'leaseToken' | 'iteration' | 'retryAt'>;
+export type TaskState = Pick<
+  TaskEntity,
+  'nodeId' | 'id' | 'status' | 'attempt' | 'branches' | 'awaitedSignal' | 'error' | 'leaseToken' | 'iteration' | 'retryAt'
+>;
 
 /** The `tasks t` columns of a {@link TaskState}. */
 export const TASK_STATE_COLUMNS = `t.node_id AS "nodeId", t.id, t.status, t.attempt, t.branches, t.awaited_signal AS "awaitedSignal",

@@ -53,11 +53,9 @@ export class QueueReservationRepository extends TenantScopedRepository {
   async access(tenantId: string, queues: readonly string[]): Promise<Map<string, QueueAccess>> {
     if (queues.length === 0) return new Map();
     return this.inTenant(tenantId, async (m) => {
-      const r = await sql<{ queue: string; access: QueueAccess }>(
-        m,
-        `SELECT q AS queue, weft_queue_access(q) AS access FROM unnest($1::text[]) AS q`,
-        [[...new Set(queues)]],
-      );
+      const r = await sql<{ queue: string; access: QueueAccess }>(m, `SELECT q AS queue, weft_queue_access(q) AS access FROM unnest($1::text[]) AS q`, [
+        [...new Set(queues)],
+      ]);
       return new Map(r.rows.map((row) => [row.queue, row.access]));
     });
   }

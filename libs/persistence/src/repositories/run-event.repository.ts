@@ -141,8 +141,25 @@ export class RunEventRepository extends TenantScopedRepository {
          VALUES ($1, $2, $3, $4, $15, $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9, $10, $11, $12, $13, $14, $16, $17)
          ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
          RETURNING id`,
-        [tenantId, run.id, run.workflowId, run.version, JSON.stringify(run.input), JSON.stringify(run.config), run.idempotencyKey, run.startNodeId, run.now, run.traceparent, run.traceCallerSpan, run.scheduleId ?? null, run.nominalTime ?? null, run.priority,
-         run.status, run.concurrencyGroup, run.concurrencyKey],
+        [
+          tenantId,
+          run.id,
+          run.workflowId,
+          run.version,
+          JSON.stringify(run.input),
+          JSON.stringify(run.config),
+          run.idempotencyKey,
+          run.startNodeId,
+          run.now,
+          run.traceparent,
+          run.traceCallerSpan,
+          run.scheduleId ?? null,
+          run.nominalTime ?? null,
+          run.priority,
+          run.status,
+          run.concurrencyGroup,
+          run.concurrencyKey,
+        ],
       );
       return r.rowCount === 1;
     });
@@ -153,6 +170,8 @@ export class RunEventRepository extends TenantScopedRepository {
    * again (never claimed again), a Date for one that came too early (a retry's due time).
    */
   async rearmTimer(tenantId: string, taskId: string, wakeAt: Date | null): Promise<void> {
-    await this.inTenant(tenantId, (m) => sql(m, `UPDATE tasks SET wake_at = $3 WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`, [tenantId, taskId, wakeAt]));
+    await this.inTenant(tenantId, (m) =>
+      sql(m, `UPDATE tasks SET wake_at = $3 WHERE tenant_id = $1 AND id = $2 AND status = 'WAITING'`, [tenantId, taskId, wakeAt]),
+    );
   }
 }

@@ -62,12 +62,16 @@ export function sizedRunColumns(a = '', cols: readonly RunJsonColumn[] = RUN_JSO
 }
 
 /** The columns of `tasks` the API shows but its JSON values, and the sizes of `cols`. */
-export const sizedTaskColumns = (cols: readonly TaskJsonColumn[] = TASK_JSON_COLUMNS) => `tenant_id AS "tenantId", id, run_id AS "runId", node_id AS "nodeId", node_type AS "nodeType",
+export const sizedTaskColumns = (
+  cols: readonly TaskJsonColumn[] = TASK_JSON_COLUMNS,
+) => `tenant_id AS "tenantId", id, run_id AS "runId", node_id AS "nodeId", node_type AS "nodeType",
   queue, runtime, status, attempt, retry_at AS "retryAt", iteration, branches, wake_at AS "wakeAt",
   awaited_signal AS "awaitedSignal", created_at AS "createdAt", updated_at AS "updatedAt", finished_at AS "finishedAt"${commaThen(sizes('', cols))}`;
 
 /** The columns of `run_events` but its JSON values, and the sizes of `cols`. */
-export const sizedEventColumns = (cols: readonly EventJsonColumn[] = EVENT_JSON_COLUMNS) => `tenant_id AS "tenantId", run_id AS "runId", seq, type, at, node_id AS "nodeId", attempt,
+export const sizedEventColumns = (
+  cols: readonly EventJsonColumn[] = EVENT_JSON_COLUMNS,
+) => `tenant_id AS "tenantId", run_id AS "runId", seq, type, at, node_id AS "nodeId", attempt,
   ignored${commaThen(sizes('', cols))}`;
 
 /**

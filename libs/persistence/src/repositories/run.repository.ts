@@ -144,12 +144,14 @@ export class RunRepository extends TenantScopedRepository {
         else qb.andWhere('r.schedule_id = :scheduleId', { scheduleId: filter.scheduleId });
       }
       if (cursor) {
-        qb.andWhere(
-          `(r.created_at, r.id) < (timestamptz 'epoch' + CAST(:micros AS bigint) * interval '1 microsecond', CAST(:afterId AS uuid))`,
-          { micros: cursor.createdAtMicros, afterId: cursor.runId },
-        );
+        qb.andWhere(`(r.created_at, r.id) < (timestamptz 'epoch' + CAST(:micros AS bigint) * interval '1 microsecond', CAST(:afterId AS uuid))`, {
+          micros: cursor.createdAtMicros,
+          afterId: cursor.runId,
+        });
       }
-      qb.orderBy('r.created_at', 'DESC').addOrderBy('r.id', 'DESC').limit(limit + 1);
+      qb.orderBy('r.created_at', 'DESC')
+        .addOrderBy('r.id', 'DESC')
+        .limit(limit + 1);
       const raw = await qb.getRawMany<Record<string, unknown> & { cursor_micros: string }>();
       const edges = raw.slice(0, limit).map((row) => {
         const { cursor_micros, ...rest } = row;
@@ -231,9 +233,7 @@ export class RunRepository extends TenantScopedRepository {
         [tenantId, runId, after, limit],
       );
       if (r.rows.length === 0) throw new InvalidCursorError();
-      return r.rows
-        .filter((row) => row.id != null)
-        .map(({ found: _found, ...row }) => withJsonBytes<TaskJsonColumn, SizedTask>(row, TASK_JSON_COLUMNS));
+      return r.rows.filter((row) => row.id != null).map(({ found: _found, ...row }) => withJsonBytes<TaskJsonColumn, SizedTask>(row, TASK_JSON_COLUMNS));
     });
   }
 
@@ -269,9 +269,7 @@ export class RunRepository extends TenantScopedRepository {
   /** The run's tasks, with their values, in creation order (`created_at, id`); empty for an unknown run. */
   async tasksOfRun(tenantId: string, runId: string): Promise<TaskEntity[]> {
     if (!isUuid(runId)) return [];
-    return this.inTenant(tenantId, (m) =>
-      m.getRepository(TaskEntity).find({ where: { tenantId, runId }, order: { createdAt: 'ASC', id: 'ASC' } }),
-    );
+    return this.inTenant(tenantId, (m) => m.getRepository(TaskEntity).find({ where: { tenantId, runId }, order: { createdAt: 'ASC', id: 'ASC' } }));
   }
 
   /**
@@ -294,7 +292,12 @@ export class RunRepository extends TenantScopedRepository {
    * without their JSON values but with the sizes of those in `sized`; empty for an id that is not
    * a UUID or a run without children.
    */
-  async childrenOfRun(tenantId: string, runId: string, limit: number = RUN_CHILDREN_MAX, sized: Iterable<RunJsonColumn> = RUN_JSON_COLUMNS): Promise<SizedRun[]> {
+  async childrenOfRun(
+    tenantId: string,
+    runId: string,
+    limit: number = RUN_CHILDREN_MAX,
+    sized: Iterable<RunJsonColumn> = RUN_JSON_COLUMNS,
+  ): Promise<SizedRun[]> {
     if (!isUuid(runId)) return [];
     const take = Math.min(RUN_CHILDREN_MAX, Math.max(1, Math.floor(limit)));
     const r = await this.queryInTenant<Record<string, unknown>>(
@@ -363,7 +366,12 @@ export class RunRepository extends TenantScopedRepository {
     return out;
   }
 
-  private async jsonOf<K extends string>(tenantId: string, table: 'runs' | 'tasks', ids: string[], cols: K[]): Promise<Map<string, Partial<Record<K, unknown>>>> {
+  private async jsonOf<K extends string>(
+    tenantId: string,
+    table: 'runs' | 'tasks',
+    ids: string[],
+    cols: K[],
+  ): Promise<Map<string, Partial<Record<K, unknown>>>> {
     const valid = [...new Set(ids.filter(isUuid))];
     const out = new Map<string, Partial<Record<K, unknown>>>();
     if (!cols.length || !valid.length) return out;

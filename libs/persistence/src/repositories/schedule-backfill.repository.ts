@@ -33,7 +33,10 @@ export class ScheduleBackfillRepository extends TenantScopedRepository {
   }
 
   /** Inserts a backfill of `total` nominal times starting at `first` (finished at once when `first` is null). */
-  async insert(tenantId: string, b: { id: string; scheduleId: string; fromTime: Date; toTime: Date; total: number; first: Date | null; now: Date }): Promise<BackfillRow> {
+  async insert(
+    tenantId: string,
+    b: { id: string; scheduleId: string; fromTime: Date; toTime: Date; total: number; first: Date | null; now: Date },
+  ): Promise<BackfillRow> {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<BackfillRow>(
         m,
@@ -69,33 +72,40 @@ export class ScheduleBackfillRepository extends TenantScopedRepository {
   /** The backfill, or null. */
   async find(tenantId: string, id: string): Promise<BackfillRow | null> {
     if (!isUuid(id)) return null;
-    return this.inTenant(tenantId, async (m) => (await sql<BackfillRow>(m, `SELECT ${COLUMNS} FROM schedule_backfills WHERE tenant_id = $1 AND id = $2`, [tenantId, id])).rows[0] ?? null);
+    return this.inTenant(
+      tenantId,
+      async (m) => (await sql<BackfillRow>(m, `SELECT ${COLUMNS} FROM schedule_backfills WHERE tenant_id = $1 AND id = $2`, [tenantId, id])).rows[0] ?? null,
+    );
   }
 
   /** The schedule's backfills, newest first, at most `limit`. */
   async ofSchedule(tenantId: string, scheduleId: string, limit: number): Promise<BackfillRow[]> {
     if (!isUuid(scheduleId)) return [];
-    return this.inTenant(tenantId, async (m) =>
-      (
-        await sql<BackfillRow>(
-          m,
-          `SELECT ${COLUMNS} FROM schedule_backfills WHERE tenant_id = $1 AND schedule_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3`,
-          [tenantId, scheduleId, Math.max(1, Math.min(100, Math.floor(limit)))],
-        )
-      ).rows,
+    return this.inTenant(
+      tenantId,
+      async (m) =>
+        (
+          await sql<BackfillRow>(
+            m,
+            `SELECT ${COLUMNS} FROM schedule_backfills WHERE tenant_id = $1 AND schedule_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3`,
+            [tenantId, scheduleId, Math.max(1, Math.min(100, Math.floor(limit)))],
+          )
+        ).rows,
     );
   }
 
   /** The schedule's unfinished backfills, oldest first (they proceed one after the other). */
   async open(tenantId: string, scheduleId: string): Promise<BackfillRow[]> {
-    return this.inTenant(tenantId, async (m) =>
-      (
-        await sql<BackfillRow>(
-          m,
-          `SELECT ${COLUMNS} FROM schedule_backfills WHERE tenant_id = $1 AND schedule_id = $2 AND finished_at IS NULL ORDER BY created_at, id`,
-          [tenantId, scheduleId],
-        )
-      ).rows,
+    return this.inTenant(
+      tenantId,
+      async (m) =>
+        (
+          await sql<BackfillRow>(
+            m,
+            `SELECT ${COLUMNS} FROM schedule_backfills WHERE tenant_id = $1 AND schedule_id = $2 AND finished_at IS NULL ORDER BY created_at, id`,
+            [tenantId, scheduleId],
+          )
+        ).rows,
     );
   }
 

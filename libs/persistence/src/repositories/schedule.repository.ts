@@ -299,11 +299,11 @@ export class ScheduleRepository extends TenantScopedRepository {
   async recentRunIds(tenantId: string, scheduleId: string, limit: number): Promise<string[]> {
     if (!isUuid(scheduleId)) return [];
     return this.inTenant(tenantId, async (m) => {
-      const r = await sql<{ id: string }>(
-        m,
-        `SELECT id FROM runs WHERE tenant_id = $1 AND schedule_id = $2 ORDER BY nominal_time DESC, id DESC LIMIT $3`,
-        [tenantId, scheduleId, Math.max(1, Math.min(100, Math.floor(limit)))],
-      );
+      const r = await sql<{ id: string }>(m, `SELECT id FROM runs WHERE tenant_id = $1 AND schedule_id = $2 ORDER BY nominal_time DESC, id DESC LIMIT $3`, [
+        tenantId,
+        scheduleId,
+        Math.max(1, Math.min(100, Math.floor(limit))),
+      ]);
       return r.rows.map((x) => x.id);
     });
   }
@@ -316,7 +316,10 @@ export class ScheduleRepository extends TenantScopedRepository {
   /** The name of API key `keyId` of the tenant (who paused a schedule), or null. */
   async keyName(tenantId: string, keyId: string): Promise<string | null> {
     if (!isUuid(keyId)) return null;
-    return this.inTenant(tenantId, async (m) => (await sql<{ name: string }>(m, `SELECT name FROM api_keys WHERE tenant_id = $1 AND id = $2`, [tenantId, keyId])).rows[0]?.name ?? null);
+    return this.inTenant(
+      tenantId,
+      async (m) => (await sql<{ name: string }>(m, `SELECT name FROM api_keys WHERE tenant_id = $1 AND id = $2`, [tenantId, keyId])).rows[0]?.name ?? null,
+    );
   }
 }
 

@@ -63,7 +63,14 @@ export class SignalRepository extends TenantScopedRepository {
   /** Buffers signal `id` (`name`, `payload`) for run `runId`, received at `now`. */
   async buffer(tenantId: string, runId: string, id: string, name: string, payload: Json | undefined, now: Date): Promise<void> {
     await this.inTenant(tenantId, (m) =>
-      sql(m, `INSERT INTO signals (tenant_id, id, run_id, name, payload, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`, [tenantId, id, runId, name, jsonb(payload), now]),
+      sql(m, `INSERT INTO signals (tenant_id, id, run_id, name, payload, created_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`, [
+        tenantId,
+        id,
+        runId,
+        name,
+        jsonb(payload),
+        now,
+      ]),
     );
   }
 

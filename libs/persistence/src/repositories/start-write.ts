@@ -26,8 +26,23 @@ export function startWrite(
 ): { text: string; params: unknown[] } | undefined {
   if (parts.some((p) => p.gated === undefined)) return undefined;
   const params: unknown[] = [
-    tenantId, run.id, run.workflowId, run.version, run.status, JSON.stringify(run.input), JSON.stringify(run.config), run.idempotencyKey,
-    run.startNodeId, seq, run.now, run.traceparent, run.traceCallerSpan, run.priority, run.concurrencyGroup, run.concurrencyKey, requested,
+    tenantId,
+    run.id,
+    run.workflowId,
+    run.version,
+    run.status,
+    JSON.stringify(run.input),
+    JSON.stringify(run.config),
+    run.idempotencyKey,
+    run.startNodeId,
+    seq,
+    run.now,
+    run.traceparent,
+    run.traceCallerSpan,
+    run.priority,
+    run.concurrencyGroup,
+    run.concurrencyKey,
+    requested,
   ];
   const ctes = [
     `v AS MATERIALIZED (SELECT 1 FROM workflows w
@@ -44,6 +59,12 @@ export function startWrite(
     `gate AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM r) AS ok)`,
   ];
   // A start takes no attempt: every part is written on the run row's insert alone.
-  const counts = gatedWrites(run.id, parts.map((part) => ({ part, when: 'ok' })), 'true', ctes, params);
+  const counts = gatedWrites(
+    run.id,
+    parts.map((part) => ({ part, when: 'ok' })),
+    'true',
+    ctes,
+    params,
+  );
   return { text: `WITH ${ctes.join(',\n')}\nSELECT (SELECT ok FROM gate) AS ok${counts.map((c) => `, ${c}`).join('')}`, params };
 }

@@ -1,6 +1,15 @@
 import { sql } from '../sql.js';
 import { sqlInTenant } from '../tenant-transaction.js';
-import { RUN_STATE_COLUMNS, TASK_STATE_COLUMNS, taskFromJson, type Database, type JobSource, type RunState, type TaskState, type Transaction } from './event-rows.js';
+import {
+  RUN_STATE_COLUMNS,
+  TASK_STATE_COLUMNS,
+  taskFromJson,
+  type Database,
+  type JobSource,
+  type RunState,
+  type TaskState,
+  type Transaction,
+} from './event-rows.js';
 import type { QueueAccess } from './queue-reservation.repository.js';
 import { isDataSource, TenantScopedRepository } from './tenant-scoped.repository.js';
 
@@ -64,7 +73,13 @@ export class TaskLeaseRepository extends TenantScopedRepository {
     withState = false,
   ): Promise<{ access: QueueAccess; queue: string; runId: string; state?: ClaimedState } | null> {
     if (!isDataSource(this.db)) throw new Error('TaskLeaseRepository.claim needs a Database: it is a transaction of its own');
-    const r = await sqlInTenant<{ access: QueueAccess; queue: string; runId: string; run: (RunState & { updatedAt: string }) | null; tasks: TaskState[] | null }>(
+    const r = await sqlInTenant<{
+      access: QueueAccess;
+      queue: string;
+      runId: string;
+      run: (RunState & { updatedAt: string }) | null;
+      tasks: TaskState[] | null;
+    }>(
       this.db,
       tenantId,
       `WITH c AS (SELECT COALESCE($1::timestamptz, clock_timestamp()) AS now),
@@ -91,7 +106,11 @@ export class TaskLeaseRepository extends TenantScopedRepository {
     if (!row.run || !row.tasks || row.tasks.length > CLAIM_STATE_MAX_TASKS) return claimed;
     // to_jsonb gives timestamps as text.
     const { updatedAt, ...run } = row.run;
-    const state: ClaimedState = { run: { ...run, createdAt: new Date(run.createdAt as unknown as string) }, tasks: row.tasks.map(taskFromJson), at: new Date(updatedAt) };
+    const state: ClaimedState = {
+      run: { ...run, createdAt: new Date(run.createdAt as unknown as string) },
+      tasks: row.tasks.map(taskFromJson),
+      at: new Date(updatedAt),
+    };
     return { ...claimed, state };
   }
 
@@ -192,5 +211,4 @@ export class TaskLeaseRepository extends TenantScopedRepository {
       return r.rows[0]?.queue ?? null;
     });
   }
-
 }

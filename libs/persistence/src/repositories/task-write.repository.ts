@@ -7,7 +7,10 @@ import { TenantScopedRepository } from './tenant-scoped.repository.js';
 import { GATE, TOOK, type WritePart } from './write-batch.js';
 
 /** A new `tasks` row, as an event creates it (a task of a node, or one `for_each` iteration). */
-export type NewTask = Pick<TaskEntity, 'id' | 'nodeId' | 'nodeType' | 'queue' | 'runtime' | 'status' | 'iteration' | 'input' | 'output' | 'error' | 'branches' | 'wakeAt' | 'awaitedSignal'> & {
+export type NewTask = Pick<
+  TaskEntity,
+  'id' | 'nodeId' | 'nodeType' | 'queue' | 'runtime' | 'status' | 'iteration' | 'input' | 'output' | 'error' | 'branches' | 'wakeAt' | 'awaitedSignal'
+> & {
   /** True when `status` is already final: `finished_at` is the event's now. */
   finished: boolean;
   /** Set when the row's attempt is dispatched by the same event (its dispatch lease, or a taken attempt's run lease). */
@@ -126,7 +129,15 @@ export class TaskWriteRepository extends TenantScopedRepository {
    * An existing task's dispatched `attempt`: a taken one RUNNING under `leaseToken` until
    * `leaseExpiresAt`, any other QUEUED in its queue's backlog, with no lease.
    */
-  leasePart(tenantId: string, runId: string, taskId: string, attempt: number, leaseExpiresAt: Date | null, leaseToken: string | null, running: boolean): WritePart {
+  leasePart(
+    tenantId: string,
+    runId: string,
+    taskId: string,
+    attempt: number,
+    leaseExpiresAt: Date | null,
+    leaseToken: string | null,
+    running: boolean,
+  ): WritePart {
     return {
       text: LEASE_TASK,
       gated: LEASE_TASK_GATED,
@@ -143,7 +154,12 @@ export class TaskWriteRepository extends TenantScopedRepository {
   completePart(tenantId: string, runId: string, taskId: string, attempt: number, output: Json, now: Date, recorded?: RecordedCompletion): WritePart {
     const expect = { rows: 1, what: `task ${taskId} attempt ${attempt} to complete` };
     if (recorded) {
-      return { text: COMPLETE_RECORDED, gated: COMPLETE_RECORDED_GATED, params: [tenantId, taskId, attempt, jsonb(output), now, runId, recorded.seq, recorded.actions], expect };
+      return {
+        text: COMPLETE_RECORDED,
+        gated: COMPLETE_RECORDED_GATED,
+        params: [tenantId, taskId, attempt, jsonb(output), now, runId, recorded.seq, recorded.actions],
+        expect,
+      };
     }
     return { text: COMPLETE_TASK, gated: COMPLETE_TASK_GATED, params: [tenantId, taskId, attempt, jsonb(output), now, runId], expect };
   }

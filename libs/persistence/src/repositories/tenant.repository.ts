@@ -195,10 +195,7 @@ export class TenantRepository extends TenantScopedRepository {
       const target = active.rows.find((k) => k.id === keyId);
       if (!target) return false;
       if (target.role === 'admin' && active.rows.filter((k) => k.role === 'admin').length === 1) throw new LastAdminKeyError();
-      const r = await sql(m, `UPDATE api_keys SET revoked_at = now() WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL`, [
-        tenantId,
-        keyId,
-      ]);
+      const r = await sql(m, `UPDATE api_keys SET revoked_at = now() WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL`, [tenantId, keyId]);
       return r.rowCount === 1;
     });
   }

@@ -61,9 +61,7 @@ export interface WorkflowSummary {
  * The outcome of {@link WorkflowRepository.setDefaultVersion}: the updated workflow, or why
  * nothing changed — no such workflow, no such version, or the version is deprecated.
  */
-export type SetDefaultVersionResult =
-  | { ok: true; workflow: WorkflowSummary }
-  | { ok: false; reason: 'NO_WORKFLOW' | 'NO_VERSION' | 'DEPRECATED' };
+export type SetDefaultVersionResult = { ok: true; workflow: WorkflowSummary } | { ok: false; reason: 'NO_WORKFLOW' | 'NO_VERSION' | 'DEPRECATED' };
 
 interface WorkflowRow {
   id: string;
@@ -124,11 +122,11 @@ export class WorkflowRepository extends TenantScopedRepository {
    */
   async publishVersion(tenantId: string, input: PublishVersionInput): Promise<PublishedVersion> {
     return this.inTenant(tenantId, async (m) => {
-      await sql(
-        m,
-        `INSERT INTO workflows (tenant_id, id, name, latest_version) VALUES ($1, $2, $3, 0) ON CONFLICT (tenant_id, id) DO NOTHING`,
-        [tenantId, input.workflowId, input.name ?? null],
-      );
+      await sql(m, `INSERT INTO workflows (tenant_id, id, name, latest_version) VALUES ($1, $2, $3, 0) ON CONFLICT (tenant_id, id) DO NOTHING`, [
+        tenantId,
+        input.workflowId,
+        input.name ?? null,
+      ]);
       // Lock first; the latest version's checksum is read by the next statement, whose snapshot
       // sees whatever a publish that held the lock before us committed.
       const locked = await sql<{ latest_version: number; name: string | null }>(
@@ -137,11 +135,11 @@ export class WorkflowRepository extends TenantScopedRepository {
         [tenantId, input.workflowId],
       );
       const w = locked.rows[0]!;
-      const latest = await sql<{ checksum: string }>(
-        m,
-        `SELECT checksum FROM workflow_versions WHERE tenant_id = $1 AND workflow_id = $2 AND version = $3`,
-        [tenantId, input.workflowId, w.latest_version],
-      );
+      const latest = await sql<{ checksum: string }>(m, `SELECT checksum FROM workflow_versions WHERE tenant_id = $1 AND workflow_id = $2 AND version = $3`, [
+        tenantId,
+        input.workflowId,
+        w.latest_version,
+      ]);
       if (latest.rows[0]?.checksum === input.checksum) return sameVersion(m, tenantId, input, w);
       const bumped = await sql<{ latest_version: number }>(
         m,

@@ -3,7 +3,12 @@ import { fencedWrite, GATE, type WritePart, type WriteFence } from './write-batc
 
 const TENANT = '00000000-0000-4000-8000-000000000001';
 const RUN = '00000000-0000-4000-8000-000000000002';
-const fence = (seq: number): WriteFence => ({ seq, taskId: '00000000-0000-4000-8000-000000000003', attempt: 0, leaseToken: 'AAAAAAAA-0000-4000-8000-000000000004' });
+const fence = (seq: number): WriteFence => ({
+  seq,
+  taskId: '00000000-0000-4000-8000-000000000003',
+  attempt: 0,
+  leaseToken: 'AAAAAAAA-0000-4000-8000-000000000004',
+});
 
 const update = (value: string, checked: boolean): WritePart => ({
   text: `UPDATE t SET v = $2 WHERE id = $1`,
@@ -11,7 +16,11 @@ const update = (value: string, checked: boolean): WritePart => ({
   params: [RUN, value],
   ...(checked ? { expect: { rows: 1, what: `t ${value}` } } : {}),
 });
-const insert = (value: string): WritePart => ({ text: `INSERT INTO u SELECT $1, $2, $3`, gated: `INSERT INTO u SELECT $1, $2, $3 WHERE ${GATE}`, params: [RUN, value, 7] });
+const insert = (value: string): WritePart => ({
+  text: `INSERT INTO u SELECT $1, $2, $3`,
+  gated: `INSERT INTO u SELECT $1, $2, $3 WHERE ${GATE}`,
+  params: [RUN, value, 7],
+});
 
 describe("a fenced statement's text, built once per shape", () => {
   it('is the same string for the same parts with other values, its parameters those of the values', () => {
@@ -19,7 +28,22 @@ describe("a fenced statement's text, built once per shape", () => {
     const b = fencedWrite(TENANT, RUN, fence(4), [update('p', true), insert('q')])!;
     expect(b.text).toBe(a.text);
     // The fence's seven, then each part's own, a checked part's expected count and message after its own.
-    expect(b.params).toEqual([TENANT, RUN, 4, fence(4).taskId, 0, fence(4).leaseToken.toLowerCase(), null, RUN, 'p', 1, `run ${RUN}: expected exactly one t p`, RUN, 'q', 7]);
+    expect(b.params).toEqual([
+      TENANT,
+      RUN,
+      4,
+      fence(4).taskId,
+      0,
+      fence(4).leaseToken.toLowerCase(),
+      null,
+      RUN,
+      'p',
+      1,
+      `run ${RUN}: expected exactly one t p`,
+      RUN,
+      'q',
+      7,
+    ]);
     expect(b.text).toContain('$14'); // the last part's third parameter, renumbered after the first part's four
     expect(b.text).not.toContain('$15');
   });

@@ -3,7 +3,6 @@ import { WriteInvariantError } from '../errors.js';
 import { sql, sqlAtCommit } from '../sql.js';
 import { assertTenant } from '../tenant-transaction.js';
 
-
 /**
  * Throws {@link WriteInvariantError} naming run `runId` and `what` unless a write changed
  * exactly `expected` rows (it `matched`).
@@ -67,7 +66,13 @@ export interface WriteFence {
  * WriteInvariantError naming the run and `expect.what` when a part changed another
  * number of rows than expected; the driver's error when the statement fails.
  */
-export async function runWrites(m: EntityManager, tenantId: string, runId: string, parts: readonly WritePart[], opts: { atCommit?: boolean } = {}): Promise<void> {
+export async function runWrites(
+  m: EntityManager,
+  tenantId: string,
+  runId: string,
+  parts: readonly WritePart[],
+  opts: { atCommit?: boolean } = {},
+): Promise<void> {
   assertTenant(m, tenantId);
   if (parts.length === 0) return;
   if (parts.length === 1 && !parts[0]!.expect) {
@@ -222,7 +227,9 @@ export function gatedWrites(runId: string, gated: ReadonlyArray<{ part: WritePar
     const text = renumbered(p.gated!, offset).replaceAll(GATE, `(SELECT ${when} FROM gate)`).replaceAll(TOOK, took);
     ctes.push(`w${i} AS (${text}${p.expect ? ' RETURNING 1' : ''})`);
     if (!p.expect) return;
-    counts.push(`CASE WHEN (SELECT ${when} FROM gate) THEN weft_expect_rows((SELECT count(*) FROM w${i}), $${params.length - 1}::int, $${params.length}::text) END AS w${i}`);
+    counts.push(
+      `CASE WHEN (SELECT ${when} FROM gate) THEN weft_expect_rows((SELECT count(*) FROM w${i}), $${params.length - 1}::int, $${params.length}::text) END AS w${i}`,
+    );
   });
   return counts;
 }

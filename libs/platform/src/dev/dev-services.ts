@@ -8,10 +8,7 @@ import { WeftLogger } from '../weft-logger.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.js';
 
 /** Where `weft dev`'s database is, and how it found it. */
-export type DevDatabase =
-  | { kind: 'embedded'; server: EmbeddedPostgres }
-  | { kind: 'given' }
-  | { kind: 'local' };
+export type DevDatabase = { kind: 'embedded'; server: EmbeddedPostgres } | { kind: 'given' } | { kind: 'local' };
 
 /** What `weft dev` runs on: the config to boot with, what it chose, and how to stop what it started. */
 export interface DevServices {

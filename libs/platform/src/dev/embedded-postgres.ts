@@ -139,7 +139,10 @@ async function binaries(): Promise<Binaries> {
  * missing ones (relative, as the script does); a read-only install is left as it is.
  */
 async function restoreLibraryLinks(native: string): Promise<void> {
-  const listed = await readFile(join(native, 'pg-symlinks.json'), 'utf8').then((t) => JSON.parse(t) as { source: string; target: string }[], () => []);
+  const listed = await readFile(join(native, 'pg-symlinks.json'), 'utf8').then(
+    (t) => JSON.parse(t) as { source: string; target: string }[],
+    () => [],
+  );
   const root = dirname(native);
   for (const { source, target } of listed) {
     const at = join(root, target);
@@ -197,7 +200,9 @@ async function prepareFolder(dir: string, bin: Binaries, user: ReturnType<typeof
     encoding: 'utf8',
   });
   if (init.status !== 0) {
-    throw new ServiceUnavailableError(`initdb failed in ${dir} (${init.error?.message ?? `exit ${init.status}`}): ${(init.stderr || init.stdout || '').trim().split('\n').slice(-5).join(' | ')}`);
+    throw new ServiceUnavailableError(
+      `initdb failed in ${dir} (${init.error?.message ?? `exit ${init.status}`}): ${(init.stderr || init.stdout || '').trim().split('\n').slice(-5).join(' | ')}`,
+    );
   }
   return { initialised: true };
 }
@@ -219,10 +224,16 @@ async function clearStaleServer(dir: string): Promise<number | undefined> {
     await rm(file, { force: true });
     return undefined;
   }
-  const parent = Number(procFile(pid, 'stat')?.replace(/^.*\)\s+\S+\s+/, '').split(' ')[0]);
+  const parent = Number(
+    procFile(pid, 'stat')
+      ?.replace(/^.*\)\s+\S+\s+/, '')
+      .split(' ')[0],
+  );
   const parentCmd = parent > 1 && parent !== process.pid ? procFile(parent, 'cmdline') : undefined;
   if (parentCmd?.split('\0')[0]?.endsWith('node')) {
-    throw new ServiceUnavailableError(`another process (pid ${parent}) runs the PostgreSQL server of ${dir}: stop that \`weft dev\`, or set WEFT_HOME to another folder`);
+    throw new ServiceUnavailableError(
+      `another process (pid ${parent}) runs the PostgreSQL server of ${dir}: stop that \`weft dev\`, or set WEFT_HOME to another folder`,
+    );
   }
   process.kill(pid, 'SIGINT');
   const until = Date.now() + READY_TIMEOUT_MS;

@@ -109,6 +109,12 @@ export class EngineTelemetry implements CoordinatorObserver {
 
   concurrencyCancelled(n: ConcurrencyCancelledNote): void {
     this.metrics.concurrencyCancelled.inc({ strategy: n.strategy });
-    this.log.log({ msg: `run cancelled by its concurrency key (${n.strategy})`, event: 'run.concurrency_cancelled', tenantId: n.tenantId, runId: n.runId, strategy: n.strategy });
+    this.log.log({
+      msg: `run cancelled by its concurrency key (${n.strategy})`,
+      event: 'run.concurrency_cancelled',
+      tenantId: n.tenantId,
+      runId: n.runId,
+      strategy: n.strategy,
+    });
   }
 }

@@ -8,7 +8,13 @@ describe('flow control in the metrics', () => {
     const telemetry = new EngineTelemetry(m);
     telemetry.flowHeld({ reason: 'RATE_LIMIT', count: 3 });
     telemetry.flowHeld({ reason: 'CONCURRENCY_LIMIT', count: 1 });
-    telemetry.flowDispatched({ queue: 'http', waits: [{ reason: 'QUEUE_BACKLOG', seconds: 0.02 }, { reason: 'RATE_LIMIT', seconds: 1.5 }] });
+    telemetry.flowDispatched({
+      queue: 'http',
+      waits: [
+        { reason: 'QUEUE_BACKLOG', seconds: 0.02 },
+        { reason: 'RATE_LIMIT', seconds: 1.5 },
+      ],
+    });
     // A queued run that started: a wait, but no admission to a queue.
     telemetry.flowDispatched({ queue: null, waits: [{ reason: 'CONCURRENCY_LIMIT', seconds: 30 }] });
     telemetry.concurrencyCancelled({ tenantId: 't', runId: 'r', strategy: 'cancel_oldest' });

@@ -38,7 +38,7 @@ export function registerStoreGauges(metrics: WeftMetrics, ds: DataSource, opts: 
   const registers = [metrics.registry];
   new Gauge({
     name: 'weft_db_pool_connections',
-    help: 'Connections of this process\'s PostgreSQL pool, by state (open, idle, waiting = callers waiting for one).',
+    help: "Connections of this process's PostgreSQL pool, by state (open, idle, waiting = callers waiting for one).",
     labelNames: ['state'],
     registers,
     collect() {
@@ -48,14 +48,27 @@ export function registerStoreGauges(metrics: WeftMetrics, ds: DataSource, opts: 
       this.set({ state: 'waiting' }, p.waiting);
     },
   });
-  new Gauge({ name: 'weft_db_pool_max', help: 'Largest size of this process\'s PostgreSQL pool.', registers, collect() { this.set(poolStats(ds).max); } });
+  new Gauge({
+    name: 'weft_db_pool_max',
+    help: "Largest size of this process's PostgreSQL pool.",
+    registers,
+    collect() {
+      this.set(poolStats(ds).max);
+    },
+  });
   if (!opts.queues) return;
 
   // One read of each per scrape, shared by its gauges: a scrape collects every metric at once.
   let queues: Promise<QueueStats[] | undefined> | undefined;
   let outbox: Promise<OutboxStats | undefined> | undefined;
-  const readQueues = () => (queues ??= queueStats(ds).then(boundedQueues, () => undefined).finally(() => (queues = undefined)));
-  const readOutbox = () => (outbox ??= outboxStats(ds).catch(() => undefined).finally(() => (outbox = undefined)));
+  const readQueues = () =>
+    (queues ??= queueStats(ds)
+      .then(boundedQueues, () => undefined)
+      .finally(() => (queues = undefined)));
+  const readOutbox = () =>
+    (outbox ??= outboxStats(ds)
+      .catch(() => undefined)
+      .finally(() => (outbox = undefined)));
   const perQueue = (name: string, help: string, value: (q: QueueStats) => number | null) =>
     new Gauge({
       name,
@@ -74,7 +87,11 @@ export function registerStoreGauges(metrics: WeftMetrics, ds: DataSource, opts: 
   perQueue('weft_queue_backlog', 'Worker tasks due and waiting for a worker, by queue (all tenants).', (q) => q.backlog);
   perQueue('weft_queue_delayed', 'Worker tasks waiting for their retry backoff, by queue (all tenants).', (q) => q.delayed);
   perQueue('weft_queue_running', 'Worker tasks running, by queue (all tenants).', (q) => q.running);
-  perQueue('weft_queue_oldest_pending_age_seconds', 'How long the longest-waiting due task of a queue has waited (0 without backlog; no series for a queue without active tasks).', (q) => (q.oldestWaitMs ?? 0) / 1000);
+  perQueue(
+    'weft_queue_oldest_pending_age_seconds',
+    'How long the longest-waiting due task of a queue has waited (0 without backlog; no series for a queue without active tasks).',
+    (q) => (q.oldestWaitMs ?? 0) / 1000,
+  );
   new Gauge({
     name: 'weft_outbox_unsent',
     help: 'Task attempts committed and not yet enqueued on Bull (all tenants).',

@@ -12,12 +12,24 @@ describe('structured log records', () => {
     const { logger, lines } = capture();
     logger.log({ msg: 'run started: orders v3', event: 'run.started', tenantId: 't-1', runId: 'r-1', version: 3, child: false }, 'runs');
     const r = JSON.parse(lines[0]!);
-    expect(r).toMatchObject({ level: 'info', context: 'runs', msg: 'run started: orders v3', event: 'run.started', tenantId: 't-1', runId: 'r-1', version: 3, child: false });
+    expect(r).toMatchObject({
+      level: 'info',
+      context: 'runs',
+      msg: 'run started: orders v3',
+      event: 'run.started',
+      tenantId: 't-1',
+      runId: 'r-1',
+      version: 3,
+      child: false,
+    });
   });
 
   it('never lets a field replace the logger’s own, and bounds long values and arrays', () => {
     const { logger, lines } = capture();
-    logger.warn({ msg: 'hello', level: 'fatal', time: 'yesterday', pid: 1, nodeId: 'n'.repeat(5000), failedNodes: ['a', 'b', 'c', 'd', 'e', 'f', 'g'], nested: { x: 1 } }, 'runs');
+    logger.warn(
+      { msg: 'hello', level: 'fatal', time: 'yesterday', pid: 1, nodeId: 'n'.repeat(5000), failedNodes: ['a', 'b', 'c', 'd', 'e', 'f', 'g'], nested: { x: 1 } },
+      'runs',
+    );
     const r = JSON.parse(lines[0]!);
     expect(r.level).toBe('warn');
     expect(r.pid).toBe(process.pid);
@@ -68,7 +80,9 @@ describe('the pretty format', () => {
     await new Promise((r) => setTimeout(r, 50));
     const lines = out.split('\n').filter(Boolean);
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] WARN: \[runs\] run failed: orders\\nFAKE INFO \[weft\] all keys revoked \{"event":"run\.finished","runId":"r-1"\}$/);
+    expect(lines[0]).toMatch(
+      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] WARN: \[runs\] run failed: orders\\nFAKE INFO \[weft\] all keys revoked \{"event":"run\.finished","runId":"r-1"\}$/,
+    );
     expect(lines[1]).toMatch(/INFO: \[weft\] plain message$/);
   });
 });

@@ -10,8 +10,16 @@ describe('WeftTracing', () => {
     const tracing = new WeftTracing({ tracesUrl: 'http://127.0.0.1:9/v1/traces', batchDelayMs: 60_000 });
     const trace = 'dddddddddddddddddddddddddddddddd';
     tracing.runFinished({
-      tenantId: 'a', runId: 'r-a', workflowId: 'w', status: RunStatus.Succeeded, durationMs: 1, failedNodes: [],
-      createdAt: new Date(0), finishedAt: new Date(1), traceparent: `00-${trace}-bbbbbbbbbbbbbbbb-01`, traceCallerSpan: 'cccccccccccccccc',
+      tenantId: 'a',
+      runId: 'r-a',
+      workflowId: 'w',
+      status: RunStatus.Succeeded,
+      durationMs: 1,
+      failedNodes: [],
+      createdAt: new Date(0),
+      finishedAt: new Date(1),
+      traceparent: `00-${trace}-bbbbbbbbbbbbbbbb-01`,
+      traceCallerSpan: 'cccccccccccccccc',
     });
     const attempt = tracing.attempt(job); // no trace context: a trace of its own
     expect(attempt.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);

@@ -77,35 +77,145 @@ export class WeftMetrics {
     this.tenants = new BoundedLabel(opts.maxLabelValues ?? 200);
     const t = this.tenantLabel ? ['tenant'] : [];
     const registers = [this.registry];
-    this.runsStarted = new Counter({ name: 'weft_runs_started_total', help: 'Runs started (child runs included), by workflow.', labelNames: ['workflow', ...t], registers });
-    this.runsFinished = new Counter({ name: 'weft_runs_finished_total', help: 'Runs finished, by workflow and final status.', labelNames: ['workflow', 'status', ...t], registers });
-    this.runDuration = new Histogram({ name: 'weft_run_duration_seconds', help: 'From a run\'s creation to its end, by final status.', labelNames: ['status', ...t], buckets: RUN_SECONDS, registers });
-    this.attempts = new Counter({ name: 'weft_task_attempts_total', help: 'Worker task attempts executed, by queue and node type.', labelNames: ['queue', 'node_type', ...t], registers });
-    this.retries = new Counter({ name: 'weft_task_retries_total', help: 'Worker task attempts past the first (retries), by queue and node type.', labelNames: ['queue', 'node_type', ...t], registers });
-    this.failures = new Counter({ name: 'weft_task_failures_total', help: 'Worker task attempts that failed, by queue, node type and error class.', labelNames: ['queue', 'node_type', 'error_class', ...t], registers });
-    this.dispatchSeconds = new Histogram({ name: 'weft_task_dispatch_seconds', help: 'From a queued attempt being due to its execution starting (attempts taken at a report are not counted).', labelNames: ['queue'], buckets: SECONDS, registers });
-    this.executionSeconds = new Histogram({ name: 'weft_task_execution_seconds', help: 'Execution time of worker attempts, by queue, node type and outcome.', labelNames: ['queue', 'node_type', 'outcome'], buckets: SECONDS, registers });
-    this.reportSeconds = new Histogram({ name: 'weft_task_report_seconds', help: 'Time to commit a worker attempt\'s report (its event transaction, retries included).', labelNames: ['queue'], buckets: SECONDS, registers });
-    this.leaseRecoveries = new Counter({ name: 'weft_lease_recoveries_total', help: 'Attempts whose lease expired with their job gone, re-dispatched by the lease sweep.', labelNames: ['queue'], registers });
-    this.flowHeld = new Counter({ name: 'weft_flow_held_total', help: 'Runs and task attempts flow control held, by reason (CONCURRENCY_LIMIT, RATE_LIMIT).', labelNames: ['reason'], registers });
-    this.flowWait = new Histogram({ name: 'weft_flow_wait_seconds', help: 'From a held run or a ready attempt to its start or admission, by the reason it waited.', labelNames: ['reason'], buckets: LAG_SECONDS, registers });
-    this.concurrencyCancelled = new Counter({ name: 'weft_concurrency_cancelled_total', help: 'Runs cancelled by their concurrency key\'s strategy, by strategy.', labelNames: ['strategy'], registers });
-    this.dispatched = new Counter({ name: 'weft_dispatch_total', help: 'Worker attempts fair dispatch admitted to their queue, by queue.', labelNames: ['queue'], registers });
-    this.timerLag = new Histogram({ name: 'weft_timer_lag_seconds', help: 'From a timer\'s due time to the scheduler claiming it.', buckets: SECONDS, registers });
-    this.apiRequests = new Histogram({ name: 'weft_api_request_duration_seconds', help: 'GraphQL operations, by root field, operation type and outcome (ok or an error code).', labelNames: ['field', 'type', 'outcome'], buckets: SECONDS, registers });
+    this.runsStarted = new Counter({
+      name: 'weft_runs_started_total',
+      help: 'Runs started (child runs included), by workflow.',
+      labelNames: ['workflow', ...t],
+      registers,
+    });
+    this.runsFinished = new Counter({
+      name: 'weft_runs_finished_total',
+      help: 'Runs finished, by workflow and final status.',
+      labelNames: ['workflow', 'status', ...t],
+      registers,
+    });
+    this.runDuration = new Histogram({
+      name: 'weft_run_duration_seconds',
+      help: "From a run's creation to its end, by final status.",
+      labelNames: ['status', ...t],
+      buckets: RUN_SECONDS,
+      registers,
+    });
+    this.attempts = new Counter({
+      name: 'weft_task_attempts_total',
+      help: 'Worker task attempts executed, by queue and node type.',
+      labelNames: ['queue', 'node_type', ...t],
+      registers,
+    });
+    this.retries = new Counter({
+      name: 'weft_task_retries_total',
+      help: 'Worker task attempts past the first (retries), by queue and node type.',
+      labelNames: ['queue', 'node_type', ...t],
+      registers,
+    });
+    this.failures = new Counter({
+      name: 'weft_task_failures_total',
+      help: 'Worker task attempts that failed, by queue, node type and error class.',
+      labelNames: ['queue', 'node_type', 'error_class', ...t],
+      registers,
+    });
+    this.dispatchSeconds = new Histogram({
+      name: 'weft_task_dispatch_seconds',
+      help: 'From a queued attempt being due to its execution starting (attempts taken at a report are not counted).',
+      labelNames: ['queue'],
+      buckets: SECONDS,
+      registers,
+    });
+    this.executionSeconds = new Histogram({
+      name: 'weft_task_execution_seconds',
+      help: 'Execution time of worker attempts, by queue, node type and outcome.',
+      labelNames: ['queue', 'node_type', 'outcome'],
+      buckets: SECONDS,
+      registers,
+    });
+    this.reportSeconds = new Histogram({
+      name: 'weft_task_report_seconds',
+      help: "Time to commit a worker attempt's report (its event transaction, retries included).",
+      labelNames: ['queue'],
+      buckets: SECONDS,
+      registers,
+    });
+    this.leaseRecoveries = new Counter({
+      name: 'weft_lease_recoveries_total',
+      help: 'Attempts whose lease expired with their job gone, re-dispatched by the lease sweep.',
+      labelNames: ['queue'],
+      registers,
+    });
+    this.flowHeld = new Counter({
+      name: 'weft_flow_held_total',
+      help: 'Runs and task attempts flow control held, by reason (CONCURRENCY_LIMIT, RATE_LIMIT).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.flowWait = new Histogram({
+      name: 'weft_flow_wait_seconds',
+      help: 'From a held run or a ready attempt to its start or admission, by the reason it waited.',
+      labelNames: ['reason'],
+      buckets: LAG_SECONDS,
+      registers,
+    });
+    this.concurrencyCancelled = new Counter({
+      name: 'weft_concurrency_cancelled_total',
+      help: "Runs cancelled by their concurrency key's strategy, by strategy.",
+      labelNames: ['strategy'],
+      registers,
+    });
+    this.dispatched = new Counter({
+      name: 'weft_dispatch_total',
+      help: 'Worker attempts fair dispatch admitted to their queue, by queue.',
+      labelNames: ['queue'],
+      registers,
+    });
+    this.timerLag = new Histogram({
+      name: 'weft_timer_lag_seconds',
+      help: "From a timer's due time to the scheduler claiming it.",
+      buckets: SECONDS,
+      registers,
+    });
+    this.apiRequests = new Histogram({
+      name: 'weft_api_request_duration_seconds',
+      help: 'GraphQL operations, by root field, operation type and outcome (ok or an error code).',
+      labelNames: ['field', 'type', 'outcome'],
+      buckets: SECONDS,
+      registers,
+    });
     this.storedValuesRead = new Counter({
       name: 'weft_api_stored_values_read_total',
       help: 'Stored JSON values and error texts the API read to answer GraphQL operations (none for an operation refused by WEFT_MAX_RESPONSE_BYTES before its values are read).',
       registers,
     });
-    this.scheduleFires = new Counter({ name: 'weft_schedule_fires_total', help: 'Runs started by schedules, by source (clock, buffer, backfill, trigger).', labelNames: ['source', ...t], registers });
-    this.scheduleSkips = new Counter({ name: 'weft_schedule_skips_total', help: 'Nominal fire times of schedules that started no run, by reason.', labelNames: ['reason', ...t], registers });
-    this.scheduleLag = new Histogram({ name: 'weft_schedule_lag_seconds', help: 'From a scheduled run\'s nominal time to its start, by source.', labelNames: ['source'], buckets: LAG_SECONDS, registers });
-    this.codeMemoryReserved = new Gauge({ name: 'weft_code_memory_reserved_bytes', help: 'Memory reserved by the CODE executions a worker runs (its WEFT_CODE_MAX_TOTAL_MB total).', registers });
-    this.codeMemoryWaiting = new Gauge({ name: 'weft_code_memory_waiting', help: 'CODE executions waiting for their memory_mb to fit in the worker\'s total.', registers });
+    this.scheduleFires = new Counter({
+      name: 'weft_schedule_fires_total',
+      help: 'Runs started by schedules, by source (clock, buffer, backfill, trigger).',
+      labelNames: ['source', ...t],
+      registers,
+    });
+    this.scheduleSkips = new Counter({
+      name: 'weft_schedule_skips_total',
+      help: 'Nominal fire times of schedules that started no run, by reason.',
+      labelNames: ['reason', ...t],
+      registers,
+    });
+    this.scheduleLag = new Histogram({
+      name: 'weft_schedule_lag_seconds',
+      help: "From a scheduled run's nominal time to its start, by source.",
+      labelNames: ['source'],
+      buckets: LAG_SECONDS,
+      registers,
+    });
+    this.codeMemoryReserved = new Gauge({
+      name: 'weft_code_memory_reserved_bytes',
+      help: 'Memory reserved by the CODE executions a worker runs (its WEFT_CODE_MAX_TOTAL_MB total).',
+      registers,
+    });
+    this.codeMemoryWaiting = new Gauge({
+      name: 'weft_code_memory_waiting',
+      help: "CODE executions waiting for their memory_mb to fit in the worker's total.",
+      registers,
+    });
     this.definitionChecks = new Counter({
       name: 'weft_definition_checks_total',
-      help: 'Published definitions, by how they were checked: identical (to the latest version, not validated again), inline (on the API\'s thread) or thread (on its validation thread).',
+      help: "Published definitions, by how they were checked: identical (to the latest version, not validated again), inline (on the API's thread) or thread (on its validation thread).",
       labelNames: ['how'],
       registers,
     });

@@ -22,14 +22,7 @@ export function DagChildLinks(props: { item: PositionedNode }) {
         const href = `/runs/${encodeURIComponent(line.runId!)}`;
         const body: ReactNode = (
           <>
-            <rect
-              className="dag-link-bg"
-              x={PAD_X - 3}
-              y={lineBaseline(i) - 11}
-              width={textWidth(line.text, FONT.other) + 6}
-              height={LINE_HEIGHT - 1}
-              rx={3}
-            />
+            <rect className="dag-link-bg" x={PAD_X - 3} y={lineBaseline(i) - 11} width={textWidth(line.text, FONT.other) + 6} height={LINE_HEIGHT - 1} rx={3} />
             <text className="dag-line dag-line-link" x={PAD_X} y={lineBaseline(i)} fontSize={FONT.other}>
               {line.text}
             </text>

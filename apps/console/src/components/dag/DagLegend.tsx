@@ -18,7 +18,11 @@ export function DagLegend(props: { layout: DagLayout }) {
     <ul className="dag-legend" aria-label="Legend">
       {statuses.map((s) => (
         <li key={s}>
-          <span className="dag-swatch" style={{ '--node-bg': `var(--s-${statusClass(s)}, var(--bg-alt))`, '--node-fg': `var(--s-${statusClass(s)}-fg, var(--fg))` } as CSSProperties} aria-hidden="true" />
+          <span
+            className="dag-swatch"
+            style={{ '--node-bg': `var(--s-${statusClass(s)}, var(--bg-alt))`, '--node-fg': `var(--s-${statusClass(s)}-fg, var(--fg))` } as CSSProperties}
+            aria-hidden="true"
+          />
           {s.toLowerCase()}
         </li>
       ))}

@@ -32,7 +32,15 @@ const wide: Graph = {
     node('start', { type: 'FORK' }),
     ...['a', 'b', 'c', 'd', 'e', 'f'].map((id) => node(id, { type: 'HTTP' })),
     node('join', { type: 'JOIN' }),
-    node('each', { type: 'HTTP', forEach: true, status: 'RUNNING', iterations: [{ status: 'COMPLETED', count: 3 }, { status: 'RUNNING', count: 2 }] }),
+    node('each', {
+      type: 'HTTP',
+      forEach: true,
+      status: 'RUNNING',
+      iterations: [
+        { status: 'COMPLETED', count: 3 },
+        { status: 'RUNNING', count: 2 },
+      ],
+    }),
     node('child', { type: 'SUBWORKFLOW', childWorkflow: 'payments@2', status: 'COMPLETED' }),
     node('compensate'),
   ],
@@ -84,7 +92,8 @@ describe.each([
 
   it('lets no two nodes overlap', () => {
     for (const [i, a] of layout.nodes.entries()) {
-      for (const b of layout.nodes.slice(i + 1)) expect({ pair: [a.node.id, b.node.id], overlap: overlap(a, b) }).toEqual({ pair: [a.node.id, b.node.id], overlap: false });
+      for (const b of layout.nodes.slice(i + 1))
+        expect({ pair: [a.node.id, b.node.id], overlap: overlap(a, b) }).toEqual({ pair: [a.node.id, b.node.id], overlap: false });
     }
   });
 
@@ -173,7 +182,9 @@ describe('layoutDag labels and lines', () => {
     expect(byId(layout, 'each').lines.map((l) => l.text)).toContain('×5: 3 completed, 2 running');
     const child = byId(layout, 'child').lines;
     expect(child.find((l) => l.kind === 'detail')?.text).toBe('calls payments@2');
-    expect(child.filter((l) => l.kind === 'link')).toEqual([{ kind: 'link', text: 'run 0193aa00 SUCCEEDED', runId: '0193aa00-0000-7000-8000-000000000001', runStatus: 'SUCCEEDED' }]);
+    expect(child.filter((l) => l.kind === 'link')).toEqual([
+      { kind: 'link', text: 'run 0193aa00 SUCCEEDED', runId: '0193aa00-0000-7000-8000-000000000001', runStatus: 'SUCCEEDED' },
+    ]);
   });
 
   it('says "NOT REACHED" on a run\'s unreached node, and no status at all on a plan', () => {
@@ -191,7 +202,10 @@ describe('layoutDag labels and lines', () => {
   });
 
   it('keeps two edges between the same pair apart', () => {
-    const twice = layoutDag({ nodes: [node('a'), node('b')], edges: [edge('a', 'b', { label: '{{x}}' }), edge('a', 'b', { onError: true, label: 'on error' })] });
+    const twice = layoutDag({
+      nodes: [node('a'), node('b')],
+      edges: [edge('a', 'b', { label: '{{x}}' }), edge('a', 'b', { onError: true, label: 'on error' })],
+    });
     expect(twice.edges.map((e) => e.key)).toEqual(['e0', 'e1']);
     expect(twice.edges[0].points).not.toEqual(twice.edges[1].points);
   });
@@ -199,7 +213,13 @@ describe('layoutDag labels and lines', () => {
 
 describe('text', () => {
   it('summarises iterations in the order given, leaving out empty counts', () => {
-    expect(iterationSummary([{ status: 'COMPLETED', count: 3 }, { status: 'FAILED', count: 0 }, { status: 'RUNNING', count: 2 }])).toBe('×5: 3 completed, 2 running');
+    expect(
+      iterationSummary([
+        { status: 'COMPLETED', count: 3 },
+        { status: 'FAILED', count: 0 },
+        { status: 'RUNNING', count: 2 },
+      ]),
+    ).toBe('×5: 3 completed, 2 running');
   });
 
   it('wraps a long summary after commas', () => {
@@ -224,8 +244,18 @@ describe('text', () => {
 
 describe('edgePath', () => {
   it('draws a straight line between two points and a curve through more', () => {
-    expect(edgePath([{ x: 0, y: 0 }, { x: 10, y: 20 }])).toBe('M0,0 L10,20');
-    const d = edgePath([{ x: 0, y: 0 }, { x: 10, y: 20 }, { x: 10, y: 40 }, { x: 0, y: 60 }]);
+    expect(
+      edgePath([
+        { x: 0, y: 0 },
+        { x: 10, y: 20 },
+      ]),
+    ).toBe('M0,0 L10,20');
+    const d = edgePath([
+      { x: 0, y: 0 },
+      { x: 10, y: 20 },
+      { x: 10, y: 40 },
+      { x: 0, y: 60 },
+    ]);
     expect(d.startsWith('M0,0 L5,10 Q10,20')).toBe(true);
     expect(d.endsWith('0,60')).toBe(true);
     expect(edgePath([{ x: 1, y: 1 }])).toBe('');

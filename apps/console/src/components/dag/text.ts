@@ -55,7 +55,6 @@ export function clip(text: string, max: number): string {
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 }
 
-
 /** "×5: 3 completed, 2 running" for a reached for_each node, in the order the API lists them. */
 export function iterationSummary(iterations: readonly { status: string; count: number }[]): string {
   const shown = iterations.filter((i) => i.count > 0);

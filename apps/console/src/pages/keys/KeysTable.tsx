@@ -33,7 +33,9 @@ export function KeysTable(props: { keys: ApiKeyRow[]; ownKeyId: string; onRevoke
               <th scope="col">Role</th>
               <th scope="col">Created</th>
               <th scope="col">Revoked</th>
-              <th scope="col"><span className="visually-hidden">Actions</span></th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>

@@ -33,7 +33,14 @@ export function SecretPanel(props: { created: CreatedKey; onDone: () => void }) 
         <strong>Copy this key now: it cannot be read again.</strong> Once this panel is closed, only its prefix <code>{created.keyPrefix}</code> is shown.
       </p>
       <div className="secret-row">
-        <input ref={field} className="mono secret-value" readOnly value={created.secret} aria-label="The new API key" onFocus={(e) => e.currentTarget.select()} />
+        <input
+          ref={field}
+          className="mono secret-value"
+          readOnly
+          value={created.secret}
+          aria-label="The new API key"
+          onFocus={(e) => e.currentTarget.select()}
+        />
         <button type="button" onClick={copy}>
           Copy
         </button>

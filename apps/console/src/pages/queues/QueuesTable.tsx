@@ -11,17 +11,29 @@ export function QueuesTable(props: { queues: QueueRow[] }) {
           <tr>
             <th scope="col">Queue</th>
             <th scope="col">Access</th>
-            <th scope="col" className="num">Backlog</th>
-            <th scope="col" className="num">Running</th>
-            <th scope="col" className="num">Delayed</th>
-            <th scope="col" className="num">Oldest pending</th>
-            <th scope="col" className="num">Workers</th>
+            <th scope="col" className="num">
+              Backlog
+            </th>
+            <th scope="col" className="num">
+              Running
+            </th>
+            <th scope="col" className="num">
+              Delayed
+            </th>
+            <th scope="col" className="num">
+              Oldest pending
+            </th>
+            <th scope="col" className="num">
+              Workers
+            </th>
           </tr>
         </thead>
         <tbody>
           {props.queues.map((q) => (
             <tr key={q.name}>
-              <th scope="row" className="mono row-head">{q.name}</th>
+              <th scope="row" className="mono row-head">
+                {q.name}
+              </th>
               <td>
                 <Access queue={q} />
               </td>
@@ -29,9 +41,7 @@ export function QueuesTable(props: { queues: QueueRow[] }) {
               <td className="num">{q.running}</td>
               <td className="num">{q.delayed}</td>
               <td className="num">{q.oldestPendingAgeMs === null ? <span className="muted">—</span> : formatDuration(q.oldestPendingAgeMs)}</td>
-              <td className="num">
-                {q.workers.length === 0 && q.backlog > 0 ? <span className="warn-text">0: tasks wait</span> : q.workers.length}
-              </td>
+              <td className="num">{q.workers.length === 0 && q.backlog > 0 ? <span className="warn-text">0: tasks wait</span> : q.workers.length}</td>
             </tr>
           ))}
         </tbody>

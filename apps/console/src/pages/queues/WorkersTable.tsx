@@ -13,7 +13,9 @@ export function WorkersTable(props: { workers: WorkerRow[]; now: number }) {
           <tr>
             <th scope="col">Worker</th>
             <th scope="col">Queues</th>
-            <th scope="col" className="num">Concurrency</th>
+            <th scope="col" className="num">
+              Concurrency
+            </th>
             <th scope="col">Version</th>
             <th scope="col">Started</th>
             <th scope="col">Last heartbeat</th>

@@ -22,7 +22,9 @@ export function CancelRunForm(props: { runId: string }) {
         <input id={`${id}-reason`} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={500} placeholder="e.g. duplicate order" />
       </label>
       <div className="form-buttons">
-        <button type="submit" className="danger" disabled={state.fetching}>Cancel run</button>
+        <button type="submit" className="danger" disabled={state.fetching}>
+          Cancel run
+        </button>
       </div>
       <ErrorText error={state.error} />
     </form>

@@ -23,7 +23,9 @@ export function HistoryTimeline(props: { history: readonly RunEvent[] }) {
       {hidden > 0 && (
         <p className="muted">
           {hidden} older events are hidden.{' '}
-          <button type="button" className="quiet" onClick={() => setAll(true)}>Show all {history.length} events</button>
+          <button type="button" className="quiet" onClick={() => setAll(true)}>
+            Show all {history.length} events
+          </button>
         </p>
       )}
       <ol className="timeline">
@@ -38,7 +40,9 @@ export function HistoryTimeline(props: { history: readonly RunEvent[] }) {
                 </span>
               )}
               {e.attempt !== null && <span className="muted">attempt {displayAttempt(e.attempt)}</span>}
-              <span className="event-at muted"><TimeCell at={e.at} short /></span>
+              <span className="event-at muted">
+                <TimeCell at={e.at} short />
+              </span>
             </div>
             {e.ignored && <div className="event-mark event-ignored">ignored: {e.ignored}</div>}
             {e.error && <div className="event-mark event-rejected">rejected: {e.error}</div>}

@@ -13,13 +13,22 @@ const TITLE_CHARS = 2000;
  * "redacted or empty").
  */
 export function JsonField(props: { value: Json | undefined; label: string; redacted?: boolean; mode?: 'block' | 'details' }) {
-  if (props.redacted) return <span className="json-none" title="The node is sensitive: the API never returns its input or output.">redacted (sensitive node)</span>;
+  if (props.redacted)
+    return (
+      <span className="json-none" title="The node is sensitive: the API never returns its input or output.">
+        redacted (sensitive node)
+      </span>
+    );
   if (props.value === undefined || props.value === null) {
     return <span className="json-none">{props.redacted === undefined ? 'redacted or empty' : props.value === null ? 'null' : 'empty'}</span>;
   }
   const text = prettyJson(props.value);
   if (props.mode !== 'details') {
-    return <pre className="json" role="group" aria-label={props.label} tabIndex={0}>{text}</pre>;
+    return (
+      <pre className="json" role="group" aria-label={props.label} tabIndex={0}>
+        {text}
+      </pre>
+    );
   }
   const compact = JSON.stringify(props.value);
   if (compact.length <= PREVIEW_CHARS && !compact.includes('\n')) return <code className="json-inline">{compact}</code>;
@@ -29,7 +38,9 @@ export function JsonField(props: { value: Json | undefined; label: string; redac
         <code className="json-inline">{`${compact.slice(0, PREVIEW_CHARS)}…`}</code>
         <span className="visually-hidden"> {props.label}</span>
       </summary>
-      <pre className="json" role="group" aria-label={props.label} tabIndex={0}>{text}</pre>
+      <pre className="json" role="group" aria-label={props.label} tabIndex={0}>
+        {text}
+      </pre>
     </details>
   );
 }

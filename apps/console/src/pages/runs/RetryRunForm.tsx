@@ -11,7 +11,12 @@ import type { RunDetail } from './types.js';
  * the one selected on the graph or in "Retry from node"; input, config and version default to
  * the run's. A field that is not valid JSON is named before anything is sent.
  */
-export function RetryRunForm(props: { run: RunDetail; nodeIds: readonly string[]; selectedNodeId: string | null; onSelectNode: (nodeId: string | null) => void }) {
+export function RetryRunForm(props: {
+  run: RunDetail;
+  nodeIds: readonly string[];
+  selectedNodeId: string | null;
+  onSelectNode: (nodeId: string | null) => void;
+}) {
   const { run, selectedNodeId } = props;
   const id = useId();
   const [input, setInput] = useState(() => prettyJson(run.input ?? {}));
@@ -23,7 +28,11 @@ export function RetryRunForm(props: { run: RunDetail; nodeIds: readonly string[]
 
   const finished = isFinished(run.status);
   const node = selectedNodeId && props.nodeIds.includes(selectedNodeId) ? selectedNodeId : null;
-  const why = !finished ? 'The run can be retried once it has finished (succeeded, failed or been cancelled).' : !node ? 'Choose the node to retry from, on the graph or in the list.' : null;
+  const why = !finished
+    ? 'The run can be retried once it has finished (succeeded, failed or been cancelled).'
+    : !node
+      ? 'Choose the node to retry from, on the graph or in the list.'
+      : null;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -56,7 +65,9 @@ export function RetryRunForm(props: { run: RunDetail; nodeIds: readonly string[]
         <select id={`${id}-node`} value={node ?? ''} onChange={(e) => props.onSelectNode(e.target.value || null)}>
           <option value="">Choose a node…</option>
           {props.nodeIds.map((n) => (
-            <option key={n} value={n}>{n}</option>
+            <option key={n} value={n}>
+              {n}
+            </option>
           ))}
         </select>
       </label>
@@ -70,16 +81,41 @@ export function RetryRunForm(props: { run: RunDetail; nodeIds: readonly string[]
       </label>
       <label className="field" htmlFor={`${id}-version`}>
         Version
-        <input id={`${id}-version`} className="version-input" type="number" min={1} step={1} inputMode="numeric" value={version} onChange={(e) => setVersion(e.target.value)} />
+        <input
+          id={`${id}-version`}
+          className="version-input"
+          type="number"
+          min={1}
+          step={1}
+          inputMode="numeric"
+          value={version}
+          onChange={(e) => setVersion(e.target.value)}
+        />
       </label>
-      {why && <p className="hint" id={`${id}-why`}>{why}</p>}
+      {why && (
+        <p className="hint" id={`${id}-why`}>
+          {why}
+        </p>
+      )}
       <div className="form-buttons">
-        <button type="submit" disabled={!!why || state.fetching} aria-describedby={why ? `${id}-why` : undefined}>Retry run</button>
-        <button type="button" className="quiet" onClick={reset}>Reset to the run's values</button>
+        <button type="submit" disabled={!!why || state.fetching} aria-describedby={why ? `${id}-why` : undefined}>
+          Retry run
+        </button>
+        <button type="button" className="quiet" onClick={reset}>
+          Reset to the run's values
+        </button>
       </div>
-      {problem && <p className="error" role="alert">{problem}</p>}
+      {problem && (
+        <p className="error" role="alert">
+          {problem}
+        </p>
+      )}
       {!problem && <ErrorText error={state.error} />}
-      {sent && !state.error && <p className="success" role="status">{sent}</p>}
+      {sent && !state.error && (
+        <p className="success" role="status">
+          {sent}
+        </p>
+      )}
     </form>
   );
 }

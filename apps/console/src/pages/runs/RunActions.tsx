@@ -10,7 +10,12 @@ import type { RunDetail } from './types.js';
  * it finishes, retry it from a node once it has. Nothing for a viewer key (the API refuses them
  * anyway).
  */
-export function RunActions(props: { run: RunDetail; nodeIds: readonly string[]; selectedNodeId: string | null; onSelectNode: (nodeId: string | null) => void }) {
+export function RunActions(props: {
+  run: RunDetail;
+  nodeIds: readonly string[];
+  selectedNodeId: string | null;
+  onSelectNode: (nodeId: string | null) => void;
+}) {
   const { can } = useSession();
   if (!can.operate) return null;
   const { run } = props;

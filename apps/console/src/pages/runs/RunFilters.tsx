@@ -63,7 +63,9 @@ export function RunFilters(props: { filters: RunFilterParams; onApply: (filters:
         >
           <option value="">Any status</option>
           {RUN_STATUSES.map((s) => (
-            <option key={s} value={s}>{s}</option>
+            <option key={s} value={s}>
+              {s}
+            </option>
           ))}
         </select>
       </label>
@@ -73,11 +75,29 @@ export function RunFilters(props: { filters: RunFilterParams; onApply: (filters:
       </label>
       <label htmlFor={`${id}-version`}>
         Version
-        <input id={`${id}-version`} className="run-filters-version" type="number" min={1} step={1} inputMode="numeric" value={draft.version} onChange={set('version')} placeholder="any" />
+        <input
+          id={`${id}-version`}
+          className="run-filters-version"
+          type="number"
+          min={1}
+          step={1}
+          inputMode="numeric"
+          value={draft.version}
+          onChange={set('version')}
+          placeholder="any"
+        />
       </label>
       <label htmlFor={`${id}-schedule`}>
         Schedule id
-        <input id={`${id}-schedule`} className="mono" value={draft.schedule} onChange={set('schedule')} placeholder="any" autoComplete="off" spellCheck={false} />
+        <input
+          id={`${id}-schedule`}
+          className="mono"
+          value={draft.schedule}
+          onChange={set('schedule')}
+          placeholder="any"
+          autoComplete="off"
+          spellCheck={false}
+        />
       </label>
       <label htmlFor={`${id}-after`}>
         Created after

@@ -22,7 +22,9 @@ export function RunHeader(props: { run: RunDetail }) {
       <dl className="facts">
         <div>
           <dt>Workflow</dt>
-          <dd><WorkflowLink workflowId={run.workflowId} version={run.version} /></dd>
+          <dd>
+            <WorkflowLink workflowId={run.workflowId} version={run.version} />
+          </dd>
         </div>
         <div>
           <dt>Version</dt>
@@ -30,15 +32,21 @@ export function RunHeader(props: { run: RunDetail }) {
         </div>
         <div>
           <dt>Created</dt>
-          <dd><TimeCell at={run.createdAt} /></dd>
+          <dd>
+            <TimeCell at={run.createdAt} />
+          </dd>
         </div>
         <div>
           <dt>Updated</dt>
-          <dd><TimeCell at={run.updatedAt} /></dd>
+          <dd>
+            <TimeCell at={run.updatedAt} />
+          </dd>
         </div>
         <div>
           <dt>Finished</dt>
-          <dd><TimeCell at={run.finishedAt} /></dd>
+          <dd>
+            <TimeCell at={run.finishedAt} />
+          </dd>
         </div>
         <div>
           <dt>Duration</dt>
@@ -62,11 +70,17 @@ export function RunHeader(props: { run: RunDetail }) {
           <>
             <div>
               <dt>Schedule</dt>
-              <dd><Link className="mono" to={`/schedules/${run.scheduleId}`}>{run.scheduleId}</Link></dd>
+              <dd>
+                <Link className="mono" to={`/schedules/${run.scheduleId}`}>
+                  {run.scheduleId}
+                </Link>
+              </dd>
             </div>
             <div>
               <dt>Nominal time</dt>
-              <dd><TimeCell at={run.nominalTime} /></dd>
+              <dd>
+                <TimeCell at={run.nominalTime} />
+              </dd>
             </div>
           </>
         )}
@@ -74,7 +88,9 @@ export function RunHeader(props: { run: RunDetail }) {
           <div>
             <dt>Parent run</dt>
             <dd>
-              <Link className="mono" to={`/runs/${run.parentRunId}`}>{run.parentRunId}</Link>
+              <Link className="mono" to={`/runs/${run.parentRunId}`}>
+                {run.parentRunId}
+              </Link>
               {run.depth > 1 && <span className="muted"> (depth {run.depth})</span>}
             </dd>
           </div>

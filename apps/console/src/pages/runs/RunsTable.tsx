@@ -44,7 +44,9 @@ export function RunsTable(props: { runs: readonly RunSummary[]; caption: string 
             return (
               <tr key={run.id} data-run-id={run.id} data-status={run.status}>
                 <td>
-                  <Link className="mono run-id" to={`/runs/${run.id}`}>{run.id}</Link>
+                  <Link className="mono run-id" to={`/runs/${run.id}`}>
+                    {run.id}
+                  </Link>
                 </td>
                 <td>
                   <WorkflowLink workflowId={run.workflowId} version={run.version} />
@@ -52,8 +54,12 @@ export function RunsTable(props: { runs: readonly RunSummary[]; caption: string 
                 <td>
                   <StatusBadge status={run.status} />
                 </td>
-                <td className="nowrap"><TimeCell at={run.createdAt} /></td>
-                <td className="nowrap"><TimeCell at={run.finishedAt} /></td>
+                <td className="nowrap">
+                  <TimeCell at={run.createdAt} />
+                </td>
+                <td className="nowrap">
+                  <TimeCell at={run.finishedAt} />
+                </td>
                 <td className="nowrap">{took === null ? <span className="muted">—</span> : formatDuration(took)}</td>
               </tr>
             );

@@ -37,7 +37,9 @@ export function SendSignalForm(props: { runId: string; suggested: string }) {
       <h3 id={`${id}-title`}>Signal</h3>
       <p className="hint">
         {props.suggested ? (
-          <>A node is waiting for <code>{props.suggested}</code>.</>
+          <>
+            A node is waiting for <code>{props.suggested}</code>.
+          </>
         ) : (
           'No node is waiting for a signal now: one sent now is kept for the node that waits for it later.'
         )}
@@ -51,11 +53,21 @@ export function SendSignalForm(props: { runId: string; suggested: string }) {
         <textarea id={`${id}-payload`} value={payload} onChange={(e) => setPayload(e.target.value)} spellCheck={false} rows={3} />
       </label>
       <div className="form-buttons">
-        <button type="submit" disabled={state.fetching}>Send signal</button>
+        <button type="submit" disabled={state.fetching}>
+          Send signal
+        </button>
       </div>
-      {problem && <p className="error" role="alert">{problem}</p>}
+      {problem && (
+        <p className="error" role="alert">
+          {problem}
+        </p>
+      )}
       {!problem && <ErrorText error={state.error} />}
-      {outcome && !problem && !state.error && <p className="success" role="status">{outcome}</p>}
+      {outcome && !problem && !state.error && (
+        <p className="success" role="status">
+          {outcome}
+        </p>
+      )}
     </form>
   );
 }

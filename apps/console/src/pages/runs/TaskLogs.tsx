@@ -42,14 +42,24 @@ function TaskLogPanel(props: { runId: string; task: Task; after: string | null }
   const name = task.iteration === null ? task.nodeId : `${task.nodeId} [${task.iteration}]`;
   const found = result.data?.run?.tasks.find((t) => t.id === task.id);
   return (
-    <details className="panel task-log" data-task-logs={task.nodeId} data-task-iteration={task.iteration ?? undefined} onToggle={(e) => setOpen(e.currentTarget.open)}>
+    <details
+      className="panel task-log"
+      data-task-logs={task.nodeId}
+      data-task-iteration={task.iteration ?? undefined}
+      onToggle={(e) => setOpen(e.currentTarget.open)}
+    >
       <summary>
-        <span className="mono">{name}</span> <span className="muted">{task.nodeType} · {task.status}</span>
+        <span className="mono">{name}</span>{' '}
+        <span className="muted">
+          {task.nodeType} · {task.status}
+        </span>
       </summary>
       {!open ? null : result.error ? (
         <ErrorText error={result.error} />
       ) : !found ? (
-        <p className="loading" role="status">Loading logs…</p>
+        <p className="loading" role="status">
+          Loading logs…
+        </p>
       ) : found.attempts.length === 0 ? (
         <p className="empty-state">No attempt has ended yet.</p>
       ) : (

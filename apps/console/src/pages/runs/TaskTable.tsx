@@ -24,7 +24,9 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
             <th scope="col">Node</th>
             <th scope="col">Type</th>
             <th scope="col">Status</th>
-            <th scope="col" title="1 for the first execution">Attempt</th>
+            <th scope="col" title="1 for the first execution">
+              Attempt
+            </th>
             <th scope="col">Queue</th>
             <th scope="col">Created</th>
             <th scope="col">Updated</th>
@@ -56,21 +58,33 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
                   {t.nodeType}
                   {t.branches?.length ? <div className="muted">→ {t.branches.join(', ')}</div> : null}
                 </td>
-                <td><StatusBadge status={t.status} /></td>
+                <td>
+                  <StatusBadge status={t.status} />
+                </td>
                 <td>{displayAttempt(t.attempt)}</td>
                 <td>{t.queue ?? <span className="muted">—</span>}</td>
-                <td className="task-time"><TimeCell at={t.createdAt} short /></td>
-                <td className="task-time"><TimeCell at={t.updatedAt} short /></td>
-                <td className="task-time"><TimeCell at={t.finishedAt} short /></td>
+                <td className="task-time">
+                  <TimeCell at={t.createdAt} short />
+                </td>
+                <td className="task-time">
+                  <TimeCell at={t.updatedAt} short />
+                </td>
+                <td className="task-time">
+                  <TimeCell at={t.finishedAt} short />
+                </td>
                 <td className="task-waiting">
                   <Waiting task={t} />
                 </td>
                 <td className="task-error">{t.error ? <ClippedText text={t.error} label={`Error of ${name}`} /> : <span className="muted">—</span>}</td>
                 <td className="task-json">
-                  {(shown.code === null || shown.input !== null) && <JsonField value={shown.input} redacted={redacted} label={`Input of ${name}`} mode="details" />}
+                  {(shown.code === null || shown.input !== null) && (
+                    <JsonField value={shown.input} redacted={redacted} label={`Input of ${name}`} mode="details" />
+                  )}
                   {shown.code !== null && <CodeField code={shown.code} label={`Code of ${name}`} />}
                 </td>
-                <td className="task-json"><JsonField value={t.output} redacted={redacted} label={`Output of ${name}`} mode="details" /></td>
+                <td className="task-json">
+                  <JsonField value={t.output} redacted={redacted} label={`Output of ${name}`} mode="details" />
+                </td>
               </tr>
             );
           })}
@@ -94,8 +108,18 @@ function Waiting(props: { task: Task }) {
       </div>,
     );
   }
-  if (task.awaitedSignal) parts.push(<div key="s">signal <code>{task.awaitedSignal}</code></div>);
-  if (task.wakeAt && task.status === 'WAITING') parts.push(<div key="w">until <TimeCell at={task.wakeAt} short /></div>);
+  if (task.awaitedSignal)
+    parts.push(
+      <div key="s">
+        signal <code>{task.awaitedSignal}</code>
+      </div>,
+    );
+  if (task.wakeAt && task.status === 'WAITING')
+    parts.push(
+      <div key="w">
+        until <TimeCell at={task.wakeAt} short />
+      </div>,
+    );
   return parts.length ? <>{parts}</> : <span className="muted">—</span>;
 }
 
@@ -126,7 +150,9 @@ function CodeField(props: { code: string; label: string }) {
         code <span className="muted">({lines === 1 ? `${props.code.length} chars` : `${lines} lines`})</span>
         <span className="visually-hidden"> {props.label}</span>
       </summary>
-      <pre className="json" role="group" aria-label={props.label} tabIndex={0}>{props.code}</pre>
+      <pre className="json" role="group" aria-label={props.label} tabIndex={0}>
+        {props.code}
+      </pre>
     </details>
   );
 }

@@ -17,7 +17,14 @@ describe('run filters in the URL', () => {
     expect(current.get(CURSOR_PARAM)).toBe('abc');
   });
   it('round-trip', () => {
-    const filters = { status: 'RUNNING', workflowId: 'w', version: '3', createdAfter: '2025-01-01T00:00:00.000Z', createdBefore: '2025-02-01T00:00:00.000Z', schedule: '0190aaaa-0000-7000-8000-000000000001' };
+    const filters = {
+      status: 'RUNNING',
+      workflowId: 'w',
+      version: '3',
+      createdAfter: '2025-01-01T00:00:00.000Z',
+      createdBefore: '2025-02-01T00:00:00.000Z',
+      schedule: '0190aaaa-0000-7000-8000-000000000001',
+    };
     expect(readFilters(writeFilters(new URLSearchParams(), filters))).toEqual(filters);
     expect(hasFilters(filters)).toBe(true);
     expect(hasFilters(NO_FILTERS)).toBe(false);
@@ -29,7 +36,9 @@ describe('toFilterInput', () => {
     expect(toFilterInput(NO_FILTERS)).toEqual({ filter: {}, problem: null });
   });
   it('converts the version to a number and the dates to ISO', () => {
-    expect(toFilterInput({ status: 'SUCCEEDED', workflowId: 'w', version: '12', createdAfter: '2025-01-01T10:00:00+02:00', createdBefore: '', schedule: '' })).toEqual({
+    expect(
+      toFilterInput({ status: 'SUCCEEDED', workflowId: 'w', version: '12', createdAfter: '2025-01-01T10:00:00+02:00', createdBefore: '', schedule: '' }),
+    ).toEqual({
       filter: { status: 'SUCCEEDED', workflowId: 'w', version: 12, createdAfter: '2025-01-01T08:00:00.000Z' },
       problem: null,
     });
@@ -41,8 +50,8 @@ describe('toFilterInput', () => {
     expect(toFilterInput({ ...NO_FILTERS, schedule: 's-1' })).toEqual({ filter: { scheduleId: 's-1' }, problem: null });
     expect(toFilterInput({ ...NO_FILTERS, version: '2' })).toEqual({ filter: { version: 2 }, problem: null }); // of any workflow
     expect(toFilterInput({ ...NO_FILTERS, createdAfter: 'tomorrow' }).problem).toBe('Created after is not a date: "tomorrow".');
-    expect(
-      toFilterInput({ ...NO_FILTERS, createdAfter: '2025-02-01T00:00:00Z', createdBefore: '2025-01-01T00:00:00Z' }).problem,
-    ).toBe('Created after must be earlier than created before.');
+    expect(toFilterInput({ ...NO_FILTERS, createdAfter: '2025-02-01T00:00:00Z', createdBefore: '2025-01-01T00:00:00Z' }).problem).toBe(
+      'Created after must be earlier than created before.',
+    );
   });
 });

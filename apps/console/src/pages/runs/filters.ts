@@ -68,7 +68,8 @@ export function toFilterInput(filters: RunFilterParams): { filter: RunFilterInpu
   }
   for (const key of ['createdAfter', 'createdBefore'] as const) {
     if (!filters[key]) continue;
-    if (Number.isNaN(Date.parse(filters[key]))) return { filter: null, problem: `${key === 'createdAfter' ? 'Created after' : 'Created before'} is not a date: "${filters[key]}".` };
+    if (Number.isNaN(Date.parse(filters[key])))
+      return { filter: null, problem: `${key === 'createdAfter' ? 'Created after' : 'Created before'} is not a date: "${filters[key]}".` };
     filter[key] = new Date(filters[key]).toISOString();
   }
   if (filter.createdAfter && filter.createdBefore && filter.createdAfter >= filter.createdBefore) {

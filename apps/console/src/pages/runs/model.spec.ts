@@ -1,5 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
-import { awaitedSignal, childRunsByNode, displayAttempt, isCancellable, isFinished, newer, nodeIds, recordChange, restOfPages, sensitiveNodes, withLiveStatus } from './model.js';
+import {
+  awaitedSignal,
+  childRunsByNode,
+  displayAttempt,
+  isCancellable,
+  isFinished,
+  newer,
+  nodeIds,
+  recordChange,
+  restOfPages,
+  sensitiveNodes,
+  withLiveStatus,
+} from './model.js';
 import type { Graph } from '../../api/graph.js';
 
 describe('childRunsByNode', () => {
@@ -119,7 +131,7 @@ describe('live statuses', () => {
 });
 
 describe('displayAttempt', () => {
-  it('shows the API\'s 0-based attempt 1-based, as the CLI and the logs do', () => {
+  it("shows the API's 0-based attempt 1-based, as the CLI and the logs do", () => {
     expect(displayAttempt(0)).toBe(1);
     expect(displayAttempt(2)).toBe(3);
   });

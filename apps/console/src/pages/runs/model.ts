@@ -27,7 +27,10 @@ export function isCancellable(status: string): boolean {
  * so a for_each node gathers the children of all its iteration tasks. Children whose task is
  * not among `tasks` are left out.
  */
-export function childRunsByNode(tasks: readonly Pick<Task, 'id' | 'nodeId'>[], children: readonly ChildRun[]): Map<string, { runId: string; status: string }[]> {
+export function childRunsByNode(
+  tasks: readonly Pick<Task, 'id' | 'nodeId'>[],
+  children: readonly ChildRun[],
+): Map<string, { runId: string; status: string }[]> {
   const nodeOfTask = new Map(tasks.map((t) => [t.id, t.nodeId]));
   const out = new Map<string, { runId: string; status: string }[]>();
   for (const child of children) {
@@ -97,7 +100,7 @@ export function withLiveStatus<T extends Pick<RunSummary, 'id' | 'status' | 'seq
  */
 export async function restOfPages<T>(first: readonly T[], pageSize: number, next: (last: T) => Promise<readonly T[]>): Promise<T[]> {
   const rest: T[] = [];
-  for (let page = first; page.length >= pageSize; ) {
+  for (let page = first; page.length >= pageSize;) {
     page = await next(page[page.length - 1]!);
     rest.push(...page);
   }

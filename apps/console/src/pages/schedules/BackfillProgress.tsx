@@ -48,9 +48,19 @@ export function BackfillProgress(props: { backfill: ScheduleBackfill; paused: bo
         <span>
           <TimeCell at={b.from} /> → <TimeCell at={b.to} />
         </span>
-        <span className={finished ? 'mark mark-active' : 'mark mark-paused'}>{finished ? 'finished' : props.paused ? 'waiting (schedule paused)' : 'running'}</span>
+        <span className={finished ? 'mark mark-active' : 'mark mark-paused'}>
+          {finished ? 'finished' : props.paused ? 'waiting (schedule paused)' : 'running'}
+        </span>
       </div>
-      <div className="progress" role="progressbar" aria-label={`Backfill ${b.id}`} aria-valuemin={0} aria-valuemax={b.total} aria-valuenow={done} aria-valuetext={words}>
+      <div
+        className="progress"
+        role="progressbar"
+        aria-label={`Backfill ${b.id}`}
+        aria-valuemin={0}
+        aria-valuemax={b.total}
+        aria-valuenow={done}
+        aria-valuetext={words}
+      >
         <span className="progress-started" style={{ width: share(b.started, b.total) }} />
         <span className="progress-skipped" style={{ width: share(b.skipped, b.total) }} />
       </div>

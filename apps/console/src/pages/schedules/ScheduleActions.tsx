@@ -66,12 +66,16 @@ function PauseForm(props: { schedule: ScheduleDetail; onChanged: () => void }) {
   return (
     <form className="action-form" aria-labelledby={`${id}-title`} onSubmit={submit}>
       <h3 id={`${id}-title`}>{paused ? 'Unpause' : 'Pause'}</h3>
-      <p className="hint">
-        {paused ? 'Fire times missed while paused do not fire.' : 'Stops the clock, the buffer and backfills; “Trigger now” still fires.'}
-      </p>
+      <p className="hint">{paused ? 'Fire times missed while paused do not fire.' : 'Stops the clock, the buffer and backfills; “Trigger now” still fires.'}</p>
       <label className="field" htmlFor={`${id}-note`}>
         {paused ? 'Unpause note (optional)' : 'Pause note (optional)'}
-        <input id={`${id}-note`} value={note} onChange={(e) => setNote(e.target.value)} maxLength={2000} placeholder={paused ? 'e.g. upstream fixed' : 'e.g. upstream maintenance'} />
+        <input
+          id={`${id}-note`}
+          value={note}
+          onChange={(e) => setNote(e.target.value)}
+          maxLength={2000}
+          placeholder={paused ? 'e.g. upstream fixed' : 'e.g. upstream maintenance'}
+        />
       </label>
       <div className="form-buttons">
         <button type="submit" className={paused ? undefined : 'danger'} disabled={state.fetching}>
@@ -157,7 +161,10 @@ function BackfillForm(props: { scheduleId: string; paused: boolean; onChanged: (
   return (
     <form className="action-form" aria-labelledby={`${id}-title`} onSubmit={submit} noValidate>
       <h3 id={`${id}-title`}>Backfill</h3>
-      <p className="hint">Fires each nominal time in the range (both ends included), oldest first, under the overlap policy{props.paused ? '; it waits while the schedule is paused' : ''}.</p>
+      <p className="hint">
+        Fires each nominal time in the range (both ends included), oldest first, under the overlap policy
+        {props.paused ? '; it waits while the schedule is paused' : ''}.
+      </p>
       <div className="range">
         <label className="field" htmlFor={`${id}-from`}>
           From

@@ -2,7 +2,15 @@ import { useId, useMemo, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
 import { EMPTY_DRAFT, OVERLAP_MEANS, draftOf, timeZones, toScheduleInput, type ScheduleDraft } from './format.js';
-import { CREATE_SCHEDULE, OVERLAP_POLICIES, UPDATE_SCHEDULE, WORKFLOW_IDS, type OverlapPolicy, type ScheduleDetail, type WorkflowChoice } from './operations.js';
+import {
+  CREATE_SCHEDULE,
+  OVERLAP_POLICIES,
+  UPDATE_SCHEDULE,
+  WORKFLOW_IDS,
+  type OverlapPolicy,
+  type ScheduleDetail,
+  type WorkflowChoice,
+} from './operations.js';
 
 /**
  * A schedule's fields: a new one ("Create schedule") or `schedule` edited ("Save changes").
@@ -77,11 +85,23 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
           <legend>Timing</legend>
           <span className="radios">
             <label>
-              <input type="radio" name={`${id}-timing`} value="cron" checked={draft.timing === 'cron'} onChange={() => setDraft((d) => ({ ...d, timing: 'cron' }))} />
+              <input
+                type="radio"
+                name={`${id}-timing`}
+                value="cron"
+                checked={draft.timing === 'cron'}
+                onChange={() => setDraft((d) => ({ ...d, timing: 'cron' }))}
+              />
               By cron expression
             </label>
             <label>
-              <input type="radio" name={`${id}-timing`} value="interval" checked={draft.timing === 'interval'} onChange={() => setDraft((d) => ({ ...d, timing: 'interval' }))} />
+              <input
+                type="radio"
+                name={`${id}-timing`}
+                value="interval"
+                checked={draft.timing === 'interval'}
+                onChange={() => setDraft((d) => ({ ...d, timing: 'interval' }))}
+              />
               Every N seconds
             </label>
           </span>
@@ -105,7 +125,16 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
           ) : (
             <div className="field">
               <label htmlFor={`${id}-interval`}>Interval (seconds)</label>
-              <input id={`${id}-interval`} type="number" min={1} step={1} inputMode="numeric" value={draft.intervalSeconds} onChange={set('intervalSeconds')} aria-describedby={`${id}-interval-hint`} />
+              <input
+                id={`${id}-interval`}
+                type="number"
+                min={1}
+                step={1}
+                inputMode="numeric"
+                value={draft.intervalSeconds}
+                onChange={set('intervalSeconds')}
+                aria-describedby={`${id}-interval-hint`}
+              />
               <span className="hint" id={`${id}-interval-hint`}>
                 Counted from the start, else from the schedule’s creation.
               </span>
@@ -135,7 +164,12 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
         </div>
         <div className="field">
           <label htmlFor={`${id}-overlap`}>Overlap policy</label>
-          <select id={`${id}-overlap`} value={draft.overlapPolicy} onChange={(e) => setDraft((d) => ({ ...d, overlapPolicy: e.target.value as OverlapPolicy }))} aria-describedby={`${id}-overlap-hint`}>
+          <select
+            id={`${id}-overlap`}
+            value={draft.overlapPolicy}
+            onChange={(e) => setDraft((d) => ({ ...d, overlapPolicy: e.target.value as OverlapPolicy }))}
+            aria-describedby={`${id}-overlap-hint`}
+          >
             {OVERLAP_POLICIES.map((p) => (
               <option key={p} value={p}>
                 {p}: {OVERLAP_MEANS[p]}
@@ -148,14 +182,32 @@ export function ScheduleForm(props: { schedule?: ScheduleDetail; onDone: (schedu
         </div>
         <div className="field">
           <label htmlFor={`${id}-catchup`}>Catch-up seconds</label>
-          <input id={`${id}-catchup`} type="number" min={0} step={1} inputMode="numeric" value={draft.catchUpSeconds} onChange={set('catchUpSeconds')} aria-describedby={`${id}-catchup-hint`} />
+          <input
+            id={`${id}-catchup`}
+            type="number"
+            min={0}
+            step={1}
+            inputMode="numeric"
+            value={draft.catchUpSeconds}
+            onChange={set('catchUpSeconds')}
+            aria-describedby={`${id}-catchup-hint`}
+          />
           <span className="hint" id={`${id}-catchup-hint`}>
             Fires missed by at most this long still fire; older ones are skipped as missed.
           </span>
         </div>
         <div className="field">
           <label htmlFor={`${id}-jitter`}>Jitter seconds</label>
-          <input id={`${id}-jitter`} type="number" min={0} step={1} inputMode="numeric" value={draft.jitterSeconds} onChange={set('jitterSeconds')} aria-describedby={`${id}-jitter-hint`} />
+          <input
+            id={`${id}-jitter`}
+            type="number"
+            min={0}
+            step={1}
+            inputMode="numeric"
+            value={draft.jitterSeconds}
+            onChange={set('jitterSeconds')}
+            aria-describedby={`${id}-jitter-hint`}
+          />
           <span className="hint" id={`${id}-jitter-hint`}>
             Each fire is delayed by up to this long.
           </span>

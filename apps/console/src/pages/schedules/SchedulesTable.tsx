@@ -32,8 +32,12 @@ export function SchedulesTable(props: { schedules: readonly ScheduleSummary[]; c
             <th scope="col">Overlap</th>
             <th scope="col">State</th>
             <th scope="col">Next fire</th>
-            <th scope="col" className="num">Fired</th>
-            <th scope="col" className="num">Skipped</th>
+            <th scope="col" className="num">
+              Fired
+            </th>
+            <th scope="col" className="num">
+              Skipped
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -54,7 +58,13 @@ export function SchedulesTable(props: { schedules: readonly ScheduleSummary[]; c
                 <PausedMark paused={s.paused} />
               </td>
               <td className="nowrap" data-testid="next-fire">
-                {s.paused ? <span className="muted">none while paused</span> : s.nextFireAt ? <TimeCell at={s.nextFireAt} /> : <span className="muted">none left</span>}
+                {s.paused ? (
+                  <span className="muted">none while paused</span>
+                ) : s.nextFireAt ? (
+                  <TimeCell at={s.nextFireAt} />
+                ) : (
+                  <span className="muted">none left</span>
+                )}
               </td>
               <td className="num">{s.firedCount}</td>
               <td className="num">{skippedTotal(s.skipped)}</td>

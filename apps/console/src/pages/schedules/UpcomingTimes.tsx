@@ -12,7 +12,9 @@ export function UpcomingTimes(props: { times: readonly string[]; timeZone: strin
           <caption className="visually-hidden">Upcoming nominal fire times</caption>
           <thead>
             <tr>
-              <th scope="col" className="num">#</th>
+              <th scope="col" className="num">
+                #
+              </th>
               <th scope="col">In {props.timeZone}</th>
               <th scope="col">Your time ({mine})</th>
             </tr>

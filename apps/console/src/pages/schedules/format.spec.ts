@@ -28,7 +28,9 @@ describe('schedule words', () => {
   });
   it('say what a trigger did', () => {
     const base = { nominalTime: '2030-01-01T00:00:00.000Z', reason: null, run: null, cancelledRunIds: [] };
-    expect(fireText({ ...base, outcome: 'STARTED', cancelledRunIds: ['r1'] })).toBe('Triggered: started a run for the nominal time 2030-01-01T00:00:00.000Z. It cancelled 1 running run first.');
+    expect(fireText({ ...base, outcome: 'STARTED', cancelledRunIds: ['r1'] })).toBe(
+      'Triggered: started a run for the nominal time 2030-01-01T00:00:00.000Z. It cancelled 1 running run first.',
+    );
     expect(fireText({ ...base, outcome: 'SKIPPED', reason: 'overlap' })).toBe('Skipped: overlap.');
     expect(fireText({ ...base, outcome: 'BUFFERED' })).toMatch(/^Buffered: /);
   });
@@ -38,17 +40,34 @@ describe('toScheduleInput', () => {
   it('makes a create input of an interval schedule, leaving the empty optional fields out', () => {
     expect(toScheduleInput(draft({ intervalSeconds: ' 300 ', input: '{"a": 1}' }))).toEqual({
       ok: true,
-      input: { workflowId: 'nightly', intervalSeconds: 300, catchUpSeconds: 60, jitterSeconds: 0, timeZone: 'UTC', overlapPolicy: 'SKIP', input: { a: 1 }, config: {} },
+      input: {
+        workflowId: 'nightly',
+        intervalSeconds: 300,
+        catchUpSeconds: 60,
+        jitterSeconds: 0,
+        timeZone: 'UTC',
+        overlapPolicy: 'SKIP',
+        input: { a: 1 },
+        config: {},
+      },
     });
   });
   it('sends a cron as typed (the API judges it) and the dates as ISO instants', () => {
-    const r = toScheduleInput(draft({ timing: 'cron', cron: ' 61 * * * * ', version: '2', startAt: '2030-01-02T03:04', note: ' hi ', overlapPolicy: 'BUFFER_ALL' }));
-    expect(r).toMatchObject({ ok: true, input: { cron: '61 * * * *', version: 2, startAt: new Date(2030, 0, 2, 3, 4).toISOString(), note: 'hi', overlapPolicy: 'BUFFER_ALL' } });
+    const r = toScheduleInput(
+      draft({ timing: 'cron', cron: ' 61 * * * * ', version: '2', startAt: '2030-01-02T03:04', note: ' hi ', overlapPolicy: 'BUFFER_ALL' }),
+    );
+    expect(r).toMatchObject({
+      ok: true,
+      input: { cron: '61 * * * *', version: 2, startAt: new Date(2030, 0, 2, 3, 4).toISOString(), note: 'hi', overlapPolicy: 'BUFFER_ALL' },
+    });
     expect(r.ok && 'intervalSeconds' in r.input).toBe(false);
   });
   it('clears on update what is empty, and the other kind of timing', () => {
     const r = toScheduleInput(draft({ timing: 'cron', cron: '@daily', version: '', catchUpSeconds: '', note: '' }), true);
-    expect(r).toMatchObject({ ok: true, input: { cron: '@daily', intervalSeconds: null, version: null, catchUpSeconds: null, note: null, startAt: null, endAt: null } });
+    expect(r).toMatchObject({
+      ok: true,
+      input: { cron: '@daily', intervalSeconds: null, version: null, catchUpSeconds: null, note: null, startAt: null, endAt: null },
+    });
     expect(toScheduleInput(draft({ intervalSeconds: '60' }), true)).toMatchObject({ ok: true, input: { intervalSeconds: 60, cron: null } });
   });
   it('names the field the form can tell is wrong', () => {

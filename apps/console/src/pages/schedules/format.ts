@@ -37,7 +37,11 @@ export function skippedTotal(skips: ScheduleSkips): number {
 export function intervalText(seconds: number): string {
   const parts: string[] = [];
   let rest = seconds;
-  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['min', 60]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['min', 60],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)} ${unit}`);
       rest %= size;
@@ -110,7 +114,9 @@ export function timeZones(): string[] {
 
 /** What a trigger did, in words (the run itself is linked beside it when there is one). */
 export function fireText(fire: ScheduleFire): string {
-  const cancelled = fire.cancelledRunIds.length ? ` It cancelled ${fire.cancelledRunIds.length} running run${fire.cancelledRunIds.length === 1 ? '' : 's'} first.` : '';
+  const cancelled = fire.cancelledRunIds.length
+    ? ` It cancelled ${fire.cancelledRunIds.length} running run${fire.cancelledRunIds.length === 1 ? '' : 's'} first.`
+    : '';
   if (fire.outcome === 'STARTED') return `Triggered: started a run for the nominal time ${fire.nominalTime}.${cancelled}`;
   if (fire.outcome === 'BUFFERED') return `Buffered: a run is still RUNNING; the fire for ${fire.nominalTime} starts when it ends.${cancelled}`;
   const why = fire.reason === 'already_fired' ? 'already_fired (a run for this nominal time exists)' : (fire.reason ?? 'no reason given');
@@ -215,13 +221,19 @@ export function toScheduleInput(draft: ScheduleDraft, update = false): DraftResu
   else empty('timeZone');
   input.overlapPolicy = draft.overlapPolicy;
 
-  for (const [label, key] of [['Input', 'input'], ['Config', 'config']] as const) {
+  for (const [label, key] of [
+    ['Input', 'input'],
+    ['Config', 'config'],
+  ] as const) {
     const parsed = parseJsonField(label, draft[key], { object: true, fallback: {} });
     if (!parsed.ok) return { ok: false, error: parsed.error };
     input[key] = parsed.value;
   }
 
-  for (const [label, key] of [['Start', 'startAt'], ['End', 'endAt']] as const) {
+  for (const [label, key] of [
+    ['Start', 'startAt'],
+    ['End', 'endAt'],
+  ] as const) {
     const text = draft[key].trim();
     if (!text) {
       empty(key);

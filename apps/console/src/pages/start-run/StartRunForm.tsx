@@ -77,7 +77,12 @@ export function StartRunForm(props: { workflowId: string; version: string }) {
     } as const;
   };
   const problemsOf = (name: StartField, ref?: RefObject<HTMLTextAreaElement | null>) => (
-    <FieldProblems id={`${id}-${name}-problems`} field={name} problems={problems.fields[name]} locate={ref ? (line, column) => selectSpot(ref.current, line, column) : undefined} />
+    <FieldProblems
+      id={`${id}-${name}-problems`}
+      field={name}
+      problems={problems.fields[name]}
+      locate={ref ? (line, column) => selectSpot(ref.current, line, column) : undefined}
+    />
   );
 
   return (
@@ -86,10 +91,14 @@ export function StartRunForm(props: { workflowId: string; version: string }) {
       <div className="form-fields">
         <div className="field" data-field="workflowId">
           <label htmlFor={`${id}-workflowId`}>Workflow</label>
-          <select {...field('workflowId', false)} value={workflowId} onChange={(e) => {
+          <select
+            {...field('workflowId', false)}
+            value={workflowId}
+            onChange={(e) => {
               setWorkflowId(e.target.value);
               setVersion('');
-            }}>
+            }}
+          >
             <option value="">{listed.data ? 'Choose a workflow' : 'Loading workflows…'}</option>
             {workflowId && listed.data && !listed.data.workflows.some((w) => w.id === workflowId) && <option value={workflowId}>{workflowId}</option>}
             {listed.data?.workflows.map((w) => (
@@ -104,7 +113,9 @@ export function StartRunForm(props: { workflowId: string; version: string }) {
         <div className="field" data-field="version">
           <label htmlFor={`${id}-version`}>Version</label>
           <select {...field('version')} value={version} onChange={(e) => setVersion(e.target.value)}>
-            <option value="">{workflow ? `Default: v${workflow.defaultVersion}${workflow.pinnedVersion === null ? ' (the latest)' : ' (pinned)'}` : 'Default'}</option>
+            <option value="">
+              {workflow ? `Default: v${workflow.defaultVersion}${workflow.pinnedVersion === null ? ' (the latest)' : ' (pinned)'}` : 'Default'}
+            </option>
             {version && !versions.some((v) => String(v.version) === version) && <option value={version}>v{version}</option>}
             {versions.map((v) => (
               <option key={v.version} value={String(v.version)}>
@@ -121,7 +132,14 @@ export function StartRunForm(props: { workflowId: string; version: string }) {
         </div>
         <div className="field" data-field="idempotencyKey">
           <label htmlFor={`${id}-idempotencyKey`}>Idempotency key (optional)</label>
-          <input {...field('idempotencyKey')} value={idempotencyKey} onChange={(e) => setIdempotencyKey(e.target.value)} maxLength={200} autoComplete="off" spellCheck={false} />
+          <input
+            {...field('idempotencyKey')}
+            value={idempotencyKey}
+            onChange={(e) => setIdempotencyKey(e.target.value)}
+            maxLength={200}
+            autoComplete="off"
+            spellCheck={false}
+          />
           <span className="hint" id={`${id}-idempotencyKey-hint`}>
             Starting again with the same key opens the run it first started.
           </span>

@@ -39,7 +39,9 @@ export function NewWorkflow() {
       <h2 id={`${id}-title`}>New workflow</h2>
       <PublishForm
         initialDefinition={STARTER_DEFINITION}
-        onPublished={(published) => navigate(`/workflows/${encodeURIComponent(published.workflowId)}?version=${published.version}`, { state: publishedState(published) })}
+        onPublished={(published) =>
+          navigate(`/workflows/${encodeURIComponent(published.workflowId)}?version=${published.version}`, { state: publishedState(published) })
+        }
       />
     </section>
   );

@@ -48,11 +48,14 @@ export function PublishForm(props: { workflowId?: string; latestVersion?: number
     const published = result.data?.publishWorkflow;
     if (published) return props.onPublished({ ...published, identical: props.latestVersion !== undefined && published.version <= props.latestVersion });
     if (!result.error) return;
-    const placed = placeProblems(result.error, (p) => (p.path === 'workflowId' ? (creating ? 'workflowId' : null) : p.path === 'name' ? (creating ? 'name' : null) : 'definition'));
+    const placed = placeProblems(result.error, (p) =>
+      p.path === 'workflowId' ? (creating ? 'workflowId' : null) : p.path === 'name' ? (creating ? 'name' : null) : 'definition',
+    );
     setProblems(placed);
     const first = FIELDS.find((f) => placed.fields[f]?.length);
     // A YAML syntax error puts the caret where the parser stopped.
-    if (first) focusLater({ element: document.getElementById(`${id}-${first}`), at: first === 'definition' ? textSpotOf(placed.fields.definition![0]!) : null });
+    if (first)
+      focusLater({ element: document.getElementById(`${id}-${first}`), at: first === 'definition' ? textSpotOf(placed.fields.definition![0]!) : null });
   };
 
   // When the API listed problems, they are the message: a one-line heading over the first

@@ -28,7 +28,11 @@ export function VersionActions(props: { workflow: WorkflowSummary; version: Vers
     <div className="actions">
       <div className="toolbar" role="group" aria-label={`Actions on version ${v}`}>
         {workflow.pinnedVersion !== v && (
-          <button type="button" disabled={busy} onClick={() => act(() => runSetDefault({ workflowId: workflow.id, version: v }), `Version ${v} is now the default (pinned).`)}>
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() => act(() => runSetDefault({ workflowId: workflow.id, version: v }), `Version ${v} is now the default (pinned).`)}
+          >
             {workflow.pinnedVersion === null && workflow.defaultVersion === v ? 'Pin as default' : 'Set as default'}
           </button>
         )}
@@ -43,11 +47,23 @@ export function VersionActions(props: { workflow: WorkflowSummary; version: Vers
           </button>
         )}
         {version.deprecated ? (
-          <button type="button" className="quiet" disabled={busy} onClick={() => act(() => runDeprecate({ workflowId: workflow.id, version: v, deprecated: false }), `Version ${v} is restored.`)}>
+          <button
+            type="button"
+            className="quiet"
+            disabled={busy}
+            onClick={() => act(() => runDeprecate({ workflowId: workflow.id, version: v, deprecated: false }), `Version ${v} is restored.`)}
+          >
             Restore
           </button>
         ) : (
-          <button type="button" className="danger" disabled={busy} onClick={() => act(() => runDeprecate({ workflowId: workflow.id, version: v, deprecated: true }), `Version ${v} is deprecated: new runs on it are refused.`)}>
+          <button
+            type="button"
+            className="danger"
+            disabled={busy}
+            onClick={() =>
+              act(() => runDeprecate({ workflowId: workflow.id, version: v, deprecated: true }), `Version ${v} is deprecated: new runs on it are refused.`)
+            }
+          >
             Deprecate
           </button>
         )}

@@ -33,7 +33,11 @@ export function VersionPanel(props: { workflow: WorkflowWithVersions; version: n
         </p>
       )}
       {can.administer && summary && <VersionActions workflow={workflow} version={summary} />}
-      {fetching && !data && <p className="loading" role="status">Loading version {version}…</p>}
+      {fetching && !data && (
+        <p className="loading" role="status">
+          Loading version {version}…
+        </p>
+      )}
       <ErrorText error={error} />
       {detail && (
         <>

@@ -97,7 +97,7 @@ function linesOf(value: string): string[] {
 /** Folds each run of unchanged lines to its `context` lines next to a change. */
 function fold(rows: DiffRow[], context: number): DiffRow[] {
   const out: DiffRow[] = [];
-  for (let i = 0; i < rows.length; ) {
+  for (let i = 0; i < rows.length;) {
     if (rows[i]!.kind !== 'same') {
       out.push(rows[i++]!);
       continue;

@@ -1,11 +1,5 @@
 import { GRAPH_FIELDS } from '../../api/graph.js';
-import type {
-  PublishWorkflowMutation,
-  VersionTextQuery,
-  WorkflowFieldsFragment,
-  WorkflowQuery,
-  WorkflowVersionQuery,
-} from '../../api/generated/graphql.js';
+import type { PublishWorkflowMutation, VersionTextQuery, WorkflowFieldsFragment, WorkflowQuery, WorkflowVersionQuery } from '../../api/generated/graphql.js';
 
 /** The workflow pages' GraphQL documents and the shapes of their answers (generated from them). */
 

@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 describe('Cgroups on cgroup v2', () => {
-  it('creates the execution group under the worker\'s own group with memory, no swap and pids', async () => {
+  it("creates the execution group under the worker's own group with memory, no swap and pids", async () => {
     const own = join(root, 'system.slice', 'weft.service');
     await mkdir(own, { recursive: true });
     await writeFile(join(root, 'cgroup.controllers'), 'cpu memory pids');
@@ -66,7 +66,7 @@ describe('Cgroups on cgroup v1', () => {
   });
 });
 
-describe('the group holding all of a worker\'s executions', () => {
+describe("the group holding all of a worker's executions", () => {
   it('on cgroup v2: limits their memory together, hands the controllers on, and holds the execution groups', async () => {
     const own = join(root, 'weft');
     await mkdir(own, { recursive: true });

@@ -70,7 +70,10 @@ export class Cgroups {
   }
 
   private static async locate(paths: CgroupPaths): Promise<Cgroups> {
-    const lines = paths.self.split('\n').filter(Boolean).map((line) => line.split(':'));
+    const lines = paths.self
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(':'));
     if (existsSync(join(paths.root, 'cgroup.controllers'))) {
       const own = lines.find(([hierarchy]) => hierarchy === '0')?.[2];
       if (own === undefined) throw new Error('no cgroup v2 entry in /proc/self/cgroup');
@@ -163,7 +166,11 @@ export class Cgroups {
         if (entry.isDirectory() && entry.name.startsWith(prefix)) names.add(entry.name);
       }
     }
-    for (const name of names) await new Group(this.version, this.parents.map((parent) => join(parent, name))).destroy();
+    for (const name of names)
+      await new Group(
+        this.version,
+        this.parents.map((parent) => join(parent, name)),
+      ).destroy();
   }
 
   /** Removes this worker's groups when they are empty (synchronous, best effort: at process exit). */
@@ -209,7 +216,14 @@ class Group implements ExecutionCgroup {
     for (;;) {
       for (const dir of this.dirs) for (const pid of await members(dir)) killQuietly(pid);
       // rmdir succeeds once the group is empty (a process that was just killed may still be exiting).
-      const removed = await Promise.all(this.dirs.map((dir) => rmdir(dir).then(() => true, (err: NodeJS.ErrnoException) => err.code === 'ENOENT')));
+      const removed = await Promise.all(
+        this.dirs.map((dir) =>
+          rmdir(dir).then(
+            () => true,
+            (err: NodeJS.ErrnoException) => err.code === 'ENOENT',
+          ),
+        ),
+      );
       if (removed.every(Boolean)) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -219,7 +233,11 @@ class Group implements ExecutionCgroup {
 
 async function members(dir: string): Promise<number[]> {
   const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map(Number).filter((pid) => pid !== process.pid);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map(Number)
+    .filter((pid) => pid !== process.pid);
 }
 
 /**

@@ -49,7 +49,9 @@ const asRoot = process.getuid?.() === 0;
     const log = new AttemptLog();
     const err = await failure(
       code.execute(
-        { code: 'import sys\ndef handler(input):\n    print("first", flush=True)\n    print("second", file=sys.stderr, flush=True)\n    raise ValueError("nope")\n' },
+        {
+          code: 'import sys\ndef handler(input):\n    print("first", flush=True)\n    print("second", file=sys.stderr, flush=True)\n    raise ValueError("nope")\n',
+        },
         { taskId: 't002', nodeId: 'bad', attempt: 0, runtime: 'python', log },
       ),
     );

@@ -9,7 +9,6 @@ import { failure } from '../execution-failure.testing.js';
 const py = { taskId: 't001', nodeId: 'score', attempt: 1, runtime: 'python' };
 const js = { taskId: 't002', nodeId: 'score', attempt: 1, runtime: 'js' };
 
-
 /** The sandbox's uid pool and cgroups need root; CI runs as root. */
 const asRoot = process.getuid?.() === 0;
 if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker that is not root refuses CODE)');
@@ -63,13 +62,9 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
     });
 
     it("surfaces the exception's type, message and line", async () => {
-      const err = await failure(
-        code.execute({ code: 'def handler(input):\n    x = 1\n    raise ValueError("bad order " + str(x))\n' }, py),
-      );
+      const err = await failure(code.execute({ code: 'def handler(input):\n    x = 1\n    raise ValueError("bad order " + str(x))\n' }, py));
       expect(err.retryable).toBe(true);
-      expect(err.message).toBe(
-        'ValueError: bad order 1 (handler.py, line 3, in handler: raise ValueError("bad order " + str(x)))',
-      );
+      expect(err.message).toBe('ValueError: bad order 1 (handler.py, line 3, in handler: raise ValueError("bad order " + str(x)))');
     });
 
     it('does not leak the worker environment', async () => {
@@ -80,11 +75,16 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
         py,
       )) as { secret: unknown; keys: string[] };
       expect(out.secret).toBeNull();
-      expect(out.keys.filter((k) => !['PATH', 'HOME', 'LANG', 'PWD', 'PYTHONDONTWRITEBYTECODE', 'PYTHONIOENCODING', 'PYTHONUNBUFFERED', 'LC_CTYPE'].includes(k))).toEqual([]);
+      expect(
+        out.keys.filter((k) => !['PATH', 'HOME', 'LANG', 'PWD', 'PYTHONDONTWRITEBYTECODE', 'PYTHONIOENCODING', 'PYTHONUNBUFFERED', 'LC_CTYPE'].includes(k)),
+      ).toEqual([]);
     });
 
     it('runs in a fresh, empty working directory, and leaves no folder behind', async () => {
-      const first = await code.execute({ code: 'import os\ndef handler(input):\n    open("scratch", "w").write("x")\n    return [os.getcwd(), os.listdir(".")]\n' }, py);
+      const first = await code.execute(
+        { code: 'import os\ndef handler(input):\n    open("scratch", "w").write("x")\n    return [os.getcwd(), os.listdir(".")]\n' },
+        py,
+      );
       const second = await code.execute({ code: 'import os\ndef handler(input):\n    return [os.getcwd(), os.listdir(".")]\n' }, py);
       expect(first).toEqual(['/weft/work', ['scratch']]);
       expect(second).toEqual(['/weft/work', []]);
@@ -95,9 +95,7 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
 
     it('kills the process on timeout', async () => {
       // The loop never ends: the execution settles only because the timeout killed it.
-      const err = await failure(
-        code.execute({ code: 'def handler(input):\n    while True:\n        pass\n', timeout_seconds: 1 }, py),
-      );
+      const err = await failure(code.execute({ code: 'def handler(input):\n    while True:\n        pass\n', timeout_seconds: 1 }, py));
       expect(err.retryable).toBe(true);
       expect(err.message).toBe('timed out after 1s');
     });
@@ -144,9 +142,7 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
     });
 
     it('enforces the memory limit', async () => {
-      const err = await failure(
-        code.execute({ code: 'def handler(input):\n    return len(bytearray(400 * 1024 * 1024))\n', memory_mb: 100 }, py),
-      );
+      const err = await failure(code.execute({ code: 'def handler(input):\n    return len(bytearray(400 * 1024 * 1024))\n', memory_mb: 100 }, py));
       expect(err.message).toMatch(/^MemoryError.*\(memory limit 100 MB\)$/);
     });
   });
@@ -154,7 +150,12 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
   describe('javascript', () => {
     it('returns the object a plain handler returns', async () => {
       const out = await code.execute(
-        { code: 'function handler(input) {\n  return { total: input.price * input.qty, keys: Object.keys(input).sort() };\n}\n', price: 2.5, qty: 4, timeout_seconds: 5 },
+        {
+          code: 'function handler(input) {\n  return { total: input.price * input.qty, keys: Object.keys(input).sort() };\n}\n',
+          price: 2.5,
+          qty: 4,
+          timeout_seconds: 5,
+        },
         js,
       );
       expect(out).toEqual({ total: 10, keys: ['price', 'qty'] });
@@ -170,7 +171,10 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
 
     it('loads an ES module exporting handler (javascript runtime alias)', async () => {
       const out = await code.execute(
-        { code: "import { createHash } from 'node:crypto';\nexport async function handler(input) {\n  return createHash('sha256').update(input.s).digest('hex').slice(0, 8);\n}\n", s: 'abc' },
+        {
+          code: "import { createHash } from 'node:crypto';\nexport async function handler(input) {\n  return createHash('sha256').update(input.s).digest('hex').slice(0, 8);\n}\n",
+          s: 'abc',
+        },
         { ...js, runtime: 'javascript' },
       );
       expect(out).toBe('ba7816bf');
@@ -178,7 +182,9 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
 
     it('keeps console.log output out of the result', async () => {
       const out = await code.execute(
-        { code: 'function handler() {\n  console.log("noise", { a: 1 });\n  console.error("err");\n  process.stdout.write("{\\"ok\\":false}\\n");\n  return "fine";\n}\n' },
+        {
+          code: 'function handler() {\n  console.log("noise", { a: 1 });\n  console.error("err");\n  process.stdout.write("{\\"ok\\":false}\\n");\n  return "fine";\n}\n',
+        },
         js,
       );
       expect(out).toBe('fine');
@@ -222,12 +228,17 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
       expect(inf.message).toBe('handler returned a value that is not JSON-serializable: -Infinity at $["two words"] is not a JSON number');
       const top = await failure(code.execute({ code: 'function handler() {\n  return 0 / 0;\n}\n' }, js));
       expect(top.message).toBe('handler returned a value that is not JSON-serializable: NaN at $ is not a JSON number');
-      const deep = await failure(code.execute({ code: 'function handler() {\n  let v = [];\n  for (let i = 0; i < 100000; i++) v = [v];\n  return v;\n}\n' }, js));
+      const deep = await failure(
+        code.execute({ code: 'function handler() {\n  let v = [];\n  for (let i = 0; i < 100000; i++) v = [v];\n  return v;\n}\n' }, js),
+      );
       expect(deep.message).toBe('handler returned a value that is not JSON-serializable: nested too deeply (Maximum call stack size exceeded)');
       const circular = await failure(code.execute({ code: 'function handler() {\n  const o = {};\n  o.self = o;\n  return o;\n}\n' }, js));
       expect(circular.message).toMatch(/^handler returned a value that is not JSON-serializable: Converting circular structure to JSON/);
       // undefined stays null (a handler that returns nothing), inside objects it is left out, as JSON.stringify does.
-      expect(await code.execute({ code: 'function handler() {\n  return { a: undefined, b: [undefined], n: 1.5e300 };\n}\n' }, js)).toEqual({ b: [null], n: 1.5e300 });
+      expect(await code.execute({ code: 'function handler() {\n  return { a: undefined, b: [undefined], n: 1.5e300 };\n}\n' }, js)).toEqual({
+        b: [null],
+        n: 1.5e300,
+      });
     });
 
     it('fails when the code overwrites its result with something that is not JSON, or returns too much', async () => {
@@ -255,7 +266,14 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
 
     it('reports running out of the memory limit', async () => {
       const err = await failure(
-        code.execute({ code: 'function handler() {\n  const a = [];\n  for (;;) a.push({ i: a.length, s: "x".repeat(64) + a.length });\n}\n', memory_mb: 64, timeout_seconds: 20 }, js),
+        code.execute(
+          {
+            code: 'function handler() {\n  const a = [];\n  for (;;) a.push({ i: a.length, s: "x".repeat(64) + a.length });\n}\n',
+            memory_mb: 64,
+            timeout_seconds: 20,
+          },
+          js,
+        ),
       );
       expect(err.retryable).toBe(true);
       expect(err.message).toMatch(/out of memory: limit 64 MB/);

@@ -309,7 +309,10 @@ export class CodeExecutor implements TaskExecutor {
       const inputFile = join(at.in, 'input.json');
       const [command, env]: [string[], Record<string, string>] =
         language === 'python'
-          ? [[this.python, runner, codeFile, inputFile, at.result, String(limits.memoryMb), String(watchdogSeconds)], { PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8', PYTHONUNBUFFERED: '1' }]
+          ? [
+              [this.python, runner, codeFile, inputFile, at.result, String(limits.memoryMb), String(watchdogSeconds)],
+              { PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8', PYTHONUNBUFFERED: '1' },
+            ]
           : [[this.node, `--max-old-space-size=${limits.memoryMb}`, runner, codeFile, inputFile, at.result, String(watchdogSeconds * 1000)], {}];
       if (!sandboxed && !runAs) env[EXECUTION_ENV] = executionId;
       const effective = cgroup || language !== 'js' ? limits : { ...limits, dataBytes: (limits.memoryMb + NODE_DATA_HEADROOM_MB) * 1024 * 1024 };
@@ -425,8 +428,7 @@ export class CodeExecutor implements TaskExecutor {
 
 function crashed(language: Language, outcome: ProcessOutcome, limits: CodeLimits, outOfMemory: boolean): ExecutionError {
   const how = outcome.exitCode !== null ? `code ${outcome.exitCode}` : `signal ${outcome.signal}`;
-  const memory =
-    outOfMemory || /heap out of memory|Reached heap limit|MemoryError/.test(outcome.stderr) || (language === 'js' && outcome.signal === 'SIGABRT');
+  const memory = outOfMemory || /heap out of memory|Reached heap limit|MemoryError/.test(outcome.stderr) || (language === 'js' && outcome.signal === 'SIGABRT');
   const why = memory
     ? ` (out of memory: limit ${limits.memoryMb} MB for all its processes)`
     : outcome.signal === 'SIGXFSZ'
@@ -435,7 +437,11 @@ function crashed(language: Language, outcome: ProcessOutcome, limits: CodeLimits
         ? ` (used more than ${limits.cpuSeconds}s of CPU)`
         : '';
   const excerpt = outcome.stderr.trim().slice(-STDERR_EXCERPT_CHARS);
-  return new ExecutionError(`${language === 'python' ? 'python' : 'node'} exited with ${how} without a result${why}${excerpt ? `: ${excerpt}` : ''}`, true, 'code_exception');
+  return new ExecutionError(
+    `${language === 'python' ? 'python' : 'node'} exited with ${how} without a result${why}${excerpt ? `: ${excerpt}` : ''}`,
+    true,
+    'code_exception',
+  );
 }
 
 /**

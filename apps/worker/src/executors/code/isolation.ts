@@ -63,7 +63,8 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
   if (probe.prlimit) holds.push('file size, CPU time and process count rlimits (prlimit)');
   else missing.push('prlimit (util-linux) is not on PATH: no file size or CPU time limit');
   let bwrap = probe.bwrap;
-  if (!probe.seccomp) missing.push(`no seccomp filter for the ${process.arch} architecture: keyrings, user namespaces, io_uring and every socket family stay open to CODE`);
+  if (!probe.seccomp)
+    missing.push(`no seccomp filter for the ${process.arch} architecture: keyrings, user namespaces, io_uring and every socket family stay open to CODE`);
   if (!bwrap) missing.push('bubblewrap (bwrap) is not on PATH: no pid, mount and network namespaces, nothing stops processes outliving the attempt');
   else if (probe.uidRange && !probe.setpriv) {
     missing.push('setpriv (util-linux) is not on PATH: the sandbox cannot drop to the execution uid');
@@ -95,7 +96,15 @@ export async function detectIsolation(probe: IsolationProbe): Promise<CodeIsolat
 /** Runs `node -e ''` in the sandbox as the executions would; the reason it failed, or undefined. */
 async function tryBwrap(tools: SandboxTools, probe: IsolationProbe, cgroups: Cgroups | undefined): Promise<string | undefined> {
   const runAs = probe.uidRange ? { uid: probe.uidRange.base, gid: probe.uidRange.base } : undefined;
-  const limits: CodeLimits = { seconds: 20, memoryMb: 256, maxProcesses: 128, maxFileBytes: 1024, maxOpenFiles: MAX_OPEN_FILES, cpuSeconds: 25, scratchBytes: 1024 * 1024 };
+  const limits: CodeLimits = {
+    seconds: 20,
+    memoryMb: 256,
+    maxProcesses: 128,
+    maxFileBytes: 1024,
+    maxOpenFiles: MAX_OPEN_FILES,
+    cpuSeconds: 25,
+    scratchBytes: 1024 * 1024,
+  };
   const cgroup = await cgroups?.create(`weft-probe-${process.pid}-bwrap`, { memoryBytes: 256 * 1024 * 1024, maxProcesses: 128 }).catch(() => undefined);
   let files: ExecutionFiles | undefined;
   try {
@@ -118,7 +127,12 @@ async function tryBwrap(tools: SandboxTools, probe: IsolationProbe, cgroups: Cgr
  * default one this process may execute — as `usable` returns it; undefined when none does.
  */
 export function findOnPath(name: string, usable: (file: string) => string | undefined = executable): string | undefined {
-  const candidates = name.includes('/') ? [name] : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+  const candidates = name.includes('/')
+    ? [name]
+    : (process.env.PATH ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, name));
   for (const candidate of candidates) {
     const file = usable(candidate);
     if (file) return file;

@@ -3,9 +3,7 @@ import { open } from 'node:fs/promises';
 import { ExecutionError } from '../executor.js';
 
 /** What the runner writes to the result file: the result, or why there is none. */
-export type Envelope =
-  | { ok: true; result: unknown }
-  | { ok: false; kind: 'no_handler' | 'syntax' | 'exception' | 'not_json'; message: string };
+export type Envelope = { ok: true; result: unknown } | { ok: false; kind: 'no_handler' | 'syntax' | 'exception' | 'not_json'; message: string };
 
 /** How the result file of an execution may be read. */
 export interface ResultFileRules {

@@ -19,7 +19,7 @@ function run(program: Buffer, nr: number, arch: number, args: number[] = []): st
   data.writeUInt32LE(arch >>> 0, 4);
   args.forEach((arg, i) => data.writeBigInt64LE(BigInt(arg), 16 + i * 8));
   let a = 0;
-  for (let pc = 0; pc < program.length / 8; ) {
+  for (let pc = 0; pc < program.length / 8;) {
     const code = program.readUInt16LE(pc * 8);
     const jt = program.readUInt8(pc * 8 + 2);
     const jf = program.readUInt8(pc * 8 + 3);

@@ -30,7 +30,10 @@ async function claimAtOnce(count: number): Promise<string[]> {
     `let out; try { out = String(claimUidBlock(1000, 10, 1039, ${JSON.stringify(lockDir)}, (f) => '/tmp/weft-code-' + f).first); } catch { out = 'none'; }` +
     `console.log(out); process.stdin.resume(); process.stdin.on('end', () => process.exit(0));`;
   const children = Array.from({ length: count }, () =>
-    spawn(process.execPath, ['--import', './test/support/ts-register.mjs', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] }),
+    spawn(process.execPath, ['--import', './test/support/ts-register.mjs', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    }),
   );
   const claims = children.map(
     (child) =>
@@ -61,7 +64,7 @@ describe('claimUidBlock', () => {
     }
   });
 
-  it('lets one claimer at a time take over a dead holder\'s lock, and hands it the folder the holder named', async () => {
+  it("lets one claimer at a time take over a dead holder's lock, and hands it the folder the holder named", async () => {
     // Every block held by a process that is gone: pid 2^22 + 1 is above the kernel's pid_max.
     for (let k = 0; k < 4; k++) {
       await writeFile(join(lockDir, `weft-code-uids-1000-10-${k}.lock`), `4194305\n/tmp/weft-code-${1000 + 10 * k}\n`);
@@ -72,7 +75,7 @@ describe('claimUidBlock', () => {
     expect(new Set(owned).size).toBe(4);
   });
 
-  it('leaves a dead holder\'s block alone while another claimer is taking it over', async () => {
+  it("leaves a dead holder's block alone while another claimer is taking it over", async () => {
     await writeFile(join(lockDir, 'weft-code-uids-1000-10-0.lock'), '4194305\n/tmp/weft-code-1000\n');
     // Another claimer between checking the dead holder and swapping in its own lock.
     await writeFile(join(lockDir, 'weft-code-uids-1000-10-0.lock.takeover'), `${process.pid}\n\n`);

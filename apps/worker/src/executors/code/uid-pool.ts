@@ -121,8 +121,7 @@ function createLock(file: string, content: string): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
-  }
-  finally {
+  } finally {
     unlinkSync(staged);
   }
 }

@@ -41,17 +41,20 @@ describe('warnings about the workflows SUBWORKFLOW nodes call', () => {
       {
         nodeId: 'pay',
         path: 'nodes[1].spec.workflow',
-        message: 'SUBWORKFLOW node "pay" calls workflow "paymnet", which this tenant does not have (did you mean "payment"?); runs that reach the node will fail there until it is published',
+        message:
+          'SUBWORKFLOW node "pay" calls workflow "paymnet", which this tenant does not have (did you mean "payment"?); runs that reach the node will fail there until it is published',
       },
       {
         nodeId: 'old',
         path: 'nodes[2].spec.workflow',
-        message: 'SUBWORKFLOW node "old" calls version 1 of workflow "payment", which is deprecated; runs that reach the node will fail there until it is restored',
+        message:
+          'SUBWORKFLOW node "old" calls version 1 of workflow "payment", which is deprecated; runs that reach the node will fail there until it is restored',
       },
       {
         nodeId: 'next',
         path: 'nodes[3].spec.workflow',
-        message: 'SUBWORKFLOW node "next" calls version 3 of workflow "payment", whose latest version is 2; runs that reach the node will fail there until that version is published',
+        message:
+          'SUBWORKFLOW node "next" calls version 3 of workflow "payment", whose latest version is 2; runs that reach the node will fail there until that version is published',
       },
     ]);
   });

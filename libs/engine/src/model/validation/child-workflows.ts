@@ -79,7 +79,8 @@ export function childWorkflowWarnings(refs: readonly ChildWorkflowRef[], tenant:
     } else if (ref.version !== undefined) {
       const found = versions.find((v) => v.version === ref.version);
       const latest = Math.max(...versions.map((v) => v.version));
-      if (!found) message = `${calls} version ${ref.version} of workflow ${name}, whose latest version is ${latest}; ${CONSEQUENCE} until that version is published`;
+      if (!found)
+        message = `${calls} version ${ref.version} of workflow ${name}, whose latest version is ${latest}; ${CONSEQUENCE} until that version is published`;
       else if (found.deprecated) message = `${calls} version ${ref.version} of workflow ${name}, which is deprecated; ${CONSEQUENCE} until it is restored`;
     }
     if (message !== undefined) out.push({ nodeId: ref.nodeId, path: ref.path, message });

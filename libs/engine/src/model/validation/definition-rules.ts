@@ -5,17 +5,7 @@
  */
 import type { Problem } from '../../errors.js';
 import type { JsonValue } from '../workflow-types.js';
-import {
-  eachString,
-  edgeContext,
-  isObject,
-  nodeContext,
-  nonJson,
-  unknownKeys,
-  type DefinitionRule,
-  type EdgeRule,
-  type NodeRule,
-} from './context.js';
+import { eachString, edgeContext, isObject, nodeContext, nonJson, unknownKeys, type DefinitionRule, type EdgeRule, type NodeRule } from './context.js';
 import { reach, stronglyConnected } from './graph.js';
 import { templateProblems } from './templates.js';
 import { DEFINITION_KEYS } from './vocabulary.js';

@@ -41,7 +41,9 @@ export const edgeOnError: EdgeRule = ({ ctx, raw, at, from }) => {
   if (raw.on_error !== true || from === undefined) return [];
   const fromType = ctx.declared.get(from);
   if (fromType !== NodeType.Switch && fromType !== NodeType.Fork) return [];
-  return [{ nodeId: from, path: `${at}.on_error`, message: `on_error edge leaving a ${fromType} node ("${from}"), which never fails; it would never be taken` }];
+  return [
+    { nodeId: from, path: `${at}.on_error`, message: `on_error edge leaving a ${fromType} node ("${from}"), which never fails; it would never be taken` },
+  ];
 };
 
 /**
@@ -53,5 +55,11 @@ export const uniqueEdge: EdgeRule = ({ ctx, raw, index, at, from, to }) => {
   const onError = raw.on_error === true;
   const first = ctx.firstEdges.get(edgeKey(from, to, onError));
   if (first === undefined || first === index) return [];
-  return [{ nodeId: from, path: at, message: `duplicate ${onError ? 'on_error ' : ''}edge ${from} → ${to} (first declared at edges[${first}]); merge their conditions into one` }];
+  return [
+    {
+      nodeId: from,
+      path: at,
+      message: `duplicate ${onError ? 'on_error ' : ''}edge ${from} → ${to} (first declared at edges[${first}]); merge their conditions into one`,
+    },
+  ];
 };

@@ -68,7 +68,11 @@ describe('flow control at publish', () => {
       'nodes[0].rate_limit.limit: rate_limit.limit must be an integer from 1 to 100000; got 200000',
       'nodes[0].rate_limit.per_seconds: rate_limit.per_seconds is required (an integer from 1 to 86400)',
     ]);
-    expect(validateDefinition(def).filter((p) => p.path?.startsWith('nodes[0]')).every((p) => p.nodeId === 'charge')).toBe(true);
+    expect(
+      validateDefinition(def)
+        .filter((p) => p.path?.startsWith('nodes[0]'))
+        .every((p) => p.nodeId === 'charge'),
+    ).toBe(true);
   });
 
   it('refuses a rate_limit without limit or per_seconds, and per_seconds out of range', () => {
@@ -138,7 +142,9 @@ describe('flow control at publish', () => {
     expect(messages(flow({}, { ratelimit: { limit: 1, per_seconds: 1 } }))).toEqual([
       expect.stringContaining('nodes[0].ratelimit: unknown field "ratelimit" (did you mean "rate_limit"?)') as unknown as string,
     ]);
-    expect(messages(flow({ priorty: 2 }))).toEqual([expect.stringContaining('priorty: unknown field "priorty" (did you mean "priority"?)') as unknown as string]);
+    expect(messages(flow({ priorty: 2 }))).toEqual([
+      expect.stringContaining('priorty: unknown field "priorty" (did you mean "priority"?)') as unknown as string,
+    ]);
     expect(messages(flow({}, { max_concurrency: 2 }))).toEqual([
       'nodes[0].max_concurrency: max_concurrency applies to a for_each node only; this node has no for_each (to cap how many of its tasks run at once across runs, use concurrency: {limit})',
     ]);
@@ -184,14 +190,23 @@ describe('flow control at publish', () => {
   });
 
   it('asks for a literal number key as text', () => {
-    expect(validateDefinition(parseDefinition('concurrency: {key: 12, limit: 1}\nnodes: []'))).toContainEqual({ path: 'concurrency.key', message: 'concurrency.key must be a string; write the number as text: key: "12"' });
+    expect(validateDefinition(parseDefinition('concurrency: {key: 12, limit: 1}\nnodes: []'))).toContainEqual({
+      path: 'concurrency.key',
+      message: 'concurrency.key must be a string; write the number as text: key: "12"',
+    });
   });
 
   it('hints to quote an unquoted template that YAML cannot parse at all', () => {
     const source = 'concurrency:\n  key: {{ input.customer }}-eu\n  limit: 1\nnodes: [{node_id: a, type: HTTP, spec: {url: "https://x"}}]\n';
     expect(() => parseDefinition(source)).toThrow(
       expect.objectContaining({
-        problems: [expect.objectContaining({ message: expect.stringMatching(/^YAML syntax error: .*; a value that starts with \{\{ must be quoted in YAML, e.g. key: "\{\{ input.customer \}\}"$/) })],
+        problems: [
+          expect.objectContaining({
+            message: expect.stringMatching(
+              /^YAML syntax error: .*; a value that starts with \{\{ must be quoted in YAML, e.g. key: "\{\{ input.customer \}\}"$/,
+            ),
+          }),
+        ],
       }) as unknown as Error,
     );
     // A quoted template parses.

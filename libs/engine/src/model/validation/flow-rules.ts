@@ -84,7 +84,7 @@ export const runConcurrency: DefinitionRule = ({ def }) => {
   if (c === undefined) return [];
   const at = 'concurrency';
   if (!isObject(c)) return [{ path: at, message: 'concurrency must be an object {key?, limit, strategy?, scope?}' }];
-  const out = unknownKeys(c, RUN_CONCURRENCY_KEYS, [], at, undefined, ' in the workflow\'s concurrency');
+  const out = unknownKeys(c, RUN_CONCURRENCY_KEYS, [], at, undefined, " in the workflow's concurrency");
   out.push(...boundedInteger(c, 'limit', FLOW_LIMITS.maxConcurrency, at, 'concurrency.limit'));
   out.push(...oneOf(c, 'strategy', CONCURRENCY_STRATEGIES, at, 'concurrency.strategy'));
   out.push(...oneOf(c, 'scope', CONCURRENCY_SCOPES, at, 'concurrency.scope'));

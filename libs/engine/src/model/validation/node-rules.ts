@@ -60,7 +60,13 @@ export const queue: NodeRule = ({ raw, at, nodeId, type, known }) => {
     return [{ nodeId, path: `${at}.queue`, message: 'queue must be a non-empty string' }];
   }
   if (typeof raw.queue === 'string' && !QUEUE_NAME.test(raw.queue)) {
-    return [{ nodeId, path: `${at}.queue`, message: `queue ${JSON.stringify(raw.queue.slice(0, 80))} is not a queue name: 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit` }];
+    return [
+      {
+        nodeId,
+        path: `${at}.queue`,
+        message: `queue ${JSON.stringify(raw.queue.slice(0, 80))} is not a queue name: 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit`,
+      },
+    ];
   }
   if (raw.queue !== undefined && known && !isWorkerType(type as string)) {
     return [{ nodeId, path: `${at}.queue`, message: `queue applies to HTTP and CODE nodes only, not to a ${type as string} node` }];
@@ -96,7 +102,8 @@ export const payloadHygiene: NodeRule = ({ raw, at, nodeId, type, known }) => {
   }
   if (known && !isWorkerType(type as string)) {
     for (const key of ['output_keep', 'output_drop', 'sensitive']) {
-      if (raw[key] !== undefined) out.push({ nodeId, path: `${at}.${key}`, message: `${key} applies to HTTP and CODE nodes only, not to a ${type as string} node` });
+      if (raw[key] !== undefined)
+        out.push({ nodeId, path: `${at}.${key}`, message: `${key} applies to HTTP and CODE nodes only, not to a ${type as string} node` });
     }
   }
   return out;

@@ -92,11 +92,13 @@ describe('CODE specs: the handler input is free, the limits are not', () => {
   const code = 'def handler(input): return input';
 
   it('passes any other key to the handler, including ones close to nothing the executor reads', () => {
-    expect(messages(one('CODE', { code, order: '{{input.order}}', items: [1], mode: 'fast', timeout_seconds: 10, memory_mb: 512 }, { runtime: 'python' }))).toEqual([]);
+    expect(
+      messages(one('CODE', { code, order: '{{input.order}}', items: [1], mode: 'fast', timeout_seconds: 10, memory_mb: 512 }, { runtime: 'python' })),
+    ).toEqual([]);
   });
 
   it('refuses a near miss of memory_mb or timeout_seconds, which would leave the default limit in place', () => {
-    const why = 'the spec\'s other fields than code, timeout_seconds, memory_mb are the handler\'s input, so a near miss of a limit is refused';
+    const why = "the spec's other fields than code, timeout_seconds, memory_mb are the handler's input, so a near miss of a limit is refused";
     expect(messages(one('CODE', { code, memory: 1024, timeoutSeconds: 90 }, { runtime: 'python' }))).toEqual([
       `nodes[0].spec.memory: unknown field "memory" in a CODE spec (did you mean "memory_mb"?): ${why}; to hand "memory" to the handler, nest it under another field`,
       `nodes[0].spec.timeoutSeconds: unknown field "timeoutSeconds" in a CODE spec (did you mean "timeout_seconds"?): ${why}; to hand "timeoutSeconds" to the handler, nest it under another field`,
@@ -137,7 +139,9 @@ describe('node fields that would be ignored are refused', () => {
   });
 
   it('refuses a runtime on a node that runs no code', () => {
-    expect(messages(one('HTTP', { url: 'https://x' }, { runtime: 'python' }))).toEqual(['nodes[0].runtime: runtime applies to CODE nodes only, not to an HTTP node']);
+    expect(messages(one('HTTP', { url: 'https://x' }, { runtime: 'python' }))).toEqual([
+      'nodes[0].runtime: runtime applies to CODE nodes only, not to an HTTP node',
+    ]);
   });
 
   it('suggests the node key a misspelt one stands for, as for spec keys', () => {

@@ -103,7 +103,11 @@ function codeSpec(node: NodeContext, type: string): Problem[] {
     out.push({ nodeId, path: `${at}.runtime`, message: `a CODE node requires runtime (one of ${CODE_RUNTIMES.join(', ')})` });
   } else if (typeof raw.runtime !== 'string' || !CODE_RUNTIMES.includes(raw.runtime)) {
     const hint = typeof raw.runtime === 'string' ? didYouMean(raw.runtime, CODE_RUNTIMES) : '';
-    out.push({ nodeId, path: `${at}.runtime`, message: `unknown CODE runtime ${JSON.stringify(raw.runtime)}${hint}; expected one of ${CODE_RUNTIMES.join(', ')}` });
+    out.push({
+      nodeId,
+      path: `${at}.runtime`,
+      message: `unknown CODE runtime ${JSON.stringify(raw.runtime)}${hint}; expected one of ${CODE_RUNTIMES.join(', ')}`,
+    });
   }
   out.push(...taskTimeout(node, type));
   const mem = specObj?.memory_mb;
@@ -123,12 +127,20 @@ function httpSpec(node: NodeContext, type: string): Problem[] {
   const method = specObj?.method;
   if (method !== undefined && !isTemplated(method) && !(typeof method === 'string' && HTTP_METHODS.includes(method.toUpperCase()))) {
     const hint = typeof method === 'string' ? didYouMean(method.toUpperCase(), HTTP_METHODS) : '';
-    out.push({ nodeId, path: `${at}.spec.method`, message: `unknown HTTP method ${JSON.stringify(method)}${hint}; expected one of ${HTTP_METHODS.join(', ')}` });
+    out.push({
+      nodeId,
+      path: `${at}.spec.method`,
+      message: `unknown HTTP method ${JSON.stringify(method)}${hint}; expected one of ${HTTP_METHODS.join(', ')}`,
+    });
   }
   const response = specObj?.response;
   if (response !== undefined && response !== null && !isTemplated(response) && !(typeof response === 'string' && HTTP_RESPONSES.includes(response))) {
     const hint = typeof response === 'string' ? didYouMean(response, HTTP_RESPONSES) : '';
-    out.push({ nodeId, path: `${at}.spec.response`, message: `unknown HTTP response ${JSON.stringify(response)}${hint}; expected one of ${HTTP_RESPONSES.join(', ')}` });
+    out.push({
+      nodeId,
+      path: `${at}.spec.response`,
+      message: `unknown HTTP response ${JSON.stringify(response)}${hint}; expected one of ${HTTP_RESPONSES.join(', ')}`,
+    });
   }
   return out;
 }
@@ -186,7 +198,7 @@ function subworkflowSpec(node: NodeContext, type: string): Problem[] {
   const out = [...specObject(node, type), ...specKeys(node, type, SUBWORKFLOW_SPEC_KEYS), ...requiredString(node, 'workflow', type)];
   const v = specObj?.version;
   if (v !== undefined && v !== null && !isTemplated(v) && !(typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 2 ** 31 - 1)) {
-    out.push({ nodeId, path: `${at}.spec.version`, message: 'a SUBWORKFLOW node\'s spec.version must be a positive integer (omit it for the default version)' });
+    out.push({ nodeId, path: `${at}.spec.version`, message: "a SUBWORKFLOW node's spec.version must be a positive integer (omit it for the default version)" });
   }
   for (const key of ['input', 'config']) {
     const value = specObj?.[key];
@@ -239,7 +251,13 @@ export const typeSpec: NodeRule = (node) => {
  */
 function reducerProblems(reducers: unknown, path: string, owner: string, nodeId: string | undefined): Problem[] {
   if (reducers === null || typeof reducers !== 'object' || Array.isArray(reducers)) {
-    return [{ nodeId, path, message: `${path.endsWith('spec.reducers') ? 'JOIN spec.reducers' : 'reducers'} must be an object of field: reducer (${REDUCER_NAMES.join(', ')})` }];
+    return [
+      {
+        nodeId,
+        path,
+        message: `${path.endsWith('spec.reducers') ? 'JOIN spec.reducers' : 'reducers'} must be an object of field: reducer (${REDUCER_NAMES.join(', ')})`,
+      },
+    ];
   }
   const out: Problem[] = [];
   for (const [field, name] of Object.entries(reducers)) {
@@ -265,9 +283,12 @@ export const forEach: NodeRule = ({ ctx, raw, at, nodeId, type, known }) => {
   const fe = raw.for_each;
   if (fe === undefined) {
     // max_concurrency caps one node's iterations; a cap across runs is the node's concurrency.
-    const hint = (key: string): string => (key === 'max_concurrency' ? ' (to cap how many of its tasks run at once across runs, use concurrency: {limit})' : '');
+    const hint = (key: string): string =>
+      key === 'max_concurrency' ? ' (to cap how many of its tasks run at once across runs, use concurrency: {limit})' : '';
     return ['as', 'max_concurrency', 'reducers'].flatMap((key) =>
-      raw[key] !== undefined ? [{ nodeId, path: `${at}.${key}`, message: `${key} applies to a for_each node only; this node has no for_each${hint(key)}` }] : [],
+      raw[key] !== undefined
+        ? [{ nodeId, path: `${at}.${key}`, message: `${key} applies to a for_each node only; this node has no for_each${hint(key)}` }]
+        : [],
     );
   }
   const out: Problem[] = [];

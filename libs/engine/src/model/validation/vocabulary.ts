@@ -84,8 +84,27 @@ export const ALIAS_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const RESERVED_ALIASES: readonly string[] = ['input', 'config', 'tasks', 'system'];
 /** CEL's reserved words: an alias named so could not be read (`{{true}}` is the literal). */
 export const CEL_RESERVED: readonly string[] = [
-  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if',
-  'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while',
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
 ];
 
 /** Bounds of a retry policy: `max_attempts` 1..100, `backoff_seconds` 0..86,400 (one day). */

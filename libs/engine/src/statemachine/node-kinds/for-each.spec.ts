@@ -8,7 +8,12 @@ const EMPLOYERS = ['Acme', 'Globex', 'Initech'];
 function fanOut(extra: Parameters<typeof forEach>[3] = {}, employers: unknown = EMPLOYERS): Harness {
   return new Harness(
     [
-      forEach('fetch', '{{ input.employers }}', { url: 'https://verify/{{ employer }}', body: { i: '{{ employerIndex }}', n: '{{ employerCount }}' } }, { as: 'employer', ...extra }),
+      forEach(
+        'fetch',
+        '{{ input.employers }}',
+        { url: 'https://verify/{{ employer }}', body: { i: '{{ employerIndex }}', n: '{{ employerCount }}' } },
+        { as: 'employer', ...extra },
+      ),
       task('report', { body: '{{ tasks.fetch.output }}' }),
     ],
     [edge('fetch', 'report')],
@@ -112,7 +117,7 @@ describe('for_each: one task per element', () => {
     expect(dispatched(done)).toEqual(['report']);
   });
 
-  it('fences iteration reports: a stale attempt, another node\'s task and the aggregate task are ignored', async () => {
+  it("fences iteration reports: a stale attempt, another node's task and the aggregate task are ignored", async () => {
     const h = fanOut({ retry: { max_attempts: 2 } });
     await h.start();
     const first = h.iteration('fetch', 0);
@@ -197,7 +202,7 @@ describe('for_each: one task per element', () => {
 });
 
 describe('for_each: bounds on what it gathers', () => {
-  it('fails the node when the iteration outputs together exceed 16 values\' worth, naming the node', async () => {
+  it("fails the node when the iteration outputs together exceed 16 values' worth, naming the node", async () => {
     const h = fanOut();
     h.maxValueBytes = 64;
     await h.start();

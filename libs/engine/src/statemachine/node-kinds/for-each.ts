@@ -127,7 +127,10 @@ export async function settleIteration(s: Step, nodeId: string, justCompleted?: {
   if (justCompleted && at >= 0) outputs[at] = justCompleted.output;
   const merged =
     node.reducers !== undefined
-      ? reduceJoin(node.reducers, outputs.map((output, i) => ({ nodeId: `${nodeId}[${i}]`, output })))
+      ? reduceJoin(
+          node.reducers,
+          outputs.map((output, i) => ({ nodeId: `${nodeId}[${i}]`, output })),
+        )
       : ({ ok: true, output: outputs } as const);
   // Gathered from stored iteration outputs: only the size of the whole is new, and it may exceed one value's.
   const problem = merged.ok ? sizeProblem(merged.output, budget, `for_each output of node ${nodeId}`) : `for_each of node ${nodeId}: ${merged.error}`;

@@ -50,7 +50,10 @@ describe('a node kind returns its outcome and does not route', () => {
     const signalled = new Harness(nodes, [edge('e', 'next')]);
     await signalled.start();
     const s1 = signalled.step();
-    expect(deliverSignal(s1, { type: 'SignalReceived', name: 'go', payload: { ok: true } })).toEqual({ nodeId: 'e', outcome: { kind: 'completed', output: { ok: true } } });
+    expect(deliverSignal(s1, { type: 'SignalReceived', name: 'go', payload: { ok: true } })).toEqual({
+      nodeId: 'e',
+      outcome: { kind: 'completed', output: { ok: true } },
+    });
     expect(types(s1.tr)).toEqual(['ResolveWait']);
 
     const timedOut = new Harness(nodes, [edge('e', 'next')]);
@@ -86,7 +89,10 @@ describe('a node kind returns its outcome and does not route', () => {
     await h.start();
     const child = h.children[0]!;
     const ev = { type: 'TimerFired', taskId: h.node('c').taskId, nodeId: 'c' } as const;
-    expect(await settleChildTimer(h.step(), ev, h.node('c'), h.dag.getNode('c')!)).toEqual({ kind: 'ignored', reason: `child run ${child.id} of c is still running` });
+    expect(await settleChildTimer(h.step(), ev, h.node('c'), h.dag.getNode('c')!)).toEqual({
+      kind: 'ignored',
+      reason: `child run ${child.id} of c is still running`,
+    });
 
     child.status = RunStatus.Succeeded;
     child.output = { paid: true };

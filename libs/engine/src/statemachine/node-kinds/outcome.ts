@@ -19,10 +19,7 @@ import type { Step } from '../step.js';
  *   `rearmAt` when the node's timer must fire again at that time.
  */
 export type NodeOutcome =
-  | { kind: 'completed'; output: JsonValue }
-  | { kind: 'failed'; reason: string }
-  | { kind: 'pending' }
-  | { kind: 'ignored'; reason: string; rearmAt?: Date };
+  { kind: 'completed'; output: JsonValue } | { kind: 'failed'; reason: string } | { kind: 'pending' } | { kind: 'ignored'; reason: string; rearmAt?: Date };
 
 /** The outcome of activating a node: a node just reached never ignores its activation. */
 export type ActivationOutcome = Exclude<NodeOutcome, { kind: 'ignored' }>;

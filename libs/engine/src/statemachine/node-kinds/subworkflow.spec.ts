@@ -49,7 +49,10 @@ describe('SUBWORKFLOW: a child run as a function call', () => {
     await h.start();
     await h.complete('order');
     const child = h.children[0]!.id;
-    const tr = await h.endChild('pay', RunStatus.Failed, { error: 'node charge failed: card declined', failedTask: { nodeId: 'charge', error: 'card declined' } });
+    const tr = await h.endChild('pay', RunStatus.Failed, {
+      error: 'node charge failed: card declined',
+      failedTask: { nodeId: 'charge', error: 'card declined' },
+    });
     expect(h.node('pay').status).toBe(TaskStatus.Failed);
     // The child's error names its failed node already: it is not repeated.
     expect(h.node('pay').error).toBe(`child run ${child} failed: node charge failed: card declined`);
@@ -61,7 +64,10 @@ describe('SUBWORKFLOW: a child run as a function call', () => {
     await h.start();
     await h.complete('order');
     const child = h.children[0]!.id;
-    await h.endChild('pay', RunStatus.Failed, { error: 'cannot resolve the run output: No such key: total', failedTask: { nodeId: 'charge', error: 'card declined' } });
+    await h.endChild('pay', RunStatus.Failed, {
+      error: 'cannot resolve the run output: No such key: total',
+      failedTask: { nodeId: 'charge', error: 'card declined' },
+    });
     expect(h.node('pay').error).toBe(`child run ${child} failed: cannot resolve the run output: No such key: total (node charge: card declined)`);
   });
 
@@ -95,7 +101,7 @@ describe('SUBWORKFLOW: a child run as a function call', () => {
       [{ workflow: 'child', version: 9 }, 'workflow child version 9 not found'],
       [{ workflow: 'child', version: 1 }, 'workflow child version 1 is deprecated'],
       [{ workflow: '{{ input.total }}' }, 'spec.workflow must be a workflow id, got 42'],
-      [{ workflow: 'child', input: '{{ input.total }}' }, 'spec.input must be an object (the child run\'s input), got a number'],
+      [{ workflow: 'child', input: '{{ input.total }}' }, "spec.input must be an object (the child run's input), got a number"],
     ] as const) {
       const h = orderFlow({}, spec);
       h.deprecated.add('child@1');

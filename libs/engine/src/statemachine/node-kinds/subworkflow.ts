@@ -31,7 +31,8 @@ export interface ChildSpec {
 export function childSpec(spec: JsonValue): ChildSpec {
   if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw new Error('spec must be an object {workflow, version?, input?, config?}');
   const o = spec as JsonObject;
-  if (typeof o.workflow !== 'string' || o.workflow.trim() === '') throw new Error(`spec.workflow must be a workflow id, got ${JSON.stringify(o.workflow ?? null)}`);
+  if (typeof o.workflow !== 'string' || o.workflow.trim() === '')
+    throw new Error(`spec.workflow must be a workflow id, got ${JSON.stringify(o.workflow ?? null)}`);
   const v = o.version;
   if (v !== undefined && v !== null && !(typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 2 ** 31 - 1)) {
     throw new Error(`spec.version must be a positive integer, got ${JSON.stringify(v)}`);
@@ -106,13 +107,7 @@ async function treeFull(s: Step): Promise<string | undefined> {
  * The StartChildRun for `attempt` of task `taskId` from its resolved spec, or why there is none:
  * the tree of runs is full, the spec is malformed, or the workflow or version cannot run.
  */
-async function childStart(
-  s: Step,
-  n: WorkflowNode,
-  taskId: string,
-  attempt: number,
-  input: JsonValue,
-): Promise<{ action: StartChildRun } | { error: string }> {
+async function childStart(s: Step, n: WorkflowNode, taskId: string, attempt: number, input: JsonValue): Promise<{ action: StartChildRun } | { error: string }> {
   const full = await treeFull(s);
   if (full) return { error: full };
   let spec: ChildSpec;
@@ -204,7 +199,13 @@ export async function settleChildTimer(s: Step, ev: TimerFired, n: NodeState, no
   // A child that failed because of its nodes names them in its own error already.
   const named = child.failedTask !== undefined && (child.error ?? '').includes(`node ${child.failedTask.nodeId} failed`);
   const cause = child.failedTask && !named ? ` (node ${child.failedTask.nodeId}: ${child.failedTask.error ?? 'no reason given'})` : '';
-  return childFailed(s, ev, n, node, `child run ${child.id} ${child.status === RunStatus.Cancelled ? 'was cancelled' : 'failed'}: ${child.error ?? 'no reason given'}${cause}`);
+  return childFailed(
+    s,
+    ev,
+    n,
+    node,
+    `child run ${child.id} ${child.status === RunStatus.Cancelled ? 'was cancelled' : 'failed'}: ${child.error ?? 'no reason given'}${cause}`,
+  );
 }
 
 /** The current attempt's child failed: retry with a new child after the backoff, or fail the node. */

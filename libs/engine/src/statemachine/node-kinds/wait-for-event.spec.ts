@@ -7,11 +7,9 @@ const at = (h: Harness, seconds: number): Date => new Date(h.now.getTime() + sec
 
 describe('WAIT_FOR_EVENT and signals', () => {
   it('resolves a waiting node with the signal payload', async () => {
-    const h = new Harness(
-      [waitFor('e', { event: 'approve-{{input.order_id}}' }), task('b', { by: '{{tasks.e.output.by}}' })],
-      [edge('e', 'b')],
-      { input: { order_id: 7 } },
-    );
+    const h = new Harness([waitFor('e', { event: 'approve-{{input.order_id}}' }), task('b', { by: '{{tasks.e.output.by}}' })], [edge('e', 'b')], {
+      input: { order_id: 7 },
+    });
     const parked = await h.start();
     expect(actionsOf(parked, 'CreateTask')[0]).toMatchObject({ status: TaskStatus.Waiting, awaitedSignal: 'approve-7' });
     expect(actionsOf(parked, 'CreateTask')[0].wakeAt).toBeUndefined(); // no timeout

@@ -7,10 +7,10 @@ const at = (h: Harness, seconds: number): Date => new Date(h.now.getTime() + sec
 
 describe('WAIT', () => {
   it('parks for a duration, then completes on its timer and routing continues', async () => {
-    const h = new Harness([task('a'), wait('w', { duration_seconds: 30 }), task('b', { woke: '{{tasks.w.output.woke_at}}' })], [
-      edge('a', 'w'),
-      edge('w', 'b'),
-    ]);
+    const h = new Harness(
+      [task('a'), wait('w', { duration_seconds: 30 }), task('b', { woke: '{{tasks.w.output.woke_at}}' })],
+      [edge('a', 'w'), edge('w', 'b')],
+    );
     await h.start();
     const parked = await h.complete('a');
     expect(actionsOf(parked, 'CreateTask')[0]).toMatchObject({ node: { node_id: 'w' }, status: TaskStatus.Waiting, wakeAt: at(h, 30) });

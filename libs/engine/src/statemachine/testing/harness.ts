@@ -311,7 +311,10 @@ export class Harness implements Store {
           if (a.input !== undefined) this.inputsByTask.set(a.taskId, a.input);
           break;
         case 'CreateIterations':
-          this.iterationIds.set(a.node.node_id, a.iterations.map((it) => it.taskId));
+          this.iterationIds.set(
+            a.node.node_id,
+            a.iterations.map((it) => it.taskId),
+          );
           for (const it of a.iterations) this.inputsByTask.set(it.taskId, it.input);
           break;
         case 'CompleteTask':

@@ -22,7 +22,9 @@ const [codePath, inputPath, resultPath, watchdogMs] = process.argv.slice(2);
 // A busy loop blocks the main thread; a thread outside it can still end the process. One Node
 // timer holds at most 2^31-1 ms (24.8 days): a longer watchdog waits in chunks.
 const watchdog =
-  'const end = Date.now() + ' + Number(watchdogMs) + ';' +
+  'const end = Date.now() + ' +
+  Number(watchdogMs) +
+  ';' +
   '(function wait() { const left = end - Date.now();' +
   ' if (left <= 0) process.kill(process.pid, "SIGKILL"); else setTimeout(wait, Math.min(left, 2147483647)); })();';
 new Worker(watchdog, { eval: true }).unref();

@@ -32,7 +32,9 @@ async function run(language: 'python' | 'js', code: string, input: unknown = {})
 
 describe('runner.py', () => {
   it('compiles', () => {
-    execFileSync('python3', ['-m', 'py_compile', join(here, 'runner.py')], { env: { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: '1', PYTHONPYCACHEPREFIX: dir } });
+    execFileSync('python3', ['-m', 'py_compile', join(here, 'runner.py')], {
+      env: { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: '1', PYTHONPYCACHEPREFIX: dir },
+    });
   });
 
   it('writes the result, awaiting a coroutine, and keeps prints out of it', async () => {
@@ -42,7 +44,11 @@ describe('runner.py', () => {
 
   it('names the kind of failure: no handler, syntax, exception with its line, not JSON', async () => {
     expect(await run('python', 'x = 1\n')).toEqual({ ok: false, kind: 'no_handler', message: 'code must define handler(input)' });
-    expect(await run('python', 'def handler(input)\n')).toMatchObject({ ok: false, kind: 'syntax', message: expect.stringMatching(/\(handler\.py, line 1\)$/) });
+    expect(await run('python', 'def handler(input)\n')).toMatchObject({
+      ok: false,
+      kind: 'syntax',
+      message: expect.stringMatching(/\(handler\.py, line 1\)$/),
+    });
     expect(await run('python', 'def handler(input):\n    raise ValueError("bad")\n')).toEqual({
       ok: false,
       kind: 'exception',
@@ -61,7 +67,11 @@ describe('runner.cjs', () => {
 
   it('names the kind of failure, and where NaN is', async () => {
     expect(await run('js', 'const x = 1;')).toEqual({ ok: false, kind: 'no_handler', message: 'code must define handler(input)' });
-    expect(await run('js', 'function handler() {\n  throw new TypeError("bad");\n}\n')).toEqual({ ok: false, kind: 'exception', message: 'TypeError: bad (handler.js:2:9)' });
+    expect(await run('js', 'function handler() {\n  throw new TypeError("bad");\n}\n')).toEqual({
+      ok: false,
+      kind: 'exception',
+      message: 'TypeError: bad (handler.js:2:9)',
+    });
     expect(await run('js', 'function handler() { return { a: [1, NaN] }; }')).toEqual({
       ok: false,
       kind: 'not_json',
