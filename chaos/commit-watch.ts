@@ -58,7 +58,7 @@ async function committerMessages(owner: Pool, dbName: string): Promise<Array<{ p
   const r = await owner.query(
     `SELECT pid, client_port AS port, query FROM pg_stat_activity
       WHERE datname = $1 AND state = 'active' AND application_name LIKE 'weft%' AND client_port IS NOT NULL
-        AND (query LIKE 'PREPARE weft\\_%' OR query LIKE 'select set\\_config(''enable\\_seqscan'', ''off'', true), set\\_config(''app.tenant\\_id''%')`,
+        AND (query LIKE 'PREPARE weftc\\_%' OR query LIKE 'select set\\_config(''enable\\_seqscan'', ''off'', true), set\\_config(''app.tenant\\_id''%')`,
     [dbName],
   );
   return r.rows as Array<{ pid: number; port: number; query: string }>;
@@ -79,7 +79,7 @@ export async function commitInFlight(
   while (clock() < giveUpAt) {
     for (const m of await committerMessages(owner, dbName)) {
       const worker = workers.find((w) => w.running && !w.paused && w.pid !== undefined && tcpPorts(w.pid).has(m.port));
-      if (worker) return { worker, backendPid: m.pid, reports: (m.query.match(/EXECUTE weft_/g) ?? []).length };
+      if (worker) return { worker, backendPid: m.pid, reports: (m.query.match(/EXECUTE weftc_/g) ?? []).length };
     }
     await new Promise((r) => setTimeout(r, everyMs));
   }

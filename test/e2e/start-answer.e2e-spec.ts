@@ -37,7 +37,7 @@ beforeAll(async () => {
     if (typeof q !== 'string' && q.name) texts.set(q.name, q.text);
     if (recording) {
       if (typeof q !== 'string') statements.push(q.text);
-      else for (const [, name] of q.matchAll(/EXECUTE (weft_[0-9a-f]{24})/g)) statements.push(texts.get(name!) ?? name!);
+      else for (const [, name] of q.matchAll(/EXECUTE (weftc?_[0-9a-f]{24})/g)) statements.push(texts.get(name!) ?? name!);
     }
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;

@@ -139,7 +139,7 @@ describe('round trips of a tenant transaction', () => {
     // write in one message, one implicit transaction.
     for (const step of perStep.slice(-4)) {
       expect(step).toHaveLength(1);
-      expect(step[0]).toMatch(/^select set_config\('enable_seqscan', 'off', true\), set_config\('app\.tenant_id', .*\);\nEXECUTE weft_[0-9a-f]{24}\(.*\)$/s);
+      expect(step[0]).toMatch(/^select set_config\('enable_seqscan', 'off', true\), set_config\('app\.tenant_id', .*\);\nEXECUTE weftc_[0-9a-f]{24}\(.*\)$/s);
     }
   });
 

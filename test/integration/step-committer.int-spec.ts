@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { TakenTask } from '@weft/engine';
-import { fencedWrite, HistoryRepository, StepCommitter, TaskWriteRepository } from '@weft/persistence';
+import { AttemptLogRepository, attemptLogWrite, fencedWrite, HistoryRepository, StepCommitter, TaskWriteRepository } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { chain, claimFirst, until, type Harness } from '../support/fenced-steps.js';
@@ -173,5 +173,35 @@ describe("a statement touching another tenant's run", () => {
     // The committer goes on, on a new connection: the good statements alone commit.
     expect(await committer.submit({ tenantId: a.tenantId, ...(await completion(a, otherA)) })).toEqual([OK]);
     expect(await committer.submit({ tenantId: b.tenantId, ...(await completion(b, heldB)) })).toEqual([OK]);
+  });
+
+  it('shares pooled connections with statements of the same text run alone', async () => {
+    // One connection: what the committer prepared on it is there when a statement runs alone.
+    const one = await createTestDatabase({ poolSize: 1 });
+    try {
+      const h = await coordinatorHarness(one.ds);
+      const { workflowId } = await h.publish(chain(2));
+      const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
+      const held = await claimFirst(h, runId);
+      const own = new StepCommitter(one.ds);
+      const logs = new AttemptLogRepository(one.ds);
+      const record = (text: string) => ({
+        taskId: held.job.taskId,
+        attempt: held.job.attempt,
+        leaseToken: held.leaseToken,
+        startedAt: new Date(),
+        finishedAt: new Date(),
+        error: null,
+        logs: text,
+      });
+      // The same text through the committer, alone (as a report whose committed message failed
+      // writes its logs), and through the committer again.
+      await own.submit({ tenantId: h.tenantId, ...attemptLogWrite(h.tenantId, record('first\n')) });
+      expect(await logs.write(h.tenantId, record('second\n'))).toBe(true);
+      await own.submit({ tenantId: h.tenantId, ...attemptLogWrite(h.tenantId, record('third\n')) });
+      expect((await logs.ofTasks(h.tenantId, [held.job.taskId])).map((r) => r.logs)).toEqual(['third\n']);
+    } finally {
+      await one.drop();
+    }
   });
 });

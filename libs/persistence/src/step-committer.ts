@@ -126,7 +126,7 @@ export class StepCommitter {
       first = false;
       order.push(undefined);
       for (const w of items) {
-        const name = statementName(w.text);
+        const name = committerName(w.text);
         const literals = name === undefined ? undefined : executeLiterals(w.params);
         if (name === undefined || literals === undefined) {
           w.reject(new Error('statement cannot be sent as EXECUTE with literals'));
@@ -192,3 +192,14 @@ export class StepCommitter {
 
 /** The committer's prepared statements of each pooled connection. */
 const PREPARED = new WeakMap<pg.ClientBase, Set<string>>();
+
+/**
+ * The name the committer PREPAREs `text` under: {@link statementName}'s with its own prefix
+ * (`weftc_`). node-postgres names a statement run alone by `statementName` and knows nothing of
+ * a SQL PREPARE, so one text prepared both ways on a pooled connection would fail the second
+ * with "prepared statement already exists".
+ */
+function committerName(text: string): string | undefined {
+  const name = statementName(text);
+  return name === undefined ? undefined : `weftc_${name.slice('weft_'.length)}`;
+}
