@@ -8,6 +8,7 @@ import WebSocket from 'ws';
 import { WeftError, type JsonValue } from '@weft/engine';
 import { RunCommands, ScheduleFires } from '@weft/engine/coordinator';
 import {
+  AttemptLogRepository,
   FlowViewRepository,
   QueueReservationRepository,
   QueueViewRepository,
@@ -222,6 +223,8 @@ const commands = {
     { provide: ScheduleBackfillRepository, useValue: {} },
     { provide: VersionLookupRepository, useValue: {} },
     { provide: ScheduleFires, useValue: {} },
+    // Attempt logs are not exercised here (test/e2e/attempt-logs.e2e-spec.ts reads them on a real platform).
+    { provide: AttemptLogRepository, useValue: {} },
   ],
   exports: [
     WEFT_CONFIG,
@@ -238,6 +241,7 @@ const commands = {
     ScheduleBackfillRepository,
     VersionLookupRepository,
     ScheduleFires,
+    AttemptLogRepository,
   ],
 })
 class FakeCoreModule {}
