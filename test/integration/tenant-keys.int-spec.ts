@@ -82,6 +82,8 @@ describe('the migrated schema', () => {
       'runs.runs_idempotency_key(tenant_id, idempotency_key)',
       'tasks.tasks_run_node(tenant_id, run_id, node_id)',
       'tasks.tasks_run_node_iteration(tenant_id, run_id, node_id, iteration)',
+      // The tenants' own registry: a name is unique across tenants (an index on lower(name), an expression).
+      'tenants.tenants_name_unique()',
     ]);
     expect(catalog.foreignKeys.map((f) => `${f.table}(${f.columns.join(', ')}) -> ${f.references}(${f.referencedColumns.join(', ')})`)).toEqual([
       'api_keys(tenant_id) -> tenants(id)',

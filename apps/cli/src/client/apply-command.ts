@@ -106,6 +106,12 @@ function brokenLink(err: NodeJS.ErrnoException): string {
 }
 
 /**
+ * Reads a definition without the YAML library's warnings on stderr (a key written as an unquoted
+ * template, `{{ x }}`, is a map): what is wrong with a definition is the API's to say, once.
+ */
+const QUIET = { logLevel: 'error' } as const;
+
+/**
  * The workflow id of a definition: `id` (the `--id` flag) when given, else the definition's own
  * `workflow_id` when it is a string, else the file's name without its extension (none for stdin).
  * A text that does not parse gives no `workflow_id`: the API then says what is wrong with it.
@@ -113,7 +119,7 @@ function brokenLink(err: NodeJS.ErrnoException): string {
 export function workflowIdOf(path: string, source: string, id: string | undefined): string | undefined {
   if (id !== undefined) return id;
   // The document is read, not turned into values: the rest is the API's to check and word.
-  const doc = YAML.parseDocument(source);
+  const doc = YAML.parseDocument(source, QUIET);
   const own = doc.errors.length === 0 ? doc.get('workflow_id') : undefined;
   if (typeof own === 'string' && own !== '') return own;
   return path === '-' ? undefined : basename(path, extname(path));
@@ -124,7 +130,7 @@ export function workflowIdOf(path: string, source: string, id: string | undefine
  * none for a text that does not parse or a call whose workflow is not a plain string.
  */
 export function calledWorkflows(source: string): string[] {
-  const doc = YAML.parseDocument(source);
+  const doc = YAML.parseDocument(source, QUIET);
   if (doc.errors.length > 0) return [];
   const nodes = (doc.toJS() as { nodes?: unknown } | null)?.nodes;
   if (!Array.isArray(nodes)) return [];
