@@ -151,10 +151,11 @@ describe('a report the coordinator refuses', () => {
     await h.process('c');
     expect(await h.task(runId, 'c')).toMatchObject({ status: 'FAILED', error: 'the result could not be reported: poisoned output' });
     expect((await h.run(runId)).status).toBe('FAILED');
-    // The completion was tried by the step committer's statement (the claim left the run's state
-    // in memory) and once alone on the locking path, which meets the refusal; it was not retried.
+    // The completion met the refusal once on the locking path, after at most one try by the step
+    // committer's statement (made when the run's state the claim read is still at hand, which a
+    // loaded machine may not keep): it was not retried.
     const [{ n }] = await db.owner.query(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM poison_hits`);
-    expect(Number(n)).toBe(2);
+    expect([1, 2]).toContain(Number(n));
   });
 
   it('is retried while the failure is transient, and then stored as it was', async () => {
