@@ -1,13 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { TakenTask } from '@weft/engine';
+import { RunCoordinator } from '@weft/engine/coordinator';
 import { AttemptLogRepository } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
+import { MemoryLogger, RecordingDispatcher, RecordingPublisher } from '../support/builders.js';
 import { chain, claimFirst, type Harness } from '../support/fenced-steps.js';
 
 /**
- * Attempt logs as the coordinator writes them: only for a report that has some (a report without
- * logs adds no statement to the step committer's messages), fenced by the attempt's lease, read
+ * Attempt logs as the coordinator writes them: only for a report that has some, as a part of the
+ * report's fenced statement (no statement of their own) or alone before the locking path, fenced
+ * by the attempt's lease, read
  * back per task under the tenant's row-level security. Real PostgreSQL, recording queue.
  */
 
@@ -51,7 +54,7 @@ async function runChain(h: Harness, logs: (nodeId: string) => string | undefined
 }
 
 describe('attempt logs', () => {
-  it('adds no statement for a report without logs, and one for each report with some', async () => {
+  it('writes logs in the fenced statement of their report, and alone only before the locking path', async () => {
     const quiet = await coordinatorHarness(db.ds);
     const q = await runChain(quiet, () => undefined);
     expect((await quiet.run(q.runId)).status).toBe('SUCCEEDED');
@@ -63,7 +66,9 @@ describe('attempt logs', () => {
     // n3 printed nothing: an empty text is no logs.
     const n = await runChain(noisy, (node) => (node === 'n3' ? '' : `${node} printed\n`));
     expect((await noisy.run(n.runId)).status).toBe('SUCCEEDED');
-    expect(noisy.coordinator.committer.stats.statements).toBe(3 + 3);
+    // n1's report takes the locking path: its logs are one statement before it; n2's and n4's
+    // are parts of their reports' statements.
+    expect(noisy.coordinator.committer.stats.statements).toBe(3 + 1);
     const rows = await new AttemptLogRepository(db.ds).ofTasks(noisy.tenantId, n.taskIds);
     expect(
       rows
@@ -72,6 +77,29 @@ describe('attempt logs', () => {
     ).toEqual(
       ['n1', 'n2', 'n4'].map((node) => ({ node, run: n.runId, attempt: 0, logs: `${node} printed\n`, error: null, startedAt: at(1), finishedAt: at(2) })),
     );
+  });
+
+  it('keeps no logs of a report whose run was cancelled after its attempt began', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const { workflowId } = await h.publish(chain(3));
+    const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
+    const first = await claimFirst(h, runId);
+    // n1's report leaves the run's state cached, so n2's report is decided from memory; the
+    // cancel comes from another process, so its fenced statement meets the cancel in the database.
+    const second = (await report(h, first, 'n1 printed\n')).taken!;
+    const canceller = new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), {
+      logger: new MemoryLogger(),
+      dispatchWindowFloor: 1_000_000,
+    });
+    await canceller.runs.cancelRun(h.tenantId, { runId });
+    const sent = h.coordinator.committer.stats.statements;
+    const late = await report(h, second, 'n2 printed after the cancel\n');
+    // The fenced statement (its log a part of it) was sent, then the log alone before the locking path.
+    expect(h.coordinator.committer.stats.statements - sent).toBe(2);
+    expect(late.taken).toBeUndefined();
+    expect((await h.run(runId)).status).toBe('CANCELLED');
+    const rows = await new AttemptLogRepository(db.ds).ofTasks(h.tenantId, [first.job.taskId, second.job.taskId]);
+    expect(rows.map((r) => [r.nodeId, r.logs])).toEqual([['n1', 'n1 printed\n']]);
   });
 
   it("keeps no logs of a stale report, a failure's error with its logs, and gives another tenant none", async () => {

@@ -32,6 +32,7 @@ import { DerivedCompletions1766131200000 } from './migrations/1766131200000-deri
 import { StablePlans1766044800000 } from './migrations/1766044800000-stable-plans.js';
 import { AttemptLogs1766217600000 } from './migrations/1766217600000-attempt-logs.js';
 import { UniqueTenantNames1766304000000 } from './migrations/1766304000000-unique-tenant-names.js';
+import { AttemptLogsByTask1766390400000 } from './migrations/1766390400000-attempt-logs-by-task.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [TenantEntity, ApiKeyEntity, WorkflowEntity, WorkflowVersionEntity, RunEntity, TaskEntity, SignalEntity, RunEventEntity, OutboxEntity];
@@ -60,6 +61,7 @@ export const MIGRATIONS = [
   DerivedCompletions1766131200000,
   AttemptLogs1766217600000,
   UniqueTenantNames1766304000000,
+  AttemptLogsByTask1766390400000,
 ];
 
 /** Options of {@link createDataSource}. */

@@ -1,4 +1,15 @@
-import { HistoryRepository, RunEventRepository, isInvalidDataError, isUuid, type RunState, type TaskState, type Transaction } from '@weft/persistence';
+import {
+  AttemptLogRepository,
+  attemptLogWrite,
+  HistoryRepository,
+  RunEventRepository,
+  isInvalidDataError,
+  isUuid,
+  type AttemptLogRecord,
+  type RunState,
+  type TaskState,
+  type Transaction,
+} from '@weft/persistence';
 import {
   assertNever,
   isWithWorker,
@@ -95,17 +106,23 @@ export class EventPipeline implements TimerFiring {
    * the same attempt, or, for a timer, the failure of the waiting task and the run. `leaseToken`
    * fences a worker's report: one whose token is not its task's current, active attempt's is
    * recorded as ignored (`stale lease: …`) without reaching the machine.
+   *
+   * `log`, a report's attempt logs, is written while that attempt is RUNNING under the report's
+   * lease, so a stale report leaves none: on the fenced path as a part of the event's statement,
+   * else on its own just before the locking path (a write that fails then throws, a transient
+   * error: the worker tries the report again).
    */
-  async report(tenantId: string, runId: string, ev: RunEvent, leaseToken?: string, takeFrom?: string): Promise<ReportResult> {
+  async report(tenantId: string, runId: string, ev: RunEvent, leaseToken?: string, takeFrom?: string, log?: AttemptLogRecord): Promise<ReportResult> {
     if (!isUuid(tenantId) || !isUuid(runId)) return { ignored: RUN_NOT_FOUND };
     if ('attempt' in ev && !isAttempt(ev.attempt)) return { ignored: `invalid attempt ${String(ev.attempt)}` };
     if (this.ctx.fencedSteps && (ev.type === 'NodeCompleted' || ev.type === 'NodeFailed') && isUuid(leaseToken) && isUuid(ev.taskId)) {
-      const fenced = await this.fenced.apply(tenantId, runId, ev, leaseToken, takeFrom);
+      const fenced = await this.fenced.apply(tenantId, runId, ev, leaseToken, takeFrom, log);
       if (fenced) {
         await this.after.run(tenantId, runId, fenced);
         return reportResultOf(fenced);
       }
     }
+    if (log) await this.writeLog(tenantId, log);
     let outcome: EventOutcome | undefined;
     try {
       outcome = await this.applyToRun(tenantId, runId, () => ({ ev }), { rejectedRollsBack: false, leaseToken, takeFrom, taskId: reportedTask(ev) });
@@ -129,6 +146,18 @@ export class EventPipeline implements TimerFiring {
     if (!outcome) return { ignored: RUN_NOT_FOUND };
     await this.after.run(tenantId, runId, outcome);
     return reportResultOf(outcome);
+  }
+
+  /**
+   * Writes a report's logs on their own, fenced by the attempt's lease: through the step committer
+   * (one more statement in a message that carries other reports), or alone should its message fail.
+   */
+  private async writeLog(tenantId: string, log: AttemptLogRecord): Promise<void> {
+    try {
+      await this.fenced.committer.submit({ tenantId, ...attemptLogWrite(tenantId, log) });
+    } catch {
+      await new AttemptLogRepository(this.ctx.ds).write(tenantId, log);
+    }
   }
 
   /** The scheduler's (or an ended child run's) TimerFired for a WAITING task; see {@link report}. */

@@ -1,5 +1,17 @@
 import { v4 as uuidv4 } from 'uuid';
-import { fencedWrite, HistoryRepository, RunStoreRepository, StepCommitter, withTenant, type HistoryEntry, type Json, type RunState } from '@weft/persistence';
+import {
+  attemptLogPart,
+  fencedWrite,
+  HistoryRepository,
+  RunStoreRepository,
+  StepCommitter,
+  withTenant,
+  type AttemptLogRecord,
+  type HistoryEntry,
+  type Json,
+  type RunState,
+  type WritePart,
+} from '@weft/persistence';
 import {
   Machine,
   RunStatus,
@@ -50,8 +62,19 @@ export class FencedSteps {
     this.committer = new StepCommitter(ctx.ds);
   }
 
-  /** Applies `ev` of run `runId` on the fenced path; its outcome once committed, undefined when it must take the locking path. */
-  async apply(tenantId: string, runId: string, ev: FencedReport, leaseToken: string, takeFrom?: string): Promise<AppliedOutcome | undefined> {
+  /**
+   * Applies `ev` of run `runId` on the fenced path, with the attempt's `log` as a part of its
+   * statement (written exactly when the event's writes are); its outcome once committed,
+   * undefined when it must take the locking path.
+   */
+  async apply(
+    tenantId: string,
+    runId: string,
+    ev: FencedReport,
+    leaseToken: string,
+    takeFrom?: string,
+    log?: AttemptLogRecord,
+  ): Promise<AppliedOutcome | undefined> {
     const { ctx } = this;
     const entry = ctx.snapshots.takeEntry(tenantId, runId);
     const run = entry?.run;
@@ -95,7 +118,10 @@ export class FencedSteps {
     const queued = taking.written.taken && !inline ? await this.capture(tenantId, run, now, dag, transition, seq, recordedEvent, summaries, kept) : undefined;
     if (taking.written.taken && !inline && !queued) return undefined;
     const fence = { seq: run.eventSeq, taskId: ev.taskId, attempt: ev.attempt, leaseToken, ...(taking.written.taken ? { takeFrom } : {}) };
-    const statement = fencedWrite(tenantId, run.id, fence, taking.writer.parts, inline ? 'inline' : queued?.writer.parts);
+    // The log is one part of both forms of the event, so written whichever form the take chose.
+    const logPart = log && attemptLogPart(tenantId, run.id, ev.nodeId, log);
+    const withLog = (parts: readonly WritePart[]): readonly WritePart[] => (logPart ? [...parts, logPart] : parts);
+    const statement = fencedWrite(tenantId, run.id, fence, withLog(taking.writer.parts), inline ? 'inline' : queued && withLog(queued.writer.parts));
     // The committer refuses a value that would fail its whole message (jsonb holds no NUL): alone, on the locking path.
     if (!statement) return undefined;
     let took: boolean;

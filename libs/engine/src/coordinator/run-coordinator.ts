@@ -50,7 +50,7 @@ export class RunCoordinator {
     const starts = new RunStarts(ctx, step, step.slots);
     this.runs = new RunCommands(
       new UserCommands(ctx, pipeline, pipeline.after, starts, new FencedStarts(ctx, fenced.committer)),
-      new RunReports(ctx, pipeline, fenced.committer),
+      new RunReports(ctx, pipeline),
     );
     this.schedules = new ScheduleFires(ctx, starts, pipeline.after);
     this.leases = new TaskLeases(ctx, backlog);

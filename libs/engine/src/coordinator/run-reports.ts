@@ -1,4 +1,4 @@
-import { AttemptLogRepository, attemptLogWrite, type AttemptLogRecord, type StepCommitter } from '@weft/persistence';
+import type { AttemptLogRecord } from '@weft/persistence';
 import { MAX_ERROR_CHARS, type RunEvent } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { EventPipeline } from './event-pipeline.js';
@@ -12,15 +12,13 @@ import { describeJsonProblem, jsonProblem, sanitizeText, storableLog } from './s
  * (NUL character or lone surrogate in a string or key, too deep, over `maxOutputBytes`) fails the
  * attempt instead; a worker's error text is sanitized and cut.
  *
- * A report with logs writes them first ({@link writeLog}), through the step committer with the
- * other reports of its message, fenced by the attempt's lease; a report without logs adds no
- * statement.
+ * A report's logs go with its event ({@link EventPipeline.report}), fenced by the attempt's
+ * lease; a report without logs adds no write.
  */
 export class RunReports {
   constructor(
     private readonly ctx: CoordinatorContext,
     private readonly pipeline: EventPipeline,
-    private readonly committer: StepCommitter,
   ) {}
 
   /** A worker's NodeCompleted, or the NodeFailed of an output that cannot be stored; see `RunCommands.reportCompleted`. */
@@ -28,8 +26,7 @@ export class RunReports {
     const bad = jsonProblem(r.output, this.ctx.maxOutputBytes);
     if (bad) return this.reportFailed(tenantId, { ...r, error: describeJsonProblem('output', bad, 'OUTPUT_TOO_LARGE') });
     const ev: RunEvent = { type: 'NodeCompleted', taskId: reportField(r.taskId), nodeId: reportField(r.nodeId), attempt: r.attempt, output: r.output };
-    await this.writeLog(tenantId, ev.taskId, r, null);
-    return this.pipeline.report(tenantId, r.runId, ev, r.leaseToken, r.takeFrom);
+    return this.pipeline.report(tenantId, r.runId, ev, r.leaseToken, r.takeFrom, this.logRecord(ev.taskId, r, null));
   }
 
   /** A worker's NodeFailed with its error text sanitized and cut at 8 KiB; see `RunCommands.reportFailed`. */
@@ -43,8 +40,7 @@ export class RunReports {
       error,
       ...(r.retryable === undefined ? {} : { retryable: r.retryable !== false }),
     };
-    await this.writeLog(tenantId, ev.taskId, r, error);
-    return this.pipeline.report(tenantId, r.runId, ev, r.leaseToken, r.takeFrom);
+    return this.pipeline.report(tenantId, r.runId, ev, r.leaseToken, r.takeFrom, this.logRecord(ev.taskId, r, error));
   }
 
   /** The TimerFired of a WAITING task; see `RunCommands.fireTimer`. */
@@ -52,22 +48,11 @@ export class RunReports {
     return this.pipeline.fireTimer(tenantId, t);
   }
 
-  /**
-   * Writes the report's logs, when it has any, before its event: through the committer (one
-   * more statement in a message that carries other reports), or alone should the committer's
-   * message fail. Written only while the attempt is RUNNING under the report's lease, so a stale
-   * report leaves nothing. A write that fails alone throws (a transient error: the worker tries
-   * the report again).
-   */
-  private async writeLog(
-    tenantId: string,
-    taskId: string,
-    r: { attempt: number; leaseToken?: string; log?: AttemptLogInput },
-    error: string | null,
-  ): Promise<void> {
+  /** The report's logs as their row, when it has any (see {@link EventPipeline.report}, which writes them with its event). */
+  private logRecord(taskId: string, r: { attempt: number; leaseToken?: string; log?: AttemptLogInput }, error: string | null): AttemptLogRecord | undefined {
     const log = r.log;
-    if (!log || log.text === '') return;
-    const record: AttemptLogRecord = {
+    if (!log || log.text === '') return undefined;
+    return {
       taskId,
       attempt: r.attempt,
       ...(r.leaseToken === undefined ? {} : { leaseToken: r.leaseToken }),
@@ -76,11 +61,6 @@ export class RunReports {
       error,
       logs: storableLog(log.text),
     };
-    try {
-      await this.committer.submit({ tenantId, ...attemptLogWrite(tenantId, record) });
-    } catch {
-      await new AttemptLogRepository(this.ctx.ds).write(tenantId, record);
-    }
   }
 }
 

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
+import { GATE, type WritePart } from './write-batch.js';
 
 /** One worker attempt's logs as the coordinator writes them (`task_attempt_logs`). */
 export interface AttemptLogRecord {
@@ -50,18 +51,20 @@ export interface AttemptLogText {
   logs: string;
 }
 
+/** A report written again (a retried report, a completion turned into a failure) replaces the row. */
+const UPSERT = `ON CONFLICT (tenant_id, task_id, attempt)
+  DO UPDATE SET started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at, error = EXCLUDED.error, logs = EXCLUDED.logs`;
+
 /**
  * The write of one attempt's logs, fenced by the attempt and its lease: it inserts nothing once
- * the attempt is no longer the task's current RUNNING one under that token (a stale report). A
- * report written again (a retried report, a completion turned into a failure) replaces the row.
+ * the attempt is no longer the task's current RUNNING one under that token (a stale report).
  */
 const WRITE = `INSERT INTO task_attempt_logs (tenant_id, task_id, attempt, run_id, node_id, started_at, finished_at, error, logs)
   SELECT t.tenant_id, t.id, t.attempt, t.run_id, t.node_id, $4::timestamptz, $5::timestamptz, $6::text, $7::text
     FROM tasks t
    WHERE t.tenant_id = $1 AND t.id = $2::uuid AND t.attempt = $3::int
      AND (($8::uuid IS NULL AND t.status IN ('QUEUED', 'RUNNING')) OR (t.status = 'RUNNING' AND t.lease_token = $8::uuid))
-  ON CONFLICT (tenant_id, task_id, attempt)
-  DO UPDATE SET started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at, error = EXCLUDED.error, logs = EXCLUDED.logs`;
+  ${UPSERT}`;
 
 /**
  * The statement writing `record` for `tenantId` (text and parameters), for the step committer,
@@ -72,6 +75,24 @@ export function attemptLogWrite(tenantId: string, record: AttemptLogRecord): { t
   return {
     text: WRITE,
     params: [tenantId, record.taskId, record.attempt, record.startedAt, record.finishedAt, record.error, record.logs, record.leaseToken?.toLowerCase() ?? null],
+  };
+}
+
+const PART = `INSERT INTO task_attempt_logs (tenant_id, task_id, attempt, run_id, node_id, started_at, finished_at, error, logs)
+  SELECT $1, $2::uuid, $3::int, $4::uuid, $5::text, $6::timestamptz, $7::timestamptz, $8::text, $9::text WHERE ${GATE}
+  ${UPSERT}`;
+
+/**
+ * The write of `record` as a part of the event that reports its attempt (run `runId`, node
+ * `nodeId`), for a fenced statement: that statement's fence (the attempt RUNNING under the
+ * report's lease) is its condition, so the logs cost no statement of their own and are kept
+ * exactly when the report is. Its `text` (unconditional) is for tools and tests only.
+ */
+export function attemptLogPart(tenantId: string, runId: string, nodeId: string, record: AttemptLogRecord): WritePart {
+  return {
+    text: PART.replace(GATE, 'true'),
+    gated: PART,
+    params: [tenantId, record.taskId, record.attempt, runId, nodeId, record.startedAt, record.finishedAt, record.error, record.logs],
   };
 }
 
