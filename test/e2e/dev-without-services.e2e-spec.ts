@@ -55,6 +55,10 @@ if (skip) process.stderr.write(`dev-without-services: skipped: ${skip}\n`);
       );
       expect(r.first.database).not.toContain(':5432/');
       expect(r.first.transport).toMatch(/^in process/);
+      // lower() maps case beyond ASCII there (a cluster of locale C would take CAFÉ for another name).
+      expect(r.first.names.cafe).toEqual({ code: 0, stderr: '' });
+      expect(r.first.names.upper.code).toBe(4);
+      expect(r.first.names.upper.stderr).toMatch(/tenant name "CAFÉ" is taken by tenant \S+ \(named "Café"; names are compared ignoring case\)/);
       // Nest's own start-up lines are at debug: none at the default level.
       expect(r.first.out).not.toMatch(/InstanceLoader|RouterExplorer|RoutesResolver/);
       // Nor the roles' start lines, which its summary says already.

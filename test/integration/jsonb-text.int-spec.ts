@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { asJsonb, jsonbTextBytes } from '@weft/persistence';
+import { ADMIN_URL } from '../support/test-database.js';
 
 /**
  * A change carried on a run update gives its values as a `jsonb` column gives them back (key
  * order) and with the sizes PostgreSQL computes (`octet_length(col::text)`), so that a patched
  * answer prints and charges as a fresh read does. Checked against the server (no table).
  */
-const URL = process.env.WEFT_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 let client: pg.Client;
 
 beforeAll(async () => {
-  client = new pg.Client({ connectionString: URL });
+  client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
 });
 afterAll(() => client?.end());

@@ -4,7 +4,8 @@
  *
  * 1. starts `weft dev` with WEFT_HOME = argv[2], without DATABASE_URL or REDIS_URL, and reads the
  *    database URL and the transport it prints;
- * 2. creates a tenant (`weft admin create-tenant` on that URL), publishes a workflow whose one node
+ * 2. creates a tenant (`weft admin create-tenant` on that URL; and `Café`, then `CAFÉ`, which the
+ *    server must refuse as the same name), publishes a workflow whose one node
  *    is Python CODE, starts a run and follows it over the `runUpdated` subscription to its end;
  * 3. starts a second run whose CODE node naps, and SIGKILLs `weft dev` while it runs (its job in
  *    process memory is lost; its embedded PostgreSQL is left running, as after a crash);
@@ -108,6 +109,13 @@ async function main(): Promise<Record<string, unknown>> {
     env: { ...env, DATABASE_URL: databaseUrl },
   });
   const { apiKey } = JSON.parse(stdout.trim().split('\n').pop()!) as { apiKey: string };
+  // Tenant names compare case-insensitively beyond ASCII on the embedded server too.
+  const createTenant = (name: string) =>
+    promisify(execFile)(node[0]!, [...node.slice(1), 'admin', 'create-tenant', name], { env: { ...env, DATABASE_URL: databaseUrl } }).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code?: number; stderr?: string }) => ({ code: err.code, stderr: err.stderr ?? '' }),
+    );
+  const names = { cafe: await createTenant('Café'), upper: await createTenant('CAFÉ') };
   let client = new WeftClient(first.api, apiKey);
   await client.request(`mutation($i: PublishWorkflowInput!) { publishWorkflow(input: $i) { version } }`, {
     i: { workflowId: 'square', name: 'Square', definition: DEFINITION },
@@ -171,7 +179,7 @@ async function main(): Promise<Record<string, unknown>> {
   third.child.kill('SIGHUP');
   const hupCode = await exited(third.child);
   return {
-    first: { database: first.database, transport: first.transport, out: first.out },
+    first: { database: first.database, transport: first.transport, out: first.out, names },
     seen,
     final,
     crash: { orphanAlive, orphanGone: !existsSync(`/proc/${orphan}`) },

@@ -43,7 +43,8 @@ const KEPT_LINES = 20;
  * a development database, never a production one.
  *
  * - First start: creates `dir` (mode 0700) and a cluster in it (`initdb`, superuser `postgres`,
- *   UTF-8, locale C). A folder that exists without `PG_VERSION` and is not empty is refused.
+ *   UTF-8, the builtin provider's locale C.UTF-8). A folder that exists without `PG_VERSION` and
+ *   is not empty is refused.
  * - As root: PostgreSQL refuses to run as root, so `initdb` and the server run as the data
  *   folder's owner when it is initialised, else as the user `postgres` when the system has one,
  *   else as `nobody`; `dir` is handed to that user, who must be able to reach it (a folder under
@@ -194,11 +195,18 @@ async function prepareFolder(dir: string, bin: Binaries, user: ReturnType<typeof
       );
     }
   }
-  const init = spawnSync(bin.initdb, ['-D', dir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C'], {
-    ...(user ? { uid: user.uid, gid: user.gid } : {}),
-    env: serverEnv(),
-    encoding: 'utf8',
-  });
+  // The builtin provider's C.UTF-8 (PostgreSQL 17) maps case for all of Unicode whatever locales
+  // the system has: `lower()`, and so the case-insensitive uniqueness of tenant names, then
+  // behave as on a server with a UTF-8 libc locale; plain locale C lowers only ASCII.
+  const init = spawnSync(
+    bin.initdb,
+    ['-D', dir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'],
+    {
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+      env: serverEnv(),
+      encoding: 'utf8',
+    },
+  );
   if (init.status !== 0) {
     throw new ServiceUnavailableError(
       `initdb failed in ${dir} (${init.error?.message ?? `exit ${init.status}`}): ${(init.stderr || init.stdout || '').trim().split('\n').slice(-5).join(' | ')}`,
