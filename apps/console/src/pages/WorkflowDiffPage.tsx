@@ -57,26 +57,8 @@ export function WorkflowDiffPage() {
       <ErrorText error={error} />
       {workflow && (
         <div className="toolbar diff-choice">
-          <label>
-            From version
-            <select value={from} onChange={(e) => choose('from', e.target.value)}>
-              {versions.map((v) => (
-                <option key={v.version} value={v.version}>
-                  v{v.version}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            To version
-            <select value={to} onChange={(e) => choose('to', e.target.value)}>
-              {versions.map((v) => (
-                <option key={v.version} value={v.version}>
-                  v{v.version}
-                </option>
-              ))}
-            </select>
-          </label>
+          <VersionSelect label="From version" value={from} versions={versions} onChange={(v) => choose('from', v)} />
+          <VersionSelect label="To version" value={to} versions={versions} onChange={(v) => choose('to', v)} />
           <label>
             Compare as
             <select value={basis} onChange={(e) => choose('as', e.target.value)}>
@@ -93,6 +75,22 @@ export function WorkflowDiffPage() {
         <VersionDiff before={textOf(a)} after={textOf(b)} caption={`Changes from version ${from} to version ${to} of ${workflowId}`} />
       )}
     </section>
+  );
+}
+
+/** A labelled choice among `versions`, shown as `v<N>`. */
+function VersionSelect(props: { label: string; value: number | undefined; versions: readonly { version: number }[]; onChange: (version: string) => void }) {
+  return (
+    <label>
+      {props.label}
+      <select value={props.value} onChange={(e) => props.onChange(e.target.value)}>
+        {props.versions.map((v) => (
+          <option key={v.version} value={v.version}>
+            v{v.version}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
