@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { cell, duration, formatData, table, took, when } from './output.js';
+import { printChanges, type TaskRow } from './run-watch.js';
 
 describe('output for people', () => {
   it('writes lengths of time in the largest two units', () => {
@@ -35,6 +36,27 @@ describe('output for people', () => {
     // JSON leaves these raw: DEL, the C1 controls (U+009B is a terminal's one-byte CSI) and the separators.
     expect(cell('a\u007fb\u009b31mc\u0085d\u2028e\u2029f')).toBe('a\\u007fb\\u009b31mc\\u0085d\\u2028e\\u2029f');
     expect(cell({ a: 1 })).toBe('{"a":1}');
+  });
+
+  it('writes JSON whose text holds no control a terminal acts on, for the same value', () => {
+    const value = { error: 'a\u007fb\u009b2Jc\u0085d\u2028e\u001b[2J', n: 1 };
+    const text = formatData('json', value);
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/u);
+    expect(text).toContain('"a\\u007fb\\u009b2Jc\\u0085d\\u2028e\\u001b[2J"');
+    expect(JSON.parse(text)).toEqual(value);
+  });
+
+  it("escapes a watched task's error, signal name and wait text on its line", () => {
+    const lines: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((s: string) => lines.push(s) > 0) as typeof process.stdout.write;
+    try {
+      const task = { nodeId: 'e', status: 'FAILED', attempt: 0, iteration: null, error: 'boom\u001b]0;pwned\u0007\u009b2J\rOVER', awaitedSignal: null };
+      printChanges([task as unknown as TaskRow], new Map(), undefined);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(lines).toEqual(['e: FAILED (error: boom\\u001b]0;pwned\\u0007\\u009b2J\\rOVER)\n']);
   });
 
   it('writes instants to the second in UTC', () => {

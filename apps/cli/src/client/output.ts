@@ -12,7 +12,16 @@ export function withOutput(cmd: Command): Command {
 
 /** `value` as indented JSON or as YAML (strings never folded), each ending in a newline. */
 export function formatData(format: 'json' | 'yaml', value: unknown): string {
-  return format === 'json' ? `${JSON.stringify(value, null, 2)}\n` : YAML.stringify(value, { lineWidth: 0 });
+  return format === 'json' ? `${jsonText(value, 2)}\n` : YAML.stringify(value, { lineWidth: 0 });
+}
+
+/**
+ * `JSON.stringify(value, null, indent)` with DEL, the C1 controls (U+007F–U+009F; U+009B starts a
+ * terminal escape) and the line separators written as `\u` escapes, which JSON leaves as they
+ * are: the same JSON value, whose text cannot drive a terminal.
+ */
+export function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**

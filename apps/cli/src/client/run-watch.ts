@@ -8,7 +8,7 @@ import type {
   WatchTasksPageQuery,
   WatchTasksPageQueryVariables,
 } from './generated/graphql.js';
-import { formatData, type OutputFormat } from './output.js';
+import { escapeControls, formatData, jsonText, type OutputFormat } from './output.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
 import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
@@ -98,7 +98,7 @@ export async function watchRun(c: WeftClient, runId: string, limits?: AttemptLim
       run.tasks = await restOfPages(run.tasks, async (t) => (await c.request(WATCH_TASKS_PAGE, { id: runId, after: t.id, page: RUN_PAGE })).run!.tasks);
     }
     last = run;
-    if (format === 'json') process.stdout.write(`${JSON.stringify(run)}\n`);
+    if (format === 'json') process.stdout.write(`${jsonText(run)}\n`);
     else if (format === 'yaml') process.stdout.write(`---\n${formatData('yaml', run)}`);
     else {
       printRunWait(run, seen);
@@ -134,10 +134,11 @@ function printRunWait(run: { status: string; waitReason?: string | null; waitDet
   const key = run.status === 'QUEUED' || run.waitDetail ? `${run.status}#${run.waitDetail ?? ''}` : 'left the queue';
   if (before === key) return;
   seen.set(RUN_LINE, key);
-  process.stdout.write(`run: ${run.status}${run.waitDetail ? ` (${waitText(run)})` : ''}\n`);
+  process.stdout.write(`${escapeControls(`run: ${run.status}${run.waitDetail ? ` (${waitText(run)})` : ''}`)}\n`);
 }
 
-function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits: AttemptLimits | undefined): void {
+/** Prints a line for each task whose state changed since `seen` (which it updates), its texts' control characters escaped. */
+export function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits: AttemptLimits | undefined): void {
   const summaries = iterationSummaries(tasks);
   const holds = new Map<string, number>();
   for (const t of tasks) {
@@ -168,7 +169,8 @@ function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits: Attem
       waitText(t),
       t.error ? `error: ${t.error}` : '',
     ].filter(Boolean);
-    process.stdout.write(`${name}: ${t.status}${notes.length ? ` (${notes.join('; ')})` : ''}\n`);
+    // An error, a signal's name or a wait's detail is the tenant's text: it must not drive the terminal.
+    process.stdout.write(`${escapeControls(`${name}: ${t.status}${notes.length ? ` (${notes.join('; ')})` : ''}`)}\n`);
   }
   for (const [nodeId, n] of holds) if (n > HELD_SHOWN) process.stdout.write(`${nodeId}: … and ${n - HELD_SHOWN} more iterations held\n`);
 }
@@ -184,6 +186,6 @@ export async function watchAndReport(c: WeftClient, run: { id: string; workflowI
   const limits = format === 'table' ? await attemptLimits(c, run.workflowId, run.version) : undefined;
   const final = await watchRun(c, run.id, limits, format);
   if (!final || !FINAL_RUN_STATUSES.includes(final.status)) throw new Error(`the API ended the subscription before run ${run.id} finished`);
-  if (format === 'table') process.stdout.write(`${JSON.stringify({ status: final.status, output: final.output, error: final.error }, null, 2)}\n`);
+  if (format === 'table') process.stdout.write(`${jsonText({ status: final.status, output: final.output, error: final.error }, 2)}\n`);
   if (final.status !== 'SUCCEEDED') process.exitCode = EXIT.runNotSucceeded;
 }
