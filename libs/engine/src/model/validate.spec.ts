@@ -118,6 +118,17 @@ describe('loading definitions', () => {
     expect(parseDefinition('x: &n [1]\ny: [*n, &n [2], *n]\n')).toEqual({ x: [1], y: [[1], [2], [2]] });
   });
 
+  it('refuses aliases that expand a small text past 1,000,000 characters of JSON, and keeps modest ones', () => {
+    // 99 aliases of one anchor of 12,000 items: about 49 KB of text, about 4.8 MB as JSON.
+    const wide = (items: number) =>
+      `nodes: []\nbig: &b [${Array(items).fill('x').join(',')}]\n${Array.from({ length: 99 }, (_, i) => `k${i}: *b`).join('\n')}\n`;
+    expect(problemsOf(() => parseDefinition(wide(12_000)))).toEqual([
+      { message: 'YAML error: its aliases expand the definition to more than 1,000,000 characters of JSON; write the repeated parts once, or fewer times' },
+    ]);
+    // 100 copies of 1,000 items: about 400 KB as JSON.
+    expect(parseDefinition(wide(1_000))).toMatchObject({ k98: Array(1_000).fill('x') });
+  });
+
   it('turns any other YAML conversion error into a problem: unresolved and self-containing aliases', () => {
     expect(problemsOf(() => parseDefinition('nodes: *missing\n'))).toEqual([{ message: expect.stringMatching(/^YAML error: Unresolved alias/) }]);
     expect(problemsOf(() => parseDefinition('nodes: &n [*n]\n'))).toEqual([

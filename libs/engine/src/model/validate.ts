@@ -7,6 +7,7 @@
  */
 import YAML, { type YAMLError } from 'yaml';
 import { WeftError, type Problem } from '../errors.js';
+import { jsonLongerThan } from './json-size.js';
 import { definitionContext, isObject, type DefinitionRule, type EdgeRule, type NodeRule } from './validation/context.js';
 import {
   acyclic,
@@ -115,6 +116,9 @@ export function definitionSizeProblem(def: unknown, limits: DefinitionLimits = D
  */
 const MAX_ALIASES = 100;
 
+/** Most characters of JSON a definition with aliases may expand to: as many as a definition's text may have. */
+const MAX_EXPANDED_CHARS = 1_000_000;
+
 /** A value that starts with an unquoted `{{` on a line: after `key:`, `- `, `[` or `,`. */
 const UNQUOTED_TEMPLATE = /(?:^\s*-?|[:,[])\s*\{\{/;
 
@@ -174,9 +178,9 @@ function duplicateKey(doc: YAML.Document, lines: YAML.LineCounter): Problem | un
  * (`a: &a [*a]`: the result would be circular). One pass in the text's order, each alias taken
  * to the latest anchor of its name before it, as `Alias.resolve` has it. That function walks
  * the anchors and aliases before it for each alias (`toJS` calls it), or the whole document:
- * 15,000 aliases in 45 KB took 26 s, 5,000 anchors each aliased once 1 s.
+ * 15,000 aliases in 45 KB took 26 s, 5,000 anchors each aliased once 1 s. Also counts the aliases.
  */
-function aliasProblem(doc: YAML.Document, lines: YAML.LineCounter): Problem | undefined {
+function aliasProblem(doc: YAML.Document, lines: YAML.LineCounter): { problem: Problem | undefined; count: number } {
   const anchors = new Map<string, YAML.Node>();
   let aliases = 0;
   let found: Problem | undefined;
@@ -202,7 +206,7 @@ function aliasProblem(doc: YAML.Document, lines: YAML.LineCounter): Problem | un
       return undefined;
     },
   });
-  return found;
+  return { problem: found, count: aliases };
 }
 
 /** Whether `outer` holds `node`: by their places in the text, or failing those by `node`'s ancestors. */
@@ -231,12 +235,23 @@ export function parseDefinition(source: string): WorkflowDefinition {
   const duplicate = duplicateKey(doc, lines);
   if (duplicate) throw invalidDefinition([duplicate]);
   const aliases = aliasProblem(doc, lines);
-  if (aliases) throw invalidDefinition([aliases]);
+  if (aliases.problem) throw invalidDefinition([aliases.problem]);
+  let def: WorkflowDefinition;
   try {
-    return doc.toJS({ maxAliasCount: MAX_ALIASES }) as WorkflowDefinition;
+    def = doc.toJS({ maxAliasCount: MAX_ALIASES }) as WorkflowDefinition;
   } catch (err) {
     throw invalidDefinition([conversionProblem(err)]);
   }
+  // An alias is one object in memory but is written out (stored, sent, read) once per use: a
+  // few aliases of one large anchor would make a small text a huge definition.
+  if (aliases.count > 0 && jsonLongerThan(def, MAX_EXPANDED_CHARS)) {
+    throw invalidDefinition([
+      {
+        message: `YAML error: its aliases expand the definition to more than ${MAX_EXPANDED_CHARS.toLocaleString('en-US')} characters of JSON; write the repeated parts once, or fewer times`,
+      },
+    ]);
+  }
+  return def;
 }
 
 /**
