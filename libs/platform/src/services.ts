@@ -46,7 +46,7 @@ export async function ensureDatabase(url: string, opts: { create?: boolean } = {
     }
     if ((err as { code?: string }).code !== '3D000') {
       throw new ServiceUnavailableError(
-        `Cannot reach PostgreSQL at ${serverOf(url)} (${reason(err)}). Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or set DATABASE_OWNER_URL.`,
+        `Cannot reach PostgreSQL at ${serverOf(url)} (${reason(err)}). Start it (pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start), or set DATABASE_URL to a server that answers: a weft dev on its embedded PostgreSQL prints that URL on its "Weft database:" line.`,
       );
     }
   }
