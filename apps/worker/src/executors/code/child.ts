@@ -133,6 +133,8 @@ export class LogTail {
   private chunks: Buffer[] = [];
   private size = 0;
   private dropped = 0;
+  /** The last byte dropped (-1 while none was): whether the kept bytes begin a line. */
+  private lastDropped = -1;
 
   constructor(private readonly limit: number) {}
 
@@ -143,6 +145,7 @@ export class LogTail {
       const all = Buffer.concat(this.chunks);
       // A copy: a view would keep the whole concatenation alive.
       this.chunks = [Buffer.from(all.subarray(all.length - this.limit))];
+      this.lastDropped = all[all.length - this.limit - 1]!;
       this.dropped += all.length - this.limit;
       this.size = this.limit;
     }
@@ -153,14 +156,21 @@ export class LogTail {
   }
 
   /**
-   * The kept tail as text, starting at a character (UTF-8 continuation bytes at the cut are
-   * dropped with what came before), and how many bytes of the stream came before it.
+   * The kept tail as text and how many bytes of the stream came before it. A tail that was cut
+   * starts at a line: the rest of a line cut in its middle goes with what came before, unless
+   * nothing but that line is kept (one long line: its tail then starts at a character, UTF-8
+   * continuation bytes at the cut dropped).
    */
   kept(): { text: string; cutBytes: number } {
     const all = Buffer.concat(this.chunks);
-    let from = Math.max(0, all.length - this.limit);
-    const cut = this.dropped + from;
-    if (cut > 0) while (from < all.length && (all[from]! & 0xc0) === 0x80) from++;
-    return { text: all.subarray(from).toString('utf8'), cutBytes: cut + (from - Math.max(0, all.length - this.limit)) };
+    const start = Math.max(0, all.length - this.limit);
+    let from = start;
+    if (this.dropped + start > 0) {
+      const before = start > 0 ? all[start - 1]! : this.lastDropped;
+      const newline = before === 0x0a ? -1 : all.indexOf(0x0a, start);
+      if (newline >= 0 && newline < all.length - 1) from = newline + 1;
+      else while (from < all.length && (all[from]! & 0xc0) === 0x80) from++;
+    }
+    return { text: all.subarray(from).toString('utf8'), cutBytes: this.dropped + from };
   }
 }

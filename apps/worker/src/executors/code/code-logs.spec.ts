@@ -100,4 +100,23 @@ describe('LogTail', () => {
     tail.push(Buffer.from('aéé'));
     expect(tail.kept()).toEqual({ text: 'é', cutBytes: 3 });
   });
+
+  it('starts the kept text at a line when the cut fell inside one, and keeps a tail that begins one', () => {
+    const mid = new LogTail(10);
+    mid.push(Buffer.from('first\nsecond\nthird\n'));
+    // The last 10 bytes are "ond\nthird\n": the rest of "second" goes with what was cut.
+    expect(mid.kept()).toEqual({ text: 'third\n', cutBytes: 13 });
+
+    const aligned = new LogTail(6);
+    aligned.push(Buffer.from('12345\n'));
+    aligned.push(Buffer.from('abcde\n'));
+    aligned.push(Buffer.from('vwxyz\n'));
+    // Trimmed on push (over twice the limit): the byte before the tail, a newline, was dropped.
+    expect(aligned.kept()).toEqual({ text: 'vwxyz\n', cutBytes: 12 });
+
+    const trimmed = new LogTail(6);
+    for (const chunk of ['aaaa\nbb', 'bbbbbb', 'bbbbbb', 'b\nccc\n']) trimmed.push(Buffer.from(chunk));
+    // 25 bytes; the tail "b\nccc\n" after a trim that dropped a "b": its "b" ends a line cut in its middle.
+    expect(trimmed.kept()).toEqual({ text: 'ccc\n', cutBytes: 21 });
+  });
 });
