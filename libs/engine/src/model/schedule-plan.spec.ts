@@ -40,3 +40,33 @@ describe('planClockFires', () => {
     expect(plan).toMatchObject({ due: [at(1), at(2)], next: null, nextDue: null });
   });
 });
+
+describe('planClockFires over the 2026-11-01 fall-back in America/New_York (01:00-01:59 happens twice)', () => {
+  /** The instants a plan fires for `expr` between 04:00Z and 08:00Z (00:00 EDT to 03:00 EST), as a scheduler down all night would. */
+  const firesOf = (expr: string) => {
+    const t: CheckedTiming = { cron: expr, timeZone: 'America/New_York', anchor: new Date('2026-10-01T00:00:00Z') };
+    const from = new Date('2026-11-01T04:00:00Z');
+    const plan = planClockFires(t, 's', firstFire(t, 's', from, 0).fireAt, new Date('2026-11-01T08:00:00Z'), 86_400, 0);
+    return plan.due.map((d) => d.toISOString().slice(11, 16));
+  };
+
+  it('fires each local time of a fixed-hour cron once, at its first occurrence (EDT)', () => {
+    expect(firesOf('30 1 * * *')).toEqual(['05:30']);
+    expect(firesOf('0 1-3 * * *')).toEqual(['05:00', '07:00', '08:00']);
+  });
+
+  it('fires the repeated hour of an hourly cron once: 01:00 EDT, then 02:00 EST', () => {
+    expect(firesOf('0 * * * *')).toEqual(['05:00', '07:00', '08:00']);
+  });
+
+  it('fires 01:00 and 01:30 of a half-hourly cron once each, leaving the repeated hour out', () => {
+    expect(firesOf('*/30 * * * *')).toEqual(['04:30', '05:00', '05:30', '07:00', '07:30', '08:00']);
+  });
+
+  it('fires every minute of the repeated hour once under a minute-by-minute cron of hour 1', () => {
+    const fires = firesOf('* 1 * * *');
+    expect(fires).toHaveLength(60);
+    expect(fires[0]).toBe('05:00');
+    expect(fires.at(-1)).toBe('05:59');
+  });
+});
