@@ -201,6 +201,34 @@ describe('downtime', () => {
     expect(notes.skipped).toEqual([{ reason: 'missed', count: 56 }]);
   });
 
+  it('fires every time of a schedule without catch-up (catchUpSeconds 0) that the scheduler reaches late in its normal course', async () => {
+    const { tenantId, clock, instant, poll } = await setup();
+    const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 1, catchUpSeconds: 0, overlapPolicy: 'allow_all' }, clock.now());
+    const start = clock.now().getTime();
+    // Each poll comes 1.3 s after the last: every time is reached 0.3 s to 1.3 s late, never on the dot.
+    for (let i = 0; i < 8; i++) {
+      clock.advance(1_300);
+      await poll();
+    }
+    const runs = await runsOfSchedule(db.ds, tenantId, s.id);
+    expect(runs.map((r) => r.nominal)).toEqual(Array.from({ length: 10 }, (_, k) => iso(start + (k + 1) * 1000)));
+    const row = await scheduleRow(db.ds, tenantId, s.id);
+    expect(row.skipped.missed).toBe(0);
+    expect(row.nextFireAt?.toISOString()).toBe(iso(start + 11_000));
+  });
+
+  it('counts as missed the times of a schedule without catch-up that came due longer than the scheduler’s grace ago', async () => {
+    const { tenantId, clock, instant, poll } = await setup('2030-01-01T00:00:00.000Z', { scheduleGraceMs: 10_000 });
+    const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 1, catchUpSeconds: 0, overlapPolicy: 'allow_all' }, clock.now());
+    const start = clock.now().getTime();
+    clock.advance(60_000); // a minute down: 60 nominal times
+    await poll();
+    const runs = await runsOfSchedule(db.ds, tenantId, s.id);
+    // Due at 0:50 … 1:00 are within the 10 s grace of 1:00; the 49 before are missed.
+    expect(runs.map((r) => r.nominal)).toEqual(Array.from({ length: 11 }, (_, k) => iso(start + (50 + k) * 1000)));
+    expect((await scheduleRow(db.ds, tenantId, s.id)).skipped.missed).toBe(49);
+  });
+
   it('holds a pause across a scheduler restart, and resumes from now on unpause', async () => {
     const { tenantId, clock, instant, poll } = await setup();
     const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 60 }, clock.now());

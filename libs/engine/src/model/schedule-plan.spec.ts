@@ -35,6 +35,16 @@ describe('planClockFires', () => {
     expect(firstFire(hourly, 's', anchor, 600)).toEqual({ fireAt: at(3600), dueAt: new Date(at(3600).getTime() + delay) });
   });
 
+  it('never narrows the window below the scheduler’s grace: catchUpSeconds 0 fires what a poll reaches late', () => {
+    // Reached 0.4 s late: fired whatever the window, 0 included.
+    expect(planClockFires(everySecond, 's', at(1), at(1.4), 0, 0)).toMatchObject({ due: [at(1)], missed: 0 });
+    // Ten minutes down: only the grace (10 s by default, or as given) fires.
+    expect(planClockFires(everySecond, 's', at(1), at(600), 0, 0)).toMatchObject({ missed: 589, next: at(601) });
+    expect(planClockFires(everySecond, 's', at(1), at(600), 5, 0, 20_000)).toMatchObject({ missed: 579 });
+    // A window wider than the grace is the window.
+    expect(planClockFires(everySecond, 's', at(1), at(600), 30, 0, 20_000)).toMatchObject({ missed: 569 });
+  });
+
   it('ends with the schedule', () => {
     const plan = planClockFires({ ...everySecond, endAt: at(3) }, 's', at(1), at(10), 60, 0);
     expect(plan).toMatchObject({ due: [at(1), at(2)], next: null, nextDue: null });
