@@ -1,18 +1,21 @@
+import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
-import { RunRepository, ScheduleBackfillRepository, ScheduleRepository, WorkflowRepository } from '@weft/persistence';
+import { RunRepository, ScheduleBackfillRepository, ScheduleRepository, VersionLookupRepository, WorkflowRepository } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { createTenant, def, fork, ManualClock, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher, waitFor } from '../support/builders.js';
-import { act, installFault, openReplica, type Replica } from '../support/faults.js';
+import { act, eventually, holdLock, installFault, openReplica, type Replica } from '../support/faults.js';
 import type { WeftConfig } from '@weft/platform';
 import { Scheduler } from '@weft/scheduler';
 import { insertBackfill, insertSchedule, runsOfSchedule, scheduleRow } from '../support/schedules.js';
+import { SchedulesService } from '../../apps/api/src/schedules/schedules.service.js';
 
 /**
  * Schedules fired by the coordinator's schedule room over the real database, on a hand-moved
  * clock (each test its own; the claim is across tenants, so a test reads its own schedule's runs,
  * never how many schedules a poll handled): each nominal time starts one run (replicas racing included), overlap policies, the
- * catch-up window after an outage, backfills, pause across a restart, and time zones.
+ * catch-up window after an outage (and its grace), an update while a fire is under way, backfills,
+ * pause across a restart, and time zones.
  */
 
 let db: TestDatabase;
@@ -148,6 +151,59 @@ describe('exactly once', () => {
   });
 });
 
+describe('an update while a fire is under way', () => {
+  it('waits for the fire and keeps the next fire time it stored: the fired time neither fires again nor is skipped', async () => {
+    const { tenantId, clock, coordinator, instant, poll } = await setup();
+    const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 60 }, clock.now());
+    const service = new SchedulesService(
+      new ScheduleRepository(db.ds),
+      new ScheduleBackfillRepository(db.ds),
+      new VersionLookupRepository(db.ds),
+      new RunRepository(db.ds),
+      coordinator.schedules,
+      { minScheduleIntervalSeconds: 10 } as WeftConfig,
+    );
+    // The fire of 00:01 stops in its advance of the schedule (row locked, not committed) until the test lets it go.
+    const held = await holdLock(db.owner, 7_301);
+    let open = false;
+    const letGo = async () => {
+      if (!open) await held.release();
+      open = true;
+    };
+    const stall = await installFault(db.owner, {
+      table: 'schedules',
+      events: 'UPDATE',
+      when: `NEW.id = '${s.id}' AND NEW.fired_count > OLD.fired_count`,
+      action: act.waitForLock(7_301),
+      times: 1,
+    });
+    try {
+      clock.advance(60_000);
+      const firing = poll();
+      await eventually('the fire stopped in its advance', async () => (await stall.hits()) === 1);
+      const updating = service.update({ tenantId, keyId: 'k', role: 'admin' }, { id: s.id, note: 'only the note' });
+      // The update waits for the fire's row lock (a wait on its transaction, not on the test's advisory lock).
+      await eventually('the update waits for the fire', async () => {
+        const [r] = (await db.owner.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')`,
+        )) as { n: number }[];
+        return r!.n > 0;
+      });
+      await letGo();
+      await firing;
+      expect((await updating).note).toBe('only the note');
+    } finally {
+      await letGo();
+      await stall.remove();
+    }
+    expect((await scheduleRow(db.ds, tenantId, s.id)).nextFireAt?.toISOString()).toBe('2030-01-01T00:02:00.000Z');
+    clock.advance(60_000);
+    await poll();
+    expect((await runsOfSchedule(db.ds, tenantId, s.id)).map((r) => r.nominal)).toEqual(['2030-01-01T00:01:00.000Z', '2030-01-01T00:02:00.000Z']);
+    expect((await scheduleRow(db.ds, tenantId, s.id)).skipped.alreadyFired).toBe(0);
+  });
+});
+
 describe('a run that cannot start', () => {
   it('is skipped as start_failed with the reason kept, and the schedule moves on', async () => {
     const { tenantId, clock, instant, poll } = await setup();
@@ -199,6 +255,34 @@ describe('downtime', () => {
     // What the metrics are told: four clock fires, 30, 20, 10 and 0 s behind their nominal times, and 56 missed.
     expect(notes.fired).toEqual([30_000, 20_000, 10_000, 0].map((lagMs) => ({ source: 'clock', lagMs })));
     expect(notes.skipped).toEqual([{ reason: 'missed', count: 56 }]);
+  });
+
+  it('fires every time of a schedule without catch-up (catchUpSeconds 0) that the scheduler reaches late in its normal course', async () => {
+    const { tenantId, clock, instant, poll } = await setup();
+    const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 1, catchUpSeconds: 0, overlapPolicy: 'allow_all' }, clock.now());
+    const start = clock.now().getTime();
+    // Each poll comes 1.3 s after the last: every time is reached 0.3 s to 1.3 s late, never on the dot.
+    for (let i = 0; i < 8; i++) {
+      clock.advance(1_300);
+      await poll();
+    }
+    const runs = await runsOfSchedule(db.ds, tenantId, s.id);
+    expect(runs.map((r) => r.nominal)).toEqual(Array.from({ length: 10 }, (_, k) => iso(start + (k + 1) * 1000)));
+    const row = await scheduleRow(db.ds, tenantId, s.id);
+    expect(row.skipped.missed).toBe(0);
+    expect(row.nextFireAt?.toISOString()).toBe(iso(start + 11_000));
+  });
+
+  it('counts as missed the times of a schedule without catch-up that came due longer than the scheduler’s grace ago', async () => {
+    const { tenantId, clock, instant, poll } = await setup('2030-01-01T00:00:00.000Z', { scheduleGraceMs: 10_000 });
+    const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 1, catchUpSeconds: 0, overlapPolicy: 'allow_all' }, clock.now());
+    const start = clock.now().getTime();
+    clock.advance(60_000); // a minute down: 60 nominal times
+    await poll();
+    const runs = await runsOfSchedule(db.ds, tenantId, s.id);
+    // Due at 0:50 … 1:00 are within the 10 s grace of 1:00; the 49 before are missed.
+    expect(runs.map((r) => r.nominal)).toEqual(Array.from({ length: 11 }, (_, k) => iso(start + (50 + k) * 1000)));
+    expect((await scheduleRow(db.ds, tenantId, s.id)).skipped.missed).toBe(49);
   });
 
   it('holds a pause across a scheduler restart, and resumes from now on unpause', async () => {

@@ -26,7 +26,7 @@ import {
   WorkerRegistryRepository,
   WorkflowRepository,
 } from '@weft/persistence';
-import type { RunUpdatePublisher } from '@weft/engine';
+import { scheduleGraceMs, type RunUpdatePublisher } from '@weft/engine';
 import { BullTaskQueues, queuePrefix } from './bull-queue.adapter.js';
 import { InProcessTransport } from './in-process/in-process-transport.js';
 import { EngineTelemetry } from './ops/engine-telemetry.js';
@@ -175,6 +175,7 @@ export class CoreModule {
               dispatchLeaseMs: config.dispatchLeaseMs,
               runLeaseMs: config.runLeaseMs,
               fencedSteps: config.fencedSteps,
+              scheduleGraceMs: scheduleGraceMs(config.schedulerIntervalMs),
             }),
         },
         // Each app injects the rooms it calls, never the whole coordinator.

@@ -122,18 +122,27 @@ export class SchedulesService {
     return this.setPaused(p, id, true, null);
   }
 
-  /** Changes the given fields; a change of timing computes the next fire time again from now. Errors as {@link create}, and NOT_FOUND. */
+  /**
+   * Changes the given fields; a change of timing computes the next fire time again from now. The
+   * fields are merged again over the row locked as the scheduler's fire locks it, so an update
+   * waits for a fire under way and never writes back a next fire time the fire moved on from (that
+   * time would fire again, skipped as `already_fired`), nor the fields another update just changed.
+   * Errors as {@link create}, and NOT_FOUND.
+   */
   async update(p: Principal, input: UpdateScheduleInput): Promise<ScheduleObject> {
     const current = await this.row(p.tenantId, input.id);
     const { fields, problems } = scheduleFields(input, current, this.limits);
-    const now = await this.checkWorkflow(p.tenantId, fields, problems);
-    const retimed = (['cron', 'intervalSeconds', 'timeZone', 'startAt', 'endAt', 'jitterSeconds'] as const).some(
-      (k) => String(fields[k]) !== String(current[k]),
-    );
-    const next = retimed
-      ? firstFire({ ...fields, anchor: current.createdAt }, current.id, now, fields.jitterSeconds)
-      : { fireAt: current.nextFireAt, dueAt: current.nextDueAt };
-    const row = await this.schedules.update(p.tenantId, current.id, fields, next, now);
+    await this.checkWorkflow(p.tenantId, fields, problems);
+    const row = await this.schedules.update(p.tenantId, current.id, (locked, now) => {
+      const merged = scheduleFields(input, locked, this.limits);
+      if (merged.problems.length > 0) throw problemsError(merged.problems);
+      const f = merged.fields;
+      const retimed = (['cron', 'intervalSeconds', 'timeZone', 'startAt', 'endAt', 'jitterSeconds'] as const).some((k) => String(f[k]) !== String(locked[k]));
+      const next = retimed
+        ? firstFire({ ...f, anchor: locked.createdAt }, locked.id, now, f.jitterSeconds)
+        : { fireAt: locked.nextFireAt, dueAt: locked.nextDueAt };
+      return { fields: f, next };
+    });
     if (!row) throw notFound(input.id);
     return toScheduleObject(row);
   }
@@ -259,9 +268,13 @@ export class SchedulesService {
     else if (choice.version === null) problems.unshift({ path: 'version', message: `workflow ${f.workflowId} has no version ${f.version}` });
     else if (f.version !== null && choice.deprecated)
       problems.unshift({ path: 'version', message: `workflow ${f.workflowId} version ${f.version} is deprecated: new runs on it are refused` });
-    if (problems.length > 0) throw new WeftError('BAD_USER_INPUT', problems.map((q) => `${q.path}: ${q.message}`).join('; '), problems);
+    if (problems.length > 0) throw problemsError(problems);
     return choice!.dbNow;
   }
+}
+
+function problemsError(problems: Problem[]): WeftError {
+  return new WeftError('BAD_USER_INPUT', problems.map((q) => `${q.path}: ${q.message}`).join('; '), problems);
 }
 
 function toScheduleObject(r: ScheduleRow): ScheduleObject {

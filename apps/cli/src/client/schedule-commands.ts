@@ -116,7 +116,11 @@ export function scheduleCommands(program: Command): void {
     .addOption(
       new Option('--overlap <policy>', 'what a fire does while the previous run still runs (default skip)').choices(OVERLAP_POLICIES).argParser(overlapPolicy),
     )
-    .option('--catch-up <length>', 'fire times missed by at most this long (the scheduler was down) still fire (default 1m)', seconds('--catch-up', 0))
+    .option(
+      '--catch-up <length>',
+      "fire times missed by at most this long (the scheduler was down) still fire (default 1m; 0: no catch-up beyond the scheduler's 10s grace)",
+      seconds('--catch-up', 0),
+    )
     .option('--jitter <length>', 'delay each fire by up to this long (default 0)', seconds('--jitter', 0))
     .option('--start <time>', 'no fire before this RFC 3339 time', instant('--start'))
     .option('--end <time>', 'no fire at or after this RFC 3339 time', instant('--end'))

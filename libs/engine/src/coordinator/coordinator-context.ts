@@ -8,6 +8,7 @@ import {
   DEFAULT_MAX_SUBWORKFLOW_DEPTH,
   WeftError,
   DEFAULT_MAX_VALUE_BYTES,
+  MIN_SCHEDULE_GRACE_SECONDS,
   type Deps,
   type Store,
   type TaskDispatcher,
@@ -38,6 +39,7 @@ export class CoordinatorContext {
   readonly observer: CoordinatorObserver | undefined;
   readonly templates: TemplateResolver;
   readonly timerLeaseMs: number;
+  readonly scheduleGraceMs: number;
   readonly dispatchLeaseMs: number;
   readonly dispatchWindowFloor: number;
   readonly runLeaseMs: number;
@@ -70,6 +72,7 @@ export class CoordinatorContext {
     this.templates = opts.templates ?? new CelTemplateResolver();
     this.dags = new DagCache(opts.dagCacheSize);
     this.timerLeaseMs = opts.timerLeaseMs ?? 10_000;
+    this.scheduleGraceMs = opts.scheduleGraceMs ?? MIN_SCHEDULE_GRACE_SECONDS * 1000;
     this.dispatchLeaseMs = opts.dispatchLeaseMs ?? 30_000;
     this.dispatchWindowFloor = opts.dispatchWindowFloor ?? DEFAULT_DISPATCH_WINDOW_FLOOR;
     this.runLeaseMs = opts.runLeaseMs ?? 15_000;

@@ -150,6 +150,12 @@ export interface RunCoordinatorOptions {
    */
   timerLeaseMs?: number;
   /**
+   * How late the scheduler may reach a schedule's due time in its normal course, ms (default
+   * 10 000; the platform gives `scheduleGraceMs` of its poll interval): no catch-up window is
+   * narrower, so a time reached within it fires even with `catchUpSeconds: 0`.
+   */
+  scheduleGraceMs?: number;
+  /**
    * The lease of a worker attempt fair dispatch admitted, ms after its admission (default 30 000):
    * past it, an attempt no worker claimed whose job is not live goes back to the backlog through
    * the lost-task sweep. Also how far the sweep pushes a lease it found live.

@@ -95,7 +95,8 @@ class Pass {
  * In one pass, in order: a buffered fire starts once the schedule has no active run (RUNNING, or
  * QUEUED for a slot of its concurrency key); the oldest
  * unfinished backfill goes on (up to {@link BACKFILL_STEP} times); then the clock's due times
- * fire, except those older than the catch-up window, which are counted as missed. Each fire
+ * fire, except those older than the catch-up window (never narrower than the scheduler's grace),
+ * which are counted as missed. Each fire
  * follows the overlap policy ({@link decideFire}). A run that cannot start (its workflow or
  * version gone or deprecated) is skipped as `start_failed` with the reason kept in `last_error`,
  * and the schedule moves on.
@@ -163,7 +164,7 @@ export class ScheduleFires {
       }
       await this.drainBuffer(m, p);
       await this.backfill(m, p);
-      const plan = planClockFires(timingOf(row), row.id, row.nextFireAt, now, row.catchUpSeconds, row.jitterSeconds);
+      const plan = planClockFires(timingOf(row), row.id, row.nextFireAt, now, row.catchUpSeconds, row.jitterSeconds, ctx.scheduleGraceMs);
       p.skips.missed += plan.missed;
       for (const nominal of plan.due) await this.fire(m, p, nominal, 'clock');
       await schedules.saveFireState(tenantId, scheduleId, this.state(p, plan.next, plan.nextDue));

@@ -2,7 +2,7 @@
  * Which of a schedule's nominal times are due at a given now, and which of them came too long
  * ago to fire (the catch-up window). Pure: `now` is an argument.
  */
-import { jitterMs } from './schedule.js';
+import { jitterMs, MIN_SCHEDULE_GRACE_SECONDS } from './schedule.js';
 import { nextFireTime, type CheckedTiming } from './schedule-times.js';
 
 /** Most due times one plan returns; the rest are left for the next pass. */
@@ -24,9 +24,12 @@ export interface ClockPlan {
 
 /**
  * The plan of schedule `scheduleId` whose next nominal time is `nextFireAt`, at `now`: every
- * nominal time whose due time (nominal + jitter) has come is due, unless it came more than
- * `catchUpSeconds` before `now` — then it is missed. So after an outage only the times within the
- * window fire, never a burst of everything missed (unless the window is that large).
+ * nominal time whose due time (nominal + jitter) has come is due, unless it came more than the
+ * window before `now` — then it is missed. The window is `catchUpSeconds`, or the scheduler's
+ * `graceMs` (milliseconds; see `scheduleGraceMs`) when that is longer: a poll always reaches a due
+ * time somewhat late, and a time reached within the grace was not missed, so `catchUpSeconds: 0`
+ * fires on time under ordinary lag. After an outage only the times within the window fire, never
+ * a burst of everything missed (unless the window is that large).
  */
 export function planClockFires(
   t: CheckedTiming,
@@ -35,8 +38,9 @@ export function planClockFires(
   now: Date,
   catchUpSeconds: number,
   jitterSeconds: number,
+  graceMs = MIN_SCHEDULE_GRACE_SECONDS * 1000,
 ): ClockPlan {
-  const cutoff = now.getTime() - catchUpSeconds * 1000;
+  const cutoff = now.getTime() - Math.max(catchUpSeconds * 1000, graceMs);
   const dueAt = (d: Date) => d.getTime() + jitterMs(scheduleId, d, jitterSeconds);
   const due: Date[] = [];
   let missed = 0;

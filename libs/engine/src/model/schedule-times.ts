@@ -8,7 +8,11 @@
  *   2027-03-14, when 02:00 jumps to 03:00) fires once, at the first instant after the gap
  *   (03:00 local, 07:00 UTC);
  * - a local time that happens twice on a fall-back day (01:30 on 2027-11-07) fires once, at its
- *   first occurrence (01:30 EDT); 02:30 on that day exists once (EST) and fires once.
+ *   first occurrence (01:30 EDT); 02:30 on that day exists once (EST) and fires once. This holds
+ *   for every expression, hourly and every-n-minutes ones too: croner would fire some of them in
+ *   the repeated hour again, so each of its times whose local time already passed is left out
+ *   ({@link repeatsLocalTime}). `0 * * * *` fires at 01:00 EDT and then 02:00 EST, two real hours
+ *   apart; a cron read in a zone follows that zone's clock, not elapsed time.
  */
 import { Cron } from 'croner';
 import { timingProblems, type ScheduleProblem, type ScheduleTiming } from './schedule.js';
@@ -45,14 +49,59 @@ export function nextFireTime(t: CheckedTiming, after: Date): Date | null {
   return fireTimeAfter(t)(after);
 }
 
+/** Offset probes: how far before an instant the offset it may have fallen back from is looked for (3 hours, and a day for a date-line move). */
+const FALL_BACK_PROBES_MS = [3 * 3_600_000, 86_400_000];
+
+/** A zone's offset from UTC at an instant, in milliseconds (east positive), read through `Intl`. */
+function offsetReader(zone: string): (at: number) => number {
+  const format = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  });
+  return (at) => {
+    const part: Record<string, number> = {};
+    for (const p of format.formatToParts(new Date(at))) if (p.type !== 'literal') part[p.type] = Number(p.value);
+    // Years before 100 would be read as 19xx by Date.UTC: set the full year explicitly.
+    const wall = new Date(Date.UTC(2000, part.month! - 1, part.day!, part.hour!, part.minute!, part.second!));
+    wall.setUTCFullYear(part.year!);
+    return wall.getTime() - (at - (((at % 1000) + 1000) % 1000));
+  };
+}
+
+/**
+ * True when the local time `at` shows in its zone was already shown by an earlier instant: `at` lies
+ * in the second pass of a fall-back (01:30 EST on 2026-11-01 in America/New_York, after 01:30 EDT).
+ * Such an instant `e` has a larger offset `o'` and `e = at - (o' - offset(at))`; `o'` is the offset
+ * some hours before `at` (see {@link FALL_BACK_PROBES_MS}), and `e` must really have it.
+ */
+function repeatsLocalTime(offsetAt: (at: number) => number, at: Date): boolean {
+  const t = at.getTime();
+  const o = offsetAt(t);
+  for (const back of FALL_BACK_PROBES_MS) {
+    const earlier = offsetAt(t - back);
+    if (earlier > o && offsetAt(t - (earlier - o)) === earlier) return true;
+  }
+  return false;
+}
+
 /** {@link nextFireTime} of `t` as a function of `after`, the cron expression parsed once for every call. */
 function fireTimeAfter(t: CheckedTiming): (after: Date) => Date | null {
-  const cron = t.cron ? new Cron(t.cron.trim(), { timezone: t.timeZone ?? 'UTC', paused: true }) : null;
+  const zone = t.timeZone ?? 'UTC';
+  const cron = t.cron ? new Cron(t.cron.trim(), { timezone: zone, paused: true }) : null;
+  const offsetAt = cron ? offsetReader(zone) : null;
   return (after) => {
     const from = t.startAt && t.startAt.getTime() > after.getTime() ? new Date(t.startAt.getTime() - 1) : after;
     let next: Date | null;
     if (cron) {
       next = cron.nextRun(from);
+      // A time in the repeated hour of a fall-back fired at its first occurrence: go on past it.
+      while (next && repeatsLocalTime(offsetAt!, next)) next = cron.nextRun(next);
     } else {
       const step = t.intervalSeconds! * 1000;
       const anchor = (t.startAt ?? t.anchor).getTime();

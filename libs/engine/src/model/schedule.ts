@@ -45,6 +45,21 @@ export const SKIP_REASONS: readonly SkipReason[] = Object.values(SkipReason);
 
 /** The default catch-up window, in seconds: fire times missed by at most this much are still fired. */
 export const DEFAULT_CATCH_UP_SECONDS = 60;
+/**
+ * The least grace of the scheduler, in seconds: how late a poll may reach a due time in its normal
+ * course (a poll interval, a drain of many due schedules, a loaded machine). No catch-up window is
+ * narrower than the grace, so `catchUpSeconds: 0` means "no catch-up": fire what the scheduler
+ * reaches in its normal course, never a time that came due longer than the grace before a poll.
+ */
+export const MIN_SCHEDULE_GRACE_SECONDS = 10;
+
+/**
+ * The grace of a scheduler polling every `pollIntervalMs` milliseconds, in milliseconds: two poll
+ * intervals, and at least {@link MIN_SCHEDULE_GRACE_SECONDS}.
+ */
+export function scheduleGraceMs(pollIntervalMs: number): number {
+  return Math.max(MIN_SCHEDULE_GRACE_SECONDS * 1000, 2 * pollIntervalMs);
+}
 /** The most fires `buffer_all` keeps; a fire beyond it is skipped (`buffer_full`). */
 export const MAX_BUFFERED_FIRES = 1_000;
 /** The most nominal times one backfill may cover. */

@@ -162,12 +162,25 @@ export class ScheduleRepository extends TenantScopedRepository {
   }
 
   /**
-   * Replaces the user's fields of schedule `id` and its next fire times; its counters, buffer and
-   * pause stay. Returns the row, or null when the tenant has no such schedule.
+   * Replaces the user's fields of schedule `id` and its next fire times, in one transaction that
+   * locks the row first, as the scheduler's fire does: `change` is given the row as it stands (a
+   * fire under way holds the lock until its commit, so its advance is in the row) and the
+   * database's clock read after the lock, and returns the new fields and next fire times. Its
+   * counters, buffer and pause stay. Returns the row, or null when the tenant has no such schedule;
+   * whatever `change` throws rolls the update back and is thrown again.
    */
-  async update(tenantId: string, id: string, f: ScheduleFields, next: { fireAt: Date | null; dueAt: Date | null }, now: Date): Promise<ScheduleRow | null> {
+  async update(
+    tenantId: string,
+    id: string,
+    change: (current: ScheduleRow, now: Date) => { fields: ScheduleFields; next: { fireAt: Date | null; dueAt: Date | null } },
+  ): Promise<ScheduleRow | null> {
     if (!isUuid(id)) return null;
     return this.inTenant(tenantId, async (m) => {
+      const locked = new ScheduleRepository(m);
+      const current = await locked.find(tenantId, id, true);
+      if (!current) return null;
+      const now = await locked.dbNow(tenantId);
+      const { fields: f, next } = change(current, now);
       const r = await sql<RawRow>(
         m,
         `UPDATE schedules SET workflow_id = $3, version = $4, cron = $5, interval_seconds = $6, time_zone = $7, input = $8::jsonb,

@@ -21,7 +21,7 @@ export type CreateApiKeyInput = {
 };
 
 export type CreateScheduleInput = {
-  /** Fire times missed by at most this many seconds (the scheduler was down) still fire; older ones are skipped. Default 60. */
+  /** Fire times missed by at most this many seconds (the scheduler was down) still fire; older ones are skipped. Default 60. The window is never narrower than the scheduler's grace (10 s, or two WEFT_SCHEDULER_INTERVAL_MS if longer), so 0 means no catch-up: a time fires when the scheduler reaches it in its normal course, and is skipped when it came due longer than the grace before. */
   catchUpSeconds?: number | null | undefined;
   /** The runs' config, a JSON object. Default: {}. */
   config?: unknown;
