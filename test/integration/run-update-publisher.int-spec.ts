@@ -19,7 +19,15 @@ const tenantId = randomUUID();
 beforeAll(async () => {
   sub = new Redis(REDIS_URL);
   sub.on('message', (_c: string, msg: string) => {
-    const updates = (JSON.parse(msg) as RunUpdate[]).filter((u) => u.tenantId === tenantId);
+    // The channel is the machine's: other suites publish on it too, malformed messages included.
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(msg);
+    } catch {
+      return;
+    }
+    if (!Array.isArray(parsed)) return;
+    const updates = (parsed as RunUpdate[]).filter((u) => u?.tenantId === tenantId);
     if (updates.length) received.push({ updates });
   });
   await sub.subscribe(RUN_UPDATED_CHANNEL);
