@@ -108,7 +108,7 @@ describe("tenant B attacking tenant A's objects", () => {
       nodes: [...gated.nodes, jsNode('extra', 'return {};')],
       edges: [...gated.edges, { from: 'after', to: 'extra' }],
     });
-    A.waitingRun = await start(a, A.workflowId, { card: '4111-1111' });
+    A.waitingRun = await start(a, A.workflowId, { card: '4111-1111' }, { labels: { team: 'a-secret' } });
     const waiting = await waitRun(a, A.waitingRun, (r) => task(r, 'gate')?.status === 'WAITING');
     A.taskId = task(waiting, 'gate').id;
     await publish(a, 'a-fails', { nodes: [jsNode('boom', 'throw new Error("A internal failure");')], edges: [] });
@@ -191,6 +191,21 @@ describe("tenant B attacking tenant A's objects", () => {
           const ids = r.runs.edges.map((e: any) => e.node.id);
           expect(ids).not.toEqual(expect.arrayContaining([A.waitingRun]));
           for (const id of [A.waitingRun, A.failedRun, A.idempotentRun]) expect(ids).not.toContain(id);
+        }
+      },
+    },
+    {
+      name: 'counts and lists runs by A’s labels, failed node and error text',
+      fields: ['countRuns', 'runs'],
+      run: async () => {
+        const own = (await b.request(`{ runs(first: 200) { edges { node { id } } } countRuns }`)) as { runs: { edges: unknown[] }; countRuns: number };
+        expect(own.countRuns).toBe(own.runs.edges.length);
+        for (const f of [{ labels: { team: 'a-secret' } }, { failedNodeId: 'boom' }, { errorContains: 'A internal failure' }, { workflowId: A.workflowId }]) {
+          const r = await b.request(`query($f: RunFilter) { runs(filter: $f) { edges { node { id } } } countRuns(filter: $f) }`, { f });
+          expect(r.runs.edges).toEqual([]);
+          expect(r.countRuns).toBe(0);
+          // A's own filter finds them: the empty answer is the tenant boundary, not a filter that matches nothing.
+          expect((await a.request(`query($f: RunFilter) { countRuns(filter: $f) }`, { f })).countRuns).toBeGreaterThan(0);
         }
       },
     },

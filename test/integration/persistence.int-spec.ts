@@ -60,6 +60,7 @@ describe('migrations', () => {
       'outbox',
       'queue_reservations',
       'run_events',
+      'run_labels',
       'runs',
       'schedule_backfills',
       'schedules',

@@ -61,6 +61,7 @@ function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
     ],
     ['signals', { sql: `INSERT INTO signals (tenant_id, id, run_id, name) VALUES ($1, $2, $3, 'go')`, params: [tenant, signal, run] }],
     ['run_events', { sql: `INSERT INTO run_events (tenant_id, run_id, seq, type) VALUES ($1, $2, $3, 'RunStarted')`, params: [tenant, run, n] }],
+    ['run_labels', { sql: `INSERT INTO run_labels (tenant_id, key, value, run_id) VALUES ($1, 'team', $2, $3)`, params: [tenant, `t-${n}`, run] }],
     [
       'outbox',
       { sql: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, $2, $3, 1, 'http', now())`, params: [tenant, run, task] },
@@ -112,6 +113,7 @@ const TABLES: Record<string, { tenantColumn: string; touch: string }> = {
   tasks: { tenantColumn: 'tenant_id', touch: `error = error` },
   signals: { tenantColumn: 'tenant_id', touch: `name = name` },
   run_events: { tenantColumn: 'tenant_id', touch: `error = error` },
+  run_labels: { tenantColumn: 'tenant_id', touch: `value = value` },
   outbox: { tenantColumn: 'tenant_id', touch: `queue = queue` },
   queue_reservations: { tenantColumn: 'tenant_id', touch: `queue = queue` },
   schedules: { tenantColumn: 'tenant_id', touch: `note = note` },

@@ -15,6 +15,7 @@ export function scheduleFields(workflowId: string, f: Partial<ScheduleFields> = 
     timeZone: 'UTC',
     input: {},
     config: {},
+    labels: {},
     startAt: null,
     endAt: null,
     jitterSeconds: 0,

@@ -84,7 +84,7 @@ describe('weft completion', () => {
   });
 
   it('does not take the value of an option for a command', async () => {
-    expect(await offered('weft', 'runs', '--workflow', 'keys', '--l')).toEqual(['--limit']);
+    expect(await offered('weft', 'runs', '--workflow', 'keys', '--l')).toEqual(['--label', '--limit']);
   });
 
   it('prints a zsh script that describes each command and registers itself', async () => {

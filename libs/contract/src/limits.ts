@@ -27,3 +27,10 @@ export const SCHEDULES_PAGE_DEFAULT = 50;
 export const SCHEDULES_PAGE_MAX = 200;
 /** Most nominal fire times `Schedule.upcoming(count:)` lists. */
 export const UPCOMING_MAX = 100;
+
+/** Most labels a run (or a schedule, for the runs it starts) may carry. */
+export const RUN_LABELS_MAX = 16;
+/** Longest label key, in characters; keys are made of A-Z, a-z, 0-9, `_`, `.` and `-`. */
+export const RUN_LABEL_KEY_MAX_CHARS = 64;
+/** Longest label value, in characters (code points). */
+export const RUN_LABEL_VALUE_MAX_CHARS = 256;

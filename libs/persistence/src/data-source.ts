@@ -33,6 +33,7 @@ import { StablePlans1766044800000 } from './migrations/1766044800000-stable-plan
 import { AttemptLogs1766217600000 } from './migrations/1766217600000-attempt-logs.js';
 import { UniqueTenantNames1766304000000 } from './migrations/1766304000000-unique-tenant-names.js';
 import { AttemptLogsByTask1766390400000 } from './migrations/1766390400000-attempt-logs-by-task.js';
+import { RunLabels1766476800000 } from './migrations/1766476800000-run-labels.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [TenantEntity, ApiKeyEntity, WorkflowEntity, WorkflowVersionEntity, RunEntity, TaskEntity, SignalEntity, RunEventEntity, OutboxEntity];
@@ -62,6 +63,7 @@ export const MIGRATIONS = [
   AttemptLogs1766217600000,
   UniqueTenantNames1766304000000,
   AttemptLogsByTask1766390400000,
+  RunLabels1766476800000,
 ];
 
 /** Options of {@link createDataSource}. */

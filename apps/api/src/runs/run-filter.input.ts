@@ -1,6 +1,7 @@
 import { Field, ID, InputType, Int } from '@nestjs/graphql';
-import { IsDate, IsIn, IsInt, IsOptional, IsString, MaxLength, Min } from 'class-validator';
-import { RunStatus } from '@weft/engine';
+import { IsDate, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min } from 'class-validator';
+import { RunStatus, type JsonValue } from '@weft/engine';
+import { JsonField } from '../common/json.scalar.js';
 import { DATE_TIME_MESSAGE, GraphQLDateTime } from '../common/date-time.scalar.js';
 import { RunStatusEnum } from '../common/statuses.js';
 
@@ -38,4 +39,31 @@ export class RunFilter {
   @IsString()
   @MaxLength(64)
   scheduleId?: string | null;
+
+  @JsonField({ nullable: true, description: 'Runs carrying every one of these labels (a JSON object of string values, as in startRun).' })
+  labels?: JsonValue;
+
+  @Field(() => String, { nullable: true, description: 'Runs with a FAILED task (of any attempt or iteration) of this node.' })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  failedNodeId?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Runs whose error contains this text, ignoring case; % and _ are plain characters.' })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1000)
+  errorContains?: string | null;
+
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'Runs that finished at or after this instant (unfinished runs never match).' })
+  @IsOptional()
+  @IsDate({ message: DATE_TIME_MESSAGE })
+  finishedAfter?: Date | null;
+
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'Runs that finished before this instant (unfinished runs never match).' })
+  @IsOptional()
+  @IsDate({ message: DATE_TIME_MESSAGE })
+  finishedBefore?: Date | null;
 }

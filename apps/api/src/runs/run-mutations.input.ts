@@ -52,6 +52,13 @@ export class StartRunInput {
     description: "Dispatch priority of the run's tasks among the tenant's waiting tasks, 1 (first) to 5. Default: the definition's priority, else 3.",
   })
   priority?: number | null;
+
+  @JsonField({
+    nullable: true,
+    description:
+      'Labels to find the run by, a JSON object of at most 16 labels, keys of 1 to 64 characters of A-Z a-z 0-9 _ . -, string values of at most 256 characters; set at the start, never changed, not passed to child runs. Default: {}.',
+  })
+  labels?: JsonValue;
 }
 
 @InputType()

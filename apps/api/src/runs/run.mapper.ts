@@ -27,6 +27,7 @@ export function toRunObject(r: RunEntity | SizedRun): RunObject {
     depth: r.depth ?? 0,
     priority: r.priority ?? 3,
     concurrencyKey: r.concurrencyKey ?? null,
+    labels: r.labels ?? {},
     seq: r.eventSeq,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,

@@ -74,6 +74,9 @@ export class RunObject {
   })
   concurrencyKey: string | null;
 
+  /** The run's labels (GraphQL field resolved by RunsResolver, which charges their size to the answer). */
+  labels: Record<string, string>;
+
   /** The waits of the QUEUED runs of the page this run was read with (one read for the page); else read for this run. */
   pageWaits?: () => Promise<Map<string, RunWait>>;
 

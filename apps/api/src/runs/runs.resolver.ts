@@ -66,6 +66,14 @@ export class RunsResolver {
     return this.runService.sizing(ctx, info, () => this.runService.list(principal, filter, first, after, info));
   }
 
+  @Query(() => Int, { description: "How many of the caller's runs match filter (the same filter as runs)." })
+  countRuns(
+    @Args('filter', { type: () => RunFilter, nullable: true }, validateFilter) filter: RunFilter | null | undefined,
+    @Context('principal') principal: Principal,
+  ): Promise<number> {
+    return this.runService.count(principal, filter);
+  }
+
   @Mutation(() => RunObject, { description: 'Starts a run; a repeated idempotencyKey returns the run it first started.' })
   @Requires('operate')
   startRun(
@@ -131,6 +139,11 @@ export class RunsResolver {
   @ResolveField(() => GraphQLJSON, { nullable: true, description: 'Set once the run succeeded.' })
   output(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): MaybePromise<JsonValue | null> {
     return this.runService.storedJson(ctx, info, run, { table: 'runs', tenantId: run.tenantId, id: run.id, column: 'output' });
+  }
+
+  @ResolveField(() => GraphQLJSON, { description: 'The labels the run was started with: a JSON object of string values ({} for none).' })
+  labels(run: RunObject, _args: unknown, ctx: GqlContext, info: GraphQLResolveInfo): Record<string, string> {
+    return this.runService.charged(ctx, info, run.labels, {});
   }
 
   @ResolveField(() => String, { nullable: true, description: 'Why the run failed or was cancelled.' })

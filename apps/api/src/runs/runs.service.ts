@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { GraphQLResolveInfo } from 'graphql';
-import { WeftError, type JsonValue, type RunChange } from '@weft/engine';
+import { WeftError, type JsonValue, type RunChange, type RunLabels } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
 import {
   asJsonb,
@@ -27,6 +27,7 @@ import { runWaitOf, taskWaitOf, type Wait } from '../flow/wait-reason.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
 import type { RunFilter } from './run-filter.input.js';
+import { runRowFilter } from './run-filter.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
 import type { RunConnection, RunEventObject, RunObject, SignalResult, TaskObject } from './run.object.js';
 import { jsonBytes, responseScope, type ResponseScope } from './response-budget.js';
@@ -219,14 +220,7 @@ export class RunsService {
     checkFirst(first, RUNS_PAGE_MAX);
     const page = await this.runs.listRuns(
       p.tenantId,
-      {
-        status: filter?.status ?? undefined,
-        workflowId: filter?.workflowId ?? undefined,
-        version: filter?.version ?? undefined,
-        createdAfter: filter?.createdAfter ?? undefined,
-        createdBefore: filter?.createdBefore ?? undefined,
-        scheduleId: filter?.scheduleId ?? undefined,
-      },
+      runRowFilter(filter),
       first ?? undefined,
       after ?? undefined,
       sized(selectedFields(info, ['edges', 'node']), RUN_JSON_COLUMNS),
@@ -253,6 +247,22 @@ export class RunsService {
     };
   }
 
+  /** How many of the tenant's runs `filter` matches (the runs {@link list} pages through). */
+  count(p: Principal, filter: RunFilter | null | undefined): Promise<number> {
+    return this.runs.countRuns(p.tenantId, runRowFilter(filter));
+  }
+
+  /**
+   * `value`, read with the row (a run's labels), charged to the answer's budget like a stored
+   * value; once the answer was refused, `refused` (the answer is the refusal alone).
+   */
+  charged<T extends JsonValue>(context: object, info: GraphQLResolveInfo, value: T, refused: T): T {
+    const { budget } = this.scope(context, info);
+    if (budget.refused) return refused;
+    budget.charge(jsonBytes(value));
+    return value;
+  }
+
   /**
    * Starts a run, or returns the one an idempotency key already started; WeftError CONFLICT when
    * that run is of another workflow. `traceparent` (the request's header) is the trace the run
@@ -274,6 +284,7 @@ export class RunsService {
       startNodeId: input.startNodeId ?? undefined,
       idempotencyKey: input.idempotencyKey ?? undefined,
       priority: input.priority ?? undefined,
+      labels: (input.labels ?? undefined) as RunLabels | undefined,
       ...(traceparent ? { traceparent } : {}),
     });
     if (row) return toRunObject({ ...row, input: asJsonb(row.input), config: asJsonb(row.config) });

@@ -4,6 +4,7 @@ import {
   MAX_JITTER_SECONDS,
   minFireGapSeconds,
   OverlapPolicy,
+  labelProblems,
   SCHEDULE_INPUT_KEY,
   scheduleTimingProblems,
   secondsProblems,
@@ -50,6 +51,7 @@ export function scheduleFields(
     timeZone: pick('timeZone', 'UTC') ?? 'UTC',
     input: (has('input') ? (input.input ?? {}) : (current?.input ?? {})) as Json,
     config: (has('config') ? (input.config ?? {}) : (current?.config ?? {})) as Json,
+    labels: (has('labels') ? (input.labels ?? {}) : (current?.labels ?? {})) as Record<string, string>,
     startAt: pick('startAt', null),
     endAt: pick('endAt', null),
     jitterSeconds: pick('jitterSeconds', 0) ?? 0,
@@ -63,6 +65,7 @@ export function scheduleFields(
     ...gapProblems(fields, current, timing.length === 0 ? limits.minIntervalSeconds : 0),
     ...secondsProblems('jitterSeconds', fields.jitterSeconds, MAX_JITTER_SECONDS),
     ...secondsProblems('catchUpSeconds', fields.catchUpSeconds, MAX_CATCH_UP_SECONDS),
+    ...labelProblems(fields.labels),
   ];
   // Every fire starts a run with these: refused here, as startRun would refuse them, not at each fire.
   for (const field of ['input', 'config'] as const) {

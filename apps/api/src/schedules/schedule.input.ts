@@ -55,6 +55,13 @@ export class ScheduleFieldsInput {
   @IsJsonObject()
   config?: JsonValue;
 
+  @JsonField({
+    nullable: true,
+    description:
+      'Labels every run the schedule starts gets: a JSON object of at most 16 labels, keys of 1 to 64 characters of A-Z a-z 0-9 _ . -, string values of at most 256 characters. Default: {}.',
+  })
+  labels?: JsonValue;
+
   @Field(() => GraphQLDateTime, { nullable: true, description: 'No fire before this instant.' })
   @IsOptional()
   @IsDate({ message: DATE_TIME_MESSAGE })

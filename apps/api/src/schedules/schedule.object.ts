@@ -1,6 +1,7 @@
 import { Field, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import type { JsonValue, OverlapPolicy } from '@weft/engine';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
+import { GraphQLJSON } from '../common/json.scalar.js';
 import { PageInfo } from '../runs/run.object.js';
 import { RunObject } from '../runs/run.object.js';
 import { ScheduleOverlapPolicyEnum } from './schedule.input.js';
@@ -43,6 +44,8 @@ export class ScheduleObject {
   config: JsonValue;
   inputBytes: number;
   configBytes: number;
+  @Field(() => GraphQLJSON, { description: 'The labels every run the schedule starts gets ({} for none).' })
+  labels: Record<string, string>;
   @Field(() => GraphQLDateTime, { nullable: true })
   startAt: Date | null;
   @Field(() => GraphQLDateTime, { nullable: true })

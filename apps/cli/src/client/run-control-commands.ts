@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { operation, type WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
 import { jsonOption, positiveInt, priority, readJsonOptions } from './arguments.js';
+import { label, LABEL_HELP } from './label-arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import type {
   CancelRunMutation,
@@ -22,7 +23,7 @@ const JSON_HELP = 'JSON, or @FILE to read it from a file (@- for stdin)';
 
 /** What `run` and `retry` read of the run they started. */
 const STARTED_FIELDS = /* GraphQL */ `
-  fragment StartedRunFields on Run { id status workflowId version priority concurrencyKey idempotencyKey error waitReason waitDetail createdAt }
+  fragment StartedRunFields on Run { id status workflowId version priority concurrencyKey idempotencyKey labels error waitReason waitDetail createdAt }
 `;
 
 const START_RUN = operation<StartRunMutation, StartRunMutationVariables>(/* GraphQL */ `
@@ -77,6 +78,7 @@ export function runControlCommands(program: Command): void {
     .option('--version <n>', "definition version (default: the workflow's default version)", positiveInt('--version'))
     .option('--idempotency-key <key>', 'return the existing run for a repeated key')
     .option('--priority <n>', "dispatch priority of the run's tasks, 1 (first) to 5 (default: the definition's, else 3)", priority)
+    .option('--label <key=value>', `a label to find the run by: ${LABEL_HELP}`, label)
     .option('--watch', 'stream task progress until the run ends (exit code 3 unless it succeeds)')
     .addHelpText(
       'after',
@@ -93,6 +95,7 @@ export function runControlCommands(program: Command): void {
           version?: number;
           idempotencyKey?: string;
           priority?: number;
+          label?: Record<string, string>;
           watch?: boolean;
           output: OutputFormat;
         },
@@ -100,7 +103,7 @@ export function runControlCommands(program: Command): void {
         const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
         await withClient(o, async (c) => {
           const r = await c.request(START_RUN, {
-            i: { workflowId, input, config, version: o.version, idempotencyKey: o.idempotencyKey, priority: o.priority },
+            i: { workflowId, input, config, version: o.version, idempotencyKey: o.idempotencyKey, priority: o.priority, labels: o.label },
           });
           await reportStarted(c, r.startRun, o.watch, o.output);
         });

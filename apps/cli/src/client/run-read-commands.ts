@@ -3,6 +3,7 @@ import { operation, type WeftClient } from '@weft/client';
 import { RUNS_PAGE_MAX } from '@weft/contract';
 import { positiveInt, RUN_STATUSES, runStatus, since } from './arguments.js';
 import { attemptLimits } from './attempts.js';
+import { label, labelsText } from './label-arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import { usageError } from '../exit-codes.js';
 import type {
@@ -30,7 +31,7 @@ const RUN_LIST = operation<RunListQuery, RunListQueryVariables>(/* GraphQL */ `
     runs(filter: $f, first: $n, after: $a) {
       edges {
         node {
-          id status workflowId version input config output error startNodeId idempotencyKey
+          id status workflowId version input config output error startNodeId idempotencyKey labels
           parentRunId parentTaskId scheduleId nominalTime depth seq priority concurrencyKey waitReason waitDetail createdAt updatedAt finishedAt
         }
       }
@@ -53,12 +54,14 @@ const RUN_MERMAID = operation<RunMermaidQuery, RunMermaidQueryVariables>(/* Grap
 
 /**
  * The table of `runs`: id, workflow, version, status, priority (1 first … 5), created, how long
- * it took (or has been going), and for a QUEUED run why it waits (`CONCURRENCY_LIMIT: …`). `now`
- * is in ms since the epoch.
+ * it took (or has been going), for a QUEUED run why it waits (`CONCURRENCY_LIMIT: …`), and when
+ * any listed run has labels, each run's (`env=prod,team=pay`, `-` for none). `now` is in ms since
+ * the epoch.
  */
 export function runsTable(runs: readonly ListedRun[], now: number): string {
+  const labelled = runs.some((r) => labelsText(r.labels) !== '-');
   return table(
-    ['ID', 'WORKFLOW', 'VERSION', 'STATUS', 'PRIORITY', 'CREATED', 'DURATION', 'WAITING'],
+    ['ID', 'WORKFLOW', 'VERSION', 'STATUS', 'PRIORITY', 'CREATED', 'DURATION', 'WAITING', ...(labelled ? ['LABELS'] : [])],
     runs.map((r) => [
       r.id,
       cell(r.workflowId),
@@ -68,6 +71,7 @@ export function runsTable(runs: readonly ListedRun[], now: number): string {
       when(r.createdAt),
       took(r.createdAt, r.finishedAt, now),
       r.status === 'QUEUED' ? waitText(r) : '',
+      ...(labelled ? [cell(labelsText(r.labels))] : []),
     ]),
   );
 }
@@ -97,6 +101,11 @@ export async function listRuns(c: WeftClient, filter: RunListFilter, limit: numb
   }
 }
 
+/** The instant a {@link since} option names, as RFC 3339: as written, or its length of time back from `now` (ms since the epoch). */
+function instantOf(when: ReturnType<typeof since> | undefined, now: number): string | undefined {
+  return when && ('at' in when ? when.at : new Date(now - when.agoMs).toISOString());
+}
+
 /** Registers `runs`, `run-status`, `watch` and `history`: the commands that read runs. */
 export function runReadCommands(program: Command): void {
   withOutput(withConnection(program.command('runs')))
@@ -105,6 +114,11 @@ export function runReadCommands(program: Command): void {
     .option('--workflow <id>', 'only runs of this workflow')
     .option('--schedule <id>', 'only runs this schedule started')
     .option('--since <when>', 'only runs created since: a length of time back from now (30m, 1h, 2h30m, 7d) or an RFC 3339 time', since)
+    .option('--label <key=value>', `only runs carrying this label; repeat for runs carrying all of them`, label)
+    .option('--failed-node <nodeId>', 'only runs with a FAILED task of this node')
+    .option('--error <text>', 'only runs whose error contains this text (ignoring case)')
+    .option('--finished-after <when>', 'only runs that finished at or after: a length of time back from now (1h, 7d) or an RFC 3339 time', since)
+    .option('--finished-before <when>', 'only runs that finished before: a length of time back from now (1h, 7d) or an RFC 3339 time', since)
     .option('--limit <n>', `how many runs at most (default ${DEFAULT_LIMIT}); pages through the API ${RUNS_PAGE_MAX} at a time`, positiveInt('--limit'))
     .addOption(new Option('--first <n>', 'the same as --limit').argParser(positiveInt('--first')).hideHelp())
     .action(
@@ -114,16 +128,30 @@ export function runReadCommands(program: Command): void {
           workflow?: string;
           schedule?: string;
           since?: ReturnType<typeof since>;
+          label?: Record<string, string>;
+          failedNode?: string;
+          error?: string;
+          finishedAfter?: ReturnType<typeof since>;
+          finishedBefore?: ReturnType<typeof since>;
           limit?: number;
           first?: number;
           output: OutputFormat;
         },
       ) => {
-        const createdAfter = o.since && ('at' in o.since ? o.since.at : new Date(Date.now() - o.since.agoMs).toISOString());
+        const now = Date.now();
+        const filter: RunListFilter = {
+          status: o.status,
+          workflowId: o.workflow,
+          scheduleId: o.schedule,
+          createdAfter: instantOf(o.since, now),
+          labels: o.label,
+          failedNodeId: o.failedNode,
+          errorContains: o.error,
+          finishedAfter: instantOf(o.finishedAfter, now),
+          finishedBefore: instantOf(o.finishedBefore, now),
+        };
         const limit = o.limit ?? o.first ?? DEFAULT_LIMIT;
-        const { runs, more } = await withClient(o, (c) =>
-          listRuns(c, { status: o.status, workflowId: o.workflow, scheduleId: o.schedule, createdAfter }, limit),
-        );
+        const { runs, more } = await withClient(o, (c) => listRuns(c, filter, limit));
         printAs(o.output, runs, () => runsTable(runs, Date.now()));
         if (more && o.output === 'table') process.stderr.write(`note: the newest ${runs.length} runs shown; more match (--limit N to see them)\n`);
       },

@@ -9,6 +9,7 @@ import type {
   RunStatusTasksPageQuery,
   RunStatusTasksPageQueryVariables,
 } from './generated/graphql.js';
+import { labelsText } from './label-arguments.js';
 import { cell, clip, fields, table, took, when } from './output.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
 import { iterationSummaries, type TaskRow } from './run-watch.js';
@@ -28,7 +29,7 @@ const RUN_STATUS_TASK_FIELDS = /* GraphQL */ `
 export const RUN_STATUS = operation<RunStatusQuery, RunStatusQueryVariables>(/* GraphQL */ `
   query RunStatus($id: ID!, $page: Int!) {
     run(id: $id) {
-      id status workflowId version input config output error startNodeId idempotencyKey
+      id status workflowId version input config output error startNodeId idempotencyKey labels
       parentRunId parentTaskId depth seq priority concurrencyKey waitReason waitDetail createdAt updatedAt finishedAt
       tasks(first: $page) { ...RunStatusTaskFields }
       children { id workflowId status parentTaskId }
@@ -143,6 +144,7 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
     ],
   ];
   if (view.priority !== undefined) head.push(['priority', String(view.priority)]);
+  if (view.labels && Object.keys(view.labels).length > 0) head.push(['labels', cell(labelsText(view.labels))]);
   if (view.concurrencyKey != null) head.push(['concurrency key', view.concurrencyKey === '' ? '""' : cell(view.concurrencyKey)]);
   if (view.waitDetail) head.push(['waiting', waitText(view)]);
   if (view.error) head.push(['error', clip(cell(view.error), SHOWN_CHARS)]);

@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { operation, type WeftClient } from '@weft/client';
 import { jsonOption, positiveInt, readJsonOptions } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
+import { label, LABEL_HELP } from './label-arguments.js';
 import type {
   CreateScheduleMutation,
   CreateScheduleMutationVariables,
@@ -76,6 +77,7 @@ interface CreateFlags extends ConnectionFlags, TimingFlags {
   version?: number;
   input?: unknown;
   config?: unknown;
+  label?: Record<string, string>;
   overlap?: string;
   paused?: boolean;
   output: OutputFormat;
@@ -113,6 +115,7 @@ export function scheduleCommands(program: Command): void {
     .option('--tz <zone>', 'the IANA time zone --cron is read in (default UTC), e.g. Europe/Paris', timeZone)
     .option('--input <json>', `the runs' input: ${JSON_HELP}; each run also gets input.schedule = {id, nominalTime}`, jsonOption('--input'))
     .option('--config <json>', `the runs' config: ${JSON_HELP}`, jsonOption('--config'))
+    .option('--label <key=value>', `a label every run it starts gets: ${LABEL_HELP}`, label)
     .addOption(
       new Option('--overlap <policy>', 'what a fire does while the previous run still runs (default skip)').choices(OVERLAP_POLICIES).argParser(overlapPolicy),
     )
@@ -137,6 +140,7 @@ export function scheduleCommands(program: Command): void {
         timeZone: o.tz,
         input,
         config,
+        labels: o.label,
         overlapPolicy: o.overlap?.toUpperCase() as ScheduleOverlapPolicy | undefined,
         catchUpSeconds: o.catchUp,
         jitterSeconds: o.jitter,

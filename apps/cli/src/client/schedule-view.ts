@@ -1,11 +1,12 @@
 import type { BackfillFieldsFragment, ScheduleFieldsFragment, ScheduleRunFieldsFragment } from './generated/graphql.js';
 import { cell, clip, fields, table, took, when } from './output.js';
+import { labelsText } from './label-arguments.js';
 import { lengthText } from './schedule-arguments.js';
 
 /** What `schedules list`, `create` and `describe` read of a schedule: every field of the API's Schedule. */
 export const SCHEDULE_FIELDS = /* GraphQL */ `
   fragment ScheduleFields on Schedule {
-    id workflowId version cron intervalSeconds timeZone input config startAt endAt jitterSeconds note
+    id workflowId version cron intervalSeconds timeZone input config labels startAt endAt jitterSeconds note
     overlapPolicy catchUpSeconds paused pauseNote pausedBy pausedAt nextFireAt bufferedTimes firedCount
     skipped { overlap missed bufferFull startFailed alreadyFired } lastNominalTime lastFiredAt lastRunId lastError createdAt updatedAt
   }
@@ -127,6 +128,7 @@ export function scheduleDetailText(s: ScheduleDetail, now: number): string {
     ['end', when(s.endAt)],
     ['input', clip(cell(s.input), 200)],
     ['config', clip(cell(s.config), 200)],
+    ...(labelsText(s.labels) === '-' ? [] : [['labels', cell(labelsText(s.labels))] as [string, string]]),
     ['note', cell(s.note)],
     ['paused', pausedText(s)],
     ['next fire', s.paused ? `- (paused; unpausing computes it from then)` : when(s.nextFireAt)],

@@ -1,4 +1,4 @@
-import type { JsonValue, TakenTask } from '../index.js';
+import type { JsonValue, RunLabels, TakenTask } from '../index.js';
 
 /** Input of a run's start. */
 export interface StartRunInput {
@@ -15,6 +15,8 @@ export interface StartRunInput {
   traceparent?: string;
   /** Dispatch priority of the run's tasks within the tenant, 1 (first) to 5; default the definition's, else 3. */
   priority?: number;
+  /** The run's labels (see `checkLabels` for their limits); default none. */
+  labels?: RunLabels;
 }
 
 /** The priority of a run whose start and definition name none. */

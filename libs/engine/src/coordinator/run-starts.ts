@@ -155,6 +155,7 @@ export function startedRow(tenantId: string, run: RunState, inserted: NewRun, ou
     scheduleId: inserted.scheduleId ?? null,
     nominalTime: inserted.nominalTime ?? null,
     concurrencyKey: inserted.concurrencyKey,
+    labels: inserted.labels,
     eventSeq: outcome.seq,
     updatedAt: outcome.now,
     finishedAt: null,
@@ -210,6 +211,7 @@ export function newTopRun(
     status: opts.status,
     concurrencyGroup: opts.group?.groupKey ?? null,
     concurrencyKey: opts.group?.key ?? null,
+    labels: input.labels ?? {},
     now,
   };
   return { run, row };

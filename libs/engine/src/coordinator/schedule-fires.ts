@@ -252,6 +252,7 @@ export class ScheduleFires {
             input,
             config: row.config as JsonValue,
             idempotencyKey: scheduleRunKey(row.id, nominal),
+            labels: row.labels ?? {},
           },
           { scheduleId: row.id, nominalTime: nominal },
         ),

@@ -1,5 +1,5 @@
 import { RunRepository, VersionLookupRepository, isUuid, type RunEntity } from '@weft/persistence';
-import { badCharacter, MAX_ERROR_CHARS, WeftError, type RunEvent } from '../index.js';
+import { badCharacter, checkLabels, MAX_ERROR_CHARS, WeftError, type RunEvent } from '../index.js';
 import type { AfterCommit } from './after-commit.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { userError } from './error-mapping.js';
@@ -26,8 +26,9 @@ export class UserCommands {
   ) {}
 
   /** Checks and starts a run, then its after-commit work; see `RunCommands.startRun`. */
-  async startRun(tenantId: string, input: StartRunInput): Promise<{ runId: string; created: boolean; run?: RunEntity }> {
+  async startRun(tenantId: string, given: StartRunInput): Promise<{ runId: string; created: boolean; run?: RunEntity }> {
     const { ctx } = this;
+    const input: StartRunInput = { ...given, labels: checkLabels(given.labels) };
     if (!isUuid(tenantId) || badCharacter(String(input.workflowId)) || !isVersion(input.version)) {
       throw new WeftError(
         'NOT_FOUND',

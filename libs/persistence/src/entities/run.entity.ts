@@ -88,6 +88,10 @@ export class RunEntity {
   @Column({ name: 'concurrency_key', type: 'text', nullable: true })
   concurrencyKey: string | null;
 
+  /** The run's labels (string keys to string values), set by its start and never changed; `{}` for none and for child runs. */
+  @Column({ name: 'labels', type: 'jsonb', default: {} })
+  labels: Record<string, string>;
+
   @Column({ name: 'event_seq', type: 'int' })
   eventSeq: number;
 

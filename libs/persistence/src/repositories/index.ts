@@ -3,6 +3,7 @@ export * from './tenant.repository.js';
 export * from './workflow.repository.js';
 export * from './run.repository.js';
 export * from './run-json.js';
+export * from './run-filter.js';
 export * from './signal.repository.js';
 export * from './write-batch.js';
 export * from './start-write.js';

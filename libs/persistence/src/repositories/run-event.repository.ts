@@ -1,6 +1,7 @@
 import { sql } from '../sql.js';
 import { RUN_STATE_COLUMNS, TASK_STATE_COLUMNS, taskFromJson, type RunState, type TaskState, type Transaction } from './event-rows.js';
 import type { Json } from '../json.js';
+import { RUN_LABELS_INSERT } from './run-labels.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
 
 /** A run row locked for an event, the database's clock after the lock, and the reported task. */
@@ -41,6 +42,8 @@ export interface NewRun {
   nominalTime?: Date | null;
   /** Dispatch priority of the run's tasks within its tenant, 1 (first) to 5. */
   priority: number;
+  /** The run's labels, checked by the caller; `{}` for none. */
+  labels: Record<string, string>;
   /** `created_at` and `updated_at`. */
   now: Date;
 }
@@ -127,20 +130,22 @@ export class RunEventRepository extends TenantScopedRepository {
   }
 
   /**
-   * Inserts a new top-level run (`event_seq` 0). Returns false, inserting nothing, when
-   * the tenant already has a run with `run.idempotencyKey` (the partial unique index decides
-   * between concurrent starts).
+   * Inserts a new top-level run (`event_seq` 0) and its `run_labels` rows. Returns false,
+   * inserting nothing, when the tenant already has a run with `run.idempotencyKey` (the partial
+   * unique index decides between concurrent starts).
    */
   async insertRun(tenantId: string, run: NewRun): Promise<boolean> {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql(
         m,
-        `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, idempotency_key, start_node_id,
-                           event_seq, created_at, updated_at, traceparent, trace_caller_span, schedule_id, nominal_time, priority,
-                           concurrency_group, concurrency_key)
-         VALUES ($1, $2, $3, $4, $15, $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9, $10, $11, $12, $13, $14, $16, $17)
-         ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-         RETURNING id`,
+        `WITH r AS (INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, idempotency_key, start_node_id,
+                                      event_seq, created_at, updated_at, traceparent, trace_caller_span, schedule_id, nominal_time, priority,
+                                      concurrency_group, concurrency_key, labels)
+                    VALUES ($1, $2, $3, $4, $15, $5::jsonb, $6::jsonb, $7, $8, 0, $9, $9, $10, $11, $12, $13, $14, $16, $17, $18::jsonb)
+                    ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+                    RETURNING id),
+              l AS (${RUN_LABELS_INSERT('$1::uuid', '$2::uuid', '$18::jsonb')})
+         SELECT id FROM r`,
         [
           tenantId,
           run.id,
@@ -159,6 +164,7 @@ export class RunEventRepository extends TenantScopedRepository {
           run.status,
           run.concurrencyGroup,
           run.concurrencyKey,
+          JSON.stringify(run.labels),
         ],
       );
       return r.rowCount === 1;

@@ -6,6 +6,7 @@ import { TaskEntity } from '../entities/task.entity.js';
 import { InvalidCursorError } from '../errors.js';
 import { sql } from '../sql.js';
 import { isUuid } from '../tenant-transaction.js';
+import { applyRunFilter, type RunFilter } from './run-filter.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
 import {
   EVENT_JSON_COLUMNS,
@@ -29,19 +30,6 @@ import {
 
 /** Most child runs {@link RunRepository.childrenOfRun} returns: the oldest this many. */
 export const RUN_CHILDREN_MAX = 100;
-/** Filter of {@link RunRepository.listRuns}; every field is optional and they combine with AND. */
-export interface RunFilter {
-  status?: string;
-  workflowId?: string;
-  /** Runs of this version number (with workflowId: of that workflow). */
-  version?: number;
-  /** Runs created at or after this instant. */
-  createdAfter?: Date;
-  /** Runs created strictly before this instant. */
-  createdBefore?: Date;
-  /** Runs started by this schedule. */
-  scheduleId?: string;
-}
 
 /** One page of runs, Relay style: each edge carries the cursor to resume after it. */
 export interface RunPage {
@@ -81,7 +69,7 @@ const RUN_COLUMNS = `tenant_id AS "tenantId", id, workflow_id AS "workflowId", v
   parent_task_id AS "parentTaskId", parent_attempt AS "parentAttempt", root_run_id AS "rootRunId", depth,
   event_seq AS "eventSeq", created_at AS "createdAt", updated_at AS "updatedAt", finished_at AS "finishedAt",
   traceparent, trace_caller_span AS "traceCallerSpan", schedule_id AS "scheduleId", nominal_time AS "nominalTime",
-  priority, concurrency_group AS "concurrencyGroup", concurrency_key AS "concurrencyKey"`;
+  priority, concurrency_group AS "concurrencyGroup", concurrency_key AS "concurrencyKey", labels`;
 
 /**
  * The read side of runs for the API: runs, their tasks and their history. Writes go through
@@ -133,16 +121,7 @@ export class RunRepository extends TenantScopedRepository {
         .addSelect(`(extract(epoch from r.created_at) * 1000000)::bigint::text`, 'cursor_micros')
         .from('runs', 'r')
         .where('r.tenant_id = :tenantId', { tenantId });
-      if (filter.status) qb.andWhere('r.status = :status', { status: filter.status });
-      if (filter.workflowId) qb.andWhere('r.workflow_id = :workflowId', { workflowId: filter.workflowId });
-      if (filter.version !== undefined) qb.andWhere('r.version = :version', { version: filter.version });
-      if (filter.createdAfter) qb.andWhere('r.created_at >= :createdAfter', { createdAfter: filter.createdAfter });
-      if (filter.createdBefore) qb.andWhere('r.created_at < :createdBefore', { createdBefore: filter.createdBefore });
-      if (filter.scheduleId !== undefined) {
-        // An id that is not a UUID names no schedule: no runs (rather than a cast error).
-        if (!isUuid(filter.scheduleId)) qb.andWhere('false');
-        else qb.andWhere('r.schedule_id = :scheduleId', { scheduleId: filter.scheduleId });
-      }
+      applyRunFilter(qb, filter);
       if (cursor) {
         qb.andWhere(`(r.created_at, r.id) < (timestamptz 'epoch' + CAST(:micros AS bigint) * interval '1 microsecond', CAST(:afterId AS uuid))`, {
           micros: cursor.createdAtMicros,
@@ -162,6 +141,15 @@ export class RunRepository extends TenantScopedRepository {
         edges,
         pageInfo: { hasNextPage: raw.length > limit, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
       };
+    });
+  }
+
+  /** How many of the tenant's runs match `filter` (the runs {@link listRuns} pages through). */
+  async countRuns(tenantId: string, filter: RunFilter = {}): Promise<number> {
+    return this.inTenant(tenantId, async (m) => {
+      const qb = m.createQueryBuilder().select('count(*)::bigint::text', 'n').from('runs', 'r').where('r.tenant_id = :tenantId', { tenantId });
+      const row = await applyRunFilter(qb, filter).getRawOne<{ n: string }>();
+      return Number(row?.n ?? 0);
     });
   }
 

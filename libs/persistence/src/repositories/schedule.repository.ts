@@ -24,6 +24,8 @@ export interface ScheduleFields {
   timeZone: string;
   input: Json;
   config: Json;
+  /** The labels every run the schedule starts gets (checked by the caller); `{}` for none. */
+  labels: Record<string, string>;
   startAt: Date | null;
   endAt: Date | null;
   jitterSeconds: number;
@@ -79,7 +81,7 @@ export interface ScheduleFireState {
 export { SCHEDULES_PAGE_MAX };
 
 const COLUMNS = `tenant_id AS "tenantId", id, workflow_id AS "workflowId", version, cron, interval_seconds AS "intervalSeconds",
-  time_zone AS "timeZone", input, config, start_at AS "startAt", end_at AS "endAt", jitter_seconds AS "jitterSeconds", note,
+  time_zone AS "timeZone", input, config, labels, start_at AS "startAt", end_at AS "endAt", jitter_seconds AS "jitterSeconds", note,
   overlap_policy AS "overlapPolicy", catch_up_seconds AS "catchUpSeconds", paused, pause_note AS "pauseNote",
   paused_by AS "pausedBy", paused_at AS "pausedAt", next_fire_at AS "nextFireAt", next_due_at AS "nextDueAt",
   buffered_times AS "bufferedTimes", fired_count::text AS "firedCount", skipped_overlap::text AS "skippedOverlap",
@@ -131,8 +133,8 @@ export class ScheduleRepository extends TenantScopedRepository {
       const r = await sql<RawRow>(
         m,
         `INSERT INTO schedules (tenant_id, id, workflow_id, version, cron, interval_seconds, time_zone, input, config, start_at, end_at,
-                                jitter_seconds, note, overlap_policy, catch_up_seconds, next_fire_at, next_due_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)
+                                jitter_seconds, note, overlap_policy, catch_up_seconds, labels, next_fire_at, next_due_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18, $19, $19)
          RETURNING ${COLUMNS}`,
         [tenantId, id, ...fieldParams(f), next.fireAt, next.dueAt, now],
       );
@@ -185,7 +187,7 @@ export class ScheduleRepository extends TenantScopedRepository {
         m,
         `UPDATE schedules SET workflow_id = $3, version = $4, cron = $5, interval_seconds = $6, time_zone = $7, input = $8::jsonb,
                 config = $9::jsonb, start_at = $10, end_at = $11, jitter_seconds = $12, note = $13, overlap_policy = $14,
-                catch_up_seconds = $15, next_fire_at = $16, next_due_at = $17, updated_at = $18
+                catch_up_seconds = $15, labels = $16::jsonb, next_fire_at = $17, next_due_at = $18, updated_at = $19
           WHERE tenant_id = $1 AND id = $2
          RETURNING ${COLUMNS}`,
         [tenantId, id, ...fieldParams(f), next.fireAt, next.dueAt, now],
@@ -351,5 +353,6 @@ function fieldParams(f: ScheduleFields): unknown[] {
     f.note,
     f.overlapPolicy,
     f.catchUpSeconds,
+    JSON.stringify(f.labels ?? {}),
   ];
 }

@@ -1,4 +1,5 @@
 import type { NewRun } from './run-event.repository.js';
+import { RUN_LABELS_INSERT } from './run-labels.js';
 import { gatedWrites, type WritePart } from './write-batch.js';
 
 /**
@@ -13,6 +14,8 @@ import { gatedWrites, type WritePart } from './write-batch.js';
  * deprecated; and not when `run.idempotencyKey` already names a run of the tenant. Otherwise the
  * statement writes nothing and raises nothing: the caller starts the run on its locking path,
  * which says why.
+ *
+ * The run's labels get their `run_labels` rows with it.
  *
  * The statement returns one row: `ok` (the run was written) and each expected count, checked by
  * `weft_expect_rows` when it was. Undefined when a part has no gated form.
@@ -43,6 +46,7 @@ export function startWrite(
     run.concurrencyGroup,
     run.concurrencyKey,
     requested,
+    JSON.stringify(run.labels),
   ];
   const ctes = [
     `v AS MATERIALIZED (SELECT 1 FROM workflows w
@@ -50,14 +54,16 @@ export function startWrite(
                            AND wv.version = COALESCE($17::int, w.default_version, w.latest_version)
                          WHERE w.tenant_id = $1::uuid AND w.id = $3::text AND wv.version = $4::int AND wv.deprecated_at IS NULL)`,
     `r AS (INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, idempotency_key, start_node_id, event_seq,
-                             created_at, updated_at, traceparent, trace_caller_span, priority, concurrency_group, concurrency_key)
+                             created_at, updated_at, traceparent, trace_caller_span, priority, concurrency_group, concurrency_key, labels)
            SELECT $1::uuid, $2::uuid, $3::text, $4::int, $5::text, $6::jsonb, $7::jsonb, $8::text, $9::text, $10::int,
-                  $11::timestamptz, $11::timestamptz, $12::text, $13::text, $14::smallint, $15::text, $16::text
+                  $11::timestamptz, $11::timestamptz, $12::text, $13::text, $14::smallint, $15::text, $16::text, $18::jsonb
             WHERE EXISTS (SELECT 1 FROM v)
            ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
            RETURNING 1)`,
     `gate AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM r) AS ok)`,
   ];
+  // A run without labels writes what it always did: no CTE for rows it does not have.
+  if (Object.keys(run.labels).length > 0) ctes.push(`l AS (${RUN_LABELS_INSERT('$1::uuid', '$2::uuid', '$18::jsonb')})`);
   // A start takes no attempt: every part is written on the run row's insert alone.
   const counts = gatedWrites(
     run.id,

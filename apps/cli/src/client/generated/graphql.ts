@@ -35,6 +35,8 @@ export type CreateScheduleInput = {
   intervalSeconds?: number | null | undefined;
   /** Delay each fire by up to this many seconds (default 0), the same delay on every scheduler. */
   jitterSeconds?: number | null | undefined;
+  /** Labels every run the schedule starts gets: a JSON object of at most 16 labels, keys of 1 to 64 characters of A-Z a-z 0-9 _ . -, string values of at most 256 characters. Default: {}. */
+  labels?: unknown;
   note?: string | null | undefined;
   /** Default SKIP. */
   overlapPolicy?: ScheduleOverlapPolicy | null | undefined;
@@ -72,6 +74,16 @@ export type RunFilter = {
   createdAfter?: string | null | undefined;
   /** Runs created before this instant. */
   createdBefore?: string | null | undefined;
+  /** Runs whose error contains this text, ignoring case; % and _ are plain characters. */
+  errorContains?: string | null | undefined;
+  /** Runs with a FAILED task (of any attempt or iteration) of this node. */
+  failedNodeId?: string | null | undefined;
+  /** Runs that finished at or after this instant (unfinished runs never match). */
+  finishedAfter?: string | null | undefined;
+  /** Runs that finished before this instant (unfinished runs never match). */
+  finishedBefore?: string | null | undefined;
+  /** Runs carrying every one of these labels (a JSON object of string values, as in startRun). */
+  labels?: unknown;
   /** Runs started by this schedule. */
   scheduleId?: string | number | null | undefined;
   status?: RunStatus | null | undefined;
@@ -116,6 +128,8 @@ export type StartRunInput = {
   idempotencyKey?: string | null | undefined;
   /** A JSON object; templates read it as input.x. Default: {}. */
   input?: unknown;
+  /** Labels to find the run by, a JSON object of at most 16 labels, keys of 1 to 64 characters of A-Z a-z 0-9 _ . -, string values of at most 256 characters; set at the start, never changed, not passed to child runs. Default: {}. */
+  labels?: unknown;
   /** Dispatch priority of the run's tasks among the tenant's waiting tasks, 1 (first) to 5. Default: the definition's priority, else 3. */
   priority?: number | null | undefined;
   /** Start here instead of the definition's entry node. */
@@ -221,21 +235,21 @@ export type LogUpdatesSubscriptionVariables = Exact<{
 
 export type LogUpdatesSubscription = { runUpdated: { status: RunStatus, tasks: Array<{ id: string, status: TaskStatus, attempt: number }> } };
 
-export type StartedRunFieldsFragment = { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string };
+export type StartedRunFieldsFragment = { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, labels: unknown, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string };
 
 export type StartRunMutationVariables = Exact<{
   i: StartRunInput;
 }>;
 
 
-export type StartRunMutation = { startRun: { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string } };
+export type StartRunMutation = { startRun: { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, labels: unknown, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string } };
 
 export type RetryRunMutationVariables = Exact<{
   i: RetryRunInput;
 }>;
 
 
-export type RetryRunMutation = { retryRun: { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string } };
+export type RetryRunMutation = { retryRun: { id: string, status: RunStatus, workflowId: string, version: number, priority: number, concurrencyKey: string | null, idempotencyKey: string | null, labels: unknown, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string } };
 
 export type SendSignalMutationVariables = Exact<{
   i: SendSignalInput;
@@ -277,7 +291,7 @@ export type RunListQueryVariables = Exact<{
 }>;
 
 
-export type RunListQuery = { runs: { edges: Array<{ node: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, parentRunId: string | null, parentTaskId: string | null, scheduleId: string | null, nominalTime: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type RunListQuery = { runs: { edges: Array<{ node: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, scheduleId: string | null, nominalTime: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type RunVersionQueryVariables = Exact<{
   id: string | number;
@@ -301,7 +315,7 @@ export type RunStatusQueryVariables = Exact<{
 }>;
 
 
-export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
+export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
 
 export type RunStatusTasksPageQueryVariables = Exact<{
   id: string | number;
@@ -345,14 +359,14 @@ export type ScheduleListQueryVariables = Exact<{
 }>;
 
 
-export type ScheduleListQuery = { schedules: { edges: Array<{ node: { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ScheduleListQuery = { schedules: { edges: Array<{ node: { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, labels: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type CreateScheduleMutationVariables = Exact<{
   i: CreateScheduleInput;
 }>;
 
 
-export type CreateScheduleMutation = { createSchedule: { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } };
+export type CreateScheduleMutation = { createSchedule: { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, labels: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } };
 
 export type ScheduleDetailQueryVariables = Exact<{
   id: string | number;
@@ -361,7 +375,7 @@ export type ScheduleDetailQueryVariables = Exact<{
 }>;
 
 
-export type ScheduleDetailQuery = { schedule: { upcoming: Array<string>, id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, recentRuns: Array<{ id: string, status: RunStatus, version: number, nominalTime: string | null, createdAt: string, finishedAt: string | null }>, backfills: Array<{ id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null }>, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } | null };
+export type ScheduleDetailQuery = { schedule: { upcoming: Array<string>, id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, labels: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, recentRuns: Array<{ id: string, status: RunStatus, version: number, nominalTime: string | null, createdAt: string, finishedAt: string | null }>, backfills: Array<{ id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null }>, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } } | null };
 
 export type ScheduleToDeleteQueryVariables = Exact<{
   id: string | number;
@@ -424,7 +438,7 @@ export type BackfillScheduleMutationVariables = Exact<{
 
 export type BackfillScheduleMutation = { backfillSchedule: { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null } };
 
-export type ScheduleFieldsFragment = { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } };
+export type ScheduleFieldsFragment = { id: string, workflowId: string, version: number | null, cron: string | null, intervalSeconds: number | null, timeZone: string, input: unknown, config: unknown, labels: unknown, startAt: string | null, endAt: string | null, jitterSeconds: number, note: string | null, overlapPolicy: ScheduleOverlapPolicy, catchUpSeconds: number, paused: boolean, pauseNote: string | null, pausedBy: string | null, pausedAt: string | null, nextFireAt: string | null, bufferedTimes: Array<string>, firedCount: number, lastNominalTime: string | null, lastFiredAt: string | null, lastRunId: string | null, lastError: string | null, createdAt: string, updatedAt: string, skipped: { overlap: number, missed: number, bufferFull: number, startFailed: number, alreadyFired: number } };
 
 export type BackfillFieldsFragment = { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null };
 

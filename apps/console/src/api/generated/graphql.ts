@@ -35,6 +35,8 @@ export type CreateScheduleInput = {
   intervalSeconds?: number | null | undefined;
   /** Delay each fire by up to this many seconds (default 0), the same delay on every scheduler. */
   jitterSeconds?: number | null | undefined;
+  /** Labels every run the schedule starts gets: a JSON object of at most 16 labels, keys of 1 to 64 characters of A-Z a-z 0-9 _ . -, string values of at most 256 characters. Default: {}. */
+  labels?: import("../json.js").Json | null | undefined;
   note?: string | null | undefined;
   /** Default SKIP. */
   overlapPolicy?: ScheduleOverlapPolicy | null | undefined;
@@ -78,6 +80,16 @@ export type RunFilter = {
   createdAfter?: string | null | undefined;
   /** Runs created before this instant. */
   createdBefore?: string | null | undefined;
+  /** Runs whose error contains this text, ignoring case; % and _ are plain characters. */
+  errorContains?: string | null | undefined;
+  /** Runs with a FAILED task (of any attempt or iteration) of this node. */
+  failedNodeId?: string | null | undefined;
+  /** Runs that finished at or after this instant (unfinished runs never match). */
+  finishedAfter?: string | null | undefined;
+  /** Runs that finished before this instant (unfinished runs never match). */
+  finishedBefore?: string | null | undefined;
+  /** Runs carrying every one of these labels (a JSON object of string values, as in startRun). */
+  labels?: import("../json.js").Json | null | undefined;
   /** Runs started by this schedule. */
   scheduleId?: string | number | null | undefined;
   status?: RunStatus | null | undefined;
@@ -122,6 +134,8 @@ export type StartRunInput = {
   idempotencyKey?: string | null | undefined;
   /** A JSON object; templates read it as input.x. Default: {}. */
   input?: import("../json.js").Json | null | undefined;
+  /** Labels to find the run by, a JSON object of at most 16 labels, keys of 1 to 64 characters of A-Z a-z 0-9 _ . -, string values of at most 256 characters; set at the start, never changed, not passed to child runs. Default: {}. */
+  labels?: import("../json.js").Json | null | undefined;
   /** Dispatch priority of the run's tasks among the tenant's waiting tasks, 1 (first) to 5. Default: the definition's priority, else 3. */
   priority?: number | null | undefined;
   /** Start here instead of the definition's entry node. */
@@ -158,6 +172,8 @@ export type UpdateScheduleInput = {
   intervalSeconds?: number | null | undefined;
   /** Delay each fire by up to this many seconds (default 0), the same delay on every scheduler. */
   jitterSeconds?: number | null | undefined;
+  /** Labels every run the schedule starts gets: a JSON object of at most 16 labels, keys of 1 to 64 characters of A-Z a-z 0-9 _ . -, string values of at most 256 characters. Default: {}. */
+  labels?: import("../json.js").Json | null | undefined;
   note?: string | null | undefined;
   /** Default SKIP. */
   overlapPolicy?: ScheduleOverlapPolicy | null | undefined;
