@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RunRetentionRepository, TenantSettingsRepository } from '@weft/persistence';
+import { createDataSource, RunRetentionRepository, TenantSettingsRepository } from '@weft/persistence';
 import type { WorkflowDefinition } from '@weft/engine';
 import { EngineTelemetry, WeftMetrics } from '@weft/platform';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { def, edge, http, waitFor } from '../support/builders.js';
+import { explainEveryStatement, PlanCapture } from '../support/plan-capture.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 /**
@@ -195,14 +196,51 @@ describe('run retention', () => {
     expect(await countOf(b.tenantId)).toBe(0);
   });
 
-  it('finds candidate roots through the retention index', async () => {
-    const h = await coordinatorHarness(db.ds);
-    await db.owner.query(`ANALYZE runs`);
-    const plan = (await db.owner.query(
-      `EXPLAIN SELECT r.id FROM runs r WHERE r.tenant_id = $1 AND r.parent_run_id IS NULL AND r.finished_at IS NOT NULL
-         AND r.status IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND r.finished_at < now() - interval '1 day' ORDER BY r.finished_at, r.id LIMIT 100`,
-      [h.tenantId],
-    )) as { 'QUERY PLAN': string }[];
-    expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/runs_retention/);
+  it('costs an index probe when nothing expired, over tables full of other runs', async () => {
+    const plansDb = await createTestDatabase();
+    try {
+      await explainEveryStatement(plansDb.owner, plansDb.name);
+      const ds = createDataSource(plansDb.url, { poolSize: 2, applicationName: 'weft-test-retention-plans' });
+      await ds.initialize();
+      const capture = new PlanCapture();
+      capture.attach(ds);
+      try {
+        const h = await coordinatorHarness(ds);
+        await new TenantSettingsRepository(ds).setRetentionDays(h.tenantId, 30);
+        const runId = await h.start(def([http('only')]));
+        // 20,000 top-level runs ended within the retention (kept), each with a task and its outbox row.
+        await plansDb.owner.query(
+          `INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, event_seq, created_at, updated_at, finished_at)
+           SELECT r.tenant_id, gen_random_uuid(), r.workflow_id, r.version, 'SUCCEEDED', '{}', '{}', 0, now(), now(), now() - make_interval(mins => g)
+             FROM runs r, generate_series(1, 20000) g WHERE r.id = $1`,
+          [runId],
+        );
+        await plansDb.owner.query(
+          `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, status, attempt, finished_at)
+           SELECT tenant_id, gen_random_uuid(), id, 'only', 'HTTP', 'http', 'COMPLETED', 0, finished_at FROM runs WHERE id <> $1`,
+          [runId],
+        );
+        await plansDb.owner.query(
+          `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, enqueued_at)
+           SELECT tenant_id, run_id, id, 0, 'http', now(), now() FROM tasks WHERE run_id <> $1`,
+          [runId],
+        );
+        await plansDb.owner.query(`ANALYZE`);
+        capture.recording = true;
+        expect(await h.coordinator.retention.sweep()).toEqual({ roots: 0, runs: 0, cut: false });
+        capture.recording = false;
+        const plans = capture.plans.filter((p) => p.query.includes('roots_gone'));
+        expect(plans).toHaveLength(1);
+        // The cutoff bounds the index range: an idle tenant's scan ends at its first recent run.
+        expect(plans[0]!.plan).toMatch(
+          /Index Scan using runs_retention on runs r .*\n\s*Index Cond: \(\(tenant_id = '[0-9a-f-]+'::uuid\) AND .*\(finished_at < \$\d+\)\)/,
+        );
+        expect(plans[0]!.plan).not.toMatch(/Seq Scan on (runs|tasks|outbox)/);
+      } finally {
+        await ds.destroy();
+      }
+    } finally {
+      await plansDb.drop();
+    }
   });
 });

@@ -52,7 +52,7 @@ export class RunRetentionRepository extends TenantScopedRepository {
       `WITH expired AS (
          SELECT r.id, r.finished_at FROM runs r
           WHERE r.tenant_id = $1 AND r.parent_run_id IS NULL AND r.finished_at IS NOT NULL AND r.status IN ${ENDED}
-            AND r.finished_at < now() - make_interval(days => (SELECT t.retention_days FROM tenants t WHERE t.id = $1))
+            AND r.finished_at < (SELECT now() - make_interval(days => t.retention_days) FROM tenants t WHERE t.id = $1)
             AND NOT EXISTS (SELECT 1 FROM runs c WHERE c.tenant_id = $1 AND c.root_run_id = r.id AND c.status NOT IN ${ENDED})
           ORDER BY r.finished_at, r.id
           LIMIT $2
