@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WeftClient } from '@weft/client';
-import { rejection, startE2E, type E2E } from '../support/e2e-platform.js';
+import { jsNode, publish, rejection, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
 import { runWeft } from '../support/cli.js';
 
 /** The tenant's settings over GraphQL and through `weft settings`: run retention, for admins only. */
@@ -14,7 +14,7 @@ describe('tenant settings', () => {
     (await c.request(`mutation($i: UpdateTenantSettingsInput!) { updateTenantSettings(input: $i) { retentionDays } }`, { i: input })).updateTenantSettings;
 
   beforeAll(async () => {
-    e2e = await startE2E();
+    e2e = await startE2E({ WEFT_RETENTION_INTERVAL_MS: 100 });
     ({ client: admin, apiKey: adminKey } = await e2e.tenant('settings'));
   });
   afterAll(async () => {
@@ -60,6 +60,22 @@ describe('tenant settings', () => {
       await c.close();
     }
     expect(await read(admin)).toEqual({ retentionDays: 90 });
+  });
+
+  it('has the scheduler delete a run that ended longer ago than the retention, and keep a recent one', async () => {
+    const { client } = await e2e.tenant('retention');
+    await publish(client, 'short', { nodes: [jsNode('a', 'return {};')], edges: [] });
+    const [old, recent] = [await start(client, 'short'), await start(client, 'short')];
+    for (const id of [old, recent]) expect((await waitRun(client, id)).status).toBe('SUCCEEDED');
+    await e2e.owner.query(`UPDATE runs SET finished_at = now() - interval '3 days' WHERE id = $1`, [old]);
+    await update(client, { retentionDays: 2 });
+    const exists = async (id: string) => ((await e2e.owner.query(`SELECT 1 FROM runs WHERE id = $1`, [id])) as unknown[]).length === 1;
+    for (const deadline = Date.now() + 30_000; await exists(old);) {
+      if (Date.now() > deadline) throw new Error(`run ${old} still stored after 30 s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await rejection(client.request(`query($id: ID!) { run(id: $id) { id } }`, { id: old }))).code).toBe('NOT_FOUND');
+    expect(await exists(recent)).toBe(true);
   });
 
   describe('the CLI', () => {
