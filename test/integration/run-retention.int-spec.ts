@@ -164,7 +164,7 @@ describe('run retention', () => {
     expect(await status(tree.child)).toBe('SUCCEEDED');
   });
 
-  it('deletes a large backlog in bounded batches, and each tree once with two schedulers at once', async () => {
+  it('deletes a large backlog in bounded batches, tenants in turn, and each tree once with two schedulers at once', async () => {
     const a = await coordinatorHarness(db.ds);
     const b = await coordinatorHarness(db.ds);
     const settings = new TenantSettingsRepository(db.ds);
@@ -187,11 +187,17 @@ describe('run retention', () => {
     expect(await repo.deleteExpired(a.tenantId, 100, 5_000)).toEqual({ roots: 100, runs: 100 });
     expect(await repo.deleteExpired(a.tenantId, 100, 10)).toEqual({ roots: 10, runs: 10 });
     expect(await countOf(a.tenantId)).toBe(140);
-    // A pass cut by its time bound before any batch deletes nothing and says so.
-    expect(await a.coordinator.retention.sweep(0)).toEqual({ roots: 0, runs: 0, cut: true });
+    // Passes out of time stop after their first batch, and each starts with the tenant after
+    // the one the last stopped at: a, then b, then a again, however much each has left.
+    expect(await a.coordinator.retention.sweep(0)).toEqual({ roots: 100, runs: 100, cut: true });
+    expect([await countOf(a.tenantId), await countOf(b.tenantId)]).toEqual([40, 250]);
+    expect(await a.coordinator.retention.sweep(0)).toEqual({ roots: 100, runs: 100, cut: true });
+    expect([await countOf(a.tenantId), await countOf(b.tenantId)]).toEqual([40, 150]);
+    expect(await a.coordinator.retention.sweep(0)).toEqual({ roots: 40, runs: 40, cut: true });
+    expect([await countOf(a.tenantId), await countOf(b.tenantId)]).toEqual([0, 150]);
     // Two schedulers at once: each tree is deleted once, by one of them.
     const passes = await Promise.all([a.coordinator.retention.sweep(), b.coordinator.retention.sweep()]);
-    expect(passes.reduce((n, p) => n + p.roots, 0)).toBe(390);
+    expect(passes.reduce((n, p) => n + p.roots, 0)).toBe(150);
     expect(await countOf(a.tenantId)).toBe(0);
     expect(await countOf(b.tenantId)).toBe(0);
   });

@@ -35,7 +35,8 @@ export class RunRetention {
    * {@link RETENTION_ROOTS_PER_BATCH} trees and {@link RETENTION_RUNS_PER_BATCH} runs, one
    * transaction) per tenant that still has expired trees, starting after the tenant the previous
    * pass stopped at, so one tenant's millions of old runs never hold back another's. Stops when
-   * nothing expired is left or after `budgetMs` (default {@link RETENTION_PASS_MS}). A tenant
+   * nothing expired is left, or once it deleted something and `budgetMs` (default
+   * {@link RETENTION_PASS_MS}) passed, so every pass makes progress. A tenant
    * whose batch fails is logged and left for the next pass. Each batch is told to the observer
    * (`runsDeleted`) after its commit.
    */
@@ -50,7 +51,8 @@ export class RunRetention {
     while (active.length > 0) {
       const more: string[] = [];
       for (const tenantId of active) {
-        if (performance.now() >= deadline) {
+        // A pass that deleted nothing yet goes on: each tenant with nothing expired is one probe.
+        if (pass.roots > 0 && performance.now() >= deadline) {
           pass.cut = true;
           return pass;
         }
