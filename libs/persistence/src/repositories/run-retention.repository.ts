@@ -42,7 +42,8 @@ export class RunRetentionRepository extends TenantScopedRepository {
    *
    * Deleting a root deletes its child runs, tasks, signals, history rows (`run_events`) and
    * attempt logs through their `ON DELETE CASCADE` keys; the trees' outbox rows, which have no
-   * foreign key, are deleted by the same statement. Found through `runs_retention` (tenant, end
+   * foreign key, are deleted by the same statement (a data-modifying CTE runs whether or not its
+   * rows are read). Found through `runs_retention` (tenant, end
    * time), so a tenant with nothing expired costs one index probe. Returns 0 and 0 when the
    * tenant has no retention.
    */
@@ -74,9 +75,7 @@ export class RunRetentionRepository extends TenantScopedRepository {
        ), roots_gone AS (
          DELETE FROM runs r USING roots WHERE r.tenant_id = $1 AND r.id = roots.id RETURNING r.id
        )
-       SELECT (SELECT count(*) FROM roots_gone)::int AS roots,
-              (SELECT count(*) FROM tree)::int AS runs,
-              (SELECT count(*) FROM outbox_gone)::int AS outbox`,
+       SELECT (SELECT count(*) FROM roots_gone)::int AS roots, (SELECT count(*) FROM tree)::int AS runs`,
       [tenantId, maxRoots, maxRuns],
     );
     const row = r.rows[0];
