@@ -115,6 +115,7 @@ describe("tenant B attacking tenant A's objects", () => {
     A.failedRun = await start(a, 'a-fails');
     await waitRun(a, A.failedRun);
     A.idempotentRun = await start(a, A.workflowId, {}, { idempotencyKey: A.idempotencyKey });
+    await a.request(`mutation { updateTenantSettings(input: {retentionDays: 365}) { retentionDays } }`);
     const keys = await a.request(`{ apiKeys { id role } }`);
     A.adminKeyId = keys.apiKeys.find((k: { role: string }) => k.role === 'admin').id;
     A.viewerKeyId = (await a.request(`mutation { createApiKey(input: {name: "a-viewer", role: viewer}) { id } }`)).createApiKey.id;
@@ -453,6 +454,17 @@ describe("tenant B attacking tenant A's objects", () => {
       },
     },
     {
+      name: 'reads and changes tenant settings (its own; A keeps its retention)',
+      fields: ['tenantSettings', 'updateTenantSettings'],
+      run: async () => {
+        expect((await b.request(`{ tenantSettings { retentionDays } }`)).tenantSettings).toEqual({ retentionDays: null });
+        const set = await b.request(`mutation { updateTenantSettings(input: {retentionDays: 1}) { retentionDays } }`);
+        expect(set.updateTenantSettings).toEqual({ retentionDays: 1 });
+        expect((await a.request(`{ tenantSettings { retentionDays } }`)).tenantSettings).toEqual({ retentionDays: 365 });
+        await b.request(`mutation { updateTenantSettings(input: {retentionDays: null}) { retentionDays } }`);
+      },
+    },
+    {
       name: 'asks who it is (B’s own key, never A’s)',
       fields: ['whoami'],
       run: async () => {
@@ -574,6 +586,7 @@ describe("tenant B attacking tenant A's objects", () => {
         { version: 2, deprecated: false },
       ],
     });
+    expect((await a.request(`{ tenantSettings { retentionDays } }`)).tenantSettings).toEqual({ retentionDays: 365 });
     const keys = (await a.request(`{ apiKeys { id revokedAt } }`)).apiKeys;
     expect(keys.filter((k: any) => [A.adminKeyId, A.viewerKeyId].includes(k.id)).map((k: any) => k.revokedAt)).toEqual([null, null]);
     const sched = (await a.request(`query($id: ID!) { schedule(id: $id) { paused note cron workflowId backfills { id } } }`, { id: A.scheduleId })).schedule;

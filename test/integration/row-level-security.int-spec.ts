@@ -433,6 +433,7 @@ describe('the cross-tenant paths', () => {
       'weft_queue_access',
       'weft_queue_reservations',
       'weft_queue_stats',
+      'weft_retention_tenants',
       'weft_stalled_groups',
       'weft_tenants',
     ]);

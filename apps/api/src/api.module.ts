@@ -24,6 +24,8 @@ import { TaskAttemptsResolver } from './runs/task-attempts.resolver.js';
 import { RunsService } from './runs/runs.service.js';
 import { SchedulesResolver } from './schedules/schedules.resolver.js';
 import { SchedulesService } from './schedules/schedules.service.js';
+import { TenantSettingsResolver } from './settings/tenant-settings.resolver.js';
+import { TenantSettingsService } from './settings/tenant-settings.service.js';
 import { SocketServer } from './sockets/socket-server.service.js';
 import { WorkflowResolver, WorkflowsResolver } from './workflows/workflows.resolver.js';
 import { DefinitionChecker } from './workflows/definition-checker.js';
@@ -33,7 +35,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
  * The GraphQL API (HTTP POST /graphql, and graphql-ws on the same path served by
  * {@link SocketServer}). Needs the global
  * CoreModule of @weft/platform beside it, which provides WEFT_CONFIG, RunCommands,
- * RunRepository, WorkflowRepository, TenantRepository, FlowViewRepository and the queue and worker repositories. REDIS_PUBSUB and
+ * RunRepository, WorkflowRepository, TenantRepository, TenantSettingsRepository, FlowViewRepository and the queue and worker repositories. REDIS_PUBSUB and
  * RUN_WATCHES are built here from WEFT_CONFIG.redisUrl (override them to test without Redis), or
  * taken from CoreModule's InProcessTransport when it has one (`weft dev` without Redis).
  */
@@ -78,6 +80,8 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     QueuesResolver,
     SchedulesService,
     SchedulesResolver,
+    TenantSettingsService,
+    TenantSettingsResolver,
     FlowService,
     FlowResolver,
   ],

@@ -7,6 +7,7 @@ import { logsCommand } from './client/logs-command.js';
 import { runControlCommands } from './client/run-control-commands.js';
 import { runReadCommands } from './client/run-read-commands.js';
 import { scheduleCommands } from './client/schedule-commands.js';
+import { settingsCommands } from './client/settings-commands.js';
 import { validateCommand } from './client/validate-command.js';
 import { workflowCommands } from './client/workflow-commands.js';
 
@@ -27,7 +28,8 @@ export function clientCommands(program: Command): void {
   flowCommands(program);
   program.commandsGroup('Schedules:');
   scheduleCommands(program);
-  program.commandsGroup('Keys and contexts:');
+  program.commandsGroup('Keys, settings and contexts:');
   keyCommands(program);
+  settingsCommands(program);
   contextCommands(program);
 }

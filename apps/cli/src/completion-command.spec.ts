@@ -65,6 +65,8 @@ describe('weft completion', () => {
       ['deprecate', 'w', '1'],
       ['keys', 'create', 'k'],
       ['keys', 'revoke', 'k'],
+      ['settings', 'get'],
+      ['settings', 'retention', '30'],
     ];
     const admin = [
       ['admin', 'create-tenant', 't'],

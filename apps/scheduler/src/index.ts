@@ -5,3 +5,4 @@ export { DueTimersPoller } from './pollers/due-timers.poller.js';
 export { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
 export { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
 export { SchedulesPoller } from './pollers/schedules.poller.js';
+export { RunRetentionPoller } from './pollers/run-retention.poller.js';

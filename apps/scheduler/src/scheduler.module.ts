@@ -2,9 +2,10 @@ import { Module } from '@nestjs/common';
 import { DueTimersPoller } from './pollers/due-timers.poller.js';
 import { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
 import { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
+import { RunRetentionPoller } from './pollers/run-retention.poller.js';
 import { SchedulesPoller } from './pollers/schedules.poller.js';
 import { Scheduler } from './scheduler.js';
 
-/** The scheduler: due timers, schedules, the outbox relay and the lost-task sweep. Needs CoreModule imported beside it. */
-@Module({ providers: [DueTimersPoller, OutboxRelayPoller, LostTaskSweepPoller, SchedulesPoller, Scheduler], exports: [Scheduler] })
+/** The scheduler: due timers, schedules, the outbox relay, the lost-task sweep and run retention. Needs CoreModule imported beside it. */
+@Module({ providers: [DueTimersPoller, OutboxRelayPoller, LostTaskSweepPoller, SchedulesPoller, RunRetentionPoller, Scheduler], exports: [Scheduler] })
 export class SchedulerModule {}

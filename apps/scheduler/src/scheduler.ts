@@ -5,11 +5,12 @@ import { logStartLine, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { DueTimersPoller } from './pollers/due-timers.poller.js';
 import { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
 import { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
+import { RunRetentionPoller } from './pollers/run-retention.poller.js';
 import { SchedulesPoller } from './pollers/schedules.poller.js';
 
 /**
- * The scheduler's four pollers, each on its own timer every `WEFT_SCHEDULER_INTERVAL_MS`: due
- * timers, schedules, the outbox relay and the lost-task sweep. Safe with several replicas: the coordinator
+ * The scheduler's five pollers, each on its own timer: every `WEFT_SCHEDULER_INTERVAL_MS` due
+ * timers, schedules, the outbox relay and the lost-task sweep; once a minute run retention. Safe with several replicas: the coordinator
  * claims rows with `FOR UPDATE SKIP LOCKED` and fencing drops duplicates.
  */
 @Injectable()
@@ -21,23 +22,25 @@ export class Scheduler {
     readonly outbox: OutboxRelayPoller,
     readonly sweep: LostTaskSweepPoller,
     readonly schedules: SchedulesPoller,
+    readonly retention: RunRetentionPoller,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
   ) {}
 
-  /** The four pollers over `coordinator`, outside Nest; `probe` tells whether a task's job is still in Redis. */
+  /** The five pollers over `coordinator`, outside Nest; `probe` tells whether a task's job is still in Redis. */
   static create(coordinator: RunCoordinator, config: WeftConfig, probe: JobProbe): Scheduler {
     return new Scheduler(
       new DueTimersPoller(coordinator.timers, config),
       new OutboxRelayPoller(coordinator.outbox, config),
       new LostTaskSweepPoller(coordinator.lostTasks, config, probe),
       new SchedulesPoller(coordinator.schedules, config),
+      new RunRetentionPoller(coordinator.retention, config),
       config,
     );
   }
 
-  /** Starts the four pollers. */
+  /** Starts the five pollers. */
   start(): void {
-    const pollers = [this.timers, this.schedules, this.outbox, this.sweep];
+    const pollers = [this.timers, this.schedules, this.outbox, this.sweep, this.retention];
     for (const poller of pollers) poller.start();
     logStartLine(this.log, this.config, `polling every ${this.config.schedulerIntervalMs} ms: ${pollers.map((p) => p.job).join(', ')}`);
   }

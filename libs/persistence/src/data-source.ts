@@ -34,6 +34,7 @@ import { AttemptLogs1766217600000 } from './migrations/1766217600000-attempt-log
 import { UniqueTenantNames1766304000000 } from './migrations/1766304000000-unique-tenant-names.js';
 import { AttemptLogsByTask1766390400000 } from './migrations/1766390400000-attempt-logs-by-task.js';
 import { RunLabels1766476800000 } from './migrations/1766476800000-run-labels.js';
+import { RunRetention1766563200000 } from './migrations/1766563200000-run-retention.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [TenantEntity, ApiKeyEntity, WorkflowEntity, WorkflowVersionEntity, RunEntity, TaskEntity, SignalEntity, RunEventEntity, OutboxEntity];
@@ -64,6 +65,7 @@ export const MIGRATIONS = [
   UniqueTenantNames1766304000000,
   AttemptLogsByTask1766390400000,
   RunLabels1766476800000,
+  RunRetention1766563200000,
 ];
 
 /** Options of {@link createDataSource}. */

@@ -11,7 +11,7 @@ import {
 } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, ScheduleFires, TaskLeases } from '@weft/engine/coordinator';
+import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, RunRetention, ScheduleFires, TaskLeases } from '@weft/engine/coordinator';
 import {
   createDataSource,
   QueueReservationRepository,
@@ -22,6 +22,7 @@ import {
   ScheduleBackfillRepository,
   ScheduleRepository,
   TenantRepository,
+  TenantSettingsRepository,
   VersionLookupRepository,
   WorkerRegistryRepository,
   WorkflowRepository,
@@ -185,6 +186,7 @@ export class CoreModule {
         { provide: OutboxRelay, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.outbox },
         { provide: LostTaskSweep, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.lostTasks },
         { provide: ScheduleFires, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.schedules },
+        { provide: RunRetention, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.retention },
         { provide: ScheduleRepository, inject: [DataSource], useFactory: (ds: DataSource) => new ScheduleRepository(ds) },
         { provide: ScheduleBackfillRepository, inject: [DataSource], useFactory: (ds: DataSource) => new ScheduleBackfillRepository(ds) },
         { provide: VersionLookupRepository, inject: [DataSource], useFactory: (ds: DataSource) => new VersionLookupRepository(ds) },
@@ -192,6 +194,7 @@ export class CoreModule {
         { provide: AttemptLogRepository, inject: [DataSource], useFactory: (ds: DataSource) => new AttemptLogRepository(ds) },
         { provide: WorkflowRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkflowRepository(ds) },
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
+        { provide: TenantSettingsRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantSettingsRepository(ds) },
         { provide: QueueReservationRepository, inject: [DataSource], useFactory: (ds: DataSource) => new QueueReservationRepository(ds) },
         { provide: QueueViewRepository, inject: [DataSource], useFactory: (ds: DataSource) => new QueueViewRepository(ds) },
         { provide: FlowViewRepository, inject: [DataSource], useFactory: (ds: DataSource) => new FlowViewRepository(ds) },
@@ -210,6 +213,7 @@ export class CoreModule {
         OutboxRelay,
         LostTaskSweep,
         ScheduleFires,
+        RunRetention,
         ScheduleRepository,
         ScheduleBackfillRepository,
         VersionLookupRepository,
@@ -217,6 +221,7 @@ export class CoreModule {
         AttemptLogRepository,
         WorkflowRepository,
         TenantRepository,
+        TenantSettingsRepository,
         QueueReservationRepository,
         QueueViewRepository,
         FlowViewRepository,

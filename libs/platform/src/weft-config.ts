@@ -50,6 +50,8 @@ export interface WeftConfig {
   /** WEFT_CODE_MAX_TOTAL_MB: memory all CODE executions of a worker hold together, MiB (`undefined`: half the host's, at least 4,096). */
   codeMaxTotalMb: number | undefined;
   schedulerIntervalMs: number;
+  /** WEFT_RETENTION_INTERVAL_MS: how often the scheduler passes over the run trees past their tenant's retention (default 60,000). */
+  retentionIntervalMs: number;
   /** WEFT_MAX_SCHEDULES_PER_TENANT: schedules one tenant may hold (default 1000). */
   maxSchedulesPerTenant: number;
   /** WEFT_MIN_SCHEDULE_INTERVAL_SECONDS: the smallest gap between a schedule's fires (default 10). */
@@ -182,6 +184,7 @@ export function loadConfig(
     codeMaxProcesses: dto.WEFT_CODE_MAX_PROCESSES,
     codeMaxTotalMb: dto.WEFT_CODE_MAX_TOTAL_MB,
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
+    retentionIntervalMs: dto.WEFT_RETENTION_INTERVAL_MS,
     maxSchedulesPerTenant: dto.WEFT_MAX_SCHEDULES_PER_TENANT,
     minScheduleIntervalSeconds: dto.WEFT_MIN_SCHEDULE_INTERVAL_SECONDS,
     maxActiveBackfillsPerTenant: dto.WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT,

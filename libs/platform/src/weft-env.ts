@@ -146,6 +146,16 @@ export class WeftEnv {
   @Max(60000)
   WEFT_SCHEDULER_INTERVAL_MS = 250;
 
+  /**
+   * How often the scheduler deletes the run trees past their tenant's retention, in milliseconds
+   * (a pass is bounded in time, so this is also how soon a large backlog goes on being deleted).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(86_400_000)
+  WEFT_RETENTION_INTERVAL_MS = 60_000;
+
   /** Schedules one tenant may hold; one more is refused with BAD_USER_INPUT. */
   @Transform(toInt)
   @IsInt()

@@ -97,6 +97,17 @@ export interface CoordinatorObserver {
   flowDispatched?(note: FlowDispatchedNote): void;
   /** A run cancelled by its concurrency key's strategy (the new one, or the oldest). */
   concurrencyCancelled?(note: ConcurrencyCancelledNote): void;
+  /** Run retention deleted expired run trees of a tenant (one batch, after its commit). */
+  runsDeleted?(note: RunsDeletedNote): void;
+}
+
+/** Run trees run retention deleted in one batch of one tenant. */
+export interface RunsDeletedNote {
+  tenantId: string;
+  /** Top-level runs deleted, each with its whole tree. */
+  roots: number;
+  /** Runs deleted, roots and their descendants together. */
+  runs: number;
 }
 
 /** Why flow control holds a run or a task attempt. */

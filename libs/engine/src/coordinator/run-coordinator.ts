@@ -12,6 +12,7 @@ import { MachineStep } from './machine-step.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { RunCommands } from './run-commands.js';
 import { RunReports } from './run-reports.js';
+import { RunRetention } from './run-retention.js';
 import { RunStarts } from './run-starts.js';
 import { ScheduleFires } from './schedule-fires.js';
 import { TaskLeases } from './task-leases.js';
@@ -21,7 +22,7 @@ import { UserCommands } from './user-commands.js';
  * The shell around the pure state machine, composed over one database: its rooms share one
  * context (settings, caches, clock). `runs` takes the commands of users, workers and timers and
  * applies each as one event in one tenant transaction; `leases` is the worker's claim and
- * heartbeat; `timers`, `outbox`, `lostTasks` and `schedules` are the scheduler's jobs (`schedules` also takes a user's trigger).
+ * heartbeat; `timers`, `outbox`, `lostTasks`, `schedules` and `retention` are the scheduler's jobs (`schedules` also takes a user's trigger).
  */
 export class RunCoordinator {
   /** Commands and reports, each applied as one event. */
@@ -36,6 +37,8 @@ export class RunCoordinator {
   readonly lostTasks: LostTaskSweep;
   /** Schedules' fires: by the scheduler's clock, and a user's trigger. */
   readonly schedules: ScheduleFires;
+  /** Run retention: expired run trees deleted, run by the scheduler. */
+  readonly retention: RunRetention;
   /** The committer of workers' fenced reports (its counts tell how reports were written). */
   readonly committer: StepCommitter;
 
@@ -57,5 +60,6 @@ export class RunCoordinator {
     this.timers = new DueTimers(ctx, pipeline);
     this.outbox = new OutboxRelay(ctx, backlog, step.slots, pipeline.after);
     this.lostTasks = new LostTaskSweep(ctx, backlog);
+    this.retention = new RunRetention(ctx);
   }
 }

@@ -24,3 +24,5 @@ export * from './schedule-backfill.repository.js';
 export * from './concurrency-group.repository.js';
 export * from './flow-view.repository.js';
 export * from './attempt-log.repository.js';
+export * from './tenant-settings.repository.js';
+export * from './run-retention.repository.js';

@@ -7,6 +7,7 @@ import type {
   LeaseRecoveredNote,
   RunFinishedNote,
   RunStartedNote,
+  RunsDeletedNote,
   ScheduleFiredNote,
   ScheduleSkippedNote,
   TimerFiredNote,
@@ -105,6 +106,17 @@ export class EngineTelemetry implements CoordinatorObserver {
   flowDispatched(n: FlowDispatchedNote): void {
     if (n.queue !== null) this.metrics.dispatched.inc({ queue: n.queue }, n.waits.length);
     for (const w of n.waits) this.metrics.flowWait.observe({ reason: w.reason }, w.seconds);
+  }
+
+  runsDeleted(n: RunsDeletedNote): void {
+    this.metrics.retentionDeleted.inc(n.runs);
+    this.log.log({
+      msg: `run retention deleted ${n.roots} run tree(s), ${n.runs} run(s) in all`,
+      event: 'runs.deleted',
+      tenantId: n.tenantId,
+      roots: n.roots,
+      runs: n.runs,
+    });
   }
 
   concurrencyCancelled(n: ConcurrencyCancelledNote): void {

@@ -70,6 +70,7 @@ export class WeftMetrics {
   readonly codeMemoryReserved: Gauge<string>;
   readonly codeMemoryWaiting: Gauge<string>;
   readonly definitionChecks: Counter<string>;
+  readonly retentionDeleted: Counter<string>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     this.tenantLabel = opts.tenantLabel ?? false;
@@ -217,6 +218,11 @@ export class WeftMetrics {
       name: 'weft_definition_checks_total',
       help: "Published definitions, by how they were checked: identical (to the latest version, not validated again), inline (on the API's thread) or thread (on its validation thread).",
       labelNames: ['how'],
+      registers,
+    });
+    this.retentionDeleted = new Counter({
+      name: 'weft_retention_deleted_total',
+      help: 'Runs deleted by run retention, every run of each tree counted (the top-level run and its child runs).',
       registers,
     });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });

@@ -150,6 +150,11 @@ export type TaskStatus =
   | 'SKIPPED'
   | 'WAITING';
 
+export type UpdateTenantSettingsInput = {
+  /** Days to keep a run tree after its top-level run ended, 1 to 3650; null keeps runs forever; absent leaves it as it is. */
+  retentionDays?: number | null | undefined;
+};
+
 /** Why a QUEUED run or task is not running yet. */
 export type WaitReason =
   /** Its concurrency key has as many active runs (or tasks) as its limit allows. */
@@ -443,6 +448,18 @@ export type ScheduleFieldsFragment = { id: string, workflowId: string, version: 
 export type BackfillFieldsFragment = { id: string, scheduleId: string, from: string, to: string, total: number, started: number, skipped: number, pending: number, nextNominalTime: string | null, createdAt: string, finishedAt: string | null };
 
 export type ScheduleRunFieldsFragment = { id: string, status: RunStatus, version: number, nominalTime: string | null, createdAt: string, finishedAt: string | null };
+
+export type TenantSettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type TenantSettingsQuery = { tenantSettings: { retentionDays: number | null } };
+
+export type UpdateTenantSettingsMutationVariables = Exact<{
+  i: UpdateTenantSettingsInput;
+}>;
+
+
+export type UpdateTenantSettingsMutation = { updateTenantSettings: { retentionDays: number | null } };
 
 export type WorkflowFieldsFragment = { id: string, name: string | null, latestVersion: number, defaultVersion: number, pinnedVersion: number | null, createdAt: string, updatedAt: string, versions: Array<{ version: number, checksum: string, createdAt: string, createdBy: string | null, deprecated: boolean, deprecatedAt: string | null }> };
 
