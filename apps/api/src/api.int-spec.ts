@@ -9,6 +9,7 @@ import { WeftError, type JsonValue } from '@weft/engine';
 import { RunCommands, ScheduleFires } from '@weft/engine/coordinator';
 import {
   AttemptLogRepository,
+  TenantSettingsRepository,
   FlowViewRepository,
   QueueReservationRepository,
   QueueViewRepository,
@@ -225,6 +226,8 @@ const commands = {
     { provide: ScheduleFires, useValue: {} },
     // Attempt logs are not exercised here (test/e2e/attempt-logs.e2e-spec.ts reads them on a real platform).
     { provide: AttemptLogRepository, useValue: {} },
+    // Tenant settings are not exercised here (test/e2e/tenant-settings.e2e-spec.ts sets them on a real platform).
+    { provide: TenantSettingsRepository, useValue: {} },
   ],
   exports: [
     WEFT_CONFIG,
@@ -242,6 +245,7 @@ const commands = {
     VersionLookupRepository,
     ScheduleFires,
     AttemptLogRepository,
+    TenantSettingsRepository,
   ],
 })
 class FakeCoreModule {}
