@@ -204,6 +204,44 @@ describe('an update while a fire is under way', () => {
   });
 });
 
+describe('an unpause racing an update', () => {
+  it('waits for an update of the timing under way and takes the next fire time from the new timing', async () => {
+    const { tenantId, clock, coordinator, instant } = await setup('2026-01-01T00:00:00.000Z');
+    const service = new SchedulesService(
+      new ScheduleRepository(db.ds),
+      new ScheduleBackfillRepository(db.ds),
+      new VersionLookupRepository(db.ds),
+      new RunRepository(db.ds),
+      coordinator.schedules,
+      { minScheduleIntervalSeconds: 10 } as WeftConfig,
+    );
+    const admin = { tenantId, keyId: 'k', role: 'admin' } as const;
+    // Every 1 January, then (the update under way) every 1 July: the next fire tells which timing it came from.
+    const s = await insertSchedule(db.ds, tenantId, instant, { cron: '0 0 1 1 *' }, clock.now());
+    await service.setPaused(admin, s.id, true, 'maintenance');
+    const updater = db.owner.createQueryRunner();
+    await updater.connect();
+    try {
+      await updater.startTransaction();
+      await updater.query(`UPDATE schedules SET cron = '0 0 1 7 *' WHERE id = $1`, [s.id]);
+      const unpausing = service.setPaused(admin, s.id, false, null);
+      await eventually('the unpause waits for the update', async () => {
+        const [r] = (await db.owner.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')`,
+        )) as { n: number }[];
+        return r!.n > 0;
+      });
+      await updater.commitTransaction();
+      const row = await unpausing;
+      expect(row.paused).toBe(false);
+      expect(row.nextFireAt?.toISOString()).toMatch(/^\d{4}-07-01T00:00:00\.000Z$/);
+    } finally {
+      if (updater.isTransactionActive) await updater.rollbackTransaction();
+      await updater.release();
+    }
+  });
+});
+
 describe('a run that cannot start', () => {
   it('is skipped as start_failed with the reason kept, and the schedule moves on', async () => {
     const { tenantId, clock, instant, poll } = await setup();
@@ -288,7 +326,7 @@ describe('downtime', () => {
   it('holds a pause across a scheduler restart, and resumes from now on unpause', async () => {
     const { tenantId, clock, instant, poll } = await setup();
     const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 60 }, clock.now());
-    await new ScheduleRepository(db.ds).setPaused(tenantId, s.id, { paused: true, note: 'maintenance', by: 'ops', now: clock.now() });
+    await new ScheduleRepository(db.ds).setPaused(tenantId, s.id, { paused: true, note: 'maintenance', by: 'ops' });
     clock.advance(5 * 60_000);
     await poll();
     expect(await runsOfSchedule(db.ds, tenantId, s.id)).toEqual([]);

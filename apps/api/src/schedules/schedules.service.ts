@@ -155,10 +155,10 @@ export class SchedulesService {
   async setPaused(p: Principal, id: string, paused: boolean, note: string | null): Promise<ScheduleObject> {
     const current = await this.row(p.tenantId, id);
     if (note !== null && note.length > MAX_SCHEDULE_NOTE_CHARS) throw badInput('note', `must be at most ${MAX_SCHEDULE_NOTE_CHARS} characters`);
-    const now = await this.schedules.dbNow(p.tenantId);
     const by = await this.schedules.keyName(p.tenantId, p.keyId);
-    const next = paused ? undefined : firstFire({ ...timingOf(current) }, current.id, now, current.jitterSeconds);
-    const row = await this.schedules.setPaused(p.tenantId, current.id, { paused, note, by, now, ...(next ? { next } : {}) });
+    // From the row as it stands once locked: an update of its timing under way has committed by then.
+    const next = (locked: ScheduleRow, now: Date) => firstFire({ ...timingOf(locked) }, locked.id, now, locked.jitterSeconds);
+    const row = await this.schedules.setPaused(p.tenantId, current.id, { paused, note, by, ...(paused ? {} : { next }) });
     if (!row) throw notFound(id);
     return toScheduleObject(row);
   }

@@ -231,17 +231,24 @@ export class ScheduleRepository extends TenantScopedRepository {
   }
 
   /**
-   * Pauses or unpauses schedule `id` with `note` by key `by` at `now`; unpausing also sets the next
-   * fire times (computed from now: what came due while paused is not fired). Returns the row, or
-   * null when the tenant has no such schedule.
+   * Pauses or unpauses schedule `id` with `note` by key `by`, in one transaction that locks the row
+   * first, as {@link update} does: `next`, when given (an unpause), is handed the row as it stands
+   * and the database's clock read after the lock, and returns the next fire times (computed from
+   * now: what came due while paused is not fired), so they follow the timing an update under way
+   * just committed. Returns the row, or null when the tenant has no such schedule.
    */
   async setPaused(
     tenantId: string,
     id: string,
-    p: { paused: boolean; note: string | null; by: string | null; now: Date; next?: { fireAt: Date | null; dueAt: Date | null } },
+    p: { paused: boolean; note: string | null; by: string | null; next?: (current: ScheduleRow, now: Date) => { fireAt: Date | null; dueAt: Date | null } },
   ): Promise<ScheduleRow | null> {
     if (!isUuid(id)) return null;
     return this.inTenant(tenantId, async (m) => {
+      const locked = new ScheduleRepository(m);
+      const current = await locked.find(tenantId, id, true);
+      if (!current) return null;
+      const now = await locked.dbNow(tenantId);
+      const next = p.next?.(current, now);
       const r = await sql<RawRow>(
         m,
         `UPDATE schedules SET paused = $3, pause_note = $4, paused_by = $5, paused_at = CASE WHEN $3 THEN $6::timestamptz END,
@@ -249,7 +256,7 @@ export class ScheduleRepository extends TenantScopedRepository {
                 next_due_at = CASE WHEN $7 THEN $9::timestamptz ELSE next_due_at END, updated_at = $6
           WHERE tenant_id = $1 AND id = $2
          RETURNING ${COLUMNS}`,
-        [tenantId, id, p.paused, p.note, p.by, p.now, p.next !== undefined, p.next?.fireAt ?? null, p.next?.dueAt ?? null],
+        [tenantId, id, p.paused, p.note, p.by, now, next !== undefined, next?.fireAt ?? null, next?.dueAt ?? null],
       );
       return r.rows[0] ? toRow(r.rows[0]) : null;
     });
