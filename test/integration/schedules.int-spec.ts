@@ -1,20 +1,20 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RunCoordinator, type RunCoordinatorOptions } from '@weft/engine/coordinator';
-import { RunRepository, ScheduleBackfillRepository, ScheduleRepository, VersionLookupRepository, WorkflowRepository } from '@weft/persistence';
+import type { RunCoordinatorOptions } from '@weft/engine/coordinator';
+import { RunRepository, ScheduleBackfillRepository, ScheduleRepository, WorkflowRepository } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { createTenant, def, fork, ManualClock, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher, waitFor } from '../support/builders.js';
-import { act, eventually, holdLock, installFault, openReplica, type Replica } from '../support/faults.js';
+import { def, fork, publishWorkflow, waitFor } from '../support/builders.js';
+import { act, installFault, openReplica, type Replica } from '../support/faults.js';
 import type { WeftConfig } from '@weft/platform';
 import { Scheduler } from '@weft/scheduler';
-import { insertBackfill, insertSchedule, runsOfSchedule, scheduleRow } from '../support/schedules.js';
-import { SchedulesService } from '../../apps/api/src/schedules/schedules.service.js';
+import { insertBackfill, insertSchedule, runsOfSchedule, scheduleRoom, scheduleRow } from '../support/schedules.js';
 
 /**
  * Schedules fired by the coordinator's schedule room over the real database, on a hand-moved
  * clock (each test its own; the claim is across tenants, so a test reads its own schedule's runs,
  * never how many schedules a poll handled): each nominal time starts one run (replicas racing included), overlap policies, the
- * catch-up window after an outage (and its grace), an update while a fire is under way, backfills,
+ * catch-up window after an outage (and its grace), backfills (changes racing the scheduler are in
+ * schedule-updates.int-spec.ts),
  * pause across a restart, and time zones.
  */
 
@@ -26,21 +26,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** A tenant, a clock, a coordinator on them, an instant workflow (ends at its start) and a held one (waits for signal `go`). */
-async function setup(start = '2030-01-01T00:00:00.000Z', opts: RunCoordinatorOptions = {}) {
-  const { tenantId } = await createTenant(db.ds);
-  const clock = new ManualClock(start);
-  const coordinator = new RunCoordinator(db.ds, new RecordingDispatcher(), new RecordingPublisher(), { now: clock.now, logger: new MemoryLogger(), ...opts });
-  const instant = (await publishWorkflow(db.ds, tenantId, def([fork('a')]))).workflowId;
-  const held = (await publishWorkflow(db.ds, tenantId, def([waitFor('w', 'go')]))).workflowId;
-  const poll = async (c = coordinator) => {
-    let n = 0;
-    for (let k = 200; k === 200;) n += k = await c.schedules.fireDue(200);
-    return n;
-  };
-  const release = (runId: string) => coordinator.runs.sendSignal(tenantId, { runId, name: 'go' });
-  return { tenantId, clock, coordinator, instant, held, poll, release };
-}
+/** {@link scheduleRoom} on this file's database. */
+const setup = (start?: string, opts: RunCoordinatorOptions = {}) => scheduleRoom(db.ds, start, opts);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -148,97 +135,6 @@ describe('exactly once', () => {
     await poll();
     expect((await runsOfSchedule(db.ds, tenantId, s.id)).map((r) => r.nominal)).toEqual(['2030-01-01T00:01:00.000Z']);
     expect((await scheduleRow(db.ds, tenantId, s.id)).skipped.alreadyFired).toBe(1);
-  });
-});
-
-describe('an update while a fire is under way', () => {
-  it('waits for the fire and keeps the next fire time it stored: the fired time neither fires again nor is skipped', async () => {
-    const { tenantId, clock, coordinator, instant, poll } = await setup();
-    const s = await insertSchedule(db.ds, tenantId, instant, { intervalSeconds: 60 }, clock.now());
-    const service = new SchedulesService(
-      new ScheduleRepository(db.ds),
-      new ScheduleBackfillRepository(db.ds),
-      new VersionLookupRepository(db.ds),
-      new RunRepository(db.ds),
-      coordinator.schedules,
-      { minScheduleIntervalSeconds: 10 } as WeftConfig,
-    );
-    // The fire of 00:01 stops in its advance of the schedule (row locked, not committed) until the test lets it go.
-    const held = await holdLock(db.owner, 7_301);
-    let open = false;
-    const letGo = async () => {
-      if (!open) await held.release();
-      open = true;
-    };
-    const stall = await installFault(db.owner, {
-      table: 'schedules',
-      events: 'UPDATE',
-      when: `NEW.id = '${s.id}' AND NEW.fired_count > OLD.fired_count`,
-      action: act.waitForLock(7_301),
-      times: 1,
-    });
-    try {
-      clock.advance(60_000);
-      const firing = poll();
-      await eventually('the fire stopped in its advance', async () => (await stall.hits()) === 1);
-      const updating = service.update({ tenantId, keyId: 'k', role: 'admin' }, { id: s.id, note: 'only the note' });
-      // The update waits for the fire's row lock (a wait on its transaction, not on the test's advisory lock).
-      await eventually('the update waits for the fire', async () => {
-        const [r] = (await db.owner.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')`,
-        )) as { n: number }[];
-        return r!.n > 0;
-      });
-      await letGo();
-      await firing;
-      expect((await updating).note).toBe('only the note');
-    } finally {
-      await letGo();
-      await stall.remove();
-    }
-    expect((await scheduleRow(db.ds, tenantId, s.id)).nextFireAt?.toISOString()).toBe('2030-01-01T00:02:00.000Z');
-    clock.advance(60_000);
-    await poll();
-    expect((await runsOfSchedule(db.ds, tenantId, s.id)).map((r) => r.nominal)).toEqual(['2030-01-01T00:01:00.000Z', '2030-01-01T00:02:00.000Z']);
-    expect((await scheduleRow(db.ds, tenantId, s.id)).skipped.alreadyFired).toBe(0);
-  });
-});
-
-describe('an unpause racing an update', () => {
-  it('waits for an update of the timing under way and takes the next fire time from the new timing', async () => {
-    const { tenantId, clock, coordinator, instant } = await setup('2026-01-01T00:00:00.000Z');
-    const service = new SchedulesService(
-      new ScheduleRepository(db.ds),
-      new ScheduleBackfillRepository(db.ds),
-      new VersionLookupRepository(db.ds),
-      new RunRepository(db.ds),
-      coordinator.schedules,
-      { minScheduleIntervalSeconds: 10 } as WeftConfig,
-    );
-    const admin = { tenantId, keyId: 'k', role: 'admin' } as const;
-    // Every 1 January, then (the update under way) every 1 July: the next fire tells which timing it came from.
-    const s = await insertSchedule(db.ds, tenantId, instant, { cron: '0 0 1 1 *' }, clock.now());
-    await service.setPaused(admin, s.id, true, 'maintenance');
-    const updater = db.owner.createQueryRunner();
-    await updater.connect();
-    try {
-      await updater.startTransaction();
-      await updater.query(`UPDATE schedules SET cron = '0 0 1 7 *' WHERE id = $1`, [s.id]);
-      const unpausing = service.setPaused(admin, s.id, false, null);
-      await eventually('the unpause waits for the update', async () => {
-        const [r] = (await db.owner.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')`,
-        )) as { n: number }[];
-        return r!.n > 0;
-      });
-      await updater.commitTransaction();
-      const row = await unpausing;
-      expect(row.paused).toBe(false);
-      expect(row.nextFireAt?.toISOString()).toMatch(/^\d{4}-07-01T00:00:00\.000Z$/);
-    } finally {
-      if (updater.isTransactionActive) await updater.rollbackTransaction();
-      await updater.release();
-    }
   });
 });
 

@@ -3,7 +3,8 @@ import type { DataSource } from 'typeorm';
 import { firstFire } from '@weft/engine';
 import { RunRepository, ScheduleBackfillRepository, ScheduleRepository, sql, withTenant, type ScheduleFields, type ScheduleRow } from '@weft/persistence';
 import { fireTimesBetween } from '@weft/engine';
-import { timingOf } from '@weft/engine/coordinator';
+import { RunCoordinator, timingOf, type RunCoordinatorOptions } from '@weft/engine/coordinator';
+import { createTenant, def, fork, ManualClock, MemoryLogger, publishWorkflow, RecordingDispatcher, RecordingPublisher, waitFor } from './builders.js';
 
 /** A schedule's fields with the API's defaults for all but `f`. */
 export function scheduleFields(workflowId: string, f: Partial<ScheduleFields> = {}): ScheduleFields {
@@ -70,3 +71,23 @@ export async function scheduleRow(ds: DataSource, tenantId: string, id: string):
 }
 
 export { RunRepository };
+
+/**
+ * A schedule room over `ds`: a tenant, a hand-moved clock from `start`, a coordinator on them, an
+ * instant workflow (ends at its start) and a held one (waits for signal `go`); `poll` fires what is
+ * due until a pass finds less than a full batch, `release` sends a held run its signal.
+ */
+export async function scheduleRoom(ds: DataSource, start = '2030-01-01T00:00:00.000Z', opts: RunCoordinatorOptions = {}) {
+  const { tenantId } = await createTenant(ds);
+  const clock = new ManualClock(start);
+  const coordinator = new RunCoordinator(ds, new RecordingDispatcher(), new RecordingPublisher(), { now: clock.now, logger: new MemoryLogger(), ...opts });
+  const instant = (await publishWorkflow(ds, tenantId, def([fork('a')]))).workflowId;
+  const held = (await publishWorkflow(ds, tenantId, def([waitFor('w', 'go')]))).workflowId;
+  const poll = async (c = coordinator) => {
+    let n = 0;
+    for (let k = 200; k === 200;) n += k = await c.schedules.fireDue(200);
+    return n;
+  };
+  const release = (runId: string) => coordinator.runs.sendSignal(tenantId, { runId, name: 'go' });
+  return { tenantId, clock, coordinator, instant, held, poll, release };
+}
