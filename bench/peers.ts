@@ -122,27 +122,16 @@ async function runRestate(o: Options, work: string, say: (l: string) => void, in
   const child = new Child(
     'the Restate driver',
     'unshare',
-    [
-      '--net',
-      '--',
-      'sh',
-      '-c',
-      'ip link set lo up && exec "$0" "$@"',
-      process.execPath,
-      join(peersDist, 'restate-driver.js'),
-      '--work',
-      dir,
-      '--out',
-      out,
-      '--seconds',
-      String(o.seconds),
-      '--solo-runs',
-      String(o.soloRuns),
-    ],
+    ['--net', '--', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, join(peersDist, 'restate-driver.js'), ...driverArgs(o, dir, out)],
     join(dir, 'driver.log'),
     { detached: true, onLine: (l) => say(`  ${l}`) },
   );
   return runDriver(child, out, interrupted);
+}
+
+/** A peer driver's common arguments: its folder, its result file and the bench's lengths. */
+function driverArgs(o: Options, dir: string, out: string): string[] {
+  return ['--work', dir, '--out', out, '--seconds', String(o.seconds), '--solo-runs', String(o.soloRuns)];
 }
 
 /** DBOS: its driver (app and driver in one process) on a fresh database, dropped afterwards. */
@@ -161,19 +150,7 @@ async function runDbos(o: Options, work: string, say: (l: string) => void, inter
     const child = new Child(
       'the DBOS driver',
       process.execPath,
-      [
-        join(peersDist, 'dbos-driver.js'),
-        '--database-url',
-        withDb(o.postgres, dbName),
-        '--work',
-        dir,
-        '--out',
-        out,
-        '--seconds',
-        String(o.seconds),
-        '--solo-runs',
-        String(o.soloRuns),
-      ],
+      [join(peersDist, 'dbos-driver.js'), '--database-url', withDb(o.postgres, dbName), ...driverArgs(o, dir, out)],
       join(dir, 'driver.log'),
       { env, detached: true, onLine: (l) => say(`  ${l}`) },
     );

@@ -21,7 +21,12 @@ export function formatData(format: 'json' | 'yaml', value: unknown): string {
  * are: the same JSON value, whose text cannot drive a terminal.
  */
 export function jsonText(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u2028\u2029]/g, unicodeEscape);
+}
+
+/** `c` (one UTF-16 unit) as the escape `\uXXXX`. */
+function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 /**
@@ -52,7 +57,7 @@ export function escapeControls(text: string, keep = ''): string {
   return text.replace(/[\p{Cc}\u2028\u2029]/gu, (c) => {
     if (keep.includes(c)) return c;
     const json = JSON.stringify(c).slice(1, -1);
-    return json !== c ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    return json !== c ? json : unicodeEscape(c);
   });
 }
 

@@ -51,6 +51,9 @@ export interface AttemptLogText {
   logs: string;
 }
 
+/** The columns a write of one attempt's logs gives, in this order. */
+const INSERT = `INSERT INTO task_attempt_logs (tenant_id, task_id, attempt, run_id, node_id, started_at, finished_at, error, logs)`;
+
 /** A report written again (a retried report, a completion turned into a failure) replaces the row. */
 const UPSERT = `ON CONFLICT (tenant_id, task_id, attempt)
   DO UPDATE SET started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at, error = EXCLUDED.error, logs = EXCLUDED.logs`;
@@ -59,7 +62,7 @@ const UPSERT = `ON CONFLICT (tenant_id, task_id, attempt)
  * The write of one attempt's logs, fenced by the attempt and its lease: it inserts nothing once
  * the attempt is no longer the task's current RUNNING one under that token (a stale report).
  */
-const WRITE = `INSERT INTO task_attempt_logs (tenant_id, task_id, attempt, run_id, node_id, started_at, finished_at, error, logs)
+const WRITE = `${INSERT}
   SELECT t.tenant_id, t.id, t.attempt, t.run_id, t.node_id, $4::timestamptz, $5::timestamptz, $6::text, $7::text
     FROM tasks t
    WHERE t.tenant_id = $1 AND t.id = $2::uuid AND t.attempt = $3::int
@@ -78,7 +81,7 @@ export function attemptLogWrite(tenantId: string, record: AttemptLogRecord): { t
   };
 }
 
-const PART = `INSERT INTO task_attempt_logs (tenant_id, task_id, attempt, run_id, node_id, started_at, finished_at, error, logs)
+const PART = `${INSERT}
   SELECT $1, $2::uuid, $3::int, $4::uuid, $5::text, $6::timestamptz, $7::timestamptz, $8::text, $9::text WHERE ${GATE}
   ${UPSERT}`;
 

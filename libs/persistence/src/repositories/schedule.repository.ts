@@ -178,11 +178,10 @@ export class ScheduleRepository extends TenantScopedRepository {
   ): Promise<ScheduleRow | null> {
     if (!isUuid(id)) return null;
     return this.inTenant(tenantId, async (m) => {
-      const locked = new ScheduleRepository(m);
-      const current = await locked.find(tenantId, id, true);
-      if (!current) return null;
-      const now = await locked.dbNow(tenantId);
-      const { fields: f, next } = change(current, now);
+      const held = await lockedRow(m, tenantId, id);
+      if (!held) return null;
+      const { fields: f, next } = change(held.current, held.now);
+      const now = held.now;
       const r = await sql<RawRow>(
         m,
         `UPDATE schedules SET workflow_id = $3, version = $4, cron = $5, interval_seconds = $6, time_zone = $7, input = $8::jsonb,
@@ -244,11 +243,10 @@ export class ScheduleRepository extends TenantScopedRepository {
   ): Promise<ScheduleRow | null> {
     if (!isUuid(id)) return null;
     return this.inTenant(tenantId, async (m) => {
-      const locked = new ScheduleRepository(m);
-      const current = await locked.find(tenantId, id, true);
-      if (!current) return null;
-      const now = await locked.dbNow(tenantId);
-      const next = p.next?.(current, now);
+      const held = await lockedRow(m, tenantId, id);
+      if (!held) return null;
+      const now = held.now;
+      const next = p.next?.(held.current, now);
       const r = await sql<RawRow>(
         m,
         `UPDATE schedules SET paused = $3, pause_note = $4, paused_by = $5, paused_at = CASE WHEN $3 THEN $6::timestamptz END,
@@ -362,4 +360,14 @@ function fieldParams(f: ScheduleFields): unknown[] {
     f.catchUpSeconds,
     JSON.stringify(f.labels ?? {}),
   ];
+}
+
+/**
+ * Schedule `id` locked (`FOR UPDATE`) in transaction `m`, as the scheduler's fire locks it, and the
+ * database's clock read after the lock; null when the tenant has no such schedule.
+ */
+async function lockedRow(m: EntityManager, tenantId: string, id: string): Promise<{ current: ScheduleRow; now: Date } | null> {
+  const locked = new ScheduleRepository(m);
+  const current = await locked.find(tenantId, id, true);
+  return current ? { current, now: await locked.dbNow(tenantId) } : null;
 }
