@@ -140,6 +140,8 @@ const commands = {
       createdAt: now,
       updatedAt: now,
       finishedAt: null,
+      pausedAt: null,
+      pauseReason: null,
     } as RunEntity;
     store.runs.push(run);
     const first = (v.definition as { nodes: { node_id: string; type: string }[] }).nodes[0]!;
@@ -171,6 +173,7 @@ const commands = {
       flowRateKey: null,
       flowRateLimit: null,
       flowRatePerSeconds: null,
+      attemptLimit: null,
     } as TaskEntity);
     store.events.push({
       tenantId,

@@ -35,6 +35,7 @@ import { UniqueTenantNames1766304000000 } from './migrations/1766304000000-uniqu
 import { AttemptLogsByTask1766390400000 } from './migrations/1766390400000-attempt-logs-by-task.js';
 import { RunLabels1766476800000 } from './migrations/1766476800000-run-labels.js';
 import { RunRetention1766563200000 } from './migrations/1766563200000-run-retention.js';
+import { RunPauses1766649600000 } from './migrations/1766649600000-run-pauses.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [TenantEntity, ApiKeyEntity, WorkflowEntity, WorkflowVersionEntity, RunEntity, TaskEntity, SignalEntity, RunEventEntity, OutboxEntity];
@@ -66,6 +67,7 @@ export const MIGRATIONS = [
   AttemptLogsByTask1766390400000,
   RunLabels1766476800000,
   RunRetention1766563200000,
+  RunPauses1766649600000,
 ];
 
 /** Options of {@link createDataSource}. */

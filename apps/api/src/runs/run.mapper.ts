@@ -1,5 +1,5 @@
 import type { JsonValue, RunStatus, TaskStatus, WorkflowDefinition } from '@weft/engine';
-import type { RunEntity, RunEventEntity, SizedEvent, SizedRun, SizedTask, TaskEntity } from '@weft/persistence';
+import { apiRunStatus, type RunEntity, type RunEventEntity, type SizedEvent, type SizedRun, type SizedTask, type TaskEntity } from '@weft/persistence';
 import type { RunEventObject, RunObject, TaskObject } from './run.object.js';
 
 /**
@@ -15,7 +15,9 @@ export function toRunObject(r: RunEntity | SizedRun): RunObject {
     ...json,
     tenantId: r.tenantId,
     id: r.id,
-    status: r.status as RunStatus,
+    status: apiRunStatus(r) as RunStatus,
+    pausedAt: r.pausedAt ?? null,
+    pauseReason: r.pauseReason ?? null,
     workflowId: r.workflowId,
     version: r.version,
     startNodeId: r.startNodeId,

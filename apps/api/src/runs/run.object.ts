@@ -16,6 +16,16 @@ export class RunObject {
   @Field(() => RunStatusEnum)
   status: RunStatus;
 
+  @Field(() => GraphQLDateTime, { nullable: true, description: 'When the run was paused, while it is PAUSED; null otherwise.' })
+  pausedAt: Date | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Why the run is PAUSED: the reason given to pauseRun, `parent run <id> paused`, or `node <id> exhausted its <n> attempts: <error>`; null otherwise.',
+  })
+  pauseReason: string | null;
+
   @Field(() => String)
   workflowId: string;
 

@@ -1,5 +1,7 @@
 import {
   expectRows,
+  RUN_PAUSED_HOLD,
+  RunPauseRepository,
   runWrites,
   SignalRepository,
   TaskWriteRepository,
@@ -41,6 +43,8 @@ export interface WriteResult {
   children: StartChildRun[];
   /** The attempt taken by the reporting worker ({@link EagerTake}); it is not in `jobs`. */
   taken?: TakenTask;
+  /** The queues whose backlog rows a resume (ResumeRun) released, for fair dispatch after commit. */
+  released?: string[];
 }
 
 /**
@@ -59,7 +63,7 @@ export interface EagerTake {
 }
 
 /** What the writer needs of the event's run. */
-export type WriterRun = Pick<RunState, 'id' | 'workflowId' | 'priority' | 'traceparent'>;
+export type WriterRun = Pick<RunState, 'id' | 'workflowId' | 'priority' | 'traceparent'> & Partial<Pick<RunState, 'pausedAt'>>;
 
 /** Task statuses a CreateTask can carry that are already final. */
 const FINAL = new Set<string>([TaskStatus.Completed, TaskStatus.Failed, TaskStatus.Skipped, TaskStatus.Cancelled]);
@@ -124,6 +128,11 @@ export class ActionWriter {
   /** Capture mode: the statement parts, kept instead of sent. */
   private captured: WritePart[] | undefined;
   private refusalInline = false;
+  /** True while the run is paused: its dispatches are held (see pause.ts), never taken. */
+  private paused: boolean;
+  /** The hold's sentence of the rows this writer holds for a pause. */
+  private pausedDetail = 'run paused';
+  private released: string[] | undefined;
 
   /**
    * `run` is the event's run: its span (`traceparent`, carried by its jobs so attempts join the
@@ -143,6 +152,7 @@ export class ActionWriter {
   ) {
     this.tasks = new TaskWriteRepository(m);
     this.signals = new SignalRepository(m);
+    this.paused = run.pausedAt != null;
   }
 
   /**
@@ -180,7 +190,13 @@ export class ActionWriter {
    */
   async write(actions: readonly Action[], closing: (result: WriteResult) => WritePart[] = () => []): Promise<WriteResult> {
     for (const a of actions) await this.one(a);
-    const result: WriteResult = { jobs: this.jobs, run: this.patch, children: this.children, ...(this.taken ? { taken: this.taken } : {}) };
+    const result: WriteResult = {
+      jobs: this.jobs,
+      run: this.patch,
+      children: this.children,
+      ...(this.taken ? { taken: this.taken } : {}),
+      ...(this.released ? { released: this.released } : {}),
+    };
     // The event's last write: it goes with the COMMIT (a later statement of the event sends it first).
     await this.flush(closing(result), true);
     return result;
@@ -259,7 +275,7 @@ export class ActionWriter {
         this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Failed, error: a.reason, finished: true });
         return;
       case 'RetryTask': {
-        const row = await this.tasks.retry(tenantId, a.taskId, a.attempt, a.reason, now);
+        const row = await this.tasks.retry(tenantId, a.taskId, a.attempt, a.reason, now, a.attemptLimit);
         this.expectOne(row ? 1 : 0, `task ${a.taskId} attempt ${a.attempt} to retry`);
         this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Queued, attempt: a.attempt + 1, error: a.reason });
         this.redispatch(a.taskId, a.attempt + 1, row!, a.notBefore);
@@ -305,7 +321,22 @@ export class ActionWriter {
           error: a.reason ?? null,
           output: a.output === undefined ? null : a.output,
           finishedAt: now,
+          ...(this.paused ? { pausedAt: null, pauseReason: null } : {}),
         } satisfies RunPatch);
+        return;
+      case 'PauseRun':
+        // Attempts admitted and not claimed go back to the backlog, which is held.
+        this.pausedDetail = `run paused: ${a.reason}`;
+        await new RunPauseRepository(this.m).hold(tenantId, this.run.id, this.pausedDetail, now);
+        this.paused = true;
+        this.log.reread = true;
+        Object.assign(this.patch, { pausedAt: now, pauseReason: a.reason } satisfies RunPatch);
+        return;
+      case 'ResumeRun':
+        this.released = await new RunPauseRepository(this.m).release(tenantId, this.run.id, now);
+        this.paused = false;
+        this.log.reread = true;
+        Object.assign(this.patch, { pausedAt: null, pauseReason: null } satisfies RunPatch);
         return;
       default:
         assertNever(a);
@@ -379,11 +410,15 @@ export class ActionWriter {
       ...(this.run.traceparent ? { traceparent: this.run.traceparent } : {}),
     };
     const due = notBefore.getTime() <= this.now.getTime();
-    const take = this.take && !this.taken && !limited && queue === this.take.queue && due ? this.take : undefined;
+    const take = this.take && !this.taken && !this.paused && !limited && queue === this.take.queue && due ? this.take : undefined;
     // A taken attempt has nothing to enqueue, so no backlog row: if its worker dies, the lease
-    // sweep finds it by its lease alone.
+    // sweep finds it by its lease alone. A paused run's row is held until its resume.
     if (!take) {
-      const hold = due ? {} : { holdReason: 'BACKOFF', holdDetail: `retry backoff until ${notBefore.toISOString()}`, heldUntil: notBefore };
+      const hold = this.paused
+        ? { holdReason: RUN_PAUSED_HOLD, holdDetail: this.pausedDetail, heldUntil: null }
+        : due
+          ? {}
+          : { holdReason: 'BACKOFF', holdDetail: `retry backoff until ${notBefore.toISOString()}`, heldUntil: notBefore };
       this.outbox.set(taskId, { taskId, attempt, queue, notBefore, priority: this.run.priority, ...hold });
     }
     // A taken attempt is RUNNING under the worker's token for `leaseMs`; any other is QUEUED with

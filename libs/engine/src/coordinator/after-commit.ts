@@ -34,6 +34,7 @@ export class AfterCommit {
         this.tell(tenantId, runId, outcome);
         if (outcome.jobs.length) await this.backlog.offer(outcome.jobs);
         if (outcome.slotFreedOn) await this.backlog.request(outcome.slotFreedOn);
+        for (const queue of outcome.released ?? []) await this.backlog.request(queue);
         await this.publish(tenantId, runId, outcome);
         return this.follow(tenantId, outcome);
       case 'direct':
@@ -55,6 +56,8 @@ export class AfterCommit {
     const { started, finished } = outcome;
     if (started) this.ctx.observe((o) => o.runStarted({ tenantId, runId, ...started }));
     if (finished) this.ctx.observe((o) => o.runFinished({ tenantId, runId, ...finished }));
+    const paused = outcome.kind === 'applied' ? outcome.paused : undefined;
+    if (paused) this.ctx.observe((o) => o.runPaused?.({ tenantId, runId, ...paused }));
   }
 
   /**

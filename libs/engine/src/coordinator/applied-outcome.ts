@@ -31,6 +31,7 @@ export interface AppliedEvent {
  */
 export function appliedOutcome(e: AppliedEvent): AppliedOutcome {
   const { seq, now, written, writer, entry, dag } = e;
+  const pause = e.transition.actions.find((a) => a.type === 'PauseRun');
   return {
     kind: 'applied',
     transition: e.transition,
@@ -39,6 +40,8 @@ export function appliedOutcome(e: AppliedEvent): AppliedOutcome {
     now,
     jobs: written.jobs,
     ...(written.taken ? { taken: written.taken } : {}),
+    ...(pause ? { paused: { workflowId: e.run.workflowId, cause: pause.cause } } : {}),
+    ...(written.released?.length ? { released: written.released } : {}),
     nodes: e.nodes,
     change: () => buildRunChange({ seq, now, patch: written.run, log: writer.log, entry, dag }),
     ...runNotes(e.run, e.ev, e.transition, e.nodes, now),

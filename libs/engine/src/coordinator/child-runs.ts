@@ -1,5 +1,5 @@
-import { ChildRunRepository, RunEventRepository, type RunState, type Transaction } from '@weft/persistence';
-import { RunStatus, type Action, type FinishRun, type StartChildRun } from '../index.js';
+import { ChildRunRepository, RunEventRepository, RunPauseRepository, type RunState, type Transaction } from '@weft/persistence';
+import { RunStatus, type Action, type FinishRun, type RunEvent, type StartChildRun } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { DirectOutcome, LinkedWork, LockedRunEvents, RejectedOutcome } from './event-outcome.js';
 import { finishedNote, startedNote } from './run-notes.js';
@@ -12,9 +12,11 @@ import { snapshotNodes } from './snapshot-cache.js';
  * transaction (`nesting` > 0), applies its RunStarted — so one transaction starts one level of
  * children, never a whole recursive tree; a run that is cancelled, or ends without succeeding,
  * cancels its running children; a child run that ends wakes its parent's waiting SUBWORKFLOW
- * task (its `wake_at` becomes now, so a lost fast path is still fired by the scheduler). Locks go
- * parent before child; a child ending while its parent is cancelled may deadlock, which
- * PostgreSQL breaks and the event retries.
+ * task (its `wake_at` becomes now, so a lost fast path is still fired by the scheduler). A pause
+ * reaches the run's active children (and so theirs), and so does a resume; while the run is
+ * paused no child run of it is created, and its resume wakes the SUBWORKFLOW tasks whose child
+ * waited, which then start it. Locks go parent before child; a child ending while its parent is
+ * cancelled may deadlock, which PostgreSQL breaks and the event retries.
  */
 export class ChildRuns {
   /** `events` applies an event to a linked run, as the event pipeline applies one to its own run. */
@@ -24,8 +26,9 @@ export class ChildRuns {
   ) {}
 
   /**
-   * Starts, cancels or wakes the runs linked to `run` that `actions` (with `children` written)
-   * affect, at `linked.now`; what they did joins `linked` for after-commit work.
+   * Starts, cancels, pauses, resumes or wakes the runs linked to `run` that `actions` (with
+   * `children` written) affect, at `linked.now`, `run` being `status` after them; what they did
+   * joins `linked` for after-commit work.
    */
   async follow(
     m: Transaction,
@@ -35,8 +38,16 @@ export class ChildRuns {
     children: readonly StartChildRun[],
     linked: LinkedWork,
     nesting: number,
+    status: RunStatus,
   ): Promise<void> {
-    for (const c of children) await this.start(m, tenantId, run, c, linked, nesting);
+    // A paused run starts no child: the SUBWORKFLOW task waits, and its resume wakes it.
+    if (status !== RunStatus.Paused) for (const c of children) await this.start(m, tenantId, run, c, linked, nesting);
+    if (actions.some((a) => a.type === 'PauseRun'))
+      await this.toChildren(m, tenantId, run.id, { type: 'RunPaused', reason: `parent run ${run.id} paused`, byParent: true }, linked);
+    if (actions.some((a) => a.type === 'ResumeRun')) {
+      await this.toChildren(m, tenantId, run.id, { type: 'RunResumed' }, linked);
+      for (const w of await new RunPauseRepository(m).wakeHeldChildStarts(tenantId, run.id, linked.now)) linked.wakes.push({ runId: run.id, ...w });
+    }
     const finish = actions.find((a): a is FinishRun => a.type === 'FinishRun');
     if (actions.some((a) => a.type === 'CancelTasks') || (finish !== undefined && finish.status !== RunStatus.Succeeded)) {
       const status = finish?.status === RunStatus.Failed ? 'failed' : 'was cancelled';
@@ -111,22 +122,26 @@ export class ChildRuns {
     return failed;
   }
 
-  /** Applies RunCancelled with `reason` to every RUNNING child run of `runId` (and so to theirs). */
-  private async cancel(m: Transaction, tenantId: string, runId: string, reason: string, linked: LinkedWork): Promise<void> {
+  /** Applies RunCancelled with `reason` to every active child run of `runId` (and so to theirs). */
+  private cancel(m: Transaction, tenantId: string, runId: string, reason: string, linked: LinkedWork): Promise<void> {
+    return this.toChildren(m, tenantId, runId, { type: 'RunCancelled', reason }, linked);
+  }
+
+  /**
+   * Applies `ev` to every active child run of `runId` that has started (one created but not
+   * started yet waits for its parent's next event, which starts it, not for this one); a pause
+   * or resume then reaches their children in turn.
+   */
+  private async toChildren(m: Transaction, tenantId: string, runId: string, ev: RunEvent, linked: LinkedWork): Promise<void> {
     const events = new RunEventRepository(m);
     for (const kid of await new ChildRunRepository(m).lockRunning(tenantId, runId)) {
+      // A resume reaches the paused children only; a pause, those not paused already.
+      const applies = ev.type === 'RunCancelled' || (kid.eventSeq > 0 && (ev.type === 'RunResumed') === (kid.pausedAt != null));
+      if (!applies) continue;
       const tasks = await events.taskStates(tenantId, kid.id);
       const dag = await this.ctx.dag(m, tenantId, kid.workflowId, kid.version);
-      const cancelled = await this.events.applyReport({
-        m,
-        tenantId,
-        run: kid,
-        nodes: snapshotNodes(tasks),
-        dag,
-        ev: { type: 'RunCancelled', reason },
-        now: linked.now,
-      });
-      linked.nested.push({ runId: kid.id, outcome: cancelled });
+      const outcome = await this.events.applyReport({ m, tenantId, run: kid, nodes: snapshotNodes(tasks), dag, ev, now: linked.now });
+      linked.nested.push({ runId: kid.id, outcome });
     }
   }
 

@@ -99,6 +99,17 @@ export interface CoordinatorObserver {
   concurrencyCancelled?(note: ConcurrencyCancelledNote): void;
   /** Run retention deleted expired run trees of a tenant (one batch, after its commit). */
   runsDeleted?(note: RunsDeletedNote): void;
+  /** A run was paused (after its commit). */
+  runPaused?(note: RunPausedNote): void;
+}
+
+/** A run that was paused, and by whom. */
+export interface RunPausedNote {
+  tenantId: string;
+  runId: string;
+  workflowId: string;
+  /** `operator`, `parent` (its parent run was paused) or `exhausted` (a node with `on_exhausted: pause` ran out of attempts). */
+  cause: string;
 }
 
 /** Run trees run retention deleted in one batch of one tenant. */

@@ -2,13 +2,14 @@ import { TransientDbError, UniqueViolation, isInvalidDataError } from '@weft/per
 import { MachineError, StoreError, WeftError } from '../index.js';
 import { sanitizeText } from './storable.js';
 
-/** Maps a machine rejection to the API's coded error: INVALID_REQUEST → BAD_USER_INPUT; RUN_FINISHED, RUN_ACTIVE → CONFLICT. */
+/** Maps a machine rejection to the API's coded error: INVALID_REQUEST → BAD_USER_INPUT; RUN_FINISHED, RUN_ACTIVE, RUN_PAUSED → CONFLICT. */
 export function toWeftError(err: MachineError): WeftError {
   switch (err.code) {
     case 'INVALID_REQUEST':
       return new WeftError('BAD_USER_INPUT', err.message);
     case 'RUN_FINISHED':
     case 'RUN_ACTIVE':
+    case 'RUN_PAUSED':
       return new WeftError('CONFLICT', err.message);
   }
 }

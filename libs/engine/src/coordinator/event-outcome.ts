@@ -61,6 +61,10 @@ export interface AppliedOutcome extends Committed, LinkedWork {
   finished?: FinishedNote;
   /** The queue of a reported task that held a node's concurrency slot: its queue's backlog may go on. */
   slotFreedOn?: string;
+  /** Set when this event paused the run: its workflow and who paused it. */
+  paused?: { workflowId: string; cause: string };
+  /** The queues whose backlog rows this event's resume released. */
+  released?: string[];
 }
 
 /**

@@ -268,7 +268,9 @@ export class EventPipeline implements TimerFiring {
       }
       // The run row as this event leaves it, for the run's next report decided from memory; not
       // after a retry, which may change the version, input and config.
-      const runAfter = ev.type === 'RunRetried' ? undefined : { ...run, eventSeq: result.seq, status: result.status };
+      const paused = result.status === RunStatus.Paused;
+      const runAfter =
+        ev.type === 'RunRetried' ? undefined : { ...run, eventSeq: result.seq, status: result.status, pausedAt: paused ? (run.pausedAt ?? result.now) : null };
       return { outcome: result, keep: { nodes: result.nodes, ...(runAfter ? { run: runAfter } : {}) } };
     });
     // Committed: the node states now match the database at the new event_seq.

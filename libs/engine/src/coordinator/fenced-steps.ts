@@ -78,7 +78,8 @@ export class FencedSteps {
     const { ctx } = this;
     const entry = ctx.snapshots.takeEntry(tenantId, runId);
     const run = entry?.run;
-    if (!entry || !run || !entry.at || run.status !== RunStatus.Running) return undefined;
+    // A paused run's events hold what they dispatch: the locking path writes them.
+    if (!entry || !run || !entry.at || run.status !== RunStatus.Running || run.pausedAt != null) return undefined;
     const dag = ctx.cachedDag(tenantId, run.workflowId, run.version);
     const clock = ctx.estimatedClock();
     if (!dag || !clock || dag.getNode(ev.nodeId)?.concurrency) return undefined;

@@ -86,7 +86,15 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
     case 'FailTask':
       return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, reason: a.reason });
     case 'RetryTask':
-      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, reason: a.reason, notBefore: a.notBefore.toISOString() });
+      return s({
+        type: a.type,
+        nodeId: a.nodeId,
+        taskId: a.taskId,
+        attempt: a.attempt,
+        reason: a.reason,
+        notBefore: a.notBefore.toISOString(),
+        attemptLimit: a.attemptLimit,
+      });
     case 'RecordBranches':
       return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, branches: a.branches });
     case 'ResolveWait':
@@ -119,6 +127,10 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
       });
     case 'RetryChild':
       return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, attempt: a.attempt, reason: a.reason, notBefore: a.notBefore.toISOString() });
+    case 'PauseRun':
+      return s({ type: a.type, reason: a.reason, cause: a.cause });
+    case 'ResumeRun':
+      return s({ type: a.type });
     default:
       return assertNever(a);
   }

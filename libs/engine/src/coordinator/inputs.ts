@@ -94,6 +94,12 @@ export interface CancelRunInput {
   reason?: string;
 }
 
+/** Input of a run's pause or resume; `reason` is kept in the run's history (and, for a pause, as its pause reason). */
+export interface PauseRunInput {
+  runId: string;
+  reason?: string;
+}
+
 /** Input of a run's retry; `version` defaults to the run's current version. */
 export interface RetryRunInput {
   runId: string;

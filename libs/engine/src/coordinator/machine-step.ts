@@ -93,7 +93,7 @@ export class MachineStep implements LockedRunEvents {
     const status = run.status === RunStatus.Queued && snapshot.status === RunStatus.Running ? RunStatus.Queued : snapshot.status;
     const recorded = entry!;
     const outcome = appliedOutcome({ run, ev, transition, status, seq, now, writer, written, entry: recorded, dag, nodes });
-    await this.linked.follow(m, tenantId, run, transition.actions, written.children, outcome, nesting);
+    await this.linked.follow(m, tenantId, run, transition.actions, written.children, outcome, nesting, status);
     if (outcome.finished && run.concurrencyGroup) await this.slots.promote(m, tenantId, run.concurrencyGroup, outcome, nesting);
     return outcome;
   }
@@ -101,7 +101,8 @@ export class MachineStep implements LockedRunEvents {
 
 /**
  * The machine's view of `e`'s run. A run QUEUED for a slot of its concurrency key has no task
- * yet; the machine takes it for a running one (a cancel ends it, a signal is buffered for it).
+ * yet; the machine takes it for a running one (a cancel ends it, a signal is buffered for it). A
+ * RUNNING row with `paused_at` set is PAUSED.
  */
 function snapshotOf(e: LockedEvent): RunSnapshot {
   const { run, nodes } = e;
@@ -109,7 +110,12 @@ function snapshotOf(e: LockedEvent): RunSnapshot {
     id: run.id,
     workflowId: run.workflowId,
     version: run.version,
-    status: run.status === RunStatus.Queued ? RunStatus.Running : (run.status as RunStatus),
+    status:
+      run.status === RunStatus.Queued
+        ? RunStatus.Running
+        : run.pausedAt != null && run.status === RunStatus.Running
+          ? RunStatus.Paused
+          : (run.status as RunStatus),
     context: { input: run.input, config: run.config, tasks: new Map() },
     nodes,
     depth: run.depth,

@@ -2,6 +2,7 @@ import type { RunEntity } from '@weft/persistence';
 import type {
   CancelRunInput,
   FireTimerInput,
+  PauseRunInput,
   ReportCompletedInput,
   ReportFailedInput,
   ReportResult,
@@ -114,6 +115,32 @@ export class RunCommands {
   }
 
   /**
+   * Pauses the run (and its active child runs, and theirs): it is PAUSED with `reason` (default
+   * `paused`) as its pause reason until {@link resumeRun}. Attempts already with a worker finish
+   * and are recorded, timers fire and signals are delivered, but nothing of it is dispatched
+   * (its ready tasks wait QUEUED, wait reason RUN_PAUSED; an attempt admitted but not claimed yet
+   * goes back to that wait) and no child run of it starts. A paused run does not end on its own:
+   * it ends after its resume, or at once by {@link cancelRun}. Repeated, it changes nothing. A
+   * rejected pause writes nothing.
+   * @throws WeftError NOT_FOUND, BAD_USER_INPUT (a reason that cannot be stored or is longer than
+   * 8 KiB), CONFLICT (run finished; run QUEUED for a slot of its concurrency key), TRANSIENT.
+   */
+  pauseRun(tenantId: string, p: PauseRunInput): Promise<void> {
+    return this.users.pauseRun(tenantId, p);
+  }
+
+  /**
+   * Resumes a paused run (and its paused child runs): it is RUNNING again, what waited is
+   * dispatched in flow control's order (an attempt still in its retry backoff when it is due),
+   * a node whose attempts ran out (`on_exhausted: pause`) gets its `max_attempts` again (attempt
+   * numbers go on), and the child runs its pause held start. On a running run it changes nothing.
+   * @throws WeftError NOT_FOUND, BAD_USER_INPUT (reason), CONFLICT (run finished), TRANSIENT.
+   */
+  resumeRun(tenantId: string, p: PauseRunInput): Promise<void> {
+    return this.users.resumeRun(tenantId, p);
+  }
+
+  /**
    * Restarts the run from `fromNodeId` (that node and its descendants are reset) on `version`
    * (default the run's), optionally with new input/config. A rejected retry writes nothing.
    *
@@ -121,7 +148,7 @@ export class RunCommands {
    * already failed with the child's failure and would stay FAILED while the child succeeded.
    * Retrying the parent from that node starts a new child instead.
    * @throws WeftError NOT_FOUND (run or version), BAD_USER_INPUT (unknown node; input or config
-   * that cannot be stored; `version` is another, deprecated version), CONFLICT (tasks still
+   * that cannot be stored; `version` is another, deprecated version), CONFLICT (run paused; tasks still
    * active; a child run, naming its parent run and the parent's node to retry; a run of a
    * concurrency key that is still QUEUED, or that ended while its key has no free slot — a retry
    * never cancels nor waits for another run), TRANSIENT.

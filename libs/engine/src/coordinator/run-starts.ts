@@ -159,6 +159,7 @@ export function startedRow(tenantId: string, run: RunState, inserted: NewRun, ou
     eventSeq: outcome.seq,
     updatedAt: outcome.now,
     finishedAt: null,
+    pauseReason: null,
   };
 }
 
@@ -184,6 +185,7 @@ export function newTopRun(
     input: input.input ?? {},
     config: input.config ?? {},
     eventSeq: 0,
+    pausedAt: null,
     parentRunId: null,
     parentTaskId: null,
     parentAttempt: null,

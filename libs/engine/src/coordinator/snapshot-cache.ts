@@ -77,6 +77,7 @@ export function snapshotNodes(rows: readonly TaskState[]): Map<string, NodeState
     if (t.awaitedSignal !== null) n.awaitedSignal = t.awaitedSignal;
     if (t.error !== null) n.error = t.error;
     if (t.retryAt !== null) n.retryAt = t.retryAt;
+    if (t.attemptLimit != null) n.attemptLimit = t.attemptLimit;
     nodes.set(t.nodeId, n);
   }
   iterations.sort((a, b) => (a.iteration as number) - (b.iteration as number));

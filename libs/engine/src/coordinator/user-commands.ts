@@ -1,16 +1,16 @@
 import { RunRepository, VersionLookupRepository, isUuid, type RunEntity } from '@weft/persistence';
-import { badCharacter, checkLabels, MAX_ERROR_CHARS, WeftError, type RunEvent } from '../index.js';
+import { badCharacter, checkLabels, MAX_ERROR_CHARS, RunStatus, WeftError, type RunEvent } from '../index.js';
 import type { AfterCommit } from './after-commit.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { userError } from './error-mapping.js';
 import type { EventPipeline } from './event-pipeline.js';
 import type { FencedStarts } from './fenced-starts.js';
 import { checkJson, checkName, isVersion } from './input-checks.js';
-import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './inputs.js';
+import type { CancelRunInput, PauseRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './inputs.js';
 import type { RunStarts } from './run-starts.js';
 
 /**
- * A user's commands — start, signal, cancel, retry — each checked, turned into its event and
+ * A user's commands — start, signal, cancel, pause, resume, retry — each checked, turned into its event and
  * handed to the event pipeline, or for a start to {@link FencedStarts} (one statement, when this
  * process can decide it from memory) else {@link RunStarts} in a transaction of its own (see
  * {@link RunCommands} for what each does). User input that cannot be stored is refused with
@@ -67,6 +67,28 @@ export class UserCommands {
     checkName('reason', c.reason, MAX_ERROR_CHARS);
     await this.pipeline.command(tenantId, c.runId, 'the cancellation', () => ({
       ev: c.reason === undefined ? { type: 'RunCancelled' } : { type: 'RunCancelled', reason: c.reason },
+    }));
+  }
+
+  /** Checks and applies a RunPaused; see `RunCommands.pauseRun`. */
+  async pauseRun(tenantId: string, p: PauseRunInput): Promise<void> {
+    checkName('reason', p.reason, MAX_ERROR_CHARS);
+    await this.pipeline.command(tenantId, p.runId, 'the pause', (run) => {
+      if (run.status === RunStatus.Queued) {
+        throw new WeftError(
+          'CONFLICT',
+          `run ${run.id} is QUEUED for a slot of its concurrency key: nothing of it runs yet to pause; cancel it, or pause it once it started`,
+        );
+      }
+      return { ev: p.reason === undefined ? { type: 'RunPaused' } : { type: 'RunPaused', reason: p.reason } };
+    });
+  }
+
+  /** Checks and applies a RunResumed; see `RunCommands.resumeRun`. */
+  async resumeRun(tenantId: string, p: PauseRunInput): Promise<void> {
+    checkName('reason', p.reason, MAX_ERROR_CHARS);
+    await this.pipeline.command(tenantId, p.runId, 'the resume', () => ({
+      ev: p.reason === undefined ? { type: 'RunResumed' } : { type: 'RunResumed', reason: p.reason },
     }));
   }
 

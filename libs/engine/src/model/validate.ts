@@ -21,7 +21,7 @@ import {
 } from './validation/definition-rules.js';
 import { nodeFlow, runConcurrency, runPriority } from './validation/flow-rules.js';
 import { edgeCondition, edgeEnds, edgeKeys, edgeOnError, uniqueEdge } from './validation/edge-rules.js';
-import { nodeKeys, nodeTexts, nodeType, payloadHygiene, queue, retry, runtimeOnCode, specValues, uniqueNodeId } from './validation/node-rules.js';
+import { nodeKeys, nodeTexts, nodeType, onExhausted, payloadHygiene, queue, retry, runtimeOnCode, specValues, uniqueNodeId } from './validation/node-rules.js';
 import { forEach, typeSpec } from './validation/spec-rules.js';
 import type { WorkflowDefinition } from './workflow-definition.js';
 
@@ -33,6 +33,7 @@ const NODE_RULES: readonly NodeRule[] = [
   queue,
   runtimeOnCode,
   payloadHygiene,
+  onExhausted,
   nodeType,
   typeSpec,
   forEach,

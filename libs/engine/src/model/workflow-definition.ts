@@ -43,7 +43,19 @@ export interface WorkflowNode {
   concurrency?: NodeConcurrency;
   /** HTTP and CODE only: at most `limit` of this node's tasks start per `per_seconds` per key, across runs. */
   rate_limit?: NodeRateLimit;
+  /**
+   * HTTP and CODE only, not with `for_each`: what the node's last failed attempt does. `fail`
+   * (default): the node fails for good and routing goes on. `pause`: the task stays FAILED, no
+   * error edge is taken, and the run pauses until a resume grants the node `max_attempts` more.
+   */
+  on_exhausted?: OnExhausted;
 }
+
+/** What a node's last failed attempt does: see {@link WorkflowNode.on_exhausted}. */
+export type OnExhausted = 'fail' | 'pause';
+
+/** The values of a node's `on_exhausted`. */
+export const ON_EXHAUSTED: readonly OnExhausted[] = ['fail', 'pause'];
 
 /**
  * A node's `concurrency`: `key`, a `{{ }}` template in the scope of the node's spec (resolved to a

@@ -10,12 +10,14 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /**
  * The statuses of a run: QUEUED while it waits for a slot of its concurrency key (no task yet),
- * PENDING until started, RUNNING, then one of three terminal ones.
+ * PENDING until started, RUNNING, PAUSED (active, but nothing of it is dispatched until it is
+ * resumed), then one of three terminal ones.
  */
 export const RunStatus = {
   Queued: 'QUEUED',
   Pending: 'PENDING',
   Running: 'RUNNING',
+  Paused: 'PAUSED',
   Succeeded: 'SUCCEEDED',
   Failed: 'FAILED',
   Cancelled: 'CANCELLED',

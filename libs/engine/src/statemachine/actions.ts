@@ -22,7 +22,9 @@ export type Action =
   | ReleaseIteration
   | SkipIterations
   | StartChildRun
-  | RetryChild;
+  | RetryChild
+  | PauseRun
+  | ResumeRun;
 
 /**
  * Records a reached node as a task: PENDING (followed by DispatchTask), WAITING, or already
@@ -103,6 +105,11 @@ export interface RetryTask {
   attempt: number;
   reason: string;
   notBefore: Date;
+  /**
+   * Set by a resume of a node whose attempts ran out (`on_exhausted: pause`): the attempts the
+   * task may make in all from now on (its attempts so far plus the node's `max_attempts`).
+   */
+  attemptLimit?: number;
 }
 
 /**
@@ -231,6 +238,26 @@ export interface RetryChild {
   attempt: number;
   reason: string;
   notBefore: Date;
+}
+
+/**
+ * The run pauses (status PAUSED): its attempts already with workers finish, its timers and
+ * signals go on, but nothing of it is dispatched and no child run of it starts until a
+ * {@link ResumeRun}. `reason` is kept as the run's pause reason.
+ */
+export interface PauseRun {
+  type: 'PauseRun';
+  reason: string;
+  /** Who paused it: an operator, its parent run's pause, or a node whose attempts ran out. */
+  cause: PauseCause;
+}
+
+/** See {@link PauseRun.cause}. */
+export type PauseCause = 'operator' | 'parent' | 'exhausted';
+
+/** A paused run runs again (status RUNNING): what waited for the resume is dispatched. */
+export interface ResumeRun {
+  type: 'ResumeRun';
 }
 
 /** The `type` tag of an {@link Action}. */

@@ -84,6 +84,7 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
         change(a.nodeId, n, (x) => {
           x.status = TaskStatus.Pending;
           x.attempt = a.attempt + 1;
+          if (a.attemptLimit !== undefined) x.attemptLimit = a.attemptLimit;
           delete x.error;
         });
       return;
@@ -180,6 +181,12 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
       return;
     case 'FinishRun':
       run.status = a.status;
+      return;
+    case 'PauseRun':
+      run.status = RunStatus.Paused;
+      return;
+    case 'ResumeRun':
+      run.status = RunStatus.Running;
       return;
     default:
       assertNever(a);

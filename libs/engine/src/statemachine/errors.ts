@@ -2,7 +2,7 @@
  * The machine's errors. Machine errors are permanent: the same event gives
  * the same answer. A {@link StoreError} is transient: the caller retries the event.
  */
-export type MachineErrorCode = 'INVALID_REQUEST' | 'RUN_FINISHED' | 'RUN_ACTIVE';
+export type MachineErrorCode = 'INVALID_REQUEST' | 'RUN_FINISHED' | 'RUN_ACTIVE' | 'RUN_PAUSED';
 
 /** A permanent rejection of an event; nothing is persisted. */
 export class MachineError extends Error {

@@ -4,7 +4,7 @@ import type { JsonValue } from '../model/workflow-types.js';
  * Events: things that happened to a run; `Machine.apply` consumes one at a time.
  * External events sent to WAIT_FOR_EVENT nodes are called signals.
  */
-export type RunEvent = RunStarted | NodeCompleted | NodeFailed | TimerFired | SignalReceived | RunRetried | RunCancelled;
+export type RunEvent = RunStarted | NodeCompleted | NodeFailed | TimerFired | SignalReceived | RunRetried | RunCancelled | RunPaused | RunResumed;
 
 /** A new run was created; `startNodeId` optionally overrides the definition's entry node. */
 export interface RunStarted {
@@ -58,6 +58,20 @@ export interface RunRetried {
 /** A user cancelled the run. */
 export interface RunCancelled {
   type: 'RunCancelled';
+  reason?: string;
+}
+
+/** An operator paused the run (or its parent run was paused): nothing of it is dispatched until it is resumed. */
+export interface RunPaused {
+  type: 'RunPaused';
+  reason?: string;
+  /** Set when the pause came down from the run's parent run. */
+  byParent?: boolean;
+}
+
+/** An operator resumed a paused run (or its parent run was resumed). */
+export interface RunResumed {
+  type: 'RunResumed';
   reason?: string;
 }
 

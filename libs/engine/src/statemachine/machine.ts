@@ -6,7 +6,7 @@
  */
 import type { WorkflowDag } from '../model/dag.js';
 import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
-import { maxAttempts, retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
+import { retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
 import { NodeType, RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
 import { hasActiveNode, liveCounts } from './apply-action.js';
 import type { Deps, Transition } from './deps.js';
@@ -21,6 +21,7 @@ import { deliverSignal, eventNameProblem, timeOutWaitForEvent } from './node-kin
 import { wakeWait } from './node-kinds/wait.js';
 import { isHandledFailure } from './branches.js';
 import { begin, propagate, routeOutcome } from './routing.js';
+import { attemptsLeft, onRunPaused, onRunResumed, pauseOnExhausted } from './pause.js';
 import { dropRunIndex } from './run-index.js';
 import { unsuccessfulRunReason, type UnsuccessfulNode } from './run-failure.js';
 import { isTaskActive, matchesAttempt, reportTarget, type NodeState, type RunSnapshot } from './state.js';
@@ -83,6 +84,10 @@ export class Machine {
         return onRunRetried(s, ev);
       case 'RunCancelled':
         return onRunCancelled(s, ev);
+      case 'RunPaused':
+        return onRunPaused(s, ev);
+      case 'RunResumed':
+        return onRunResumed(s, ev);
       default: {
         const unknown: never = ev;
         throw new MachineError('INVALID_REQUEST', `unknown event ${JSON.stringify((unknown as { type?: unknown }).type)}`);
@@ -136,7 +141,9 @@ async function onNodeCompleted(s: Step, ev: NodeCompleted): Promise<void> {
  * `retryDelayMs(node, attempt + 1)`; otherwise — or when the worker marked the failure
  * `retryable: false` — it fails for good: without an `on_error` edge its edges stay unresolved;
  * with one, routing continues along the error edges it selects (see `routeOutcome`). A `for_each`
- * iteration retries on its own; one failed for good fails the node once the others settle.
+ * iteration retries on its own; one failed for good fails the node once the others settle. A
+ * node with `on_exhausted: pause` pauses the run instead of failing on (see pause.ts); a resume
+ * may have given its task more attempts than `max_attempts` (`attemptLimit`).
  */
 async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
   const n = reportTarget(s.run, ev.nodeId, ev.taskId);
@@ -145,7 +152,7 @@ async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
     return;
   }
   const node = s.dag.getNode(ev.nodeId);
-  if (node && !s.terminal() && ev.retryable !== false && ev.attempt + 1 < maxAttempts(node)) {
+  if (node && !s.terminal() && attemptsLeft(node, n, ev)) {
     s.emit({
       type: 'RetryTask',
       taskId: ev.taskId,
@@ -156,6 +163,7 @@ async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
     });
     return;
   }
+  if (node && !s.terminal() && pauseOnExhausted(s, node, n, ev)) return;
   s.emit({ type: 'FailTask', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, reason: ev.error });
   const outcome: NodeOutcome =
     s.run.nodes.get(ev.nodeId)?.iterations !== undefined ? await settleIteration(s, ev.nodeId) : { kind: 'failed', reason: ev.error };
@@ -212,9 +220,13 @@ async function onSignalReceived(s: Step, ev: SignalReceived): Promise<void> {
  * deleted), and every reached node the retry's version no longer has (the machine is built with
  * that version's DAG; a leftover FAILED task would fail the run forever), keeps every other result, optionally replaces input/config, and begins again at the
  * node. Allowed on a finished run or a running run with nothing active.
- * @throws MachineError RUN_ACTIVE while any task is active; INVALID_REQUEST for an unknown node.
+ * @throws MachineError RUN_PAUSED on a paused run; RUN_ACTIVE while any task is active;
+ * INVALID_REQUEST for an unknown node.
  */
 async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
+  if (s.run.status === RunStatus.Paused) {
+    throw new MachineError('RUN_PAUSED', `run ${s.run.id} is PAUSED: resume it (resumeRun), or cancel it, before retrying`);
+  }
   const { active } = liveCounts(s.run);
   if (active > 0) {
     throw new MachineError('RUN_ACTIVE', `${active} task(s) in flight; cancel the run before retrying`);
@@ -267,7 +279,7 @@ async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
 }
 
 /**
- * Finishes the run once nothing is active: FAILED if any task failed (or was cancelled), with a
+ * Finishes the run once nothing is active (a PAUSED run waits for its resume or a cancel): FAILED if any task failed (or was cancelled), with a
  * reason naming those nodes and their errors ({@link unsuccessfulRunReason}), else SUCCEEDED with
  * the run output. A failure that took one of its node's `on_error` edges is
  * handled and does not count: the workflow dealt with it. A run output that cannot be resolved, or is larger than
@@ -275,7 +287,7 @@ async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
  * times that), fails the run.
  */
 async function finishIfDone(s: Step): Promise<void> {
-  if (s.terminal() || hasActiveNode(s.run)) return;
+  if (s.terminal() || s.run.status === RunStatus.Paused || hasActiveNode(s.run)) return;
   const counts = liveCounts(s.run);
   const { active, cancelled } = counts;
   if (active > 0) return;

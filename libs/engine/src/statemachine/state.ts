@@ -7,6 +7,11 @@ export interface NodeState {
   status: TaskStatus;
   /** 0-based attempt of the current task. */
   attempt: number;
+  /**
+   * The attempts the task may make in all, when a resume granted more than its node's
+   * `retry.max_attempts` (`on_exhausted: pause`); undefined: `max_attempts`.
+   */
+  attemptLimit?: number;
   /** Successors a completed SWITCH selected; `undefined` when never recorded. */
   branches?: string[];
   /** The signal a WAITING WAIT_FOR_EVENT node waits for. */

@@ -92,6 +92,17 @@ export class RunEntity {
   @Column({ name: 'labels', type: 'jsonb', default: {} })
   labels: Record<string, string>;
 
+  /**
+   * When the run was paused, while it is (its `status` stays RUNNING in the table: the API
+   * reports PAUSED, see {@link apiRunStatus}); null otherwise.
+   */
+  @Column({ name: 'paused_at', type: 'timestamptz', nullable: true })
+  pausedAt: Date | null;
+
+  /** Why the run is paused, while it is: the operator's reason, or the node whose attempts ran out. */
+  @Column({ name: 'pause_reason', type: 'text', nullable: true })
+  pauseReason: string | null;
+
   @Column({ name: 'event_seq', type: 'int' })
   eventSeq: number;
 
@@ -103,4 +114,12 @@ export class RunEntity {
 
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
   finishedAt: Date | null;
+}
+
+/**
+ * The status a run has for the API: PAUSED for a RUNNING row with `paused_at` set, else the
+ * row's `status`.
+ */
+export function apiRunStatus(run: Pick<RunEntity, 'status' | 'pausedAt'>): string {
+  return run.status === 'RUNNING' && run.pausedAt != null ? 'PAUSED' : run.status;
 }

@@ -52,6 +52,10 @@ export class TaskEntity {
   @Column({ name: 'retry_at', type: 'timestamptz', nullable: true })
   retryAt: Date | null;
 
+  /** The attempts the task may make in all once a resume granted its node more than `max_attempts`; null otherwise. */
+  @Column({ name: 'attempt_limit', type: 'int', nullable: true })
+  attemptLimit: number | null;
+
   /** 0-based element index of a `for_each` iteration task; null otherwise. */
   @Column({ name: 'iteration', type: 'int', nullable: true })
   iteration: number | null;

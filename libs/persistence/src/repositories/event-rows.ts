@@ -29,13 +29,14 @@ export type RunState = Pick<
   | 'traceCallerSpan'
   | 'priority'
   | 'concurrencyGroup'
+  | 'pausedAt'
 >;
 
 /** The `runs` columns of a {@link RunState}, aliased to its field names. */
 export const RUN_STATE_COLUMNS = `id, workflow_id AS "workflowId", version, status, input, config, event_seq AS "eventSeq",
   parent_run_id AS "parentRunId", parent_task_id AS "parentTaskId", parent_attempt AS "parentAttempt", depth, root_run_id AS "rootRunId",
   created_at AS "createdAt", traceparent, trace_caller_span AS "traceCallerSpan", priority,
-  concurrency_group AS "concurrencyGroup"`;
+  concurrency_group AS "concurrencyGroup", paused_at AS "pausedAt"`;
 
 /**
  * The `tasks` columns the state machine decides on, no inputs or outputs. `error` is read only
@@ -43,13 +44,13 @@ export const RUN_STATE_COLUMNS = `id, workflow_id AS "workflowId", version, stat
  */
 export type TaskState = Pick<
   TaskEntity,
-  'nodeId' | 'id' | 'status' | 'attempt' | 'branches' | 'awaitedSignal' | 'error' | 'leaseToken' | 'iteration' | 'retryAt'
+  'nodeId' | 'id' | 'status' | 'attempt' | 'branches' | 'awaitedSignal' | 'error' | 'leaseToken' | 'iteration' | 'retryAt' | 'attemptLimit'
 >;
 
 /** The `tasks t` columns of a {@link TaskState}. */
 export const TASK_STATE_COLUMNS = `t.node_id AS "nodeId", t.id, t.status, t.attempt, t.branches, t.awaited_signal AS "awaitedSignal",
   CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token AS "leaseToken", t.iteration,
-  CASE WHEN t.status = 'WAITING' THEN t.retry_at END AS "retryAt"`;
+  CASE WHEN t.status = 'WAITING' THEN t.retry_at END AS "retryAt", t.attempt_limit AS "attemptLimit"`;
 
 /** A {@link TaskState} read through `to_jsonb`, its timestamp (text there) as a Date again. */
 export function taskFromJson(t: TaskState): TaskState {
@@ -75,4 +76,7 @@ export interface RunPatch {
   output?: Json | null;
   error?: string | null;
   finishedAt?: Date | null;
+  /** Set by a pause, cleared (`null`) by a resume. */
+  pausedAt?: Date | null;
+  pauseReason?: string | null;
 }

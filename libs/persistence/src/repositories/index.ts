@@ -9,6 +9,7 @@ export * from './write-batch.js';
 export * from './start-write.js';
 export * from './event-rows.js';
 export * from './run-event.repository.js';
+export * from './run-pause.repository.js';
 export * from './task-write.repository.js';
 export * from './history.repository.js';
 export * from './task-lease.repository.js';

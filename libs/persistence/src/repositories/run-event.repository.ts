@@ -85,7 +85,11 @@ export class RunEventRepository extends TenantScopedRepository {
       const row = r.rows[0];
       if (!row) return undefined;
       // to_jsonb gives the timestamp as text.
-      const run = { ...row.run, createdAt: new Date(row.run.createdAt as unknown as string) };
+      const run = {
+        ...row.run,
+        createdAt: new Date(row.run.createdAt as unknown as string),
+        pausedAt: row.run.pausedAt && new Date(row.run.pausedAt as unknown as string),
+      };
       const slotQueue = (row.task as { slotQueue?: string | null } | null)?.slotQueue;
       const task = row.task === null ? null : taskFromJson(row.task);
       if (task) delete (task as { slotQueue?: unknown }).slotQueue;

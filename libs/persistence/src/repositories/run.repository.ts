@@ -69,7 +69,8 @@ const RUN_COLUMNS = `tenant_id AS "tenantId", id, workflow_id AS "workflowId", v
   parent_task_id AS "parentTaskId", parent_attempt AS "parentAttempt", root_run_id AS "rootRunId", depth,
   event_seq AS "eventSeq", created_at AS "createdAt", updated_at AS "updatedAt", finished_at AS "finishedAt",
   traceparent, trace_caller_span AS "traceCallerSpan", schedule_id AS "scheduleId", nominal_time AS "nominalTime",
-  priority, concurrency_group AS "concurrencyGroup", concurrency_key AS "concurrencyKey", labels`;
+  priority, concurrency_group AS "concurrencyGroup", concurrency_key AS "concurrencyKey", labels, paused_at AS "pausedAt",
+  pause_reason AS "pauseReason"`;
 
 /**
  * The read side of runs for the API: runs, their tasks and their history. Writes go through

@@ -107,7 +107,7 @@ export class TaskLeaseRepository extends TenantScopedRepository {
     // to_jsonb gives timestamps as text.
     const { updatedAt, ...run } = row.run;
     const state: ClaimedState = {
-      run: { ...run, createdAt: new Date(run.createdAt as unknown as string) },
+      run: { ...run, createdAt: new Date(run.createdAt as unknown as string), pausedAt: run.pausedAt && new Date(run.pausedAt as unknown as string) },
       tasks: row.tasks.map(taskFromJson),
       at: new Date(updatedAt),
     };

@@ -226,15 +226,20 @@ export class TaskWriteRepository extends TenantScopedRepository {
     });
   }
 
-  /** Makes `attempt` + 1 of task `taskId` QUEUED with the last `reason`; returns what dispatching it needs, or undefined. */
-  async retry(tenantId: string, taskId: string, attempt: number, reason: string, now: Date): Promise<StoredDispatch | undefined> {
+  /**
+   * Makes `attempt` + 1 of task `taskId` QUEUED with the last `reason` (and, from a resume of a
+   * task that failed for good, no end time and `attemptLimit` attempts in all); returns what
+   * dispatching it needs, or undefined.
+   */
+  async retry(tenantId: string, taskId: string, attempt: number, reason: string, now: Date, attemptLimit?: number): Promise<StoredDispatch | undefined> {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<StoredDispatch>(
         m,
-        `UPDATE tasks SET status = 'QUEUED', attempt = attempt + 1, error = $4, updated_at = $5
+        `UPDATE tasks SET status = 'QUEUED', attempt = attempt + 1, error = $4, updated_at = $5, finished_at = NULL,
+                attempt_limit = COALESCE($6::int, attempt_limit)
           WHERE tenant_id = $1 AND id = $2 AND attempt = $3
           RETURNING ${DISPATCH_COLUMNS}`,
-        [tenantId, taskId, attempt, reason, now],
+        [tenantId, taskId, attempt, reason, now, attemptLimit ?? null],
       );
       return r.rows[0];
     });

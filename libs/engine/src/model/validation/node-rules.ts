@@ -1,9 +1,10 @@
 /**
  * The rules over one node that do not depend on its type: its id, keys, texts, queue, payload
- * hygiene fields, type, retry policy and the values of its spec. The per-type spec rules and the
+ * hygiene fields, type, retry policy, `on_exhausted` and the values of its spec. The per-type spec rules and the
  * `for_each` rules are in spec-rules.ts.
  */
 import type { Problem } from '../../errors.js';
+import { ON_EXHAUSTED } from '../workflow-definition.js';
 import { NODE_TYPES, NodeType, isWorkerType } from '../workflow-types.js';
 import { eachString, isObject, nonJson, unknownKeys, type NodeRule } from './context.js';
 import { templateProblems } from './templates.js';
@@ -148,4 +149,24 @@ export const specValues: NodeRule = ({ ctx, spec, at, nodeId }) => {
   if (bad) out.push({ nodeId, path: bad, message: 'spec values must be JSON (no NaN, Infinity or binary)' });
   eachString(spec, `${at}.spec`, (s, path) => out.push(...templateProblems(ctx, s, path, nodeId)));
   return out;
+};
+
+/**
+ * `on_exhausted` is `fail` or `pause`, on HTTP and CODE nodes only (the nodes whose attempts a
+ * worker makes) and never with `for_each`, whose iterations settle their node on their own.
+ */
+export const onExhausted: NodeRule = ({ raw, at, nodeId, type, known }) => {
+  const v = raw.on_exhausted;
+  if (v === undefined) return [];
+  const path = `${at}.on_exhausted`;
+  if (typeof v !== 'string' || !(ON_EXHAUSTED as readonly string[]).includes(v)) {
+    return [{ nodeId, path, message: `on_exhausted must be ${ON_EXHAUSTED.join(' or ')}, got ${JSON.stringify(v)}` }];
+  }
+  if (known && !isWorkerType(type as string)) {
+    return [{ nodeId, path, message: `on_exhausted applies to HTTP and CODE nodes only, not to a ${type as string} node` }];
+  }
+  if (v === 'pause' && raw.for_each !== undefined) {
+    return [{ nodeId, path, message: 'on_exhausted: pause cannot be used with for_each: a failed iteration settles its node on its own' }];
+  }
+  return [];
 };

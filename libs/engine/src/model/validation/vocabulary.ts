@@ -32,6 +32,7 @@ export const NODE_KEYS: readonly string[] = [
   'reducers',
   'concurrency',
   'rate_limit',
+  'on_exhausted',
 ];
 /** The keys an edge may have. */
 export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition', 'on_error'];

@@ -1,0 +1,39 @@
+import { describe, expect, it } from '@jest/globals';
+import { validateDefinition } from '../validate.js';
+
+/** Each problem as `path: message`. */
+const messages = (def: unknown): string[] => validateDefinition(def).map((p) => `${p.path}: ${p.message}`);
+
+/** One node `n` of `type` with `extra` fields. */
+function one(type: string, extra: Record<string, unknown>): unknown {
+  const spec: Record<string, unknown> =
+    type === 'HTTP' ? { url: 'https://pay.example.com' } : type === 'CODE' ? { code: 'def main(x): return x' } : type === 'WAIT' ? { duration_seconds: 1 } : {};
+  return { nodes: [{ node_id: 'n', type, ...(type === 'CODE' ? { runtime: 'python' } : {}), spec, ...extra }], edges: [] };
+}
+
+describe('on_exhausted at publish', () => {
+  it('accepts fail and pause on HTTP and CODE nodes', () => {
+    for (const type of ['HTTP', 'CODE']) {
+      for (const v of ['fail', 'pause']) expect(messages(one(type, { on_exhausted: v }))).toEqual([]);
+    }
+  });
+
+  it('refuses another value, naming the path and the values allowed', () => {
+    expect(messages(one('HTTP', { on_exhausted: 'retry' }))).toEqual(['nodes[0].on_exhausted: on_exhausted must be fail or pause, got "retry"']);
+    expect(messages(one('HTTP', { on_exhausted: true }))).toEqual(['nodes[0].on_exhausted: on_exhausted must be fail or pause, got true']);
+  });
+
+  it('refuses it on a node no worker runs', () => {
+    expect(messages(one('WAIT', { on_exhausted: 'pause' }))).toEqual([
+      'nodes[0].on_exhausted: on_exhausted applies to HTTP and CODE nodes only, not to a WAIT node',
+    ]);
+  });
+
+  it('refuses pause with for_each', () => {
+    const def = {
+      nodes: [{ node_id: 'n', type: 'HTTP', spec: { url: 'https://x/{{ item }}' }, for_each: '{{ input.items }}', on_exhausted: 'pause' }],
+      edges: [],
+    };
+    expect(messages(def)).toEqual(['nodes[0].on_exhausted: on_exhausted: pause cannot be used with for_each: a failed iteration settles its node on its own']);
+  });
+});
