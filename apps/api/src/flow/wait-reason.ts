@@ -19,7 +19,7 @@ registerEnumType(WaitReasonEnum, {
     CONCURRENCY_LIMIT: { description: 'Its concurrency key has as many active runs (or tasks) as its limit allows.' },
     RATE_LIMIT: { description: 'Its rate key started as many attempts as its limit allows within the window.' },
     QUEUE_BACKLOG: { description: 'It waits for a worker slot on its queue, behind earlier work (fair order between tenants, then priority).' },
-    RUN_PAUSED: { description: 'Its run is paused. Runs cannot be paused yet, so no run or task waits for this now.' },
+    RUN_PAUSED: { description: 'Its run is paused (pauseRun, or a node with on_exhausted: pause ran out of attempts): it is dispatched after resumeRun.' },
   },
 });
 
@@ -75,6 +75,8 @@ export function taskWaitOf(status: string, queue: string | null, wait: TaskWait 
       return { reason: WaitReason.ConcurrencyLimit, detail: wait.holdDetail ?? 'concurrency limit reached' };
     case 'RATE_LIMIT':
       return { reason: WaitReason.RateLimit, detail: wait.rate ? rateDetail(wait.rate) : (wait.holdDetail ?? 'rate limit reached') };
+    case 'RUN_PAUSED':
+      return { reason: WaitReason.RunPaused, detail: wait.holdDetail ?? 'run paused' };
     case 'BACKOFF':
       return { reason: null, detail: wait.holdDetail ?? (wait.heldUntil ? `retry backoff until ${wait.heldUntil.toISOString()}` : 'retry backoff') };
     default:

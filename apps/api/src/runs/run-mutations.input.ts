@@ -90,6 +90,32 @@ export class CancelRunInput {
   reason?: string | null;
 }
 
+@InputType({ description: 'Pauses an active run: nothing of it is dispatched until resumeRun.' })
+export class PauseRunInput {
+  @Field(() => ID)
+  @IsString()
+  runId: string;
+
+  @Field(() => String, { nullable: true, description: 'Kept as the run\'s pauseReason and in its history (default "paused"); at most 2,000 characters.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  reason?: string | null;
+}
+
+@InputType({ description: 'Resumes a paused run.' })
+export class ResumeRunInput {
+  @Field(() => ID)
+  @IsString()
+  runId: string;
+
+  @Field(() => String, { nullable: true, description: "Kept in the run's history; at most 2,000 characters." })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  reason?: string | null;
+}
+
 @InputType()
 export class RetryRunInput {
   @Field(() => ID)

@@ -10,7 +10,7 @@ import type { Principal } from '../auth/principal.js';
 import { Requires, RolesGuard } from '../auth/roles.guard.js';
 import { RethrowFilter } from '../common/rethrow.filter.js';
 import { createValidationPipe } from '../common/validation.pipe.js';
-import { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
+import { CancelRunInput, PauseRunInput, ResumeRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
 import { GraphObject } from '../common/graph.object.js';
 import type { DagShape } from '../common/graph.js';
 import { RunFilter } from './run-filter.input.js';
@@ -97,6 +97,24 @@ export class RunsResolver {
   @Requires('operate')
   cancelRun(@Args('input', { type: () => CancelRunInput }, validate) input: CancelRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
     return this.runService.cancel(principal, input);
+  }
+
+  @Mutation(() => RunObject, {
+    description:
+      'Pauses an active run and its active child runs: attempts already with workers finish, timers fire and signals are delivered, but nothing is dispatched (ready tasks wait QUEUED with wait reason RUN_PAUSED) and no child run starts until resumeRun. A paused run ends only after its resume, or by cancelRun. CONFLICT for a finished run or one QUEUED for a concurrency slot; a repeated pause changes nothing.',
+  })
+  @Requires('operate')
+  pauseRun(@Args('input', { type: () => PauseRunInput }, validate) input: PauseRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
+    return this.runService.pause(principal, input);
+  }
+
+  @Mutation(() => RunObject, {
+    description:
+      "Resumes a paused run and its paused child runs: what waited is dispatched in flow control's order, and a node whose attempts ran out (on_exhausted: pause) gets its max_attempts again. CONFLICT for a finished run; on a running run it changes nothing.",
+  })
+  @Requires('operate')
+  resumeRun(@Args('input', { type: () => ResumeRunInput }, validate) input: ResumeRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
+    return this.runService.resume(principal, input);
   }
 
   @Mutation(() => RunObject, { description: 'Restarts a finished run from a node; that node and its descendants are reset.' })
@@ -251,7 +269,7 @@ export class TaskFieldsResolver {
   @ResolveField(() => WaitReasonEnum, {
     nullable: true,
     description:
-      "Why a QUEUED task is not running yet: CONCURRENCY_LIMIT or RATE_LIMIT (its node's limits hold it), QUEUE_BACKLOG (it waits for a worker slot on its queue); " +
+      "Why a QUEUED task is not running yet: CONCURRENCY_LIMIT or RATE_LIMIT (its node's limits hold it), QUEUE_BACKLOG (it waits for a worker slot on its queue), RUN_PAUSED (its run is paused); " +
       'null for a retry waiting out its backoff (see waitDetail) and for a task that is not QUEUED.',
   })
   waitReason(task: TaskObject): Promise<WaitReason | null> | null {

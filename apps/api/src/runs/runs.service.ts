@@ -25,7 +25,7 @@ import { mermaidTasks, toMermaid, type MermaidGraph, type MermaidTask } from '..
 import { FlowService } from '../flow/flow.service.js';
 import { runWaitOf, taskWaitOf, type Wait } from '../flow/wait-reason.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
-import type { CancelRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
+import type { CancelRunInput, PauseRunInput, ResumeRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
 import type { RunFilter } from './run-filter.input.js';
 import { runRowFilter } from './run-filter.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
@@ -309,6 +309,18 @@ export class RunsService {
   async cancel(p: Principal, input: CancelRunInput): Promise<RunObject> {
     assertRunId(input.runId);
     await this.commands.cancelRun(p.tenantId, { runId: input.runId, reason: input.reason ?? undefined });
+    return this.load(p.tenantId, input.runId);
+  }
+
+  async pause(p: Principal, input: PauseRunInput): Promise<RunObject> {
+    assertRunId(input.runId);
+    await this.commands.pauseRun(p.tenantId, { runId: input.runId, reason: input.reason ?? undefined });
+    return this.load(p.tenantId, input.runId);
+  }
+
+  async resume(p: Principal, input: ResumeRunInput): Promise<RunObject> {
+    assertRunId(input.runId);
+    await this.commands.resumeRun(p.tenantId, { runId: input.runId, reason: input.reason ?? undefined });
     return this.load(p.tenantId, input.runId);
   }
 

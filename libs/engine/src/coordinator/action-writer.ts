@@ -63,7 +63,7 @@ export interface EagerTake {
 }
 
 /** What the writer needs of the event's run. */
-export type WriterRun = Pick<RunState, 'id' | 'workflowId' | 'priority' | 'traceparent'> & Partial<Pick<RunState, 'pausedAt'>>;
+export type WriterRun = Pick<RunState, 'id' | 'workflowId' | 'priority' | 'traceparent'> & Partial<Pick<RunState, 'pausedAt' | 'pauseReason'>>;
 
 /** Task statuses a CreateTask can carry that are already final. */
 const FINAL = new Set<string>([TaskStatus.Completed, TaskStatus.Failed, TaskStatus.Skipped, TaskStatus.Cancelled]);
@@ -131,7 +131,7 @@ export class ActionWriter {
   /** True while the run is paused: its dispatches are held (see pause.ts), never taken. */
   private paused: boolean;
   /** The hold's sentence of the rows this writer holds for a pause. */
-  private pausedDetail = 'run paused';
+  private pausedDetail: string;
   private released: string[] | undefined;
 
   /**
@@ -153,6 +153,7 @@ export class ActionWriter {
     this.tasks = new TaskWriteRepository(m);
     this.signals = new SignalRepository(m);
     this.paused = run.pausedAt != null;
+    this.pausedDetail = run.pauseReason ? `run paused: ${run.pauseReason}` : 'run paused';
   }
 
   /**

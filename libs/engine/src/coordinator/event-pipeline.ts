@@ -270,7 +270,16 @@ export class EventPipeline implements TimerFiring {
       // after a retry, which may change the version, input and config.
       const paused = result.status === RunStatus.Paused;
       const runAfter =
-        ev.type === 'RunRetried' ? undefined : { ...run, eventSeq: result.seq, status: result.status, pausedAt: paused ? (run.pausedAt ?? result.now) : null };
+        ev.type === 'RunRetried'
+          ? undefined
+          : {
+              ...run,
+              eventSeq: result.seq,
+              status: result.status,
+              pausedAt: paused ? (run.pausedAt ?? result.now) : null,
+              // A paused run's events never take the fenced path, which alone reads these.
+              pauseReason: paused ? run.pauseReason : null,
+            };
       return { outcome: result, keep: { nodes: result.nodes, ...(runAfter ? { run: runAfter } : {}) } };
     });
     // Committed: the node states now match the database at the new event_seq.

@@ -186,6 +186,7 @@ export function newTopRun(
     config: input.config ?? {},
     eventSeq: 0,
     pausedAt: null,
+    pauseReason: null,
     parentRunId: null,
     parentTaskId: null,
     parentAttempt: null,

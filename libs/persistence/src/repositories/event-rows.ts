@@ -30,13 +30,14 @@ export type RunState = Pick<
   | 'priority'
   | 'concurrencyGroup'
   | 'pausedAt'
+  | 'pauseReason'
 >;
 
 /** The `runs` columns of a {@link RunState}, aliased to its field names. */
 export const RUN_STATE_COLUMNS = `id, workflow_id AS "workflowId", version, status, input, config, event_seq AS "eventSeq",
   parent_run_id AS "parentRunId", parent_task_id AS "parentTaskId", parent_attempt AS "parentAttempt", depth, root_run_id AS "rootRunId",
   created_at AS "createdAt", traceparent, trace_caller_span AS "traceCallerSpan", priority,
-  concurrency_group AS "concurrencyGroup", paused_at AS "pausedAt"`;
+  concurrency_group AS "concurrencyGroup", paused_at AS "pausedAt", pause_reason AS "pauseReason"`;
 
 /**
  * The `tasks` columns the state machine decides on, no inputs or outputs. `error` is read only

@@ -6,6 +6,7 @@ import type {
   FlowHeldNote,
   LeaseRecoveredNote,
   RunFinishedNote,
+  RunPausedNote,
   RunStartedNote,
   RunsDeletedNote,
   ScheduleFiredNote,
@@ -106,6 +107,10 @@ export class EngineTelemetry implements CoordinatorObserver {
   flowDispatched(n: FlowDispatchedNote): void {
     if (n.queue !== null) this.metrics.dispatched.inc({ queue: n.queue }, n.waits.length);
     for (const w of n.waits) this.metrics.flowWait.observe({ reason: w.reason }, w.seconds);
+  }
+
+  runPaused(n: RunPausedNote): void {
+    this.metrics.runPaused(n.tenantId, n.workflowId, n.cause);
   }
 
   runsDeleted(n: RunsDeletedNote): void {

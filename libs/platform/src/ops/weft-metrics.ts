@@ -71,6 +71,7 @@ export class WeftMetrics {
   readonly codeMemoryWaiting: Gauge<string>;
   readonly definitionChecks: Counter<string>;
   readonly retentionDeleted: Counter<string>;
+  readonly runsPaused: Counter<string>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     this.tenantLabel = opts.tenantLabel ?? false;
@@ -225,12 +226,23 @@ export class WeftMetrics {
       help: 'Runs deleted by run retention, every run of each tree counted (the top-level run and its child runs).',
       registers,
     });
+    this.runsPaused = new Counter({
+      name: 'weft_runs_paused_total',
+      help: 'Runs paused (child runs included), by workflow and cause: operator (pauseRun), parent (its parent run was paused) or exhausted (a node with on_exhausted: pause ran out of attempts).',
+      labelNames: ['workflow', 'cause', ...t],
+      registers,
+    });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
   /** A run started. */
   runStarted(tenantId: string, workflowId: string): void {
     this.runsStarted.inc(this.labels({ workflow: this.workflows.of(tenantId, workflowId) }, tenantId));
+  }
+
+  /** A run was paused, by `cause`. */
+  runPaused(tenantId: string, workflowId: string, cause: string): void {
+    this.runsPaused.inc(this.labels({ workflow: this.workflows.of(tenantId, workflowId), cause }, tenantId));
   }
 
   /** A run finished with `status` after `durationMs`. */

@@ -96,6 +96,7 @@ export type RunFilter = {
 export type RunStatus =
   | 'CANCELLED'
   | 'FAILED'
+  | 'PAUSED'
   | 'PENDING'
   | 'QUEUED'
   | 'RUNNING'
@@ -163,7 +164,7 @@ export type WaitReason =
   | 'QUEUE_BACKLOG'
   /** Its rate key started as many attempts as its limit allows within the window. */
   | 'RATE_LIMIT'
-  /** Its run is paused. Runs cannot be paused yet, so no run or task waits for this now. */
+  /** Its run is paused (pauseRun, or a node with on_exhausted: pause ran out of attempts): it is dispatched after resumeRun. */
   | 'RUN_PAUSED';
 
 export type PublishWorkflowMutationVariables = Exact<{

@@ -102,6 +102,7 @@ export type RunFilter = {
 export type RunStatus =
   | 'CANCELLED'
   | 'FAILED'
+  | 'PAUSED'
   | 'PENDING'
   | 'QUEUED'
   | 'RUNNING'
@@ -195,7 +196,7 @@ export type WaitReason =
   | 'QUEUE_BACKLOG'
   /** Its rate key started as many attempts as its limit allows within the window. */
   | 'RATE_LIMIT'
-  /** Its run is paused. Runs cannot be paused yet, so no run or task waits for this now. */
+  /** Its run is paused (pauseRun, or a node with on_exhausted: pause ran out of attempts): it is dispatched after resumeRun. */
   | 'RUN_PAUSED';
 
 export type GraphFieldsFragment = { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> };
