@@ -188,6 +188,65 @@ describe('a paused run', () => {
   });
 });
 
+/** The child runs of `runId`, oldest first. */
+async function children(runId: string): Promise<Array<{ id: string; status: string; paused: boolean; seq: number }>> {
+  return (await db.owner.query(
+    `SELECT id, status, paused_at IS NOT NULL AS paused, event_seq AS seq FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id`,
+    [runId],
+  )) as Array<{ id: string; status: string; paused: boolean; seq: number }>;
+}
+
+/** A parent that waits for signal `go`, then calls `childId` through SUBWORKFLOW. */
+const parentOf = (childId: string) =>
+  def([waitFor('gate', 'go'), { node_id: 'call', type: 'SUBWORKFLOW', spec: { workflow: childId } }], [edge('gate', 'call')]);
+
+describe('a paused run with child runs', () => {
+  it('pauses its running child with it, and resumes it with it', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const { workflowId: childId } = await h.publish(def([waitFor('hold', 'more'), http('fetch')], [edge('hold', 'fetch')]));
+    const root = await h.start(parentOf(childId));
+    await h.coordinator.runs.sendSignal(h.tenantId, { runId: root, name: 'go' });
+    const [kid] = await children(root);
+    expect(kid).toMatchObject({ status: 'RUNNING', paused: false });
+
+    await pause(h, root, 'audit');
+    expect(await children(root)).toEqual([expect.objectContaining({ id: kid!.id, paused: true })]);
+    expect(await shown(h, kid!.id)).toMatchObject({ status: 'PAUSED', pauseReason: `parent run ${root} paused` });
+    // The child's own work is held too.
+    await h.coordinator.runs.sendSignal(h.tenantId, { runId: kid!.id, name: 'more' });
+    expect(admitted(h, kid!.id, 'fetch')).toEqual([]);
+
+    await resume(h, root);
+    expect(await shown(h, kid!.id)).toMatchObject({ status: 'RUNNING' });
+    expect(admitted(h, kid!.id, 'fetch')).toEqual([0]);
+    await h.complete(
+      'fetch',
+      {},
+      h.dispatcher.forNode('fetch').find((j) => j.runId === kid!.id),
+    );
+    for (const deadline = Date.now() + 30_000; (await h.run(root)).status !== 'SUCCEEDED';) {
+      if (Date.now() > deadline) throw new Error(`root is ${(await h.run(root)).status}`);
+      await h.coordinator.timers.fireDue(100);
+    }
+  });
+
+  it('starts no child while paused, and starts it after the resume', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const { workflowId: childId } = await h.publish(def([http('fetch')]));
+    const root = await h.start(parentOf(childId));
+    await pause(h, root);
+    await h.coordinator.runs.sendSignal(h.tenantId, { runId: root, name: 'go' });
+    expect(await h.statuses(root)).toEqual({ gate: 'COMPLETED', call: 'WAITING' });
+    expect(await children(root)).toEqual([]);
+
+    await resume(h, root);
+    const kids = await children(root);
+    expect(kids).toEqual([expect.objectContaining({ status: 'RUNNING', paused: false })]);
+    expect(kids[0]!.seq).toBeGreaterThan(0);
+    expect(admitted(h, kids[0]!.id, 'fetch')).toEqual([0]);
+  });
+});
+
 describe('on_exhausted: pause', () => {
   it('pauses the run when the last attempt fails, takes no error edge, and the resume grants max_attempts more', async () => {
     const h = await coordinatorHarness(db.ds);
