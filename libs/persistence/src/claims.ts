@@ -23,6 +23,31 @@ export interface ClaimedTimer {
   claimedAt: Date;
 }
 
+/** An active run whose deadline passed, claimed by moving its `deadline_lease` ahead. */
+export interface ClaimedDeadline {
+  tenantId: string;
+  runId: string;
+  /** The run's deadline, on the database's clock. */
+  dueAt: Date;
+  /** The claim's now: `claimedAt - dueAt` is how late the scheduler took it. */
+  claimedAt: Date;
+}
+
+/**
+ * Claims up to `limit` active runs whose deadline passed (`deadline_at <= now`), earliest first,
+ * skipping rows another transaction holds (a run's event, another replica's claim) or another
+ * replica leased, and leases them for `leaseMs`, so they are claimed again only if the caller
+ * dies before applying the time-out. `now`: as {@link claimDueTimers}.
+ */
+export async function claimDueDeadlines(ds: DataSource, now: Date | null, limit: number, leaseMs: number): Promise<ClaimedDeadline[]> {
+  const rows = await callDefiner<{ tenant_id: string; run_id: string; due_at: Date; claimed_at: Date }>(
+    ds,
+    `SELECT * FROM weft_claim_due_deadlines($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`,
+    [now, limit, leaseMs],
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, runId: r.run_id, dueAt: r.due_at, claimedAt: r.claimed_at }));
+}
+
 /** An outbox row (one task attempt to enqueue), claimed by the outbox relay. */
 export interface ClaimedOutboxRow {
   /** `outbox.id` (bigint, as a string). */

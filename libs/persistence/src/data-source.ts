@@ -36,6 +36,7 @@ import { AttemptLogsByTask1766390400000 } from './migrations/1766390400000-attem
 import { RunLabels1766476800000 } from './migrations/1766476800000-run-labels.js';
 import { RunRetention1766563200000 } from './migrations/1766563200000-run-retention.js';
 import { RunPauses1766649600000 } from './migrations/1766649600000-run-pauses.js';
+import { RunDeadlines1766736000000 } from './migrations/1766736000000-run-deadlines.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [TenantEntity, ApiKeyEntity, WorkflowEntity, WorkflowVersionEntity, RunEntity, TaskEntity, SignalEntity, RunEventEntity, OutboxEntity];
@@ -68,6 +69,7 @@ export const MIGRATIONS = [
   RunLabels1766476800000,
   RunRetention1766563200000,
   RunPauses1766649600000,
+  RunDeadlines1766736000000,
 ];
 
 /** Options of {@link createDataSource}. */

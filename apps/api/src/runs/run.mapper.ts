@@ -18,6 +18,7 @@ export function toRunObject(r: RunEntity | SizedRun): RunObject {
     status: apiRunStatus(r) as RunStatus,
     pausedAt: r.pausedAt ?? null,
     pauseReason: r.pauseReason ?? null,
+    deadlineAt: r.deadlineAt ?? null,
     workflowId: r.workflowId,
     version: r.version,
     startNodeId: r.startNodeId,

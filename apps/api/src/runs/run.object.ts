@@ -26,6 +26,13 @@ export class RunObject {
   })
   pauseReason: string | null;
 
+  @Field(() => GraphQLDateTime, {
+    nullable: true,
+    description:
+      "When the run times out: its definition's timeout_seconds after it started (left QUEUED) or was last retried, on the database's clock; null without timeout_seconds. Kept once the run ended.",
+  })
+  deadlineAt: Date | null;
+
   @Field(() => String)
   workflowId: string;
 

@@ -74,7 +74,7 @@ const FINAL = new Set<string>([TaskStatus.Completed, TaskStatus.Failed, TaskStat
  */
 const UNORDERED = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'CompleteTask', 'FailTask', 'ConsumeSignal', 'BufferSignal']);
 /** The actions a fenced write can carry: none needs a row read or a statement of its own. */
-const FENCEABLE = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'CompleteTask', 'FailTask', 'FinishRun']);
+const FENCEABLE = new Set<Action['type']>(['CreateTask', 'DispatchTask', 'CompleteTask', 'FailTask', 'FinishRun', 'ArmDeadline']);
 
 /** A completion of task `taskId` that keeps its NodeCompleted event on the task's row (see `TaskWriteRepository.completePart`). */
 export type KeptCompletion = RecordedCompletion & { taskId: string };
@@ -332,6 +332,9 @@ export class ActionWriter {
         this.paused = true;
         this.log.reread = true;
         Object.assign(this.patch, { pausedAt: now, pauseReason: a.reason } satisfies RunPatch);
+        return;
+      case 'ArmDeadline':
+        Object.assign(this.patch, { deadlineAt: a.deadlineAt } satisfies RunPatch);
         return;
       case 'ResumeRun':
         this.released = await new RunPauseRepository(this.m).release(tenantId, this.run.id, now);

@@ -50,7 +50,7 @@ export class ChildRuns {
     }
     const finish = actions.find((a): a is FinishRun => a.type === 'FinishRun');
     if (actions.some((a) => a.type === 'CancelTasks') || (finish !== undefined && finish.status !== RunStatus.Succeeded)) {
-      const status = finish?.status === RunStatus.Failed ? 'failed' : 'was cancelled';
+      const status = finish?.status === RunStatus.Failed ? 'failed' : finish?.status === RunStatus.TimedOut ? 'timed out' : 'was cancelled';
       await this.cancel(m, tenantId, run.id, `parent run ${run.id} ${status}`, linked);
     }
     if (finish !== undefined) await this.wakeParent(m, tenantId, run, linked);

@@ -16,7 +16,7 @@ export interface RunStartedNote {
   parentRunId: string | null;
 }
 
-/** A run that reached SUCCEEDED, FAILED or CANCELLED, told after the commit of its last event. */
+/** A run that reached SUCCEEDED, FAILED, CANCELLED or TIMED_OUT, told after the commit of its last event. */
 export interface RunFinishedNote {
   tenantId: string;
   runId: string;

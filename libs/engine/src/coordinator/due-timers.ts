@@ -1,24 +1,39 @@
-import { claimDueTimers } from '@weft/persistence';
+import { claimDueDeadlines, claimDueTimers } from '@weft/persistence';
 import type { TimerFiring } from './after-commit.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
 
-/** The scheduler's due timers: WAIT wake-ups, WAIT_FOR_EVENT timeouts, SUBWORKFLOW wake-ups and retries. */
+/** Applies the time-out of a run whose deadline passed, as the run commands apply events. */
+export interface RunTimeOuts {
+  /** Applies RunTimedOut to run `runId` of tenant `tenantId`; resolves once it is committed and followed. */
+  timeOut(tenantId: string, runId: string): Promise<unknown>;
+}
+
+/**
+ * The scheduler's due times: task timers (WAIT wake-ups, WAIT_FOR_EVENT timeouts, SUBWORKFLOW
+ * wake-ups and retries) and run deadlines (`timeout_seconds`).
+ */
 export class DueTimers {
-  /** `timers` applies one TimerFired, as the run commands do. */
+  /** `timers` applies one TimerFired, and one RunTimedOut, as the run commands do. */
   constructor(
     private readonly ctx: CoordinatorContext,
-    private readonly timers: TimerFiring,
+    private readonly timers: TimerFiring & RunTimeOuts,
   ) {}
 
   /**
-   * Fires up to `limit` due timers across tenants and returns how many it fired. Claims them in
-   * one short transaction (`FOR UPDATE SKIP LOCKED`, moving `wake_at` a lease ahead so another
-   * scheduler replica skips them), then applies TimerFired per task in its tenant's transaction.
-   * A timer whose event fails transiently is logged and fires again when the lease ends; one
-   * fired twice (lease expired mid-way) is ignored by fencing. "Due" is by the database's clock.
+   * Fires up to `limit` due timers across tenants, then up to `limit` due run deadlines, and
+   * returns how many it fired in all. Claims them in one short transaction each (`FOR UPDATE
+   * SKIP LOCKED`, moving `wake_at` or `deadline_lease` a lease ahead so another scheduler replica
+   * skips them), then applies TimerFired per task, RunTimedOut per run, in its tenant's
+   * transaction. One whose event fails transiently is logged and fires again when the lease
+   * ends; one fired twice (lease expired mid-way) is ignored by the machine. "Due" is by the
+   * database's clock.
    */
   async fireDue(limit: number): Promise<number> {
+    return (await this.fireTimers(limit)) + (await this.fireDeadlines(limit));
+  }
+
+  private async fireTimers(limit: number): Promise<number> {
     const { ctx } = this;
     const claimed = await claimDueTimers(ctx.ds, ctx.testNow(), limit, ctx.timerLeaseMs);
     let fired = 0;
@@ -37,6 +52,21 @@ export class DueTimers {
         );
       } catch (err) {
         ctx.log.error(`timer of task ${t.taskId} (run ${t.runId}) not fired: ${message(err)}`);
+      }
+    }
+    return fired;
+  }
+
+  private async fireDeadlines(limit: number): Promise<number> {
+    const { ctx } = this;
+    const claimed = await claimDueDeadlines(ctx.ds, ctx.testNow(), limit, ctx.timerLeaseMs);
+    let fired = 0;
+    for (const d of claimed) {
+      try {
+        await this.timers.timeOut(d.tenantId, d.runId);
+        fired++;
+      } catch (err) {
+        ctx.log.error(`deadline of run ${d.runId} not applied: ${message(err)}`);
       }
     }
     return fired;

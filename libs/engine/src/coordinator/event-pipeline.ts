@@ -160,6 +160,11 @@ export class EventPipeline implements TimerFiring {
     }
   }
 
+  /** The scheduler's RunTimedOut for a run whose deadline passed; see {@link report}. */
+  async timeOut(tenantId: string, runId: string): Promise<ReportResult> {
+    return this.report(tenantId, runId, { type: 'RunTimedOut' });
+  }
+
   /** The scheduler's (or an ended child run's) TimerFired for a WAITING task; see {@link report}. */
   async fireTimer(tenantId: string, t: FireTimerInput): Promise<ReportResult> {
     return this.report(tenantId, t.runId, { type: 'TimerFired', taskId: reportField(t.taskId), nodeId: reportField(t.nodeId) });

@@ -74,6 +74,8 @@ export class FencedStarts {
       throw err;
     }
     if (!onlyRunning(written.run)) return undefined;
+    // The deadline its start armed is inserted with the row.
+    if (written.run.deadlineAt) row.deadlineAt = written.run.deadlineAt;
     const statement = startWrite(tenantId, row, seq, input.version ?? null, writer.parts);
     // The committer refuses a value that would fail its whole message (jsonb holds no NUL): alone, on the locking path.
     if (!statement) return undefined;
@@ -84,12 +86,15 @@ export class FencedStarts {
       return undefined;
     }
     const outcome = appliedOutcome({ run, ev, transition, status: RunStatus.Running, seq, now, writer, written, entry: recorded!, dag, nodes });
-    ctx.snapshots.put(tenantId, runId, seq, nodes, { ...run, eventSeq: seq }, now);
+    ctx.snapshots.put(tenantId, runId, seq, nodes, { ...run, eventSeq: seq, deadlineAt: row.deadlineAt ?? null }, now);
     return { runId, created: true, outcome, row: startedRow(tenantId, run, row, outcome) };
   }
 }
 
-/** True when a start's run patch changes nothing but, at most, the status to RUNNING (what the inserted row already says). */
+/**
+ * True when a start's run patch changes nothing but, at most, the status to RUNNING (what the
+ * inserted row already says) and the deadline (which the row is inserted with).
+ */
 function onlyRunning(patch: RunPatch): boolean {
-  return Object.entries(patch).every(([k, v]) => v === undefined || (k === 'status' && v === RunStatus.Running));
+  return Object.entries(patch).every(([k, v]) => v === undefined || (k === 'status' && v === RunStatus.Running) || k === 'deadlineAt');
 }

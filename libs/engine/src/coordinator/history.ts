@@ -131,6 +131,8 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
       return s({ type: a.type, reason: a.reason, cause: a.cause });
     case 'ResumeRun':
       return s({ type: a.type });
+    case 'ArmDeadline':
+      return s({ type: a.type, deadlineAt: a.deadlineAt?.toISOString() ?? null });
     default:
       return assertNever(a);
   }

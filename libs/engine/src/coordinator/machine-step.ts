@@ -119,5 +119,6 @@ function snapshotOf(e: LockedEvent): RunSnapshot {
     context: { input: run.input, config: run.config, tasks: new Map() },
     nodes,
     depth: run.depth,
+    ...(run.deadlineAt ? { deadlineAt: run.deadlineAt } : {}),
   };
 }

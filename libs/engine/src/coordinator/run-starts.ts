@@ -144,8 +144,10 @@ export class RunStarts {
  */
 export function startedRow(tenantId: string, run: RunState, inserted: NewRun, outcome: EventOutcome): RunEntity | undefined {
   if (outcome.status !== RunStatus.Running && outcome.status !== RunStatus.Queued) return undefined;
+  const armed = outcome.kind === 'applied' ? outcome.transition.actions.find((a) => a.type === 'ArmDeadline') : undefined;
   return {
     ...run,
+    deadlineAt: armed?.deadlineAt ?? null,
     tenantId,
     status: outcome.status,
     output: null,
@@ -187,6 +189,7 @@ export function newTopRun(
     eventSeq: 0,
     pausedAt: null,
     pauseReason: null,
+    deadlineAt: null,
     parentRunId: null,
     parentTaskId: null,
     parentAttempt: null,

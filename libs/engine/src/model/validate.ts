@@ -18,6 +18,7 @@ import {
   eachNode,
   entryAndReachability,
   runOutput,
+  runTimeout,
 } from './validation/definition-rules.js';
 import { nodeFlow, runConcurrency, runPriority } from './validation/flow-rules.js';
 import { edgeCondition, edgeEnds, edgeKeys, edgeOnError, uniqueEdge } from './validation/edge-rules.js';
@@ -52,6 +53,7 @@ const DEFINITION_RULES: readonly DefinitionRule[] = [
   definitionLists,
   runConcurrency,
   runPriority,
+  runTimeout,
   eachNode(NODE_RULES),
   eachEdge(EDGE_RULES),
   runOutput,

@@ -125,6 +125,13 @@ export interface WorkflowDefinition {
   concurrency?: RunConcurrency;
   /** The default priority of the workflow's runs, 1 (runs first) to 5; 3 when unset. */
   priority?: number;
+  /**
+   * The longest a run may take, in seconds (1 to {@link MAX_DURATION_SECONDS}), counted on the
+   * database's clock from its start (for a run queued for a concurrency slot, from when it got
+   * one) and anew at each retry: when it passes, the run's active tasks and child runs are
+   * cancelled and it ends TIMED_OUT. None by default.
+   */
+  timeout_seconds?: number;
 }
 
 /**

@@ -11,7 +11,7 @@ export type JsonObject = { [key: string]: JsonValue };
 /**
  * The statuses of a run: QUEUED while it waits for a slot of its concurrency key (no task yet),
  * PENDING until started, RUNNING, PAUSED (active, but nothing of it is dispatched until it is
- * resumed), then one of three terminal ones.
+ * resumed), then one of four terminal ones (TIMED_OUT: its `timeout_seconds` passed).
  */
 export const RunStatus = {
   Queued: 'QUEUED',
@@ -21,13 +21,14 @@ export const RunStatus = {
   Succeeded: 'SUCCEEDED',
   Failed: 'FAILED',
   Cancelled: 'CANCELLED',
+  TimedOut: 'TIMED_OUT',
 } as const;
 /** One of the {@link RunStatus} values. */
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
 /** True when no further node may be scheduled for a run in this status. */
 export function isRunTerminal(s: RunStatus): boolean {
-  return s === RunStatus.Succeeded || s === RunStatus.Failed || s === RunStatus.Cancelled;
+  return s === RunStatus.Succeeded || s === RunStatus.Failed || s === RunStatus.Cancelled || s === RunStatus.TimedOut;
 }
 
 /** The statuses of a task (one reached node, or one `for_each` iteration). */

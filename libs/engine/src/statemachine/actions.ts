@@ -24,7 +24,8 @@ export type Action =
   | StartChildRun
   | RetryChild
   | PauseRun
-  | ResumeRun;
+  | ResumeRun
+  | ArmDeadline;
 
 /**
  * Records a reached node as a task: PENDING (followed by DispatchTask), WAITING, or already
@@ -258,6 +259,16 @@ export type PauseCause = 'operator' | 'parent' | 'exhausted';
 /** A paused run runs again (status RUNNING): what waited for the resume is dispatched. */
 export interface ResumeRun {
   type: 'ResumeRun';
+}
+
+/**
+ * Sets the run's deadline (its definition's `timeout_seconds` after the event's now), or clears
+ * it (`deadlineAt` null: the version the run now runs has none). Emitted when the run starts and
+ * at each retry.
+ */
+export interface ArmDeadline {
+  type: 'ArmDeadline';
+  deadlineAt: Date | null;
 }
 
 /** The `type` tag of an {@link Action}. */

@@ -188,6 +188,10 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
     case 'ResumeRun':
       run.status = RunStatus.Running;
       return;
+    case 'ArmDeadline':
+      if (a.deadlineAt) run.deadlineAt = a.deadlineAt;
+      else delete run.deadlineAt;
+      return;
     default:
       assertNever(a);
   }

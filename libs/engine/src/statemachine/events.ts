@@ -4,7 +4,7 @@ import type { JsonValue } from '../model/workflow-types.js';
  * Events: things that happened to a run; `Machine.apply` consumes one at a time.
  * External events sent to WAIT_FOR_EVENT nodes are called signals.
  */
-export type RunEvent = RunStarted | NodeCompleted | NodeFailed | TimerFired | SignalReceived | RunRetried | RunCancelled | RunPaused | RunResumed;
+export type RunEvent = RunStarted | NodeCompleted | NodeFailed | TimerFired | SignalReceived | RunRetried | RunCancelled | RunPaused | RunResumed | RunTimedOut;
 
 /** A new run was created; `startNodeId` optionally overrides the definition's entry node. */
 export interface RunStarted {
@@ -73,6 +73,11 @@ export interface RunPaused {
 export interface RunResumed {
   type: 'RunResumed';
   reason?: string;
+}
+
+/** The run's deadline (`timeout_seconds`) passed, by the database's clock. */
+export interface RunTimedOut {
+  type: 'RunTimedOut';
 }
 
 /** The `type` tag of a {@link RunEvent}. */

@@ -57,14 +57,16 @@ export class Journal {
   private readonly version: number;
   private readonly input: JsonValue;
   private readonly config: JsonValue;
+  private readonly deadlineAt: Date | undefined;
   /** Node state objects changed in place, with a copy of their prior contents. */
   private readonly objects = new Map<NodeState, NodeState>();
   private readonly nodes: MapJournal<NodeState>;
   private readonly tasks: MapJournal<StepResult>;
 
-  /** Starts a journal of `run`: records its status, version, input and config as they are now. */
+  /** Starts a journal of `run`: records its status, version, input, config and deadline as they are now. */
   constructor(private readonly run: RunSnapshot) {
     this.status = run.status;
+    this.deadlineAt = run.deadlineAt;
     this.version = run.version;
     this.input = run.context.input;
     this.config = run.context.config;
@@ -97,10 +99,12 @@ export class Journal {
     this.tasks.deleting();
   }
 
-  /** Puts back everything recorded, and the run's status, version, input and config. */
+  /** Puts back everything recorded, and the run's status, version, input, config and deadline. */
   restore(): void {
     const run = this.run;
     run.status = this.status;
+    if (this.deadlineAt) run.deadlineAt = this.deadlineAt;
+    else delete run.deadlineAt;
     run.version = this.version;
     run.context.input = this.input;
     run.context.config = this.config;

@@ -11,7 +11,7 @@ import { NodeType, RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from
 import { hasActiveNode, liveCounts } from './apply-action.js';
 import type { Deps, Transition } from './deps.js';
 import { MachineError } from './errors.js';
-import type { NodeCompleted, NodeFailed, RunCancelled, RunEvent, RunRetried, RunStarted, SignalReceived, TimerFired } from './events.js';
+import type { NodeCompleted, NodeFailed, RunCancelled, RunEvent, RunRetried, RunStarted, RunTimedOut, SignalReceived, TimerFired } from './events.js';
 import { Journal } from './journal.js';
 import { settleIteration } from './node-kinds/for-each.js';
 import type { NodeOutcome } from './node-kinds/outcome.js';
@@ -88,6 +88,8 @@ export class Machine {
         return onRunPaused(s, ev);
       case 'RunResumed':
         return onRunResumed(s, ev);
+      case 'RunTimedOut':
+        return onRunTimedOut(s, ev);
       default: {
         const unknown: never = ev;
         throw new MachineError('INVALID_REQUEST', `unknown event ${JSON.stringify((unknown as { type?: unknown }).type)}`);
@@ -112,7 +114,35 @@ async function onRunStarted(s: Step, ev: RunStarted): Promise<void> {
     s.ignore(`run already started at ${start.node_id}`);
     return;
   }
+  armDeadline(s);
   await begin(s, start);
+}
+
+/** Sets the run's deadline from its definition's `timeout_seconds`, counted from now; clears one the definition no longer has. */
+function armDeadline(s: Step): void {
+  const seconds = s.dag.definition.timeout_seconds;
+  if (seconds !== undefined) s.emit({ type: 'ArmDeadline', deadlineAt: new Date(s.now.getTime() + seconds * 1000) });
+  else if (s.run.deadlineAt !== undefined) s.emit({ type: 'ArmDeadline', deadlineAt: null });
+}
+
+/**
+ * RunTimedOut: the run's deadline passed (by the event's clock): every active task is cancelled
+ * and the run ends TIMED_OUT with `run exceeded timeout_seconds N`, paused or not. Ignored for a
+ * finished run and for one whose deadline is not (or no longer, after a retry) due.
+ */
+async function onRunTimedOut(s: Step, _ev: RunTimedOut): Promise<void> {
+  if (s.terminal()) {
+    s.ignore(`run already ${s.run.status}`);
+    return;
+  }
+  if (s.run.deadlineAt === undefined || s.run.deadlineAt.getTime() > s.now.getTime()) {
+    s.ignore(s.run.deadlineAt === undefined ? 'run has no deadline' : `deadline not due until ${s.run.deadlineAt.toISOString()}`);
+    return;
+  }
+  const seconds = s.dag.definition.timeout_seconds;
+  const reason = seconds === undefined ? 'run exceeded its deadline' : `run exceeded timeout_seconds ${seconds}`;
+  s.emit({ type: 'CancelTasks', reason });
+  s.emit({ type: 'FinishRun', status: RunStatus.TimedOut, reason });
 }
 
 /**
@@ -242,6 +272,7 @@ async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
     config: ev.config !== undefined ? ev.config : s.run.context.config,
     resetNodes: resetSet(s, ev.fromNodeId),
   });
+  armDeadline(s);
   await begin(s, restart);
   // A branch that settled after a failure had already ended the run was recorded but never
   // carried forward: walk on from every settled node the retry kept, so its successors run too

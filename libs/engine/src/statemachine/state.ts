@@ -45,6 +45,8 @@ export interface RunSnapshot {
   nodes: Map<string, NodeState>;
   /** 0 for a run started over the API, the parent's depth + 1 for a SUBWORKFLOW's child run. */
   depth?: number;
+  /** When the run times out (`timeout_seconds`); undefined without a deadline. */
+  deadlineAt?: Date;
 }
 
 /** A signal buffered for a run before any node waited for it. */

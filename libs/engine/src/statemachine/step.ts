@@ -92,7 +92,7 @@ export class Step {
     this.tr.ignored = reason;
   }
 
-  /** The run is SUCCEEDED, FAILED or CANCELLED. */
+  /** The run is SUCCEEDED, FAILED, CANCELLED or TIMED_OUT. */
   terminal(): boolean {
     return isRunTerminal(this.run.status);
   }

@@ -103,6 +103,10 @@ export class RunEntity {
   @Column({ name: 'pause_reason', type: 'text', nullable: true })
   pauseReason: string | null;
 
+  /** When the run times out (its definition's `timeout_seconds` after its start or last retry); null without a deadline. */
+  @Column({ name: 'deadline_at', type: 'timestamptz', nullable: true })
+  deadlineAt: Date | null;
+
   @Column({ name: 'event_seq', type: 'int' })
   eventSeq: number;
 

@@ -31,13 +31,15 @@ export type RunState = Pick<
   | 'concurrencyGroup'
   | 'pausedAt'
   | 'pauseReason'
+  | 'deadlineAt'
 >;
 
 /** The `runs` columns of a {@link RunState}, aliased to its field names. */
 export const RUN_STATE_COLUMNS = `id, workflow_id AS "workflowId", version, status, input, config, event_seq AS "eventSeq",
   parent_run_id AS "parentRunId", parent_task_id AS "parentTaskId", parent_attempt AS "parentAttempt", depth, root_run_id AS "rootRunId",
   created_at AS "createdAt", traceparent, trace_caller_span AS "traceCallerSpan", priority,
-  concurrency_group AS "concurrencyGroup", paused_at AS "pausedAt", pause_reason AS "pauseReason"`;
+  concurrency_group AS "concurrencyGroup", paused_at AS "pausedAt", pause_reason AS "pauseReason",
+  deadline_at AS "deadlineAt"`;
 
 /**
  * The `tasks` columns the state machine decides on, no inputs or outputs. `error` is read only
@@ -52,6 +54,12 @@ export type TaskState = Pick<
 export const TASK_STATE_COLUMNS = `t.node_id AS "nodeId", t.id, t.status, t.attempt, t.branches, t.awaited_signal AS "awaitedSignal",
   CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token AS "leaseToken", t.iteration,
   CASE WHEN t.status = 'WAITING' THEN t.retry_at END AS "retryAt", t.attempt_limit AS "attemptLimit"`;
+
+/** A {@link RunState} read through `to_jsonb`, its timestamps (text there) as Dates again. */
+export function runFromJson<R extends RunState>(run: R): R {
+  const at = (v: Date | null) => (v === null ? null : new Date(v as unknown as string));
+  return { ...run, createdAt: new Date(run.createdAt as unknown as string), pausedAt: at(run.pausedAt), deadlineAt: at(run.deadlineAt) };
+}
 
 /** A {@link TaskState} read through `to_jsonb`, its timestamp (text there) as a Date again. */
 export function taskFromJson(t: TaskState): TaskState {
@@ -80,4 +88,6 @@ export interface RunPatch {
   /** Set by a pause, cleared (`null`) by a resume. */
   pausedAt?: Date | null;
   pauseReason?: string | null;
+  /** Set when the run starts or is retried; `null` clears it. */
+  deadlineAt?: Date | null;
 }

@@ -57,6 +57,7 @@ export class HistoryRepository extends TenantScopedRepository {
     if (patch.finishedAt !== undefined) set('finished_at', patch.finishedAt, '::timestamptz');
     if (patch.pausedAt !== undefined) set('paused_at', patch.pausedAt, '::timestamptz');
     if (patch.pauseReason !== undefined) set('pause_reason', patch.pauseReason);
+    if (patch.deadlineAt !== undefined) set('deadline_at', patch.deadlineAt, '::timestamptz');
     const update = `UPDATE runs SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2`;
     const run: WritePart = { text: update, gated: `${update} AND ${GATE}`, params };
     if (derived) return [run];

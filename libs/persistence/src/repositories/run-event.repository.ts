@@ -1,5 +1,5 @@
 import { sql } from '../sql.js';
-import { RUN_STATE_COLUMNS, TASK_STATE_COLUMNS, taskFromJson, type RunState, type TaskState, type Transaction } from './event-rows.js';
+import { RUN_STATE_COLUMNS, runFromJson, TASK_STATE_COLUMNS, taskFromJson, type RunState, type TaskState, type Transaction } from './event-rows.js';
 import type { Json } from '../json.js';
 import { RUN_LABELS_INSERT } from './run-labels.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
@@ -44,6 +44,8 @@ export interface NewRun {
   priority: number;
   /** The run's labels, checked by the caller; `{}` for none. */
   labels: Record<string, string>;
+  /** The deadline its start set (`timeout_seconds`), for a start written in one statement (`startWrite`); else the start's event sets it. */
+  deadlineAt?: Date | null;
   /** `created_at` and `updated_at`. */
   now: Date;
 }
@@ -85,11 +87,7 @@ export class RunEventRepository extends TenantScopedRepository {
       const row = r.rows[0];
       if (!row) return undefined;
       // to_jsonb gives the timestamp as text.
-      const run = {
-        ...row.run,
-        createdAt: new Date(row.run.createdAt as unknown as string),
-        pausedAt: row.run.pausedAt && new Date(row.run.pausedAt as unknown as string),
-      };
+      const run = runFromJson(row.run);
       const slotQueue = (row.task as { slotQueue?: string | null } | null)?.slotQueue;
       const task = row.task === null ? null : taskFromJson(row.task);
       if (task) delete (task as { slotQueue?: unknown }).slotQueue;

@@ -3,7 +3,7 @@ import { callDefiner } from '../claims.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
 
 /** The run statuses that end a run: a tree is deleted only when every run of it has one. */
-const ENDED = `('SUCCEEDED', 'FAILED', 'CANCELLED')`;
+const ENDED = `('SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
 
 /** What one {@link RunRetentionRepository.deleteExpired} statement deleted. */
 export interface RetentionBatch {

@@ -47,6 +47,7 @@ export function startWrite(
     run.concurrencyKey,
     requested,
     JSON.stringify(run.labels),
+    run.deadlineAt ?? null,
   ];
   const ctes = [
     `v AS MATERIALIZED (SELECT 1 FROM workflows w
@@ -54,9 +55,11 @@ export function startWrite(
                            AND wv.version = COALESCE($17::int, w.default_version, w.latest_version)
                          WHERE w.tenant_id = $1::uuid AND w.id = $3::text AND wv.version = $4::int AND wv.deprecated_at IS NULL)`,
     `r AS (INSERT INTO runs (tenant_id, id, workflow_id, version, status, input, config, idempotency_key, start_node_id, event_seq,
-                             created_at, updated_at, traceparent, trace_caller_span, priority, concurrency_group, concurrency_key, labels)
+                             created_at, updated_at, traceparent, trace_caller_span, priority, concurrency_group, concurrency_key, labels,
+                             deadline_at)
            SELECT $1::uuid, $2::uuid, $3::text, $4::int, $5::text, $6::jsonb, $7::jsonb, $8::text, $9::text, $10::int,
-                  $11::timestamptz, $11::timestamptz, $12::text, $13::text, $14::smallint, $15::text, $16::text, $18::jsonb
+                  $11::timestamptz, $11::timestamptz, $12::text, $13::text, $14::smallint, $15::text, $16::text, $18::jsonb,
+                  $19::timestamptz
             WHERE EXISTS (SELECT 1 FROM v)
            ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
            RETURNING 1)`,

@@ -2,6 +2,7 @@ import { sql } from '../sql.js';
 import { sqlInTenant } from '../tenant-transaction.js';
 import {
   RUN_STATE_COLUMNS,
+  runFromJson,
   TASK_STATE_COLUMNS,
   taskFromJson,
   type Database,
@@ -107,7 +108,7 @@ export class TaskLeaseRepository extends TenantScopedRepository {
     // to_jsonb gives timestamps as text.
     const { updatedAt, ...run } = row.run;
     const state: ClaimedState = {
-      run: { ...run, createdAt: new Date(run.createdAt as unknown as string), pausedAt: run.pausedAt && new Date(run.pausedAt as unknown as string) },
+      run: runFromJson(run),
       tasks: row.tasks.map(taskFromJson),
       at: new Date(updatedAt),
     };

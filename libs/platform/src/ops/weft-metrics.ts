@@ -72,6 +72,7 @@ export class WeftMetrics {
   readonly definitionChecks: Counter<string>;
   readonly retentionDeleted: Counter<string>;
   readonly runsPaused: Counter<string>;
+  readonly runsTimedOut: Counter<string>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     this.tenantLabel = opts.tenantLabel ?? false;
@@ -232,6 +233,12 @@ export class WeftMetrics {
       labelNames: ['workflow', 'cause', ...t],
       registers,
     });
+    this.runsTimedOut = new Counter({
+      name: 'weft_runs_timed_out_total',
+      help: 'Runs that ended TIMED_OUT (their timeout_seconds passed), child runs included, by workflow.',
+      labelNames: ['workflow', ...t],
+      registers,
+    });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -248,6 +255,7 @@ export class WeftMetrics {
   /** A run finished with `status` after `durationMs`. */
   runFinished(tenantId: string, workflowId: string, status: string, durationMs: number): void {
     this.runsFinished.inc(this.labels({ workflow: this.workflows.of(tenantId, workflowId), status }, tenantId));
+    if (status === 'TIMED_OUT') this.runsTimedOut.inc(this.labels({ workflow: this.workflows.of(tenantId, workflowId) }, tenantId));
     this.runDuration.observe(this.labels({ status }, tenantId), durationMs / 1000);
   }
 

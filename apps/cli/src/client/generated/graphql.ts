@@ -100,7 +100,8 @@ export type RunStatus =
   | 'PENDING'
   | 'QUEUED'
   | 'RUNNING'
-  | 'SUCCEEDED';
+  | 'SUCCEEDED'
+  | 'TIMED_OUT';
 
 /** What became of one nominal fire time. */
 export type ScheduleFireOutcome =

@@ -1,6 +1,6 @@
 /**
  * The rules over the whole definition: its top-level shape, the run output template, cycles, the
- * entry node and reachability, and the two rules that run the node and edge rules over each node
+ * entry node and reachability, `timeout_seconds`, and the two rules that run the node and edge rules over each node
  * and edge in order.
  */
 import type { Problem } from '../../errors.js';
@@ -8,6 +8,7 @@ import type { JsonValue } from '../workflow-types.js';
 import { eachString, edgeContext, isObject, nodeContext, nonJson, unknownKeys, type DefinitionRule, type EdgeRule, type NodeRule } from './context.js';
 import { reach, stronglyConnected } from './graph.js';
 import { templateProblems } from './templates.js';
+import { MAX_DURATION_SECONDS } from '../workflow-definition.js';
 import { DEFINITION_KEYS } from './vocabulary.js';
 
 /** Every top-level key is one of {@link DEFINITION_KEYS}. */
@@ -103,4 +104,16 @@ export const entryAndReachability: DefinitionRule = ({ order, adj, ids, indegree
     }
   }
   return out;
+};
+
+/** The definition's `timeout_seconds`, when given, is an integer from 1 to {@link MAX_DURATION_SECONDS} (365 days). */
+export const runTimeout: DefinitionRule = ({ def }) => {
+  const t = def.timeout_seconds;
+  if (t === undefined || (typeof t === 'number' && Number.isInteger(t) && t >= 1 && t <= MAX_DURATION_SECONDS)) return [];
+  return [
+    {
+      path: 'timeout_seconds',
+      message: `timeout_seconds must be an integer from 1 to ${MAX_DURATION_SECONDS} (365 days); got ${JSON.stringify(t) ?? String(t)}`,
+    },
+  ];
 };

@@ -37,7 +37,17 @@ export const NODE_KEYS: readonly string[] = [
 /** The keys an edge may have. */
 export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition', 'on_error'];
 /** The keys a definition may have at the top level. */
-export const DEFINITION_KEYS: readonly string[] = ['nodes', 'edges', 'output', 'name', 'description', 'workflow_id', 'concurrency', 'priority'];
+export const DEFINITION_KEYS: readonly string[] = [
+  'nodes',
+  'edges',
+  'output',
+  'name',
+  'description',
+  'workflow_id',
+  'concurrency',
+  'priority',
+  'timeout_seconds',
+];
 /** The keys of the definition's `concurrency` (how many runs may be active at once); bounds in model/flow-control.ts. */
 export const RUN_CONCURRENCY_KEYS: readonly string[] = ['key', 'limit', 'strategy', 'scope'];
 /** The keys of a node's `concurrency` (how many of its tasks may run at once, across runs). */

@@ -37,3 +37,17 @@ describe('on_exhausted at publish', () => {
     expect(messages(def)).toEqual(['nodes[0].on_exhausted: on_exhausted: pause cannot be used with for_each: a failed iteration settles its node on its own']);
   });
 });
+
+describe('timeout_seconds at publish', () => {
+  const withTimeout = (t: unknown) => ({ timeout_seconds: t, nodes: [{ node_id: 'n', type: 'WAIT', spec: { duration_seconds: 1 } }], edges: [] });
+
+  it('accepts an integer from 1 to 365 days', () => {
+    for (const t of [1, 3600, 31_536_000]) expect(messages(withTimeout(t))).toEqual([]);
+  });
+
+  it('refuses anything else, naming the bounds', () => {
+    for (const t of [0, -1, 1.5, 31_536_001, '60', null]) {
+      expect(messages(withTimeout(t))).toEqual([`timeout_seconds: timeout_seconds must be an integer from 1 to 31536000 (365 days); got ${JSON.stringify(t)}`]);
+    }
+  });
+});
