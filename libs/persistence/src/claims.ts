@@ -48,6 +48,31 @@ export async function claimDueDeadlines(ds: DataSource, now: Date | null, limit:
   return rows.map((r) => ({ tenantId: r.tenant_id, runId: r.run_id, dueAt: r.due_at, claimedAt: r.claimed_at }));
 }
 
+/** A task attempt no worker started by its `schedule_to_start_seconds`, claimed by leasing its backlog row's `start_by`. */
+export interface ClaimedStartDeadline {
+  tenantId: string;
+  runId: string;
+  taskId: string;
+  nodeId: string;
+  /** The attempt (0-based) whose deadline passed. */
+  attempt: number;
+}
+
+/**
+ * Claims up to `limit` task attempts still waiting for a worker (QUEUED or PENDING at that
+ * attempt) past their schedule-to-start deadline, earliest first, and leases them for
+ * `leaseMs`; on the way, voids the deadlines of rows whose attempt started or moved on. Rows of
+ * paused runs are left alone. `now`: as {@link claimDueTimers}.
+ */
+export async function claimStartDeadlines(ds: DataSource, now: Date | null, limit: number, leaseMs: number): Promise<ClaimedStartDeadline[]> {
+  const rows = await callDefiner<{ tenant_id: string; run_id: string; task_id: string; node_id: string; attempt: number }>(
+    ds,
+    `SELECT * FROM weft_claim_start_deadlines($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`,
+    [now, limit, leaseMs],
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, runId: r.run_id, taskId: r.task_id, nodeId: r.node_id, attempt: r.attempt }));
+}
+
 /** An outbox row (one task attempt to enqueue), claimed by the outbox relay. */
 export interface ClaimedOutboxRow {
   /** `outbox.id` (bigint, as a string). */

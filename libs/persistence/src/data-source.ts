@@ -37,6 +37,7 @@ import { RunLabels1766476800000 } from './migrations/1766476800000-run-labels.js
 import { RunRetention1766563200000 } from './migrations/1766563200000-run-retention.js';
 import { RunPauses1766649600000 } from './migrations/1766649600000-run-pauses.js';
 import { RunDeadlines1766736000000 } from './migrations/1766736000000-run-deadlines.js';
+import { StartDeadlines1766822400000 } from './migrations/1766822400000-start-deadlines.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [TenantEntity, ApiKeyEntity, WorkflowEntity, WorkflowVersionEntity, RunEntity, TaskEntity, SignalEntity, RunEventEntity, OutboxEntity];
@@ -70,6 +71,7 @@ export const MIGRATIONS = [
   RunRetention1766563200000,
   RunPauses1766649600000,
   RunDeadlines1766736000000,
+  StartDeadlines1766822400000,
 ];
 
 /** Options of {@link createDataSource}. */

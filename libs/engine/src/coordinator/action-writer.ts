@@ -1,6 +1,5 @@
 import {
   expectRows,
-  RUN_PAUSED_HOLD,
   RunPauseRepository,
   runWrites,
   SignalRepository,
@@ -31,6 +30,7 @@ import {
   type WorkflowDag,
   type WorkflowNode,
 } from '../index.js';
+import { backlogTerms } from './backlog-terms.js';
 import { TaskChangeLog } from './run-change.js';
 
 /** What persisting one transition produced. */
@@ -337,7 +337,7 @@ export class ActionWriter {
         Object.assign(this.patch, { deadlineAt: a.deadlineAt } satisfies RunPatch);
         return;
       case 'ResumeRun':
-        this.released = await new RunPauseRepository(this.m).release(tenantId, this.run.id, now);
+        this.released = await new RunPauseRepository(this.m).release(tenantId, this.run.id, now, this.run.pausedAt ?? null);
         this.paused = false;
         this.log.reread = true;
         Object.assign(this.patch, { pausedAt: null, pauseReason: null } satisfies RunPatch);
@@ -415,16 +415,10 @@ export class ActionWriter {
     };
     const due = notBefore.getTime() <= this.now.getTime();
     const take = this.take && !this.taken && !this.paused && !limited && queue === this.take.queue && due ? this.take : undefined;
+    const terms = backlogTerms(this.dag.getNode(nodeId), notBefore, this.now, this.paused ? this.pausedDetail : undefined);
     // A taken attempt has nothing to enqueue, so no backlog row: if its worker dies, the lease
-    // sweep finds it by its lease alone. A paused run's row is held until its resume.
-    if (!take) {
-      const hold = this.paused
-        ? { holdReason: RUN_PAUSED_HOLD, holdDetail: this.pausedDetail, heldUntil: null }
-        : due
-          ? {}
-          : { holdReason: 'BACKOFF', holdDetail: `retry backoff until ${notBefore.toISOString()}`, heldUntil: notBefore };
-      this.outbox.set(taskId, { taskId, attempt, queue, notBefore, priority: this.run.priority, ...hold });
-    }
+    // sweep finds it by its lease alone.
+    if (!take) this.outbox.set(taskId, { taskId, attempt, queue, notBefore, priority: this.run.priority, ...terms });
     // A taken attempt is RUNNING under the worker's token for `leaseMs`; any other is QUEUED with
     // no lease until fair dispatch admits it.
     const leaseEnd = take ? new Date(this.now.getTime() + take.leaseMs) : null;
@@ -443,7 +437,7 @@ export class ActionWriter {
       // Captured for a fenced write, a new row carries the refusal of its take itself (QUEUED,
       // with its backlog row): the statement needs no second form of the event.
       if (row && this.captured) {
-        this.outbox.set(taskId, { taskId, attempt, queue, notBefore, priority: this.run.priority, ifRefused: true });
+        this.outbox.set(taskId, { taskId, attempt, queue, notBefore, priority: this.run.priority, ifRefused: true, startBy: terms.startBy });
         this.refusalInline = true;
       }
       return;

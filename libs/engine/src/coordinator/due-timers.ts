@@ -1,4 +1,4 @@
-import { claimDueDeadlines, claimDueTimers } from '@weft/persistence';
+import { claimDueDeadlines, claimDueTimers, claimStartDeadlines } from '@weft/persistence';
 import type { TimerFiring } from './after-commit.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
@@ -7,11 +7,14 @@ import { message } from './error-mapping.js';
 export interface RunTimeOuts {
   /** Applies RunTimedOut to run `runId` of tenant `tenantId`; resolves once it is committed and followed. */
   timeOut(tenantId: string, runId: string): Promise<unknown>;
+  /** Applies StartTimedOut to the attempt `t` of run `runId`; resolves once it is committed and followed. */
+  startTimedOut(tenantId: string, runId: string, t: { taskId: string; nodeId: string; attempt: number }): Promise<unknown>;
 }
 
 /**
  * The scheduler's due times: task timers (WAIT wake-ups, WAIT_FOR_EVENT timeouts, SUBWORKFLOW
- * wake-ups and retries) and run deadlines (`timeout_seconds`).
+ * wake-ups and retries), run deadlines (`timeout_seconds`) and the schedule-to-start deadlines of
+ * attempts (`schedule_to_start_seconds`).
  */
 export class DueTimers {
   /** `timers` applies one TimerFired, and one RunTimedOut, as the run commands do. */
@@ -21,8 +24,8 @@ export class DueTimers {
   ) {}
 
   /**
-   * Fires up to `limit` due timers across tenants, then up to `limit` due run deadlines, and
-   * returns how many it fired in all. Claims them in one short transaction each (`FOR UPDATE
+   * Fires up to `limit` due timers across tenants, then up to `limit` due run deadlines, then
+   * up to `limit` due schedule-to-start deadlines, and returns how many it fired in all. Claims them in one short transaction each (`FOR UPDATE
    * SKIP LOCKED`, moving `wake_at` or `deadline_lease` a lease ahead so another scheduler replica
    * skips them), then applies TimerFired per task, RunTimedOut per run, in its tenant's
    * transaction. One whose event fails transiently is logged and fires again when the lease
@@ -30,7 +33,22 @@ export class DueTimers {
    * database's clock.
    */
   async fireDue(limit: number): Promise<number> {
-    return (await this.fireTimers(limit)) + (await this.fireDeadlines(limit));
+    return (await this.fireTimers(limit)) + (await this.fireDeadlines(limit)) + (await this.fireStartDeadlines(limit));
+  }
+
+  private async fireStartDeadlines(limit: number): Promise<number> {
+    const { ctx } = this;
+    const claimed = await claimStartDeadlines(ctx.ds, ctx.testNow(), limit, ctx.timerLeaseMs);
+    let fired = 0;
+    for (const d of claimed) {
+      try {
+        await this.timers.startTimedOut(d.tenantId, d.runId, { taskId: d.taskId, nodeId: d.nodeId, attempt: d.attempt });
+        fired++;
+      } catch (err) {
+        ctx.log.error(`schedule-to-start deadline of task ${d.taskId} (run ${d.runId}) not applied: ${message(err)}`);
+      }
+    }
+    return fired;
   }
 
   private async fireTimers(limit: number): Promise<number> {

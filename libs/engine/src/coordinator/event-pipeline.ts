@@ -165,6 +165,11 @@ export class EventPipeline implements TimerFiring {
     return this.report(tenantId, runId, { type: 'RunTimedOut' });
   }
 
+  /** The scheduler's StartTimedOut for an attempt no worker started in time; see {@link report}. */
+  async startTimedOut(tenantId: string, runId: string, t: { taskId: string; nodeId: string; attempt: number }): Promise<ReportResult> {
+    return this.report(tenantId, runId, { type: 'StartTimedOut', ...t });
+  }
+
   /** The scheduler's (or an ended child run's) TimerFired for a WAITING task; see {@link report}. */
   async fireTimer(tenantId: string, t: FireTimerInput): Promise<ReportResult> {
     return this.report(tenantId, t.runId, { type: 'TimerFired', taskId: reportField(t.taskId), nodeId: reportField(t.nodeId) });

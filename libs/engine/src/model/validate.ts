@@ -22,7 +22,19 @@ import {
 } from './validation/definition-rules.js';
 import { nodeFlow, runConcurrency, runPriority } from './validation/flow-rules.js';
 import { edgeCondition, edgeEnds, edgeKeys, edgeOnError, uniqueEdge } from './validation/edge-rules.js';
-import { nodeKeys, nodeTexts, nodeType, onExhausted, payloadHygiene, queue, retry, runtimeOnCode, specValues, uniqueNodeId } from './validation/node-rules.js';
+import {
+  nodeKeys,
+  nodeTexts,
+  nodeType,
+  onExhausted,
+  payloadHygiene,
+  queue,
+  retry,
+  runtimeOnCode,
+  scheduleToStart,
+  specValues,
+  uniqueNodeId,
+} from './validation/node-rules.js';
 import { forEach, typeSpec } from './validation/spec-rules.js';
 import type { WorkflowDefinition } from './workflow-definition.js';
 
@@ -35,6 +47,7 @@ const NODE_RULES: readonly NodeRule[] = [
   runtimeOnCode,
   payloadHygiene,
   onExhausted,
+  scheduleToStart,
   nodeType,
   typeSpec,
   forEach,

@@ -49,6 +49,13 @@ export interface WorkflowNode {
    * error edge is taken, and the run pauses until a resume grants the node `max_attempts` more.
    */
   on_exhausted?: OnExhausted;
+  /**
+   * HTTP and CODE only: an attempt no worker started this many seconds (1 to
+   * {@link MAX_DURATION_SECONDS}) after it became ready (after its retry backoff; time held by
+   * flow control counts, time its run was paused does not) fails with `not started within N s`,
+   * and the retry policy applies.
+   */
+  schedule_to_start_seconds?: number;
 }
 
 /** What a node's last failed attempt does: see {@link WorkflowNode.on_exhausted}. */

@@ -4,7 +4,8 @@ import type { JsonValue } from '../model/workflow-types.js';
  * Events: things that happened to a run; `Machine.apply` consumes one at a time.
  * External events sent to WAIT_FOR_EVENT nodes are called signals.
  */
-export type RunEvent = RunStarted | NodeCompleted | NodeFailed | TimerFired | SignalReceived | RunRetried | RunCancelled | RunPaused | RunResumed | RunTimedOut;
+export type RunEvent =
+  RunStarted | NodeCompleted | NodeFailed | TimerFired | SignalReceived | RunRetried | RunCancelled | RunPaused | RunResumed | RunTimedOut | StartTimedOut;
 
 /** A new run was created; `startNodeId` optionally overrides the definition's entry node. */
 export interface RunStarted {
@@ -78,6 +79,17 @@ export interface RunResumed {
 /** The run's deadline (`timeout_seconds`) passed, by the database's clock. */
 export interface RunTimedOut {
   type: 'RunTimedOut';
+}
+
+/**
+ * No worker started attempt `attempt` of a task within its node's `schedule_to_start_seconds`
+ * (by the database's clock): the attempt fails as a NodeFailed would, unless it started meanwhile.
+ */
+export interface StartTimedOut {
+  type: 'StartTimedOut';
+  taskId: string;
+  nodeId: string;
+  attempt: number;
 }
 
 /** The `type` tag of a {@link RunEvent}. */

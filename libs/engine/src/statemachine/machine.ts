@@ -11,7 +11,18 @@ import { NodeType, RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from
 import { hasActiveNode, liveCounts } from './apply-action.js';
 import type { Deps, Transition } from './deps.js';
 import { MachineError } from './errors.js';
-import type { NodeCompleted, NodeFailed, RunCancelled, RunEvent, RunRetried, RunStarted, RunTimedOut, SignalReceived, TimerFired } from './events.js';
+import type {
+  NodeCompleted,
+  NodeFailed,
+  RunCancelled,
+  RunEvent,
+  RunRetried,
+  RunStarted,
+  RunTimedOut,
+  SignalReceived,
+  StartTimedOut,
+  TimerFired,
+} from './events.js';
 import { Journal } from './journal.js';
 import { settleIteration } from './node-kinds/for-each.js';
 import type { NodeOutcome } from './node-kinds/outcome.js';
@@ -90,6 +101,8 @@ export class Machine {
         return onRunResumed(s, ev);
       case 'RunTimedOut':
         return onRunTimedOut(s, ev);
+      case 'StartTimedOut':
+        return onStartTimedOut(s, ev);
       default: {
         const unknown: never = ev;
         throw new MachineError('INVALID_REQUEST', `unknown event ${JSON.stringify((unknown as { type?: unknown }).type)}`);
@@ -198,6 +211,22 @@ async function onNodeFailed(s: Step, ev: NodeFailed): Promise<void> {
   const outcome: NodeOutcome =
     s.run.nodes.get(ev.nodeId)?.iterations !== undefined ? await settleIteration(s, ev.nodeId) : { kind: 'failed', reason: ev.error };
   await routeOutcome(s, ev.nodeId, outcome);
+}
+
+/**
+ * StartTimedOut: the attempt, if no worker started it yet (still QUEUED or PENDING at that
+ * attempt), fails with `not started within N s` as a NodeFailed would (its retry policy and
+ * `on_exhausted` apply); one that started, finished or moved on is ignored.
+ */
+async function onStartTimedOut(s: Step, ev: StartTimedOut): Promise<void> {
+  const n = reportTarget(s.run, ev.nodeId, ev.taskId);
+  if (!matchesAttempt(n, ev.taskId, ev.attempt) || (n.status !== TaskStatus.Queued && n.status !== TaskStatus.Pending)) {
+    s.ignore(`attempt ${ev.attempt} of ${ev.nodeId} started or moved on before its schedule-to-start deadline`);
+    return;
+  }
+  const seconds = s.dag.getNode(ev.nodeId)?.schedule_to_start_seconds;
+  const error = seconds === undefined ? 'not started in time' : `not started within ${seconds} s`;
+  await onNodeFailed(s, { type: 'NodeFailed', taskId: ev.taskId, nodeId: ev.nodeId, attempt: ev.attempt, error });
 }
 
 /**

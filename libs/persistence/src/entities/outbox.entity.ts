@@ -53,6 +53,13 @@ export class OutboxEntity {
   @Column({ name: 'held_until', type: 'timestamptz', nullable: true })
   heldUntil: Date | null;
 
+  /**
+   * When the attempt fails if no worker started it by then (its node's `schedule_to_start_seconds`
+   * after it became ready; a pause adds its length); NULL without one, and once it is void.
+   */
+  @Column({ name: 'start_by', type: 'timestamptz', nullable: true })
+  startBy: Date | null;
+
   /** The reason the row was last held for (kept once it is ready again), for the wait's metric; NULL if never held by a limit. */
   @Column({ name: 'last_hold', type: 'text', nullable: true })
   lastHold: string | null;

@@ -57,10 +57,11 @@ export class RunPauseRepository extends TenantScopedRepository {
 
   /**
    * Releases the backlog of run `runId` at its resume: each row its pause held is ready again, or
-   * held as a retry's `BACKOFF` while its attempt's backoff (`not_before`) has not passed. Returns
-   * the queues of the rows released, for fair dispatch to look at.
+   * held as a retry's `BACKOFF` while its attempt's backoff (`not_before`) has not passed; a
+   * schedule-to-start deadline moves on by the time the row was both ready and paused (since
+   * `pausedAt`). Returns the queues of the rows released, for fair dispatch to look at.
    */
-  async release(tenantId: string, runId: string, now: Date): Promise<string[]> {
+  async release(tenantId: string, runId: string, now: Date, pausedAt: Date | null): Promise<string[]> {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<{ queue: string }>(
         m,
@@ -69,14 +70,15 @@ export class RunPauseRepository extends TenantScopedRepository {
               SET hold_reason = CASE WHEN o.not_before > $3 THEN 'BACKOFF' END,
                   hold_detail = CASE WHEN o.not_before > $3
                                   THEN 'retry backoff until ' || to_char(o.not_before AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END,
-                  held_until = CASE WHEN o.not_before > $3 THEN o.not_before END
+                  held_until = CASE WHEN o.not_before > $3 THEN o.not_before END,
+                  start_by = o.start_by + greatest(interval '0', $3 - greatest(COALESCE($4::timestamptz, $3), o.created_at, o.not_before))
              FROM tasks t
             WHERE t.tenant_id = $1 AND t.run_id = $2 AND o.tenant_id = t.tenant_id AND o.task_id = t.id
               AND o.hold_reason = '${RUN_PAUSED_HOLD}' AND o.enqueued_at IS NULL
            RETURNING o.queue
          )
          SELECT DISTINCT queue FROM released ORDER BY queue`,
-        [tenantId, runId, now],
+        [tenantId, runId, now, pausedAt],
       );
       return r.rows.map((row) => row.queue);
     });

@@ -23,7 +23,7 @@ export type NewTask = Pick<
  * (`holdReason`, a retry's `BACKOFF`) until `heldUntil`.
  */
 export type NewOutboxRow = Pick<OutboxEntity, 'taskId' | 'attempt' | 'queue' | 'notBefore' | 'priority'> &
-  Partial<Pick<OutboxEntity, 'holdReason' | 'holdDetail' | 'heldUntil'>> & {
+  Partial<Pick<OutboxEntity, 'holdReason' | 'holdDetail' | 'heldUntil' | 'startBy'>> & {
     /**
      * The row of an attempt the reporting worker takes, for a fenced write only: written just when
      * the take is refused ({@link TOOK}), the attempt then waiting in the backlog like any other.
@@ -71,14 +71,17 @@ const INSERT_TASKS_GATED = insertTasks(
 
 /** {@link TaskWriteRepository.outboxPart}'s statement, with `where` (its gated form's condition). */
 function upsertOutbox(where: string): string {
-  return `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail, held_until)
-         SELECT $1, $2, o."taskId", o.attempt, o.queue, o."notBefore", $3, o.priority, o."holdReason", o."holdDetail", o."heldUntil"
+  return `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail, held_until,
+                             start_by)
+         SELECT $1, $2, o."taskId", o.attempt, o.queue, o."notBefore", $3, o.priority, o."holdReason", o."holdDetail", o."heldUntil",
+                o."startBy"
            FROM jsonb_to_recordset($4::jsonb) AS o("taskId" uuid, attempt int, queue text, "notBefore" timestamptz, priority smallint,
-                "holdReason" text, "holdDetail" text, "heldUntil" timestamptz, "ifRefused" boolean)${where}
+                "holdReason" text, "holdDetail" text, "heldUntil" timestamptz, "ifRefused" boolean, "startBy" timestamptz)${where}
          ON CONFLICT (tenant_id, task_id) DO UPDATE
            SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before,
                created_at = EXCLUDED.created_at, claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority,
-               hold_reason = EXCLUDED.hold_reason, hold_detail = EXCLUDED.hold_detail, held_until = EXCLUDED.held_until, last_hold = NULL`;
+               hold_reason = EXCLUDED.hold_reason, hold_detail = EXCLUDED.hold_detail, held_until = EXCLUDED.held_until, last_hold = NULL,
+               start_by = EXCLUDED.start_by`;
 }
 
 const UPSERT_OUTBOX = upsertOutbox('');

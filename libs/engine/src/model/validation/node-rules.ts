@@ -1,10 +1,11 @@
 /**
  * The rules over one node that do not depend on its type: its id, keys, texts, queue, payload
- * hygiene fields, type, retry policy, `on_exhausted` and the values of its spec. The per-type spec rules and the
+ * hygiene fields, type, retry policy, `on_exhausted`, `schedule_to_start_seconds` and the values
+ * of its spec. The per-type spec rules and the
  * `for_each` rules are in spec-rules.ts.
  */
 import type { Problem } from '../../errors.js';
-import { ON_EXHAUSTED } from '../workflow-definition.js';
+import { MAX_DURATION_SECONDS, ON_EXHAUSTED } from '../workflow-definition.js';
 import { NODE_TYPES, NodeType, isWorkerType } from '../workflow-types.js';
 import { eachString, isObject, nonJson, unknownKeys, type NodeRule } from './context.js';
 import { templateProblems } from './templates.js';
@@ -167,6 +168,26 @@ export const onExhausted: NodeRule = ({ raw, at, nodeId, type, known }) => {
   }
   if (v === 'pause' && raw.for_each !== undefined) {
     return [{ nodeId, path, message: 'on_exhausted: pause cannot be used with for_each: a failed iteration settles its node on its own' }];
+  }
+  return [];
+};
+
+/** `schedule_to_start_seconds` is an integer from 1 to {@link MAX_DURATION_SECONDS}, on HTTP and CODE nodes only. */
+export const scheduleToStart: NodeRule = ({ raw, at, nodeId, type, known }) => {
+  const v = raw.schedule_to_start_seconds;
+  if (v === undefined) return [];
+  const path = `${at}.schedule_to_start_seconds`;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_DURATION_SECONDS) {
+    return [
+      {
+        nodeId,
+        path,
+        message: `schedule_to_start_seconds must be an integer from 1 to ${MAX_DURATION_SECONDS} (365 days); got ${JSON.stringify(v) ?? String(v)}`,
+      },
+    ];
+  }
+  if (known && !isWorkerType(type as string)) {
+    return [{ nodeId, path, message: `schedule_to_start_seconds applies to HTTP and CODE nodes only, not to a ${type as string} node` }];
   }
   return [];
 };

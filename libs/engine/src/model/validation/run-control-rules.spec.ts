@@ -51,3 +51,21 @@ describe('timeout_seconds at publish', () => {
     }
   });
 });
+
+describe('schedule_to_start_seconds at publish', () => {
+  it('accepts an integer from 1 to 365 days on HTTP and CODE nodes', () => {
+    for (const type of ['HTTP', 'CODE']) for (const v of [1, 31_536_000]) expect(messages(one(type, { schedule_to_start_seconds: v }))).toEqual([]);
+  });
+
+  it('refuses a value out of bounds, and a node no worker runs', () => {
+    expect(messages(one('HTTP', { schedule_to_start_seconds: 0 }))).toEqual([
+      'nodes[0].schedule_to_start_seconds: schedule_to_start_seconds must be an integer from 1 to 31536000 (365 days); got 0',
+    ]);
+    expect(messages(one('CODE', { schedule_to_start_seconds: 2.5 }))).toEqual([
+      'nodes[0].schedule_to_start_seconds: schedule_to_start_seconds must be an integer from 1 to 31536000 (365 days); got 2.5',
+    ]);
+    expect(messages(one('WAIT', { schedule_to_start_seconds: 5 }))).toEqual([
+      'nodes[0].schedule_to_start_seconds: schedule_to_start_seconds applies to HTTP and CODE nodes only, not to a WAIT node',
+    ]);
+  });
+});

@@ -33,6 +33,7 @@ export const NODE_KEYS: readonly string[] = [
   'concurrency',
   'rate_limit',
   'on_exhausted',
+  'schedule_to_start_seconds',
 ];
 /** The keys an edge may have. */
 export const EDGE_KEYS: readonly string[] = ['from', 'to', 'condition', 'on_error'];
