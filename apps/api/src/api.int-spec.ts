@@ -6,10 +6,11 @@ import { createClient, type Client } from 'graphql-ws';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { WeftError, type JsonValue } from '@weft/engine';
-import { RunCommands, ScheduleFires } from '@weft/engine/coordinator';
+import { RunBatches, RunCommands, ScheduleFires } from '@weft/engine/coordinator';
 import {
   AttemptLogRepository,
   TenantSettingsRepository,
+  RunBatchRepository,
   FlowViewRepository,
   QueueReservationRepository,
   QueueViewRepository,
@@ -231,6 +232,9 @@ const commands = {
     { provide: AttemptLogRepository, useValue: {} },
     // Tenant settings are not exercised here (test/e2e/tenant-settings.e2e-spec.ts sets them on a real platform).
     { provide: TenantSettingsRepository, useValue: {} },
+    // Bulk actions are not exercised here (test/e2e/run-batches.e2e-spec.ts runs them on a real platform).
+    { provide: RunBatchRepository, useValue: {} },
+    { provide: RunBatches, useValue: {} },
   ],
   exports: [
     WEFT_CONFIG,
@@ -249,6 +253,8 @@ const commands = {
     ScheduleFires,
     AttemptLogRepository,
     TenantSettingsRepository,
+    RunBatchRepository,
+    RunBatches,
   ],
 })
 class FakeCoreModule {}

@@ -24,6 +24,8 @@ import { TaskAttemptsResolver } from './runs/task-attempts.resolver.js';
 import { RunsService } from './runs/runs.service.js';
 import { SchedulesResolver } from './schedules/schedules.resolver.js';
 import { SchedulesService } from './schedules/schedules.service.js';
+import { RunBatchesResolver } from './batches/run-batches.resolver.js';
+import { RunBatchesService } from './batches/run-batches.service.js';
 import { TenantSettingsResolver } from './settings/tenant-settings.resolver.js';
 import { TenantSettingsService } from './settings/tenant-settings.service.js';
 import { SocketServer } from './sockets/socket-server.service.js';
@@ -82,6 +84,8 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     SchedulesResolver,
     TenantSettingsService,
     TenantSettingsResolver,
+    RunBatchesService,
+    RunBatchesResolver,
     FlowService,
     FlowResolver,
   ],

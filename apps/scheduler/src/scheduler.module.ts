@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DueTimersPoller } from './pollers/due-timers.poller.js';
+import { RunBatchesPoller } from './pollers/run-batches.poller.js';
 import { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
 import { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
 import { RunRetentionPoller } from './pollers/run-retention.poller.js';
@@ -7,5 +8,5 @@ import { SchedulesPoller } from './pollers/schedules.poller.js';
 import { Scheduler } from './scheduler.js';
 
 /** The scheduler: due timers, schedules, the outbox relay, the lost-task sweep and run retention. Needs CoreModule imported beside it. */
-@Module({ providers: [DueTimersPoller, OutboxRelayPoller, LostTaskSweepPoller, SchedulesPoller, RunRetentionPoller, Scheduler], exports: [Scheduler] })
+@Module({ providers: [DueTimersPoller, OutboxRelayPoller, LostTaskSweepPoller, SchedulesPoller, RunRetentionPoller, RunBatchesPoller, Scheduler], exports: [Scheduler] })
 export class SchedulerModule {}

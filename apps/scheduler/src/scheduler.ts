@@ -5,12 +5,14 @@ import { logStartLine, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { DueTimersPoller } from './pollers/due-timers.poller.js';
 import { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
 import { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
+import { RunBatchesPoller } from './pollers/run-batches.poller.js';
 import { RunRetentionPoller } from './pollers/run-retention.poller.js';
 import { SchedulesPoller } from './pollers/schedules.poller.js';
 
 /**
- * The scheduler's five pollers, each on its own timer: every `WEFT_SCHEDULER_INTERVAL_MS` due
- * timers, schedules, the outbox relay and the lost-task sweep; once a minute run retention. Safe with several replicas: the coordinator
+ * The scheduler's six pollers, each on its own timer: every `WEFT_SCHEDULER_INTERVAL_MS` due
+ * timers, schedules, the outbox relay, the lost-task sweep and bulk actions; once a minute run
+ * retention. Safe with several replicas: the coordinator
  * claims rows with `FOR UPDATE SKIP LOCKED` and fencing drops duplicates.
  */
 @Injectable()
@@ -23,10 +25,11 @@ export class Scheduler {
     readonly sweep: LostTaskSweepPoller,
     readonly schedules: SchedulesPoller,
     readonly retention: RunRetentionPoller,
+    readonly batches: RunBatchesPoller,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
   ) {}
 
-  /** The five pollers over `coordinator`, outside Nest; `probe` tells whether a task's job is still in Redis. */
+  /** The six pollers over `coordinator`, outside Nest; `probe` tells whether a task's job is still in Redis. */
   static create(coordinator: RunCoordinator, config: WeftConfig, probe: JobProbe): Scheduler {
     return new Scheduler(
       new DueTimersPoller(coordinator.timers, config),
@@ -34,13 +37,14 @@ export class Scheduler {
       new LostTaskSweepPoller(coordinator.lostTasks, config, probe),
       new SchedulesPoller(coordinator.schedules, config),
       new RunRetentionPoller(coordinator.retention, config),
+      new RunBatchesPoller(coordinator.batches, config),
       config,
     );
   }
 
-  /** Starts the five pollers. */
+  /** Starts the six pollers. */
   start(): void {
-    const pollers = [this.timers, this.schedules, this.outbox, this.sweep, this.retention];
+    const pollers = [this.timers, this.schedules, this.outbox, this.sweep, this.retention, this.batches];
     for (const poller of pollers) poller.start();
     logStartLine(this.log, this.config, `polling every ${this.config.schedulerIntervalMs} ms: ${pollers.map((p) => p.job).join(', ')}`);
   }

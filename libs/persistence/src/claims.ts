@@ -73,6 +73,19 @@ export async function claimStartDeadlines(ds: DataSource, now: Date | null, limi
   return rows.map((r) => ({ tenantId: r.tenant_id, runId: r.run_id, taskId: r.task_id, nodeId: r.node_id, attempt: r.attempt }));
 }
 
+/**
+ * Claims up to `limit` RUNNING bulk actions whose next slice is due and whose lease ended, and
+ * leases them for `leaseMs`. `now`: as {@link claimDueTimers}.
+ */
+export async function claimRunBatches(ds: DataSource, now: Date | null, limit: number, leaseMs: number): Promise<Array<{ tenantId: string; batchId: string }>> {
+  const rows = await callDefiner<{ tenant_id: string; batch_id: string }>(
+    ds,
+    `SELECT * FROM weft_claim_run_batches($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`,
+    [now, limit, leaseMs],
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, batchId: r.batch_id }));
+}
+
 /** An outbox row (one task attempt to enqueue), claimed by the outbox relay. */
 export interface ClaimedOutboxRow {
   /** `outbox.id` (bigint, as a string). */

@@ -11,13 +11,24 @@ import {
 } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { DueTimers, LostTaskSweep, OutboxRelay, RunCommands, RunCoordinator, RunRetention, ScheduleFires, TaskLeases } from '@weft/engine/coordinator';
+import {
+  DueTimers,
+  LostTaskSweep,
+  OutboxRelay,
+  RunBatches,
+  RunCommands,
+  RunCoordinator,
+  RunRetention,
+  ScheduleFires,
+  TaskLeases,
+} from '@weft/engine/coordinator';
 import {
   createDataSource,
   QueueReservationRepository,
   QueueViewRepository,
   FlowViewRepository,
   AttemptLogRepository,
+  RunBatchRepository,
   RunRepository,
   ScheduleBackfillRepository,
   ScheduleRepository,
@@ -177,6 +188,7 @@ export class CoreModule {
               runLeaseMs: config.runLeaseMs,
               fencedSteps: config.fencedSteps,
               scheduleGraceMs: scheduleGraceMs(config.schedulerIntervalMs),
+              batchRunsPerSecond: config.batchRunsPerSecond,
             }),
         },
         // Each app injects the rooms it calls, never the whole coordinator.
@@ -187,10 +199,12 @@ export class CoreModule {
         { provide: LostTaskSweep, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.lostTasks },
         { provide: ScheduleFires, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.schedules },
         { provide: RunRetention, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.retention },
+        { provide: RunBatches, inject: [RunCoordinator], useFactory: (c: RunCoordinator) => c.batches },
         { provide: ScheduleRepository, inject: [DataSource], useFactory: (ds: DataSource) => new ScheduleRepository(ds) },
         { provide: ScheduleBackfillRepository, inject: [DataSource], useFactory: (ds: DataSource) => new ScheduleBackfillRepository(ds) },
         { provide: VersionLookupRepository, inject: [DataSource], useFactory: (ds: DataSource) => new VersionLookupRepository(ds) },
         { provide: RunRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunRepository(ds) },
+        { provide: RunBatchRepository, inject: [DataSource], useFactory: (ds: DataSource) => new RunBatchRepository(ds) },
         { provide: AttemptLogRepository, inject: [DataSource], useFactory: (ds: DataSource) => new AttemptLogRepository(ds) },
         { provide: WorkflowRepository, inject: [DataSource], useFactory: (ds: DataSource) => new WorkflowRepository(ds) },
         { provide: TenantRepository, inject: [DataSource], useFactory: (ds: DataSource) => new TenantRepository(ds) },
@@ -214,10 +228,12 @@ export class CoreModule {
         LostTaskSweep,
         ScheduleFires,
         RunRetention,
+        RunBatches,
         ScheduleRepository,
         ScheduleBackfillRepository,
         VersionLookupRepository,
         RunRepository,
+        RunBatchRepository,
         AttemptLogRepository,
         WorkflowRepository,
         TenantRepository,

@@ -52,6 +52,8 @@ export interface WeftConfig {
   schedulerIntervalMs: number;
   /** WEFT_RETENTION_INTERVAL_MS: how often the scheduler passes over the run trees past their tenant's retention (default 60,000). */
   retentionIntervalMs: number;
+  /** WEFT_BATCH_RUNS_PER_SECOND: the most runs a bulk action acts on per second (default 100). */
+  batchRunsPerSecond?: number;
   /** WEFT_MAX_SCHEDULES_PER_TENANT: schedules one tenant may hold (default 1000). */
   maxSchedulesPerTenant: number;
   /** WEFT_MIN_SCHEDULE_INTERVAL_SECONDS: the smallest gap between a schedule's fires (default 10). */
@@ -185,6 +187,7 @@ export function loadConfig(
     codeMaxTotalMb: dto.WEFT_CODE_MAX_TOTAL_MB,
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
     retentionIntervalMs: dto.WEFT_RETENTION_INTERVAL_MS,
+    batchRunsPerSecond: dto.WEFT_BATCH_RUNS_PER_SECOND,
     maxSchedulesPerTenant: dto.WEFT_MAX_SCHEDULES_PER_TENANT,
     minScheduleIntervalSeconds: dto.WEFT_MIN_SCHEDULE_INTERVAL_SECONDS,
     maxActiveBackfillsPerTenant: dto.WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT,

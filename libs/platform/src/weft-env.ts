@@ -156,6 +156,13 @@ export class WeftEnv {
   @Max(86_400_000)
   WEFT_RETENTION_INTERVAL_MS = 60_000;
 
+  /** The most runs a bulk action (createRunBatch) acts on per second, across the scheduler's passes. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  WEFT_BATCH_RUNS_PER_SECOND = 100;
+
   /** Schedules one tenant may hold; one more is refused with BAD_USER_INPUT. */
   @Transform(toInt)
   @IsInt()

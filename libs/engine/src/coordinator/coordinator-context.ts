@@ -39,6 +39,7 @@ export class CoordinatorContext {
   readonly observer: CoordinatorObserver | undefined;
   readonly templates: TemplateResolver;
   readonly timerLeaseMs: number;
+  readonly batchRunsPerSecond: number;
   readonly scheduleGraceMs: number;
   readonly dispatchLeaseMs: number;
   readonly dispatchWindowFloor: number;
@@ -72,6 +73,7 @@ export class CoordinatorContext {
     this.templates = opts.templates ?? new CelTemplateResolver();
     this.dags = new DagCache(opts.dagCacheSize);
     this.timerLeaseMs = opts.timerLeaseMs ?? 10_000;
+    this.batchRunsPerSecond = opts.batchRunsPerSecond ?? 100;
     this.scheduleGraceMs = opts.scheduleGraceMs ?? MIN_SCHEDULE_GRACE_SECONDS * 1000;
     this.dispatchLeaseMs = opts.dispatchLeaseMs ?? 30_000;
     this.dispatchWindowFloor = opts.dispatchWindowFloor ?? DEFAULT_DISPATCH_WINDOW_FLOOR;

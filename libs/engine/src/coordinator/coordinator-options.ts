@@ -101,6 +101,17 @@ export interface CoordinatorObserver {
   runsDeleted?(note: RunsDeletedNote): void;
   /** A run was paused (after its commit). */
   runPaused?(note: RunPausedNote): void;
+  /** A bulk action acted on one of its runs (after the outcome was recorded). */
+  batchItem?(note: BatchItemNote): void;
+}
+
+/** What came of one run of a bulk action. */
+export interface BatchItemNote {
+  tenantId: string;
+  batchId: string;
+  action: string;
+  /** APPLIED, SKIPPED or FAILED. */
+  outcome: string;
 }
 
 /** A run that was paused, and by whom. */
@@ -171,6 +182,8 @@ export interface RunCoordinatorOptions {
    * applying it (applying takes milliseconds; one fired twice is ignored by fencing).
    */
   timerLeaseMs?: number;
+  /** The most runs a bulk action acts on per second (`WEFT_BATCH_RUNS_PER_SECOND`, default 100). */
+  batchRunsPerSecond?: number;
   /**
    * How late the scheduler may reach a schedule's due time in its normal course, ms (default
    * 10 000; the platform gives `scheduleGraceMs` of its poll interval): no catch-up window is

@@ -11,6 +11,7 @@ export { TaskLeases } from './task-leases.js';
 export { DueTimers } from './due-timers.js';
 export { OutboxRelay } from './outbox-relay.js';
 export { LostTaskSweep } from './lost-task-sweep.js';
+export { RunBatches, BATCH_ACTIONS, MAX_BATCH_RUNS, type CreateRunBatchInput } from './run-batches.js';
 export { RunRetention, RETENTION_PASS_MS, RETENTION_ROOTS_PER_BATCH, RETENTION_RUNS_PER_BATCH, type RetentionPass } from './run-retention.js';
 export { ScheduleFires, timingOf, BACKFILL_STEP, type FireOutcome, type FireSource } from './schedule-fires.js';
 export { toWeftError } from './error-mapping.js';

@@ -92,12 +92,16 @@ export interface SendSignalInput {
 export interface CancelRunInput {
   runId: string;
   reason?: string;
+  /** The bulk action this comes from: kept with the event in the run's history. */
+  batchId?: string;
 }
 
 /** Input of a run's pause or resume; `reason` is kept in the run's history (and, for a pause, as its pause reason). */
 export interface PauseRunInput {
   runId: string;
   reason?: string;
+  /** The bulk action this comes from: kept with the event in the run's history. */
+  batchId?: string;
 }
 
 /** Input of a run's retry; `version` defaults to the run's current version. */
@@ -107,6 +111,8 @@ export interface RetryRunInput {
   version?: number;
   input?: JsonValue;
   config?: JsonValue;
+  /** The bulk action this comes from: kept with the event in the run's history. */
+  batchId?: string;
 }
 
 /** Outcome of a worker/scheduler report: `ignored` says why it changed nothing. */

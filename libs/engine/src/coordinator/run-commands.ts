@@ -120,12 +120,12 @@ export class RunCommands {
    * and are recorded, timers fire and signals are delivered, but nothing of it is dispatched
    * (its ready tasks wait QUEUED, wait reason RUN_PAUSED; an attempt admitted but not claimed yet
    * goes back to that wait) and no child run of it starts. A paused run does not end on its own:
-   * it ends after its resume, or at once by {@link cancelRun}. Repeated, it changes nothing. A
-   * rejected pause writes nothing.
+   * it ends after its resume, or at once by {@link cancelRun}. Repeated, it changes nothing
+   * (`ignored` says so). A rejected pause writes nothing.
    * @throws WeftError NOT_FOUND, BAD_USER_INPUT (a reason that cannot be stored or is longer than
    * 8 KiB), CONFLICT (run finished; run QUEUED for a slot of its concurrency key), TRANSIENT.
    */
-  pauseRun(tenantId: string, p: PauseRunInput): Promise<void> {
+  pauseRun(tenantId: string, p: PauseRunInput): Promise<{ ignored?: string }> {
     return this.users.pauseRun(tenantId, p);
   }
 
@@ -133,10 +133,11 @@ export class RunCommands {
    * Resumes a paused run (and its paused child runs): it is RUNNING again, what waited is
    * dispatched in flow control's order (an attempt still in its retry backoff when it is due),
    * a node whose attempts ran out (`on_exhausted: pause`) gets its `max_attempts` again (attempt
-   * numbers go on), and the child runs its pause held start. On a running run it changes nothing.
+   * numbers go on), and the child runs its pause held start. On a running run it changes nothing
+   * (`ignored` says so).
    * @throws WeftError NOT_FOUND, BAD_USER_INPUT (reason), CONFLICT (run finished), TRANSIENT.
    */
-  resumeRun(tenantId: string, p: PauseRunInput): Promise<void> {
+  resumeRun(tenantId: string, p: PauseRunInput): Promise<{ ignored?: string }> {
     return this.users.resumeRun(tenantId, p);
   }
 

@@ -12,6 +12,7 @@ import { MachineStep } from './machine-step.js';
 import { OutboxRelay } from './outbox-relay.js';
 import { RunCommands } from './run-commands.js';
 import { RunReports } from './run-reports.js';
+import { RunBatches } from './run-batches.js';
 import { RunRetention } from './run-retention.js';
 import { RunStarts } from './run-starts.js';
 import { ScheduleFires } from './schedule-fires.js';
@@ -39,6 +40,8 @@ export class RunCoordinator {
   readonly schedules: ScheduleFires;
   /** Run retention: expired run trees deleted, run by the scheduler. */
   readonly retention: RunRetention;
+  /** Bulk actions over runs: created by the API, worked through by the scheduler. */
+  readonly batches: RunBatches;
   /** The committer of workers' fenced reports (its counts tell how reports were written). */
   readonly committer: StepCommitter;
 
@@ -61,5 +64,6 @@ export class RunCoordinator {
     this.outbox = new OutboxRelay(ctx, backlog, step.slots, pipeline.after);
     this.lostTasks = new LostTaskSweep(ctx, backlog);
     this.retention = new RunRetention(ctx);
+    this.batches = new RunBatches(ctx, this.runs);
   }
 }

@@ -3,6 +3,7 @@ import { badCharacter, checkLabels, MAX_ERROR_CHARS, RunStatus, WeftError, type 
 import type { AfterCommit } from './after-commit.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { userError } from './error-mapping.js';
+import type { EventOutcome } from './event-outcome.js';
 import type { EventPipeline } from './event-pipeline.js';
 import type { FencedStarts } from './fenced-starts.js';
 import { checkJson, checkName, isVersion } from './input-checks.js';
@@ -66,30 +67,32 @@ export class UserCommands {
   async cancelRun(tenantId: string, c: CancelRunInput): Promise<void> {
     checkName('reason', c.reason, MAX_ERROR_CHARS);
     await this.pipeline.command(tenantId, c.runId, 'the cancellation', () => ({
-      ev: c.reason === undefined ? { type: 'RunCancelled' } : { type: 'RunCancelled', reason: c.reason },
+      ev: { type: 'RunCancelled', ...optional({ reason: c.reason, batchId: c.batchId }) },
     }));
   }
 
   /** Checks and applies a RunPaused; see `RunCommands.pauseRun`. */
-  async pauseRun(tenantId: string, p: PauseRunInput): Promise<void> {
+  async pauseRun(tenantId: string, p: PauseRunInput): Promise<{ ignored?: string }> {
     checkName('reason', p.reason, MAX_ERROR_CHARS);
-    await this.pipeline.command(tenantId, p.runId, 'the pause', (run) => {
+    const outcome = await this.pipeline.command(tenantId, p.runId, 'the pause', (run) => {
       if (run.status === RunStatus.Queued) {
         throw new WeftError(
           'CONFLICT',
           `run ${run.id} is QUEUED for a slot of its concurrency key: nothing of it runs yet to pause; cancel it, or pause it once it started`,
         );
       }
-      return { ev: p.reason === undefined ? { type: 'RunPaused' } : { type: 'RunPaused', reason: p.reason } };
+      return { ev: { type: 'RunPaused', ...optional({ reason: p.reason, batchId: p.batchId }) } };
     });
+    return ignoredBy(outcome);
   }
 
   /** Checks and applies a RunResumed; see `RunCommands.resumeRun`. */
-  async resumeRun(tenantId: string, p: PauseRunInput): Promise<void> {
+  async resumeRun(tenantId: string, p: PauseRunInput): Promise<{ ignored?: string }> {
     checkName('reason', p.reason, MAX_ERROR_CHARS);
-    await this.pipeline.command(tenantId, p.runId, 'the resume', () => ({
-      ev: p.reason === undefined ? { type: 'RunResumed' } : { type: 'RunResumed', reason: p.reason },
+    const outcome = await this.pipeline.command(tenantId, p.runId, 'the resume', () => ({
+      ev: { type: 'RunResumed', ...optional({ reason: p.reason, batchId: p.batchId }) },
     }));
+    return ignoredBy(outcome);
   }
 
   /** Checks and applies a RunRetried; see `RunCommands.retryRun`. */
@@ -102,7 +105,7 @@ export class UserCommands {
     if (r.version !== undefined) await this.refuseDeprecatedRetry(tenantId, r.runId, r.version);
     await this.pipeline.command(tenantId, r.runId, 'the retry', (run) => {
       const version = r.version ?? run.version;
-      const ev: RunEvent = { type: 'RunRetried', fromNodeId: r.fromNodeId, version };
+      const ev: RunEvent = { type: 'RunRetried', fromNodeId: r.fromNodeId, version, ...optional({ batchId: r.batchId }) };
       if (r.input !== undefined) ev.input = r.input;
       if (r.config !== undefined) ev.config = r.config;
       return { ev, version };
@@ -138,4 +141,14 @@ export class UserCommands {
       `run ${runId} was started by run ${parentRunId}'s node ${parentNodeId}; retry run ${parentRunId} from node ${parentNodeId} instead`,
     );
   }
+}
+
+/** The fields of `o` that are set. */
+function optional<T extends Record<string, string | undefined>>(o: T): Partial<{ [K in keyof T]: string }> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<{ [K in keyof T]: string }>;
+}
+
+/** Why an applied command changed nothing (the machine ignored it), as `{ignored}`; `{}` when it changed the run. */
+function ignoredBy(outcome: EventOutcome): { ignored?: string } {
+  return outcome.kind === 'applied' && outcome.transition.ignored !== undefined ? { ignored: outcome.transition.ignored } : {};
 }

@@ -54,12 +54,16 @@ export interface RunRetried {
   version: number;
   input?: JsonValue;
   config?: JsonValue;
+  /** The bulk action the event comes from (kept in the history; the machine ignores it). */
+  batchId?: string;
 }
 
 /** A user cancelled the run. */
 export interface RunCancelled {
   type: 'RunCancelled';
   reason?: string;
+  /** The bulk action the event comes from (kept in the history; the machine ignores it). */
+  batchId?: string;
 }
 
 /** An operator paused the run (or its parent run was paused): nothing of it is dispatched until it is resumed. */
@@ -68,12 +72,16 @@ export interface RunPaused {
   reason?: string;
   /** Set when the pause came down from the run's parent run. */
   byParent?: boolean;
+  /** The bulk action the event comes from (kept in the history; the machine ignores it). */
+  batchId?: string;
 }
 
 /** An operator resumed a paused run (or its parent run was resumed). */
 export interface RunResumed {
   type: 'RunResumed';
   reason?: string;
+  /** The bulk action the event comes from (kept in the history; the machine ignores it). */
+  batchId?: string;
 }
 
 /** The run's deadline (`timeout_seconds`) passed, by the database's clock. */

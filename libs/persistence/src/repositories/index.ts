@@ -10,6 +10,7 @@ export * from './start-write.js';
 export * from './event-rows.js';
 export * from './run-event.repository.js';
 export * from './run-pause.repository.js';
+export * from './run-batch.repository.js';
 export * from './task-write.repository.js';
 export * from './history.repository.js';
 export * from './task-lease.repository.js';

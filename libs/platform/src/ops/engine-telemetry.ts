@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type {
+  BatchItemNote,
   ConcurrencyCancelledNote,
   CoordinatorObserver,
   FlowDispatchedNote,
@@ -107,6 +108,10 @@ export class EngineTelemetry implements CoordinatorObserver {
   flowDispatched(n: FlowDispatchedNote): void {
     if (n.queue !== null) this.metrics.dispatched.inc({ queue: n.queue }, n.waits.length);
     for (const w of n.waits) this.metrics.flowWait.observe({ reason: w.reason }, w.seconds);
+  }
+
+  batchItem(n: BatchItemNote): void {
+    this.metrics.batchItems.inc({ action: n.action, outcome: n.outcome });
   }
 
   runPaused(n: RunPausedNote): void {

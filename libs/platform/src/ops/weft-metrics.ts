@@ -73,6 +73,7 @@ export class WeftMetrics {
   readonly retentionDeleted: Counter<string>;
   readonly runsPaused: Counter<string>;
   readonly runsTimedOut: Counter<string>;
+  readonly batchItems: Counter<string>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     this.tenantLabel = opts.tenantLabel ?? false;
@@ -237,6 +238,12 @@ export class WeftMetrics {
       name: 'weft_runs_timed_out_total',
       help: 'Runs that ended TIMED_OUT (their timeout_seconds passed), child runs included, by workflow.',
       labelNames: ['workflow', ...t],
+      registers,
+    });
+    this.batchItems = new Counter({
+      name: 'weft_batch_items_total',
+      help: 'Runs bulk actions (createRunBatch) acted on, by action and outcome: APPLIED, SKIPPED (the action did not apply to the run) or FAILED.',
+      labelNames: ['action', 'outcome'],
       registers,
     });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
