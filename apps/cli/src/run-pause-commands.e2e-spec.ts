@@ -52,6 +52,12 @@ describe('weft pause and resume', () => {
         { from: 'after', to: 'shipped' },
       ],
     });
+    // One run at a time: a second run waits QUEUED for the slot.
+    await publish(client, 'single', {
+      concurrency: { limit: 1 },
+      nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'go' } }],
+      edges: [],
+    });
     await publish(client, 'declined', { nodes: [{ ...jsNode('charge', 'throw new Error("card declined");'), on_exhausted: 'pause' }], edges: [] });
   }, 120_000);
   afterAll(() => e2e.close());
@@ -148,7 +154,7 @@ describe('weft pause and resume', () => {
     expect((await weft('cancel', runId)).stdout).toBe(`run ${runId} CANCELLED\n`);
   });
 
-  it('refuses to pause or resume a run that has ended: CONFLICT, exit code 4; an unknown run: exit code 1', async () => {
+  it('refuses to pause a run that has ended or is QUEUED, or resume one that has ended: CONFLICT, exit code 4; an unknown run: exit code 1', async () => {
     const runId = await waitingRun();
     await weft('cancel', runId);
     const pause = await weft('pause', runId, '--reason', 'late');
@@ -160,6 +166,14 @@ describe('weft pause and resume', () => {
     const resume = await weft('resume', runId);
     expect(resume).toMatchObject({ code: 4, stdout: '' });
     expect(resume.stderr).toMatch(/^error: CONFLICT: .*CANCELLED/);
+
+    const holder = await start(client, 'single');
+    const queued = await start(client, 'single');
+    await waitRun(client, queued, (r) => r.status === 'QUEUED', 50_000, FIELDS);
+    const slot = await weft('pause', queued);
+    expect(slot).toMatchObject({ code: 4, stdout: '' });
+    expect(slot.stderr).toMatch(new RegExp(`^error: CONFLICT: run ${queued} is QUEUED for a slot of its concurrency key`));
+    await weft('cancel', holder);
 
     const unknown = await weft('pause', '00000000-0000-4000-8000-000000000000');
     expect(unknown).toMatchObject({ code: 1, stdout: '' });
