@@ -7,6 +7,10 @@ import { withClient, withConnection, type ConnectionFlags } from './connection.j
 import type {
   CancelRunMutation,
   CancelRunMutationVariables,
+  PauseRunMutation,
+  PauseRunMutationVariables,
+  ResumeRunMutation,
+  ResumeRunMutationVariables,
   RetryRunMutation,
   RetryRunMutationVariables,
   SendSignalMutation,
@@ -44,6 +48,31 @@ const CANCEL_RUN = operation<CancelRunMutation, CancelRunMutationVariables>(/* G
   mutation CancelRun($i: CancelRunInput!) { cancelRun(input: $i) { id status workflowId version error finishedAt } }
 `);
 
+/** What `pause` and `resume` read of the run, and print with `-o json|yaml`. */
+const PAUSED_FIELDS = /* GraphQL */ `
+  fragment PausedRunFields on Run { id status workflowId version pausedAt pauseReason error finishedAt }
+`;
+
+const PAUSE_RUN = operation<PauseRunMutation, PauseRunMutationVariables>(/* GraphQL */ `
+  mutation PauseRun($i: PauseRunInput!) { pauseRun(input: $i) { ...PausedRunFields } }
+  ${PAUSED_FIELDS}
+`);
+
+const RESUME_RUN = operation<ResumeRunMutation, ResumeRunMutationVariables>(/* GraphQL */ `
+  mutation ResumeRun($i: ResumeRunInput!) { resumeRun(input: $i) { ...PausedRunFields } }
+  ${PAUSED_FIELDS}
+`);
+
+/**
+ * The line `pause` and `resume` print of the run as the API returned it: `run ID STATUS`, a
+ * PAUSED run with why (`run ID PAUSED (maintenance window)`; the reason's control characters
+ * escaped).
+ */
+export function pausedLine(run: { id: string; status: string; pauseReason?: string | null }): string {
+  if (run.status === 'PAUSED' && run.pauseReason) return `run ${run.id} PAUSED (${cell(run.pauseReason)})\n`;
+  return `run ${run.id} ${run.status}\n`;
+}
+
 /**
  * The line `run` and `retry` print of the run they started: `run ID STATUS`; a QUEUED run adds
  * why it waits (`run ID QUEUED (CONCURRENCY_LIMIT: concurrency limit 2 reached …)`), a run that
@@ -69,7 +98,7 @@ async function reportStarted(c: WeftClient, run: StartedRunFieldsFragment, watch
   else if (FINAL_RUN_STATUSES.includes(run.status) && run.status !== 'SUCCEEDED') process.exitCode = EXIT.runNotSucceeded;
 }
 
-/** Registers `run`, `signal`, `cancel` and `retry`: the commands that act on runs. */
+/** Registers `run`, `signal`, `cancel`, `pause`, `resume` and `retry`: the commands that act on runs. */
 export function runControlCommands(program: Command): void {
   withOutput(withConnection(program.command('run <workflowId>')))
     .description('start a run')
@@ -126,6 +155,33 @@ export function runControlCommands(program: Command): void {
     .action(async (runId: string, o: ConnectionFlags & { reason?: string; output: OutputFormat }) => {
       const r = await withClient(o, (c) => c.request(CANCEL_RUN, { i: { runId, reason: o.reason } }));
       printAs(o.output, r.cancelRun, () => `run ${r.cancelRun.id} ${r.cancelRun.status}\n`);
+    });
+
+  withOutput(withConnection(program.command('pause <runId>')))
+    .description('pause a run and its child runs: nothing more is dispatched until `weft resume`')
+    .option('--reason <text>', 'why: kept as the run\'s pause reason and in its history (default "paused")')
+    .addHelpText(
+      'after',
+      '\nAttempts already running finish, timers fire and signals are delivered; ready tasks wait QUEUED (RUN_PAUSED).\n' +
+        'Pausing a paused run changes nothing. A run that has ended, or is QUEUED for a concurrency slot, cannot be\n' +
+        'paused: CONFLICT, exit code 4. `weft cancel` ends a paused run.',
+    )
+    .action(async (runId: string, o: ConnectionFlags & { reason?: string; output: OutputFormat }) => {
+      const r = await withClient(o, (c) => c.request(PAUSE_RUN, { i: { runId, reason: o.reason } }));
+      printAs(o.output, r.pauseRun, () => pausedLine(r.pauseRun));
+    });
+
+  withOutput(withConnection(program.command('resume <runId>')))
+    .description('resume a paused run and its paused child runs')
+    .option('--reason <text>', "why: kept in the run's history")
+    .addHelpText(
+      'after',
+      '\nWhat waited is dispatched; a node that ran out of attempts (on_exhausted: pause) gets its max_attempts again.\n' +
+        'Resuming a run that is not paused changes nothing; a run that has ended: CONFLICT, exit code 4.',
+    )
+    .action(async (runId: string, o: ConnectionFlags & { reason?: string; output: OutputFormat }) => {
+      const r = await withClient(o, (c) => c.request(RESUME_RUN, { i: { runId, reason: o.reason } }));
+      printAs(o.output, r.resumeRun, () => pausedLine(r.resumeRun));
     });
 
   withOutput(withConnection(program.command('retry <runId>')))

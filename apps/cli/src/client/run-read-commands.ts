@@ -20,7 +20,7 @@ import { historyTable, restOfHistory, RUN_HISTORY, type HistoryEvent } from './r
 import { RUN_PAGE } from './run-pages.js';
 import { PARENT_RUN, restOfStatusTasks, RUN_STATUS, runStatusTable, runStatusView } from './run-view.js';
 import { watchAndReport } from './run-watch.js';
-import { waitText } from './wait-text.js';
+import { pauseText, waitText } from './wait-text.js';
 
 /**
  * What `runs -o json` prints of each run: every field of the run but its tasks, history and
@@ -32,7 +32,8 @@ const RUN_LIST = operation<RunListQuery, RunListQueryVariables>(/* GraphQL */ `
       edges {
         node {
           id status workflowId version input config output error startNodeId idempotencyKey labels
-          parentRunId parentTaskId scheduleId nominalTime depth seq priority concurrencyKey waitReason waitDetail createdAt updatedAt finishedAt
+          parentRunId parentTaskId scheduleId nominalTime depth seq priority concurrencyKey waitReason waitDetail pausedAt pauseReason
+          createdAt updatedAt finishedAt
         }
       }
       pageInfo { hasNextPage endCursor }
@@ -54,7 +55,8 @@ const RUN_MERMAID = operation<RunMermaidQuery, RunMermaidQueryVariables>(/* Grap
 
 /**
  * The table of `runs`: id, workflow, version, status, priority (1 first … 5), created, how long
- * it took (or has been going), for a QUEUED run why it waits (`CONCURRENCY_LIMIT: …`), and when
+ * it took (or has been going), for a QUEUED run why it waits (`CONCURRENCY_LIMIT: …`), for a
+ * PAUSED one why it is paused (`paused: maintenance window`), and when
  * any listed run has labels, each run's (`env=prod,team=pay`, `-` for none). `now` is in ms since
  * the epoch.
  */
@@ -70,7 +72,7 @@ export function runsTable(runs: readonly ListedRun[], now: number): string {
       r.priority == null ? '-' : String(r.priority),
       when(r.createdAt),
       took(r.createdAt, r.finishedAt, now),
-      r.status === 'QUEUED' ? waitText(r) : '',
+      r.status === 'QUEUED' ? waitText(r) : pauseText(r),
       ...(labelled ? [cell(labelsText(r.labels))] : []),
     ]),
   );

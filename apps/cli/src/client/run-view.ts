@@ -30,7 +30,7 @@ export const RUN_STATUS = operation<RunStatusQuery, RunStatusQueryVariables>(/* 
   query RunStatus($id: ID!, $page: Int!) {
     run(id: $id) {
       id status workflowId version input config output error startNodeId idempotencyKey labels
-      parentRunId parentTaskId depth seq priority concurrencyKey waitReason waitDetail createdAt updatedAt finishedAt
+      parentRunId parentTaskId depth seq priority concurrencyKey waitReason waitDetail pausedAt pauseReason createdAt updatedAt finishedAt
       tasks(first: $page) { ...RunStatusTaskFields }
       children { id workflowId status parentTaskId }
     }
@@ -125,7 +125,7 @@ function detail(t: any): string {
 
 /**
  * The table form of {@link runStatusView}: the run's fields (a run not ended says how long it
- * has been running, or queued), then one row per node (status, attempt 1-based with the node's
+ * has been running, or queued; a PAUSED one since when and why), then one row per node (status, attempt 1-based with the node's
  * limit from `limits`, iteration counts, the awaited signal or the error; `-` for a task that
  * does not execute), each for_each node followed by its held iterations (`  node[i]`, why each
  * waits; the first {@link HELD_SHOWN}, then `… and N more held`), then the failed iterations and
@@ -147,6 +147,7 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
   if (view.labels && Object.keys(view.labels).length > 0) head.push(['labels', cell(labelsText(view.labels))]);
   if (view.concurrencyKey != null) head.push(['concurrency key', view.concurrencyKey === '' ? '""' : cell(view.concurrencyKey)]);
   if (view.waitDetail) head.push(['waiting', waitText(view)]);
+  if (view.status === 'PAUSED') head.push(['paused', `since ${when(view.pausedAt)}${view.pauseReason ? `: ${cell(view.pauseReason)}` : ''}`]);
   if (view.error) head.push(['error', clip(cell(view.error), SHOWN_CHARS)]);
   if (view.status === 'SUCCEEDED') head.push(['output', clip(cell(view.output), SHOWN_CHARS)]);
   if (view.parent) head.push(['parent', `${view.parent.id} (${cell(view.parent.workflowId)}, ${cell(view.parent.status)}), depth ${view.depth}`]);

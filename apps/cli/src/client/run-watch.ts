@@ -25,7 +25,7 @@ const WATCH_TASK_FIELDS = /* GraphQL */ `
 export const WATCH_RUN = operation<WatchRunSubscription, WatchRunSubscriptionVariables>(/* GraphQL */ `
   subscription WatchRun($id: ID!, $page: Int!) {
     runUpdated(runId: $id) {
-      id status workflowId version input output error waitReason waitDetail createdAt finishedAt
+      id status workflowId version input output error waitReason waitDetail pausedAt pauseReason createdAt finishedAt
       tasks(first: $page) { ...WatchTaskFields }
     }
   }
@@ -40,7 +40,7 @@ const WATCH_TASKS_PAGE = operation<WatchTasksPageQuery, WatchTasksPageQueryVaria
 /** A run as a watch reads it from each update. */
 export type WatchedRun = WatchRunSubscription['runUpdated'];
 
-/** The run statuses after which a run changes no more. */
+/** The run statuses after which a run changes no more (PAUSED is not one: a paused run goes on after its resume). */
 export const FINAL_RUN_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 /** A task as the client commands read it; `iteration` is set on a for_each node's iteration tasks. */
@@ -83,7 +83,9 @@ export function iterationSummaries(tasks: readonly Pick<TaskRow, 'nodeId' | 'sta
  * error. An iteration gets a line of its own, as `node[i]`, when it fails, and when it is held
  * (QUEUED with a reason) or why it is held changes: at most {@link HELD_SHOWN} of a node per
  * update, then `node: … and N more iterations held`. A QUEUED run gets
- * a `run:` line each time why it waits changes, and one when it leaves the queue. With `json` or `yaml`, prints every update whole: one JSON object per line, or one YAML
+ * a `run:` line each time why it waits changes, and one when it leaves the queue; a PAUSED run
+ * one with its pause reason, and one when it is resumed (a watch follows a paused run: it has
+ * not ended). With `json` or `yaml`, prints every update whole: one JSON object per line, or one YAML
  * document each (`---`); attempts there are the API's, 0-based.
  * @throws a WeftApiError when a page of tasks cannot be read (the subscription is then closed).
  */
@@ -125,16 +127,22 @@ export async function watchRun(c: WeftClient, runId: string, limits?: AttemptLim
 const RUN_LINE = 'run status';
 
 /**
- * Prints `run: QUEUED (REASON: detail)` when a QUEUED run's wait changes, and `run: STATUS` once
- * it leaves the queue; a run that never waited prints nothing here.
+ * Prints `run: QUEUED (REASON: detail)` when a QUEUED run's wait changes, `run: PAUSED (reason)`
+ * when the run is paused or its pause reason changes, and `run: STATUS` once it leaves the queue
+ * or is resumed; a run that never waited nor paused prints nothing here.
  */
-function printRunWait(run: { status: string; waitReason?: string | null; waitDetail?: string | null }, seen: Map<string, string>): void {
+function printRunWait(
+  run: { status: string; waitReason?: string | null; waitDetail?: string | null; pauseReason?: string | null },
+  seen: Map<string, string>,
+): void {
   const before = seen.get(RUN_LINE);
-  if (!run.waitDetail && before === undefined) return;
-  const key = run.status === 'QUEUED' || run.waitDetail ? `${run.status}#${run.waitDetail ?? ''}` : 'left the queue';
+  const paused = run.status === 'PAUSED';
+  if (!run.waitDetail && !paused && before === undefined) return;
+  const key = run.status === 'QUEUED' || paused || run.waitDetail ? `${run.status}#${run.waitDetail ?? ''}#${run.pauseReason ?? ''}` : 'going';
   if (before === key) return;
   seen.set(RUN_LINE, key);
-  process.stdout.write(`${escapeControls(`run: ${run.status}${run.waitDetail ? ` (${waitText(run)})` : ''}`)}\n`);
+  const why = paused ? (run.pauseReason ?? '') : waitText(run);
+  process.stdout.write(`${escapeControls(`run: ${run.status}${why ? ` (${why})` : ''}`)}\n`);
 }
 
 /** Prints a line for each task whose state changed since `seen` (which it updates), its texts' control characters escaped. */

@@ -17,3 +17,13 @@ export const HELD_SHOWN = 5;
 export function held(t: { status: string; waitDetail?: string | null }): boolean {
   return t.status === 'QUEUED' && !!t.waitDetail;
 }
+
+/**
+ * Why a PAUSED run waits, for people: `paused: <reason>` (the reason given to `pause`, `parent
+ * run <id> paused`, or `node <id> exhausted its <n> attempts: <error>`), `paused` when the API
+ * gives none; empty for a run that is not PAUSED.
+ */
+export function pauseText(run: { status: string; pauseReason?: string | null }): string {
+  if (run.status !== 'PAUSED') return '';
+  return run.pauseReason ? `paused: ${cell(run.pauseReason)}` : 'paused';
+}

@@ -51,11 +51,25 @@ export type CreateScheduleInput = {
   workflowId: string;
 };
 
+/** Pauses an active run: nothing of it is dispatched until resumeRun. */
+export type PauseRunInput = {
+  /** Kept as the run's pauseReason and in its history (default "paused"); at most 2,000 characters. */
+  reason?: string | null | undefined;
+  runId: string | number;
+};
+
 export type PublishWorkflowInput = {
   /** The definition as YAML or JSON text. */
   definition: string;
   name?: string | null | undefined;
   workflowId: string;
+};
+
+/** Resumes a paused run. */
+export type ResumeRunInput = {
+  /** Kept in the run's history; at most 2,000 characters. */
+  reason?: string | null | undefined;
+  runId: string | number;
 };
 
 export type RetryRunInput = {
@@ -272,6 +286,22 @@ export type CancelRunMutationVariables = Exact<{
 
 export type CancelRunMutation = { cancelRun: { id: string, status: RunStatus, workflowId: string, version: number, error: string | null, finishedAt: string | null } };
 
+export type PausedRunFieldsFragment = { id: string, status: RunStatus, workflowId: string, version: number, pausedAt: string | null, pauseReason: string | null, error: string | null, finishedAt: string | null };
+
+export type PauseRunMutationVariables = Exact<{
+  i: PauseRunInput;
+}>;
+
+
+export type PauseRunMutation = { pauseRun: { id: string, status: RunStatus, workflowId: string, version: number, pausedAt: string | null, pauseReason: string | null, error: string | null, finishedAt: string | null } };
+
+export type ResumeRunMutationVariables = Exact<{
+  i: ResumeRunInput;
+}>;
+
+
+export type ResumeRunMutation = { resumeRun: { id: string, status: RunStatus, workflowId: string, version: number, pausedAt: string | null, pauseReason: string | null, error: string | null, finishedAt: string | null } };
+
 export type HistoryEventFieldsFragment = { seq: number, type: string, at: string, nodeId: string | null, attempt: number | null, payload: unknown, actions: unknown, ignored: string | null, error: string | null };
 
 export type RunHistoryQueryVariables = Exact<{
@@ -298,7 +328,7 @@ export type RunListQueryVariables = Exact<{
 }>;
 
 
-export type RunListQuery = { runs: { edges: Array<{ node: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, scheduleId: string | null, nominalTime: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type RunListQuery = { runs: { edges: Array<{ node: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, scheduleId: string | null, nominalTime: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, createdAt: string, updatedAt: string, finishedAt: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type RunVersionQueryVariables = Exact<{
   id: string | number;
@@ -322,7 +352,7 @@ export type RunStatusQueryVariables = Exact<{
 }>;
 
 
-export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
+export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
 
 export type RunStatusTasksPageQueryVariables = Exact<{
   id: string | number;
@@ -348,7 +378,7 @@ export type WatchRunSubscriptionVariables = Exact<{
 }>;
 
 
-export type WatchRunSubscription = { runUpdated: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, output: unknown, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, status: TaskStatus, attempt: number, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } };
+export type WatchRunSubscription = { runUpdated: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, output: unknown, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, createdAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, status: TaskStatus, attempt: number, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } };
 
 export type WatchTasksPageQueryVariables = Exact<{
   id: string | number;
