@@ -2,7 +2,8 @@
  * Pausing and resuming runs in a real Chromium, on a run that waits for a signal: a pause from
  * the run's page with a reason, the signal delivered while paused and the next task held with
  * "run paused", the resume from the page and the run's end; the API's words when it refuses a
- * resume the page still offered; PAUSED on /runs, live and as a filter.
+ * resume the page still offered; a run paused by a node out of attempts, cancelled from its page;
+ * PAUSED on /runs, live and as a filter.
  *
  * The selectors are the run page's contract: `[data-testid="run-status"]`, `[data-testid="run-paused"]`
  * (the pause reason) and `[data-testid="run-paused-at"]`, task rows `tr[data-task-node]` with
@@ -17,6 +18,9 @@ import { signIn } from './support/console.js';
 import { browserSuite, WAIT_MS } from './support/harness.js';
 
 const PAUSE_FIELDS = `id status pausedAt pauseReason tasks { nodeId status output waitReason waitDetail iteration }`;
+
+/** How long a run started for the /runs page may take to show there before another is started. */
+const FEED_PROBE_MS = 5_000;
 
 /** The status shown at the top of a run's page. */
 const runStatus = (page: Page) => page.locator('[data-testid="run-status"]');
@@ -64,6 +68,7 @@ describe('pausing runs in the browser', () => {
       nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'go' } }, jsNode('after', 'return {done: true};')],
       edges: [{ from: 'gate', to: 'after' }],
     });
+    await publish(admin, 'declined', { nodes: [{ ...jsNode('charge', 'throw new Error("card declined");'), on_exhausted: 'pause' }], edges: [] });
   });
 
   suite.test('pauses a run from its page, holds its next task after the signal, and resumes it to its end', async ({ page }) => {
@@ -131,6 +136,25 @@ describe('pausing runs in the browser', () => {
     });
   });
 
+  suite.test('shows why a node that ran out of attempts paused its run, and cancels the paused run from its page', async ({ page }) => {
+    const runId = await start(admin, 'declined');
+    const paused = await waitRun(admin, runId, (r) => r.status === 'PAUSED', WAIT_MS, PAUSE_FIELDS);
+    await signIn(page, adminKey, `/runs/${runId}`);
+    await waitForRunStatus(page, 'PAUSED');
+    const reason = page.locator('[data-testid="run-paused"]');
+    await reason.waitFor();
+    expect(paused.pauseReason).toMatch(/^node charge exhausted its 1 attempt: .*card declined/);
+    expect((await reason.textContent())?.trim()).toContain(`Paused: ${paused.pauseReason}`);
+    expect(await page.getByRole('button', { name: 'Retry run' }).isDisabled()).toBe(true);
+
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await waitForRunStatus(page, 'CANCELLED');
+    expect(await page.locator('[data-testid="run-paused"]').count()).toBe(0);
+    for (const name of ['Resume run', 'Pause run', 'Cancel run'])
+      expect({ name, count: await page.getByRole('button', { name }).count() }).toEqual({ name, count: 0 });
+    expect((await getRun(admin, runId, PAUSE_FIELDS)).status).toBe('CANCELLED');
+  });
+
   suite.test("shows the API's words when it refuses a resume the page still offered: the run was cancelled meanwhile", async ({ page }) => {
     const runId = await startGated();
     await pauseRun(runId, 'held for the refusal');
@@ -165,9 +189,19 @@ describe('pausing runs in the browser', () => {
     await signIn(page, adminKey, '/runs');
     await markDocument(page);
     await page.locator(`tr[data-run-id="${running}"]`).waitFor({ timeout: WAIT_MS });
-    // A run started now shows up only through the live feed: once it is listed, the feed is open.
-    const toPause = await startGated();
-    await page.locator(`tr[data-run-id="${toPause}"]`).filter({ hasText: 'RUNNING' }).waitFor({ timeout: WAIT_MS });
+    // A run started now shows up only through the live feed, which replays nothing to a late
+    // subscriber: runs are started (and the unseen ones cancelled) until one is listed RUNNING.
+    let toPause = '';
+    for (let attempt = 1; !toPause; attempt++) {
+      const runId = await startGated();
+      try {
+        await page.locator(`tr[data-run-id="${runId}"]`).filter({ hasText: 'RUNNING' }).waitFor({ timeout: FEED_PROBE_MS });
+        toPause = runId;
+      } catch (error) {
+        await cancelRun(runId);
+        if (attempt >= 10) throw error;
+      }
+    }
 
     await pauseRun(toPause, 'list check');
     await page.locator(`tr[data-run-id="${toPause}"]`).filter({ hasText: 'PAUSED' }).waitFor({ timeout: WAIT_MS });
