@@ -7,7 +7,7 @@
  * The selectors are the runs pages' contract: `tr[data-run-id]` rows on /runs; on /runs/<id>
  * `[data-testid="run-status"]`, graph nodes `[data-node-id]` (role=button, `data-status`), and
  * the fields "Signal name", "Payload (JSON)", "Retry from node", "Input (JSON)", "Version" with
- * the buttons "Send signal", "Retry run", "Cancel run".
+ * the buttons "Send signal", "Retry run", "Cancel run", "Pause run".
  *
  * `WEFT_CONSOLE_SCREENSHOT=1` also saves the finished large order's page, 1280×900, to
  * docs/console-run.png.
@@ -130,10 +130,10 @@ describe('runs pages in the browser', () => {
     expect(task(final, 'ship').output.shipped).toBe(true);
   });
 
-  suite.test('offers a viewer no cancel, retry or signal, where an operator has them', async ({ page }) => {
+  suite.test('offers a viewer no cancel, pause, retry or signal, where an operator has them', async ({ page }) => {
     const waiting = await startOrder('2002');
     await waitRun(admin, waiting, (r) => task(r, 'approval')?.status === 'WAITING', RUN_WAIT_MS);
-    const actions = ['Cancel run', 'Retry run', 'Send signal'];
+    const actions = ['Cancel run', 'Pause run', 'Retry run', 'Send signal'];
 
     const operator = await createKey(admin, 'browser-operator', 'operator');
     await signIn(page, operator.secret, `/runs/${waiting}`);

@@ -57,11 +57,25 @@ export type EdgeState =
   | 'SKIPPED'
   | 'TAKEN';
 
+/** Pauses an active run: nothing of it is dispatched until resumeRun. */
+export type PauseRunInput = {
+  /** Kept as the run's pauseReason and in its history (default "paused"); at most 2,000 characters. */
+  reason?: string | null | undefined;
+  runId: string | number;
+};
+
 export type PublishWorkflowInput = {
   /** The definition as YAML or JSON text. */
   definition: string;
   name?: string | null | undefined;
   workflowId: string;
+};
+
+/** Resumes a paused run. */
+export type ResumeRunInput = {
+  /** Kept in the run's history; at most 2,000 characters. */
+  reason?: string | null | undefined;
+  runId: string | number;
 };
 
 export type RetryRunInput = {
@@ -260,7 +274,7 @@ export type TaskFieldsFragment = { id: string, nodeId: string, nodeType: string,
 
 export type EventFieldsFragment = { seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null };
 
-export type RunDetailFieldsFragment = { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } };
+export type RunDetailFieldsFragment = { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } };
 
 export type RunTasksPageQueryVariables = Exact<{
   id: string | number;
@@ -286,7 +300,7 @@ export type RunQueryVariables = Exact<{
 }>;
 
 
-export type RunQuery = { run: { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } } | null };
+export type RunQuery = { run: { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } } | null };
 
 export type RunUpdatedSubscriptionVariables = Exact<{
   runId: string | number;
@@ -294,7 +308,7 @@ export type RunUpdatedSubscriptionVariables = Exact<{
 }>;
 
 
-export type RunUpdatedSubscription = { runUpdated: { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } } };
+export type RunUpdatedSubscription = { runUpdated: { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } } };
 
 export type VersionDefinitionQueryVariables = Exact<{
   workflowId: string;
@@ -310,6 +324,20 @@ export type CancelRunMutationVariables = Exact<{
 
 
 export type CancelRunMutation = { cancelRun: { id: string, status: RunStatus, seq: number, error: string | null, finishedAt: string | null } };
+
+export type PauseRunMutationVariables = Exact<{
+  input: PauseRunInput;
+}>;
+
+
+export type PauseRunMutation = { pauseRun: { id: string, status: RunStatus, seq: number, pausedAt: string | null, pauseReason: string | null } };
+
+export type ResumeRunMutationVariables = Exact<{
+  input: ResumeRunInput;
+}>;
+
+
+export type ResumeRunMutation = { resumeRun: { id: string, status: RunStatus, seq: number, pausedAt: string | null, pauseReason: string | null } };
 
 export type RetryRunMutationVariables = Exact<{
   input: RetryRunInput;

@@ -3,7 +3,7 @@ import { useMutation } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
 import { CANCEL_RUN } from './operations.js';
 
-/** Cancels a PENDING or RUNNING run, with an optional reason (kept as the run's error). */
+/** Cancels a PENDING, RUNNING or PAUSED run, with an optional reason (kept as the run's error). */
 export function CancelRunForm(props: { runId: string }) {
   const id = useId();
   const [reason, setReason] = useState('');

@@ -2,7 +2,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { useMutation } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
 import { parseJsonField, prettyJson } from './json.js';
-import { isFinished } from './model.js';
+import { isFinished, isResumable } from './model.js';
 import { RETRY_RUN } from './operations.js';
 import type { RunDetail } from './types.js';
 
@@ -28,11 +28,13 @@ export function RetryRunForm(props: {
 
   const finished = isFinished(run.status);
   const node = selectedNodeId && props.nodeIds.includes(selectedNodeId) ? selectedNodeId : null;
-  const why = !finished
-    ? 'The run can be retried once it has finished (succeeded, failed or been cancelled).'
-    : !node
-      ? 'Choose the node to retry from, on the graph or in the list.'
-      : null;
+  const why = isResumable(run.status)
+    ? 'A paused run cannot be retried: resume it, or cancel it and retry it once it has finished.'
+    : !finished
+      ? 'The run can be retried once it has finished (succeeded, failed or been cancelled).'
+      : !node
+        ? 'Choose the node to retry from, on the graph or in the list.'
+        : null;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();

@@ -5,7 +5,7 @@ import { elapsed, formatDuration } from './time.js';
 import { waitReasonLabel } from './wait.js';
 import type { RunDetail } from './types.js';
 
-/** The run's identity, status, times, parent and error. */
+/** The run's identity, status, times, parent, pause and error. */
 export function RunHeader(props: { run: RunDetail }) {
   const { run } = props;
   const took = elapsed(run.createdAt, run.finishedAt);
@@ -50,7 +50,7 @@ export function RunHeader(props: { run: RunDetail }) {
         </div>
         <div>
           <dt>Duration</dt>
-          <dd>{took === null ? <span className="muted">running</span> : formatDuration(took)}</dd>
+          <dd>{took === null ? <span className="muted">{run.status === 'PAUSED' ? 'paused' : 'running'}</span> : formatDuration(took)}</dd>
         </div>
         <div>
           <dt>Last event</dt>
@@ -60,6 +60,14 @@ export function RunHeader(props: { run: RunDetail }) {
           <dt>Priority</dt>
           <dd title="1 runs first, 5 last">{run.priority}</dd>
         </div>
+        {run.pausedAt && (
+          <div>
+            <dt>Paused</dt>
+            <dd data-testid="run-paused-at">
+              <TimeCell at={run.pausedAt} />
+            </dd>
+          </div>
+        )}
         {run.concurrencyKey !== null && (
           <div>
             <dt>Concurrency key</dt>
@@ -99,6 +107,12 @@ export function RunHeader(props: { run: RunDetail }) {
       {run.waitDetail && (
         <div className="run-wait" data-testid="run-wait" role="status">
           <strong>Waiting{run.waitReason ? ` (${waitReasonLabel(run.waitReason)})` : ''}:</strong> {run.waitDetail}
+        </div>
+      )}
+      {run.status === 'PAUSED' && (
+        <div className="run-paused" data-testid="run-paused" role="status">
+          <strong>Paused:</strong> <span className="pre-wrap">{run.pauseReason ?? 'no reason given'}</span>
+          <span className="muted"> (nothing new is dispatched until the run is resumed)</span>
         </div>
       )}
       {run.error && (

@@ -43,6 +43,11 @@ describe('toFilterInput', () => {
       problem: null,
     });
   });
+  it('asks for paused runs by their status', () => {
+    expect(toFilterInput({ ...NO_FILTERS, status: 'PAUSED' })).toEqual({ filter: { status: 'PAUSED' }, problem: null });
+    expect(readFilters(new URLSearchParams('status=PAUSED'))).toEqual({ ...NO_FILTERS, status: 'PAUSED' });
+    expect(toFilterInput({ ...NO_FILTERS, status: 'paused' }).problem).toBe('Unknown status "paused".');
+  });
   it('names what is wrong instead of asking the API', () => {
     expect(toFilterInput({ ...NO_FILTERS, status: 'DONE' }).problem).toBe('Unknown status "DONE".');
     expect(toFilterInput({ ...NO_FILTERS, workflowId: 'w', version: '1.5' }).problem).toBe('Version must be a whole number from 1, not "1.5".');

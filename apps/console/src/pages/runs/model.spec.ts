@@ -3,8 +3,11 @@ import {
   awaitedSignal,
   childRunsByNode,
   displayAttempt,
+  isActive,
   isCancellable,
   isFinished,
+  isPausable,
+  isResumable,
   newer,
   nodeIds,
   recordChange,
@@ -67,11 +70,21 @@ describe('sensitiveNodes', () => {
 });
 
 describe('run statuses', () => {
+  const ALL = ['QUEUED', 'PENDING', 'RUNNING', 'PAUSED', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+  /** The statuses of ALL for which `test` holds. */
+  const where = (test: (status: string) => boolean) => ALL.filter(test);
+
   it('tell finished runs (retryable) from cancellable ones', () => {
-    expect(['SUCCEEDED', 'FAILED', 'CANCELLED'].every(isFinished)).toBe(true);
-    expect(['PENDING', 'RUNNING'].some(isFinished)).toBe(false);
-    expect(['PENDING', 'RUNNING'].every(isCancellable)).toBe(true);
-    expect(['SUCCEEDED', 'FAILED', 'CANCELLED'].some(isCancellable)).toBe(false);
+    expect(where(isFinished)).toEqual(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+    expect(where(isCancellable)).toEqual(['PENDING', 'RUNNING', 'PAUSED']);
+  });
+  it('count a paused run as still going: active, cancellable, not finished', () => {
+    expect(where(isActive)).toEqual(['PENDING', 'RUNNING', 'PAUSED']);
+    expect(isFinished('PAUSED')).toBe(false);
+  });
+  it('offer a pause to a pending or running run and a resume to a paused one only', () => {
+    expect(where(isPausable)).toEqual(['PENDING', 'RUNNING']);
+    expect(where(isResumable)).toEqual(['PAUSED']);
   });
 });
 

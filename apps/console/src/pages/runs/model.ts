@@ -16,9 +16,30 @@ export function displayAttempt(attempt: number): number {
   return attempt + 1;
 }
 
-/** True while the run can be cancelled. */
+/**
+ * A run's statuses while it is still going: started and not finished. A PAUSED run is one of
+ * them (it holds its tasks until it is resumed or cancelled); a QUEUED run has not started.
+ */
+const ACTIVE_RUN = new Set(['PENDING', 'RUNNING', 'PAUSED']);
+
+/** True while the run is started and not finished: PENDING, RUNNING or PAUSED. */
+export function isActive(status: string): boolean {
+  return ACTIVE_RUN.has(status);
+}
+
+/** True while the run can be cancelled: while it is active, paused included. */
 export function isCancellable(status: string): boolean {
+  return isActive(status);
+}
+
+/** True while the run can be paused: active and not already paused (the API refuses a finished or QUEUED run). */
+export function isPausable(status: string): boolean {
   return status === 'PENDING' || status === 'RUNNING';
+}
+
+/** True while the run can be resumed: it is PAUSED. */
+export function isResumable(status: string): boolean {
+  return status === 'PAUSED';
 }
 
 /**

@@ -46,7 +46,7 @@ const RUN_DETAIL_FIELDS = /* GraphQL */ `
   fragment RunDetailFields on Run {
     ...RunSummaryFields
     input config output error parentRunId parentTaskId depth scheduleId nominalTime
-    priority concurrencyKey waitReason waitDetail
+    priority concurrencyKey waitReason waitDetail pausedAt pauseReason
     tasks(first: $page) { ...TaskFields }
     history(first: $page) { ...EventFields }
     children { id status parentTaskId workflowId }
@@ -98,6 +98,19 @@ export const VERSION_DEFINITION = /* GraphQL */ `
 export const CANCEL_RUN = /* GraphQL */ `
   mutation CancelRun($input: CancelRunInput!) {
     cancelRun(input: $input) { id status seq error finishedAt }
+  }
+`;
+
+/** Pauses an active run; the answer carries what the run page shows of a pause. */
+export const PAUSE_RUN = /* GraphQL */ `
+  mutation PauseRun($input: PauseRunInput!) {
+    pauseRun(input: $input) { id status seq pausedAt pauseReason }
+  }
+`;
+
+export const RESUME_RUN = /* GraphQL */ `
+  mutation ResumeRun($input: ResumeRunInput!) {
+    resumeRun(input: $input) { id status seq pausedAt pauseReason }
   }
 `;
 

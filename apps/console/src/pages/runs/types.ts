@@ -4,13 +4,18 @@ import type {
   RunDetailFieldsFragment,
   RunSummaryFieldsFragment,
   RunsQuery,
+  RunStatus as ApiRunStatus,
   TaskFieldsFragment,
   TaskLogsQuery,
 } from '../../api/generated/graphql.js';
 
-/** Run statuses (RunStatus). */
-export const RUN_STATUSES = ['QUEUED', 'PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+/** A run's status (RunStatus). */
+export type RunStatus = ApiRunStatus;
+
+/** Every RunStatus in the order a run meets them: a status the schema gains and this misses does not compile. */
+const IN_ORDER: Record<RunStatus, true> = { QUEUED: true, PENDING: true, RUNNING: true, PAUSED: true, SUCCEEDED: true, FAILED: true, CANCELLED: true };
+/** The run statuses, for the runs list's status filter. */
+export const RUN_STATUSES = Object.keys(IN_ORDER) as readonly RunStatus[];
 
 export type { Json } from '../../api/json.js';
 
