@@ -17,7 +17,7 @@ import { startOrderService } from './order-service.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const cli = join(root, 'dist/apps/cli/src/main.js');
-const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 const STAY = process.argv.includes('--stay');
 
 const RUN = `id status output error tasks { nodeId status attempt output error awaitedSignal }`;

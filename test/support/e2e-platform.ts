@@ -7,7 +7,7 @@ import { startOrderService } from '../../examples/demo/order-service.js';
 import { createTestDatabase } from './test-database.js';
 import { uniqueTenantName } from './builders.js';
 
-export const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+export const TERMINAL = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 
 /** Fields the suites read from a run. */
 export const RUN_FIELDS = `id status workflowId version input config output error createdAt finishedAt

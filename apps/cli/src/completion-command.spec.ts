@@ -40,7 +40,7 @@ describe('weft completion', () => {
   });
 
   it('offers the values of an option with a fixed list, files after -f, and nothing for a free value', async () => {
-    expect(await offered('weft', 'runs', '--status', '')).toEqual(['QUEUED', 'PENDING', 'RUNNING', 'PAUSED', 'SUCCEEDED', 'FAILED', 'CANCELLED']);
+    expect(await offered('weft', 'runs', '--status', '')).toEqual(['QUEUED', 'PENDING', 'RUNNING', 'PAUSED', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
     expect(await offered('weft', 'history', 'r1', '-o', 'y')).toEqual(['yaml']);
     expect(await offered('weft', 'validate', '-f', 'order')).toEqual(['order-flow.yaml']);
     expect(await offered('weft', 'runs', '--workflow', '')).toEqual([]);
@@ -93,7 +93,7 @@ describe('weft completion', () => {
     const r = await cli({}, 'completion', 'zsh');
     expect(r.stdout.startsWith('#compdef weft\n')).toBe(true);
     expect(r.stdout).toContain("'watch:follow a run'");
-    expect(r.stdout).toContain("('runs|--status') compadd -- 'QUEUED' 'PENDING' 'RUNNING' 'PAUSED' 'SUCCEEDED' 'FAILED' 'CANCELLED'; return ;;");
+    expect(r.stdout).toContain("('runs|--status') compadd -- 'QUEUED' 'PENDING' 'RUNNING' 'PAUSED' 'SUCCEEDED' 'FAILED' 'CANCELLED' 'TIMED_OUT'; return ;;");
     expect(r.stdout).toContain('compdef _weft weft');
   });
 });

@@ -96,7 +96,7 @@ export class RunsResolver {
   @Mutation(() => RunObject)
   @Requires('operate')
   cancelRun(@Args('input', { type: () => CancelRunInput }, validate) input: CancelRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
-    return this.runService.cancel(principal, input);
+    return this.runService.control(principal, input, (c, t) => c.cancelRun(t, { runId: input.runId, reason: input.reason ?? undefined }));
   }
 
   @Mutation(() => RunObject, {
@@ -105,7 +105,7 @@ export class RunsResolver {
   })
   @Requires('operate')
   pauseRun(@Args('input', { type: () => PauseRunInput }, validate) input: PauseRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
-    return this.runService.pause(principal, input);
+    return this.runService.control(principal, input, (c, t) => c.pauseRun(t, { runId: input.runId, reason: input.reason ?? undefined }));
   }
 
   @Mutation(() => RunObject, {
@@ -114,13 +114,15 @@ export class RunsResolver {
   })
   @Requires('operate')
   resumeRun(@Args('input', { type: () => ResumeRunInput }, validate) input: ResumeRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
-    return this.runService.resume(principal, input);
+    return this.runService.control(principal, input, (c, t) => c.resumeRun(t, { runId: input.runId, reason: input.reason ?? undefined }));
   }
 
   @Mutation(() => RunObject, { description: 'Restarts a finished run from a node; that node and its descendants are reset.' })
   @Requires('operate')
   retryRun(@Args('input', { type: () => RetryRunInput }, validate) input: RetryRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
-    return this.runService.retry(principal, input);
+    const { runId, fromNodeId } = input;
+    const retried = { runId, fromNodeId, version: input.version ?? undefined, input: input.input ?? undefined, config: input.config ?? undefined };
+    return this.runService.control(principal, input, (c, t) => c.retryRun(t, retried));
   }
 
   @Subscription(() => RunObject, { description: 'The run as it is now, then again after every change.' })

@@ -25,7 +25,7 @@ import { mermaidTasks, toMermaid, type MermaidGraph, type MermaidTask } from '..
 import { FlowService } from '../flow/flow.service.js';
 import { runWaitOf, taskWaitOf, type Wait } from '../flow/wait-reason.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
-import type { CancelRunInput, PauseRunInput, ResumeRunInput, RetryRunInput, SendSignalInput, StartRunInput } from './run-mutations.input.js';
+import type { SendSignalInput, StartRunInput } from './run-mutations.input.js';
 import type { RunFilter } from './run-filter.input.js';
 import { runRowFilter } from './run-filter.js';
 import { orderTasks, sensitiveNodes, toRunEventObject, toRunObject, toTaskObject } from './run.mapper.js';
@@ -306,33 +306,13 @@ export class RunsService {
     return { delivered };
   }
 
-  async cancel(p: Principal, input: CancelRunInput): Promise<RunObject> {
+  /**
+   * Cancels, pauses, resumes or retries run `input.runId` of the caller's tenant (`command`), then
+   * reads it back as the mutation answers it.
+   */
+  async control(p: Principal, input: { runId: string }, command: RunControl): Promise<RunObject> {
     assertRunId(input.runId);
-    await this.commands.cancelRun(p.tenantId, { runId: input.runId, reason: input.reason ?? undefined });
-    return this.load(p.tenantId, input.runId);
-  }
-
-  async pause(p: Principal, input: PauseRunInput): Promise<RunObject> {
-    assertRunId(input.runId);
-    await this.commands.pauseRun(p.tenantId, { runId: input.runId, reason: input.reason ?? undefined });
-    return this.load(p.tenantId, input.runId);
-  }
-
-  async resume(p: Principal, input: ResumeRunInput): Promise<RunObject> {
-    assertRunId(input.runId);
-    await this.commands.resumeRun(p.tenantId, { runId: input.runId, reason: input.reason ?? undefined });
-    return this.load(p.tenantId, input.runId);
-  }
-
-  async retry(p: Principal, input: RetryRunInput): Promise<RunObject> {
-    assertRunId(input.runId);
-    await this.commands.retryRun(p.tenantId, {
-      runId: input.runId,
-      fromNodeId: input.fromNodeId,
-      version: input.version ?? undefined,
-      input: input.input ?? undefined,
-      config: input.config ?? undefined,
-    });
+    await command(this.commands, p.tenantId);
     return this.load(p.tenantId, input.runId);
   }
 
@@ -507,3 +487,6 @@ function once<T>(run: RunObject, field: string, read: () => Promise<T>): Promise
 function sized<K extends string>(selected: Set<string> | undefined, columns: readonly K[]): K[] | undefined {
   return selected ? pickColumns(selected as Set<K>, columns) : undefined;
 }
+
+/** One of the run commands that act on an existing run, applied to tenant `tenantId` (see {@link RunsService.control}). */
+export type RunControl = (commands: RunCommands, tenantId: string) => Promise<unknown>;

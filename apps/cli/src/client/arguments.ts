@@ -96,7 +96,7 @@ export function role(v: string): string {
 }
 
 /** The run statuses `--status` takes. */
-export const RUN_STATUSES = ['QUEUED', 'PENDING', 'RUNNING', 'PAUSED', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+export const RUN_STATUSES = ['QUEUED', 'PENDING', 'RUNNING', 'PAUSED', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 
 /** A run status in any case, as the API's enum value (`FAILED`). */
 export function runStatus(v: string): string {

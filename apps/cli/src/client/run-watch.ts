@@ -41,7 +41,7 @@ const WATCH_TASKS_PAGE = operation<WatchTasksPageQuery, WatchTasksPageQueryVaria
 export type WatchedRun = WatchRunSubscription['runUpdated'];
 
 /** The run statuses after which a run changes no more (PAUSED is not one: a paused run goes on after its resume). */
-export const FINAL_RUN_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+export const FINAL_RUN_STATUSES = ['SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 
 /** A task as the client commands read it; `iteration` is set on a for_each node's iteration tasks. */
 export type TaskRow = Omit<WatchTaskFieldsFragment, 'id' | 'output' | 'waitReason' | 'waitDetail'> &

@@ -117,7 +117,8 @@ export function RunHeader(props: { run: RunDetail }) {
       )}
       {run.error && (
         <div className="run-error">
-          <strong>{run.status === 'CANCELLED' ? 'Cancelled' : 'Error'}:</strong> <span className="pre-wrap">{run.error}</span>
+          <strong>{run.status === 'CANCELLED' ? 'Cancelled' : run.status === 'TIMED_OUT' ? 'Timed out' : 'Error'}:</strong>{' '}
+          <span className="pre-wrap">{run.error}</span>
         </div>
       )}
     </header>

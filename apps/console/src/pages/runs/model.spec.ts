@@ -70,12 +70,12 @@ describe('sensitiveNodes', () => {
 });
 
 describe('run statuses', () => {
-  const ALL = ['QUEUED', 'PENDING', 'RUNNING', 'PAUSED', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+  const ALL = ['QUEUED', 'PENDING', 'RUNNING', 'PAUSED', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
   /** The statuses of ALL for which `test` holds. */
   const where = (test: (status: string) => boolean) => ALL.filter(test);
 
   it('tell finished runs (retryable) from cancellable ones', () => {
-    expect(where(isFinished)).toEqual(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+    expect(where(isFinished)).toEqual(['SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
     expect(where(isCancellable)).toEqual(['PENDING', 'RUNNING', 'PAUSED']);
   });
   it('count a paused run as still going: active, cancellable, not finished', () => {

@@ -1,9 +1,9 @@
 import type { ChildRun, Json, RunChange, RunDetail, RunSummary, Task } from './types.js';
 
 /** A run's statuses from which it does not move on its own. */
-const FINISHED_RUN = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+const FINISHED_RUN = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
 
-/** True once the run succeeded, failed or was cancelled (it can then be retried, not cancelled). */
+/** True once the run succeeded, failed, was cancelled or timed out (it can then be retried, not cancelled). */
 export function isFinished(status: string): boolean {
   return FINISHED_RUN.has(status);
 }

@@ -13,7 +13,16 @@ import type {
 export type RunStatus = ApiRunStatus;
 
 /** Every RunStatus in the order a run meets them: a status the schema gains and this misses does not compile. */
-const IN_ORDER: Record<RunStatus, true> = { QUEUED: true, PENDING: true, RUNNING: true, PAUSED: true, SUCCEEDED: true, FAILED: true, CANCELLED: true };
+const IN_ORDER: Record<RunStatus, true> = {
+  QUEUED: true,
+  PENDING: true,
+  RUNNING: true,
+  PAUSED: true,
+  SUCCEEDED: true,
+  FAILED: true,
+  CANCELLED: true,
+  TIMED_OUT: true,
+};
 /** The run statuses, for the runs list's status filter. */
 export const RUN_STATUSES = Object.keys(IN_ORDER) as readonly RunStatus[];
 
