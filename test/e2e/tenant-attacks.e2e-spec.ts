@@ -43,6 +43,7 @@ describe("tenant B attacking tenant A's objects", () => {
     scheduleId: '',
     backfillId: '',
     keyCursor: '',
+    batchId: '',
   };
   const sockets: Client[] = [];
 
@@ -146,6 +147,10 @@ describe("tenant B attacking tenant A's objects", () => {
     A.backfillId = (
       await a.request(`mutation($id: ID!) { backfillSchedule(id: $id, from: "2029-01-01T00:00:00Z", to: "2030-01-01T00:00:00Z") { id } }`, { id: A.scheduleId })
     ).backfillSchedule.id;
+    // A has a bulk action (over a label none of its runs carries: it acts on nothing).
+    A.batchId = (
+      await a.request(`mutation { createRunBatch(input: {action: PAUSE, filter: {labels: {team: "a-none"}}, idempotencyKey: "a-batch"}) { id } }`)
+    ).createRunBatch.id;
   }, 60_000);
 
   afterAll(async () => {
@@ -553,6 +558,40 @@ describe("tenant B attacking tenant A's objects", () => {
         ),
     },
     {
+      name: 'pauses and resumes A’s waiting run',
+      fields: ['pauseRun', 'resumeRun'],
+      run: async () => {
+        await expectNotFound(b.request(`mutation($i: PauseRunInput!) { pauseRun(input: $i) { id } }`, { i: { runId: A.waitingRun } }), 'pauseRun');
+        await expectNotFound(b.request(`mutation($i: ResumeRunInput!) { resumeRun(input: $i) { id } }`, { i: { runId: A.waitingRun } }), 'resumeRun');
+      },
+    },
+    {
+      name: 'reads and stops A’s bulk action, and lists bulk actions',
+      fields: ['runBatch', 'stopRunBatch', 'runBatches'],
+      run: async () => {
+        await expectNotFound(b.request(`query($id: ID!) { runBatch(id: $id) { id total } }`, { id: A.batchId }), 'runBatch');
+        await expectNotFound(b.request(`mutation($id: ID!) { stopRunBatch(id: $id) { id } }`, { id: A.batchId }), 'stopRunBatch');
+        const listed = await b.request(`{ runBatches { edges { node { id } } } }`);
+        expect(listed.runBatches.edges.map((e: { node: { id: string } }) => e.node.id)).not.toContain(A.batchId);
+      },
+    },
+    {
+      name: 'cancels in bulk the runs of A’s label, workflow and idempotency key',
+      fields: ['createRunBatch'],
+      run: async () => {
+        for (const filter of [`{labels: {team: "a-secret"}}`, `{workflowId: "${A.workflowId}"}`, `{status: RUNNING}`]) {
+          const created = (
+            await b.request(`mutation { createRunBatch(input: {action: CANCEL, filter: ${filter}}) { total status items { edges { node { runId } } } } }`)
+          ).createRunBatch;
+          expect(created.items.edges.map((e: { node: { runId: string } }) => e.node.runId)).not.toContain(A.waitingRun);
+        }
+        // A's idempotency key names nothing of B's: B gets a batch of its own.
+        const mine = (await b.request(`mutation { createRunBatch(input: {action: PAUSE, filter: {status: FAILED}, idempotencyKey: "a-batch"}) { id } }`))
+          .createRunBatch;
+        expect(mine.id).not.toBe(A.batchId);
+      },
+    },
+    {
       name: 'deletes A’s schedule',
       fields: ['deleteSchedule'],
       run: () => expectNotFound(b.request(`mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: A.scheduleId }), 'deleteSchedule'),
@@ -573,6 +612,7 @@ describe("tenant B attacking tenant A's objects", () => {
   it('leaves A’s state exactly as it was, and A still in control of it', async () => {
     const run = await getRun(a, A.waitingRun);
     expect(run.status).toBe('RUNNING');
+    expect((await a.request(`query($id: ID!) { runBatch(id: $id) { status total } }`, { id: A.batchId })).runBatch).toEqual({ status: 'COMPLETED', total: 0 });
     expect(task(run, 'gate').status).toBe('WAITING');
     expect((await getRun(a, A.failedRun)).status).toBe('FAILED');
     const w = await a.request(`query($w: String!) { workflow(workflowId: $w) { defaultVersion latestVersion versions { version deprecated } } }`, {
