@@ -59,6 +59,8 @@ describe('migrations', () => {
       'migrations',
       'outbox',
       'queue_reservations',
+      'run_batch_items',
+      'run_batches',
       'run_events',
       'run_labels',
       'runs',

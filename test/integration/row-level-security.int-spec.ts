@@ -63,6 +63,15 @@ function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
     ['run_events', { sql: `INSERT INTO run_events (tenant_id, run_id, seq, type) VALUES ($1, $2, $3, 'RunStarted')`, params: [tenant, run, n] }],
     ['run_labels', { sql: `INSERT INTO run_labels (tenant_id, key, value, run_id) VALUES ($1, 'team', $2, $3)`, params: [tenant, `t-${n}`, run] }],
     [
+      'run_batches',
+      {
+        sql: `INSERT INTO run_batches (tenant_id, id, action, filter, status, total, created_at, updated_at, next_at)
+              VALUES ($1, $2, 'PAUSE', '{}', 'RUNNING', 1, now(), now(), now())`,
+        params: [tenant, signal],
+      },
+    ],
+    ['run_batch_items', { sql: `INSERT INTO run_batch_items (tenant_id, batch_id, seq, run_id) VALUES ($1, $2, 1, $3)`, params: [tenant, signal, run] }],
+    [
       'outbox',
       { sql: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, $2, $3, 1, 'http', now())`, params: [tenant, run, task] },
     ],
@@ -114,6 +123,8 @@ const TABLES: Record<string, { tenantColumn: string; touch: string }> = {
   signals: { tenantColumn: 'tenant_id', touch: `name = name` },
   run_events: { tenantColumn: 'tenant_id', touch: `error = error` },
   run_labels: { tenantColumn: 'tenant_id', touch: `value = value` },
+  run_batches: { tenantColumn: 'tenant_id', touch: `reason = reason` },
+  run_batch_items: { tenantColumn: 'tenant_id', touch: `error = error` },
   outbox: { tenantColumn: 'tenant_id', touch: `queue = queue` },
   queue_reservations: { tenantColumn: 'tenant_id', touch: `queue = queue` },
   schedules: { tenantColumn: 'tenant_id', touch: `note = note` },
@@ -421,10 +432,13 @@ describe('the cross-tenant paths', () => {
     expect(acl.map((a) => a.proname)).toEqual([
       'weft_api_key_candidates',
       'weft_backlog_queues',
+      'weft_claim_due_deadlines',
       'weft_claim_due_schedules',
       'weft_claim_due_timers',
       'weft_claim_lost_tasks',
       'weft_claim_outbox',
+      'weft_claim_run_batches',
+      'weft_claim_start_deadlines',
       'weft_dispatch',
       'weft_may_take',
       'weft_outbox_stats',
