@@ -36,7 +36,7 @@ function reportErrors(cmd: Command, path: string, report: (err: CommanderError) 
 /**
  * The `weft` command: the server side (dev, api, worker, scheduler, migrate, admin), the client
  * side (apply, validate, workflows, versions, default-version, deprecate, run, runs, run-status,
- * watch, history, signal, cancel, pause, resume, retry, schedules, keys, context) and completion.
+ * watch, history, signal, cancel, pause, resume, retry, batch, schedules, keys, context) and completion.
  */
 export function buildProgram(
   report: (err: CommanderError) => never = (err) => {

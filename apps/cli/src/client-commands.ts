@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { applyCommand } from './client/apply-command.js';
+import { batchCommands } from './client/batch-commands.js';
 import { contextCommands } from './client/context-commands.js';
 import { flowCommands } from './client/flow-commands.js';
 import { keyCommands } from './client/key-commands.js';
@@ -26,6 +27,7 @@ export function clientCommands(program: Command): void {
   runReadCommands(program);
   logsCommand(program);
   flowCommands(program);
+  batchCommands(program);
   program.commandsGroup('Schedules:');
   scheduleCommands(program);
   program.commandsGroup('Keys, settings and contexts:');

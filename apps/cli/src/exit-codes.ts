@@ -4,9 +4,10 @@ import type { Command } from 'commander';
  * The `weft` command's exit codes, as kubectl and argo use them: 0 success; 1 the command failed
  * while running (the API refused or could not be reached, a file could not be read); 2 the
  * command line is wrong (unknown command or option, a missing or malformed argument), said in
- * one line with a hint; 3 a watched run ended without succeeding (FAILED or CANCELLED); 4 a
- * conflict: what the command would create exists already (a tenant name taken), or the API
- * refused with CONFLICT (the run has ended, the tenant's last admin key, a cap reached).
+ * one line with a hint; 3 a watched run ended without succeeding (FAILED or CANCELLED), or a
+ * watched bulk action failed on a run or was stopped; 4 a conflict: what the command would create
+ * exists already (a tenant name taken), or the API refused with CONFLICT (the run has ended, the
+ * tenant's last admin key, a cap reached).
  */
 export const EXIT = { ok: 0, failure: 1, usage: 2, runNotSucceeded: 3, conflict: 4 } as const;
 

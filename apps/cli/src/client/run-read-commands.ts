@@ -1,9 +1,10 @@
 import { Option, type Command } from 'commander';
 import { operation, type WeftClient } from '@weft/client';
 import { RUNS_PAGE_MAX } from '@weft/contract';
-import { positiveInt, RUN_STATUSES, runStatus, since } from './arguments.js';
+import { positiveInt } from './arguments.js';
 import { attemptLimits } from './attempts.js';
-import { label, labelsText } from './label-arguments.js';
+import { labelsText } from './label-arguments.js';
+import { runFilterOf, withRunFilter, type RunFilterFlags } from './run-filter-flags.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
 import { usageError } from '../exit-codes.js';
 import type {
@@ -11,7 +12,6 @@ import type {
   RunListQueryVariables,
   RunMermaidQuery,
   RunMermaidQueryVariables,
-  RunStatus,
   RunVersionQuery,
   RunVersionQueryVariables,
 } from './generated/graphql.js';
@@ -103,55 +103,22 @@ export async function listRuns(c: WeftClient, filter: RunListFilter, limit: numb
   }
 }
 
-/** The instant a {@link since} option names, as RFC 3339: as written, or its length of time back from `now` (ms since the epoch). */
-function instantOf(when: ReturnType<typeof since> | undefined, now: number): string | undefined {
-  return when && ('at' in when ? when.at : new Date(now - when.agoMs).toISOString());
-}
-
 /** Registers `runs`, `run-status`, `watch` and `history`: the commands that read runs. */
 export function runReadCommands(program: Command): void {
-  withOutput(withConnection(program.command('runs')))
+  withRunFilter(withOutput(withConnection(program.command('runs'))))
     .description('list runs, newest first')
-    .addOption(new Option('--status <status>', 'only runs with this status').choices(RUN_STATUSES).argParser(runStatus))
-    .option('--workflow <id>', 'only runs of this workflow')
-    .option('--schedule <id>', 'only runs this schedule started')
-    .option('--since <when>', 'only runs created since: a length of time back from now (30m, 1h, 2h30m, 7d) or an RFC 3339 time', since)
-    .option('--label <key=value>', `only runs carrying this label; repeat for runs carrying all of them`, label)
-    .option('--failed-node <nodeId>', 'only runs with a FAILED task of this node')
-    .option('--error <text>', 'only runs whose error contains this text (ignoring case)')
-    .option('--finished-after <when>', 'only runs that finished at or after: a length of time back from now (1h, 7d) or an RFC 3339 time', since)
-    .option('--finished-before <when>', 'only runs that finished before: a length of time back from now (1h, 7d) or an RFC 3339 time', since)
     .option('--limit <n>', `how many runs at most (default ${DEFAULT_LIMIT}); pages through the API ${RUNS_PAGE_MAX} at a time`, positiveInt('--limit'))
     .addOption(new Option('--first <n>', 'the same as --limit').argParser(positiveInt('--first')).hideHelp())
     .action(
       async (
-        o: ConnectionFlags & {
-          status?: RunStatus;
-          workflow?: string;
-          schedule?: string;
-          since?: ReturnType<typeof since>;
-          label?: Record<string, string>;
-          failedNode?: string;
-          error?: string;
-          finishedAfter?: ReturnType<typeof since>;
-          finishedBefore?: ReturnType<typeof since>;
-          limit?: number;
-          first?: number;
-          output: OutputFormat;
-        },
+        o: ConnectionFlags &
+          RunFilterFlags & {
+            limit?: number;
+            first?: number;
+            output: OutputFormat;
+          },
       ) => {
-        const now = Date.now();
-        const filter: RunListFilter = {
-          status: o.status,
-          workflowId: o.workflow,
-          scheduleId: o.schedule,
-          createdAfter: instantOf(o.since, now),
-          labels: o.label,
-          failedNodeId: o.failedNode,
-          errorContains: o.error,
-          finishedAfter: instantOf(o.finishedAfter, now),
-          finishedBefore: instantOf(o.finishedBefore, now),
-        };
+        const filter: RunListFilter = runFilterOf(o, Date.now());
         const limit = o.limit ?? o.first ?? DEFAULT_LIMIT;
         const { runs, more } = await withClient(o, (c) => listRuns(c, filter, limit));
         printAs(o.output, runs, () => runsTable(runs, Date.now()));
