@@ -63,7 +63,7 @@ describe('paused runs for people', () => {
 
   it('takes PAUSED as a run status in any case', () => {
     expect(runStatus('paused')).toBe('PAUSED');
-    expect(() => runStatus('halted')).toThrow(new InvalidArgumentError('must be one of QUEUED, PENDING, RUNNING, PAUSED, SUCCEEDED, FAILED, CANCELLED'));
+    expect(() => runStatus('halted')).toThrow(new InvalidArgumentError('must be one of QUEUED, PENDING, RUNNING, PAUSED, SUCCEEDED, FAILED, CANCELLED, TIMED_OUT'));
   });
 
   it('lists a PAUSED run with its pause reason in the WAITING column', () => {
@@ -99,6 +99,24 @@ describe('paused runs for people', () => {
     expect(out).toContain('\npaused    since 2030-01-01T00:00:03Z: maintenance window\n');
     expect(out).toMatch(/\nafter\s+QUEUED\s+1\s+RUN_PAUSED: run paused: maintenance window\n/);
     expect(runStatusTable({ ...view, status: 'RUNNING', pausedAt: null, pauseReason: null }, undefined, 0)).not.toContain('paused ');
+  });
+
+  it('run-status shows the deadline of a run still going, not of one that ended', () => {
+    const view = {
+      id: 'r1',
+      workflowId: 'timed',
+      version: 1,
+      status: 'RUNNING',
+      deadlineAt: '2030-01-01T01:00:00.000Z',
+      createdAt: '2030-01-01T00:00:00Z',
+      finishedAt: null,
+      tasks: [],
+    };
+    expect(runStatusTable(view, undefined, Date.parse('2030-01-01T00:00:05Z'))).toContain('\ndeadline  2030-01-01T01:00:00Z\n');
+    const ended = { ...view, status: 'TIMED_OUT', error: 'run exceeded timeout_seconds 3600', finishedAt: '2030-01-01T01:00:00.100Z' };
+    const out = runStatusTable(ended, undefined, Date.parse('2030-01-01T02:00:00Z'));
+    expect(out).not.toContain('deadline');
+    expect(out).toContain('run exceeded timeout_seconds 3600');
   });
 
   it('keeps watching a paused run: a line when it is paused, one when it is resumed, until it ends', async () => {

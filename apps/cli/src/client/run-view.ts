@@ -30,7 +30,7 @@ export const RUN_STATUS = operation<RunStatusQuery, RunStatusQueryVariables>(/* 
   query RunStatus($id: ID!, $page: Int!) {
     run(id: $id) {
       id status workflowId version input config output error startNodeId idempotencyKey labels
-      parentRunId parentTaskId depth seq priority concurrencyKey waitReason waitDetail pausedAt pauseReason createdAt updatedAt finishedAt
+      parentRunId parentTaskId depth seq priority concurrencyKey waitReason waitDetail pausedAt pauseReason deadlineAt createdAt updatedAt finishedAt
       tasks(first: $page) { ...RunStatusTaskFields }
       children { id workflowId status parentTaskId }
     }
@@ -148,6 +148,8 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
   if (view.concurrencyKey != null) head.push(['concurrency key', view.concurrencyKey === '' ? '""' : cell(view.concurrencyKey)]);
   if (view.waitDetail) head.push(['waiting', waitText(view)]);
   if (view.status === 'PAUSED') head.push(['paused', `since ${when(view.pausedAt)}${view.pauseReason ? `: ${cell(view.pauseReason)}` : ''}`]);
+  // The deadline of a run still going (a finished run's error says whether it was the end of it).
+  if (view.deadlineAt && !view.finishedAt) head.push(['deadline', when(view.deadlineAt)]);
   if (view.error) head.push(['error', clip(cell(view.error), SHOWN_CHARS)]);
   if (view.status === 'SUCCEEDED') head.push(['output', clip(cell(view.output), SHOWN_CHARS)]);
   if (view.parent) head.push(['parent', `${view.parent.id} (${cell(view.parent.workflowId)}, ${cell(view.parent.status)}), depth ${view.depth}`]);
