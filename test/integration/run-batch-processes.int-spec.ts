@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Redis } from 'ioredis';
-import { queuePrefix } from '@weft/platform';
 import { RunBatchRepository } from '@weft/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { dropQueueKeys } from '../support/queue-keys.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { def, waitFor } from '../support/builders.js';
 import { killWorker, spawnScheduler, type SpawnedWorker } from '../support/spawn-worker.js';
@@ -25,14 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(schedulers.map((s) => killWorker(s.child)));
-  const redis = new Redis(REDIS_URL);
-  try {
-    const keys: string[] = [];
-    for await (const batch of redis.scanStream({ match: `${queuePrefix(db.url)}:*`, count: 1000 })) keys.push(...(batch as string[]));
-    if (keys.length > 0) await redis.del(...keys);
-  } finally {
-    redis.disconnect();
-  }
+  await dropQueueKeys(REDIS_URL, db.url);
   await db?.drop();
 });
 
