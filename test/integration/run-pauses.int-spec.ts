@@ -87,6 +87,45 @@ describe('a paused run', () => {
     expect((await h.run(runId)).status).toBe('SUCCEEDED');
   });
 
+  it('holds the attempt of a worker that died while its run was paused, instead of dispatching it again', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const queue = `paused-${h.tenantId.slice(0, 8)}`;
+    const runId = await h.start(def([http('a', undefined, { queue })]));
+    const job = h.dispatcher.last('a');
+    expect(await h.coordinator.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue, runId)).not.toBeNull();
+    await pause(h, runId);
+    expect((await h.tasks(runId)).a!.status).toBe('RUNNING');
+
+    // The worker dies with the attempt: its lease runs out and Bull has no job for it.
+    h.clock.advance(10 * 60_000);
+    expect(await h.coordinator.lostTasks.sweep(1000, { hasJob: async (q: string) => q !== queue })).toBe(1);
+    expect((await h.tasks(runId)).a!.status).toBe('QUEUED');
+    expect(await backlog(h, runId, 'a')).toMatchObject({ hold_reason: 'RUN_PAUSED', enqueued_at: null });
+    expect(admitted(h, runId, 'a')).toEqual([0]);
+
+    await resume(h, runId);
+    expect(admitted(h, runId, 'a')).toEqual([0, 0]);
+  });
+
+  it('takes back, held, the attempt a draining worker hands back while its run is paused', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const runId = await h.start(def([http('a')]));
+    const job = h.dispatcher.last('a');
+    const claim = (await h.coordinator.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue, runId))!;
+    await pause(h, runId);
+
+    const handedBack = await h.coordinator.leases.release([{ tenantId: h.tenantId, taskId: job.taskId, attempt: 0, leaseToken: claim.leaseToken }]);
+    expect(handedBack.size).toBe(1);
+    expect((await h.tasks(runId)).a!.status).toBe('QUEUED');
+    expect(await backlog(h, runId, 'a')).toMatchObject({ hold_reason: 'RUN_PAUSED', enqueued_at: null });
+    // The job still in its queue is an old one now: no worker may claim it.
+    expect(await h.coordinator.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue, runId)).toBeNull();
+
+    await resume(h, runId);
+    expect(admitted(h, runId, 'a')).toEqual([0, 0]);
+    expect((await h.tasks(runId)).a!.status).toBe('PENDING');
+  });
+
   it('does not end while paused: the run whose last attempt finished ends at its resume', async () => {
     const h = await coordinatorHarness(db.ds);
     const runId = await h.start(def([http('a')]));

@@ -1,5 +1,6 @@
 import { sql } from '../sql.js';
 import { sqlInTenant } from '../tenant-transaction.js';
+import { RUN_PAUSED_HOLD } from './run-pause.repository.js';
 import {
   RUN_STATE_COLUMNS,
   runFromJson,
@@ -119,20 +120,33 @@ export class TaskLeaseRepository extends TenantScopedRepository {
    * Hands back each of `leases` whose task is still RUNNING at that attempt with that token: the
    * task becomes PENDING again (dispatched, waiting for a worker), its token is cleared (a late report of the execution is then
    * ignored as stale) and its lease ends now, so another worker's claim takes it and, should its
-   * job be lost, the lease sweep re-dispatches it at once. One UPDATE; returns the tokens handed
-   * back (lower case).
+   * job be lost, the lease sweep re-dispatches it at once. A task of a paused run goes back to
+   * its backlog instead, QUEUED and held (`RUN_PAUSED`) until the resume (its old job is then
+   * refused by the claim). One statement; returns the tokens handed back (lower case).
    */
   async release(tenantId: string, leases: readonly LeaseToExtend[], now: Date | null): Promise<Set<string>> {
     return this.inTenant(tenantId, async (m) => {
       const rows = JSON.stringify(leases.map((l) => ({ task_id: l.taskId, attempt: l.attempt, token: l.leaseToken })));
       const r = await sql<{ token: string }>(
         m,
-        `WITH c AS (SELECT COALESCE($3::timestamptz, clock_timestamp()) AS now)
-         UPDATE tasks t SET status = 'PENDING', lease_token = NULL, updated_at = c.now, lease_expires_at = c.now
-           FROM c, jsonb_to_recordset($2::jsonb) AS q(task_id uuid, attempt int, token uuid)
-          WHERE t.tenant_id = $1 AND t.id = q.task_id AND t.attempt = q.attempt AND t.lease_token = q.token
-            AND t.status = 'RUNNING'
-         RETURNING q.token::text AS token`,
+        `WITH c AS (SELECT COALESCE($3::timestamptz, clock_timestamp()) AS now),
+              back AS (
+                UPDATE tasks t SET status = CASE WHEN r.paused_at IS NULL THEN 'PENDING' ELSE 'QUEUED' END, lease_token = NULL,
+                                   updated_at = c.now, lease_expires_at = CASE WHEN r.paused_at IS NULL THEN c.now END
+                  FROM c, jsonb_to_recordset($2::jsonb) AS q(task_id uuid, attempt int, token uuid), runs r
+                 WHERE t.tenant_id = $1 AND t.id = q.task_id AND t.attempt = q.attempt AND t.lease_token = q.token
+                   AND t.status = 'RUNNING' AND r.tenant_id = t.tenant_id AND r.id = t.run_id
+                RETURNING q.token::text AS token, t.tenant_id, t.run_id, t.id, t.attempt, t.queue, r.priority, r.paused_at, r.pause_reason, c.now),
+              held AS (
+                INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail)
+                SELECT b.tenant_id, b.run_id, b.id, b.attempt, b.queue, b.now, b.now, b.priority, '${RUN_PAUSED_HOLD}',
+                       'run paused' || COALESCE(': ' || b.pause_reason, '')
+                  FROM back b WHERE b.paused_at IS NOT NULL AND b.queue IS NOT NULL
+                ON CONFLICT (tenant_id, task_id) DO UPDATE
+                  SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before, created_at = EXCLUDED.created_at,
+                      claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority, hold_reason = EXCLUDED.hold_reason,
+                      hold_detail = EXCLUDED.hold_detail, held_until = NULL, last_hold = NULL)
+         SELECT token FROM back`,
         [tenantId, rows, now],
       );
       return new Set(r.rows.map((row) => row.token));
@@ -186,8 +200,9 @@ export class TaskLeaseRepository extends TenantScopedRepository {
    * if it is still PENDING or RUNNING at that attempt under `leaseToken` (null for one no worker
    * claimed), it becomes QUEUED with no lease and no token (the previous execution's late report
    * is then ignored as stale, and the node slot it held is free), and its backlog row is ready
-   * again, created for an attempt a worker took eagerly. Returns the task's queue, or null when
-   * the task moved on meanwhile.
+   * again, created for an attempt a worker took eagerly — or, when its run is paused, held
+   * (`RUN_PAUSED`) until the resume. Returns the task's queue, or null when the task moved on
+   * meanwhile.
    */
   async requeue(tenantId: string, taskId: string, attempt: number, leaseToken: string | null, now: Date | null): Promise<string | null> {
     return this.inTenant(tenantId, async (m) => {
@@ -199,13 +214,15 @@ export class TaskLeaseRepository extends TenantScopedRepository {
                      WHERE t.tenant_id = $1 AND t.id = $2 AND t.attempt = $3 AND t.status IN ('PENDING', 'RUNNING')
                        AND t.lease_token IS NOT DISTINCT FROM $4::uuid AND t.queue IS NOT NULL
                     RETURNING t.tenant_id, t.id, t.run_id, t.attempt, t.queue)
-         INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority)
-         SELECT t.tenant_id, t.run_id, t.id, t.attempt, t.queue, c.now, c.now, r.priority
+         INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail)
+         SELECT t.tenant_id, t.run_id, t.id, t.attempt, t.queue, c.now, c.now, r.priority,
+                CASE WHEN r.paused_at IS NOT NULL THEN '${RUN_PAUSED_HOLD}' END,
+                CASE WHEN r.paused_at IS NOT NULL THEN 'run paused' || COALESCE(': ' || r.pause_reason, '') END
            FROM t CROSS JOIN c JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id
          ON CONFLICT (tenant_id, task_id) DO UPDATE
            SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before, created_at = EXCLUDED.created_at,
-               claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority, hold_reason = NULL, hold_detail = NULL, held_until = NULL,
-               last_hold = NULL
+               claimed_at = NULL, enqueued_at = NULL, priority = EXCLUDED.priority, hold_reason = EXCLUDED.hold_reason,
+               hold_detail = EXCLUDED.hold_detail, held_until = NULL, last_hold = NULL
          RETURNING queue`,
         [tenantId, taskId, attempt, leaseToken, now],
       );
