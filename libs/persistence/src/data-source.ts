@@ -38,6 +38,7 @@ import { RunRetention1766563200000 } from './migrations/1766563200000-run-retent
 import { RunPauses1766649600000 } from './migrations/1766649600000-run-pauses.js';
 import { RunDeadlines1766736000000 } from './migrations/1766736000000-run-deadlines.js';
 import { StartDeadlines1766822400000 } from './migrations/1766822400000-start-deadlines.js';
+import { RunSearchIndexes1766908800000 } from './migrations/1766908800000-run-search-indexes.js';
 import { RunBatches1766995200000 } from './migrations/1766995200000-run-batches.js';
 
 /** Every entity of the schema. */
@@ -73,6 +74,7 @@ export const MIGRATIONS = [
   RunPauses1766649600000,
   RunDeadlines1766736000000,
   StartDeadlines1766822400000,
+  RunSearchIndexes1766908800000,
   RunBatches1766995200000,
 ];
 

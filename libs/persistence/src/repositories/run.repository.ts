@@ -123,6 +123,18 @@ export class RunRepository extends TenantScopedRepository {
         .from('runs', 'r')
         .where('r.tenant_id = :tenantId', { tenantId });
       applyRunFilter(qb, filter);
+      if (filter.finishedBefore) {
+        // The planner takes a finished_at window's runs as spread evenly over created_at order and
+        // walks the tenant's runs from the newest, when those of a day months back are all far
+        // down. The page starts at the latest created_at in the window instead: every run the
+        // filter matches is at or below it (no run matches when the window holds none), read from
+        // runs_tenant_finished alone. FILTER keeps max() from being planned as that same walk.
+        qb.andWhere(
+          `r.created_at <= (SELECT max(w.created_at) FILTER (WHERE true) FROM runs w
+            WHERE w.tenant_id = :tenantId AND w.finished_at < :finishedBefore${filter.finishedAfter ? ' AND w.finished_at >= :finishedAfter' : ''})`,
+          { finishedBefore: filter.finishedBefore, finishedAfter: filter.finishedAfter },
+        );
+      }
       if (cursor) {
         qb.andWhere(`(r.created_at, r.id) < (timestamptz 'epoch' + CAST(:micros AS bigint) * interval '1 microsecond', CAST(:afterId AS uuid))`, {
           micros: cursor.createdAtMicros,
