@@ -243,4 +243,41 @@ describe('run control attacks (engine)', () => {
     console.log('STOP', JSON.stringify({ status: row.status, applied: row.applied, stoppedAfterItems: stoppedAt }));
     expect(row.applied).toBeLessThanOrEqual(stoppedAt + 1);
   });
+  it('a deadline firing while pause and resume race ends the run cleanly', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const bad: unknown[] = [];
+    for (let i = 0; i < 8; i++) {
+      const runId = await h.start({ ...def([http('a'), http('b')], [edge('a', 'b')]), timeout_seconds: 1 });
+      h.clock.advance(1_000);
+      await Promise.allSettled([fireAll(h), pause(h, runId), resume(h, runId), pause(h, runId)]);
+      await fireAll(h);
+      const run = await h.run(runId);
+      const r = await rows(runId);
+      if (run.status !== 'TIMED_OUT' || run.pausedAt || r.some((x) => x.status !== 'CANCELLED')) bad.push({ s: run.status, p: run.pausedAt, r });
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('schedule_to_start on for_each iterations counts from each release', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const node = http('each', { url: 'http://example.test/{{ item }}' }, {
+      for_each: '{{ input.items }}',
+      max_concurrency: 1,
+      schedule_to_start_seconds: 10,
+    } as Partial<WorkflowNode>);
+    const runId = await h.start(def([node]), { input: { items: [1, 2] } });
+    const j0 = h.dispatcher.forNode('each').find((j) => j.runId === runId)!;
+    await h.coordinator.leases.claim(h.tenantId, j0.taskId, j0.attempt, j0.queue, runId);
+    h.clock.advance(60_000);
+    await fireAll(h);
+    await h.complete('each', {}, j0);
+    h.clock.advance(9_000);
+    await fireAll(h);
+    expect((await rows(runId)).find((x) => x.iteration === 1)).toMatchObject({ status: 'PENDING', attempt: 0 });
+    h.clock.advance(1_000);
+    await fireAll(h);
+    const it1 = (await rows(runId)).find((x) => x.iteration === 1)!;
+    console.log('S2S-FOREACH', JSON.stringify(await rows(runId)), (await h.run(runId)).status);
+    expect(it1.status === 'FAILED' || (await h.run(runId)).status === 'FAILED').toBe(true);
+  });
 });
