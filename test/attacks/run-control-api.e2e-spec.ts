@@ -29,28 +29,16 @@ describe('run control attacks', () => {
       (x) => ({ ok: x.createRunBatch }),
       (e) => ({ err: e }),
     );
-    if ('ok' in r) {
-      console.log('EMPTY WORKFLOWID BATCH', JSON.stringify(r.ok));
-      for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
-        const b = (await client.request(`query($id: ID!) { runBatch(id: $id) { status applied } }`, { id: r.ok.id })).runBatch;
-        if (b.status !== 'RUNNING') break;
-        await new Promise((res) => setTimeout(res, 100));
-      }
-      const k = await waitRun(client, keep, () => true, 5_000, 'id status');
-      console.log('KEEP RUN', JSON.stringify(k));
-    }
+    // Refused before anything is acted on: the other workflow's run is still running.
+    expect((await waitRun(client, keep, () => true, 5_000, 'id status')).status).toBe('RUNNING');
     expect('err' in r).toBe(true);
   });
 
   it('an out-of-range items cursor is BAD_USER_INPUT, not an internal error', async () => {
     await start(client, 'gated', {}, { labels: { c: 'x' } });
     const b = (await client.request(CREATE, { i: { action: 'PAUSE', filter: { labels: { c: 'x' } } } })).createRunBatch;
-    for (const after of ['99999999999', '1e10', '0x10', ' 1', '']) {
-      const res = await client.request(ITEMS, { id: b.id, after }).then(
-        (x) => ({ ok: x.runBatch.items.edges.length }),
-        (e) => ({ code: e.code, message: String(e.message).slice(0, 200) }),
-      );
-      console.log('CURSOR', JSON.stringify(after), JSON.stringify(res));
+    for (const after of ['1e10', '0x10', ' 1', '']) {
+      expect((await rejection(client.request(ITEMS, { id: b.id, after }))).message).toMatch(/after: .* is not a cursor of this list/);
     }
     const err = await rejection(client.request(ITEMS, { id: b.id, after: '99999999999' }));
     expect(err.code).toBe('BAD_USER_INPUT');
@@ -97,7 +85,6 @@ describe('run control attacks', () => {
         i: { runId: await start(client, 'gated'), reason: '\ud800' },
       }),
     );
-    console.log('FOREIGN', JSON.stringify(out, null, 1));
     const theirs = await waitRun(other, theirRun, () => true, 5_000, 'id status');
     expect(theirs.status).toBe('RUNNING');
   });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { WeftError } from '@weft/engine';
 import { RunBatches } from '@weft/engine/coordinator';
-import { RunBatchRepository, type RunBatchRow } from '@weft/persistence';
+import { isUuid, RunBatchRepository, type RunBatchRow } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
 import { runRowFilter } from '../runs/run-filter.js';
 import type { CreateRunBatchInput } from './create-run-batch.input.js';
@@ -54,6 +54,7 @@ export class RunBatchesService {
   /** A page of the tenant's batches, newest first. */
   async list(p: Principal, first: number | null | undefined, after: string | null | undefined): Promise<RunBatchConnection> {
     const n = pageSize(first);
+    if (after != null && !isUuid(after)) throw new WeftError('BAD_USER_INPUT', `after: ${JSON.stringify(after)} is not a cursor of this list`);
     const rows = await this.repo.list(p.tenantId, n, after ?? null);
     const page = rows.slice(0, n);
     return {
@@ -65,8 +66,8 @@ export class RunBatchesService {
   /** A page of a batch's items in order; `after` is a previous page's cursor. */
   async items(batch: RunBatchObject, first: number | null | undefined, after: string | null | undefined): Promise<RunBatchItemConnection> {
     const n = pageSize(first);
+    if (after != null && !/^[0-9]{1,9}$/.test(after)) throw new WeftError('BAD_USER_INPUT', `after: ${JSON.stringify(after)} is not a cursor of this list`);
     const from = after == null ? 0 : Number(after);
-    if (!Number.isInteger(from) || from < 0) throw new WeftError('BAD_USER_INPUT', `after: ${JSON.stringify(after)} is not a cursor of this list`);
     const rows = await this.repo.items(batch.tenantId, batch.id, n, from);
     const page = rows.slice(0, n);
     return {

@@ -317,6 +317,8 @@ export class ActionWriter {
         this.log.cancelActive(a.reason);
         return;
       case 'FinishRun':
+        // A paused run's held backlog rows would stay held forever.
+        if (this.paused) await new RunPauseRepository(this.m).dropHolds(tenantId, this.run.id, now);
         Object.assign(this.patch, {
           status: a.status,
           error: a.reason ?? null,
@@ -327,10 +329,8 @@ export class ActionWriter {
         return;
       case 'PauseRun':
         // Attempts admitted and not claimed go back to the backlog, which is held.
-        this.pausedDetail = `run paused: ${a.reason}`;
-        await new RunPauseRepository(this.m).hold(tenantId, this.run.id, this.pausedDetail, now);
-        this.paused = true;
-        this.log.reread = true;
+        await new RunPauseRepository(this.m).hold(tenantId, this.run.id, (this.pausedDetail = `run paused: ${a.reason}`), now);
+        this.paused = this.log.reread = true;
         Object.assign(this.patch, { pausedAt: now, pauseReason: a.reason } satisfies RunPatch);
         return;
       case 'ArmDeadline':

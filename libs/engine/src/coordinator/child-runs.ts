@@ -43,7 +43,7 @@ export class ChildRuns {
     // A paused run starts no child: the SUBWORKFLOW task waits, and its resume wakes it.
     if (status !== RunStatus.Paused) for (const c of children) await this.start(m, tenantId, run, c, linked, nesting);
     if (actions.some((a) => a.type === 'PauseRun'))
-      await this.toChildren(m, tenantId, run.id, { type: 'RunPaused', reason: `parent run ${run.id} paused`, byParent: true }, linked);
+      await this.toChildren(m, tenantId, run.id, { type: 'RunPaused', reason: parentPause(run.id), byParent: true }, linked);
     if (actions.some((a) => a.type === 'ResumeRun')) {
       await this.toChildren(m, tenantId, run.id, { type: 'RunResumed' }, linked);
       for (const w of await new RunPauseRepository(m).wakeHeldChildStarts(tenantId, run.id, linked.now)) linked.wakes.push({ runId: run.id, ...w });
@@ -135,8 +135,10 @@ export class ChildRuns {
   private async toChildren(m: Transaction, tenantId: string, runId: string, ev: RunEvent, linked: LinkedWork): Promise<void> {
     const events = new RunEventRepository(m);
     for (const kid of await new ChildRunRepository(m).lockRunning(tenantId, runId)) {
-      // A resume reaches the paused children only; a pause, those not paused already.
-      const applies = ev.type === 'RunCancelled' || (kid.eventSeq > 0 && (ev.type === 'RunResumed') === (kid.pausedAt != null));
+      // A pause reaches the children not paused already; a resume, those this run's pause paused
+      // (one paused on its own, by an operator or its exhausted node, stays paused).
+      const resumable = kid.pausedAt != null && kid.pauseReason === parentPause(runId);
+      const applies = ev.type === 'RunCancelled' || (kid.eventSeq > 0 && (ev.type === 'RunResumed' ? resumable : kid.pausedAt == null));
       if (!applies) continue;
       const tasks = await events.taskStates(tenantId, kid.id);
       const dag = await this.ctx.dag(m, tenantId, kid.workflowId, kid.version);
@@ -151,4 +153,9 @@ export class ChildRuns {
     const nodeId = await new ChildRunRepository(m).wakeParentTask(tenantId, run.parentRunId, run.parentTaskId, run.parentAttempt, linked.now);
     if (nodeId !== undefined) linked.wakes.push({ runId: run.parentRunId, taskId: run.parentTaskId, nodeId });
   }
+}
+
+/** The pause reason of a child run its parent's pause paused: how its parent's resume knows it. */
+function parentPause(parentId: string): string {
+  return `parent run ${parentId} paused`;
 }

@@ -1,13 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  claimRunBatches,
-  RunBatchRepository,
-  TooManyRuns,
-  type BatchAction,
-  type BatchOutcome,
-  type RunBatchRow,
-  type RunFilter,
-} from '@weft/persistence';
+import { claimRunBatches, RunBatchRepository, TooManyRuns, type BatchAction, type BatchOutcome, type RunBatchRow, type RunFilter } from '@weft/persistence';
 import { MAX_ERROR_CHARS, WeftError } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { message } from './error-mapping.js';
@@ -57,7 +49,7 @@ export class RunBatches {
     if (!BATCH_ACTIONS.includes(input.action)) {
       throw bad('action', `unknown action ${JSON.stringify(input.action)}; expected one of ${BATCH_ACTIONS.join(', ')}`);
     }
-    if (!Object.values(input.filter).some((v) => v !== undefined && !(typeof v === 'object' && v !== null && !(v instanceof Date) && Object.keys(v).length === 0))) {
+    if (!Object.values(input.filter).some(namesRuns)) {
       throw bad('filter', 'a bulk action needs a filter that names the runs (status, workflowId, labels, …); an empty filter would match every run');
     }
     if (input.action === 'RETRY' && !input.fromNodeId) throw bad('fromNodeId', 'a RETRY needs fromNodeId: the node each run is retried from');
@@ -96,7 +88,8 @@ export class RunBatches {
 
   /**
    * The scheduler's pass: claims up to `limit` running batches whose next slice is due, and acts
-   * on at most `batchRunsPerSecond` pending runs of each, then makes its next slice due a second
+   * on at most `batchRunsPerSecond` pending runs of each (fewer when the batch is stopped
+   * meanwhile, or the slice has taken half its lease), then makes its next slice due a second
    * later (or completes it). Returns how many runs it acted on.
    */
   async processDue(limit = 10): Promise<number> {
@@ -120,14 +113,21 @@ export class RunBatches {
     const batch = await repo.get(tenantId, batchId);
     if (!batch) return 0;
     const items = await repo.pendingSlice(tenantId, batchId, ctx.batchRunsPerSecond);
+    // Well within the claim's lease, so no other scheduler takes the batch while this one acts.
+    const until = performance.now() + ctx.timerLeaseMs / 2;
+    let acted = 0;
     for (const item of items) {
+      // A stop takes effect before the next run, not at the next slice.
+      if (performance.now() > until || (await repo.status(tenantId, batchId)) !== 'RUNNING') break;
       const { outcome, error } = await this.actOn(tenantId, batch, item.runId);
+      acted++;
       if (outcome === 'PENDING') continue; // a transient failure: the next slice tries again
-      await repo.record(tenantId, batchId, item.seq, outcome, error, ctx.testNow());
-      ctx.observe((o) => o.batchItem?.({ tenantId, batchId, action: batch.action, outcome }));
+      if (await repo.record(tenantId, batchId, item.seq, outcome, error, ctx.testNow())) {
+        ctx.observe((o) => o.batchItem?.({ tenantId, batchId, action: batch.action, outcome }));
+      }
     }
     await repo.endSlice(tenantId, batchId, ctx.testNow(), 1_000);
-    return items.length;
+    return acted;
   }
 
   /** Acts on one run of `batch`: what came of it, with why it was skipped or failed. */
@@ -166,4 +166,13 @@ export class RunBatches {
 /** A BAD_USER_INPUT naming `path`. */
 function bad(path: string, msg: string): WeftError {
   return new WeftError('BAD_USER_INPUT', `${path}: ${msg}`, [{ path, message: msg }]);
+}
+
+/**
+ * True when a filter field's value narrows the runs: set, and neither an empty string (the run
+ * filter ignores an empty workflow id, which would then match every run) nor an empty object.
+ */
+function namesRuns(v: unknown): boolean {
+  if (v === undefined || v === null || v === '') return false;
+  return !(typeof v === 'object' && !(v instanceof Date) && Object.keys(v).length === 0);
 }

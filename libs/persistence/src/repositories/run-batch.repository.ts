@@ -98,9 +98,16 @@ export class RunBatchRepository extends TenantScopedRepository {
       );
       // The key was taken meanwhile: the batch that took it is the answer.
       if (!inserted.rows[0]) return { batch: (await this.byKey(m, tenantId, b.idempotencyKey!))!, created: false };
-      const qb = m.createQueryBuilder().select('r.id', 'id').addSelect('r.created_at', 'created_at').from('runs', 'r').where('r.tenant_id = :tenantId', { tenantId });
+      const qb = m
+        .createQueryBuilder()
+        .select('r.id', 'id')
+        .addSelect('r.created_at', 'created_at')
+        .from('runs', 'r')
+        .where('r.tenant_id = :tenantId', { tenantId });
       applyRunFilter(qb, b.filter);
-      qb.orderBy('r.created_at').addOrderBy('r.id').limit(b.max + 1);
+      qb.orderBy('r.created_at')
+        .addOrderBy('r.id')
+        .limit(b.max + 1);
       const [matched, params] = qb.getQueryAndParameters();
       const n = params.length;
       const items = await sql<{ total: number }>(
@@ -170,13 +177,18 @@ export class RunBatchRepository extends TenantScopedRepository {
         m,
         `UPDATE run_batches SET status = 'STOPPED', finished_at = COALESCE($3::timestamptz, clock_timestamp()), updated_at = COALESCE($3::timestamptz, clock_timestamp())
           WHERE tenant_id = $1 AND id = $2 AND status = 'RUNNING'`,
-        [
-        tenantId,
-        id,
-        now,
-      ]);
+        [tenantId, id, now],
+      );
       const r = await sql<RunBatchRow>(m, `SELECT ${BATCH_COLUMNS} FROM run_batches WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
       return r.rows[0] ?? null;
+    });
+  }
+
+  /** The batch's status, or null when the tenant has no such batch. */
+  async status(tenantId: string, id: string): Promise<BatchStatus | null> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<{ status: BatchStatus }>(m, `SELECT status FROM run_batches WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+      return r.rows[0]?.status ?? null;
     });
   }
 
@@ -196,7 +208,14 @@ export class RunBatchRepository extends TenantScopedRepository {
   }
 
   /** Records the outcome of PENDING item `seq` and counts it on its batch, in one statement; false when it was not PENDING. */
-  async record(tenantId: string, batchId: string, seq: number, outcome: Exclude<BatchOutcome, 'PENDING'>, error: string | null, now: Date | null): Promise<boolean> {
+  async record(
+    tenantId: string,
+    batchId: string,
+    seq: number,
+    outcome: Exclude<BatchOutcome, 'PENDING'>,
+    error: string | null,
+    now: Date | null,
+  ): Promise<boolean> {
     return this.inTenant(tenantId, async (m) => {
       const column = outcome === 'APPLIED' ? 'applied' : outcome === 'SKIPPED' ? 'skipped' : 'failed';
       const r = await sql<{ n: number }>(

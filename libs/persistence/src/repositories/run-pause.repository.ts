@@ -6,6 +6,13 @@ import { TenantScopedRepository } from './tenant-scoped.repository.js';
 export const RUN_PAUSED_HOLD = 'RUN_PAUSED';
 
 /**
+ * The transaction-level advisory lock every dispatch decision takes (`weft_dispatch`, the
+ * fair-dispatch migration): a pause takes it too, so no pass admits a row of the run between the
+ * pause's reading of its backlog and its commit.
+ */
+const DISPATCH_LOCK = 5_746_210_301;
+
+/**
  * The dispatch side of pausing a run, in the pause's or resume's event transaction: what fair
  * dispatch may admit of the run. A paused run's backlog rows are held with no end
  * (`RUN_PAUSED`, `held_until` NULL), so `weft_dispatch` never looks at them; its resume releases
@@ -17,7 +24,7 @@ export class RunPauseRepository extends TenantScopedRepository {
   }
 
   /**
-   * Holds the backlog of run `runId` for its pause, in one statement: every attempt admitted but
+   * Holds the backlog of run `runId` for its pause, in one statement after the dispatch lock: every attempt admitted but
    * not claimed by a worker yet (PENDING) goes back to QUEUED, its dispatch lease dropped (the
    * job already in its queue is then an old one, which a worker's claim drops) and its backlog
    * row in place again; every backlog row not admitted yet is held. Attempts a worker claimed
@@ -25,8 +32,12 @@ export class RunPauseRepository extends TenantScopedRepository {
    */
   async hold(tenantId: string, runId: string, detail: string, now: Date): Promise<number> {
     return this.inTenant(tenantId, async (m) => {
-      // One snapshot for both parts: the tasks taken back were PENDING and their rows marked
-      // enqueued in it, so the UPDATE below (QUEUED tasks, rows not enqueued) never meets them.
+      // Waits for a pass under way to commit (its admissions are then read below, and taken
+      // back); passes after it wait for this transaction, and find the rows held.
+      await sql(m, `SELECT pg_advisory_xact_lock(${DISPATCH_LOCK})`);
+      // One snapshot for both parts (taken after the lock): the tasks taken back were PENDING and
+      // their rows marked enqueued in it, so the UPDATE below (QUEUED tasks, rows not enqueued)
+      // never meets them.
       const r = await sql<{ held: number }>(
         m,
         `WITH back AS (
@@ -82,6 +93,24 @@ export class RunPauseRepository extends TenantScopedRepository {
       );
       return r.rows.map((row) => row.queue);
     });
+  }
+
+  /**
+   * Marks the backlog rows the pause of run `runId` held as done (`enqueued_at` now, hold
+   * cleared), when the run ends paused (cancelled, timed out): fair dispatch never looks at a held
+   * row, so nothing else would.
+   */
+  async dropHolds(tenantId: string, runId: string, now: Date): Promise<void> {
+    await this.inTenant(tenantId, (m) =>
+      sql(
+        m,
+        `UPDATE outbox o SET enqueued_at = $3, hold_reason = NULL, hold_detail = NULL
+           FROM tasks t
+          WHERE t.tenant_id = $1 AND t.run_id = $2 AND o.tenant_id = t.tenant_id AND o.task_id = t.id
+            AND o.hold_reason = '${RUN_PAUSED_HOLD}' AND o.enqueued_at IS NULL`,
+        [tenantId, runId, now],
+      ),
+    );
   }
 
   /**
