@@ -1,5 +1,7 @@
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { Shell } from './layout/Shell.js';
+import { BatchesPage } from './pages/batches/BatchesPage.js';
+import { BatchPage } from './pages/batches/BatchPage.js';
 import { FlowPage } from './pages/FlowPage.js';
 import { KeysPage } from './pages/KeysPage.js';
 import { NotFoundPage } from './pages/NotFoundPage.js';
@@ -26,6 +28,8 @@ export function App() {
             <Route index element={<Navigate to="/runs" replace />} />
             <Route path="runs" element={<RunsPage />} />
             <Route path="runs/start" element={<StartRunPage />} />
+            <Route path="runs/batches" element={<BatchesPage />} />
+            <Route path="runs/batches/:batchId" element={<BatchPage />} />
             <Route path="runs/:runId" element={<RunPage />} />
             <Route path="workflows" element={<WorkflowsPage />} />
             <Route path="workflows/:workflowId" element={<WorkflowPage />} />

@@ -20,6 +20,19 @@ export type CreateApiKeyInput = {
   role: ApiKeyRole;
 };
 
+/** A bulk action over the runs `filter` matches now. */
+export type CreateRunBatchInput = {
+  action: RunBatchAction;
+  /** The runs to act on (at least one condition; at most 100,000 runs may match). */
+  filter: RunFilter;
+  /** RETRY only, required there: the node each run is retried from. */
+  fromNodeId?: string | null | undefined;
+  /** A key already used by a batch of the tenant returns that batch, creating nothing. */
+  idempotencyKey?: string | null | undefined;
+  /** The reason of each CANCEL, PAUSE or RESUME (at most 2,000 characters). */
+  reason?: string | null | undefined;
+};
+
 export type CreateScheduleInput = {
   /** Fire times missed by at most this many seconds (the scheduler was down) still fire; older ones are skipped. Default 60. The window is never narrower than the scheduler's grace (10 s, or two WEFT_SCHEDULER_INTERVAL_MS if longer), so 0 means no catch-up: a time fires when the scheduler reaches it in its normal course, and is skipped when it came due longer than the grace before. */
   catchUpSeconds?: number | null | undefined;
@@ -88,6 +101,30 @@ export type RetryRunInput = {
   /** Default: the run's version. */
   version?: number | null | undefined;
 };
+
+/** What a bulk action does to each of its runs. */
+export type RunBatchAction =
+  /** cancelRun (with the batch reason). */
+  | 'CANCEL'
+  /** pauseRun (with the batch reason as the pause reason). */
+  | 'PAUSE'
+  /** resumeRun. */
+  | 'RESUME'
+  /** retryRun from the batch fromNodeId. */
+  | 'RETRY';
+
+/** What came of one run: PENDING (not acted on yet), APPLIED, SKIPPED (the action did not apply to it: error says why) or FAILED (error says why). */
+export type RunBatchOutcome =
+  | 'APPLIED'
+  | 'FAILED'
+  | 'PENDING'
+  | 'SKIPPED';
+
+/** RUNNING until every run was acted on (COMPLETED) or stopRunBatch stopped it (STOPPED). */
+export type RunBatchStatus =
+  | 'COMPLETED'
+  | 'RUNNING'
+  | 'STOPPED';
 
 export type RunFilter = {
   /** Runs created at or after this instant. */
@@ -220,6 +257,46 @@ export type WhoamiQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type WhoamiQuery = { whoami: { tenantId: string, keyId: string, keyName: string, role: ApiKeyRole } };
+
+export type CountRunsQueryVariables = Exact<{
+  filter?: RunFilter | null | undefined;
+}>;
+
+
+export type CountRunsQuery = { countRuns: number };
+
+export type RunBatchFieldsFragment = { id: string, action: RunBatchAction, status: RunBatchStatus, total: number, applied: number, skipped: number, failed: number, reason: string | null, fromNodeId: string | null, filter: import("../json.js").Json, createdAt: string, finishedAt: string | null };
+
+export type CreateRunBatchMutationVariables = Exact<{
+  input: CreateRunBatchInput;
+}>;
+
+
+export type CreateRunBatchMutation = { createRunBatch: { id: string, action: RunBatchAction, status: RunBatchStatus, total: number, applied: number, skipped: number, failed: number, reason: string | null, fromNodeId: string | null, filter: import("../json.js").Json, createdAt: string, finishedAt: string | null } };
+
+export type RunBatchQueryVariables = Exact<{
+  id: string | number;
+  first: number;
+  after?: string | null | undefined;
+}>;
+
+
+export type RunBatchQuery = { runBatch: { id: string, action: RunBatchAction, status: RunBatchStatus, total: number, applied: number, skipped: number, failed: number, reason: string | null, fromNodeId: string | null, filter: import("../json.js").Json, createdAt: string, finishedAt: string | null, items: { edges: Array<{ cursor: string, node: { runId: string, outcome: RunBatchOutcome, error: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } };
+
+export type StopRunBatchMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type StopRunBatchMutation = { stopRunBatch: { id: string, action: RunBatchAction, status: RunBatchStatus, total: number, applied: number, skipped: number, failed: number, reason: string | null, fromNodeId: string | null, filter: import("../json.js").Json, createdAt: string, finishedAt: string | null } };
+
+export type RunBatchesQueryVariables = Exact<{
+  first: number;
+  after?: string | null | undefined;
+}>;
+
+
+export type RunBatchesQuery = { runBatches: { edges: Array<{ cursor: string, node: { id: string, action: RunBatchAction, status: RunBatchStatus, total: number, applied: number, skipped: number, failed: number, reason: string | null, fromNodeId: string | null, filter: import("../json.js").Json, createdAt: string, finishedAt: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type FlowQueryVariables = Exact<{
   workflowId?: string | null | undefined;
