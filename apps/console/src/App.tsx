@@ -11,6 +11,7 @@ import { RunPage } from './pages/RunPage.js';
 import { RunsPage } from './pages/RunsPage.js';
 import { SchedulePage } from './pages/SchedulePage.js';
 import { SchedulesPage } from './pages/SchedulesPage.js';
+import { SettingsPage } from './pages/SettingsPage.js';
 import { SignInPage } from './pages/SignInPage.js';
 import { StartRunPage } from './pages/StartRunPage.js';
 import { WorkflowDiffPage } from './pages/WorkflowDiffPage.js';
@@ -40,6 +41,7 @@ export function App() {
             <Route path="queues" element={<QueuesPage />} />
             <Route path="flow" element={<FlowPage />} />
             <Route path="keys" element={<KeysPage />} />
+            <Route path="settings" element={<SettingsPage />} />
             <Route path="*" element={<NotFoundPage />} />
           </Route>
         </Routes>

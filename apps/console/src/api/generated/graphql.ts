@@ -240,6 +240,11 @@ export type UpdateScheduleInput = {
   workflowId?: string | null | undefined;
 };
 
+export type UpdateTenantSettingsInput = {
+  /** Days to keep a run tree after its top-level run ended, 1 to 3650; null keeps runs forever; absent leaves it as it is. */
+  retentionDays?: number | null | undefined;
+};
+
 /** Why a QUEUED run or task is not running yet. */
 export type WaitReason =
   /** Its concurrency key has as many active runs (or tasks) as its limit allows. */
@@ -524,6 +529,18 @@ export type DeleteScheduleMutationVariables = Exact<{
 
 
 export type DeleteScheduleMutation = { deleteSchedule: string };
+
+export type TenantSettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type TenantSettingsQuery = { tenantSettings: { retentionDays: number | null } };
+
+export type UpdateTenantSettingsMutationVariables = Exact<{
+  input: UpdateTenantSettingsInput;
+}>;
+
+
+export type UpdateTenantSettingsMutation = { updateTenantSettings: { retentionDays: number | null } };
 
 export type StartRunMutationVariables = Exact<{
   input: StartRunInput;
