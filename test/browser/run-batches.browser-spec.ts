@@ -150,3 +150,64 @@ describe('bulk actions and labels in the browser', () => {
     await Promise.all([cancelRun(blue), cancelRun(red)]);
   });
 });
+
+describe('stopping a bulk action in the browser', () => {
+  // One run a second: the batch is still RUNNING when its page opens.
+  const suite = browserSuite({ env: { WEFT_BATCH_RUNS_PER_SECOND: 1 } });
+  let admin: WeftClient;
+  let adminKey: string;
+
+  beforeAll(async () => {
+    ({ client: admin, apiKey: adminKey } = await suite.e2e.tenant('browser-batch-stop'));
+    await publish(admin, 'gated', { nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'go' } }], edges: [] });
+  });
+
+  suite.test('shows a RUNNING batch’s progress with Stop, and leaves the runs not reached when stopped', async ({ page }) => {
+    const runs: string[] = [];
+    for (let i = 0; i < 8; i++) runs.push(await start(admin, 'gated', {}, { labels: { wave: 'slow' } }));
+    for (const id of runs) await waitRun(admin, id, (r) => task(r, 'gate')?.status === 'WAITING', WAIT_MS);
+
+    await signIn(page, adminKey, '/runs?label=wave%3Dslow');
+    await page.getByRole('button', { name: 'Bulk action…' }).click();
+    await page.locator('[data-testid="bulk-count"][data-count="8"]').waitFor();
+    await page.getByRole('combobox', { name: /^Action/ }).selectOption('CANCEL');
+    await page.getByRole('button', { name: 'Cancel 8 runs' }).click();
+    await page.waitForURL(/\/runs\/batches\/[0-9a-f-]+$/);
+    const batchId = new URL(page.url()).pathname.split('/').at(-1)!;
+
+    await page.locator('[data-testid="batch-status"][data-status="RUNNING"]').waitFor();
+    const stop = page.getByRole('button', { name: 'Stop' });
+    await stop.click();
+    await page.locator('[data-testid="batch-status"][data-status="STOPPED"]').waitFor();
+    await stop.waitFor({ state: 'detached' });
+
+    const api = (
+      await admin.request(
+        `query($id: ID!) { runBatch(id: $id) { status total applied skipped failed items(first: 10) { edges { node { runId outcome } } } } }`,
+        {
+          id: batchId,
+        },
+      )
+    ).runBatch;
+    expect({ status: api.status, total: api.total, skipped: api.skipped, failed: api.failed }).toEqual({ status: 'STOPPED', total: 8, skipped: 0, failed: 0 });
+    expect(api.applied).toBeLessThan(8);
+    const progress = page.locator('[data-testid="batch-progress"]');
+    expect(await progress.getAttribute('data-applied')).toBe(String(api.applied));
+    const shown = Object.fromEntries(
+      await page
+        .locator('tr[data-batch-run-id]')
+        .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-batch-run-id'), r.getAttribute('data-outcome')] as [string, string])),
+    );
+    const outcomes = Object.fromEntries(api.items.edges.map((e: { node: { runId: string; outcome: string } }) => [e.node.runId, e.node.outcome]));
+    expect(shown).toEqual(outcomes);
+    for (const id of runs) {
+      const status = (await getRun(admin, id, 'status')).status;
+      expect({ id, outcome: outcomes[id], status }).toEqual({ id, outcome: outcomes[id], status: outcomes[id] === 'APPLIED' ? 'CANCELLED' : 'RUNNING' });
+    }
+    await Promise.all(
+      runs
+        .filter((id) => outcomes[id] === 'PENDING')
+        .map((runId) => admin.request(`mutation($i: CancelRunInput!) { cancelRun(input: $i) { id } }`, { i: { runId } })),
+    );
+  });
+});
