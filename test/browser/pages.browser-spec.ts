@@ -133,7 +133,7 @@ describe('workflows, keys, queues and run details in the browser', () => {
     await waitRun(admin, runId, (r) => task(r, 'gate')?.status === 'WAITING', RUN_WAIT_MS);
     await signIn(page, adminKey, `/runs/${runId}`);
     await page.locator('[data-node-id="gate"][data-status="WAITING"]').waitFor({ timeout: WAIT_MS });
-    await page.getByLabel('Reason (optional)').fill('closed from the browser');
+    await page.getByLabel('Reason (optional)', { exact: true }).fill('closed from the browser');
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await waitForRunStatus(page, 'CANCELLED');
     const run = await waitRun(admin, runId);

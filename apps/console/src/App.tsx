@@ -1,5 +1,7 @@
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { Shell } from './layout/Shell.js';
+import { BatchesPage } from './pages/batches/BatchesPage.js';
+import { BatchPage } from './pages/batches/BatchPage.js';
 import { FlowPage } from './pages/FlowPage.js';
 import { KeysPage } from './pages/KeysPage.js';
 import { NotFoundPage } from './pages/NotFoundPage.js';
@@ -9,6 +11,7 @@ import { RunPage } from './pages/RunPage.js';
 import { RunsPage } from './pages/RunsPage.js';
 import { SchedulePage } from './pages/SchedulePage.js';
 import { SchedulesPage } from './pages/SchedulesPage.js';
+import { SettingsPage } from './pages/SettingsPage.js';
 import { SignInPage } from './pages/SignInPage.js';
 import { StartRunPage } from './pages/StartRunPage.js';
 import { WorkflowDiffPage } from './pages/WorkflowDiffPage.js';
@@ -26,6 +29,8 @@ export function App() {
             <Route index element={<Navigate to="/runs" replace />} />
             <Route path="runs" element={<RunsPage />} />
             <Route path="runs/start" element={<StartRunPage />} />
+            <Route path="runs/batches" element={<BatchesPage />} />
+            <Route path="runs/batches/:batchId" element={<BatchPage />} />
             <Route path="runs/:runId" element={<RunPage />} />
             <Route path="workflows" element={<WorkflowsPage />} />
             <Route path="workflows/:workflowId" element={<WorkflowPage />} />
@@ -36,6 +41,7 @@ export function App() {
             <Route path="queues" element={<QueuesPage />} />
             <Route path="flow" element={<FlowPage />} />
             <Route path="keys" element={<KeysPage />} />
+            <Route path="settings" element={<SettingsPage />} />
             <Route path="*" element={<NotFoundPage />} />
           </Route>
         </Routes>

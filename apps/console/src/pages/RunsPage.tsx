@@ -3,16 +3,19 @@ import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
 import { ErrorText } from '../components/ErrorText.js';
 import { errorText } from '../api/errors.js';
+import { bulkRefusal } from './batches/batch.js';
 import { coalesce } from './runs/coalesce.js';
 import { CURSOR_PARAM, hasFilters, readFilters, toFilterInput, writeFilters, type RunFilterParams } from './runs/filters.js';
 import { isFinished, recordChange, withLiveStatus, type LiveStatuses } from './runs/model.js';
 import { RUNS } from './runs/operations.js';
+import { BulkActionForm } from './runs/BulkActionForm.js';
 import { RunFilters } from './runs/RunFilters.js';
 import { RunsTable } from './runs/RunsTable.js';
 import type { RunChange, RunsPage as RunsPageData } from './runs/types.js';
 import { useRunChanges } from './runs/useRunChanges.js';
 import { useCan, useReconnected } from '../session/session.js';
 import './runs.css';
+import './batches/batches.css';
 
 const PAGE_SIZE = 25;
 /** How long changes are gathered before the list is asked for again. */
@@ -40,6 +43,8 @@ export function RunsPage() {
   const previous = remembered ?? [];
   const can = useCan();
   const { filter, problem } = toFilterInput(filters);
+  const [bulkOpen, setBulkOpen] = useState(false);
+  const refusal = bulkRefusal(hasFilters(filters), problem);
 
   const [result, reexecute] = useQuery<{ runs: RunsPageData }>({
     query: RUNS,
@@ -95,9 +100,29 @@ export function RunsPage() {
             Start a run
           </Link>
         )}
+        {can.operate && (
+          <button
+            type="button"
+            className="quiet"
+            disabled={refusal !== null}
+            aria-describedby={refusal ? 'bulk-refusal' : undefined}
+            aria-expanded={bulkOpen && !refusal}
+            onClick={() => setBulkOpen(true)}
+          >
+            Bulk action…
+          </button>
+        )}
+        <Link to="/runs/batches">Bulk actions</Link>
         <p className="muted live-note">{liveError ? `Live updates unavailable: ${errorText(liveError)}` : 'Live: statuses update as runs change.'}</p>
       </div>
       <RunFilters filters={filters} onApply={apply} />
+      {can.operate && refusal && (
+        <p className="hint bulk-refusal" id="bulk-refusal">
+          {refusal}
+        </p>
+      )}
+      {/* A new filter is a new form: its count and its idempotency key belong to one filter. */}
+      {can.operate && bulkOpen && filter && !refusal && <BulkActionForm key={JSON.stringify(filter)} filter={filter} onClose={() => setBulkOpen(false)} />}
       <ErrorText error={problem} />
       <ErrorText error={result.error} />
       {!problem && !rows && result.fetching && (

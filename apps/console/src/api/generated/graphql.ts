@@ -20,6 +20,19 @@ export type CreateApiKeyInput = {
   role: ApiKeyRole;
 };
 
+/** A bulk action over the runs `filter` matches now. */
+export type CreateRunBatchInput = {
+  action: RunBatchAction;
+  /** The runs to act on (at least one condition; at most 100,000 runs may match). */
+  filter: RunFilter;
+  /** RETRY only, required there: the node each run is retried from. */
+  fromNodeId?: string | null | undefined;
+  /** A key already used by a batch of the tenant returns that batch, creating nothing. */
+  idempotencyKey?: string | null | undefined;
+  /** The reason of each CANCEL, PAUSE or RESUME (at most 2,000 characters). */
+  reason?: string | null | undefined;
+};
+
 export type CreateScheduleInput = {
   /** Fire times missed by at most this many seconds (the scheduler was down) still fire; older ones are skipped. Default 60. The window is never narrower than the scheduler's grace (10 s, or two WEFT_SCHEDULER_INTERVAL_MS if longer), so 0 means no catch-up: a time fires when the scheduler reaches it in its normal course, and is skipped when it came due longer than the grace before. */
   catchUpSeconds?: number | null | undefined;
@@ -88,6 +101,30 @@ export type RetryRunInput = {
   /** Default: the run's version. */
   version?: number | null | undefined;
 };
+
+/** What a bulk action does to each of its runs. */
+export type RunBatchAction =
+  /** cancelRun (with the batch reason). */
+  | 'CANCEL'
+  /** pauseRun (with the batch reason as the pause reason). */
+  | 'PAUSE'
+  /** resumeRun. */
+  | 'RESUME'
+  /** retryRun from the batch fromNodeId. */
+  | 'RETRY';
+
+/** What came of one run: PENDING (not acted on yet), APPLIED, SKIPPED (the action did not apply to it: error says why) or FAILED (error says why). */
+export type RunBatchOutcome =
+  | 'APPLIED'
+  | 'FAILED'
+  | 'PENDING'
+  | 'SKIPPED';
+
+/** RUNNING until every run was acted on (COMPLETED) or stopRunBatch stopped it (STOPPED). */
+export type RunBatchStatus =
+  | 'COMPLETED'
+  | 'RUNNING'
+  | 'STOPPED';
 
 export type RunFilter = {
   /** Runs created at or after this instant. */
@@ -203,6 +240,11 @@ export type UpdateScheduleInput = {
   workflowId?: string | null | undefined;
 };
 
+export type UpdateTenantSettingsInput = {
+  /** Days to keep a run tree after its top-level run ended, 1 to 3650; null keeps runs forever; absent leaves it as it is. */
+  retentionDays?: number | null | undefined;
+};
+
 /** Why a QUEUED run or task is not running yet. */
 export type WaitReason =
   /** Its concurrency key has as many active runs (or tasks) as its limit allows. */
@@ -220,6 +262,46 @@ export type WhoamiQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type WhoamiQuery = { whoami: { tenantId: string, keyId: string, keyName: string, role: ApiKeyRole } };
+
+export type CountRunsQueryVariables = Exact<{
+  filter?: RunFilter | null | undefined;
+}>;
+
+
+export type CountRunsQuery = { countRuns: number };
+
+export type RunBatchFieldsFragment = { id: string, action: RunBatchAction, status: RunBatchStatus, total: number, applied: number, skipped: number, failed: number, reason: string | null, fromNodeId: string | null, filter: import("../json.js").Json, createdAt: string, finishedAt: string | null };
+
+export type CreateRunBatchMutationVariables = Exact<{
+  input: CreateRunBatchInput;
+}>;
+
+
+export type CreateRunBatchMutation = { createRunBatch: { id: string, action: RunBatchAction, status: RunBatchStatus, total: number, applied: number, skipped: number, failed: number, reason: string | null, fromNodeId: string | null, filter: import("../json.js").Json, createdAt: string, finishedAt: string | null } };
+
+export type RunBatchQueryVariables = Exact<{
+  id: string | number;
+  first: number;
+  after?: string | null | undefined;
+}>;
+
+
+export type RunBatchQuery = { runBatch: { id: string, action: RunBatchAction, status: RunBatchStatus, total: number, applied: number, skipped: number, failed: number, reason: string | null, fromNodeId: string | null, filter: import("../json.js").Json, createdAt: string, finishedAt: string | null, items: { edges: Array<{ cursor: string, node: { runId: string, outcome: RunBatchOutcome, error: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } };
+
+export type StopRunBatchMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type StopRunBatchMutation = { stopRunBatch: { id: string, action: RunBatchAction, status: RunBatchStatus, total: number, applied: number, skipped: number, failed: number, reason: string | null, fromNodeId: string | null, filter: import("../json.js").Json, createdAt: string, finishedAt: string | null } };
+
+export type RunBatchesQueryVariables = Exact<{
+  first: number;
+  after?: string | null | undefined;
+}>;
+
+
+export type RunBatchesQuery = { runBatches: { edges: Array<{ cursor: string, node: { id: string, action: RunBatchAction, status: RunBatchStatus, total: number, applied: number, skipped: number, failed: number, reason: string | null, fromNodeId: string | null, filter: import("../json.js").Json, createdAt: string, finishedAt: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type FlowQueryVariables = Exact<{
   workflowId?: string | null | undefined;
@@ -254,7 +336,7 @@ export type QueuesAndWorkersQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type QueuesAndWorkersQuery = { queues: Array<{ name: string, allowed: boolean, reserved: boolean, backlog: number, running: number, delayed: number, oldestPendingAgeMs: number | null, workers: Array<{ id: string }> }>, workers: Array<{ id: string, queues: Array<string>, concurrency: number, version: string, startedAt: string, lastHeartbeatAt: string, drainingSince: string | null }> };
 
-export type RunSummaryFieldsFragment = { id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null };
+export type RunSummaryFieldsFragment = { id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, labels: import("../json.js").Json };
 
 export type RunsQueryVariables = Exact<{
   filter?: RunFilter | null | undefined;
@@ -263,7 +345,7 @@ export type RunsQueryVariables = Exact<{
 }>;
 
 
-export type RunsQuery = { runs: { edges: Array<{ cursor: string, node: { id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null } }>, pageInfo: { endCursor: string | null, hasNextPage: boolean } } };
+export type RunsQuery = { runs: { edges: Array<{ cursor: string, node: { id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, labels: import("../json.js").Json } }>, pageInfo: { endCursor: string | null, hasNextPage: boolean } } };
 
 export type RunChangedSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
@@ -274,7 +356,7 @@ export type TaskFieldsFragment = { id: string, nodeId: string, nodeType: string,
 
 export type EventFieldsFragment = { seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null };
 
-export type RunDetailFieldsFragment = { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } };
+export type RunDetailFieldsFragment = { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, labels: import("../json.js").Json, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } };
 
 export type RunTasksPageQueryVariables = Exact<{
   id: string | number;
@@ -300,7 +382,7 @@ export type RunQueryVariables = Exact<{
 }>;
 
 
-export type RunQuery = { run: { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } } | null };
+export type RunQuery = { run: { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, labels: import("../json.js").Json, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } } | null };
 
 export type RunUpdatedSubscriptionVariables = Exact<{
   runId: string | number;
@@ -308,7 +390,7 @@ export type RunUpdatedSubscriptionVariables = Exact<{
 }>;
 
 
-export type RunUpdatedSubscription = { runUpdated: { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } } };
+export type RunUpdatedSubscription = { runUpdated: { input: import("../json.js").Json | null, config: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, parentRunId: string | null, parentTaskId: string | null, depth: number, scheduleId: string | null, nominalTime: string | null, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, id: string, status: RunStatus, workflowId: string, version: number, seq: number, createdAt: string, updatedAt: string, finishedAt: string | null, labels: import("../json.js").Json, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, iteration: number | null, input: import("../json.js").Json | null, output: import("../json.js").Json | null, error: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, wakeAt: string | null, awaitedSignal: string | null, branches: Array<string> | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null }>, history: Array<{ seq: number, type: string, nodeId: string | null, attempt: number | null, at: string, payload: import("../json.js").Json | null, actions: import("../json.js").Json, ignored: string | null, error: string | null }>, children: Array<{ id: string, status: RunStatus, parentTaskId: string | null, workflowId: string }>, graph: { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> } } };
 
 export type VersionDefinitionQueryVariables = Exact<{
   workflowId: string;
@@ -447,6 +529,18 @@ export type DeleteScheduleMutationVariables = Exact<{
 
 
 export type DeleteScheduleMutation = { deleteSchedule: string };
+
+export type TenantSettingsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type TenantSettingsQuery = { tenantSettings: { retentionDays: number | null } };
+
+export type UpdateTenantSettingsMutationVariables = Exact<{
+  input: UpdateTenantSettingsInput;
+}>;
+
+
+export type UpdateTenantSettingsMutation = { updateTenantSettings: { retentionDays: number | null } };
 
 export type StartRunMutationVariables = Exact<{
   input: StartRunInput;

@@ -1,6 +1,6 @@
 import { Link } from 'react-router';
 import { StatusBadge } from '../../components/StatusBadge.js';
-import { TimeCell, WorkflowLink } from './RunsTable.js';
+import { LabelList, TimeCell, WorkflowLink } from './RunsTable.js';
 import { elapsed, formatDuration } from './time.js';
 import { waitReasonLabel } from './wait.js';
 import type { RunDetail } from './types.js';
@@ -59,6 +59,12 @@ export function RunHeader(props: { run: RunDetail }) {
         <div>
           <dt>Priority</dt>
           <dd title="1 runs first, 5 last">{run.priority}</dd>
+        </div>
+        <div>
+          <dt>Labels</dt>
+          <dd data-testid="run-labels">
+            <LabelList labels={run.labels} />
+          </dd>
         </div>
         {run.pausedAt && (
           <div>

@@ -1,5 +1,6 @@
 import { Link } from 'react-router';
 import { StatusBadge } from '../../components/StatusBadge.js';
+import { labelEntries } from './labels.js';
 import { elapsed, formatDuration, formatTime, formatTimeShort } from './time.js';
 import type { RunSummary } from './types.js';
 
@@ -22,6 +23,21 @@ export function WorkflowLink(props: { workflowId: string; version: number }) {
   );
 }
 
+/** A run's labels as `key=value` chips (nothing for none), each `<li data-label-key>`. */
+export function LabelList(props: { labels: RunSummary['labels'] }) {
+  const entries = labelEntries(props.labels);
+  if (!entries.length) return <span className="muted">—</span>;
+  return (
+    <ul className="labels">
+      {entries.map(([key, value]) => (
+        <li key={key} className="label-chip mono" data-label-key={key}>
+          {key}={value}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 /** The runs of one page, newest first; each row is `<tr data-run-id>` with its status badge. */
 export function RunsTable(props: { runs: readonly RunSummary[]; caption: string }) {
   return (
@@ -36,6 +52,7 @@ export function RunsTable(props: { runs: readonly RunSummary[]; caption: string 
             <th scope="col">Created</th>
             <th scope="col">Finished</th>
             <th scope="col">Duration</th>
+            <th scope="col">Labels</th>
           </tr>
         </thead>
         <tbody>
@@ -61,6 +78,9 @@ export function RunsTable(props: { runs: readonly RunSummary[]; caption: string 
                   <TimeCell at={run.finishedAt} />
                 </td>
                 <td className="nowrap">{took === null ? <span className="muted">—</span> : formatDuration(took)}</td>
+                <td>
+                  <LabelList labels={run.labels} />
+                </td>
               </tr>
             );
           })}

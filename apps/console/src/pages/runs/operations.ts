@@ -3,7 +3,7 @@ import { GRAPH_FIELDS } from '../../api/graph.js';
 
 /** The fields of a row of the runs list (also what keeps a row's status comparable by seq). */
 const RUN_SUMMARY_FIELDS = /* GraphQL */ `
-  fragment RunSummaryFields on Run { id status workflowId version seq createdAt updatedAt finishedAt }
+  fragment RunSummaryFields on Run { id status workflowId version seq createdAt updatedAt finishedAt labels }
 `;
 
 /** A page of runs, newest first. */
