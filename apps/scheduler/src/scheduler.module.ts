@@ -8,5 +8,8 @@ import { SchedulesPoller } from './pollers/schedules.poller.js';
 import { Scheduler } from './scheduler.js';
 
 /** The scheduler: due timers, schedules, the outbox relay, the lost-task sweep and run retention. Needs CoreModule imported beside it. */
-@Module({ providers: [DueTimersPoller, OutboxRelayPoller, LostTaskSweepPoller, SchedulesPoller, RunRetentionPoller, RunBatchesPoller, Scheduler], exports: [Scheduler] })
+@Module({
+  providers: [DueTimersPoller, OutboxRelayPoller, LostTaskSweepPoller, SchedulesPoller, RunRetentionPoller, RunBatchesPoller, Scheduler],
+  exports: [Scheduler],
+})
 export class SchedulerModule {}

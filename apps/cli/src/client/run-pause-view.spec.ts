@@ -63,7 +63,9 @@ describe('paused runs for people', () => {
 
   it('takes PAUSED as a run status in any case', () => {
     expect(runStatus('paused')).toBe('PAUSED');
-    expect(() => runStatus('halted')).toThrow(new InvalidArgumentError('must be one of QUEUED, PENDING, RUNNING, PAUSED, SUCCEEDED, FAILED, CANCELLED, TIMED_OUT'));
+    expect(() => runStatus('halted')).toThrow(
+      new InvalidArgumentError('must be one of QUEUED, PENDING, RUNNING, PAUSED, SUCCEEDED, FAILED, CANCELLED, TIMED_OUT'),
+    );
   });
 
   it('lists a PAUSED run with its pause reason in the WAITING column', () => {
