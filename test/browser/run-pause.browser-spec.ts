@@ -218,4 +218,19 @@ describe('pausing runs in the browser', () => {
 
     await Promise.all([cancelRun(running), cancelRun(toPause)]);
   });
+
+  suite.test('shows a run deadline, and the run TIMED_OUT with its own badge once it passed', async ({ page }) => {
+    await publish(admin, 'timed', { timeout_seconds: 2, nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'never' } }], edges: [] });
+    const runId = await start(admin, 'timed');
+    const started = await getRun(admin, runId, 'id status deadlineAt');
+    expect(started.deadlineAt).toEqual(expect.any(String));
+    await signIn(page, adminKey, `/runs/${runId}`);
+    // Before the deadline (2 s) the page may already show it; after it, the run's end.
+    await waitForRunStatus(page, 'TIMED_OUT');
+    expect(await page.locator('[data-testid="run-deadline"] time').getAttribute('datetime')).toBe(started.deadlineAt);
+    expect(await badgeClass(page, '[data-testid="run-status"]')).toBe('status status-timed_out');
+    const error = page.locator('.run-error');
+    expect((await error.textContent())?.replace(/\s+/g, ' ').trim()).toBe('Timed out: run exceeded timeout_seconds 2');
+    await page.locator('[data-node-id="gate"][data-status="CANCELLED"]').waitFor({ timeout: WAIT_MS });
+  });
 });

@@ -154,7 +154,7 @@ async function platform(queue: string, leases: Leases) {
   const scheduler = Scheduler.create(coordinator, { schedulerIntervalMs: 200 } as WeftConfig, queues);
   scheduler.start();
   closers.push(async () => {
-    await Promise.all([scheduler.timers, scheduler.schedules, scheduler.outbox, scheduler.sweep, scheduler.retention].map((p) => p.onApplicationShutdown()));
+    await scheduler.stop();
     await queues
       .queue(queue)
       .obliterate({ force: true })

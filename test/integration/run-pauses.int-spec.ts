@@ -22,7 +22,7 @@ type Harness = Awaited<ReturnType<typeof coordinatorHarness>>;
 /** The run as the API reports it: PAUSED for a RUNNING row with paused_at. */
 async function shown(h: Harness, runId: string) {
   const r = await h.run(runId);
-  return { status: r.status === 'RUNNING' && r.pausedAt ? 'PAUSED' : r.status, pauseReason: r.pauseReason, pausedAt: r.pausedAt };
+  return { status: (r.status === 'RUNNING' || r.status === 'QUEUED') && r.pausedAt ? 'PAUSED' : r.status, pauseReason: r.pauseReason, pausedAt: r.pausedAt };
 }
 
 /** The backlog row of node `nodeId` of run `runId`. */
@@ -217,6 +217,41 @@ describe('a paused run', () => {
     expect((await h.run(other)).eventSeq).toBe(before + 1);
   });
 
+  it('pauses a run QUEUED for its concurrency slot: no slot starts it while paused, and it waits again after the resume', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const { workflowId } = await h.publish({ ...def([waitFor('gate', 'go')]), concurrency: { limit: 1 } });
+    const holder = (await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId;
+    const queued = (await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId;
+    const third = (await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId;
+    await pause(h, queued, 'not yet');
+    expect(await shown(h, queued)).toMatchObject({ status: 'PAUSED', pauseReason: 'not yet' });
+
+    // The slot frees: the next QUEUED run starts, not the paused one.
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId: holder });
+    expect((await h.run(third)).status).toBe('RUNNING');
+    expect((await h.run(queued)).status).toBe('QUEUED');
+    await h.coordinator.runs.cancelRun(h.tenantId, { runId: third });
+    await h.coordinator.outbox.relay(10);
+    expect(await shown(h, queued)).toMatchObject({ status: 'PAUSED' });
+
+    await resume(h, queued);
+    expect(await shown(h, queued)).toMatchObject({ status: 'QUEUED', pausedAt: null });
+    // The scheduler's pass over groups with a free slot starts it.
+    await h.coordinator.outbox.relay(10);
+    expect(await shown(h, queued)).toMatchObject({ status: 'RUNNING' });
+    expect(await h.statuses(queued)).toEqual({ gate: 'WAITING' });
+  });
+
+  it('leaves a QUEUED run QUEUED when an event reaches it before its start (a signal is buffered)', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const { workflowId } = await h.publish({ ...def([waitFor('gate', 'go')]), concurrency: { limit: 1 } });
+    await h.coordinator.runs.startRun(h.tenantId, { workflowId });
+    const queued = (await h.coordinator.runs.startRun(h.tenantId, { workflowId })).runId;
+    expect(await h.coordinator.runs.sendSignal(h.tenantId, { runId: queued, name: 'go' })).toEqual({ delivered: false });
+    expect((await h.run(queued)).status).toBe('QUEUED');
+    expect(await h.signalCount(queued)).toBe(1);
+  });
+
   it('refuses an unknown run and a foreign tenant', async () => {
     const h = await coordinatorHarness(db.ds);
     const other = await coordinatorHarness(db.ds);
@@ -311,5 +346,46 @@ describe('on_exhausted: pause', () => {
     await h.complete('ship');
     expect((await h.run(runId)).status).toBe('SUCCEEDED');
     expect(await h.statuses(runId)).toEqual({ charge: 'COMPLETED', refund: 'SKIPPED', ship: 'COMPLETED' });
+  });
+});
+
+describe('on_exhausted: pause on a SUBWORKFLOW node', () => {
+  it('pauses the parent when its last child failed, and the resume starts a new child', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const { workflowId: childId } = await h.publish(def([http('charge')]));
+    const root = await h.start(
+      def([{ node_id: 'call', type: 'SUBWORKFLOW', spec: { workflow: childId }, on_exhausted: 'pause' }, http('after')], [edge('call', 'after')]),
+    );
+    const failChild = async () => {
+      const [kid] = (await children(root)).filter((c) => c.status === 'RUNNING');
+      await h.fail(
+        'charge',
+        'card declined',
+        h.dispatcher.jobs.find((j) => j.runId === kid!.id && j.nodeId === 'charge'),
+      );
+      for (const deadline = Date.now() + 30_000; (await h.run(kid!.id)).status === 'RUNNING';) {
+        if (Date.now() > deadline) throw new Error('the child never ended');
+      }
+      while ((await h.coordinator.timers.fireDue(100)) > 0);
+    };
+    await failChild();
+    expect(await h.statuses(root)).toEqual({ call: 'FAILED' });
+    expect(await shown(h, root)).toMatchObject({
+      status: 'PAUSED',
+      pauseReason: expect.stringMatching(/^node call exhausted its 1 attempt: child run \S+ failed/),
+    });
+
+    await resume(h, root);
+    const kids = await children(root);
+    expect(kids).toHaveLength(2);
+    expect(kids[1]).toMatchObject({ status: 'RUNNING' });
+    expect((await h.tasks(root)).call).toMatchObject({ status: 'WAITING', attempt: 1 });
+    await h.complete(
+      'charge',
+      { ok: true },
+      h.dispatcher.jobs.find((j) => j.runId === kids[1]!.id && j.nodeId === 'charge'),
+    );
+    while ((await h.coordinator.timers.fireDue(100)) > 0);
+    expect(await h.statuses(root)).toMatchObject({ call: 'COMPLETED', after: 'PENDING' });
   });
 });

@@ -154,7 +154,7 @@ describe('weft pause and resume', () => {
     expect((await weft('cancel', runId)).stdout).toBe(`run ${runId} CANCELLED\n`);
   });
 
-  it('refuses to pause a run that has ended or is QUEUED, or resume one that has ended: CONFLICT, exit code 4; an unknown run: exit code 1', async () => {
+  it('refuses to pause a run that has ended, or resume one: CONFLICT, exit code 4; pauses a QUEUED one; an unknown run: exit code 1', async () => {
     const runId = await waitingRun();
     await weft('cancel', runId);
     const pause = await weft('pause', runId, '--reason', 'late');
@@ -170,10 +170,11 @@ describe('weft pause and resume', () => {
     const holder = await start(client, 'single');
     const queued = await start(client, 'single');
     await waitRun(client, queued, (r) => r.status === 'QUEUED', 50_000, FIELDS);
+    // A run waiting for its slot pauses too: it is not started while paused.
     const slot = await weft('pause', queued);
-    expect(slot).toMatchObject({ code: 4, stdout: '' });
-    expect(slot.stderr).toMatch(new RegExp(`^error: CONFLICT: run ${queued} is QUEUED for a slot of its concurrency key`));
+    expect(slot).toMatchObject({ code: 0, stdout: `run ${queued} PAUSED (paused)\n` });
     await weft('cancel', holder);
+    await weft('cancel', queued);
 
     const unknown = await weft('pause', '00000000-0000-4000-8000-000000000000');
     expect(unknown).toMatchObject({ code: 1, stdout: '' });

@@ -44,9 +44,21 @@ export class Scheduler {
 
   /** Starts the six pollers. */
   start(): void {
-    const pollers = [this.timers, this.schedules, this.outbox, this.sweep, this.retention, this.batches];
+    const pollers = this.pollers();
     for (const poller of pollers) poller.start();
     logStartLine(this.log, this.config, `polling every ${this.config.schedulerIntervalMs} ms: ${pollers.map((p) => p.job).join(', ')}`);
+  }
+
+  /**
+   * Stops every poller and waits for the polls in flight: what Nest does at shutdown, for a
+   * scheduler made outside Nest ({@link create}).
+   */
+  async stop(): Promise<void> {
+    await Promise.all(this.pollers().map((p) => p.onApplicationShutdown()));
+  }
+
+  private pollers() {
+    return [this.timers, this.schedules, this.outbox, this.sweep, this.retention, this.batches];
   }
 
   /** One poll of each, one after the other: timers, schedules and the outbox until drained, then one sweep batch. */

@@ -101,7 +101,7 @@ export class RunsResolver {
 
   @Mutation(() => RunObject, {
     description:
-      'Pauses an active run and its active child runs: attempts already with workers finish, timers fire and signals are delivered, but nothing is dispatched (ready tasks wait QUEUED with wait reason RUN_PAUSED) and no child run starts until resumeRun. A paused run ends only after its resume, or by cancelRun. CONFLICT for a finished run or one QUEUED for a concurrency slot; a repeated pause changes nothing.',
+      'Pauses an active run and its active child runs: attempts already with workers finish, timers fire and signals are delivered, but nothing is dispatched (ready tasks wait QUEUED with wait reason RUN_PAUSED) and no child run starts until resumeRun. A paused run ends only after its resume, or by cancelRun; a run QUEUED for a concurrency slot is not started by one while paused. CONFLICT for a finished run; a repeated pause changes nothing.',
   })
   @Requires('operate')
   pauseRun(@Args('input', { type: () => PauseRunInput }, validate) input: PauseRunInput, @Context('principal') principal: Principal): Promise<RunObject> {

@@ -17,7 +17,7 @@ export class RunBatchesPoller extends IntervalPoller {
     super('run batches', config.schedulerIntervalMs);
   }
 
-  pollOnce(): Promise<number> {
-    return this.batches.processDue();
+  async pollOnce(): Promise<number> {
+    return this.stopped ? 0 : this.batches.processDue();
   }
 }

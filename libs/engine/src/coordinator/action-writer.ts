@@ -254,10 +254,10 @@ export class ActionWriter {
         return;
       case 'RetryChild':
         this.expectOne(
-          await this.tasks.retryChild(tenantId, a.taskId, a.attempt, a.reason, a.notBefore, now),
+          await this.tasks.retryChild(tenantId, a.taskId, a.attempt, a.reason, a.notBefore, now, a.attemptLimit),
           `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to retry`,
         );
-        this.log.set({ id: a.taskId, touch: true, attempt: a.attempt + 1, error: a.reason, wakeAt: a.notBefore.toISOString() });
+        this.log.set({ id: a.taskId, touch: true, attempt: a.attempt + 1, error: a.reason, wakeAt: a.notBefore.toISOString(), status: TaskStatus.Waiting });
         return;
       case 'ConsumeSignal':
         this.expectOne(await this.signals.consume(tenantId, a.signalId, a.taskId, now), `signal ${a.signalId} to consume`);

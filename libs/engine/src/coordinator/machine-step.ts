@@ -102,7 +102,8 @@ export class MachineStep implements LockedRunEvents {
 /**
  * The machine's view of `e`'s run. A run QUEUED for a slot of its concurrency key has no task
  * yet; the machine takes it for a running one (a cancel ends it, a signal is buffered for it). A
- * RUNNING row with `paused_at` set is PAUSED.
+ * RUNNING or QUEUED row with `paused_at` set is PAUSED (a QUEUED one stays QUEUED in the table, out
+ * of its group's promotions, and is QUEUED again at its resume).
  */
 function snapshotOf(e: LockedEvent): RunSnapshot {
   const { run, nodes } = e;
@@ -111,10 +112,10 @@ function snapshotOf(e: LockedEvent): RunSnapshot {
     workflowId: run.workflowId,
     version: run.version,
     status:
-      run.status === RunStatus.Queued
-        ? RunStatus.Running
-        : run.pausedAt != null && run.status === RunStatus.Running
-          ? RunStatus.Paused
+      run.pausedAt != null && (run.status === RunStatus.Running || run.status === RunStatus.Queued)
+        ? RunStatus.Paused
+        : run.status === RunStatus.Queued
+          ? RunStatus.Running
           : (run.status as RunStatus),
     context: { input: run.input, config: run.config, tasks: new Map() },
     nodes,

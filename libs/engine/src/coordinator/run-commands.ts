@@ -123,7 +123,8 @@ export class RunCommands {
    * it ends after its resume, or at once by {@link cancelRun}. Repeated, it changes nothing
    * (`ignored` says so). A rejected pause writes nothing.
    * @throws WeftError NOT_FOUND, BAD_USER_INPUT (a reason that cannot be stored or is longer than
-   * 8 KiB), CONFLICT (run finished; run QUEUED for a slot of its concurrency key), TRANSIENT.
+   * 8 KiB), CONFLICT (run finished), TRANSIENT. A run QUEUED for a slot of its concurrency key
+   * pauses too: no slot starts it until its resume, when it is QUEUED again.
    */
   pauseRun(tenantId: string, p: PauseRunInput): Promise<{ ignored?: string }> {
     return this.users.pauseRun(tenantId, p);

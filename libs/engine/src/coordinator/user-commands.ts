@@ -1,5 +1,5 @@
 import { RunRepository, VersionLookupRepository, isUuid, type RunEntity } from '@weft/persistence';
-import { badCharacter, checkLabels, MAX_ERROR_CHARS, RunStatus, WeftError, type RunEvent } from '../index.js';
+import { badCharacter, checkLabels, MAX_ERROR_CHARS, WeftError, type RunEvent } from '../index.js';
 import type { AfterCommit } from './after-commit.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { userError } from './error-mapping.js';
@@ -74,15 +74,9 @@ export class UserCommands {
   /** Checks and applies a RunPaused; see `RunCommands.pauseRun`. */
   async pauseRun(tenantId: string, p: PauseRunInput): Promise<{ ignored?: string }> {
     checkName('reason', p.reason, MAX_ERROR_CHARS);
-    const outcome = await this.pipeline.command(tenantId, p.runId, 'the pause', (run) => {
-      if (run.status === RunStatus.Queued) {
-        throw new WeftError(
-          'CONFLICT',
-          `run ${run.id} is QUEUED for a slot of its concurrency key: nothing of it runs yet to pause; cancel it, or pause it once it started`,
-        );
-      }
-      return { ev: { type: 'RunPaused', ...optional({ reason: p.reason, batchId: p.batchId }) } };
-    });
+    const outcome = await this.pipeline.command(tenantId, p.runId, 'the pause', () => ({
+      ev: { type: 'RunPaused', ...optional({ reason: p.reason, batchId: p.batchId }) },
+    }));
     return ignoredBy(outcome);
   }
 

@@ -44,7 +44,7 @@ export interface WorkflowNode {
   /** HTTP and CODE only: at most `limit` of this node's tasks start per `per_seconds` per key, across runs. */
   rate_limit?: NodeRateLimit;
   /**
-   * HTTP and CODE only, not with `for_each`: what the node's last failed attempt does. `fail`
+   * HTTP, CODE and SUBWORKFLOW only, not with `for_each`: what the node's last failed attempt does. `fail`
    * (default): the node fails for good and routing goes on. `pause`: the task stays FAILED, no
    * error edge is taken, and the run pauses until a resume grants the node `max_attempts` more.
    */

@@ -239,6 +239,8 @@ export interface RetryChild {
   attempt: number;
   reason: string;
   notBefore: Date;
+  /** Set by a resume of a node whose attempts ran out (`on_exhausted: pause`), as on {@link RetryTask}: the task, FAILED, waits again. */
+  attemptLimit?: number;
 }
 
 /**

@@ -143,6 +143,10 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
         change(a.nodeId, n, (x) => {
           x.attempt = a.attempt + 1;
           x.retryAt = a.notBefore;
+          if (a.attemptLimit !== undefined) {
+            x.attemptLimit = a.attemptLimit;
+            x.status = TaskStatus.Waiting;
+          }
           delete x.error;
         });
       return;

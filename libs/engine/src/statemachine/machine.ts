@@ -347,7 +347,8 @@ async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
  * times that), fails the run.
  */
 async function finishIfDone(s: Step): Promise<void> {
-  if (s.terminal() || s.run.status === RunStatus.Paused || hasActiveNode(s.run)) return;
+  // A run that reached no node has not started (QUEUED for its concurrency slot): nothing is done.
+  if (s.terminal() || s.run.status === RunStatus.Paused || s.run.nodes.size === 0 || hasActiveNode(s.run)) return;
   const counts = liveCounts(s.run);
   const { active, cancelled } = counts;
   if (active > 0) return;

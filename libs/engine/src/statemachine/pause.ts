@@ -8,7 +8,9 @@
  * taken and pauses the run; the resume gives it `max_attempts` more attempts, numbered on.
  */
 import { maxAttempts, type WorkflowNode } from '../model/workflow-definition.js';
-import { RunStatus, TaskStatus } from '../model/workflow-types.js';
+import { NodeType, RunStatus, TaskStatus } from '../model/workflow-types.js';
+import { exhaustedReason } from './exhausted.js';
+import { resumeExhaustedChild } from './node-kinds/subworkflow.js';
 import { MachineError } from './errors.js';
 import type { NodeFailed, RunPaused, RunResumed } from './events.js';
 import type { NodeState } from './state.js';
@@ -37,7 +39,7 @@ export function onRunPaused(s: Step, ev: RunPaused): void {
  * numbers go on). Repeated on a running run it changes nothing (ignored).
  * @throws MachineError RUN_FINISHED on a finished run.
  */
-export function onRunResumed(s: Step, _ev: RunResumed): void {
+export async function onRunResumed(s: Step, _ev: RunResumed): Promise<void> {
   if (s.terminal()) throw new MachineError('RUN_FINISHED', `run ${s.run.id} is ${s.run.status}: only a paused run can be resumed`);
   if (s.run.status !== RunStatus.Paused) {
     s.ignore('run not paused');
@@ -46,6 +48,11 @@ export function onRunResumed(s: Step, _ev: RunResumed): void {
   s.emit({ type: 'ResumeRun' });
   for (const [nodeId, n] of exhaustedNodes(s)) {
     const node = s.dag.getNode(nodeId)!;
+    const attemptLimit = n.attempt + 1 + maxAttempts(node);
+    if (node.type === NodeType.Subworkflow) {
+      await resumeExhaustedChild(s, nodeId, n, node, attemptLimit);
+      continue;
+    }
     s.emit({
       type: 'RetryTask',
       taskId: n.taskId,
@@ -53,7 +60,7 @@ export function onRunResumed(s: Step, _ev: RunResumed): void {
       attempt: n.attempt,
       reason: n.error ?? 'failed',
       notBefore: s.now,
-      attemptLimit: n.attempt + 1 + maxAttempts(node),
+      attemptLimit,
     });
   }
 }
@@ -87,7 +94,7 @@ export function pauseOnExhausted(s: Step, node: WorkflowNode, n: NodeState, ev: 
   const why =
     ev.retryable === false
       ? `node ${ev.nodeId} failed with an error that is not retried (attempt ${made}): ${ev.error}`
-      : `node ${ev.nodeId} exhausted its ${made} attempt${made === 1 ? '' : 's'}: ${ev.error}`;
+      : exhaustedReason(ev.nodeId, made, ev.error);
   // Paused already (by an operator): the reason says what now waits for the resume.
   if (s.run.status !== RunStatus.Paused) s.emit({ type: 'PauseRun', reason: why, cause: 'exhausted' });
   return true;

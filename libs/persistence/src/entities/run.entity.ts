@@ -121,9 +121,9 @@ export class RunEntity {
 }
 
 /**
- * The status a run has for the API: PAUSED for a RUNNING row with `paused_at` set, else the
- * row's `status`.
+ * The status a run has for the API: PAUSED for a RUNNING or QUEUED row with `paused_at` set, else
+ * the row's `status`.
  */
 export function apiRunStatus(run: Pick<RunEntity, 'status' | 'pausedAt'>): string {
-  return run.status === 'RUNNING' && run.pausedAt != null ? 'PAUSED' : run.status;
+  return (run.status === 'RUNNING' || run.status === 'QUEUED') && run.pausedAt != null ? 'PAUSED' : run.status;
 }

@@ -76,13 +76,16 @@ export class ConcurrencyGroupRepository extends TenantScopedRepository {
     });
   }
 
-  /** Up to `limit` QUEUED runs of the group in the order they start (priority, then oldest), locked; rows another transaction holds are skipped. */
+  /**
+   * Up to `limit` QUEUED runs of the group in the order they start (priority, then oldest), locked;
+   * rows another transaction holds, and paused runs (which wait for their resume first), are skipped.
+   */
   async nextQueued(tenantId: string, groupKey: string, limit: number): Promise<QueuedRun[]> {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<QueuedRun>(
         m,
         `SELECT ${RUN_STATE_COLUMNS}, start_node_id AS "startNodeId" FROM runs
-          WHERE tenant_id = $1 AND concurrency_group = $2 AND status = 'QUEUED'
+          WHERE tenant_id = $1 AND concurrency_group = $2 AND status = 'QUEUED' AND paused_at IS NULL
           ORDER BY priority, id LIMIT $3 FOR UPDATE SKIP LOCKED`,
         [tenantId, groupKey, limit],
       );

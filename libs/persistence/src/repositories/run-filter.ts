@@ -40,9 +40,9 @@ export function containsPattern(text: string): string {
  * row-level security the runtime role reads with (it would not for jsonb containment).
  */
 export function applyRunFilter<T extends object>(qb: SelectQueryBuilder<T>, filter: RunFilter): SelectQueryBuilder<T> {
-  // A paused run is RUNNING in the table, with paused_at set (see apiRunStatus).
-  if (filter.status === 'PAUSED') qb.andWhere(`r.status = 'RUNNING' AND r.paused_at IS NOT NULL`);
-  else if (filter.status === 'RUNNING') qb.andWhere(`r.status = 'RUNNING' AND r.paused_at IS NULL`);
+  // A paused run is RUNNING (or QUEUED) in the table, with paused_at set (see apiRunStatus).
+  if (filter.status === 'PAUSED') qb.andWhere(`r.status IN ('RUNNING', 'QUEUED') AND r.paused_at IS NOT NULL`);
+  else if (filter.status === 'RUNNING' || filter.status === 'QUEUED') qb.andWhere(`r.status = :status AND r.paused_at IS NULL`, { status: filter.status });
   else if (filter.status) qb.andWhere('r.status = :status', { status: filter.status });
   if (filter.workflowId) qb.andWhere('r.workflow_id = :workflowId', { workflowId: filter.workflowId });
   if (filter.version !== undefined) qb.andWhere('r.version = :version', { version: filter.version });

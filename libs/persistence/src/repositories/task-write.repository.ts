@@ -217,13 +217,15 @@ export class TaskWriteRepository extends TenantScopedRepository {
   }
 
   /** Moves WAITING SUBWORKFLOW task `taskId` to the next attempt, due at `notBefore`; returns the rows changed. */
-  async retryChild(tenantId: string, taskId: string, attempt: number, reason: string, notBefore: Date, now: Date): Promise<number> {
+  async retryChild(tenantId: string, taskId: string, attempt: number, reason: string, notBefore: Date, now: Date, attemptLimit?: number): Promise<number> {
     return this.inTenant(tenantId, async (m) => {
+      // With `attemptLimit`, a resume retries a task whose attempts ran out: FAILED, it waits again.
       const r = await sql(
         m,
-        `UPDATE tasks SET attempt = attempt + 1, error = $4, wake_at = $5, retry_at = $5, updated_at = $6
-          WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND status = 'WAITING'`,
-        [tenantId, taskId, attempt, reason, notBefore, now],
+        `UPDATE tasks SET attempt = attempt + 1, error = $4, wake_at = $5, retry_at = $5, updated_at = $6, status = 'WAITING', finished_at = NULL,
+                attempt_limit = COALESCE($7::int, attempt_limit)
+          WHERE tenant_id = $1 AND id = $2 AND attempt = $3 AND (status = 'WAITING' OR ($7::int IS NOT NULL AND status = 'FAILED'))`,
+        [tenantId, taskId, attempt, reason, notBefore, now, attemptLimit ?? null],
       );
       return r.rowCount;
     });

@@ -66,6 +66,14 @@ export function RunHeader(props: { run: RunDetail }) {
             <LabelList labels={run.labels} />
           </dd>
         </div>
+        {run.deadlineAt && (
+          <div title="timeout_seconds after the run started or was last retried: then it ends TIMED_OUT">
+            <dt>Deadline</dt>
+            <dd data-testid="run-deadline">
+              <TimeCell at={run.deadlineAt} />
+            </dd>
+          </div>
+        )}
         {run.pausedAt && (
           <div>
             <dt>Paused</dt>

@@ -46,7 +46,7 @@ const RUN_DETAIL_FIELDS = /* GraphQL */ `
   fragment RunDetailFields on Run {
     ...RunSummaryFields
     input config output error parentRunId parentTaskId depth scheduleId nominalTime
-    priority concurrencyKey waitReason waitDetail pausedAt pauseReason
+    priority concurrencyKey waitReason waitDetail pausedAt pauseReason deadlineAt
     tasks(first: $page) { ...TaskFields }
     history(first: $page) { ...EventFields }
     children { id status parentTaskId workflowId }

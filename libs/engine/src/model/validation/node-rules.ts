@@ -153,8 +153,8 @@ export const specValues: NodeRule = ({ ctx, spec, at, nodeId }) => {
 };
 
 /**
- * `on_exhausted` is `fail` or `pause`, on HTTP and CODE nodes only (the nodes whose attempts a
- * worker makes) and never with `for_each`, whose iterations settle their node on their own.
+ * `on_exhausted` is `fail` or `pause`, on the nodes that make attempts (HTTP, CODE, SUBWORKFLOW)
+ * and never with `for_each`, whose iterations settle their node on their own.
  */
 export const onExhausted: NodeRule = ({ raw, at, nodeId, type, known }) => {
   const v = raw.on_exhausted;
@@ -163,8 +163,8 @@ export const onExhausted: NodeRule = ({ raw, at, nodeId, type, known }) => {
   if (typeof v !== 'string' || !(ON_EXHAUSTED as readonly string[]).includes(v)) {
     return [{ nodeId, path, message: `on_exhausted must be ${ON_EXHAUSTED.join(' or ')}, got ${JSON.stringify(v)}` }];
   }
-  if (known && !isWorkerType(type as string)) {
-    return [{ nodeId, path, message: `on_exhausted applies to HTTP and CODE nodes only, not to a ${type as string} node` }];
+  if (known && !isWorkerType(type as string) && type !== NodeType.Subworkflow) {
+    return [{ nodeId, path, message: `on_exhausted applies to HTTP, CODE and SUBWORKFLOW nodes only, not to a ${type as string} node` }];
   }
   if (v === 'pause' && raw.for_each !== undefined) {
     return [{ nodeId, path, message: 'on_exhausted: pause cannot be used with for_each: a failed iteration settles its node on its own' }];

@@ -25,7 +25,7 @@ describe('on_exhausted at publish', () => {
 
   it('refuses it on a node no worker runs', () => {
     expect(messages(one('WAIT', { on_exhausted: 'pause' }))).toEqual([
-      'nodes[0].on_exhausted: on_exhausted applies to HTTP and CODE nodes only, not to a WAIT node',
+      'nodes[0].on_exhausted: on_exhausted applies to HTTP, CODE and SUBWORKFLOW nodes only, not to a WAIT node',
     ]);
   });
 

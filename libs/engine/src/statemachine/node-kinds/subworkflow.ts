@@ -13,6 +13,7 @@ import type { TimerFired } from '../events.js';
 import type { NodeState } from '../state.js';
 import { errorMessage, isStoreError, storeError, valueProblem, type Step } from '../step.js';
 import { completed, failActivation, failed, ignored, PENDING, type ActivationOutcome, type NodeOutcome } from './outcome.js';
+import { exhaustedReason } from '../exhausted.js';
 
 /** What a resolved SUBWORKFLOW spec names: the child's workflow, version (optional), input and config. */
 export interface ChildSpec {
@@ -208,16 +209,33 @@ export async function settleChildTimer(s: Step, ev: TimerFired, n: NodeState, no
   );
 }
 
-/** The current attempt's child failed: retry with a new child after the backoff, or fail the node. */
+/**
+ * The current attempt's child failed: retry with a new child after the backoff, or fail the node
+ * — or, for a node with `on_exhausted: pause`, fail its task, take no edge and pause the run
+ * (see pause.ts).
+ */
 async function childFailed(s: Step, ev: TimerFired, n: NodeState, node: WorkflowNode, reason: string): Promise<NodeOutcome> {
-  if (n.attempt + 1 < maxAttempts(node)) {
+  if (n.attempt + 1 < (n.attemptLimit ?? maxAttempts(node))) {
     const notBefore = new Date(s.now.getTime() + retryDelayMs(node, n.attempt + 1));
     s.emit({ type: 'RetryChild', taskId: n.taskId, nodeId: ev.nodeId, attempt: n.attempt, reason, notBefore });
     if (notBefore.getTime() <= s.now.getTime()) return startNextChild(s, ev, n, node);
     return PENDING;
   }
   s.emit({ type: 'ResolveWait', taskId: n.taskId, nodeId: ev.nodeId, status: TaskStatus.Failed, reason });
+  if (node.on_exhausted === 'pause') {
+    if (s.run.status !== RunStatus.Paused) s.emit({ type: 'PauseRun', reason: exhaustedReason(ev.nodeId, n.attempt + 1, reason), cause: 'exhausted' });
+    return PENDING;
+  }
   return failed(reason);
+}
+
+/**
+ * A resume's retry of SUBWORKFLOW node `nodeId` (`n`, FAILED, its attempts ran out with
+ * `on_exhausted: pause`): `attemptLimit` attempts in all, the next one's child started now.
+ */
+export async function resumeExhaustedChild(s: Step, nodeId: string, n: NodeState, node: WorkflowNode, attemptLimit: number): Promise<void> {
+  s.emit({ type: 'RetryChild', taskId: n.taskId, nodeId, attempt: n.attempt, reason: n.error ?? 'failed', notBefore: s.now, attemptLimit });
+  await startNextChild(s, { type: 'TimerFired', taskId: n.taskId, nodeId }, n, node);
 }
 
 /** Starts the child of the task's current attempt from its stored input; fails the node when it cannot. */
