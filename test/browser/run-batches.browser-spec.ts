@@ -122,8 +122,10 @@ describe('bulk actions and labels in the browser', () => {
 
     await page.getByLabel('Status').selectOption('FAILED');
     await page.waitForURL(/status=FAILED/);
+    // The page renders the filter after the address changed: wait for the button to follow it.
+    await page.locator('button:not([disabled])', { hasText: 'Bulk action…' }).waitFor({ timeout: WAIT_MS });
     expect(await button.isDisabled()).toBe(false);
-    expect(await why.count()).toBe(0);
+    await why.waitFor({ state: 'detached', timeout: WAIT_MS });
   });
 
   suite.test('filters the runs list by a label typed into the form, keeps it in the URL, and shows a run’s labels', async ({ page }) => {
