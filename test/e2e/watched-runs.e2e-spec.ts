@@ -126,9 +126,10 @@ describe('a watched run', () => {
     // The first read (made once the watch's announcement came back, so nothing needs catching
     // up), and a read for an update that carries no change (a claim, a queued attempt), which also
     // covers the changes that arrive while it runs; never one per step (the chain applies 10
-    // events). How many changes a read covers depends on the machine's load: at least one is
-    // applied without a read.
-    expect(after.runLoads - before.runLoads).toBeLessThanOrEqual(3);
+    // events). How many changes a read covers depends on the machine's load (under load, fair
+    // dispatch admits more of the chain's attempts outside their own commit, each such update
+    // read again): at most half the events need a read, and at least one is applied without one.
+    expect(after.runLoads - before.runLoads).toBeLessThanOrEqual(5);
     expect(after.runPatches - before.runPatches).toBeGreaterThanOrEqual(1);
     // Joined mid-run: the payloads after the first cover every later event (history is whole).
     expect(payloads.at(-1).history.map((h: any) => h.seq)).toEqual(Array.from({ length: payloads.at(-1).seq }, (_, i) => i + 1));
