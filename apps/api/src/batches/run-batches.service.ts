@@ -3,6 +3,7 @@ import { WeftError } from '@weft/engine';
 import { RunBatches } from '@weft/engine/coordinator';
 import { isUuid, RunBatchRepository, type RunBatchRow } from '@weft/persistence';
 import type { Principal } from '../auth/principal.js';
+import { checkFirst } from '../common/page-size.js';
 import { runRowFilter } from '../runs/run-filter.js';
 import type { CreateRunBatchInput } from './create-run-batch.input.js';
 import type { RunBatchConnection, RunBatchItemConnection, RunBatchObject } from './run-batch.object.js';
@@ -82,9 +83,8 @@ export class RunBatchesService {
   }
 }
 
-/** `first` within 1…{@link PAGE_MAX}, {@link PAGE_DEFAULT} when absent. */
+/** `first` within 1…{@link PAGE_MAX} ({@link checkFirst}), {@link PAGE_DEFAULT} when absent. */
 function pageSize(first: number | null | undefined): number {
-  if (first == null) return PAGE_DEFAULT;
-  if (!Number.isInteger(first) || first < 1 || first > PAGE_MAX) throw new WeftError('BAD_USER_INPUT', `first must be an integer from 1 to ${PAGE_MAX}`);
-  return first;
+  checkFirst(first, PAGE_MAX);
+  return first ?? PAGE_DEFAULT;
 }

@@ -5,6 +5,11 @@ import { TenantScopedRepository } from './tenant-scoped.repository.js';
 /** The backlog hold of a paused run's attempts (`outbox.hold_reason`). */
 export const RUN_PAUSED_HOLD = 'RUN_PAUSED';
 
+/** SQL of the hold's sentence for a paused run's row `alias` (`run paused: <its reason>`), as the event writer words it. */
+export function pausedDetail(alias: string): string {
+  return `'run paused' || COALESCE(': ' || ${alias}.pause_reason, '')`;
+}
+
 /**
  * The transaction-level advisory lock every dispatch decision takes (`weft_dispatch`, the
  * fair-dispatch migration): a pause takes it too, so no pass admits a row of the run between the

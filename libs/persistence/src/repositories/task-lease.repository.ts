@@ -1,6 +1,6 @@
 import { sql } from '../sql.js';
 import { sqlInTenant } from '../tenant-transaction.js';
-import { RUN_PAUSED_HOLD } from './run-pause.repository.js';
+import { pausedDetail, RUN_PAUSED_HOLD } from './run-pause.repository.js';
 import {
   RUN_STATE_COLUMNS,
   runFromJson,
@@ -140,7 +140,7 @@ export class TaskLeaseRepository extends TenantScopedRepository {
               held AS (
                 INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail)
                 SELECT b.tenant_id, b.run_id, b.id, b.attempt, b.queue, b.now, b.now, b.priority, '${RUN_PAUSED_HOLD}',
-                       'run paused' || COALESCE(': ' || b.pause_reason, '')
+                       ${pausedDetail('b')}
                   FROM back b WHERE b.paused_at IS NOT NULL AND b.queue IS NOT NULL
                 ON CONFLICT (tenant_id, task_id) DO UPDATE
                   SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before, created_at = EXCLUDED.created_at,
@@ -217,7 +217,7 @@ export class TaskLeaseRepository extends TenantScopedRepository {
          INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before, created_at, priority, hold_reason, hold_detail)
          SELECT t.tenant_id, t.run_id, t.id, t.attempt, t.queue, c.now, c.now, r.priority,
                 CASE WHEN r.paused_at IS NOT NULL THEN '${RUN_PAUSED_HOLD}' END,
-                CASE WHEN r.paused_at IS NOT NULL THEN 'run paused' || COALESCE(': ' || r.pause_reason, '') END
+                CASE WHEN r.paused_at IS NOT NULL THEN ${pausedDetail('r')} END
            FROM t CROSS JOIN c JOIN runs r ON r.tenant_id = t.tenant_id AND r.id = t.run_id
          ON CONFLICT (tenant_id, task_id) DO UPDATE
            SET attempt = EXCLUDED.attempt, queue = EXCLUDED.queue, not_before = EXCLUDED.not_before, created_at = EXCLUDED.created_at,
