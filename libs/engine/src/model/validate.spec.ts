@@ -329,6 +329,29 @@ describe('node fields: for_each and SUBWORKFLOW', () => {
     ]);
   });
 
+  it('accepts tolerated_failures as a count or a percentage with reducers and max_concurrency, and names a bad one', () => {
+    for (const tf of [0, 2, 10_000, '0%', '20%', '12.5%', '33.33%', '100%']) {
+      expect(messages(oneNode({ for_each: '{{ input.items }}', tolerated_failures: tf, max_concurrency: 2, reducers: { n: 'add' } }))).toEqual([]);
+    }
+    expect(messages(oneNode({ for_each: '{{ input.items }}', tolerated_failures: -1 }))).toEqual([
+      'nodes[0].tolerated_failures: tolerated_failures must be an integer from 0 to 10000, or a percentage such as "20%"; got -1',
+    ]);
+    expect(messages(oneNode({ for_each: '{{ input.items }}', tolerated_failures: 1.5 }))).toEqual([
+      'nodes[0].tolerated_failures: tolerated_failures must be an integer from 0 to 10000, or a percentage such as "20%"; got 1.5',
+    ]);
+    for (const tf of ['101%', '20', '-5%', '12.345%', ' 20%', '2e1%']) {
+      expect(messages(oneNode({ for_each: '{{ input.items }}', tolerated_failures: tf }))).toEqual([
+        `nodes[0].tolerated_failures: tolerated_failures must be a percentage from "0%" to "100%" with at most two decimals (e.g. "20%", "12.5%"), or an integer; got ${JSON.stringify(tf)}`,
+      ]);
+    }
+    expect(messages(oneNode({ for_each: '{{ input.items }}', tolerated_failures: true }))).toEqual([
+      'nodes[0].tolerated_failures: tolerated_failures must be an integer from 0 to 10000, or a percentage such as "20%"; got a boolean',
+    ]);
+    expect(messages(oneNode({ tolerated_failures: 1 }))).toEqual([
+      'nodes[0].tolerated_failures: tolerated_failures applies to a for_each node only; this node has no for_each',
+    ]);
+  });
+
   it('refuses an alias CEL could not read: a reserved word', () => {
     for (const as of ['true', 'null', 'in', 'while']) {
       expect(messages(oneNode({ for_each: '{{ input.items }}', as }))).toEqual([
@@ -497,7 +520,7 @@ describe('fields: payload hygiene, error edges, unknown fields', () => {
     const def2 = { ...def, nodes: [...def.nodes, { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } }], edges: [{ from: 'a', to: 'b', when: 'x' }] };
     expect(messages(def)).toEqual([
       'version: unknown field "version"; expected one of nodes, edges, output, name, description, workflow_id, concurrency, priority, timeout_seconds',
-      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive, for_each, as, max_concurrency, reducers, concurrency, rate_limit, on_exhausted, schedule_to_start_seconds',
+      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive, for_each, as, max_concurrency, reducers, tolerated_failures, concurrency, rate_limit, on_exhausted, schedule_to_start_seconds',
       'nodes[0].retry.backoff: unknown field "backoff" (did you mean "backoff_seconds"?); expected one of max_attempts, backoff_seconds',
     ]);
     expect(messages(def2)).toContain('edges[0].when: unknown field "when"; expected one of from, to, condition, on_error');

@@ -7,6 +7,7 @@
  */
 import { reduceJoin } from '../../model/reducers.js';
 import { formatBytes } from '../../model/storable-json.js';
+import { allowedFailures } from '../../model/tolerated-failures.js';
 import { MAX_ITERATIONS, iterationAlias, type WorkflowNode } from '../../model/workflow-definition.js';
 import { TaskStatus, type JsonValue } from '../../model/workflow-types.js';
 import type { CreateIterations, TaskFlow } from '../actions.js';
@@ -78,13 +79,16 @@ export async function activateForEach(s: Step, n: WorkflowNode): Promise<Activat
 
 /**
  * After an iteration of `nodeId` settled (completed, or failed for good): frees its
- * `max_concurrency` slot for the next WAITING iteration (ReleaseIteration) — unless an iteration
- * failed for good or the run finished, which skips every iteration not started yet
- * (SkipIterations). Once no iteration is active it settles the aggregate task: FAILED with the
- * first failed iteration's reason (`iteration 2 of 5 failed: …`), or when the outputs are too
- * large together or cannot be merged (`failed`); else COMPLETED with the iteration outputs in
- * element order, or their merge with the node's `reducers` (`completed`). While iterations are
- * active, or when `nodeId` is no running `for_each` node, the outcome is `pending`.
+ * `max_concurrency` slot for the next WAITING iteration (ReleaseIteration) — unless more
+ * iterations failed for good than the node's `tolerated_failures` allows (0 by default), or the
+ * run finished, which skips every iteration not started yet (SkipIterations). Once no iteration
+ * is active it settles the aggregate task: FAILED when too many iterations failed (without
+ * `tolerated_failures`, `iteration 2 of 5 failed: …`; with it, `3 of 10 iterations failed, more
+ * than tolerated_failures 2 allows: iteration 4: …`, naming the first failed iteration), or when
+ * the outputs are too large together or cannot be merged (`failed`); else COMPLETED with the
+ * iteration outputs in element order, `null` for a failed iteration, or the merge of the
+ * completed ones with the node's `reducers` (`completed`). While iterations are active, or when
+ * `nodeId` is no running `for_each` node, the outcome is `pending`.
  * `justCompleted` is the iteration this event completed (its output is not stored yet).
  * @throws StoreError (transient).
  */
@@ -94,9 +98,16 @@ export async function settleIteration(s: Step, nodeId: string, justCompleted?: {
   if (!agg?.iterations || !node || !isTaskActive(agg)) return PENDING;
   const its = agg.iterations;
   const failedAt = its.findIndex((it) => it.status === TaskStatus.Failed);
+  const failures = its.filter((it) => it.status === TaskStatus.Failed).length;
+  const allowed = allowedFailures(node.tolerated_failures, its.length);
+  const tooMany = failures > allowed;
   const held = its.filter((it) => it.status === TaskStatus.Waiting);
-  if (held.length > 0 && (failedAt >= 0 || s.terminal())) {
-    const reason = failedAt >= 0 ? `not started: iteration ${failedAt} failed` : 'not started: the run finished';
+  if (held.length > 0 && (tooMany || s.terminal())) {
+    const reason = !tooMany
+      ? 'not started: the run finished'
+      : node.tolerated_failures === undefined
+        ? `not started: iteration ${failedAt} failed`
+        : `not started: ${failures} iterations failed, more than tolerated_failures ${toleranceText(node.tolerated_failures, allowed)} allows`;
     s.emit({ type: 'SkipIterations', nodeId, taskIds: held.map((it) => it.taskId), reason });
   } else if (held.length > 0) {
     let active = its.filter(isTaskActive).length;
@@ -108,8 +119,13 @@ export async function settleIteration(s: Step, nodeId: string, justCompleted?: {
     }
   }
   if (its.some(isNodeActive)) return PENDING;
-  if (failedAt >= 0) {
-    return failAggregate(s, nodeId, agg, `iteration ${failedAt} of ${its.length} failed: ${its[failedAt]!.error ?? 'no reason given'}`);
+  if (tooMany) {
+    const first = `iteration ${failedAt}: ${its[failedAt]!.error ?? 'no reason given'}`;
+    const reason =
+      node.tolerated_failures === undefined
+        ? `iteration ${failedAt} of ${its.length} failed: ${its[failedAt]!.error ?? 'no reason given'}`
+        : `${failures} of ${its.length} iterations failed, more than tolerated_failures ${toleranceText(node.tolerated_failures, allowed)} allows: ${first}`;
+    return failAggregate(s, nodeId, agg, reason);
   }
   const budget = s.maxValueBytes * GATHERED_VALUE_FACTOR;
   let loaded: JsonValue[] | { tooLarge: number };
@@ -125,11 +141,13 @@ export async function settleIteration(s: Step, nodeId: string, justCompleted?: {
   // The iteration this event completed is not written yet: the Store cannot have its output.
   const at = justCompleted ? its.findIndex((it) => it.taskId === justCompleted.taskId) : -1;
   if (justCompleted && at >= 0) outputs[at] = justCompleted.output;
+  // A tolerated failure leaves null in its place; the merge leaves it out.
+  for (let i = 0; i < its.length; i++) if (its[i]!.status !== TaskStatus.Completed && i !== at) outputs[i] = null;
   const merged =
     node.reducers !== undefined
       ? reduceJoin(
           node.reducers,
-          outputs.map((output, i) => ({ nodeId: `${nodeId}[${i}]`, output })),
+          outputs.flatMap((output, i) => (its[i]!.status === TaskStatus.Completed || i === at ? [{ nodeId: `${nodeId}[${i}]`, output }] : [])),
         )
       : ({ ok: true, output: outputs } as const);
   // Gathered from stored iteration outputs: only the size of the whole is new, and it may exceed one value's.
@@ -137,6 +155,11 @@ export async function settleIteration(s: Step, nodeId: string, justCompleted?: {
   if (!merged.ok || problem !== undefined) return failAggregate(s, nodeId, agg, problem ?? 'cannot merge the iteration outputs');
   s.emit({ type: 'CompleteTask', taskId: agg.taskId, nodeId, attempt: agg.attempt, output: merged.output });
   return completed(merged.output);
+}
+
+/** `tolerated_failures` as a reason shows it: `2`, or `"20%"` with what it allows here (`20% (2)`). */
+function toleranceText(tolerated: number | string, allowed: number): string {
+  return typeof tolerated === 'number' ? String(tolerated) : `${tolerated} (${allowed})`;
 }
 
 /** Fails the aggregate task `agg` of `nodeId` for good with `reason` (one FailTask). */
