@@ -121,7 +121,14 @@ export class RunsResolver {
   @Requires('operate')
   retryRun(@Args('input', { type: () => RetryRunInput }, validate) input: RetryRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
     const { runId, fromNodeId } = input;
-    const retried = { runId, fromNodeId, version: input.version ?? undefined, input: input.input ?? undefined, config: input.config ?? undefined };
+    const retried = {
+      runId,
+      fromNodeId,
+      version: input.version ?? undefined,
+      input: input.input ?? undefined,
+      config: input.config ?? undefined,
+      ...(input.failedIterationsOnly ? { failedIterationsOnly: true } : {}),
+    };
     return this.runService.control(principal, input, (c, t) => c.retryRun(t, retried));
   }
 

@@ -8,7 +8,7 @@
 import { reduceJoin } from '../../model/reducers.js';
 import { formatBytes } from '../../model/storable-json.js';
 import { allowedFailures } from '../../model/tolerated-failures.js';
-import { MAX_ITERATIONS, iterationAlias, type WorkflowNode } from '../../model/workflow-definition.js';
+import { MAX_ITERATIONS, iterationAlias, maxAttempts, type WorkflowNode } from '../../model/workflow-definition.js';
 import { TaskStatus, type JsonValue } from '../../model/workflow-types.js';
 import type { CreateIterations, TaskFlow } from '../actions.js';
 import { resolveTaskFlow } from '../flow-keys.js';
@@ -166,4 +166,40 @@ function toleranceText(tolerated: number | string, allowed: number): string {
 function failAggregate(s: Step, nodeId: string, agg: NodeState, reason: string): NodeOutcome {
   s.emit({ type: 'FailTask', taskId: agg.taskId, nodeId, attempt: agg.attempt, reason });
   return failed(reason);
+}
+
+/** The iteration statuses a retry with `failedIterationsOnly` runs again. */
+const RERUN = new Set<TaskStatus>([TaskStatus.Failed, TaskStatus.Skipped, TaskStatus.Cancelled]);
+
+/**
+ * Why a retry with `failedIterationsOnly` cannot restart at node `n` (the retry's version), or
+ * undefined when it can: `n` must be a `for_each` node that fanned out and has a FAILED, SKIPPED
+ * or CANCELLED iteration.
+ */
+export function iterationRetryRefusal(s: Step, n: WorkflowNode): string | undefined {
+  const what = `failedIterationsOnly: node ${n.node_id}`;
+  if (n.for_each === undefined) return `${what} has no for_each; retry from it without failedIterationsOnly`;
+  const its = s.run.nodes.get(n.node_id)?.iterations;
+  if (its === undefined) return `${what} has no iterations (it was not reached, or its for_each did not fan out); retry from it without failedIterationsOnly`;
+  if (!its.some((it) => RERUN.has(it.status))) return `${what} has no failed, skipped or cancelled iteration to run again`;
+  return undefined;
+}
+
+/**
+ * A retry with `failedIterationsOnly` at `for_each` node `n` (checked by
+ * {@link iterationRetryRefusal}): its aggregate task runs again with its FAILED, SKIPPED and
+ * CANCELLED iterations (ReopenIterations: each WAITING at its next attempt, with its stored
+ * input and its node's `max_attempts` more attempts), the first `max_concurrency` of them
+ * dispatched now (ReleaseIteration); the COMPLETED ones keep their outputs.
+ */
+export function reopenIterations(s: Step, n: WorkflowNode): void {
+  const agg = s.run.nodes.get(n.node_id)!;
+  const again = agg.iterations!.flatMap((it, i) =>
+    RERUN.has(it.status) ? [{ taskId: it.taskId, iteration: i, attempt: it.attempt, attemptLimit: it.attempt + 1 + maxAttempts(n) }] : [],
+  );
+  s.emit({ type: 'ReopenIterations', taskId: agg.taskId, nodeId: n.node_id, iterations: again });
+  const dispatch = Math.min(again.length, n.max_concurrency ?? again.length);
+  for (const it of again.slice(0, dispatch)) {
+    s.emit({ type: 'ReleaseIteration', taskId: it.taskId, nodeId: n.node_id, iteration: it.iteration, notBefore: s.now });
+  }
 }
