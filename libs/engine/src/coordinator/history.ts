@@ -116,7 +116,7 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
     case 'SkipIterations':
       return s({ type: a.type, nodeId: a.nodeId, skipped: a.taskIds.length, reason: a.reason });
     case 'ReopenIterations':
-      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, iterations: a.iterations.map((it) => it.iteration) });
+      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, iterations: a.iterations.length });
     case 'StartChildRun':
       return s({
         type: a.type,

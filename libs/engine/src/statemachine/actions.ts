@@ -203,7 +203,7 @@ export interface ReleaseIteration {
   notBefore: Date;
 }
 
-/** Iterations still WAITING for a slot are never started (another iteration failed for good, or the run ended): SKIPPED. */
+/** Iterations still WAITING for a slot are never started (more iterations failed for good than `tolerated_failures` allows, or the run ended): SKIPPED. */
 export interface SkipIterations {
   type: 'SkipIterations';
   nodeId: string;

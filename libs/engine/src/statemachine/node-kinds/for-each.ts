@@ -2,8 +2,10 @@
  * `for_each` (HTTP and CODE nodes): the node runs one task, an iteration, per element of the
  * array its `for_each` template gives. The node's own task is the aggregate: RUNNING until every
  * iteration settled, then COMPLETED with the iterations' outputs in element order (or their merge
- * with the node's `reducers`), or FAILED. Each iteration has its own attempts, retries and lease;
- * `max_concurrency` holds the others back as WAITING.
+ * with the node's `reducers`), or FAILED once more iterations failed for good than its
+ * `tolerated_failures` allows. Each iteration has its own attempts, retries and lease;
+ * `max_concurrency` holds the others back as WAITING. A retry with `failedIterationsOnly` runs
+ * the failed, skipped and cancelled iterations again ({@link reopenIterations}).
  */
 import { reduceJoin } from '../../model/reducers.js';
 import { formatBytes } from '../../model/storable-json.js';
