@@ -30,6 +30,7 @@ export const NODE_KEYS: readonly string[] = [
   'as',
   'max_concurrency',
   'reducers',
+  'tolerated_failures',
   'concurrency',
   'rate_limit',
   'on_exhausted',
