@@ -76,6 +76,8 @@ export const WAIT_SPEC_KEYS: readonly string[] = ['duration_seconds', 'until'];
 export const WAIT_FOR_EVENT_SPEC_KEYS: readonly string[] = ['event', 'timeout_seconds'];
 /** The keys of a SUBWORKFLOW node's spec: a typo (`inputs:`) would otherwise start the child with `{}`. */
 export const SUBWORKFLOW_SPEC_KEYS: readonly string[] = ['workflow', 'version', 'input', 'config'];
+/** The keys of a SWITCH node's spec: its default successor. */
+export const SWITCH_SPEC_KEYS: readonly string[] = ['default'];
 /** The keys of a JOIN node's spec: a typo (`reducer:`) would otherwise leave its output `{}`. */
 export const JOIN_SPEC_KEYS: readonly string[] = ['reducers'];
 
