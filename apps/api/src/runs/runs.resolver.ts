@@ -1,7 +1,7 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
 import { Args, Context, ID, Info, Int, Mutation, Parent, Query, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import type { JsonValue } from '@weft/engine';
+import { NodeType, recordedDecision, type JsonValue, type SwitchDecision } from '@weft/engine';
 import { RUN_CHILDREN_MAX, RUN_ITEMS_PAGE_DEFAULT, RUN_ITEMS_PAGE_MAX } from '@weft/persistence';
 import { RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from '@weft/contract';
 import type { GqlContext } from '../auth/gql-context.js';
@@ -19,6 +19,7 @@ import { RunChangeObject, type RunChangedPayload } from './run-change.object.js'
 import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service.js';
 import { RunsService, type MaybePromise } from './runs.service.js';
 import { WaitReasonEnum, type WaitReason } from '../flow/wait-reason.js';
+import { TaskDecisionObject } from './task-decision.object.js';
 
 const validate = createValidationPipe();
 const validateFilter = createValidationPipe(RunFilter);
@@ -286,6 +287,21 @@ export class TaskFieldsResolver {
   })
   waitDetail(task: TaskObject): Promise<string | null> | null {
     return task.status === 'QUEUED' ? this.runService.taskWait(task).then((w) => w?.detail ?? null) : null;
+  }
+
+  @ResolveField(() => TaskDecisionObject, {
+    nullable: true,
+    description:
+      "A SWITCH task's decision: the branches it selected, whether its default was taken, and each other outgoing edge's condition with its value " +
+      '(branches empty and defaultTaken false: no branch taken). Null for a task of another node type or a SWITCH without a recorded decision.',
+  })
+  decision(task: TaskObject): Promise<SwitchDecision | null> | null {
+    const branches = task.branches;
+    if (task.nodeType !== NodeType.Switch || branches === null || !task.runDefinition) return null;
+    return task.runDefinition().then((def) => {
+      const node = def.nodes.find((n) => n.node_id === task.nodeId);
+      return node ? recordedDecision(node, def.edges ?? [], branches) : null;
+    });
   }
 
   @ResolveField(() => String, { nullable: true })

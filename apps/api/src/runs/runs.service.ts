@@ -187,7 +187,8 @@ export class RunsService {
     const next = patchRunFields(run, change, loader);
     const shared = new Map<string, Promise<unknown>>();
     const settled = new Map<string, unknown>();
-    const tools = { tenantId: run.tenantId, loader, pageWaits: (rows: readonly TaskObject[]) => this.taskPageWaits(run.tenantId, rows) };
+    const runDefinition = () => this.workflows.definition(run.tenantId, run.workflowId, run.version);
+    const tools = { tenantId: run.tenantId, loader, runDefinition, pageWaits: (rows: readonly TaskObject[]) => this.taskPageWaits(run.tenantId, rows) };
     for (const [key, value] of old.settled) {
       let patched: unknown;
       const [field, n, after, cols] = key.split(':');
@@ -332,7 +333,10 @@ export class RunsService {
       const hidden = await this.sensitive(run, rows);
       const loader = run.jsonLoader;
       const pageWaits = this.taskPageWaits(run.tenantId, rows);
-      return orderTasks(rows).map((t) => Object.assign(toTaskObject(t, hidden.has(t.nodeId)), { pageWaits }, loader ? { jsonLoader: loader } : {}));
+      const runDefinition = () => this.workflows.definition(run.tenantId, run.workflowId, run.version);
+      return orderTasks(rows).map((t) =>
+        Object.assign(toTaskObject(t, hidden.has(t.nodeId)), { pageWaits, runDefinition }, loader ? { jsonLoader: loader } : {}),
+      );
     });
   }
 

@@ -53,14 +53,5 @@ export function recordedDecision(
   return { branches: [...branches], default: dflt, defaultTaken: dflt !== null && branches.includes(dflt), conditions };
 }
 
-/**
- * The decision as one line for the run history and the CLI: `default taken: <id>`, or, when
- * nothing was selected, `no branch taken: conditions evaluated: to=a {{…}} → false; …`;
- * undefined for a decision that took an ordinary branch.
- */
-export function decisionText(d: SwitchDecision): string | undefined {
-  if (d.defaultTaken) return `default taken: ${d.default}`;
-  if (d.branches.length > 0) return undefined;
-  const list = d.conditions.map((c) => `to=${c.to} ${c.condition ?? '(no condition)'} → ${c.value}`).join('; ');
-  return `no branch taken: conditions evaluated: ${list === '' ? '(none)' : list}`;
-}
+/** The decision as one line (shared with the CLI and the console). */
+export { decisionText } from '@weft/contract';

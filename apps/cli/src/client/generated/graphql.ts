@@ -428,7 +428,7 @@ export type RunMermaidQueryVariables = Exact<{
 
 export type RunMermaidQuery = { run: { mermaid: string } | null };
 
-export type RunStatusTaskFieldsFragment = { id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null };
+export type RunStatusTaskFieldsFragment = { id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null };
 
 export type RunStatusQueryVariables = Exact<{
   id: string | number;
@@ -436,7 +436,7 @@ export type RunStatusQueryVariables = Exact<{
 }>;
 
 
-export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, deadlineAt: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
+export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, deadlineAt: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
 
 export type RunStatusTasksPageQueryVariables = Exact<{
   id: string | number;
@@ -445,7 +445,7 @@ export type RunStatusTasksPageQueryVariables = Exact<{
 }>;
 
 
-export type RunStatusTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }> } | null };
+export type RunStatusTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null }> } | null };
 
 export type ParentRunQueryVariables = Exact<{
   id: string | number;
