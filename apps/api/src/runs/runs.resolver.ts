@@ -20,6 +20,7 @@ import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service
 import { RunsService, type MaybePromise } from './runs.service.js';
 import { WaitReasonEnum, type WaitReason } from '../flow/wait-reason.js';
 import { TaskDecisionObject } from './task-decision.object.js';
+import { mayWait } from './run-waits.js';
 
 const validate = createValidationPipe();
 const validateFilter = createValidationPipe(RunFilter);
@@ -273,20 +274,22 @@ export class TaskFieldsResolver {
     nullable: true,
     description:
       "Why a QUEUED task is not running yet: CONCURRENCY_LIMIT or RATE_LIMIT (its node's limits hold it), QUEUE_BACKLOG (it waits for a worker slot on its queue), RUN_PAUSED (its run is paused); " +
-      'null for a retry waiting out its backoff (see waitDetail) and for a task that is not QUEUED.',
+      'NO_LIVE_WORKER for a QUEUED or PENDING task that has waited over a minute on a queue no live worker serves; ' +
+      'null for a retry waiting out its backoff (see waitDetail) and for a task that waits for nothing.',
   })
   waitReason(task: TaskObject): Promise<WaitReason | null> | null {
-    // taskWait answers null, without a read, for a task that is not QUEUED.
-    return task.status === 'QUEUED' ? this.runService.taskWait(task).then((w) => w?.reason ?? null) : null;
+    // taskWait answers null, without a read, for a task that is not QUEUED or PENDING.
+    return mayWait(task.status) ? this.runService.taskWait(task).then((w) => w?.reason ?? null) : null;
   }
 
   @ResolveField(() => String, {
     nullable: true,
     description:
-      'Why a QUEUED task waits, as a sentence (`rate limit "partner" 20 per 1 s, next start 12:00:01.250Z`, `waiting for a worker slot on queue "http"`); null for a task that is not QUEUED.',
+      'Why a QUEUED task waits, as a sentence (`rate limit "partner" 20 per 1 s, next start 12:00:01.250Z`, `waiting for a worker slot on queue "http"`, ' +
+      '`waiting 3m on queue "gpu": no live worker serves it`, also for a PENDING task); null for a task that waits for nothing.',
   })
   waitDetail(task: TaskObject): Promise<string | null> | null {
-    return task.status === 'QUEUED' ? this.runService.taskWait(task).then((w) => w?.detail ?? null) : null;
+    return mayWait(task.status) ? this.runService.taskWait(task).then((w) => w?.detail ?? null) : null;
   }
 
   @ResolveField(() => TaskDecisionObject, {

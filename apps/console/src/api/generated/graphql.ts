@@ -249,6 +249,8 @@ export type UpdateTenantSettingsInput = {
 export type WaitReason =
   /** Its concurrency key has as many active runs (or tasks) as its limit allows. */
   | 'CONCURRENCY_LIMIT'
+  /** It has waited over a minute on a queue that no live worker serves: it runs once a worker serving the queue starts. */
+  | 'NO_LIVE_WORKER'
   /** It waits for a worker slot on its queue, behind earlier work (fair order between tenants, then priority). */
   | 'QUEUE_BACKLOG'
   /** Its rate key started as many attempts as its limit allows within the window. */
