@@ -58,7 +58,7 @@ try {
       phase = was;
     }
   };
-  const runs = new RunsService(coordinator.runs, repo, undefined as never, undefined as never, { maxResponseBytes: 1 << 20 } as never);
+  const runs = new RunsService(coordinator.runs, repo, undefined as never, undefined as never, undefined as never, { maxResponseBytes: 1 << 20 } as never);
   const measure = async (label: string, input: Record<string, unknown>) => {
     const N = Number(process.env.N ?? 20);
     for (let i = 0; i < 10; i++) await runs.start(await auth.authenticate(`Bearer ${apiKey}`), { workflowId, ...input } as never); // warm the connections' statements

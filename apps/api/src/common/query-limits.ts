@@ -171,9 +171,13 @@ function estimator(schema: GraphQLSchema): ComplexityEstimator {
  * Fields whose answer is computed on the API's thread, by what one call costs: each upcoming
  * fire time walks the cron in its zone (a few hundred µs), so `upcoming(count: 100)` on a page of
  * 200 schedules would stall the process for seconds. At {@link UPCOMING_TIME_COST} a time, one
- * operation within the budget computes at most about a thousand.
+ * operation within the budget computes at most about a thousand. Some cost less than their
+ * selection would count: those are priced whole, members included.
  */
 const COMPUTED_FIELDS: Readonly<Record<string, (args: Record<string, unknown>) => number>> = {
+  // A SWITCH task's decision is rebuilt from its branches and the run version's cached
+  // definition: its members, the conditions of a few edges, cost nothing more to answer.
+  'Task.decision': () => 1,
   'Schedule.upcoming': (args) =>
     1 + UPCOMING_TIME_COST * (typeof args.count === 'number' && Number.isFinite(args.count) ? Math.max(1, Math.min(100, Math.floor(args.count))) : 5),
 };

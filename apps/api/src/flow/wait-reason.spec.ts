@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { rateDetail, runWaitOf, taskWaitOf } from './wait-reason.js';
+import { rateDetail, runWaitOf, taskWaitOf, waitedText } from './wait-reason.js';
 
 describe('why a run or task waits', () => {
   it('names a QUEUED run’s key, its limit and how full the group is', () => {
@@ -47,5 +47,21 @@ describe('why a run or task waits', () => {
     expect(taskWaitOf('QUEUED', 'http', row(null, null))).toEqual({ reason: 'QUEUE_BACKLOG', detail: 'waiting for a worker slot on queue "http"' });
     expect(taskWaitOf('QUEUED', 'gpu', undefined)).toEqual({ reason: 'QUEUE_BACKLOG', detail: 'waiting for a worker slot on queue "gpu"' });
     for (const status of ['PENDING', 'RUNNING', 'WAITING', 'COMPLETED']) expect(taskWaitOf(status, 'http', row('RATE_LIMIT', 'x'))).toBeNull();
+  });
+
+  it('says a task waited on a queue no live worker serves, QUEUED without a hold or PENDING, with how long', () => {
+    const unserved = { waitedMs: 3 * 60_000 + 5_000 };
+    const said = { reason: 'NO_LIVE_WORKER', detail: 'waiting 3m on queue "gpu": no live worker serves it' };
+    expect(taskWaitOf('QUEUED', 'gpu', undefined, unserved)).toEqual(said);
+    expect(taskWaitOf('QUEUED', 'gpu', { queue: 'gpu', holdReason: null, holdDetail: null, heldUntil: null }, unserved)).toEqual(said);
+    expect(taskWaitOf('PENDING', 'gpu', undefined, unserved)).toEqual(said);
+    // A hold is the nearer reason; a task that does not wait for a worker waits for nothing.
+    expect(taskWaitOf('QUEUED', 'gpu', { queue: 'gpu', holdReason: 'CONCURRENCY_LIMIT', holdDetail: 'limit', heldUntil: null }, unserved)?.reason).toBe(
+      'CONCURRENCY_LIMIT',
+    );
+    expect(taskWaitOf('RUNNING', 'gpu', undefined, unserved)).toBeNull();
+    expect(taskWaitOf('PENDING', 'gpu', undefined)).toBeNull();
+    expect(waitedText(45_000)).toBe('45s');
+    expect(waitedText(125 * 60_000)).toBe('2h 5m');
   });
 });

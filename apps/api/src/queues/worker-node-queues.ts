@@ -28,3 +28,18 @@ export function reservedQueueMessage(nodes: readonly NodeQueue[], problems: read
   const named = problems.map((p) => `node ${p.nodeId} uses queue "${nodes.find((n) => n.nodeId === p.nodeId)!.queue}"`);
   return `invalid workflow definition: ${named.join(', ')}, reserved for other tenants`;
 }
+
+/**
+ * One warning per node whose queue none of `served` (the queues live workers serve now) is, at
+ * the node's queue (or type, for a runtime's default queue): its tasks would wait until a worker
+ * serving that queue starts. A warning, not a refusal: workers may start after the publish.
+ */
+export function unservedQueueWarnings(nodes: readonly NodeQueue[], served: ReadonlySet<string>): Problem[] {
+  return nodes
+    .filter((n) => !served.has(n.queue))
+    .map((n) => ({
+      nodeId: n.nodeId,
+      path: n.path,
+      message: `node "${n.nodeId}" runs on queue "${n.queue}", which no live worker serves now; its tasks will wait until a worker serving "${n.queue}" starts`,
+    }));
+}

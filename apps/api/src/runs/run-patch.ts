@@ -16,6 +16,8 @@ export interface PatchTools {
   loader: StoredJsonLoader;
   /** The `pageWaits` of a page of tasks (read when a QUEUED task's waitReason is asked for). */
   pageWaits: (rows: readonly TaskObject[]) => TaskObject['pageWaits'];
+  /** The definition of the run's version, for a new SWITCH task's decision. */
+  runDefinition?: TaskObject['runDefinition'];
 }
 
 /**
@@ -99,6 +101,7 @@ export function patchTaskPage(rows: readonly TaskObject[], n: number, cols: read
     if (op.op === 'create') {
       if (byId.has(op.id)) return undefined;
       const t = newTask(op, at, cols, tools.tenantId, tools.loader);
+      if (tools.runDefinition) t.runDefinition = tools.runDefinition;
       created.push(t);
       byId.set(op.id, t);
     } else if (op.op === 'set') {

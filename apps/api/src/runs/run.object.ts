@@ -1,5 +1,5 @@
 import { Field, ID, Int, ObjectType } from '@nestjs/graphql';
-import type { JsonValue, RunStatus, TaskStatus } from '@weft/engine';
+import type { JsonValue, RunStatus, TaskStatus, WorkflowDefinition } from '@weft/engine';
 import type { EventJsonColumn, JsonBytes, RunJsonColumn, RunWait, TaskJsonColumn, TaskWait } from '@weft/persistence';
 import { GraphQLDateTime } from '../common/date-time.scalar.js';
 import type { StoredJsonLoader } from './stored-json.loader.js';
@@ -168,6 +168,9 @@ export class TaskObject {
 
   /** The backlog rows of the QUEUED tasks of the page this task was read with (one read for the page). */
   pageWaits?: () => Promise<Map<string, TaskWait>>;
+
+  /** The definition of the run's version (read when a SWITCH task's decision is asked for). */
+  runDefinition?: () => Promise<WorkflowDefinition>;
 
   @Field(() => GraphQLDateTime)
   createdAt: Date;

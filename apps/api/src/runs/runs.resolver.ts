@@ -1,7 +1,7 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
 import { Args, Context, ID, Info, Int, Mutation, Parent, Query, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import type { JsonValue } from '@weft/engine';
+import { NodeType, recordedDecision, type JsonValue, type SwitchDecision } from '@weft/engine';
 import { RUN_CHILDREN_MAX, RUN_ITEMS_PAGE_DEFAULT, RUN_ITEMS_PAGE_MAX } from '@weft/persistence';
 import { RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from '@weft/contract';
 import type { GqlContext } from '../auth/gql-context.js';
@@ -19,6 +19,8 @@ import { RunChangeObject, type RunChangedPayload } from './run-change.object.js'
 import { RunUpdatesService, type RunUpdatedPayload } from './run-updates.service.js';
 import { RunsService, type MaybePromise } from './runs.service.js';
 import { WaitReasonEnum, type WaitReason } from '../flow/wait-reason.js';
+import { TaskDecisionObject } from './task-decision.object.js';
+import { mayWait } from './run-waits.js';
 
 const validate = createValidationPipe();
 const validateFilter = createValidationPipe(RunFilter);
@@ -282,20 +284,37 @@ export class TaskFieldsResolver {
     nullable: true,
     description:
       "Why a QUEUED task is not running yet: CONCURRENCY_LIMIT or RATE_LIMIT (its node's limits hold it), QUEUE_BACKLOG (it waits for a worker slot on its queue), RUN_PAUSED (its run is paused); " +
-      'null for a retry waiting out its backoff (see waitDetail) and for a task that is not QUEUED.',
+      'NO_LIVE_WORKER for a QUEUED or PENDING task that has waited over a minute on a queue no live worker serves; ' +
+      'null for a retry waiting out its backoff (see waitDetail) and for a task that waits for nothing.',
   })
   waitReason(task: TaskObject): Promise<WaitReason | null> | null {
-    // taskWait answers null, without a read, for a task that is not QUEUED.
-    return task.status === 'QUEUED' ? this.runService.taskWait(task).then((w) => w?.reason ?? null) : null;
+    // taskWait answers null, without a read, for a task that is not QUEUED or PENDING.
+    return mayWait(task.status) ? this.runService.taskWait(task).then((w) => w?.reason ?? null) : null;
   }
 
   @ResolveField(() => String, {
     nullable: true,
     description:
-      'Why a QUEUED task waits, as a sentence (`rate limit "partner" 20 per 1 s, next start 12:00:01.250Z`, `waiting for a worker slot on queue "http"`); null for a task that is not QUEUED.',
+      'Why a QUEUED task waits, as a sentence (`rate limit "partner" 20 per 1 s, next start 12:00:01.250Z`, `waiting for a worker slot on queue "http"`, ' +
+      '`waiting 3m on queue "gpu": no live worker serves it`, also for a PENDING task); null for a task that waits for nothing.',
   })
   waitDetail(task: TaskObject): Promise<string | null> | null {
-    return task.status === 'QUEUED' ? this.runService.taskWait(task).then((w) => w?.detail ?? null) : null;
+    return mayWait(task.status) ? this.runService.taskWait(task).then((w) => w?.detail ?? null) : null;
+  }
+
+  @ResolveField(() => TaskDecisionObject, {
+    nullable: true,
+    description:
+      "A SWITCH task's decision: the branches it selected, whether its default was taken, and each other outgoing edge's condition with its value " +
+      '(branches empty and defaultTaken false: no branch taken). Null for a task of another node type or a SWITCH without a recorded decision.',
+  })
+  decision(task: TaskObject): Promise<SwitchDecision | null> | null {
+    const branches = task.branches;
+    if (task.nodeType !== NodeType.Switch || branches === null || !task.runDefinition) return null;
+    return task.runDefinition().then((def) => {
+      const node = def.nodes.find((n) => n.node_id === task.nodeId);
+      return node ? recordedDecision(node, def.edges ?? [], branches) : null;
+    });
   }
 
   @ResolveField(() => String, { nullable: true })

@@ -14,7 +14,7 @@ import {
   type RunJsonColumn,
   type RunWait,
   type SizedTask,
-  type TaskWait,
+  WorkerRegistryRepository,
 } from '@weft/persistence';
 import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import type { Principal } from '../auth/principal.js';
@@ -23,7 +23,9 @@ import { checkFirst } from '../common/page-size.js';
 import { assertRunId, checkPriority, pageSize, runNotFound } from './run-arguments.js';
 import { mermaidTasks, toMermaid, type MermaidGraph, type MermaidTask } from '../common/mermaid.js';
 import { FlowService } from '../flow/flow.service.js';
-import { runWaitOf, taskWaitOf, type Wait } from '../flow/wait-reason.js';
+import type { Wait } from '../flow/wait-reason.js';
+import { LiveQueues } from '../queues/live-queues.js';
+import { RunWaits } from './run-waits.js';
 import { WorkflowsService } from '../workflows/workflows.service.js';
 import type { SendSignalInput, StartRunInput } from './run-mutations.input.js';
 import type { RunFilter } from './run-filter.input.js';
@@ -62,9 +64,15 @@ export class RunsService {
     private readonly runs: RunRepository,
     private readonly workflows: WorkflowsService,
     private readonly flow: FlowService,
+    registry: WorkerRegistryRepository,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
     @Optional() private readonly metrics?: WeftMetrics,
-  ) {}
+  ) {
+    this.waits = new RunWaits(flow, new LiveQueues(registry));
+  }
+
+  /** Why runs and tasks wait. */
+  private readonly waits: RunWaits;
 
   /**
    * A stored JSON field of a run, task or history row for the answer `info` belongs to: its size
@@ -187,7 +195,8 @@ export class RunsService {
     const next = patchRunFields(run, change, loader);
     const shared = new Map<string, Promise<unknown>>();
     const settled = new Map<string, unknown>();
-    const tools = { tenantId: run.tenantId, loader, pageWaits: (rows: readonly TaskObject[]) => this.taskPageWaits(run.tenantId, rows) };
+    const runDefinition = () => this.workflows.definition(run.tenantId, run.workflowId, run.version);
+    const tools = { tenantId: run.tenantId, loader, runDefinition, pageWaits: (rows: readonly TaskObject[]) => this.waits.taskPageWaits(run.tenantId, rows) };
     for (const [key, value] of old.settled) {
       let patched: unknown;
       const [field, n, after, cols] = key.split(':');
@@ -331,38 +340,22 @@ export class RunsService {
       const rows = paged && after == null ? ((await paged(n, cols)).get(run.id) ?? []) : await this.runs.taskPage(run.tenantId, run.id, n, after, cols);
       const hidden = await this.sensitive(run, rows);
       const loader = run.jsonLoader;
-      const pageWaits = this.taskPageWaits(run.tenantId, rows);
-      return orderTasks(rows).map((t) => Object.assign(toTaskObject(t, hidden.has(t.nodeId)), { pageWaits }, loader ? { jsonLoader: loader } : {}));
+      const pageWaits = this.waits.taskPageWaits(run.tenantId, rows);
+      const runDefinition = () => this.workflows.definition(run.tenantId, run.workflowId, run.version);
+      return orderTasks(rows).map((t) =>
+        Object.assign(toTaskObject(t, hidden.has(t.nodeId)), { pageWaits, runDefinition }, loader ? { jsonLoader: loader } : {}),
+      );
     });
   }
 
-  /** The waits of a page of tasks: read once, for its QUEUED tasks, when one of them is asked why it waits. */
-  private taskPageWaits(tenantId: string, rows: readonly { id: string; status: string }[]): () => Promise<Map<string, TaskWait>> {
-    const queued = rows.filter((t) => t.status === 'QUEUED').map((t) => t.id);
-    let waits: Promise<Map<string, TaskWait>> | undefined;
-    return () => (waits ??= queued.length ? this.flow.taskWaits(tenantId, queued) : Promise.resolve(new Map()));
-  }
-
   /** Why the run waits (a QUEUED run: its concurrency key's slots); null when it does not. */
-  async runWait(run: RunObject): Promise<Wait | null> {
-    if (run.status !== 'QUEUED') return null;
-    if (!run.pageWaits) {
-      let own: Promise<Map<string, RunWait>> | undefined;
-      run.pageWaits = () => (own ??= this.flow.runWaits(run.tenantId, [run.id]));
-    }
-    const waits = await run.pageWaits();
-    return runWaitOf(run.status, waits.get(run.id));
+  runWait(run: RunObject): Promise<Wait | null> {
+    return this.waits.runWait(run);
   }
 
-  /** Why the task waits (a QUEUED task: its backlog row's hold, else its queue's backlog); null when it does not. */
-  async taskWait(task: TaskObject): Promise<Wait | null> {
-    if (task.status !== 'QUEUED') return null;
-    if (!task.pageWaits) {
-      let own: Promise<Map<string, TaskWait>> | undefined;
-      task.pageWaits = () => (own ??= this.flow.taskWaits(task.tenantId, [task.id]));
-    }
-    const waits = await task.pageWaits();
-    return taskWaitOf(task.status, task.queue, waits.get(task.id));
+  /** Why the task waits ({@link RunWaits.taskWait}); null when it does not. */
+  taskWait(task: TaskObject): Promise<Wait | null> {
+    return this.waits.taskWait(task);
   }
 
   /** The run's child runs (started by its SUBWORKFLOW tasks), oldest first, at most the first 100 (RUN_CHILDREN_MAX). */

@@ -25,7 +25,7 @@ export class WorkflowsResolver {
 
   @Mutation(() => WorkflowVersionObject, {
     description:
-      'Validates a YAML or JSON definition and stores it as the next version (admin). A definition identical to the latest version returns that version instead. Problems that do not refuse it (a SUBWORKFLOW calling a workflow the tenant does not have) come back in warnings.',
+      'Validates a YAML or JSON definition and stores it as the next version (admin). A definition identical to the latest version returns that version instead. Problems that do not refuse it (a SUBWORKFLOW calling a workflow the tenant does not have, an HTTP or CODE node on a queue no live worker serves) come back in warnings.',
   })
   @Requires('administer', 'publish workflow definitions')
   publishWorkflow(

@@ -1,7 +1,14 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { childWorkflowRefs, childWorkflowWarnings, invalidDefinition, WeftError, type JsonValue, type Problem, type WorkflowDefinition } from '@weft/engine';
 import { DagCache } from '@weft/engine/coordinator';
-import { QueueReservationRepository, WorkflowRepository, type WorkflowSummary, type WorkflowVersionEntity, type WorkflowVersionInfo } from '@weft/persistence';
+import {
+  QueueReservationRepository,
+  WorkerRegistryRepository,
+  WorkflowRepository,
+  type WorkflowSummary,
+  type WorkflowVersionEntity,
+  type WorkflowVersionInfo,
+} from '@weft/persistence';
 import { WEFT_CONFIG, WeftMetrics, type WeftConfig } from '@weft/platform';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Principal } from '../auth/principal.js';
@@ -9,7 +16,8 @@ import { toDag, type DagShape } from '../common/graph.js';
 import { toMermaid } from '../common/mermaid.js';
 import { unstorableJson } from '../common/storable.js';
 import { jsonBytes, responseScope, type ResponseBudget } from '../runs/response-budget.js';
-import { reservedQueueMessage, reservedQueueProblems, workerNodeQueues } from '../queues/worker-node-queues.js';
+import { LiveQueues } from '../queues/live-queues.js';
+import { reservedQueueMessage, reservedQueueProblems, unservedQueueWarnings, workerNodeQueues } from '../queues/worker-node-queues.js';
 import { DefinitionChecker } from './definition-checker.js';
 import type { PublishWorkflowInput } from './publish-workflow.input.js';
 import type { WorkflowObject, WorkflowVersionObject } from './workflow.object.js';
@@ -27,9 +35,15 @@ export class WorkflowsService {
     private readonly workflows: WorkflowRepository,
     private readonly reservations: QueueReservationRepository,
     private readonly checker: DefinitionChecker,
+    registry: WorkerRegistryRepository,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
     @Optional() private readonly metrics?: WeftMetrics,
-  ) {}
+  ) {
+    this.live = new LiveQueues(registry);
+  }
+
+  /** The queues live workers serve, for the warnings about nodes on other queues. */
+  private readonly live: LiveQueues;
 
   /**
    * Validates the YAML/JSON text (WeftError BAD_USER_INPUT listing every problem) and stores it
@@ -50,7 +64,7 @@ export class WorkflowsService {
     const same = await this.workflows.latestIfIdentical(p.tenantId, { workflowId: input.workflowId, name: input.name ?? undefined, checksum: parsed.checksum });
     if (same) {
       this.metrics?.definitionChecks.inc({ how: 'identical' });
-      return { ...toVersionObject(same), warnings: await this.childWorkflowWarnings(p.tenantId, same.definition as unknown as WorkflowDefinition) };
+      return { ...toVersionObject(same), warnings: await this.publishWarnings(p.tenantId, same.definition as unknown as WorkflowDefinition) };
     }
     const problems = await this.checker.validate(parsed, input.definition.length, p.tenantId);
     if (problems.length > 0) throw invalidDefinition(problems);
@@ -75,12 +89,23 @@ export class WorkflowsService {
       checksum: parsed.checksum,
       createdByKeyId: p.keyId,
     });
-    return { ...toVersionObject(published), warnings: await this.childWorkflowWarnings(p.tenantId, definition) };
+    return { ...toVersionObject(published), warnings: await this.publishWarnings(p.tenantId, definition) };
   }
 
-  /** The version's warnings: those publish found, else computed now ({@link childWorkflowWarnings}). */
+  /** The version's warnings: those publish found, else computed now ({@link publishWarnings}). */
   async warnings(v: WorkflowVersionObject): Promise<Problem[]> {
-    return v.warnings ?? this.childWorkflowWarnings(v.tenantId, (await this.definitionOf(v)) as unknown as WorkflowDefinition);
+    return v.warnings ?? this.publishWarnings(v.tenantId, (await this.definitionOf(v)) as unknown as WorkflowDefinition);
+  }
+
+  /**
+   * What does not refuse `definition` but will hold its runs up, as of now: its SUBWORKFLOW
+   * calls of workflows or versions the tenant does not have ({@link childWorkflowWarnings}), then
+   * its worker nodes on queues no live worker serves ({@link unservedQueueWarnings}).
+   */
+  private async publishWarnings(tenantId: string, definition: WorkflowDefinition): Promise<Problem[]> {
+    const nodes = workerNodeQueues(definition);
+    const [children, served] = await Promise.all([this.childWorkflowWarnings(tenantId, definition), nodes.length ? this.live.served() : new Set<string>()]);
+    return [...children, ...unservedQueueWarnings(nodes, served)];
   }
 
   /**

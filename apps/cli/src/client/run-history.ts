@@ -32,7 +32,7 @@ const RUN_HISTORY_PAGE = operation<RunHistoryPageQuery, RunHistoryPageQueryVaria
  */
 export type HistoryEvent = Omit<HistoryEventFieldsFragment, 'payload' | 'actions'> & {
   payload: Record<string, unknown> | null;
-  actions: { type: string; nodeId?: string; status?: string; reason?: string; name?: string; childRunId?: string }[];
+  actions: { type: string; nodeId?: string; status?: string; reason?: string; name?: string; childRunId?: string; decision?: string }[];
 };
 
 /** The events of run `runId` after the first page `first` (read with {@link RUN_HISTORY}), page by page. */
@@ -58,7 +58,9 @@ export function eventDetail(e: HistoryEvent): string {
           : e.type === 'RunCancelled' && p.reason
             ? `reason: ${cell(p.reason)}`
             : '';
-  const actions = e.actions.map((a) => [a.type, a.nodeId ?? a.name ?? '', a.type === 'FinishRun' ? (a.status ?? '') : ''].filter(Boolean).join(' '));
+  const actions = e.actions.map((a) =>
+    [a.type, a.nodeId ?? a.name ?? '', a.type === 'FinishRun' ? (a.status ?? '') : '', a.decision ? `(${a.decision})` : ''].filter(Boolean).join(' '),
+  );
   return [fact, actions.length ? `→ ${actions.join(', ')}` : ''].filter(Boolean).join(' ');
 }
 

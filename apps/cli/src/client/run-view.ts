@@ -1,4 +1,5 @@
 import { operation, type WeftClient } from '@weft/client';
+import { decisionText } from '@weft/contract';
 import { attemptLabel, type AttemptLimits } from './attempts.js';
 import type {
   ParentRunQuery,
@@ -19,6 +20,7 @@ import { held, HELD_SHOWN, waitText } from './wait-text.js';
 const RUN_STATUS_TASK_FIELDS = /* GraphQL */ `
   fragment RunStatusTaskFields on Task {
     id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt
+    decision { branches default defaultTaken conditions { to condition value } }
   }
 `;
 
@@ -115,9 +117,14 @@ function executes(t: { nodeType?: string; status: string; iterations?: string })
 /** Longest run output or error `run-status` shows in its table form (the rest: `-o json`). */
 const SHOWN_CHARS = 300;
 
-/** The detail of a node's row: its error, why it waits, the awaited signal or when it wakes. */
+/**
+ * The detail of a node's row: its error, a SWITCH's `no branch taken: conditions evaluated: …`
+ * or `default taken: <id>`, why it waits, the awaited signal or when it wakes.
+ */
 function detail(t: any): string {
   if (t.error) return clip(cell(t.error), SHOWN_CHARS);
+  const decided = t.decision ? decisionText(t.decision) : undefined;
+  if (decided) return clip(cell(decided), SHOWN_CHARS);
   if (t.waitDetail) return waitText(t);
   if (t.awaitedSignal) return `waiting for signal ${cell(t.awaitedSignal)}`;
   return t.wakeAt && t.status === 'WAITING' ? `wakes at ${when(t.wakeAt)}` : '';

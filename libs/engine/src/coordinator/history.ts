@@ -1,6 +1,7 @@
 import type { HistoryEntry, Json, RunPatch } from '@weft/persistence';
 import {
   assertNever,
+  decisionText,
   isSensitive,
   nodeQueue,
   REDACTED,
@@ -63,7 +64,11 @@ export function historyEvent(ev: RunEvent, dag: WorkflowDag, nodes: ReadonlyMap<
   return output === ev.output ? tagged : ({ ...tagged, output } as RunEvent);
 }
 
-/** A compact, JSON-safe summary of an action for the run history (no inputs or outputs). */
+/**
+ * A compact, JSON-safe summary of an action for the run history (no inputs or outputs). A
+ * SWITCH's CreateTask says, as `decision`, when no branch was taken (`no branch taken:
+ * conditions evaluated: to=a {{…}} → false; …`) or its default was (`default taken: <id>`).
+ */
 export function summarizeAction(a: Action): { [key: string]: JsonValue } {
   const s = (o: { [key: string]: JsonValue | undefined }) =>
     Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [key: string]: JsonValue };
@@ -76,6 +81,7 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
         status: a.status,
         error: a.error,
         branches: a.branches,
+        decision: a.decision ? decisionText(a.decision) : undefined,
         wakeAt: a.wakeAt?.toISOString(),
         awaitedSignal: a.awaitedSignal,
       });

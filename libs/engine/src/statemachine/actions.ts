@@ -1,3 +1,4 @@
+import type { SwitchDecision } from '../model/switch-decision.js';
 import type { WorkflowNode } from '../model/workflow-definition.js';
 import type { JsonValue, RunStatus, TaskStatus } from '../model/workflow-types.js';
 
@@ -40,8 +41,10 @@ export interface CreateTask {
   input?: JsonValue;
   output?: JsonValue;
   error?: string;
-  /** SWITCH decision. */
+  /** SWITCH decision: the selected successors. */
   branches?: string[];
+  /** SWITCH: the decision behind `branches` (for the run history; the task stores `branches`). */
+  decision?: SwitchDecision;
   /** WAITING: timer or timeout. */
   wakeAt?: Date;
   /** WAITING on WAIT_FOR_EVENT. */

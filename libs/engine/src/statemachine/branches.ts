@@ -4,6 +4,7 @@
  * Internal to the state machine.
  */
 import { templateTaskRefs } from '../model/dag.js';
+import { switchDefault, type EdgeVerdict, type SwitchDecision } from '../model/switch-decision.js';
 import type { WorkflowNode } from '../model/workflow-definition.js';
 import { NodeType, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
 import type { NodeState } from './state.js';
@@ -52,26 +53,46 @@ async function loadConditionRefs(s: Step, nodeId: string): Promise<void> {
 
 /**
  * Evaluates the conditions of a node's normal edges (or, with `failed`, of its `on_error` edges);
- * edges without a condition are always selected. The result is never undefined, so an empty
+ * edges without a condition are always selected, but a SWITCH's `spec.default` successor only
+ * when no other edge was ({@link switchDecision}). The result is never undefined, so an empty
  * decision is still recorded. Outputs must already be loaded.
  * @throws Error naming the edge when a condition cannot be evaluated.
  */
 export function selectBranches(s: Step, n: WorkflowNode, failed = false): string[] {
-  const branches: string[] = [];
+  return n.type === NodeType.Switch && !failed ? switchDecision(s, n).branches : verdicts(s, n, failed, undefined).flatMap((v) => (v.value ? [v.to] : []));
+}
+
+/**
+ * What SWITCH `n` decides now: each normal outgoing edge but the default's evaluated in edge
+ * order, and the default successor selected when none of them holds. Outputs must already be
+ * loaded.
+ * @throws Error naming the edge when a condition cannot be evaluated.
+ */
+export function switchDecision(s: Step, n: WorkflowNode): SwitchDecision {
+  const dflt = switchDefault(n) ?? null;
+  const conditions = verdicts(s, n, false, dflt ?? undefined);
+  const branches = conditions.flatMap((v) => (v.value ? [v.to] : []));
+  const defaultTaken = dflt !== null && branches.length === 0;
+  if (defaultTaken) branches.push(dflt);
+  return { branches, default: dflt, defaultTaken, conditions };
+}
+
+/** Each normal (or, with `failed`, error) outgoing edge of `n` but the one to `skip`, with its condition's value. */
+function verdicts(s: Step, n: WorkflowNode, failed: boolean, skip: string | undefined): EdgeVerdict[] {
+  const out: EdgeVerdict[] = [];
   for (const edge of s.dag.outgoingEdges(n.node_id)) {
-    if ((edge.on_error === true) !== failed) continue;
+    if ((edge.on_error === true) !== failed || edge.to === skip) continue;
+    let value = true;
     if (edge.condition) {
-      let ok: boolean;
       try {
-        ok = evalCondition(s, edge.condition);
+        value = evalCondition(s, edge.condition);
       } catch (err) {
         throw new Error(`condition eval for edge ${edge.from}→${edge.to}: ${errorMessage(err)}`);
       }
-      if (!ok) continue;
     }
-    branches.push(edge.to);
+    out.push({ to: edge.to, condition: edge.condition ?? null, value });
   }
-  return branches;
+  return out;
 }
 
 /**

@@ -5,10 +5,11 @@
  * alone turns an outcome into the next step. Internal to the state machine.
  */
 import { joinReducers, reduceJoin } from '../model/reducers.js';
+import type { SwitchDecision } from '../model/switch-decision.js';
 import type { WorkflowNode } from '../model/workflow-definition.js';
 import { NodeType, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
 import type { TaskFlow } from './actions.js';
-import { decide, hasErrorEdge, selectBranches } from './branches.js';
+import { decide, hasErrorEdge, switchDecision } from './branches.js';
 import { MachineError, assertNever } from './errors.js';
 import { activateForEach } from './node-kinds/for-each.js';
 import type { ActivationOutcome, NodeOutcome } from './node-kinds/outcome.js';
@@ -157,17 +158,20 @@ async function activateJoin(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
   return s.dag.successors(n.node_id);
 }
 
-/** A SWITCH passes its predecessor's output through and records which branches it selected. */
+/**
+ * A SWITCH passes its predecessor's output through and records which branches it selected, with
+ * the decision behind them (each condition's value; whether its default was taken).
+ */
 async function activateSwitch(s: Step, n: WorkflowNode): Promise<WorkflowNode[]> {
   await s.ensureOutputs(n);
   const output = s.dag.predecessorOutput(n.node_id, s.run.context.tasks) ?? {};
-  let branches: string[];
+  let decision: SwitchDecision;
   try {
-    branches = selectBranches(s, n);
+    decision = switchDecision(s, n);
   } catch (err) {
     throw new Error(`switch ${n.node_id}: ${errorMessage(err)}`);
   }
-  s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Completed, output, branches });
+  s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Completed, output, branches: decision.branches, decision });
   s.setOutput(n.node_id, output);
   return s.dag.successors(n.node_id);
 }

@@ -174,40 +174,71 @@ export function checkTemplateSyntax(text: string): string[] {
 /** Environments that know only some variables, by their names joined with `,` (see {@link checkTemplateRoots}). */
 const restricted = new Map<string, Environment>();
 
+/** How many restricted environments are kept: a definition's alias adds a set of roots of its own. */
+const RESTRICTED_CACHE_SIZE = 128;
+
 function restrictedEnvironment(roots: readonly string[]): Environment {
   const id = roots.join(',');
   let e = restricted.get(id);
   if (!e) {
     e = env.clone({ unlistedVariablesAreDyn: false });
     for (const root of roots) e.registerVariable(root, 'dyn');
+    if (restricted.size >= RESTRICTED_CACHE_SIZE) restricted.delete(restricted.keys().next().value!);
     restricted.set(id, e);
   }
   return e;
 }
 
 /**
+ * The first variable outside `roots` that CEL expression `expression` reads, or `undefined` when
+ * it reads none, does not compile (see {@link checkTemplateSyntax}) or fails the check for
+ * another reason (`error`, the check's first line). The expression is type-checked, never
+ * evaluated, in this file's environment restricted to `roots`, so variables bound inside it
+ * (`map(x, …)`, `cel.bind`) count as bound.
+ */
+function unknownRoot(expression: string, roots: readonly string[]): { name: string } | { error: string } | undefined {
+  if ('error' in compileEntry(expression)) return undefined;
+  let error: unknown;
+  try {
+    const checked = restrictedEnvironment(roots).parse(expression).check();
+    error = checked.valid ? undefined : checked.error;
+  } catch (err) {
+    error = err;
+  }
+  if (error === undefined) return undefined;
+  const line = firstLine(error);
+  const unknown = /Unknown variable: ([A-Za-z_][A-Za-z0-9_]*)/.exec(line);
+  return unknown ? { name: unknown[1]! } : { error: line };
+}
+
+/**
  * Checks that every `{{ }}` in `text` reads no variable but `roots` (e.g. `input` and `config`
- * for a value resolved when a run starts, before any node ran). Compiles with this file's
- * environment restricted to those variables, so variables bound inside an expression (`map(x,
- * …)`, `cel.bind`) count as bound. Returns one message per template that reads another variable,
- * e.g. `{{ tasks.a.output }} reads tasks; only input, config may be read here`. A template that does
- * not compile at all is left to {@link checkTemplateSyntax}. Never throws.
+ * for a value resolved when a run starts, before any node ran). Returns one message per template
+ * that reads another variable, e.g. `{{ tasks.a.output }} reads tasks; only input, config may be
+ * read here`. A template that does not compile at all is left to {@link checkTemplateSyntax}.
+ * Never throws.
  */
 export function checkTemplateRoots(text: string, roots: readonly string[]): string[] {
   const out: string[] = [];
   for (const t of findTemplates(text)) {
-    if ('error' in compileEntry(t.expression)) continue;
-    let error: unknown;
-    try {
-      const checked = restrictedEnvironment(roots).parse(t.expression).check();
-      error = checked.valid ? undefined : checked.error;
-    } catch (err) {
-      error = err;
-    }
-    if (error === undefined) continue;
-    const line = firstLine(error);
-    const unknown = /Unknown variable: ([A-Za-z_][A-Za-z0-9_]*)/.exec(line);
-    out.push(`{{ ${t.expression} }} ${unknown ? `reads ${unknown[1]}` : `cannot be checked: ${line}`}; only ${roots.join(', ')} may be read here`);
+    const r = unknownRoot(t.expression, roots);
+    if (r === undefined) continue;
+    out.push(`{{ ${t.expression} }} ${'name' in r ? `reads ${r.name}` : `cannot be checked: ${r.error}`}; only ${roots.join(', ')} may be read here`);
+  }
+  return out;
+}
+
+/**
+ * The variables outside `roots` that the `{{ }}` templates of `text` read: one per template at
+ * most (its first), with the template as written. Templates that do not compile, or fail the
+ * check for another reason than an unknown variable, are left out (their own checks report
+ * them). Never throws.
+ */
+export function unknownTemplateRoots(text: string, roots: readonly string[]): { root: string; template: string }[] {
+  const out: { root: string; template: string }[] = [];
+  for (const t of findTemplates(text)) {
+    const r = unknownRoot(t.expression, roots);
+    if (r !== undefined && 'name' in r) out.push({ root: r.name, template: t.text });
   }
   return out;
 }

@@ -214,6 +214,8 @@ export type UpdateTenantSettingsInput = {
 export type WaitReason =
   /** Its concurrency key has as many active runs (or tasks) as its limit allows. */
   | 'CONCURRENCY_LIMIT'
+  /** It has waited over a minute on a queue that no live worker serves: it runs once a worker serving the queue starts. */
+  | 'NO_LIVE_WORKER'
   /** It waits for a worker slot on its queue, behind earlier work (fair order between tenants, then priority). */
   | 'QUEUE_BACKLOG'
   /** Its rate key started as many attempts as its limit allows within the window. */
@@ -430,7 +432,7 @@ export type RunMermaidQueryVariables = Exact<{
 
 export type RunMermaidQuery = { run: { mermaid: string } | null };
 
-export type RunStatusTaskFieldsFragment = { id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null };
+export type RunStatusTaskFieldsFragment = { id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null };
 
 export type RunStatusQueryVariables = Exact<{
   id: string | number;
@@ -438,7 +440,7 @@ export type RunStatusQueryVariables = Exact<{
 }>;
 
 
-export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, deadlineAt: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
+export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, deadlineAt: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
 
 export type RunStatusTasksPageQueryVariables = Exact<{
   id: string | number;
@@ -447,7 +449,7 @@ export type RunStatusTasksPageQueryVariables = Exact<{
 }>;
 
 
-export type RunStatusTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null }> } | null };
+export type RunStatusTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null }> } | null };
 
 export type ParentRunQueryVariables = Exact<{
   id: string | number;

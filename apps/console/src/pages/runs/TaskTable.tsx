@@ -1,3 +1,4 @@
+import { decisionText } from '@weft/contract';
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { JsonField } from './JsonField.js';
 import { displayAttempt } from './model.js';
@@ -56,7 +57,7 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
                 </th>
                 <td className="nowrap">
                   {t.nodeType}
-                  {t.branches?.length ? <div className="muted">→ {t.branches.join(', ')}</div> : null}
+                  <Branches task={t} />
                 </td>
                 <td>
                   <StatusBadge status={t.status} />
@@ -92,6 +93,37 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
       </table>
     </div>
   );
+}
+
+/**
+ * Where a SWITCH (or a node with conditional edges) routed: `→ a, b`; a SWITCH that took no
+ * branch says so with each condition it evaluated and its value, one that fell back on its
+ * default `default taken: <id>`.
+ */
+function Branches(props: { task: Task }) {
+  const { branches, decision } = props.task;
+  const said = decision ? decisionText(decision) : undefined;
+  if (decision && said) {
+    if (decision.defaultTaken)
+      return (
+        <div className="task-decision muted" data-decision="default">
+          {said}
+        </div>
+      );
+    return (
+      <div className="task-decision" data-decision="none">
+        <span className="mark">no branch taken</span>
+        <ul className="muted">
+          {decision.conditions.map((c) => (
+            <li key={c.to}>
+              → {c.to}: <code>{c.condition ?? '(no condition)'}</code> = {String(c.value)}
+            </li>
+          ))}
+        </ul>
+      </div>
+    );
+  }
+  return branches?.length ? <div className="muted">→ {branches.join(', ')}</div> : null;
 }
 
 /**

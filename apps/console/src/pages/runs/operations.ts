@@ -35,6 +35,7 @@ const TASK_FIELDS = /* GraphQL */ `
   fragment TaskFields on Task {
     id nodeId nodeType status attempt iteration failedIterations input output error
     createdAt updatedAt finishedAt wakeAt awaitedSignal branches queue waitReason waitDetail
+    decision { branches default defaultTaken conditions { to condition value } }
   }
 `;
 const EVENT_FIELDS = /* GraphQL */ `

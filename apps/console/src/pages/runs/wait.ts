@@ -4,6 +4,7 @@ const LABELS: Readonly<Record<string, string>> = {
   RATE_LIMIT: 'rate limit',
   QUEUE_BACKLOG: 'queue backlog',
   RUN_PAUSED: 'run paused',
+  NO_LIVE_WORKER: 'no live worker',
 };
 
 /** A WaitReason as people read it (`concurrency limit`); an unknown one as the API sent it. */

@@ -120,7 +120,7 @@ describe('CODE specs: the handler input is free, the limits are not', () => {
 });
 
 describe('node fields that would be ignored are refused', () => {
-  it('refuses a SWITCH or FORK spec that holds anything, and accepts an empty one', () => {
+  it('refuses a FORK spec that holds anything and a SWITCH spec key other than default, and accepts an empty one', () => {
     const def = {
       nodes: [
         { node_id: 'f', type: 'FORK', spec: { branches: 2 } },
@@ -134,7 +134,7 @@ describe('node fields that would be ignored are refused', () => {
     };
     expect(messages(def)).toEqual([
       'nodes[0].spec: a FORK node takes no spec',
-      'nodes[1].spec: a SWITCH node takes no spec: put its conditions on its outgoing edges ({from, to, condition})',
+      'nodes[1].spec.condition: unknown field "condition" in a SWITCH spec (its conditions go on its outgoing edges: {from, to, condition}); expected one of default',
     ]);
   });
 

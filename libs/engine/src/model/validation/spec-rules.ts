@@ -11,6 +11,7 @@ import { toleratedFailuresProblem } from '../tolerated-failures.js';
 import { MAX_ITERATIONS } from '../workflow-definition.js';
 import { NodeType, isWorkerType } from '../workflow-types.js';
 import { isTemplated, secondsProblem, unknownKeys, type NodeContext, type NodeRule } from './context.js';
+import { switchSpec } from './switch-rules.js';
 import { templateProblems } from './templates.js';
 import { didYouMean, suggestKey } from './suggest.js';
 import {
@@ -210,18 +211,14 @@ function subworkflowSpec(node: NodeContext, type: string): Problem[] {
   return out;
 }
 
-/**
- * SWITCH and FORK take no spec: one that holds anything (an empty object or null is allowed) is
- * refused rather than ignored. A SWITCH's conditions go on its outgoing edges.
- */
+/** FORK takes no spec: one that holds anything (an empty object or null is allowed) is refused rather than ignored. */
 function noSpec(node: NodeContext, type: string): Problem[] {
   const { spec, specObj, at, nodeId } = node;
   if (spec === undefined || spec === null || (specObj && Object.keys(specObj).length === 0)) return [];
-  const why = type === NodeType.Switch ? ': put its conditions on its outgoing edges ({from, to, condition})' : '';
-  return [{ nodeId, path: `${at}.spec`, message: `a ${type} node takes no spec${why}` }];
+  return [{ nodeId, path: `${at}.spec`, message: `a ${type} node takes no spec` }];
 }
 
-/** What the spec of a node of a known type must hold, and that SWITCH and FORK have none of their own. */
+/** What the spec of a node of a known type must hold: a SWITCH's at most its default ({@link switchSpec}), a FORK's nothing. */
 export const typeSpec: NodeRule = (node) => {
   const type = node.type;
   switch (type) {
@@ -238,6 +235,7 @@ export const typeSpec: NodeRule = (node) => {
     case NodeType.Subworkflow:
       return subworkflowSpec(node, type);
     case NodeType.Switch:
+      return switchSpec(node);
     case NodeType.Fork:
       return noSpec(node, type);
     default:

@@ -4,19 +4,24 @@
  * publishing and running agree on what an expression is.
  */
 import type { Problem } from '../../errors.js';
-import { checkTemplateSyntax } from '../../template/resolver.js';
+import { checkTemplateSyntax, unknownTemplateRoots } from '../../template/resolver.js';
 import { templateTaskRefs } from '../dag.js';
 import { findTemplates, unclosedTemplate } from '../template-syntax.js';
-import type { DefinitionContext } from './context.js';
+import { isObject, type DefinitionContext } from './context.js';
+import { suggestKey } from './suggest.js';
+import { ALIAS_PATTERN, DEFAULT_ALIAS, FINALLY_ROOT, TEMPLATE_ROOTS } from './vocabulary.js';
 
 /**
  * The problems of `text` at `path`, in this order: a `{{` never closed, each template that does
  * not compile (`CEL syntax error in {{ … }}: …`), and each static `tasks.<id>` reference to a node
- * the definition does not declare (once per template and node). Dynamic references such as
- * `tasks[input.key]` are left to run time.
+ * the definition does not declare (once per template and node), and each template that reads a
+ * variable no template at `path` can read ({@link templateRoots}): `unknown template root "inpt"
+ * in {{inpt.order_id}}; did you mean "input"?`. Dynamic references such as `tasks[input.key]`
+ * are left to run time.
  */
 export function templateProblems(ctx: DefinitionContext, text: string, path: string, nodeId?: string): Problem[] {
   const out: Problem[] = [];
+  const roots = templateRoots(ctx, path);
   const open = unclosedTemplate(text);
   if (open !== undefined) {
     out.push({ nodeId, path, message: `unclosed template: the {{ at column ${open + 1} has no closing }}` });
@@ -30,5 +35,31 @@ export function templateProblems(ctx: DefinitionContext, text: string, path: str
       out.push({ nodeId, path, message: `template {{ ${t.expression} }} references unknown node "${ref}"` });
     }
   }
+  for (const { root, template } of unknownTemplateRoots(text, roots)) out.push({ nodeId, path, message: unknownRootMessage(root, template, roots) });
   return out;
+}
+
+/**
+ * The variables a template at `path` may read: {@link TEMPLATE_ROOTS}; inside a node with
+ * `for_each` (but not in the `for_each` itself) its alias, `<as>Index` and `<as>Count`; under the
+ * definition's top-level `finally`, {@link FINALLY_ROOT} too.
+ */
+export function templateRoots(ctx: DefinitionContext, path: string): string[] {
+  const roots = [...TEMPLATE_ROOTS];
+  if (/^finally(?:$|[.[])/.test(path)) roots.push(FINALLY_ROOT);
+  const m = /^nodes\[(\d+)\](.*)$/.exec(path);
+  const raw = m ? ctx.nodes[Number(m[1])] : undefined;
+  if (m && isObject(raw) && raw.for_each !== undefined && !m[2]!.startsWith('.for_each')) {
+    const as = typeof raw.as === 'string' && ALIAS_PATTERN.test(raw.as) ? raw.as : DEFAULT_ALIAS;
+    roots.push(as, `${as}Index`, `${as}Count`);
+  }
+  return roots;
+}
+
+/** The problem of a template reading `root`, which none of `roots` is: a near one suggested, `run` explained. */
+function unknownRootMessage(root: string, template: string, roots: readonly string[]): string {
+  const head = `unknown template root ${JSON.stringify(root)} in ${template}`;
+  if (root === FINALLY_ROOT) return `${head}; "${FINALLY_ROOT}" is read only in the workflow's finally node`;
+  const near = suggestKey(root, roots);
+  return near === undefined ? `${head}; a template reads ${roots.join(', ')}` : `${head}; did you mean ${JSON.stringify(near)}?`;
 }

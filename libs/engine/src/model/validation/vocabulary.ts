@@ -77,6 +77,8 @@ export const WAIT_SPEC_KEYS: readonly string[] = ['duration_seconds', 'until'];
 export const WAIT_FOR_EVENT_SPEC_KEYS: readonly string[] = ['event', 'timeout_seconds'];
 /** The keys of a SUBWORKFLOW node's spec: a typo (`inputs:`) would otherwise start the child with `{}`. */
 export const SUBWORKFLOW_SPEC_KEYS: readonly string[] = ['workflow', 'version', 'input', 'config'];
+/** The keys of a SWITCH node's spec: its default successor. */
+export const SWITCH_SPEC_KEYS: readonly string[] = ['default'];
 /** The keys of a JOIN node's spec: a typo (`reducer:`) would otherwise leave its output `{}`. */
 export const JOIN_SPEC_KEYS: readonly string[] = ['reducers'];
 
@@ -93,6 +95,12 @@ export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
 
 /** A `for_each` alias: a CEL identifier of at most 64 characters. */
 export const ALIAS_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** The variables every template may read (besides a for_each node's alias in its own templates). */
+export const TEMPLATE_ROOTS: readonly string[] = ['input', 'config', 'tasks', 'system'];
+/** The variable a template of the workflow's `finally` node reads the run under (`run.id`, `run.status`, `run.error`). */
+export const FINALLY_ROOT = 'run';
+/** The alias of a for_each node without `as`. */
+export const DEFAULT_ALIAS = 'item';
 /** Names a `for_each` alias may not take: the template variables every node sees. */
 export const RESERVED_ALIASES: readonly string[] = ['input', 'config', 'tasks', 'system'];
 /** CEL's reserved words: an alias named so could not be read (`{{true}}` is the literal). */
