@@ -37,7 +37,7 @@ describe('weft webhooks', () => {
   });
 
   it('creates a webhook, shows its deliveries once a run failed, and deletes it', async () => {
-    const created = await weft('webhooks', 'create', '--url', url, '--event', 'run.failed', '--event', 'run.timed_out');
+    const created = await weft('webhooks', 'create', url, '--event', 'run.failed', '--event', 'run.timed_out');
     expect(created).toMatchObject({ code: 0, stderr: 'Store the secret now: it cannot be shown again.\n' });
     const hook = JSON.parse(created.stdout);
     expect(hook).toMatchObject({ url, events: ['run.failed', 'run.timed_out'], secret: expect.stringMatching(/^whsec_/) });
@@ -66,7 +66,7 @@ describe('weft webhooks', () => {
   });
 
   it('refuses an unknown event before asking the API, and an unknown webhook with NOT_FOUND', async () => {
-    const bad = await weft('webhooks', 'create', '--url', url, '--event', 'run.exploded');
+    const bad = await weft('webhooks', 'create', url, '--event', 'run.exploded');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('run.exploded');
     const missing = await weft('webhooks', 'delete', '01900000-0000-7000-8000-000000000000');

@@ -54,13 +54,13 @@ const WEBHOOK_DELIVERIES = operation<WebhookDeliveriesQuery, WebhookDeliveriesQu
 export function webhookCommands(program: Command): void {
   const hooks = program.command('webhooks').description("manage the tenant's webhooks: signed POSTs when runs end or pause (admin)");
 
-  withOutput(withConnection(hooks.command('create')))
-    .description('create a webhook; its signing secret is printed once (as indented JSON, also without -o json)')
-    .requiredOption('--url <url>', 'the http or https URL to POST to')
+  // The receiver's URL is an argument: `--url` is every client command's API address.
+  withOutput(withConnection(hooks.command('create <url>')))
+    .description('create a webhook POSTing to <url> (http or https); its signing secret is printed once (as indented JSON, also without -o json)')
     .addOption(new Option('--event <event...>', 'the events to send (repeatable)').choices(Object.keys(WEBHOOK_EVENTS)).makeOptionMandatory())
-    .action(async (o: ConnectionFlags & { url: string; event: string[]; output: OutputFormat }) => {
+    .action(async (url: string, o: ConnectionFlags & { event: string[]; output: OutputFormat }) => {
       const events = o.event.map((e) => WEBHOOK_EVENTS[e]!);
-      const r = await withClient(o, (c) => c.request(CREATE_WEBHOOK, { i: { url: o.url, events } }));
+      const r = await withClient(o, (c) => c.request(CREATE_WEBHOOK, { i: { url, events } }));
       process.stderr.write('Store the secret now: it cannot be shown again.\n');
       process.stdout.write(formatData(o.output === 'yaml' ? 'yaml' : 'json', { ...r.createWebhook, events: r.createWebhook.events.map(eventName) }));
     });

@@ -38,7 +38,7 @@ export function DeliveriesTable(props: { webhookId: string; url: string }) {
             </thead>
             <tbody>
               {rows.map((d) => (
-                <tr key={d.id}>
+                <tr key={d.id} data-delivery-id={d.id} data-status={d.status} data-attempts={d.attempts}>
                   <td>{eventName(d.event)}</td>
                   <td>
                     <Link to={`/runs/${d.runId}`} className="mono">

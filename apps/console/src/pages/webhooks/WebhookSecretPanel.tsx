@@ -17,6 +17,7 @@ export function WebhookSecretPanel(props: { created: CreatedWebhook; onDone: () 
           readOnly
           value={props.created.secret ?? ''}
           aria-label="The webhook's signing secret"
+          data-testid="webhook-secret"
           onFocus={(e) => e.currentTarget.select()}
         />
         <button type="button" className="quiet" onClick={props.onDone}>

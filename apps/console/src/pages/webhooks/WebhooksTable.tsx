@@ -39,7 +39,7 @@ export function WebhooksTable(props: { hooks: WebhookRow[]; shown: string | null
           </thead>
           <tbody>
             {props.hooks.map((w) => (
-              <tr key={w.id}>
+              <tr key={w.id} data-webhook-id={w.id}>
                 <td className="mono">{w.url}</td>
                 <td>{w.events.map(eventName).join(', ')}</td>
                 <td>
