@@ -1,5 +1,4 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { sql } from '../sql.js';
 import { isUuid } from '../tenant-transaction.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
 import type { WebhookEvent } from './webhook-delivery-write.js';
