@@ -3,6 +3,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WeftClient } from '@weft/client';
+import { WeftMetrics } from '@weft/platform';
 import { jsNode, publish, rejection, start, startE2E, waitRun, type E2E } from '../support/e2e-platform.js';
 
 /** One request a receiver got: its headers and raw body. */
@@ -123,6 +124,10 @@ describe('webhooks', () => {
         finishedAt: expect.any(String),
       },
     });
+    // Each attempt is counted by its outcome.
+    const counted = await e2e.app.get(WeftMetrics).registry.getSingleMetric('weft_webhook_deliveries_total')!.get();
+    const count = (outcome: string) => counted.values.find((v) => v.labels.event === 'run.failed' && v.labels.outcome === outcome)?.value;
+    expect([count('retry'), count('delivered')]).toEqual([2, 1]);
     // The run that succeeded is not an event this webhook subscribed to: no delivery for it.
     expect((await deliveries(admin, hook.id)).map((x: { runId: string }) => x.runId)).toEqual([failed]);
     await admin.request(`mutation($id: ID!) { deleteWebhook(id: $id) }`, { id: hook.id });
