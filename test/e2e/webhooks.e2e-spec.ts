@@ -146,6 +146,20 @@ describe('webhooks', () => {
     await admin.request(`mutation($id: ID!) { deleteWebhook(id: $id) }`, { id: hook.id });
   });
 
+  it('gives up after the 15th failed attempt: FAILED, with the last answer', async () => {
+    const r = await receiver([500]);
+    servers.push(r.server);
+    const hook = await create(admin, r.url, ['RUN_FAILED']);
+    await waitRun(admin, await start(admin, 'fails'));
+    const [first] = await waitDeliveries(admin, hook.id, (ds) => ds[0]?.attempts >= 1);
+    // Fourteen attempts made, as far as the sender can tell: an attempt in flight now is not
+    // recorded (its count no longer matches), and the next one is the last.
+    await e2e.owner.query(`UPDATE webhook_deliveries SET attempts = 14 WHERE id = $1`, [first.id]);
+    const [d] = await waitDeliveries(admin, hook.id, (ds) => ds[0]?.status === 'FAILED');
+    expect(d).toMatchObject({ status: 'FAILED', attempts: 15, lastStatusCode: 500, lastError: 'HTTP 500', nextAttemptAt: null, deliveredAt: null });
+    await admin.request(`mutation($id: ID!) { deleteWebhook(id: $id) }`, { id: hook.id });
+  });
+
   it('refuses a url that is not http or https, and no events, naming the field', async () => {
     const ftp = await rejection(create(admin, 'ftp://127.0.0.1/x', ['RUN_FAILED']));
     expect([ftp.code, ftp.errors[0]!.message]).toEqual(['BAD_USER_INPUT', 'url: must be an http or https URL, not ftp']);

@@ -105,10 +105,18 @@ export class WebhookSender {
     } catch (err) {
       error = describe(err);
     }
-    const n = d.attempts + 1;
-    if (n >= MAX_ATTEMPTS) return { status: 'FAILED', statusCode, error: bounded(error) };
-    return { status: 'PENDING', statusCode, error: bounded(error), retryInMs: Math.min(this.backoffMs * 2 ** (n - 1), MAX_BACKOFF_MS) };
+    return failedAttempt(d.attempts + 1, statusCode, error, this.backoffMs);
   }
+}
+
+/**
+ * What failed attempt number `n` (from 1) comes to: tried again after `backoffMs` × 2^(n-1) (at
+ * most {@link MAX_BACKOFF_MS}), or FAILED when it was the {@link MAX_ATTEMPTS}th; the error cut
+ * at 500 characters.
+ */
+export function failedAttempt(n: number, statusCode: number | null, error: string, backoffMs: number): AttemptOutcome {
+  if (n >= MAX_ATTEMPTS) return { status: 'FAILED', statusCode, error: bounded(error) };
+  return { status: 'PENDING', statusCode, error: bounded(error), retryInMs: Math.min(backoffMs * 2 ** (n - 1), MAX_BACKOFF_MS) };
 }
 
 /** An error's message, with its cause's (undici wraps connection errors). */
