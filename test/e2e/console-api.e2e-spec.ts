@@ -152,7 +152,7 @@ describe('the API of the web console', () => {
     // Workflow ids may hold dots; only /assets holds files.
     expect(await (await fetch(`${origin}/workflows/billing.v2`)).text()).toBe(html);
     // Every page of the console's navigation opens by its address too.
-    for (const route of ['/runs', '/workflows', '/schedules', '/queues', '/flow', '/keys', '/settings', '/runs/batches']) {
+    for (const route of ['/runs', '/workflows', '/schedules', '/queues', '/flow', '/keys', '/settings', '/webhooks', '/runs/batches']) {
       const opened = await fetch(`${origin}${route}`);
       expect({ route, status: opened.status }).toEqual({ route, status: 200 });
       expect(await opened.text()).toBe(html);

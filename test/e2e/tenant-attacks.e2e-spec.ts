@@ -44,6 +44,7 @@ describe("tenant B attacking tenant A's objects", () => {
     backfillId: '',
     keyCursor: '',
     batchId: '',
+    webhookId: '',
   };
   const sockets: Client[] = [];
 
@@ -120,6 +121,7 @@ describe("tenant B attacking tenant A's objects", () => {
     const keys = await a.request(`{ apiKeys { id role } }`);
     A.adminKeyId = keys.apiKeys.find((k: { role: string }) => k.role === 'admin').id;
     A.viewerKeyId = (await a.request(`mutation { createApiKey(input: {name: "a-viewer", role: viewer}) { id } }`)).createApiKey.id;
+    A.webhookId = (await a.request(`mutation { createWebhook(input: {url: "http://127.0.0.1:9/A-only", events: [RUN_FAILED]}) { id } }`)).createWebhook.id;
     const page = await a.request(`{ runs(first: 1) { pageInfo { endCursor } } }`);
     A.cursor = page.runs.pageInfo.endCursor;
     // B has a workflow of its own, so "nothing" is distinguishable from "everything broken".
@@ -603,6 +605,34 @@ describe("tenant B attacking tenant A's objects", () => {
       },
     },
     {
+      name: 'lists webhooks and reads A’s webhook’s deliveries',
+      fields: ['webhooks', 'webhookDeliveries'],
+      run: async () => {
+        const listed = (await b.request(`{ webhooks { id url } }`)).webhooks;
+        expect(listed.map((w: { id: string }) => w.id)).not.toContain(A.webhookId);
+        await expectNotFound(
+          b.request(`query($w: ID!) { webhookDeliveries(webhookId: $w) { edges { node { id } } } }`, { w: A.webhookId }),
+          'webhookDeliveries',
+        );
+      },
+    },
+    {
+      name: 'deletes A’s webhook',
+      fields: ['deleteWebhook'],
+      run: () => expectNotFound(b.request(`mutation($id: ID!) { deleteWebhook(id: $id) }`, { id: A.webhookId }), 'deleteWebhook'),
+    },
+    {
+      name: 'creates a webhook on A’s events',
+      fields: ['createWebhook'],
+      run: async () => {
+        const mine = (await b.request(`mutation { createWebhook(input: {url: "http://127.0.0.1:9/b-hook", events: [RUN_FAILED]}) { id } }`)).createWebhook;
+        expect(mine.id).not.toBe(A.webhookId);
+        // A's runs failing tell B's webhook nothing: its deliveries are B's own runs' only.
+        const own = (await b.request(`query($w: ID!) { webhookDeliveries(webhookId: $w) { edges { node { runId } } } }`, { w: mine.id })).webhookDeliveries;
+        expect(own.edges).toEqual([]);
+      },
+    },
+    {
       name: 'deletes A’s schedule',
       fields: ['deleteSchedule'],
       run: () => expectNotFound(b.request(`mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: A.scheduleId }), 'deleteSchedule'),
@@ -638,6 +668,7 @@ describe("tenant B attacking tenant A's objects", () => {
       ],
     });
     expect((await a.request(`{ tenantSettings { retentionDays } }`)).tenantSettings).toEqual({ retentionDays: 365 });
+    expect((await a.request(`{ webhooks { id url } }`)).webhooks).toEqual([{ id: A.webhookId, url: 'http://127.0.0.1:9/A-only' }]);
     const keys = (await a.request(`{ apiKeys { id revokedAt } }`)).apiKeys;
     expect(keys.filter((k: any) => [A.adminKeyId, A.viewerKeyId].includes(k.id)).map((k: any) => k.revokedAt)).toEqual([null, null]);
     const sched = (await a.request(`query($id: ID!) { schedule(id: $id) { paused note cron workflowId backfills { id } } }`, { id: A.scheduleId })).schedule;

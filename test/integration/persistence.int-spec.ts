@@ -70,6 +70,8 @@ describe('migrations', () => {
       'task_attempt_logs',
       'tasks',
       'tenants',
+      'webhook_deliveries',
+      'webhooks',
       'workers',
       'workflow_versions',
       'workflows',

@@ -72,6 +72,21 @@ function rowsOf(ids: Ids, n: number): [table: string, row: Row][] {
     ],
     ['run_batch_items', { sql: `INSERT INTO run_batch_items (tenant_id, batch_id, seq, run_id) VALUES ($1, $2, 1, $3)`, params: [tenant, signal, run] }],
     [
+      'webhooks',
+      {
+        sql: `INSERT INTO webhooks (tenant_id, id, url, events, secret, created_at) VALUES ($1, $2, 'https://example.com/hook', '{run.failed}', 'whsec_x', now())`,
+        params: [tenant, signal],
+      },
+    ],
+    [
+      'webhook_deliveries',
+      {
+        sql: `INSERT INTO webhook_deliveries (tenant_id, id, webhook_id, event, run_id, run_seq, run, created_at, next_attempt_at)
+              VALUES ($1, $2, $3, 'run.failed', $4, 1, '{}', now(), now() - interval '1 hour')`,
+        params: [tenant, backfill, signal, run],
+      },
+    ],
+    [
       'outbox',
       { sql: `INSERT INTO outbox (tenant_id, run_id, task_id, attempt, queue, not_before) VALUES ($1, $2, $3, 1, 'http', now())`, params: [tenant, run, task] },
     ],
@@ -125,6 +140,8 @@ const TABLES: Record<string, { tenantColumn: string; touch: string }> = {
   run_labels: { tenantColumn: 'tenant_id', touch: `value = value` },
   run_batches: { tenantColumn: 'tenant_id', touch: `reason = reason` },
   run_batch_items: { tenantColumn: 'tenant_id', touch: `error = error` },
+  webhooks: { tenantColumn: 'tenant_id', touch: `url = url` },
+  webhook_deliveries: { tenantColumn: 'tenant_id', touch: `last_error = last_error` },
   outbox: { tenantColumn: 'tenant_id', touch: `queue = queue` },
   queue_reservations: { tenantColumn: 'tenant_id', touch: `queue = queue` },
   schedules: { tenantColumn: 'tenant_id', touch: `note = note` },
@@ -439,6 +456,7 @@ describe('the cross-tenant paths', () => {
       'weft_claim_outbox',
       'weft_claim_run_batches',
       'weft_claim_start_deadlines',
+      'weft_claim_webhook_deliveries',
       'weft_dispatch',
       'weft_may_take',
       'weft_outbox_stats',

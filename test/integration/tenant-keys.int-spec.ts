@@ -28,6 +28,8 @@ const TENANT_TABLES = [
   'signals',
   'task_attempt_logs',
   'tasks',
+  'webhook_deliveries',
+  'webhooks',
   'workflow_versions',
   'workflows',
 ];
@@ -78,6 +80,8 @@ describe('the migrated schema', () => {
       'task_attempt_logs(tenant_id, task_id, attempt)',
       'tasks(tenant_id, id)',
       'tenants(id)',
+      'webhook_deliveries(tenant_id, id)',
+      'webhooks(tenant_id, id)',
       'workers(id)',
       'workflow_versions(tenant_id, workflow_id, version)',
       'workflows(tenant_id, id)',
@@ -91,6 +95,7 @@ describe('the migrated schema', () => {
       'tasks.tasks_run_node_iteration(tenant_id, run_id, node_id, iteration)',
       // The tenants' own registry: a name is unique across tenants (an index on lower(name), an expression).
       'tenants.tenants_name_unique()',
+      'webhook_deliveries.webhook_deliveries_once(tenant_id, webhook_id, run_id, run_seq)',
     ]);
     expect(catalog.foreignKeys.map((f) => `${f.table}(${f.columns.join(', ')}) -> ${f.references}(${f.referencedColumns.join(', ')})`)).toEqual([
       'api_keys(tenant_id) -> tenants(id)',
@@ -112,6 +117,8 @@ describe('the migrated schema', () => {
       'signals(tenant_id, run_id) -> runs(tenant_id, id)',
       'task_attempt_logs(tenant_id, task_id) -> tasks(tenant_id, id)',
       'tasks(tenant_id, run_id) -> runs(tenant_id, id)',
+      'webhook_deliveries(tenant_id, webhook_id) -> webhooks(tenant_id, id)',
+      'webhooks(tenant_id) -> tenants(id)',
       'workflow_versions(tenant_id, workflow_id) -> workflows(tenant_id, id)',
       'workflows(tenant_id, id, default_version) -> workflow_versions(tenant_id, workflow_id, version)',
       'workflows(tenant_id) -> tenants(id)',

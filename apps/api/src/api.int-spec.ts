@@ -11,6 +11,7 @@ import {
   AttemptLogRepository,
   TenantSettingsRepository,
   RunBatchRepository,
+  WebhookRepository,
   FlowViewRepository,
   QueueReservationRepository,
   QueueViewRepository,
@@ -234,6 +235,8 @@ const commands = {
     { provide: TenantSettingsRepository, useValue: {} },
     // Bulk actions are not exercised here (test/e2e/run-batches.e2e-spec.ts runs them on a real platform).
     { provide: RunBatchRepository, useValue: {} },
+    // Webhooks are not exercised here (test/e2e/webhooks.e2e-spec.ts sends them on a real platform).
+    { provide: WebhookRepository, useValue: {} },
     { provide: RunBatches, useValue: {} },
   ],
   exports: [
@@ -254,6 +257,7 @@ const commands = {
     AttemptLogRepository,
     TenantSettingsRepository,
     RunBatchRepository,
+    WebhookRepository,
     RunBatches,
   ],
 })

@@ -27,6 +27,8 @@ import { SchedulesResolver } from './schedules/schedules.resolver.js';
 import { SchedulesService } from './schedules/schedules.service.js';
 import { RunBatchesResolver } from './batches/run-batches.resolver.js';
 import { RunBatchesService } from './batches/run-batches.service.js';
+import { WebhooksResolver } from './webhooks/webhooks.resolver.js';
+import { WebhooksService } from './webhooks/webhooks.service.js';
 import { TenantSettingsResolver } from './settings/tenant-settings.resolver.js';
 import { TenantSettingsService } from './settings/tenant-settings.service.js';
 import { SocketServer } from './sockets/socket-server.service.js';
@@ -88,6 +90,8 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     TenantSettingsResolver,
     RunBatchesService,
     RunBatchesResolver,
+    WebhooksService,
+    WebhooksResolver,
     FlowService,
     FlowResolver,
   ],

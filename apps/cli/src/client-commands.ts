@@ -10,6 +10,7 @@ import { runReadCommands } from './client/run-read-commands.js';
 import { scheduleCommands } from './client/schedule-commands.js';
 import { settingsCommands } from './client/settings-commands.js';
 import { validateCommand } from './client/validate-command.js';
+import { webhookCommands } from './client/webhook-commands.js';
 import { workflowCommands } from './client/workflow-commands.js';
 
 /**
@@ -30,8 +31,9 @@ export function clientCommands(program: Command): void {
   batchCommands(program);
   program.commandsGroup('Schedules:');
   scheduleCommands(program);
-  program.commandsGroup('Keys, settings and contexts:');
+  program.commandsGroup('Keys, settings, webhooks and contexts:');
   keyCommands(program);
   settingsCommands(program);
+  webhookCommands(program);
   contextCommands(program);
 }

@@ -14,6 +14,7 @@ import { SchedulesPage } from './pages/SchedulesPage.js';
 import { SettingsPage } from './pages/SettingsPage.js';
 import { SignInPage } from './pages/SignInPage.js';
 import { StartRunPage } from './pages/StartRunPage.js';
+import { WebhooksPage } from './pages/WebhooksPage.js';
 import { WorkflowDiffPage } from './pages/WorkflowDiffPage.js';
 import { WorkflowPage } from './pages/WorkflowPage.js';
 import { WorkflowsPage } from './pages/WorkflowsPage.js';
@@ -42,6 +43,7 @@ export function App() {
             <Route path="flow" element={<FlowPage />} />
             <Route path="keys" element={<KeysPage />} />
             <Route path="settings" element={<SettingsPage />} />
+            <Route path="webhooks" element={<WebhooksPage />} />
             <Route path="*" element={<NotFoundPage />} />
           </Route>
         </Routes>

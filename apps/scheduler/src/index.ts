@@ -6,3 +6,4 @@ export { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
 export { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
 export { SchedulesPoller } from './pollers/schedules.poller.js';
 export { RunRetentionPoller } from './pollers/run-retention.poller.js';
+export { WebhookDeliveriesPoller } from './pollers/webhook-deliveries.poller.js';

@@ -1,6 +1,7 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { JobProbe } from '@weft/engine';
 import type { RunCoordinator } from '@weft/engine/coordinator';
+import type { Database } from '@weft/persistence';
 import { logStartLine, WEFT_CONFIG, type WeftConfig } from '@weft/platform';
 import { DueTimersPoller } from './pollers/due-timers.poller.js';
 import { LostTaskSweepPoller } from './pollers/lost-task-sweep.poller.js';
@@ -8,11 +9,12 @@ import { OutboxRelayPoller } from './pollers/outbox-relay.poller.js';
 import { RunBatchesPoller } from './pollers/run-batches.poller.js';
 import { RunRetentionPoller } from './pollers/run-retention.poller.js';
 import { SchedulesPoller } from './pollers/schedules.poller.js';
+import { WebhookDeliveriesPoller } from './pollers/webhook-deliveries.poller.js';
 
 /**
- * The scheduler's six pollers, each on its own timer: every `WEFT_SCHEDULER_INTERVAL_MS` due
- * timers, schedules, the outbox relay, the lost-task sweep and bulk actions; once a minute run
- * retention. Safe with several replicas: the coordinator
+ * The scheduler's pollers, each on its own timer: every `WEFT_SCHEDULER_INTERVAL_MS` due
+ * timers, schedules, the outbox relay, the lost-task sweep, bulk actions and webhook deliveries;
+ * once a minute run retention. Safe with several replicas: the coordinator
  * claims rows with `FOR UPDATE SKIP LOCKED` and fencing drops duplicates.
  */
 @Injectable()
@@ -27,10 +29,14 @@ export class Scheduler {
     readonly retention: RunRetentionPoller,
     readonly batches: RunBatchesPoller,
     @Inject(WEFT_CONFIG) private readonly config: WeftConfig,
+    @Optional() readonly webhooks?: WebhookDeliveriesPoller,
   ) {}
 
-  /** The six pollers over `coordinator`, outside Nest; `probe` tells whether a task's job is still in Redis. */
-  static create(coordinator: RunCoordinator, config: WeftConfig, probe: JobProbe): Scheduler {
+  /**
+   * The pollers over `coordinator`, outside Nest; `probe` tells whether a task's job is still in
+   * Redis. Webhook deliveries are sent only when `ds` is given.
+   */
+  static create(coordinator: RunCoordinator, config: WeftConfig, probe: JobProbe, ds?: Database): Scheduler {
     return new Scheduler(
       new DueTimersPoller(coordinator.timers, config),
       new OutboxRelayPoller(coordinator.outbox, config),
@@ -39,10 +45,11 @@ export class Scheduler {
       new RunRetentionPoller(coordinator.retention, config),
       new RunBatchesPoller(coordinator.batches, config),
       config,
+      ds ? new WebhookDeliveriesPoller(ds, config) : undefined,
     );
   }
 
-  /** Starts the six pollers. */
+  /** Starts the pollers. */
   start(): void {
     const pollers = this.pollers();
     for (const poller of pollers) poller.start();
@@ -58,7 +65,7 @@ export class Scheduler {
   }
 
   private pollers() {
-    return [this.timers, this.schedules, this.outbox, this.sweep, this.retention, this.batches];
+    return [this.timers, this.schedules, this.outbox, this.sweep, this.retention, this.batches, ...(this.webhooks ? [this.webhooks] : [])];
   }
 
   /** One poll of each, one after the other: timers, schedules and the outbox until drained, then one sweep batch. */

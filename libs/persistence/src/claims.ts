@@ -86,6 +86,26 @@ export async function claimRunBatches(ds: DataSource, now: Date | null, limit: n
   return rows.map((r) => ({ tenantId: r.tenant_id, batchId: r.batch_id }));
 }
 
+/**
+ * Claims up to `limit` PENDING webhook deliveries that are due, earliest first, skipping rows
+ * another replica holds, and leases them for `leaseMs` (their `next_attempt_at` moves to the
+ * lease end, so a sender that dies mid-attempt leaves them to be claimed again then). `now`: as
+ * {@link claimDueTimers}.
+ */
+export async function claimWebhookDeliveries(
+  ds: DataSource,
+  now: Date | null,
+  limit: number,
+  leaseMs: number,
+): Promise<Array<{ tenantId: string; deliveryId: string }>> {
+  const rows = await callDefiner<{ tenant_id: string; delivery_id: string }>(
+    ds,
+    `SELECT * FROM weft_claim_webhook_deliveries($1, $2, COALESCE($1::timestamptz, now()) + $3 * interval '1 millisecond')`,
+    [now, limit, leaseMs],
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, deliveryId: r.delivery_id }));
+}
+
 /** An outbox row (one task attempt to enqueue), claimed by the outbox relay. */
 export interface ClaimedOutboxRow {
   /** `outbox.id` (bigint, as a string). */

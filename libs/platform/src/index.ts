@@ -22,3 +22,4 @@ export * from './ops/tracing.js';
 export * from './ops/ops-listener.js';
 export * from './weft-version.js';
 export * from './run-watches.js';
+export * from './net/address-guard.js';

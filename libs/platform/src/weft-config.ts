@@ -54,6 +54,8 @@ export interface WeftConfig {
   retentionIntervalMs: number;
   /** WEFT_BATCH_RUNS_PER_SECOND: the most runs a bulk action acts on per second (default 100). */
   batchRunsPerSecond?: number;
+  /** WEFT_WEBHOOK_BACKOFF_MS: the first backoff of a failed webhook delivery, ms (default 1,000; doubled at each attempt, at most an hour). */
+  webhookBackoffMs?: number;
   /** WEFT_MAX_SCHEDULES_PER_TENANT: schedules one tenant may hold (default 1000). */
   maxSchedulesPerTenant: number;
   /** WEFT_MIN_SCHEDULE_INTERVAL_SECONDS: the smallest gap between a schedule's fires (default 10). */
@@ -188,6 +190,7 @@ export function loadConfig(
     schedulerIntervalMs: dto.WEFT_SCHEDULER_INTERVAL_MS,
     retentionIntervalMs: dto.WEFT_RETENTION_INTERVAL_MS,
     batchRunsPerSecond: dto.WEFT_BATCH_RUNS_PER_SECOND,
+    webhookBackoffMs: dto.WEFT_WEBHOOK_BACKOFF_MS,
     maxSchedulesPerTenant: dto.WEFT_MAX_SCHEDULES_PER_TENANT,
     minScheduleIntervalSeconds: dto.WEFT_MIN_SCHEDULE_INTERVAL_SECONDS,
     maxActiveBackfillsPerTenant: dto.WEFT_MAX_ACTIVE_BACKFILLS_PER_TENANT,

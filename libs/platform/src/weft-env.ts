@@ -163,6 +163,13 @@ export class WeftEnv {
   @Max(10_000)
   WEFT_BATCH_RUNS_PER_SECOND = 100;
 
+  /** The first backoff of a failed webhook delivery, ms; attempt n waits 2^(n-1) times it (at most an hour). Tests shorten it. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(60_000)
+  WEFT_WEBHOOK_BACKOFF_MS = 1_000;
+
   /** Schedules one tenant may hold; one more is refused with BAD_USER_INPUT. */
   @Transform(toInt)
   @IsInt()

@@ -44,4 +44,4 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
  * The console's client-side routes: GET on these serves index.html (the page routes itself).
  * Ids may hold dots (`/workflows/billing.v2`); the console's own files are all under /assets.
  */
-export const CONSOLE_ROUTES = /^\/(?:(?:runs|workflows|schedules|queues|flow|keys|settings)(?:\/.*)?)?$/;
+export const CONSOLE_ROUTES = /^\/(?:(?:runs|workflows|schedules|queues|flow|keys|settings|webhooks)(?:\/.*)?)?$/;

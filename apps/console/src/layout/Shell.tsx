@@ -23,6 +23,7 @@ export function Shell() {
           <NavLink to="/queues">Queues</NavLink>
           <NavLink to="/flow">Flow</NavLink>
           {can.administer && <NavLink to="/keys">Keys</NavLink>}
+          {can.administer && <NavLink to="/webhooks">Webhooks</NavLink>}
           {can.administer && <NavLink to="/settings">Settings</NavLink>}
           <a href="/graphql">GraphQL IDE</a>
         </nav>

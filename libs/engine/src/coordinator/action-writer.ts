@@ -33,6 +33,7 @@ import {
 import { backlogTerms } from './backlog-terms.js';
 import { writeReopenIterations, writeSkipIterations } from './iteration-writes.js';
 import { TaskChangeLog } from './run-change.js';
+import { webhookDeliveries } from './webhook-events.js';
 
 /** What persisting one transition produced. */
 export interface WriteResult {
@@ -96,18 +97,15 @@ export function isWorkerNode(n: WorkflowNode): boolean {
 }
 
 /**
- * Turns one transition's actions into rows, in order, inside the event's tenant transaction
- * (the coordinator is the only code that writes run and task rows; the statements are the
- * persistence repositories').
+ * Turns one transition's actions into rows, in order, inside the event's tenant transaction (the coordinator is the only code
+ * that writes run and task rows; the statements are the persistence repositories').
  *
- * CreateTask, DispatchTask, CompleteTask and FailTask actions are buffered: new tasks (with the
- * lease of the attempt dispatched with them) in one multi-row INSERT, outbox rows in one upsert,
- * each completion or failure an UPDATE, all sent as one statement ({@link runWrites}) together
- * with the caller's own closing writes (the history row and the run update). Any other action
- * flushes the buffers first, so the effect is the same as writing each action in order.
- * Updates are fenced by task id (and attempt where the action has one); an update that matches
- * no row means the stored run drifted from the locked snapshot and throws
- * a `WriteInvariantError`, rolling the event back.
+ * CreateTask, DispatchTask, CompleteTask and FailTask actions are buffered: new tasks (with the lease of the attempt dispatched
+ * with them) in one multi-row INSERT, outbox rows in one upsert, each completion or failure an UPDATE, all sent as one statement
+ * ({@link runWrites}) together with the caller's own closing writes (the history row and the run update) and the webhook
+ * deliveries of a run's end or pause. Any other action flushes the buffers first, so the effect is the same as writing each
+ * action in order. Updates are fenced by task id (and attempt where the action has one); an update that matches no row means
+ * the stored run drifted from the locked snapshot and throws a `WriteInvariantError`, rolling the event back.
  */
 export class ActionWriter {
   private creates: NewTask[] = [];
@@ -192,6 +190,7 @@ export class ActionWriter {
    */
   async write(actions: readonly Action[], closing: (result: WriteResult) => WritePart[] = () => []): Promise<WriteResult> {
     for (const a of actions) await this.one(a);
+    this.pending.push(...actions.flatMap((a) => webhookDeliveries(this.tenantId, this.run.id, a, this.now)));
     const result: WriteResult = {
       jobs: this.jobs,
       run: this.patch,

@@ -28,3 +28,5 @@ export * from './flow-view.repository.js';
 export * from './attempt-log.repository.js';
 export * from './tenant-settings.repository.js';
 export * from './run-retention.repository.js';
+export * from './webhook.repository.js';
+export * from './webhook-delivery-write.js';

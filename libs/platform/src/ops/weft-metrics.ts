@@ -74,6 +74,8 @@ export class WeftMetrics {
   readonly runsPaused: Counter<string>;
   readonly runsTimedOut: Counter<string>;
   readonly batchItems: Counter<string>;
+  /** Webhook delivery attempts, by event and outcome (see the scheduler's webhook sender). */
+  readonly webhookDeliveries: Counter<string>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     this.tenantLabel = opts.tenantLabel ?? false;
@@ -244,6 +246,12 @@ export class WeftMetrics {
       name: 'weft_batch_items_total',
       help: 'Runs bulk actions (createRunBatch) acted on, by action and outcome: APPLIED, SKIPPED (the action did not apply to the run) or FAILED.',
       labelNames: ['action', 'outcome'],
+      registers,
+    });
+    this.webhookDeliveries = new Counter({
+      name: 'weft_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by event (run.failed, …) and outcome: delivered (a 2xx), retry (failed, tried again later) or failed (failed, no attempt left).',
+      labelNames: ['event', 'outcome'],
       registers,
     });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });

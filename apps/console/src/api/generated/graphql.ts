@@ -64,6 +64,14 @@ export type CreateScheduleInput = {
   workflowId: string;
 };
 
+/** A new webhook: where to POST, and on which events. */
+export type CreateWebhookInput = {
+  /** At least one event; a repeated one counts once. */
+  events: Array<WebhookEvent>;
+  /** An http or https URL of at most 2048 characters; redirects are not followed. */
+  url: string;
+};
+
 /** TAKEN: its source settled, the edge applied (after success, within the recorded branches; an on_error edge after a failure) and its target was reached. SKIPPED: its source settled and the edge did not apply, or its target was skipped. OPEN: not decided yet. */
 export type EdgeState =
   | 'OPEN'
@@ -259,6 +267,25 @@ export type WaitReason =
   | 'RATE_LIMIT'
   /** Its run is paused (pauseRun, or a node with on_exhausted: pause ran out of attempts): it is dispatched after resumeRun. */
   | 'RUN_PAUSED';
+
+/** PENDING until the receiver answered 2xx (DELIVERED) or the 15th attempt failed (FAILED). */
+export type WebhookDeliveryStatus =
+  | 'DELIVERED'
+  | 'FAILED'
+  | 'PENDING';
+
+/** What a webhook is told of; sent as `weft-event: run.succeeded` (run.failed, run.cancelled, run.timed_out, run.paused). */
+export type WebhookEvent =
+  /** A run ended CANCELLED. */
+  | 'RUN_CANCELLED'
+  /** A run ended FAILED. */
+  | 'RUN_FAILED'
+  /** A run was paused (by an operator, its parent run, or a node with on_exhausted: pause). */
+  | 'RUN_PAUSED'
+  /** A run ended SUCCEEDED. */
+  | 'RUN_SUCCEEDED'
+  /** A run ended TIMED_OUT (its timeout_seconds passed). */
+  | 'RUN_TIMED_OUT';
 
 export type GraphFieldsFragment = { nodes: Array<{ id: string, type: string, status: TaskStatus | null, forEach: boolean, childWorkflow: string | null, iterations: Array<{ status: TaskStatus, count: number }> | null }>, edges: Array<{ from: string, to: string, label: string | null, onError: boolean, state: EdgeState }> };
 
@@ -552,6 +579,32 @@ export type StartRunMutationVariables = Exact<{
 
 
 export type StartRunMutation = { startRun: { id: string } };
+
+export type WebhooksQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WebhooksQuery = { webhooks: Array<{ id: string, url: string, events: Array<WebhookEvent>, createdAt: string }> };
+
+export type CreateWebhookMutationVariables = Exact<{
+  input: CreateWebhookInput;
+}>;
+
+
+export type CreateWebhookMutation = { createWebhook: { id: string, url: string, events: Array<WebhookEvent>, secret: string | null, createdAt: string } };
+
+export type DeleteWebhookMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type DeleteWebhookMutation = { deleteWebhook: boolean };
+
+export type WebhookDeliveriesQueryVariables = Exact<{
+  webhookId: string | number;
+}>;
+
+
+export type WebhookDeliveriesQuery = { webhookDeliveries: { edges: Array<{ node: { id: string, event: WebhookEvent, runId: string, status: WebhookDeliveryStatus, attempts: number, lastStatusCode: number | null, lastError: string | null, createdAt: string, nextAttemptAt: string | null, deliveredAt: string | null } }> } };
 
 export type WorkflowFieldsFragment = { id: string, name: string | null, latestVersion: number, defaultVersion: number, pinnedVersion: number | null, createdAt: string, updatedAt: string };
 
