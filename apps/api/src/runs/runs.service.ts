@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { GraphQLResolveInfo } from 'graphql';
-import { WeftError, type JsonValue, type RunChange, type RunLabels } from '@weft/engine';
+import type { JsonValue, RunChange, RunLabels } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
 import {
   asJsonb,
