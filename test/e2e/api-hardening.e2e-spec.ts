@@ -287,7 +287,7 @@ describe('API hardening end to end', () => {
     expect(await start(client, 'park', {}, { idempotencyKey: 'order-17' })).toBe(runId);
     const err = await rejection(start(client, 'other', {}, { idempotencyKey: 'order-17' }));
     expect(err.code).toBe('CONFLICT');
-    expect(err.errors[0]!.message).toBe('idempotency key order-17 was used for workflow park');
+    expect(err.errors[0]!.message).toBe(`idempotency key "order-17" was used by run ${runId} with a different workflow (it ran park, this start other)`);
   });
 
   describe('API keys: the same forms over HTTP and graphql-ws', () => {

@@ -86,6 +86,19 @@ describe('the backlog poll', () => {
     expect(await h.coordinator.outbox.relay(10)).toBe(0);
   });
 
+  it("carries the node's non_retryable statuses and sensitive flag in a job read back from the backlog", async () => {
+    const h = await setup();
+    h.dispatcher.failNext = 1;
+    const queue = `policy-${h.tenantId.slice(0, 8)}`;
+    const node = http('a', undefined, { queue, sensitive: true, retry: { max_attempts: 3, non_retryable: ['404', '4xx'] } });
+    const runId = await h.start(def([node]));
+    expect(h.dispatcher.jobs).toEqual([]);
+    // The job this process held is gone with the failed enqueue: the sweep's is read from the database.
+    h.clock.advance(30_001);
+    expect(await h.coordinator.lostTasks.sweep(1000, { hasJob: async (q: string) => q !== queue })).toBe(1);
+    expect(h.dispatcher.jobs).toEqual([expect.objectContaining({ runId, nodeId: 'a', sensitive: true, nonRetryable: [404, '4xx'] })]);
+  });
+
   it('drops the backlog row of a task cancelled before it was admitted', async () => {
     const h = await setup({ dispatchWindowFloor: 0 });
     const queue = `cancelled-${h.tenantId.slice(0, 8)}`;

@@ -88,7 +88,7 @@ describe('values a fenced start carries as literals', () => {
     expect(fenced.coordinator.committer.stats.statements).toBe(before + 1);
     expect((await fenced.run(first.runId)).idempotencyKey).toBe(key);
     expect((await fenced.run(first.runId)).input).toEqual({ key });
-    const again = await fenced.coordinator.runs.startRun(fenced.tenantId, { workflowId: a, idempotencyKey: key });
+    const again = await fenced.coordinator.runs.startRun(fenced.tenantId, { workflowId: a, idempotencyKey: key, input: { key } });
     expect(again).toEqual({ runId: first.runId, created: false });
   });
 
@@ -106,7 +106,7 @@ describe('many fenced starts of one idempotency key at once', () => {
   it('create exactly one run; every other start gets it back, created false', async () => {
     const { fenced, a } = await pair(chain(2));
     const results = await Promise.all(
-      Array.from({ length: 24 }, (_, i) => fenced.coordinator.runs.startRun(fenced.tenantId, { workflowId: a, idempotencyKey: 'same', input: { i } })),
+      Array.from({ length: 24 }, () => fenced.coordinator.runs.startRun(fenced.tenantId, { workflowId: a, idempotencyKey: 'same', input: { order: 7 } })),
     );
     const created = results.filter((r) => r.created);
     expect(created).toHaveLength(1);
@@ -133,7 +133,7 @@ describe('fenced starts of two tenants in the committer’s messages', () => {
 
     const starts = Array.from({ length: 16 }, (_, i) => {
       const t = i % 2 === 0 ? a : b;
-      return c.runs.startRun(t.tenantId, { workflowId: 'shared', idempotencyKey: 'k', input: { i } }).then((r) => ({ t, ...r }));
+      return c.runs.startRun(t.tenantId, { workflowId: 'shared', idempotencyKey: 'k', input: { tenant: t === a ? 'a' : 'b' } }).then((r) => ({ t, ...r }));
     });
     const results = await Promise.all(starts);
     for (const t of [a, b]) {

@@ -92,8 +92,13 @@ describe('a start of a workflow this process started before', () => {
     expect(first.created).toBe(true);
     expect(h.coordinator.committer.stats.statements).toBe(1);
 
-    const again = await h.coordinator.runs.startRun(h.tenantId, { workflowId, idempotencyKey: 'order-1', input: { other: true } });
+    const again = await h.coordinator.runs.startRun(h.tenantId, { workflowId, idempotencyKey: 'order-1', input: {} });
     expect(again).toEqual({ runId: first.runId, created: false });
+    // The key reused with another input: the fenced statement writes nothing, the locking path refuses it.
+    await expect(h.coordinator.runs.startRun(h.tenantId, { workflowId, idempotencyKey: 'order-1', input: { other: true } })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: `idempotency key "order-1" was used by run ${first.runId} with a different input`,
+    });
     expect((await h.run(first.runId)).input).toEqual({});
     expect(await h.events(first.runId)).toHaveLength(1);
   });

@@ -146,6 +146,93 @@ describe('concurrent duplicate starts', () => {
   });
 });
 
+describe('a key reused for another start', () => {
+  let replica: Replica;
+  let other: Replica;
+  beforeAll(async () => {
+    [replica, other] = await Promise.all([openReplica(db.url, { poolSize: 3 }), openReplica(db.url, { poolSize: 3 })]);
+  });
+  afterAll(async () => {
+    await Promise.all([replica?.close(), other?.close()]);
+  });
+
+  /** What a start answers: its run, or the code and message it was refused with. */
+  const attempt = (r: Replica, tenantId: string, input: Parameters<Replica['coordinator']['runs']['startRun']>[1]) =>
+    r.coordinator.runs.startRun(tenantId, input).then(
+      (res) => ({ runId: res.runId, created: res.created }),
+      (e: { code?: string; message: string }) => ({ code: e.code, message: e.message }),
+    );
+
+  it('the same input, config and version, in any key order and without the version, is the same start', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    const { workflowId, version } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
+    const first = await attempt(replica, tenantId, { workflowId, version, idempotencyKey: 'k', input: { a: 1, b: [1, { c: 2, d: 3 }] }, config: { x: 'y' } });
+    expect(first).toMatchObject({ created: true });
+    const again = await attempt(replica, tenantId, { workflowId, idempotencyKey: 'k', input: { b: [1, { d: 3, c: 2.0 }], a: 1 }, config: { x: 'y' } });
+    expect(again).toEqual({ runId: (first as { runId: string }).runId, created: false });
+    // No input and `{}` are the same input.
+    const bare = await attempt(replica, tenantId, { workflowId, idempotencyKey: 'bare' });
+    expect(await attempt(other, tenantId, { workflowId, idempotencyKey: 'bare', input: {}, config: {} })).toEqual({ ...bare, created: false });
+    expect(await countRows(db.ds, tenantId, 'runs')).toBe(2);
+  });
+
+  it('another input or config is a CONFLICT naming the run and what differs, and writes nothing', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
+    const { runId } = (await attempt(replica, tenantId, { workflowId, idempotencyKey: 'order-7', input: { order: 7 } })) as { runId: string };
+    expect(await attempt(replica, tenantId, { workflowId, idempotencyKey: 'order-7', input: { order: 8 } })).toEqual({
+      code: 'CONFLICT',
+      message: `idempotency key "order-7" was used by run ${runId} with a different input`,
+    });
+    expect(await attempt(other, tenantId, { workflowId, idempotencyKey: 'order-7', input: { order: '7' }, config: { dry: true } })).toEqual({
+      code: 'CONFLICT',
+      message: `idempotency key "order-7" was used by run ${runId} with a different input and config`,
+    });
+    expect(await countRows(db.ds, tenantId, 'runs')).toBe(1);
+  });
+
+  it('another version, given or resolved from the default, is a CONFLICT', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    const { workflowId, version: v1 } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
+    const { runId } = (await attempt(replica, tenantId, { workflowId, idempotencyKey: 'v', input: { n: 1 } })) as { runId: string };
+    const { version: v2 } = await publishWorkflow(db.ds, tenantId, def([http('b')]), { workflowId });
+    expect(v2).toBe(v1 + 1);
+    const conflict = { code: 'CONFLICT', message: `idempotency key "v" was used by run ${runId} with a different version (it ran ${v1}, this start ${v2})` };
+    expect(await attempt(replica, tenantId, { workflowId, version: v2, idempotencyKey: 'v', input: { n: 1 } })).toEqual(conflict);
+    // Without a version the start resolves to the default, now v2.
+    expect(await attempt(replica, tenantId, { workflowId, idempotencyKey: 'v', input: { n: 1 } })).toEqual(conflict);
+    expect(await attempt(replica, tenantId, { workflowId, version: v1, idempotencyKey: 'v', input: { n: 1 } })).toEqual({ runId, created: false });
+  });
+
+  it('two concurrent starts with one key and different inputs: one run, the other CONFLICT', async () => {
+    const { tenantId } = await createTenant(db.ds);
+    const { workflowId } = await publishWorkflow(db.ds, tenantId, def([http('a')]));
+    // Both callers are held at their insert, past their read of the key, until both are there.
+    const gate = await holdLock(db.owner, GATE_KEY);
+    const held = await onInsert('runs', tenantId, act.waitForLock(GATE_KEY));
+    try {
+      const calls = [
+        attempt(replica, tenantId, { workflowId, idempotencyKey: 'race', input: { by: 'a' } }),
+        attempt(other, tenantId, { workflowId, idempotencyKey: 'race', input: { by: 'b' } }),
+      ];
+      await eventually('both callers at their insert', async () => (await held.hits()) === 2, 30_000);
+      await gate.release();
+      const answers = await Promise.all(calls);
+      const won = answers.filter((a): a is { runId: string; created: boolean } => 'runId' in a);
+      expect(won).toHaveLength(1);
+      expect(won[0]!.created).toBe(true);
+      expect(answers.find((a) => 'code' in a)).toEqual({
+        code: 'CONFLICT',
+        message: `idempotency key "race" was used by run ${won[0]!.runId} with a different input`,
+      });
+      expect(await countRows(db.ds, tenantId, 'runs')).toBe(1);
+    } finally {
+      await gate.release().catch(() => undefined);
+      await held.remove();
+    }
+  });
+});
+
 describe('through the API', () => {
   let platform: Awaited<ReturnType<typeof startWorkerPlatform>>;
   let client: WeftClient;
@@ -184,7 +271,9 @@ describe('through the API', () => {
     const first = await start('orders', 'checkout-2');
     expect(await start('refunds', 'checkout-2')).toEqual({
       code: 'CONFLICT',
-      message: expect.stringContaining('idempotency key checkout-2 was used for workflow orders'),
+      message: expect.stringContaining(
+        `idempotency key "checkout-2" was used by run ${'id' in first ? first.id : '?'} with a different workflow (it ran orders, this start refunds)`,
+      ),
     });
     // Ten callers per workflow at once: whichever wins, the other workflow's callers get CONFLICT.
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => start(i % 2 ? 'refunds' : 'orders', 'checkout-3')));
@@ -193,7 +282,9 @@ describe('through the API', () => {
     const winner = runs[0]!.workflowId;
     for (const [i, a] of answers.entries()) {
       const workflowId = i % 2 ? 'refunds' : 'orders';
-      expect(a).toEqual(workflowId === winner ? runs[0] : { code: 'CONFLICT', message: expect.stringContaining(`was used for workflow ${winner}`) });
+      expect(a).toEqual(
+        workflowId === winner ? runs[0] : { code: 'CONFLICT', message: expect.stringContaining(`with a different workflow (it ran ${winner},`) },
+      );
     }
     expect(first).toMatchObject({ workflowId: 'orders' });
   });

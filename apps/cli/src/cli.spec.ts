@@ -110,11 +110,9 @@ describe('weft, without a server', () => {
     it('accepts an example definition, offline, and counts its nodes and edges', async () => {
       const file = join(ROOT, 'examples/order-flow.yaml');
       const def = YAML.parse(await readFile(file, 'utf8'));
-      expect(await cli({}, 'validate', '-f', file)).toEqual({
-        code: 0,
-        stdout: `${file}: valid (${def.nodes.length} nodes, ${def.edges.length} edges)\n`,
-        stderr: '',
-      });
+      const r = await cli({}, 'validate', '-f', file);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      expect(r.stdout.split('\n')[0]).toBe(`${file}: valid (${def.nodes.length} nodes, ${def.edges.length} edges)`);
     });
 
     it('counts one node and one edge in the singular', async () => {
@@ -130,7 +128,47 @@ describe('weft, without a server', () => {
           '',
         ].join('\n'),
       );
-      expect(await cli({}, 'validate', '-f', file)).toEqual({ code: 0, stdout: `${file}: valid (2 nodes, 1 edge)\n`, stderr: '' });
+      expect(await cli({}, 'validate', '-f', file)).toEqual({
+        code: 0,
+        stdout: `${file}: valid (2 nodes, 1 edge)\n  a  HTTP  no retry\n  b  HTTP  no retry\n`,
+        stderr: '',
+      });
+    });
+
+    it("prints each worker node's effective retry policy, and gives it as retryPolicies in JSON", async () => {
+      const file = join(dir, 'policies.yaml');
+      await writeFile(
+        file,
+        [
+          'nodes:',
+          '  - {node_id: charge, type: HTTP, spec: {url: "https://pay.example.com"}, retry: {max_attempts: 3, backoff_seconds: 2, non_retryable: [404, "4xx"]}}',
+          '  - {node_id: score, type: CODE, runtime: python, spec: {code: "def handler(x): return x"}, retry: {max_attempts: 2}}',
+          '  - {node_id: notify, type: HTTP, spec: {url: "https://mail.example.com"}}',
+          '  - {node_id: hold, type: WAIT, spec: {duration_seconds: 5}}',
+          'edges:',
+          '  - {from: charge, to: score}',
+          '  - {from: score, to: notify}',
+          '  - {from: notify, to: hold}',
+          '',
+        ].join('\n'),
+      );
+      expect(await cli({}, 'validate', '-f', file)).toEqual({
+        code: 0,
+        stdout: [
+          `${file}: valid (4 nodes, 3 edges)`,
+          '  charge  HTTP  attempts 3, backoff 2s (2s, 4s), not retried on 404, 4xx (except 408, 425, 429)',
+          '  score   CODE  attempts 2, no backoff',
+          '  notify  HTTP  no retry',
+          '',
+        ].join('\n'),
+        stderr: '',
+      });
+      const json = JSON.parse((await cli({}, 'validate', '-f', file, '-o', 'json')).stdout);
+      expect(json.retryPolicies).toEqual([
+        expect.objectContaining({ nodeId: 'charge', type: 'HTTP', maxAttempts: 3, backoffSeconds: 2, delaysSeconds: [2, 4], nonRetryable: [404, '4xx'] }),
+        expect.objectContaining({ nodeId: 'score', type: 'CODE', maxAttempts: 2, delaysSeconds: [0], nonRetryable: [] }),
+        expect.objectContaining({ nodeId: 'notify', maxAttempts: 1, text: 'no retry' }),
+      ]);
     });
 
     it('lists every problem with its path and node, exit code 1', async () => {

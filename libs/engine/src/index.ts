@@ -13,6 +13,7 @@ export * from './errors.js';
 // model/: the definition, its DAG and the pure value checks.
 export * from './model/workflow-types.js';
 export * from './model/workflow-definition.js';
+export * from './model/retry-policy.js';
 export * from './model/flow-control.js';
 export * from './model/run-context.js';
 export * from './model/template-syntax.js';

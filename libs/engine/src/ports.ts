@@ -1,3 +1,6 @@
+import { isSensitive } from './model/payload-hygiene.js';
+import { nonRetryableOf, type NonRetryableStatus } from './model/retry-policy.js';
+import type { WorkflowNode } from './model/workflow-definition.js';
 import type { JsonValue, RunStatus } from './model/workflow-types.js';
 
 /**
@@ -24,11 +27,26 @@ export interface TaskJob {
    */
   sensitive?: boolean;
   /**
+   * The node's `retry.non_retryable`, normalized (HTTP): a failed attempt whose status it matches
+   * is reported `retryable: false`. Absent when the node has none.
+   */
+  nonRetryable?: NonRetryableStatus[];
+  /**
    * The run's span as a W3C `traceparent` value: the attempt's spans are its children and an
    * HTTP node sends it on. Absent for a run older than tracing, and for an attempt re-dispatched
    * by the outbox relay or the lease sweep.
    */
   traceparent?: string;
+}
+
+/** What a job carries of its node's definition: `sensitive`, and `nonRetryable` when the node lists statuses. */
+export type NodeJobFields = Pick<TaskJob, 'sensitive' | 'nonRetryable'>;
+
+/** The {@link NodeJobFields} of `node` (undefined: a node that cannot be found, counted as sensitive). */
+export function nodeJobFields(node: WorkflowNode | undefined): NodeJobFields {
+  if (!node) return { sensitive: true };
+  const nonRetryable = nonRetryableOf(node);
+  return { ...(isSensitive(node) ? { sensitive: true } : {}), ...(nonRetryable.length ? { nonRetryable } : {}) };
 }
 
 /**

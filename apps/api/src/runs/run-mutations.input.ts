@@ -40,7 +40,11 @@ export class StartRunInput {
   @MaxLength(200)
   startNodeId?: string | null;
 
-  @Field(() => String, { nullable: true, description: 'A repeated key returns the run it first started.' })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'A repeated key returns the run it first started when the workflow, version (none: the version the default resolves to), input and config are the same (compared as JSON: key order does not matter); otherwise CONFLICT naming that run.',
+  })
   @IsOptional()
   @IsString()
   @IsNotEmpty()

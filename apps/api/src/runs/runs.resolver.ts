@@ -76,7 +76,10 @@ export class RunsResolver {
     return this.runService.count(principal, filter);
   }
 
-  @Mutation(() => RunObject, { description: 'Starts a run; a repeated idempotencyKey returns the run it first started.' })
+  @Mutation(() => RunObject, {
+    description:
+      'Starts a run; a repeated idempotencyKey returns the run it first started when the workflow, version, input and config are the same, else CONFLICT.',
+  })
   @Requires('operate')
   startRun(
     @Args('input', { type: () => StartRunInput }, validate) input: StartRunInput,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { GraphQLResolveInfo } from 'graphql';
-import { WeftError, type JsonValue, type RunChange, type RunLabels } from '@weft/engine';
+import type { JsonValue, RunChange, RunLabels } from '@weft/engine';
 import { RunCommands } from '@weft/engine/coordinator';
 import {
   asJsonb,
@@ -274,18 +274,14 @@ export class RunsService {
 
   /**
    * Starts a run, or returns the one an idempotency key already started; WeftError CONFLICT when
-   * that run is of another workflow. `traceparent` (the request's header) is the trace the run
+   * that run was started with another workflow, version, input or config. `traceparent` (the request's header) is the trace the run
    * continues. A new RUNNING or QUEUED run is answered from the row the start wrote (no read;
    * its input and config as `jsonb` gives them back, {@link asJsonb}); an existing run, or
    * one that ended at its start, is read.
    */
   async start(p: Principal, input: StartRunInput, traceparent?: string): Promise<RunObject> {
     checkPriority(input.priority);
-    const {
-      runId,
-      created,
-      run: row,
-    } = await this.commands.startRun(p.tenantId, {
+    const { runId, run: row } = await this.commands.startRun(p.tenantId, {
       workflowId: input.workflowId,
       version: input.version ?? undefined,
       input: input.input ?? undefined,
@@ -297,12 +293,7 @@ export class RunsService {
       ...(traceparent ? { traceparent } : {}),
     });
     if (row) return toRunObject({ ...row, input: asJsonb(row.input), config: asJsonb(row.config) });
-    const run = await this.load(p.tenantId, runId);
-    if (!created && run.workflowId !== input.workflowId) {
-      const message = `idempotency key ${input.idempotencyKey} was used for workflow ${run.workflowId}`;
-      throw new WeftError('CONFLICT', message, [{ path: 'idempotencyKey', message }]);
-    }
-    return run;
+    return this.load(p.tenantId, runId);
   }
 
   async signal(p: Principal, input: SendSignalInput): Promise<SignalResult> {

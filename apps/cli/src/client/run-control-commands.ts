@@ -105,7 +105,7 @@ export function runControlCommands(program: Command): void {
     .option('--input <json>', `run input: ${JSON_HELP}`, jsonOption('--input'), {})
     .option('--config <json>', `run config: ${JSON_HELP}`, jsonOption('--config'))
     .option('--version <n>', "definition version (default: the workflow's default version)", positiveInt('--version'))
-    .option('--idempotency-key <key>', 'return the existing run for a repeated key')
+    .option('--idempotency-key <key>', 'return the existing run for a repeated key; with another input, config or version: a conflict (exit code 4)')
     .option('--priority <n>', "dispatch priority of the run's tasks, 1 (first) to 5 (default: the definition's, else 3)", priority)
     .option('--label <key=value>', `a label to find the run by: ${LABEL_HELP}`, label)
     .option('--watch', 'stream task progress until the run ends (exit code 3 unless it succeeds)')

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { definitionTargets, repeatable } from './apply-command.js';
-import type { Problem } from './engine-side.js';
+import type { EffectivePolicy, Problem } from './engine-side.js';
 import { problemLines } from './problem-lines.js';
 import { formatData, withOutput, type OutputFormat } from './output.js';
 import { readDefinitionFile } from './workflow-commands.js';
@@ -15,14 +15,19 @@ export interface Validation {
   /** Counts of a valid definition. */
   nodes?: number;
   edges?: number;
+  /** A valid definition's retry policy of each node that makes attempts (HTTP, CODE, SUBWORKFLOW), in node order. */
+  retryPolicies?: EffectivePolicy[];
 }
+
+/** The node types whose tasks make attempts, so have a retry policy. */
+const ATTEMPT_TYPES: readonly string[] = ['HTTP', 'CODE', 'SUBWORKFLOW'];
 
 /**
  * Validates the YAML or JSON text of a definition with the engine's own parser and validator,
  * the checks the API runs when a definition is published, without a server.
  */
 export async function validateSource(file: string, source: string): Promise<Validation> {
-  const { parseDefinition, validateDefinition, WeftError } = await import('./engine-side.js');
+  const { effectivePolicy, parseDefinition, validateDefinition, WeftError } = await import('./engine-side.js');
   let def;
   try {
     def = parseDefinition(source);
@@ -32,14 +37,22 @@ export async function validateSource(file: string, source: string): Promise<Vali
   }
   const problems = validateDefinition(def);
   if (problems.length) return { file, valid: false, problems };
-  return { file, valid: true, problems: [], nodes: def.nodes.length, edges: (def.edges ?? []).length };
+  const retryPolicies = def.nodes.filter((n) => ATTEMPT_TYPES.includes(n.type)).map(effectivePolicy);
+  return { file, valid: true, problems: [], nodes: def.nodes.length, edges: (def.edges ?? []).length, retryPolicies };
 }
 
-/** What `validate` prints of one file for people: `FILE: valid (…)`, or its problems one per line. */
+/**
+ * What `validate` prints of one file for people: `FILE: valid (…)` and the retry policy of each
+ * node that makes attempts, one per line in aligned columns (`  charge  HTTP  attempts 3, …`), or
+ * its problems one per line.
+ */
 function validationText(name: string, result: Validation): string {
-  return result.valid
-    ? `${name}: valid (${counted(result.nodes ?? 0, 'node')}, ${counted(result.edges ?? 0, 'edge')})\n`
-    : `${name}: ${counted(result.problems.length, 'problem')}\n${problemLines(result.problems)}`;
+  if (!result.valid) return `${name}: ${counted(result.problems.length, 'problem')}\n${problemLines(result.problems)}`;
+  const policies = result.retryPolicies ?? [];
+  const idWidth = Math.max(0, ...policies.map((p) => p.nodeId.length));
+  const typeWidth = Math.max(0, ...policies.map((p) => p.type.length));
+  const lines = policies.map((p) => `  ${p.nodeId.padEnd(idWidth)}  ${p.type.padEnd(typeWidth)}  ${p.text}\n`);
+  return `${name}: valid (${counted(result.nodes ?? 0, 'node')}, ${counted(result.edges ?? 0, 'edge')})\n${lines.join('')}`;
 }
 
 /** `1 node`, `2 nodes`, `0 nodes`. */

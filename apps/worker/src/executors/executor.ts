@@ -1,3 +1,4 @@
+import type { NonRetryableStatus } from '@weft/engine';
 import type { AttemptLog } from './attempt-log.js';
 
 /**
@@ -72,6 +73,8 @@ export interface ExecutionContext {
   traceparent?: string;
   /** Where the execution records what it printed or did (the attempt's logs); none: nothing is kept. */
   log?: AttemptLog;
+  /** HTTP: the node's `retry.non_retryable`; a status it matches fails the attempt with `retryable: false`. */
+  nonRetryable?: readonly NonRetryableStatus[];
 }
 
 /**

@@ -121,6 +121,19 @@ describe('HttpExecutor', () => {
     expect(err.message).toBe(`HTTP GET ${base}/status?code=503 returned status 503: status 503 from upstream`);
   });
 
+  it('fails for good on a status the node lists as non-retryable, saying it was not retried and why', async () => {
+    const listed = await failure(http.execute({ url: `${base}/status?code=404` }, { ...ctx, nonRetryable: [404] }));
+    expect(listed.retryable).toBe(false);
+    expect(listed.kind).toBe('http_status');
+    expect(listed.message).toBe(`HTTP GET ${base}/status?code=404 returned status 404: status 404 from upstream (non-retryable: 404, not retried)`);
+    const byClass = await failure(http.execute({ url: `${base}/status?code=404` }, { ...ctx, nonRetryable: ['4xx'] }));
+    expect([byClass.retryable, byClass.message.endsWith('(non-retryable: 4xx, not retried)')]).toEqual([false, true]);
+    // A class leaves the other class, and 408, 425 and 429, to the retry policy; an explicit 429 does not.
+    for (const code of [503, 429, 408, 425])
+      expect((await failure(http.execute({ url: `${base}/status?code=${code}` }, { ...ctx, nonRetryable: ['4xx'] }))).retryable).toBe(true);
+    expect((await failure(http.execute({ url: `${base}/status?code=429` }, { ...ctx, nonRetryable: ['4xx', 429] }))).retryable).toBe(false);
+  });
+
   it('accepts the statuses listed in accept_status, replacing 2xx', async () => {
     expect(await http.execute({ url: `${base}/status?code=404`, accept_status: [404] }, ctx)).toBe('status 404 from upstream');
     expect(await http.execute({ url: `${base}/status?code=409`, accept_status: ['2xx', '4xx'] }, ctx)).toBe('status 409 from upstream');

@@ -1,3 +1,4 @@
+import { nonRetryableMatch, type NonRetryableStatus } from '@weft/engine';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { AttemptLog } from './attempt-log.js';
@@ -69,8 +70,10 @@ const REDACTED: Shown = { url: () => REDACTED_URL, excerpt: () => '', cause: err
  * and the connect is impossible), and again on the connected socket's remote address.
  *
  * Errors (`ExecutionError`): a malformed spec, an unsupported scheme, a refused address
- * are not retryable; a status not accepted (message: method, url, status, body excerpt),
- * a timeout, a network error, too many redirects, a body over the limit are retryable. For a
+ * are not retryable; a status not accepted (message: method, url, status, body excerpt) is
+ * retryable unless the node's `retry.non_retryable` lists it (`ctx.nonRetryable`, see
+ * {@link statusError}); a timeout, a network error, too many redirects, a body over the limit are
+ * retryable. For a
  * sensitive node (`ctx.sensitive`) the messages name the method, the status and the error's
  * code or class, never the url, the headers or the body (`HTTP GET <redacted url> returned
  * status 500`).
@@ -111,7 +114,7 @@ export class HttpExecutor implements TaskExecutor {
     if (ctx.signal?.aborted) controller.abort();
     const requests = new RequestLines(ctx.log, shown);
     try {
-      return await this.send(spec, controller.signal, shown, requests, ctx.traceparent);
+      return await this.send(spec, controller.signal, shown, requests, ctx);
     } catch (err) {
       requests.failed(err, timedOut ? `timed out after ${spec.timeoutMs / 1000}s` : ctx.signal?.aborted ? 'cancelled' : undefined);
       if (timedOut) {
@@ -137,8 +140,12 @@ export class HttpExecutor implements TaskExecutor {
     await this.agent.close();
   }
 
-  /** The request of `spec` (redirects followed); `traceparent` is sent unless the spec sets one itself. */
-  private async send(spec: HttpSpec, signal: AbortSignal, shown: Shown, requests: RequestLines, traceparent?: string): Promise<unknown> {
+  /**
+   * The request of `spec` (redirects followed); the context's `traceparent` is sent unless the spec
+   * sets one itself, and its `nonRetryable` decides whether a status not accepted is retried.
+   */
+  private async send(spec: HttpSpec, signal: AbortSignal, shown: Shown, requests: RequestLines, ctx: ExecutionContext): Promise<unknown> {
+    const { traceparent } = ctx;
     let url = spec.url;
     let method = spec.method;
     let body = spec.body;
@@ -178,7 +185,11 @@ export class HttpExecutor implements TaskExecutor {
       const contentType = firstHeader(res.headers['content-type']) ?? '';
       if (!accepted) {
         const excerpt = shown.excerpt(decodeText(raw, contentType));
-        throw new ExecutionError(`HTTP ${method} ${shown.url(url)} returned status ${res.statusCode}` + (excerpt ? `: ${excerpt}` : ''), true, 'http_status');
+        throw statusError(
+          `HTTP ${method} ${shown.url(url)} returned status ${res.statusCode}` + (excerpt ? `: ${excerpt}` : ''),
+          res.statusCode,
+          ctx.nonRetryable,
+        );
       }
       const parsed = parseBody(raw, contentType);
       if (!spec.full) return parsed;
@@ -250,6 +261,16 @@ class RequestLines {
     this.pending = undefined;
     this.log?.line(`${p.method} ${this.shown.url(p.url)} -> ${result} (${Math.round(performance.now() - p.at)} ms)`);
   }
+}
+
+/**
+ * The failure of a status not accepted: retryable, unless `nonRetryable` matches it; then it fails
+ * for good and the message says so and why (`… returned status 404: … (non-retryable: 4xx, not retried)`).
+ */
+export function statusError(message: string, status: number, nonRetryable: readonly NonRetryableStatus[] | undefined): ExecutionError {
+  const matched = nonRetryableMatch(nonRetryable, status);
+  if (matched === undefined) return new ExecutionError(message, true, 'http_status');
+  return new ExecutionError(`${message} (non-retryable: ${matched}, not retried)`, false, 'http_status');
 }
 
 /** Headers for the next hop: never `host`; no content headers when the body is dropped; no credentials across origins. */

@@ -289,6 +289,7 @@ export class TaskProcessor implements BeforeApplicationShutdown {
             runtime: job.runtime,
             signal: held.lost.signal,
             ...(job.sensitive ? { sensitive: true } : {}),
+            ...(job.nonRetryable ? { nonRetryable: job.nonRetryable } : {}),
             ...(traceparent ? { traceparent } : {}),
             log,
           }),

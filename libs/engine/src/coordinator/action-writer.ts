@@ -18,6 +18,7 @@ import {
   assertNever,
   isSensitive,
   isWorkerType,
+  nodeJobFields,
   nodeQueue,
   TaskStatus,
   type Action,
@@ -357,9 +358,8 @@ export class ActionWriter {
 
   /**
    * Writes every buffered write, and `closing`, in one statement ({@link runWrites}; with the
-   * transaction's COMMIT when `atCommit`): the
-   * completions and failures, the new tasks (one INSERT, each dispatched one with its lease), the
-   * outbox rows (one upsert) and the leases of attempts dispatched again.
+   * transaction's COMMIT when `atCommit`): the completions and failures, the new tasks (one INSERT,
+   * each dispatched one with its lease), the outbox rows (one upsert) and the leases of attempts dispatched again.
    */
   private async flush(closing: WritePart[] = [], atCommit = false): Promise<void> {
     const parts = this.pending;
@@ -405,7 +405,7 @@ export class ActionWriter {
       queue,
       input,
       notBefore: notBefore.getTime(),
-      ...(isSensitive(this.dag.getNode(nodeId)) ? { sensitive: true } : {}),
+      ...nodeJobFields(this.dag.getNode(nodeId)),
       ...(this.run.traceparent ? { traceparent: this.run.traceparent } : {}),
     };
     const due = notBefore.getTime() <= this.now.getTime();

@@ -3,7 +3,7 @@ import { jobId, RunStatus, type TaskJob } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { FlowHoldReason } from './coordinator-options.js';
 import { message } from './error-mapping.js';
-import { jobOf, sensitiveTasks } from './jobs.js';
+import { jobOf, nodeFieldsOfTasks } from './jobs.js';
 
 /** Attempts one pass admits at most; a full pass asks for another at once. */
 const PASS_SIZE = 200;
@@ -164,8 +164,8 @@ export class BacklogDispatch {
           tenantId,
           rows.map((r) => r.outboxId),
         );
-        const sensitive = await sensitiveTasks(ctx, m, tenantId, found);
-        return found.filter((j) => j.taskAttempt === j.attempt).map((j) => jobOf(j, sensitive.has(j.taskId)));
+        const fields = await nodeFieldsOfTasks(ctx, m, tenantId, found);
+        return found.filter((j) => j.taskAttempt === j.attempt).map((j) => jobOf(j, fields.get(j.taskId) ?? { sensitive: true }));
       });
       jobs.push(...read);
     }

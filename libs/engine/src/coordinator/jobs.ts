@@ -1,12 +1,12 @@
 import type { JobSource, Transaction } from '@weft/persistence';
-import { isSensitive, WeftError, type JsonValue, type TaskJob } from '../index.js';
+import { nodeJobFields, WeftError, type JsonValue, type NodeJobFields, type TaskJob } from '../index.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 
 /**
- * The TaskJob of a task attempt read back from the database (its stored, resolved input);
- * `sensitive` when its node is `sensitive: true` in its run's version.
+ * The TaskJob of a task attempt read back from the database (its stored, resolved input), with
+ * the fields of its node in its run's version.
  */
-export function jobOf(r: JobSource, sensitive: boolean): TaskJob {
+export function jobOf(r: JobSource, fields: NodeJobFields): TaskJob {
   return {
     tenantId: r.tenantId,
     runId: r.runId,
@@ -18,24 +18,29 @@ export function jobOf(r: JobSource, sensitive: boolean): TaskJob {
     queue: r.queue,
     input: (r.input as JsonValue | null) ?? {},
     notBefore: r.notBefore.getTime(),
-    ...(sensitive ? { sensitive: true } : {}),
+    ...fields,
     ...(r.traceparent ? { traceparent: r.traceparent } : {}),
   };
 }
 
 /**
- * Which of `rows` (read in transaction `m`) belong to a node that is `sensitive: true` in their
- * run's version, from the DAG cache, as a set of task ids; a version that cannot be found counts
- * as sensitive.
+ * The {@link NodeJobFields} of each of `rows` (read in transaction `m`) by task id, from their
+ * node in their run's version (the DAG cache); a node whose version cannot be found counts as
+ * sensitive.
  */
-export async function sensitiveTasks(ctx: CoordinatorContext, m: Transaction, tenantId: string, rows: readonly JobSource[]): Promise<Set<string>> {
-  const sensitive = new Set<string>();
+export async function nodeFieldsOfTasks(
+  ctx: CoordinatorContext,
+  m: Transaction,
+  tenantId: string,
+  rows: readonly JobSource[],
+): Promise<Map<string, NodeJobFields>> {
+  const fields = new Map<string, NodeJobFields>();
   for (const row of rows) {
     const dag = await ctx.dag(m, tenantId, row.workflowId, row.version).catch((err: unknown) => {
       if (err instanceof WeftError && err.code === 'NOT_FOUND') return undefined;
       throw err;
     });
-    if (dag ? isSensitive(dag.getNode(row.nodeId)) : true) sensitive.add(row.taskId);
+    fields.set(row.taskId, nodeJobFields(dag?.getNode(row.nodeId)));
   }
-  return sensitive;
+  return fields;
 }

@@ -33,14 +33,18 @@ export class RunCommands {
    * Creates a run (UUIDv7 id, status RUNNING) of `workflowId` at `version` (default: the
    * workflow's pinned default version, else the latest) and applies RunStarted in the same
    * transaction; a deprecated version is refused, explicit or default. With an `idempotencyKey`
-   * already used by the tenant, returns that run with `created: false` whatever the other fields
-   * say — even if its version was deprecated since — also when duplicates race (the unique index
-   * decides the winner).
+   * already used by the tenant, returns that run with `created: false` when it was started with
+   * the same workflow, version (a start without `version` counts as the version its default
+   * resolves to now), input and config (compared as `jsonb`: key order does not matter) — even if
+   * its version was deprecated since — also when duplicates race (the unique index decides the
+   * winner); otherwise CONFLICT.
    * @throws WeftError NOT_FOUND for an unknown workflow or version; BAD_USER_INPUT when the
    * version is deprecated, when the machine rejects the start (unknown start node…), when the
    * input, config, idempotency key or start node cannot be stored (NUL character, lone
    * surrogate, too large — the message names the field and JSON path) or when the database
-   * refuses a value the run would store; TRANSIENT.
+   * refuses a value the run would store; CONFLICT when the idempotency key was used by a run
+   * started with another workflow, version, input or config (`idempotency key "k" was used by run
+   * R with a different input`); TRANSIENT.
    *
    * `run` is the new run's row as committed when the start left it RUNNING or QUEUED (see
    * `CreatedIn.row` in run-starts.ts), so the caller need not read it back; absent for a run that ended at

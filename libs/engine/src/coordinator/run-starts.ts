@@ -2,6 +2,7 @@ import { RunEventRepository, TransientDbError, type NewRun, type RunEntity, type
 import { runFlowOf, RunStatus, type RunEvent, type WorkflowDag } from '../index.js';
 import type { Admission, RunSlots } from './run-slots.js';
 import type { CoordinatorContext } from './coordinator-context.js';
+import { refuseDifferentStart, runOfKey } from './idempotent-starts.js';
 import type { AppliedOutcome, EventOutcome, LockedRunEvents } from './event-outcome.js';
 import { DEFAULT_RUN_PRIORITY, type StartRunInput } from './inputs.js';
 import { snapshotNodes } from './snapshot-cache.js';
@@ -54,22 +55,26 @@ export class RunStarts {
   /**
    * Creates a run (UUIDv7 id, RUNNING) and applies its RunStarted in `m`, or returns the run an
    * already used `idempotencyKey` names (also when a concurrent start with the key committed
-   * first: the partial unique index decides). Input values must have been checked by the caller.
+   * first: the partial unique index decides) when it was started with the same workflow, version,
+   * input and config ({@link refuseDifferentStart}); a schedule's fire returns it whatever they
+   * are (the key names the fire). Input values must have been checked by the caller.
    *
    * A workflow with `concurrency` whose key's group has no free slot: by its strategy, the run is
    * created QUEUED with no task (`queue`: it starts when a slot frees), or CANCELLED at once
    * (`cancel_newest`), or the group's oldest running run is cancelled in `m` and this one starts
    * (`cancel_oldest`).
    * @throws WeftError NOT_FOUND (unknown workflow or version), BAD_USER_INPUT (deprecated
-   * version, a concurrency key that does not resolve); MachineError when the machine rejects the
+   * version, a concurrency key that does not resolve), CONFLICT (the key names a run started
+   * with something else); MachineError when the machine rejects the
    * start (it rolls back with `m`).
    */
   async startIn(m: Transaction, tenantId: string, input: StartRunInput, scheduled?: ScheduledBy): Promise<StartedIn> {
     const { ctx } = this;
     const events = new RunEventRepository(m);
     if (input.idempotencyKey !== undefined) {
-      const existing = await events.runIdByIdempotencyKey(tenantId, input.idempotencyKey);
-      if (existing) return { runId: existing, created: false };
+      const existing = await runOfKey(m, tenantId, input);
+      if (existing && !scheduled) await refuseDifferentStart(m, tenantId, input, existing);
+      if (existing) return { runId: existing.id, created: false };
     }
     const { version, dbNow } = await versionToRun(m, tenantId, input.workflowId, input.version);
     ctx.noteDbClock(dbNow);
@@ -86,10 +91,11 @@ export class RunStarts {
     });
     const inserted = await events.insertRun(tenantId, row);
     if (!inserted) {
-      // A concurrent start with the same key committed first: return the winner.
-      const winner = await events.runIdByIdempotencyKey(tenantId, input.idempotencyKey!);
+      // A concurrent start with the same key committed first: return the winner, if it is the same start.
+      const winner = await runOfKey(m, tenantId, input);
       if (!winner) throw new TransientDbError(undefined, 'idempotency key owner vanished; retrying');
-      return { runId: winner, created: false };
+      if (!scheduled) await refuseDifferentStart(m, tenantId, input, winner, version);
+      return { runId: winner.id, created: false };
     }
     if (!admission.start) {
       const why = `concurrency limit ${admission.limit} reached for key ${JSON.stringify(group!.key)}`;

@@ -29,12 +29,12 @@ import {
   onExhausted,
   payloadHygiene,
   queue,
-  retry,
   runtimeOnCode,
   scheduleToStart,
   specValues,
   uniqueNodeId,
 } from './validation/node-rules.js';
+import { retry } from './validation/retry-rules.js';
 import { forEach, typeSpec } from './validation/spec-rules.js';
 import type { WorkflowDefinition } from './workflow-definition.js';
 

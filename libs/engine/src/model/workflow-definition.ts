@@ -8,6 +8,11 @@ import { NodeType, type JsonValue } from './workflow-types.js';
 export interface RetryPolicy {
   max_attempts: number;
   backoff_seconds?: number;
+  /**
+   * HTTP only: statuses (`404`, `"404"`) and classes (`"4xx"`, `"5xx"`) whose failed attempt fails
+   * for good at once; a class never matches 408, 425 or 429 (see model/retry-policy.ts).
+   */
+  non_retryable?: Array<number | string>;
 }
 
 /** A node of the workflow DAG, exactly as written in the definition's YAML/JSON. */

@@ -55,6 +55,17 @@ export interface NewRun {
  * (construct it with that transaction's manager): the run lock, the node states, the clock, a
  * new run's row and a timer's re-arming.
  */
+/** The run an idempotency key names, as a start with the key compares itself to it. */
+export interface IdempotentRun {
+  id: string;
+  workflowId: string;
+  version: number;
+  /** Its input equals the one compared with (as `jsonb`). */
+  sameInput: boolean;
+  /** Its config equals the one compared with (as `jsonb`). */
+  sameConfig: boolean;
+}
+
 export class RunEventRepository extends TenantScopedRepository {
   constructor(m: Transaction) {
     super(m);
@@ -123,11 +134,20 @@ export class RunEventRepository extends TenantScopedRepository {
     return this.inTenant(tenantId, async (m) => (await sql<{ now: Date }>(m, `SELECT clock_timestamp() AS now`, [])).rows[0]!.now);
   }
 
-  /** The id of the tenant's run started with `idempotencyKey`, if any. */
-  async runIdByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<string | undefined> {
+  /**
+   * The tenant's run started with `idempotencyKey`, if any: its id, workflow and version, and
+   * whether its stored input and config equal `input` and `config` as `jsonb` compares them (key
+   * order and number spelling do not matter: `{"a":1.0,"b":2}` equals `{"b":2,"a":1}`).
+   */
+  async runByIdempotencyKey(tenantId: string, idempotencyKey: string, input: unknown, config: unknown): Promise<IdempotentRun | undefined> {
     return this.inTenant(tenantId, async (m) => {
-      const r = await sql<{ id: string }>(m, `SELECT id FROM runs WHERE tenant_id = $1 AND idempotency_key = $2`, [tenantId, idempotencyKey]);
-      return r.rows[0]?.id;
+      const r = await sql<IdempotentRun>(
+        m,
+        `SELECT id, workflow_id AS "workflowId", version, input = $3::jsonb AS "sameInput", config = $4::jsonb AS "sameConfig"
+           FROM runs WHERE tenant_id = $1 AND idempotency_key = $2`,
+        [tenantId, idempotencyKey, JSON.stringify(input), JSON.stringify(config)],
+      );
+      return r.rows[0];
     });
   }
 

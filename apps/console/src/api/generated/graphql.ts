@@ -193,7 +193,7 @@ export type SendSignalInput = {
 export type StartRunInput = {
   /** A JSON object; templates read it as config.x. Default: {}. */
   config?: import("../json.js").Json | null | undefined;
-  /** A repeated key returns the run it first started. */
+  /** A repeated key returns the run it first started when the workflow, version (none: the version the default resolves to), input and config are the same (compared as JSON: key order does not matter); otherwise CONFLICT naming that run. */
   idempotencyKey?: string | null | undefined;
   /** A JSON object; templates read it as input.x. Default: {}. */
   input?: import("../json.js").Json | null | undefined;

@@ -67,6 +67,12 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
       expect(err.message).toBe('ValueError: bad order 1 (handler.py, line 3, in handler: raise ValueError("bad order " + str(x)))');
     });
 
+    it('fails for good when the code raises NonRetryableError, saying it was not retried', async () => {
+      const err = await failure(code.execute({ code: 'def handler(input):\n    raise NonRetryableError("card declined")\n' }, py));
+      expect([err.retryable, err.kind]).toEqual([false, 'code_exception']);
+      expect(err.message).toMatch(/^NonRetryableError: card declined \(handler\.py, line 2, .*\) \(non-retryable error, not retried\)$/);
+    });
+
     it('does not leak the worker environment', async () => {
       // The real interpreter: a version-manager shim (pyenv) would add variables of its own.
       // Asked as the user the code runs as (as root: a pool uid, which may not reach a root-only pyenv).
@@ -196,6 +202,11 @@ if (!asRoot) console.warn('CodeExecutor: not running as root, skipping (a worker
       );
       expect(err.retryable).toBe(true);
       expect(err.message).toBe('TypeError: no sku on line 3 (handler.js:2:9)');
+    });
+
+    it('fails for good when the code throws NonRetryableError, saying it was not retried', async () => {
+      const err = await failure(code.execute({ code: 'function handler() {\n  throw new NonRetryableError("card declined");\n}\n' }, js));
+      expect([err.retryable, err.message]).toEqual([false, 'NonRetryableError: card declined (handler.js:2:9) (non-retryable error, not retried)']);
     });
 
     it('does not leak the worker environment', async () => {

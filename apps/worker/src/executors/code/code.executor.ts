@@ -342,6 +342,7 @@ export class CodeExecutor implements TaskExecutor {
         case 'syntax':
           throw new ExecutionError(envelope.message, false, 'code_exception');
         case 'exception':
+          if (envelope.retryable === false) throw new ExecutionError(`${envelope.message} (non-retryable error, not retried)`, false, 'code_exception');
           throw new ExecutionError(explainException(envelope.message, limits), true, 'code_exception');
         case 'not_json':
           throw new ExecutionError(envelope.message, true, 'code_exception');

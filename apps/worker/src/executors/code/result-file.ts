@@ -2,8 +2,12 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { ExecutionError } from '../executor.js';
 
-/** What the runner writes to the result file: the result, or why there is none. */
-export type Envelope = { ok: true; result: unknown } | { ok: false; kind: 'no_handler' | 'syntax' | 'exception' | 'not_json'; message: string };
+/**
+ * What the runner writes to the result file: the result, or why there is none (`retryable: false`:
+ * the code raised a non-retryable error).
+ */
+export type Envelope =
+  { ok: true; result: unknown } | { ok: false; kind: 'no_handler' | 'syntax' | 'exception' | 'not_json'; message: string; retryable?: boolean };
 
 /** How the result file of an execution may be read. */
 export interface ResultFileRules {

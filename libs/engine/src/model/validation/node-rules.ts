@@ -1,15 +1,15 @@
 /**
  * The rules over one node that do not depend on its type: its id, keys, texts, queue, payload
- * hygiene fields, type, retry policy, `on_exhausted`, `schedule_to_start_seconds` and the values
+ * hygiene fields, type, `on_exhausted`, `schedule_to_start_seconds` and the values
  * of its spec. The per-type spec rules and the
- * `for_each` rules are in spec-rules.ts.
+ * `for_each` rules are in spec-rules.ts, the retry policy's in retry-rules.ts.
  */
 import type { Problem } from '../../errors.js';
 import { MAX_DURATION_SECONDS, ON_EXHAUSTED } from '../workflow-definition.js';
 import { NODE_TYPES, NodeType, isWorkerType } from '../workflow-types.js';
-import { eachString, isObject, nonJson, unknownKeys, type NodeRule } from './context.js';
+import { eachString, nonJson, unknownKeys, type NodeRule } from './context.js';
 import { templateProblems } from './templates.js';
-import { NODE_ID_PATTERN, NODE_KEYS, RETRY_KEYS, RETRY_LIMITS, UNSUPPORTED_NODE_KEYS } from './vocabulary.js';
+import { NODE_ID_PATTERN, NODE_KEYS, UNSUPPORTED_NODE_KEYS } from './vocabulary.js';
 
 /** The node types a definition may use, as listed in messages. */
 const SUPPORTED_TYPES: readonly string[] = NODE_TYPES;
@@ -116,30 +116,6 @@ export const nodeType: NodeRule = ({ at, nodeId, type, known }) => {
   if (type === undefined) return [{ nodeId, path: `${at}.type`, message: `type is required (one of ${SUPPORTED_TYPES.join(', ')})` }];
   if (!known) return [{ nodeId, path: `${at}.type`, message: `unknown node type ${JSON.stringify(type)}; expected one of ${SUPPORTED_TYPES.join(', ')}` }];
   return [];
-};
-
-/**
- * `retry`, when given, is an object of {@link RETRY_KEYS}: `max_attempts` an integer from 1 to
- * 100 and `backoff_seconds`, when given, a number from 0 to 86,400.
- */
-export const retry: NodeRule = ({ raw, at, nodeId }) => {
-  const r = raw.retry;
-  if (r === undefined) return [];
-  if (!isObject(r)) return [{ nodeId, path: `${at}.retry`, message: 'retry must be an object {max_attempts, backoff_seconds}' }];
-  const out = unknownKeys(r, RETRY_KEYS, [], `${at}.retry`, nodeId);
-  const m = r.max_attempts;
-  if (typeof m !== 'number' || !Number.isInteger(m) || m < 1 || m > RETRY_LIMITS.maxAttempts) {
-    out.push({ nodeId, path: `${at}.retry.max_attempts`, message: `retry.max_attempts must be an integer >= 1 and <= ${RETRY_LIMITS.maxAttempts}` });
-  }
-  const b = r.backoff_seconds;
-  if (b !== undefined && (typeof b !== 'number' || !Number.isFinite(b) || b < 0 || b > RETRY_LIMITS.maxBackoffSeconds)) {
-    out.push({
-      nodeId,
-      path: `${at}.retry.backoff_seconds`,
-      message: `retry.backoff_seconds must be a number >= 0 and <= ${RETRY_LIMITS.maxBackoffSeconds} (one day; a retry waits at most 10 minutes anyway)`,
-    });
-  }
-  return out;
 };
 
 /** Every value of `spec` is JSON, and every template in its strings passes {@link templateProblems}. */

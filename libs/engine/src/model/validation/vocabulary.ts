@@ -59,7 +59,7 @@ export const RATE_LIMIT_KEYS: readonly string[] = ['key', 'limit', 'per_seconds'
 /** The variables the definition's `concurrency.key` may read: what a run holds when it starts. */
 export const RUN_KEY_ROOTS: readonly string[] = ['input', 'config'];
 /** The keys of a retry policy. */
-export const RETRY_KEYS: readonly string[] = ['max_attempts', 'backoff_seconds'];
+export const RETRY_KEYS: readonly string[] = ['max_attempts', 'backoff_seconds', 'non_retryable'];
 /**
  * The keys of an HTTP node's spec, each read by the worker's HTTP executor: a typo (`methd: POST`)
  * would otherwise send a GET.

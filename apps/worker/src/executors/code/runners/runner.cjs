@@ -10,6 +10,10 @@
  * function handler`, written as `handler.mjs` in the working directory); awaits the handler and
  * writes one JSON envelope to RESULT_FILE (see runner.py for its shape). A thread outside the main
  * one kills the process WATCHDOG_MS after it starts, should the worker that started it be gone.
+ *
+ * The code sees a global `NonRetryableError` class: throwing it (or any error named
+ * `NonRetryableError`, or with `nonRetryable: true`) fails the task for good instead of retrying
+ * it; the envelope then carries `retryable: false`.
  */
 const fs = require('node:fs');
 const path = require('node:path');
@@ -42,9 +46,35 @@ function finish(text) {
   process.exit(0);
 }
 
-/** @param {'no_handler' | 'syntax' | 'exception' | 'not_json'} kind @param {string} message @returns {never} */
-function fail(kind, message) {
-  return finish(JSON.stringify({ ok: false, kind, message }));
+/**
+ * @param {'no_handler' | 'syntax' | 'exception' | 'not_json'} kind @param {string} message
+ * @param {boolean} [retryable] false: the attempt fails for good @returns {never}
+ */
+function fail(kind, message, retryable = true) {
+  return finish(JSON.stringify(retryable ? { ok: false, kind, message } : { ok: false, kind, message, retryable: false }));
+}
+
+/** What a handler throws to fail for good: its node's retry policy does not apply. */
+class NonRetryableError extends Error {
+  /** @param {string} [message] */
+  constructor(message) {
+    super(message);
+    this.name = 'NonRetryableError';
+    this.nonRetryable = true;
+  }
+}
+/** @type {any} */ (globalThis).NonRetryableError = NonRetryableError;
+
+/** True for an error thrown as non-retryable: named `NonRetryableError` or flagged `nonRetryable: true`. @param {unknown} err */
+function nonRetryable(err) {
+  if (err === null || typeof err !== 'object') return false;
+  const e = /** @type {{ name?: unknown, nonRetryable?: unknown }} */ (err);
+  return e.nonRetryable === true || e.name === 'NonRetryableError';
+}
+
+/** The failure of a thrown value: retryable unless {@link nonRetryable}. @param {unknown} err @returns {never} */
+function thrown(err) {
+  return fail('exception', describe(err), !nonRetryable(err));
 }
 
 /** `Name: message (handler.js:L:C)` for an Error; the JSON of any other thrown value. @param {unknown} err */
@@ -95,8 +125,8 @@ function toJson(value) {
   });
 }
 
-process.on('uncaughtException', (err) => fail('exception', describe(err)));
-process.on('unhandledRejection', (err) => fail('exception', describe(err)));
+process.on('uncaughtException', thrown);
+process.on('unhandledRejection', thrown);
 
 /** @param {string} source @returns {Promise<unknown>} */
 async function loadScript(source) {
@@ -150,14 +180,14 @@ async function loadModule(source) {
     }
     handler = script ? await loadScript(source) : await loadModule(source);
   } catch (err) {
-    fail('exception', describe(err));
+    thrown(err);
   }
   if (typeof handler !== 'function') fail('no_handler', 'code must define handler(input)');
   let result;
   try {
     result = await handler(input);
   } catch (err) {
-    fail('exception', describe(err));
+    thrown(err);
   }
   const notJson = 'handler returned a value that is not JSON-serializable: ';
   if (typeof result === 'function' || typeof result === 'symbol') fail('not_json', notJson + 'a ' + typeof result);

@@ -6,7 +6,12 @@ Runs the tenant's code, calls ``handler(input)`` (awaiting a coroutine) and writ
 envelope to RESULT_FILE, so that anything the code prints cannot corrupt the result:
 
 - ``{"ok": true, "result": <value>}``
-- ``{"ok": false, "kind": "no_handler" | "syntax" | "exception" | "not_json", "message": "..."}``
+- ``{"ok": false, "kind": "no_handler" | "syntax" | "exception" | "not_json", "message": "..."}``,
+  with ``"retryable": false`` when the code raised a non-retryable error (see ``non_retryable``)
+
+The code sees a ``NonRetryableError`` class without importing anything: raising it (or any
+exception whose class, or a base of it, is named ``NonRetryableError``, or that has a true
+``non_retryable`` attribute) fails the task for good instead of retrying it.
 
 The process limits its own address space to MEMORY_MB (the worker's cgroup bounds all the
 execution's processes together) and kills itself WATCHDOG_SECONDS after it starts, should the
@@ -30,8 +35,22 @@ def finish(result_path, text):
     os._exit(0)
 
 
-def fail(result_path, kind, message):
-    finish(result_path, json.dumps({"ok": False, "kind": kind, "message": message}))
+def fail(result_path, kind, message, retryable=True):
+    envelope = {"ok": False, "kind": kind, "message": message}
+    if not retryable:
+        envelope["retryable"] = False
+    finish(result_path, json.dumps(envelope))
+
+
+class NonRetryableError(Exception):
+    """Raised by a handler: the attempt fails for good, its node's retry policy does not apply."""
+
+
+def non_retryable(error):
+    """True for a ``NonRetryableError`` by class name (one the code defined itself too) or flag."""
+    if any(c.__name__ == "NonRetryableError" for c in type(error).__mro__):
+        return True
+    return getattr(error, "non_retryable", False) is True
 
 
 def describe(error, name):
@@ -71,7 +90,7 @@ def main(argv):
     except SyntaxError as e:
         fail(result_path, "syntax", "%s: %s (%s, line %s)" % (type(e).__name__, e.msg, name, e.lineno))
 
-    namespace = {"__name__": "__weft_handler__", "__file__": name}
+    namespace = {"__name__": "__weft_handler__", "__file__": name, "NonRetryableError": NonRetryableError}
     try:
         exec(compiled, namespace)
         handler = namespace.get("handler")
@@ -83,7 +102,7 @@ def main(argv):
 
             result = asyncio.run(result)
     except BaseException as e:  # noqa: BLE001 - every failure of the code is the attempt's error
-        fail(result_path, "exception", describe(e, name))
+        fail(result_path, "exception", describe(e, name), not non_retryable(e))
 
     try:
         payload = json.dumps(result, allow_nan=False)

@@ -56,6 +56,20 @@ describe('runner.py', () => {
     });
     expect(await run('python', 'def handler(input):\n    return float("nan")\n')).toMatchObject({ ok: false, kind: 'not_json' });
   });
+
+  it('marks a NonRetryableError not retryable: the one given, one of its own, a flagged one; others stay retryable', async () => {
+    expect(await run('python', 'def handler(input):\n    raise NonRetryableError("card declined")\n')).toEqual({
+      ok: false,
+      kind: 'exception',
+      message: 'NonRetryableError: card declined (handler.py, line 2, in handler: raise NonRetryableError("card declined"))',
+      retryable: false,
+    });
+    const own = 'class NonRetryableError(Exception):\n    pass\nclass Declined(NonRetryableError):\n    pass\ndef handler(input):\n    raise Declined("no")\n';
+    expect(await run('python', own)).toMatchObject({ ok: false, retryable: false });
+    const flagged = 'class Gone(Exception):\n    non_retryable = True\nasync def handler(input):\n    raise Gone("gone")\n';
+    expect(await run('python', flagged)).toMatchObject({ ok: false, retryable: false });
+    expect(await run('python', 'def handler(input):\n    raise ValueError("again")\n')).not.toHaveProperty('retryable');
+  });
 });
 
 describe('runner.cjs', () => {
@@ -77,6 +91,21 @@ describe('runner.cjs', () => {
       kind: 'not_json',
       message: 'handler returned a value that is not JSON-serializable: NaN at $.a[1] is not a JSON number',
     });
+  });
+
+  it('marks a NonRetryableError not retryable, in a script and an ES module, and an error flagged nonRetryable', async () => {
+    expect(await run('js', 'function handler() {\n  throw new NonRetryableError("card declined");\n}\n')).toEqual({
+      ok: false,
+      kind: 'exception',
+      message: 'NonRetryableError: card declined (handler.js:2:9)',
+      retryable: false,
+    });
+    expect(await run('js', 'export async function handler() { throw new NonRetryableError("esm"); }')).toMatchObject({ retryable: false });
+    expect(await run('js', 'async function handler() { throw Object.assign(new Error("gone"), { nonRetryable: true }); }')).toMatchObject({
+      message: 'Error: gone (handler.js:1:48)',
+      retryable: false,
+    });
+    expect(await run('js', 'function handler() { throw new Error("again"); }')).not.toHaveProperty('retryable');
   });
 });
 
