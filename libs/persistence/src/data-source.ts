@@ -40,6 +40,7 @@ import { RunDeadlines1766736000000 } from './migrations/1766736000000-run-deadli
 import { StartDeadlines1766822400000 } from './migrations/1766822400000-start-deadlines.js';
 import { RunSearchIndexes1766908800000 } from './migrations/1766908800000-run-search-indexes.js';
 import { RunBatches1766995200000 } from './migrations/1766995200000-run-batches.js';
+import { RunFinally1767427200000 } from './migrations/1767427200000-run-finally.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [TenantEntity, ApiKeyEntity, WorkflowEntity, WorkflowVersionEntity, RunEntity, TaskEntity, SignalEntity, RunEventEntity, OutboxEntity];
@@ -76,6 +77,7 @@ export const MIGRATIONS = [
   StartDeadlines1766822400000,
   RunSearchIndexes1766908800000,
   RunBatches1766995200000,
+  RunFinally1767427200000,
 ];
 
 /** Options of {@link createDataSource}. */

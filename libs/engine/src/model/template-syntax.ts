@@ -31,6 +31,20 @@ export function expressionTaskRefs(expression: string): string[] | undefined {
   return matches.map((m) => (m[1] !== undefined ? m[1] : m[2]));
 }
 
+/** String literals of a CEL expression (single, double or triple quoted, raw or not). */
+const STRING_LITERAL = /[rRbB]?(?:"""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')/g;
+/** `run` read as a variable: not a field (`input.run`), not part of a name, not a call. */
+const RUN_IDENT = /(?:^|[^.\w])run\b(?!\s*\()/;
+
+/**
+ * True when a CEL expression (no braces) reads the variable `run` (`run.status`, `run["error"]`),
+ * outside its string literals. A field named run (`input.run`) is not the variable. Only the
+ * `finally` step's templates may read it.
+ */
+export function readsRunVariable(expression: string): boolean {
+  return RUN_IDENT.test(expression.replace(STRING_LITERAL, '""'));
+}
+
 /** One `{{ }}` occurrence in a text: the whole match and its trimmed CEL expression. */
 export interface TemplateMatch {
   /** The full `{{ … }}` text as written. */
