@@ -48,7 +48,13 @@ export const DEFINITION_KEYS: readonly string[] = [
   'concurrency',
   'priority',
   'timeout_seconds',
+  'finally',
 ];
+/**
+ * The node fields the definition's `finally` step may not have: it runs one task, once, and
+ * cannot pause the run it ends.
+ */
+export const FINALLY_EXCLUDED_KEYS: readonly string[] = ['for_each', 'as', 'max_concurrency', 'reducers', 'on_exhausted'];
 /** The keys of the definition's `concurrency` (how many runs may be active at once); bounds in model/flow-control.ts. */
 export const RUN_CONCURRENCY_KEYS: readonly string[] = ['key', 'limit', 'strategy', 'scope'];
 /** The keys of a node's `concurrency` (how many of its tasks may run at once, across runs). */
@@ -93,7 +99,7 @@ export const NODE_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/;
 /** A `for_each` alias: a CEL identifier of at most 64 characters. */
 export const ALIAS_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** Names a `for_each` alias may not take: the template variables every node sees. */
-export const RESERVED_ALIASES: readonly string[] = ['input', 'config', 'tasks', 'system'];
+export const RESERVED_ALIASES: readonly string[] = ['input', 'config', 'tasks', 'system', 'run'];
 /** CEL's reserved words: an alias named so could not be read (`{{true}}` is the literal). */
 export const CEL_RESERVED: readonly string[] = [
   'true',
