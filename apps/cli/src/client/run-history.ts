@@ -58,7 +58,9 @@ export function eventDetail(e: HistoryEvent): string {
           : e.type === 'RunCancelled' && p.reason
             ? `reason: ${cell(p.reason)}`
             : '';
-  const actions = e.actions.map((a) => [a.type, a.nodeId ?? a.name ?? '', a.type === 'FinishRun' ? (a.status ?? '') : ''].filter(Boolean).join(' '));
+  const actions = e.actions.map((a) =>
+    [a.type, a.nodeId ?? a.name ?? '', a.type === 'FinishRun' || a.type === 'DecideRun' ? (a.status ?? '') : ''].filter(Boolean).join(' '),
+  );
   return [fact, actions.length ? `→ ${actions.join(', ')}` : ''].filter(Boolean).join(' ');
 }
 
