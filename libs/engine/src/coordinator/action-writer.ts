@@ -322,6 +322,8 @@ export class ActionWriter {
         return;
       case 'DecideRun':
         Object.assign(this.patch, await decideRun(this.m, tenantId, this.run.id, a, this.paused, now));
+        // A paused run runs again for its finally step: watchers read its pause fields anew.
+        if (this.paused) this.log.reread = true;
         this.paused = false;
         return;
       case 'PauseRun':
