@@ -53,6 +53,8 @@ describe('finally step end to end', () => {
     await publish(client, 'ok-then-notify', { nodes: [jsNode('a', 'return {n: 1};')], edges: [], finally: notify(service.base, '/hold') });
     await publish(client, 'fail-then-notify', { nodes: [jsNode('a', 'throw new Error("nope");')], edges: [], finally: notify(service.base, '/done') });
     await publish(client, 'ok-then-broken', { nodes: [jsNode('a', 'return {n: 1};')], edges: [], finally: notify(service.base, '/fail') });
+    await publish(client, 'child-with-finally', { nodes: [jsNode('c', 'return {v: 2};')], edges: [], finally: notify(service.base, '/hold') });
+    await publish(client, 'parent', { nodes: [{ node_id: 'sub', type: 'SUBWORKFLOW', spec: { workflow: 'child-with-finally' } }], edges: [] });
     await publish(client, 'gated', {
       nodes: [{ node_id: 'gate', type: 'WAIT_FOR_EVENT', spec: { event: 'go' } }],
       edges: [],
@@ -126,5 +128,19 @@ describe('finally step end to end', () => {
     expect(await cancel(client, runId)).toMatchObject({ status: 'CANCELLED', error: 'cancelled; finally node notify was cancelled: cancelled' });
     const run = await waitRun(client, runId);
     expect(statuses(run)).toEqual({ gate: 'CANCELLED', notify: 'CANCELLED' });
+  });
+
+  it("lets a SUBWORKFLOW parent see its child's status only after the child's finally step", async () => {
+    const parentId = await start(client, 'parent');
+    const fields = `id status tasks { nodeId status iteration output } children { id status tasks { nodeId status iteration } }`;
+    const waiting = await waitRun(client, parentId, (r) => r.children[0] && task(r.children[0], 'notify')?.status === 'RUNNING', 50_000, fields);
+    expect(waiting.children[0].status).toBe('RUNNING');
+    expect(waiting.status).toBe('RUNNING');
+    expect(task(waiting, 'sub').status).toBe('WAITING');
+    service.release();
+    const done = await waitRun(client, parentId, undefined, 50_000, fields);
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.children[0].status).toBe('SUCCEEDED');
+    expect(task(done, 'sub').output).toEqual({ c: { v: 2 } });
   });
 });
