@@ -164,4 +164,11 @@ describe('finally step', () => {
     await h.start();
     expect(types(await h.cancel())).toEqual(['CancelTasks', 'FinishRun']);
   });
+
+  it('a run that reached no node (queued for its slot) ends at a cancel without the step', async () => {
+    const h = chain();
+    const tr = await h.cancel();
+    expect(types(tr)).toEqual(['CancelTasks', 'FinishRun']);
+    expect(h.run.nodes.has('cleanup')).toBe(false);
+  });
 });

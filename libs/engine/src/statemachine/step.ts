@@ -199,14 +199,15 @@ export class Step {
   }
 
   /**
-   * Ends the run with `outcome`: one FinishRun — or, when the definition has a `finally` step and
-   * no outcome is decided yet, decides it: the tasks still active are cancelled (with the
-   * outcome's reason), a DecideRun records the outcome, and the run's deadline is cleared (the
-   * step is bounded by its own timeout and retries). The machine then dispatches the step
+   * Ends the run with `outcome`: one FinishRun — or, when the definition has a `finally` step, no
+   * outcome is decided yet and the run started (a run QUEUED for its concurrency slot, which
+   * reached no node, ran nothing to clean up after), decides it: the tasks still active are
+   * cancelled (with the outcome's reason), a DecideRun records the outcome, and the run's deadline
+   * is cleared (the step is bounded by its own timeout and retries). The machine then dispatches the step
    * (finally.ts); the run stays RUNNING until it ends.
    */
   endRun(outcome: DecidedOutcome): void {
-    if (!this.dag.finallyNode || this.run.decided) {
+    if (!this.dag.finallyNode || this.run.decided || this.run.nodes.size === 0) {
       this.emit({ type: 'FinishRun', ...outcome });
       return;
     }
