@@ -372,6 +372,17 @@ describe("tenant B attacking tenant A's objects", () => {
         ),
     },
     {
+      name: 'retries only the failed iterations of A’s failed run',
+      fields: ['retryRun'],
+      run: () =>
+        expectNotFound(
+          b.request(`mutation($i: RetryRunInput!) { retryRun(input: $i) { id } }`, {
+            i: { runId: A.failedRun, fromNodeId: 'boom', failedIterationsOnly: true },
+          }),
+          'retryRun failedIterationsOnly',
+        ),
+    },
+    {
       name: 'pins a default version of A’s workflow',
       fields: ['setDefaultVersion'],
       run: () =>

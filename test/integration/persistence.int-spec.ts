@@ -386,6 +386,9 @@ describe('RunRepository', () => {
     expect((await repo.firstTaskPages(a.tenantId, [runId], 3)).get(runId)?.map((t) => t.id)).toEqual(order.slice(0, 3));
     await expect(repo.taskPage(a.tenantId, runId, 2, uuidv7())).rejects.toBeInstanceOf(InvalidCursorError);
     expect(await repo.taskPage(b.tenantId, runId)).toEqual([]);
+    // Task.failedIterations: the aggregate's FAILED iteration indexes; nothing for other tasks or another tenant.
+    expect(await repo.failedIterations(a.tenantId, [ids.agg!, ids.start!, ids.i0!, 'not-a-uuid'])).toEqual(new Map([[ids.agg!, [0, 1, 2]]]));
+    expect(await repo.failedIterations(b.tenantId, [ids.agg!])).toEqual(new Map());
 
     expect((await repo.eventPage(a.tenantId, runId, 1, 1)).map((e) => e.seq)).toEqual([2]);
     expect((await repo.eventPage(a.tenantId, runId, 5, 1, ['payload'])).map((e) => e.jsonBytes)).toEqual([{ payload: 10 }, { payload: 10 }]);

@@ -21,6 +21,7 @@ import { QueuesService } from './queues/queues.service.js';
 import { RunUpdatesService } from './runs/run-updates.service.js';
 import { RunEventFieldsResolver, RunsResolver, TaskFieldsResolver } from './runs/runs.resolver.js';
 import { TaskAttemptsResolver } from './runs/task-attempts.resolver.js';
+import { TaskIterationsResolver } from './runs/task-iterations.resolver.js';
 import { RunsService } from './runs/runs.service.js';
 import { SchedulesResolver } from './schedules/schedules.resolver.js';
 import { SchedulesService } from './schedules/schedules.service.js';
@@ -75,6 +76,7 @@ import { WorkflowsService } from './workflows/workflows.service.js';
     RunsResolver,
     TaskFieldsResolver,
     TaskAttemptsResolver,
+    TaskIterationsResolver,
     RunEventFieldsResolver,
     KeysResolver,
     WhoamiResolver,

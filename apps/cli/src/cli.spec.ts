@@ -249,7 +249,12 @@ describe('weft, without a server', () => {
           const body = JSON.parse(raw);
           bodies.push(body);
           res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ data: body.query.includes('sendSignal') ? { sendSignal: { delivered: true } } : { workflows: [] } }));
+          const data = body.query.includes('sendSignal')
+            ? { sendSignal: { delivered: true } }
+            : body.query.includes('retryRun')
+              ? { retryRun: { id: body.variables.i.runId, status: 'RUNNING', workflowId: 'w', version: 1, labels: {}, createdAt: '2030-01-01T00:00:00Z' } }
+              : { workflows: [] };
+          res.end(JSON.stringify({ data }));
         });
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -288,6 +293,15 @@ describe('weft, without a server', () => {
         authorization: 'Bearer the-key',
         stderr: `note: WEFT_URL ${base} has no path: using ${base}/graphql, the API's endpoint\nnote: WEFT_API_KEY starts with "Bearer": using the key without it (the client sends "Bearer" itself)\n`,
       });
+    });
+
+    it('retry --failed-iterations-only asks for the failed iterations of the --from node only', async () => {
+      bodies.length = 0;
+      const env = { WEFT_URL: `${base}/graphql`, WEFT_API_KEY: 'k' };
+      expect(await cli(env, 'retry', 'run-1', '--from', 'fetch', '--failed-iterations-only')).toEqual({ code: 0, stdout: 'run run-1 RUNNING\n', stderr: '' });
+      expect(bodies[0]!.variables).toEqual({ i: { runId: 'run-1', fromNodeId: 'fetch', failedIterationsOnly: true } });
+      await cli(env, 'retry', 'run-1', '--from', 'fetch');
+      expect(bodies[1]!.variables).toEqual({ i: { runId: 'run-1', fromNodeId: 'fetch' } });
     });
 
     it(

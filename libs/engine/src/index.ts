@@ -19,6 +19,7 @@ export * from './model/template-syntax.js';
 export * from './model/dag.js';
 export * from './model/rfc3339.js';
 export * from './model/reducers.js';
+export * from './model/tolerated-failures.js';
 export * from './model/storable-json.js';
 export * from './model/payload-hygiene.js';
 export * from './model/schedule.js';

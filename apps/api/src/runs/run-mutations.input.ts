@@ -1,5 +1,5 @@
 import { Field, ID, InputType, Int } from '@nestjs/graphql';
-import { IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min } from 'class-validator';
+import { IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min } from 'class-validator';
 import type { JsonValue } from '@weft/engine';
 import { IsJsonObject, JsonField } from '../common/json.scalar.js';
 
@@ -143,4 +143,13 @@ export class RetryRunInput {
   @IsOptional()
   @IsJsonObject()
   config?: JsonValue;
+
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      'fromNodeId is a for_each node: run again only its FAILED, SKIPPED and CANCELLED iterations (new attempts with the inputs resolved originally; the array is not resolved again), keep its COMPLETED ones and their outputs, and reset its descendants. BAD_USER_INPUT for a node without for_each or without such an iteration. Default false.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  failedIterationsOnly?: boolean | null;
 }

@@ -159,7 +159,7 @@ export class TaskObject {
   @Field(() => Int, {
     nullable: true,
     description:
-      "The 0-based element index of a for_each iteration task; null for a node's own task (a for_each node's aggregate). Iteration statuses add WAITING (held back by max_concurrency) and SKIPPED (never started because another iteration failed for good).",
+      "The 0-based element index of a for_each iteration task; null for a node's own task (a for_each node's aggregate). Iteration statuses add WAITING (held back by max_concurrency) and SKIPPED (never started because more iterations failed for good than the node's tolerated_failures allows, default 0).",
   })
   iteration: number | null;
 

@@ -117,11 +117,21 @@ export class RunsResolver {
     return this.runService.control(principal, input, (c, t) => c.resumeRun(t, { runId: input.runId, reason: input.reason ?? undefined }));
   }
 
-  @Mutation(() => RunObject, { description: 'Restarts a finished run from a node; that node and its descendants are reset.' })
+  @Mutation(() => RunObject, {
+    description:
+      'Restarts a finished run from a node; that node and its descendants are reset. With failedIterationsOnly (a for_each node), only its failed, skipped and cancelled iterations run again and its descendants are reset.',
+  })
   @Requires('operate')
   retryRun(@Args('input', { type: () => RetryRunInput }, validate) input: RetryRunInput, @Context('principal') principal: Principal): Promise<RunObject> {
     const { runId, fromNodeId } = input;
-    const retried = { runId, fromNodeId, version: input.version ?? undefined, input: input.input ?? undefined, config: input.config ?? undefined };
+    const retried = {
+      runId,
+      fromNodeId,
+      version: input.version ?? undefined,
+      input: input.input ?? undefined,
+      config: input.config ?? undefined,
+      ...(input.failedIterationsOnly ? { failedIterationsOnly: true } : {}),
+    };
     return this.runService.control(principal, input, (c, t) => c.retryRun(t, retried));
   }
 

@@ -190,16 +190,28 @@ export function runControlCommands(program: Command): void {
     .option('--input <json>', `new run input: ${JSON_HELP}`, jsonOption('--input'))
     .option('--config <json>', `new run config: ${JSON_HELP}`, jsonOption('--config'))
     .option('--version <n>', "definition version to continue on (default the run's)", positiveInt('--version'))
+    .option(
+      '--failed-iterations-only',
+      'the --from node is a for_each node: run again only its failed, skipped and cancelled iterations, keeping the completed ones (its descendants are reset)',
+    )
     .option('--watch', 'stream task progress until the run ends (exit code 3 unless it succeeds)')
     .action(
       async (
         runId: string,
-        o: ConnectionFlags & { from: string; input?: unknown; config?: unknown; version?: number; watch?: boolean; output: OutputFormat },
+        o: ConnectionFlags & {
+          from: string;
+          input?: unknown;
+          config?: unknown;
+          version?: number;
+          failedIterationsOnly?: boolean;
+          watch?: boolean;
+          output: OutputFormat;
+        },
       ) => {
         const { input, config } = await readJsonOptions({ input: o.input, config: o.config });
         await withClient(o, async (c) => {
           const r = await c.request(RETRY_RUN, {
-            i: { runId, fromNodeId: o.from, input, config, version: o.version },
+            i: { runId, fromNodeId: o.from, input, config, version: o.version, ...(o.failedIterationsOnly ? { failedIterationsOnly: true } : {}) },
           });
           await reportStarted(c, r.retryRun, o.watch, o.output);
         });

@@ -28,6 +28,7 @@ import {
   type WorkflowDag,
 } from '../index.js';
 import { backlogTerms } from './backlog-terms.js';
+import { writeReopenIterations, writeSkipIterations } from './iteration-writes.js';
 import { decideRun, UNDECIDED } from './run-finally.js';
 import { TaskChangeLog } from './run-change.js';
 import { taskRow } from './task-rows.js';
@@ -228,14 +229,9 @@ export class ActionWriter {
         return;
       }
       case 'SkipIterations':
-        expectRows(
-          this.run.id,
-          a.taskIds.length,
-          await this.tasks.skipIterations(tenantId, a.taskIds, a.reason, now),
-          `waiting iterations of ${a.nodeId} to skip`,
-        );
-        for (const id of a.taskIds) this.log.set({ id, touch: true, status: TaskStatus.Skipped, error: a.reason, finished: true });
-        return;
+        return writeSkipIterations(this.tasks, tenantId, this.run.id, a, now, this.log);
+      case 'ReopenIterations':
+        return writeReopenIterations(this.tasks, tenantId, this.run.id, a, now, this.log);
       case 'StartChildRun':
         this.expectOne(
           await this.tasks.disarmForChild(tenantId, a.taskId, a.attempt, now),

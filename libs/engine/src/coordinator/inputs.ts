@@ -111,6 +111,8 @@ export interface RetryRunInput {
   version?: number;
   input?: JsonValue;
   config?: JsonValue;
+  /** Re-run only the failed, skipped and cancelled iterations of `fromNodeId`, a `for_each` node (see RunRetried). */
+  failedIterationsOnly?: boolean;
   /** The bulk action this comes from: kept with the event in the run's history. */
   batchId?: string;
 }

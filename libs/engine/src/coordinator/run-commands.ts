@@ -144,12 +144,15 @@ export class RunCommands {
 
   /**
    * Restarts the run from `fromNodeId` (that node and its descendants are reset) on `version`
-   * (default the run's), optionally with new input/config. A rejected retry writes nothing.
+   * (default the run's), optionally with new input/config. With `failedIterationsOnly`, the
+   * `for_each` node `fromNodeId` keeps its completed iterations and runs only its failed, skipped
+   * and cancelled ones again with their stored inputs; its descendants are reset. A rejected retry writes nothing.
    *
    * A child run (started by a SUBWORKFLOW node) is never retried on its own: its parent's task
    * already failed with the child's failure and would stay FAILED while the child succeeded.
    * Retrying the parent from that node starts a new child instead.
-   * @throws WeftError NOT_FOUND (run or version), BAD_USER_INPUT (unknown node; input or config
+   * @throws WeftError NOT_FOUND (run or version), BAD_USER_INPUT (unknown node; with
+   * `failedIterationsOnly`, a node without for_each or without an iteration to run again; input or config
    * that cannot be stored; `version` is another, deprecated version), CONFLICT (run paused; tasks still
    * active; a child run, naming its parent run and the parent's node to retry; a run of a
    * concurrency key that is still QUEUED, or that ended while its key has no free slot — a retry

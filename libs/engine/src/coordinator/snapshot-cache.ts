@@ -86,6 +86,7 @@ export function snapshotNodes(rows: readonly TaskState[]): Map<string, NodeState
     if (!agg) continue;
     const it: NodeState = { taskId: t.id, status: t.status as TaskStatus, attempt: t.attempt };
     if (t.error !== null) it.error = t.error;
+    if (t.attemptLimit != null) it.attemptLimit = t.attemptLimit;
     (agg.iterations ??= []).push(it);
   }
   return nodes;

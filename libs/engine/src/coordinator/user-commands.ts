@@ -100,6 +100,7 @@ export class UserCommands {
     await this.pipeline.command(tenantId, r.runId, 'the retry', (run) => {
       const version = r.version ?? run.version;
       const ev: RunEvent = { type: 'RunRetried', fromNodeId: r.fromNodeId, version, ...optional({ batchId: r.batchId }) };
+      if (r.failedIterationsOnly === true) ev.failedIterationsOnly = true;
       if (r.input !== undefined) ev.input = r.input;
       if (r.config !== undefined) ev.config = r.config;
       return { ev, version };

@@ -120,12 +120,13 @@ export class WorkflowDag {
   /**
    * The workflow entry node: the node `hint` if given, else the first node
    * in spec order without incoming edges.
-   * @throws Error when `hint` names no node, or no node lacks incoming edges.
+   * @throws Error when `hint` names no node or the `finally` step, or no node lacks incoming edges.
    */
   startNode(hint?: string): WorkflowNode {
     if (hint) {
       const n = this.byId.get(hint);
       if (!n) throw new Error(`start node ${hint} not found in workflow definition`);
+      if (this.isFinally(hint)) throw new Error(`start node ${hint} is the finally step: a run cannot start there`);
       return n;
     }
     if (this.entry) return this.entry;

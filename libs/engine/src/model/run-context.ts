@@ -1,4 +1,4 @@
-import type { JsonValue, TaskStatus } from './workflow-types.js';
+import { TaskStatus, type JsonValue } from './workflow-types.js';
 
 /**
  * What templates read while one run is being decided: the run's input and config, plus a cache
@@ -45,6 +45,17 @@ export interface NodeStatus {
   status: TaskStatus;
   /** Why the node failed (its last failure), when known. */
   error?: string;
+  /** A `for_each` node's iterations in element order (templates read `failedIterations` of them). */
+  iterations?: ReadonlyArray<{ status: TaskStatus }>;
+}
+
+/** The indexes of the iterations that failed for good (status FAILED), ascending. */
+export function failedIterations(iterations: ReadonlyArray<{ status: TaskStatus }>): number[] {
+  const out: number[] = [];
+  iterations.forEach((it, i) => {
+    if (it.status === TaskStatus.Failed) out.push(i);
+  });
+  return out;
 }
 
 /** A node's result as templates see it under `tasks.<id>`: status, output and failure reason. */

@@ -497,7 +497,7 @@ describe('fields: payload hygiene, error edges, unknown fields', () => {
     const def2 = { ...def, nodes: [...def.nodes, { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } }], edges: [{ from: 'a', to: 'b', when: 'x' }] };
     expect(messages(def)).toEqual([
       'version: unknown field "version"; expected one of nodes, edges, output, name, description, workflow_id, concurrency, priority, timeout_seconds, finally',
-      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive, for_each, as, max_concurrency, reducers, concurrency, rate_limit, on_exhausted, schedule_to_start_seconds',
+      'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive, for_each, as, max_concurrency, reducers, tolerated_failures, concurrency, rate_limit, on_exhausted, schedule_to_start_seconds',
       'nodes[0].retry.backoff: unknown field "backoff" (did you mean "backoff_seconds"?); expected one of max_attempts, backoff_seconds',
     ]);
     expect(messages(def2)).toContain('edges[0].when: unknown field "when"; expected one of from, to, condition, on_error');

@@ -39,6 +39,12 @@ export interface WorkflowNode {
   max_concurrency?: number;
   /** With `for_each`: merge the iteration outputs field by field instead of listing them (same reducers as a JOIN). */
   reducers?: { [field: string]: string };
+  /**
+   * With `for_each`: how many iterations may fail for good while the node still completes (their
+   * outputs `null`): an integer, or `"P%"` of the elements rounded down (model/tolerated-failures.ts).
+   * Default 0: the first failure skips the iterations not started yet and fails the node.
+   */
+  tolerated_failures?: number | string;
   /** HTTP and CODE only: at most `limit` of this node's tasks run at once per key, across runs. */
   concurrency?: NodeConcurrency;
   /** HTTP and CODE only: at most `limit` of this node's tasks start per `per_seconds` per key, across runs. */
@@ -154,7 +160,7 @@ export interface WorkflowDefinition {
  * null). It takes the worker-node fields (`runtime`, `spec`, `retry`, `queue`, payload hygiene,
  * flow limits, `schedule_to_start_seconds`), never `for_each` nor `on_exhausted`.
  */
-export type FinallyStep = Omit<WorkflowNode, 'for_each' | 'as' | 'max_concurrency' | 'reducers' | 'on_exhausted'>;
+export type FinallyStep = Omit<WorkflowNode, 'for_each' | 'as' | 'max_concurrency' | 'reducers' | 'tolerated_failures' | 'on_exhausted'>;
 
 /**
  * The longest wait, event timeout or task timeout, in seconds: 365 days. Publishing refuses

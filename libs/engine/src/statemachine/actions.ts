@@ -22,6 +22,7 @@ export type Action =
   | CreateIterations
   | ReleaseIteration
   | SkipIterations
+  | ReopenIterations
   | StartChildRun
   | RetryChild
   | PauseRun
@@ -217,12 +218,27 @@ export interface ReleaseIteration {
   notBefore: Date;
 }
 
-/** Iterations still WAITING for a slot are never started (another iteration failed for good, or the run ended): SKIPPED. */
+/** Iterations still WAITING for a slot are never started (more iterations failed for good than `tolerated_failures` allows, or the run ended): SKIPPED. */
 export interface SkipIterations {
   type: 'SkipIterations';
   nodeId: string;
   taskIds: string[];
   reason: string;
+}
+
+/**
+ * A retry with `failedIterationsOnly`: the aggregate task `taskId` of `for_each` node `nodeId`
+ * runs again (RUNNING, its output and error cleared), and so do `iterations` (its FAILED, SKIPPED
+ * and CANCELLED ones): each goes back to WAITING at `attempt + 1` with its stored input, error
+ * cleared, and may make `attemptLimit` attempts in all (its node's `max_attempts` more). The
+ * COMPLETED iterations keep their outputs. ReleaseIteration actions then dispatch the first
+ * `max_concurrency` of them.
+ */
+export interface ReopenIterations {
+  type: 'ReopenIterations';
+  taskId: string;
+  nodeId: string;
+  iterations: Array<{ taskId: string; iteration: number; attempt: number; attemptLimit: number }>;
 }
 
 /**

@@ -132,6 +132,29 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
           });
       }
       return;
+    case 'ReopenIterations': {
+      const agg = run.nodes.get(a.nodeId);
+      if (!agg) return;
+      for (const r of a.iterations) {
+        const it = slot(run, a.nodeId, r.taskId);
+        if (it)
+          change(a.nodeId, it, (x) => {
+            x.status = TaskStatus.Waiting;
+            x.attempt = r.attempt + 1;
+            x.attemptLimit = r.attemptLimit;
+            delete x.error;
+          });
+      }
+      change(a.nodeId, agg, (x) => {
+        x.status = TaskStatus.Running;
+        delete x.error;
+      });
+      if (run.context.tasks.has(a.nodeId)) {
+        journal?.deletingOutput();
+        run.context.tasks.delete(a.nodeId);
+      }
+      return;
+    }
     case 'StartChildRun': {
       const n = run.nodes.get(a.nodeId);
       if (n?.retryAt !== undefined) change(a.nodeId, n, (x) => delete x.retryAt);

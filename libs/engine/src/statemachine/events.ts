@@ -54,6 +54,11 @@ export interface RunRetried {
   version: number;
   input?: JsonValue;
   config?: JsonValue;
+  /**
+   * `fromNodeId` is a `for_each` node: run again only its FAILED, SKIPPED and CANCELLED
+   * iterations (with their stored inputs), keep its COMPLETED ones, and reset its descendants.
+   */
+  failedIterationsOnly?: boolean;
   /** The bulk action the event comes from (kept in the history; the machine ignores it). */
   batchId?: string;
 }

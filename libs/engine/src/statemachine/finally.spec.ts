@@ -171,4 +171,13 @@ describe('finally step', () => {
     expect(types(tr)).toEqual(['CancelTasks', 'FinishRun']);
     expect(h.run.nodes.has('cleanup')).toBe(false);
   });
+
+  it('refuses to start or retry a run at the step', async () => {
+    const h = chain();
+    await expect(h.start('cleanup')).rejects.toThrow(/start node cleanup is the finally step/);
+    await h.start();
+    await h.fail('a');
+    await h.complete('cleanup');
+    await expect(h.retry('cleanup')).rejects.toThrow(/node cleanup is the finally step: retry from a node of the graph/);
+  });
 });

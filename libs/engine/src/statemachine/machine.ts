@@ -24,7 +24,7 @@ import type {
   TimerFired,
 } from './events.js';
 import { Journal } from './journal.js';
-import { settleIteration } from './node-kinds/for-each.js';
+import { iterationRetryRefusal, reopenIterations, settleIteration } from './node-kinds/for-each.js';
 import type { NodeOutcome } from './node-kinds/outcome.js';
 import { settleChildTimer } from './node-kinds/subworkflow.js';
 import { signalRefusal } from './node-kinds/signal-names.js';
@@ -285,9 +285,12 @@ async function onSignalReceived(s: Step, ev: SignalReceived): Promise<void> {
  * deleted), and every reached node the retry's version no longer has (the machine is built with
  * that version's DAG; a leftover FAILED task would fail the run forever), and the `finally` step's
  * task (it runs again at the next outcome), keeps every other result, optionally replaces input/config, and begins again at the
- * node. Allowed on a finished run or a running run with nothing active.
+ * node. With `failedIterationsOnly` the node (a `for_each` one) is not reset: only its failed,
+ * skipped and cancelled iterations run again (see `reopenIterations`), its descendants are reset.
+ * Allowed on a finished run or a running run with nothing active.
  * @throws MachineError RUN_PAUSED on a paused run; RUN_ACTIVE while any task is active;
- * INVALID_REQUEST for an unknown node.
+ * INVALID_REQUEST for an unknown node, and with `failedIterationsOnly` for a node that is no
+ * `for_each` node or has no iteration to run again.
  */
 async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
   if (s.run.status === RunStatus.Paused) {
@@ -301,15 +304,22 @@ async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
   if (!restart) {
     throw new MachineError('INVALID_REQUEST', `node ${ev.fromNodeId} not in workflow definition`);
   }
+  if (s.dag.isFinally(ev.fromNodeId)) {
+    throw new MachineError('INVALID_REQUEST', `node ${ev.fromNodeId} is the finally step: retry from a node of the graph (the step runs again at the next outcome)`);
+  }
+  const onlyIterations = ev.failedIterationsOnly === true;
+  const refusal = onlyIterations ? iterationRetryRefusal(s, restart) : undefined;
+  if (refusal !== undefined) throw new MachineError('INVALID_REQUEST', refusal);
   s.emit({
     type: 'ReopenRun',
     version: ev.version,
     input: ev.input !== undefined ? ev.input : s.run.context.input,
     config: ev.config !== undefined ? ev.config : s.run.context.config,
-    resetNodes: resetSet(s, ev.fromNodeId),
+    resetNodes: resetSet(s, ev.fromNodeId, onlyIterations),
   });
   armDeadline(s);
-  await begin(s, restart);
+  if (onlyIterations) reopenIterations(s, restart);
+  else await begin(s, restart);
   // A branch that settled after a failure had already ended the run was recorded but never
   // carried forward: walk on from every settled node the retry kept, so its successors run too
   // (nodes below the restarted one wait for it; nodes already reached are left alone).
@@ -325,9 +335,9 @@ function isSettled(status: TaskStatus): boolean {
   return status === TaskStatus.Completed || status === TaskStatus.Failed || status === TaskStatus.Skipped;
 }
 
-/** `from`, its descendants, and every reached node missing from the DAG, each once. */
-function resetSet(s: Step, from: string): string[] {
-  const reset = new Set([...s.dag.descendants(from), from]);
+/** `from` (unless `keepFrom`), its descendants, every reached node missing from the DAG, and the `finally` step, each once. */
+function resetSet(s: Step, from: string, keepFrom = false): string[] {
+  const reset = new Set([...s.dag.descendants(from), ...(keepFrom ? [] : [from])]);
   for (const id of s.run.nodes.keys()) if (!s.dag.getNode(id) || s.dag.isFinally(id)) reset.add(id);
   return [...reset];
 }

@@ -2,14 +2,15 @@
  * The variables one template resolution sees: `input`, `config`, `tasks`, `system.now`, an
  * iteration's locals and a `finally` step's `run`, built from the run context without loading anything.
  */
-import type { RunContext } from '../model/run-context.js';
+import { failedIterations, type NodeStatus, type RunContext, type StepResult } from '../model/run-context.js';
 
-type TaskView = { status: string; output?: unknown; error?: string };
+type TaskView = { status: string; output?: unknown; error?: string; failedIterations?: number[] };
 
 /**
  * The variables of one resolution, built lazily on the first evaluated template. The `tasks` view
- * holds, per node, `{status, error?}` when it was reached, plus `output` when its output is
- * loaded. It is filled only with the node ids the expressions evaluated so far name statically
+ * holds, per node, `{status, error?}` when it was reached (a `for_each` node's with
+ * `failedIterations`, the indexes of its iterations that failed for good, ascending), plus
+ * `output` when its output is loaded. It is filled only with the node ids the expressions evaluated so far name statically
  * (`tasks.a`, `tasks["a"]`), O(refs); an expression that uses `tasks` otherwise (`tasks[input.k]`,
  * bare `tasks`) gets the full view, O(reached nodes), in a fixed key order (reached nodes,
  * then loaded outputs). An expression only ever reads the ids it names, so it sees exactly what
@@ -58,23 +59,24 @@ export class Scope {
   private viewOf(id: string): TaskView | undefined {
     const n = this.ctx.reached?.get(id);
     const r = this.ctx.tasks.get(id);
-    if (!r) return n === undefined ? undefined : n.error === undefined ? { status: n.status } : { status: n.status, error: n.error };
-    const status = n?.status ?? r.status;
-    const error = n?.error ?? r.error;
-    return error === undefined ? { status, output: r.output } : { status, output: r.output, error };
+    return n === undefined && r === undefined ? undefined : taskView(n, r);
   }
 
   private fullView(): Record<string, TaskView> {
     const tasks: Record<string, TaskView> = Object.create(null);
-    for (const [id, n] of this.ctx.reached ?? []) {
-      tasks[id] = n.error === undefined ? { status: n.status } : { status: n.status, error: n.error };
-    }
-    for (const [id, r] of this.ctx.tasks) {
-      const seen = tasks[id];
-      const status = seen?.status ?? r.status;
-      const error = seen?.error ?? r.error;
-      tasks[id] = error === undefined ? { status, output: r.output } : { status, output: r.output, error };
-    }
+    for (const [id, n] of this.ctx.reached ?? []) tasks[id] = taskView(n, this.ctx.tasks.get(id));
+    for (const [id, r] of this.ctx.tasks) if (!(id in tasks)) tasks[id] = taskView(undefined, r);
     return tasks;
   }
+}
+
+/** One node's view from its reached state `n` and its loaded result `r` (at least one given). */
+function taskView(n: NodeStatus | undefined, r: StepResult | undefined): TaskView {
+  const status = n?.status ?? r!.status;
+  const error = n?.error ?? r?.error;
+  const view: TaskView = { status };
+  if (r) view.output = r.output;
+  if (error !== undefined) view.error = error;
+  if (n?.iterations) view.failedIterations = failedIterations(n.iterations);
+  return view;
 }

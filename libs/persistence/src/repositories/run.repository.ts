@@ -268,6 +268,21 @@ export class RunRepository extends TenantScopedRepository {
     return byRun;
   }
 
+  /**
+   * For each `for_each` aggregate task of `taskIds` (a node's own task whose node has iteration
+   * rows): the indexes of its iterations that failed for good (status FAILED), ascending. Task ids
+   * of other tasks (no iteration rows), unknown ones and ones that are no UUIDs are left out.
+   */
+  async failedIterations(tenantId: string, taskIds: readonly string[]): Promise<Map<string, number[]>> {
+    const ids = taskIds.filter(isUuid);
+    if (ids.length === 0) return new Map();
+    const text = `SELECT a.id, coalesce(array_agg(i.iteration ORDER BY i.iteration) FILTER (WHERE i.status = 'FAILED'), '{}') AS failed
+      FROM tasks a JOIN tasks i ON i.tenant_id = a.tenant_id AND i.run_id = a.run_id AND i.node_id = a.node_id AND i.iteration IS NOT NULL
+      WHERE a.tenant_id = $1 AND a.id = ANY($2::uuid[]) AND a.iteration IS NULL GROUP BY a.id`;
+    const r = await this.queryInTenant<{ id: string; failed: number[] }>(tenantId, text, [tenantId, ids]);
+    return new Map(r.rows.map((row) => [row.id, row.failed.map(Number)]));
+  }
+
   /** The run's tasks, with their values, in creation order (`created_at, id`); empty for an unknown run. */
   async tasksOfRun(tenantId: string, runId: string): Promise<TaskEntity[]> {
     if (!isUuid(runId)) return [];

@@ -204,6 +204,39 @@ export class TaskWriteRepository extends TenantScopedRepository {
     });
   }
 
+  /**
+   * A retry of the failed iterations of a `for_each` node: its aggregate task `aggregateId`
+   * RUNNING again (output, error and finish cleared), and each of `iterations` (FAILED, SKIPPED or
+   * CANCELLED) WAITING at `attempt + 1` with `attemptLimit`, its error, output, lease and finish
+   * cleared; its stored input and flow keys stay. Returns the rows changed: the aggregate's (0 or
+   * 1) and the iterations'.
+   */
+  async reopenIterations(
+    tenantId: string,
+    aggregateId: string,
+    iterations: ReadonlyArray<{ taskId: string; attempt: number; attemptLimit: number }>,
+    now: Date,
+  ): Promise<{ aggregate: number; iterations: number }> {
+    return this.inTenant(tenantId, async (m) => {
+      const agg = await sql(
+        m,
+        `UPDATE tasks SET status = 'RUNNING', output = NULL, error = NULL, finished_at = NULL, updated_at = $3
+          WHERE tenant_id = $1 AND id = $2 AND iteration IS NULL`,
+        [tenantId, aggregateId, now],
+      );
+      const its = await sql(
+        m,
+        `UPDATE tasks t SET status = 'WAITING', attempt = r.attempt + 1, attempt_limit = r.attempt_limit, error = NULL, output = NULL,
+                finished_at = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = $5
+           FROM unnest($2::uuid[], $3::int[], $4::int[]) AS r(id, attempt, attempt_limit)
+          WHERE t.tenant_id = $1 AND t.id = r.id AND t.attempt = r.attempt AND t.iteration IS NOT NULL
+            AND t.status IN ('FAILED', 'SKIPPED', 'CANCELLED')`,
+        [tenantId, iterations.map((i) => i.taskId), iterations.map((i) => i.attempt), iterations.map((i) => i.attemptLimit), now],
+      );
+      return { aggregate: agg.rowCount, iterations: its.rowCount };
+    });
+  }
+
   /** Clears the timer of WAITING SUBWORKFLOW task `taskId` at `attempt` as its child run starts; returns the rows changed. */
   async disarmForChild(tenantId: string, taskId: string, attempt: number, now: Date): Promise<number> {
     return this.inTenant(tenantId, async (m) => {

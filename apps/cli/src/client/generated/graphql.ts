@@ -88,6 +88,8 @@ export type ResumeRunInput = {
 export type RetryRunInput = {
   /** A JSON object. Default: the run's config. */
   config?: unknown;
+  /** fromNodeId is a for_each node: run again only its FAILED, SKIPPED and CANCELLED iterations (new attempts with the inputs resolved originally; the array is not resolved again), keep its COMPLETED ones and their outputs, and reset its descendants. BAD_USER_INPUT for a node without for_each or without such an iteration. Default false. */
+  failedIterationsOnly?: boolean | null | undefined;
   fromNodeId: string;
   /** A JSON object. Default: the run's input. */
   input?: unknown;

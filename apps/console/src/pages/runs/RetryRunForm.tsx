@@ -2,14 +2,16 @@ import { useId, useState, type FormEvent } from 'react';
 import { useMutation } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
 import { parseJsonField, prettyJson } from './json.js';
-import { isFinished, isResumable } from './model.js';
+import { isFinished, isResumable, iterationsToRetry } from './model.js';
 import { RETRY_RUN } from './operations.js';
 import type { RunDetail } from './types.js';
 
 /**
  * Restarts a finished run from a node (the same run id: the page follows it live). The node is
  * the one selected on the graph or in "Retry from node"; input, config and version default to
- * the run's. A field that is not valid JSON is named before anything is sent.
+ * the run's. A field that is not valid JSON is named before anything is sent. On a `for_each`
+ * node with failed, skipped or cancelled iterations, "Retry failed iterations" runs only those
+ * again (retryRun with failedIterationsOnly), keeping the completed ones.
  */
 export function RetryRunForm(props: {
   run: RunDetail;
@@ -36,8 +38,10 @@ export function RetryRunForm(props: {
         ? 'Choose the node to retry from, on the graph or in the list.'
         : null;
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const again = node ? iterationsToRetry(run.tasks, node) : [];
+
+  /** Sends the retry: of the whole node, or of its failed iterations only (`onlyIterations`). */
+  const send = async (onlyIterations: boolean) => {
     setSent(null);
     if (!node || !finished) return;
     const parsedInput = parseJsonField('Input', input, { object: true });
@@ -47,8 +51,24 @@ export function RetryRunForm(props: {
     const v = Number(version.trim());
     if (!/^\d+$/.test(version.trim()) || !Number.isSafeInteger(v) || v < 1) return setProblem(`Version must be a whole number from 1, not "${version}".`);
     setProblem(null);
-    const result = await retry({ input: { runId: run.id, fromNodeId: node, input: parsedInput.value, config: parsedConfig.value, version: v } });
-    if (!result.error) setSent(`Retry started from ${node}${v === run.version ? '' : ` on version ${v}`}.`);
+    const result = await retry({
+      input: {
+        runId: run.id,
+        fromNodeId: node,
+        input: parsedInput.value,
+        config: parsedConfig.value,
+        version: v,
+        ...(onlyIterations ? { failedIterationsOnly: true } : {}),
+      },
+    });
+    if (result.error) return;
+    const where = `${node}${v === run.version ? '' : ` on version ${v}`}`;
+    setSent(onlyIterations ? `Retry of ${again.length} failed iteration${again.length === 1 ? '' : 's'} of ${where} started.` : `Retry started from ${where}.`);
+  };
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    void send(false);
   };
 
   const reset = () => {
@@ -103,10 +123,22 @@ export function RetryRunForm(props: {
         <button type="submit" disabled={!!why || state.fetching} aria-describedby={why ? `${id}-why` : undefined}>
           Retry run
         </button>
+        {again.length > 0 && (
+          <button type="button" disabled={!!why || state.fetching} onClick={() => void send(true)} aria-describedby={`${id}-iterations`}>
+            Retry failed iterations
+          </button>
+        )}
         <button type="button" className="quiet" onClick={reset}>
           Reset to the run's values
         </button>
       </div>
+      {again.length > 0 && (
+        <p className="hint" id={`${id}-iterations`}>
+          Retry failed iterations runs again only iterations {again.slice(0, 10).join(', ')}
+          {again.length > 10 ? ` and ${again.length - 10} more` : ''} of <code>{node}</code> (failed, skipped or cancelled), with their first inputs; the
+          completed ones keep their outputs.
+        </p>
+      )}
       {problem && (
         <p className="error" role="alert">
           {problem}

@@ -7,6 +7,7 @@ import {
   isCancellable,
   isFinished,
   isPausable,
+  iterationsToRetry,
   isResumable,
   newer,
   nodeIds,
@@ -162,5 +163,21 @@ describe('restOfPages', () => {
     let asked = 0;
     expect(await restOfPages([1, 2], 10, async () => (asked++, []))).toEqual([]);
     expect(asked).toBe(0);
+  });
+});
+
+describe('iterationsToRetry', () => {
+  it("lists a for_each node's failed, skipped and cancelled iterations, ascending, and nothing for other nodes", () => {
+    const tasks: Parameters<typeof iterationsToRetry>[0] = [
+      { nodeId: 'fetch', iteration: null, status: 'FAILED', failedIterations: [2] },
+      { nodeId: 'fetch', iteration: 3, status: 'SKIPPED', failedIterations: null },
+      { nodeId: 'fetch', iteration: 0, status: 'COMPLETED', failedIterations: null },
+      { nodeId: 'fetch', iteration: 2, status: 'FAILED', failedIterations: null },
+      { nodeId: 'fetch', iteration: 1, status: 'CANCELLED', failedIterations: null },
+      { nodeId: 'report', iteration: null, status: 'FAILED', failedIterations: null },
+    ];
+    expect(iterationsToRetry(tasks, 'fetch')).toEqual([1, 2, 3]);
+    expect(iterationsToRetry(tasks, 'report')).toEqual([]);
+    expect(iterationsToRetry([{ nodeId: 'fetch', iteration: null, status: 'COMPLETED', failedIterations: [4, 1] }], 'fetch')).toEqual([1, 4]);
   });
 });

@@ -128,3 +128,21 @@ export async function restOfPages<T>(first: readonly T[], pageSize: number, next
   }
   return rest;
 }
+
+/** Iteration statuses a retry with failedIterationsOnly runs again. */
+const RETRIED_ITERATION = new Set(['FAILED', 'SKIPPED', 'CANCELLED']);
+
+/**
+ * The indexes of the iterations of `for_each` node `nodeId` that "Retry failed iterations" would
+ * run again (FAILED, SKIPPED or CANCELLED), ascending, from the run's iteration tasks and the
+ * aggregate task's `failedIterations`; empty for a node without such iterations.
+ */
+export function iterationsToRetry(tasks: readonly Pick<Task, 'nodeId' | 'iteration' | 'status' | 'failedIterations'>[], nodeId: string): number[] {
+  const out = new Set<number>();
+  for (const t of tasks) {
+    if (t.nodeId !== nodeId) continue;
+    if (t.iteration == null) for (const i of t.failedIterations ?? []) out.add(i);
+    else if (RETRIED_ITERATION.has(t.status)) out.add(t.iteration);
+  }
+  return [...out].sort((a, b) => a - b);
+}

@@ -7,6 +7,7 @@ import type { Problem } from '../../errors.js';
 import { isReducerName, REDUCER_NAMES } from '../reducers.js';
 import { isRfc3339, MAX_TIMESTAMP_MS, parseRfc3339 } from '../rfc3339.js';
 import { findTemplates, hasTemplate } from '../template-syntax.js';
+import { toleratedFailuresProblem } from '../tolerated-failures.js';
 import { MAX_ITERATIONS } from '../workflow-definition.js';
 import { NodeType, isWorkerType } from '../workflow-types.js';
 import { isTemplated, secondsProblem, unknownKeys, type NodeContext, type NodeRule } from './context.js';
@@ -276,8 +277,9 @@ function reducerProblems(reducers: unknown, path: string, owner: string, nodeId:
  * A node's dynamic fan-out fields: `for_each` must be one `{{ }}` template on an HTTP or CODE
  * node, and its template must pass {@link templateProblems}; `as` a CEL identifier other than
  * input, config, tasks, system, run and CEL's reserved words; `max_concurrency` an integer from 1 to
- * {@link MAX_ITERATIONS}; node-level `reducers` a reducers map. `as`, `max_concurrency` and
- * `reducers` without `for_each` are refused, not ignored.
+ * {@link MAX_ITERATIONS}; node-level `reducers` a reducers map; `tolerated_failures` a count or a
+ * percentage ({@link toleratedFailuresProblem}). `as`, `max_concurrency`, `reducers` and
+ * `tolerated_failures` without `for_each` are refused, not ignored.
  */
 export const forEach: NodeRule = ({ ctx, raw, at, nodeId, type, known }) => {
   const fe = raw.for_each;
@@ -285,7 +287,7 @@ export const forEach: NodeRule = ({ ctx, raw, at, nodeId, type, known }) => {
     // max_concurrency caps one node's iterations; a cap across runs is the node's concurrency.
     const hint = (key: string): string =>
       key === 'max_concurrency' ? ' (to cap how many of its tasks run at once across runs, use concurrency: {limit})' : '';
-    return ['as', 'max_concurrency', 'reducers'].flatMap((key) =>
+    return ['as', 'max_concurrency', 'reducers', 'tolerated_failures'].flatMap((key) =>
       raw[key] !== undefined
         ? [{ nodeId, path: `${at}.${key}`, message: `${key} applies to a for_each node only; this node has no for_each${hint(key)}` }]
         : [],
@@ -310,6 +312,8 @@ export const forEach: NodeRule = ({ ctx, raw, at, nodeId, type, known }) => {
   if (mc !== undefined && !(typeof mc === 'number' && Number.isInteger(mc) && mc >= 1 && mc <= MAX_ITERATIONS)) {
     out.push({ nodeId, path: `${at}.max_concurrency`, message: `max_concurrency must be an integer from 1 to ${MAX_ITERATIONS}` });
   }
+  const tolerated = raw.tolerated_failures === undefined ? undefined : toleratedFailuresProblem(raw.tolerated_failures);
+  if (tolerated !== undefined) out.push({ nodeId, path: `${at}.tolerated_failures`, message: tolerated });
   if (raw.reducers !== undefined) out.push(...reducerProblems(raw.reducers, `${at}.reducers`, `for_each node ${nodeId ?? '?'}`, nodeId));
   if (typeof fe === 'string') out.push(...templateProblems(ctx, fe, `${at}.for_each`, nodeId));
   return out;

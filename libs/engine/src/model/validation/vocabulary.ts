@@ -30,6 +30,7 @@ export const NODE_KEYS: readonly string[] = [
   'as',
   'max_concurrency',
   'reducers',
+  'tolerated_failures',
   'concurrency',
   'rate_limit',
   'on_exhausted',
@@ -54,7 +55,7 @@ export const DEFINITION_KEYS: readonly string[] = [
  * The node fields the definition's `finally` step may not have: it runs one task, once, and
  * cannot pause the run it ends.
  */
-export const FINALLY_EXCLUDED_KEYS: readonly string[] = ['for_each', 'as', 'max_concurrency', 'reducers', 'on_exhausted'];
+export const FINALLY_EXCLUDED_KEYS: readonly string[] = ['for_each', 'as', 'max_concurrency', 'reducers', 'tolerated_failures', 'on_exhausted'];
 /** The keys of the definition's `concurrency` (how many runs may be active at once); bounds in model/flow-control.ts. */
 export const RUN_CONCURRENCY_KEYS: readonly string[] = ['key', 'limit', 'strategy', 'scope'];
 /** The keys of a node's `concurrency` (how many of its tasks may run at once, across runs). */

@@ -2,12 +2,15 @@
  * `for_each` (HTTP and CODE nodes): the node runs one task, an iteration, per element of the
  * array its `for_each` template gives. The node's own task is the aggregate: RUNNING until every
  * iteration settled, then COMPLETED with the iterations' outputs in element order (or their merge
- * with the node's `reducers`), or FAILED. Each iteration has its own attempts, retries and lease;
- * `max_concurrency` holds the others back as WAITING.
+ * with the node's `reducers`), or FAILED once more iterations failed for good than its
+ * `tolerated_failures` allows. Each iteration has its own attempts, retries and lease;
+ * `max_concurrency` holds the others back as WAITING. A retry with `failedIterationsOnly` runs
+ * the failed, skipped and cancelled iterations again ({@link reopenIterations}).
  */
 import { reduceJoin } from '../../model/reducers.js';
 import { formatBytes } from '../../model/storable-json.js';
-import { MAX_ITERATIONS, iterationAlias, type WorkflowNode } from '../../model/workflow-definition.js';
+import { allowedFailures } from '../../model/tolerated-failures.js';
+import { MAX_ITERATIONS, iterationAlias, maxAttempts, type WorkflowNode } from '../../model/workflow-definition.js';
 import { TaskStatus, type JsonValue } from '../../model/workflow-types.js';
 import type { CreateIterations, TaskFlow } from '../actions.js';
 import { resolveTaskFlow } from '../flow-keys.js';
@@ -78,13 +81,16 @@ export async function activateForEach(s: Step, n: WorkflowNode): Promise<Activat
 
 /**
  * After an iteration of `nodeId` settled (completed, or failed for good): frees its
- * `max_concurrency` slot for the next WAITING iteration (ReleaseIteration) — unless an iteration
- * failed for good or the run finished, which skips every iteration not started yet
- * (SkipIterations). Once no iteration is active it settles the aggregate task: FAILED with the
- * first failed iteration's reason (`iteration 2 of 5 failed: …`), or when the outputs are too
- * large together or cannot be merged (`failed`); else COMPLETED with the iteration outputs in
- * element order, or their merge with the node's `reducers` (`completed`). While iterations are
- * active, or when `nodeId` is no running `for_each` node, the outcome is `pending`.
+ * `max_concurrency` slot for the next WAITING iteration (ReleaseIteration) — unless more
+ * iterations failed for good than the node's `tolerated_failures` allows (0 by default), or the
+ * run finished, which skips every iteration not started yet (SkipIterations). Once no iteration
+ * is active it settles the aggregate task: FAILED when too many iterations failed (without
+ * `tolerated_failures`, `iteration 2 of 5 failed: …`; with it, `3 of 10 iterations failed, more
+ * than tolerated_failures 2 allows: iteration 4: …`, naming the first failed iteration), or when
+ * the outputs are too large together or cannot be merged (`failed`); else COMPLETED with the
+ * iteration outputs in element order, `null` for a failed iteration, or the merge of the
+ * completed ones with the node's `reducers` (`completed`). While iterations are active, or when
+ * `nodeId` is no running `for_each` node, the outcome is `pending`.
  * `justCompleted` is the iteration this event completed (its output is not stored yet).
  * @throws StoreError (transient).
  */
@@ -94,9 +100,16 @@ export async function settleIteration(s: Step, nodeId: string, justCompleted?: {
   if (!agg?.iterations || !node || !isTaskActive(agg)) return PENDING;
   const its = agg.iterations;
   const failedAt = its.findIndex((it) => it.status === TaskStatus.Failed);
+  const failures = its.filter((it) => it.status === TaskStatus.Failed).length;
+  const allowed = allowedFailures(node.tolerated_failures, its.length);
+  const tooMany = failures > allowed;
   const held = its.filter((it) => it.status === TaskStatus.Waiting);
-  if (held.length > 0 && (failedAt >= 0 || s.terminal())) {
-    const reason = failedAt >= 0 ? `not started: iteration ${failedAt} failed` : 'not started: the run finished';
+  if (held.length > 0 && (tooMany || s.terminal())) {
+    const reason = !tooMany
+      ? 'not started: the run finished'
+      : node.tolerated_failures === undefined
+        ? `not started: iteration ${failedAt} failed`
+        : `not started: ${failures} iterations failed, more than tolerated_failures ${toleranceText(node.tolerated_failures, allowed)} allows`;
     s.emit({ type: 'SkipIterations', nodeId, taskIds: held.map((it) => it.taskId), reason });
   } else if (held.length > 0) {
     let active = its.filter(isTaskActive).length;
@@ -108,8 +121,13 @@ export async function settleIteration(s: Step, nodeId: string, justCompleted?: {
     }
   }
   if (its.some(isNodeActive)) return PENDING;
-  if (failedAt >= 0) {
-    return failAggregate(s, nodeId, agg, `iteration ${failedAt} of ${its.length} failed: ${its[failedAt]!.error ?? 'no reason given'}`);
+  if (tooMany) {
+    const first = `iteration ${failedAt}: ${its[failedAt]!.error ?? 'no reason given'}`;
+    const reason =
+      node.tolerated_failures === undefined
+        ? `iteration ${failedAt} of ${its.length} failed: ${its[failedAt]!.error ?? 'no reason given'}`
+        : `${failures} of ${its.length} iterations failed, more than tolerated_failures ${toleranceText(node.tolerated_failures, allowed)} allows: ${first}`;
+    return failAggregate(s, nodeId, agg, reason);
   }
   const budget = s.maxValueBytes * GATHERED_VALUE_FACTOR;
   let loaded: JsonValue[] | { tooLarge: number };
@@ -125,11 +143,13 @@ export async function settleIteration(s: Step, nodeId: string, justCompleted?: {
   // The iteration this event completed is not written yet: the Store cannot have its output.
   const at = justCompleted ? its.findIndex((it) => it.taskId === justCompleted.taskId) : -1;
   if (justCompleted && at >= 0) outputs[at] = justCompleted.output;
+  // A tolerated failure leaves null in its place; the merge leaves it out.
+  for (let i = 0; i < its.length; i++) if (its[i]!.status !== TaskStatus.Completed && i !== at) outputs[i] = null;
   const merged =
     node.reducers !== undefined
       ? reduceJoin(
           node.reducers,
-          outputs.map((output, i) => ({ nodeId: `${nodeId}[${i}]`, output })),
+          outputs.flatMap((output, i) => (its[i]!.status === TaskStatus.Completed || i === at ? [{ nodeId: `${nodeId}[${i}]`, output }] : [])),
         )
       : ({ ok: true, output: outputs } as const);
   // Gathered from stored iteration outputs: only the size of the whole is new, and it may exceed one value's.
@@ -139,8 +159,49 @@ export async function settleIteration(s: Step, nodeId: string, justCompleted?: {
   return completed(merged.output);
 }
 
+/** `tolerated_failures` as a reason shows it: `2`, or `"20%"` with what it allows here (`20% (2)`). */
+function toleranceText(tolerated: number | string, allowed: number): string {
+  return typeof tolerated === 'number' ? String(tolerated) : `${tolerated} (${allowed})`;
+}
+
 /** Fails the aggregate task `agg` of `nodeId` for good with `reason` (one FailTask). */
 function failAggregate(s: Step, nodeId: string, agg: NodeState, reason: string): NodeOutcome {
   s.emit({ type: 'FailTask', taskId: agg.taskId, nodeId, attempt: agg.attempt, reason });
   return failed(reason);
+}
+
+/** The iteration statuses a retry with `failedIterationsOnly` runs again. */
+const RERUN = new Set<TaskStatus>([TaskStatus.Failed, TaskStatus.Skipped, TaskStatus.Cancelled]);
+
+/**
+ * Why a retry with `failedIterationsOnly` cannot restart at node `n` (the retry's version), or
+ * undefined when it can: `n` must be a `for_each` node that fanned out and has a FAILED, SKIPPED
+ * or CANCELLED iteration.
+ */
+export function iterationRetryRefusal(s: Step, n: WorkflowNode): string | undefined {
+  const what = `failedIterationsOnly: node ${n.node_id}`;
+  if (n.for_each === undefined) return `${what} has no for_each; retry from it without failedIterationsOnly`;
+  const its = s.run.nodes.get(n.node_id)?.iterations;
+  if (its === undefined) return `${what} has no iterations (it was not reached, or its for_each did not fan out); retry from it without failedIterationsOnly`;
+  if (!its.some((it) => RERUN.has(it.status))) return `${what} has no failed, skipped or cancelled iteration to run again`;
+  return undefined;
+}
+
+/**
+ * A retry with `failedIterationsOnly` at `for_each` node `n` (checked by
+ * {@link iterationRetryRefusal}): its aggregate task runs again with its FAILED, SKIPPED and
+ * CANCELLED iterations (ReopenIterations: each WAITING at its next attempt, with its stored
+ * input and its node's `max_attempts` more attempts), the first `max_concurrency` of them
+ * dispatched now (ReleaseIteration); the COMPLETED ones keep their outputs.
+ */
+export function reopenIterations(s: Step, n: WorkflowNode): void {
+  const agg = s.run.nodes.get(n.node_id)!;
+  const again = agg.iterations!.flatMap((it, i) =>
+    RERUN.has(it.status) ? [{ taskId: it.taskId, iteration: i, attempt: it.attempt, attemptLimit: it.attempt + 1 + maxAttempts(n) }] : [],
+  );
+  s.emit({ type: 'ReopenIterations', taskId: agg.taskId, nodeId: n.node_id, iterations: again });
+  const dispatch = Math.min(again.length, n.max_concurrency ?? again.length);
+  for (const it of again.slice(0, dispatch)) {
+    s.emit({ type: 'ReleaseIteration', taskId: it.taskId, nodeId: n.node_id, iteration: it.iteration, notBefore: s.now });
+  }
 }

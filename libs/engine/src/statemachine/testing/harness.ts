@@ -353,6 +353,9 @@ export class Harness implements Store {
           if (s) s.consumedBy = a.taskId;
           break;
         }
+        case 'ReopenIterations':
+          this.saved.delete(a.nodeId);
+          break;
         case 'ReopenRun':
           for (const id of a.resetNodes) {
             this.saved.delete(id);
@@ -405,9 +408,16 @@ export class Harness implements Store {
     return this.try({ type: 'RunCancelled', ...(reason ? { reason } : {}) });
   }
 
-  /** Retries the run from `nodeId` on the same version, optionally with new input/config. */
-  retry(nodeId: string, opts: { input?: JsonValue; config?: JsonValue; version?: number } = {}): Promise<Transition> {
-    return this.try({ type: 'RunRetried', fromNodeId: nodeId, version: opts.version ?? this.run.version, input: opts.input, config: opts.config });
+  /** Retries the run from `nodeId` on the same version, optionally with new input/config, or only its failed iterations. */
+  retry(nodeId: string, opts: { input?: JsonValue; config?: JsonValue; version?: number; failedIterationsOnly?: boolean } = {}): Promise<Transition> {
+    return this.try({
+      type: 'RunRetried',
+      fromNodeId: nodeId,
+      version: opts.version ?? this.run.version,
+      input: opts.input,
+      config: opts.config,
+      ...(opts.failedIterationsOnly ? { failedIterationsOnly: true } : {}),
+    });
   }
 
   /** Publishes a new definition: later events run on its DAG (pass `version` to `retry`). */
