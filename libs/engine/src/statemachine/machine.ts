@@ -305,7 +305,10 @@ async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
     throw new MachineError('INVALID_REQUEST', `node ${ev.fromNodeId} not in workflow definition`);
   }
   if (s.dag.isFinally(ev.fromNodeId)) {
-    throw new MachineError('INVALID_REQUEST', `node ${ev.fromNodeId} is the finally step: retry from a node of the graph (the step runs again at the next outcome)`);
+    throw new MachineError(
+      'INVALID_REQUEST',
+      `node ${ev.fromNodeId} is the finally step: retry from a node of the graph (the step runs again at the next outcome)`,
+    );
   }
   const onlyIterations = ev.failedIterationsOnly === true;
   const refusal = onlyIterations ? iterationRetryRefusal(s, restart) : undefined;
