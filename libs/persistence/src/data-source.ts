@@ -41,6 +41,7 @@ import { StartDeadlines1766822400000 } from './migrations/1766822400000-start-de
 import { RunSearchIndexes1766908800000 } from './migrations/1766908800000-run-search-indexes.js';
 import { RunBatches1766995200000 } from './migrations/1766995200000-run-batches.js';
 import { Webhooks1767081600000 } from './migrations/1767081600000-webhooks.js';
+import { RunFinally1767427200000 } from './migrations/1767427200000-run-finally.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [TenantEntity, ApiKeyEntity, WorkflowEntity, WorkflowVersionEntity, RunEntity, TaskEntity, SignalEntity, RunEventEntity, OutboxEntity];
@@ -78,6 +79,7 @@ export const MIGRATIONS = [
   RunSearchIndexes1766908800000,
   RunBatches1766995200000,
   Webhooks1767081600000,
+  RunFinally1767427200000,
 ];
 
 /** Options of {@link createDataSource}. */

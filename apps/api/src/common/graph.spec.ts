@@ -88,4 +88,28 @@ describe('toDag', () => {
     expect(dag.edges.find((e) => e.to === 'undo')!.state).toBe('TAKEN');
     expect(dag.edges.find((e) => e.to === 'route')!.state).toBe('SKIPPED');
   });
+
+  it('puts the finally step last, linked from each sink node, the links taken once it was reached', () => {
+    const def = {
+      nodes: [
+        { node_id: 'a', type: 'HTTP' },
+        { node_id: 'b', type: 'HTTP' },
+        { node_id: 'c', type: 'HTTP' },
+      ],
+      edges: [
+        { from: 'a', to: 'b' },
+        { from: 'a', to: 'c' },
+      ],
+      finally: { node_id: 'cleanup', type: 'CODE' },
+    };
+    const open = toDag(def);
+    expect(open.nodes.at(-1)).toEqual({ id: 'cleanup', type: 'CODE', status: null, forEach: false, iterations: null, childWorkflow: null });
+    expect(open.edges.slice(2)).toEqual([
+      { from: 'b', to: 'cleanup', label: 'finally', onError: false, state: 'OPEN' },
+      { from: 'c', to: 'cleanup', label: 'finally', onError: false, state: 'OPEN' },
+    ]);
+    const run = toDag(def, new Map([['cleanup', { status: 'COMPLETED' }]]));
+    expect(run.nodes.at(-1)?.status).toBe('COMPLETED');
+    expect(run.edges.slice(2).map((e) => e.state)).toEqual(['TAKEN', 'TAKEN']);
+  });
 });

@@ -1,4 +1,4 @@
-import { childWorkflow, edgeState, type MermaidGraph, type MermaidTask } from './mermaid.js';
+import { childWorkflow, edgeState, FINALLY_LINK, finallyLinks, type MermaidGraph, type MermaidTask } from './mermaid.js';
 
 /** One node of {@link DagShape}: what a drawing needs to place and colour it. */
 export interface DagNode {
@@ -33,7 +33,8 @@ export interface DagShape {
  * The DAG of `graph` in definition order, the same facts {@link toMermaid} draws: with `tasks`
  * (see mermaidTasks) each reached node carries its status and a reached for_each node its
  * iteration counts (none yet: an empty list), and each edge its state; without them (a version,
- * not a run) every node is unreached and every edge OPEN.
+ * not a run) every node is unreached and every edge OPEN. The `finally` step comes last, with a
+ * link labelled `finally` from each sink node (TAKEN once the step was reached).
  */
 export function toDag(graph: MermaidGraph, tasks?: ReadonlyMap<string, MermaidTask>): DagShape {
   const nodes = (graph.nodes ?? []).map((n): DagNode => {
@@ -56,5 +57,12 @@ export function toDag(graph: MermaidGraph, tasks?: ReadonlyMap<string, MermaidTa
     onError: e.on_error === true,
     state: tasks ? (edgeState(e, tasks).toUpperCase() as DagEdge['state']) : 'OPEN',
   }));
+  // The finally step: a node after the others, reached by a link labelled `finally` from each sink.
+  const step = graph.finally;
+  if (step && typeof step.node_id === 'string') {
+    const status = tasks?.get(step.node_id)?.status || null;
+    nodes.push({ id: step.node_id, type: step.type ?? 'UNKNOWN', status, forEach: false, iterations: null, childWorkflow: null });
+    for (const l of finallyLinks(graph)) edges.push({ ...l, label: FINALLY_LINK, onError: false, state: status ? 'TAKEN' : 'OPEN' });
+  }
   return { nodes, edges };
 }

@@ -144,3 +144,21 @@ describe('the picture of a fan-out and of child runs', () => {
     expect(edgeState(fanOut.edges[0]!, run)).toBe('skipped');
   });
 });
+
+describe('the picture of a finally step', () => {
+  const withFinally: MermaidGraph = { ...graph, finally: { node_id: 'notify', type: 'HTTP' } };
+
+  it('draws it apart, rounded, with a dotted finally link from each sink node, and its status once reached', () => {
+    const plain = toMermaid(withFinally).split('\n');
+    expect(plain).toContain('  n5(["notify<br/>finally · HTTP"])');
+    // refund is the only node without an outgoing edge
+    expect(plain).toContain('  n4 -.->|"finally"| n5');
+    expect(plain.filter((l) => l.includes('"finally"'))).toHaveLength(1);
+    const run = toMermaid(withFinally, tasks([['notify', { status: 'RUNNING' }]])).split('\n');
+    expect(run).toContain('  n5(["notify<br/>finally · HTTP<br/>RUNNING"]):::running');
+  });
+
+  it('draws nothing more without one', () => {
+    expect(toMermaid(graph)).not.toContain('finally');
+  });
+});

@@ -1,10 +1,25 @@
 /**
  * What the picture needs of a definition: the nodes (with type; `for_each` marks a fan-out node,
- * `spec.workflow` names a SUBWORKFLOW node's child workflow) and edges.
+ * `spec.workflow` names a SUBWORKFLOW node's child workflow), edges and the `finally` step.
  */
 export interface MermaidGraph {
   nodes: { node_id: string; type?: string; for_each?: unknown; spec?: unknown }[];
   edges: { from: string; to: string; condition?: string; on_error?: boolean }[];
+  finally?: { node_id: string; type?: string };
+}
+
+/** The label of the links drawn from the sink nodes to the `finally` step. */
+export const FINALLY_LINK = 'finally';
+
+/**
+ * The links that show the `finally` step, which no edge names: one from each sink node (a node
+ * without outgoing edges) to it, labelled {@link FINALLY_LINK}; none without a step.
+ */
+export function finallyLinks(graph: MermaidGraph): { from: string; to: string }[] {
+  const step = graph.finally;
+  if (!step || typeof step.node_id !== 'string') return [];
+  const sources = new Set((graph.edges ?? []).map((e) => e.from));
+  return (graph.nodes ?? []).filter((n) => !sources.has(n.node_id)).map((n) => ({ from: n.node_id, to: step.node_id }));
 }
 
 const STATUS_STYLES: Record<string, string> = {
@@ -107,7 +122,9 @@ export function edgeState(edge: MermaidGraph['edges'][number], tasks: ReadonlyMa
  * thick (`==>`) and edges it did not take dotted and grey; undecided edges stay plain. A
  * `for_each` node's first line adds its iteration counts ({@link iterationSummary}) once it is
  * reached (`×0` over an empty array); a SUBWORKFLOW node is drawn as a subroutine (`[[…]]`) and names its child workflow (and
- * version) when the spec gives them literally, not as templates. Node ids are mapped to
+ * version) when the spec gives them literally, not as templates. The definition's `finally` step is
+ * a rounded node (`(["…"])`, `finally · HTTP` and its status) with a dotted link labelled
+ * `finally` from each sink node ({@link finallyLinks}). Node ids are mapped to
  * `n0, n1…` so any id is safe in Mermaid.
  */
 export function toMermaid(graph: MermaidGraph, tasks?: ReadonlyMap<string, MermaidTask>): string {
@@ -129,6 +146,12 @@ export function toMermaid(graph: MermaidGraph, tasks?: ReadonlyMap<string, Merma
     const shape = sub ? `[["${label}"]]` : `["${label}"]`;
     lines.push(`  ${idOf(n.node_id)}${shape}${status && STATUS_STYLES[status] ? `:::${status.toLowerCase()}` : ''}`);
   }
+  const step = graph.finally;
+  if (step && typeof step.node_id === 'string') {
+    const status = tasks?.get(step.node_id)?.status || undefined;
+    const label = escape([step.node_id, `finally · ${step.type ?? ''}`.trim(), status].filter(Boolean).join('<br/>'));
+    lines.push(`  ${idOf(step.node_id)}(["${label}"])${status && STATUS_STYLES[status] ? `:::${status.toLowerCase()}` : ''}`);
+  }
   const skipped: number[] = [];
   (graph.edges ?? []).forEach((e, i) => {
     const label = e.on_error ? 'on error' : e.condition;
@@ -137,6 +160,7 @@ export function toMermaid(graph: MermaidGraph, tasks?: ReadonlyMap<string, Merma
     if (state === 'skipped') skipped.push(i);
     lines.push(`  ${idOf(e.from)} ${arrow}${label ? `|"${escape(label)}"|` : ''} ${idOf(e.to)}`);
   });
+  for (const l of finallyLinks(graph)) lines.push(`  ${idOf(l.from)} -.->|"${FINALLY_LINK}"| ${idOf(l.to)}`);
   if (skipped.length) lines.push(`  linkStyle ${skipped.join(',')} stroke:#bdbdbd,color:#9e9e9e`);
   if (tasks) {
     const used = new Set([...tasks.values()].map((t) => t.status));

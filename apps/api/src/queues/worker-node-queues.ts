@@ -9,11 +9,14 @@ export interface NodeQueue {
   queue: string;
 }
 
-/** The queue of every HTTP and CODE node of `definition`, in definition order. */
+/** The queue of every HTTP and CODE node of `definition`, in definition order, then its `finally` step's. */
 export function workerNodeQueues(definition: WorkflowDefinition): NodeQueue[] {
-  return definition.nodes.flatMap((n, i) =>
+  const nodes = definition.nodes.flatMap((n, i) =>
     isWorkerType(n.type) ? [{ nodeId: n.node_id, path: n.queue ? `nodes[${i}].queue` : `nodes[${i}].type`, queue: nodeQueue(n) }] : [],
   );
+  const step = definition.finally;
+  if (step && isWorkerType(step.type)) nodes.push({ nodeId: step.node_id, path: step.queue ? 'finally.queue' : 'finally.type', queue: nodeQueue(step) });
+  return nodes;
 }
 
 /** One problem per node whose queue `access` says the tenant may not use (`denied`), at the node and naming the queue. */

@@ -81,10 +81,10 @@ export function toRunEventObject(e: RunEventEntity | SizedEvent): RunEventObject
   };
 }
 
-/** Node ids marked `sensitive: true` in the definition. */
+/** Node ids marked `sensitive: true` in the definition (its `finally` step's included). */
 export function sensitiveNodes(def: WorkflowDefinition): Set<string> {
   const out = new Set<string>();
-  for (const n of def.nodes ?? []) if ((n as { sensitive?: unknown }).sensitive === true) out.add(n.node_id);
+  for (const n of [...(def.nodes ?? []), ...(def.finally ? [def.finally] : [])]) if ((n as { sensitive?: unknown }).sensitive === true) out.add(n.node_id);
   return out;
 }
 

@@ -59,7 +59,9 @@ export function eventDetail(e: HistoryEvent): string {
             ? `reason: ${cell(p.reason)}`
             : '';
   const actions = e.actions.map((a) =>
-    [a.type, a.nodeId ?? a.name ?? '', a.type === 'FinishRun' ? (a.status ?? '') : '', a.decision ? `(${a.decision})` : ''].filter(Boolean).join(' '),
+    [a.type, a.nodeId ?? a.name ?? '', a.type === 'FinishRun' || a.type === 'DecideRun' ? (a.status ?? '') : '', a.decision ? `(${a.decision})` : '']
+      .filter(Boolean)
+      .join(' '),
   );
   return [fact, actions.length ? `→ ${actions.join(', ')}` : ''].filter(Boolean).join(' ');
 }

@@ -17,24 +17,23 @@ import { v7 as uuidv7 } from 'uuid';
 import {
   assertNever,
   isSensitive,
-  isWorkerType,
   nodeJobFields,
   nodeQueue,
   TaskStatus,
   type Action,
-  type CreateTask,
   type JsonValue,
   type StartChildRun,
   type TakenTask,
   type TaskFlow,
   type TaskJob,
   type WorkflowDag,
-  type WorkflowNode,
 } from '../index.js';
 import { backlogTerms } from './backlog-terms.js';
 import { writeReopenIterations, writeSkipIterations } from './iteration-writes.js';
+import { decideRun, UNDECIDED } from './run-finally.js';
 import { TaskChangeLog } from './run-change.js';
 import { webhookDeliveries } from './webhook-events.js';
+import { taskRow } from './task-rows.js';
 
 /** What persisting one transition produced. */
 export interface WriteResult {
@@ -68,8 +67,6 @@ export interface EagerTake {
 /** What the writer needs of the event's run. */
 export type WriterRun = Pick<RunState, 'id' | 'workflowId' | 'priority' | 'traceparent'> & Partial<Pick<RunState, 'pausedAt' | 'pauseReason'>>;
 
-/** Task statuses a CreateTask can carry that are already final. */
-const FINAL = new Set<string>([TaskStatus.Completed, TaskStatus.Failed, TaskStatus.Skipped, TaskStatus.Cancelled]);
 /**
  * Actions written without flushing the buffers first: the buffered ones (new task and outbox
  * rows, and the completion or failure of an existing task, which no other buffered write
@@ -91,11 +88,6 @@ export class NotFenceable extends Error {
 
 /** Task statuses CancelTasks stops. */
 const ACTIVE = [TaskStatus.Pending, TaskStatus.Queued, TaskStatus.Running, TaskStatus.Waiting];
-
-/** Nodes dispatched to a worker queue (HTTP and CODE). */
-export function isWorkerNode(n: WorkflowNode): boolean {
-  return isWorkerType(n.type);
-}
 
 /**
  * Turns one transition's actions into rows, in order, inside the event's tenant transaction (the coordinator is the only code
@@ -320,8 +312,15 @@ export class ActionWriter {
           error: a.reason ?? null,
           output: a.output === undefined ? null : a.output,
           finishedAt: now,
+          ...UNDECIDED,
           ...(this.paused ? { pausedAt: null, pauseReason: null } : {}),
         } satisfies RunPatch);
+        return;
+      case 'DecideRun':
+        Object.assign(this.patch, await decideRun(this.m, tenantId, this.run.id, a, this.paused, now));
+        // A paused run runs again for its finally step: watchers read its pause fields anew.
+        if (this.paused) this.log.reread = true;
+        this.paused = false;
         return;
       case 'PauseRun':
         // Attempts admitted and not claimed go back to the backlog, which is held.
@@ -472,24 +471,4 @@ export class ActionWriter {
   private expectOne(rowCount: number, what: string): void {
     expectRows(this.run.id, 1, rowCount, what);
   }
-}
-
-/** The `tasks` row of a CreateTask (no iteration). */
-function taskRow(c: CreateTask): NewTask {
-  return {
-    id: c.taskId,
-    nodeId: c.node.node_id,
-    nodeType: c.node.type,
-    queue: isWorkerNode(c.node) ? nodeQueue(c.node) : null,
-    runtime: c.node.runtime ?? null,
-    status: c.status,
-    iteration: null,
-    input: c.input ?? null,
-    output: c.output ?? null,
-    error: c.error ?? null,
-    branches: c.branches ?? null,
-    wakeAt: c.wakeAt ?? null,
-    awaitedSignal: c.awaitedSignal ?? null,
-    finished: FINAL.has(c.status),
-  };
 }

@@ -35,6 +35,7 @@ import type { FireTimerInput, ReportResult } from './inputs.js';
 import { isAttempt, reportField } from './input-checks.js';
 import { finishedNote } from './run-notes.js';
 import type { RunSlots } from './run-slots.js';
+import { decidedAfter } from './run-finally.js';
 import { snapshotNodes } from './snapshot-cache.js';
 import { sanitizeText } from './storable.js';
 
@@ -289,6 +290,7 @@ export class EventPipeline implements TimerFiring {
               pausedAt: paused ? (run.pausedAt ?? result.now) : null,
               // A paused run's events never take the fenced path, which alone reads these.
               pauseReason: paused ? run.pauseReason : null,
+              ...decidedAfter(run, result.transition.actions),
             };
       return { outcome: result, keep: { nodes: result.nodes, ...(runAfter ? { run: runAfter } : {}) } };
     });

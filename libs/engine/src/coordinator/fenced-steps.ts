@@ -30,6 +30,7 @@ import { appliedOutcome } from './applied-outcome.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import type { AppliedOutcome } from './event-outcome.js';
 import { historyEntry, historyEvent, summarizeAction } from './history.js';
+import { decidedOf } from './run-finally.js';
 
 /** A worker's report that may take the fenced path. */
 export type FencedReport = NodeCompleted | NodeFailed;
@@ -94,6 +95,7 @@ export class FencedSteps {
       context: { input: run.input, config: run.config, tasks: new Map() },
       nodes,
       depth: run.depth,
+      ...decidedOf(run),
     };
     const deps = ctx.machineDeps(new OutputsOnlyStore(ctx, tenantId, runId), now);
     let transition: Transition;

@@ -114,6 +114,7 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
     case 'CancelTasks':
       return s({ type: a.type, reason: a.reason });
     case 'FinishRun':
+    case 'DecideRun':
       return s({ type: a.type, status: a.status, reason: a.reason });
     case 'CreateIterations':
       return s({ type: a.type, nodeId: a.node.node_id, taskId: a.taskId, iterations: a.iterations.length, dispatched: a.dispatch });

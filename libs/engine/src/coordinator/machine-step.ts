@@ -8,6 +8,7 @@ import type { CoordinatorContext } from './coordinator-context.js';
 import type { AppliedOutcome, LockedEvent, LockedRunEvents, RejectedOutcome } from './event-outcome.js';
 import { historyEntry, historyEvent } from './history.js';
 import { RunSlots } from './run-slots.js';
+import { decidedOf } from './run-finally.js';
 import { RunStore } from './run-store.js';
 import { refuseOverfullSignalBuffer } from './signal-buffer.js';
 
@@ -121,5 +122,6 @@ function snapshotOf(e: LockedEvent): RunSnapshot {
     nodes,
     depth: run.depth,
     ...(run.deadlineAt ? { deadlineAt: run.deadlineAt } : {}),
+    ...decidedOf(run),
   };
 }

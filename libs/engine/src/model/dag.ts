@@ -65,6 +65,8 @@ export class WorkflowDag {
   /** Use {@link buildDag}. */
   constructor(readonly definition: WorkflowDefinition) {
     for (const n of definition.nodes) this.byId.set(n.node_id, n);
+    // The finally step is found by id (its reports, retries, queue) but is no node of the graph.
+    if (definition.finally) this.byId.set(definition.finally.node_id, definition.finally);
     for (const e of definition.edges ?? []) {
       push(this.outgoing, e.from, e);
       push(this.incoming, e.to, e);
@@ -92,9 +94,22 @@ export class WorkflowDag {
     this.runOutputRefs = definition.output === undefined ? this.sinkNodes().map((n) => n.node_id) : templateTaskRefs(jsonStrings(definition.output));
   }
 
-  /** Every node, in spec order. */
+  /** Every node, in spec order (the `finally` step is none of them). */
   get nodes(): readonly WorkflowNode[] {
     return this.definition.nodes;
+  }
+
+  /**
+   * The definition's `finally` step, or undefined: {@link getNode} finds it by its id, but no
+   * edge, entry, sink or descendant query ever returns it.
+   */
+  get finallyNode(): WorkflowNode | undefined {
+    return this.definition.finally;
+  }
+
+  /** True when `nodeId` is the definition's `finally` step. */
+  isFinally(nodeId: string): boolean {
+    return this.definition.finally?.node_id === nodeId;
   }
 
   /** The node with that id, or `undefined`. */
@@ -105,12 +120,13 @@ export class WorkflowDag {
   /**
    * The workflow entry node: the node `hint` if given, else the first node
    * in spec order without incoming edges.
-   * @throws Error when `hint` names no node, or no node lacks incoming edges.
+   * @throws Error when `hint` names no node or the `finally` step, or no node lacks incoming edges.
    */
   startNode(hint?: string): WorkflowNode {
     if (hint) {
       const n = this.byId.get(hint);
       if (!n) throw new Error(`start node ${hint} not found in workflow definition`);
+      if (this.isFinally(hint)) throw new Error(`start node ${hint} is the finally step: a run cannot start there`);
       return n;
     }
     if (this.entry) return this.entry;

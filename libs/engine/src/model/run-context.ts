@@ -24,6 +24,20 @@ export interface RunContext {
    * named input, config, tasks or system.
    */
   locals?: Readonly<Record<string, JsonValue>>;
+  /**
+   * What the definition's `finally` step reads as `run`: the run's id, its decided status and
+   * error. Set only once the outcome is decided; validation lets no other template read `run`.
+   */
+  run?: RunView;
+}
+
+/** `run` in the templates of a `finally` step. */
+export interface RunView {
+  id: string;
+  /** The decided status: SUCCEEDED, FAILED, CANCELLED or TIMED_OUT. */
+  status: string;
+  /** The decided error, or null for a success. */
+  error: string | null;
 }
 
 /** What templates read of a reached node without loading its output. */

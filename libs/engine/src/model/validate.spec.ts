@@ -303,13 +303,13 @@ describe('node fields: for_each and SUBWORKFLOW', () => {
   it('names what is wrong with a for_each, its alias, its concurrency limit and its reducers', () => {
     expect(messages(oneNode({ for_each: 'input.items', as: 'input', max_concurrency: 0, reducers: { total: 'sum' } }))).toEqual([
       'nodes[0].for_each: for_each must be one {{ }} template giving an array, e.g. "{{ input.employers }}"',
-      'nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system and CEL\'s reserved words (true, false, null, in, …); got "input"',
+      'nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system, run and CEL\'s reserved words (true, false, null, in, …); got "input"',
       'nodes[0].max_concurrency: max_concurrency must be an integer from 1 to 10000',
       'nodes[0].reducers.total: unknown reducer "sum" for field "total" of for_each node a; expected one of add, append, union, min, max, merge, and, or, concat, replace',
     ]);
     expect(messages(oneNode({ for_each: '{{ input.items', as: '9lives', max_concurrency: 1.5 }))).toEqual([
       'nodes[0].for_each: for_each must be one {{ }} template giving an array, e.g. "{{ input.employers }}"',
-      'nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system and CEL\'s reserved words (true, false, null, in, …); got "9lives"',
+      'nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system, run and CEL\'s reserved words (true, false, null, in, …); got "9lives"',
       'nodes[0].max_concurrency: max_concurrency must be an integer from 1 to 10000',
       'nodes[0].for_each: unclosed template: the {{ at column 1 has no closing }}',
     ]);
@@ -332,7 +332,7 @@ describe('node fields: for_each and SUBWORKFLOW', () => {
   it('refuses an alias CEL could not read: a reserved word', () => {
     for (const as of ['true', 'null', 'in', 'while']) {
       expect(messages(oneNode({ for_each: '{{ input.items }}', as }))).toEqual([
-        `nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system and CEL's reserved words (true, false, null, in, …); got "${as}"`,
+        `nodes[0].as: as must be a name made of letters, digits and "_" (not starting with a digit), other than input, config, tasks, system, run and CEL's reserved words (true, false, null, in, …); got "${as}"`,
       ]);
     }
   });
@@ -496,7 +496,7 @@ describe('fields: payload hygiene, error edges, unknown fields', () => {
     };
     const def2 = { ...def, nodes: [...def.nodes, { node_id: 'b', type: 'HTTP', spec: { url: 'https://y' } }], edges: [{ from: 'a', to: 'b', when: 'x' }] };
     expect(messages(def)).toEqual([
-      'version: unknown field "version"; expected one of nodes, edges, output, name, description, workflow_id, concurrency, priority, timeout_seconds',
+      'version: unknown field "version"; expected one of nodes, edges, output, name, description, workflow_id, concurrency, priority, timeout_seconds, finally',
       'nodes[0].timeout: unknown field "timeout"; expected one of node_id, name, type, runtime, spec, retry, queue, description, output_keep, output_drop, sensitive, for_each, as, max_concurrency, reducers, tolerated_failures, concurrency, rate_limit, on_exhausted, schedule_to_start_seconds',
       'nodes[0].retry.backoff: unknown field "backoff" (did you mean "backoff_seconds"?); expected one of max_attempts, backoff_seconds, non_retryable',
     ]);

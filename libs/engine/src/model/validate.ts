@@ -22,6 +22,7 @@ import {
 } from './validation/definition-rules.js';
 import { nodeFlow, runConcurrency, runPriority } from './validation/flow-rules.js';
 import { edgeCondition, edgeEnds, edgeKeys, edgeOnError, uniqueEdge } from './validation/edge-rules.js';
+import { finallyStep } from './validation/finally-rules.js';
 import {
   nodeKeys,
   nodeTexts,
@@ -69,6 +70,7 @@ const DEFINITION_RULES: readonly DefinitionRule[] = [
   runTimeout,
   eachNode(NODE_RULES),
   eachEdge(EDGE_RULES),
+  finallyStep,
   runOutput,
   acyclic,
   entryAndReachability,
@@ -84,7 +86,7 @@ const DEFINITION_RULES: readonly DefinitionRule[] = [
  * control (the definition's `concurrency` and `priority`, a node's `concurrency` and
  * `rate_limit`, validation/flow-rules.ts); retry policies; JSON-only values; edge ends, conditions and `on_error`; every template of every spec,
  * condition and the `output` (closed, CEL that compiles, static `tasks.<id>` references to
- * declared nodes); cycles; the entry node and reachability from it. Never throws.
+ * declared nodes, `run` read by the `finally` step's alone); the `finally` step (validation/finally-rules.ts); cycles; the entry node and reachability from it. Never throws.
  */
 export function validateDefinition(def: unknown): Problem[] {
   if (!isObject(def)) return [{ message: 'a workflow definition must be an object with a "nodes" list and an "edges" list' }];

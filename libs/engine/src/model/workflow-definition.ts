@@ -150,7 +150,22 @@ export interface WorkflowDefinition {
    * cancelled and it ends TIMED_OUT. None by default.
    */
   timeout_seconds?: number;
+  /**
+   * The run's exit handler: one HTTP or CODE step run once the run's outcome is decided (it would
+   * end SUCCEEDED, FAILED, CANCELLED or TIMED_OUT). The run stays RUNNING until the step ends, then
+   * takes the decided outcome (see {@link FinallyStep}).
+   */
+  finally?: FinallyStep;
 }
+
+/**
+ * The definition's `finally` step: a worker node (HTTP or CODE) that no edge names, run once per
+ * decided outcome. Its templates read `input`, `config`, `tasks.<node>` and, alone of all
+ * templates, `run.id`, `run.status` (the decided status) and `run.error` (the decided error, or
+ * null). It takes the worker-node fields (`runtime`, `spec`, `retry`, `queue`, payload hygiene,
+ * flow limits, `schedule_to_start_seconds`), never `for_each` nor `on_exhausted`.
+ */
+export type FinallyStep = Omit<WorkflowNode, 'for_each' | 'as' | 'max_concurrency' | 'reducers' | 'tolerated_failures' | 'on_exhausted'>;
 
 /**
  * The longest wait, event timeout or task timeout, in seconds: 365 days. Publishing refuses

@@ -19,6 +19,7 @@ export type Action =
   | ReopenRun
   | CancelTasks
   | FinishRun
+  | DecideRun
   | CreateIterations
   | ReleaseIteration
   | SkipIterations
@@ -176,6 +177,20 @@ export interface FinishRun {
   type: 'FinishRun';
   status: RunStatus;
   reason?: string;
+  output?: JsonValue;
+}
+
+/**
+ * The run's outcome is decided and its definition has a `finally` step: the outcome is recorded
+ * (the run stays RUNNING, and a paused run runs again) and the step is dispatched; a FinishRun
+ * with the outcome follows once the step ended (see finally.ts).
+ */
+export interface DecideRun {
+  type: 'DecideRun';
+  /** SUCCEEDED, FAILED, CANCELLED or TIMED_OUT. */
+  status: RunStatus;
+  reason?: string;
+  /** The run output on success. */
   output?: JsonValue;
 }
 

@@ -192,6 +192,7 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
       run.context.config = a.config;
       run.version = a.version;
       run.status = RunStatus.Running;
+      delete run.decided;
       return;
     case 'CancelTasks':
       for (const [id, n] of run.nodes) {
@@ -208,6 +209,11 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
       return;
     case 'FinishRun':
       run.status = a.status;
+      delete run.decided;
+      return;
+    case 'DecideRun':
+      run.decided = { status: a.status, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.output !== undefined ? { output: a.output } : {}) };
+      if (run.status === RunStatus.Paused) run.status = RunStatus.Running;
       return;
     case 'PauseRun':
       run.status = RunStatus.Paused;

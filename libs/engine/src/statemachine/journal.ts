@@ -58,15 +58,17 @@ export class Journal {
   private readonly input: JsonValue;
   private readonly config: JsonValue;
   private readonly deadlineAt: Date | undefined;
+  private readonly decided: RunSnapshot['decided'];
   /** Node state objects changed in place, with a copy of their prior contents. */
   private readonly objects = new Map<NodeState, NodeState>();
   private readonly nodes: MapJournal<NodeState>;
   private readonly tasks: MapJournal<StepResult>;
 
-  /** Starts a journal of `run`: records its status, version, input, config and deadline as they are now. */
+  /** Starts a journal of `run`: records its status, version, input, config, deadline and decided outcome as they are now. */
   constructor(private readonly run: RunSnapshot) {
     this.status = run.status;
     this.deadlineAt = run.deadlineAt;
+    this.decided = run.decided;
     this.version = run.version;
     this.input = run.context.input;
     this.config = run.context.config;
@@ -99,12 +101,14 @@ export class Journal {
     this.tasks.deleting();
   }
 
-  /** Puts back everything recorded, and the run's status, version, input, config and deadline. */
+  /** Puts back everything recorded, and the run's status, version, input, config, deadline and decided outcome. */
   restore(): void {
     const run = this.run;
     run.status = this.status;
     if (this.deadlineAt) run.deadlineAt = this.deadlineAt;
     else delete run.deadlineAt;
+    if (this.decided) run.decided = this.decided;
+    else delete run.decided;
     run.version = this.version;
     run.context.input = this.input;
     run.context.config = this.config;

@@ -33,6 +33,7 @@ import { wakeWait } from './node-kinds/wait.js';
 import { isHandledFailure } from './branches.js';
 import { begin, propagate, routeOutcome } from './routing.js';
 import { attemptsLeft, onRunPaused, onRunResumed, pauseOnExhausted } from './pause.js';
+import { cancelFinally, runFinally } from './finally.js';
 import { dropRunIndex } from './run-index.js';
 import { unsuccessfulRunReason, type UnsuccessfulNode } from './run-failure.js';
 import { isTaskActive, matchesAttempt, reportTarget, type NodeState, type RunSnapshot } from './state.js';
@@ -140,12 +141,14 @@ function armDeadline(s: Step): void {
 
 /**
  * RunTimedOut: the run's deadline passed (by the event's clock): every active task is cancelled
- * and the run ends TIMED_OUT with `run exceeded timeout_seconds N`, paused or not. Ignored for a
- * finished run and for one whose deadline is not (or no longer, after a retry) due.
+ * and the run ends TIMED_OUT with `run exceeded timeout_seconds N`, paused or not (with a
+ * `finally` step, that outcome is decided and the step runs first). Ignored for a finished run,
+ * for one whose outcome is decided (its `finally` step is bounded by its own timeout), and for
+ * one whose deadline is not (or no longer, after a retry) due.
  */
 async function onRunTimedOut(s: Step, _ev: RunTimedOut): Promise<void> {
-  if (s.terminal()) {
-    s.ignore(`run already ${s.run.status}`);
+  if (s.terminal() || s.run.decided) {
+    s.ignore(s.run.decided ? `run outcome ${s.run.decided.status} decided: its finally step runs` : `run already ${s.run.status}`);
     return;
   }
   if (s.run.deadlineAt === undefined || s.run.deadlineAt.getTime() > s.now.getTime()) {
@@ -155,7 +158,7 @@ async function onRunTimedOut(s: Step, _ev: RunTimedOut): Promise<void> {
   const seconds = s.dag.definition.timeout_seconds;
   const reason = seconds === undefined ? 'run exceeded its deadline' : `run exceeded timeout_seconds ${seconds}`;
   s.emit({ type: 'CancelTasks', reason });
-  s.emit({ type: 'FinishRun', status: RunStatus.TimedOut, reason });
+  s.endRun({ status: RunStatus.TimedOut, reason });
 }
 
 /**
@@ -267,6 +270,9 @@ async function onSignalReceived(s: Step, ev: SignalReceived): Promise<void> {
   const badName = eventNameProblem(ev.name);
   if (badName) throw new MachineError('INVALID_REQUEST', badName);
   if (s.terminal()) throw new MachineError('RUN_FINISHED', `run ${s.run.id} is ${s.run.status}: it waits for no signal any more`);
+  if (s.run.decided) {
+    throw new MachineError('RUN_FINISHED', `run ${s.run.id} is ending ${s.run.decided.status} (its finally step runs): it waits for no signal any more`);
+  }
   const refusal = signalRefusal(s, ev.name);
   if (refusal) throw new MachineError('INVALID_REQUEST', refusal);
   const delivered = deliverSignal(s, ev);
@@ -277,7 +283,8 @@ async function onSignalReceived(s: Step, ev: SignalReceived): Promise<void> {
 /**
  * RunRetried: restarts the run from a node. Resets that node and its descendants (their tasks are
  * deleted), and every reached node the retry's version no longer has (the machine is built with
- * that version's DAG; a leftover FAILED task would fail the run forever), keeps every other result, optionally replaces input/config, and begins again at the
+ * that version's DAG; a leftover FAILED task would fail the run forever), and the `finally` step's
+ * task (it runs again at the next outcome), keeps every other result, optionally replaces input/config, and begins again at the
  * node. With `failedIterationsOnly` the node (a `for_each` one) is not reset: only its failed,
  * skipped and cancelled iterations run again (see `reopenIterations`), its descendants are reset.
  * Allowed on a finished run or a running run with nothing active.
@@ -296,6 +303,12 @@ async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
   const restart = s.dag.getNode(ev.fromNodeId);
   if (!restart) {
     throw new MachineError('INVALID_REQUEST', `node ${ev.fromNodeId} not in workflow definition`);
+  }
+  if (s.dag.isFinally(ev.fromNodeId)) {
+    throw new MachineError(
+      'INVALID_REQUEST',
+      `node ${ev.fromNodeId} is the finally step: retry from a node of the graph (the step runs again at the next outcome)`,
+    );
   }
   const onlyIterations = ev.failedIterationsOnly === true;
   const refusal = onlyIterations ? iterationRetryRefusal(s, restart) : undefined;
@@ -325,24 +338,30 @@ function isSettled(status: TaskStatus): boolean {
   return status === TaskStatus.Completed || status === TaskStatus.Failed || status === TaskStatus.Skipped;
 }
 
-/** `from` (unless `keepFrom`), its descendants, and every reached node missing from the DAG, each once. */
+/** `from` (unless `keepFrom`), its descendants, every reached node missing from the DAG, and the `finally` step, each once. */
 function resetSet(s: Step, from: string, keepFrom = false): string[] {
   const reset = new Set([...s.dag.descendants(from), ...(keepFrom ? [] : [from])]);
-  for (const id of s.run.nodes.keys()) if (!s.dag.getNode(id)) reset.add(id);
+  for (const id of s.run.nodes.keys()) if (!s.dag.getNode(id) || s.dag.isFinally(id)) reset.add(id);
   return [...reset];
 }
 
 /**
  * RunCancelled: every active task (pending, queued, running, waiting) becomes CANCELLED and the
- * run finishes CANCELLED with the reason (default `cancelled`). Later reports for those attempts
- * are ignored by fencing.
+ * run finishes CANCELLED with the reason (default `cancelled`); with a `finally` step that
+ * outcome is decided and the step runs first. A cancel while the `finally` step runs (whatever
+ * the decided outcome) stops the step and ends the run at once (see `finalOutcome`). Later reports
+ * for those attempts are ignored by fencing.
  * @throws MachineError RUN_FINISHED on a finished run.
  */
 async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
   if (s.terminal()) throw new MachineError('RUN_FINISHED', `run is ${s.run.status}`);
   const reason = ev.reason || 'cancelled';
+  if (s.run.decided) {
+    cancelFinally(s, reason);
+    return;
+  }
   s.emit({ type: 'CancelTasks', reason });
-  s.emit({ type: 'FinishRun', status: RunStatus.Cancelled, reason });
+  s.endRun({ status: RunStatus.Cancelled, reason });
 }
 
 /**
@@ -351,18 +370,26 @@ async function onRunCancelled(s: Step, ev: RunCancelled): Promise<void> {
  * the run output. A failure that took one of its node's `on_error` edges is
  * handled and does not count: the workflow dealt with it. A run output that cannot be resolved, or is larger than
  * one value may be (`maxValueBytes`; the default output of the sinks, {@link GATHERED_VALUE_FACTOR}
- * times that), fails the run.
+ * times that), fails the run. Each outcome goes through `Step.endRun`: with a `finally` step it is
+ * decided, and the run ends once the step ended ({@link runFinally}).
  */
 async function finishIfDone(s: Step): Promise<void> {
   // A run that reached no node has not started (QUEUED for its concurrency slot): nothing is done.
-  if (s.terminal() || s.run.status === RunStatus.Paused || s.run.nodes.size === 0 || hasActiveNode(s.run)) return;
+  if (s.terminal() || s.run.status === RunStatus.Paused || s.run.nodes.size === 0) return;
+  if (!s.run.decided) await decideIfDone(s);
+  if (s.run.decided && !s.terminal()) await runFinally(s);
+}
+
+/** The outcome of a run with nothing active, ended or decided (see {@link finishIfDone}). */
+async function decideIfDone(s: Step): Promise<void> {
+  if (hasActiveNode(s.run)) return;
   const counts = liveCounts(s.run);
   const { active, cancelled } = counts;
   if (active > 0) return;
   if (counts.failed > 0 || cancelled > 0) {
     const unsuccessful = unsuccessfulNodes(s);
     if (unsuccessful.length > 0) {
-      s.emit({ type: 'FinishRun', status: RunStatus.Failed, reason: unsuccessfulRunReason(unsuccessful) });
+      s.endRun({ status: RunStatus.Failed, reason: unsuccessfulRunReason(unsuccessful) });
       return;
     }
   }
@@ -382,7 +409,7 @@ async function finishIfDone(s: Step): Promise<void> {
     s.failRun(byDefault ? `${problem} (the outputs of the sink nodes; an \`output:\` template can pick what the run returns)` : problem);
     return;
   }
-  s.emit({ type: 'FinishRun', status: RunStatus.Succeeded, output });
+  s.endRun({ status: RunStatus.Succeeded, output });
 }
 
 /**

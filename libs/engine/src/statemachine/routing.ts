@@ -182,7 +182,7 @@ async function activateSwitch(s: Step, n: WorkflowNode): Promise<WorkflowNode[]>
  * a key cannot be resolved is recorded FAILED instead.
  * @throws StoreError (transient).
  */
-async function schedule(s: Step, n: WorkflowNode): Promise<void> {
+export async function schedule(s: Step, n: WorkflowNode): Promise<void> {
   let input: JsonValue;
   let flow: TaskFlow | undefined;
   try {
@@ -215,7 +215,7 @@ export async function begin(s: Step, node: WorkflowNode): Promise<void> {
 
 /**
  * Turns what became of node `nodeId` after an event (a worker report, a timer, a signal) into
- * the next step:
+ * the next step (none for the definition's `finally` step):
  * - `completed`: unless the run has finished, routes past the node with its output
  *   ({@link advanceFrom});
  * - `failed`: routes past the failure ({@link routeFailure});
@@ -227,6 +227,8 @@ export async function begin(s: Step, node: WorkflowNode): Promise<void> {
  * @throws StoreError (transient) only.
  */
 export async function routeOutcome(s: Step, nodeId: string, outcome: NodeOutcome): Promise<void> {
+  // The finally step routes nowhere: the machine ends the run once it settled (finally.ts).
+  if (s.dag.isFinally(nodeId) && outcome.kind !== 'ignored') return;
   switch (outcome.kind) {
     case 'completed':
       if (s.terminal()) return;

@@ -47,6 +47,21 @@ export interface RunSnapshot {
   depth?: number;
   /** When the run times out (`timeout_seconds`); undefined without a deadline. */
   deadlineAt?: Date;
+  /**
+   * The outcome the run will end with, recorded while its definition's `finally` step runs (the
+   * run stays RUNNING until then); undefined otherwise. See finally.ts.
+   */
+  decided?: DecidedOutcome;
+}
+
+/** A run's decided outcome, kept while its `finally` step runs. */
+export interface DecidedOutcome {
+  /** SUCCEEDED, FAILED, CANCELLED or TIMED_OUT. */
+  status: RunStatus;
+  /** The run's error, absent for a success. */
+  reason?: string;
+  /** The run output, for a success. */
+  output?: JsonValue;
 }
 
 /** A signal buffered for a run before any node waited for it. */

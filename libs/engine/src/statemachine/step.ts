@@ -9,10 +9,10 @@ import type { Action } from './actions.js';
 import { findUnstorable, formatBytes } from '../model/storable-json.js';
 import { DEFAULT_MAX_SUBWORKFLOW_DEPTH, DEFAULT_MAX_VALUE_BYTES, type Deps, type Transition } from './deps.js';
 import { StoreError } from './errors.js';
-import { applyAction } from './apply-action.js';
+import { applyAction, hasActiveNode } from './apply-action.js';
 import type { Journal } from './journal.js';
 import type { RunContext } from '../model/run-context.js';
-import type { RunSnapshot } from './state.js';
+import type { DecidedOutcome, RunSnapshot } from './state.js';
 
 /**
  * How many times the largest single value a value gathered from many may be: the default run
@@ -187,11 +187,32 @@ export class Step {
    */
   templateContext(): RunContext {
     const { input, config, tasks } = this.run.context;
-    return { input, config, tasks, reached: this.run.nodes };
+    const d = this.run.decided;
+    // Only the finally step (validation sees to it) reads `run`, once the outcome is decided.
+    const run = d ? { run: { id: this.run.id, status: d.status, error: d.reason ?? null } } : {};
+    return { input, config, tasks, reached: this.run.nodes, ...run };
   }
 
-  /** Fails the run with `reason` (one FinishRun FAILED), for a permanent routing error. */
+  /** Fails the run with `reason` ({@link endRun} FAILED), for a permanent routing error. */
   failRun(reason: string): void {
-    this.emit({ type: 'FinishRun', status: RunStatus.Failed, reason });
+    this.endRun({ status: RunStatus.Failed, reason });
+  }
+
+  /**
+   * Ends the run with `outcome`: one FinishRun — or, when the definition has a `finally` step, no
+   * outcome is decided yet and the run started (a run QUEUED for its concurrency slot, which
+   * reached no node, ran nothing to clean up after), decides it: the tasks still active are
+   * cancelled (with the outcome's reason), a DecideRun records the outcome, and the run's deadline
+   * is cleared (the step is bounded by its own timeout and retries). The machine then dispatches the step
+   * (finally.ts); the run stays RUNNING until it ends.
+   */
+  endRun(outcome: DecidedOutcome): void {
+    if (!this.dag.finallyNode || this.run.decided || this.run.nodes.size === 0) {
+      this.emit({ type: 'FinishRun', ...outcome });
+      return;
+    }
+    if (hasActiveNode(this.run)) this.emit({ type: 'CancelTasks', reason: outcome.reason ?? `run ${outcome.status}` });
+    this.emit({ type: 'DecideRun', ...outcome });
+    if (this.run.deadlineAt !== undefined) this.emit({ type: 'ArmDeadline', deadlineAt: null });
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The variables one template resolution sees: `input`, `config`, `tasks`, `system.now` and an
- * iteration's locals, built from the run context without loading anything.
+ * The variables one template resolution sees: `input`, `config`, `tasks`, `system.now`, an
+ * iteration's locals and a `finally` step's `run`, built from the run context without loading anything.
  */
 import { failedIterations, type NodeStatus, type RunContext, type StepResult } from '../model/run-context.js';
 
@@ -37,6 +37,7 @@ export class Scope {
         tasks: this.tasks,
         system: { now: this.now.toISOString() },
         ...this.ctx.locals,
+        ...(this.ctx.run ? { run: this.ctx.run } : {}),
       };
     }
     if (this.full) return this.vars;

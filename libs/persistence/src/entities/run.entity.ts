@@ -107,6 +107,22 @@ export class RunEntity {
   @Column({ name: 'deadline_at', type: 'timestamptz', nullable: true })
   deadlineAt: Date | null;
 
+  /**
+   * The outcome the run takes once its definition's `finally` step ended (SUCCEEDED, FAILED,
+   * CANCELLED or TIMED_OUT), set when it was decided; the run stays RUNNING meanwhile. Null
+   * otherwise (cleared when the run finishes).
+   */
+  @Column({ name: 'decided_status', type: 'text', nullable: true })
+  decidedStatus: string | null;
+
+  /** The decided outcome's error, while the `finally` step runs. */
+  @Column({ name: 'decided_error', type: 'text', nullable: true })
+  decidedError: string | null;
+
+  /** The decided outcome's run output (a success), while the `finally` step runs. */
+  @Column({ name: 'decided_output', type: 'jsonb', nullable: true })
+  decidedOutput: Json | null;
+
   @Column({ name: 'event_seq', type: 'int' })
   eventSeq: number;
 

@@ -64,12 +64,16 @@ export class ConcurrencyGroupRepository extends TenantScopedRepository {
     });
   }
 
-  /** The id of the group's oldest RUNNING run, or undefined. */
+  /**
+   * The id of the group's oldest RUNNING run whose outcome is not decided yet, or undefined. A run
+   * whose `finally` step runs was cancelled (or ended) already: a second cancel would stop its step.
+   */
   async oldestActive(tenantId: string, groupKey: string): Promise<string | undefined> {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<{ id: string }>(
         m,
-        `SELECT id FROM runs WHERE tenant_id = $1 AND concurrency_group = $2 AND status = 'RUNNING' ORDER BY created_at, id LIMIT 1`,
+        `SELECT id FROM runs WHERE tenant_id = $1 AND concurrency_group = $2 AND status = 'RUNNING' AND decided_status IS NULL
+          ORDER BY created_at, id LIMIT 1`,
         [tenantId, groupKey],
       );
       return r.rows[0]?.id;

@@ -32,6 +32,9 @@ export type RunState = Pick<
   | 'pausedAt'
   | 'pauseReason'
   | 'deadlineAt'
+  | 'decidedStatus'
+  | 'decidedError'
+  | 'decidedOutput'
 >;
 
 /** The `runs` columns of a {@link RunState}, aliased to its field names. */
@@ -39,7 +42,7 @@ export const RUN_STATE_COLUMNS = `id, workflow_id AS "workflowId", version, stat
   parent_run_id AS "parentRunId", parent_task_id AS "parentTaskId", parent_attempt AS "parentAttempt", depth, root_run_id AS "rootRunId",
   created_at AS "createdAt", traceparent, trace_caller_span AS "traceCallerSpan", priority,
   concurrency_group AS "concurrencyGroup", paused_at AS "pausedAt", pause_reason AS "pauseReason",
-  deadline_at AS "deadlineAt"`;
+  deadline_at AS "deadlineAt", decided_status AS "decidedStatus", decided_error AS "decidedError", decided_output AS "decidedOutput"`;
 
 /**
  * The `tasks` columns the state machine decides on, no inputs or outputs. `error` is read only
@@ -90,4 +93,8 @@ export interface RunPatch {
   pauseReason?: string | null;
   /** Set when the run starts or is retried; `null` clears it. */
   deadlineAt?: Date | null;
+  /** The outcome decided while a `finally` step runs; `null` clears them (the run finished). */
+  decidedStatus?: string | null;
+  decidedError?: string | null;
+  decidedOutput?: Json | null;
 }

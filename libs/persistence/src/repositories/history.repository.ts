@@ -58,6 +58,9 @@ export class HistoryRepository extends TenantScopedRepository {
     if (patch.pausedAt !== undefined) set('paused_at', patch.pausedAt, '::timestamptz');
     if (patch.pauseReason !== undefined) set('pause_reason', patch.pauseReason);
     if (patch.deadlineAt !== undefined) set('deadline_at', patch.deadlineAt, '::timestamptz');
+    if (patch.decidedStatus !== undefined) set('decided_status', patch.decidedStatus);
+    if (patch.decidedError !== undefined) set('decided_error', patch.decidedError);
+    if (patch.decidedOutput !== undefined) set('decided_output', patch.decidedOutput === null ? null : jsonb(patch.decidedOutput), '::jsonb');
     const update = `UPDATE runs SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2`;
     const run: WritePart = { text: update, gated: `${update} AND ${GATE}`, params };
     if (derived) return [run];

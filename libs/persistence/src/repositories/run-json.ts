@@ -21,7 +21,7 @@ export type EventJsonColumn = 'payload' | 'actions' | 'error';
 export type JsonBytes<K extends string> = Partial<Record<K, number>>;
 
 /** A run row without its JSON values and error, with their sizes instead. */
-export type SizedRun = Omit<RunEntity, RunJsonColumn> & { jsonBytes: JsonBytes<RunJsonColumn> };
+export type SizedRun = Omit<RunEntity, RunJsonColumn | 'decidedOutput'> & { jsonBytes: JsonBytes<RunJsonColumn> };
 /** A task row without its JSON values, with their sizes instead. */
 export type SizedTask = Omit<TaskEntity, TaskJsonColumn | 'leaseToken' | 'leaseExpiresAt'> & { jsonBytes: JsonBytes<TaskJsonColumn> };
 /** A history row without its JSON values, with their sizes instead. */
@@ -59,7 +59,8 @@ export function sizedRunColumns(a = '', cols: readonly RunJsonColumn[] = RUN_JSO
   ${a}event_seq AS "eventSeq", ${a}created_at AS "createdAt", ${a}updated_at AS "updatedAt", ${a}finished_at AS "finishedAt",
   ${a}traceparent, ${a}trace_caller_span AS "traceCallerSpan", ${a}schedule_id AS "scheduleId", ${a}nominal_time AS "nominalTime",
   ${a}priority, ${a}concurrency_group AS "concurrencyGroup", ${a}concurrency_key AS "concurrencyKey", ${a}labels,
-  ${a}paused_at AS "pausedAt", ${a}pause_reason AS "pauseReason", ${a}deadline_at AS "deadlineAt"${commaThen(sizes(a, cols))}`;
+  ${a}paused_at AS "pausedAt", ${a}pause_reason AS "pauseReason", ${a}deadline_at AS "deadlineAt",
+  ${a}decided_status AS "decidedStatus", ${a}decided_error AS "decidedError"${commaThen(sizes(a, cols))}`;
 }
 
 /** The columns of `tasks` the API shows but its JSON values, and the sizes of `cols`. */

@@ -70,7 +70,8 @@ const RUN_COLUMNS = `tenant_id AS "tenantId", id, workflow_id AS "workflowId", v
   event_seq AS "eventSeq", created_at AS "createdAt", updated_at AS "updatedAt", finished_at AS "finishedAt",
   traceparent, trace_caller_span AS "traceCallerSpan", schedule_id AS "scheduleId", nominal_time AS "nominalTime",
   priority, concurrency_group AS "concurrencyGroup", concurrency_key AS "concurrencyKey", labels, paused_at AS "pausedAt",
-  pause_reason AS "pauseReason", deadline_at AS "deadlineAt"`;
+  pause_reason AS "pauseReason", deadline_at AS "deadlineAt", decided_status AS "decidedStatus", decided_error AS "decidedError",
+  decided_output AS "decidedOutput"`;
 
 /**
  * The read side of runs for the API: runs, their tasks and their history. Writes go through

@@ -64,12 +64,13 @@ export function childRunsByNode(
   return out;
 }
 
-/** The ids of the nodes a version's definition marks `sensitive: true` (their input and output are never shown). */
+/** The ids of the nodes (and `finally` step) a version's definition marks `sensitive: true` (their input and output are never shown). */
 export function sensitiveNodes(definition: Json | undefined): Set<string> {
   const out = new Set<string>();
-  const nodes = definition && typeof definition === 'object' && !Array.isArray(definition) ? definition.nodes : undefined;
-  if (!Array.isArray(nodes)) return out;
-  for (const node of nodes) {
+  const def = definition && typeof definition === 'object' && !Array.isArray(definition) ? definition : undefined;
+  if (!def || !Array.isArray(def.nodes)) return out;
+  // The definition's finally step is a node too.
+  for (const node of [...def.nodes, ...(def.finally !== undefined ? [def.finally] : [])]) {
     if (node && typeof node === 'object' && !Array.isArray(node) && node.sensitive === true && typeof node.node_id === 'string') out.add(node.node_id);
   }
   return out;

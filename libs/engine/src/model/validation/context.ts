@@ -36,6 +36,8 @@ export interface DefinitionContext {
   indegree: ReadonlyMap<string, number>;
   /** Per edge key (`from`, `to`, error or normal), the index of its first declaration. */
   firstEdges: ReadonlyMap<string, number>;
+  /** The `node_id` of the definition's `finally` step, when it has one that is a string. */
+  finallyId: string | undefined;
 }
 
 /** One node, an object, as the node rules see it. */
@@ -109,7 +111,8 @@ export function definitionContext(def: Obj): DefinitionContext {
       indegree.set(e.to, (indegree.get(e.to) ?? 0) + 1);
     }
   });
-  return { def, nodes, edges, declared, ids, order, adj, indegree, firstEdges };
+  const finallyId = isObject(def.finally) && typeof def.finally.node_id === 'string' ? def.finally.node_id : undefined;
+  return { def, nodes, edges, declared, ids, order, adj, indegree, firstEdges, finallyId };
 }
 
 /** The {@link NodeContext} of node object `raw` at position `index`. */

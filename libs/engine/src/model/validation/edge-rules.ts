@@ -12,13 +12,13 @@ import { EDGE_KEYS, UNSUPPORTED_EDGE_KEYS } from './vocabulary.js';
 /** Every key of the edge is one of {@link EDGE_KEYS}. */
 export const edgeKeys: EdgeRule = ({ raw, at, from }) => unknownKeys(raw, EDGE_KEYS, UNSUPPORTED_EDGE_KEYS, at, from);
 
-/** `from` and `to` are node ids the definition declares. */
+/** `from` and `to` are node ids the definition declares (an edge naming the `finally` step is finally-rules.ts's). */
 export const edgeEnds: EdgeRule = ({ ctx, at, from, to }) => {
   const out: Problem[] = [];
   if (from === undefined) out.push({ path: `${at}.from`, message: 'edge "from" must be a node id' });
-  else if (!ctx.ids.has(from)) out.push({ nodeId: from, path: `${at}.from`, message: `edge from unknown node "${from}"` });
+  else if (!ctx.ids.has(from) && from !== ctx.finallyId) out.push({ nodeId: from, path: `${at}.from`, message: `edge from unknown node "${from}"` });
   if (to === undefined) out.push({ nodeId: from, path: `${at}.to`, message: 'edge "to" must be a node id' });
-  else if (!ctx.ids.has(to)) out.push({ nodeId: from, path: `${at}.to`, message: `edge to unknown node "${to}"` });
+  else if (!ctx.ids.has(to) && to !== ctx.finallyId) out.push({ nodeId: from, path: `${at}.to`, message: `edge to unknown node "${to}"` });
   return out;
 };
 

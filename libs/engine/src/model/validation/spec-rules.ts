@@ -274,7 +274,7 @@ function reducerProblems(reducers: unknown, path: string, owner: string, nodeId:
 /**
  * A node's dynamic fan-out fields: `for_each` must be one `{{ }}` template on an HTTP or CODE
  * node, and its template must pass {@link templateProblems}; `as` a CEL identifier other than
- * input, config, tasks, system and CEL's reserved words; `max_concurrency` an integer from 1 to
+ * input, config, tasks, system, run and CEL's reserved words; `max_concurrency` an integer from 1 to
  * {@link MAX_ITERATIONS}; node-level `reducers` a reducers map; `tolerated_failures` a count or a
  * percentage ({@link toleratedFailuresProblem}). `as`, `max_concurrency`, `reducers` and
  * `tolerated_failures` without `for_each` are refused, not ignored.

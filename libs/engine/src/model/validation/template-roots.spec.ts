@@ -57,7 +57,7 @@ describe('template roots are checked at publish', () => {
 
   it('refuses run outside the finally node, saying where it is read', () => {
     expect(messages(withUrl('{{run.id}}'))).toEqual([
-      'nodes[1].spec.url: unknown template root "run" in {{run.id}}; "run" is read only in the workflow\'s finally node',
+      'nodes[1].spec.url: unknown template root "run" in {{run.id}}; only the finally step\'s templates may read run (run.id, run.status, run.error: the run\'s decided outcome)',
     ]);
   });
 

@@ -59,7 +59,8 @@ export function templateRoots(ctx: DefinitionContext, path: string): string[] {
 /** The problem of a template reading `root`, which none of `roots` is: a near one suggested, `run` explained. */
 function unknownRootMessage(root: string, template: string, roots: readonly string[]): string {
   const head = `unknown template root ${JSON.stringify(root)} in ${template}`;
-  if (root === FINALLY_ROOT) return `${head}; "${FINALLY_ROOT}" is read only in the workflow's finally node`;
+  if (root === FINALLY_ROOT)
+    return `${head}; only the finally step's templates may read ${FINALLY_ROOT} (run.id, run.status, run.error: the run's decided outcome)`;
   const near = suggestKey(root, roots);
   return near === undefined ? `${head}; a template reads ${roots.join(', ')}` : `${head}; did you mean ${JSON.stringify(near)}?`;
 }

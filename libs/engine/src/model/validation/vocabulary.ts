@@ -49,7 +49,13 @@ export const DEFINITION_KEYS: readonly string[] = [
   'concurrency',
   'priority',
   'timeout_seconds',
+  'finally',
 ];
+/**
+ * The node fields the definition's `finally` step may not have: it runs one task, once, and
+ * cannot pause the run it ends.
+ */
+export const FINALLY_EXCLUDED_KEYS: readonly string[] = ['for_each', 'as', 'max_concurrency', 'reducers', 'tolerated_failures', 'on_exhausted'];
 /** The keys of the definition's `concurrency` (how many runs may be active at once); bounds in model/flow-control.ts. */
 export const RUN_CONCURRENCY_KEYS: readonly string[] = ['key', 'limit', 'strategy', 'scope'];
 /** The keys of a node's `concurrency` (how many of its tasks may run at once, across runs). */
@@ -102,7 +108,7 @@ export const FINALLY_ROOT = 'run';
 /** The alias of a for_each node without `as`. */
 export const DEFAULT_ALIAS = 'item';
 /** Names a `for_each` alias may not take: the template variables every node sees. */
-export const RESERVED_ALIASES: readonly string[] = ['input', 'config', 'tasks', 'system'];
+export const RESERVED_ALIASES: readonly string[] = ['input', 'config', 'tasks', 'system', 'run'];
 /** CEL's reserved words: an alias named so could not be read (`{{true}}` is the literal). */
 export const CEL_RESERVED: readonly string[] = [
   'true',

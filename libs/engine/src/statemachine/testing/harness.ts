@@ -6,7 +6,7 @@
  * ids `t001`, `t002`, …. Not exported from the package; free of Jest so it type-checks anywhere.
  */
 import { buildDag, type WorkflowDag } from '../../model/dag.js';
-import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../model/workflow-definition.js';
+import type { FinallyStep, WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../model/workflow-definition.js';
 import { NodeType, RunStatus, type JsonValue } from '../../model/workflow-types.js';
 import { CelTemplateResolver } from '../../template/resolver.js';
 import type { Action, CreateTask, FinishRun } from '../actions.js';
@@ -101,11 +101,13 @@ interface StoredSignal {
   consumedBy?: string;
 }
 
-/** Construction options: run input/config and a definition-level `output` template. */
+/** Construction options: run input/config and the definition-level `output`, `finally` and `timeout_seconds`. */
 export interface HarnessOptions {
   input?: JsonValue;
   config?: JsonValue;
   output?: JsonValue;
+  finally?: FinallyStep;
+  timeout_seconds?: number;
 }
 
 /** See the file comment. */
@@ -156,7 +158,13 @@ export class Harness implements Store {
 
   /** A run of the workflow of `nodes` and `edges` (and `opts.output`), created and not started. */
   constructor(nodes: WorkflowNode[], edges: WorkflowEdge[], opts: HarnessOptions = {}) {
-    const def: WorkflowDefinition = { nodes, edges, ...(opts.output !== undefined ? { output: opts.output } : {}) };
+    const def: WorkflowDefinition = {
+      nodes,
+      edges,
+      ...(opts.output !== undefined ? { output: opts.output } : {}),
+      ...(opts.finally !== undefined ? { finally: opts.finally } : {}),
+      ...(opts.timeout_seconds !== undefined ? { timeout_seconds: opts.timeout_seconds } : {}),
+    };
     this.dag = buildDag(def);
     this.run = newRunSnapshot('run-1', 'wf', 1, opts.input ?? {}, opts.config ?? {});
   }
