@@ -85,9 +85,18 @@ describe('starting runs and publishing versions in the browser', () => {
     expect(run.status).toBe('SUCCEEDED');
     const { run: started } = await admin.request(`query($id: ID!) { run(id: $id) { workflowId version input output } }`, { id: runId });
     expect(started).toMatchObject({ workflowId: 'greeter', version: 1, input: { who: 'browser' } });
-    // The same idempotency key names the same run.
-    const again = await admin.request(`mutation { startRun(input: { workflowId: "greeter", idempotencyKey: "from-the-console" }) { id } }`);
+    // The same idempotency key with the same start names the same run; with another input it is a conflict.
+    const again = await admin.request(
+      `mutation { startRun(input: { workflowId: "greeter", input: { who: "browser" }, idempotencyKey: "from-the-console" }) { id } }`,
+    );
     expect(again.startRun.id).toBe(runId);
+    const other = await admin
+      .request(`mutation { startRun(input: { workflowId: "greeter", input: { who: "someone else" }, idempotencyKey: "from-the-console" }) { id } }`)
+      .then(
+        () => undefined,
+        (err: unknown) => String(err),
+      );
+    expect(other).toContain(`CONFLICT: idempotency key "from-the-console" was used by run ${runId} with a different input`);
   });
 
   suite.test("names a JSON syntax error at its line and column, and the API's refusal at its path", async ({ page }) => {

@@ -284,7 +284,7 @@ describe('API keys and roles end to end', () => {
     expect(badRoleVar.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
-  it('forbids a viewer every mutation of the schema, apiKeys and tenantSettings; lets it read the rest', async () => {
+  it('forbids a viewer every mutation of the schema, apiKeys, tenantSettings and webhooks; lets it read the rest', async () => {
     const viewer = await key('viewer', 'forbidden viewer');
     const before = await listKeys(admin);
     // The introspected list is the one checked; these are only the ones known today.
@@ -310,14 +310,15 @@ describe('API keys and roles end to end', () => {
     for (const f of schema.queries) {
       const r = await call(viewer.secret, 'query', f);
       const code = r.body.errors?.[0]?.extensions?.code;
-      if (['apiKeys', 'tenantSettings'].includes(f.name)) expect({ field: f.name, code }).toEqual({ field: f.name, code: 'FORBIDDEN' });
+      if (['apiKeys', 'tenantSettings', 'webhooks', 'webhookDeliveries'].includes(f.name))
+        expect({ field: f.name, code }).toEqual({ field: f.name, code: 'FORBIDDEN' });
       else expect({ field: f.name, code }).not.toEqual({ field: f.name, code: 'FORBIDDEN' });
     }
     expect(await listKeys(admin)).toEqual(before);
     await viewer.client.close();
   });
 
-  it('forbids an operator publishing, version, key and tenant settings management; lets it run the rest', async () => {
+  it('forbids an operator publishing, version, key, tenant settings and webhook management; lets it run the rest', async () => {
     const operator = await key('operator', 'forbidden operator');
     const adminOnly = [
       'publishWorkflow',
@@ -328,6 +329,10 @@ describe('API keys and roles end to end', () => {
       'apiKeys',
       'tenantSettings',
       'updateTenantSettings',
+      'createWebhook',
+      'deleteWebhook',
+      'webhooks',
+      'webhookDeliveries',
     ];
     const fields = [...schema.mutations.map((f) => ['mutation', f] as const), ...schema.queries.map((f) => ['query', f] as const)];
     for (const name of adminOnly) expect(fields.map(([, f]) => f.name)).toContain(name);
