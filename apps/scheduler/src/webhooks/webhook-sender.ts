@@ -27,10 +27,17 @@ const MAX_ERROR_CHARS = 500;
 /** Deliveries claimed per poll, and attempts in flight at once. */
 const CLAIM_LIMIT = 50;
 const IN_FLIGHT = 8;
+/**
+ * A claim's lease, in attempt time-outs: the claimed deliveries are sent {@link IN_FLIGHT} at a
+ * time, so the last one may start after ceil(CLAIM_LIMIT / IN_FLIGHT) - 1 others; it must not end
+ * before its own attempt did, or another sender claims and sends the delivery too. Two more for
+ * the last attempt and a margin.
+ */
+const LEASE_TIMEOUTS = Math.ceil(CLAIM_LIMIT / IN_FLIGHT) + 2;
 
 /**
  * The scheduler's webhook sender: claims due PENDING deliveries (`weft_claim_webhook_deliveries`,
- * SKIP LOCKED, leased for the attempt's time and a margin), POSTs each to its webhook's url, and
+ * SKIP LOCKED, leased for the time their attempts may take), POSTs each to its webhook's url, and
  * records the attempt: a 2xx is DELIVERED; anything else (another status, a 3xx, which is never
  * followed, a refused address, a time-out, a connection error) is tried again after 2^(n-1) times
  * the backoff (n: attempts made), or is FAILED after {@link MAX_ATTEMPTS}. Every connection passes
@@ -58,7 +65,7 @@ export class WebhookSender {
 
   /** Claims the due deliveries (at most 50) and makes one attempt of each; resolves how many were attempted. */
   async sendDue(): Promise<number> {
-    const claimed = await claimWebhookDeliveries(this.ds, null, CLAIM_LIMIT, this.timeoutMs * 3);
+    const claimed = await claimWebhookDeliveries(this.ds, null, CLAIM_LIMIT, this.timeoutMs * LEASE_TIMEOUTS);
     const queue = [...byTenant(claimed).values()].flat();
     let attempted = 0;
     const next = async (): Promise<void> => {

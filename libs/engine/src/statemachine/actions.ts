@@ -231,7 +231,7 @@ export interface SkipIterations {
 
 /**
  * A retry with `failedIterationsOnly`: the aggregate task `taskId` of `for_each` node `nodeId`
- * runs again (RUNNING, its output and error cleared), and so do `iterations` (its FAILED, SKIPPED
+ * runs again (RUNNING, its output, error and recorded branches cleared), and so do `iterations` (its FAILED, SKIPPED
  * and CANCELLED ones): each goes back to WAITING at `attempt + 1` with its stored input, error
  * cleared, and may make `attemptLimit` attempts in all (its node's `max_attempts` more). The
  * COMPLETED iterations keep their outputs. ReleaseIteration actions then dispatch the first

@@ -148,6 +148,7 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
       change(a.nodeId, agg, (x) => {
         x.status = TaskStatus.Running;
         delete x.error;
+        delete x.branches; // the routing of its failure: decided again when it settles
       });
       if (run.context.tasks.has(a.nodeId)) {
         journal?.deletingOutput();

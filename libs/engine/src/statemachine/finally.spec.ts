@@ -159,6 +159,29 @@ describe('finally step', () => {
     expect(dispatched(tr)).toEqual(['cleanup']);
   });
 
+  it('a cancel after the step ended on a paused run does not call the step cancelled', async () => {
+    const h = chain();
+    await h.start();
+    await h.complete('a', { n: 1 });
+    await h.complete('b');
+    await h.try({ type: 'RunPaused' });
+    await h.complete('cleanup');
+    expect(h.run.status).toBe(RunStatus.Paused);
+    const done = await h.cancel('stop');
+    expect(h.node('cleanup').status).toBe(TaskStatus.Completed);
+    expect(finished(done)).toEqual({ type: 'FinishRun', status: RunStatus.Succeeded, output: { b: {} } });
+
+    const failing = chain();
+    await failing.start();
+    await failing.fail('a', 'boom');
+    await failing.try({ type: 'RunPaused' });
+    await failing.fail('cleanup', 'unreachable');
+    expect(finished(await failing.cancel('stop'))).toMatchObject({
+      status: RunStatus.Failed,
+      reason: 'node a failed: boom; finally node cleanup failed: unreachable',
+    });
+  });
+
   it('without a finally step, runs end as before', async () => {
     const h = new Harness([task('a')], []);
     await h.start();

@@ -10,7 +10,7 @@
 import { RunStatus, TaskStatus } from '../model/workflow-types.js';
 import { hasActiveNode } from './apply-action.js';
 import { schedule } from './routing.js';
-import type { DecidedOutcome } from './state.js';
+import { isNodeActive, type DecidedOutcome } from './state.js';
 import type { Step } from './step.js';
 
 /**
@@ -30,14 +30,18 @@ export async function runFinally(s: Step): Promise<void> {
 }
 
 /**
- * The `finally` step is stopped by a cancel (`reason`) while it runs: its task is cancelled and
- * the run ends at once, with the outcome {@link finalOutcome} gives for a cancelled step.
+ * A cancel (`reason`) of a decided run: the `finally` step, while it runs, is stopped (its task
+ * cancelled) and the run ends at once with the outcome {@link finalOutcome} gives for a cancelled
+ * step. A step that ended already (its run was paused, so did not end with it) is not called
+ * cancelled: the run ends as the step's end decided.
  */
 export function cancelFinally(s: Step, reason: string): void {
   const decided = s.run.decided;
   if (!decided) return;
+  const step = s.run.nodes.get(s.dag.finallyNode?.node_id ?? '');
+  const running = step !== undefined && isNodeActive(step);
   s.emit({ type: 'CancelTasks', reason });
-  s.emit({ type: 'FinishRun', ...finalOutcome(s, decided, reason) });
+  s.emit({ type: 'FinishRun', ...finalOutcome(s, decided, running ? reason : undefined) });
 }
 
 /**

@@ -349,7 +349,7 @@ function resetSet(s: Step, from: string, keepFrom = false): string[] {
  * RunCancelled: every active task (pending, queued, running, waiting) becomes CANCELLED and the
  * run finishes CANCELLED with the reason (default `cancelled`); with a `finally` step that
  * outcome is decided and the step runs first. A cancel while the `finally` step runs (whatever
- * the decided outcome) stops the step and ends the run at once (see `finalOutcome`). Later reports
+ * the decided outcome) stops the step and ends the run at once (see `cancelFinally`). Later reports
  * for those attempts are ignored by fencing.
  * @throws MachineError RUN_FINISHED on a finished run.
  */

@@ -206,7 +206,7 @@ export class TaskWriteRepository extends TenantScopedRepository {
 
   /**
    * A retry of the failed iterations of a `for_each` node: its aggregate task `aggregateId`
-   * RUNNING again (output, error and finish cleared), and each of `iterations` (FAILED, SKIPPED or
+   * RUNNING again (output, error, recorded branches and finish cleared), and each of `iterations` (FAILED, SKIPPED or
    * CANCELLED) WAITING at `attempt + 1` with `attemptLimit`, its error, output, lease and finish
    * cleared; its stored input and flow keys stay. Returns the rows changed: the aggregate's (0 or
    * 1) and the iterations'.
@@ -220,7 +220,7 @@ export class TaskWriteRepository extends TenantScopedRepository {
     return this.inTenant(tenantId, async (m) => {
       const agg = await sql(
         m,
-        `UPDATE tasks SET status = 'RUNNING', output = NULL, error = NULL, finished_at = NULL, updated_at = $3
+        `UPDATE tasks SET status = 'RUNNING', output = NULL, error = NULL, branches = NULL, finished_at = NULL, updated_at = $3
           WHERE tenant_id = $1 AND id = $2 AND iteration IS NULL`,
         [tenantId, aggregateId, now],
       );

@@ -40,6 +40,16 @@ describe('a SWITCH spec.default', () => {
     ]);
   });
 
+  it('does not suggest an edge that would close a cycle for a default naming the SWITCH or a node before it', () => {
+    const other = { from: 's', to: 'fallback', condition: '{{true}}' };
+    expect(messages(switchDef({ default: 's' }, [OK, other]))).toEqual([
+      'nodes[1].spec.default: spec.default "s" is not a successor of SWITCH s; it names the SWITCH itself: name one of its successors (ok, fallback)',
+    ]);
+    expect(messages(switchDef({ default: 'a' }, [OK, other]))).toEqual([
+      'nodes[1].spec.default: spec.default "a" is not a successor of SWITCH s; an edge {from: s, to: a} would close a cycle (a leads to s): name one of its successors (ok, fallback)',
+    ]);
+  });
+
   it('refuses a default that is not a node id', () => {
     expect(messages(switchDef({ default: 3 }, [OK, { from: 's', to: 'fallback' }]))).toEqual([
       "nodes[1].spec.default: a SWITCH's spec.default must be the id of one of its successors (ok, fallback)",

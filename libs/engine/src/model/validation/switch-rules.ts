@@ -5,6 +5,7 @@
  */
 import type { Problem } from '../../errors.js';
 import { isObject, unknownKeys, type NodeContext } from './context.js';
+import { reach } from './graph.js';
 import { didYouMean } from './suggest.js';
 import { SWITCH_SPEC_KEYS } from './vocabulary.js';
 
@@ -32,7 +33,15 @@ export function switchSpec(node: NodeContext): Problem[] {
   }
   const own = edges.find(({ e }) => e.to === d);
   if (!own) {
-    const hint = ctx.ids.has(d) ? `; add an edge {from: ${nodeId}, to: ${d}} without a condition` : didYouMean(d, targets);
+    const name = `: name one of its successors (${targets.join(', ') || 'none'})`;
+    const hint =
+      d === nodeId
+        ? `; it names the SWITCH itself${name}`
+        : !ctx.ids.has(d)
+          ? didYouMean(d, targets)
+          : reach([d], ctx.adj).has(nodeId)
+            ? `; an edge {from: ${nodeId}, to: ${d}} would close a cycle (${d} leads to ${nodeId})${name}`
+            : `; add an edge {from: ${nodeId}, to: ${d}} without a condition`;
     out.push({ nodeId, path, message: `spec.default "${d}" is not a successor of SWITCH ${nodeId}${hint}` });
     return out;
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { MachineError } from '../errors.js';
 import { RunStatus, TaskStatus } from '../../model/workflow-types.js';
-import { actionsOf, edge, forEach, Harness, task } from '../testing/harness.js';
+import { actionsOf, dispatched, edge, forEach, Harness, task } from '../testing/harness.js';
 
 /** fetch (for_each over input.items, with `extra`) → report, which reads fetch's output. */
 function fanOut(items: unknown[], extra: Parameters<typeof forEach>[3] = {}): Harness {
@@ -99,5 +99,28 @@ describe('retry with failedIterationsOnly', () => {
     await empty.fail('report');
     const err = await empty.retry('fetch', { failedIterationsOnly: true }).catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/^failedIterationsOnly: node fetch has no iterations/);
+  });
+});
+
+describe('retry with failedIterationsOnly of a node whose failure an on_error edge took', () => {
+  it('routes the node anew once it completes: to its normal successor, not again to its error handler', async () => {
+    const h = new Harness(
+      [forEach('fetch', '{{ input.items }}', { url: 'https://x/{{ item }}' }), task('report'), task('alert')],
+      [edge('fetch', 'report'), { from: 'fetch', to: 'alert', on_error: true }],
+      { input: { items: ['a', 'b'] } },
+    );
+    await h.start();
+    await h.completeIteration('fetch', 0, 'A');
+    await h.failIteration('fetch', 1, 'down');
+    expect(h.node('fetch').branches).toEqual(['alert']);
+    await h.complete('alert');
+    expect(h.run.status).toBe(RunStatus.Succeeded);
+
+    await h.retry('fetch', { failedIterationsOnly: true });
+    expect(h.node('fetch').branches).toBeUndefined();
+    const done = await h.completeIteration('fetch', 1, 'B');
+    expect(h.node('fetch').status).toBe(TaskStatus.Completed);
+    expect(h.node('fetch').branches).toEqual(['report']);
+    expect(dispatched(done)).toEqual(['report']);
   });
 });
