@@ -85,4 +85,34 @@ describe('webhook deliveries', () => {
     for (let i = 0; i < 2; i++) await withTenant(db.ds, h.tenantId, (m) => runWrites(m, h.tenantId, runId, [part]));
     expect((await queued(h, runId)).map((r) => [r.event, r.webhook_id])).toEqual([['run.timed_out', w.id]]);
   });
+
+  it('leaves out a webhook deleted while the write waits for it, without failing the event', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const runId = await h.start(def([http('a')]));
+    const doomed = await hook(h, ['run.failed']);
+    const kept = await hook(h, ['run.failed']);
+    const part = webhookDeliveryPart(h.tenantId, runId, 'run.failed', { status: 'FAILED', error: 'x', finishedAt: new Date() }, new Date());
+    const deleter = db.owner.createQueryRunner();
+    await deleter.connect();
+    try {
+      await deleter.startTransaction();
+      await deleter.query(`DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2`, [h.tenantId, doomed.id]);
+      const [{ pid: deleterPid }]: { pid: number }[] = await deleter.query(`SELECT pg_backend_pid() AS pid`);
+      // The event's write starts while the delete is not committed: it sees the webhook, then must wait for it.
+      const write = withTenant(db.ds, h.tenantId, (m) => runWrites(m, h.tenantId, runId, [part])).then(
+        () => 'written',
+        (err: unknown) => `failed: ${String(err)}`,
+      );
+      const waiting = async (): Promise<boolean> => {
+        const rows: unknown[] = await db.owner.query(`SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))`, [deleterPid]);
+        return rows.length > 0;
+      };
+      while (!(await waiting())) await new Promise((r) => setTimeout(r, 20));
+      await deleter.commitTransaction();
+      expect(await write).toBe('written');
+    } finally {
+      await deleter.release();
+    }
+    expect((await queued(h, runId)).map((r) => r.webhook_id)).toEqual([kept.id]);
+  });
 });

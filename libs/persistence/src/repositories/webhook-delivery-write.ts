@@ -31,6 +31,7 @@ SELECT w.tenant_id, ${TIME_ORDERED_ID}, w.id, $3, r.id, r.event_seq + 1,
        $4, $4
   FROM webhooks w JOIN runs r ON r.tenant_id = w.tenant_id AND r.id = $2
  WHERE w.tenant_id = $1 AND $3 = ANY (w.events)${where}
+   FOR KEY SHARE OF w
 ON CONFLICT (tenant_id, webhook_id, run_id, run_seq) DO NOTHING`;
 
 const INSERT_DELIVERIES_TEXT = INSERT_DELIVERIES('');
@@ -42,8 +43,10 @@ const INSERT_DELIVERIES_GATED = INSERT_DELIVERIES(' AND /*gate*/');
  * part of its statement, so no round trip of its own; a tenant without webhooks costs one probe
  * of the `webhooks` primary key). It reads the run row as the statement's snapshot has it, before
  * the event's own run update: `run_seq` is the event's seq (`event_seq + 1`), which makes the
- * delivery once per webhook and event. It changes no run or task row and checks no count, so it
- * can never make the event fail on its own. `now` is the event's clock.
+ * delivery once per webhook and event. It changes no run or task row and checks no count, and it
+ * locks the webhooks it reads (`FOR KEY SHARE`), so a webhook deleted meanwhile is waited for and
+ * left out rather than failing the foreign key: it can never make the event fail on its own.
+ * `now` is the event's clock.
  */
 export function webhookDeliveryPart(tenantId: string, runId: string, event: WebhookEvent, run: DeliveredRun, now: Date): WritePart {
   return {
