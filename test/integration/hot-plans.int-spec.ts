@@ -136,10 +136,11 @@ describe('the hot path', () => {
     expect(runLock).toContain('runs_pkey');
     expect(['runs_pkey', 'tasks_pkey', 'tasks_run']).toEqual(expect.arrayContaining(runLock));
     // b's report took the fenced path: its statement locks the run by its key and the reported
-    // task by one of the run's task keys, like the run lock.
+    // task by one of the run's task keys, like the run lock; the run's end probes the tenant's
+    // webhooks by their key.
     const fenced = indexesFor('f AS MATERIALIZED');
     expect(fenced).toContain('runs_pkey');
-    expect(['runs_pkey', 'tasks_pkey', 'tasks_run']).toEqual(expect.arrayContaining(fenced));
+    expect(['runs_pkey', 'tasks_pkey', 'tasks_run', 'webhooks_pkey']).toEqual(expect.arrayContaining(fenced));
     // The later starts of the chain were decided from memory: their statement checks the version
     // by the workflow's and the version's keys.
     expect(indexesFor('v AS MATERIALIZED')).toEqual(['workflow_versions_pkey', 'workflows_pkey']);
