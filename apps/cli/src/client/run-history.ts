@@ -43,7 +43,10 @@ export function restOfHistory(c: WeftClient, runId: string, first: readonly Hist
 /** Longest detail a history row shows (the rest: `-o json`). */
 const DETAIL_CHARS = 200;
 
-/** What happened in an event, short: the event's own fact, then the actions it produced. */
+/**
+ * What happened in an event, short: the event's own fact (a RunRetried's `from check on version
+ * 1`, `from check, failed iterations only, on version 1`), then the actions it produced.
+ */
 export function eventDetail(e: HistoryEvent): string {
   if (e.error) return `rejected: ${e.error}`;
   if (e.ignored) return `ignored: ${e.ignored}`;
@@ -54,7 +57,7 @@ export function eventDetail(e: HistoryEvent): string {
       : e.type === 'SignalReceived'
         ? `signal ${cell(p.name)}`
         : e.type === 'RunRetried'
-          ? `from ${cell(p.fromNodeId)} on version ${cell(p.version)}`
+          ? `from ${cell(p.fromNodeId)}${p.failedIterationsOnly === true ? ', failed iterations only,' : ''} on version ${cell(p.version)}`
           : e.type === 'RunCancelled' && p.reason
             ? `reason: ${cell(p.reason)}`
             : '';
