@@ -73,7 +73,9 @@ describe('attempts a retry or resume granted', () => {
   });
 
   it('watch counts them against the same limit', () => {
-    const out = stdoutOf(() => printChanges([task({ nodeId: 'check', status: 'QUEUED', attempt: 1, attemptLimit: 2 }) as TaskRow], new Map(), limits));
+    const out = stdoutOf(() =>
+      printChanges([task({ nodeId: 'check', status: 'QUEUED', attempt: 1, attemptLimit: 2 }) as unknown as TaskRow], new Map(), limits),
+    );
     expect(out).toBe('check: QUEUED (attempt 2 of 2)\n');
   });
 
@@ -97,7 +99,7 @@ describe('the finally step', () => {
       ['cleanup', 3],
     ]);
     expect(statusTable([task({ nodeId: 'cleanup', status: 'FAILED', error: 'boom' })], new Map(limits))).toContain('cleanup FAILED 1 of 3 boom');
-    expect(stdoutOf(() => printChanges([task({ nodeId: 'cleanup', status: 'QUEUED', attempt: 1 }) as TaskRow], new Map(), limits))).toBe(
+    expect(stdoutOf(() => printChanges([task({ nodeId: 'cleanup', status: 'QUEUED', attempt: 1 }) as unknown as TaskRow], new Map(), limits))).toBe(
       'cleanup: QUEUED (attempt 2 of 3)\n',
     );
   });
