@@ -3,8 +3,8 @@ import type { WeftClient } from '@weft/client';
 import { TERMINAL, iterations, jsNode, publish, rejection, start, startE2E, task as node, waitRun, type E2E } from '../support/e2e-platform.js';
 import { stubServer } from '../support/faults.js';
 
-/** Run fields with each task's iteration, attempt and failed iterations. */
-const FIELDS = `id status output error tasks { id nodeId status attempt output error iteration failedIterations }`;
+/** Run fields with each task's iteration, attempt, granted attempt limit and failed iterations. */
+const FIELDS = `id status output error tasks { id nodeId status attempt attemptLimit output error iteration failedIterations }`;
 
 const RETRY = `mutation($i: RetryRunInput!) { retryRun(input: $i) { id status } }`;
 
@@ -86,11 +86,13 @@ describe('for_each tolerated_failures and retries of the failed iterations, over
     expect(service.maxActive).toBe(1);
     const its = iterations(again, 'call');
     expect(its.map((t) => t.id)).toEqual(before.map((t) => t.id));
-    expect(its.map((t) => [t.status, t.attempt])).toEqual([
-      ['COMPLETED', 0],
-      ['COMPLETED', 1],
-      ['COMPLETED', 1],
-      ['COMPLETED', 1],
+    // Each one run again may make its node's max_attempts (1) more: 2 in all.
+    expect(before.map((t) => t.attemptLimit)).toEqual([null, null, null, null]);
+    expect(its.map((t) => [t.status, t.attempt, t.attemptLimit])).toEqual([
+      ['COMPLETED', 0, null],
+      ['COMPLETED', 1, 2],
+      ['COMPLETED', 1, 2],
+      ['COMPLETED', 1, 2],
     ]);
     expect(node(again, 'call')).toMatchObject({ output: [{ x: 1 }, { x: 2 }, { x: 3 }, { x: 4 }], failedIterations: [] });
     expect(node(again, 'report').output).toEqual({ got: [{ x: 1 }, { x: 2 }, { x: 3 }, { x: 4 }], failed: [] });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WeftClient } from '@weft/client';
 import { jsNode, publish, rejection, start, startE2E, task, waitRun, type E2E } from '../support/e2e-platform.js';
 
-const FIELDS = `id status pausedAt pauseReason error tasks { nodeId status attempt waitReason waitDetail }`;
+const FIELDS = `id status pausedAt pauseReason error tasks { nodeId status attempt attemptLimit waitReason waitDetail }`;
 
 const pauseRun = (client: WeftClient, runId: string, reason?: string) =>
   client.request(`mutation($i: PauseRunInput!) { pauseRun(input: $i) { ${FIELDS} } }`, { i: { runId, ...(reason ? { reason } : {}) } }).then((r) => r.pauseRun);
@@ -63,11 +63,12 @@ describe('pausing runs end to end', () => {
     const runId = await start(client, 'declined');
     const first = await waitRun(client, runId, (r) => r.status === 'PAUSED', 50_000, FIELDS);
     expect(first.pauseReason).toMatch(/^node charge exhausted its 1 attempt: .*card declined/);
-    expect(task(first, 'charge')).toMatchObject({ status: 'FAILED', attempt: 0 });
+    expect(task(first, 'charge')).toMatchObject({ status: 'FAILED', attempt: 0, attemptLimit: null });
 
     await resumeRun(client, runId);
     const second = await waitRun(client, runId, (r) => r.status === 'PAUSED' && task(r, 'charge')?.attempt === 1, 50_000, FIELDS);
     expect(second.pauseReason).toMatch(/^node charge exhausted its 2 attempts: /);
+    expect(task(second, 'charge')).toMatchObject({ attempt: 1, attemptLimit: 2 });
 
     const conflict = await rejection(client.request(`mutation { retryRun(input: {runId: "${runId}", fromNodeId: "charge"}) { id } }`));
     expect(conflict.code).toBe('CONFLICT');

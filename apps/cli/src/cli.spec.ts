@@ -171,6 +171,27 @@ describe('weft, without a server', () => {
       ]);
     });
 
+    it("prints the finally step's retry policy after the nodes', and gives it in JSON", async () => {
+      const file = join(dir, 'finally.yaml');
+      await writeFile(
+        file,
+        [
+          'nodes:',
+          '  - {node_id: charge, type: HTTP, spec: {url: "https://pay.example.com"}}',
+          'finally: {node_id: cleanup, type: HTTP, spec: {url: "https://tidy.example.com"}, retry: {max_attempts: 2}}',
+          '',
+        ].join('\n'),
+      );
+      const r = await cli({}, 'validate', '-f', file);
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout.split('\n').slice(1)).toEqual(['  charge             HTTP  no retry', '  cleanup (finally)  HTTP  attempts 2, no backoff', '']);
+      const json = JSON.parse((await cli({}, 'validate', '-f', file, '-o', 'json')).stdout);
+      expect(json.retryPolicies).toEqual([
+        expect.objectContaining({ nodeId: 'charge', maxAttempts: 1 }),
+        expect.objectContaining({ nodeId: 'cleanup', type: 'HTTP', maxAttempts: 2, finally: true }),
+      ]);
+    });
+
     it('lists every problem with its path and node, exit code 1', async () => {
       const file = join(dir, 'broken.yaml');
       await writeFile(

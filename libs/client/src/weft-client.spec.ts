@@ -58,6 +58,16 @@ describe('the GraphQL client names what went wrong', () => {
     );
   });
 
+  it('does not repeat a lone problem that says what the message says after its path', () => {
+    const bad = {
+      message: 'url: must be http or https',
+      extensions: { code: 'BAD_USER_INPUT', problems: [{ path: 'url', message: 'must be http or https' }] },
+    };
+    expect(new WeftApiError([bad]).message).toBe('BAD_USER_INPUT: url: must be http or https');
+    const more = { ...bad, extensions: { ...bad.extensions, problems: [{ path: 'events', message: 'must name one event' }] } };
+    expect(new WeftApiError([more]).message).toBe('BAD_USER_INPUT: url: must be http or https\n  - events: must name one event');
+  });
+
   it('reports an HTTP error without GraphQL errors, with its status', async () => {
     await expect(new WeftClient(`${url}/too-large`).request('{ x }')).rejects.toThrow('413 (request too large): request entity too large');
     await expect(new WeftClient(`${url}/html`).request('{ x }')).rejects.toThrow('answered 502 with non-JSON');

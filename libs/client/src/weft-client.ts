@@ -25,11 +25,19 @@ export class WeftApiError extends Error {
 
 function formatError(e: GraphQLErrorShape): string {
   const code = e.extensions?.code ? `${e.extensions.code}: ` : '';
-  // A lone problem that only repeats the message (with its path) adds nothing but the path.
+  // A lone problem that only repeats the message (`<path>: <message>` or the bare message) adds nothing.
   const all = e.extensions?.problems ?? [];
-  const repeats = all.length === 1 && all[0]!.message === e.message;
+  const repeats = all.length === 1 && repeatsMessage(all[0]!, e.message);
   const problems = repeats ? [] : all.map((p) => `\n  - ${[p.nodeId, p.path].filter(Boolean).join(' ')}${p.nodeId || p.path ? ': ' : ''}${p.message}`);
   return `${code}${e.message}${problems.join('')}`;
+}
+
+/**
+ * Whether `problem` says no more than the error's `message`: the same words, or them after its
+ * path (`url: must be http or https`), as errors about one input field are worded.
+ */
+export function repeatsMessage(problem: { path?: string; message: string }, message: string): boolean {
+  return problem.message === message || (!!problem.path && `${problem.path}: ${problem.message}` === message);
 }
 
 /**

@@ -171,6 +171,8 @@ export type TaskChange =
       touch: boolean;
       status?: string;
       attempt?: number;
+      /** The attempts the task may make in all, when a resume granted it more than its node's `max_attempts`. */
+      attemptLimit?: number;
       output?: JsonValue | null;
       error?: string | null;
       branches?: string[] | null;

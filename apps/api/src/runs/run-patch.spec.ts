@@ -19,6 +19,7 @@ function task(id: string, nodeId: string, status = 'COMPLETED', extra: Partial<T
     nodeType: 'HTTP',
     status: status as TaskObject['status'],
     attempt: 0,
+    attemptLimit: null,
     branches: null,
     wakeAt: null,
     awaitedSignal: null,
@@ -69,6 +70,17 @@ describe('patching a page of tasks with a carried change', () => {
     expect(page[0]).toMatchObject({ updatedAt: new Date(AT), finishedAt: new Date(AT), jsonBytes: { output: 12 } }); // {"big": "x"}
     expect(page[1]).toMatchObject({ createdAt: new Date(AT), attempt: 0, jsonBytes: { output: 0 } });
     expect(rows[0]!.status).toBe('RUNNING'); // the old state is left as it was
+  });
+
+  it('gives a task resumed after its attempts ran out its granted attempt limit', () => {
+    const page = patchTaskPage(
+      [task('1', 'a', 'FAILED', { attempt: 2 })],
+      10,
+      [],
+      change([{ op: 'set', id: '1', touch: true, status: 'QUEUED', attempt: 3, attemptLimit: 6, error: 'boom' }]),
+      tools,
+    )!;
+    expect(page[0]).toMatchObject({ status: 'QUEUED', attempt: 3, attemptLimit: 6 });
   });
 
   it('leaves a full page without rows past its end, and gives up on an order a collation decides', () => {

@@ -170,6 +170,7 @@ function newTask(op: Extract<TaskChange, { op: 'create' }>, at: Date, cols: read
     nodeType: op.nodeType,
     status: op.status as TaskStatus,
     attempt: 0,
+    attemptLimit: null,
     branches: op.branches,
     wakeAt: op.wakeAt === null ? null : new Date(op.wakeAt),
     awaitedSignal: op.awaitedSignal,
@@ -184,6 +185,7 @@ function newTask(op: Extract<TaskChange, { op: 'create' }>, at: Date, cols: read
 function setTask(t: TaskObject, op: Extract<TaskChange, { op: 'set' }>, at: Date, cols: readonly string[]): void {
   if (op.status !== undefined) t.status = op.status as TaskStatus;
   if (op.attempt !== undefined) t.attempt = op.attempt;
+  if (op.attemptLimit !== undefined) t.attemptLimit = op.attemptLimit;
   if (op.branches !== undefined) t.branches = op.branches;
   if (op.wakeAt !== undefined) t.wakeAt = op.wakeAt === null ? null : new Date(op.wakeAt);
   if (op.awaitedSignal !== undefined) t.awaitedSignal = null;

@@ -54,6 +54,7 @@ export function toTaskObject(t: TaskEntity | SizedTask, redact: boolean): TaskOb
     nodeType: t.nodeType,
     status: t.status as TaskStatus,
     attempt: t.attempt,
+    attemptLimit: t.attemptLimit ?? null,
     branches: t.branches,
     wakeAt: t.wakeAt,
     awaitedSignal: t.awaitedSignal,

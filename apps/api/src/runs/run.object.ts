@@ -142,6 +142,13 @@ export class TaskObject {
   })
   attempt: number;
 
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      "How many executions the task may make in all when it was granted more than its node's retry.max_attempts: a for_each iteration run again by a retry with failedIterationsOnly, or a task resumed after its attempts ran out (on_exhausted: pause). Null while the node's retry.max_attempts applies.",
+  })
+  attemptLimit: number | null;
+
   /** input, output and error (resolved by TaskFieldsResolver) when read with the row. */
   input?: JsonValue | null;
   output?: JsonValue | null;

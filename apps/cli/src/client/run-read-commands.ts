@@ -16,7 +16,7 @@ import type {
   RunVersionQueryVariables,
 } from './generated/graphql.js';
 import { cell, printAs, table, took, when, withOutput, type OutputFormat } from './output.js';
-import { historyTable, restOfHistory, RUN_HISTORY, type HistoryEvent } from './run-history.js';
+import { grantedLimits, historyTable, restOfHistory, RUN_HISTORY, type HistoryEvent } from './run-history.js';
 import { RUN_PAGE } from './run-pages.js';
 import { PARENT_RUN, restOfStatusTasks, RUN_STATUS, runStatusTable, runStatusView } from './run-view.js';
 import { watchAndReport } from './run-watch.js';
@@ -168,7 +168,8 @@ export function runReadCommands(program: Command): void {
         const run = (await c.request(RUN_HISTORY, { id: runId, page: RUN_PAGE })).run!;
         const history = (await restOfHistory(c, runId, run.history)) as HistoryEvent[];
         const limits = o.output === 'table' ? await attemptLimits(c, run.workflowId, run.version) : undefined;
-        printAs(o.output, history, () => historyTable(history, limits));
+        const granted = o.output === 'table' ? await grantedLimits(c, runId) : undefined;
+        printAs(o.output, history, () => historyTable(history, limits, granted));
       });
     });
 }

@@ -1,6 +1,6 @@
 import { operation, type WeftClient } from '@weft/client';
 import { decisionText } from '@weft/contract';
-import { attemptLabel, type AttemptLimits } from './attempts.js';
+import { taskAttemptLabel, type AttemptLimits } from './attempts.js';
 import type {
   ParentRunQuery,
   ParentRunQueryVariables,
@@ -19,7 +19,7 @@ import { held, HELD_SHOWN, waitText } from './wait-text.js';
 /** The fields `run-status` reads of each task. */
 const RUN_STATUS_TASK_FIELDS = /* GraphQL */ `
   fragment RunStatusTaskFields on Task {
-    id nodeId nodeType status attempt input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt
+    id nodeId nodeType status attempt attemptLimit input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt
     decision { branches default defaultTaken conditions { to condition value } }
   }
 `;
@@ -83,7 +83,9 @@ export function runStatusView(run: RunStatusRun, parent: ParentRun | null): Reco
         const iterations = summaries.get(t.nodeId);
         if (!iterations) return t;
         const own = (tasks as TaskRow[]).filter((i) => i.nodeId === t.nodeId && i.iteration != null);
-        const failed = own.filter((i) => i.status === 'FAILED').map((i) => ({ iteration: i.iteration, attempt: i.attempt, error: i.error }));
+        const failed = own
+          .filter((i) => i.status === 'FAILED')
+          .map((i) => ({ iteration: i.iteration, attempt: i.attempt, attemptLimit: i.attemptLimit, error: i.error }));
         const iterationTasks = own.map(({ nodeId: _n, nodeType: _t, ...i }: TaskRow & { nodeType?: string }) => i);
         return { ...t, iterations, iterationTasks, ...(failed.length ? { failedIterations: failed } : {}) };
       }),
@@ -118,12 +120,13 @@ function executes(t: { nodeType?: string; status: string; iterations?: string })
 const SHOWN_CHARS = 300;
 
 /**
- * The detail of a node's row: its error, a SWITCH's `no branch taken: conditions evaluated: …`
- * or `default taken: <id>`, why it waits, the awaited signal or when it wakes.
+ * The detail of a node's row: its error, a SWITCH's `no branch taken: conditions evaluated: …`,
+ * `default taken: <id>` or `taken: <id>, <id>` (the branches it selected), why it waits, the
+ * awaited signal or when it wakes.
  */
 function detail(t: any): string {
   if (t.error) return clip(cell(t.error), SHOWN_CHARS);
-  const decided = t.decision ? decisionText(t.decision) : undefined;
+  const decided = t.decision ? (decisionText(t.decision) ?? `taken: ${(t.decision.branches as string[]).join(', ')}`) : undefined;
   if (decided) return clip(cell(decided), SHOWN_CHARS);
   if (t.waitDetail) return waitText(t);
   if (t.awaitedSignal) return `waiting for signal ${cell(t.awaitedSignal)}`;
@@ -161,17 +164,11 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
   if (view.status === 'SUCCEEDED') head.push(['output', clip(cell(view.output), SHOWN_CHARS)]);
   if (view.parent) head.push(['parent', `${view.parent.id} (${cell(view.parent.workflowId)}, ${cell(view.parent.status)}), depth ${view.depth}`]);
   const rows = (view.tasks as any[]).flatMap((t) => {
-    const row = [
-      cell(t.nodeId),
-      t.status,
-      executes(t) ? attemptLabel(t.attempt, limits?.get(t.nodeId)) : '-',
-      t.iterations ? cell(t.iterations) : '',
-      detail(t),
-    ];
+    const row = [cell(t.nodeId), t.status, executes(t) ? taskAttemptLabel(t, limits) : '-', t.iterations ? cell(t.iterations) : '', detail(t)];
     const holds = ((t.iterationTasks ?? []) as TaskRow[]).filter(held);
     const shown = holds
       .slice(0, HELD_SHOWN)
-      .map((i) => [`  ${cell(t.nodeId)}[${i.iteration}]`, i.status, attemptLabel(i.attempt, limits?.get(t.nodeId)), '', detail(i)]);
+      .map((i) => [`  ${cell(t.nodeId)}[${i.iteration}]`, i.status, taskAttemptLabel({ ...i, nodeId: t.nodeId }, limits), '', detail(i)]);
     const more = holds.length > HELD_SHOWN ? [['', '', '', '', `… and ${holds.length - HELD_SHOWN} more held (-o json lists every iteration)`]] : [];
     return [row, ...shown, ...more];
   });
@@ -179,7 +176,7 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
   const failed = (view.tasks as any[]).flatMap((t) =>
     (t.failedIterations ?? []).map((i: any) => [
       `${cell(t.nodeId)}[${i.iteration}]`,
-      attemptLabel(i.attempt, limits?.get(t.nodeId)),
+      taskAttemptLabel({ ...i, nodeId: t.nodeId }, limits),
       clip(cell(i.error), SHOWN_CHARS),
     ]),
   );

@@ -1,6 +1,6 @@
 import { operation, type WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
-import { attemptLabel, attemptLimits, type AttemptLimits } from './attempts.js';
+import { attemptLimits, taskAttemptLabel, type AttemptLimits } from './attempts.js';
 import type {
   WatchRunSubscription,
   WatchRunSubscriptionVariables,
@@ -14,7 +14,7 @@ import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
 /** The task fields a watch reads of each update (`id`: the cursor of the next page of tasks). */
 const WATCH_TASK_FIELDS = /* GraphQL */ `
-  fragment WatchTaskFields on Task { id nodeId status attempt output error awaitedSignal iteration waitReason waitDetail }
+  fragment WatchTaskFields on Task { id nodeId status attempt attemptLimit output error awaitedSignal iteration waitReason waitDetail }
 `;
 
 /**
@@ -172,7 +172,7 @@ export function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits
     }
     const notes = [
       iterations ?? '',
-      t.attempt > 0 ? `attempt ${attemptLabel(t.attempt, limits?.get(t.nodeId))}` : '',
+      t.attempt > 0 ? `attempt ${taskAttemptLabel(t, limits)}` : '',
       t.awaitedSignal && t.status === 'WAITING' ? `waiting for signal "${t.awaitedSignal}"` : '',
       waitText(t),
       t.error ? `error: ${t.error}` : '',

@@ -15,9 +15,15 @@ export interface Validation {
   /** Counts of a valid definition. */
   nodes?: number;
   edges?: number;
-  /** A valid definition's retry policy of each node that makes attempts (HTTP, CODE, SUBWORKFLOW), in node order. */
-  retryPolicies?: EffectivePolicy[];
+  /**
+   * A valid definition's retry policy of each node that makes attempts (HTTP, CODE, SUBWORKFLOW),
+   * in node order, then its `finally` step's (marked `finally: true`).
+   */
+  retryPolicies?: RetryPolicy[];
 }
+
+/** The retry policy of a node, or of the `finally` step (`finally: true`). */
+export type RetryPolicy = EffectivePolicy & { finally?: true };
 
 /** The node types whose tasks make attempts, so have a retry policy. */
 const ATTEMPT_TYPES: readonly string[] = ['HTTP', 'CODE', 'SUBWORKFLOW'];
@@ -37,21 +43,22 @@ export async function validateSource(file: string, source: string): Promise<Vali
   }
   const problems = validateDefinition(def);
   if (problems.length) return { file, valid: false, problems };
-  const retryPolicies = def.nodes.filter((n) => ATTEMPT_TYPES.includes(n.type)).map(effectivePolicy);
+  const retryPolicies: RetryPolicy[] = def.nodes.filter((n) => ATTEMPT_TYPES.includes(n.type)).map(effectivePolicy);
+  if (def.finally) retryPolicies.push({ ...effectivePolicy(def.finally), finally: true });
   return { file, valid: true, problems: [], nodes: def.nodes.length, edges: (def.edges ?? []).length, retryPolicies };
 }
 
 /**
  * What `validate` prints of one file for people: `FILE: valid (…)` and the retry policy of each
- * node that makes attempts, one per line in aligned columns (`  charge  HTTP  attempts 3, …`), or
- * its problems one per line.
+ * node that makes attempts, then of the `finally` step (`cleanup (finally)`), one per line in
+ * aligned columns (`  charge  HTTP  attempts 3, …`), or its problems one per line.
  */
 function validationText(name: string, result: Validation): string {
   if (!result.valid) return `${name}: ${counted(result.problems.length, 'problem')}\n${problemLines(result.problems)}`;
-  const policies = result.retryPolicies ?? [];
-  const idWidth = Math.max(0, ...policies.map((p) => p.nodeId.length));
+  const policies = (result.retryPolicies ?? []).map((p) => ({ ...p, name: p.finally ? `${p.nodeId} (finally)` : p.nodeId }));
+  const idWidth = Math.max(0, ...policies.map((p) => p.name.length));
   const typeWidth = Math.max(0, ...policies.map((p) => p.type.length));
-  const lines = policies.map((p) => `  ${p.nodeId.padEnd(idWidth)}  ${p.type.padEnd(typeWidth)}  ${p.text}\n`);
+  const lines = policies.map((p) => `  ${p.name.padEnd(idWidth)}  ${p.type.padEnd(typeWidth)}  ${p.text}\n`);
   return `${name}: valid (${counted(result.nodes ?? 0, 'node')}, ${counted(result.edges ?? 0, 'edge')})\n${lines.join('')}`;
 }
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { operation, WeftApiError } from '@weft/client';
+import { operation, repeatsMessage, WeftApiError } from '@weft/client';
 import { usageError } from '../exit-codes.js';
 import { positiveInt, readStdin } from './arguments.js';
 import { withClient, withConnection, type ConnectionFlags } from './connection.js';
@@ -92,7 +92,7 @@ export function asValidateReports(err: unknown): unknown {
   const [first] = err.errors;
   const problems = first?.extensions?.problems;
   if (!first || !problems?.length || err.errors.length > 1) return err;
-  if (problems.length === 1 && problems[0]!.message === first.message) return err;
+  if (problems.length === 1 && repeatsMessage(problems[0]!, first.message)) return err;
   return new Error(`${first.extensions?.code ? `${first.extensions.code}: ` : ''}${first.message}\n${problemLines(problems).trimEnd()}`);
 }
 

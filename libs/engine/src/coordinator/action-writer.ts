@@ -245,7 +245,15 @@ export class ActionWriter {
           await this.tasks.retryChild(tenantId, a.taskId, a.attempt, a.reason, a.notBefore, now, a.attemptLimit),
           `waiting SUBWORKFLOW task ${a.taskId} attempt ${a.attempt} to retry`,
         );
-        this.log.set({ id: a.taskId, touch: true, attempt: a.attempt + 1, error: a.reason, wakeAt: a.notBefore.toISOString(), status: TaskStatus.Waiting });
+        this.log.set({
+          id: a.taskId,
+          touch: true,
+          attempt: a.attempt + 1,
+          error: a.reason,
+          wakeAt: a.notBefore.toISOString(),
+          status: TaskStatus.Waiting,
+          ...limit(a),
+        });
         return;
       case 'ConsumeSignal':
         this.expectOne(await this.signals.consume(tenantId, a.signalId, a.taskId, now), `signal ${a.signalId} to consume`);
@@ -266,7 +274,7 @@ export class ActionWriter {
       case 'RetryTask': {
         const row = await this.tasks.retry(tenantId, a.taskId, a.attempt, a.reason, now, a.attemptLimit);
         this.expectOne(row ? 1 : 0, `task ${a.taskId} attempt ${a.attempt} to retry`);
-        this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Queued, attempt: a.attempt + 1, error: a.reason });
+        this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Queued, attempt: a.attempt + 1, error: a.reason, ...limit(a) });
         this.redispatch(a.taskId, a.attempt + 1, row!, a.notBefore);
         return;
       }
@@ -471,4 +479,9 @@ export class ActionWriter {
   private expectOne(rowCount: number, what: string): void {
     expectRows(this.run.id, 1, rowCount, what);
   }
+}
+
+/** The `attemptLimit` a retry granted (a resume after `on_exhausted: pause`), for the task change. */
+function limit(a: { attemptLimit?: number }): { attemptLimit?: number } {
+  return a.attemptLimit === undefined ? {} : { attemptLimit: a.attemptLimit };
 }
