@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
+import { InlineConfirm } from '../../components/InlineConfirm.js';
 import { TimeCell } from '../runs/RunsTable.js';
 import { REVOKE_API_KEY, type ApiKeyRow } from './operations.js';
 
@@ -64,19 +65,15 @@ export function KeysTable(props: { keys: ApiKeyRow[]; ownKeyId: string; onRevoke
                       </button>
                     )}
                     {!k.revokedAt && confirming === k.id && (
-                      <div className="confirm" role="group" aria-label={`Revoke ${k.name}?`}>
-                        <span>
-                          Revoke “{k.name}”? Clients using it are refused at once{own ? ', and this console signs out' : ''}.
-                        </span>
-                        <span className="confirm-buttons">
-                          <button type="button" className="danger" disabled={state.fetching} onClick={() => confirm(k.id)}>
-                            Confirm revoke
-                          </button>
-                          <button type="button" className="quiet" autoFocus onClick={() => setConfirming(null)}>
-                            Cancel
-                          </button>
-                        </span>
-                      </div>
+                      <InlineConfirm
+                        label={`Revoke ${k.name}?`}
+                        action="Confirm revoke"
+                        busy={state.fetching}
+                        onConfirm={() => confirm(k.id)}
+                        onCancel={() => setConfirming(null)}
+                      >
+                        Revoke “{k.name}”? Clients using it are refused at once{own ? ', and this console signs out' : ''}.
+                      </InlineConfirm>
                     )}
                   </td>
                 </tr>

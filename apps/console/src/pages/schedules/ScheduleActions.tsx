@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useMutation } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
+import { InlineConfirm } from '../../components/InlineConfirm.js';
 import { localInputToIso } from '../runs/time.js';
 import { fireText } from './format.js';
 import {
@@ -216,17 +217,9 @@ function DeleteSchedule(props: { scheduleId: string }) {
           </button>
         </div>
       ) : (
-        <div className="confirm" role="group" aria-label="Delete this schedule?">
-          <span>Delete this schedule and its backfills? Its runs stay (and keep their schedule id).</span>
-          <span className="confirm-buttons">
-            <button type="button" className="danger" disabled={state.fetching} onClick={confirm}>
-              Confirm delete
-            </button>
-            <button type="button" className="quiet" autoFocus onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
-          </span>
-        </div>
+        <InlineConfirm label="Delete this schedule?" action="Confirm delete" busy={state.fetching} onConfirm={confirm} onCancel={() => setConfirming(false)}>
+          Delete this schedule and its backfills? Its runs stay (and keep their schedule id).
+        </InlineConfirm>
       )}
       <ErrorText error={state.error} />
     </>

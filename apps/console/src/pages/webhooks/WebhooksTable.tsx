@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
+import { InlineConfirm } from '../../components/InlineConfirm.js';
 import { TimeCell } from '../runs/RunsTable.js';
 import { DELETE_WEBHOOK, eventName, type WebhookRow } from './operations.js';
 
@@ -55,17 +56,15 @@ export function WebhooksTable(props: { hooks: WebhookRow[]; shown: string | null
                     </button>
                   )}
                   {confirming === w.id && (
-                    <div className="confirm" role="group" aria-label={`Delete the webhook to ${w.url}?`}>
-                      <span>Delete the webhook to {w.url}? Nothing more is sent to it, and its deliveries are deleted.</span>
-                      <span className="confirm-buttons">
-                        <button type="button" className="danger" disabled={state.fetching} onClick={() => confirm(w.id)}>
-                          Confirm delete
-                        </button>
-                        <button type="button" className="quiet" autoFocus onClick={() => setConfirming(null)}>
-                          Cancel
-                        </button>
-                      </span>
-                    </div>
+                    <InlineConfirm
+                      label={`Delete the webhook to ${w.url}?`}
+                      action="Confirm delete"
+                      busy={state.fetching}
+                      onConfirm={() => confirm(w.id)}
+                      onCancel={() => setConfirming(null)}
+                    >
+                      Delete the webhook to {w.url}? Nothing more is sent to it, and its deliveries are deleted.
+                    </InlineConfirm>
                   )}
                 </td>
               </tr>
