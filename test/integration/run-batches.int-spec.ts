@@ -108,7 +108,7 @@ describe('a bulk action', () => {
 
     // One slice acts on all 500 unless it runs out of time (half its lease), then the next goes on.
     let acted = 0;
-    for (let slices = 0; (await new RunBatchRepository(db.ds).status(h.tenantId, first.batch.id)) === 'RUNNING' && slices < 20; slices++) {
+    for (let slices = 0; (await new RunBatchRepository(db.ds).get(h.tenantId, first.batch.id))?.status === 'RUNNING' && slices < 20; slices++) {
       acted += await h.coordinator.batches.processDue();
       h.clock.advance(1_000);
     }
@@ -152,6 +152,48 @@ describe('a bulk action', () => {
     h.clock.advance(5_000);
     expect(await h.coordinator.batches.processDue()).toBe(0);
     expect((await items(h, b.id)).map((i) => i.outcome)).toEqual(['APPLIED', 'PENDING', 'PENDING']);
+  });
+
+  it('makes a stop that lands while a run is acted on wait for that run, and counts it', async () => {
+    const h = await coordinatorHarness(db.ds, { batchRunsPerSecond: 3 });
+    const { workflowId } = await h.publish(def([waitFor('gate', 'go')]));
+    const ids = await startMany(h, workflowId, 3, 'midstop');
+    const { batch: b } = await batch(h, { action: 'PAUSE', filter: { labels: { group: 'midstop' } }, filterJson: {} });
+    // Hold the first pause open until the stop is waiting on the batch.
+    const runs = h.coordinator.runs;
+    const pause = runs.pauseRun.bind(runs);
+    let entered!: () => void;
+    const inAct = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    runs.pauseRun = async (tenantId, p) => {
+      entered();
+      await released;
+      return pause(tenantId, p);
+    };
+    try {
+      const slice = h.coordinator.batches.processDue();
+      await inAct;
+      const stop = h.coordinator.batches.stop(h.tenantId, b.id);
+      // The stop's UPDATE waits for the row lock the slice holds.
+      for (;;) {
+        const waiting = await db.ds.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE run_batches SET status%'`,
+        );
+        if (waiting.length > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      release();
+      expect(await stop).toMatchObject({ status: 'STOPPED', applied: 1 });
+      expect(await slice).toBe(1);
+    } finally {
+      runs.pauseRun = pause;
+    }
+    expect((await items(h, b.id)).map((i) => i.outcome)).toEqual(['APPLIED', 'PENDING', 'PENDING']);
+    expect(await Promise.all(ids.map(async (id) => (await h.run(id)).pausedAt !== null))).toEqual([true, false, false]);
+    // Stopped: the next pass acts on nothing.
+    h.clock.advance(5_000);
+    expect(await h.coordinator.batches.processDue()).toBe(0);
   });
 
   it('refuses an empty filter, an unknown action, RETRY without fromNodeId, and more runs than it may hold', async () => {

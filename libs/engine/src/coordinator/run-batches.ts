@@ -117,14 +117,14 @@ export class RunBatches {
     const until = performance.now() + ctx.timerLeaseMs / 2;
     let acted = 0;
     for (const item of items) {
-      // A stop takes effect before the next run, not at the next slice.
-      if (performance.now() > until || (await repo.status(tenantId, batchId)) !== 'RUNNING') break;
-      const { outcome, error } = await this.actOn(tenantId, batch, item.runId);
+      if (performance.now() > until) break;
+      // A stop takes effect before the next run, not at the next slice; a stop that lands while
+      // a run is acted on waits for that run's outcome to be counted. A transient failure stays
+      // PENDING for the next slice.
+      const done = await repo.actOnItem(tenantId, batchId, item.seq, ctx.testNow(), () => this.actOn(tenantId, batch, item.runId));
+      if (!done) break;
       acted++;
-      if (outcome === 'PENDING') continue; // a transient failure: the next slice tries again
-      if (await repo.record(tenantId, batchId, item.seq, outcome, error, ctx.testNow())) {
-        ctx.observe((o) => o.batchItem?.({ tenantId, batchId, action: batch.action, outcome }));
-      }
+      if (done.recorded) ctx.observe((o) => o.batchItem?.({ tenantId, batchId, action: batch.action, outcome: done.outcome }));
     }
     await repo.endSlice(tenantId, batchId, ctx.testNow(), 1_000);
     return acted;

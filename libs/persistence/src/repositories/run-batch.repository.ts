@@ -184,14 +184,6 @@ export class RunBatchRepository extends TenantScopedRepository {
     });
   }
 
-  /** The batch's status, or null when the tenant has no such batch. */
-  async status(tenantId: string, id: string): Promise<BatchStatus | null> {
-    return this.inTenant(tenantId, async (m) => {
-      const r = await sql<{ status: BatchStatus }>(m, `SELECT status FROM run_batches WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
-      return r.rows[0]?.status ?? null;
-    });
-  }
-
   /** The next `limit` PENDING items of a RUNNING batch, in order; none when it is not RUNNING any more. */
   async pendingSlice(tenantId: string, batchId: string, limit: number): Promise<RunBatchItemRow[]> {
     return this.inTenant(tenantId, async (m) => {
@@ -207,16 +199,26 @@ export class RunBatchRepository extends TenantScopedRepository {
     });
   }
 
-  /** Records the outcome of PENDING item `seq` and counts it on its batch, in one statement; false when it was not PENDING. */
-  async record(
+  /**
+   * Acts on PENDING item `seq` of batch `batchId` and records what came of it, holding the batch
+   * row in share mode from before the act until the outcome is counted: a stop (an UPDATE of that
+   * row) waits for the act under way, so the counts it returns are final, and an act never starts
+   * once the batch is stopped. `act` runs in its own transactions; an outcome of PENDING (a
+   * transient failure) records nothing. Returns null, without calling `act`, when the batch is
+   * not RUNNING; else the outcome and whether it was recorded (false: the item was not PENDING).
+   */
+  async actOnItem(
     tenantId: string,
     batchId: string,
     seq: number,
-    outcome: Exclude<BatchOutcome, 'PENDING'>,
-    error: string | null,
     now: Date | null,
-  ): Promise<boolean> {
+    act: () => Promise<{ outcome: BatchOutcome; error: string | null }>,
+  ): Promise<{ outcome: BatchOutcome; recorded: boolean } | null> {
     return this.inTenant(tenantId, async (m) => {
+      const b = await sql<{ status: BatchStatus }>(m, `SELECT status FROM run_batches WHERE tenant_id = $1 AND id = $2 FOR SHARE`, [tenantId, batchId]);
+      if (b.rows[0]?.status !== 'RUNNING') return null;
+      const { outcome, error } = await act();
+      if (outcome === 'PENDING') return { outcome, recorded: false };
       const column = outcome === 'APPLIED' ? 'applied' : outcome === 'SKIPPED' ? 'skipped' : 'failed';
       const r = await sql<{ n: number }>(
         m,
@@ -227,7 +229,7 @@ export class RunBatchRepository extends TenantScopedRepository {
          SELECT (SELECT count(*) FROM i)::int AS n`,
         [tenantId, batchId, seq, outcome, error, now],
       );
-      return (r.rows[0]?.n ?? 0) === 1;
+      return { outcome, recorded: (r.rows[0]?.n ?? 0) === 1 };
     });
   }
 
