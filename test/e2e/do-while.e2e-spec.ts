@@ -113,4 +113,30 @@ describe('DO_WHILE', () => {
     const history = await getRun(client, id, 'history(first: 200) { type actions }');
     expect(JSON.stringify(history)).toContain('NextLoopIteration');
   });
+  it('redacts a sensitive body node in every iteration, in the API and the history', async () => {
+    await publish(client, 'secret-loop', {
+      nodes: [
+        {
+          node_id: 'loop',
+          type: 'DO_WHILE',
+          spec: {
+            body: { nodes: [{ ...jsNode('vault', 'return { token: "s3cr3t", i: input.i };', { i: '{{tasks.loop.iteration}}' }), sensitive: true }], edges: [] },
+            condition: '{{ tasks.loop.iteration < 1 }}',
+            max_iterations: 3,
+          },
+        },
+      ],
+      edges: [],
+    });
+    const id = await start(client, 'secret-loop');
+    const run = await ended(id);
+    expect(run.status).toBe('SUCCEEDED');
+    expect(byIteration(run, 'vault')).toEqual([
+      [0, 'COMPLETED', null],
+      [1, 'COMPLETED', null],
+    ]);
+    const history = await getRun(client, id, 'history(first: 200) { type payload actions }');
+    expect(JSON.stringify(history)).not.toContain('s3cr3t');
+    expect(run.output).toEqual({ loop: { vault: '[redacted: sensitive node]' } });
+  });
 });

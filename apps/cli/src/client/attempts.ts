@@ -1,4 +1,5 @@
 import { operation, type WeftClient } from '@weft/client';
+import type { WorkflowDefinition } from './engine-side.js';
 import type { VersionDefinitionQuery, VersionDefinitionQueryVariables } from './generated/graphql.js';
 
 /** The definition of a workflow version (the default one without `v`). */
@@ -46,8 +47,8 @@ export async function attemptLimits(c: WeftClient, workflowId: string, version: 
 
 /** The attempt limits of the nodes and the `finally` step of `definition` (the API's JSON). */
 export async function definitionAttemptLimits(definition: unknown): Promise<AttemptLimits> {
-  const { maxAttempts } = await import('./engine-side.js');
-  const def = definition as { nodes?: { node_id: string }[]; finally?: { node_id: string } } | undefined;
-  const nodes = [...(def?.nodes ?? []), ...(def?.finally ? [def.finally] : [])];
+  const { allNodes, maxAttempts } = await import('./engine-side.js');
+  const def = definition as WorkflowDefinition | undefined;
+  const nodes = [...allNodes(def?.nodes), ...(def?.finally ? [def.finally] : [])];
   return new Map(nodes.map((n) => [n.node_id, maxAttempts(n as Parameters<typeof maxAttempts>[0])]));
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { WorkflowDefinition } from './engine-side.js';
 import { operation, WeftApiError, type WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
 import { VERSION_DEFINITION } from './attempts.js';
@@ -100,7 +101,8 @@ async function workerNodes(c: WeftClient, runId: string): Promise<string[] | und
   try {
     const run = (await c.request(RUN_VERSION_OF_LOGS, { id: runId })).run!;
     const r = await c.request(VERSION_DEFINITION, { id: run.workflowId, v: run.version });
-    const nodes = (r.workflowVersion?.definition as { nodes?: { node_id?: unknown; type?: string }[] } | undefined)?.nodes ?? [];
+    const { allNodes } = await import('./engine-side.js');
+    const nodes = allNodes((r.workflowVersion?.definition as WorkflowDefinition | undefined)?.nodes);
     return nodes.filter((n) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase())).map((n) => String(n.node_id));
   } catch {
     return undefined;
