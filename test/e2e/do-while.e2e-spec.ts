@@ -139,4 +139,36 @@ describe('DO_WHILE', () => {
     expect(JSON.stringify(history)).not.toContain('s3cr3t');
     expect(run.output).toEqual({ loop: { vault: '[redacted: sensitive node]' } });
   });
+  it('runs a for_each and a WAIT in its body anew in each iteration', async () => {
+    await publish(client, 'fan-loop', {
+      nodes: [
+        {
+          node_id: 'loop',
+          type: 'DO_WHILE',
+          spec: {
+            body: {
+              nodes: [
+                { ...jsNode('each', 'return { v: input.v * 10 };', { v: '{{item}}' }), for_each: '{{[tasks.loop.iteration, tasks.loop.iteration + 1]}}' },
+                { node_id: 'nap', type: 'WAIT', spec: { duration_seconds: 1 } },
+              ],
+              edges: [{ from: 'each', to: 'nap' }],
+            },
+            condition: '{{ tasks.loop.iteration < 1 }}',
+            max_iterations: 2,
+            output: '{{ tasks.each.output }}',
+          },
+        },
+      ],
+      edges: [],
+    });
+    const run = await ended(await start(client, 'fan-loop'));
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.output).toEqual({ loop: [{ v: 10 }, { v: 20 }] });
+    expect(byIteration(run, 'nap').map((t: any) => t.slice(0, 2))).toEqual([
+      [0, 'COMPLETED'],
+      [1, 'COMPLETED'],
+    ]);
+    // Each loop iteration has the aggregate task and one task per element.
+    expect(byIteration(run, 'each').map((t: any) => t[0])).toEqual([0, 0, 0, 1, 1, 1]);
+  });
 });
