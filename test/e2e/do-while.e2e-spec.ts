@@ -74,6 +74,9 @@ describe('DO_WHILE', () => {
     expect(loop).toMatchObject({ status: 'COMPLETED', loopIteration: 2, output: { check: { n: 3, i: 2 } } });
     expect(run.tasks.filter((t: any) => ['start', 'after'].includes(t.nodeId)).every((t: any) => t.loopIteration === null)).toBe(true);
     expect(run.output).toEqual({ after: { last: { check: { n: 3, i: 2 } } } });
+    // The history says which iteration each body report was for.
+    const history = (await getRun(client, run.id, 'history(first: 200) { type nodeId payload }')).history;
+    expect(history.filter((e: any) => e.type === 'NodeCompleted' && e.nodeId === 'count').map((e: any) => e.payload.loopIteration)).toEqual([0, 1, 2]);
   });
 
   it('ends early when the condition is false after the first iteration', async () => {
