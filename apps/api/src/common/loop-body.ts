@@ -51,14 +51,6 @@ export function loopBody(node: { type?: string; spec?: unknown }): LoopBody | un
   return { nodes, edges, maxIterations: Number.isInteger(max) ? (max as number) : null };
 }
 
-/**
- * How people read a loop's progress: `iteration 3 of 5` for the 0-based iteration 2 of a loop
- * bounded at 5 (counted from 1, as attempts are), `iteration 3` without a bound.
- */
-export function loopProgress(iteration: number, maxIterations: number | null): string {
-  return maxIterations === null ? `iteration ${iteration + 1}` : `iteration ${iteration + 1} of ${maxIterations}`;
-}
-
 function objectOr(value: unknown): Record<string, unknown> {
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }

@@ -1,4 +1,5 @@
-import { loopBody, loopProgress, type LoopBody } from './loop-body.js';
+import { loopIterationText, loopProgress } from '@weft/contract';
+import { loopBody, type LoopBody } from './loop-body.js';
 
 /**
  * What the picture needs of a definition: the nodes (with type; `for_each` marks a fan-out node,
@@ -182,7 +183,7 @@ export function toMermaid(graph: MermaidGraph, tasks?: ReadonlyMap<string, Merma
     const head = counts ? `${n.node_id} ${iterationSummary(counts)}` : n.node_id;
     const sub = n.type === 'SUBWORKFLOW';
     const type = sub ? [n.type, childWorkflow(n.spec)].filter(Boolean).join(' ') : n.type;
-    const at = inLoop && status && task?.loopIteration != null ? `${status} · iteration ${task.loopIteration + 1}` : status;
+    const at = inLoop && status && task?.loopIteration != null ? `${status} · ${loopIterationText(task.loopIteration)}` : status;
     const label = escape([head, type, at].filter(Boolean).join('<br/>'));
     const shape = sub ? `[["${label}"]]` : `["${label}"]`;
     return `${indent}${idOf(n.node_id)}${shape}${classOf(status)}`;
