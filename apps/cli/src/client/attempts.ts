@@ -44,10 +44,13 @@ export async function attemptLimits(c: WeftClient, workflowId: string, version: 
   }
 }
 
-/** The attempt limits of the nodes and the `finally` step of `definition` (the API's JSON). */
+/** The attempt limits of the nodes (those of DO_WHILE bodies too) and the `finally` step of `definition` (the API's JSON). */
 export async function definitionAttemptLimits(definition: unknown): Promise<AttemptLimits> {
   const { maxAttempts } = await import('./engine-side.js');
-  const def = definition as { nodes?: { node_id: string }[]; finally?: { node_id: string } } | undefined;
-  const nodes = [...(def?.nodes ?? []), ...(def?.finally ? [def.finally] : [])];
+  type Node = { node_id: string; type?: string; spec?: { body?: { nodes?: Node[] } } };
+  const def = definition as { nodes?: Node[]; finally?: Node } | undefined;
+  const top = def?.nodes ?? [];
+  const body = top.flatMap((n) => (n.type === 'DO_WHILE' && Array.isArray(n.spec?.body?.nodes) ? n.spec.body.nodes : []));
+  const nodes = [...top, ...body, ...(def?.finally ? [def.finally] : [])];
   return new Map(nodes.map((n) => [n.node_id, maxAttempts(n as Parameters<typeof maxAttempts>[0])]));
 }

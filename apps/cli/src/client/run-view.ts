@@ -13,6 +13,7 @@ import type {
 import { labelsText } from './label-arguments.js';
 import { cell, clip, fields, table, took, when } from './output.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
+import { countsKey, isBodyTask, loopNote, taskName } from './loop-tasks.js';
 import { iterationSummaries, type TaskRow } from './run-watch.js';
 import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
@@ -80,9 +81,9 @@ export function runStatusView(run: RunStatusRun, parent: ParentRun | null): Reco
     tasks: (tasks as TaskRow[])
       .filter((t) => t.iteration == null)
       .map(({ id: _id, iteration: _iteration, ...t }) => {
-        const iterations = summaries.get(t.nodeId);
+        const iterations = summaries.get(countsKey(t));
         if (!iterations) return t;
-        const own = (tasks as TaskRow[]).filter((i) => i.nodeId === t.nodeId && i.iteration != null);
+        const own = (tasks as TaskRow[]).filter((i) => countsKey(i) === countsKey(t) && i.iteration != null);
         const failed = own
           .filter((i) => i.status === 'FAILED')
           .map((i) => ({ iteration: i.iteration, attempt: i.attempt, attemptLimit: i.attemptLimit, error: i.error }));
@@ -137,7 +138,8 @@ function detail(t: any): string {
  * The table form of {@link runStatusView}: the run's fields (a run not ended says how long it
  * has been running, or queued; a PAUSED one since when and why), then one row per node (status, attempt 1-based with the node's
  * limit from `limits`, iteration counts, the awaited signal or the error; `-` for a task that
- * does not execute), each for_each node followed by its held iterations (`  node[i]`, why each
+ * does not execute; a DO_WHILE node's ITERATIONS says `iteration 3`, and each of its body's tasks,
+ * one per iteration, is named `  check (iteration 2)`), each for_each node followed by its held iterations (`  node[i]`, why each
  * waits; the first {@link HELD_SHOWN}, then `… and N more held`), then the failed iterations and
  * the child runs. `now` (ms since the epoch) dates a run still going.
  */
@@ -164,7 +166,9 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
   if (view.status === 'SUCCEEDED') head.push(['output', clip(cell(view.output), SHOWN_CHARS)]);
   if (view.parent) head.push(['parent', `${view.parent.id} (${cell(view.parent.workflowId)}, ${cell(view.parent.status)}), depth ${view.depth}`]);
   const rows = (view.tasks as any[]).flatMap((t) => {
-    const row = [cell(t.nodeId), t.status, executes(t) ? taskAttemptLabel(t, limits) : '-', t.iterations ? cell(t.iterations) : '', detail(t)];
+    // A DO_WHILE body task is indented under its loop's row and named with its iteration.
+    const name = isBodyTask(t) ? `  ${cell(taskName(t))}` : cell(t.nodeId);
+    const row = [name, t.status, executes(t) ? taskAttemptLabel(t, limits) : '-', t.iterations ? cell(t.iterations) : loopNote(t), detail(t)];
     const holds = ((t.iterationTasks ?? []) as TaskRow[]).filter(held);
     const shown = holds
       .slice(0, HELD_SHOWN)

@@ -1,0 +1,44 @@
+import { loopIterationText } from '@weft/contract';
+
+/**
+ * How the client commands name the tasks of DO_WHILE loops. Each iteration of a loop's body
+ * leaves its own task rows (Task.loopIteration, 0-based, counted from 1 for people); the loop's
+ * own task carries the iteration running or last run.
+ */
+
+/** The fields of a task the names below read. */
+export interface LoopTaskFields {
+  nodeId: string;
+  nodeType?: string | null;
+  /** A for_each iteration's element index. */
+  iteration?: number | null;
+  loopIteration?: number | null;
+}
+
+/** True for a task of a DO_WHILE body: it has a loop iteration and is not the DO_WHILE node's own task. */
+export function isBodyTask(t: LoopTaskFields): boolean {
+  return t.loopIteration != null && t.nodeType !== 'DO_WHILE';
+}
+
+/**
+ * A task as the CLI's tables and watch lines name it: the node id, `fan[3]` for a for_each
+ * iteration, `check (iteration 2)` for a DO_WHILE body task of the 0-based iteration 1 (both for
+ * a for_each node in a body). Unique among a run's tasks.
+ */
+export function taskName(t: LoopTaskFields): string {
+  const base = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
+  return isBodyTask(t) ? `${base} (${loopIterationText(t.loopIteration!)})` : base;
+}
+
+/** `iteration 3` for a DO_WHILE node's own task that has started its 0-based iteration 2; '' otherwise. */
+export function loopNote(t: LoopTaskFields): string {
+  return t.nodeType === 'DO_WHILE' && t.loopIteration != null ? loopIterationText(t.loopIteration) : '';
+}
+
+/**
+ * The key a for_each node's iteration counts are kept under: the node id, with the loop
+ * iteration for a node inside a DO_WHILE body (each loop iteration runs the for_each afresh).
+ */
+export function countsKey(t: Pick<LoopTaskFields, 'nodeId' | 'loopIteration'>): string {
+  return t.loopIteration == null ? t.nodeId : `${t.nodeId} ${t.loopIteration}`;
+}

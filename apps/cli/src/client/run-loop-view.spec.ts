@@ -1,0 +1,104 @@
+import { describe, expect, it } from '@jest/globals';
+import { definitionAttemptLimits } from './attempts.js';
+import { taskName } from './loop-tasks.js';
+import { runStatusTable, runStatusView, type RunStatusRun } from './run-view.js';
+import { printChanges, type TaskRow } from './run-watch.js';
+
+/** A task as `run-status` reads it, COMPLETED at its first attempt unless `over` says otherwise. */
+function task(over: Record<string, unknown>) {
+  const t = { id: `t-${String(over.nodeId)}-${String(over.loopIteration)}-${String(over.iteration)}`, nodeType: 'HTTP', status: 'COMPLETED', attempt: 0 };
+  return { ...t, attemptLimit: null, error: null, awaitedSignal: null, iteration: null, waitReason: null, waitDetail: null, decision: null, ...over };
+}
+
+/** The `run-status` table of a RUNNING run with `tasks`, spaces squeezed. */
+function statusTable(tasks: Record<string, unknown>[], limits = new Map<string, number>()): string[] {
+  const run = { id: 'r1', workflowId: 'jobs', version: 1, status: 'RUNNING', createdAt: '2030-01-01T00:00:00Z', finishedAt: null, tasks, children: [] };
+  return runStatusTable(runStatusView(run as unknown as RunStatusRun, null), limits, Date.parse('2030-01-01T00:00:10Z'))
+    .split('\n')
+    .map((l) => l.replace(/\s+/g, ' ').trim());
+}
+
+/** What `fn` writes on stdout. */
+function stdoutOf(fn: () => void): string {
+  let out = '';
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string) => ((out += chunk), true)) as typeof process.stdout.write;
+  try {
+    fn();
+  } finally {
+    process.stdout.write = write;
+  }
+  return out;
+}
+
+/** A poll in its third iteration (0-based 2): check retried there, wait_a_bit not created yet. */
+const polling = [
+  task({ nodeId: 'start' }),
+  task({ nodeId: 'poll', nodeType: 'DO_WHILE', status: 'RUNNING', loopIteration: 2 }),
+  task({ nodeId: 'check', loopIteration: 0 }),
+  task({ nodeId: 'wait_a_bit', nodeType: 'WAIT', loopIteration: 0 }),
+  task({ nodeId: 'check', loopIteration: 1 }),
+  task({ nodeId: 'wait_a_bit', nodeType: 'WAIT', loopIteration: 1 }),
+  task({ nodeId: 'check', status: 'RUNNING', attempt: 1, loopIteration: 2 }),
+];
+
+describe('the tasks of a DO_WHILE loop in the CLI', () => {
+  it('names a body task with its iteration counted from 1, and leaves other tasks as they were', () => {
+    expect(taskName({ nodeId: 'check', nodeType: 'HTTP', loopIteration: 1 })).toBe('check (iteration 2)');
+    expect(taskName({ nodeId: 'fan', nodeType: 'CODE', iteration: 3, loopIteration: 0 })).toBe('fan[3] (iteration 1)');
+    expect(taskName({ nodeId: 'poll', nodeType: 'DO_WHILE', loopIteration: 2 })).toBe('poll');
+    expect(taskName({ nodeId: 'fan', iteration: 3 })).toBe('fan[3]');
+  });
+
+  it("lists every iteration's body tasks under the loop in run-status, the loop's row saying its iteration", () => {
+    const lines = statusTable(polling, new Map([['check', 3]]));
+    const rows = lines.slice(lines.findIndex((l) => l.startsWith('NODE')) + 1).filter(Boolean);
+    expect(rows).toEqual([
+      'start COMPLETED 1',
+      'poll RUNNING - iteration 3',
+      'check (iteration 1) COMPLETED 1 of 3',
+      'wait_a_bit (iteration 1) COMPLETED -',
+      'check (iteration 2) COMPLETED 1 of 3',
+      'wait_a_bit (iteration 2) COMPLETED -',
+      'check (iteration 3) RUNNING 2 of 3',
+    ]);
+    // -o json keeps the API's 0-based loop iteration on each task.
+    const view = runStatusView({ id: 'r1', status: 'RUNNING', tasks: polling, children: [] } as unknown as RunStatusRun, null);
+    expect((view.tasks as { nodeId: string; loopIteration: number }[]).map((t) => `${t.nodeId}:${t.loopIteration}`)).toContain('check:2');
+  });
+
+  it("counts a for_each body node's iterations per loop iteration", () => {
+    const tasks = [
+      task({ nodeId: 'fan', loopIteration: 0 }),
+      task({ nodeId: 'fan', iteration: 0, loopIteration: 0 }),
+      task({ nodeId: 'fan', iteration: 1, loopIteration: 0 }),
+      task({ nodeId: 'fan', status: 'RUNNING', loopIteration: 1 }),
+      task({ nodeId: 'fan', status: 'RUNNING', iteration: 0, loopIteration: 1 }),
+    ];
+    const rows = statusTable(tasks).filter((l) => l.startsWith('fan'));
+    expect(rows).toEqual(['fan (iteration 1) COMPLETED - ×2: 2 completed', 'fan (iteration 2) RUNNING - ×1: 1 running']);
+  });
+
+  it("gives a watch a line for each iteration's body task and each iteration the loop starts", () => {
+    const seen = new Map<string, string>();
+    const first = stdoutOf(() => printChanges(polling.slice(0, 4) as unknown as TaskRow[], seen, undefined));
+    expect(first.split('\n').filter(Boolean)).toEqual([
+      'start: COMPLETED',
+      'poll: RUNNING (iteration 3)',
+      'check (iteration 1): COMPLETED',
+      'wait_a_bit (iteration 1): COMPLETED',
+    ]);
+    const next = [...polling.slice(0, 4), task({ nodeId: 'check', loopIteration: 1 })];
+    next[1] = task({ nodeId: 'poll', nodeType: 'DO_WHILE', status: 'RUNNING', loopIteration: 3 });
+    expect(stdoutOf(() => printChanges(next as unknown as TaskRow[], seen, undefined))).toBe('poll: RUNNING (iteration 4)\ncheck (iteration 2): COMPLETED\n');
+  });
+
+  it("reads the attempt limits of a loop's body nodes from the definition", async () => {
+    const def = {
+      nodes: [
+        { node_id: 'poll', type: 'DO_WHILE', spec: { body: { nodes: [{ node_id: 'check', type: 'HTTP', retry: { max_attempts: 4 } }] }, max_iterations: 5 } },
+      ],
+    };
+    expect((await definitionAttemptLimits(def)).get('check')).toBe(4);
+  });
+});
