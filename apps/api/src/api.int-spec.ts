@@ -176,6 +176,8 @@ const commands = {
       flowRateLimit: null,
       flowRatePerSeconds: null,
       attemptLimit: null,
+      loopIteration: null,
+      loopArchived: false,
     } as TaskEntity);
     store.events.push({
       tenantId,

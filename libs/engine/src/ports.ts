@@ -156,6 +156,8 @@ export type TaskChange =
       queue: string | null;
       status: string;
       iteration: number | null;
+      /** A DO_WHILE body node's task (or a DO_WHILE node's): its loop iteration. */
+      loopIteration?: number | null;
       input: JsonValue | null;
       output: JsonValue | null;
       error: string | null;

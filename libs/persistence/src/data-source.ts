@@ -42,6 +42,7 @@ import { RunSearchIndexes1766908800000 } from './migrations/1766908800000-run-se
 import { RunBatches1766995200000 } from './migrations/1766995200000-run-batches.js';
 import { Webhooks1767081600000 } from './migrations/1767081600000-webhooks.js';
 import { RunFinally1767427200000 } from './migrations/1767427200000-run-finally.js';
+import { LoopIterations1767513600000 } from './migrations/1767513600000-loop-iterations.js';
 
 /** Every entity of the schema. */
 export const ENTITIES = [TenantEntity, ApiKeyEntity, WorkflowEntity, WorkflowVersionEntity, RunEntity, TaskEntity, SignalEntity, RunEventEntity, OutboxEntity];
@@ -80,6 +81,7 @@ export const MIGRATIONS = [
   RunBatches1766995200000,
   Webhooks1767081600000,
   RunFinally1767427200000,
+  LoopIterations1767513600000,
 ];
 
 /** Options of {@link createDataSource}. */

@@ -24,6 +24,7 @@ function task(id: string, nodeId: string, status = 'COMPLETED', extra: Partial<T
     wakeAt: null,
     awaitedSignal: null,
     iteration: null,
+    loopIteration: null,
     queue: 'http',
     createdAt: T0,
     updatedAt: T0,

@@ -175,6 +175,7 @@ function newTask(op: Extract<TaskChange, { op: 'create' }>, at: Date, cols: read
     wakeAt: op.wakeAt === null ? null : new Date(op.wakeAt),
     awaitedSignal: op.awaitedSignal,
     iteration: op.iteration,
+    loopIteration: op.loopIteration ?? null,
     queue: op.queue,
     createdAt: at,
     updatedAt: at,

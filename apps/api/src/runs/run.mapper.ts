@@ -59,6 +59,7 @@ export function toTaskObject(t: TaskEntity | SizedTask, redact: boolean): TaskOb
     wakeAt: t.wakeAt,
     awaitedSignal: t.awaitedSignal,
     iteration: t.iteration ?? null,
+    loopIteration: t.loopIteration ?? null,
     queue: t.queue,
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,

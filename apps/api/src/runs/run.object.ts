@@ -170,6 +170,13 @@ export class TaskObject {
   })
   iteration: number | null;
 
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      "A DO_WHILE body node's task: the 0-based loop iteration it belongs to (every iteration's tasks are kept). A DO_WHILE node's own task: the iteration running, or the last one run once it ended. Null for every other task.",
+  })
+  loopIteration: number | null;
+
   @Field(() => String, { nullable: true })
   queue: string | null;
 

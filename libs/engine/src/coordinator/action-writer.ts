@@ -212,10 +212,11 @@ export class ActionWriter {
       case 'CreateIterations': {
         const queue = nodeQueue(a.node);
         // The aggregate task: never dispatched (no queue), so never leased or swept.
-        this.buffer({ ...taskRow({ type: 'CreateTask', taskId: a.taskId, node: a.node, status: TaskStatus.Running }), queue: null });
+        const loopIteration = a.loopIteration;
+        this.buffer({ ...taskRow({ type: 'CreateTask', taskId: a.taskId, node: a.node, status: TaskStatus.Running, loopIteration }), queue: null });
         a.iterations.forEach((it, i) => {
           const status = i < a.dispatch ? TaskStatus.Pending : TaskStatus.Waiting;
-          this.buffer({ ...taskRow({ type: 'CreateTask', taskId: it.taskId, node: a.node, status, input: it.input }), iteration: i });
+          this.buffer({ ...taskRow({ type: 'CreateTask', taskId: it.taskId, node: a.node, status, input: it.input, loopIteration }), iteration: i });
           this.limit(it.taskId, a.node.node_id, it.flow);
           if (i < a.dispatch) this.dispatch(it.taskId, 0, a.node.node_id, a.node.type, queue, a.node.runtime, it.input, a.notBefore, it.flow !== undefined);
         });
@@ -307,6 +308,13 @@ export class ActionWriter {
           error: null,
           finishedAt: null,
         } satisfies RunPatch);
+        return;
+      case 'NextLoopIteration':
+        this.expectOne(
+          await this.tasks.nextLoopIteration(tenantId, this.run.id, a.taskId, a.bodyNodeIds, a.iteration, a.previous, now),
+          `DO_WHILE task ${a.taskId} to start iteration ${a.iteration} of`,
+        );
+        this.log.reread = true;
         return;
       case 'CancelTasks':
         await this.tasks.cancelActive(tenantId, this.run.id, a.reason, ACTIVE, now);

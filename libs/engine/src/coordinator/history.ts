@@ -124,6 +124,8 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
       return s({ type: a.type, nodeId: a.nodeId, skipped: a.taskIds.length, reason: a.reason });
     case 'ReopenIterations':
       return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, iterations: a.iterations.length });
+    case 'NextLoopIteration':
+      return s({ type: a.type, nodeId: a.nodeId, taskId: a.taskId, iteration: a.iteration });
     case 'StartChildRun':
       return s({
         type: a.type,

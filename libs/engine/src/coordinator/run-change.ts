@@ -87,6 +87,7 @@ function created(row: NewTask, dag: WorkflowDag): TaskChange {
     queue: row.queue,
     status: row.status,
     iteration: row.iteration ?? null,
+    loopIteration: row.loopIteration ?? null,
     input: sensitive ? null : ((row.input ?? null) as JsonValue | null),
     output: sensitive ? null : ((row.output ?? null) as JsonValue | null),
     error: row.error ?? null,

@@ -78,6 +78,7 @@ export function snapshotNodes(rows: readonly TaskState[]): Map<string, NodeState
     if (t.error !== null) n.error = t.error;
     if (t.retryAt !== null) n.retryAt = t.retryAt;
     if (t.attemptLimit != null) n.attemptLimit = t.attemptLimit;
+    if (t.loop) n.loop = { iteration: t.loop.iteration ?? 0, previous: t.loop.previous ?? null };
     nodes.set(t.nodeId, n);
   }
   iterations.sort((a, b) => (a.iteration as number) - (b.iteration as number));

@@ -20,6 +20,7 @@ export function taskRow(c: CreateTask): NewTask {
     runtime: c.node.runtime ?? null,
     status: c.status,
     iteration: null,
+    loopIteration: c.loopIteration ?? null,
     input: c.input ?? null,
     output: c.output ?? null,
     error: c.error ?? null,

@@ -1,3 +1,4 @@
+import { isLoop, loopSpec } from './do-while.js';
 import type { StepResult } from './run-context.js';
 import { expressionTaskRefs, templatePattern } from './template-syntax.js';
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from './workflow-definition.js';
@@ -61,13 +62,31 @@ export class WorkflowDag {
   private readonly routed = new Set<string>();
   private readonly incomingPositions = new Map<string, Map<string, number>>();
   private readonly plainSources = new Map<string, boolean>();
+  /** The DO_WHILE node of each body node. */
+  private readonly loops = new Map<string, string>();
+  /** Each DO_WHILE node's body nodes, in spec order. */
+  private readonly bodies = new Map<string, WorkflowNode[]>();
 
   /** Use {@link buildDag}. */
   constructor(readonly definition: WorkflowDefinition) {
     for (const n of definition.nodes) this.byId.set(n.node_id, n);
     // The finally step is found by id (its reports, retries, queue) but is no node of the graph.
     if (definition.finally) this.byId.set(definition.finally.node_id, definition.finally);
-    for (const e of definition.edges ?? []) {
+    const edges = [...(definition.edges ?? [])];
+    // A DO_WHILE's body nodes are found by id and routed over their body edges like any node,
+    // but are neither entry nor sink of the graph: the loop starts its body and reads its end.
+    for (const n of definition.nodes) {
+      if (!isLoop(n)) continue;
+      const { bodyNodes, bodyEdges } = loopSpec(n);
+      this.bodies.set(n.node_id, bodyNodes);
+      for (const b of bodyNodes) {
+        if (this.byId.has(b.node_id)) continue;
+        this.byId.set(b.node_id, b);
+        this.loops.set(b.node_id, n.node_id);
+      }
+      edges.push(...bodyEdges);
+    }
+    for (const e of edges) {
       push(this.outgoing, e.from, e);
       push(this.incoming, e.to, e);
       if (e.on_error === true) this.withErrorEdge.add(e.from);
@@ -82,6 +101,12 @@ export class WorkflowDag {
       if (typeof n.concurrency?.key === 'string') texts.push(n.concurrency.key);
       if (typeof n.rate_limit?.key === 'string') texts.push(n.rate_limit.key);
       const implicit: string[] = [];
+      if (isLoop(n)) {
+        // What the loop evaluates after each iteration: its condition and its output.
+        const { condition, output } = loopSpec(n);
+        texts.length = 0;
+        texts.push(condition ?? '', ...jsonStrings(output));
+      }
       if (n.type === NodeType.Switch) {
         // A SWITCH reads its conditions and passes a predecessor's output through.
         for (const e of this.outgoingEdges(id)) texts.push(e.condition ?? '');
@@ -131,6 +156,36 @@ export class WorkflowDag {
     }
     if (this.entry) return this.entry;
     throw new Error('no start node found: ensure workflow has a node with no incoming edges');
+  }
+
+  /** The DO_WHILE node whose body holds `nodeId`, or undefined for a node of the graph itself. */
+  loopOf(nodeId: string): string | undefined {
+    return this.loops.get(nodeId);
+  }
+
+  /** DO_WHILE node `loopId`'s body nodes, in spec order (none for another node). */
+  bodyNodes(loopId: string): readonly WorkflowNode[] {
+    return this.bodies.get(loopId) ?? [];
+  }
+
+  /** Every node of the graph and of every DO_WHILE body, in spec order (never the `finally` step). */
+  get allNodes(): WorkflowNode[] {
+    return this.definition.nodes.flatMap((n) => [n, ...this.bodyNodes(n.node_id)]);
+  }
+
+  /** True when the definition has a DO_WHILE node. */
+  get hasLoops(): boolean {
+    return this.bodies.size > 0;
+  }
+
+  /** DO_WHILE node `loopId`'s body nodes without incoming edges: where each iteration starts. */
+  bodySources(loopId: string): WorkflowNode[] {
+    return this.bodyNodes(loopId).filter((n) => !this.incoming.has(n.node_id));
+  }
+
+  /** DO_WHILE node `loopId`'s body nodes without outgoing edges: an iteration's default output. */
+  bodySinks(loopId: string): WorkflowNode[] {
+    return this.bodyNodes(loopId).filter((n) => !this.outgoing.has(n.node_id));
   }
 
   /** The nodes directly reachable from `nodeId`, in edge order (edges to unknown nodes skipped). */

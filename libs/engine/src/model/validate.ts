@@ -35,6 +35,7 @@ import {
   specValues,
   uniqueNodeId,
 } from './validation/node-rules.js';
+import { loopBodies, loopSpecRule } from './validation/loop-rules.js';
 import { retry } from './validation/retry-rules.js';
 import { forEach, typeSpec } from './validation/spec-rules.js';
 import type { WorkflowDefinition } from './workflow-definition.js';
@@ -51,6 +52,7 @@ const NODE_RULES: readonly NodeRule[] = [
   scheduleToStart,
   nodeType,
   typeSpec,
+  loopSpecRule,
   forEach,
   nodeFlow,
   retry,
@@ -70,6 +72,7 @@ const DEFINITION_RULES: readonly DefinitionRule[] = [
   runTimeout,
   eachNode(NODE_RULES),
   eachEdge(EDGE_RULES),
+  loopBodies(NODE_RULES, EDGE_RULES),
   finallyStep,
   runOutput,
   acyclic,

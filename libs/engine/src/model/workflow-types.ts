@@ -68,6 +68,8 @@ export const NodeType = {
   Wait: 'WAIT',
   WaitForEvent: 'WAIT_FOR_EVENT',
   Subworkflow: 'SUBWORKFLOW',
+  /** Runs its `spec.body` (a small DAG) again while its `spec.condition` holds (model/do-while.ts). */
+  DoWhile: 'DO_WHILE',
 } as const;
 /** One of the {@link NodeType} values. */
 export type NodeType = (typeof NodeType)[keyof typeof NodeType];

@@ -24,6 +24,7 @@ export type Action =
   | ReleaseIteration
   | SkipIterations
   | ReopenIterations
+  | NextLoopIteration
   | StartChildRun
   | RetryChild
   | PauseRun
@@ -50,6 +51,11 @@ export interface CreateTask {
   wakeAt?: Date;
   /** WAITING on WAIT_FOR_EVENT. */
   awaitedSignal?: string;
+  /**
+   * A DO_WHILE body node's task: the loop iteration it belongs to (set by `Step.emit`). A DO_WHILE
+   * node's own task (RUNNING, never dispatched): 0, its first iteration.
+   */
+  loopIteration?: number;
 }
 
 /**
@@ -210,6 +216,8 @@ export interface CreateIterations {
   iterations: Array<{ taskId: string; input: JsonValue; flow?: TaskFlow }>;
   dispatch: number;
   notBefore: Date;
+  /** A `for_each` node in a DO_WHILE body: the loop iteration its tasks belong to (set by `Step.emit`). */
+  loopIteration?: number;
 }
 
 /** A WAITING iteration gets a freed `max_concurrency` slot: PENDING, dispatched with its stored input. */
@@ -242,6 +250,21 @@ export interface ReopenIterations {
   taskId: string;
   nodeId: string;
   iterations: Array<{ taskId: string; iteration: number; attempt: number; attemptLimit: number }>;
+}
+
+/**
+ * DO_WHILE node `nodeId` (task `taskId`, RUNNING) runs its body again: the tasks of its body
+ * nodes `bodyNodeIds` so far are kept (archived, readable in the API and history, never again in
+ * the snapshot), the loop moves to `iteration` with `previous` (the iteration just ended's
+ * output), and the body's sources are activated anew after this action.
+ */
+export interface NextLoopIteration {
+  type: 'NextLoopIteration';
+  taskId: string;
+  nodeId: string;
+  iteration: number;
+  previous: JsonValue;
+  bodyNodeIds: string[];
 }
 
 /**

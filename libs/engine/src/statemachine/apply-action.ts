@@ -2,7 +2,7 @@
  * How each action evolves the in-memory run snapshot. Kept apart from
  * machine.ts so the per-event working state (step.ts) can use it without an import cycle.
  */
-import { RunStatus, TaskStatus } from '../model/workflow-types.js';
+import { NodeType, RunStatus, TaskStatus } from '../model/workflow-types.js';
 import type { Action } from './actions.js';
 import { assertNever } from './errors.js';
 import type { Journal } from './journal.js';
@@ -55,8 +55,30 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
         branches: a.branches,
         awaitedSignal: a.awaitedSignal,
         ...(a.error !== undefined ? { error: a.error } : {}),
+        ...(a.node.type === NodeType.DoWhile ? { loop: { iteration: a.loopIteration ?? 0, previous: null } } : {}),
       });
       return;
+    case 'NextLoopIteration': {
+      forgetReadiness(ix);
+      for (const id of a.bodyNodeIds) {
+        const old = run.nodes.get(id);
+        if (old) {
+          if (counts) count(counts, old, -1);
+          journal?.deletingNode();
+          run.nodes.delete(id);
+        }
+        if (run.context.tasks.has(id)) {
+          journal?.deletingOutput();
+          run.context.tasks.delete(id);
+        }
+      }
+      const n = run.nodes.get(a.nodeId);
+      if (n)
+        change(a.nodeId, n, (x) => {
+          x.loop = { iteration: a.iteration, previous: a.previous };
+        });
+      return;
+    }
     case 'DispatchTask':
     case 'BufferSignal':
     case 'ConsumeSignal':

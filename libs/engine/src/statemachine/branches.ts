@@ -120,7 +120,7 @@ export async function branchesOf(s: Step, nodeId: string, state: NodeState): Pro
  * as is, strings true when non-empty, numbers when non-zero, null false, anything else true.
  * @throws Error when the template cannot be resolved.
  */
-function evalCondition(s: Step, condition: string): boolean {
+export function evalCondition(s: Step, condition: string): boolean {
   let val: JsonValue;
   try {
     val = s.deps.templates.resolve(condition, s.templateContext(), s.now);

@@ -31,6 +31,7 @@ import { signalRefusal } from './node-kinds/signal-names.js';
 import { deliverSignal, eventNameProblem, timeOutWaitForEvent } from './node-kinds/wait-for-event.js';
 import { wakeWait } from './node-kinds/wait.js';
 import { isHandledFailure } from './branches.js';
+import { settleLoops } from './loops.js';
 import { begin, propagate, routeOutcome } from './routing.js';
 import { attemptsLeft, onRunPaused, onRunResumed, pauseOnExhausted } from './pause.js';
 import { cancelFinally, runFinally } from './finally.js';
@@ -71,7 +72,10 @@ export class Machine {
     const s = new Step(this.dag, this.run, this.deps, journal);
     try {
       await this.dispatch(s, ev);
-      if (s.tr.ignored === undefined) await finishIfDone(s);
+      if (s.tr.ignored === undefined) {
+        await settleLoops(s);
+        await finishIfDone(s);
+      }
     } catch (err) {
       journal.restore();
       dropRunIndex(this.run); // the derived counts and readiness saw the undone changes
@@ -310,6 +314,13 @@ async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
       `node ${ev.fromNodeId} is the finally step: retry from a node of the graph (the step runs again at the next outcome)`,
     );
   }
+  const loopId = s.dag.loopOf(ev.fromNodeId);
+  if (loopId !== undefined) {
+    throw new MachineError(
+      'INVALID_REQUEST',
+      `node ${ev.fromNodeId} is in the body of DO_WHILE ${loopId}: retry from ${loopId}, which runs its body again from iteration 0`,
+    );
+  }
   const onlyIterations = ev.failedIterationsOnly === true;
   const refusal = onlyIterations ? iterationRetryRefusal(s, restart) : undefined;
   if (refusal !== undefined) throw new MachineError('INVALID_REQUEST', refusal);
@@ -326,7 +337,8 @@ async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
   // A branch that settled after a failure had already ended the run was recorded but never
   // carried forward: walk on from every settled node the retry kept, so its successors run too
   // (nodes below the restarted one wait for it; nodes already reached are left alone).
-  const kept = [...s.run.nodes.entries()].filter(([id, n]) => id !== ev.fromNodeId && isSettled(n.status)).map(([id]) => id);
+  // A kept loop's body is its own: its nodes route nowhere outside it.
+  const kept = [...s.run.nodes.entries()].filter(([id, n]) => id !== ev.fromNodeId && isSettled(n.status) && s.dag.loopOf(id) === undefined).map(([id]) => id);
   await propagate(
     s,
     kept.flatMap((id) => s.dag.successors(id)),
@@ -342,6 +354,8 @@ function isSettled(status: TaskStatus): boolean {
 function resetSet(s: Step, from: string, keepFrom = false): string[] {
   const reset = new Set([...s.dag.descendants(from), ...(keepFrom ? [] : [from])]);
   for (const id of s.run.nodes.keys()) if (!s.dag.getNode(id) || s.dag.isFinally(id)) reset.add(id);
+  // A reset loop runs its body again from iteration 0: every iteration's tasks go.
+  for (const id of [...reset]) for (const b of s.dag.bodyNodes(id)) reset.add(b.node_id);
   return [...reset];
 }
 
@@ -420,6 +434,8 @@ async function decideIfDone(s: Step): Promise<void> {
 function unsuccessfulNodes(s: Step): UnsuccessfulNode[] {
   const out: UnsuccessfulNode[] = [];
   for (const [nodeId, n] of s.run.nodes) {
+    // A body node's failure is its loop's, which names it.
+    if (s.dag.loopOf(nodeId) !== undefined) continue;
     if (n.status === TaskStatus.Cancelled || (n.status === TaskStatus.Failed && !isHandledFailure(s, nodeId, n))) {
       out.push({ nodeId, status: n.status, ...(n.error !== undefined ? { error: n.error } : {}) });
     }

@@ -96,6 +96,10 @@ export async function activate(s: Step, n: WorkflowNode): Promise<WorkflowNode[]
       return afterActivation(s, n, await activateWaitForEvent(s, n));
     case NodeType.Subworkflow:
       return afterActivation(s, n, await activateSubworkflow(s, n));
+    case NodeType.DoWhile:
+      // The loop's task runs (never dispatched) while its body does; loops.ts ends each iteration.
+      s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Running, loopIteration: 0 });
+      return startBody(s, n.node_id);
     case NodeType.Http:
     case NodeType.Code:
       if (n.for_each !== undefined) return afterActivation(s, n, await activateForEach(s, n));
@@ -104,6 +108,17 @@ export async function activate(s: Step, n: WorkflowNode): Promise<WorkflowNode[]
     default:
       return assertNever(n.type);
   }
+}
+
+/**
+ * Starts an iteration of DO_WHILE node `loopId`: activates each of its body's sources (they have
+ * no incoming edge, so readiness would skip them) and returns the nodes to consider next.
+ * @throws Error for a condition that cannot be evaluated; StoreError (transient).
+ */
+export async function startBody(s: Step, loopId: string): Promise<WorkflowNode[]> {
+  const next: WorkflowNode[] = [];
+  for (const src of s.dag.bodySources(loopId)) next.push(...(await activate(s, src)), ...(await decideReached(s, src)));
+  return next;
 }
 
 /**

@@ -32,6 +32,18 @@ export interface NodeState {
    * error; WAITING means held back by `max_concurrency`.
    */
   iterations?: NodeState[];
+  /**
+   * A DO_WHILE node's loop: the iteration running (0-based; the last one run once it ended) and
+   * the previous iteration's output (null in the first). Its body nodes' states in
+   * {@link RunSnapshot.nodes} are the current iteration's.
+   */
+  loop?: LoopState;
+}
+
+/** See {@link NodeState.loop}. */
+export interface LoopState {
+  iteration: number;
+  previous: JsonValue;
 }
 
 /** The snapshot of one run the machine decides on; actions evolve it as they are emitted. */

@@ -83,6 +83,12 @@ export class Step {
 
   /** Records action `a` on the transition and applies it to the snapshot (through the journal). */
   emit(a: Action): void {
+    if ((a.type === 'CreateTask' || a.type === 'CreateIterations') && a.loopIteration === undefined) {
+      // A DO_WHILE body node's task belongs to its loop's current iteration.
+      const loopId = this.dag.loopOf(a.node.node_id);
+      const iteration = loopId === undefined ? undefined : this.run.nodes.get(loopId)?.loop?.iteration;
+      if (iteration !== undefined) a = { ...a, loopIteration: iteration };
+    }
     this.tr.actions.push(a);
     applyAction(this.run, a, this.journal);
   }

@@ -4,7 +4,7 @@
  */
 import { failedIterations, type NodeStatus, type RunContext, type StepResult } from '../model/run-context.js';
 
-type TaskView = { status: string; output?: unknown; error?: string; failedIterations?: number[] };
+type TaskView = { status: string; output?: unknown; error?: string; failedIterations?: number[]; iteration?: number; previous?: unknown };
 
 /**
  * The variables of one resolution, built lazily on the first evaluated template. The `tasks` view
@@ -78,5 +78,9 @@ function taskView(n: NodeStatus | undefined, r: StepResult | undefined): TaskVie
   if (r) view.output = r.output;
   if (error !== undefined) view.error = error;
   if (n?.iterations) view.failedIterations = failedIterations(n.iterations);
+  if (n?.loop) {
+    view.iteration = n.loop.iteration;
+    view.previous = n.loop.previous;
+  }
   return view;
 }

@@ -60,6 +60,14 @@ export class TaskEntity {
   @Column({ name: 'iteration', type: 'int', nullable: true })
   iteration: number | null;
 
+  /** A DO_WHILE body node's task: its 0-based loop iteration; a DO_WHILE node's task: the iteration running (or last run); null otherwise. */
+  @Column({ name: 'loop_iteration', type: 'int', nullable: true })
+  loopIteration: number | null;
+
+  /** True on the tasks of a DO_WHILE iteration another one followed: kept for reading, no longer the run's state. */
+  @Column({ name: 'loop_archived', type: 'boolean', default: false })
+  loopArchived: boolean;
+
   @Column({ name: 'branches', type: 'text', array: true, nullable: true })
   branches: string[] | null;
 

@@ -1,5 +1,14 @@
 import { sql } from '../sql.js';
-import { RUN_STATE_COLUMNS, runFromJson, TASK_STATE_COLUMNS, taskFromJson, type RunState, type TaskState, type Transaction } from './event-rows.js';
+import {
+  CURRENT_TASKS,
+  RUN_STATE_COLUMNS,
+  runFromJson,
+  TASK_STATE_COLUMNS,
+  taskFromJson,
+  type RunState,
+  type TaskState,
+  type Transaction,
+} from './event-rows.js';
 import type { Json } from '../json.js';
 import { RUN_LABELS_INSERT } from './run-labels.js';
 import { TenantScopedRepository } from './tenant-scoped.repository.js';
@@ -117,7 +126,9 @@ export class RunEventRepository extends TenantScopedRepository {
   /** Every task row of run `runId` as the machine decides on it (no inputs or outputs). */
   async taskStates(tenantId: string, runId: string): Promise<TaskState[]> {
     return this.inTenant(tenantId, async (m) => {
-      return (await sql<TaskState>(m, `SELECT ${TASK_STATE_COLUMNS} FROM tasks t WHERE t.tenant_id = $1 AND t.run_id = $2`, [tenantId, runId])).rows;
+      return (
+        await sql<TaskState>(m, `SELECT ${TASK_STATE_COLUMNS} FROM tasks t WHERE t.tenant_id = $1 AND t.run_id = $2 AND ${CURRENT_TASKS}`, [tenantId, runId])
+      ).rows;
     });
   }
 

@@ -67,7 +67,7 @@ export function sizedRunColumns(a = '', cols: readonly RunJsonColumn[] = RUN_JSO
 export const sizedTaskColumns = (
   cols: readonly TaskJsonColumn[] = TASK_JSON_COLUMNS,
 ) => `tenant_id AS "tenantId", id, run_id AS "runId", node_id AS "nodeId", node_type AS "nodeType",
-  queue, runtime, status, attempt, attempt_limit AS "attemptLimit", retry_at AS "retryAt", iteration, branches, wake_at AS "wakeAt",
+  queue, runtime, status, attempt, attempt_limit AS "attemptLimit", retry_at AS "retryAt", iteration, loop_iteration AS "loopIteration", loop_archived AS "loopArchived", branches, wake_at AS "wakeAt",
   awaited_signal AS "awaitedSignal", created_at AS "createdAt", updated_at AS "updatedAt", finished_at AS "finishedAt"${commaThen(sizes('', cols))}`;
 
 /** The columns of `run_events` but its JSON values, and the sizes of `cols`. */

@@ -17,7 +17,7 @@ export class RunStoreRepository extends TenantScopedRepository {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<{ node_id: string; output: Json | null }>(
         m,
-        `SELECT node_id, output FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($3::text[]) AND iteration IS NULL`,
+        `SELECT node_id, output FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($3::text[]) AND iteration IS NULL AND NOT loop_archived`,
         [tenantId, runId, nodeIds],
       );
       return new Map(r.rows.map((row) => [row.node_id, row.output]));
@@ -29,7 +29,7 @@ export class RunStoreRepository extends TenantScopedRepository {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<{ total: string | null }>(
         m,
-        `SELECT sum(length(output::text)) AS total FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = $3 AND iteration IS NOT NULL`,
+        `SELECT sum(length(output::text)) AS total FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = $3 AND iteration IS NOT NULL AND NOT loop_archived`,
         [tenantId, runId, nodeId],
       );
       return Number(r.rows[0]?.total ?? 0);
@@ -41,7 +41,7 @@ export class RunStoreRepository extends TenantScopedRepository {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<{ output: Json | null }>(
         m,
-        `SELECT output FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = $3 AND iteration IS NOT NULL ORDER BY iteration`,
+        `SELECT output FROM tasks WHERE tenant_id = $1 AND run_id = $2 AND node_id = $3 AND iteration IS NOT NULL AND NOT loop_archived ORDER BY iteration`,
         [tenantId, runId, nodeId],
       );
       return r.rows.map((row) => row.output);

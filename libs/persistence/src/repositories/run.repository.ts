@@ -277,7 +277,8 @@ export class RunRepository extends TenantScopedRepository {
     const ids = taskIds.filter(isUuid);
     if (ids.length === 0) return new Map();
     const text = `SELECT a.id, coalesce(array_agg(i.iteration ORDER BY i.iteration) FILTER (WHERE i.status = 'FAILED'), '{}') AS failed
-      FROM tasks a JOIN tasks i ON i.tenant_id = a.tenant_id AND i.run_id = a.run_id AND i.node_id = a.node_id AND i.iteration IS NOT NULL
+      FROM tasks a JOIN tasks i ON i.tenant_id = a.tenant_id AND i.run_id = a.run_id AND i.node_id = a.node_id AND i.iteration IS NOT NULL AND i.loop_archived = a.loop_archived
+        AND i.loop_iteration IS NOT DISTINCT FROM a.loop_iteration
       WHERE a.tenant_id = $1 AND a.id = ANY($2::uuid[]) AND a.iteration IS NULL GROUP BY a.id`;
     const r = await this.queryInTenant<{ id: string; failed: number[] }>(tenantId, text, [tenantId, ids]);
     return new Map(r.rows.map((row) => [row.id, row.failed.map(Number)]));

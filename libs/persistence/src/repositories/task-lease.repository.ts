@@ -5,6 +5,7 @@ import {
   RUN_STATE_COLUMNS,
   runFromJson,
   TASK_STATE_COLUMNS,
+  CURRENT_TASKS,
   taskFromJson,
   type Database,
   type JobSource,
@@ -97,7 +98,7 @@ export class TaskLeaseRepository extends TenantScopedRepository {
               CASE WHEN $8::boolean THEN (SELECT to_jsonb(r) FROM (SELECT ${RUN_STATE_COLUMNS}, updated_at AS "updatedAt" FROM runs
                                                                    WHERE tenant_id = u.tenant_id AND id = u.run_id) r) END AS run,
               CASE WHEN $8::boolean THEN (SELECT jsonb_agg(to_jsonb(t)) FROM (SELECT ${TASK_STATE_COLUMNS} FROM tasks t
-                                                                              WHERE t.tenant_id = u.tenant_id AND t.run_id = u.run_id
+                                                                              WHERE t.tenant_id = u.tenant_id AND t.run_id = u.run_id AND ${CURRENT_TASKS}
                                                                               LIMIT ${CLAIM_STATE_MAX_TASKS + 1}) t) END AS tasks
          FROM u`,
       [now, leaseToken, leaseMs, tenantId, taskId, attempt, queue, withState],

@@ -11,6 +11,8 @@ export type NewTask = Pick<
   TaskEntity,
   'id' | 'nodeId' | 'nodeType' | 'queue' | 'runtime' | 'status' | 'iteration' | 'input' | 'output' | 'error' | 'branches' | 'wakeAt' | 'awaitedSignal'
 > & {
+  /** A DO_WHILE body node's task (or a DO_WHILE node's): its loop iteration; absent or null otherwise. */
+  loopIteration?: number | null;
   /** True when `status` is already final: `finished_at` is the event's now. */
   finished: boolean;
   /** Set when the row's attempt is dispatched by the same event (its dispatch lease, or a taken attempt's run lease). */
@@ -48,13 +50,13 @@ const DISPATCH_COLUMNS = `node_id AS "nodeId", node_type AS "nodeType", queue, r
 
 /** {@link TaskWriteRepository.insertPart}'s statement: its status, lease end and token, and its WHERE (the forms differ by them). */
 function insertTasks(status: string, leaseEnd: string, token: string, where: string): string {
-  return `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, input, output, error,
+  return `INSERT INTO tasks (tenant_id, id, run_id, node_id, node_type, queue, runtime, status, attempt, iteration, loop_iteration, input, output, error,
                           branches, wake_at, awaited_signal, created_at, updated_at, finished_at, lease_expires_at, lease_token,
                           flow_concurrency_key, flow_concurrency_limit, flow_rate_key, flow_rate_limit, flow_rate_per_seconds)
-       SELECT $1, t.id, $2, t."nodeId", t."nodeType", t.queue, t.runtime, ${status}, 0, t.iteration, t.input, t.output, t.error,
+       SELECT $1, t.id, $2, t."nodeId", t."nodeType", t.queue, t.runtime, ${status}, 0, t.iteration, t."loopIteration", t.input, t.output, t.error,
               t.branches, t."wakeAt", t."awaitedSignal", $3, $3, CASE WHEN t.finished THEN $3::timestamptz END, ${leaseEnd}, ${token},
               t."flowConcurrencyKey", t."flowConcurrencyLimit", t."flowRateKey", t."flowRateLimit", t."flowRatePerSeconds"
-         FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, "nodeId" text, "nodeType" text, queue text, runtime text, status text, iteration int,
+         FROM jsonb_to_recordset($4::jsonb) AS t(id uuid, "nodeId" text, "nodeType" text, queue text, runtime text, status text, iteration int, "loopIteration" int,
               input jsonb, output jsonb, error text, branches text[], "wakeAt" timestamptz, "awaitedSignal" text, finished boolean,
               "leaseExpiresAt" timestamptz, "leaseToken" uuid, "flowConcurrencyKey" text, "flowConcurrencyLimit" int, "flowRateKey" text,
               "flowRateLimit" int, "flowRatePerSeconds" int)${where}`;
@@ -327,6 +329,39 @@ export class TaskWriteRepository extends TenantScopedRepository {
         [tenantId, runId, nodeIds],
       ),
     );
+  }
+
+  /**
+   * Moves RUNNING DO_WHILE task `loopTaskId` of run `runId` to loop `iteration`, keeping
+   * `previous` (the iteration just ended's output) in its output until it ends, and archives the
+   * tasks of its body nodes `bodyNodeIds` so far (they stay readable). Returns the loop rows
+   * changed (1, or 0 when the task is not RUNNING).
+   */
+  async nextLoopIteration(
+    tenantId: string,
+    runId: string,
+    loopTaskId: string,
+    bodyNodeIds: readonly string[],
+    iteration: number,
+    previous: Json,
+    now: Date,
+  ): Promise<number> {
+    return this.inTenant(tenantId, async (m) => {
+      const r = await sql<{ n: number }>(
+        m,
+        `WITH archived AS (
+           UPDATE tasks SET loop_archived = true, updated_at = $6
+            WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($4::text[]) AND NOT loop_archived
+         ),
+         loop AS (
+           UPDATE tasks SET loop_iteration = $5, output = $7::jsonb, updated_at = $6
+            WHERE tenant_id = $1 AND id = $3 AND status = 'RUNNING' RETURNING 1
+         )
+         SELECT count(*)::int AS n FROM loop`,
+        [tenantId, runId, loopTaskId, bodyNodeIds, iteration, now, jsonb(previous)],
+      );
+      return r.rows[0]?.n ?? 0;
+    });
   }
 
   /** Cancels every task of run `runId` whose status is one of `active`, with `reason`. */

@@ -119,8 +119,9 @@ export const nodeType: NodeRule = ({ at, nodeId, type, known }) => {
 };
 
 /** Every value of `spec` is JSON, and every template in its strings passes {@link templateProblems}. */
-export const specValues: NodeRule = ({ ctx, spec, at, nodeId }) => {
-  if (spec === undefined) return [];
+export const specValues: NodeRule = ({ ctx, spec, at, nodeId, type }) => {
+  // A DO_WHILE's body and templates are checked in the body's own context (loop-rules.ts).
+  if (spec === undefined || type === NodeType.DoWhile) return [];
   const out: Problem[] = [];
   const bad = nonJson(spec, `${at}.spec`);
   if (bad) out.push({ nodeId, path: bad, message: 'spec values must be JSON (no NaN, Infinity or binary)' });

@@ -77,7 +77,7 @@ function add(map: Map<string, string[]>, name: string, nodeId: string): void {
 export function signalRefusal(s: Step, name: string): string | undefined {
   const waiting = new Map<string, string[]>();
   const declared = new Map<string, string[]>();
-  for (const node of s.dag.nodes) {
+  for (const node of s.dag.allNodes) {
     if (node.type !== NodeType.WaitForEvent) continue;
     const state = s.run.nodes.get(node.node_id);
     if (state?.status === TaskStatus.Waiting && state.awaitedSignal !== undefined) {

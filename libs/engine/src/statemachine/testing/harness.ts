@@ -356,6 +356,10 @@ export class Harness implements Store {
         case 'ReopenIterations':
           this.saved.delete(a.nodeId);
           break;
+        case 'NextLoopIteration':
+          // The ended iteration's tasks are archived: their outputs are no longer the nodes'.
+          for (const id of a.bodyNodeIds) this.saved.delete(id);
+          break;
         case 'ReopenRun':
           for (const id of a.resetNodes) {
             this.saved.delete(id);
