@@ -29,6 +29,14 @@ describe('newLogLines', () => {
     );
   });
 
+  it("names a DO_WHILE body task's lines with its iteration, counted from 1", () => {
+    const looped = [
+      { id: 't4', nodeId: 'check', nodeType: 'CODE', iteration: null, loopIteration: 1, attempts: [{ attempt: 0, logs: 'polled\n' }] },
+      { id: 't5', nodeId: 'poll', nodeType: 'DO_WHILE', iteration: null, loopIteration: 1, attempts: [] },
+    ];
+    expect(newLogLines(looped, new Set(), true)).toBe('[check (iteration 2) #1] polled\n');
+  });
+
   it('prints each attempt once, and an attempt without logs never', () => {
     const printed = new Set(['t1#0']);
     expect(newLogLines(tasks, printed, false)).toBe('GET a -> 200 (1 ms)\none\n\nthree\n');

@@ -12,13 +12,14 @@ import type {
   RunVersionOfLogsQuery,
   RunVersionOfLogsQueryVariables,
 } from './generated/graphql.js';
+import { taskName } from './loop-tasks.js';
 import { escapeControls } from './output.js';
 import { RUN_PAGE } from './run-pages.js';
 import { FINAL_RUN_STATUSES } from './run-watch.js';
 
 /** The task fields `weft logs` reads: each task's stored attempts with their logs. */
 const LOG_TASK_FIELDS = /* GraphQL */ `
-  fragment LogTaskFields on Task { id nodeId iteration attempts { attempt logs } }
+  fragment LogTaskFields on Task { id nodeId nodeType iteration loopIteration attempts { attempt logs } }
 `;
 
 /** One page of the run's tasks with their attempts' logs, and the run's status. */
@@ -42,23 +43,27 @@ const WORKER_NODE_TYPES = new Set(['HTTP', 'CODE']);
 /** A task as `weft logs` reads it. */
 type LogTask = LogTaskFieldsFragment;
 
+/** What {@link newLogLines} reads of a task: the loop fields only matter for a DO_WHILE body task. */
+type LoggedTask = Omit<LogTask, 'nodeType' | 'loopIteration'> & Partial<Pick<LogTask, 'nodeType' | 'loopIteration'>>;
+
 /**
  * The lines of the attempts of `tasks` not in `printed` (keys `taskId#attempt`, added to it),
  * task by task, oldest attempt first; attempts without logs print nothing. With `prefix`, each
- * line starts with `[node #attempt] ` (`[node[i] #attempt] ` for a for_each iteration), the
+ * line starts with `[node #attempt] ` (`[node[i] #attempt] ` for a for_each iteration,
+ * `[node (iteration 2) #attempt] ` for a DO_WHILE body task), the
  * attempt counted from 1, as people count executions (the API's `attempt` + 1). A line ends at
  * `\n` or `\r\n`; every other control character (a terminal escape, a lone `\r`) but the tab
  * is shown escaped ({@link escapeControls}), so that what an attempt printed cannot drive the
  * terminal nor write over the lines before it.
  */
-export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, prefix: boolean): string {
+export function newLogLines(tasks: readonly LoggedTask[], printed: Set<string>, prefix: boolean): string {
   let out = '';
   for (const t of tasks) {
     for (const a of t.attempts) {
       const key = `${t.id}#${a.attempt}`;
       if (printed.has(key) || a.logs === null) continue;
       printed.add(key);
-      const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
+      const name = taskName(t);
       const lines = a.logs.replace(/\r?\n$/, '').split(/\r?\n/);
       out += lines.map((l) => (prefix ? `[${name} #${a.attempt + 1}] ${escapeControls(l, '\t')}\n` : `${escapeControls(l, '\t')}\n`)).join('');
     }

@@ -20,7 +20,7 @@ import { held, HELD_SHOWN, waitText } from './wait-text.js';
 /** The fields `run-status` reads of each task. */
 const RUN_STATUS_TASK_FIELDS = /* GraphQL */ `
   fragment RunStatusTaskFields on Task {
-    id nodeId nodeType status attempt attemptLimit input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt
+    id nodeId nodeType status attempt attemptLimit input output error branches wakeAt awaitedSignal iteration loopIteration queue waitReason waitDetail createdAt updatedAt finishedAt
     decision { branches default defaultTaken conditions { to condition value } }
   }
 `;

@@ -15,7 +15,7 @@ import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
 /** The task fields a watch reads of each update (`id`: the cursor of the next page of tasks). */
 const WATCH_TASK_FIELDS = /* GraphQL */ `
-  fragment WatchTaskFields on Task { id nodeId status attempt attemptLimit output error awaitedSignal iteration waitReason waitDetail }
+  fragment WatchTaskFields on Task { id nodeId nodeType status attempt attemptLimit output error awaitedSignal iteration loopIteration waitReason waitDetail }
 `;
 
 /**

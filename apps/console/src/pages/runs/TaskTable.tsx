@@ -8,9 +8,6 @@ import { waitReasonLabel } from './wait.js';
 import { TimeCell } from './RunsTable.js';
 import type { Task } from './types.js';
 
-/** A task as the table reads it; `loopIteration` (0-based) is set on a DO_WHILE node's task and its body tasks. */
-type LoopedTask = Task & { loopIteration?: number | null };
-
 /** No DO_WHILE loops: every task in creation order. */
 const NO_LOOPS: RunLoops = { loopOf: new Map(), maxIterations: new Map() };
 
@@ -28,7 +25,7 @@ const NO_LOOPS: RunLoops = { loopOf: new Map(), maxIterations: new Map() };
 export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: string | null; sensitive: ReadonlySet<string> | undefined; loops?: RunLoops }) {
   if (props.tasks.length === 0) return <p className="empty-state">No task yet: the run has not reached a node.</p>;
   const loops = props.loops ?? NO_LOOPS;
-  const rows = taskRows(props.tasks as readonly LoopedTask[], loops);
+  const rows = taskRows(props.tasks, loops);
   return (
     <div className="table-wrap">
       <table className="task-table">
@@ -84,7 +81,7 @@ const TASK_COLUMNS = 12;
  * (`iteration 2`, indented under its loop) and a DO_WHILE node's progress (`iteration 3 of 5`).
  */
 function TaskRow(props: {
-  task: LoopedTask;
+  task: Task;
   loop: string | null;
   maxIterations: ReadonlyMap<string, number | null>;
   selected: boolean;
