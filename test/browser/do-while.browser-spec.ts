@@ -1,0 +1,102 @@
+/**
+ * A DO_WHILE loop on the console's run page in a real Chromium, after a run that went round
+ * three times: the DAG draws the loop as a box holding its body's nodes (each with the iteration
+ * its status is from), and the task table lists every iteration's body tasks under the loop's
+ * own task, one head row per iteration. The API's Mermaid picture of the same run draws the body
+ * as a subgraph.
+ *
+ * The selectors are the run page's contract: the DAG's `[data-node-id][data-status]` (a body
+ * node's `data-loop` and `data-loop-iteration`), `.dag-loop`, `.dag-edge[data-from][data-to]`,
+ * task rows `tr[data-task-node][data-loop-iteration]` and `tr.loop-iteration[data-loop]`.
+ */
+import { beforeAll, describe, expect } from '@jest/globals';
+import type { WeftClient } from '@weft/client';
+import { getRun, jsNode, publish, start, waitRun } from '../support/e2e-platform.js';
+import { signIn } from './support/console.js';
+import { browserSuite, WAIT_MS } from './support/harness.js';
+
+const FIELDS = 'id status error output tasks { nodeId nodeType status loopIteration } mermaid';
+
+describe('a DO_WHILE loop in the browser', () => {
+  const suite = browserSuite();
+  let admin: WeftClient;
+  let adminKey: string;
+
+  beforeAll(async () => {
+    ({ client: admin, apiKey: adminKey } = await suite.e2e.tenant('browser-do-while'));
+    // check counts the iterations (n = iteration + 1); the loop goes on while n < 3: three rounds.
+    await publish(admin, 'polling', {
+      nodes: [
+        jsNode('start', 'return {ok: true};'),
+        {
+          node_id: 'poll',
+          type: 'DO_WHILE',
+          spec: {
+            body: {
+              nodes: [
+                jsNode('check', 'return {n: input.i + 1};', { i: '{{ tasks.poll.iteration }}' }),
+                jsNode('tally', 'return {seen: input.n};', { n: '{{ tasks.check.output.n }}' }),
+              ],
+              edges: [{ from: 'check', to: 'tally' }],
+            },
+            condition: '{{ tasks.check.output.n < 3 }}',
+            max_iterations: 5,
+            output: '{{ tasks.check.output }}',
+          },
+        },
+        jsNode('report', 'return {last: input.last};', { last: '{{ tasks.poll.output }}' }),
+      ],
+      edges: [
+        { from: 'start', to: 'poll' },
+        { from: 'poll', to: 'report' },
+      ],
+    });
+  });
+
+  suite.test("boxes the body in the DAG and groups the body's tasks by iteration", async ({ page }) => {
+    const runId = await start(admin, 'polling');
+    const run = await waitRun(admin, runId, undefined, WAIT_MS, FIELDS);
+    expect([run.status, run.error]).toEqual(['SUCCEEDED', null]);
+    const looped = (run.tasks as { nodeId: string; loopIteration: number | null }[]).filter((t) => t.loopIteration !== null);
+    expect(looped.filter((t) => t.nodeId === 'check').map((t) => t.loopIteration)).toEqual([0, 1, 2]);
+
+    // The API's picture: the body inside a subgraph, each body node from its latest iteration.
+    const mermaid = ((await getRun(admin, runId, 'mermaid')) as { mermaid: string }).mermaid.split('\n');
+    expect(mermaid).toContain('  subgraph n1["poll<br/>do while · iteration 3 of 5<br/>COMPLETED"]');
+    expect(mermaid).toContain('    n2["check<br/>CODE<br/>COMPLETED · iteration 3"]:::completed');
+    expect(mermaid).toContain('  n1 ==> n4');
+
+    await signIn(page, adminKey, `/runs/${runId}`);
+    const loop = page.locator('.dag-loop[data-node-id="poll"][data-status="COMPLETED"]');
+    await loop.waitFor({ timeout: WAIT_MS });
+    expect(await loop.getAttribute('aria-label')).toBe('poll, DO_WHILE, do while · max 5, COMPLETED, iteration 3 of 5');
+    const check = page.locator('[data-node-id="check"][data-loop="poll"][data-loop-iteration="2"][data-status="COMPLETED"]');
+    await check.waitFor({ timeout: WAIT_MS });
+    // The body's nodes sit inside the loop's box, below its header; the outer nodes outside it.
+    const box = (await loop.locator('.dag-box').boundingBox())!;
+    for (const id of ['check', 'tally']) {
+      const b = (await page.locator(`[data-node-id="${id}"] .dag-box`).boundingBox())!;
+      expect(b.x >= box.x && b.x + b.width <= box.x + box.width && b.y > box.y && b.y + b.height <= box.y + box.height).toBe(true);
+    }
+    const report = (await page.locator('[data-node-id="report"] .dag-box').boundingBox())!;
+    expect(report.y).toBeGreaterThan(box.y + box.height);
+    // Edges: attached, not visible (a straight vertical edge has no width, which Playwright calls hidden).
+    await page.locator('.dag-edge[data-from="start"][data-to="poll"][data-state="TAKEN"]').waitFor({ state: 'attached', timeout: WAIT_MS });
+    await page.locator('.dag-edge[data-from="check"][data-to="tally"][data-state="TAKEN"]').waitFor({ state: 'attached', timeout: WAIT_MS });
+
+    // The task table: the loop's row, then per iteration a head row and its body tasks, then report.
+    const rows = page.locator('.task-table tbody tr');
+    await page.locator('tr.loop-iteration[data-loop="poll"]').nth(2).waitFor({ timeout: WAIT_MS });
+    const order = await rows.evaluateAll((trs) =>
+      trs.map((tr) =>
+        tr.classList.contains('loop-iteration')
+          ? `# ${tr.getAttribute('data-loop-iteration')}`
+          : `${tr.getAttribute('data-task-node')}${tr.hasAttribute('data-loop-iteration') ? `@${tr.getAttribute('data-loop-iteration')}` : ''}`,
+      ),
+    );
+    expect(order).toEqual(['start', 'poll@2', '# 0', 'check@0', 'tally@0', '# 1', 'check@1', 'tally@1', '# 2', 'check@2', 'tally@2', 'report']);
+    expect(await page.locator('tr[data-task-node="poll"] th').innerText()).toContain('iteration 3 of 5');
+    expect(await page.locator('tr[data-task-node="check"][data-loop-iteration="1"] th').innerText()).toContain('iteration 2');
+    expect(await page.locator('tr.loop-iteration[data-loop-iteration="1"]').innerText()).toContain('poll · iteration 2 (2 tasks)');
+  });
+});
