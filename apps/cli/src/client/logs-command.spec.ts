@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { newLogLines } from './logs-command.js';
+import { definitionWorkerNodes, newLogLines } from './logs-command.js';
 
 describe('newLogLines', () => {
   const tasks = [
@@ -49,5 +49,33 @@ describe('newLogLines', () => {
       { id: 't3', nodeId: 'evil', iteration: null, attempts: [{ attempt: 0, logs: 'a\u001b[2J\u001b]0;owned\u0007b\rfake\tcol\u009b1m\r\nnext\n' }] },
     ];
     expect(newLogLines(hostile, new Set(), false)).toBe('a\\u001b[2J\\u001b]0;owned\\u0007b\\rfake\tcol\\u009b1m\nnext\n');
+  });
+});
+
+describe('definitionWorkerNodes', () => {
+  it("lists the HTTP and CODE nodes of a loop's body too, marked as repeating", () => {
+    const def = {
+      nodes: [
+        { node_id: 'start', type: 'HTTP' },
+        { node_id: 'gate', type: 'SWITCH' },
+        {
+          node_id: 'poll',
+          type: 'DO_WHILE',
+          spec: {
+            body: {
+              nodes: [
+                { node_id: 'check', type: 'CODE' },
+                { node_id: 'pause', type: 'WAIT' },
+              ],
+            },
+          },
+        },
+      ],
+    };
+    expect(definitionWorkerNodes(def)).toEqual([
+      { id: 'start', inLoop: false },
+      { id: 'check', inLoop: true },
+    ]);
+    expect(definitionWorkerNodes(undefined)).toEqual([]);
   });
 });

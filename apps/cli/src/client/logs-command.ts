@@ -100,13 +100,31 @@ async function readLogs(c: WeftClient, runId: string, node: string | undefined):
   return { status, tasks: node === undefined ? tasks : tasks.filter((t) => t.nodeId === node) };
 }
 
-/** The worker nodes (HTTP, CODE) of the run's definition, by id; undefined when it cannot be read. */
-async function workerNodes(c: WeftClient, runId: string): Promise<string[] | undefined> {
+/** A worker node (HTTP, CODE) of a definition; `inLoop` for one in a DO_WHILE body, whose tasks repeat per iteration. */
+export interface WorkerNode {
+  id: string;
+  inLoop: boolean;
+}
+
+/** The worker nodes of `definition` (the API's JSON), those of DO_WHILE bodies included, in definition order. */
+export function definitionWorkerNodes(definition: unknown): WorkerNode[] {
+  type Node = { node_id?: unknown; type?: string; spec?: { body?: { nodes?: Node[] } } };
+  const worker = (n: Node) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase());
+  const out: WorkerNode[] = [];
+  for (const n of (definition as { nodes?: Node[] } | undefined)?.nodes ?? []) {
+    if (worker(n)) out.push({ id: String(n.node_id), inLoop: false });
+    const body = n.type === 'DO_WHILE' && Array.isArray(n.spec?.body?.nodes) ? n.spec.body.nodes : [];
+    for (const b of body) if (worker(b)) out.push({ id: String(b.node_id), inLoop: true });
+  }
+  return out;
+}
+
+/** The worker nodes of the run's definition; undefined when it cannot be read. */
+async function workerNodes(c: WeftClient, runId: string): Promise<WorkerNode[] | undefined> {
   try {
     const run = (await c.request(RUN_VERSION_OF_LOGS, { id: runId })).run!;
     const r = await c.request(VERSION_DEFINITION, { id: run.workflowId, v: run.version });
-    const nodes = (r.workflowVersion?.definition as { nodes?: { node_id?: unknown; type?: string }[] } | undefined)?.nodes ?? [];
-    return nodes.filter((n) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase())).map((n) => String(n.node_id));
+    return definitionWorkerNodes(r.workflowVersion?.definition);
   } catch {
     return undefined;
   }
@@ -122,12 +140,14 @@ export async function printLogs(c: WeftClient, runId: string, node: string | und
   const printed = new Set<string>();
   const workers = await workerNodes(c, runId);
   // A mistyped --node would print nothing and succeed, as a node that printed nothing does.
-  if (node !== undefined && workers !== undefined && !workers.includes(node)) {
+  const chosen = node === undefined ? undefined : workers?.find((w) => w.id === node);
+  if (node !== undefined && workers !== undefined && !chosen) {
     throw new Error(
-      `run ${runId} has no HTTP or CODE node ${JSON.stringify(node)}, so no logs${workers.length ? `; its nodes with logs: ${workers.join(', ')}` : ''}`,
+      `run ${runId} has no HTTP or CODE node ${JSON.stringify(node)}, so no logs${workers.length ? `; its nodes with logs: ${workers.map((w) => w.id).join(', ')}` : ''}`,
     );
   }
-  const prefix = node === undefined && workers?.length !== 1;
+  // A node of a loop's body has a task per iteration: its lines keep the prefix that names it.
+  const prefix = node === undefined ? workers?.length !== 1 || workers[0]!.inLoop : chosen?.inLoop === true;
   let status = '';
   const show = async (): Promise<void> => {
     const read = await readLogs(c, runId, node);
