@@ -29,6 +29,7 @@ export * from './model/schedule-plan.js';
 export * from './model/schedule-counts.js';
 export * from './model/run-labels.js';
 export * from './model/switch-decision.js';
+export * from './model/do-while.js';
 export * from './model/validate.js';
 export * from './model/validation/vocabulary.js';
 export * from './model/validation/child-workflows.js';

@@ -1,4 +1,4 @@
-import { isWorkerType, nodeQueue, type Problem, type WorkflowDefinition } from '@weft/engine';
+import { isWorkerType, nodeQueue, placedNodes, type Problem, type WorkflowDefinition } from '@weft/engine';
 import type { QueueAccess } from '@weft/persistence';
 
 /** A worker node of a definition and the queue its tasks are dispatched on. */
@@ -9,10 +9,10 @@ export interface NodeQueue {
   queue: string;
 }
 
-/** The queue of every HTTP and CODE node of `definition`, in definition order, then its `finally` step's. */
+/** The queue of every HTTP and CODE node of `definition` (DO_WHILE bodies' included), in definition order, then its `finally` step's. */
 export function workerNodeQueues(definition: WorkflowDefinition): NodeQueue[] {
-  const nodes = definition.nodes.flatMap((n, i) =>
-    isWorkerType(n.type) ? [{ nodeId: n.node_id, path: n.queue ? `nodes[${i}].queue` : `nodes[${i}].type`, queue: nodeQueue(n) }] : [],
+  const nodes = placedNodes(definition.nodes).flatMap(({ node: n, path }) =>
+    isWorkerType(n.type) ? [{ nodeId: n.node_id, path: n.queue ? `${path}.queue` : `${path}.type`, queue: nodeQueue(n) }] : [],
   );
   const step = definition.finally;
   if (step && isWorkerType(step.type)) nodes.push({ nodeId: step.node_id, path: step.queue ? 'finally.queue' : 'finally.type', queue: nodeQueue(step) });

@@ -1,4 +1,4 @@
-import type { JsonValue, RunStatus, TaskStatus, WorkflowDefinition } from '@weft/engine';
+import { allNodes, type JsonValue, type RunStatus, type TaskStatus, type WorkflowDefinition } from '@weft/engine';
 import { apiRunStatus, type RunEntity, type RunEventEntity, type SizedEvent, type SizedRun, type SizedTask, type TaskEntity } from '@weft/persistence';
 import type { RunEventObject, RunObject, TaskObject } from './run.object.js';
 
@@ -83,10 +83,10 @@ export function toRunEventObject(e: RunEventEntity | SizedEvent): RunEventObject
   };
 }
 
-/** Node ids marked `sensitive: true` in the definition (its `finally` step's included). */
+/** Node ids marked `sensitive: true` in the definition (its DO_WHILE bodies' and its `finally` step's included). */
 export function sensitiveNodes(def: WorkflowDefinition): Set<string> {
   const out = new Set<string>();
-  for (const n of [...(def.nodes ?? []), ...(def.finally ? [def.finally] : [])]) if ((n as { sensitive?: unknown }).sensitive === true) out.add(n.node_id);
+  for (const n of [...allNodes(def.nodes), ...(def.finally ? [def.finally] : [])]) if ((n as { sensitive?: unknown }).sensitive === true) out.add(n.node_id);
   return out;
 }
 

@@ -1,7 +1,7 @@
 import { UseFilters, UseGuards } from '@nestjs/common';
 import { Args, Context, ID, Info, Int, Mutation, Parent, Query, ResolveField, Resolver, Subscription } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { NodeType, recordedDecision, type JsonValue, type SwitchDecision } from '@weft/engine';
+import { allNodes, isLoop, loopSpec, NodeType, recordedDecision, type JsonValue, type SwitchDecision } from '@weft/engine';
 import { RUN_CHILDREN_MAX, RUN_ITEMS_PAGE_DEFAULT, RUN_ITEMS_PAGE_MAX } from '@weft/persistence';
 import { RUNS_PAGE_DEFAULT, RUNS_PAGE_MAX } from '@weft/contract';
 import type { GqlContext } from '../auth/gql-context.js';
@@ -315,8 +315,11 @@ export class TaskFieldsResolver {
     const branches = task.branches;
     if (task.nodeType !== NodeType.Switch || branches === null || !task.runDefinition) return null;
     return task.runDefinition().then((def) => {
-      const node = def.nodes.find((n) => n.node_id === task.nodeId);
-      return node ? recordedDecision(node, def.edges ?? [], branches) : null;
+      const node = allNodes(def.nodes).find((n) => n.node_id === task.nodeId);
+      if (!node) return null;
+      // A SWITCH in a DO_WHILE body routes over its body's edges.
+      const loop = def.nodes.find((n) => isLoop(n) && loopSpec(n).bodyNodes.some((b) => b.node_id === task.nodeId));
+      return recordedDecision(node, loop ? loopSpec(loop).bodyEdges : (def.edges ?? []), branches);
     });
   }
 

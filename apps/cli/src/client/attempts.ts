@@ -1,4 +1,5 @@
 import { operation, type WeftClient } from '@weft/client';
+import type { WorkflowDefinition } from './engine-side.js';
 import type { VersionDefinitionQuery, VersionDefinitionQueryVariables } from './generated/graphql.js';
 
 /** The definition of a workflow version (the default one without `v`). */
@@ -46,11 +47,8 @@ export async function attemptLimits(c: WeftClient, workflowId: string, version: 
 
 /** The attempt limits of the nodes (those of DO_WHILE bodies too) and the `finally` step of `definition` (the API's JSON). */
 export async function definitionAttemptLimits(definition: unknown): Promise<AttemptLimits> {
-  const { maxAttempts } = await import('./engine-side.js');
-  type Node = { node_id: string; type?: string; spec?: { body?: { nodes?: Node[] } } };
-  const def = definition as { nodes?: Node[]; finally?: Node } | undefined;
-  const top = def?.nodes ?? [];
-  const body = top.flatMap((n) => (n.type === 'DO_WHILE' && Array.isArray(n.spec?.body?.nodes) ? n.spec.body.nodes : []));
-  const nodes = [...top, ...body, ...(def?.finally ? [def.finally] : [])];
+  const { allNodes, maxAttempts } = await import('./engine-side.js');
+  const def = definition as WorkflowDefinition | undefined;
+  const nodes = [...allNodes(def?.nodes), ...(def?.finally ? [def.finally] : [])];
   return new Map(nodes.map((n) => [n.node_id, maxAttempts(n as Parameters<typeof maxAttempts>[0])]));
 }

@@ -2,6 +2,8 @@
 // client commands start fast. Through a local module, as for the server side: the build rewrites
 // the path aliases of static imports only.
 export {
+  allNodes,
+  placedNodes,
   effectivePolicy,
   maxAttempts,
   parseDefinition,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { definitionWorkerNodes, newLogLines } from './logs-command.js';
+import { placedNodes, type WorkflowDefinition } from './engine-side.js';
+import { newLogLines, workerNodesOf } from './logs-command.js';
 
 describe('newLogLines', () => {
   const tasks = [
@@ -52,7 +53,7 @@ describe('newLogLines', () => {
   });
 });
 
-describe('definitionWorkerNodes', () => {
+describe('workerNodesOf', () => {
   it("lists the HTTP and CODE nodes of a loop's body too, marked as repeating", () => {
     const def = {
       nodes: [
@@ -72,10 +73,10 @@ describe('definitionWorkerNodes', () => {
         },
       ],
     };
-    expect(definitionWorkerNodes(def)).toEqual([
+    expect(workerNodesOf(placedNodes(def.nodes as unknown as WorkflowDefinition['nodes']))).toEqual([
       { id: 'start', inLoop: false },
       { id: 'check', inLoop: true },
     ]);
-    expect(definitionWorkerNodes(undefined)).toEqual([]);
+    expect(workerNodesOf(placedNodes(undefined))).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { WorkflowDefinition } from './engine-side.js';
 import { operation, WeftApiError, type WeftClient } from '@weft/client';
 import { EXIT } from '../exit-codes.js';
 import { VERSION_DEFINITION } from './attempts.js';
@@ -106,17 +107,14 @@ export interface WorkerNode {
   inLoop: boolean;
 }
 
-/** The worker nodes of `definition` (the API's JSON), those of DO_WHILE bodies included, in definition order. */
-export function definitionWorkerNodes(definition: unknown): WorkerNode[] {
-  type Node = { node_id?: unknown; type?: string; spec?: { body?: { nodes?: Node[] } } };
-  const worker = (n: Node) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase());
-  const out: WorkerNode[] = [];
-  for (const n of (definition as { nodes?: Node[] } | undefined)?.nodes ?? []) {
-    if (worker(n)) out.push({ id: String(n.node_id), inLoop: false });
-    const body = n.type === 'DO_WHILE' && Array.isArray(n.spec?.body?.nodes) ? n.spec.body.nodes : [];
-    for (const b of body) if (worker(b)) out.push({ id: String(b.node_id), inLoop: true });
-  }
-  return out;
+/**
+ * The worker nodes among `placed` (a definition's nodes with their paths, those of DO_WHILE
+ * bodies included: the engine's placedNodes), in definition order.
+ */
+export function workerNodesOf(placed: readonly { node: { node_id: string; type: string }; path: string }[]): WorkerNode[] {
+  return placed
+    .filter((p) => WORKER_NODE_TYPES.has(String(p.node.type ?? '').toUpperCase()))
+    .map((p) => ({ id: String(p.node.node_id), inLoop: p.path.includes('.spec.body.') }));
 }
 
 /** The worker nodes of the run's definition; undefined when it cannot be read. */
@@ -124,7 +122,8 @@ async function workerNodes(c: WeftClient, runId: string): Promise<WorkerNode[] |
   try {
     const run = (await c.request(RUN_VERSION_OF_LOGS, { id: runId })).run!;
     const r = await c.request(VERSION_DEFINITION, { id: run.workflowId, v: run.version });
-    return definitionWorkerNodes(r.workflowVersion?.definition);
+    const { placedNodes } = await import('./engine-side.js');
+    return workerNodesOf(placedNodes((r.workflowVersion?.definition as WorkflowDefinition | undefined)?.nodes));
   } catch {
     return undefined;
   }

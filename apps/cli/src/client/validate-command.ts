@@ -33,7 +33,7 @@ const ATTEMPT_TYPES: readonly string[] = ['HTTP', 'CODE', 'SUBWORKFLOW'];
  * the checks the API runs when a definition is published, without a server.
  */
 export async function validateSource(file: string, source: string): Promise<Validation> {
-  const { effectivePolicy, parseDefinition, validateDefinition, WeftError } = await import('./engine-side.js');
+  const { allNodes, effectivePolicy, parseDefinition, validateDefinition, WeftError } = await import('./engine-side.js');
   let def;
   try {
     def = parseDefinition(source);
@@ -43,7 +43,9 @@ export async function validateSource(file: string, source: string): Promise<Vali
   }
   const problems = validateDefinition(def);
   if (problems.length) return { file, valid: false, problems };
-  const retryPolicies: RetryPolicy[] = def.nodes.filter((n) => ATTEMPT_TYPES.includes(n.type)).map(effectivePolicy);
+  const retryPolicies: RetryPolicy[] = allNodes(def.nodes)
+    .filter((n) => ATTEMPT_TYPES.includes(n.type))
+    .map(effectivePolicy);
   if (def.finally) retryPolicies.push({ ...effectivePolicy(def.finally), finally: true });
   return { file, valid: true, problems: [], nodes: def.nodes.length, edges: (def.edges ?? []).length, retryPolicies };
 }

@@ -51,12 +51,16 @@ export function historyEntry({ seq, ev, now, actions, summaries, ignored, error,
  * The event as the run history records it (payload hygiene): a NodeCompleted's output trimmed by
  * the node's `output_keep` / `output_drop`, or replaced by {@link REDACTED} for a `sensitive`
  * node (whose successors still receive it through the task); a worker report for a `for_each`
- * iteration also carries `iteration`, the element's index (from the node states before the event).
+ * iteration also carries `iteration`, the element's index, and one for a DO_WHILE body node
+ * `loopIteration`, its loop's iteration (both from the node states before the event).
  */
 export function historyEvent(ev: RunEvent, dag: WorkflowDag, nodes: ReadonlyMap<string, NodeState>): RunEvent {
   if (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed') return ev;
   const at = nodes.get(ev.nodeId)?.iterations?.findIndex((it) => it.taskId === ev.taskId) ?? -1;
-  const tagged = at < 0 ? ev : { ...ev, iteration: at };
+  const loopId = dag.loopOf(ev.nodeId);
+  const loopIteration = loopId === undefined ? undefined : nodes.get(loopId)?.loop?.iteration;
+  const tagged =
+    at < 0 && loopIteration === undefined ? ev : { ...ev, ...(at < 0 ? {} : { iteration: at }), ...(loopIteration === undefined ? {} : { loopIteration }) };
   if (ev.type !== 'NodeCompleted') return tagged;
   const node = dag.getNode(ev.nodeId);
   if (isSensitive(node)) return { ...tagged, output: REDACTED } as RunEvent;
@@ -84,6 +88,7 @@ export function summarizeAction(a: Action): { [key: string]: JsonValue } {
         decision: a.decision ? decisionText(a.decision) : undefined,
         wakeAt: a.wakeAt?.toISOString(),
         awaitedSignal: a.awaitedSignal,
+        loopIteration: a.loopIteration,
       });
     case 'DispatchTask':
       return s({ type: a.type, nodeId: a.node.node_id, taskId: a.taskId, attempt: a.attempt, queue: nodeQueue(a.node), notBefore: a.notBefore.toISOString() });

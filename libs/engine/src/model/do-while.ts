@@ -46,6 +46,33 @@ export function loopSpec(n: WorkflowNode): LoopSpec {
   };
 }
 
+/** A node of a definition with its path: `nodes[2]`, or `nodes[2].spec.body.nodes[0]` in a DO_WHILE body. */
+export interface PlacedNode {
+  node: WorkflowNode;
+  path: string;
+}
+
+/**
+ * Every node of `nodes` (a definition's) and of their DO_WHILE bodies, in spec order (each body
+ * right after its loop), with its path. Read loosely: entries that are no objects are left out.
+ */
+export function placedNodes(nodes: readonly WorkflowNode[] | undefined): PlacedNode[] {
+  const out: PlacedNode[] = [];
+  (nodes ?? []).forEach((n, i) => {
+    if (!isObject(n)) return;
+    out.push({ node: n, path: `nodes[${i}]` });
+    if (!isLoop(n)) return;
+    const body = isObject(n.spec) && isObject(n.spec.body) ? n.spec.body.nodes : undefined;
+    if (Array.isArray(body)) body.forEach((b, j) => isObject(b) && out.push({ node: b as unknown as WorkflowNode, path: `nodes[${i}].spec.body.nodes[${j}]` }));
+  });
+  return out;
+}
+
+/** Every node of `nodes` and of their DO_WHILE bodies, in spec order ({@link placedNodes}). */
+export function allNodes(nodes: readonly WorkflowNode[] | undefined): WorkflowNode[] {
+  return placedNodes(nodes).map((p) => p.node);
+}
+
 /** The loop's message when its condition still holds after its last allowed iteration. */
 export function maxIterationsReason(loopId: string, max: number): string {
   return `DO_WHILE ${loopId} reached max_iterations ${max} with its condition still true`;

@@ -123,11 +123,19 @@ export const DEFAULT_DEFINITION_LIMITS: DefinitionLimits = { maxNodes: 2000, max
  */
 export function definitionSizeProblem(def: unknown, limits: DefinitionLimits = DEFAULT_DEFINITION_LIMITS): Problem | undefined {
   if (!isObject(def)) return undefined;
-  const over = (list: unknown, max: number, what: string, setting: string): Problem | undefined =>
-    Array.isArray(list) && list.length > max
-      ? { path: what, message: `definition has ${list.length} ${what}; at most ${max} are allowed (${setting})` }
+  // DO_WHILE bodies count with the graph: they are nodes and edges the engine holds alike.
+  const bodies = Array.isArray(def.nodes) ? def.nodes.map((n) => (isObject(n) && n.type === 'DO_WHILE' && isObject(n.spec) ? n.spec.body : undefined)) : [];
+  const length = (list: unknown) => (Array.isArray(list) ? list.length : 0);
+  const nodes = length(def.nodes) + bodies.reduce<number>((sum, b) => sum + (isObject(b) ? length(b.nodes) : 0), 0);
+  const edges = length(def.edges) + bodies.reduce<number>((sum, b) => sum + (isObject(b) ? length(b.edges) : 0), 0);
+  const over = (count: number, max: number, what: string, setting: string): Problem | undefined =>
+    count > max
+      ? {
+          path: what,
+          message: `definition has ${count} ${what}${count > length(def[what]) ? ' (DO_WHILE bodies included)' : ''}; at most ${max} are allowed (${setting})`,
+        }
       : undefined;
-  return over(def.nodes, limits.maxNodes, 'nodes', 'WEFT_MAX_DEFINITION_NODES') ?? over(def.edges, limits.maxEdges, 'edges', 'WEFT_MAX_DEFINITION_EDGES');
+  return over(nodes, limits.maxNodes, 'nodes', 'WEFT_MAX_DEFINITION_NODES') ?? over(edges, limits.maxEdges, 'edges', 'WEFT_MAX_DEFINITION_EDGES');
 }
 
 /**

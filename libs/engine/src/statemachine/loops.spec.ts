@@ -115,8 +115,11 @@ describe('a DO_WHILE loop', () => {
     const ok = { node_id: 'l', type: 'DO_WHILE', spec: { body, condition: '{{tasks.c.output.more}}', max_iterations: 3 } };
     expect(bad([ok])).toEqual([]);
     expect(bad([ok, { node_id: 'after', type: 'HTTP', spec: { url: 'http://127.0.0.1/{{tasks.c.output}}' } }], [{ from: 'l', to: 'after' }])).toEqual([
-      'nodes[1].spec.url: template {{ tasks.c.output }} references unknown node "c"',
+      'nodes[1].spec.url: template {{ tasks.c.output }} reads node "c" of the body of DO_WHILE l: outside its loop, read tasks.l.output',
     ]);
+    expect(bad([ok, { node_id: 'after', type: 'FORK' }], [{ from: 'c', to: 'after' }])).toContain(
+      'edges[0].from: edge from node "c", which is in the body of DO_WHILE l (edges outside the body reach only l)',
+    );
     expect(bad([ok, { node_id: 'c', type: 'FORK' }], [{ from: 'l', to: 'c' }])).toContain(
       'nodes[0].spec.body.nodes[0].node_id: node id "c" is already used by a node of the graph; ids are unique across bodies too',
     );

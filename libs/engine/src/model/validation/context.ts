@@ -38,6 +38,8 @@ export interface DefinitionContext {
   firstEdges: ReadonlyMap<string, number>;
   /** The `node_id` of the definition's `finally` step, when it has one that is a string. */
   finallyId: string | undefined;
+  /** The DO_WHILE node holding each body node id, for messages about reading a body from outside. */
+  bodyOwners: ReadonlyMap<string, string>;
 }
 
 /** One node, an object, as the node rules see it. */
@@ -112,7 +114,14 @@ export function definitionContext(def: Obj): DefinitionContext {
     }
   });
   const finallyId = isObject(def.finally) && typeof def.finally.node_id === 'string' ? def.finally.node_id : undefined;
-  return { def, nodes, edges, declared, ids, order, adj, indegree, firstEdges, finallyId };
+  const bodyOwners = new Map<string, string>();
+  for (const n of nodes) {
+    if (!isObject(n) || n.type !== 'DO_WHILE' || typeof n.node_id !== 'string' || !isObject(n.spec) || !isObject(n.spec.body)) continue;
+    const body = n.spec.body.nodes;
+    if (Array.isArray(body))
+      for (const b of body) if (isObject(b) && typeof b.node_id === 'string' && !bodyOwners.has(b.node_id)) bodyOwners.set(b.node_id, n.node_id);
+  }
+  return { def, nodes, edges, declared, ids, order, adj, indegree, firstEdges, finallyId, bodyOwners };
 }
 
 /** The {@link NodeContext} of node object `raw` at position `index`. */

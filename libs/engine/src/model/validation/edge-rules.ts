@@ -15,10 +15,15 @@ export const edgeKeys: EdgeRule = ({ raw, at, from }) => unknownKeys(raw, EDGE_K
 /** `from` and `to` are node ids the definition declares (an edge naming the `finally` step is finally-rules.ts's). */
 export const edgeEnds: EdgeRule = ({ ctx, at, from, to }) => {
   const out: Problem[] = [];
+  // A DO_WHILE body's node is reached only by its body's edges.
+  const unknown = (id: string) => {
+    const loop = ctx.bodyOwners.get(id);
+    return loop === undefined ? `unknown node "${id}"` : `node "${id}", which is in the body of DO_WHILE ${loop} (edges outside the body reach only ${loop})`;
+  };
   if (from === undefined) out.push({ path: `${at}.from`, message: 'edge "from" must be a node id' });
-  else if (!ctx.ids.has(from) && from !== ctx.finallyId) out.push({ nodeId: from, path: `${at}.from`, message: `edge from unknown node "${from}"` });
+  else if (!ctx.ids.has(from) && from !== ctx.finallyId) out.push({ nodeId: from, path: `${at}.from`, message: `edge from ${unknown(from)}` });
   if (to === undefined) out.push({ nodeId: from, path: `${at}.to`, message: 'edge "to" must be a node id' });
-  else if (!ctx.ids.has(to) && to !== ctx.finallyId) out.push({ nodeId: from, path: `${at}.to`, message: `edge to unknown node "${to}"` });
+  else if (!ctx.ids.has(to) && to !== ctx.finallyId) out.push({ nodeId: from, path: `${at}.to`, message: `edge to ${unknown(to)}` });
   return out;
 };
 

@@ -99,5 +99,5 @@ function bodyContext(outer: DefinitionContext, body: Obj): DefinitionContext {
   const ctx = definitionContext(body);
   const declared = new Map(outer.declared);
   for (const [id, type] of ctx.declared) if (!declared.has(id)) declared.set(id, type);
-  return { ...ctx, declared };
+  return { ...ctx, declared, bodyOwners: outer.bodyOwners };
 }

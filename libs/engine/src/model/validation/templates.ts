@@ -32,7 +32,15 @@ export function templateProblems(ctx: DefinitionContext, text: string, path: str
     for (const ref of templateTaskRefs([t.text]) ?? []) {
       if (ctx.declared.has(ref) || seen.has(ref)) continue;
       seen.add(ref);
-      out.push({ nodeId, path, message: `template {{ ${t.expression} }} references unknown node "${ref}"` });
+      const loop = ctx.bodyOwners.get(ref);
+      out.push({
+        nodeId,
+        path,
+        message:
+          loop === undefined
+            ? `template {{ ${t.expression} }} references unknown node "${ref}"`
+            : `template {{ ${t.expression} }} reads node "${ref}" of the body of DO_WHILE ${loop}: outside its loop, read tasks.${loop}.output`,
+      });
     }
   }
   for (const { root, template } of unknownTemplateRoots(text, roots)) out.push({ nodeId, path, message: unknownRootMessage(root, template, roots) });
