@@ -46,8 +46,9 @@ function RunDetails(props: { run: RunDetail; liveError: string | null; sensitive
   const { run } = props;
   const [selected, setSelected] = useState<string | null>(null);
   const childRuns = useMemo(() => childRunsByNode(run.tasks, run.children), [run.tasks, run.children]);
-  const nodes = useMemo(() => nodeIds(run), [run]);
   const loops = useMemo(() => runLoops(run.graph), [run.graph]);
+  // A run is retried from a loop, never from a node of its body (the API refuses it).
+  const nodes = useMemo(() => nodeIds(run).filter((n) => !loops.loopOf.has(n)), [run, loops]);
 
   return (
     <section className="run-page" aria-label={`Run ${run.id}`}>
@@ -69,7 +70,7 @@ function RunDetails(props: { run: RunDetail; liveError: string | null; sensitive
             </p>
           )}
         </section>
-        <RunActions run={run} nodeIds={nodes} selectedNodeId={selected} onSelectNode={setSelected} />
+        <RunActions run={run} nodeIds={nodes} loopOf={loops.loopOf} selectedNodeId={selected} onSelectNode={setSelected} />
       </div>
       <div className="run-data">
         <section className="panel" aria-labelledby="run-input-title">
