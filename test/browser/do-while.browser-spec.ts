@@ -2,7 +2,7 @@
  * A DO_WHILE loop on the console's run page in a real Chromium, after a run that went round
  * three times: the DAG draws the loop as a box holding its body's nodes (each with the iteration
  * its status is from), and the task table lists every iteration's body tasks under the loop's
- * own task, one head row per iteration. The API's Mermaid picture of the same run draws the body
+ * own task, one head row per iteration; the retry form offers the loop, not its body's nodes. The API's Mermaid picture of the same run draws the body
  * as a subgraph.
  *
  * The selectors are the run page's contract: the DAG's `[data-node-id][data-status]` (a body
@@ -98,5 +98,10 @@ describe('a DO_WHILE loop in the browser', () => {
     expect(await page.locator('tr[data-task-node="poll"] th').innerText()).toContain('iteration 3 of 5');
     expect(await page.locator('tr[data-task-node="check"][data-loop-iteration="1"] th').innerText()).toContain('iteration 2');
     expect(await page.locator('tr.loop-iteration[data-loop-iteration="1"]').innerText()).toContain('poll · iteration 2 (2 tasks)');
+
+    // A body node chosen on the graph is no node to retry from: the form names its loop instead.
+    await check.click();
+    await page.getByText('check is in the body of the loop poll: retry from poll').waitFor({ timeout: WAIT_MS });
+    expect(await page.locator('.run-actions select option').allInnerTexts()).not.toContain('check');
   });
 });
