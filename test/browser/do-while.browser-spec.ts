@@ -2,8 +2,8 @@
  * A DO_WHILE loop on the console's run page in a real Chromium, after a run that went round
  * three times: the DAG draws the loop as a box holding its body's nodes (each with the iteration
  * its status is from), and the task table lists every iteration's body tasks under the loop's
- * own task, one head row per iteration; the retry form offers the loop, not its body's nodes. The API's Mermaid picture of the same run draws the body
- * as a subgraph.
+ * own task, one head row per iteration; the retry form offers the loop, not its body's nodes.
+ * The API's Mermaid picture of the same run draws the body as a subgraph.
  *
  * The selectors are the run page's contract: the DAG's `[data-node-id][data-status]` (a body
  * node's `data-loop` and `data-loop-iteration`), `.dag-loop`, `.dag-edge[data-from][data-to]`,
