@@ -42,3 +42,33 @@ export function loopNote(t: LoopTaskFields): string {
 export function countsKey(t: Pick<LoopTaskFields, 'nodeId' | 'loopIteration'>): string {
   return t.loopIteration == null ? t.nodeId : `${t.nodeId} ${t.loopIteration}`;
 }
+
+/**
+ * `tasks` with each DO_WHILE loop's body tasks (tasks of a node `loopOf` places in a loop's body,
+ * with a loop iteration) moved right after the loop's own task, by iteration ascending, in their
+ * order within one. The API lists tasks by creation time, where a loop's task and its first body
+ * task, or one iteration's last task and the next one's first, may tie and come in node id order.
+ * Body tasks of a loop whose own task is not among `tasks` stay where they are.
+ */
+export function inLoopOrder<T extends LoopTaskFields>(tasks: readonly T[], loopOf: ReadonlyMap<string, string>): T[] {
+  const loops = new Set(tasks.filter((t) => t.nodeType === 'DO_WHILE').map((t) => t.nodeId));
+  const loopOfTask = (t: T) => {
+    const loop = loopOf.get(t.nodeId);
+    return loop !== undefined && loops.has(loop) && isBodyTask(t) ? loop : undefined;
+  };
+  const bodies = new Map<string, T[]>();
+  for (const t of tasks) {
+    const loop = loopOfTask(t);
+    if (loop !== undefined) bodies.set(loop, [...(bodies.get(loop) ?? []), t]);
+  }
+  const out: T[] = [];
+  for (const t of tasks) {
+    if (loopOfTask(t) !== undefined) continue;
+    out.push(t);
+    const body = t.nodeType === 'DO_WHILE' ? bodies.get(t.nodeId) : undefined;
+    // A stable sort: creation order within one iteration.
+    if (body) out.push(...[...body].sort((a, b) => a.loopIteration! - b.loopIteration!));
+    bodies.delete(t.nodeId);
+  }
+  return out;
+}

@@ -1,18 +1,23 @@
 import { describe, expect, it } from '@jest/globals';
 import { definitionAttemptLimits } from './attempts.js';
-import { taskName } from './loop-tasks.js';
+import { inLoopOrder, taskName } from './loop-tasks.js';
 import { runStatusTable, runStatusView, type RunStatusRun } from './run-view.js';
 import { printChanges, type TaskRow } from './run-watch.js';
 
 /** A task as `run-status` reads it, COMPLETED at its first attempt unless `over` says otherwise. */
-function task(over: Record<string, unknown>) {
+function task(over: Record<string, unknown> & { nodeId: string; loopIteration?: number }) {
   const t = { id: `t-${String(over.nodeId)}-${String(over.loopIteration)}-${String(over.iteration)}`, nodeType: 'HTTP', status: 'COMPLETED', attempt: 0 };
   return { ...t, attemptLimit: null, error: null, awaitedSignal: null, iteration: null, waitReason: null, waitDetail: null, decision: null, ...over };
 }
 
+/** The run's graph as `run-status` reads it: check, wait_a_bit and fan are in poll's body. */
+const graph = {
+  nodes: ['start', 'poll', 'check', 'wait_a_bit', 'fan'].map((id) => ({ id, loop: ['check', 'wait_a_bit', 'fan'].includes(id) ? 'poll' : null })),
+};
+
 /** The `run-status` table of a RUNNING run with `tasks`, spaces squeezed. */
 function statusTable(tasks: Record<string, unknown>[], limits = new Map<string, number>()): string[] {
-  const run = { id: 'r1', workflowId: 'jobs', version: 1, status: 'RUNNING', createdAt: '2030-01-01T00:00:00Z', finishedAt: null, tasks, children: [] };
+  const run = { id: 'r1', workflowId: 'jobs', version: 1, status: 'RUNNING', createdAt: '2030-01-01T00:00:00Z', finishedAt: null, tasks, children: [], graph };
   return runStatusTable(runStatusView(run as unknown as RunStatusRun, null), limits, Date.parse('2030-01-01T00:00:10Z'))
     .split('\n')
     .map((l) => l.replace(/\s+/g, ' ').trim());
@@ -31,15 +36,19 @@ function stdoutOf(fn: () => void): string {
   return out;
 }
 
-/** A poll in its third iteration (0-based 2): check retried there, wait_a_bit not created yet. */
+/**
+ * A poll in its third iteration (0-based 2): check retried there, wait_a_bit not created yet. In
+ * the API's order: by creation time, ties by node id, so check of iteration 0 comes before the
+ * loop's task created with it, and check of iteration 2 before wait_a_bit of iteration 1.
+ */
 const polling = [
   task({ nodeId: 'start' }),
-  task({ nodeId: 'poll', nodeType: 'DO_WHILE', status: 'RUNNING', loopIteration: 2 }),
   task({ nodeId: 'check', loopIteration: 0 }),
+  task({ nodeId: 'poll', nodeType: 'DO_WHILE', status: 'RUNNING', loopIteration: 2 }),
   task({ nodeId: 'wait_a_bit', nodeType: 'WAIT', loopIteration: 0 }),
   task({ nodeId: 'check', loopIteration: 1 }),
-  task({ nodeId: 'wait_a_bit', nodeType: 'WAIT', loopIteration: 1 }),
   task({ nodeId: 'check', status: 'RUNNING', attempt: 1, loopIteration: 2 }),
+  task({ nodeId: 'wait_a_bit', nodeType: 'WAIT', loopIteration: 1 }),
 ];
 
 describe('the tasks of a DO_WHILE loop in the CLI', () => {
@@ -63,7 +72,7 @@ describe('the tasks of a DO_WHILE loop in the CLI', () => {
       'check (iteration 3) RUNNING 2 of 3',
     ]);
     // -o json keeps the API's 0-based loop iteration on each task.
-    const view = runStatusView({ id: 'r1', status: 'RUNNING', tasks: polling, children: [] } as unknown as RunStatusRun, null);
+    const view = runStatusView({ id: 'r1', status: 'RUNNING', tasks: polling, children: [], graph } as unknown as RunStatusRun, null);
     expect((view.tasks as { nodeId: string; loopIteration: number }[]).map((t) => `${t.nodeId}:${t.loopIteration}`)).toContain('check:2');
   });
 
@@ -84,13 +93,19 @@ describe('the tasks of a DO_WHILE loop in the CLI', () => {
     const first = stdoutOf(() => printChanges(polling.slice(0, 4) as unknown as TaskRow[], seen, undefined));
     expect(first.split('\n').filter(Boolean)).toEqual([
       'start: COMPLETED',
-      'poll: RUNNING (iteration 3)',
       'check (iteration 1): COMPLETED',
+      'poll: RUNNING (iteration 3)',
       'wait_a_bit (iteration 1): COMPLETED',
     ]);
     const next = [...polling.slice(0, 4), task({ nodeId: 'check', loopIteration: 1 })];
-    next[1] = task({ nodeId: 'poll', nodeType: 'DO_WHILE', status: 'RUNNING', loopIteration: 3 });
+    next[2] = task({ nodeId: 'poll', nodeType: 'DO_WHILE', status: 'RUNNING', loopIteration: 3 });
     expect(stdoutOf(() => printChanges(next as unknown as TaskRow[], seen, undefined))).toBe('poll: RUNNING (iteration 4)\ncheck (iteration 2): COMPLETED\n');
+  });
+
+  it('leaves the order alone without a graph, and body tasks of a loop whose own task is missing in place', () => {
+    const bodyFirst = [task({ nodeId: 'check', loopIteration: 1 }), task({ nodeId: 'check', loopIteration: 0 })];
+    expect(inLoopOrder(bodyFirst, new Map([['check', 'poll']])).map((t) => t.loopIteration)).toEqual([1, 0]);
+    expect(inLoopOrder(polling, new Map()).map((t) => t.nodeId)).toEqual(polling.map((t) => t.nodeId));
   });
 
   it("reads the attempt limits of a loop's body nodes from the definition", async () => {

@@ -13,7 +13,7 @@ import type {
 import { labelsText } from './label-arguments.js';
 import { cell, clip, fields, table, took, when } from './output.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
-import { countsKey, isBodyTask, loopNote, taskName } from './loop-tasks.js';
+import { countsKey, inLoopOrder, isBodyTask, loopNote, taskName } from './loop-tasks.js';
 import { iterationSummaries, type TaskRow } from './run-watch.js';
 import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
@@ -36,6 +36,7 @@ export const RUN_STATUS = operation<RunStatusQuery, RunStatusQueryVariables>(/* 
       parentRunId parentTaskId depth seq priority concurrencyKey waitReason waitDetail pausedAt pauseReason deadlineAt createdAt updatedAt finishedAt
       tasks(first: $page) { ...RunStatusTaskFields }
       children { id workflowId status parentTaskId }
+      graph { nodes { id loop } }
     }
   }
   ${RUN_STATUS_TASK_FIELDS}
@@ -69,27 +70,30 @@ export function restOfStatusTasks(c: WeftClient, runId: string, first: readonly 
  * QUEUED one waits…) and `failedIterations` (index, attempt and error of each failed one). `parent` (id, workflow,
  * status, the starting task's id) and `children` (id, workflow, status, the node that started
  * each) are there only when the run has them; `depth` only for a child run. Attempts are the
- * API's, 0-based.
+ * API's, 0-based. A DO_WHILE loop's body tasks (each with its `loopIteration`) come right after
+ * the loop's own task, by iteration (the run's graph says which nodes are in a body).
  */
 export function runStatusView(run: RunStatusRun, parent: ParentRun | null): Record<string, unknown> {
-  const { tasks, children, parentRunId, parentTaskId, depth, ...rest } = run;
+  const { tasks, children, parentRunId, parentTaskId, depth, graph, ...rest } = run;
+  const loopOf = new Map((graph?.nodes ?? []).flatMap((n) => (n.loop ? [[n.id, n.loop] as const] : [])));
   const summaries = iterationSummaries(tasks as TaskRow[]);
   const nodeOfTask = new Map<string, string>();
   for (const t of tasks as TaskRow[]) if (t.iteration == null && t.id) nodeOfTask.set(t.id, t.nodeId);
   const view: Record<string, unknown> = {
     ...rest,
-    tasks: (tasks as TaskRow[])
-      .filter((t) => t.iteration == null)
-      .map(({ id: _id, iteration: _iteration, ...t }) => {
-        const iterations = summaries.get(countsKey(t));
-        if (!iterations) return t;
-        const own = (tasks as TaskRow[]).filter((i) => countsKey(i) === countsKey(t) && i.iteration != null);
-        const failed = own
-          .filter((i) => i.status === 'FAILED')
-          .map((i) => ({ iteration: i.iteration, attempt: i.attempt, attemptLimit: i.attemptLimit, error: i.error }));
-        const iterationTasks = own.map(({ nodeId: _n, nodeType: _t, ...i }: TaskRow & { nodeType?: string }) => i);
-        return { ...t, iterations, iterationTasks, ...(failed.length ? { failedIterations: failed } : {}) };
-      }),
+    tasks: inLoopOrder(
+      (tasks as TaskRow[]).filter((t) => t.iteration == null),
+      loopOf,
+    ).map(({ id: _id, iteration: _iteration, ...t }) => {
+      const iterations = summaries.get(countsKey(t));
+      if (!iterations) return t;
+      const own = (tasks as TaskRow[]).filter((i) => countsKey(i) === countsKey(t) && i.iteration != null);
+      const failed = own
+        .filter((i) => i.status === 'FAILED')
+        .map((i) => ({ iteration: i.iteration, attempt: i.attempt, attemptLimit: i.attemptLimit, error: i.error }));
+      const iterationTasks = own.map(({ nodeId: _n, nodeType: _t, ...i }: TaskRow & { nodeType?: string }) => i);
+      return { ...t, iterations, iterationTasks, ...(failed.length ? { failedIterations: failed } : {}) };
+    }),
   };
   if (parentRunId) {
     view.depth = depth;
