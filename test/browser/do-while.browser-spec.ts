@@ -3,7 +3,9 @@
  * three times: the DAG draws the loop as a box holding its body's nodes (each with the iteration
  * its status is from), and the task table lists every iteration's body tasks under the loop's
  * own task, one head row per iteration; the retry form offers the loop, not its body's nodes.
- * The API's Mermaid picture of the same run draws the body as a subgraph.
+ * The API's Mermaid picture of the same run draws the body as a subgraph. A loop that runs out of
+ * iterations is drawn FAILED at `iteration 2 of 2` with its outgoing edge skipped, and a version's
+ * page draws the box with its bound only.
  *
  * The selectors are the run page's contract: the DAG's `[data-node-id][data-status]` (a body
  * node's `data-loop` and `data-loop-iteration`), `.dag-loop`, `.dag-edge[data-from][data-to]`,
@@ -50,6 +52,18 @@ describe('a DO_WHILE loop in the browser', () => {
         { from: 'start', to: 'poll' },
         { from: 'poll', to: 'report' },
       ],
+    });
+    // A loop whose condition never turns false: it fails after its second round, report is skipped.
+    await publish(admin, 'endless', {
+      nodes: [
+        {
+          node_id: 'spin',
+          type: 'DO_WHILE',
+          spec: { body: { nodes: [jsNode('turn', 'return {again: true};')], edges: [] }, condition: '{{ tasks.turn.output.again }}', max_iterations: 2 },
+        },
+        jsNode('after', 'return {};'),
+      ],
+      edges: [{ from: 'spin', to: 'after' }],
     });
   });
 
@@ -103,5 +117,26 @@ describe('a DO_WHILE loop in the browser', () => {
     await check.click();
     await page.getByText('check is in the body of the loop poll: retry from poll').waitFor({ timeout: WAIT_MS });
     expect(await page.locator('.run-actions select option').allInnerTexts()).not.toContain('check');
+  });
+
+  suite.test("shows a loop that ran out of iterations failed, and a version's loop with its bound only", async ({ page }) => {
+    const runId = await start(admin, 'endless');
+    const run = await waitRun(admin, runId, undefined, WAIT_MS, FIELDS);
+    expect([run.status, run.error]).toEqual(['FAILED', 'node spin failed: DO_WHILE spin reached max_iterations 2 with its condition still true']);
+
+    await signIn(page, adminKey, `/runs/${runId}`);
+    const loop = page.locator('.dag-loop[data-node-id="spin"][data-status="FAILED"]');
+    await loop.waitFor({ timeout: WAIT_MS });
+    expect(await loop.getAttribute('aria-label')).toBe('spin, DO_WHILE, do while · max 2, FAILED, iteration 2 of 2');
+    await page.locator('[data-node-id="turn"][data-loop="spin"][data-loop-iteration="1"][data-status="COMPLETED"]').waitFor({ timeout: WAIT_MS });
+    await page.locator('.dag-edge[data-from="spin"][data-to="after"][data-state="SKIPPED"]').waitFor({ state: 'attached', timeout: WAIT_MS });
+    expect(await page.locator('tr[data-task-node="spin"] th').innerText()).toContain('iteration 2 of 2');
+
+    // The version's graph: the same box, its bound, no status nor iteration.
+    await page.goto('/workflows/endless?version=1');
+    const plan = page.locator('.dag-loop[data-node-id="spin"][data-status="UNREACHED"]');
+    await plan.waitFor({ timeout: WAIT_MS });
+    expect(await plan.getAttribute('aria-label')).toBe('spin, DO_WHILE, do while · max 2');
+    expect(await page.locator('[data-node-id="turn"]').getAttribute('aria-label')).toBe('turn, CODE, in loop spin');
   });
 });
