@@ -112,6 +112,8 @@ describe('a DO_WHILE loop in the browser', () => {
     expect(await page.locator('tr[data-task-node="poll"] th').innerText()).toContain('iteration 3 of 5');
     expect(await page.locator('tr[data-task-node="check"][data-loop-iteration="1"] th').innerText()).toContain('iteration 2');
     expect(await page.locator('tr.loop-iteration[data-loop-iteration="1"]').innerText()).toContain('poll · iteration 2 (2 tasks)');
+    // Each iteration's check has its own logs panel, named with its iteration.
+    expect(await page.locator('details[data-task-logs="check"][data-loop-iteration="1"] summary').innerText()).toContain('check, iteration 2');
 
     // A body node chosen on the graph is no node to retry from: the form names its loop instead.
     await check.click();
