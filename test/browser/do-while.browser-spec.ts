@@ -115,6 +115,10 @@ describe('a DO_WHILE loop in the browser', () => {
     // Each iteration's check has its own logs panel, named with its iteration.
     expect(await page.locator('details[data-task-logs="check"][data-loop-iteration="1"] summary').innerText()).toContain('check, iteration 2');
 
+    // The history says which iteration each body report was for.
+    const reports = await page.locator('li[data-event-type="NodeCompleted"] .event-line').allInnerTexts();
+    expect(reports.filter((r) => r.includes('node check')).map((r) => /iteration \d/.exec(r)?.[0])).toEqual(['iteration 1', 'iteration 2', 'iteration 3']);
+
     // A body node chosen on the graph is no node to retry from: the form names its loop instead.
     await check.click();
     await page.getByText('check is in the body of the loop poll: retry from poll').waitFor({ timeout: WAIT_MS });

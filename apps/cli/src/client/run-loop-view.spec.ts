@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { definitionAttemptLimits } from './attempts.js';
 import { inLoopOrder, taskName } from './loop-tasks.js';
 import { runStatusTable, runStatusView, type RunStatusRun } from './run-view.js';
+import { historyTable, type HistoryEvent } from './run-history.js';
 import { printChanges, type TaskRow } from './run-watch.js';
 
 /** A task as `run-status` reads it, COMPLETED at its first attempt unless `over` says otherwise. */
@@ -115,5 +116,18 @@ describe('the tasks of a DO_WHILE loop in the CLI', () => {
       ],
     };
     expect((await definitionAttemptLimits(def)).get('check')).toBe(4);
+  });
+});
+
+describe('the history of a DO_WHILE loop in the CLI', () => {
+  it("names a body node's report with the iteration its payload says, counted from 1", () => {
+    const at = '2030-01-01T00:00:00.000Z';
+    const event = (seq: number, nodeId: string, payload: Record<string, unknown>) =>
+      ({ seq, type: 'NodeCompleted', at, nodeId, attempt: 0, payload, actions: [], ignored: null, error: null }) as HistoryEvent;
+    const rows = historyTable([event(1, 'check', { loopIteration: 1 }), event(2, 'fan', { iteration: 3, loopIteration: 0 }), event(3, 'start', {})], undefined)
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(/\s{2,}/)[3]);
+    expect(rows).toEqual(['check (iteration 2)', 'fan[3] (iteration 1)', 'start']);
   });
 });
