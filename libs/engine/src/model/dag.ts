@@ -145,13 +145,15 @@ export class WorkflowDag {
   /**
    * The workflow entry node: the node `hint` if given, else the first node
    * in spec order without incoming edges.
-   * @throws Error when `hint` names no node or the `finally` step, or no node lacks incoming edges.
+   * @throws Error when `hint` names no node, the `finally` step or a DO_WHILE body node, or no node lacks incoming edges.
    */
   startNode(hint?: string): WorkflowNode {
     if (hint) {
       const n = this.byId.get(hint);
       if (!n) throw new Error(`start node ${hint} not found in workflow definition`);
       if (this.isFinally(hint)) throw new Error(`start node ${hint} is the finally step: a run cannot start there`);
+      const loop = this.loops.get(hint);
+      if (loop !== undefined) throw new Error(`start node ${hint} is in the body of DO_WHILE ${loop}: start at ${loop} instead`);
       return n;
     }
     if (this.entry) return this.entry;

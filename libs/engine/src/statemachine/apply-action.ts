@@ -46,6 +46,22 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
     // Readiness progress read settled sources only: a settled node that changes invalidates it.
     if (isSettled(status) && (n.status !== status || (branches !== undefined && n.branches !== branches))) forgetReadiness(ix);
   };
+  /** Forgets the states and cached outputs of nodes `ids` (a retry's reset, a loop's ended iteration). */
+  const drop = (ids: readonly string[]): void => {
+    forgetReadiness(ix);
+    for (const id of ids) {
+      const old = run.nodes.get(id);
+      if (old) {
+        if (counts) count(counts, old, -1);
+        journal?.deletingNode();
+        run.nodes.delete(id);
+      }
+      if (run.context.tasks.has(id)) {
+        journal?.deletingOutput();
+        run.context.tasks.delete(id);
+      }
+    }
+  };
   switch (a.type) {
     case 'CreateTask':
       put(a.node.node_id, {
@@ -59,19 +75,7 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
       });
       return;
     case 'NextLoopIteration': {
-      forgetReadiness(ix);
-      for (const id of a.bodyNodeIds) {
-        const old = run.nodes.get(id);
-        if (old) {
-          if (counts) count(counts, old, -1);
-          journal?.deletingNode();
-          run.nodes.delete(id);
-        }
-        if (run.context.tasks.has(id)) {
-          journal?.deletingOutput();
-          run.context.tasks.delete(id);
-        }
-      }
+      drop(a.bodyNodeIds);
       const n = run.nodes.get(a.nodeId);
       if (n)
         change(a.nodeId, n, (x) => {
@@ -198,19 +202,7 @@ export function applyAction(run: RunSnapshot, a: Action, journal?: Journal): voi
       return;
     }
     case 'ReopenRun':
-      forgetReadiness(ix);
-      for (const id of a.resetNodes) {
-        const old = run.nodes.get(id);
-        if (old) {
-          if (counts) count(counts, old, -1);
-          journal?.deletingNode();
-          run.nodes.delete(id);
-        }
-        if (run.context.tasks.has(id)) {
-          journal?.deletingOutput();
-          run.context.tasks.delete(id);
-        }
-      }
+      drop(a.resetNodes);
       run.context.input = a.input;
       run.context.config = a.config;
       run.version = a.version;

@@ -61,4 +61,10 @@ describe('a DO_WHILE loop at its edges', () => {
     tr = await h.completeIteration('each', 1, 'd');
     expect(finished(tr)).toMatchObject({ status: RunStatus.Succeeded, output: { l: { each: ['c', 'd'] } } });
   });
+  it('refuses to start a run inside a body', async () => {
+    const h = new Harness([task('a'), loop('l', [task('b')], [], '{{false}}', 2)], [edge('a', 'l')]);
+    await expect(h.start('b')).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'start node b is in the body of DO_WHILE l: start at l instead' });
+    const tr = await h.start('l');
+    expect(dispatched(tr)).toEqual(['b']);
+  });
 });

@@ -12,9 +12,8 @@
  * then goes on from the loop as from any node that completed or failed.
  */
 import { isLoop, loopSpec, maxIterationsReason } from '../model/do-while.js';
-import { isSensitive, REDACTED } from '../model/payload-hygiene.js';
 import type { WorkflowNode } from '../model/workflow-definition.js';
-import { TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
+import { TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { evalCondition, isHandledFailure } from './branches.js';
 import { completed, failed, type NodeOutcome } from './node-kinds/outcome.js';
 import { propagate, routeOutcome, startBody } from './routing.js';
@@ -131,22 +130,5 @@ async function iterationOutput(s: Step, loop: WorkflowNode): Promise<JsonValue> 
     await s.ensureOutputs(loop);
     return s.deps.templates.resolve(template, s.templateContext(), s.now);
   }
-  const sinks = s.dag
-    .bodySinks(loop.node_id)
-    .map((n) => n.node_id)
-    .filter((id) => {
-      const n = s.run.nodes.get(id);
-      return n !== undefined && isTaskCompleted(n.status);
-    });
-  await s.ensureLoaded(sinks);
-  const out: Record<string, JsonValue> = {};
-  for (const id of sinks) {
-    Object.defineProperty(out, id, {
-      value: isSensitive(s.dag.getNode(id)) ? REDACTED : (s.run.context.tasks.get(id)?.output ?? null),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return out;
+  return s.completedOutputs(s.dag.bodySinks(loop.node_id));
 }

@@ -5,9 +5,9 @@
  * activate and settle.
  */
 import type { WorkflowDag } from '../model/dag.js';
-import { isSensitive, REDACTED, trimOutput } from '../model/payload-hygiene.js';
+import { trimOutput } from '../model/payload-hygiene.js';
 import { retryDelayMs, type WorkflowNode } from '../model/workflow-definition.js';
-import { NodeType, RunStatus, TaskStatus, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
+import { NodeType, RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { hasActiveNode, liveCounts } from './apply-action.js';
 import type { Deps, Transition } from './deps.js';
 import { MachineError } from './errors.js';
@@ -449,7 +449,7 @@ function unsuccessfulNodes(s: Step): UnsuccessfulNode[] {
 /**
  * The run output: the definition's `output` template resolved against the run context, or by
  * default an object of the completed sink nodes' outputs keyed by node id (a `sensitive` sink's
- * shown as {@link REDACTED}). Loads only the outputs it reads.
+ * shown as redacted: `Step.completedOutputs`). Loads only the outputs it reads.
  */
 async function runOutput(s: Step): Promise<JsonValue> {
   const template = s.dag.definition.output;
@@ -457,23 +457,5 @@ async function runOutput(s: Step): Promise<JsonValue> {
     await s.ensureLoaded(s.dag.outputRefs());
     return s.deps.templates.resolve(template, s.templateContext(), s.now);
   }
-  const sinks = s.dag
-    .sinkNodes()
-    .map((n) => n.node_id)
-    .filter((id) => {
-      const st = s.run.nodes.get(id);
-      return st !== undefined && isTaskCompleted(st.status);
-    });
-  await s.ensureLoaded(sinks);
-  const out: Record<string, JsonValue> = {};
-  for (const id of sinks) {
-    Object.defineProperty(out, id, {
-      // A sensitive sink stays out of the default run output (an `output:` template may still name it).
-      value: isSensitive(s.dag.getNode(id)) ? REDACTED : (s.run.context.tasks.get(id)?.output ?? null),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return out;
+  return s.completedOutputs(s.dag.sinkNodes());
 }

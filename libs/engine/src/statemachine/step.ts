@@ -3,6 +3,7 @@
  * reading, the signals consumed) and the helpers every handler shares. Not exported from the package.
  */
 import type { WorkflowDag } from '../model/dag.js';
+import { isSensitive, REDACTED } from '../model/payload-hygiene.js';
 import type { WorkflowNode } from '../model/workflow-definition.js';
 import { RunStatus, TaskStatus, isRunTerminal, isTaskCompleted, type JsonValue } from '../model/workflow-types.js';
 import type { Action } from './actions.js';
@@ -136,6 +137,33 @@ export class Step {
       throw storeError(err);
     }
     for (const id of missing) this.setOutput(id, outputs.get(id) ?? null);
+  }
+
+  /**
+   * An object of the outputs of those of `nodes` that completed, keyed by node id, in the order
+   * given (a default run or loop iteration output): a `sensitive` node's replaced by
+   * {@link REDACTED} (a template may still name it). Loads the outputs it reads.
+   * @throws StoreError when the Store rejects.
+   */
+  async completedOutputs(nodes: readonly WorkflowNode[]): Promise<Record<string, JsonValue>> {
+    const ids = nodes
+      .map((n) => n.node_id)
+      .filter((id) => {
+        const st = this.run.nodes.get(id);
+        return st !== undefined && isTaskCompleted(st.status);
+      });
+    await this.ensureLoaded(ids);
+    const out: Record<string, JsonValue> = {};
+    for (const id of ids) {
+      // defineProperty: a node id such as __proto__ is a key like any other.
+      Object.defineProperty(out, id, {
+        value: isSensitive(this.dag.getNode(id)) ? REDACTED : (this.run.context.tasks.get(id)?.output ?? null),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
   }
 
   /** Loads the outputs `node`'s templates may read (its static task refs, or everything). */
