@@ -72,3 +72,37 @@ export function inLoopOrder<T extends LoopTaskFields>(tasks: readonly T[], loopO
   }
   return out;
 }
+
+/** How many of a loop's latest iterations `run-status` lists the body tasks of. */
+export const LOOP_ITERATIONS_SHOWN = 3;
+
+/** Where a loop's earlier iterations were left out: their body tasks' count and 0-based iteration range. */
+export interface HiddenIterations {
+  hidden: number;
+  from: number;
+  to: number;
+}
+
+/**
+ * `tasks` (in {@link inLoopOrder}) with each loop's body tasks kept for its last `shown`
+ * iterations only: the body tasks right after a DO_WHILE node's task are its body's, and those
+ * of earlier iterations are replaced by one {@link HiddenIterations} before the rest.
+ */
+export function recentIterations<T extends LoopTaskFields>(tasks: readonly T[], shown: number = LOOP_ITERATIONS_SHOWN): (T | HiddenIterations)[] {
+  const out: (T | HiddenIterations)[] = [];
+  for (let i = 0; i < tasks.length;) {
+    const t = tasks[i]!;
+    out.push(t);
+    i++;
+    if (t.nodeType !== 'DO_WHILE') continue;
+    let end = i;
+    while (end < tasks.length && isBodyTask(tasks[end]!)) end++;
+    const body = tasks.slice(i, end);
+    const cutoff = Math.max(...body.map((b) => b.loopIteration!)) - shown + 1;
+    const hidden = body.filter((b) => b.loopIteration! < cutoff);
+    if (hidden.length) out.push({ hidden: hidden.length, from: Math.min(...hidden.map((b) => b.loopIteration!)), to: cutoff - 1 });
+    out.push(...body.filter((b) => b.loopIteration! >= cutoff));
+    i = end;
+  }
+  return out;
+}

@@ -77,6 +77,25 @@ describe('the tasks of a DO_WHILE loop in the CLI', () => {
     expect((view.tasks as { nodeId: string; loopIteration: number }[]).map((t) => `${t.nodeId}:${t.loopIteration}`)).toContain('check:2');
   });
 
+  it("lists the body tasks of a loop's last 3 iterations, and says which earlier ones it left out", () => {
+    const rounds = [0, 1, 2, 3, 4].flatMap((i) => [
+      task({ nodeId: 'check', loopIteration: i }),
+      task({ nodeId: 'wait_a_bit', nodeType: 'WAIT', loopIteration: i }),
+    ]);
+    const lines = statusTable([task({ nodeId: 'poll', nodeType: 'DO_WHILE', loopIteration: 4 }), ...rounds]);
+    const rows = lines.slice(lines.findIndex((l) => l.startsWith('NODE')) + 1).filter(Boolean);
+    expect(rows.map((r) => r.replace(/ COMPLETED .*$/, ''))).toEqual([
+      'poll',
+      '… iterations 1 to 2 not shown (4 tasks; -o json lists every task)',
+      'check (iteration 3)',
+      'wait_a_bit (iteration 3)',
+      'check (iteration 4)',
+      'wait_a_bit (iteration 4)',
+      'check (iteration 5)',
+      'wait_a_bit (iteration 5)',
+    ]);
+  });
+
   it("counts a for_each body node's iterations per loop iteration", () => {
     const tasks = [
       task({ nodeId: 'fan', loopIteration: 0 }),

@@ -13,7 +13,7 @@ import type {
 import { labelsText } from './label-arguments.js';
 import { cell, clip, fields, table, took, when } from './output.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
-import { countsKey, inLoopOrder, isBodyTask, loopNote, taskName } from './loop-tasks.js';
+import { countsKey, inLoopOrder, isBodyTask, loopNote, recentIterations, taskName } from './loop-tasks.js';
 import { iterationSummaries, type TaskRow } from './run-watch.js';
 import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
@@ -142,8 +142,9 @@ function detail(t: any): string {
  * The table form of {@link runStatusView}: the run's fields (a run not ended says how long it
  * has been running, or queued; a PAUSED one since when and why), then one row per node (status, attempt 1-based with the node's
  * limit from `limits`, iteration counts, the awaited signal or the error; `-` for a task that
- * does not execute; a DO_WHILE node's ITERATIONS says `iteration 3`, and each of its body's tasks,
- * one per iteration, is named `  check (iteration 2)`), each for_each node followed by its held iterations (`  node[i]`, why each
+ * does not execute; a DO_WHILE node's ITERATIONS says `iteration 3`, and its body's tasks of its
+ * last LOOP_ITERATIONS_SHOWN iterations follow, named `  check (iteration 2)`, after a row saying
+ * which earlier iterations were left out), each for_each node followed by its held iterations (`  node[i]`, why each
  * waits; the first {@link HELD_SHOWN}, then `… and N more held`), then the failed iterations and
  * the child runs. `now` (ms since the epoch) dates a run still going.
  */
@@ -169,7 +170,11 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
   if (view.error) head.push(['error', clip(cell(view.error), SHOWN_CHARS)]);
   if (view.status === 'SUCCEEDED') head.push(['output', clip(cell(view.output), SHOWN_CHARS)]);
   if (view.parent) head.push(['parent', `${view.parent.id} (${cell(view.parent.workflowId)}, ${cell(view.parent.status)}), depth ${view.depth}`]);
-  const rows = (view.tasks as any[]).flatMap((t) => {
+  const rows = recentIterations(view.tasks as any[]).flatMap((t) => {
+    if ('hidden' in t) {
+      const span = t.from === t.to ? `iteration ${t.from + 1}` : `iterations ${t.from + 1} to ${t.to + 1}`;
+      return [['  …', '', '', '', `${span} not shown (${t.hidden} ${t.hidden === 1 ? 'task' : 'tasks'}; -o json lists every task)`]];
+    }
     // A DO_WHILE body task is indented under its loop's row and named with its iteration.
     const name = isBodyTask(t) ? `  ${cell(taskName(t))}` : cell(t.nodeId);
     const row = [name, t.status, executes(t) ? taskAttemptLabel(t, limits) : '-', t.iterations ? cell(t.iterations) : loopNote(t), detail(t)];
