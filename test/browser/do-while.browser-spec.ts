@@ -1,8 +1,8 @@
 /**
  * A DO_WHILE loop on the console's run page in a real Chromium, after a run that went round
- * three times: the DAG draws the loop as a box holding its body's nodes (each with the iteration
- * its status is from), and the task table lists every iteration's body tasks under the loop's
- * own task, one head row per iteration; the retry form offers the loop, not its body's nodes.
+ * four times: the DAG draws the loop as a box holding its body's nodes (each with the iteration
+ * its status is from), and the task table lists the body tasks of the last three iterations under
+ * the loop's own task, one head row per iteration, and the first on asking; the retry form offers the loop, not its body's nodes.
  * The API's Mermaid picture of the same run draws the body as a subgraph. A loop that runs out of
  * iterations is drawn FAILED at `iteration 2 of 2` with its outgoing edge skipped, and a version's
  * page draws the box with its bound only.
@@ -26,7 +26,7 @@ describe('a DO_WHILE loop in the browser', () => {
 
   beforeAll(async () => {
     ({ client: admin, apiKey: adminKey } = await suite.e2e.tenant('browser-do-while'));
-    // check counts the iterations (n = iteration + 1); the loop goes on while n < 3: three rounds.
+    // check counts the iterations (n = iteration + 1); the loop goes on while n < 4: four rounds.
     await publish(admin, 'polling', {
       nodes: [
         jsNode('start', 'return {ok: true};'),
@@ -41,7 +41,7 @@ describe('a DO_WHILE loop in the browser', () => {
               ],
               edges: [{ from: 'check', to: 'tally' }],
             },
-            condition: '{{ tasks.check.output.n < 3 }}',
+            condition: '{{ tasks.check.output.n < 4 }}',
             max_iterations: 5,
             output: '{{ tasks.check.output }}',
           },
@@ -72,19 +72,19 @@ describe('a DO_WHILE loop in the browser', () => {
     const run = await waitRun(admin, runId, undefined, WAIT_MS, FIELDS);
     expect([run.status, run.error]).toEqual(['SUCCEEDED', null]);
     const looped = (run.tasks as { nodeId: string; loopIteration: number | null }[]).filter((t) => t.loopIteration !== null);
-    expect(looped.filter((t) => t.nodeId === 'check').map((t) => t.loopIteration)).toEqual([0, 1, 2]);
+    expect(looped.filter((t) => t.nodeId === 'check').map((t) => t.loopIteration)).toEqual([0, 1, 2, 3]);
 
     // The API's picture: the body inside a subgraph, each body node from its latest iteration.
     const mermaid = ((await getRun(admin, runId, 'mermaid')) as { mermaid: string }).mermaid.split('\n');
-    expect(mermaid).toContain('  subgraph n1["poll<br/>do while · iteration 3 of 5<br/>COMPLETED"]');
-    expect(mermaid).toContain('    n2["check<br/>CODE<br/>COMPLETED · iteration 3"]:::completed');
+    expect(mermaid).toContain('  subgraph n1["poll<br/>do while · iteration 4 of 5<br/>COMPLETED"]');
+    expect(mermaid).toContain('    n2["check<br/>CODE<br/>COMPLETED · iteration 4"]:::completed');
     expect(mermaid).toContain('  n1 ==> n4');
 
     await signIn(page, adminKey, `/runs/${runId}`);
     const loop = page.locator('.dag-loop[data-node-id="poll"][data-status="COMPLETED"]');
     await loop.waitFor({ timeout: WAIT_MS });
-    expect(await loop.getAttribute('aria-label')).toBe('poll, DO_WHILE, do while · max 5, COMPLETED, iteration 3 of 5');
-    const check = page.locator('[data-node-id="check"][data-loop="poll"][data-loop-iteration="2"][data-status="COMPLETED"]');
+    expect(await loop.getAttribute('aria-label')).toBe('poll, DO_WHILE, do while · max 5, COMPLETED, iteration 4 of 5');
+    const check = page.locator('[data-node-id="check"][data-loop="poll"][data-loop-iteration="3"][data-status="COMPLETED"]');
     await check.waitFor({ timeout: WAIT_MS });
     // The body's nodes sit inside the loop's box, below its header; the outer nodes outside it.
     const box = (await loop.locator('.dag-box').boundingBox())!;
@@ -98,18 +98,26 @@ describe('a DO_WHILE loop in the browser', () => {
     await page.locator('.dag-edge[data-from="start"][data-to="poll"][data-state="TAKEN"]').waitFor({ state: 'attached', timeout: WAIT_MS });
     await page.locator('.dag-edge[data-from="check"][data-to="tally"][data-state="TAKEN"]').waitFor({ state: 'attached', timeout: WAIT_MS });
 
-    // The task table: the loop's row, then per iteration a head row and its body tasks, then report.
+    // The task table: the loop's row, then per iteration a head row and its body tasks (the last
+    // three; a button stands in for the earlier ones), then report.
     const rows = page.locator('.task-table tbody tr');
     await page.locator('tr.loop-iteration[data-loop="poll"]').nth(2).waitFor({ timeout: WAIT_MS });
-    const order = await rows.evaluateAll((trs) =>
-      trs.map((tr) =>
-        tr.classList.contains('loop-iteration')
-          ? `# ${tr.getAttribute('data-loop-iteration')}`
-          : `${tr.getAttribute('data-task-node')}${tr.hasAttribute('data-loop-iteration') ? `@${tr.getAttribute('data-loop-iteration')}` : ''}`,
-      ),
-    );
-    expect(order).toEqual(['start', 'poll@2', '# 0', 'check@0', 'tally@0', '# 1', 'check@1', 'tally@1', '# 2', 'check@2', 'tally@2', 'report']);
-    expect(await page.locator('tr[data-task-node="poll"] th').innerText()).toContain('iteration 3 of 5');
+    const order = () =>
+      rows.evaluateAll((trs) =>
+        trs.map((tr) =>
+          tr.classList.contains('loop-earlier')
+            ? '…'
+            : tr.classList.contains('loop-iteration')
+              ? `# ${tr.getAttribute('data-loop-iteration')}`
+              : `${tr.getAttribute('data-task-node')}${tr.hasAttribute('data-loop-iteration') ? `@${tr.getAttribute('data-loop-iteration')}` : ''}`,
+        ),
+      );
+    const recent = ['# 1', 'check@1', 'tally@1', '# 2', 'check@2', 'tally@2', '# 3', 'check@3', 'tally@3', 'report'];
+    expect(await order()).toEqual(['start', 'poll@3', '…', ...recent]);
+    await page.getByRole('button', { name: 'Show 1 earlier iteration of poll' }).click();
+    await page.locator('tr.loop-iteration[data-loop-iteration="0"]').waitFor({ timeout: WAIT_MS });
+    expect(await order()).toEqual(['start', 'poll@3', '# 0', 'check@0', 'tally@0', ...recent]);
+    expect(await page.locator('tr[data-task-node="poll"] th').innerText()).toContain('iteration 4 of 5');
     expect(await page.locator('tr[data-task-node="check"][data-loop-iteration="1"] th').innerText()).toContain('iteration 2');
     expect(await page.locator('tr.loop-iteration[data-loop-iteration="1"]').innerText()).toContain('poll · iteration 2 (2 tasks)');
     // Each iteration's check has its own logs panel, named with its iteration.
@@ -117,7 +125,12 @@ describe('a DO_WHILE loop in the browser', () => {
 
     // The history says which iteration each body report was for.
     const reports = await page.locator('li[data-event-type="NodeCompleted"] .event-line').allInnerTexts();
-    expect(reports.filter((r) => r.includes('node check')).map((r) => /iteration \d/.exec(r)?.[0])).toEqual(['iteration 1', 'iteration 2', 'iteration 3']);
+    expect(reports.filter((r) => r.includes('node check')).map((r) => /iteration \d/.exec(r)?.[0])).toEqual([
+      'iteration 1',
+      'iteration 2',
+      'iteration 3',
+      'iteration 4',
+    ]);
 
     // A body node chosen on the graph is no node to retry from: the form names its loop instead.
     await check.click();

@@ -1,7 +1,8 @@
 import { decisionText, loopIterationText, loopProgress } from '@weft/contract';
+import { useState } from 'react';
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { JsonField } from './JsonField.js';
-import { taskRows, type RunLoops } from './loops.js';
+import { recentIterations, taskRows, type RunLoops } from './loops.js';
 import { displayAttempt } from './model.js';
 import { splitTaskInput } from './task-input.js';
 import { waitReasonLabel } from './wait.js';
@@ -16,16 +17,18 @@ const NO_LOOPS: RunLoops = { loopOf: new Map(), maxIterations: new Map() };
  * `<tr data-task-node>`; the rows of the node selected on the graph are highlighted. A DO_WHILE
  * node's row says `iteration 3 of 5`; its body tasks follow it grouped by iteration, each group
  * under a `tr.loop-iteration` head (`data-loop`, `data-loop-iteration`) and each body task
- * tagged with its iteration (counted from 1; `data-loop-iteration` holds the API's 0-based one).
+ * tagged with its iteration (counted from 1; `data-loop-iteration` holds the API's 0-based one);
+ * a loop's last 3 iterations (ITERATIONS_SHOWN, loops.ts) are listed, a `tr.loop-earlier` button shows the rest.
  * Input and
  * output open from a one-line preview (a CODE node's program apart, collapsed), a long error
  * from its first words; a sensitive node's read "redacted". The table scrolls sideways in its
  * own box.
  */
 export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: string | null; sensitive: ReadonlySet<string> | undefined; loops?: RunLoops }) {
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   if (props.tasks.length === 0) return <p className="empty-state">No task yet: the run has not reached a node.</p>;
   const loops = props.loops ?? NO_LOOPS;
-  const rows = taskRows(props.tasks, loops);
+  const rows = recentIterations(taskRows(props.tasks, loops), expanded);
   return (
     <div className="table-wrap">
       <table className="task-table">
@@ -50,7 +53,16 @@ export function TaskTable(props: { tasks: readonly Task[]; selectedNodeId: strin
         </thead>
         <tbody>
           {rows.map((row) =>
-            row.kind === 'iteration' ? (
+            row.kind === 'earlier' ? (
+              <tr key={`${row.loop}#earlier`} className="loop-earlier" data-loop={row.loop}>
+                <td colSpan={TASK_COLUMNS}>
+                  <button type="button" className="quiet small" onClick={() => setExpanded(new Set([...expanded, row.loop]))}>
+                    Show {row.iterations} earlier {row.iterations === 1 ? 'iteration' : 'iterations'} of {row.loop}
+                  </button>{' '}
+                  <span className="muted">({row.tasks === 1 ? '1 task' : `${row.tasks} tasks`})</span>
+                </td>
+              </tr>
+            ) : row.kind === 'iteration' ? (
               <tr key={`${row.loop}#${row.iteration}`} className="loop-iteration" data-loop={row.loop} data-loop-iteration={row.iteration}>
                 <th scope="colgroup" colSpan={TASK_COLUMNS} className="mono">
                   {row.loop} · {loopIterationText(row.iteration)} <span className="muted">({row.tasks === 1 ? '1 task' : `${row.tasks} tasks`})</span>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { runLoops, taskRows, type LoopTask } from './loops.js';
+import { recentIterations, runLoops, taskRows, type LoopTask } from './loops.js';
 
 const graph = {
   nodes: [
@@ -14,8 +14,14 @@ const graph = {
 const t = (id: string, nodeId: string, loopIteration: number | null = null): LoopTask => ({ id, nodeId, loopIteration });
 
 /** What taskRows gives, in short: `id` for a task (`  id` inside a loop), `# loop i (n)` for an iteration's head. */
-const shape = (rows: ReturnType<typeof taskRows>) =>
-  rows.map((r) => (r.kind === 'iteration' ? `# ${r.loop} ${r.iteration} (${r.tasks})` : `${r.loop ? '  ' : ''}${r.task.id}`));
+const shape = (rows: ReturnType<typeof recentIterations>) =>
+  rows.map((r) =>
+    r.kind === 'earlier'
+      ? `… ${r.loop} ${r.iterations} (${r.tasks})`
+      : r.kind === 'iteration'
+        ? `# ${r.loop} ${r.iteration} (${r.tasks})`
+        : `${r.loop ? '  ' : ''}${r.task.id}`,
+  );
 
 describe('the task table of a run with a loop', () => {
   it('reads the loops and their bounds from the graph', () => {
@@ -46,5 +52,26 @@ describe('the task table of a run with a loop', () => {
   it("leaves body tasks in place while the loop's task or their iteration is unknown", () => {
     expect(shape(taskRows([t('3', 'check', 0), t('9', 'check')], runLoops(graph)))).toEqual(['  3', '  9']);
     expect(shape(taskRows([t('1', 'poll', 0), t('3', 'check', 0)], runLoops(null)))).toEqual(['1', '3']);
+  });
+
+  it("shows a loop's last 3 iterations, one row standing in for the earlier ones until the loop is expanded", () => {
+    const rounds = [0, 1, 2, 3, 4].flatMap((i) => [t(`c${i}`, 'check', i), t(`w${i}`, 'wait_a_bit', i)]);
+    const rows = taskRows([t('1', 'start'), t('2', 'poll', 4), ...rounds, t('9', 'report')], runLoops(graph));
+    expect(shape(recentIterations(rows, new Set()))).toEqual([
+      '1',
+      '2',
+      '… poll 2 (4)',
+      '# poll 2 (2)',
+      '  c2',
+      '  w2',
+      '# poll 3 (2)',
+      '  c3',
+      '  w3',
+      '# poll 4 (2)',
+      '  c4',
+      '  w4',
+      '9',
+    ]);
+    expect(shape(recentIterations(rows, new Set(['poll'])))).toEqual(shape(rows));
   });
 });

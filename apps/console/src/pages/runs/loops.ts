@@ -73,3 +73,52 @@ export function taskRows<T extends LoopTask>(tasks: readonly T[], loops: RunLoop
   }
   return rows;
 }
+
+/** How many of a loop's latest iterations the task table shows until the earlier ones are asked for. */
+export const ITERATIONS_SHOWN = 3;
+
+/** The row standing in for a loop's earlier iterations: how many, with how many tasks. */
+export interface EarlierIterationsRow {
+  kind: 'earlier';
+  loop: string;
+  iterations: number;
+  tasks: number;
+}
+
+/**
+ * `rows` ({@link taskRows}) with each loop's iterations before its last `shown` left out, unless
+ * the loop is in `expanded`: one `earlier` row stands in for them, right before the first
+ * iteration shown.
+ */
+export function recentIterations<T extends LoopTask>(
+  rows: readonly TaskTableRow<T>[],
+  expanded: ReadonlySet<string>,
+  shown: number = ITERATIONS_SHOWN,
+): (TaskTableRow<T> | EarlierIterationsRow)[] {
+  const last = new Map<string, number>();
+  for (const r of rows) if (r.kind === 'iteration') last.set(r.loop, Math.max(last.get(r.loop) ?? 0, r.iteration));
+  const hidden = (loop: string, iteration: number) => !expanded.has(loop) && iteration <= last.get(loop)! - shown;
+  const out: (TaskTableRow<T> | EarlierIterationsRow)[] = [];
+  const earlier = new Map<string, EarlierIterationsRow>();
+  let current: { loop: string; hidden: boolean } | null = null;
+  for (const r of rows) {
+    if (r.kind === 'iteration') {
+      current = { loop: r.loop, hidden: hidden(r.loop, r.iteration) };
+      if (!current.hidden) {
+        out.push(r);
+        continue;
+      }
+      let row = earlier.get(r.loop);
+      if (!row) {
+        earlier.set(r.loop, (row = { kind: 'earlier', loop: r.loop, iterations: 0, tasks: 0 }));
+        out.push(row);
+      }
+      row.iterations++;
+      row.tasks += r.tasks;
+      continue;
+    }
+    if (r.loop === null || current?.loop !== r.loop) current = null;
+    if (!current?.hidden) out.push(r);
+  }
+  return out;
+}
