@@ -1,2 +1,3 @@
 export * from './limits.js';
 export * from './switch-decision.js';
+export * from './loop-iteration.js';

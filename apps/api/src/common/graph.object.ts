@@ -25,7 +25,7 @@ export class GraphNodeObject {
   @Field(() => String, { description: 'The node_id.' })
   id: string;
 
-  @Field(() => String, { description: 'HTTP, CODE, SWITCH, FORK, JOIN, WAIT, WAIT_FOR_EVENT or SUBWORKFLOW.' })
+  @Field(() => String, { description: 'HTTP, CODE, SWITCH, FORK, JOIN, WAIT, WAIT_FOR_EVENT, SUBWORKFLOW or DO_WHILE.' })
   type: string;
 
   @Field(() => TaskStatusEnum, {
@@ -48,6 +48,22 @@ export class GraphNodeObject {
     description: "A SUBWORKFLOW node's child workflow (`payments`, or `payments@2` with a version) when its spec names it without a template.",
   })
   childWorkflow: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: "For a node of a DO_WHILE node's body: the DO_WHILE node's id (body nodes follow their loop in `nodes`); null for a top-level node.",
+  })
+  loop: string | null;
+
+  @Field(() => Int, { nullable: true, description: "For a DO_WHILE node: its max_iterations; null for other nodes (or one that isn't an integer)." })
+  maxIterations: number | null;
+
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      "In a run, 0-based: for a reached DO_WHILE body node, the loop iteration its status comes from (its latest); for a reached DO_WHILE node, the iteration running or last run. Null otherwise, and always on a version's graph.",
+  })
+  loopIteration: number | null;
 }
 
 @ObjectType('GraphEdge', { description: 'An edge of the DAG, with whether a run went along it.' })

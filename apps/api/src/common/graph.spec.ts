@@ -103,7 +103,17 @@ describe('toDag', () => {
       finally: { node_id: 'cleanup', type: 'CODE' },
     };
     const open = toDag(def);
-    expect(open.nodes.at(-1)).toEqual({ id: 'cleanup', type: 'CODE', status: null, forEach: false, iterations: null, childWorkflow: null });
+    expect(open.nodes.at(-1)).toEqual({
+      id: 'cleanup',
+      type: 'CODE',
+      status: null,
+      forEach: false,
+      iterations: null,
+      childWorkflow: null,
+      loop: null,
+      maxIterations: null,
+      loopIteration: null,
+    });
     expect(open.edges.slice(2)).toEqual([
       { from: 'b', to: 'cleanup', label: 'finally', onError: false, state: 'OPEN' },
       { from: 'c', to: 'cleanup', label: 'finally', onError: false, state: 'OPEN' },
@@ -111,5 +121,64 @@ describe('toDag', () => {
     const run = toDag(def, new Map([['cleanup', { status: 'COMPLETED' }]]));
     expect(run.nodes.at(-1)?.status).toBe('COMPLETED');
     expect(run.edges.slice(2).map((e) => e.state)).toEqual(['TAKEN', 'TAKEN']);
+  });
+});
+
+describe('toDag of a DO_WHILE loop', () => {
+  const def: MermaidGraph = {
+    nodes: [
+      { node_id: 'start', type: 'HTTP' },
+      {
+        node_id: 'poll',
+        type: 'DO_WHILE',
+        spec: {
+          body: {
+            nodes: [
+              { node_id: 'check', type: 'HTTP' },
+              { node_id: 'wait_a_bit', type: 'WAIT' },
+            ],
+            edges: [{ from: 'check', to: 'wait_a_bit' }],
+          },
+          condition: "{{ tasks.check.output.status != 'done' }}",
+          max_iterations: 5,
+        },
+      },
+      { node_id: 'report', type: 'CODE' },
+    ],
+    edges: [
+      { from: 'start', to: 'poll' },
+      { from: 'poll', to: 'report' },
+    ],
+  };
+
+  it('lists the body nodes after their loop, naming it, and the body edges after the outer ones', () => {
+    const dag = toDag(def);
+    expect(dag.nodes.map((n) => [n.id, n.type, n.loop, n.maxIterations, n.loopIteration])).toEqual([
+      ['start', 'HTTP', null, null, null],
+      ['poll', 'DO_WHILE', null, 5, null],
+      ['check', 'HTTP', 'poll', null, null],
+      ['wait_a_bit', 'WAIT', 'poll', null, null],
+      ['report', 'CODE', null, null, null],
+    ]);
+    expect(dag.edges.map((e) => `${e.from}->${e.to}:${e.state}`)).toEqual(['start->poll:OPEN', 'poll->report:OPEN', 'check->wait_a_bit:OPEN']);
+  });
+
+  it("gives the loop's running iteration, and each body node the status and iteration of its latest task", () => {
+    const dag = toDag(
+      def,
+      mermaidTasks([
+        { nodeId: 'start', status: 'COMPLETED' },
+        { nodeId: 'poll', status: 'RUNNING', loopIteration: 1 },
+        { nodeId: 'check', status: 'COMPLETED', loopIteration: 0 },
+        { nodeId: 'wait_a_bit', status: 'COMPLETED', loopIteration: 0 },
+        { nodeId: 'check', status: 'COMPLETED', loopIteration: 1 },
+        { nodeId: 'wait_a_bit', status: 'WAITING', loopIteration: 1 },
+      ]),
+    );
+    const node = (id: string) => dag.nodes.find((n) => n.id === id)!;
+    expect([node('poll').status, node('poll').loopIteration]).toEqual(['RUNNING', 1]);
+    expect([node('wait_a_bit').status, node('wait_a_bit').loopIteration]).toEqual(['WAITING', 1]);
+    expect(node('report').loopIteration).toBeNull();
+    expect(dag.edges.map((e) => `${e.from}->${e.to}:${e.state}`)).toEqual(['start->poll:TAKEN', 'poll->report:OPEN', 'check->wait_a_bit:TAKEN']);
   });
 });

@@ -162,3 +162,101 @@ describe('the picture of a finally step', () => {
     expect(toMermaid(graph)).not.toContain('finally');
   });
 });
+
+/** A poll: a DO_WHILE runs check then wait_a_bit until the check says done, at most 5 times. */
+const polling: MermaidGraph = {
+  nodes: [
+    { node_id: 'start', type: 'HTTP' },
+    {
+      node_id: 'poll',
+      type: 'DO_WHILE',
+      spec: {
+        body: {
+          nodes: [
+            { node_id: 'check', type: 'HTTP', spec: { url: 'https://jobs.example.com/1' } },
+            { node_id: 'wait_a_bit', type: 'WAIT', spec: { duration: '1s' } },
+          ],
+          edges: [{ from: 'check', to: 'wait_a_bit' }],
+        },
+        condition: "{{ tasks.check.output.status != 'done' }}",
+        max_iterations: 5,
+      },
+    },
+    { node_id: 'report', type: 'CODE' },
+  ],
+  edges: [
+    { from: 'start', to: 'poll' },
+    { from: 'poll', to: 'report' },
+  ],
+};
+
+/** The rows of a poll in its third iteration (0-based 2): check done there, wait_a_bit not created yet. */
+const thirdIteration: MermaidTaskRow[] = [
+  { nodeId: 'start', status: 'COMPLETED' },
+  { nodeId: 'poll', status: 'RUNNING', loopIteration: 2 },
+  { nodeId: 'check', status: 'FAILED', loopIteration: 0 },
+  { nodeId: 'wait_a_bit', status: 'COMPLETED', loopIteration: 0 },
+  // Rows of one node in any order: the latest iteration wins, not the last row.
+  { nodeId: 'check', status: 'COMPLETED', loopIteration: 2 },
+  { nodeId: 'check', status: 'FAILED', loopIteration: 1 },
+  { nodeId: 'wait_a_bit', status: 'COMPLETED', loopIteration: 1 },
+];
+
+describe('the picture of a DO_WHILE loop', () => {
+  it('draws the body as a subgraph titled with the bound, the outer edges joining the subgraph', () => {
+    expect(toMermaid(polling)).toBe(
+      [
+        'flowchart TD',
+        '  n0["start<br/>HTTP"]',
+        '  subgraph n1["poll<br/>do while · max 5"]',
+        '    n2["check<br/>HTTP"]',
+        '    n3["wait_a_bit<br/>WAIT"]',
+        '    n2 --> n3',
+        '  end',
+        '  n4["report<br/>CODE"]',
+        '  n0 --> n1',
+        '  n1 --> n4',
+      ].join('\n'),
+    );
+  });
+
+  it("colours each body node by its latest iteration's task and names that iteration, counted from 1", () => {
+    const run = mermaidTasks(thirdIteration);
+    expect(run.get('check')).toEqual({ status: 'COMPLETED', branches: null, loopIteration: 2 });
+    const lines = toMermaid(polling, run).split('\n');
+    expect(lines).toContain('  subgraph n1["poll<br/>do while · iteration 3 of 5<br/>RUNNING"]');
+    expect(lines).toContain('    n2["check<br/>HTTP<br/>COMPLETED · iteration 3"]:::completed');
+    expect(lines).toContain('    n3["wait_a_bit<br/>WAIT<br/>COMPLETED · iteration 2"]:::completed');
+    expect(lines).toContain('  style n1 fill:#bbdefb,stroke:#1976d2');
+    expect(lines).toContain('  n0 ==> n1');
+    expect(lines).toContain('  n1 --> n4');
+    // wait_a_bit is only known from iteration 2: the edge of iteration 3 is not decided yet.
+    expect(lines).toContain('    n2 --> n3');
+    const on = mermaidTasks([...thirdIteration, { nodeId: 'wait_a_bit', status: 'WAITING', loopIteration: 2 }]);
+    expect(toMermaid(polling, on).split('\n')).toContain('    n2 ==> n3');
+  });
+
+  it('numbers the links in the order written, body edges first, so a failed loop greys its outgoing edge', () => {
+    const run = mermaidTasks([...thirdIteration, { nodeId: 'poll', status: 'FAILED', loopIteration: 4 }, { nodeId: 'report', status: 'SKIPPED' }]);
+    const lines = toMermaid(polling, run).split('\n');
+    expect(lines).toContain('  n1 -.-> n4');
+    expect(lines).toContain('  linkStyle 2 stroke:#bdbdbd,color:#9e9e9e');
+    expect(lines).toContain('  subgraph n1["poll<br/>do while · iteration 5 of 5<br/>FAILED"]');
+    expect(lines).toContain('  style n1 fill:#ffcdd2,stroke:#d32f2f');
+  });
+
+  it("counts a for_each body node's iterations in its latest loop iteration only", () => {
+    const run = mermaidTasks([
+      { nodeId: 'fan', status: 'COMPLETED', loopIteration: 0 },
+      ...iterations('fan', ['COMPLETED', 'COMPLETED', 'COMPLETED']).map((r) => ({ ...r, loopIteration: 0 })),
+      { nodeId: 'fan', status: 'RUNNING', iteration: 0, loopIteration: 1 },
+      { nodeId: 'fan', status: 'RUNNING', loopIteration: 1 },
+    ]);
+    expect(run.get('fan')).toEqual({ status: 'RUNNING', branches: null, loopIteration: 1, iterations: { RUNNING: 1 } });
+  });
+
+  it('leaves a malformed DO_WHILE spec an empty subgraph without a bound', () => {
+    const text = toMermaid({ nodes: [{ node_id: 'loop', type: 'DO_WHILE', spec: { body: 'x', max_iterations: '{{input.n}}' } }], edges: [] });
+    expect(text).toBe(['flowchart TD', '  subgraph n0["loop<br/>do while"]', '  end'].join('\n'));
+  });
+});

@@ -1,6 +1,10 @@
+import { loopIterationText, loopProgress } from '@weft/contract';
+import { loopBody, type LoopBody } from './loop-body.js';
+
 /**
  * What the picture needs of a definition: the nodes (with type; `for_each` marks a fan-out node,
- * `spec.workflow` names a SUBWORKFLOW node's child workflow), edges and the `finally` step.
+ * `spec.workflow` names a SUBWORKFLOW node's child workflow, `spec.body` holds a DO_WHILE node's
+ * body), edges and the `finally` step.
  */
 export interface MermaidGraph {
   nodes: { node_id: string; type?: string; for_each?: unknown; spec?: unknown }[];
@@ -43,6 +47,11 @@ export interface MermaidTask {
   branches?: readonly string[] | null;
   /** For a `for_each` node: how many of its iteration tasks are in each status. */
   iterations?: Readonly<Record<string, number>>;
+  /**
+   * For a DO_WHILE body node: the 0-based loop iteration its status comes from (its latest); for
+   * the DO_WHILE node itself: the iteration running or last run. Absent elsewhere.
+   */
+  loopIteration?: number | null;
 }
 
 /** A task row as {@link mermaidTasks} reads it (TaskEntity has these fields). */
@@ -52,22 +61,34 @@ export interface MermaidTaskRow {
   branches?: readonly string[] | null;
   /** 0-based element index of a `for_each` iteration task; null or absent for a node's own task. */
   iteration?: number | null;
+  /** 0-based loop iteration of a DO_WHILE body task (and of the DO_WHILE node's own task); null or absent elsewhere. */
+  loopIteration?: number | null;
 }
 
 /**
  * The node id -> {@link MermaidTask} map {@link toMermaid} takes, from a run's task rows in any
  * order: a node's status and branches come from its task without an iteration (a `for_each`
  * node's aggregate), its iteration rows only add to `iterations`. A node with iteration rows but
- * no aggregate row yet shows no status, only the counts.
+ * no aggregate row yet shows no status, only the counts. A DO_WHILE body node has rows in
+ * several loop iterations: only those of its latest one count (an older row is passed over, a
+ * newer one starts the node afresh).
  */
 export function mermaidTasks(rows: Iterable<MermaidTaskRow>): Map<string, MermaidTask> {
-  const out = new Map<string, { status: string; branches?: readonly string[] | null; iterations?: Record<string, number> }>();
+  type Entry = { status: string; branches?: readonly string[] | null; iterations?: Record<string, number>; loopIteration?: number | null };
+  const out = new Map<string, Entry>();
   for (const t of rows) {
     let entry = out.get(t.nodeId);
+    const loop = t.loopIteration ?? null;
+    if (entry && loop !== null && entry.loopIteration != null) {
+      if (loop < entry.loopIteration) continue;
+      if (loop > entry.loopIteration) entry = undefined;
+    }
+    const looped = loop === null ? {} : { loopIteration: loop };
     if (t.iteration == null) {
-      out.set(t.nodeId, { ...entry, status: t.status, branches: t.branches ?? null });
+      out.set(t.nodeId, { ...entry, ...looped, status: t.status, branches: t.branches ?? null });
     } else {
-      if (!entry) out.set(t.nodeId, (entry = { status: '' }));
+      if (!entry) entry = { status: '', ...looped };
+      out.set(t.nodeId, entry);
       const counts = (entry.iterations ??= {});
       counts[t.status] = (counts[t.status] ?? 0) + 1;
     }
@@ -104,11 +125,15 @@ const SETTLED = new Set(['COMPLETED', 'FAILED', 'SKIPPED', 'CANCELLED']);
  * normal edge after success, within the recorded branches when there is a decision; an
  * `on_error` edge after a failure) and the target was reached and not skipped; `skipped` when
  * the source settled and the edge did not apply or its target was skipped; `open` otherwise.
+ * Inside a DO_WHILE body the target counts as reached only in the source's loop iteration (a
+ * target known from an earlier iteration only is not reached yet).
  */
 export function edgeState(edge: MermaidGraph['edges'][number], tasks: ReadonlyMap<string, MermaidTask>): 'taken' | 'skipped' | 'open' {
   const source = tasks.get(edge.from);
   if (!source || !SETTLED.has(source.status)) return 'open';
-  const target = tasks.get(edge.to);
+  const found = tasks.get(edge.to);
+  const stale = found && source.loopIteration != null && found.loopIteration != null && found.loopIteration < source.loopIteration;
+  const target = stale ? undefined : found;
   const applies = edge.on_error ? source.status === 'FAILED' : source.status === 'COMPLETED' && (!source.branches || source.branches.includes(edge.to));
   if (applies && target && target.status !== 'SKIPPED') return 'taken';
   if (!applies || target?.status === 'SKIPPED') return 'skipped';
@@ -122,7 +147,11 @@ export function edgeState(edge: MermaidGraph['edges'][number], tasks: ReadonlyMa
  * thick (`==>`) and edges it did not take dotted and grey; undecided edges stay plain. A
  * `for_each` node's first line adds its iteration counts ({@link iterationSummary}) once it is
  * reached (`×0` over an empty array); a SUBWORKFLOW node is drawn as a subroutine (`[[…]]`) and names its child workflow (and
- * version) when the spec gives them literally, not as templates. The definition's `finally` step is
+ * version) when the spec gives them literally, not as templates. A DO_WHILE node is a `subgraph`
+ * titled with its id, `do while · max N` (`do while · iteration 3 of 5` and its status once
+ * reached, filled in its status colour) holding its body nodes and edges; outer edges join the
+ * subgraph, and each body node shows the status of its latest iteration's task and that
+ * iteration (`iteration 3`, counted from 1). The definition's `finally` step is
  * a rounded node (`(["…"])`, `finally · HTTP` and its status) with a dotted link labelled
  * `finally` from each sink node ({@link finallyLinks}). Node ids are mapped to
  * `n0, n1…` so any id is safe in Mermaid.
@@ -135,33 +164,58 @@ export function toMermaid(graph: MermaidGraph, tasks?: ReadonlyMap<string, Merma
     return id;
   };
   const lines = ['flowchart TD'];
-  for (const n of graph.nodes ?? []) {
+  const styles: string[] = [];
+  // Links are numbered in the order they are written (linkStyle counts them so).
+  let links = 0;
+  const skipped: number[] = [];
+  const edgeLine = (e: MermaidGraph['edges'][number], indent: string) => {
+    const label = e.on_error ? 'on error' : e.condition;
+    const state = tasks ? edgeState(e, tasks) : 'open';
+    const arrow = state === 'taken' ? '==>' : state === 'skipped' || e.on_error ? '-.->' : '-->';
+    if (state === 'skipped') skipped.push(links);
+    links++;
+    return `${indent}${idOf(e.from)} ${arrow}${label ? `|"${escape(label)}"|` : ''} ${idOf(e.to)}`;
+  };
+  const nodeLine = (n: MermaidGraph['nodes'][number], indent: string, inLoop: boolean) => {
     const task = tasks?.get(n.node_id);
     const status = task?.status || undefined;
     const counts = task?.iterations ?? (n.for_each != null && task ? {} : undefined);
     const head = counts ? `${n.node_id} ${iterationSummary(counts)}` : n.node_id;
     const sub = n.type === 'SUBWORKFLOW';
     const type = sub ? [n.type, childWorkflow(n.spec)].filter(Boolean).join(' ') : n.type;
-    const label = escape([head, type, status].filter(Boolean).join('<br/>'));
+    const at = inLoop && status && task?.loopIteration != null ? `${status} · ${loopIterationText(task.loopIteration)}` : status;
+    const label = escape([head, type, at].filter(Boolean).join('<br/>'));
     const shape = sub ? `[["${label}"]]` : `["${label}"]`;
-    lines.push(`  ${idOf(n.node_id)}${shape}${status && STATUS_STYLES[status] ? `:::${status.toLowerCase()}` : ''}`);
+    return `${indent}${idOf(n.node_id)}${shape}${classOf(status)}`;
+  };
+  const loopLines = (n: MermaidGraph['nodes'][number], body: LoopBody) => {
+    const task = tasks?.get(n.node_id);
+    const status = task?.status || undefined;
+    const bound = body.maxIterations === null ? '' : ` · max ${body.maxIterations}`;
+    const progress = status && task?.loopIteration != null ? ` · ${loopProgress(task.loopIteration, body.maxIterations)}` : bound;
+    const title = escape([n.node_id, `do while${progress}`, status].filter(Boolean).join('<br/>'));
+    const out = [`  subgraph ${idOf(n.node_id)}["${title}"]`];
+    for (const b of body.nodes) out.push(nodeLine(b, '    ', true));
+    for (const e of body.edges) out.push(edgeLine(e, '    '));
+    out.push('  end');
+    if (status && STATUS_STYLES[status]) styles.push(`  style ${idOf(n.node_id)} ${STATUS_STYLES[status]}`);
+    return out;
+  };
+  for (const n of graph.nodes ?? []) {
+    const body = loopBody(n);
+    if (body) lines.push(...loopLines(n, body));
+    else lines.push(nodeLine(n, '  ', false));
   }
   const step = graph.finally;
   if (step && typeof step.node_id === 'string') {
     const status = tasks?.get(step.node_id)?.status || undefined;
     const label = escape([step.node_id, `finally · ${step.type ?? ''}`.trim(), status].filter(Boolean).join('<br/>'));
-    lines.push(`  ${idOf(step.node_id)}(["${label}"])${status && STATUS_STYLES[status] ? `:::${status.toLowerCase()}` : ''}`);
+    lines.push(`  ${idOf(step.node_id)}(["${label}"])${classOf(status)}`);
   }
-  const skipped: number[] = [];
-  (graph.edges ?? []).forEach((e, i) => {
-    const label = e.on_error ? 'on error' : e.condition;
-    const state = tasks ? edgeState(e, tasks) : 'open';
-    const arrow = state === 'taken' ? '==>' : state === 'skipped' || e.on_error ? '-.->' : '-->';
-    if (state === 'skipped') skipped.push(i);
-    lines.push(`  ${idOf(e.from)} ${arrow}${label ? `|"${escape(label)}"|` : ''} ${idOf(e.to)}`);
-  });
+  for (const e of graph.edges ?? []) lines.push(edgeLine(e, '  '));
   for (const l of finallyLinks(graph)) lines.push(`  ${idOf(l.from)} -.->|"${FINALLY_LINK}"| ${idOf(l.to)}`);
   if (skipped.length) lines.push(`  linkStyle ${skipped.join(',')} stroke:#bdbdbd,color:#9e9e9e`);
+  lines.push(...styles);
   if (tasks) {
     const used = new Set([...tasks.values()].map((t) => t.status));
     for (const [status, style] of Object.entries(STATUS_STYLES)) {
@@ -169,6 +223,11 @@ export function toMermaid(graph: MermaidGraph, tasks?: ReadonlyMap<string, Merma
     }
   }
   return lines.join('\n');
+}
+
+/** `:::running` for a status with a style; empty for none (unreached) or an unknown one. */
+function classOf(status: string | undefined): string {
+  return status && STATUS_STYLES[status] ? `:::${status.toLowerCase()}` : '';
 }
 
 /** `payments` or `payments@2` from a SUBWORKFLOW spec, when `workflow` is a string without a template. */

@@ -45,7 +45,7 @@ export async function attemptLimits(c: WeftClient, workflowId: string, version: 
   }
 }
 
-/** The attempt limits of the nodes and the `finally` step of `definition` (the API's JSON). */
+/** The attempt limits of the nodes (those of DO_WHILE bodies too) and the `finally` step of `definition` (the API's JSON). */
 export async function definitionAttemptLimits(definition: unknown): Promise<AttemptLimits> {
   const { allNodes, maxAttempts } = await import('./engine-side.js');
   const def = definition as WorkflowDefinition | undefined;

@@ -3,6 +3,7 @@
 // the path aliases of static imports only.
 export {
   allNodes,
+  placedNodes,
   effectivePolicy,
   maxAttempts,
   parseDefinition,

@@ -13,13 +13,14 @@ import type {
   RunVersionOfLogsQuery,
   RunVersionOfLogsQueryVariables,
 } from './generated/graphql.js';
+import { taskName } from './loop-tasks.js';
 import { escapeControls } from './output.js';
 import { RUN_PAGE } from './run-pages.js';
 import { FINAL_RUN_STATUSES } from './run-watch.js';
 
 /** The task fields `weft logs` reads: each task's stored attempts with their logs. */
 const LOG_TASK_FIELDS = /* GraphQL */ `
-  fragment LogTaskFields on Task { id nodeId iteration attempts { attempt logs } }
+  fragment LogTaskFields on Task { id nodeId nodeType iteration loopIteration attempts { attempt logs } }
 `;
 
 /** One page of the run's tasks with their attempts' logs, and the run's status. */
@@ -43,23 +44,27 @@ const WORKER_NODE_TYPES = new Set(['HTTP', 'CODE']);
 /** A task as `weft logs` reads it. */
 type LogTask = LogTaskFieldsFragment;
 
+/** What {@link newLogLines} reads of a task: the loop fields only matter for a DO_WHILE body task. */
+type LoggedTask = Omit<LogTask, 'nodeType' | 'loopIteration'> & Partial<Pick<LogTask, 'nodeType' | 'loopIteration'>>;
+
 /**
  * The lines of the attempts of `tasks` not in `printed` (keys `taskId#attempt`, added to it),
  * task by task, oldest attempt first; attempts without logs print nothing. With `prefix`, each
- * line starts with `[node #attempt] ` (`[node[i] #attempt] ` for a for_each iteration), the
+ * line starts with `[node #attempt] ` (`[node[i] #attempt] ` for a for_each iteration,
+ * `[node (iteration 2) #attempt] ` for a DO_WHILE body task), the
  * attempt counted from 1, as people count executions (the API's `attempt` + 1). A line ends at
  * `\n` or `\r\n`; every other control character (a terminal escape, a lone `\r`) but the tab
  * is shown escaped ({@link escapeControls}), so that what an attempt printed cannot drive the
  * terminal nor write over the lines before it.
  */
-export function newLogLines(tasks: readonly LogTask[], printed: Set<string>, prefix: boolean): string {
+export function newLogLines(tasks: readonly LoggedTask[], printed: Set<string>, prefix: boolean): string {
   let out = '';
   for (const t of tasks) {
     for (const a of t.attempts) {
       const key = `${t.id}#${a.attempt}`;
       if (printed.has(key) || a.logs === null) continue;
       printed.add(key);
-      const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
+      const name = taskName(t);
       const lines = a.logs.replace(/\r?\n$/, '').split(/\r?\n/);
       out += lines.map((l) => (prefix ? `[${name} #${a.attempt + 1}] ${escapeControls(l, '\t')}\n` : `${escapeControls(l, '\t')}\n`)).join('');
     }
@@ -96,14 +101,29 @@ async function readLogs(c: WeftClient, runId: string, node: string | undefined):
   return { status, tasks: node === undefined ? tasks : tasks.filter((t) => t.nodeId === node) };
 }
 
-/** The worker nodes (HTTP, CODE) of the run's definition, by id; undefined when it cannot be read. */
-async function workerNodes(c: WeftClient, runId: string): Promise<string[] | undefined> {
+/** A worker node (HTTP, CODE) of a definition; `inLoop` for one in a DO_WHILE body, whose tasks repeat per iteration. */
+export interface WorkerNode {
+  id: string;
+  inLoop: boolean;
+}
+
+/**
+ * The worker nodes among `placed` (a definition's nodes with their paths, those of DO_WHILE
+ * bodies included: the engine's placedNodes), in definition order.
+ */
+export function workerNodesOf(placed: readonly { node: { node_id: string; type: string }; path: string }[]): WorkerNode[] {
+  return placed
+    .filter((p) => WORKER_NODE_TYPES.has(String(p.node.type ?? '').toUpperCase()))
+    .map((p) => ({ id: String(p.node.node_id), inLoop: p.path.includes('.spec.body.') }));
+}
+
+/** The worker nodes of the run's definition; undefined when it cannot be read. */
+async function workerNodes(c: WeftClient, runId: string): Promise<WorkerNode[] | undefined> {
   try {
     const run = (await c.request(RUN_VERSION_OF_LOGS, { id: runId })).run!;
     const r = await c.request(VERSION_DEFINITION, { id: run.workflowId, v: run.version });
-    const { allNodes } = await import('./engine-side.js');
-    const nodes = allNodes((r.workflowVersion?.definition as WorkflowDefinition | undefined)?.nodes);
-    return nodes.filter((n) => WORKER_NODE_TYPES.has(String(n.type ?? '').toUpperCase())).map((n) => String(n.node_id));
+    const { placedNodes } = await import('./engine-side.js');
+    return workerNodesOf(placedNodes((r.workflowVersion?.definition as WorkflowDefinition | undefined)?.nodes));
   } catch {
     return undefined;
   }
@@ -119,12 +139,14 @@ export async function printLogs(c: WeftClient, runId: string, node: string | und
   const printed = new Set<string>();
   const workers = await workerNodes(c, runId);
   // A mistyped --node would print nothing and succeed, as a node that printed nothing does.
-  if (node !== undefined && workers !== undefined && !workers.includes(node)) {
+  const chosen = node === undefined ? undefined : workers?.find((w) => w.id === node);
+  if (node !== undefined && workers !== undefined && !chosen) {
     throw new Error(
-      `run ${runId} has no HTTP or CODE node ${JSON.stringify(node)}, so no logs${workers.length ? `; its nodes with logs: ${workers.join(', ')}` : ''}`,
+      `run ${runId} has no HTTP or CODE node ${JSON.stringify(node)}, so no logs${workers.length ? `; its nodes with logs: ${workers.map((w) => w.id).join(', ')}` : ''}`,
     );
   }
-  const prefix = node === undefined && workers?.length !== 1;
+  // A node of a loop's body has a task per iteration: its lines keep the prefix that names it.
+  const prefix = node === undefined ? workers?.length !== 1 || workers[0]!.inLoop : chosen?.inLoop === true;
   let status = '';
   const show = async (): Promise<void> => {
     const read = await readLogs(c, runId, node);

@@ -1,4 +1,5 @@
 import { operation, type WeftClient } from '@weft/client';
+import { loopIterationText } from '@weft/contract';
 import { attemptLabel, type AttemptLimits } from './attempts.js';
 import type {
   GrantedLimitsQuery,
@@ -98,14 +99,17 @@ function eventLimit(e: HistoryEvent, limits: AttemptLimits | undefined, granted:
 
 /**
  * The history as a table, oldest first: sequence number, time (to the millisecond), event,
- * node (`node[i]` for a for_each iteration), attempt (1-based, with the node's limit from
+ * node (`node[i]` for a for_each iteration, `node (iteration 2)` for a report of a DO_WHILE body
+ * node, counted from 1), attempt (1-based, with the node's limit from
  * `limits`, or the task's from `granted` for the attempts a retry or resume granted) and
  * {@link eventDetail}.
  */
 export function historyTable(events: readonly HistoryEvent[], limits: AttemptLimits | undefined, granted: ReadonlyMap<string, number> = new Map()): string {
   const rows = events.map((e) => {
     const iteration = e.payload?.iteration;
-    const node = e.nodeId === null ? '-' : typeof iteration === 'number' ? `${cell(e.nodeId)}[${iteration}]` : cell(e.nodeId);
+    const loop = e.payload?.loopIteration;
+    const own = typeof iteration === 'number' ? `${cell(e.nodeId)}[${iteration}]` : cell(e.nodeId);
+    const node = e.nodeId === null ? '-' : typeof loop === 'number' ? `${own} (${loopIterationText(loop)})` : own;
     return [String(e.seq), e.at, e.type, node, attemptLabel(e.attempt, eventLimit(e, limits, granted)), clip(eventDetail(e), DETAIL_CHARS)];
   });
   return table(['SEQ', 'TIME', 'EVENT', 'NODE', 'ATTEMPT', 'DETAIL'], rows);

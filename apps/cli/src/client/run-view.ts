@@ -13,13 +13,14 @@ import type {
 import { labelsText } from './label-arguments.js';
 import { cell, clip, fields, table, took, when } from './output.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
+import { countsKey, inLoopOrder, isBodyTask, loopNote, recentIterations, taskName } from './loop-tasks.js';
 import { iterationSummaries, type TaskRow } from './run-watch.js';
 import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
 /** The fields `run-status` reads of each task. */
 const RUN_STATUS_TASK_FIELDS = /* GraphQL */ `
   fragment RunStatusTaskFields on Task {
-    id nodeId nodeType status attempt attemptLimit input output error branches wakeAt awaitedSignal iteration queue waitReason waitDetail createdAt updatedAt finishedAt
+    id nodeId nodeType status attempt attemptLimit input output error branches wakeAt awaitedSignal iteration loopIteration queue waitReason waitDetail createdAt updatedAt finishedAt
     decision { branches default defaultTaken conditions { to condition value } }
   }
 `;
@@ -35,6 +36,7 @@ export const RUN_STATUS = operation<RunStatusQuery, RunStatusQueryVariables>(/* 
       parentRunId parentTaskId depth seq priority concurrencyKey waitReason waitDetail pausedAt pauseReason deadlineAt createdAt updatedAt finishedAt
       tasks(first: $page) { ...RunStatusTaskFields }
       children { id workflowId status parentTaskId }
+      graph { nodes { id loop } }
     }
   }
   ${RUN_STATUS_TASK_FIELDS}
@@ -68,27 +70,30 @@ export function restOfStatusTasks(c: WeftClient, runId: string, first: readonly 
  * QUEUED one waits…) and `failedIterations` (index, attempt and error of each failed one). `parent` (id, workflow,
  * status, the starting task's id) and `children` (id, workflow, status, the node that started
  * each) are there only when the run has them; `depth` only for a child run. Attempts are the
- * API's, 0-based.
+ * API's, 0-based. A DO_WHILE loop's body tasks (each with its `loopIteration`) come right after
+ * the loop's own task, by iteration (the run's graph says which nodes are in a body).
  */
 export function runStatusView(run: RunStatusRun, parent: ParentRun | null): Record<string, unknown> {
-  const { tasks, children, parentRunId, parentTaskId, depth, ...rest } = run;
+  const { tasks, children, parentRunId, parentTaskId, depth, graph, ...rest } = run;
+  const loopOf = new Map((graph?.nodes ?? []).flatMap((n) => (n.loop ? [[n.id, n.loop] as const] : [])));
   const summaries = iterationSummaries(tasks as TaskRow[]);
   const nodeOfTask = new Map<string, string>();
   for (const t of tasks as TaskRow[]) if (t.iteration == null && t.id) nodeOfTask.set(t.id, t.nodeId);
   const view: Record<string, unknown> = {
     ...rest,
-    tasks: (tasks as TaskRow[])
-      .filter((t) => t.iteration == null)
-      .map(({ id: _id, iteration: _iteration, ...t }) => {
-        const iterations = summaries.get(t.nodeId);
-        if (!iterations) return t;
-        const own = (tasks as TaskRow[]).filter((i) => i.nodeId === t.nodeId && i.iteration != null);
-        const failed = own
-          .filter((i) => i.status === 'FAILED')
-          .map((i) => ({ iteration: i.iteration, attempt: i.attempt, attemptLimit: i.attemptLimit, error: i.error }));
-        const iterationTasks = own.map(({ nodeId: _n, nodeType: _t, ...i }: TaskRow & { nodeType?: string }) => i);
-        return { ...t, iterations, iterationTasks, ...(failed.length ? { failedIterations: failed } : {}) };
-      }),
+    tasks: inLoopOrder(
+      (tasks as TaskRow[]).filter((t) => t.iteration == null),
+      loopOf,
+    ).map(({ id: _id, iteration: _iteration, ...t }) => {
+      const iterations = summaries.get(countsKey(t));
+      if (!iterations) return t;
+      const own = (tasks as TaskRow[]).filter((i) => countsKey(i) === countsKey(t) && i.iteration != null);
+      const failed = own
+        .filter((i) => i.status === 'FAILED')
+        .map((i) => ({ iteration: i.iteration, attempt: i.attempt, attemptLimit: i.attemptLimit, error: i.error }));
+      const iterationTasks = own.map(({ nodeId: _n, nodeType: _t, ...i }: TaskRow & { nodeType?: string }) => i);
+      return { ...t, iterations, iterationTasks, ...(failed.length ? { failedIterations: failed } : {}) };
+    }),
   };
   if (parentRunId) {
     view.depth = depth;
@@ -137,7 +142,9 @@ function detail(t: any): string {
  * The table form of {@link runStatusView}: the run's fields (a run not ended says how long it
  * has been running, or queued; a PAUSED one since when and why), then one row per node (status, attempt 1-based with the node's
  * limit from `limits`, iteration counts, the awaited signal or the error; `-` for a task that
- * does not execute), each for_each node followed by its held iterations (`  node[i]`, why each
+ * does not execute; a DO_WHILE node's ITERATIONS says `iteration 3`, and its body's tasks of its
+ * last LOOP_ITERATIONS_SHOWN iterations follow, named `  check (iteration 2)`, after a row saying
+ * which earlier iterations were left out), each for_each node followed by its held iterations (`  node[i]`, why each
  * waits; the first {@link HELD_SHOWN}, then `… and N more held`), then the failed iterations and
  * the child runs. `now` (ms since the epoch) dates a run still going.
  */
@@ -163,8 +170,14 @@ export function runStatusTable(view: Record<string, any>, limits: AttemptLimits 
   if (view.error) head.push(['error', clip(cell(view.error), SHOWN_CHARS)]);
   if (view.status === 'SUCCEEDED') head.push(['output', clip(cell(view.output), SHOWN_CHARS)]);
   if (view.parent) head.push(['parent', `${view.parent.id} (${cell(view.parent.workflowId)}, ${cell(view.parent.status)}), depth ${view.depth}`]);
-  const rows = (view.tasks as any[]).flatMap((t) => {
-    const row = [cell(t.nodeId), t.status, executes(t) ? taskAttemptLabel(t, limits) : '-', t.iterations ? cell(t.iterations) : '', detail(t)];
+  const rows = recentIterations(view.tasks as any[]).flatMap((t) => {
+    if ('hidden' in t) {
+      const span = t.from === t.to ? `iteration ${t.from + 1}` : `iterations ${t.from + 1} to ${t.to + 1}`;
+      return [['  …', '', '', '', `${span} not shown (${t.hidden} ${t.hidden === 1 ? 'task' : 'tasks'}; -o json lists every task)`]];
+    }
+    // A DO_WHILE body task is indented under its loop's row and named with its iteration.
+    const name = isBodyTask(t) ? `  ${cell(taskName(t))}` : cell(t.nodeId);
+    const row = [name, t.status, executes(t) ? taskAttemptLabel(t, limits) : '-', t.iterations ? cell(t.iterations) : loopNote(t), detail(t)];
     const holds = ((t.iterationTasks ?? []) as TaskRow[]).filter(held);
     const shown = holds
       .slice(0, HELD_SHOWN)

@@ -10,11 +10,12 @@ import type {
 } from './generated/graphql.js';
 import { escapeControls, formatData, jsonText, type OutputFormat } from './output.js';
 import { RUN_PAGE, restOfPages } from './run-pages.js';
+import { countsKey, loopNote, taskName, type LoopTaskFields } from './loop-tasks.js';
 import { held, HELD_SHOWN, waitText } from './wait-text.js';
 
 /** The task fields a watch reads of each update (`id`: the cursor of the next page of tasks). */
 const WATCH_TASK_FIELDS = /* GraphQL */ `
-  fragment WatchTaskFields on Task { id nodeId status attempt attemptLimit output error awaitedSignal iteration waitReason waitDetail }
+  fragment WatchTaskFields on Task { id nodeId nodeType status attempt attemptLimit output error awaitedSignal iteration loopIteration waitReason waitDetail }
 `;
 
 /**
@@ -50,15 +51,16 @@ export type TaskRow = Omit<WatchTaskFieldsFragment, 'id' | 'output' | 'waitReaso
 const COUNT_ORDER = ['COMPLETED', 'RUNNING', 'QUEUED', 'PENDING', 'WAITING', 'FAILED', 'CANCELLED', 'SKIPPED'];
 
 /**
- * Node id -> `×5: 3 completed, 1 running, 1 failed` (the number of iterations, then each non-zero
- * count per status) for every node with iteration tasks; nodes without any are absent.
+ * Node id (with the loop iteration for a node in a DO_WHILE body, see countsKey) -> `×5: 3
+ * completed, 1 running, 1 failed` (the number of iterations, then each non-zero count per
+ * status) for every node with iteration tasks; nodes without any are absent.
  */
-export function iterationSummaries(tasks: readonly Pick<TaskRow, 'nodeId' | 'status' | 'iteration'>[]): Map<string, string> {
+export function iterationSummaries(tasks: readonly (Pick<TaskRow, 'nodeId' | 'status' | 'iteration'> & LoopTaskFields)[]): Map<string, string> {
   const counts = new Map<string, Map<string, number>>();
   for (const t of tasks) {
     if (t.iteration == null) continue;
-    const byStatus = counts.get(t.nodeId) ?? new Map<string, number>();
-    counts.set(t.nodeId, byStatus.set(t.status, (byStatus.get(t.status) ?? 0) + 1));
+    const byStatus = counts.get(countsKey(t)) ?? new Map<string, number>();
+    counts.set(countsKey(t), byStatus.set(t.status, (byStatus.get(t.status) ?? 0) + 1));
   }
   const rank = (s: string) => (COUNT_ORDER.includes(s) ? COUNT_ORDER.indexOf(s) : COUNT_ORDER.length);
   return new Map(
@@ -76,8 +78,9 @@ export function iterationSummaries(tasks: readonly Pick<TaskRow, 'nodeId' | 'sta
  * first page of tasks is full has the rest read page by page (as they are then) before it is
  * shown, so a for_each node's counts cover all its iterations; updates are shown in order.
  *
- * With `format` `table`, prints one line per task change: `node: STATUS (notes)`, the notes
- * being a for_each node's iteration counts (a new line when they change), the attempt from the
+ * With `format` `table`, prints one line per task change: `node: STATUS (notes)` (a DO_WHILE
+ * body task named `node (iteration 2)`, each iteration's its own line), the notes being a
+ * DO_WHILE node's iteration (`iteration 3`, a new line when it moves on), a for_each node's iteration counts (a new line when they change), the attempt from the
  * second one on, 1-based with the node's limit when `limits` has it (`attempt 2 of 3`), the
  * awaited signal while it waits, why a QUEUED task waits (`RATE_LIMIT: rate limit …`), and the
  * error. An iteration gets a line of its own, as `node[i]`, when it fails, and when it is held
@@ -150,7 +153,7 @@ export function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits
   const summaries = iterationSummaries(tasks);
   const holds = new Map<string, number>();
   for (const t of tasks) {
-    const name = t.iteration == null ? t.nodeId : `${t.nodeId}[${t.iteration}]`;
+    const name = taskName(t);
     if (t.iteration != null && t.status !== 'FAILED') {
       // A held iteration: a line when why it is held changes, a few per node and update.
       if (!held(t)) {
@@ -164,13 +167,15 @@ export function printChanges(tasks: TaskRow[], seen: Map<string, string>, limits
       holds.set(t.nodeId, n);
       if (n > HELD_SHOWN) continue;
     }
-    const iterations = t.iteration == null ? summaries.get(t.nodeId) : undefined;
-    const key = `${t.status}#${t.attempt}#${t.error ?? ''}#${iterations ?? ''}#${t.waitDetail ?? ''}`;
+    const iterations = t.iteration == null ? summaries.get(countsKey(t)) : undefined;
+    const loop = loopNote(t);
+    const key = `${t.status}#${t.attempt}#${t.error ?? ''}#${iterations ?? ''}#${t.waitDetail ?? ''}#${loop}`;
     if (t.iteration == null || t.status === 'FAILED') {
       if (seen.get(name) === key) continue;
       seen.set(name, key);
     }
     const notes = [
+      loop,
       iterations ?? '',
       t.attempt > 0 ? `attempt ${taskAttemptLabel(t, limits)}` : '',
       t.awaitedSignal && t.status === 'WAITING' ? `waiting for signal "${t.awaitedSignal}"` : '',

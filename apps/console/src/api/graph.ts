@@ -8,7 +8,7 @@ export type GraphEdge = Graph['edges'][number];
 /** The selection set of a Graph, for queries and subscriptions: spread `...GraphFields` and append this. */
 export const GRAPH_FIELDS = /* GraphQL */ `
   fragment GraphFields on Graph {
-    nodes { id type status forEach iterations { status count } childWorkflow }
+    nodes { id type status forEach iterations { status count } childWorkflow loop maxIterations loopIteration }
     edges { from to label onError state }
   }
 `;

@@ -5,6 +5,7 @@ import { DagView } from '../components/dag/DagView.js';
 import { ErrorText } from '../components/ErrorText.js';
 import { HistoryTimeline } from './runs/HistoryTimeline.js';
 import { JsonField } from './runs/JsonField.js';
+import { runLoops } from './runs/loops.js';
 import { childRunsByNode, isFinished, nodeIds } from './runs/model.js';
 import { RunActions } from './runs/RunActions.js';
 import { RunHeader } from './runs/RunHeader.js';
@@ -45,7 +46,9 @@ function RunDetails(props: { run: RunDetail; liveError: string | null; sensitive
   const { run } = props;
   const [selected, setSelected] = useState<string | null>(null);
   const childRuns = useMemo(() => childRunsByNode(run.tasks, run.children), [run.tasks, run.children]);
-  const nodes = useMemo(() => nodeIds(run), [run]);
+  const loops = useMemo(() => runLoops(run.graph), [run.graph]);
+  // A run is retried from a loop, never from a node of its body (the API refuses it).
+  const nodes = useMemo(() => nodeIds(run).filter((n) => !loops.loopOf.has(n)), [run, loops]);
 
   return (
     <section className="run-page" aria-label={`Run ${run.id}`}>
@@ -67,7 +70,7 @@ function RunDetails(props: { run: RunDetail; liveError: string | null; sensitive
             </p>
           )}
         </section>
-        <RunActions run={run} nodeIds={nodes} selectedNodeId={selected} onSelectNode={setSelected} />
+        <RunActions run={run} nodeIds={nodes} loopOf={loops.loopOf} selectedNodeId={selected} onSelectNode={setSelected} />
       </div>
       <div className="run-data">
         <section className="panel" aria-labelledby="run-input-title">
@@ -93,7 +96,7 @@ function RunDetails(props: { run: RunDetail; liveError: string | null; sensitive
         <h2 id="run-tasks-title">
           Tasks <span className="muted count">({run.tasks.length})</span>
         </h2>
-        <TaskTable tasks={run.tasks} selectedNodeId={selected} sensitive={props.sensitive} />
+        <TaskTable tasks={run.tasks} selectedNodeId={selected} sensitive={props.sensitive} loops={loops} />
       </section>
       <section aria-labelledby="run-logs-title">
         <h2 id="run-logs-title">Logs</h2>

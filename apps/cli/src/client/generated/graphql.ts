@@ -345,7 +345,7 @@ export type RevokeApiKeyMutationVariables = Exact<{
 
 export type RevokeApiKeyMutation = { revokeApiKey: { id: string, name: string, role: ApiKeyRole, keyPrefix: string, createdAt: string, revokedAt: string | null } };
 
-export type LogTaskFieldsFragment = { id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> };
+export type LogTaskFieldsFragment = { id: string, nodeId: string, nodeType: string, iteration: number | null, loopIteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> };
 
 export type RunLogsQueryVariables = Exact<{
   id: string | number;
@@ -354,7 +354,7 @@ export type RunLogsQueryVariables = Exact<{
 }>;
 
 
-export type RunLogsQuery = { run: { status: RunStatus, tasks: Array<{ id: string, nodeId: string, iteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> }> } | null };
+export type RunLogsQuery = { run: { status: RunStatus, tasks: Array<{ id: string, nodeId: string, nodeType: string, iteration: number | null, loopIteration: number | null, attempts: Array<{ attempt: number, logs: string | null }> }> } | null };
 
 export type RunVersionOfLogsQueryVariables = Exact<{
   id: string | number;
@@ -468,7 +468,7 @@ export type RunMermaidQueryVariables = Exact<{
 
 export type RunMermaidQuery = { run: { mermaid: string } | null };
 
-export type RunStatusTaskFieldsFragment = { id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, attemptLimit: number | null, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null };
+export type RunStatusTaskFieldsFragment = { id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, attemptLimit: number | null, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, loopIteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null };
 
 export type RunStatusQueryVariables = Exact<{
   id: string | number;
@@ -476,7 +476,7 @@ export type RunStatusQueryVariables = Exact<{
 }>;
 
 
-export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, deadlineAt: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, attemptLimit: number | null, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }> } | null };
+export type RunStatusQuery = { run: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, config: unknown, output: unknown, error: string | null, startNodeId: string | null, idempotencyKey: string | null, labels: unknown, parentRunId: string | null, parentTaskId: string | null, depth: number, seq: number, priority: number, concurrencyKey: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, deadlineAt: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, attemptLimit: number | null, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, loopIteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null }>, children: Array<{ id: string, workflowId: string, status: RunStatus, parentTaskId: string | null }>, graph: { nodes: Array<{ id: string, loop: string | null }> } } | null };
 
 export type RunStatusTasksPageQueryVariables = Exact<{
   id: string | number;
@@ -485,7 +485,7 @@ export type RunStatusTasksPageQueryVariables = Exact<{
 }>;
 
 
-export type RunStatusTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, attemptLimit: number | null, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null }> } | null };
+export type RunStatusTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, attemptLimit: number | null, input: unknown, output: unknown, error: string | null, branches: Array<string> | null, wakeAt: string | null, awaitedSignal: string | null, iteration: number | null, loopIteration: number | null, queue: string | null, waitReason: WaitReason | null, waitDetail: string | null, createdAt: string, updatedAt: string, finishedAt: string | null, decision: { branches: Array<string>, default: string | null, defaultTaken: boolean, conditions: Array<{ to: string, condition: string | null, value: boolean }> } | null }> } | null };
 
 export type ParentRunQueryVariables = Exact<{
   id: string | number;
@@ -494,7 +494,7 @@ export type ParentRunQueryVariables = Exact<{
 
 export type ParentRunQuery = { run: { id: string, workflowId: string, status: RunStatus } | null };
 
-export type WatchTaskFieldsFragment = { id: string, nodeId: string, status: TaskStatus, attempt: number, attemptLimit: number | null, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null };
+export type WatchTaskFieldsFragment = { id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, attemptLimit: number | null, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, loopIteration: number | null, waitReason: WaitReason | null, waitDetail: string | null };
 
 export type WatchRunSubscriptionVariables = Exact<{
   id: string | number;
@@ -502,7 +502,7 @@ export type WatchRunSubscriptionVariables = Exact<{
 }>;
 
 
-export type WatchRunSubscription = { runUpdated: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, output: unknown, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, createdAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, status: TaskStatus, attempt: number, attemptLimit: number | null, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } };
+export type WatchRunSubscription = { runUpdated: { id: string, status: RunStatus, workflowId: string, version: number, input: unknown, output: unknown, error: string | null, waitReason: WaitReason | null, waitDetail: string | null, pausedAt: string | null, pauseReason: string | null, createdAt: string, finishedAt: string | null, tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, attemptLimit: number | null, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, loopIteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } };
 
 export type WatchTasksPageQueryVariables = Exact<{
   id: string | number;
@@ -511,7 +511,7 @@ export type WatchTasksPageQueryVariables = Exact<{
 }>;
 
 
-export type WatchTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, status: TaskStatus, attempt: number, attemptLimit: number | null, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } | null };
+export type WatchTasksPageQuery = { run: { tasks: Array<{ id: string, nodeId: string, nodeType: string, status: TaskStatus, attempt: number, attemptLimit: number | null, output: unknown, error: string | null, awaitedSignal: string | null, iteration: number | null, loopIteration: number | null, waitReason: WaitReason | null, waitDetail: string | null }> } | null };
 
 export type ScheduleListQueryVariables = Exact<{
   w?: string | null | undefined;

@@ -8,6 +8,7 @@ export function DagLegend(props: { layout: DagLayout }) {
   const statuses = [...new Set(layout.nodes.map((n) => n.node.status).filter((s) => s !== null))];
   const unreached = !layout.plan && layout.nodes.some((n) => n.node.status === null);
   const sub = layout.nodes.some((n) => n.node.type === 'SUBWORKFLOW');
+  const loop = layout.nodes.some((n) => n.container);
   const states = new Set(layout.edges.map((e) => e.edge.state));
   const edgeWords: [string, string][] = [
     ['TAKEN', 'edge taken'],
@@ -36,6 +37,12 @@ export function DagLegend(props: { layout: DagLayout }) {
         <li>
           <span className="dag-swatch dag-swatch-sub" aria-hidden="true" />
           double border: subworkflow
+        </li>
+      )}
+      {loop && (
+        <li>
+          <span className="dag-swatch dag-swatch-loop" aria-hidden="true" />
+          box around nodes: a do while loop and its body
         </li>
       )}
       {edgeWords

@@ -14,7 +14,8 @@ export function lineBaseline(i: number): number {
 
 /**
  * One node's box: filled with its status colour (`--s-<status>`, text `--s-<status>-fg`),
- * dashed while unreached, a double border for a SUBWORKFLOW. With `onSelect` it is a toggle
+ * dashed while unreached, a double border for a SUBWORKFLOW; a DO_WHILE box around its body
+ * (`container`) is filled lighter so the body's nodes stand out, its lines a header at the top. With `onSelect` it is a toggle
  * button (focusable, Enter and Space choose it). Carries `data-node-id` and `data-status`.
  * Link lines are left out: {@link DagChildLinks} draws them over the box.
  */
@@ -26,6 +27,7 @@ export function DagNode(props: { item: PositionedNode; plan: boolean; selected: 
   const style = { '--node-bg': `var(--s-${status}, var(--bg-alt))`, '--node-fg': `var(--s-${status}-fg, var(--fg))` } as CSSProperties;
   const classes = ['dag-node', plan ? 'dag-plan' : node.status ? 'dag-reached' : 'dag-unreached'];
   if (node.type === 'SUBWORKFLOW') classes.push('dag-sub');
+  if (item.container) classes.push('dag-loop');
   if (selected) classes.push('dag-selected');
   if (onSelect) classes.push('dag-selectable');
 
@@ -51,6 +53,8 @@ export function DagNode(props: { item: PositionedNode; plan: boolean; selected: 
       transform={`translate(${item.x},${item.y})`}
       data-node-id={node.id}
       data-status={node.status ?? 'UNREACHED'}
+      data-loop={node.loop ?? undefined}
+      data-loop-iteration={node.loopIteration ?? undefined}
       aria-label={label}
       {...interactive}
     >

@@ -28,7 +28,9 @@ const MIN_SCALE = 0.85;
  * A DAG drawn top to bottom in SVG (laid out by dagre, see layout.ts), scaled down to the width
  * of its container and scrolling sideways once that would make it too small to read, with a
  * legend under it. Each node element (`<g>`) carries `data-node-id` and `data-status` (the
- * status, or `UNREACHED`), each edge `data-from`, `data-to` and `data-state`.
+ * status, or `UNREACHED`), each edge `data-from`, `data-to` and `data-state`. A DO_WHILE node
+ * is a box (`.dag-loop`, drawn under everything else) around its body's nodes, which carry
+ * `data-loop` (the loop's id) and, in a run, `data-loop-iteration` (0-based, as the API counts).
  * Above MAX_DRAWN_NODES (layout.ts) nodes nothing is laid out: a plain list of the nodes stands in
  * (see {@link DagNodeList}).
  */
@@ -71,18 +73,28 @@ export function DagView(props: DagViewProps) {
           style={{ minWidth }}
         >
           <DagMarkers prefix={prefix} />
+          {/* A loop's box goes under the edges and nodes of its body. */}
+          <g className="dag-loops">
+            {layout.nodes
+              .filter((n) => n.container)
+              .map((n) => (
+                <DagNode key={n.node.id} item={n} plan={layout.plan} selected={n.node.id === selectedNodeId} onSelect={onSelectNode} />
+              ))}
+          </g>
           <g className="dag-edges">
             {layout.edges.map((e) => (
               <DagEdge key={e.key} item={e} markerPrefix={prefix} />
             ))}
           </g>
           <g className="dag-nodes">
-            {layout.nodes.map((n) => (
-              <Fragment key={n.node.id}>
-                <DagNode item={n} plan={layout.plan} selected={n.node.id === selectedNodeId} onSelect={onSelectNode} />
-                <DagChildLinks item={n} />
-              </Fragment>
-            ))}
+            {layout.nodes
+              .filter((n) => !n.container)
+              .map((n) => (
+                <Fragment key={n.node.id}>
+                  <DagNode item={n} plan={layout.plan} selected={n.node.id === selectedNodeId} onSelect={onSelectNode} />
+                  <DagChildLinks item={n} />
+                </Fragment>
+              ))}
           </g>
         </svg>
       </div>

@@ -3,7 +3,18 @@ import { distinctNodes, edgePath, isPlan, layoutDag, MARGIN, MAX_DRAWN_NODES, to
 import { clip, iterationSummary, nodeAriaLabel, nodeLines, wrapAtCommas } from './text.js';
 
 function node(id: string, extra: Partial<GraphNode> = {}): GraphNode {
-  return { id, type: 'CODE', status: null, forEach: false, iterations: null, childWorkflow: null, ...extra };
+  return {
+    id,
+    type: 'CODE',
+    status: null,
+    forEach: false,
+    iterations: null,
+    childWorkflow: null,
+    loop: null,
+    maxIterations: null,
+    loopIteration: null,
+    ...extra,
+  };
 }
 
 function edge(from: string, to: string, extra: Partial<GraphEdge> = {}): GraphEdge {

@@ -21,6 +21,8 @@ export interface PositionedNode {
   width: number;
   height: number;
   lines: NodeLine[];
+  /** True for a DO_WHILE node drawn as a box around its body: its lines are a header at the top. */
+  container: boolean;
 }
 
 export interface EdgeLabelBox {
@@ -82,24 +84,87 @@ export function isPlan(graph: Graph): boolean {
   return graph.nodes.every((n) => n.status === null);
 }
 
+/** Room between a loop's box and its body, at the sides and the bottom. */
+export const LOOP_PAD = 14;
+
+/** A level of the drawing laid out on its own: the top level, or one DO_WHILE body. */
+interface Level {
+  nodes: PositionedNode[];
+  edges: PositionedEdge[];
+}
+
+/**
+ * Lays out `graph` top to bottom. A DO_WHILE node with body nodes (nodes whose `loop` names it)
+ * becomes a box around them: its body is laid out first on its own, the box sized to hold its
+ * lines as a header above the body, then the box is placed like any node and the body moved into
+ * it. Body nodes come right after their loop in `nodes`, body edges after the top-level edges;
+ * an edge between a body and the outside (which a definition cannot have) is not drawn.
+ */
 export function layoutDag(graph: Graph, opts: LayoutOptions = {}): DagLayout {
   const plan = isPlan(graph);
+  const all = distinctNodes(graph);
+  const loops = new Set(all.filter((n) => n.type === 'DO_WHILE' && !n.loop).map((n) => n.id));
+  const levelOf = new Map(all.map((n) => [n.id, n.loop && loops.has(n.loop) ? n.loop : '']));
+  // An edge naming a node the graph does not have cannot be drawn; dagre would invent the node.
+  const edges = graph.edges.map((edge, i) => ({ edge, key: `e${i}` })).filter(({ edge }) => levelOf.has(edge.from) && levelOf.has(edge.to));
+  const ofLevel = (level: string) => ({
+    nodes: all.filter((n) => levelOf.get(n.id) === level),
+    edges: edges.filter(({ edge }) => levelOf.get(edge.from) === level && levelOf.get(edge.to) === level),
+  });
+  const lineOf = (node: GraphNode) => nodeLines(node, { plan, childRuns: opts.childRuns?.get(node.id) });
+
+  const bodies = new Map<string, { level: Level; width: number; height: number }>();
+  const boxes = new Map<string, { width: number; height: number }>();
+  for (const id of loops) {
+    const { nodes, edges: inner } = ofLevel(id);
+    if (!nodes.length) continue;
+    const level = placeLevel(nodes, inner, lineOf, new Map());
+    const b = bounds(level);
+    const body = { level: shift(level, -b.minX, -b.minY), width: b.maxX - b.minX, height: b.maxY - b.minY };
+    bodies.set(id, body);
+    const header = boxSize(lineOf(all.find((n) => n.id === id)!));
+    boxes.set(id, { width: Math.max(header.width, body.width + 2 * LOOP_PAD), height: header.height + body.height + LOOP_PAD });
+  }
+
+  const top = ofLevel('');
+  const outer = placeLevel(top.nodes, top.edges, lineOf, boxes);
+  const nodes: PositionedNode[] = [];
+  const innerEdges: PositionedEdge[] = [];
+  for (const n of outer.nodes) {
+    const body = bodies.get(n.node.id);
+    if (!body) {
+      nodes.push(n);
+      continue;
+    }
+    nodes.push({ ...n, container: true });
+    const header = boxSize(n.lines).height;
+    const placed = shift(body.level, n.x + (n.width - body.width) / 2, n.y + header);
+    nodes.push(...placed.nodes);
+    innerEdges.push(...placed.edges);
+  }
+  return translate({ nodes, edges: [...outer.edges, ...innerEdges], plan });
+}
+
+/**
+ * One level laid out by dagre (positions as dagre gives them): each node sized from its lines,
+ * or as `sizes` says (a loop's box around its body), edges from the bottom of their source to
+ * the top of their target.
+ */
+function placeLevel(
+  graphNodes: readonly GraphNode[],
+  edges: readonly { edge: GraphEdge; key: string }[],
+  lineOf: (node: GraphNode) => NodeLine[],
+  sizes: ReadonlyMap<string, { width: number; height: number }>,
+): Level {
   const g = new dagre.graphlib.Graph({ multigraph: true });
   g.setGraph({ rankdir: 'TB', nodesep: 28, ranksep: 48, edgesep: 14, marginx: 0, marginy: 0 });
   g.setDefaultEdgeLabel(() => ({}));
-
-  const known = new Set<string>();
   const lines = new Map<string, NodeLine[]>();
-  for (const node of graph.nodes) {
-    if (known.has(node.id)) continue;
-    known.add(node.id);
-    const own = nodeLines(node, { plan, childRuns: opts.childRuns?.get(node.id) });
+  for (const node of graphNodes) {
+    const own = lineOf(node);
     lines.set(node.id, own);
-    g.setNode(node.id, boxSize(own));
+    g.setNode(node.id, sizes.get(node.id) ?? boxSize(own));
   }
-
-  // An edge naming a node the graph does not have cannot be drawn; dagre would invent the node.
-  const edges = graph.edges.map((edge, i) => ({ edge, key: `e${i}` })).filter(({ edge }) => known.has(edge.from) && known.has(edge.to));
   const labels = new Map<string, { text: string; full: string; width: number }>();
   for (const { edge, key } of edges) {
     const full = edgeLabel(edge);
@@ -111,10 +176,9 @@ export function layoutDag(graph: Graph, opts: LayoutOptions = {}): DagLayout {
 
   dagre.layout(g);
 
-  const nodes: PositionedNode[] = [...known].map((id) => {
-    const n = g.node(id);
-    const node = graph.nodes.find((x) => x.id === id)!;
-    return { node, x: n.x - n.width / 2, y: n.y - n.height / 2, width: n.width, height: n.height, lines: lines.get(id)! };
+  const nodes: PositionedNode[] = graphNodes.map((node) => {
+    const n = g.node(node.id);
+    return { node, x: n.x - n.width / 2, y: n.y - n.height / 2, width: n.width, height: n.height, lines: lines.get(node.id)!, container: false };
   });
   const positioned: PositionedEdge[] = edges.map(({ edge, key }) => {
     const e = g.edge(edge.from, edge.to, key);
@@ -125,7 +189,7 @@ export function layoutDag(graph: Graph, opts: LayoutOptions = {}): DagLayout {
   });
 
   attachPorts(nodes, positioned);
-  return translate({ nodes, edges: positioned, plan });
+  return { nodes, edges: positioned };
 }
 
 /** Distance a port keeps from a box's corner. */
@@ -171,15 +235,15 @@ function straight(nodes: PositionedNode[], edge: GraphEdge): Point[] {
   ];
 }
 
-/** Moves everything so the drawing starts at (MARGIN, MARGIN), and measures it. */
-function translate(layout: Omit<DagLayout, 'width' | 'height'>): DagLayout {
+/** The smallest box holding every node, edge point and edge label of `level`; all 0 when it is empty. */
+function bounds(level: Level): { minX: number; minY: number; maxX: number; maxY: number } {
   const xs: number[] = [];
   const ys: number[] = [];
-  for (const n of layout.nodes) {
+  for (const n of level.nodes) {
     xs.push(n.x, n.x + n.width);
     ys.push(n.y, n.y + n.height);
   }
-  for (const e of layout.edges) {
+  for (const e of level.edges) {
     for (const p of e.points) {
       xs.push(p.x);
       ys.push(p.y);
@@ -189,19 +253,33 @@ function translate(layout: Omit<DagLayout, 'width' | 'height'>): DagLayout {
       ys.push(e.label.y - e.label.height / 2, e.label.y + e.label.height / 2);
     }
   }
-  if (!xs.length) return { ...layout, width: 2 * MARGIN, height: 2 * MARGIN };
-  const dx = MARGIN - Math.min(...xs);
-  const dy = MARGIN - Math.min(...ys);
+  if (!xs.length) return { minX: 0, minY: 0, maxX: 0, maxY: 0 };
+  return { minX: Math.min(...xs), minY: Math.min(...ys), maxX: Math.max(...xs), maxY: Math.max(...ys) };
+}
+
+/** `level` moved by (dx, dy). */
+function shift(level: Level, dx: number, dy: number): Level {
   return {
-    plan: layout.plan,
-    width: Math.ceil(Math.max(...xs) + dx + MARGIN),
-    height: Math.ceil(Math.max(...ys) + dy + MARGIN),
-    nodes: layout.nodes.map((n) => ({ ...n, x: n.x + dx, y: n.y + dy })),
-    edges: layout.edges.map((e) => ({
+    nodes: level.nodes.map((n) => ({ ...n, x: n.x + dx, y: n.y + dy })),
+    edges: level.edges.map((e) => ({
       ...e,
       points: e.points.map((p) => ({ x: p.x + dx, y: p.y + dy })),
       label: e.label && { ...e.label, x: e.label.x + dx, y: e.label.y + dy },
     })),
+  };
+}
+
+/** Moves everything so the drawing starts at (MARGIN, MARGIN), and measures it. */
+function translate(layout: Omit<DagLayout, 'width' | 'height'>): DagLayout {
+  if (!layout.nodes.length && !layout.edges.length) return { ...layout, width: 2 * MARGIN, height: 2 * MARGIN };
+  const b = bounds(layout);
+  const moved = shift(layout, MARGIN - b.minX, MARGIN - b.minY);
+  return {
+    plan: layout.plan,
+    width: Math.ceil(b.maxX - b.minX + 2 * MARGIN),
+    height: Math.ceil(b.maxY - b.minY + 2 * MARGIN),
+    nodes: moved.nodes,
+    edges: moved.edges,
   };
 }
 

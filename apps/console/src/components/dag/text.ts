@@ -1,3 +1,4 @@
+import { loopIterationText, loopProgress } from '@weft/contract';
 import type { GraphEdge, GraphNode } from '../../api/graph.js';
 
 /**
@@ -85,14 +86,32 @@ export function shortId(id: string): string {
   return id.length > 8 ? id.slice(0, 8) : id;
 }
 
+/** The type line of a node: `HTTP`, `HTTP · for each`, `do while · max 5` for a DO_WHILE node. */
+export function typeWord(node: GraphNode): string {
+  if (node.type === 'DO_WHILE') return node.maxIterations == null ? 'do while' : `do while · max ${node.maxIterations}`;
+  return node.forEach ? `${node.type} · for each` : node.type;
+}
+
+/**
+ * Where a reached loop is: `iteration 3 of 5` for a DO_WHILE node, `iteration 3` for a body
+ * node (the iteration its status comes from); null elsewhere and before it is reached.
+ */
+export function loopWord(node: GraphNode): string | null {
+  if (node.loopIteration == null || node.status === null) return null;
+  return node.type === 'DO_WHILE' ? loopProgress(node.loopIteration, node.maxIterations) : loopIterationText(node.loopIteration);
+}
+
 /**
  * The lines of a node's box, top to bottom: id, type, status (not on a plan: a version's graph
- * has no statuses), for_each iterations, the child workflow, and the child runs as links.
+ * has no statuses), a loop's iteration, for_each iterations, the child workflow, and the child
+ * runs as links.
  */
 export function nodeLines(node: GraphNode, opts: { plan: boolean; childRuns?: readonly ChildRunRef[] }): NodeLine[] {
   const lines: NodeLine[] = [{ kind: 'id', text: node.id }];
-  lines.push({ kind: 'meta', text: node.forEach ? `${node.type} · for each` : node.type });
+  lines.push({ kind: 'meta', text: typeWord(node) });
   if (!opts.plan) lines.push({ kind: 'status', text: statusWord(node.status) });
+  const loop = opts.plan ? null : loopWord(node);
+  if (loop) lines.push({ kind: 'detail', text: loop });
   if (node.forEach && node.iterations) {
     for (const text of wrapAtCommas(iterationSummary(node.iterations), MAX_LINE_CHARS)) lines.push({ kind: 'detail', text });
   }
@@ -121,10 +140,16 @@ export function edgeLabel(edge: GraphEdge): string | null {
   return m ? m[1] : edge.label.trim();
 }
 
-/** The accessible name of a node: "fetch_order, HTTP, COMPLETED" (then for_each counts, the child workflow). */
+/**
+ * The accessible name of a node: "fetch_order, HTTP, COMPLETED" (then the loop's iteration, the
+ * loop a body node is in, for_each counts, the child workflow).
+ */
 export function nodeAriaLabel(node: GraphNode, plan: boolean): string {
-  const parts = [node.id, node.type];
+  const parts = [node.id, node.type === 'DO_WHILE' ? `DO_WHILE, ${typeWord(node)}` : node.type];
   if (!plan) parts.push(statusWord(node.status));
+  const loop = plan ? null : loopWord(node);
+  if (loop) parts.push(loop);
+  if (node.loop) parts.push(`in loop ${node.loop}`);
   if (node.forEach) parts.push(node.iterations ? `for each ${iterationSummary(node.iterations)}` : 'for each');
   if (node.type === 'SUBWORKFLOW' && node.childWorkflow) parts.push(`calls ${node.childWorkflow}`);
   return parts.join(', ');

@@ -1,3 +1,4 @@
+import { loopIterationText } from '@weft/contract';
 import { useState } from 'react';
 import { JsonField } from './JsonField.js';
 import { displayAttempt } from './model.js';
@@ -37,6 +38,7 @@ export function HistoryTimeline(props: { history: readonly RunEvent[] }) {
               {e.nodeId && (
                 <span>
                   node <code>{e.nodeId}</code>
+                  {loopIterationOf(e) !== null && <span className="muted"> {loopIterationText(loopIterationOf(e)!)}</span>}
                 </span>
               )}
               {e.attempt !== null && <span className="muted">attempt {displayAttempt(e.attempt)}</span>}
@@ -52,6 +54,12 @@ export function HistoryTimeline(props: { history: readonly RunEvent[] }) {
       </ol>
     </>
   );
+}
+
+/** The 0-based loop iteration a DO_WHILE body node's report was for (its payload's `loopIteration`); null for other events. */
+function loopIterationOf(e: RunEvent): number | null {
+  const p = e.payload;
+  return p && typeof p === 'object' && !Array.isArray(p) && typeof p.loopIteration === 'number' ? p.loopIteration : null;
 }
 
 function EventDetails(props: { event: RunEvent }) {

@@ -16,6 +16,8 @@ import type { RunDetail } from './types.js';
 export function RetryRunForm(props: {
   run: RunDetail;
   nodeIds: readonly string[];
+  /** Body node id → its DO_WHILE node's id: a body node chosen on the graph is no node to retry from. */
+  loopOf?: ReadonlyMap<string, string>;
   selectedNodeId: string | null;
   onSelectNode: (nodeId: string | null) => void;
 }) {
@@ -30,13 +32,16 @@ export function RetryRunForm(props: {
 
   const finished = isFinished(run.status);
   const node = selectedNodeId && props.nodeIds.includes(selectedNodeId) ? selectedNodeId : null;
+  const loop = selectedNodeId ? props.loopOf?.get(selectedNodeId) : undefined;
   const why = isResumable(run.status)
     ? 'A paused run cannot be retried: resume it, or cancel it and retry it once it has finished.'
     : !finished
       ? 'The run can be retried once it has finished (succeeded, failed or been cancelled).'
-      : !node
-        ? 'Choose the node to retry from, on the graph or in the list.'
-        : null;
+      : !node && loop
+        ? `${selectedNodeId} is in the body of the loop ${loop}: retry from ${loop}, which runs its body again from the first iteration.`
+        : !node
+          ? 'Choose the node to retry from, on the graph or in the list.'
+          : null;
 
   const again = node ? iterationsToRetry(run.tasks, node) : [];
 

@@ -14,6 +14,8 @@ import type { RunDetail } from './types.js';
 export function RunActions(props: {
   run: RunDetail;
   nodeIds: readonly string[];
+  /** Body node id → its DO_WHILE node's id (see runLoops). */
+  loopOf?: ReadonlyMap<string, string>;
   selectedNodeId: string | null;
   onSelectNode: (nodeId: string | null) => void;
 }) {
@@ -26,7 +28,7 @@ export function RunActions(props: {
       {isActive(run.status) && <PauseRunForm runId={run.id} status={run.status} />}
       {isCancellable(run.status) && <CancelRunForm runId={run.id} />}
       {!isFinished(run.status) && <SendSignalForm runId={run.id} suggested={awaitedSignal(run.tasks)} />}
-      <RetryRunForm run={run} nodeIds={props.nodeIds} selectedNodeId={props.selectedNodeId} onSelectNode={props.onSelectNode} />
+      <RetryRunForm run={run} nodeIds={props.nodeIds} loopOf={props.loopOf} selectedNodeId={props.selectedNodeId} onSelectNode={props.onSelectNode} />
     </section>
   );
 }

@@ -1,3 +1,4 @@
+import { loopIterationText } from '@weft/contract';
 import { useEffect, useState } from 'react';
 import { useQuery } from 'urql';
 import { ErrorText } from '../../components/ErrorText.js';
@@ -12,7 +13,8 @@ const CUT_MARKER = /^… [\d,]+ bytes cut …$/;
 /**
  * The logs of the run's worker tasks (HTTP, CODE): one closed panel per task, each reading its
  * own task's attempts when opened, and again whenever the task's status or attempt changes while
- * it is open. Attempts are counted from 0, as the API and `weft logs` count them.
+ * it is open. Attempts are counted from 0, as the API and `weft logs` count them. A DO_WHILE
+ * body task's panel names its iteration (`check, iteration 2`, counted from 1).
  */
 export function TaskLogs(props: { runId: string; tasks: readonly Task[] }) {
   const rows = props.tasks.map((t, i) => ({ task: t, after: i === 0 ? null : props.tasks[i - 1]!.id })).filter((r) => r.task.queue !== null);
@@ -39,13 +41,16 @@ function TaskLogPanel(props: { runId: string; task: Task; after: string | null }
   useEffect(() => {
     if (open) reexecute({ requestPolicy: 'network-only' });
   }, [state]);
-  const name = task.iteration === null ? task.nodeId : `${task.nodeId} [${task.iteration}]`;
+  const base = task.iteration === null ? task.nodeId : `${task.nodeId} [${task.iteration}]`;
+  // A DO_WHILE body task: one panel per iteration, each named with its iteration.
+  const name = task.loopIteration == null ? base : `${base}, ${loopIterationText(task.loopIteration)}`;
   const found = result.data?.run?.tasks.find((t) => t.id === task.id);
   return (
     <details
       className="panel task-log"
       data-task-logs={task.nodeId}
       data-task-iteration={task.iteration ?? undefined}
+      data-loop-iteration={task.loopIteration ?? undefined}
       onToggle={(e) => setOpen(e.currentTarget.open)}
     >
       <summary>

@@ -63,6 +63,27 @@ describe('sensitiveNodes', () => {
     };
     expect([...sensitiveNodes(definition)]).toEqual(['a']);
   });
+  it("lists a DO_WHILE body's sensitive nodes too", () => {
+    const definition = {
+      nodes: [
+        {
+          node_id: 'poll',
+          type: 'DO_WHILE',
+          spec: {
+            body: {
+              nodes: [
+                { node_id: 'login', type: 'HTTP', sensitive: true },
+                { node_id: 'check', type: 'HTTP', sensitive: false },
+              ],
+            },
+            max_iterations: 3,
+          },
+        },
+      ],
+      edges: [],
+    };
+    expect([...sensitiveNodes(definition)]).toEqual(['login']);
+  });
   it('is empty for a missing or odd definition', () => {
     expect(sensitiveNodes(undefined).size).toBe(0);
     expect(sensitiveNodes({ nodes: 'x' }).size).toBe(0);

@@ -64,13 +64,22 @@ export function childRunsByNode(
   return out;
 }
 
-/** The ids of the nodes (and `finally` step) a version's definition marks `sensitive: true` (their input and output are never shown). */
+/**
+ * The ids of the nodes (those of DO_WHILE bodies too, and the `finally` step) a version's
+ * definition marks `sensitive: true` (their input and output are never shown).
+ */
 export function sensitiveNodes(definition: Json | undefined): Set<string> {
   const out = new Set<string>();
   const def = definition && typeof definition === 'object' && !Array.isArray(definition) ? definition : undefined;
   if (!def || !Array.isArray(def.nodes)) return out;
+  const bodies = def.nodes.flatMap((n) => {
+    const spec = n && typeof n === 'object' && !Array.isArray(n) && n.type === 'DO_WHILE' ? n.spec : undefined;
+    const body = spec && typeof spec === 'object' && !Array.isArray(spec) ? spec.body : undefined;
+    const nodes = body && typeof body === 'object' && !Array.isArray(body) ? body.nodes : undefined;
+    return Array.isArray(nodes) ? nodes : [];
+  });
   // The definition's finally step is a node too.
-  for (const node of [...def.nodes, ...(def.finally !== undefined ? [def.finally] : [])]) {
+  for (const node of [...def.nodes, ...bodies, ...(def.finally !== undefined ? [def.finally] : [])]) {
     if (node && typeof node === 'object' && !Array.isArray(node) && node.sensitive === true && typeof node.node_id === 'string') out.add(node.node_id);
   }
   return out;

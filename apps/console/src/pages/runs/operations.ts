@@ -33,7 +33,7 @@ export const RUN_PAGE = RUN_ITEMS_PAGE_MAX;
 
 const TASK_FIELDS = /* GraphQL */ `
   fragment TaskFields on Task {
-    id nodeId nodeType status attempt iteration failedIterations input output error
+    id nodeId nodeType status attempt iteration loopIteration failedIterations input output error
     createdAt updatedAt finishedAt wakeAt awaitedSignal branches queue waitReason waitDetail
     decision { branches default defaultTaken conditions { to condition value } }
   }
