@@ -45,7 +45,7 @@ describe('a DO_WHILE loop at its edges', () => {
     await h.start();
     const tr = await h.complete('a', {});
     expect(h.node('l').status).toBe(TaskStatus.Failed);
-    expect(h.node('l').error).toMatch(/^iteration 0: condition: failed to evaluate condition: /);
+    expect(h.node('l').error).toMatch(/^iteration 1: condition: failed to evaluate condition: /);
     expect(finished(tr)?.status).toBe(RunStatus.Failed);
   });
 

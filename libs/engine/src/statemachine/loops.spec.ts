@@ -81,8 +81,8 @@ describe('a DO_WHILE loop', () => {
     await h.complete('check', { status: 'waiting' });
     await h.complete('note');
     const tr = await h.fail('check', 'HTTP 500');
-    expect(h.node('poll')).toMatchObject({ status: TaskStatus.Failed, error: 'iteration 1: node check failed: HTTP 500' });
-    expect(finished(tr)).toMatchObject({ status: RunStatus.Failed, reason: 'node poll failed: iteration 1: node check failed: HTTP 500' });
+    expect(h.node('poll')).toMatchObject({ status: TaskStatus.Failed, error: 'iteration 2: node check failed: HTTP 500' });
+    expect(finished(tr)).toMatchObject({ status: RunStatus.Failed, reason: 'node poll failed: iteration 2: node check failed: HTTP 500' });
   });
 
   it('refuses a retry from a body node, and a retry from the loop starts again at iteration 0', async () => {

@@ -2,7 +2,8 @@
  * The end of each DO_WHILE iteration (model/do-while.ts). A loop's task is RUNNING while its body
  * runs; once no body node of the current iteration is active, the iteration ends:
  * - a body node failed (no `on_error` edge took it) or was cancelled: the loop fails with
- *   `iteration 2: node check failed: …`;
+ *   `iteration 2: node check failed: …` (messages count iterations from 1, as the console and
+ *   CLI show them; `Task.loopIteration` and `tasks.<loop>.iteration` count from 0);
  * - else its output is resolved (`spec.output`, else the completed body sinks' outputs by node
  *   id) and its condition evaluated over that iteration's tasks: false completes the loop with
  *   the output; true starts the next iteration (NextLoopIteration, then the body's sources), or,
@@ -57,12 +58,14 @@ function bodyActive(s: Step, loopId: string): boolean {
  */
 async function endIteration(s: Step, loop: WorkflowNode, st: NodeState): Promise<NodeOutcome | undefined> {
   const iteration = st.loop!.iteration;
+  // Messages count iterations from 1, as people read them (the API and templates from 0).
+  const shown = `iteration ${iteration + 1}`;
   const fail = (reason: string): NodeOutcome => {
     s.emit({ type: 'FailTask', taskId: st.taskId, nodeId: loop.node_id, attempt: st.attempt, reason });
     return failed(reason);
   };
   const unsuccessful = unsuccessfulBodyNodes(s, loop.node_id);
-  if (unsuccessful.length > 0) return fail(`iteration ${iteration}: ${unsuccessfulRunReason(unsuccessful)}`);
+  if (unsuccessful.length > 0) return fail(`${shown}: ${unsuccessfulRunReason(unsuccessful)}`);
   const spec = loopSpec(loop);
   let output: JsonValue;
   let again: boolean;
@@ -70,19 +73,19 @@ async function endIteration(s: Step, loop: WorkflowNode, st: NodeState): Promise
     output = await iterationOutput(s, loop);
   } catch (err) {
     if (isStoreError(err)) throw err;
-    return fail(`iteration ${iteration}: cannot resolve the output: ${errorMessage(err)}`);
+    return fail(`${shown}: cannot resolve the output: ${errorMessage(err)}`);
   }
   const problem =
     spec.output === undefined
-      ? sizeProblem(output, s.maxValueBytes * GATHERED_VALUE_FACTOR, `iteration ${iteration} output`)
-      : valueProblem(`iteration ${iteration} output`, output, s.maxValueBytes);
+      ? sizeProblem(output, s.maxValueBytes * GATHERED_VALUE_FACTOR, `${shown} output`)
+      : valueProblem(`${shown} output`, output, s.maxValueBytes);
   if (problem) return fail(problem);
   try {
     await s.ensureOutputs(loop);
     again = evalCondition(s, spec.condition ?? '');
   } catch (err) {
     if (isStoreError(err)) throw err;
-    return fail(`iteration ${iteration}: condition: ${errorMessage(err)}`);
+    return fail(`${shown}: condition: ${errorMessage(err)}`);
   }
   if (!again) {
     s.emit({ type: 'CompleteTask', taskId: st.taskId, nodeId: loop.node_id, attempt: st.attempt, output });
@@ -102,7 +105,7 @@ async function endIteration(s: Step, loop: WorkflowNode, st: NodeState): Promise
     await propagate(s, await startBody(s, loop.node_id));
   } catch (err) {
     if (isStoreError(err)) throw err;
-    s.failRun(`DO_WHILE ${loop.node_id} iteration ${iteration + 1}: ${errorMessage(err)}`);
+    s.failRun(`DO_WHILE ${loop.node_id} iteration ${iteration + 2}: ${errorMessage(err)}`);
   }
   return undefined;
 }
