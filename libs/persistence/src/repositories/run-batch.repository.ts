@@ -201,9 +201,10 @@ export class RunBatchRepository extends TenantScopedRepository {
 
   /**
    * Acts on PENDING item `seq` of batch `batchId` and records what came of it, holding the batch
-   * row in share mode from before the act until the outcome is counted: a stop (an UPDATE of that
-   * row) waits for the act under way, so the counts it returns are final, and an act never starts
-   * once the batch is stopped. `act` runs in its own transactions; an outcome of PENDING (a
+   * row locked (FOR NO KEY UPDATE, the lock the count's UPDATE takes anyway, so two overlapping
+   * slices queue instead of deadlocking on an upgrade) from before the act until the outcome is
+   * counted: a stop (an UPDATE of that row) waits for the act under way, so the counts it returns
+   * are final, and an act never starts once the batch is stopped. `act` runs in its own transactions; an outcome of PENDING (a
    * transient failure) records nothing. Returns null, without calling `act`, when the batch is
    * not RUNNING; else the outcome and whether it was recorded (false: the item was not PENDING).
    */
@@ -215,7 +216,7 @@ export class RunBatchRepository extends TenantScopedRepository {
     act: () => Promise<{ outcome: BatchOutcome; error: string | null }>,
   ): Promise<{ outcome: BatchOutcome; recorded: boolean } | null> {
     return this.inTenant(tenantId, async (m) => {
-      const b = await sql<{ status: BatchStatus }>(m, `SELECT status FROM run_batches WHERE tenant_id = $1 AND id = $2 FOR SHARE`, [tenantId, batchId]);
+      const b = await sql<{ status: BatchStatus }>(m, `SELECT status FROM run_batches WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE`, [tenantId, batchId]);
       if (b.rows[0]?.status !== 'RUNNING') return null;
       const { outcome, error } = await act();
       if (outcome === 'PENDING') return { outcome, recorded: false };
