@@ -76,7 +76,10 @@ describe('DO_WHILE', () => {
     expect(run.output).toEqual({ after: { last: { check: { n: 3, i: 2 } } } });
     // The history says which iteration each body report was for.
     const history = (await getRun(client, run.id, 'history(first: 200) { type nodeId payload }')).history;
-    expect(history.filter((e: any) => e.type === 'NodeCompleted' && e.nodeId === 'count').map((e: any) => e.payload.loopIteration)).toEqual([0, 1, 2]);
+    for (const node of ['count', 'check']) {
+      // check's report ends its iteration: the next one starts in the same event.
+      expect(history.filter((e: any) => e.type === 'NodeCompleted' && e.nodeId === node).map((e: any) => e.payload.loopIteration)).toEqual([0, 1, 2]);
+    }
   });
 
   it('ends early when the condition is false after the first iteration', async () => {
@@ -98,6 +101,8 @@ describe('DO_WHILE', () => {
       [2, 'COMPLETED'],
     ]);
     expect(run.tasks.some((t: any) => t.nodeId === 'after')).toBe(false);
+    // A failed loop has no output; its input is the previous iteration's output.
+    expect(run.tasks.find((t: any) => t.nodeId === 'loop')).toMatchObject({ loopIteration: 2, output: null, input: { check: { n: 2, i: 1 } } });
 
     const refused = await client.request(`mutation { retryRun(input: {runId: "${id}", fromNodeId: "count"}) { id } }`).catch((e: unknown) => e);
     expect(String((refused as Error).message)).toMatch(/node count is in the body of DO_WHILE loop: retry from loop/);
@@ -173,5 +178,39 @@ describe('DO_WHILE', () => {
     ]);
     // Each loop iteration has the aggregate task and one task per element.
     expect(byIteration(run, 'each').map((t: any) => t[0])).toEqual([0, 0, 0, 1, 1, 1]);
+  });
+  it('fails cleanly when a body node cannot start in the first iteration, and ends a control-only loop in the event that reached it', async () => {
+    await publish(client, 'bad-first', {
+      nodes: [
+        {
+          node_id: 'loop',
+          type: 'DO_WHILE',
+          spec: { body: { nodes: [jsNode('step', 'return {};', { x: '{{ input.missing.deeper }}' })], edges: [] }, condition: '{{ true }}', max_iterations: 3 },
+        },
+      ],
+      edges: [],
+    });
+    const bad = await ended(await start(client, 'bad-first'));
+    expect(bad.status).toBe('FAILED');
+    expect(bad.error).toMatch(/^node loop failed: iteration 1: node step failed: CEL resolution for node step: /);
+
+    await publish(client, 'inline-loop', {
+      nodes: [
+        {
+          node_id: 'loop',
+          type: 'DO_WHILE',
+          spec: { body: { nodes: [{ node_id: 'f', type: 'FORK' }], edges: [] }, condition: '{{ tasks.loop.iteration < 2 }}', max_iterations: 5 },
+        },
+      ],
+      edges: [],
+    });
+    const inline = await ended(await start(client, 'inline-loop'));
+    expect(inline.status).toBe('SUCCEEDED');
+    expect(byIteration(inline, 'f').map((t: any) => t.slice(0, 2))).toEqual([
+      [0, 'COMPLETED'],
+      [1, 'COMPLETED'],
+      [2, 'COMPLETED'],
+    ]);
+    expect(inline.output).toEqual({ loop: { f: {} } });
   });
 });

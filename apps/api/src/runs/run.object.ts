@@ -173,7 +173,7 @@ export class TaskObject {
   @Field(() => Int, {
     nullable: true,
     description:
-      "A DO_WHILE body node's task: the 0-based loop iteration it belongs to (every iteration's tasks are kept). A DO_WHILE node's own task: the iteration running, or the last one run once it ended. Null for every other task.",
+      "A DO_WHILE body node's task: the 0-based loop iteration it belongs to (every iteration's tasks are kept). A DO_WHILE node's own task: the iteration running, or the last one run once it ended (its input is the previous iteration's output, null in the first). Null for every other task.",
   })
   loopIteration: number | null;
 

@@ -5,6 +5,7 @@ export {
   allNodes,
   placedNodes,
   effectivePolicy,
+  loopSpec,
   maxAttempts,
   parseDefinition,
   validateDefinition,

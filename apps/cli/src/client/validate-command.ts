@@ -33,7 +33,7 @@ const ATTEMPT_TYPES: readonly string[] = ['HTTP', 'CODE', 'SUBWORKFLOW'];
  * the checks the API runs when a definition is published, without a server.
  */
 export async function validateSource(file: string, source: string): Promise<Validation> {
-  const { allNodes, effectivePolicy, parseDefinition, validateDefinition, WeftError } = await import('./engine-side.js');
+  const { allNodes, effectivePolicy, loopSpec, parseDefinition, validateDefinition, WeftError } = await import('./engine-side.js');
   let def;
   try {
     def = parseDefinition(source);
@@ -47,7 +47,10 @@ export async function validateSource(file: string, source: string): Promise<Vali
     .filter((n) => ATTEMPT_TYPES.includes(n.type))
     .map(effectivePolicy);
   if (def.finally) retryPolicies.push({ ...effectivePolicy(def.finally), finally: true });
-  return { file, valid: true, problems: [], nodes: def.nodes.length, edges: (def.edges ?? []).length, retryPolicies };
+  // DO_WHILE bodies' nodes and edges count with the graph's.
+  const nodes = allNodes(def.nodes);
+  const bodyEdges = def.nodes.reduce((sum, n) => sum + (n.type === 'DO_WHILE' ? loopSpec(n).bodyEdges.length : 0), 0);
+  return { file, valid: true, problems: [], nodes: nodes.length, edges: (def.edges ?? []).length + bodyEdges, retryPolicies };
 }
 
 /**

@@ -98,6 +98,8 @@ export class FencedSteps {
       ...decidedOf(run),
     };
     const deps = ctx.machineDeps(new OutputsOnlyStore(ctx, tenantId, runId), now);
+    // Read off the node states before the machine changes them (a loop's iteration moves on).
+    const recordedEvent = historyEvent(ev, dag, nodes);
     let transition: Transition;
     try {
       transition = await new Machine(dag, snapshot, deps).apply(ev);
@@ -106,7 +108,6 @@ export class FencedSteps {
     }
     if (transition.ignored !== undefined || !endsAlone(transition, run)) return undefined;
     const seq = run.eventSeq + 1;
-    const recordedEvent = historyEvent(ev, dag, nodes);
     // Summarized once for the history entry of every form of the event, and for a kept completion.
     const summaries = transition.actions.map(summarizeAction);
     const kept = keptOnTask(ev, recordedEvent, transition, seq, summaries);

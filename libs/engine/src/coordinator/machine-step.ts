@@ -1,6 +1,6 @@
 import { v4 as uuidv4 } from 'uuid';
 import { HistoryRepository, type HistoryEntry } from '@weft/persistence';
-import { Machine, MachineError, RunStatus, type RunSnapshot, type Transition } from '../index.js';
+import { Machine, MachineError, RunStatus, type RunEvent, type RunSnapshot, type Transition } from '../index.js';
 import { ActionWriter } from './action-writer.js';
 import { appliedOutcome } from './applied-outcome.js';
 import { ChildRuns } from './child-runs.js';
@@ -32,28 +32,31 @@ export class MachineStep implements LockedRunEvents {
   /** See {@link LockedRunEvents.applyCommand}. @throws MachineError when the machine rejects `e.ev`. */
   async applyCommand(e: LockedEvent): Promise<AppliedOutcome> {
     const snapshot = snapshotOf(e);
+    const recordedEv = historyEvent(e.ev, e.dag, e.nodes);
     const transition = await this.decide(e, snapshot);
-    return this.write(e, snapshot, transition);
+    return this.write(e, snapshot, transition, recordedEv);
   }
 
   /** See {@link LockedRunEvents.applyReport}: the rejection's history row carries the MachineError's message. */
   async applyReport(e: LockedEvent): Promise<AppliedOutcome | RejectedOutcome> {
     const snapshot = snapshotOf(e);
+    // Read off the node states before the machine changes them (a loop's iteration moves on).
+    const recordedEv = historyEvent(e.ev, e.dag, e.nodes);
     let transition: Transition;
     try {
       transition = await this.decide(e, snapshot);
     } catch (err) {
       if (!(err instanceof MachineError)) throw err;
-      const { m, tenantId, run, ev, dag, nodes, now } = e;
+      const { m, tenantId, run, now } = e;
       const seq = run.eventSeq + 1;
       await new HistoryRepository(m).append(
         tenantId,
         run.id,
-        historyEntry({ seq, ev: historyEvent(ev, dag, nodes), now, actions: [], error: err.message, patch: {} }),
+        historyEntry({ seq, ev: recordedEv, now, actions: [], error: err.message, patch: {} }),
       );
       return { kind: 'rejected', error: err, status: run.status as RunStatus, seq, now };
     }
-    return this.write(e, snapshot, transition);
+    return this.write(e, snapshot, transition, recordedEv);
   }
 
   /** The machine's transition for `e` on `snapshot` (which it updates). @throws MachineError. */
@@ -64,7 +67,7 @@ export class MachineStep implements LockedRunEvents {
   }
 
   /** Writes `transition`'s actions and history row for `e`, then follows the linked runs and the freed slot. */
-  private async write(e: LockedEvent, snapshot: RunSnapshot, transition: Transition): Promise<AppliedOutcome> {
+  private async write(e: LockedEvent, snapshot: RunSnapshot, transition: Transition, recordedEv: RunEvent): Promise<AppliedOutcome> {
     const { ctx } = this;
     const { m, tenantId, run, nodes, dag, ev, now } = e;
     const nesting = e.nesting ?? 0;
@@ -82,7 +85,7 @@ export class MachineStep implements LockedRunEvents {
         run.id,
         (entry = historyEntry({
           seq,
-          ev: historyEvent(ev, dag, nodes),
+          ev: recordedEv,
           now,
           actions: transition.actions,
           ...(transition.ignored === undefined ? {} : { ignored: transition.ignored }),

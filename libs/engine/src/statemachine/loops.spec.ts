@@ -105,7 +105,7 @@ describe('a DO_WHILE loop', () => {
     expect(bad([{ node_id: 'l', type: 'DO_WHILE', spec: { body: { nodes: [] }, max_iterations: 0 } }])).toEqual([
       'nodes[0].spec.body: body must be an object {nodes, edges} with at least one node',
       expect.stringMatching(/^nodes\[0\]\.spec\.condition: condition is required/),
-      'nodes[0].spec.max_iterations: max_iterations is required: an integer from 1 to 10,000, got 0',
+      'nodes[0].spec.max_iterations: max_iterations must be an integer from 1 to 10,000, got 0',
     ]);
     const inner = { node_id: 'in', type: 'DO_WHILE', spec: { body: { nodes: [{ node_id: 'x', type: 'FORK' }] }, condition: '{{false}}', max_iterations: 1 } };
     expect(bad([{ node_id: 'l', type: 'DO_WHILE', spec: { body: { nodes: [inner] }, condition: '{{false}}', max_iterations: 3 } }])).toContain(

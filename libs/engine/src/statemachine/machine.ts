@@ -318,7 +318,7 @@ async function onRunRetried(s: Step, ev: RunRetried): Promise<void> {
   if (loopId !== undefined) {
     throw new MachineError(
       'INVALID_REQUEST',
-      `node ${ev.fromNodeId} is in the body of DO_WHILE ${loopId}: retry from ${loopId}, which runs its body again from iteration 0`,
+      `node ${ev.fromNodeId} is in the body of DO_WHILE ${loopId}: retry from ${loopId}, which runs its body again from its first iteration`,
     );
   }
   const onlyIterations = ev.failedIterationsOnly === true;

@@ -143,6 +143,8 @@ function afterActivation(s: Step, n: WorkflowNode, outcome: ActivationOutcome): 
 /** A FORK, or a JOIN without reducers: completes at once with `{}` and passes routing on. */
 function completeInline(s: Step, n: WorkflowNode): WorkflowNode[] {
   s.emit({ type: 'CreateTask', taskId: s.newId(), node: n, status: TaskStatus.Completed, output: {} });
+  // Cached: its row may be written only with the event's last statement (a loop's output reads it).
+  s.setOutput(n.node_id, {});
   return s.dag.successors(n.node_id);
 }
 

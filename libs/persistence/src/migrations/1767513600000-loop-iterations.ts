@@ -4,8 +4,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * DO_WHILE loops: a loop's body runs once per iteration, and every iteration's tasks are kept.
  *
  * - `tasks.loop_iteration` (int, NULL): on a body node's task, the 0-based loop iteration it
- *   belongs to; on a DO_WHILE node's own task, the iteration running (or last run). NULL for
- *   every other task.
+ *   belongs to; on a DO_WHILE node's own task, the iteration running (or last run), whose input
+ *   is then the previous iteration's output (NULL in the first). NULL for every other task.
  * - `tasks.loop_archived` (boolean): true on the tasks of a loop iteration that has ended and
  *   was followed by another. They stay readable (API, history, attempt logs) but are no longer
  *   part of the run's state, so the unique (run, node) and (run, node, iteration) indexes now

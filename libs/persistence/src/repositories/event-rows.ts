@@ -61,7 +61,7 @@ export const TASK_STATE_COLUMNS = `t.node_id AS "nodeId", t.id, t.status, t.atte
   CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token AS "leaseToken", t.iteration,
   CASE WHEN t.status = 'WAITING' THEN t.retry_at END AS "retryAt", t.attempt_limit AS "attemptLimit",
   CASE WHEN t.node_type = 'DO_WHILE' THEN jsonb_build_object('iteration', t.loop_iteration,
-    'previous', CASE WHEN t.status = 'RUNNING' THEN t.output END) END AS loop`;
+    'previous', CASE WHEN t.status = 'RUNNING' THEN t.input END) END AS loop`;
 
 /** The condition on `tasks t` of the rows that make a run's state: every task but a DO_WHILE's archived iterations'. */
 export const CURRENT_TASKS = 'NOT t.loop_archived';

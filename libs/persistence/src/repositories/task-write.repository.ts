@@ -332,8 +332,8 @@ export class TaskWriteRepository extends TenantScopedRepository {
   }
 
   /**
-   * Moves RUNNING DO_WHILE task `loopTaskId` of run `runId` to loop `iteration`, keeping
-   * `previous` (the iteration just ended's output) in its output until it ends, and archives the
+   * Moves RUNNING DO_WHILE task `loopTaskId` of run `runId` to loop `iteration`, with `previous`
+   * (the iteration just ended's output) as its input, and archives the
    * tasks of its body nodes `bodyNodeIds` so far (they stay readable). Returns the loop rows
    * changed (1, or 0 when the task is not RUNNING).
    */
@@ -354,7 +354,7 @@ export class TaskWriteRepository extends TenantScopedRepository {
             WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($4::text[]) AND NOT loop_archived
          ),
          loop AS (
-           UPDATE tasks SET loop_iteration = $5, output = $7::jsonb, updated_at = $6
+           UPDATE tasks SET loop_iteration = $5, input = $7::jsonb, updated_at = $6
             WHERE tenant_id = $1 AND id = $3 AND status = 'RUNNING' RETURNING 1
          )
          SELECT count(*)::int AS n FROM loop`,

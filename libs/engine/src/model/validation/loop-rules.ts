@@ -37,10 +37,10 @@ export const loopSpecRule: NodeRule = ({ raw, at, nodeId, type }) => {
     out.push(p('.condition', 'condition is required: a {{ }} CEL template, true to run the body again, e.g. "{{ tasks.check.output.status != \'done\' }}"'));
   }
   const max = spec.max_iterations;
-  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_LOOP_ITERATIONS) {
-    out.push(
-      p('.max_iterations', `max_iterations is required: an integer from 1 to ${MAX_LOOP_ITERATIONS.toLocaleString('en-US')}, got ${JSON.stringify(max)}`),
-    );
+  const range = `an integer from 1 to ${MAX_LOOP_ITERATIONS.toLocaleString('en-US')}`;
+  if (max === undefined) out.push(p('.max_iterations', `max_iterations is required: ${range}, the most iterations the loop may run`));
+  else if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_LOOP_ITERATIONS) {
+    out.push(p('.max_iterations', `max_iterations must be ${range}, got ${JSON.stringify(max)}`));
   }
   return out;
 };
