@@ -62,7 +62,9 @@ function insertTasks(status: string, leaseEnd: string, token: string, where: str
               "flowRateLimit" int, "flowRatePerSeconds" int)${where}`;
 }
 
-const REFUSED = `t.status = 'RUNNING' AND NOT ${TOOK}`;
+// Only the row the reporting worker takes carries its lease token: a DO_WHILE's own task, also
+// inserted RUNNING, is never a take and stays RUNNING whatever the verdict.
+const REFUSED = `t.status = 'RUNNING' AND t."leaseToken" IS NOT NULL AND NOT ${TOOK}`;
 const INSERT_TASKS = insertTasks('t.status', 't."leaseExpiresAt"', 't."leaseToken"', '');
 const INSERT_TASKS_GATED = insertTasks(
   `CASE WHEN ${REFUSED} THEN 'QUEUED' ELSE t.status END`,
