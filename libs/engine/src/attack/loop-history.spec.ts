@@ -6,7 +6,13 @@ import type { NodeState } from '../statemachine/state.js';
 
 describe('attack: the history of a DO_WHILE body report', () => {
   const dag = buildDag({
-    nodes: [{ node_id: 'l', type: NodeType.DoWhile, spec: { body: { nodes: [{ node_id: 'a', type: NodeType.Http }] } as unknown as JsonValue, condition: '{{true}}', max_iterations: 5 } }],
+    nodes: [
+      {
+        node_id: 'l',
+        type: NodeType.DoWhile,
+        spec: { body: { nodes: [{ node_id: 'a', type: NodeType.Http }] } as unknown as JsonValue, condition: '{{true}}', max_iterations: 5 },
+      },
+    ],
     edges: [],
   });
   const nodes = new Map<string, NodeState>([
