@@ -12,10 +12,12 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/**
+ * What one event of a DO_WHILE whose body holds control nodes only costs: every iteration runs
+ * within it (measured: 10 FORKs x 1000 iterations, 4 s and 10,001 rows; x 5000, 87 s).
+ */
 describe('attack: cost of one event of a control-only DO_WHILE', () => {
-  for (const [n, max] of [
-    [10, 1000],
-  ] as const) {
+  for (const [n, max] of [[10, 1000]] as const) {
     it(`${n} FORKs x ${max} iterations`, async () => {
       const h = await coordinatorHarness(db.ds);
       const body = Array.from({ length: n }, (_, i) => fork(`f${i}`));
@@ -33,12 +35,11 @@ describe('attack: cost of one event of a control-only DO_WHILE', () => {
       console.log(`${n}x${max}: start took ${ms} ms, ${rows[0].n} task rows, largest history actions ${ev[0].n} chars, run ${(await h.run(runId)).status}`);
       expect(rows[0].n).toBeGreaterThan(0);
       const plan = await db.owner.query(
-        `EXPLAIN (ANALYZE, BUFFERS) UPDATE tasks SET loop_archived = true WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($3::text[]) AND NOT loop_archived`,
+        `EXPLAIN (ANALYZE, BUFFERS) UPDATE tasks SET loop_archived = true WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($3::text[]) AND iteration IS NULL AND NOT loop_archived`,
         [h.tenantId, runId, body.map((b) => b.node_id)],
       );
-      console.log(plan.map((r: any) => r['QUERY PLAN']).join('\n'));
-      const idx = await db.owner.query(`SELECT indexdef FROM pg_indexes WHERE tablename = 'tasks'`);
-      console.log(idx.map((r: any) => r.indexdef).join('\n'));
+      // The archive of an iteration reads the run's current tasks by node, not every task of the run.
+      expect(plan.map((r: any) => r['QUERY PLAN']).join('\n')).toMatch(/using tasks_run_node on tasks/);
     }, 600_000);
   }
 });
