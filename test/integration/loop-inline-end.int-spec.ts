@@ -46,4 +46,21 @@ describe('attack: a DO_WHILE that ends in the event that starts it', () => {
     await step(h, await claimFirst(h, runId));
     expect(await h.statuses(runId)).toEqual({ n1: 'COMPLETED', l: 'COMPLETED', f: 'COMPLETED', n2: expect.stringMatching(/^(PENDING|QUEUED|RUNNING)$/) });
   });
+
+  it('iterates inline and completes in a worker report that reaches it', async () => {
+    const h = await coordinatorHarness(db.ds);
+    const { workflowId } = await h.publish(def([http('n1'), loop([fork('f')], '{{ tasks.l.iteration < 2 }}'), http('n2')], [edge('n1', 'l'), edge('l', 'n2')]));
+    const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
+    await step(h, await claimFirst(h, runId));
+    const rows = await db.owner.query(
+      `SELECT node_id, status, loop_iteration, loop_archived FROM tasks WHERE run_id = $1 AND node_id IN ('l', 'f') ORDER BY node_id, loop_iteration`,
+      [runId],
+    );
+    expect(rows.map((r: any) => [r.node_id, r.status, r.loop_iteration, r.loop_archived])).toEqual([
+      ['f', 'COMPLETED', 0, true],
+      ['f', 'COMPLETED', 1, true],
+      ['f', 'COMPLETED', 2, false],
+      ['l', 'COMPLETED', 2, false],
+    ]);
+  });
 });
