@@ -33,7 +33,7 @@ import { writeReopenIterations, writeSkipIterations } from './iteration-writes.j
 import { decideRun, UNDECIDED } from './run-finally.js';
 import { TaskChangeLog } from './run-change.js';
 import { webhookDeliveries } from './webhook-events.js';
-import { taskRow } from './task-rows.js';
+import { amendCreated, taskRow } from './task-rows.js';
 
 /** What persisting one transition produced. */
 export interface WriteResult {
@@ -263,13 +263,17 @@ export class ActionWriter {
         await this.signals.buffer(tenantId, this.run.id, uuidv7(), a.name, a.payload, now);
         return;
       case 'CompleteTask':
-        this.pending.push(
-          this.tasks.completePart(tenantId, this.run.id, a.taskId, a.attempt, a.output, now, this.recorded?.taskId === a.taskId ? this.recorded : undefined),
-        );
+        // A task this event created (a loop ended at once) is a buffered row: amend it, for an
+        // UPDATE in the statement of its INSERT would not see it.
+        if (!amendCreated(this.created, a.taskId, { status: TaskStatus.Completed, output: a.output, error: null, finished: true })) {
+          const recorded = this.recorded?.taskId === a.taskId ? this.recorded : undefined;
+          this.pending.push(this.tasks.completePart(tenantId, this.run.id, a.taskId, a.attempt, a.output, now, recorded));
+        }
         this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Completed, output: this.shown(a.nodeId, a.output), error: null, finished: true });
         return;
       case 'FailTask':
-        this.pending.push(this.tasks.failPart(tenantId, this.run.id, a.taskId, a.attempt, a.reason, now));
+        if (!amendCreated(this.created, a.taskId, { status: TaskStatus.Failed, error: a.reason, finished: true }))
+          this.pending.push(this.tasks.failPart(tenantId, this.run.id, a.taskId, a.attempt, a.reason, now));
         this.log.set({ id: a.taskId, touch: true, status: TaskStatus.Failed, error: a.reason, finished: true });
         return;
       case 'RetryTask': {

@@ -52,13 +52,17 @@ export function historyEntry({ seq, ev, now, actions, summaries, ignored, error,
  * the node's `output_keep` / `output_drop`, or replaced by {@link REDACTED} for a `sensitive`
  * node (whose successors still receive it through the task); a worker report for a `for_each`
  * iteration also carries `iteration`, the element's index, and one for a DO_WHILE body node
- * `loopIteration`, its loop's iteration (both from the node states before the event).
+ * `loopIteration`, its loop's iteration (both from the node states before the event; a late report
+ * for a task of an ended iteration carries none).
  */
 export function historyEvent(ev: RunEvent, dag: WorkflowDag, nodes: ReadonlyMap<string, NodeState>): RunEvent {
   if (ev.type !== 'NodeCompleted' && ev.type !== 'NodeFailed') return ev;
   const at = nodes.get(ev.nodeId)?.iterations?.findIndex((it) => it.taskId === ev.taskId) ?? -1;
   const loopId = dag.loopOf(ev.nodeId);
-  const loopIteration = loopId === undefined ? undefined : nodes.get(loopId)?.loop?.iteration;
+  // Only a report for the current iteration's task is of the loop's current iteration: a late one
+  // for an ended iteration's (archived) task is left untagged rather than misdated.
+  const current = at >= 0 || nodes.get(ev.nodeId)?.taskId === ev.taskId;
+  const loopIteration = loopId === undefined || !current ? undefined : nodes.get(loopId)?.loop?.iteration;
   const tagged =
     at < 0 && loopIteration === undefined ? ev : { ...ev, ...(at < 0 ? {} : { iteration: at }), ...(loopIteration === undefined ? {} : { loopIteration }) };
   if (ev.type !== 'NodeCompleted') return tagged;

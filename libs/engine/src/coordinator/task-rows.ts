@@ -30,3 +30,10 @@ export function taskRow(c: CreateTask): NewTask {
     finished: FINAL.has(c.status),
   };
 }
+
+/** Applies `change` to the buffered row of task `taskId` in `created` (this event's new rows); false when there is none. */
+export function amendCreated(created: ReadonlyMap<string, NewTask>, taskId: string, change: Partial<NewTask>): boolean {
+  const row = created.get(taskId);
+  if (row) Object.assign(row, change);
+  return row !== undefined;
+}

@@ -1,6 +1,7 @@
 /**
  * The end of each DO_WHILE iteration (model/do-while.ts). A loop's task is RUNNING while its body
- * runs; once no body node of the current iteration is active, the iteration ends:
+ * runs; once no body node of the current iteration is active (nor, on a paused run, waiting for
+ * its resume after its attempts ran out with `on_exhausted: pause`), the iteration ends:
  * - a body node failed (no `on_error` edge took it) or was cancelled: the loop fails with
  *   `iteration 2: node check failed: …` (messages count iterations from 1, as the console and
  *   CLI show them; `Task.loopIteration` and `tasks.<loop>.iteration` count from 0);
@@ -14,7 +15,7 @@
  */
 import { isLoop, loopSpec, maxIterationsReason } from '../model/do-while.js';
 import type { WorkflowNode } from '../model/workflow-definition.js';
-import { TaskStatus, type JsonValue } from '../model/workflow-types.js';
+import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { evalCondition, isHandledFailure } from './branches.js';
 import { completed, failed, type NodeOutcome } from './node-kinds/outcome.js';
 import { propagate, routeOutcome, startBody } from './routing.js';
@@ -43,11 +44,16 @@ export async function settleLoops(s: Step): Promise<void> {
   }
 }
 
-/** True while some body node of loop `loopId`'s current iteration is active. */
+/**
+ * True while some body node of loop `loopId`'s current iteration is active, or, on a paused run,
+ * failed for good with `on_exhausted: pause`: the resume runs it again within the iteration.
+ */
 function bodyActive(s: Step, loopId: string): boolean {
+  const paused = s.run.status === RunStatus.Paused;
   return s.dag.bodyNodes(loopId).some((b) => {
     const n = s.run.nodes.get(b.node_id);
-    return n !== undefined && isNodeActive(n);
+    if (n === undefined) return false;
+    return isNodeActive(n) || (paused && b.on_exhausted === 'pause' && n.status === TaskStatus.Failed && n.iterations === undefined);
   });
 }
 

@@ -107,11 +107,12 @@ export function isNodeActive(n: NodeState): boolean {
 /**
  * The state a worker report for (`nodeId`, `taskId`) addresses: the node's own task, or, for a
  * `for_each` node, the iteration with that task id (never the aggregate task, which no worker
- * runs). Undefined when neither matches.
+ * runs). Undefined when neither matches, and always for a DO_WHILE node (its task runs no worker).
  */
 export function reportTarget(run: RunSnapshot, nodeId: string, taskId: string): NodeState | undefined {
   const n = run.nodes.get(nodeId);
-  if (!n) return undefined;
+  // A DO_WHILE's own task is never dispatched: no worker report addresses it.
+  if (!n || n.loop !== undefined) return undefined;
   if (n.iterations === undefined) return n.taskId === taskId ? n : undefined;
   return n.iterations.find((it) => it.taskId === taskId);
 }

@@ -62,7 +62,9 @@ function insertTasks(status: string, leaseEnd: string, token: string, where: str
               "flowRateLimit" int, "flowRatePerSeconds" int)${where}`;
 }
 
-const REFUSED = `t.status = 'RUNNING' AND NOT ${TOOK}`;
+// Only the row the reporting worker takes carries its lease token: a DO_WHILE's own task, also
+// inserted RUNNING, is never a take and stays RUNNING whatever the verdict.
+const REFUSED = `t.status = 'RUNNING' AND t."leaseToken" IS NOT NULL AND NOT ${TOOK}`;
 const INSERT_TASKS = insertTasks('t.status', 't."leaseExpiresAt"', 't."leaseToken"', '');
 const INSERT_TASKS_GATED = insertTasks(
   `CASE WHEN ${REFUSED} THEN 'QUEUED' ELSE t.status END`,
@@ -349,9 +351,15 @@ export class TaskWriteRepository extends TenantScopedRepository {
     return this.inTenant(tenantId, async (m) => {
       const r = await sql<{ n: number }>(
         m,
+        // Split by iteration IS NULL, each UPDATE matches one of the partial unique (run, node)
+        // indexes: one predicate for both scans every task of the run, archived ones included.
         `WITH archived AS (
            UPDATE tasks SET loop_archived = true, updated_at = $6
-            WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($4::text[]) AND NOT loop_archived
+            WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($4::text[]) AND iteration IS NULL AND NOT loop_archived
+         ),
+         archived_iterations AS (
+           UPDATE tasks SET loop_archived = true, updated_at = $6
+            WHERE tenant_id = $1 AND run_id = $2 AND node_id = ANY($4::text[]) AND iteration IS NOT NULL AND NOT loop_archived
          ),
          loop AS (
            UPDATE tasks SET loop_iteration = $5, input = $7::jsonb, updated_at = $6

@@ -7,7 +7,9 @@
 import type { Problem } from '../../errors.js';
 import { hasTemplate } from '../template-syntax.js';
 import { NodeType } from '../workflow-types.js';
-import { isObject } from './context.js';
+import { placedNodes } from '../do-while.js';
+import type { WorkflowNode } from '../workflow-definition.js';
+import { isObject, type Obj } from './context.js';
 import { suggestKey } from './suggest.js';
 
 /** One literal call of a SUBWORKFLOW node: which workflow (and version, when given), and where. */
@@ -34,21 +36,23 @@ export interface TenantWorkflows {
 }
 
 /**
- * The literal calls of definition `def`'s SUBWORKFLOW nodes, in node order: `spec.workflow` when
+ * The literal calls of definition `def`'s SUBWORKFLOW nodes (DO_WHILE bodies' included), in node order: `spec.workflow` when
  * it is a non-empty string without a template (a templated one is only known at run time), with
  * `spec.version` when it is a literal integer. Reads a validated definition; never throws.
  */
 export function childWorkflowRefs(def: unknown): ChildWorkflowRef[] {
-  const nodes = isObject(def) && Array.isArray(def.nodes) ? def.nodes : [];
+  const nodes = isObject(def) && Array.isArray(def.nodes) ? (def.nodes as unknown as WorkflowNode[]) : [];
   const out: ChildWorkflowRef[] = [];
-  nodes.forEach((n, i) => {
-    if (!isObject(n) || n.type !== NodeType.Subworkflow || typeof n.node_id !== 'string' || !isObject(n.spec)) return;
+  // A DO_WHILE body's SUBWORKFLOW calls as one of the graph does.
+  for (const { node, path } of placedNodes(nodes)) {
+    const n = node as unknown as Obj;
+    if (n.type !== NodeType.Subworkflow || typeof n.node_id !== 'string' || !isObject(n.spec)) continue;
     const { workflow, version } = n.spec;
-    if (typeof workflow !== 'string' || workflow.trim() === '' || hasTemplate(workflow)) return;
-    const ref: ChildWorkflowRef = { nodeId: n.node_id, path: `nodes[${i}].spec.workflow`, workflow };
+    if (typeof workflow !== 'string' || workflow.trim() === '' || hasTemplate(workflow)) continue;
+    const ref: ChildWorkflowRef = { nodeId: n.node_id, path: `${path}.spec.workflow`, workflow };
     if (typeof version === 'number' && Number.isInteger(version)) ref.version = version;
     out.push(ref);
-  });
+  }
   return out;
 }
 

@@ -15,9 +15,12 @@ import { templateProblems } from './templates.js';
 /** The keys a DO_WHILE spec takes. */
 export const DO_WHILE_SPEC_KEYS: readonly string[] = ['body', 'condition', 'max_iterations', 'output'];
 
+/** The keys a DO_WHILE `body` takes. */
+const BODY_KEYS: readonly string[] = ['nodes', 'edges'];
+
 /**
- * A DO_WHILE's spec: an object of {@link DO_WHILE_SPEC_KEYS}, a `body` object with a non-empty
- * `nodes` list (and an `edges` list when given), a `condition` `{{ }}` template and an integer
+ * A DO_WHILE's spec: an object of {@link DO_WHILE_SPEC_KEYS}, a `body` object of `nodes` and
+ * `edges` only, with a non-empty `nodes` list (and an `edges` list when given), a `condition` `{{ }}` template and an integer
  * `max_iterations` from 1 to {@link MAX_LOOP_ITERATIONS}.
  */
 export const loopSpecRule: NodeRule = ({ raw, at, nodeId, type }) => {
@@ -30,6 +33,12 @@ export const loopSpecRule: NodeRule = ({ raw, at, nodeId, type }) => {
     if (!DO_WHILE_SPEC_KEYS.includes(key)) out.push(p(`.${key}`, `unknown DO_WHILE spec key "${key}"; expected ${DO_WHILE_SPEC_KEYS.join(', ')}`));
   }
   const body = spec.body;
+  if (isObject(body)) {
+    // A misspelt `edges` would otherwise be dropped, every body node then a source of its own.
+    for (const key of Object.keys(body)) {
+      if (!BODY_KEYS.includes(key)) out.push(p(`.body.${key}`, `unknown body key "${key}"; expected ${BODY_KEYS.join(', ')}`));
+    }
+  }
   if (!isObject(body) || !Array.isArray(body.nodes) || body.nodes.length === 0) {
     out.push(p('.body', 'body must be an object {nodes, edges} with at least one node'));
   } else if (body.edges !== undefined && !Array.isArray(body.edges)) out.push(p('.body.edges', 'body.edges must be a list of edges'));
