@@ -24,7 +24,7 @@ const loop = (body: WorkflowNode[], condition: string): WorkflowNode => ({
  * nodes only), or its first body node failed at once. The loop's row is inserted and then
  * completed or failed by the same event's writes.
  */
-describe('attack: a DO_WHILE that ends in the event that starts it', () => {
+describe('a DO_WHILE that ends in the event that starts it', () => {
   it('completes at the run start (a body of a FORK, condition false)', async () => {
     const h = await coordinatorHarness(db.ds);
     const runId = await h.start(def([loop([fork('f')], '{{ false }}')]));

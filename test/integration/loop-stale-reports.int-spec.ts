@@ -21,7 +21,7 @@ async function claim(h: Harness, runId: string, nodeId: string): Promise<TakenTa
   return { job, leaseToken: c.leaseToken };
 }
 
-describe('attack: a late duplicate report for a task of an ended DO_WHILE iteration', () => {
+describe('a late duplicate report for a task of an ended DO_WHILE iteration', () => {
   it('is ignored and leaves the running iteration alone', async () => {
     const h = await coordinatorHarness(db.ds);
     const l: WorkflowNode = {

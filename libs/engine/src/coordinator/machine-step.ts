@@ -49,11 +49,7 @@ export class MachineStep implements LockedRunEvents {
       if (!(err instanceof MachineError)) throw err;
       const { m, tenantId, run, now } = e;
       const seq = run.eventSeq + 1;
-      await new HistoryRepository(m).append(
-        tenantId,
-        run.id,
-        historyEntry({ seq, ev: recordedEv, now, actions: [], error: err.message, patch: {} }),
-      );
+      await new HistoryRepository(m).append(tenantId, run.id, historyEntry({ seq, ev: recordedEv, now, actions: [], error: err.message, patch: {} }));
       return { kind: 'rejected', error: err, status: run.status as RunStatus, seq, now };
     }
     return this.write(e, snapshot, transition, recordedEv);

@@ -14,7 +14,7 @@
  * then goes on from the loop as from any node that completed or failed.
  */
 import { isLoop, loopSpec, maxIterationsReason } from '../model/do-while.js';
-import type { WorkflowNode } from '../model/workflow-definition.js';
+import { MAX_ITERATIONS, type WorkflowNode } from '../model/workflow-definition.js';
 import { RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import { evalCondition, isHandledFailure } from './branches.js';
 import { completed, failed, type NodeOutcome } from './node-kinds/outcome.js';
@@ -31,13 +31,15 @@ import { GATHERED_VALUE_FACTOR, errorMessage, isStoreError, sizeProblem, valuePr
  */
 export async function settleLoops(s: Step): Promise<void> {
   if (!s.dag.hasLoops) return;
+  // Iterations each loop started within this event: a body that waits for nothing runs them all here.
+  const started = new Map<string, number>();
   for (let changed = true; changed;) {
     changed = false;
     for (const loop of s.dag.nodes) {
       if (s.terminal() || s.run.decided) return;
       const st = s.run.nodes.get(loop.node_id);
       if (!isLoop(loop) || st?.status !== TaskStatus.Running || st.loop === undefined || bodyActive(s, loop.node_id)) continue;
-      const outcome = await endIteration(s, loop, st);
+      const outcome = await endIteration(s, loop, st, started);
       if (outcome !== undefined) await routeOutcome(s, loop.node_id, outcome);
       changed = true;
     }
@@ -62,7 +64,7 @@ function bodyActive(s: Step, loopId: string): boolean {
  * next iteration started.
  * @throws StoreError (transient).
  */
-async function endIteration(s: Step, loop: WorkflowNode, st: NodeState): Promise<NodeOutcome | undefined> {
+async function endIteration(s: Step, loop: WorkflowNode, st: NodeState, started: Map<string, number>): Promise<NodeOutcome | undefined> {
   const iteration = st.loop!.iteration;
   // Messages count iterations from 1, as people read them (the API and templates from 0).
   const shown = `iteration ${iteration + 1}`;
@@ -99,6 +101,18 @@ async function endIteration(s: Step, loop: WorkflowNode, st: NodeState): Promise
   }
   const max = spec.maxIterations ?? 1;
   if (iteration + 1 >= max) return fail(maxIterationsReason(loop.node_id, max));
+  // One event creates at most MAX_ITERATIONS body tasks of a loop (as a for_each node's), counting
+  // the iteration it may have started the loop with: past that, its body waits for no work.
+  const runs = (started.get(loop.node_id) ?? 0) + 1;
+  const size = s.dag.bodyNodes(loop.node_id).length;
+  if ((runs + 1) * size >= MAX_ITERATIONS) {
+    return fail(
+      `${shown}: ${runs} iterations ran within one step without waiting for any work, and one more would pass ` +
+        `${MAX_ITERATIONS.toLocaleString('en-US')} body tasks in one step: every path of the body needs a node that waits ` +
+        'for work (HTTP, CODE, WAIT, WAIT_FOR_EVENT or SUBWORKFLOW)',
+    );
+  }
+  started.set(loop.node_id, runs);
   s.emit({
     type: 'NextLoopIteration',
     taskId: st.taskId,

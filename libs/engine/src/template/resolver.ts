@@ -108,6 +108,21 @@ function firstLine(err: unknown): string {
   return msg.split('\n')[0];
 }
 
+/** CEL evaluation errors whose message ends with the value they failed on (`Invalid duration string: <value>`). */
+const VALUE_ECHOING = new Set(['invalid_duration', 'numeric_overflow']);
+
+/**
+ * The first line of an evaluation error, without the value it echoes for the codes of
+ * {@link VALUE_ECHOING}: a template's error must not carry the run's input, config or outputs.
+ */
+function evaluationErrorText(err: unknown): string {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  const text = firstLine(err);
+  if (typeof code !== 'string' || !VALUE_ECHOING.has(code)) return text;
+  const colon = text.indexOf(':');
+  return `${colon < 0 ? text : text.slice(0, colon)} (the value is not shown)`;
+}
+
 function describeStaticError(expression: string, err: unknown): string {
   const range = (err as { range?: { start: number } } | undefined)?.range;
   const where = range && range.start >= 0 ? ` (column ${range.start + 1})` : '';
@@ -347,7 +362,7 @@ export class CelTemplateResolver implements TemplateResolver {
     try {
       out = withMeter(meter, () => program(vars));
     } catch (err) {
-      throw new TemplateError(expression, meter.error?.message ?? firstLine(err));
+      throw new TemplateError(expression, meter.error?.message ?? evaluationErrorText(err));
     }
     // CEL absorbs errors in `||`, `&&`, `all` and `exists`; a spent budget fails all the same.
     if (meter.error) throw new TemplateError(expression, meter.error.message);

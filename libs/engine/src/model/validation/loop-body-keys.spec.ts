@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { validateDefinition } from '../model/validate.js';
+import { validateDefinition } from '../validate.js';
 
 const http = (id: string) => ({ node_id: id, type: 'HTTP', spec: { url: 'http://127.0.0.1/x' } });
 
-describe('attack: a DO_WHILE body with a key it does not take', () => {
+describe('a DO_WHILE body with a key it does not take', () => {
   it('is refused, so a misspelt `edges` does not silently run every body node in parallel', () => {
     const def = {
       nodes: [

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { historyEvent } from '../coordinator/history.js';
+import { historyEvent } from './history.js';
 import { buildDag } from '../model/dag.js';
 import { NodeType, TaskStatus, type JsonValue } from '../model/workflow-types.js';
 import type { NodeState } from '../statemachine/state.js';
 
-describe('attack: the history of a DO_WHILE body report', () => {
+describe('the history of a DO_WHILE body report', () => {
   const dag = buildDag({
     nodes: [
       {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { childWorkflowRefs } from '../model/validation/child-workflows.js';
+import { childWorkflowRefs } from './child-workflows.js';
 
-describe('attack: a SUBWORKFLOW in a DO_WHILE body', () => {
+describe('a SUBWORKFLOW in a DO_WHILE body', () => {
   it('is among the calls publishing warns about', () => {
     const def = {
       nodes: [

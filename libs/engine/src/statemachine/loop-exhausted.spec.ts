@@ -1,13 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import type { WorkflowEdge, WorkflowNode } from '../model/workflow-definition.js';
 import { NodeType, RunStatus, TaskStatus, type JsonValue } from '../model/workflow-types.js';
-import { actionsOf, finished, Harness, task } from '../statemachine/testing/harness.js';
+import { actionsOf, finished, Harness, task } from './testing/harness.js';
 
 function loop(id: string, nodes: WorkflowNode[], edges: WorkflowEdge[], condition: string, max: number): WorkflowNode {
   return { node_id: id, type: NodeType.DoWhile, spec: { body: { nodes, edges } as unknown as JsonValue, condition, max_iterations: max } };
 }
 
-describe('attack: on_exhausted: pause on a DO_WHILE body node', () => {
+describe('on_exhausted: pause on a DO_WHILE body node', () => {
   it('pauses the run with the loop still running, and the resume runs the node again within the iteration', async () => {
     const h = new Harness([loop('l', [task('a', undefined, { on_exhausted: 'pause' })], [], '{{tasks.l.iteration < 1}}', 3)], []);
     await h.start();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { NodeType, TaskStatus, type JsonValue } from '../model/workflow-types.js';
-import { Harness, task } from '../statemachine/testing/harness.js';
+import { Harness, task } from './testing/harness.js';
 
-describe('attack: a worker report naming a DO_WHILE task', () => {
+describe('a worker report naming a DO_WHILE task', () => {
   const h = () =>
     new Harness(
       [{ node_id: 'l', type: NodeType.DoWhile, spec: { body: { nodes: [task('a')] } as unknown as JsonValue, condition: '{{true}}', max_iterations: 3 } }],
