@@ -78,7 +78,8 @@ export function snapshotNodes(rows: readonly TaskState[]): Map<string, NodeState
     if (t.error !== null) n.error = t.error;
     if (t.retryAt !== null) n.retryAt = t.retryAt;
     if (t.attemptLimit != null) n.attemptLimit = t.attemptLimit;
-    if (t.loop) n.loop = { iteration: t.loop.iteration ?? 0, previous: t.loop.previous ?? null };
+    // The first iteration has no previous output; a later one's is read when a template names it.
+    if (t.loop) n.loop = (t.loop.iteration ?? 0) === 0 ? { iteration: 0, previous: null } : { iteration: t.loop.iteration };
     nodes.set(t.nodeId, n);
   }
   iterations.sort((a, b) => (a.iteration as number) - (b.iteration as number));

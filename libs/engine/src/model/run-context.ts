@@ -48,7 +48,7 @@ export interface NodeStatus {
   /** A `for_each` node's iterations in element order (templates read `failedIterations` of them). */
   iterations?: ReadonlyArray<{ status: TaskStatus }>;
   /** A DO_WHILE node's iteration (0-based) and previous iteration's output (templates read both). */
-  loop?: { iteration: number; previous: JsonValue };
+  loop?: { iteration: number; previous?: JsonValue };
 }
 
 /** The indexes of the iterations that failed for good (status FAILED), ascending. */

@@ -67,4 +67,17 @@ describe('a DO_WHILE loop at its edges', () => {
     const tr = await h.start('l');
     expect(dispatched(tr)).toEqual(['b']);
   });
+  it('reads the previous iteration output from the store when the snapshot left it unread', async () => {
+    const h = new Harness([loop('l', [task('a'), task('b', { prev: '{{tasks.l.previous}}' })], [edge('a', 'b')], '{{tasks.l.iteration < 2}}', 5)], []);
+    await h.start();
+    await h.complete('a');
+    await h.complete('b', { n: 1 });
+    // As a snapshot read from storage: the iteration, not the previous output (the task's input).
+    const l = h.node('l');
+    h.inputsByTask.set(l.taskId, { stored: true });
+    l.loop = { iteration: l.loop!.iteration };
+    const tr = await h.complete('a');
+    expect(actionsOf(tr, 'DispatchTask')[0]).toMatchObject({ node: { node_id: 'b' }, input: { prev: { stored: true } } });
+    expect(h.node('l').loop).toEqual({ iteration: 1, previous: { stored: true } });
+  });
 });

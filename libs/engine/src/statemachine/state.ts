@@ -40,10 +40,13 @@ export interface NodeState {
   loop?: LoopState;
 }
 
-/** See {@link NodeState.loop}. */
+/**
+ * See {@link NodeState.loop}. `previous` is undefined until loaded: a snapshot read from storage
+ * leaves it there (it may be large) and the machine loads it when a template names the loop.
+ */
 export interface LoopState {
   iteration: number;
-  previous: JsonValue;
+  previous?: JsonValue;
 }
 
 /** The snapshot of one run the machine decides on; actions evolve it as they are emitted. */

@@ -122,6 +122,7 @@ export class Step {
    */
   async ensureLoaded(refs: readonly string[] | undefined): Promise<void> {
     const ids = refs ?? [...this.run.nodes.keys()];
+    await this.loadPrevious(ids);
     const missing: string[] = [];
     for (const id of ids) {
       const n = this.run.nodes.get(id);
@@ -164,6 +165,26 @@ export class Step {
       });
     }
     return out;
+  }
+
+  /**
+   * Loads the previous iteration's output (its task's input) of each DO_WHILE among `ids` whose
+   * snapshot left it unread, one Store call a loop (a loop names its own tasks rarely more than once).
+   * @throws StoreError when the Store rejects.
+   */
+  private async loadPrevious(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      const n = this.run.nodes.get(id);
+      if (!n?.loop || n.loop.previous !== undefined) continue;
+      let previous: JsonValue | undefined;
+      try {
+        previous = await this.deps.store.taskInput(n.taskId);
+      } catch (err) {
+        throw storeError(err);
+      }
+      this.journal?.touch(n);
+      n.loop = { iteration: n.loop.iteration, previous: previous ?? null };
+    }
   }
 
   /** Loads the outputs `node`'s templates may read (its static task refs, or everything). */

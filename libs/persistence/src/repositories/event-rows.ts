@@ -52,16 +52,15 @@ export type TaskState = Pick<
   TaskEntity,
   'nodeId' | 'id' | 'status' | 'attempt' | 'branches' | 'awaitedSignal' | 'error' | 'leaseToken' | 'iteration' | 'retryAt' | 'attemptLimit'
 > & {
-  /** A DO_WHILE node's task: its loop iteration and, while RUNNING, the previous iteration's output (null otherwise); absent on other tasks. */
-  loop?: { iteration: number; previous: Json } | null;
+  /** A DO_WHILE node's task: its loop iteration (the previous iteration's output, its input, is read only when a template names it); absent on other tasks. */
+  loop?: { iteration: number } | null;
 };
 
 /** The `tasks t` columns of a {@link TaskState}. */
 export const TASK_STATE_COLUMNS = `t.node_id AS "nodeId", t.id, t.status, t.attempt, t.branches, t.awaited_signal AS "awaitedSignal",
   CASE WHEN t.status = 'FAILED' THEN t.error END AS error, t.lease_token AS "leaseToken", t.iteration,
   CASE WHEN t.status = 'WAITING' THEN t.retry_at END AS "retryAt", t.attempt_limit AS "attemptLimit",
-  CASE WHEN t.node_type = 'DO_WHILE' THEN jsonb_build_object('iteration', t.loop_iteration,
-    'previous', CASE WHEN t.status = 'RUNNING' THEN t.input END) END AS loop`;
+  CASE WHEN t.node_type = 'DO_WHILE' THEN jsonb_build_object('iteration', t.loop_iteration) END AS loop`;
 
 /** The condition on `tasks t` of the rows that make a run's state: every task but a DO_WHILE's archived iterations'. */
 export const CURRENT_TASKS = 'NOT t.loop_archived';
