@@ -1,8 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { historyEvent } from './history.js';
-import { buildDag } from '../model/dag.js';
-import { NodeType, TaskStatus, type JsonValue } from '../model/workflow-types.js';
-import type { NodeState } from '../statemachine/state.js';
+import { buildDag, NodeType, TaskStatus, type JsonValue, type NodeState } from '../index.js';
 
 describe('the history of a DO_WHILE body report', () => {
   const dag = buildDag({
