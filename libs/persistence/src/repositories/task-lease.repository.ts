@@ -57,7 +57,8 @@ export class TaskLeaseRepository extends TenantScopedRepository {
    * a lease of `leaseMs` after now, if it is PENDING (admitted by fair dispatch) or RUNNING at that
    * attempt (a RUNNING one is claimed again: the previous execution's lease is superseded), has a
    * queue (a DO_WHILE's or `for_each` aggregate's own task, RUNNING with none, is never a
-   * worker's) and, when `queue` is given (the queue the job was delivered on), the task is routed to that queue.
+   * worker's; tested with COALESCE, which proves nothing about NULL, so the planner keeps to the
+   * primary key rather than the partial index of active queued tasks) and, when `queue` is given (the queue the job was delivered on), the task is routed to that queue.
    * A QUEUED task is in its backlog and has no job: a job for it is an old one, dropped. The
    * claim of an attempt with a node rate limit records its start (`flow_rate_starts`). Returns
    * null when nothing matched, else the task's queue and the tenant's {@link QueueAccess} to it,
@@ -91,7 +92,7 @@ export class TaskLeaseRepository extends TenantScopedRepository {
                          lease_expires_at = c.now + $3::int * interval '1 millisecond'
                     FROM c
                    WHERE tenant_id = $4::uuid AND id = $5::uuid AND attempt = $6::int
-                     AND status IN ('PENDING', 'RUNNING') AND queue IS NOT NULL AND ($7::text IS NULL OR queue = $7::text)
+                     AND status IN ('PENDING', 'RUNNING') AND COALESCE(queue, '') <> '' AND ($7::text IS NULL OR queue = $7::text)
                   RETURNING tenant_id, id, run_id, attempt, queue, flow_rate_key, c.now AS now),
             s AS (INSERT INTO flow_rate_starts (tenant_id, rate_key, started_at, task_id, attempt)
                   SELECT tenant_id, flow_rate_key, now, id, attempt FROM u WHERE flow_rate_key IS NOT NULL)
