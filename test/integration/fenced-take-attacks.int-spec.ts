@@ -3,7 +3,7 @@ import type { TakenTask } from '@weft/engine';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { code, def, edge, fork, http, join } from '../support/builders.js';
-import { chain, claimFirst, otherTenantWaits, step, until, type Harness } from '../support/fenced-steps.js';
+import { chain, claimFirst, otherTenantWaits, step, until, type Harness, claimLast } from '../support/fenced-steps.js';
 import { sentMessages } from '../support/pg-messages.js';
 
 /**
@@ -27,15 +27,6 @@ async function clearOthers(h: Harness): Promise<void> {
   await db.owner.query(`DELETE FROM outbox WHERE tenant_id <> $1`, [h.tenantId]);
 }
 
-/** Claims the last offered job of `nodeId` of `runId` as a worker would. */
-async function claim(h: Harness, runId: string, nodeId: string): Promise<TakenTask> {
-  const job = [...h.dispatcher.jobs].reverse().find((j) => j.runId === runId && j.nodeId === nodeId);
-  if (!job) throw new Error(`no job offered for ${nodeId}`);
-  const c = await h.coordinator.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue);
-  if (!c) throw new Error(`job of ${nodeId} could not be claimed`);
-  return { job, leaseToken: c.leaseToken };
-}
-
 describe('a fenced take refused by fair order', () => {
   it('leaves the attempt offered to its queue, and the run runs to its end', async () => {
     const h = await coordinatorHarness(db.ds);
@@ -54,7 +45,7 @@ describe('a fenced take refused by fair order', () => {
     expect(h.dispatcher.last('n3')).toMatchObject({ runId, taskId: n3.id, attempt: 0, queue: 'http' });
 
     await clearOthers(h);
-    let held: TakenTask | undefined = await claim(h, runId, 'n3');
+    let held: TakenTask | undefined = await claimLast(h, runId, 'n3');
     while (held) held = (await step(h, held)).taken;
     expect((await h.run(runId)).status).toBe('SUCCEEDED');
     expect(await h.statuses(runId)).toEqual({ n1: 'COMPLETED', n2: 'COMPLETED', n3: 'COMPLETED', n4: 'COMPLETED' });
@@ -86,8 +77,8 @@ describe('a fenced take refused by fair order', () => {
     expect(backlog).toEqual(expect.arrayContaining([tasks.a!.id, tasks.b!.id]));
 
     await clearOthers(h);
-    await step(h, await claim(h, runId, 'a'));
-    let held: TakenTask | undefined = (await step(h, await claim(h, runId, 'b'))).taken;
+    await step(h, await claimLast(h, runId, 'a'));
+    let held: TakenTask | undefined = (await step(h, await claimLast(h, runId, 'b'))).taken;
     while (held) held = (await step(h, held)).taken;
     expect((await h.run(runId)).status).toBe('SUCCEEDED');
   });
@@ -121,7 +112,7 @@ describe('a fenced take a FORK allows', () => {
     expect(h.dispatcher.jobs.filter((j) => j.runId === runId && ['a', 'b'].includes(j.nodeId)).map((j) => j.nodeId)).toEqual([other]);
 
     await step(h, taken);
-    await step(h, await claim(h, runId, other));
+    await step(h, await claimLast(h, runId, other));
     await until(async () => (await h.run(runId)).status === 'SUCCEEDED', 'the run to end');
   });
 });
@@ -145,9 +136,9 @@ describe('a fenced report whose next node is on another queue than the worker’
     expect(job.queue).not.toBe('http');
 
     // The code worker reports c and takes n4 from its own queue: nothing to take there.
-    const held = await claim(h, runId, 'c');
+    const held = await claimLast(h, runId, 'c');
     expect((await step(h, held)).taken).toBeUndefined();
-    await step(h, await claim(h, runId, 'n4'));
+    await step(h, await claimLast(h, runId, 'n4'));
     expect((await h.run(runId)).status).toBe('SUCCEEDED');
   });
 });

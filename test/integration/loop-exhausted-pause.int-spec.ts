@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { JsonValue, TakenTask, WorkflowNode } from '@weft/engine';
+import type { JsonValue, WorkflowNode } from '@weft/engine';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { def, http } from '../support/builders.js';
-import { step, until, type Harness } from '../support/fenced-steps.js';
+import { step, until, claimLast } from '../support/fenced-steps.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -12,15 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-/** Claims the last offered job of `nodeId` of `runId` as a worker would. */
-async function claim(h: Harness, runId: string, nodeId: string): Promise<TakenTask> {
-  const job = [...h.dispatcher.jobs].reverse().find((j) => j.runId === runId && j.nodeId === nodeId);
-  if (!job) throw new Error(`no job offered for ${nodeId}`);
-  const c = await h.coordinator.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue);
-  if (!c) throw new Error(`job of ${nodeId} could not be claimed`);
-  return { job, leaseToken: c.leaseToken };
-}
 
 describe('on_exhausted: pause on a DO_WHILE body node, against PostgreSQL', () => {
   it('pauses with the loop RUNNING; the resume runs the node again and the loop goes on', async () => {
@@ -36,7 +27,7 @@ describe('on_exhausted: pause on a DO_WHILE body node, against PostgreSQL', () =
     };
     const { workflowId } = await h.publish(def([l]));
     const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
-    const held = await claim(h, runId, 'a');
+    const held = await claimLast(h, runId, 'a');
     await h.coordinator.runs.reportFailed(h.tenantId, {
       runId,
       taskId: held.job.taskId,
@@ -49,9 +40,9 @@ describe('on_exhausted: pause on a DO_WHILE body node, against PostgreSQL', () =
     expect(await h.statuses(runId)).toEqual({ l: 'RUNNING', a: 'FAILED' });
 
     await h.coordinator.runs.resumeRun(h.tenantId, { runId });
-    const again = await claim(h, runId, 'a');
+    const again = await claimLast(h, runId, 'a');
     expect(again.job.attempt).toBe(1);
-    const next = (await step(h, again, { ok: 0 })).taken ?? (await claim(h, runId, 'a'));
+    const next = (await step(h, again, { ok: 0 })).taken ?? (await claimLast(h, runId, 'a'));
     await step(h, next, { ok: 1 });
     await until(async () => (await h.run(runId)).status === 'SUCCEEDED', 'the run to end');
     expect((await h.run(runId)).output).toEqual({ l: { a: { ok: 1 } } });

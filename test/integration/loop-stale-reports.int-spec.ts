@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { JsonValue, TakenTask, WorkflowNode } from '@weft/engine';
+import type { JsonValue, WorkflowNode } from '@weft/engine';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { def, http } from '../support/builders.js';
-import { claimFirst, step, type Harness } from '../support/fenced-steps.js';
+import { claimFirst, step, claimLast } from '../support/fenced-steps.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -12,14 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-async function claim(h: Harness, runId: string, nodeId: string): Promise<TakenTask> {
-  const job = [...h.dispatcher.jobs].reverse().find((j) => j.runId === runId && j.nodeId === nodeId);
-  if (!job) throw new Error(`no job offered for ${nodeId}`);
-  const c = await h.coordinator.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue);
-  if (!c) throw new Error(`job of ${nodeId} could not be claimed`);
-  return { job, leaseToken: c.leaseToken };
-}
 
 describe('a late duplicate report for a task of an ended DO_WHILE iteration', () => {
   it('is ignored and leaves the running iteration alone', async () => {
@@ -32,7 +24,7 @@ describe('a late duplicate report for a task of an ended DO_WHILE iteration', ()
     const { workflowId } = await h.publish(def([l]));
     const { runId } = await h.coordinator.runs.startRun(h.tenantId, { workflowId });
     const first = await claimFirst(h, runId);
-    const took = (await step(h, first, { i: 0 })).taken ?? (await claim(h, runId, 'a'));
+    const took = (await step(h, first, { i: 0 })).taken ?? (await claimLast(h, runId, 'a'));
     const rows = async () =>
       (await db.owner.query(`SELECT id, status, loop_iteration, loop_archived, output FROM tasks WHERE run_id = $1 AND node_id = 'a' ORDER BY loop_iteration`, [
         runId,
@@ -66,7 +58,7 @@ describe('a late duplicate report for a task of an ended DO_WHILE iteration', ()
     expect(await rows()).toEqual(before);
     expect((await h.run(runId)).status).toBe('RUNNING');
     // The run goes on from the running iteration.
-    const t2 = (await step(h, took, { i: 1 })).taken ?? (await claim(h, runId, 'a'));
+    const t2 = (await step(h, took, { i: 1 })).taken ?? (await claimLast(h, runId, 'a'));
     await step(h, t2, { i: 2 });
     expect(await h.run(runId)).toMatchObject({ status: 'SUCCEEDED', output: { l: { a: { i: 2 } } } });
   });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { JsonValue, TakenTask, WorkflowNode } from '@weft/engine';
+import type { JsonValue, WorkflowNode } from '@weft/engine';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { coordinatorHarness } from '../support/coordinator-harness.js';
 import { def, edge, http } from '../support/builders.js';
-import { claimFirst, otherTenantWaits, step, until, type Harness } from '../support/fenced-steps.js';
+import { claimFirst, otherTenantWaits, step, until, claimLast } from '../support/fenced-steps.js';
 
 /**
  * A fenced report that takes its next attempt and creates a task RUNNING that no worker holds
@@ -19,15 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
-
-/** Claims the last offered job of `nodeId` of `runId` as a worker would. */
-async function claim(h: Harness, runId: string, nodeId: string): Promise<TakenTask> {
-  const job = [...h.dispatcher.jobs].reverse().find((j) => j.runId === runId && j.nodeId === nodeId);
-  if (!job) throw new Error(`no job offered for ${nodeId}`);
-  const c = await h.coordinator.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue);
-  if (!c) throw new Error(`job of ${nodeId} could not be claimed`);
-  return { job, leaseToken: c.leaseToken };
-}
 
 const loop = (id: string, body: WorkflowNode[]): WorkflowNode => ({
   node_id: id,
@@ -50,7 +41,7 @@ describe('a fenced take refused by fair order next to a task RUNNING without a w
 
     await db.owner.query(`DELETE FROM outbox WHERE tenant_id <> $1`, [h.tenantId]);
     // Iteration 0 ends with the condition true: the loop's row must still be RUNNING to move on.
-    const next = (await step(h, await claim(h, runId, 'a'))).taken ?? (await claim(h, runId, 'a'));
+    const next = (await step(h, await claimLast(h, runId, 'a'))).taken ?? (await claimLast(h, runId, 'a'));
     expect((await h.tasks(runId)).l).toMatchObject({ status: 'RUNNING', loopIteration: 1 });
     await step(h, next);
     await until(async () => (await h.run(runId)).status === 'SUCCEEDED', 'the run to end');
@@ -70,7 +61,7 @@ describe('a fenced take refused by fair order next to a task RUNNING without a w
     expect(rows[0]).toMatchObject({ iteration: null, status: 'RUNNING', lease_token: null });
 
     await db.owner.query(`DELETE FROM outbox WHERE tenant_id <> $1`, [h.tenantId]);
-    await step(h, await claim(h, runId, 'e'));
+    await step(h, await claimLast(h, runId, 'e'));
     await until(async () => (await h.run(runId)).status === 'SUCCEEDED', 'the run to end');
   });
 });

@@ -27,6 +27,15 @@ export async function claimFirst(h: Harness, runId: string): Promise<TakenTask> 
   return { job, leaseToken: claim!.leaseToken };
 }
 
+/** Claims the last job offered for `nodeId` of `runId` as a worker would; the attempt it holds. */
+export async function claimLast(h: Harness, runId: string, nodeId: string): Promise<TakenTask> {
+  const job = [...h.dispatcher.jobs].reverse().find((j) => j.runId === runId && j.nodeId === nodeId);
+  if (!job) throw new Error(`no job offered for ${nodeId}`);
+  const c = await h.coordinator.leases.claim(h.tenantId, job.taskId, job.attempt, job.queue);
+  if (!c) throw new Error(`job of ${nodeId} could not be claimed`);
+  return { job, leaseToken: c.leaseToken };
+}
+
 /** Reports `held` completed with `output` as a worker taking its next attempt; the attempt it took, if any. */
 export async function step(h: Harness, held: TakenTask, output: unknown = { step: held.job.nodeId }) {
   const { job, leaseToken } = held;
